@@ -1,0 +1,3 @@
+from code_trajectory.cli import main
+
+raise SystemExit(main())
