@@ -1,0 +1,589 @@
+"""Recap: the goal, decisions, insights, risks and assumptions of the current work.
+
+Context that scrolls out of an agent's window — why we are here, what was decided
+and why, what was learned, what could go wrong, what later had to be fixed — is
+kept in one small JSON document per project, readable by the MCP tools
+(:mod:`code_trajectory.recap_tools`), the CLI (:mod:`code_trajectory.recap_cli`)
+and editors (``code-trajectory recap --json``).
+
+This module is pure logic and deliberately light to import: it must not import
+the MCP SDK, watchfiles or anything heavy, because the read-only CLI imports it
+and has to start fast. ``filelock`` and ``uuid`` are imported only by the
+writing functions.
+
+Storage
+-------
+One file per project: ``<CODE_TRAJECTORY_HOME>/recaps/<slug>-<hash>.json``.
+
+*File name.* ``hash`` is the first 32 hex digits (128 bits) of the SHA-256 of the
+project's normalized absolute path (see :func:`project_key`); ``slug`` is a short
+readable ASCII rendering of the project's last path components, for people
+browsing the directory. The name is therefore bounded (at most 86 bytes, far
+below the usual 255-byte limit, whatever the path's length or alphabet),
+filesystem-safe on every platform (``[a-z0-9._-]`` only) and distinct on
+case-insensitive file systems (the hash differs whenever the paths differ).
+Paths such as ``my project`` and ``my-project`` share a slug but not a hash.
+
+*Lossless.* A hash alone is not reversible, so every file also stores the exact
+project path (``projectPath``); :func:`project_path_of` recovers it, and every
+load verifies it, so even a theoretical hash collision or a file copied by hand
+is reported (:class:`RecapError`) instead of mixing two projects' recaps. A fully
+reversible escaping in the file name was rejected: escaped paths grow up to three
+times longer and cannot respect the 255-byte name limit (nor ``PATH_MAX``) for
+long or non-ASCII paths.
+
+*Document*::
+
+    {
+      "version": 1,
+      "projectPath": "/home/me/proj",
+      "goal": "The original problem statement" | null,
+      "entries": [{"id": "<uuid4>", "timestamp": "2025-12-15T10:23:45Z",
+                   "type": "decision", "content": "..."}],
+      "updatedAt": "2025-12-15T10:25:12Z"
+    }
+
+*Writes* happen under a file lock (``<file>.lock``, ``filelock``) and are atomic:
+the new document is written to a temporary file in the same directory, fsynced,
+renamed over the old one with :func:`os.replace`, and the directory is fsynced.
+*Reads* take no lock: a reader sees either the old or the new document.
+
+*Corrupt files* (not JSON, not the schema) are never overwritten: the next write
+moves them aside as ``<name>.corrupt-<timestamp>``, starts a new recap and
+reports the move in a ``warning``; a read reports the problem and changes nothing.
+
+*A new goal* archives the previous recap (when it had a goal or entries) to
+``recaps/archived/<slug>-<hash>.<timestamp>.json`` with an ``archivedAt`` field,
+so two pieces of work never mix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal, TypedDict, get_args
+
+from code_trajectory import config
+from code_trajectory.errors import InvalidArgumentError, ProjectError, RecapError
+
+#: The kinds of recap entries, declared once: the MCP schemas and the CLI derive
+#: from this alias. ``fix`` records what later had to be corrected, so the next
+#: session learns from it.
+EntryType = Literal["decision", "insight", "risk", "assumption", "fix", "other"]
+ENTRY_TYPES: tuple[str, ...] = get_args(EntryType)
+
+#: What each entry type is for, in the order they are shown.
+ENTRY_TYPE_HELP: dict[str, str] = {
+    "decision": "a choice made, with its reason",
+    "insight": "a finding, constraint or gotcha discovered",
+    "risk": "something that could go wrong",
+    "assumption": "something taken as true without proof",
+    "fix": "something that had to be corrected later, and why",
+    "other": "anything else worth keeping",
+}
+
+SCHEMA_VERSION = 1
+MAX_GOAL_CHARS = 2000
+MAX_CONTENT_CHARS = 4000
+LOCK_TIMEOUT_SECONDS = 15.0
+RECAPS_DIRNAME = "recaps"
+ARCHIVE_DIRNAME = "archived"
+_HASH_HEX_DIGITS = 32
+_SLUG_MAX_CHARS = 48
+
+
+class Entry(TypedDict):
+    """One recap entry as stored and returned."""
+
+    id: str
+    timestamp: str
+    type: str
+    content: str
+
+
+class _Document(TypedDict):
+    version: int
+    projectPath: str
+    goal: str | None
+    entries: list[Entry]
+    updatedAt: str | None
+
+
+# --------------------------------------------------------------------------- paths
+
+
+def normalize_project(project_root: str | os.PathLike[str]) -> str:
+    """Return the canonical form of a project path: absolute, ``~`` expanded, symlinks resolved.
+
+    Input: any path to the project directory (need not exist). Output: a string.
+    Raises nothing for well-formed paths.
+    """
+    return str(Path(project_root).expanduser().resolve(strict=False))
+
+
+def project_key(project_root: str | os.PathLike[str]) -> str:
+    """Return the string the file name is derived from: the normalized path (case-folded on Windows)."""
+    return os.path.normcase(normalize_project(project_root))
+
+
+def _slug(path: str) -> str:
+    """A short readable ASCII name from the last path components (for people, not identity)."""
+    parts = [p for p in re.split(r"[\\/]+", path) if p and not p.endswith(":")]
+    tail = "-".join(parts[-2:]) if parts else "root"
+    slug = re.sub(r"[^a-z0-9._]+", "-", tail.lower()).strip("-.")
+    return slug[-_SLUG_MAX_CHARS:].strip("-.") or "project"
+
+
+def recap_file_name(project_root: str | os.PathLike[str]) -> str:
+    """Return the recap file name of a project: ``<slug>-<128-bit sha256 hex>.json``.
+
+    Deterministic, at most 86 ASCII bytes, characters ``[a-z0-9._-]`` only; distinct
+    projects get distinct names (the hash covers the exact path bytes).
+    """
+    key = project_key(project_root)
+    digest = hashlib.sha256(os.fsencode(key)).hexdigest()[:_HASH_HEX_DIGITS]
+    return f"{_slug(key)}-{digest}.json"
+
+
+def recaps_dir() -> Path:
+    """Return ``<CODE_TRAJECTORY_HOME>/recaps`` (not created here)."""
+    return config.home_dir() / RECAPS_DIRNAME
+
+
+def recap_path(project_root: str | os.PathLike[str]) -> Path:
+    """Return the path of the project's recap file (it may not exist yet)."""
+    return recaps_dir() / recap_file_name(project_root)
+
+
+def project_path_of(recap_file: str | os.PathLike[str]) -> str:
+    """Decode a recap file name back to its project path (the path stored inside and verified).
+
+    Raises:
+        RecapError: the file cannot be read or parsed, or its stored path does not
+            hash to its name.
+    """
+    file = Path(recap_file)
+    try:
+        doc = _parse(_read_bytes(file), file)
+    except _CorruptRecap as exc:
+        raise RecapError(f"recap file {file} is corrupt ({exc})") from exc
+    if doc is None:
+        raise RecapError(f"recap file {file} does not exist")
+    if recap_file_name(doc["projectPath"]) != file.name:
+        raise RecapError(f"recap file {file} stores project {doc['projectPath']!r}, "
+                         "which does not match its file name")
+    return doc["projectPath"]
+
+
+def find_project_root(start: str | os.PathLike[str]) -> Path:
+    """Return the project a directory belongs to, for commands run without ``--project``.
+
+    Walks from ``start`` up to the file-system root and returns the nearest
+    directory that has a recap file, a ``.trajectory/`` directory or a ``.git``
+    entry; ``start`` itself (resolved) when none does.
+    """
+    here = Path(normalize_project(start))
+    for candidate in (here, *here.parents):
+        if (candidate / ".trajectory").is_dir() or (candidate / ".git").exists():
+            return candidate
+        if recap_path(candidate).is_file():
+            return candidate
+    return here
+
+
+# --------------------------------------------------------------------------- time, text
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _iso(moment: datetime) -> str:
+    """ISO-8601 UTC with seconds precision and a ``Z`` suffix, e.g. ``2025-12-15T10:23:45Z``."""
+    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _compact(moment: datetime) -> str:
+    """A file-name-safe timestamp, e.g. ``20251215T102345.123456Z``."""
+    return moment.strftime("%Y%m%dT%H%M%S.%fZ")
+
+
+def _clean_text(value: object, what: str, limit: int) -> str:
+    if not isinstance(value, str):
+        raise InvalidArgumentError(f"{what} must be a string, got {type(value).__name__}")
+    text = value.strip()
+    if not text:
+        raise InvalidArgumentError(f"{what} is empty; give one or two sentences")
+    if len(text) > limit:
+        raise InvalidArgumentError(f"{what} is {len(text)} characters; the limit is {limit}. "
+                                   "Keep it to the point (the details belong in the code or the journal)")
+    return text
+
+
+def _dedupe_key(entry_type: str, content: str) -> tuple[str, str]:
+    """Entries are duplicates when type and content match ignoring case and runs of whitespace."""
+    return entry_type, " ".join(content.split()).casefold()
+
+
+def check_entry_type(value: object) -> str:
+    """Return ``value`` as one of :data:`ENTRY_TYPES` (case and surrounding spaces ignored).
+
+    Raises:
+        InvalidArgumentError: not a known entry type; the message lists the valid ones.
+    """
+    text = value.strip().lower() if isinstance(value, str) else value
+    if text not in ENTRY_TYPES:
+        raise InvalidArgumentError(f"unknown entry type {value!r}; use one of: {', '.join(ENTRY_TYPES)}")
+    return str(text)
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _read_bytes(file: Path) -> bytes | None:
+    try:
+        return file.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise RecapError(f"cannot read recap file {file}: {exc.strerror or exc}") from exc
+
+
+class _CorruptRecap(Exception):
+    """The file exists but is not a recap document (internal; turned into a warning)."""
+
+
+def _validate_entry(raw: object, index: int) -> Entry:
+    if not isinstance(raw, dict):
+        raise _CorruptRecap(f"entry {index} is not an object")
+    for field in ("id", "timestamp", "type", "content"):
+        if not isinstance(raw.get(field), str):
+            raise _CorruptRecap(f"entry {index} has no string {field!r}")
+    if raw["type"] not in ENTRY_TYPES:
+        raise _CorruptRecap(f"entry {index} has unknown type {raw['type']!r}")
+    return Entry(id=raw["id"], timestamp=raw["timestamp"], type=raw["type"], content=raw["content"])
+
+
+def _validate(raw: object, file: Path) -> _Document:
+    if not isinstance(raw, dict):
+        raise _CorruptRecap("the top level is not a JSON object")
+    version = raw.get("version", SCHEMA_VERSION)
+    if isinstance(version, int) and version > SCHEMA_VERSION:
+        raise RecapError(f"recap file {file} has format version {version}, newer than this "
+                         f"code-trajectory understands ({SCHEMA_VERSION}); upgrade code-trajectory")
+    if not isinstance(raw.get("projectPath"), str):
+        raise _CorruptRecap("'projectPath' is missing")
+    goal = raw.get("goal")
+    if goal is not None and not isinstance(goal, str):
+        raise _CorruptRecap("'goal' is not a string")
+    entries = raw.get("entries", [])
+    if not isinstance(entries, list):
+        raise _CorruptRecap("'entries' is not a list")
+    updated = raw.get("updatedAt")
+    return _Document(version=SCHEMA_VERSION, projectPath=raw["projectPath"], goal=goal or None,
+                     entries=[_validate_entry(e, i) for i, e in enumerate(entries)],
+                     updatedAt=updated if isinstance(updated, str) else None)
+
+
+def _parse(data: bytes | None, file: Path) -> _Document | None:
+    """Parse a recap file's bytes; ``None`` when absent. Raises _CorruptRecap or RecapError."""
+    if data is None:
+        return None
+    try:
+        raw = json.loads(data)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise _CorruptRecap(f"not valid JSON ({exc})") from exc
+    return _validate(raw, file)
+
+
+def _empty(project: str) -> _Document:
+    return _Document(version=SCHEMA_VERSION, projectPath=project, goal=None, entries=[], updatedAt=None)
+
+
+def _check_owner(doc: _Document, project: str, file: Path) -> None:
+    if os.path.normcase(doc["projectPath"]) != os.path.normcase(project):
+        raise RecapError(f"recap file {file} belongs to project {doc['projectPath']!r}, not {project!r} "
+                         "(a copied or hand-edited file); move it away to start a recap for this project")
+
+
+def _view(doc: _Document, file: Path, warning: str | None = None) -> dict[str, Any]:
+    view: dict[str, Any] = {
+        "goal": doc["goal"],
+        "entries": [dict(e) for e in doc["entries"]],
+        "filePath": str(file),
+        "projectPath": doc["projectPath"],
+    }
+    if warning:
+        view["warning"] = warning
+    return view
+
+
+def get_recap(project_root: str | os.PathLike[str]) -> dict[str, Any]:
+    """Return the project's recap; read-only, takes no lock, creates nothing.
+
+    Output: ``{"goal": str | None, "entries": [{"id", "timestamp", "type", "content"}],
+    "filePath": str, "projectPath": str}`` in insertion (chronological) order, plus
+    ``"warning"`` when the file is corrupt (then ``goal`` is ``None`` and ``entries``
+    empty; the next write moves the file aside). A project without a recap yields an
+    empty one.
+
+    Raises:
+        RecapError: the file cannot be read, belongs to another project, or was written
+            by a newer version.
+    """
+    project = normalize_project(project_root)
+    file = recap_path(project)
+    try:
+        doc = _parse(_read_bytes(file), file)
+    except _CorruptRecap as exc:
+        return _view(_empty(project), file, f"recap file {file} is corrupt ({exc}); it is left untouched "
+                     "and will be moved aside when the next goal or entry is written")
+    if doc is None:
+        return _view(_empty(project), file)
+    _check_owner(doc, project, file)
+    return _view(doc, file)
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def _fsync_dir(directory: Path) -> None:
+    if os.name == "nt":  # directories cannot be opened for fsync on Windows; the rename is durable enough
+        return
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _encode(doc: dict[str, Any]) -> bytes:
+    text = json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates (undecodable path bytes): escape them, still valid JSON
+        return (json.dumps(doc, ensure_ascii=True, indent=2) + "\n").encode("ascii")
+
+
+def _atomic_write(file: Path, doc: dict[str, Any]) -> None:
+    """Write ``doc`` to ``file`` atomically: temp file in the same directory, fsync, rename, fsync dir."""
+    data = _encode(doc)
+    tmp = file.with_name(f".{file.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, file)
+        _fsync_dir(file.parent)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise RecapError(f"cannot write recap file {file}: {exc.strerror or exc}") from exc
+
+
+def _free_name(directory: Path, base: str, suffix: str = "") -> Path:
+    """``directory/base+suffix``, or with ``-2``, ``-3``... appended before the suffix if taken."""
+    candidate = directory / f"{base}{suffix}"
+    n = 2
+    while candidate.exists():
+        candidate = directory / f"{base}-{n}{suffix}"
+        n += 1
+    return candidate
+
+
+def _move_aside(file: Path, reason: str) -> str:
+    """Rename a corrupt recap file to ``<name>.corrupt-<timestamp>``; return the warning text."""
+    target = _free_name(file.parent, f"{file.name}.corrupt-{_compact(_now())}")
+    try:
+        os.rename(file, target)
+    except OSError as exc:
+        raise RecapError(f"recap file {file} is corrupt ({reason}) and cannot be moved aside: "
+                         f"{exc.strerror or exc}; move or delete it by hand") from exc
+    return f"recap file {file} was corrupt ({reason}); it was moved to {target} and a new recap was started"
+
+
+class _Locked:
+    """Context manager: hold the project's recap lock, create the directory, load the document."""
+
+    def __init__(self, project_root: str | os.PathLike[str]) -> None:
+        self.project = normalize_project(project_root)
+        if not os.path.isdir(self.project):
+            raise ProjectError(f"project directory {self.project} does not exist; "
+                               "check the path (or --project) and try again")
+        self.file = recap_path(self.project)
+        self.warning: str | None = None
+        self._lock: Any = None
+
+    def __enter__(self) -> _Locked:
+        import filelock  # lazy: only writers pay for it
+
+        try:
+            self.file.parent.mkdir(parents=True, exist_ok=True)
+            self._lock = filelock.FileLock(f"{self.file}.lock", timeout=LOCK_TIMEOUT_SECONDS)
+            self._lock.acquire()
+        except filelock.Timeout as exc:
+            raise RecapError(f"the recap of {self.project} stayed locked by another process for "
+                             f"{LOCK_TIMEOUT_SECONDS:.0f} s ({self.file}.lock); retry shortly") from exc
+        except OSError as exc:
+            raise RecapError(f"cannot prepare recap storage {self.file.parent}: {exc.strerror or exc}") from exc
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._lock.release()
+
+    def load(self) -> _Document:
+        """The current document (an empty one if absent; a corrupt file is moved aside first)."""
+        try:
+            doc = _parse(_read_bytes(self.file), self.file)
+        except _CorruptRecap as exc:
+            self.warning = _move_aside(self.file, str(exc))
+            return _empty(self.project)
+        if doc is None:
+            return _empty(self.project)
+        _check_owner(doc, self.project, self.file)
+        return doc
+
+    def save(self, doc: _Document) -> None:
+        doc["updatedAt"] = _iso(_now())
+        _atomic_write(self.file, dict(doc))
+
+    def with_warning(self, answer: dict[str, Any]) -> dict[str, Any]:
+        if self.warning:
+            answer["warning"] = self.warning
+        return answer
+
+
+def _archive(doc: _Document, file: Path) -> Path:
+    """Copy a finished recap to ``recaps/archived/`` with ``archivedAt``; return the archive path."""
+    moment = _now()
+    directory = file.parent / ARCHIVE_DIRNAME
+    try:
+        directory.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise RecapError(f"cannot create the recap archive {directory}: {exc.strerror or exc}") from exc
+    target = _free_name(directory, f"{file.stem}.{_compact(moment)}", ".json")
+    _atomic_write(target, {**doc, "archivedAt": _iso(moment)})
+    return target
+
+
+def set_goal(project_root: str | os.PathLike[str], goal: str) -> dict[str, Any]:
+    """Set the goal of the current work.
+
+    If the recap already has a different goal, or entries, it is archived first
+    (``recaps/archived/``, with ``archivedAt``) and a fresh recap holds the new goal.
+    Setting the goal it already has (ignoring case and whitespace) changes nothing.
+
+    Output: ``{"success": True, "archivedTo": str | None, "unchanged": bool}`` plus
+    ``"warning"`` when a corrupt file was moved aside.
+
+    Raises:
+        InvalidArgumentError: empty goal or longer than ``MAX_GOAL_CHARS``.
+        ProjectError: the project directory does not exist.
+        RecapError: storage cannot be read, locked or written.
+    """
+    text = _clean_text(goal, "goal", MAX_GOAL_CHARS)
+    with _Locked(project_root) as store:
+        doc = store.load()
+        if doc["goal"] is not None and _dedupe_key("", doc["goal"]) == _dedupe_key("", text):
+            return store.with_warning({"success": True, "archivedTo": None, "unchanged": True})
+        archived = _archive(doc, store.file) if doc["goal"] or doc["entries"] else None
+        new = _empty(store.project)
+        new["goal"] = text
+        store.save(new)
+        return store.with_warning({"success": True, "archivedTo": str(archived) if archived else None,
+                                   "unchanged": False})
+
+
+def add_entry(project_root: str | os.PathLike[str], entry_type: str, content: str) -> dict[str, Any]:
+    """Append an entry to the project's recap, unless the same one is already there.
+
+    Input: ``entry_type`` one of :data:`ENTRY_TYPES`; ``content`` one or two sentences.
+    Output: ``{"id": uuid4, "timestamp": ISO-8601 UTC}``; when an entry with the same
+    type and content (ignoring case and whitespace) exists, nothing is written and the
+    answer is ``{"id": <existing id>, "timestamp": <its timestamp>, "skipped": True}``.
+    ``"warning"`` is added when a corrupt file was moved aside.
+
+    Raises:
+        InvalidArgumentError: unknown type, empty or over-long content.
+        ProjectError: the project directory does not exist.
+        RecapError: storage cannot be read, locked or written.
+    """
+    kind = check_entry_type(entry_type)
+    text = _clean_text(content, "content", MAX_CONTENT_CHARS)
+    key = _dedupe_key(kind, text)
+    with _Locked(project_root) as store:
+        doc = store.load()
+        for existing in doc["entries"]:
+            if _dedupe_key(existing["type"], existing["content"]) == key:
+                return store.with_warning({"id": existing["id"], "timestamp": existing["timestamp"],
+                                           "skipped": True})
+        import uuid  # lazy: only writers pay for it
+
+        entry = Entry(id=str(uuid.uuid4()), timestamp=_iso(_now()), type=kind, content=text)
+        doc["entries"].append(entry)
+        store.save(doc)
+        return store.with_warning({"id": entry["id"], "timestamp": entry["timestamp"], "skipped": False})
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def _bullet(entry: dict[str, Any], *, with_type: bool, limit: int | None = None) -> str:
+    content = entry["content"]
+    if limit is not None and len(content) > limit:
+        content = content[: limit - 1].rstrip() + "…"
+    content = content.replace("\n", "\n  ")
+    prefix = f"**{entry['type']}**: " if with_type else ""
+    return f"- {prefix}{content} _({entry['timestamp']})_"
+
+
+def render_markdown(recap: dict[str, Any]) -> str:
+    """Render a :func:`get_recap` answer as markdown: goal, then entries grouped by type.
+
+    Groups follow the order of :data:`ENTRY_TYPES`; entries within a group are
+    chronological. Ends with the file path; a ``warning`` is shown first.
+    """
+    lines = [f"# Recap of {recap['projectPath']}", ""]
+    if recap.get("warning"):
+        lines += [f"> Warning: {recap['warning']}", ""]
+    lines += [f"**Goal:** {recap['goal']}" if recap["goal"] else "**Goal:** _(not set; use set_goal)_", ""]
+    entries = recap["entries"]
+    if not entries:
+        lines += ["_No entries yet._", ""]
+    for kind in ENTRY_TYPES:
+        group = [e for e in entries if e["type"] == kind]
+        if group:
+            title = "Other" if kind == "other" else f"{kind.capitalize()}s"
+            lines += [f"## {title} ({len(group)})", *(_bullet(e, with_type=False) for e in group), ""]
+    lines.append(f"_File: {recap['filePath']}_")
+    return "\n".join(lines) + "\n"
+
+
+def recap_for_summary(project_root: str | os.PathLike[str], latest: int = 5) -> str | None:
+    """Return a short markdown section for the session summary, or ``None`` when there is no recap.
+
+    The section holds the goal and the ``latest`` most recent entries (each cut to
+    300 characters). Never raises for a broken recap: it returns a one-line note
+    saying why the recap is unavailable instead, so the summary still renders.
+    """
+    try:
+        recap = get_recap(project_root)
+    except RecapError as exc:
+        return f"### Recap\n_Recap unavailable: {exc}_\n"
+    if not recap["goal"] and not recap["entries"]:
+        return f"### Recap\n_Recap unavailable: {recap['warning']}_\n" if recap.get("warning") else None
+    lines = ["### Recap", f"**Goal:** {recap['goal'] or '_(not set)_'}"]
+    entries = recap["entries"]
+    shown = entries[-latest:] if latest > 0 else []
+    if shown:
+        lines.append(f"Latest entries ({len(shown)} of {len(entries)}, oldest first; get_recap shows all):")
+        lines += [_bullet(e, with_type=True, limit=300) for e in shown]
+    return "\n".join(lines) + "\n"
