@@ -15,7 +15,7 @@ Storage
 -------
 One file per project: ``<CODE_TRAJECTORY_HOME>/recaps/<slug>-<hash>.json``.
 
-*File name.* ``hash`` is the first 32 hex digits (128 bits) of the SHA-256 of the
+*File name.* ``hash`` is the 128-bit BLAKE2b digest (32 hex digits) of the
 project's normalized absolute path (see :func:`project_key`); ``slug`` is a short
 readable ASCII rendering of the project's last path components, for people
 browsing the directory. The name is therefore bounded (at most 86 bytes, far
@@ -59,31 +59,66 @@ so two pieces of work never mix.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
-from datetime import datetime, timezone
+from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal, TypedDict, get_args
 
 from code_trajectory import config
 from code_trajectory.errors import InvalidArgumentError, ProjectError, RecapError
 
-#: The kinds of recap entries, declared once: the MCP schemas and the CLI derive
-#: from this alias. ``fix`` records what later had to be corrected, so the next
-#: session learns from it.
-EntryType = Literal["decision", "insight", "risk", "assumption", "fix", "other"]
-ENTRY_TYPES: tuple[str, ...] = get_args(EntryType)
+try:  # BLAKE2 is always CPython's own module; importing it directly skips loading OpenSSL (~4 ms of CLI start-up)
+    from _blake2 import blake2b as _blake2b
+except ImportError:  # pragma: no cover - other interpreters
+    from hashlib import blake2b as _blake2b
 
-#: What each entry type is for, in the order they are shown.
+TYPE_CHECKING = False  # avoids importing typing at run time (start-up of the CLI); type checkers treat it as True
+if TYPE_CHECKING:
+    from datetime import datetime
+    from typing import Any, TypedDict
+
+    class Entry(TypedDict):
+        """One recap entry as stored and returned."""
+
+        id: str
+        timestamp: str
+        type: str
+        content: str
+
+    class _Document(TypedDict):
+        version: int
+        projectPath: str
+        goal: str | None
+        entries: list[Entry]
+        updatedAt: str | None
+
+
+# The kinds of recap entries, declared once: the MCP schemas and the CLI derive from it.
+# ``fix`` records what later had to be corrected, so the next session learns from it.
+# (The docstring is published in the tools' JSON schema.)
+class EntryType(StrEnum):
+    """The kind of a recap entry: decision, insight, risk, assumption, fix (a later correction) or other."""
+
+    DECISION = "decision"
+    INSIGHT = "insight"
+    RISK = "risk"
+    ASSUMPTION = "assumption"
+    FIX = "fix"
+    OTHER = "other"
+
+
+#: The entry type names, in display order.
+ENTRY_TYPES: tuple[str, ...] = tuple(t.value for t in EntryType)
+
+#: What each entry type is for (shown in tool descriptions and CLI help).
 ENTRY_TYPE_HELP: dict[str, str] = {
-    "decision": "a choice made, with its reason",
-    "insight": "a finding, constraint or gotcha discovered",
-    "risk": "something that could go wrong",
-    "assumption": "something taken as true without proof",
-    "fix": "something that had to be corrected later, and why",
-    "other": "anything else worth keeping",
+    EntryType.DECISION: "a choice made, with its reason",
+    EntryType.INSIGHT: "a finding, constraint or gotcha discovered",
+    EntryType.RISK: "something that could go wrong",
+    EntryType.ASSUMPTION: "something taken as true without proof",
+    EntryType.FIX: "something that had to be corrected later, and why",
+    EntryType.OTHER: "anything else worth keeping",
 }
 
 SCHEMA_VERSION = 1
@@ -92,25 +127,8 @@ MAX_CONTENT_CHARS = 4000
 LOCK_TIMEOUT_SECONDS = 15.0
 RECAPS_DIRNAME = "recaps"
 ARCHIVE_DIRNAME = "archived"
-_HASH_HEX_DIGITS = 32
+_HASH_BYTES = 16  # 128 bits: 32 hex digits in the file name
 _SLUG_MAX_CHARS = 48
-
-
-class Entry(TypedDict):
-    """One recap entry as stored and returned."""
-
-    id: str
-    timestamp: str
-    type: str
-    content: str
-
-
-class _Document(TypedDict):
-    version: int
-    projectPath: str
-    goal: str | None
-    entries: list[Entry]
-    updatedAt: str | None
 
 
 # --------------------------------------------------------------------------- paths
@@ -139,13 +157,13 @@ def _slug(path: str) -> str:
 
 
 def recap_file_name(project_root: str | os.PathLike[str]) -> str:
-    """Return the recap file name of a project: ``<slug>-<128-bit sha256 hex>.json``.
+    """Return the recap file name of a project: ``<slug>-<128-bit BLAKE2b hex>.json``.
 
     Deterministic, at most 86 ASCII bytes, characters ``[a-z0-9._-]`` only; distinct
     projects get distinct names (the hash covers the exact path bytes).
     """
     key = project_key(project_root)
-    digest = hashlib.sha256(os.fsencode(key)).hexdigest()[:_HASH_HEX_DIGITS]
+    digest = _blake2b(os.fsencode(key), digest_size=_HASH_BYTES).hexdigest()
     return f"{_slug(key)}-{digest}.json"
 
 
@@ -199,6 +217,8 @@ def find_project_root(start: str | os.PathLike[str]) -> Path:
 
 
 def _now() -> datetime:
+    from datetime import datetime, timezone  # lazy: only writers need the clock
+
     return datetime.now(timezone.utc)
 
 
@@ -265,7 +285,7 @@ def _validate_entry(raw: object, index: int) -> Entry:
             raise _CorruptRecap(f"entry {index} has no string {field!r}")
     if raw["type"] not in ENTRY_TYPES:
         raise _CorruptRecap(f"entry {index} has unknown type {raw['type']!r}")
-    return Entry(id=raw["id"], timestamp=raw["timestamp"], type=raw["type"], content=raw["content"])
+    return {"id": raw["id"], "timestamp": raw["timestamp"], "type": raw["type"], "content": raw["content"]}
 
 
 def _validate(raw: object, file: Path) -> _Document:
@@ -284,9 +304,9 @@ def _validate(raw: object, file: Path) -> _Document:
     if not isinstance(entries, list):
         raise _CorruptRecap("'entries' is not a list")
     updated = raw.get("updatedAt")
-    return _Document(version=SCHEMA_VERSION, projectPath=raw["projectPath"], goal=goal or None,
-                     entries=[_validate_entry(e, i) for i, e in enumerate(entries)],
-                     updatedAt=updated if isinstance(updated, str) else None)
+    return {"version": SCHEMA_VERSION, "projectPath": raw["projectPath"], "goal": goal or None,
+            "entries": [_validate_entry(e, i) for i, e in enumerate(entries)],
+            "updatedAt": updated if isinstance(updated, str) else None}
 
 
 def _parse(data: bytes | None, file: Path) -> _Document | None:
@@ -301,7 +321,7 @@ def _parse(data: bytes | None, file: Path) -> _Document | None:
 
 
 def _empty(project: str) -> _Document:
-    return _Document(version=SCHEMA_VERSION, projectPath=project, goal=None, entries=[], updatedAt=None)
+    return {"version": SCHEMA_VERSION, "projectPath": project, "goal": None, "entries": [], "updatedAt": None}
 
 
 def _check_owner(doc: _Document, project: str, file: Path) -> None:
@@ -527,7 +547,7 @@ def add_entry(project_root: str | os.PathLike[str], entry_type: str, content: st
                                            "skipped": True})
         import uuid  # lazy: only writers pay for it
 
-        entry = Entry(id=str(uuid.uuid4()), timestamp=_iso(_now()), type=kind, content=text)
+        entry: Entry = {"id": str(uuid.uuid4()), "timestamp": _iso(_now()), "type": kind, "content": text}
         doc["entries"].append(entry)
         store.save(doc)
         return store.with_warning({"id": entry["id"], "timestamp": entry["timestamp"], "skipped": False})
@@ -543,6 +563,10 @@ def _bullet(entry: dict[str, Any], *, with_type: bool, limit: int | None = None)
     content = content.replace("\n", "\n  ")
     prefix = f"**{entry['type']}**: " if with_type else ""
     return f"- {prefix}{content} _({entry['timestamp']})_"
+
+
+_GROUP_TITLES: dict[str, str] = {"decision": "Decisions", "insight": "Insights", "risk": "Risks",
+                 "assumption": "Assumptions", "fix": "Fixes", "other": "Other"}
 
 
 def render_markdown(recap: dict[str, Any]) -> str:
@@ -561,7 +585,7 @@ def render_markdown(recap: dict[str, Any]) -> str:
     for kind in ENTRY_TYPES:
         group = [e for e in entries if e["type"] == kind]
         if group:
-            title = "Other" if kind == "other" else f"{kind.capitalize()}s"
+            title = _GROUP_TITLES.get(kind, kind.capitalize())
             lines += [f"## {title} ({len(group)})", *(_bullet(e, with_type=False) for e in group), ""]
     lines.append(f"_File: {recap['filePath']}_")
     return "\n".join(lines) + "\n"
