@@ -1,0 +1,210 @@
+"""Reading the shadow history: commits, their trailers and file changes, sessions.
+
+Everything here is read-only and goes through :class:`~code_trajectory.gitcmd.Git`
+with ``-z`` output. Facts come from trailers (``Trajectory-*``), never from the
+prose of the first line.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from code_trajectory import messages
+from code_trajectory.diffs import MAX_COUNTED_FILES, is_commit_id, parse_records
+from code_trajectory.gitcmd import split_z
+from code_trajectory.messages import FileChange
+from code_trajectory.shadow_repo import ShadowRepo, branch_of_ref
+
+#: ``git log`` format: commit, parents, committer time (unix s), subject, trailers.
+LOG_FORMAT = "%x1e%H%x1f%P%x1f%ct%x1f%s%x1f%(trailers:unfold,separator=%x1d)"
+
+
+@dataclass
+class CommitRecord:
+    """One shadow commit.
+
+    Attributes:
+        oid: commit id.
+        parents: parent commit ids.
+        time: commit time, aware, in the machine's local zone.
+        subject: first line of the message.
+        trailers: ``Trajectory-*`` trailers by key.
+        changes: file changes against the first parent, when read with them.
+    """
+
+    oid: str
+    parents: list[str]
+    time: datetime
+    subject: str
+    trailers: dict[str, str]
+    changes: list[FileChange] = field(default_factory=list)
+
+    @property
+    def is_consolidation(self) -> bool:
+        kind = self.trailers.get(messages.TRAILER_KIND)
+        return kind == messages.KIND_CONSOLIDATE if kind else self.subject.startswith(messages.CONSOLIDATE_PREFIX)
+
+    @property
+    def is_snapshot(self) -> bool:
+        return self.subject.startswith(messages.SNAPSHOT_PREFIX)
+
+    @property
+    def intent(self) -> str | None:
+        return self.trailers.get(messages.TRAILER_INTENT)
+
+    @property
+    def branch(self) -> str | None:
+        return self.trailers.get(messages.TRAILER_BRANCH)
+
+    @property
+    def kind(self) -> str:
+        return self.trailers.get(messages.TRAILER_KIND, "consolidate" if self.is_consolidation else "snapshot")
+
+    @property
+    def checkpoint_note(self) -> str | None:
+        return self.trailers.get(messages.TRAILER_CHECKPOINT)
+
+
+def _parse_log(out: bytes) -> list[CommitRecord]:
+    records = []
+    for chunk in out.split(b"\x1e"):
+        if not chunk.strip(b"\0\n"):
+            continue
+        header, _, rest = chunk.partition(b"\0")
+        fields = header.decode("utf-8", "replace").split("\x1f")
+        if len(fields) < 5:
+            continue
+        oid, parents, ctime, subject, trailers = fields[:5]
+        record = CommitRecord(oid, parents.split() if parents else [],
+                              datetime.fromtimestamp(int(ctime), timezone.utc).astimezone(), subject,
+                              messages.parse_trailers(trailers))
+        tokens = [t for t in split_z(rest.lstrip(b"\n")) if t] if rest else []
+        if tokens:
+            tokens[0] = tokens[0].lstrip(b"\n")
+            record.changes, _ = parse_records(tokens)
+        records.append(record)
+    return records
+
+
+def read_log(repo: ShadowRepo, revs: list[str], *, limit: int | None = None, paths: tuple[str, ...] = (),
+             follow: bool = False, first_parent: bool = False, with_changes: bool = True,
+             date_order: bool = False) -> list[CommitRecord]:
+    """Return commits reachable from ``revs``, newest first.
+
+    Args:
+        repo: the shadow repository.
+        revs: refs or commit ids to start from (an empty list gives ``[]``).
+        limit: at most this many commits.
+        paths: only commits touching these paths (relative to the root).
+        follow: follow renames of a single path.
+        first_parent: follow only first parents.
+        with_changes: read each commit's file changes (``--raw``; no line counts).
+        date_order: order by commit date across several refs.
+    """
+    if not revs:
+        return []
+    args = ["log", "-z", "--no-abbrev", f"--format={LOG_FORMAT}"]
+    if with_changes:
+        args += ["--raw", "-M"]
+    if limit is not None:
+        args.append(f"-n{int(limit)}")
+    if follow:
+        args.append("--follow")
+    if first_parent:
+        args.append("--first-parent")
+    if date_order:
+        args.append("--date-order")
+    args += ["--end-of-options", *revs, "--"]
+    args += list(paths)
+    return _parse_log(repo.git.out(args))
+
+
+def add_line_counts(repo: ShadowRepo, records: list[CommitRecord]) -> None:
+    """Fill in line counts for commits with at most :data:`MAX_COUNTED_FILES` changes (in place)."""
+    wanted = [r for r in records if 0 < len(r.changes) <= MAX_COUNTED_FILES]
+    if not wanted:
+        return
+    feed = "".join(f"{r.oid}\n" for r in wanted).encode()
+    out = repo.git.out(["diff-tree", "--stdin", "-r", "-z", "--no-abbrev", "-M", "--root", "--raw", "--numstat"],
+                       input=feed)
+    tokens = split_z(out)
+    by_oid = {r.oid: r for r in wanted}
+    pos = 0
+    while pos < len(tokens):
+        token = tokens[pos].strip(b"\n")
+        pos += 1
+        if is_commit_id(token) and token.decode() in by_oid:
+            changes, pos = parse_records(tokens, pos)
+            by_oid[token.decode()].changes = changes
+
+
+@dataclass
+class FileVersion:
+    """One commit's change to a followed file: the record, the path then, and the change."""
+
+    record: CommitRecord
+    path: str
+    change: FileChange
+
+
+def file_history(repo: ShadowRepo, ref: str, path: str) -> list[FileVersion]:
+    """Return every commit on ``ref`` that changed ``path`` (following renames), newest first."""
+    records = read_log(repo, [ref], paths=(path,), follow=True)
+    versions: list[FileVersion] = []
+    current = path
+    for record in records:
+        match = next((c for c in record.changes if c.path == current), None)
+        if match is None:
+            match = next((c for c in record.changes if c.old_path == current), None)
+        if match is None:
+            continue
+        versions.append(FileVersion(record, current, match))
+        if match.old_path:
+            current = match.old_path
+    return versions
+
+
+def file_patch(repo: ShadowRepo, version: FileVersion) -> str:
+    """Return the unified diff of one file version against its parent (hunk headers name functions)."""
+    paths = [version.path] + ([version.change.old_path] if version.change.old_path else [])
+    out = repo.git.out(["diff-tree", "-p", "-M", "--root", "--no-color", "--no-ext-diff", "-U3",
+                        "--end-of-options", version.record.oid, "--", *paths])
+    text = out.decode("utf-8", "replace")
+    lines = text.split("\n")
+    if lines and is_commit_id(lines[0].encode()):
+        lines = lines[1:]
+    return "\n".join(lines).strip("\n")
+
+
+def sessions(records: list[CommitRecord], gap_seconds: float) -> list[list[CommitRecord]]:
+    """Split commits (newest first) into sessions at gaps longer than ``gap_seconds``; newest session first."""
+    result: list[list[CommitRecord]] = []
+    for record in records:
+        if result and (result[-1][-1].time - record.time).total_seconds() <= gap_seconds:
+            result[-1].append(record)
+        else:
+            result.append([record])
+    return result
+
+
+def shadow_branch_refs(repo: ShadowRepo) -> dict[str, str]:
+    """Return ``{project branch: shadow ref}`` for every shadow ref."""
+    return {branch_of_ref(ref): ref for ref in repo.shadow_refs()}
+
+
+def blob_text(repo: ShadowRepo, oid: str, limit: int = 200_000) -> str | None:
+    """Return a blob's text (at most ``limit`` bytes), or None for missing or binary content."""
+    obj = repo.read_object(oid)
+    if obj is None or obj[0] != "blob":
+        return None
+    data = obj[1][:limit]
+    if b"\0" in data[:8000]:
+        return None
+    return data.decode("utf-8", "replace")
+
+
+def display_path(path: str) -> str:
+    """A path safe to show: undecodable bytes escaped (``\\xNN``)."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")

@@ -1,0 +1,350 @@
+"""The trajectory operations, one implementation for both front ends.
+
+:class:`ProjectSession` is one project being recorded (recorder + optional
+watcher) and answers every query as markdown. :class:`TrajectoryService` holds
+the currently configured project for the MCP server and switches projects.
+The MCP tools (:mod:`code_trajectory.server`) and the CLI
+(:mod:`code_trajectory.cli`) only parse arguments and call these methods.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import posixpath
+import threading
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+from code_trajectory import history, narrative
+from code_trajectory.config import TrajectorySettings
+from code_trajectory.errors import (InvalidArgumentError, NotConfiguredError, PathOutsideProjectError,
+                                    ProjectError)
+from code_trajectory.gitcmd import check_git_version
+from code_trajectory.recorder import Recorder, Snapshot
+from code_trajectory.shadow_repo import shadow_ref
+
+log = logging.getLogger(__name__)
+
+MAX_DEPTH = 200
+MAX_LIMIT = 1000
+#: Commits read when looking for the last session's boundary.
+SESSION_SCAN_LIMIT = 5000
+
+
+def check_range(name: str, value: int, low: int, high: int) -> int:
+    """Return ``value`` if ``low <= value <= high``.
+
+    Raises:
+        InvalidArgumentError: otherwise (also for a bool or a non-integer).
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidArgumentError(f"{name} must be an integer between {low} and {high}, got {value!r}")
+    if not low <= value <= high:
+        raise InvalidArgumentError(f"{name} must be between {low} and {high}, got {value}")
+    return value
+
+
+def resolve_project_root(path: str | os.PathLike[str]) -> Path:
+    """Return the absolute, symlink-resolved project directory for ``path``.
+
+    Raises:
+        InvalidArgumentError: the path is empty or holds a NUL byte.
+        ProjectError: it does not exist or is not a directory.
+    """
+    text = os.fspath(path)
+    if not text or not str(text).strip():
+        raise InvalidArgumentError("path must be the absolute path of the project directory")
+    if "\0" in str(text):
+        raise InvalidArgumentError("path must not contain NUL bytes")
+    root = Path(text).expanduser()
+    if not root.is_absolute():
+        raise InvalidArgumentError(f"path must be absolute, got {text!r}; pass the project's full path")
+    try:
+        root = root.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:
+        raise ProjectError(f"project directory {text} does not exist or is not reachable: {exc}") from exc
+    if not root.is_dir():
+        raise ProjectError(f"{root} is not a directory; configure_project needs the project's root directory")
+    if root == Path(root.anchor):
+        raise InvalidArgumentError("refusing to record the file system root; pass a project directory")
+    return root
+
+
+def confine(root: Path, filepath: str) -> str:
+    """Turn a client's path into a ``/``-separated path relative to ``root``, confined to it.
+
+    Accepts paths relative to the root or absolute paths inside it. Symlinks in the
+    existing part of the path are resolved, so a link pointing outside is refused.
+
+    Raises:
+        InvalidArgumentError: empty, NUL byte, or the root itself.
+        PathOutsideProjectError: the path resolves outside the project.
+    """
+    if not isinstance(filepath, str) or not filepath.strip():
+        raise InvalidArgumentError("filepath must be a file path relative to the project root, e.g. 'src/app.py'")
+    if "\0" in filepath:
+        raise InvalidArgumentError("filepath must not contain NUL bytes")
+    candidate = Path(filepath) if os.path.isabs(filepath) else root / filepath
+    normalized = Path(posixpath.normpath(candidate.as_posix()))
+    try:
+        rel = normalized.relative_to(root)
+    except ValueError:
+        raise PathOutsideProjectError(f"{filepath!r} is outside the project {root}; give a path inside it, "
+                                      "relative to the project root") from None
+    try:
+        resolved = normalized.resolve(strict=False)
+    except (OSError, RuntimeError) as exc:  # symlink loop
+        raise InvalidArgumentError(f"cannot resolve {filepath!r}: {exc}") from exc
+    if resolved != root and root not in resolved.parents:
+        raise PathOutsideProjectError(f"{filepath!r} resolves through a symlink to {resolved}, outside the "
+                                      f"project {root}")
+    text = rel.as_posix()
+    if text in ("", "."):
+        raise InvalidArgumentError("filepath names the project root itself; give a file inside it")
+    return text
+
+
+class ProjectSession:
+    """One project being recorded: the recorder, an optional watcher, and the queries.
+
+    Args:
+        root: the project directory (see :func:`resolve_project_root`).
+        settings: settings for this project.
+        watch: start a watcher (the server and ``watch``); the one-shot CLI commands don't.
+        on_snapshot: called with each snapshot the watcher writes.
+        force_polling: make the watcher poll (tests).
+
+    Raises:
+        GitUnavailableError: git is missing or too old.
+        StorageError: the shadow repository cannot be created.
+    """
+
+    def __init__(self, root: Path, settings: TrajectorySettings, *, watch: bool = False,
+                 on_snapshot: Callable[[Snapshot], None] | None = None, force_polling: bool | None = None) -> None:
+        check_git_version()
+        self.root = root
+        self.settings = settings
+        self.recorder = Recorder.open(root, settings)
+        self.watcher = None
+        self._watch = watch
+        self._on_snapshot = on_snapshot
+        self._force_polling = force_polling
+        self.startup_snapshot: Snapshot | None = None
+
+    def start(self, progress: Callable[[str, int, int | None], None] | None = None) -> Snapshot | None:
+        """Reconcile with the work tree (the start-up snapshot) and start the watcher if asked."""
+        if self._watch:
+            self.recorder.intent.clear()  # the spec: the intent lasts until the server restarts
+            from code_trajectory.watcher import Watcher
+
+            self.watcher = Watcher(self.recorder, self.settings, on_snapshot=self._on_snapshot,
+                                   force_polling=self._force_polling)
+            self.watcher.start()  # events during the scan are queued, not lost
+        self.startup_snapshot = self.recorder.reconcile(progress=progress)
+        return self.startup_snapshot
+
+    def close(self) -> None:
+        """Stop the watcher (snapshotting what is pending) and release resources."""
+        if self.watcher is not None:
+            self.watcher.stop(flush=True)
+            self.watcher = None
+        self.recorder.close()
+
+    # -- operations ------------------------------------------------------------------------------
+
+    @property
+    def branch(self) -> str:
+        return self.recorder.project.current_branch()
+
+    def set_intent(self, intent: str) -> str:
+        """Set the intent recorded with the following snapshots; return a confirmation."""
+        if not isinstance(intent, str):
+            raise InvalidArgumentError("intent must be a string")
+        clean = self.recorder.intent.set(intent)
+        return f"Intent set: \"{clean}\". Snapshots from now on carry it, until it is changed or the server restarts."
+
+    def checkpoint(self, message: str | None = None) -> str:
+        """Snapshot the project's exact current state now; return what was recorded."""
+        if message is not None and not isinstance(message, str):
+            raise InvalidArgumentError("message must be a string or omitted")
+        snapshot = self.recorder.checkpoint(message or None)
+        if snapshot is None:
+            return "Nothing changed since the last snapshot: no checkpoint commit was needed."
+        files = "\n".join(narrative.describe_files(snapshot.changes, 30))
+        return f"Checkpoint recorded on shadow branch `{snapshot.branch}` as `{snapshot.commit[:12]}`:\n" \
+               f"{snapshot.subject}\n\nFiles:\n{files}"
+
+    def consolidate(self, intent: str) -> str:
+        """Squash the trailing snapshots into one ``[CONSOLIDATE]`` commit; return what happened."""
+        if not isinstance(intent, str):
+            raise InvalidArgumentError("intent must be a string")
+        result = self.recorder.consolidate(intent)
+        if result.commit is None:
+            return result.message
+        return (f"Consolidated {result.squashed} snapshot(s) on shadow branch `{result.branch}` into "
+                f"`{result.commit[:12]}`: {result.message}\nThe squashed snapshots stay reachable through the "
+                f"reflog: `git --git-dir=.trajectory reflog {shadow_ref(result.branch)}`.")
+
+    def file_trajectory(self, filepath: str, depth: int = 5) -> str:
+        """Markdown history of one file (oldest to newest, with diffs and revert detection)."""
+        check_range("depth", depth, 1, MAX_DEPTH)
+        rel = confine(self.root, filepath)
+        branch = self.branch
+        repo = self.recorder.repo
+        ref = shadow_ref(branch)
+        if repo.resolve(ref) is None:
+            latest = self.recorder._latest_commit()  # noqa: SLF001 - a new branch starts from the last snapshot
+            if latest is None:
+                return narrative.never_recorded(rel, self.recorder.policy.explain(rel), (self.root / rel).exists(), [])
+            ref = latest
+        versions = history.file_history(repo, ref, rel)
+        if not versions:
+            candidates = []
+            try:
+                out = repo.git.out(["ls-tree", "-r", "-z", "--name-only", "--full-tree", ref])
+                candidates = [os.fsdecode(p) for p in out.split(b"\0") if p]
+            except Exception:  # noqa: BLE001 - suggestions are a courtesy
+                pass
+            return narrative.never_recorded(rel, self.recorder.policy.explain(rel), (self.root / rel).exists(),
+                                            candidates)
+        chronological = list(reversed(versions))
+        first_seen: dict[str, datetime] = {}
+        reverts: dict[str, datetime | None] = {}
+        previous_blob: str | None = None
+        for version in chronological:
+            blob = version.change.new_oid
+            key = version.record.oid
+            earlier = first_seen.get(blob) if blob != "0" * 40 else None
+            reverts[key] = earlier if (earlier is not None and blob != previous_blob) else None
+            if blob != "0" * 40:
+                first_seen[blob] = version.record.time  # the latest occurrence wins: "matches state from"
+            previous_blob = blob
+        shown = chronological[-depth:]
+        rendered = [narrative.RenderedVersion(v, history.file_patch(repo, v), reverts[v.record.oid]) for v in shown]
+        note = None
+        last = chronological[-1]
+        if last.change.status == "D":
+            note = f"The file was deleted at {narrative.fmt_time(last.record.time)} and not recorded since."
+        elif last.path != rel:
+            note = f"Followed across renames: earlier recorded as `{last.path}`."
+        return narrative.file_trajectory(rel, branch, rendered, len(versions), self.settings.token_budget,
+                                         state_note=note)
+
+    def global_trajectory(self, limit: int = 20, since_consolidate: bool = False) -> str:
+        """Markdown list of recent commits on the current shadow branch with files and line counts."""
+        check_range("limit", limit, 1, MAX_LIMIT)
+        if not isinstance(since_consolidate, bool):
+            raise InvalidArgumentError("since_consolidate must be true or false")
+        branch = self.branch
+        repo = self.recorder.repo
+        ref = shadow_ref(branch)
+        if repo.resolve(ref) is None:
+            return narrative.global_trajectory([], branch, self.settings.token_budget,
+                                               since_consolidate=since_consolidate, reached_consolidation=False,
+                                               more_available=False)
+        read = MAX_LIMIT if since_consolidate else limit + 1
+        records = history.read_log(repo, [ref], limit=read, first_parent=True)
+        reached = False
+        if since_consolidate:
+            cut = next((i for i, r in enumerate(records) if r.is_consolidation), None)
+            if cut is not None:
+                records, reached = records[:cut], True
+            more = False
+        else:
+            more = len(records) > limit
+            records = records[:limit]
+        history.add_line_counts(repo, records)
+        return narrative.global_trajectory(records, branch, self.settings.token_budget,
+                                           since_consolidate=since_consolidate, reached_consolidation=reached,
+                                           more_available=more)
+
+    def session_summary(self, recap: str | None = None, notices: list[str] | None = None) -> str:
+        """Markdown summary of the last session and whether a new one starts now."""
+        repo = self.recorder.repo
+        refs = list(repo.shadow_refs())
+        records = history.read_log(repo, refs, limit=SESSION_SCAN_LIMIT, date_order=True)
+        gap = self.settings.session_gap_seconds
+        sessions = history.sessions(records, gap)
+        net = None
+        if sessions:
+            last = sessions[0]
+            if len(last) <= 500:
+                history.add_line_counts(repo, last)
+            from code_trajectory.diffs import tree_changes
+
+            start = last[-1].parents[0] if last[-1].parents else None
+            start_tree = repo.commit_tree_oid(start) if start else None
+            net = tree_changes(repo, start_tree, repo.commit_tree_oid(last[0].oid))
+        all_notices = list(notices or [])
+        if self.watcher is not None and self.watcher.last_error:
+            all_notices.append(self.watcher.last_error)
+        if self.watcher is not None and self.watcher.polling:
+            all_notices.append("file events are polled, not watched natively (see the server log)")
+        return narrative.session_summary(now=datetime.now().astimezone(), gap_seconds=gap, sessions=sessions,
+                                         current_intent=self.recorder.intent.get(), current_branch=self.branch,
+                                         net_changes=net, pending=self.recorder.has_pending(), recap=recap,
+                                         budget_tokens=self.settings.token_budget, notices=all_notices)
+
+
+class TrajectoryService:
+    """The project the MCP server currently records, switchable at run time.
+
+    Args:
+        settings_factory: builds settings for a project root (config files + overrides).
+        force_polling: passed to watchers (tests).
+    """
+
+    def __init__(self, settings_factory: Callable[[Path], TrajectorySettings], *,
+                 force_polling: bool | None = None) -> None:
+        self._settings_factory = settings_factory
+        self._force_polling = force_polling
+        self._session: ProjectSession | None = None
+        self._lock = threading.RLock()
+
+    def configure(self, path: str) -> tuple[ProjectSession, bool]:
+        """Start recording ``path`` (stopping the previous project); the same path keeps its session.
+
+        Returns:
+            ``(session, started)``: ``started`` is False when the path was already configured.
+        """
+        root = resolve_project_root(path)
+        with self._lock:
+            if self._session is not None and self._session.root == root:
+                return self._session, False
+            if self._session is not None:
+                self._session.close()
+                self._session = None
+            session = ProjectSession(root, self._settings_factory(root), watch=True,
+                                     force_polling=self._force_polling)
+            try:
+                session.start()
+            except BaseException:
+                session.close()
+                raise
+            self._session = session
+            return session, True
+
+    def project(self) -> ProjectSession:
+        """Return the configured project.
+
+        Raises:
+            NotConfiguredError: none is configured yet.
+        """
+        session = self._session
+        if session is None:
+            raise NotConfiguredError("No project is configured. Call configure_project with the absolute path of "
+                                     "the project directory first, e.g. configure_project(path=\"/home/me/app\").")
+        return session
+
+    def project_root(self) -> Path:
+        """The configured project's root (raises :class:`NotConfiguredError` when none)."""
+        return self.project().root
+
+    def close(self) -> None:
+        """Stop the current project's watcher."""
+        with self._lock:
+            if self._session is not None:
+                self._session.close()
+                self._session = None

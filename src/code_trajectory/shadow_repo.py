@@ -1,0 +1,394 @@
+"""The shadow git repository in ``<project>/.trajectory``: layout, objects, refs.
+
+The shadow repository is an ordinary git repository whose git dir is
+``.trajectory/`` and whose work tree is the project root. Snapshots are commits
+on ``refs/heads/shadow/<branch>``, one ref per branch of the project. Objects
+are written through long-running git processes (``hash-object --stdin-paths``,
+``mktree --batch``) and read through ``cat-file --batch``, so writing a snapshot
+costs a handful of pipe round trips plus ``commit-tree`` and ``update-ref``,
+independent of the project's size. The repository keeps no index: the tree of
+each snapshot is edited from the previous one (see :mod:`code_trajectory.trees`).
+
+Layout of ``.trajectory/`` (mode 0700)::
+
+    HEAD, config, objects/, refs/, logs/   the git repository
+    info/exclude                           ``*``: a stray ``git status`` here lists nothing
+    info/attributes                        diff drivers by file extension (hunk labels)
+    write.lock                             held while a snapshot ref is updated
+    state/                                 code-trajectory's own state (stat cache, intent)
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import stat
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+
+from code_trajectory import gitcmd
+from code_trajectory.errors import GitError, StorageError
+from code_trajectory.gitcmd import BatchProcess, Git, read_exact, read_line
+
+log = logging.getLogger(__name__)
+
+SHADOW_DIR_NAME = ".trajectory"
+SHADOW_REF_PREFIX = "refs/heads/shadow/"
+ZERO_OID = "0" * 40
+EMPTY_TREE_OID = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+MODE_FILE = "100644"
+MODE_EXECUTABLE = "100755"
+MODE_SYMLINK = "120000"
+MODE_TREE = "40000"
+
+_OID_RE = re.compile(r"^[0-9a-f]{40}$")
+
+#: Config written into the shadow repository. ``logAllRefUpdates=always`` keeps
+#: a reflog for every shadow ref, so commits squashed by ``consolidate`` stay
+#: reachable; reflogs never expire on their own.
+SHADOW_REPO_CONFIG: tuple[tuple[str, str], ...] = (
+    ("core.bare", "false"),
+    ("core.logAllRefUpdates", "always"),
+    ("core.autocrlf", "false"),
+    ("core.fsmonitor", "false"),
+    ("core.quotePath", "false"),
+    ("gc.auto", "0"),
+    ("gc.reflogExpire", "never"),
+    ("gc.reflogExpireUnreachable", "never"),
+    ("maintenance.auto", "false"),
+    ("commit.gpgSign", "false"),
+    ("diff.renames", "true"),
+    ("fetch.fsckObjects", "true"),
+    ("user.name", gitcmd.IDENTITY_NAME),
+    ("user.email", gitcmd.IDENTITY_EMAIL),
+)
+
+#: git's built-in diff drivers (gitattributes(5), "Defining a custom hunk-header"),
+#: by file extension: they make hunk headers name the enclosing function or class.
+DIFF_DRIVERS: dict[str, tuple[str, ...]] = {
+    "python": ("*.py", "*.pyi", "*.pyw"),
+    "java": ("*.java",),
+    "golang": ("*.go",),
+    "rust": ("*.rs",),
+    "cpp": ("*.c", "*.h", "*.cc", "*.cpp", "*.cxx", "*.hpp", "*.hh"),
+    "csharp": ("*.cs",),
+    "kotlin": ("*.kt", "*.kts"),
+    "php": ("*.php",),
+    "ruby": ("*.rb",),
+    "perl": ("*.pl", "*.pm"),
+    "objc": ("*.m", "*.mm"),
+    "css": ("*.css", "*.scss", "*.less"),
+    "html": ("*.html", "*.htm"),
+    "markdown": ("*.md", "*.markdown"),
+    "bash": ("*.sh", "*.bash"),
+    "elixir": ("*.ex", "*.exs"),
+    "fortran": ("*.f", "*.f90", "*.f95"),
+    "tex": ("*.tex",),
+    "scheme": ("*.scm", "*.ss"),
+    "pascal": ("*.pas",),
+    "matlab": ("*.mat",),
+    "dts": ("*.dts", "*.dtsi"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class TreeEntry:
+    """One entry of a git tree: ``mode`` as git writes it (``100644``, ``40000``...) and the object id."""
+
+    mode: str
+    oid: str
+
+    @property
+    def is_tree(self) -> bool:
+        return self.mode == MODE_TREE
+
+
+def shadow_ref(branch: str) -> str:
+    """Return the shadow ref of a project branch: ``refs/heads/shadow/<branch>``."""
+    return SHADOW_REF_PREFIX + branch
+
+
+def branch_of_ref(ref: str) -> str:
+    """Inverse of :func:`shadow_ref`."""
+    return ref[len(SHADOW_REF_PREFIX):] if ref.startswith(SHADOW_REF_PREFIX) else ref
+
+
+def _parse_tree(data: bytes) -> dict[bytes, TreeEntry]:
+    entries: dict[bytes, TreeEntry] = {}
+    pos = 0
+    size = len(data)
+    while pos < size:
+        space = data.index(b" ", pos)
+        nul = data.index(b"\0", space)
+        mode = data[pos:space].decode("ascii")
+        name = data[space + 1:nul]
+        oid = data[nul + 1:nul + 21].hex()
+        entries[name] = TreeEntry(mode, oid)
+        pos = nul + 21
+    return entries
+
+
+class ShadowRepo:
+    """The shadow repository of one project.
+
+    Args:
+        project_root: the project root (absolute); the git dir is ``<root>/.trajectory``.
+
+    All methods are thread-safe (the batch processes serialise their requests).
+    """
+
+    def __init__(self, project_root: Path) -> None:
+        self.root = Path(project_root)
+        self.git_dir = self.root / SHADOW_DIR_NAME
+        self.git = Git(self.git_dir, self.root, isolated=True)
+        self._cat = BatchProcess(self.git, ["cat-file", "--batch"], "cat-file")
+        self._hash = BatchProcess(self.git, ["hash-object", "-w", "--no-filters", "--stdin-paths"], "hash-object")
+        self._mktree = BatchProcess(self.git, ["mktree", "-z", "--batch"], "mktree")
+        self._tree_cache: OrderedDict[str, dict[bytes, TreeEntry]] = OrderedDict()
+        self._tree_cache_lock = threading.Lock()
+        self.state_dir = self.git_dir / "state"
+        self._empty_tree_written = False
+
+    # -- layout ----------------------------------------------------------------------------
+
+    def exists(self) -> bool:
+        """True when ``.trajectory/`` holds a git repository."""
+        return (self.git_dir / "HEAD").is_file() and (self.git_dir / "objects").is_dir()
+
+    def ensure(self) -> bool:
+        """Create the shadow repository if needed and (re)write its config and info files.
+
+        Returns:
+            True when the repository was created by this call.
+
+        Raises:
+            StorageError: ``.trajectory`` exists but is not a directory, or cannot be written.
+            GitError: ``git init`` failed.
+        """
+        created = False
+        try:
+            if self.git_dir.exists() and not self.git_dir.is_dir():
+                raise StorageError(f"{self.git_dir} exists and is not a directory; move it away")
+            if not self.exists():
+                self.git_dir.mkdir(mode=0o700, exist_ok=True)
+                Git(self.git_dir, None).run(["init", "--quiet", "--bare", "--template=", "--initial-branch=shadow/-init-"])
+                created = True
+            os.chmod(self.git_dir, 0o700)
+            self._write_config()
+            info = self.git_dir / "info"
+            info.mkdir(exist_ok=True)
+            _write_if_changed(info / "exclude", "# code-trajectory: the shadow repository has no index; "
+                                                "a stray `git status` here lists nothing\n*\n")
+            lines = ["# code-trajectory: git's built-in diff drivers label hunks with the enclosing function"]
+            for driver, patterns in DIFF_DRIVERS.items():
+                lines += [f"{p} diff={driver}" for p in patterns]
+            _write_if_changed(info / "attributes", "\n".join(lines) + "\n")
+            self.state_dir.mkdir(mode=0o700, exist_ok=True)
+        except OSError as exc:
+            raise StorageError(f"cannot create the shadow repository in {self.git_dir}: {exc}") from exc
+        return created
+
+    def _write_config(self) -> None:
+        current = self.git.run(["config", "--file", str(self.git_dir / "config"), "--list"], check=False)
+        have = set(current.stdout.decode("utf-8", "replace").splitlines())
+        for key, value in SHADOW_REPO_CONFIG:
+            if f"{key.lower()}={value}" not in have:
+                self.git.run(["config", "--file", str(self.git_dir / "config"), key, value])
+
+    def close(self) -> None:
+        """Stop the long-running git processes."""
+        for proc in (self._cat, self._hash, self._mktree):
+            proc.close()
+
+    # -- refs -------------------------------------------------------------------------------
+
+    def resolve(self, rev: str) -> str | None:
+        """Return the commit id ``rev`` names, or None when it does not exist."""
+        proc = self.git.run(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"],
+                            check=False)
+        out = proc.stdout.decode().strip()
+        return out if proc.returncode == 0 and _OID_RE.match(out) else None
+
+    def shadow_refs(self) -> dict[str, str]:
+        """Return ``{ref: commit id}`` for every shadow ref."""
+        out = self.git.out(["for-each-ref", "--format=%(objectname) %(refname)", SHADOW_REF_PREFIX])
+        refs = {}
+        for line in out.decode("utf-8", "surrogateescape").splitlines():
+            oid, _, ref = line.partition(" ")
+            refs[ref] = oid
+        return refs
+
+    def update_ref(self, ref: str, new: str, old: str | None, reason: str) -> None:
+        """Move ``ref`` to ``new`` if it still points at ``old`` (None: if it does not exist yet).
+
+        The compare-and-swap is git's own (``update-ref <ref> <new> <old>``); lock
+        contention is retried (see :meth:`Git.run`).
+
+        Raises:
+            LockContentionError: the ref lock stayed held.
+            GitError: the ref moved since ``old`` was read (or another failure).
+        """
+        self.git.run(["update-ref", "-m", reason, "--end-of-options", ref, new, old or ZERO_OID])
+
+    # -- objects ---------------------------------------------------------------------------
+
+    def read_object(self, oid: str) -> tuple[str, bytes] | None:
+        """Return ``(type, content)`` of an object, or None when it is missing."""
+        if not _OID_RE.match(oid):
+            raise ValueError(f"not an object id: {oid!r}")
+
+        def reader(stream) -> tuple[str, bytes] | None:
+            header = read_line(stream).decode("ascii", "replace")
+            parts = header.split()
+            if len(parts) == 2 and parts[1] == "missing":
+                return None
+            if len(parts) != 3:
+                raise EOFError(f"unexpected cat-file header {header!r}")
+            data = read_exact(stream, int(parts[2]) + 1)[:-1]
+            return parts[1], data
+
+        return self._cat.request(oid.encode() + b"\n", reader)
+
+    def read_tree(self, oid: str | None) -> dict[bytes, TreeEntry]:
+        """Return the entries of tree ``oid`` by name (bytes); None or the empty tree give ``{}``.
+
+        Raises:
+            StorageError: the object is missing or not a tree (a damaged repository).
+        """
+        if oid is None or oid == EMPTY_TREE_OID:
+            return {}
+        with self._tree_cache_lock:
+            cached = self._tree_cache.get(oid)
+            if cached is not None:
+                self._tree_cache.move_to_end(oid)
+                return cached
+        obj = self.read_object(oid)
+        if obj is None or obj[0] != "tree":
+            raise StorageError(f"tree {oid} is missing from the shadow repository (damaged .trajectory?)")
+        entries = _parse_tree(obj[1])
+        with self._tree_cache_lock:
+            self._tree_cache[oid] = entries
+            while len(self._tree_cache) > 4096:
+                self._tree_cache.popitem(last=False)
+        return entries
+
+    def commit_tree_oid(self, commit: str) -> str:
+        """Return the tree id of ``commit``.
+
+        Raises:
+            StorageError: the commit is missing.
+        """
+        obj = self.read_object(commit)
+        if obj is None or obj[0] != "commit":
+            raise StorageError(f"commit {commit} is missing from the shadow repository")
+        first = obj[1].split(b"\n", 1)[0]
+        if not first.startswith(b"tree "):
+            raise StorageError(f"commit {commit} is malformed")
+        return first[5:].decode("ascii")
+
+    def write_tree(self, entries: dict[bytes, TreeEntry]) -> str:
+        """Write a tree object from ``{name: entry}`` and return its id (mktree sorts the entries)."""
+        if not entries:
+            return self.empty_tree()
+        parts = []
+        for name, entry in entries.items():
+            kind = "tree" if entry.is_tree else "blob"
+            mode = "040000" if entry.is_tree else entry.mode
+            parts.append(f"{mode} {kind} {entry.oid}\t".encode() + name + b"\0")
+        oid = self._mktree.request(b"".join(parts) + b"\0", lambda s: read_line(s).decode("ascii"))
+        with self._tree_cache_lock:
+            self._tree_cache[oid] = dict(entries)
+        return oid
+
+    def empty_tree(self) -> str:
+        """Return the empty tree's id, writing the object once (git does not always have it on disk)."""
+        if not self._empty_tree_written:
+            self.git.text(["hash-object", "-w", "-t", "tree", "--stdin"], input=b"")
+            self._empty_tree_written = True
+        return EMPTY_TREE_OID
+
+    def hash_paths(self, paths: list[str]) -> list[str]:
+        """Write the content of regular files ``paths`` (relative to the root) as blobs; return their ids.
+
+        Raises:
+            GitError: a file could not be read (vanished, unreadable); the caller retries per file.
+        """
+        oids: list[str] = []
+        for chunk in gitcmd.chunked(paths, 512):
+            data = b"".join(_quote_path(p) + b"\n" for p in chunk)
+
+            def reader(stream, n=len(chunk)) -> list[str]:
+                return [read_line(stream).decode("ascii") for _ in range(n)]
+
+            oids.extend(self._hash.request(data, reader))
+        return oids
+
+    def hash_bytes(self, data: bytes) -> str:
+        """Write ``data`` as a blob and return its id."""
+        return self.git.text(["hash-object", "-w", "--no-filters", "--stdin"], input=data)
+
+    def commit_tree(self, tree: str, parents: list[str], message: str, *, when: tuple[int, str]) -> str:
+        """Write a commit object and return its id.
+
+        Args:
+            tree: the tree id.
+            parents: parent commit ids (empty for a root commit).
+            message: the full commit message.
+            when: ``(unix seconds, "+HHMM" offset)`` used as author and committer date.
+        """
+        args = ["commit-tree", "--no-gpg-sign", tree]
+        for parent in parents:
+            args += ["-p", parent]
+        date = f"{when[0]} {when[1]}"
+        return self.git.text(args + ["-F", "-"], input=message.encode("utf-8", "surrogateescape"),
+                             env={"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date})
+
+
+def _quote_path(path: str) -> bytes:
+    """Encode a path for ``--stdin-paths``: raw bytes, C-quoted when git would misread them."""
+    raw = os.fsencode(path)
+    if b"\n" not in raw and not raw.startswith(b'"'):
+        return raw
+    out = bytearray(b'"')
+    for byte in raw:
+        if byte == 0x0A:
+            out += b"\\n"
+        elif byte in (0x22, 0x5C):
+            out += b"\\" + bytes([byte])
+        elif byte < 0x20 or byte == 0x7F:
+            out += b"\\%03o" % byte
+        else:
+            out.append(byte)
+    return bytes(out + b'"')
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    try:
+        if path.read_text("utf-8") == text:
+            return
+    except (OSError, UnicodeDecodeError):
+        pass
+    path.write_text(text, "utf-8")
+
+
+def git_mode(st: os.stat_result) -> str | None:
+    """Return the git mode of a file from its ``lstat``, or None for what git cannot store.
+
+    Regular files are ``100755`` when the owner may execute them, else ``100644``;
+    symlinks are ``120000``; FIFOs, sockets and devices give None (not recorded).
+    """
+    if stat.S_ISREG(st.st_mode):
+        return MODE_EXECUTABLE if st.st_mode & stat.S_IXUSR else MODE_FILE
+    if stat.S_ISLNK(st.st_mode):
+        return MODE_SYMLINK
+    return None
+
+
+def check_error_is_missing_ref(exc: GitError) -> bool:
+    """True when ``update-ref`` failed because the ref moved (the compare-and-swap lost)."""
+    text = exc.stderr.lower()
+    return "but expected" in text or "reference already exists" in text or "is at" in text
