@@ -8,7 +8,7 @@ import subprocess
 import sys
 import unicodedata
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -152,7 +152,7 @@ def test_project_path_of_rejects_a_renamed_file(home: Path, project: Path) -> No
 def _parse_utc(timestamp: str) -> datetime:
     assert timestamp.endswith("Z")
     moment = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
-    assert moment.utcoffset() == timezone.utc.utcoffset(None)
+    assert moment.utcoffset() == UTC.utcoffset(None)
     return moment
 
 
@@ -174,7 +174,7 @@ def test_set_goal_add_entry_get_recap(home: Path, project: Path) -> None:
     got = recap.get_recap(project)
     assert got["goal"] == "Fix the login loop"
     assert [(e["id"], e["type"], e["content"]) for e in got["entries"]] == [
-        (a["id"], kind, f"{kind} content") for a, kind in zip(added, recap.ENTRY_TYPES)]
+        (a["id"], kind, f"{kind} content") for a, kind in zip(added, recap.ENTRY_TYPES, strict=True)]
     stored = json.loads(recap.recap_path(project).read_text(encoding="utf-8"))
     assert stored["version"] == 1 and stored["projectPath"] == str(project)
     _parse_utc(stored["updatedAt"])

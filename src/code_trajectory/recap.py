@@ -217,9 +217,9 @@ def find_project_root(start: str | os.PathLike[str]) -> Path:
 
 
 def _now() -> datetime:
-    from datetime import datetime, timezone  # lazy: only writers need the clock
+    from datetime import UTC, datetime  # lazy: only writers need the clock
 
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def _iso(moment: datetime) -> str:

@@ -65,7 +65,7 @@ class _HelpRequested(Exception):
 class Args:
     """A parsed command line: ``command`` is ``None`` (show), ``"add"`` or ``"goal"``."""
 
-    __slots__ = ("command", "project", "as_json", "entry_type", "text")
+    __slots__ = ("as_json", "command", "entry_type", "project", "text")
 
     def __init__(self, command: str | None, project: str | None, as_json: bool,
                  entry_type: str = "", text: str = "") -> None:

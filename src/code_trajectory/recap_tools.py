@@ -121,8 +121,8 @@ def register_recap_tools(mcp: MCPServer, project_root: Callable[[], Path]) -> No
         return result(recap.render_markdown(answer), answer)
 
     mcp.add_tool(set_goal, name="set_goal", title="Set the goal", description=SET_GOAL_DESCRIPTION,
-                 annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=True))
+                 annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True))
     mcp.add_tool(add_entry, name="add_entry", title="Add a recap entry", description=ADD_ENTRY_DESCRIPTION,
-                 annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=True))
+                 annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True))
     mcp.add_tool(get_recap, name="get_recap", title="Read the recap", description=GET_RECAP_DESCRIPTION,
-                 annotations=ToolAnnotations(readOnlyHint=True))
+                 annotations=ToolAnnotations(read_only_hint=True))
