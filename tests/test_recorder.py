@@ -1,0 +1,339 @@
+"""The recorder on real git: snapshots, messages, branches, consolidation, isolation."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from code_trajectory import messages
+from code_trajectory.config import TrajectorySettings
+from code_trajectory.errors import InvalidArgumentError, LockContentionError
+from code_trajectory.recorder import OVERSIZE_MARKER, Recorder, ensure_gitignore_lists_shadow
+from code_trajectory.shadow_repo import shadow_ref
+
+from conftest import git, write
+
+
+def open_recorder(root: Path, **settings) -> Recorder:
+    return Recorder.open(root, TrajectorySettings.load(root, **settings))
+
+
+def shadow(root: Path, *args: str) -> str:
+    return git(root, "--git-dir=.trajectory", *args)
+
+
+def tree_files(root: Path, rev: str) -> dict[str, str]:
+    out = shadow(root, "ls-tree", "-r", "-z", "--full-tree", rev)
+    files = {}
+    for record in out.split("\0"):
+        if record:
+            meta, path = record.split("\t", 1)
+            files[path] = meta.split()[2]
+    return files
+
+
+def blob(root: Path, rev: str, path: str) -> bytes:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    import subprocess
+
+    return subprocess.run(["git", "--git-dir=.trajectory", "cat-file", "blob", f"{rev}:{path}"], cwd=root,
+                          env=env, capture_output=True, check=True).stdout
+
+
+def test_first_reconcile_records_the_work_tree_respecting_ignores(project: Path) -> None:
+    write(project, "build/out.bin", "artefact")
+    write(project, "node_modules/lib/index.js", "x")
+    write(project, "debug.log", "noise")
+    write(project, ".env", "API_KEY=hunter2")
+    recorder = open_recorder(project)
+    snap = recorder.reconcile()
+    assert snap is not None and snap.ref == "refs/heads/shadow/main"
+    files = tree_files(project, snap.ref)
+    assert set(files) == {".gitignore", "src/app.py", "tests/test_app.py"}
+    assert ".trajectory/" in (project / ".gitignore").read_text()
+    recorder.close()
+
+
+def test_unchanged_tree_makes_no_commit(project: Path) -> None:
+    recorder = open_recorder(project)
+    first = recorder.reconcile()
+    assert first is not None
+    assert recorder.reconcile() is None
+    assert recorder.record_paths(["src/app.py"]) is None
+    assert recorder.checkpoint("nothing new") is None
+    assert shadow(project, "rev-list", "--count", first.ref).strip() == "1"
+    recorder.close()
+
+
+def test_snapshot_message_has_subject_and_trailers(project: Path) -> None:
+    recorder = open_recorder(project)
+    recorder.reconcile()
+    recorder.intent.set("Fix login retry")
+    write(project, "src/app.py", "def main():\n    return 2\n\n\ndef retry():\n    return 3\n")
+    write(project, "src/new.py", "x = 1\n")
+    snap = recorder.record_paths(["src/app.py", "src/new.py"])
+    assert snap is not None
+    subject = shadow(project, "log", "-1", "--format=%s", snap.ref).strip()
+    assert subject.startswith("[AUTO-TRJ] ")
+    assert " - Fix login retry - " in subject
+    assert "M src/app.py (+5 -1)" in subject and "A src/new.py (+1)" in subject
+    trailers = shadow(project, "log", "-1", "--format=%(trailers:key=Trajectory-Intent,valueonly)", snap.ref)
+    assert trailers.strip() == "Fix login retry"
+    branch = shadow(project, "log", "-1", "--format=%(trailers:key=Trajectory-Branch,valueonly)", snap.ref)
+    assert branch.strip() == "main"
+    stamp = shadow(project, "log", "-1", "--format=%(trailers:key=Trajectory-Timestamp,valueonly)", snap.ref)
+    assert stamp.strip()[:4].isdigit() and "T" in stamp
+    recorder.close()
+
+
+def test_subject_without_intent_and_long_file_lists(project: Path) -> None:
+    recorder = open_recorder(project)
+    recorder.reconcile()
+    names = [f"pkg/mod{i:02d}.py" for i in range(12)]
+    for name in names:
+        write(project, name, "pass\n")
+    snap = recorder.record_paths(names)
+    assert snap is not None
+    parts = snap.subject.split(" - ")
+    assert len(parts) == 2, snap.subject  # time and summary only: no intent part
+    assert snap.subject.endswith("... and 7 more")
+    recorder.close()
+
+
+def test_deletes_renames_directories_and_symlinks(project: Path) -> None:
+    recorder = open_recorder(project)
+    recorder.reconcile()
+    write(project, "lib/a/one.py", "1\n")
+    write(project, "lib/a/b/two.py", "2\n")
+    snap = recorder.record_paths(["lib"])  # a directory created with content: rescanned whole
+    assert {"lib/a/one.py", "lib/a/b/two.py"} <= set(tree_files(project, snap.ref))
+    (project / "lib").rename(project / "vendor")
+    snap = recorder.record_paths(["lib", "vendor"])
+    files = tree_files(project, snap.ref)
+    assert "lib/a/one.py" not in files and "vendor/a/b/two.py" in files
+    os.symlink("../src/app.py", project / "vendor" / "link.py")
+    os.symlink("/etc/passwd", project / "vendor" / "escape")
+    snap = recorder.record_paths(["vendor/link.py", "vendor/escape"])
+    meta = shadow(project, "ls-tree", snap.ref, "vendor/link.py")
+    assert meta.startswith("120000 blob")
+    assert blob(project, snap.ref, "vendor/escape") == b"/etc/passwd"  # the target, never the content
+    (project / "src" / "app.py").unlink()
+    snap = recorder.record_paths(["src/app.py"])
+    assert "src/app.py" not in tree_files(project, snap.ref)
+    assert any(c.status == "D" and c.path == "src/app.py" for c in snap.changes)
+    recorder.close()
+
+
+def test_executable_bit_and_binary_and_odd_names(project: Path) -> None:
+    recorder = open_recorder(project)
+    recorder.reconcile()
+    script = write(project, "run.sh", "#!/bin/sh\necho hi\n")
+    script.chmod(0o755)
+    write(project, "logo.png", bytes(range(256)))
+    odd = "dir with space/naïve\nnewline.txt"
+    write(project, odd, "odd\n")
+    raw_name = os.fsdecode(b"latin1-\xe9.txt")
+    write(project, raw_name, "bytes\n")
+    snap = recorder.record_paths(["run.sh", "logo.png", odd, raw_name])
+    assert snap is not None
+    assert shadow(project, "ls-tree", snap.ref, "run.sh").startswith("100755")
+    assert any(c.path == "logo.png" and c.binary for c in snap.changes)
+    assert blob(project, snap.ref, "dir with space/naïve\nnewline.txt") == b"odd\n"
+    assert raw_name in tree_files(project, snap.ref) or any(c.path == raw_name for c in snap.changes)
+    recorder.close()
+
+
+def test_fifo_and_socket_are_skipped(project: Path) -> None:
+    os.mkfifo(project / "pipe")
+    recorder = open_recorder(project)
+    snap = recorder.reconcile()
+    assert "pipe" not in tree_files(project, snap.ref)
+    assert recorder.record_paths(["pipe"]) is None
+    recorder.close()
+
+
+def test_oversize_files_are_noted_not_stored(project: Path) -> None:
+    recorder = open_recorder(project, max_file_bytes=1000)
+    recorder.reconcile()
+    write(project, "data/big.bin", b"x" * 5000)
+    snap = recorder.record_paths(["data/big.bin"])
+    stored = blob(project, snap.ref, "data/big.bin")
+    assert stored.startswith(OVERSIZE_MARKER) and b"size: 5000 bytes" in stored
+    assert "not stored: 4.9 KiB" in snap.subject
+    recorder.close()
+
+
+def test_nested_repository_without_commits_is_recorded_as_files(project: Path) -> None:
+    nested = project / "vendor" / "lib"
+    nested.mkdir(parents=True)
+    git(nested, "init", "-q")
+    write(nested, "code.py", "print('vendored')\n")
+    write(nested, ".gitignore", "*.tmp\n")
+    write(nested, "scratch.tmp", "ignored by the nested .gitignore\n")
+    recorder = open_recorder(project)
+    snap = recorder.reconcile()
+    files = tree_files(project, snap.ref)
+    assert "vendor/lib/code.py" in files
+    assert "vendor/lib/scratch.tmp" not in files
+    assert not any(p.startswith("vendor/lib/.git/") for p in files)
+    recorder.close()
+
+
+def test_project_git_dir_is_never_written(project: Path) -> None:
+    def digest() -> dict[str, str]:
+        result = {}
+        for dirpath, _dirs, files in os.walk(project / ".git"):
+            for name in files:
+                path = Path(dirpath) / name
+                result[str(path.relative_to(project))] = hashlib.sha256(path.read_bytes()).hexdigest()
+        return result
+
+    git(project, "status")  # let git refresh its own index first, as a user's shell would
+    before = digest()
+    recorder = open_recorder(project)
+    recorder.reconcile()
+    for i in range(5):
+        write(project, "src/app.py", f"def main():\n    return {i}\n")
+        recorder.record_paths(["src/app.py"])
+    recorder.checkpoint("cp")
+    recorder.consolidate("work")
+    recorder.close()
+    assert digest() == before
+
+
+def test_gitignore_append_keeps_content_and_line_endings(tmp_path: Path) -> None:
+    root = tmp_path / "crlf"
+    root.mkdir()
+    (root / ".gitignore").write_bytes(b"dist/\r\n*.pyc")
+    assert ensure_gitignore_lists_shadow(root)
+    assert (root / ".gitignore").read_bytes() == b"dist/\r\n*.pyc\r\n# code-trajectory shadow repository\r\n.trajectory/\r\n"
+    assert not ensure_gitignore_lists_shadow(root)  # already listed: untouched
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    assert ensure_gitignore_lists_shadow(fresh)
+    assert (fresh / ".gitignore").read_text() == "# code-trajectory shadow repository\n.trajectory/\n"
+    listed = tmp_path / "listed"
+    listed.mkdir()
+    (listed / ".gitignore").write_text("/.trajectory\n")
+    assert not ensure_gitignore_lists_shadow(listed)
+
+
+def test_shadow_directory_is_private_and_never_records_itself(project: Path) -> None:
+    recorder = open_recorder(project)
+    snap = recorder.reconcile()
+    assert (project / ".trajectory").stat().st_mode & 0o777 == 0o700
+    assert not any(p.startswith(".trajectory") for p in tree_files(project, snap.ref))
+    assert recorder.record_paths([".trajectory/HEAD", ".trajectory/objects"]) is None
+    recorder.close()
+
+
+def test_branch_switch_detached_head_and_no_git(project: Path, plain_dir: Path) -> None:
+    recorder = open_recorder(project)
+    recorder.reconcile()
+    git(project, "checkout", "-q", "-b", "feature")
+    write(project, "src/feature.py", "FEATURE = True\n")
+    snap = recorder.record_paths(["src/feature.py"])
+    assert snap.ref == shadow_ref("feature")
+    main_tip = shadow(project, "rev-parse", shadow_ref("main")).strip()
+    assert shadow(project, "rev-parse", f"{snap.commit}^").strip() == main_tip  # continues from main's last state
+    git(project, "checkout", "-q", "--detach")
+    write(project, "src/detached.py", "x = 1\n")
+    snap = recorder.record_paths(["src/detached.py"])
+    assert snap.ref == "refs/heads/shadow/HEAD"
+    recorder.close()
+    plain = open_recorder(plain_dir)
+    snap = plain.reconcile()
+    assert snap.ref == "refs/heads/shadow/-no-git"
+    plain.close()
+
+
+def test_consolidate_squashes_trailing_snapshots(project: Path) -> None:
+    recorder = open_recorder(project)
+    recorder.reconcile()
+    for i in range(4):
+        write(project, "src/app.py", f"def main():\n    return {i + 10}\n")
+        recorder.record_paths(["src/app.py"])
+    ref = shadow_ref("main")
+    tip_before = shadow(project, "rev-parse", ref).strip()
+    result = recorder.consolidate("Implemented login feature")
+    assert result.squashed == 5  # the start-up snapshot and four edits
+    subject = shadow(project, "log", "-1", "--format=%s", ref).strip()
+    assert subject.startswith("[CONSOLIDATE] ") and subject.endswith(" - Implemented login feature")
+    assert shadow(project, "rev-parse", f"{ref}^{{tree}}") == shadow(project, "rev-parse", f"{tip_before}^{{tree}}")
+    assert tip_before in shadow(project, "reflog", "--format=%H", ref)
+    assert shadow(project, "cat-file", "-t", tip_before).strip() == "commit"
+    again = recorder.consolidate("again")
+    assert again.commit is None and "already a consolidation" in again.message
+    with pytest.raises(InvalidArgumentError):
+        recorder.consolidate("   ")
+    write(project, "src/app.py", "def main():\n    return 99\n")
+    recorder.record_paths(["src/app.py"])
+    result = recorder.consolidate("second piece")
+    assert result.squashed == 1
+    assert shadow(project, "rev-list", "--count", ref).strip() == "2"
+    recorder.close()
+
+
+def test_ref_lock_contention_is_retried_then_written(project: Path) -> None:
+    recorder = open_recorder(project)
+    recorder.reconcile()
+    lock = project / ".trajectory" / "refs" / "heads" / "shadow" / "main.lock"
+    lock.write_text("held by someone else")
+    threading.Timer(0.5, lock.unlink).start()
+    write(project, "src/app.py", "def main():\n    return 42\n")
+    snap = recorder.record_paths(["src/app.py"])
+    assert snap is not None
+    recorder.close()
+
+
+def test_failed_snapshot_keeps_paths_pending(project: Path) -> None:
+    recorder = open_recorder(project)
+    recorder.reconcile()
+    lock = project / ".trajectory" / "refs" / "heads" / "shadow" / "main.lock"
+    lock.write_text("held")
+    write(project, "src/app.py", "def main():\n    return 7\n")
+    recorder.note_changes(["src/app.py"])
+    with pytest.raises(LockContentionError):
+        recorder.flush()
+    assert recorder.has_pending()
+    lock.unlink()
+    snap = recorder.flush()
+    assert snap is not None and any(c.path == "src/app.py" for c in snap.changes)
+    recorder.close()
+
+
+def test_stat_cache_avoids_rehashing_and_detects_changes(project: Path) -> None:
+    recorder = open_recorder(project)
+    recorder.reconcile()
+    recorder.close()
+    time.sleep(0.01)
+    write(project, "src/app.py", "def main():\n    return 'changed while down'\n")
+    recorder = open_recorder(project)
+    snap = recorder.reconcile()  # the start-up reconcile catches what changed while nothing ran
+    assert snap is not None and [c.path for c in snap.changes] == ["src/app.py"]
+    recorder.close()
+
+
+def test_gitignore_change_triggers_full_rescan(project: Path) -> None:
+    recorder = open_recorder(project)
+    recorder.reconcile()
+    write(project, "debug.log", "now wanted")
+    write(project, ".gitignore", "build/\nnode_modules/\n")
+    snap = recorder.record_paths([".gitignore"])
+    assert "debug.log" in tree_files(project, snap.ref)
+    recorder.close()
+
+
+def test_messages_parse_trailers_roundtrip() -> None:
+    from datetime import datetime, timezone
+
+    text = messages.snapshot_message(when=datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc),
+                                     intent="multi\nline   intent", branch="main", changes=[])
+    assert "Trajectory-Intent: multi line intent" in text
+    blob_ = "Trajectory-Kind: snapshot\x1dTrajectory-Intent: a: b"
+    assert messages.parse_trailers(blob_) == {"Trajectory-Kind": "snapshot", "Trajectory-Intent": "a: b"}
