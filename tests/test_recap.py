@@ -438,3 +438,25 @@ def test_find_project_root(home: Path, tmp_path: Path) -> None:
     lone = tmp_path / "lone"
     lone.mkdir()
     assert recap.find_project_root(lone) in (lone, *lone.parents)
+
+
+def test_unusable_project_paths_are_clear_errors(home: Path) -> None:
+    with pytest.raises(InvalidArgumentError, match="empty"):
+        recap.get_recap("")
+    with pytest.raises(InvalidArgumentError, match="invalid project path"):
+        recap.add_entry("/tmp/a\0b", "decision", "x")
+
+
+def test_a_held_lock_times_out_with_a_clear_error(home: Path, project: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import filelock
+
+    recap.add_entry(project, "decision", "before the lock")
+    monkeypatch.setattr(recap, "LOCK_TIMEOUT_SECONDS", 0.2)
+    holder = filelock.FileLock(f"{recap.recap_path(project)}.lock")
+    with holder:
+        with pytest.raises(RecapError, match="stayed locked by another process"):
+            recap.add_entry(project, "decision", "while locked")
+        assert len(recap.get_recap(project)["entries"]) == 1  # reads never wait for the lock
+    recap.add_entry(project, "decision", "after the lock")
+    assert len(recap.get_recap(project)["entries"]) == 2

@@ -66,7 +66,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from code_trajectory import config
-from code_trajectory.errors import InvalidArgumentError, ProjectError, RecapError
+from code_trajectory.errors import InvalidArgumentError, ProjectError, RecapError, TrajectoryError
 
 try:  # BLAKE2 is always CPython's own module; importing it directly skips loading OpenSSL (~4 ms of CLI start-up)
     from _blake2 import blake2b as _blake2b
@@ -138,9 +138,19 @@ def normalize_project(project_root: str | os.PathLike[str]) -> str:
     """Return the canonical form of a project path: absolute, ``~`` expanded, symlinks resolved.
 
     Input: any path to the project directory (need not exist). Output: a string.
-    Raises nothing for well-formed paths.
+
+    Raises:
+        InvalidArgumentError: the path is empty or holds a NUL byte.
+        ProjectError: the path cannot be resolved (symlink loop, unreadable parent).
     """
-    return str(Path(project_root).expanduser().resolve(strict=False))
+    if not os.fspath(project_root):
+        raise InvalidArgumentError("the project path is empty; pass the project directory")
+    try:
+        return str(Path(project_root).expanduser().resolve(strict=False))
+    except ValueError as exc:  # embedded NUL byte
+        raise InvalidArgumentError(f"invalid project path {project_root!r}: {exc}") from exc
+    except (OSError, RuntimeError) as exc:  # RuntimeError: symlink loop (Python < 3.13)
+        raise ProjectError(f"cannot resolve project path {project_root}: {exc}") from exc
 
 
 def project_key(project_root: str | os.PathLike[str]) -> str:
@@ -162,7 +172,10 @@ def recap_file_name(project_root: str | os.PathLike[str]) -> str:
     Deterministic, at most 86 ASCII bytes, characters ``[a-z0-9._-]`` only; distinct
     projects get distinct names (the hash covers the exact path bytes).
     """
-    key = project_key(project_root)
+    return _name_for_key(project_key(project_root))
+
+
+def _name_for_key(key: str) -> str:
     digest = _blake2b(os.fsencode(key), digest_size=_HASH_BYTES).hexdigest()
     return f"{_slug(key)}-{digest}.json"
 
@@ -191,7 +204,7 @@ def project_path_of(recap_file: str | os.PathLike[str]) -> str:
         raise RecapError(f"recap file {file} is corrupt ({exc})") from exc
     if doc is None:
         raise RecapError(f"recap file {file} does not exist")
-    if recap_file_name(doc["projectPath"]) != file.name:
+    if _name_for_key(os.path.normcase(doc["projectPath"])) != file.name:
         raise RecapError(f"recap file {file} stores project {doc['projectPath']!r}, "
                          "which does not match its file name")
     return doc["projectPath"]
@@ -372,13 +385,17 @@ def get_recap(project_root: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def _fsync_dir(directory: Path) -> None:
-    if os.name == "nt":  # directories cannot be opened for fsync on Windows; the rename is durable enough
+    """Make a rename in ``directory`` durable; best effort (Windows and some file systems cannot)."""
+    if os.name == "nt":
         return
-    fd = os.open(directory, os.O_RDONLY)
     try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError:
+        pass  # the rename itself already happened; only its durability across a crash is weaker
 
 
 def _encode(doc: dict[str, Any]) -> bytes:
@@ -600,7 +617,7 @@ def recap_for_summary(project_root: str | os.PathLike[str], latest: int = 5) -> 
     """
     try:
         recap = get_recap(project_root)
-    except RecapError as exc:
+    except TrajectoryError as exc:
         return f"### Recap\n_Recap unavailable: {exc}_\n"
     if not recap["goal"] and not recap["entries"]:
         return f"### Recap\n_Recap unavailable: {recap['warning']}_\n" if recap.get("warning") else None
