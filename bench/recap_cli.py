@@ -12,7 +12,7 @@ interleaved (so machine load affects both alike), the median wall time of:
 and prints both medians and their ratio (target: <= 3x). It uses a throw-away
 ``CODE_TRAJECTORY_HOME`` and ``HOME``; nothing is written elsewhere.
 
-Usage: ``python bench/recap_cli.py [--runs N] [--entries N] [--max-ratio R]``;
+Usage: ``python bench/recap_cli.py [--runs N] [--entries N] [--max-ratio R] [--imports]``;
 exits 1 when the ratio exceeds ``--max-ratio`` (default 3.0).
 """
 
@@ -62,11 +62,24 @@ def _time_once(cmd: list[str], env: dict[str, str]) -> float:
     return time.perf_counter() - start
 
 
+def _top_imports(cmd: list[str], env: dict[str, str], count: int = 8) -> list[tuple[int, str]]:
+    """The ``count`` costliest imports of one run (``-X importtime``), as (cumulative µs, module)."""
+    done = subprocess.run([cmd[0], "-X", "importtime", *cmd[1:]], env=env, capture_output=True, text=True,
+                          check=True)
+    costs = []
+    for line in done.stderr.splitlines():
+        parts = line.removeprefix("import time:").split("|")
+        if len(parts) == 3 and parts[1].strip().isdigit():
+            costs.append((int(parts[1]), parts[2].rstrip()))
+    return sorted(costs, reverse=True)[:count]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=30, help="timed runs of each command (default 30)")
     parser.add_argument("--entries", type=int, default=50, help="entries in the benchmarked recap (default 50)")
     parser.add_argument("--max-ratio", type=float, default=3.0, help="fail above this ratio (default 3.0)")
+    parser.add_argument("--imports", action="store_true", help="also list the costliest imports of the command")
     opts = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="recap-bench-") as tmp:
         home = Path(tmp)
@@ -83,12 +96,17 @@ def main() -> int:
         for _ in range(opts.runs):
             baseline.append(_time_once(baseline_cmd, env))
             recap.append(_time_once(recap_cmd, env))
+        top = _top_imports(recap_cmd, env) if opts.imports else []
     base_ms = statistics.median(baseline) * 1000
     recap_ms = statistics.median(recap) * 1000
     ratio = recap_ms / base_ms
     print(f"python -c pass: {base_ms:.1f} ms (median of {opts.runs})")
     print(f"{label}: {recap_ms:.1f} ms (median of {opts.runs}, {opts.entries} entries)")
     print(f"ratio: {ratio:.2f}x (target <= {opts.max_ratio:g}x)")
+    if top:
+        print("costliest imports (cumulative, one run):")
+        for micros, module in top:
+            print(f"  {micros / 1000:6.1f} ms {module}")
     return 0 if ratio <= opts.max_ratio else 1
 
 
