@@ -8,8 +8,10 @@ and editors (``code-trajectory recap --json``).
 
 This module is pure logic and deliberately light to import: it must not import
 the MCP SDK, watchfiles or anything heavy, because the read-only CLI imports it
-and has to start fast. ``filelock`` and ``uuid`` are imported only by the
-writing functions.
+and has to start fast (``bench/recap_cli.py``). ``filelock``, ``uuid`` and
+``datetime`` are imported only by the writing functions, ``typing`` only by type
+checkers, and the hash comes from ``_blake2`` rather than ``hashlib`` (which
+loads OpenSSL).
 
 Storage
 -------
