@@ -37,6 +37,7 @@ import os
 import re
 import secrets
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -57,6 +58,7 @@ MAX_PATH_CHARS = 200
 CONFLICT_REF_PREFIX = "refs/journal-conflicts/"
 SUMMARY_TRAILER = "Journal-Summary:"
 LOCK_TIMEOUT_SECONDS = 60.0
+GC_EVERY = 20
 
 _COUNT_LINE_RE = re.compile(r"^[ \t]*<!--[ \t]*entry count:[ \t]*(\d+)[ \t]*-->[ \t]*$", re.MULTILINE | re.IGNORECASE)
 _WORK_CONTEXT_RE = re.compile(r"^[ \t]*work[_ ]context[ \t]*:[ \t]*(.*?)[ \t]*$", re.IGNORECASE)
@@ -288,6 +290,7 @@ class JournalStore:
         self._thread_lock = threading.RLock()
         self._history = _HistoryCache()
         self._history_lock = threading.Lock()
+        self._writes = 0
 
     # -- setup
 
@@ -614,7 +617,7 @@ class JournalStore:
     # -- writing
 
     def write(self, path: str, entry: str, overview: str | None = None, summary: str | None = None,
-              expected_version: object = UNCHECKED) -> WriteResult:
+              expected_version: object = UNCHECKED, timestamp: int | None = None) -> WriteResult:
         """Commit a journal entry on section ``path``, optionally replacing its overview.
 
         Args:
@@ -625,6 +628,7 @@ class JournalStore:
             expected_version: the section version the caller read (``None`` = "the section
                 did not exist"); the write fails with :class:`JournalConflictError` when the
                 section moved since. :data:`UNCHECKED` skips the check.
+            timestamp: the entry's time (epoch seconds); default now. For imports and tests.
 
         Raises:
             InvalidArgumentError: bad path, empty or oversized entry or overview.
@@ -657,14 +661,16 @@ class JournalStore:
                     new_overview = overview if overview is not None else strip_entry_count(old_text or "")
                     count = self.count_entries(path, head) + 1
                     content = render_section(new_overview, count)
-                    commit = self.commit_files(head, {file: content}, message, env=self.author_env())
+                    ts = int(time.time()) if timestamp is None else int(timestamp)
+                    env = {**self.author_env(), "GIT_AUTHOR_DATE": f"@{ts} +0000",
+                           "GIT_COMMITTER_DATE": f"@{max(ts, int(time.time()))} +0000"}
+                    commit = self.commit_files(head, {file: content}, message, env=env)
                     if not self.cas_head(head, commit, f"journal: {path}"):
                         continue  # someone moved HEAD without our lock: redo on the new head
                     self.refresh_worktree(head, commit)
                     if overview is not None:
                         self.clear_conflict(path)
                     self.maybe_gc()
-                    ts = int(self.git.text(["show", "-s", "--format=%at", commit, "--"]) or 0)
                     return WriteResult(path=path, sha=commit, version=commit, entry_count=count,
                                        overview_updated=overview is not None and overview != strip_entry_count(
                                            old_text or ""), created=old_text is None, timestamp=ts)
@@ -714,8 +720,6 @@ class JournalStore:
                 return True
             err = proc.stderr.decode("utf-8", "replace")
             if ".lock': File exists" in err or "Unable to create" in err:
-                import time
-
                 time.sleep(0.02)
                 continue
             if "but expected" in err or "already exists" in err or "is at" in err:
@@ -732,7 +736,9 @@ class JournalStore:
                         proc.stderr.decode("utf-8", "replace").strip())
 
     def maybe_gc(self) -> None:
-        if self.settings.auto_gc:
+        """Run ``git gc --auto`` every :data:`GC_EVERY` writes of this process, when ``auto_gc`` is on."""
+        self._writes += 1
+        if self.settings.auto_gc and self._writes % GC_EVERY == 0:
             self.git.run(["-c", "gc.auto=6700", "-c", "gc.autoDetach=false", "gc", "--auto", "--quiet"],
                          check=False)
 

@@ -1,0 +1,505 @@
+"""Journal search: two relevance scores per entry, tempered by temporal salience.
+
+Scores
+------
+Each entry gets two scores in [0, 1]:
+
+* ``work_context_score``: the query's ``work_context`` against the entry's
+  ``work_context:`` line (against the whole entry when it has none);
+* ``content_score``: the query's ``content`` against the entry's text (without the
+  ``work_context:`` line), the best of its chunks (~150 words each), so a long
+  entry is not diluted.
+
+Semantic ranking (the ``semantic`` extra): cosine similarity of all-MiniLM-L6-v2
+sentence embeddings, mapped onto (0, 1) by :func:`calibrate`, a logistic curve
+``1 / (1 + exp(-(cos - 0.25) / 0.07))``. Raw MiniLM cosines are not
+probabilities: on the quality corpus of ``tests/test_journal_quality.py`` the
+right answer to a paraphrased query scores a cosine of 0.17-0.58 (median 0.38,
+averaged over the two fields) and a wrong entry 0.10 (median; 95th percentile
+0.23), so a threshold of 0.5 on raw cosines would drop most right answers. The
+curve puts the default threshold 0.5 at a cosine of 0.25: there 88 % of the
+right answers pass and 3 % of the wrong entries do; it is strictly increasing,
+so it never changes the order of two entries, and it saturates smoothly instead
+of clipping, so strong matches stay distinguishable.
+
+Lexical ranking (the fallback without the extra, or ``ranking = "lexical"``):
+SQLite FTS5 with BM25 over the same two fields; each query's BM25 scores are
+divided by the best one, so the best match scores 1 (scores are relative, not
+absolute, in this mode).
+
+Combination
+-----------
+::
+
+    relevance = (context_weight * work_context_score + content_weight * content_score)
+                / (context_weight + content_weight)
+    salience  = max(minimum_salience, 0.5 ** (age_days / half_life_days))
+    combined  = relevance * (1 - recency_weight + recency_weight * salience)
+
+An entry is returned when ``combined >= salience_threshold``; results are sorted
+by ``combined`` then by recency. Why not ``relevance * salience`` (the prototype):
+that makes every entry older than one half-life score at most 0.5, so at the
+default threshold 0.5 nothing older than ~30 days can ever be found, however
+relevant. Here salience can take away at most ``recency_weight`` (default 20 %)
+of an entry's score: a clearly relevant old entry still passes the threshold,
+while between entries of similar relevance the recent one ranks first (and an
+exact tie always goes to the recent one).
+
+Index
+-----
+An SQLite file (default ``<journal>/.git/code-trajectory-search.sqlite``) holds
+one row per entry reachable from HEAD (keyed by commit sha and section path),
+an FTS5 table over them, and the embeddings of each distinct entry text (keyed
+by the text's hash and the model id, so an entry replayed by ``sync`` with a new
+sha is not embedded again). It is updated incrementally: only commits new since
+the last indexed head are read and embedded; a rewritten history is re-listed
+and entries no longer reachable are dropped. Several processes may share it
+(WAL, ``INSERT OR IGNORE``). Query time is a brute-force cosine over an
+in-memory float32 matrix (numpy), a few ms per 10k entries.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from code_trajectory.errors import InvalidArgumentError, JournalError
+from code_trajectory.journal import embedding
+from code_trajectory.journal.settings import JournalSettings
+from code_trajectory.journal.store import JournalStore, body_of, entry_id, iso, split_message, work_context_of
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 2
+CHUNK_WORDS = 150
+MAX_CHUNKS = 16
+#: Cosine similarity that :func:`calibrate` maps to 0.5, and the width of its logistic curve.
+COSINE_MIDPOINT = 0.25
+COSINE_SCALE = 0.07
+MAX_QUERY_CHARS = 4000
+SECONDS_PER_DAY = 86400.0
+
+
+def calibrate(cosines: Any) -> Any:
+    """Map raw cosine similarities onto relevance scores in [0, 1] (see the module docstring)."""
+    import numpy as np
+
+    return 1.0 / (1.0 + np.exp(-(np.asarray(cosines, dtype=np.float64) - COSINE_MIDPOINT) / COSINE_SCALE))
+
+
+def salience(ts: float, now: float, half_life_days: float, minimum: float) -> float:
+    """Temporal salience of an entry written at ``ts`` (epoch seconds), seen at ``now``."""
+    age_days = max(0.0, (now - ts) / SECONDS_PER_DAY)
+    return max(minimum, 0.5 ** (age_days / half_life_days))
+
+
+def combine(relevance: float, sal: float, recency_weight: float) -> float:
+    """The combined score: relevance, of which salience can take away at most ``recency_weight``."""
+    return relevance * (1.0 - recency_weight + recency_weight * sal)
+
+
+def chunks_of(text: str) -> list[str]:
+    """Split an entry body into chunks of about :data:`CHUNK_WORDS` words along paragraphs."""
+    paragraphs = [p.strip() for p in re.split(r"\n\s*\n", text) if p.strip()]
+    chunks: list[str] = []
+    current: list[str] = []
+    count = 0
+    for para in paragraphs:
+        words = para.split()
+        if len(words) > CHUNK_WORDS:
+            if current:
+                chunks.append("\n\n".join(current))
+                current, count = [], 0
+            for i in range(0, len(words), CHUNK_WORDS):
+                chunks.append(" ".join(words[i:i + CHUNK_WORDS]))
+            continue
+        if count + len(words) > CHUNK_WORDS and current:
+            chunks.append("\n\n".join(current))
+            current, count = [], 0
+        current.append(para)
+        count += len(words)
+    if current:
+        chunks.append("\n\n".join(current))
+    return chunks[:MAX_CHUNKS] or [text.strip() or " "]
+
+
+def _text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+@dataclass
+class SearchHit:
+    """One search result (see :meth:`as_dict` for the JSON shape)."""
+
+    path: str
+    sha: str
+    timestamp: int
+    text: str
+    summary: str | None
+    work_context_score: float
+    content_score: float
+    combined_score: float
+    salience: float
+
+    def as_dict(self) -> dict:
+        return {
+            "id": entry_id(self.path, self.sha),
+            "path": self.path,
+            "content": self.text,
+            "work_context_score": round(self.work_context_score, 4),
+            "content_score": round(self.content_score, 4),
+            "combined_score": round(self.combined_score, 4),
+            "salience": round(self.salience, 4),
+            "timestamp": iso(self.timestamp),
+        }
+
+
+@dataclass
+class SearchResult:
+    """A search answer: which ranking was used, and the hits."""
+
+    ranking: str
+    note: str
+    threshold: float
+    considered: int
+    hits: list[SearchHit] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"ranking": self.ranking, "ranking_note": self.note, "salience_threshold": self.threshold,
+                "entries_considered": self.considered, "results": [h.as_dict() for h in self.hits]}
+
+
+@dataclass
+class _Row:
+    rowid: int
+    sha: str
+    path: str
+    ts: int
+    text_hash: str
+
+
+class SearchIndex:
+    """The search index of one journal (see the module docstring).
+
+    Args:
+        store: the journal.
+        settings: search settings (weights, decay, ranking, cache path, model files).
+    """
+
+    def __init__(self, store: JournalStore, settings: JournalSettings) -> None:
+        self.store = store
+        self.settings = settings
+        self.path: Path = settings.search_cache_file
+        self._lock = threading.RLock()
+        self._conn: sqlite3.Connection | None = None
+        self._vectors: dict[str, tuple[Any, Any]] = {}  # text_hash -> (ctx vec or None, chunk matrix)
+        self._vectors_model: str | None = None
+        self._rows_head: str | None = None
+        self._rows: list[_Row] = []
+
+    # -- database
+
+    def _db(self) -> sqlite3.Connection:
+        if self._conn is not None:
+            return self._conn
+        self.store.ensure()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(str(self.path), timeout=30.0, check_same_thread=False, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version != SCHEMA_VERSION:
+                conn.execute("BEGIN IMMEDIATE")
+                for table in ("meta", "entries", "entries_fts", "vectors", "vectors_done"):
+                    conn.execute(f"DROP TABLE IF EXISTS {table}")
+                conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+                conn.execute("CREATE TABLE entries (rowid INTEGER PRIMARY KEY, sha TEXT NOT NULL, path TEXT NOT NULL, "
+                             "ts INTEGER NOT NULL, text TEXT NOT NULL, text_hash TEXT NOT NULL, UNIQUE (sha, path))")
+                conn.execute("CREATE VIRTUAL TABLE entries_fts USING fts5(ctx, body, "
+                             "tokenize='porter unicode61 remove_diacritics 2')")
+                conn.execute("CREATE TABLE vectors (text_hash TEXT NOT NULL, model TEXT NOT NULL, "
+                             "field TEXT NOT NULL, chunk INTEGER NOT NULL, vec BLOB NOT NULL, "
+                             "PRIMARY KEY (text_hash, model, field, chunk))")
+                conn.execute("CREATE TABLE vectors_done (text_hash TEXT NOT NULL, model TEXT NOT NULL, "
+                             "PRIMARY KEY (text_hash, model))")
+                conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+                conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise JournalError(f"cannot open the search cache {self.path}: {exc}") from exc
+        self._conn = conn
+        return conn
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    # -- keeping the index in step with the journal
+
+    def refresh(self) -> str | None:
+        """Index the entries new since the last indexed head; returns the head indexed."""
+        with self._lock:
+            head = self.store.head()
+            conn = self._db()
+            try:
+                row = conn.execute("SELECT value FROM meta WHERE key='head'").fetchone()
+                indexed = row[0] if row else None
+                if indexed == head:
+                    return head
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    row = conn.execute("SELECT value FROM meta WHERE key='head'").fetchone()
+                    indexed = row[0] if row else None  # another process may have done it meanwhile
+                    if indexed != head:
+                        self._update(conn, indexed, head)
+                    conn.execute("COMMIT")
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+            except sqlite3.Error as exc:
+                raise JournalError(f"cannot update the search cache {self.path}: {exc}") from exc
+            return head
+
+    def _update(self, conn: sqlite3.Connection, indexed: str | None, head: str | None) -> None:
+        if head is None:
+            conn.execute("DELETE FROM entries")
+            conn.execute("DELETE FROM entries_fts")
+            conn.execute("DELETE FROM meta WHERE key='head'")
+            return
+        if indexed is not None and self.store._is_ancestor(indexed, head):
+            new_pairs = [(c.sha, s, c.timestamp) for c in self.store._scan(f"{indexed}..{head}") for s in c.sections]
+        else:
+            present = [(c.sha, s, c.timestamp) for c in self.store.history(head) for s in c.sections]
+            keys = {(sha, path) for sha, path, _ in present}
+            known = {(sha, path): rowid for rowid, sha, path in conn.execute("SELECT rowid, sha, path FROM entries")}
+            for key, rowid in known.items():
+                if key not in keys:
+                    conn.execute("DELETE FROM entries WHERE rowid=?", (rowid,))
+                    conn.execute("DELETE FROM entries_fts WHERE rowid=?", (rowid,))
+            new_pairs = [p for p in present if (p[0], p[1]) not in known]
+        messages = self.store.messages(sorted({sha for sha, _, _ in new_pairs}))
+        for sha, path, ts in new_pairs:
+            raw, _author = messages.get(sha, ("", ""))
+            text, _summary = split_message(raw)
+            cur = conn.execute("INSERT OR IGNORE INTO entries (sha, path, ts, text, text_hash) VALUES (?,?,?,?,?)",
+                               (sha, path, ts, text, _text_hash(text)))
+            if cur.rowcount:
+                conn.execute("INSERT INTO entries_fts (rowid, ctx, body) VALUES (?,?,?)",
+                             (cur.lastrowid, work_context_of(text) or "", body_of(text) or text))
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('head', ?)", (head,))
+
+    def _load_rows(self, head: str | None) -> list[_Row]:
+        if self._rows_head == head and head is not None:
+            return self._rows
+        conn = self._db()
+        rows = [_Row(*r) for r in conn.execute("SELECT rowid, sha, path, ts, text_hash FROM entries ORDER BY rowid")]
+        self._rows_head, self._rows = head, rows
+        return rows
+
+    def _ensure_vectors(self, embedder: embedding.Embedder, rows: list[_Row]) -> None:
+        import numpy as np
+
+        conn = self._db()
+        model = embedder.model_id
+        if self._vectors_model != model:
+            self._vectors, self._vectors_model = {}, model
+        wanted = {r.text_hash for r in rows if r.text_hash not in self._vectors}
+        if not wanted:
+            return
+        done = {h for (h,) in conn.execute("SELECT text_hash FROM vectors_done WHERE model=?", (model,))}
+        missing = wanted - done
+        if missing:
+            texts: dict[str, str] = {}
+            for h in missing:
+                row = conn.execute("SELECT text FROM entries WHERE text_hash=? LIMIT 1", (h,)).fetchone()
+                if row is not None:
+                    texts[h] = row[0]
+            self._embed_and_store(embedder, texts)
+        stored: dict[str, dict[str, list[tuple[int, bytes]]]] = {}
+        if len(wanted) > 2000:
+            records = conn.execute("SELECT text_hash, field, chunk, vec FROM vectors WHERE model=?", (model,))
+        else:
+            records = []
+            wanted_list = sorted(wanted)
+            for start in range(0, len(wanted_list), 500):
+                part = wanted_list[start:start + 500]
+                records.extend(conn.execute(
+                    "SELECT text_hash, field, chunk, vec FROM vectors WHERE model=? AND text_hash IN (%s)"
+                    % ",".join("?" * len(part)), (model, *part)))
+        for h, fld, chunk, blob in records:
+            if h in wanted:
+                stored.setdefault(h, {}).setdefault(fld, []).append((chunk, blob))
+        for h in wanted:
+            fields = stored.get(h, {})
+            ctx = fields.get("ctx")
+            ctx_vec = np.frombuffer(ctx[0][1], dtype=np.float32) if ctx else None
+            content = sorted(fields.get("content", []))
+            if content:
+                mat = np.stack([np.frombuffer(b, dtype=np.float32) for _, b in content])
+            else:
+                mat = np.zeros((1, embedding.DIMENSION), dtype=np.float32)
+            self._vectors[h] = (ctx_vec, mat)
+
+    def _embed_and_store(self, embedder: embedding.Embedder, texts: dict[str, str]) -> None:
+        jobs: list[tuple[str, str, int, str]] = []  # (hash, field, chunk, text)
+        for h, text in texts.items():
+            ctx = work_context_of(text)
+            if ctx:
+                jobs.append((h, "ctx", 0, ctx))
+            for i, chunk in enumerate(chunks_of(body_of(text) or text)):
+                jobs.append((h, "content", i, chunk))
+        conn = self._db()
+        for start in range(0, len(jobs), 256):
+            part = jobs[start:start + 256]
+            vecs = embedder.encode([j[3] for j in part])
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.executemany("INSERT OR REPLACE INTO vectors (text_hash, model, field, chunk, vec) "
+                                 "VALUES (?,?,?,?,?)",
+                                 [(j[0], embedder.model_id, j[1], j[2], vecs[i].tobytes()) for i, j in enumerate(part)])
+                done = {j[0] for j in part}
+                conn.executemany("INSERT OR IGNORE INTO vectors_done (text_hash, model) VALUES (?,?)",
+                                 [(h, embedder.model_id) for h in done])
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+
+    # -- searching
+
+    def ranking_mode(self) -> tuple[str, str, embedding.Embedder | None]:
+        """``(ranking, note, embedder or None)`` for the configured ranking and what is installed."""
+        mode = self.settings.ranking
+        if mode == "lexical":
+            return "lexical", "lexical ranking (SQLite FTS5, BM25) as configured ([journal.search] ranking)", None
+        try:
+            embedder = embedding.get_embedder(self.settings.onnx_path, self.settings.tokenizer_path)
+        except embedding.ModelUnavailable as exc:
+            if mode == "semantic":
+                raise JournalError(f"semantic ranking is configured but unavailable: {exc}") from exc
+            return "lexical", (f"lexical ranking (SQLite FTS5, BM25): the semantic model is unavailable ({exc}); "
+                               "scores are relative to the best match"), None
+        return "semantic", f"semantic ranking ({embedding.MODEL_NAME} sentence embeddings, offline)", embedder
+
+    def search(self, work_context: str, content: str, salience_threshold: float | None = None,
+               now: float | None = None, max_results: int | None = None) -> SearchResult:
+        """Search the journal's entries (see the module docstring for the scoring).
+
+        Raises:
+            InvalidArgumentError: both queries empty, or a threshold outside [0, 1].
+        """
+        work_context = (work_context or "").strip()[:MAX_QUERY_CHARS]
+        content = (content or "").strip()[:MAX_QUERY_CHARS]
+        if not work_context and not content:
+            raise InvalidArgumentError("give a work_context or a content to search for")
+        threshold = self.settings.default_salience_threshold if salience_threshold is None else salience_threshold
+        if isinstance(threshold, bool) or not 0.0 <= float(threshold) <= 1.0:
+            raise InvalidArgumentError(f"salience_threshold must be between 0 and 1, got {salience_threshold}")
+        threshold = float(threshold)
+        limit = max_results or self.settings.max_results
+        now = time.time() if now is None else now
+        with self._lock:
+            ranking, note, embedder = self.ranking_mode()
+            head = self.refresh()
+            rows = self._load_rows(head)
+            if not rows:
+                return SearchResult(ranking, note, threshold, 0)
+            if embedder is not None:
+                ctx_scores, content_scores = self._semantic_scores(embedder, rows, work_context, content)
+            else:
+                ctx_scores, content_scores = self._lexical_scores(rows, work_context, content)
+            hits = self._rank(rows, ctx_scores, content_scores, threshold, now, limit,
+                              use_ctx=bool(work_context), use_content=bool(content))
+            self._fill_text(hits)
+            return SearchResult(ranking, note, threshold, len(rows), hits)
+
+    def _semantic_scores(self, embedder: embedding.Embedder, rows: list[_Row], work_context: str,
+                         content: str) -> tuple[Any, Any]:
+        import numpy as np
+
+        self._ensure_vectors(embedder, rows)
+        queries = embedder.encode([work_context or content, content or work_context])
+        q_ctx, q_content = queries[0], queries[1]
+        mats, owners, ctx_rows, ctx_vecs = [], [], [], []
+        for i, row in enumerate(rows):
+            ctx_vec, mat = self._vectors[row.text_hash]
+            mats.append(mat)
+            owners.append(np.full(len(mat), i, dtype=np.int64))
+            if ctx_vec is not None:
+                ctx_rows.append(i)
+                ctx_vecs.append(ctx_vec)
+        chunks = np.concatenate(mats)
+        owner = np.concatenate(owners)
+        starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+        sims = chunks @ np.stack([q_ctx, q_content], axis=1)  # (chunks, 2)
+        best = np.maximum.reduceat(sims, starts, axis=0)  # (entries, 2)
+        ctx_cos = best[:, 0].copy()
+        if ctx_rows:
+            ctx_cos[np.array(ctx_rows)] = np.stack(ctx_vecs) @ q_ctx
+        return calibrate(ctx_cos), calibrate(best[:, 1])
+
+    def _lexical_scores(self, rows: list[_Row], work_context: str, content: str) -> tuple[Any, Any]:
+        import numpy as np
+
+        index = {row.rowid: i for i, row in enumerate(rows)}
+
+        def scores(query: str, ctx_weight: float, body_weight: float) -> Any:
+            out = np.zeros(len(rows), dtype=np.float64)
+            terms = [t for t in re.findall(r"\w+", query.lower()) if len(t) > 1 or t.isdigit()]
+            if not terms:
+                return out
+            match = " OR ".join('"' + t.replace('"', '""') + '"' for t in dict.fromkeys(terms))
+            try:
+                result = self._db().execute(
+                    "SELECT rowid, bm25(entries_fts, ?, ?) FROM entries_fts WHERE entries_fts MATCH ?",
+                    (ctx_weight, body_weight, match)).fetchall()
+            except sqlite3.Error as exc:
+                raise JournalError(f"lexical search failed: {exc}") from exc
+            for rowid, bm25 in result:
+                if rowid in index:
+                    out[index[rowid]] = max(0.0, -bm25)
+            top = out.max()
+            return out / top if top > 0 else out
+
+        ctx = scores(work_context or content, 2.0, 1.0)
+        body = scores(content or work_context, 0.5, 1.0)
+        return ctx, body
+
+    def _rank(self, rows: list[_Row], ctx_scores: Any, content_scores: Any, threshold: float, now: float,
+              limit: int, *, use_ctx: bool, use_content: bool) -> list[SearchHit]:
+        import numpy as np
+
+        s = self.settings
+        wc = s.context_weight if use_ctx else 0.0
+        wx = s.content_weight if use_content else 0.0
+        if wc + wx <= 0:
+            wc, wx = (1.0, 0.0) if use_ctx else (0.0, 1.0)
+        relevance = (wc * ctx_scores + wx * content_scores) / (wc + wx)
+        ts = np.array([r.ts for r in rows], dtype=np.float64)
+        age_days = np.maximum(0.0, (now - ts) / SECONDS_PER_DAY)
+        sal = np.maximum(s.minimum_salience, 0.5 ** (age_days / s.half_life_days))
+        combined = relevance * (1.0 - s.recency_weight + s.recency_weight * sal)
+        keep = np.flatnonzero(combined >= threshold - 1e-9)
+        order = sorted(keep.tolist(), key=lambda i: (-round(float(combined[i]), 6), -rows[i].ts, rows[i].path))
+        hits = []
+        for i in order[:limit]:
+            row = rows[i]
+            hits.append(SearchHit(path=row.path, sha=row.sha, timestamp=row.ts, text="", summary=None,
+                                  work_context_score=float(ctx_scores[i]), content_score=float(content_scores[i]),
+                                  combined_score=float(combined[i]), salience=float(sal[i])))
+        return hits
+
+    def _fill_text(self, hits: list[SearchHit]) -> None:
+        conn = self._db()
+        for hit in hits:
+            row = conn.execute("SELECT text FROM entries WHERE sha=? AND path=?", (hit.sha, hit.path)).fetchone()
+            hit.text = row[0] if row else ""

@@ -1,0 +1,208 @@
+"""The journal's operations as the MCP tools and the CLI both use them.
+
+Each operation returns ``(text, structured)``: readable markdown and a JSON
+object in the shape of ``journal-design.md`` (lists are wrapped in an object,
+since MCP structured content is an object). The MCP layer
+(:mod:`code_trajectory.journal_tools`) adds the per-session write protection;
+the CLI (:mod:`code_trajectory.journal_cli`) writes without it.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from code_trajectory.errors import InvalidArgumentError
+from code_trajectory.journal.settings import JournalSettings
+from code_trajectory.journal.store import (
+    ID_SHA_LEN,
+    UNCHECKED,
+    JournalStore,
+    entry_id,
+    iso,
+    normalize_path,
+    parse_id,
+)
+
+MAX_TEXT_ENTRY_CHARS = 3000
+
+
+def _short(text: str, limit: int = MAX_TEXT_ENTRY_CHARS) -> str:
+    return text if len(text) <= limit else text[:limit].rstrip() + "\n… (truncated; journal_read the id for all of it)"
+
+
+def _int_arg(name: str, value: Any) -> int:
+    if isinstance(value, bool):
+        raise InvalidArgumentError(f"{name} must be a whole number")
+    if isinstance(value, float):
+        if value != int(value):
+            raise InvalidArgumentError(f"{name} must be a whole number, got {value}")
+        value = int(value)
+    if not isinstance(value, int):
+        raise InvalidArgumentError(f"{name} must be a whole number")
+    return value
+
+
+class Journal:
+    """One journal: its store and its search index.
+
+    Args:
+        settings: resolved settings.
+    """
+
+    def __init__(self, settings: JournalSettings) -> None:
+        self.settings = settings
+        self.store = JournalStore(settings)
+        self._index = None
+        self._index_lock = threading.Lock()
+
+    @property
+    def index(self):
+        from code_trajectory.journal.search import SearchIndex
+
+        with self._index_lock:
+            if self._index is None:
+                self._index = SearchIndex(self.store, self.settings)
+            return self._index
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
+
+    # -- operations
+
+    def search(self, work_context: str, content: str, salience_threshold: float | None = None,
+               max_results: int | None = None) -> tuple[str, dict]:
+        """``journal_search``: entries matching the work context and the content."""
+        if salience_threshold is not None and (isinstance(salience_threshold, bool)
+                                               or not isinstance(salience_threshold, (int, float))):
+            raise InvalidArgumentError("salience_threshold must be a number between 0 and 1")
+        result = self.index.search(work_context, content, salience_threshold, max_results=max_results)
+        data = result.as_dict()
+        lines = [f"{len(result.hits)} of {result.considered} journal entries scored >= "
+                 f"{result.threshold:g} ({result.note})."]
+        if not result.hits:
+            lines.append("\nNo entry passed the threshold; lower salience_threshold, rephrase, or browse "
+                         "with journal_toc.")
+        for n, hit in enumerate(data["results"], 1):
+            lines.append(f"\n{n}. {hit['id']} ({hit['timestamp']}): combined {hit['combined_score']:.3f} = "
+                         f"work_context {hit['work_context_score']:.3f}, content {hit['content_score']:.3f}, "
+                         f"salience {hit['salience']:.3f}")
+            lines.append(_indent(_short(hit["content"])))
+        return "\n".join(lines), data
+
+    def read(self, journal_id: str) -> tuple[str, dict, object]:
+        """``journal_read``: an overview or an entry.
+
+        Returns:
+            ``(text, structured, version)``: ``version`` is the section version that was
+            read (for the write protection), or :data:`UNCHECKED` for an entry read.
+        """
+        path, sha = parse_id(journal_id)
+        if sha is not None:
+            entry = self.store.read_entry(path, sha)
+            data = {"id": entry.id, "type": "entry", "path": path, "content": entry.text,
+                    "timestamp": iso(entry.timestamp), "summary": entry.summary,
+                    "work_context": entry.work_context, "author": entry.author}
+            text = f"Journal entry {entry.id} ({iso(entry.timestamp)}, {entry.author or 'unknown author'}):\n\n" \
+                   f"{entry.text}"
+            return text, data, UNCHECKED
+        ov = self.store.read_overview(path)
+        data = {"id": path, "type": "overview", "path": path, "content": ov.content, "exists": ov.exists,
+                "version": ov.version[:ID_SHA_LEN] if ov.version else None, "entry_count": ov.entry_count,
+                "last_updated": iso(ov.last_updated) if ov.last_updated else None,
+                "pending_conflict": ov.pending_conflict}
+        if not ov.exists and ov.entry_count == 0:
+            text = (f"Section {path!r} does not exist yet. journal_write('{path}', entry, overview=...) creates "
+                    "it (you have now read it, so the write is allowed).")
+        else:
+            head = f"Overview of {path} (version {data['version']}, {ov.entry_count} entries, " \
+                   f"last updated {data['last_updated']}):"
+            text = f"{head}\n\n{ov.content or '(the overview is empty)'}"
+        if ov.pending_conflict:
+            text += (f"\n\nA sync could not merge another overview of this section (local commit "
+                     f"{ov.pending_conflict['local_commit']}). It reads:\n\n{ov.pending_conflict['local_version']}\n\n"
+                     f"Merge the two (journal_synthesize_conflict helps), then journal_write with the merged "
+                     "overview; that clears the conflict.")
+        return text, data, ov.version
+
+    def toc(self, journal_id: str = "", depth: int = 1) -> tuple[str, dict]:
+        """``journal_toc``: the section tree."""
+        depth = _int_arg("depth", depth)
+        data = self.store.toc(journal_id or "", depth)
+        lines: list[str] = []
+
+        def walk(node: dict, indent: int) -> None:
+            more = ""
+            if node.get("subsection_count") and not node.get("subsections"):
+                more = f", {node['subsection_count']} subsections (raise depth to see them)"
+            label = node["id"] or "(journal root)"
+            kind = "" if node["type"] == "section" else f" [{node['type']}]"
+            lines.append(f"{'  ' * indent}- {label}{kind}: {node['entry_count']} entries, "
+                         f"last updated {node['last_updated'] or 'never'}{more}")
+            for child in node.get("subsections", []):
+                walk(child, indent + 1)
+
+        if data["type"] == "root":
+            lines.append(f"Journal at {self.settings.journal_data_path}: {data['section_count']} sections, "
+                         f"{data['entry_count']} entries, last updated {data['last_updated'] or 'never'}.")
+            if not data["subsections"]:
+                lines.append("The journal is empty: journal_read a new section path, then journal_write to it.")
+            for child in data["subsections"]:
+                walk(child, 0)
+        else:
+            walk(data, 0)
+        return "\n".join(lines), data
+
+    def list_entries(self, path: str, start: int = 0, length: int = 10) -> tuple[str, dict]:
+        """``journal_list_entries``: a page of a section's entries, newest first."""
+        start = _int_arg("start", start)
+        length = _int_arg("length", length)
+        total, entries = self.store.list_entries(path, start, length)
+        path = normalize_path(path)
+        items = [{"id": e.id, "timestamp": iso(e.timestamp), "summary": e.summary} for e in entries]
+        data = {"path": path, "total": total, "start": start, "entries": items}
+        lines = [f"Entries {start + 1}-{start + len(items)} of {total} in {path} (newest first):"]
+        lines += [f"- {i['id']} ({i['timestamp']}): {i['summary']}" for i in items]
+        if not items:
+            lines = [f"No entries at index {start} or later; {path} has {total}."]
+        elif start + len(items) < total:
+            lines.append(f"More: journal_list_entries('{path}', start={start + len(items)}).")
+        return "\n".join(lines), data
+
+    def write(self, path: str, entry: str, overview: str | None = None, summary: str | None = None,
+              expected_version: object = UNCHECKED) -> tuple[str, dict]:
+        """``journal_write``: commit an entry (and optionally a new overview)."""
+        result = self.store.write(path, entry, overview, summary, expected_version=expected_version)
+        data = {"id": result.id, "path": result.path, "version": result.version[:ID_SHA_LEN],
+                "entry_count": result.entry_count, "overview_updated": result.overview_updated,
+                "created": result.created, "timestamp": iso(result.timestamp)}
+        what = "created section" if result.created else "added to"
+        text = (f"Journal entry {result.id} {what} {result.path} (entry {result.entry_count}"
+                f"{', overview updated' if result.overview_updated else ''}).")
+        return text, data
+
+    def sync(self, remote: str | None = None, branch: str | None = None) -> tuple[str, dict]:
+        """``journal sync``: share the journal through a git remote."""
+        from code_trajectory.journal.sync import sync_journal
+
+        report = sync_journal(self.store, remote=remote, branch=branch)
+        return report.text(), report.as_dict()
+
+
+def _indent(text: str, prefix: str = "   ") -> str:
+    return "\n".join(prefix + line if line else line for line in text.split("\n"))
+
+
+def merge_prompt(section: str, version_a: str, version_b: str, work_context: str) -> str:
+    """The prompt that asks a model to synthesise two overviews of one section."""
+    return (
+        f"Two versions of the overview of journal section {section!r} diverged"
+        f"{f' during: {work_context}' if work_context.strip() else ''}. Write ONE overview that keeps every "
+        "insight, decision and open question of both, resolves contradictions in favour of the better-supported "
+        "or more recent understanding (say so where it matters), drops repetition, and keeps the markdown "
+        "structure. Answer with the merged overview only, no preamble.\n\n"
+        f"<version_a>\n{version_a.strip()}\n</version_a>\n\n<version_b>\n{version_b.strip()}\n</version_b>"
+    )
+
+
