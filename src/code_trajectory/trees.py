@@ -49,15 +49,19 @@ def apply_changes(repo: ShadowRepo, base_tree: str | None, changes: Changes) -> 
         parts = [os.fsencode(p) for p in path.split("/") if p]
         if not parts:
             continue
-        node = root
+        node: _Node | None = root
         for part in parts[:-1]:
             child = node.children.get(part)
             if not isinstance(child, _Node):
+                if entry is None and child is not None:
+                    node = None  # deleting under a path already deleted or now a file: nothing to do
+                    break
                 # absent: edit the base subtree; deleted or replaced by a file: start afresh
                 child = _Node(reset=child is not None)
                 node.children[part] = child
             node = child
-        node.children[parts[-1]] = _DELETE if entry is None else entry
+        if node is not None:
+            node.children[parts[-1]] = _DELETE if entry is None else entry
     return _edit(repo, base_tree, root)
 
 
@@ -74,7 +78,9 @@ def _edit(repo: ShadowRepo, tree: str | None, node: _Node) -> str:
             start = existing.oid if existing is not None and existing.is_tree else None
             sub = _edit(repo, start, change)
             if sub == repo.empty_tree():
-                entries.pop(name, None)
+                if existing is None or existing.is_tree or change.reset:
+                    entries.pop(name, None)
+                # else: only deletions below a path that is a file: the file stays
             else:
                 entries[name] = TreeEntry(MODE_TREE, sub)
     return repo.write_tree(entries)
