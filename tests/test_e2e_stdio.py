@@ -291,10 +291,16 @@ async def test_session_summary_checkpoint_and_consolidate(server_env: dict[str, 
         after = await call(client, "get_global_trajectory", {"limit": 1000})
         commits = sections(after)
         assert len(commits) == 1 and commits[0][1].splitlines()[1].startswith("[CONSOLIDATE]"), after
-        since = await call(client, "get_global_trajectory", {"since_consolidate": True})
-        assert "0 commit(s)" in since or "No snapshots" in since or "since the last consolidation" in since
         again = await call(client, "consolidate", {"intent": "Nothing more"})
         assert "Nothing to consolidate" in again
+
+        # since_consolidate stops at the [CONSOLIDATE] commit
+        seen = {commits[0][0]}
+        (project / "src" / "login.py").write_text("ATTEMPTS = 5\n")
+        new_sha, _ = await wait_for_snapshot(client, seen, contains="src/login.py")
+        since = await call(client, "get_global_trajectory", {"since_consolidate": True})
+        assert "since the last consolidation" in since, since
+        assert [sha for sha, _ in sections(since)] == [new_sha], since
 
         # the file history survives the squash, now as one consolidated change
         history = await call(client, "get_file_trajectory", {"filepath": "src/login.py"})
