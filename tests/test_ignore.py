@@ -78,7 +78,7 @@ PATTERNS = st.sampled_from(["*.log", "!keep.log", "build/", "/a", "b/", "*.tmp",
                             "**/b", "x.py", "!x.py"])
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(paths=st.lists(st.lists(NAMES, min_size=1, max_size=3), min_size=1, max_size=12, unique_by=tuple),
        root_rules=st.lists(PATTERNS, max_size=5), sub_rules=st.lists(PATTERNS, max_size=4))
 def test_policy_matches_git_on_generated_trees(tmp_path_factory, paths, root_rules, sub_rules) -> None:

@@ -7,20 +7,23 @@ Errors print one line on stderr and exit with status 2.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
+
+# argparse is imported inside build_parser(): `code-trajectory recap` must start fast. With
+# postponed annotations, `argparse.Namespace` in signatures below is never evaluated.
 
 EXIT_ERROR = 2
 
 
-def _add_project(parser: argparse.ArgumentParser) -> None:
+def _add_project(parser: argparse.ArgumentParser) -> None:  # noqa: F821
     parser.add_argument("--project", default=".", metavar="PATH",
                         help="project directory (default: the current directory)")
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every trajectory command (``recap`` and ``journal`` parse their own)."""
+    import argparse  # imported here: `recap` must start fast and never needs it
     parser = argparse.ArgumentParser(
         prog="code-trajectory",
         description="A memory of how a codebase evolved and why, for coding agents (MCP server and CLI).")

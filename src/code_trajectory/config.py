@@ -31,23 +31,9 @@ from typing import Any
 
 from code_trajectory.errors import ConfigError
 
-HOME_ENV = "CODE_TRAJECTORY_HOME"
+from code_trajectory.paths import APP_NAME, HOME_ENV, home_dir  # noqa: F401 - re-exported
+
 CONFIG_ENV = "CODE_TRAJECTORY_CONFIG"
-APP_NAME = "code-trajectory"
-
-
-def home_dir() -> Path:
-    """Return the directory holding all per-user state (not created here).
-
-    ``CODE_TRAJECTORY_HOME`` wins when set and non-empty; otherwise the
-    platform's user data directory from ``platformdirs``.
-    """
-    override = os.environ.get(HOME_ENV)
-    if override:
-        return Path(override).expanduser()
-    import platformdirs  # imported lazily: only needed without the override
-
-    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
 
 
 def config_path() -> Path:

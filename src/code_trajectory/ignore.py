@@ -28,6 +28,7 @@ Paths are relative to the project root, ``/``-separated, without a leading ``/``
 from __future__ import annotations
 
 import os
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,12 +40,40 @@ GITIGNORE = ".gitignore"
 
 
 @dataclass(frozen=True)
+class _Rules:
+    """Compiled gitignore patterns, last first: ``(regex, include, pattern text)``.
+
+    Patterns are compiled by ``pathspec``; the evaluation is ours because we walk the
+    tree level by level as git does: a pattern decides a path only when it matches the
+    whole path (``pathspec`` alone also lets ``!name`` match everything below a
+    directory called ``name``, which git does not).
+    """
+
+    patterns: tuple[tuple[re.Pattern[str], bool, str], ...]
+
+    @classmethod
+    def from_lines(cls, lines: list[str]) -> _Rules:
+        spec = GitIgnoreSpec.from_lines(lines)
+        compiled = [(p.regex, bool(p.include), p.pattern) for p in spec.patterns  # type: ignore[attr-defined]
+                    if p.include is not None and getattr(p, "regex", None) is not None]
+        return cls(tuple(reversed(compiled)))
+
+    def match(self, path: str) -> tuple[bool, str] | None:
+        """``(excluded, pattern)`` of the last pattern matching all of ``path`` (dirs end in ``/``), or None."""
+        for regex, include, text in self.patterns:
+            found = regex.match(path)
+            if found is not None and found.end() == len(path):
+                return include, text
+        return None
+
+
+@dataclass(frozen=True)
 class _Source:
     """One file of patterns and the directory its patterns are relative to ('' for the root)."""
 
     label: str
     base: str
-    spec: GitIgnoreSpec
+    spec: _Rules
 
 
 def _read_lines(path: Path) -> list[str] | None:
@@ -57,8 +86,8 @@ def _read_lines(path: Path) -> list[str] | None:
     return data.decode("utf-8", "surrogateescape").splitlines()
 
 
-def _spec(lines: list[str]) -> GitIgnoreSpec:
-    return GitIgnoreSpec.from_lines(lines)
+def _spec(lines: list[str]) -> _Rules:
+    return _Rules.from_lines(lines)
 
 
 class RecordingPolicy:
@@ -133,11 +162,9 @@ class RecordingPolicy:
             return "a .git directory or file is never recorded"
         if rel == SHADOW_DIR_NAME:
             return "the shadow repository .trajectory/ never records itself"
-        probe = rel + "/" if is_dir else rel
-        result = self._deny.check_file(probe)
-        if result.include:
-            pattern = self._deny.patterns[result.index].pattern  # type: ignore[index,attr-defined]
-            return f"secret deny list pattern `{pattern}`"
+        found = self._deny.match(rel + "/" if is_dir else rel)
+        if found is not None and found[0]:
+            return f"secret deny list pattern `{found[1]}`"
         return None
 
     def _own_reason(self, rel: str, is_dir: bool) -> str | None:
@@ -148,12 +175,11 @@ class RecordingPolicy:
             return builtin
         for source in reversed(self._sources_for_dir(parent)):
             local = rel[len(source.base) + 1:] if source.base else rel
-            result = source.spec.check_file(local + "/" if is_dir else local)
-            if result.include is None:
+            found = source.spec.match(local + "/" if is_dir else local)
+            if found is None:
                 continue
-            if result.include:
-                pattern = source.spec.patterns[result.index].pattern  # type: ignore[index,attr-defined]
-                return f"ignored by `{pattern}` in {source.label}"
+            if found[0]:
+                return f"ignored by `{found[1]}` in {source.label}"
             return None  # re-included by a negated pattern
         return None
 

@@ -67,7 +67,7 @@ import re
 from enum import StrEnum
 from pathlib import Path
 
-from code_trajectory import config
+from code_trajectory import paths as config
 from code_trajectory.errors import InvalidArgumentError, ProjectError, RecapError, TrajectoryError
 
 try:  # BLAKE2 is always CPython's own module; importing it directly skips loading OpenSSL (~4 ms of CLI start-up)
