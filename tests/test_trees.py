@@ -41,9 +41,14 @@ def test_edits_match_git_write_tree(tmp_path_factory, steps) -> None:
         tree = None
         for n, step in enumerate(steps):
             changes: dict[str, TreeEntry | None] = {}
+
+            def put(key: str, value: TreeEntry | None) -> None:
+                changes.pop(key, None)  # re-insert at the end: changes apply in order
+                changes[key] = value
+
             for path, delete in step:
                 if delete:
-                    changes[path] = None
+                    put(path, None)
                     for existing in list(content):
                         if existing == path or existing.startswith(path + "/"):
                             del content[existing]
@@ -52,11 +57,10 @@ def test_edits_match_git_write_tree(tmp_path_factory, steps) -> None:
                     for existing in list(content):
                         if existing.startswith(path + "/") or path.startswith(existing + "/"):
                             del content[existing]
-                            changes.setdefault(existing, None)
+                            put(existing, None)
                     oid = repo.hash_bytes(f"{path} {n}".encode())
                     content[path] = oid
-                    changes.pop(path, None)
-                    changes[path] = TreeEntry(MODE_FILE, oid)
+                    put(path, TreeEntry(MODE_FILE, oid))
             tree = apply_changes(repo, tree, changes)
             assert tree == git_tree_of(repo, content)
     finally:
