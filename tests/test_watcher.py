@@ -1,0 +1,121 @@
+"""The watcher with a short debounce on real files: bursts, ignores, branch switches, reconfiguration."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from code_trajectory.config import TrajectorySettings
+from code_trajectory.service import ProjectSession, TrajectoryService
+
+from conftest import git, write
+
+DEBOUNCE = 0.4
+
+
+def wait_for(predicate, timeout: float = 15.0, step: float = 0.1):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(step)
+    raise AssertionError("condition not met in time")
+
+
+def count(root: Path, ref: str = "refs/heads/shadow/main") -> int:
+    out = git(root, "--git-dir=.trajectory", "rev-list", "--count", ref, check=False)
+    return int(out.strip() or 0)
+
+
+def watching(root: Path, **settings) -> ProjectSession:
+    session = ProjectSession(root, TrajectorySettings.load(root, debounce_seconds=DEBOUNCE, **settings), watch=True)
+    session.start()
+    return session
+
+
+def test_burst_of_writes_makes_one_snapshot_of_the_final_content(project: Path) -> None:
+    session = watching(project)
+    try:
+        assert count(project) == 1
+        for i in range(50):
+            write(project, "src/app.py", f"def main():\n    return {i}\n")
+            time.sleep(0.01)
+        wait_for(lambda: count(project) == 2)
+        time.sleep(DEBOUNCE * 3)
+        assert count(project) == 2
+        content = git(project, "--git-dir=.trajectory", "show", "refs/heads/shadow/main:src/app.py")
+        assert content == "def main():\n    return 49\n"
+    finally:
+        session.close()
+
+
+def test_created_moved_and_deleted_files_are_recorded(project: Path) -> None:
+    session = watching(project)
+    try:
+        write(project, "src/new.py", "NEW = 1\n")
+        wait_for(lambda: count(project) == 2)
+        (project / "src" / "new.py").rename(project / "src" / "renamed.py")
+        wait_for(lambda: count(project) == 3)
+        (project / "tests" / "test_app.py").unlink()
+        wait_for(lambda: count(project) == 4)
+        files = git(project, "--git-dir=.trajectory", "ls-tree", "-r", "--name-only", "refs/heads/shadow/main")
+        assert "src/renamed.py" in files and "src/new.py" not in files and "tests/test_app.py" not in files
+    finally:
+        session.close()
+
+
+def test_ignored_shadow_and_git_changes_cause_no_snapshot(project: Path) -> None:
+    session = watching(project)
+    try:
+        write(project, "node_modules/pkg/index.js", "x")
+        write(project, "build/out.o", "y")
+        write(project, "run.log", "z")
+        write(project, ".git/scratch", "q")
+        time.sleep(DEBOUNCE * 4 + 0.5)
+        assert count(project) == 1
+        assert not session.recorder.has_pending()
+    finally:
+        session.close()
+
+
+def test_branch_switch_records_on_the_new_shadow_ref(project: Path) -> None:
+    for i in range(200):
+        write(project, f"many/file{i}.txt", f"{i}\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "many files")
+    git(project, "checkout", "-q", "-b", "feature")
+    for i in range(200):
+        write(project, f"many/file{i}.txt", f"feature {i}\n")
+    git(project, "commit", "-q", "-am", "feature edits")
+    git(project, "checkout", "-q", "main")
+    session = watching(project)
+    try:
+        git(project, "checkout", "-q", "feature")  # rewrites 200 files
+        wait_for(lambda: count(project, "refs/heads/shadow/feature") >= 1)
+        time.sleep(DEBOUNCE * 4)
+        assert count(project, "refs/heads/shadow/feature") - count(project) == 1  # one snapshot, not 200
+        content = git(project, "--git-dir=.trajectory", "show", "refs/heads/shadow/feature:many/file7.txt")
+        assert content == "feature 7\n"
+        assert session.watcher is not None and session.watcher.last_error is None
+    finally:
+        session.close()
+
+
+def test_configure_same_path_keeps_watcher_and_other_path_switches(project: Path, plain_dir: Path) -> None:
+    service = TrajectoryService(lambda root: TrajectorySettings.load(root, debounce_seconds=DEBOUNCE))
+    try:
+        first, started = service.configure(str(project))
+        assert started
+        watcher = first.watcher
+        again, started = service.configure(str(project) + "/")
+        assert not started and again is first and again.watcher is watcher
+        other, started = service.configure(str(plain_dir))
+        assert started and other is not first and first.watcher is None
+        write(plain_dir, "notes.txt", "changed\n")
+        wait_for(lambda: count(plain_dir, "refs/heads/shadow/-no-git") == 2)
+        write(project, "src/app.py", "def main():\n    return 'not watched now'\n")
+        time.sleep(DEBOUNCE * 3)
+        assert count(project) == 1
+    finally:
+        service.close()
