@@ -25,7 +25,8 @@ of clipping, so strong matches stay distinguishable.
 Lexical ranking (the fallback without the extra, or ``ranking = "lexical"``):
 SQLite FTS5 with BM25 over the same two fields; each query's BM25 scores are
 divided by the best one, so the best match scores 1 (scores are relative, not
-absolute, in this mode).
+absolute, in this mode); a query none of whose words occur in any entry is left
+out of the weighting.
 
 Combination
 -----------
@@ -415,10 +416,16 @@ class SearchIndex:
                 return SearchResult(ranking, note, threshold, 0)
             if embedder is not None:
                 ctx_scores, content_scores = self._semantic_scores(embedder, rows, work_context, content)
+                use_ctx, use_content = bool(work_context), bool(content)
             else:
                 ctx_scores, content_scores = self._lexical_scores(rows, work_context, content)
+                # a query whose words occur in no entry says nothing: weigh only the other one
+                use_ctx = bool(work_context) and bool(ctx_scores.max() > 0)
+                use_content = bool(content) and bool(content_scores.max() > 0)
+                if not use_ctx and not use_content:
+                    return SearchResult(ranking, note, threshold, len(rows))
             hits = self._rank(rows, ctx_scores, content_scores, threshold, now, limit,
-                              use_ctx=bool(work_context), use_content=bool(content))
+                              use_ctx=use_ctx, use_content=use_content)
             self._fill_text(hits)
             return SearchResult(ranking, note, threshold, len(rows), hits)
 
