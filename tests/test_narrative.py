@@ -169,3 +169,19 @@ def test_cut_diff_keeps_whole_lines_and_says_what_is_left() -> None:
     diff = "@@ -1 +1 @@ def f():\n" + "".join(f"+line {i}\n" for i in range(100))
     cut = narrative.cut_diff(diff, 200, "see more")
     assert len(cut) < 400 and "more line(s)" in cut and cut.endswith("see more]")
+
+
+def test_hunk_labels_name_the_definition_of_the_first_change() -> None:
+    diff = ("@@ -2,4 +2,4 @@ def f():\n     return 1\n \n def g():\n-    return 3\n+    return 2\n"
+            "@@ -20,3 +20,3 @@ class Greeter:\n     x = 1\n-    y = 2\n+    y = 3\n")
+    assert narrative.hunk_labels(diff) == ["def g():", "class Greeter:"]
+
+
+def test_git_missing_or_old_is_reported(monkeypatch) -> None:
+    from code_trajectory import gitcmd
+    from code_trajectory.errors import GitUnavailableError
+
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.setattr(gitcmd, "_version_cache", None)
+    with pytest.raises(GitUnavailableError, match="git was not found on PATH"):
+        gitcmd.check_git_version()

@@ -93,15 +93,40 @@ def _share(sizes: list[int], total: int) -> list[int]:
     return shares
 
 
+#: A line that opens a definition in common languages; used to refine git's hunk header, which names
+#: the definition above the hunk's first *context* line rather than above its first change.
+_DEFINITION_RE = re.compile(r"^\s*(?:async\s+def|def|class|function|func|fn|impl|struct|interface|enum|trait|"
+                            r"module|(?:public|private|protected|static|export)\b.*\()\b")
+
+
 def hunk_labels(diff: str) -> list[str]:
-    """Return the enclosing function or class named by each hunk header, de-duplicated, in order."""
+    """Return the function or class enclosing each hunk's first change, de-duplicated, in order.
+
+    Starts from git's hunk header (its diff drivers, set in the shadow repository's
+    ``info/attributes``) and moves to a definition line that appears in the hunk's
+    context before the first changed line, when there is one.
+    """
     labels: list[str] = []
+    label: str | None = None
+    searching = False
     for line in diff.split("\n"):
         match = _HUNK_RE.match(line)
-        if match and match.group(1).strip():
-            label = match.group(1).strip()
-            if label not in labels:
+        if match:
+            if searching and label and label not in labels:
                 labels.append(label)
+            label = match.group(1).strip() or None
+            searching = True
+            continue
+        if not searching:
+            continue
+        if line.startswith(("+", "-")):
+            if label and label not in labels:
+                labels.append(label)
+            searching = False
+        elif _DEFINITION_RE.match(line[1:]):
+            label = line[1:].strip()
+    if searching and label and label not in labels:
+        labels.append(label)
     return labels
 
 

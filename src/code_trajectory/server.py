@@ -22,6 +22,7 @@ from pydantic import Field
 from code_trajectory import __version__
 from code_trajectory.config import TrajectorySettings
 from code_trajectory.errors import NotConfiguredError
+from code_trajectory.gitcmd import check_git_version
 from code_trajectory.mcp_util import tool_errors
 from code_trajectory.service import MAX_DEPTH, MAX_LIMIT, ProjectSession, TrajectoryService
 
@@ -202,6 +203,7 @@ def serve(project: str | None, *, debounce: float | None = None, journal_dir: Pa
           force_polling: bool | None = None) -> int:
     """Run the MCP server over stdio until the client disconnects; returns the exit status."""
     configure_logging()
+    check_git_version()  # fail at start with a clear message, not at the first tool call
     service = TrajectoryService(lambda root: TrajectorySettings.load(root, debounce_seconds=debounce),
                                 force_polling=force_polling)
     mcp = build_server(service, journal_dir=journal_dir)
