@@ -123,7 +123,7 @@ def main(argv: list[str]) -> int:
                 return _fail("give the entry with --entry TEXT, --entry-file FILE, or on stdin")
             overview = args.overview if args.overview is not None else (
                 _read_file(args.overview_file) if args.overview_file else None)
-            text, data = journal.write(args.path, entry, overview, args.summary)
+            text, data, _version = journal.write(args.path, entry, overview, args.summary)
         elif args.command == "sync":
             text, data = journal.sync(args.remote, args.branch)
             status = 1 if data["conflicts"] else 0

@@ -259,8 +259,9 @@ def register_journal_tools(mcp: MCPServer, settings: SettingsSource = None) -> J
             raise JournalConflictError(
                 f"write refused: section {section!r} was not read in this session. Call journal_read('{section}') "
                 "first (it shows the current overview, so your entry and overview build on it), then journal_write.")
-        text, data = toolset.journal.write(section, entry, overview, summary, expected_version=reads[section])
-        reads[section] = toolset.journal.store.section_version(section)
+        text, data, version = toolset.journal.write(section, entry, overview, summary,
+                                                    expected_version=reads[section])
+        reads[section] = version  # our own commit: a later write by someone else still conflicts
         return result(text, data)
 
     @tool_errors

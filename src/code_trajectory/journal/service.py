@@ -171,8 +171,13 @@ class Journal:
         return "\n".join(lines), data
 
     def write(self, path: str, entry: str, overview: str | None = None, summary: str | None = None,
-              expected_version: object = UNCHECKED) -> tuple[str, dict]:
-        """``journal_write``: commit an entry (and optionally a new overview)."""
+              expected_version: object = UNCHECKED) -> tuple[str, dict, str]:
+        """``journal_write``: commit an entry (and optionally a new overview).
+
+        Returns:
+            ``(text, structured, version)``: ``version`` is the full sha of the new commit,
+            the section's version after the write.
+        """
         result = self.store.write(path, entry, overview, summary, expected_version=expected_version)
         data = {"id": result.id, "path": result.path, "version": result.version[:ID_SHA_LEN],
                 "entry_count": result.entry_count, "overview_updated": result.overview_updated,
@@ -180,7 +185,7 @@ class Journal:
         what = "created section" if result.created else "added to"
         text = (f"Journal entry {result.id} {what} {result.path} (entry {result.entry_count}"
                 f"{', overview updated' if result.overview_updated else ''}).")
-        return text, data
+        return text, data, result.version
 
     def sync(self, remote: str | None = None, branch: str | None = None) -> tuple[str, dict]:
         """``journal sync``: share the journal through a git remote."""

@@ -36,6 +36,7 @@ import logging
 import os
 import re
 import secrets
+import shutil
 import threading
 import time
 from collections.abc import Iterable, Sequence
@@ -316,10 +317,21 @@ class JournalStore:
         if not (self.git_dir / "HEAD").exists():
             if self.git_dir.exists() and not self.git_dir.is_dir():
                 raise JournalError(f"{self.git_dir} is not a directory; the journal needs its own git repository")
+            # init in a private directory and rename it into place: two processes creating
+            # the same journal at once must not interleave inside one .git
+            tmp = self.root / f".git-init-{os.getpid()}-{secrets.token_hex(4)}"
             try:
-                self.git.run(["init", "-q", "--initial-branch=main", str(self.root)])
-            except GitError as exc:
+                tmp.mkdir()
+                Git(tmp / ".git", tmp, isolated=True).run(["init", "-q", "--initial-branch=main", str(tmp)])
+                try:
+                    os.rename(tmp / ".git", self.git_dir)
+                except OSError:
+                    if not (self.git_dir / "HEAD").exists():
+                        raise
+            except (GitError, OSError) as exc:
                 raise JournalError(f"cannot create the journal repository in {self.root}: {exc}") from exc
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
         self._ready = True
 
     def lock(self):
