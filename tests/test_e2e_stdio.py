@@ -309,6 +309,23 @@ async def test_session_summary_checkpoint_and_consolidate(server_env: dict[str, 
 
 
 @pytest.mark.anyio
+@pytest.mark.xfail(strict=True, reason="watcher.py:100 lets every *deleted* event through the filter, including the "
+                   "shadow repo's own .trajectory/objects/**/tmp_obj_* and HEAD.lock; each snapshot therefore queues "
+                   "its own writes and the summary reports pending changes for one more debounce period")
+async def test_no_pending_changes_right_after_a_snapshot(server_env: dict[str, str], project: Path) -> None:
+    slow = params(server_env, project)
+    slow.args[slow.args.index("--debounce") + 1] = "1.5"  # a long window makes the check deterministic
+    async with Client(slow) as client:
+        seen = await shas(client)
+        (project / "src" / "app.py").write_text("def main():\n    return 'pending?'\n")
+        await wait_for_snapshot(client, seen, contains="src/app.py")
+        for _ in range(10):  # over one second, well inside the 1.5 s debounce a spurious change would start
+            summary = await call(client, "get_session_summary")
+            assert "waiting for the debounce" not in summary, summary
+            await anyio.sleep(0.1)
+
+
+@pytest.mark.anyio
 async def test_unconfigured_server_asks_for_configure_project(server_env: dict[str, str], project: Path,
                                                               tmp_path: Path) -> None:
     async with Client(params(server_env)) as client:

@@ -5,7 +5,7 @@ The Inspector is found, in order:
 1. ``$MCP_INSPECTOR``: path of an ``mcp-inspector`` executable;
 2. ``.ci/node/node_modules/.bin/mcp-inspector``: the pinned local install made by ``.ci/run``::
 
-       npm install --prefix .ci/node --no-save --no-audit --no-fund \\
+       npm install --prefix .ci/node --save-exact --no-audit --no-fund \\
            @modelcontextprotocol/inspector@2.12.0
 
 3. ``npx -y @modelcontextprotocol/inspector@2.12.0`` with its npm cache in ``.ci/node/npm-cache``
