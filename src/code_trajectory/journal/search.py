@@ -414,23 +414,27 @@ class SearchIndex:
             rows = self._load_rows(head)
             if not rows:
                 return SearchResult(ranking, note, threshold, 0)
+            weights = self._weights(bool(work_context), bool(content))
             if embedder is not None:
-                ctx_scores, content_scores = self._semantic_scores(embedder, rows, work_context, content)
-                use_ctx, use_content = bool(work_context), bool(content)
+                candidates = self._semantic_candidates(embedder, rows, work_context, content, weights, threshold)
             else:
-                ctx_scores, content_scores = self._lexical_scores(rows, work_context, content)
-                # a query whose words occur in no entry says nothing: weigh only the other one
-                use_ctx = bool(work_context) and bool(ctx_scores.max() > 0)
-                use_content = bool(content) and bool(content_scores.max() > 0)
-                if not use_ctx and not use_content:
-                    return SearchResult(ranking, note, threshold, len(rows))
-            hits = self._rank(rows, ctx_scores, content_scores, threshold, now, limit,
-                              use_ctx=use_ctx, use_content=use_content)
+                candidates = self._lexical_candidates(rows, work_context, content)
+            hits = self._rank(rows, candidates, threshold, now, limit)
             self._fill_text(hits)
             return SearchResult(ranking, note, threshold, len(rows), hits)
 
-    def _semantic_scores(self, embedder: embedding.Embedder, rows: list[_Row], work_context: str,
-                         content: str) -> tuple[Any, Any]:
+    def _weights(self, use_ctx: bool, use_content: bool) -> tuple[float, float]:
+        """The normalised (context, content) weights for the query dimensions that were given."""
+        wc = self.settings.context_weight if use_ctx else 0.0
+        wx = self.settings.content_weight if use_content else 0.0
+        if wc + wx <= 0:
+            wc, wx = (1.0, 0.0) if use_ctx else (0.0, 1.0)
+        return wc / (wc + wx), wx / (wc + wx)
+
+    def _semantic_candidates(self, embedder: embedding.Embedder, rows: list[_Row], work_context: str,
+                             content: str, weights: tuple[float, float],
+                             threshold: float) -> list[tuple[int, float, float, float]]:
+        """``[(row index, context score, content score, relevance)]`` of entries that can pass ``threshold``."""
         import numpy as np
 
         self._ensure_vectors(embedder, rows)
@@ -447,23 +451,26 @@ class SearchIndex:
         chunks = np.concatenate(mats)
         owner = np.concatenate(owners)
         starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
-        sims = chunks @ np.stack([q_ctx, q_content], axis=1)  # (chunks, 2)
-        best = np.maximum.reduceat(sims, starts, axis=0)  # (entries, 2)
+        sims = chunks @ np.stack([q_ctx, q_content], axis=1)  # (chunks, 2): brute-force cosine
+        best = np.maximum.reduceat(sims, starts, axis=0)  # (entries, 2): best chunk per entry
         ctx_cos = best[:, 0].copy()
         if ctx_rows:
             ctx_cos[np.array(ctx_rows)] = np.stack(ctx_vecs) @ q_ctx
-        return calibrate(ctx_cos), calibrate(best[:, 1])
+        ctx, body = calibrate(ctx_cos), calibrate(best[:, 1])
+        relevance = weights[0] * ctx + weights[1] * body
+        # salience only lowers a score, so nothing below the threshold before it can pass after it
+        keep = np.flatnonzero(relevance >= threshold - 1e-9)
+        return [(int(i), float(ctx[i]), float(body[i]), float(relevance[i])) for i in keep]
 
-    def _lexical_scores(self, rows: list[_Row], work_context: str, content: str) -> tuple[Any, Any]:
-        import numpy as np
-
+    def _lexical_candidates(self, rows: list[_Row], work_context: str,
+                            content: str) -> list[tuple[int, float, float, float]]:
+        """Like :meth:`_semantic_candidates` with FTS5/BM25 scores (pure Python: no numpy needed)."""
         index = {row.rowid: i for i, row in enumerate(rows)}
 
-        def scores(query: str, ctx_weight: float, body_weight: float) -> Any:
-            out = np.zeros(len(rows), dtype=np.float64)
+        def scores(query: str, ctx_weight: float, body_weight: float) -> dict[int, float]:
             terms = [t for t in re.findall(r"\w+", query.lower()) if len(t) > 1 or t.isdigit()]
             if not terms:
-                return out
+                return {}
             match = " OR ".join('"' + t.replace('"', '""') + '"' for t in dict.fromkeys(terms))
             try:
                 result = self._db().execute(
@@ -471,39 +478,30 @@ class SearchIndex:
                     (ctx_weight, body_weight, match)).fetchall()
             except sqlite3.Error as exc:
                 raise JournalError(f"lexical search failed: {exc}") from exc
-            for rowid, bm25 in result:
-                if rowid in index:
-                    out[index[rowid]] = max(0.0, -bm25)
-            top = out.max()
-            return out / top if top > 0 else out
+            raw = {index[rowid]: max(0.0, -bm25) for rowid, bm25 in result if rowid in index}
+            top = max(raw.values(), default=0.0)
+            return {i: v / top for i, v in raw.items()} if top > 0 else {}
 
-        ctx = scores(work_context or content, 2.0, 1.0)
-        body = scores(content or work_context, 0.5, 1.0)
-        return ctx, body
+        ctx = scores(work_context, 2.0, 1.0) if work_context else {}
+        body = scores(content, 0.5, 1.0) if content else {}
+        # a query whose words occur in no entry says nothing: weigh only the other one
+        wc, wx = self._weights(bool(ctx), bool(body))
+        return [(i, ctx.get(i, 0.0), body.get(i, 0.0), wc * ctx.get(i, 0.0) + wx * body.get(i, 0.0))
+                for i in sorted(set(ctx) | set(body))]
 
-    def _rank(self, rows: list[_Row], ctx_scores: Any, content_scores: Any, threshold: float, now: float,
-              limit: int, *, use_ctx: bool, use_content: bool) -> list[SearchHit]:
-        import numpy as np
-
+    def _rank(self, rows: list[_Row], candidates: list[tuple[int, float, float, float]], threshold: float,
+              now: float, limit: int) -> list[SearchHit]:
         s = self.settings
-        wc = s.context_weight if use_ctx else 0.0
-        wx = s.content_weight if use_content else 0.0
-        if wc + wx <= 0:
-            wc, wx = (1.0, 0.0) if use_ctx else (0.0, 1.0)
-        relevance = (wc * ctx_scores + wx * content_scores) / (wc + wx)
-        ts = np.array([r.ts for r in rows], dtype=np.float64)
-        age_days = np.maximum(0.0, (now - ts) / SECONDS_PER_DAY)
-        sal = np.maximum(s.minimum_salience, 0.5 ** (age_days / s.half_life_days))
-        combined = relevance * (1.0 - s.recency_weight + s.recency_weight * sal)
-        keep = np.flatnonzero(combined >= threshold - 1e-9)
-        order = sorted(keep.tolist(), key=lambda i: (-round(float(combined[i]), 6), -rows[i].ts, rows[i].path))
-        hits = []
-        for i in order[:limit]:
-            row = rows[i]
-            hits.append(SearchHit(path=row.path, sha=row.sha, timestamp=row.ts, text="", summary=None,
-                                  work_context_score=float(ctx_scores[i]), content_score=float(content_scores[i]),
-                                  combined_score=float(combined[i]), salience=float(sal[i])))
-        return hits
+        scored = []
+        for i, ctx, body, relevance in candidates:
+            sal = salience(rows[i].ts, now, s.half_life_days, s.minimum_salience)
+            combined = combine(relevance, sal, s.recency_weight)
+            if combined >= threshold - 1e-9:
+                scored.append((i, ctx, body, combined, sal))
+        scored.sort(key=lambda c: (-round(c[3], 6), -rows[c[0]].ts, rows[c[0]].path))
+        return [SearchHit(path=rows[i].path, sha=rows[i].sha, timestamp=rows[i].ts, text="", summary=None,
+                          work_context_score=ctx, content_score=body, combined_score=combined, salience=sal)
+                for i, ctx, body, combined, sal in scored[:limit]]
 
     def _fill_text(self, hits: list[SearchHit]) -> None:
         conn = self._db()
