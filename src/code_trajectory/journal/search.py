@@ -78,7 +78,7 @@ from code_trajectory.journal.store import JournalStore, body_of, entry_id, iso, 
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 CHUNK_WORDS = 150
 MAX_CHUNKS = 16
 #: Cosine similarity that :func:`calibrate` maps to 0.5, and the width of its logistic curve.
@@ -204,6 +204,9 @@ class SearchIndex:
         self._vectors_model: str | None = None
         self._rows_head: str | None = None
         self._rows: list[_Row] = []
+        self._matrix: tuple[Any, Any, Any, Any] | None = None
+        self._matrix_key: tuple[int, str] | None = None
+        self._rows_generation = 0
 
     # -- database
 
@@ -224,6 +227,7 @@ class SearchIndex:
                 conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
                 conn.execute("CREATE TABLE entries (rowid INTEGER PRIMARY KEY, sha TEXT NOT NULL, path TEXT NOT NULL, "
                              "ts INTEGER NOT NULL, text TEXT NOT NULL, text_hash TEXT NOT NULL, UNIQUE (sha, path))")
+                conn.execute("CREATE INDEX entries_text_hash ON entries (text_hash)")
                 conn.execute("CREATE VIRTUAL TABLE entries_fts USING fts5(ctx, body, "
                              "tokenize='porter unicode61 remove_diacritics 2')")
                 conn.execute("CREATE TABLE vectors (text_hash TEXT NOT NULL, model TEXT NOT NULL, "
@@ -304,6 +308,7 @@ class SearchIndex:
         conn = self._db()
         rows = [_Row(*r) for r in conn.execute("SELECT rowid, sha, path, ts, text_hash FROM entries ORDER BY rowid")]
         self._rows_head, self._rows = head, rows
+        self._rows_generation += 1
         return rows
 
     def _ensure_vectors(self, embedder: embedding.Embedder, rows: list[_Row]) -> None:
@@ -361,7 +366,10 @@ class SearchIndex:
         conn = self._db()
         for start in range(0, len(jobs), 256):
             part = jobs[start:start + 256]
-            vecs = embedder.encode([j[3] for j in part])
+            unique = list(dict.fromkeys(j[3] for j in part))  # work_context lines repeat a lot
+            unique_vecs = embedder.encode(unique)
+            position = {text: k for k, text in enumerate(unique)}
+            vecs = [unique_vecs[position[j[3]]] for j in part]
             conn.execute("BEGIN IMMEDIATE")
             try:
                 conn.executemany("INSERT OR REPLACE INTO vectors (text_hash, model, field, chunk, vec) "
@@ -437,30 +445,43 @@ class SearchIndex:
         """``[(row index, context score, content score, relevance)]`` of entries that can pass ``threshold``."""
         import numpy as np
 
-        self._ensure_vectors(embedder, rows)
+        chunks, starts, ctx_rows, ctx_mat = self._matrices(embedder, rows)
         queries = embedder.encode([work_context or content, content or work_context])
         q_ctx, q_content = queries[0], queries[1]
-        mats, owners, ctx_rows, ctx_vecs = [], [], [], []
-        for i, row in enumerate(rows):
-            ctx_vec, mat = self._vectors[row.text_hash]
-            mats.append(mat)
-            owners.append(np.full(len(mat), i, dtype=np.int64))
-            if ctx_vec is not None:
-                ctx_rows.append(i)
-                ctx_vecs.append(ctx_vec)
-        chunks = np.concatenate(mats)
-        owner = np.concatenate(owners)
-        starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
         sims = chunks @ np.stack([q_ctx, q_content], axis=1)  # (chunks, 2): brute-force cosine
         best = np.maximum.reduceat(sims, starts, axis=0)  # (entries, 2): best chunk per entry
         ctx_cos = best[:, 0].copy()
-        if ctx_rows:
-            ctx_cos[np.array(ctx_rows)] = np.stack(ctx_vecs) @ q_ctx
+        if len(ctx_rows):
+            ctx_cos[ctx_rows] = ctx_mat @ q_ctx
         ctx, body = calibrate(ctx_cos), calibrate(best[:, 1])
         relevance = weights[0] * ctx + weights[1] * body
         # salience only lowers a score, so nothing below the threshold before it can pass after it
         keep = np.flatnonzero(relevance >= threshold - 1e-9)
         return [(int(i), float(ctx[i]), float(body[i]), float(relevance[i])) for i in keep]
+
+    def _matrices(self, embedder: embedding.Embedder, rows: list[_Row]) -> tuple[Any, Any, Any, Any]:
+        """The stacked vectors of ``rows``: (chunk matrix, first chunk of each entry, rows with a
+        work_context vector, their vectors). Built once per indexed head and model."""
+        import numpy as np
+
+        key = (self._rows_generation, embedder.model_id)
+        if self._matrix_key == key and self._matrix is not None:
+            return self._matrix
+        self._ensure_vectors(embedder, rows)
+        mats, sizes, ctx_rows, ctx_vecs = [], [], [], []
+        for i, row in enumerate(rows):
+            ctx_vec, mat = self._vectors[row.text_hash]
+            mats.append(mat)
+            sizes.append(len(mat))
+            if ctx_vec is not None:
+                ctx_rows.append(i)
+                ctx_vecs.append(ctx_vec)
+        chunks = np.ascontiguousarray(np.concatenate(mats), dtype=np.float32)
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        ctx_mat = np.stack(ctx_vecs) if ctx_vecs else np.zeros((0, embedding.DIMENSION), dtype=np.float32)
+        self._matrix = (chunks, starts, np.array(ctx_rows, dtype=np.int64), ctx_mat)
+        self._matrix_key = key
+        return self._matrix
 
     def _lexical_candidates(self, rows: list[_Row], work_context: str,
                             content: str) -> list[tuple[int, float, float, float]]:

@@ -25,6 +25,9 @@ from code_trajectory.journal.store import (
 )
 
 MAX_TEXT_ENTRY_CHARS = 3000
+#: Text of one search hit, and of all hits together, in a search answer (characters; ~4 a token).
+MAX_TEXT_HIT_CHARS = 1500
+MAX_TEXT_TOTAL_CHARS = 20000
 
 
 def _short(text: str, limit: int = MAX_TEXT_ENTRY_CHARS) -> str:
@@ -84,11 +87,17 @@ class Journal:
         if not result.hits:
             lines.append("\nNo entry passed the threshold; lower salience_threshold, rephrase, or browse "
                          "with journal_toc.")
+        used = 0
         for n, hit in enumerate(data["results"], 1):
             lines.append(f"\n{n}. {hit['id']} ({hit['timestamp']}): combined {hit['combined_score']:.3f} = "
                          f"work_context {hit['work_context_score']:.3f}, content {hit['content_score']:.3f}, "
                          f"salience {hit['salience']:.3f}")
-            lines.append(_indent(_short(hit["content"])))
+            if used < MAX_TEXT_TOTAL_CHARS:
+                body = _short(hit["content"], MAX_TEXT_HIT_CHARS)
+                used += len(body)
+            else:  # keep the answer within a model's budget: the rest by id only
+                body = hit["content"].strip().split("\n", 1)[0][:120] + " … (journal_read the id)"
+            lines.append(_indent(body))
         return "\n".join(lines), data
 
     def read(self, journal_id: str) -> tuple[str, dict, object]:
@@ -115,6 +124,10 @@ class Journal:
         if not ov.exists and ov.entry_count == 0:
             text = (f"Section {path!r} does not exist yet. journal_write('{path}', entry, overview=...) creates "
                     "it (you have now read it, so the write is allowed).")
+            subsections = [s for s in self.store.sections() if s.startswith(path + "/")]
+            if subsections:
+                text += (f" It already groups {len(subsections)} subsection(s), e.g. {subsections[0]!r}; "
+                         f"journal_toc('{path}', depth=2) lists them.")
         else:
             head = f"Overview of {path} (version {data['version']}, {ov.entry_count} entries, " \
                    f"last updated {data['last_updated']}):"
