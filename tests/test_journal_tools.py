@@ -227,3 +227,36 @@ async def test_bad_config_is_a_tool_error_not_a_crash(tmp_path: Path, monkeypatc
     async with Client(mcp) as client:
         res = await client.call_tool("journal_toc", {})
     assert res.is_error and "max_results" in text(res)
+
+
+SERVER_SCRIPT = """
+import sys
+from mcp.server.mcpserver import MCPServer
+from code_trajectory.journal_tools import register_journal_tools
+mcp = MCPServer("journal-stdio")
+register_journal_tools(mcp, sys.argv[1])
+mcp.run()
+"""
+
+
+@pytest.mark.anyio
+async def test_stdio_server_keeps_stdout_clean(tmp_path: Path) -> None:
+    """Over real stdio, a search (loading the model when installed) leaves the JSON-RPC stream intact."""
+    import os
+    import sys
+
+    from mcp import StdioServerParameters
+
+    src = Path(__file__).resolve().parents[1] / "src"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env["PYTHONPATH"] = str(src)
+    params = StdioServerParameters(command=sys.executable, args=["-c", SERVER_SCRIPT, str(tmp_path / "j")], env=env)
+    async with Client(params, mode="legacy") as client:
+        await client.call_tool("journal_read", {"id": "auth"})
+        res = await client.call_tool("journal_write", {"path": "auth", "entry": "work_context: debugging\n\n"
+                                                       "Fixed the login bug."})
+        assert not res.is_error, text(res)
+        res = await client.call_tool("journal_search", {"work_context": "debugging",
+                                                        "content": "login bug"})
+        assert not res.is_error, text(res)
+        assert res.structured_content["results"][0]["path"] == "auth"
