@@ -18,7 +18,6 @@ from code_trajectory.journal.store import (
     ID_SHA_LEN,
     UNCHECKED,
     JournalStore,
-    entry_id,
     iso,
     normalize_path,
     parse_id,
