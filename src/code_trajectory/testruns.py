@@ -679,7 +679,8 @@ def _parse_go(lines: list[str]) -> Parsed | None:
 # cargo test ----------------------------------------------------------------------------------------
 
 _CARGO_RESULT = re.compile(r"^test result: (?:ok|FAILED)\. (\d+) passed; (\d+) failed; (\d+) ignored;")
-_CARGO_FAILED_TEST = re.compile(r"^test (\S+) \.\.\. FAILED\s*$")
+_CARGO_FAILED_TEST = re.compile(r"^(?:test (\S+) \.\.\. FAILED|(\S+) --- FAILED)\s*$")  # pretty / terse (-q)
+_CARGO_LISTED = re.compile(r"^    (\S+)\s*$")
 _CARGO_STDOUT = re.compile(r"^---- (\S+) stdout ----\s*$")
 _CARGO_PANIC = re.compile(r"^thread '[^']*'(?: \(\d+\))? panicked at (.*)$")
 _CARGO_COMPILE_ERROR = re.compile(r"^error(?:\[E\d+\])?: (.*)$")
@@ -719,7 +720,21 @@ def _parse_cargo(lines: list[str]) -> Parsed | None:
                     reason = _next_text_line(lines, j + 1, j + 3) or rest
                 break
         reasons[m.group(1)] = reason
-    failures = [(m.group(1), reasons.get(m.group(1), "")) for line in lines if (m := _CARGO_FAILED_TEST.match(line))]
+    names: list[str] = []
+    for i, line in enumerate(lines):
+        m = _CARGO_FAILED_TEST.match(line)
+        if m:
+            names.append(m.group(1) or m.group(2))
+        elif line.rstrip() == "failures:":  # the second "failures:" section lists the names
+            for follow in lines[i + 1:]:
+                if not follow.strip():
+                    continue
+                listed = _CARGO_LISTED.match(follow)
+                if not listed:
+                    break
+                names.append(listed.group(1))
+    names += list(reasons)
+    failures = [(name, reasons.get(name, "")) for name in dict.fromkeys(names)]
     return Parsed("cargo", _counts(passed, failed, 0, skipped), _dedupe(failures))
 
 
@@ -834,7 +849,7 @@ _EARLY_LINE = re.compile(
     rb"|--- (?:PASS|SKIP): [^\n]*"                                # go top-level results
     rb"|(?:ok|FAIL)[ \t]+\S+[ \t]+[^\n]*"                         # go packages
     rb"|test result: [^\n]*"                                      # cargo
-    rb"|test \S+ \.\.\. FAILED[^\n]*"
+    rb"|test \S+ \.\.\. FAILED[^\n]*|\S+ --- FAILED"
     rb"|---- \S+ stdout ----\n(?:[^\n]*\n){0,3}"
     rb"|[ \t]*\xe2\x97\x8f [^\n]*\n(?:[^\n]*\n){0,2}"             # jest bullet + reason
     rb"|[ \t]*FAIL [^\n]*"                                        # jest/vitest
@@ -1204,6 +1219,23 @@ def runs_for(repo: ShadowRepo, commits: Iterable[str]) -> dict[str, list[TestRun
     return result
 
 
+def marks_for(repo: ShadowRepo, commits: Iterable[str]) -> dict[str, str]:
+    """``{commit: summary line}`` of the newest run on each of ``commits`` that has one.
+
+    When a commit has several runs the line is the newest's, followed by ``(N runs)``
+    when their verdicts differ (a flaky or environment-dependent suite).
+    """
+    marks = {}
+    for commit, runs in runs_for(repo, commits).items():
+        epoch = datetime.min.replace(tzinfo=timezone.utc)
+        newest = max(runs, key=lambda r: r.started or epoch)
+        line = newest.summary_line()
+        if len({r.outcome for r in runs}) > 1:
+            line += f" ({len(runs)} runs, not all {newest.outcome})"
+        marks[commit] = line
+    return marks
+
+
 def _all_runs(repo: ShadowRepo) -> list[TestRun]:
     runs: list[TestRun] = []
     for commit, blob in _notes_listing(repo).items():
@@ -1522,6 +1554,6 @@ def record_agent_result(root: Path, *, command: str, passed: int | None = None, 
 
 __all__ = ["TestRun", "Parsed", "OutputCollector", "NOTES_REF", "OUTCOMES", "RUNNERS", "parse_output",
            "clean_output", "guess_runner", "short_test_name", "run_command", "exit_status", "record_run",
-           "runs_for", "history", "last_run", "last_green", "find_project_root", "snapshot_for_run",
+           "runs_for", "marks_for", "history", "last_run", "last_green", "find_project_root", "snapshot_for_run",
            "snapshot_project", "record_on", "run_and_record", "validate_agent_result", "record_agent_result",
            "parse_time", "utc_now_iso"]
