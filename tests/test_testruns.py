@@ -378,6 +378,15 @@ def test_concurrent_records_on_one_commit_are_all_kept(project: Path) -> None:
         assert [r.command for r in testruns.history(repo, 3)] == ["run 5", "run 4", "run 3"]
         # abbreviated ids work too
         assert len(testruns.runs_for(repo, [commit[:12]])[commit[:12]]) == 6
+        # a consolidation (same tree as its last snapshot) can carry that snapshot's runs
+        write(project, "src/new.py", "x = 1\n")
+        tip, _ = testruns.snapshot_for_run(recorder)
+        testruns.record_run(repo, TestRun(command="pytest", outcome="failed", failed=1, commit=tip))
+        result = recorder.consolidate("Add new module")
+        assert result.commit and result.squashed_commits[0] == tip
+        assert testruns.copy_runs(repo, tip, result.commit) == 1
+        assert [(r.commit, r.failed) for r in testruns.runs_for(repo, [result.commit])[result.commit]] == \
+            [(result.commit, 1)]
     finally:
         recorder.close()
 

@@ -1192,6 +1192,19 @@ def record_run(repo: ShadowRepo, run: TestRun) -> None:
     log.info("test run recorded commit=%s outcome=%s runner=%s", commit[:12], run.outcome, run.runner)
 
 
+def copy_runs(repo: ShadowRepo, source: str, target: str) -> int:
+    """Record the runs of ``source`` on ``target`` too (for a commit with the same tree, e.g. a
+    consolidation of snapshots ending at ``source``); return how many were copied.
+
+    The copies name ``target`` as their commit; runs already on ``target`` are kept.
+    """
+    runs = runs_for(repo, [source]).get(source, [])
+    for run in runs:
+        run.commit = target
+        record_run(repo, run)
+    return len(runs)
+
+
 def runs_for(repo: ShadowRepo, commits: Iterable[str]) -> dict[str, list[TestRun]]:
     """The runs recorded on each of ``commits`` (full ids), oldest first; commits without runs are left out.
 
@@ -1553,7 +1566,7 @@ def record_agent_result(root: Path, *, command: str, passed: int | None = None, 
 
 
 __all__ = ["TestRun", "Parsed", "OutputCollector", "NOTES_REF", "OUTCOMES", "RUNNERS", "parse_output",
-           "clean_output", "guess_runner", "short_test_name", "run_command", "exit_status", "record_run",
+           "clean_output", "guess_runner", "short_test_name", "run_command", "exit_status", "record_run", "copy_runs",
            "runs_for", "marks_for", "history", "last_run", "last_green", "find_project_root", "snapshot_for_run",
            "snapshot_project", "record_on", "run_and_record", "validate_agent_result", "record_agent_result",
            "parse_time", "utc_now_iso"]
