@@ -309,9 +309,6 @@ async def test_session_summary_checkpoint_and_consolidate(server_env: dict[str, 
 
 
 @pytest.mark.anyio
-@pytest.mark.xfail(strict=True, reason="watcher.py:100 lets every *deleted* event through the filter, including the "
-                   "shadow repo's own .trajectory/objects/**/tmp_obj_* and HEAD.lock; each snapshot therefore queues "
-                   "its own writes and the summary reports pending changes for one more debounce period")
 async def test_no_pending_changes_right_after_a_snapshot(server_env: dict[str, str], project: Path) -> None:
     slow = params(server_env, project)
     slow.args[slow.args.index("--debounce") + 1] = "1.5"  # a long window makes the check deterministic

@@ -140,7 +140,7 @@ def test_session_summary_reports_gaps_intents_and_files(session: ProjectSession)
     edit(session, "src/app.py", "def main():\n    return 6\n")
     text = session.session_summary(recap="## Recap\n- goal: ship it")
     assert "current session continues" in text
-    assert "Refactor app" in text and "`src/app.py` (3 snapshot(s)" in text
+    assert "Refactor app" in text and "`src/app.py` (2 snapshot(s)" in text
     assert "## Recap" in text
     assert "Net change over the last session" in text
 

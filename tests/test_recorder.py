@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -337,3 +338,23 @@ def test_messages_parse_trailers_roundtrip() -> None:
     assert "Trajectory-Intent: multi line intent" in text
     blob_ = "Trajectory-Kind: snapshot\x1dTrajectory-Intent: a: b"
     assert messages.parse_trailers(blob_) == {"Trajectory-Kind": "snapshot", "Trajectory-Intent": "a: b"}
+
+
+def test_large_batches_go_into_one_pack_and_fsck_is_clean(project: Path) -> None:
+    for i in range(700):
+        write(project, f"gen/d{i % 30}/f{i}.txt", f"content {i}\n")
+    recorder = open_recorder(project)
+    snap = recorder.reconcile()
+    files = tree_files(project, snap.ref)
+    assert len([p for p in files if p.startswith("gen/")]) == 700
+    assert blob(project, snap.ref, "gen/d7/f37.txt") == b"content 37\n"
+    packs = list((project / ".trajectory" / "objects" / "pack").glob("*.pack"))
+    assert len(packs) == 1
+    write(project, "gen/d1/f1.txt", "edited\n")
+    recorder.record_paths(["gen/d1/f1.txt"])
+    recorder.consolidate("generated")
+    recorder.close()
+    fsck = subprocess.run(["git", "--git-dir=.trajectory", "fsck", "--strict", "--no-progress"], cwd=project,
+                          capture_output=True, text=True, env={k: v for k, v in os.environ.items()
+                                                               if not k.startswith("GIT_")})
+    assert fsck.returncode == 0, fsck.stdout + fsck.stderr

@@ -65,16 +65,22 @@ def parse_records(tokens: list[bytes], pos: int = 0) -> tuple[list[FileChange], 
     return raw, pos
 
 
-def tree_changes(repo: ShadowRepo, old_tree: str | None, new_tree: str, *, counts: bool = True) -> list[FileChange]:
+def tree_changes(repo: ShadowRepo, old_tree: str | None, new_tree: str, *, counts: bool = True,
+                 expected: int | None = None) -> list[FileChange]:
     """Return the file changes from ``old_tree`` (None: empty) to ``new_tree``, renames detected.
 
     Line counts are computed only when ``counts`` and at most :data:`MAX_COUNTED_FILES`
     paths changed; otherwise ``added``/``deleted`` stay None and the status alone is known.
+    ``expected``, the number of paths the caller changed, lets a small change be read
+    in one git call instead of two.
     """
     old = old_tree or EMPTY_TREE_OID
     if old == EMPTY_TREE_OID or new_tree == EMPTY_TREE_OID:
         repo.empty_tree()
     base_args = ["diff-tree", "-r", "-z", "--no-abbrev", "-M", "--raw"]
+    if counts and expected is not None and expected <= MAX_COUNTED_FILES:
+        changes, _ = parse_records(split_z(repo.git.out(base_args + ["--numstat", old, new_tree])))
+        return changes
     out = repo.git.out(base_args + [old, new_tree])
     changes, _ = parse_records(split_z(out))
     if counts and 0 < len(changes) <= MAX_COUNTED_FILES:

@@ -230,8 +230,7 @@ def split_z(data: bytes) -> list[bytes]:
 class BatchProcess:
     """A long-running git process answering requests on stdin, one at a time.
 
-    Used for ``cat-file --batch``, ``hash-object -w --stdin-paths`` and
-    ``mktree -z --batch``: one process start (~2 ms) saved per object. Calls are
+    Used for ``cat-file --batch`` and ``hash-object -w --stdin-paths``: one process start (~2 ms) saved per object. Calls are
     serialised by a lock; a process that died (killed, or git exited on bad input)
     is restarted on the next call and the failure reported as :class:`GitError`.
 

@@ -63,6 +63,11 @@ class CommitRecord:
         return self.trailers.get(messages.TRAILER_KIND, "consolidate" if self.is_consolidation else "snapshot")
 
     @property
+    def is_import(self) -> bool:
+        """The first snapshot of the repository: the existing tree, not work of a session."""
+        return self.trailers.get(messages.TRAILER_KIND) == messages.KIND_IMPORT
+
+    @property
     def checkpoint_note(self) -> str | None:
         return self.trailers.get(messages.TRAILER_CHECKPOINT)
 

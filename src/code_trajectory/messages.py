@@ -38,6 +38,8 @@ TRAILER_SQUASHED_RANGE = "Trajectory-Squashed-Range"
 KIND_SNAPSHOT = "snapshot"
 KIND_CHECKPOINT = "checkpoint"
 KIND_RECONCILE = "reconcile"
+#: The first snapshot of a shadow repository: the whole existing tree, not work done in a session.
+KIND_IMPORT = "import"
 KIND_CONSOLIDATE = "consolidate"
 
 #: Files named in the first line before ``... and N more``.

@@ -22,6 +22,9 @@ CHARS_PER_TOKEN = 4
 #: Files listed per commit in the global trajectory.
 FILES_PER_COMMIT = 25
 
+#: An imported file (the state when recording began) is shown whole only up to this many lines.
+IMPORT_LINES_SHOWN = 40
+
 _HUNK_RE = re.compile(r"^@@ [^@]* @@ ?(.*)$")
 
 
@@ -189,6 +192,10 @@ def file_trajectory(path: str, branch: str, versions: list[RenderedVersion], tot
     out = ["\n".join(head)]
     for item, fixed, share in zip(versions, sections_fixed, shares):
         diff = item.diff
+        if item.version.record.is_import and not diff:
+            out.append(f"{fixed}\n\n(the file as it was when recording began, over {IMPORT_LINES_SHOWN} lines: not "
+                       "shown; later versions show the edits)")
+            continue
         if diff:
             how = (f"call get_file_trajectory with depth=1 right after this change, or run "
                    f"`git --git-dir=.trajectory show {item.version.record.oid[:12]} -- '{item.version.path}'`")
@@ -221,6 +228,9 @@ def global_trajectory(records: list[CommitRecord], branch: str, budget_tokens: i
                       reached_consolidation: bool, more_available: bool) -> str:
     """Render recent project-wide history; ``records`` are newest first, rendered oldest to newest."""
     if not records:
+        if since_consolidate and reached_consolidation:
+            return (f"# Project trajectory (shadow branch `{branch}`)\n\nNo snapshots since the last consolidation: "
+                    "nothing changed after it. Call with `since_consolidate=false` to see earlier commits.")
         return (f"# Project trajectory (shadow branch `{branch}`)\n\nNo snapshots yet. Snapshots appear after "
                 "files are saved (debounced) or when `checkpoint` is called.")
     head = f"# Project trajectory (shadow branch `{branch}`)\n"
@@ -300,7 +310,7 @@ def session_summary(*, now: datetime, gap_seconds: float, sessions: list[list[Co
     plus: Counter[str] = Counter()
     minus: Counter[str] = Counter()
     for record in last:
-        if record.is_consolidation:
+        if record.is_consolidation or record.is_import:
             continue
         for change in record.changes:
             touched[change.path] += 1

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -266,10 +267,14 @@ class Recorder:
                     to_hash.append(found)
                 else:
                     changes[rel] = None
-            entries, oversize = self._write_blobs(to_hash)
-            changes.update(entries)
-            tree = trees.apply_changes(self.repo, base, changes)
-            return self._commit(tree, kind=kind, note=note, oversize=oversize, started=started)
+            with self.repo.batch():  # blobs and trees in one pack, on disk before the ref moves
+                entries, oversize = self._write_blobs(to_hash)
+                changes.update(entries)
+                tree = trees.apply_changes(self.repo, base, changes)
+            # a deleted path may be a whole directory: then let the diff count the files first
+            expected = None if any(v is None for v in changes.values()) else len(changes)
+            return self._commit(tree, kind=kind, note=note, oversize=oversize, started=started,
+                                expected=expected)
 
     # -- the full scan ------------------------------------------------------------------------
 
@@ -311,17 +316,18 @@ class Recorder:
                     changes[rel] = entry
             if progress:
                 progress("hash", 0, len(to_hash))
-            entries, oversize = self._write_blobs(to_hash, progress=progress)
-            for rel, entry in entries.items():
-                if entry is not None and recorded.get(rel) != entry:
-                    changes[rel] = entry
-                elif entry is None:
-                    changes[rel] = None
-            by_rel = {i.rel: i for i in to_hash}
-            known += [(by_rel[rel], e.oid) for rel, e in entries.items() if e is not None]
-            if progress:
-                progress("write", 0, len(changes))
-            tree = trees.apply_changes(self.repo, base, changes) if changes or base is None else base
+            with self.repo.batch():
+                entries, oversize = self._write_blobs(to_hash, progress=progress)
+                for rel, entry in entries.items():
+                    if entry is not None and recorded.get(rel) != entry:
+                        changes[rel] = entry
+                    elif entry is None:
+                        changes[rel] = None
+                by_rel = {i.rel: i for i in to_hash}
+                known += [(by_rel[rel], e.oid) for rel, e in entries.items() if e is not None]
+                if progress:
+                    progress("write", 0, len(changes))
+                tree = trees.apply_changes(self.repo, base, changes) if changes or base is None else base
             self.stat_cache.replace_all(known, scan_started_ns)
             return self._commit(tree, kind=kind, note=note, oversize=oversize, started=started)
 
@@ -364,67 +370,60 @@ class Recorder:
 
     def _write_blobs(self, infos: list[FileInfo], progress: ProgressFn | None = None
                      ) -> tuple[dict[str, TreeEntry | None], dict[str, int]]:
-        """Write blobs for ``infos``; return ``({path: entry or None if vanished}, {oversize path: size})``."""
+        """Write blobs for ``infos`` (into the current pack batch).
+
+        Returns:
+            ``({path: entry, or None when the file vanished}, {oversize path: size})``.
+            A file that cannot be read (permissions) gets no entry: its last recorded
+            content is kept.
+        """
         entries: dict[str, TreeEntry | None] = {}
         oversize: dict[str, int] = {}
-        regular: list[FileInfo] = []
-        for info in infos:
-            if info.mode == MODE_SYMLINK:
-                try:
-                    target = os.readlink(os.fsencode(self.root / info.rel))
-                except OSError:
-                    entries[info.rel] = None
-                    continue
-                entries[info.rel] = TreeEntry(MODE_SYMLINK, self.repo.hash_bytes(target))
-            elif info.size > self.settings.max_file_bytes:
-                note = (OVERSIZE_MARKER + b" (larger than the size cap of "
-                        + format_size(self.settings.max_file_bytes).encode() + b")\n"
-                        + f"size: {info.size} bytes\nmtime_ns: {info.mtime_ns}\n".encode())
-                entries[info.rel] = TreeEntry(MODE_FILE, self.repo.hash_bytes(note))
-                oversize[info.rel] = info.size
-            else:
-                regular.append(info)
-        step = 2000
-        for start in range(0, len(regular), step):
-            batch = regular[start:start + step]
+        for n, info in enumerate(infos, 1):
+            path = self.root / info.rel
             try:
-                oids = self.repo.hash_paths([i.rel for i in batch])
-                for info, oid in zip(batch, oids):
-                    entries[info.rel] = TreeEntry(info.mode, oid)
-            except GitError:
-                for info in batch:  # one vanished or unreadable file: retry one by one
-                    entries.update(self._hash_one(info))
-            if progress:
-                progress("hash", min(start + step, len(regular)), len(regular))
+                if info.mode == MODE_SYMLINK:
+                    data = os.readlink(os.fsencode(path))
+                elif info.size > self.settings.max_file_bytes:
+                    data = (OVERSIZE_MARKER + b" (larger than the size cap of "
+                            + format_size(self.settings.max_file_bytes).encode() + b")\n"
+                            + f"size: {info.size} bytes\nmtime_ns: {info.mtime_ns}\n".encode())
+                    oversize[info.rel] = info.size
+                else:
+                    data = _read_regular(path, self.settings.max_file_bytes)
+                    if data is None:  # grew past the cap since it was looked at: note it next time
+                        continue
+            except (FileNotFoundError, NotADirectoryError):
+                entries[info.rel] = None
+                continue
+            except OSError as exc:
+                log.warning("cannot read %s, keeping its last recorded content: %s", info.rel, exc)
+                continue
+            entries[info.rel] = TreeEntry(info.mode, self.repo.write_blob(data))
+            if progress is not None and n % 2000 == 0:
+                progress("hash", n, len(infos))
         return entries, oversize
 
-    def _hash_one(self, info: FileInfo) -> dict[str, TreeEntry | None]:
-        if not isinstance(probe(self.root, info.rel), FileInfo):
-            return {info.rel: None}
-        try:
-            return {info.rel: TreeEntry(info.mode, self.repo.hash_paths([info.rel])[0])}
-        except GitError as exc:
-            log.warning("cannot read %s, keeping its last recorded content: %s", info.rel, exc)
-            return {}
-
     def _commit(self, tree: str, *, kind: str, note: str | None, oversize: dict[str, int],
-                started: float) -> Snapshot | None:
+                started: float, expected: int | None = None) -> Snapshot | None:
         branch = self.project.current_branch()
         ref = shadow_ref(branch)
         try:
             with self._write_lock:
-                tip = self.repo.resolve(ref)
+                tip = self.repo.resolve_ref(ref)
                 parent = tip or self._last_commit or self._latest_commit()
                 parent_tree = self.repo.commit_tree_oid(parent) if parent else None
                 self._last_tree = tree
                 if tree == parent_tree:
                     return None
-                changes = diffs.tree_changes(self.repo, parent_tree, tree)
+                changes = diffs.tree_changes(self.repo, parent_tree, tree, expected=expected)
                 if oversize:
                     changes = [FileChange(c.status, c.path, c.old_path, c.added, c.deleted, c.old_oid, c.new_oid,
                                           c.counted, f"not stored: {format_size(oversize[c.path])}")
                                if c.path in oversize else c for c in changes]
                 now = datetime.now().astimezone()
+                if parent is None and kind == messages.KIND_RECONCILE:
+                    kind = messages.KIND_IMPORT
                 message = messages.snapshot_message(when=now, intent=self.intent.get(), branch=branch,
                                                     changes=changes, kind=kind, note=note)
                 offset = now.strftime("%z") or "+0000"
@@ -515,6 +514,20 @@ class _SubPolicy:
     def entry_excluded(self, parent_rel: str, name: str, is_dir: bool) -> bool:
         parent = f"{self.prefix}/{parent_rel}" if parent_rel else self.prefix
         return self.policy.entry_excluded(parent, name, is_dir)
+
+
+def _read_regular(path: Path, limit: int) -> bytes | None:
+    """Read a regular file without following a symlink swapped in meanwhile; None when over ``limit`` bytes."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # replaced by a FIFO or device: never block on it
+            raise FileNotFoundError(f"{path} is no longer a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = f.read(limit + 1)
+    finally:
+        os.close(fd)
+    return None if len(data) > limit else data
 
 
 def ensure_gitignore_lists_shadow(root: Path) -> bool:

@@ -222,7 +222,7 @@ class ProjectSession:
                 first_seen[blob] = version.record.time  # the latest occurrence wins: "matches state from"
             previous_blob = blob
         shown = chronological[-depth:]
-        rendered = [narrative.RenderedVersion(v, history.file_patch(repo, v), reverts[v.record.oid]) for v in shown]
+        rendered = [narrative.RenderedVersion(v, self._patch(v), reverts[v.record.oid]) for v in shown]
         note = None
         last = chronological[-1]
         if last.change.status == "D":
@@ -231,6 +231,14 @@ class ProjectSession:
             note = f"Followed across renames: earlier recorded as `{last.path}`."
         return narrative.file_trajectory(rel, branch, rendered, len(versions), self.settings.token_budget,
                                          state_note=note)
+
+    def _patch(self, version: history.FileVersion) -> str:
+        """The version's diff; for the import of a long file, nothing (it is not an edit)."""
+        if version.record.is_import:
+            text = history.blob_text(self.recorder.repo, version.change.new_oid)
+            if text is None or text.count("\n") > narrative.IMPORT_LINES_SHOWN:
+                return ""
+        return history.file_patch(self.recorder.repo, version)
 
     def global_trajectory(self, limit: int = 20, since_consolidate: bool = False) -> str:
         """Markdown list of recent commits on the current shadow branch with files and line counts."""
@@ -274,7 +282,9 @@ class ProjectSession:
                 history.add_line_counts(repo, last)
             from code_trajectory.diffs import tree_changes
 
-            start = last[-1].parents[0] if last[-1].parents else None
+            first = last[-1]
+            # the import of the existing tree is where the session starts, not work done in it
+            start = first.oid if first.is_import else (first.parents[0] if first.parents else None)
             start_tree = repo.commit_tree_oid(start) if start else None
             net = tree_changes(repo, start_tree, repo.commit_tree_oid(last[0].oid))
         all_notices = list(notices or [])

@@ -2,11 +2,12 @@
 
 The shadow repository is an ordinary git repository whose git dir is
 ``.trajectory/`` and whose work tree is the project root. Snapshots are commits
-on ``refs/heads/shadow/<branch>``, one ref per branch of the project. Objects
-are written through long-running git processes (``hash-object --stdin-paths``,
-``mktree --batch``) and read through ``cat-file --batch``, so writing a snapshot
-costs a handful of pipe round trips plus ``commit-tree`` and ``update-ref``,
-independent of the project's size. The repository keeps no index: the tree of
+on ``refs/heads/shadow/<branch>``, one ref per branch of the project. New blobs and
+trees are written together as one pack per snapshot (:meth:`ShadowRepo.batch`,
+:mod:`code_trajectory.packs`), the commit as a loose object, and everything is
+read through a long-running ``git cat-file --batch``, so writing a snapshot costs
+two file creations, a diff and one ``update-ref``, independent of the project's
+size. The repository keeps no index: the tree of
 each snapshot is edited from the previous one (see :mod:`code_trajectory.trees`).
 
 Layout of ``.trajectory/`` (mode 0700)::
@@ -20,16 +21,22 @@ Layout of ``.trajectory/`` (mode 0700)::
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import logging
 import os
 import re
 import stat
+import subprocess
+import tempfile
 import threading
+import zlib
 from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from code_trajectory import gitcmd
+from code_trajectory import gitcmd, packs
 from code_trajectory.errors import GitError, StorageError
 from code_trajectory.gitcmd import BatchProcess, Git, read_exact, read_line
 
@@ -46,6 +53,9 @@ MODE_SYMLINK = "120000"
 MODE_TREE = "40000"
 
 _OID_RE = re.compile(r"^[0-9a-f]{40}$")
+#: A batch writes its pack early past this many bytes or objects, bounding memory (64 MiB, 20,000 objects).
+BATCH_FLUSH_BYTES = 64 * 1024 * 1024
+BATCH_FLUSH_OBJECTS = 20_000
 
 #: Config written into the shadow repository. ``logAllRefUpdates=always`` keeps
 #: a reflog for every shadow ref, so commits squashed by ``consolidate`` stay
@@ -146,12 +156,12 @@ class ShadowRepo:
         self.git_dir = self.root / SHADOW_DIR_NAME
         self.git = Git(self.git_dir, self.root, isolated=True)
         self._cat = BatchProcess(self.git, ["cat-file", "--batch"], "cat-file")
-        self._hash = BatchProcess(self.git, ["hash-object", "-w", "--no-filters", "--stdin-paths"], "hash-object")
-        self._mktree = BatchProcess(self.git, ["mktree", "-z", "--batch"], "mktree")
         self._tree_cache: OrderedDict[str, dict[bytes, TreeEntry]] = OrderedDict()
         self._tree_cache_lock = threading.Lock()
         self.state_dir = self.git_dir / "state"
         self._empty_tree_written = False
+        self._pending: list[tuple[bytes, bytes, str]] | None = None
+        self._pending_bytes = 0
 
     # -- layout ----------------------------------------------------------------------------
 
@@ -201,8 +211,7 @@ class ShadowRepo:
 
     def close(self) -> None:
         """Stop the long-running git processes."""
-        for proc in (self._cat, self._hash, self._mktree):
-            proc.close()
+        self._cat.close()
 
     # -- refs -------------------------------------------------------------------------------
 
@@ -290,16 +299,95 @@ class ShadowRepo:
             raise StorageError(f"commit {commit} is malformed")
         return first[5:].decode("ascii")
 
+    def write_object(self, kind: bytes, body: bytes) -> str:
+        """Write a loose object and return its id (idempotent).
+
+        git's loose object format (see gitformat-loose(5) / ``git help objects``):
+        ``zlib("<kind> <size>\\0" + body)`` at ``objects/<2 hex>/<38 hex>``, written to a
+        temporary file in the same directory and linked into place, so a reader never
+        sees a partial object and a killed writer leaves only a ``tmp_obj_*`` file that
+        ``git prune`` removes. Used for trees and commits, which are small; blobs go
+        through ``git hash-object`` or ``git fast-import``.
+
+        Raises:
+            StorageError: the object directory cannot be written (disk full, removed).
+        """
+        header = kind + b" " + str(len(body)).encode() + b"\0"
+        oid = hashlib.sha1(header + body).hexdigest()
+        pending = self._pending
+        if pending is not None:  # inside batch(): collected, written as one pack at the end
+            pending.append((kind, body, oid))
+            self._pending_bytes += len(body)
+            if self._pending_bytes > BATCH_FLUSH_BYTES or len(pending) > BATCH_FLUSH_OBJECTS:
+                self._flush_pending()
+            return oid
+        directory = self.git_dir / "objects" / oid[:2]
+        final = directory / oid[2:]
+        if final.exists():
+            return oid
+        try:
+            directory.mkdir(exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix="tmp_obj_", dir=directory)
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(zlib.compress(header + body, 1))
+                os.chmod(tmp, 0o444)
+                try:
+                    os.link(tmp, final)
+                except FileExistsError:
+                    pass
+                except OSError:  # a file system without hard links
+                    os.replace(tmp, final)
+            finally:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+        except OSError as exc:
+            raise StorageError(f"cannot write an object into {self.git_dir / 'objects'}: {exc}") from exc
+        return oid
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Collect the objects written inside the block and write them as one pack at its end.
+
+        Objects are readable from the tree cache meanwhile; nothing refers to them
+        until the block ends and the caller moves a ref. Nested blocks join the outer one.
+
+        Raises:
+            StorageError: the pack cannot be written.
+        """
+        if self._pending is not None:
+            yield
+            return
+        self._pending, self._pending_bytes = [], 0
+        try:
+            yield
+            self._flush_pending()
+        finally:
+            self._pending = None
+
+    def _flush_pending(self) -> None:
+        objects, self._pending, self._pending_bytes = self._pending or [], [], 0
+        try:
+            packs.write_pack(self.git_dir / "objects", objects)
+        except OSError as exc:
+            raise StorageError(f"cannot write a pack into {self.git_dir / 'objects'}: {exc}") from exc
+
+    def write_blob(self, data: bytes) -> str:
+        """Write ``data`` as a blob (into the current :meth:`batch` when there is one)."""
+        return self.write_object(b"blob", data)
+
     def write_tree(self, entries: dict[bytes, TreeEntry]) -> str:
-        """Write a tree object from ``{name: entry}`` and return its id (mktree sorts the entries)."""
+        """Write a tree object from ``{name: entry}`` and return its id.
+
+        Entries are sorted as git sorts them (byte order, a tree's name compared as if
+        it ended in ``/``).
+        """
         if not entries:
             return self.empty_tree()
-        parts = []
-        for name, entry in entries.items():
-            kind = "tree" if entry.is_tree else "blob"
-            mode = "040000" if entry.is_tree else entry.mode
-            parts.append(f"{mode} {kind} {entry.oid}\t".encode() + name + b"\0")
-        oid = self._mktree.request(b"".join(parts) + b"\0", lambda s: read_line(s).decode("ascii"))
+        ordered = sorted(entries.items(), key=lambda item: item[0] + b"/" if item[1].is_tree else item[0])
+        body = b"".join(entry.mode.encode() + b" " + name + b"\0" + bytes.fromhex(entry.oid)
+                        for name, entry in ordered)
+        oid = self.write_object(b"tree", body)
         with self._tree_cache_lock:
             self._tree_cache[oid] = dict(entries)
         return oid
@@ -307,63 +395,48 @@ class ShadowRepo:
     def empty_tree(self) -> str:
         """Return the empty tree's id, writing the object once (git does not always have it on disk)."""
         if not self._empty_tree_written:
-            self.git.text(["hash-object", "-w", "-t", "tree", "--stdin"], input=b"")
+            pending, self._pending = self._pending, None
+            try:
+                self.write_object(b"tree", b"")  # loose, so it exists even outside a batch
+            finally:
+                self._pending = pending
             self._empty_tree_written = True
         return EMPTY_TREE_OID
-
-    def hash_paths(self, paths: list[str]) -> list[str]:
-        """Write the content of regular files ``paths`` (relative to the root) as blobs; return their ids.
-
-        Raises:
-            GitError: a file could not be read (vanished, unreadable); the caller retries per file.
-        """
-        oids: list[str] = []
-        for chunk in gitcmd.chunked(paths, 512):
-            data = b"".join(_quote_path(p) + b"\n" for p in chunk)
-
-            def reader(stream, n=len(chunk)) -> list[str]:
-                return [read_line(stream).decode("ascii") for _ in range(n)]
-
-            oids.extend(self._hash.request(data, reader))
-        return oids
 
     def hash_bytes(self, data: bytes) -> str:
         """Write ``data`` as a blob and return its id."""
         return self.git.text(["hash-object", "-w", "--no-filters", "--stdin"], input=data)
 
     def commit_tree(self, tree: str, parents: list[str], message: str, *, when: tuple[int, str]) -> str:
-        """Write a commit object and return its id.
+        """Write a commit object with the fixed identity and return its id.
 
         Args:
             tree: the tree id.
             parents: parent commit ids (empty for a root commit).
-            message: the full commit message.
+            message: the full commit message (UTF-8).
             when: ``(unix seconds, "+HHMM" offset)`` used as author and committer date.
         """
-        args = ["commit-tree", "--no-gpg-sign", tree]
-        for parent in parents:
-            args += ["-p", parent]
-        date = f"{when[0]} {when[1]}"
-        return self.git.text(args + ["-F", "-"], input=message.encode("utf-8", "surrogateescape"),
-                             env={"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date})
+        ident = f"{gitcmd.IDENTITY_NAME} <{gitcmd.IDENTITY_EMAIL}> {when[0]} {when[1]}"
+        lines = [f"tree {tree}"] + [f"parent {p}" for p in parents] + [f"author {ident}", f"committer {ident}"]
+        text = "\n".join(lines) + "\n\n" + message
+        return self.write_object(b"commit", text.encode("utf-8", "surrogateescape"))
 
+    def resolve_ref(self, ref: str) -> str | None:
+        """Return the commit a ref points at, or None — through the running ``cat-file`` (no new process)."""
+        if not ref.startswith("refs/") or "\n" in ref or " " in ref:
+            return self.resolve(ref)
 
-def _quote_path(path: str) -> bytes:
-    """Encode a path for ``--stdin-paths``: raw bytes, C-quoted when git would misread them."""
-    raw = os.fsencode(path)
-    if b"\n" not in raw and not raw.startswith(b'"'):
-        return raw
-    out = bytearray(b'"')
-    for byte in raw:
-        if byte == 0x0A:
-            out += b"\\n"
-        elif byte in (0x22, 0x5C):
-            out += b"\\" + bytes([byte])
-        elif byte < 0x20 or byte == 0x7F:
-            out += b"\\%03o" % byte
-        else:
-            out.append(byte)
-    return bytes(out + b'"')
+        def reader(stream) -> str | None:
+            header = read_line(stream).decode("utf-8", "replace")
+            parts = header.split()
+            if len(parts) == 2 and parts[1] == "missing":
+                return None
+            if len(parts) != 3:
+                raise EOFError(f"unexpected cat-file header {header!r}")
+            read_exact(stream, int(parts[2]) + 1)
+            return parts[0] if parts[1] == "commit" else None
+
+        return self._cat.request(ref.encode() + b"\n", reader)
 
 
 def _write_if_changed(path: Path, text: str) -> None:

@@ -97,7 +97,9 @@ class Watcher:
             return False
         if rel in (".", ""):
             return False
-        return self.recorder.policy.is_recorded(rel, is_dir=None) or change == watchfiles.Change.deleted
+        # a deleted path no longer exists, so it is judged as a file: a deleted recorded directory still
+        # passes (its name matches no file-only rule), deletions in .trajectory/ or ignored dirs do not
+        return self.recorder.policy.is_recorded(rel, is_dir=None)
 
     def _watch_loop(self) -> None:
         paths = [self.root]
