@@ -358,3 +358,13 @@ def test_large_batches_go_into_one_pack_and_fsck_is_clean(project: Path) -> None
                           capture_output=True, text=True, env={k: v for k, v in os.environ.items()
                                                                if not k.startswith("GIT_")})
     assert fsck.returncode == 0, fsck.stdout + fsck.stderr
+
+
+def test_reconcile_rereads_ignore_files_created_since_the_last_scan(project: Path) -> None:
+    recorder = open_recorder(project)
+    recorder.reconcile()
+    write(project, "cache/.gitignore", "*\n")  # as pytest writes .pytest_cache/.gitignore
+    write(project, "cache/data.bin", "cached")
+    snap = recorder.checkpoint()
+    assert snap is None or not any(c.path.startswith("cache/") for c in snap.changes)
+    recorder.close()

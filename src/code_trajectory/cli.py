@@ -70,6 +70,20 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("status", help="shadow repository facts: branches, snapshots, size")
     _add_project(p)
 
+    p = sub.add_parser("test", help="snapshot, run a test command, record its outcome; exits with its status",
+                       usage="code-trajectory test [--project PATH] -- COMMAND [ARGS...]")
+    p.add_argument("--project", metavar="PATH", help="project directory (default: found from the current directory)")
+    p.add_argument("--timeout", type=float, metavar="SECONDS", help="kill the command after this long")
+    p.add_argument("argv", nargs=argparse.REMAINDER, metavar="COMMAND", help="the test command, after --")
+
+    p = sub.add_parser("test-history", help="recorded test runs (get_test_history)")
+    _add_project(p)
+    p.add_argument("--limit", type=int, default=10, help="number of runs (default 10)")
+
+    p = sub.add_parser("since-green", help="what changed since the last green test run (diff_since_green)")
+    _add_project(p)
+    p.add_argument("filepath", nargs="?", metavar="PATH", help="one file relative to the project root")
+
     sub.add_parser("recap", help="goal, decisions, insights, risks of the current work (see `recap --help`)",
                    add_help=False)
     sub.add_parser("journal", help="the journal of what was learned (see `journal --help`)", add_help=False)
@@ -154,6 +168,27 @@ def _status(args: argparse.Namespace) -> int:
     return 0
 
 
+def _test(args: argparse.Namespace) -> int:  # noqa: F821
+    from code_trajectory import testruns
+    from code_trajectory.config import TrajectorySettings
+    from code_trajectory.errors import InvalidArgumentError
+    from code_trajectory.service import resolve_project_root
+
+    argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
+    if not argv:
+        raise InvalidArgumentError("give the test command after --, e.g. code-trajectory test -- pytest -q")
+    start = Path(args.project).expanduser().absolute() if args.project else Path.cwd()
+    root = resolve_project_root(testruns.find_project_root(start) if not args.project else start)
+    test_run, status = testruns.run_and_record(root, argv, TrajectorySettings.load(root), cwd=Path.cwd(),
+                                               timeout=args.timeout)
+    if test_run.record_error:
+        print(f"code-trajectory: the run was not recorded: {test_run.record_error}", file=sys.stderr)
+    else:
+        print(f"code-trajectory: recorded on `{(test_run.commit or '?')[:12]}`: {test_run.summary_line()}",
+              file=sys.stderr)
+    return status
+
+
 def run(argv: list[str]) -> int:
     """Run one command; returns the exit status."""
     if argv and argv[0] == "recap":
@@ -173,6 +208,8 @@ def run(argv: list[str]) -> int:
         return _watch(args)
     if args.command == "status":
         return _status(args)
+    if args.command == "test":
+        return _test(args)
     session = _session(args.project)
     try:
         if args.command == "log":
@@ -194,6 +231,10 @@ def run(argv: list[str]) -> int:
             text = session.consolidate(args.intent)
         elif args.command == "checkpoint":
             text = session.checkpoint(args.message)
+        elif args.command == "test-history":
+            text = session.test_history(args.limit)
+        elif args.command == "since-green":
+            text = session.diff_since_green(args.filepath)
         else:  # pragma: no cover - argparse rejects unknown commands
             raise AssertionError(args.command)
     finally:

@@ -44,26 +44,38 @@ class _Rules:
     """Compiled gitignore patterns, last first: ``(regex, include, pattern text)``.
 
     Patterns are compiled by ``pathspec``; the evaluation is ours because we walk the
-    tree level by level as git does: a pattern decides a path only when it matches the
-    whole path (``pathspec`` alone also lets ``!name`` match everything below a
-    directory called ``name``, which git does not).
+    tree level by level as git does: a match that only covers a parent directory of the
+    path (``pathspec``'s ``ps_d`` group) does not decide the path (``pathspec`` alone
+    lets ``!name`` re-include everything below a directory called ``name``, which git
+    does not).
     """
 
-    patterns: tuple[tuple[re.Pattern[str], bool, str], ...]
+    patterns: tuple[tuple[re.Pattern[str], bool, str, bool], ...]
 
     @classmethod
     def from_lines(cls, lines: list[str]) -> _Rules:
         spec = GitIgnoreSpec.from_lines(lines)
-        compiled = [(p.regex, bool(p.include), p.pattern) for p in spec.patterns  # type: ignore[attr-defined]
+        compiled = [(p.regex, bool(p.include), p.pattern, p.pattern.rstrip().endswith("/"))  # type: ignore
+                    for p in spec.patterns
                     if p.include is not None and getattr(p, "regex", None) is not None]
         return cls(tuple(reversed(compiled)))
 
-    def match(self, path: str) -> tuple[bool, str] | None:
-        """``(excluded, pattern)`` of the last pattern matching all of ``path`` (dirs end in ``/``), or None."""
-        for regex, include, text in self.patterns:
-            found = regex.match(path)
-            if found is not None and found.end() == len(path):
-                return include, text
+    def match(self, path: str, is_dir: bool) -> tuple[bool, str] | None:
+        """``(excluded, pattern)`` of the last pattern deciding ``path``, or None.
+
+        A directory is matched with a trailing ``/`` by directory-only patterns (``build/``)
+        and without it by the others, so ``a/**`` does not take the directory ``a`` itself.
+        """
+        for regex, include, text, dir_only in self.patterns:
+            if dir_only and not is_dir:
+                continue
+            probe = path + "/" if dir_only else path
+            found = regex.match(probe)
+            if found is None:
+                continue
+            if found.groupdict().get("ps_d") is not None and found.end() < len(probe):
+                continue  # matched a parent directory of the path, not the path: git decides per level
+            return include, text
         return None
 
 
@@ -162,7 +174,7 @@ class RecordingPolicy:
             return "a .git directory or file is never recorded"
         if rel == SHADOW_DIR_NAME:
             return "the shadow repository .trajectory/ never records itself"
-        found = self._deny.match(rel + "/" if is_dir else rel)
+        found = self._deny.match(rel, is_dir)
         if found is not None and found[0]:
             return f"secret deny list pattern `{found[1]}`"
         return None
@@ -175,7 +187,7 @@ class RecordingPolicy:
             return builtin
         for source in reversed(self._sources_for_dir(parent)):
             local = rel[len(source.base) + 1:] if source.base else rel
-            found = source.spec.match(local + "/" if is_dir else local)
+            found = source.spec.match(local, is_dir)
             if found is None:
                 continue
             if found[0]:

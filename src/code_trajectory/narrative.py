@@ -155,6 +155,7 @@ class RenderedVersion:
     version: FileVersion
     diff: str
     revert_of: datetime | None
+    tests: str | None = None
 
 
 def file_trajectory(path: str, branch: str, versions: list[RenderedVersion], total_versions: int,
@@ -182,6 +183,8 @@ def file_trajectory(path: str, branch: str, versions: list[RenderedVersion], tot
         lines.append(f"- Change: {what}{' ' + counts if counts else ''}")
         if item.revert_of is not None:
             lines.append(f"- **[Revert Detected]** (Matches state from {fmt_time(item.revert_of)})")
+        if item.tests:
+            lines.append(f"- {item.tests}")
         labels = hunk_labels(item.diff)
         if labels:
             lines.append("- Touches: " + ", ".join(f"`{label}`" for label in labels[:12]))
@@ -225,7 +228,8 @@ def never_recorded(path: str, reason: str | None, exists: bool, candidates: list
 # -- get_global_trajectory -------------------------------------------------------------------------
 
 def global_trajectory(records: list[CommitRecord], branch: str, budget_tokens: int, *, since_consolidate: bool,
-                      reached_consolidation: bool, more_available: bool) -> str:
+                      reached_consolidation: bool, more_available: bool, marks: dict[str, str] | None = None,
+                      title: str | None = None) -> str:
     """Render recent project-wide history; ``records`` are newest first, rendered oldest to newest."""
     if not records:
         if since_consolidate and reached_consolidation:
@@ -233,7 +237,7 @@ def global_trajectory(records: list[CommitRecord], branch: str, budget_tokens: i
                     "nothing changed after it. Call with `since_consolidate=false` to see earlier commits.")
         return (f"# Project trajectory (shadow branch `{branch}`)\n\nNo snapshots yet. Snapshots appear after "
                 "files are saved (debounced) or when `checkpoint` is called.")
-    head = f"# Project trajectory (shadow branch `{branch}`)\n"
+    head = f"# {title or 'Project trajectory'} (shadow branch `{branch}`)\n"
     scope = ("since the last consolidation" if since_consolidate and reached_consolidation
              else "since the start of the recorded history" if since_consolidate
              else f"the last {len(records)} commit(s)")
@@ -243,6 +247,8 @@ def global_trajectory(records: list[CommitRecord], branch: str, budget_tokens: i
         lines = [f"### {fmt_time(record.time)} — `{record.oid[:12]}`", f"{record.subject}"]
         if record.intent:
             lines.append(f"- Intent: {record.intent}")
+        if marks and record.oid in marks:
+            lines.append(f"- {marks[record.oid]}")
         lines.append(f"- Files changed ({len(record.changes)}):")
         lines += describe_files(record.changes)
         entries.append("\n".join(lines))
@@ -269,7 +275,8 @@ def global_trajectory(records: list[CommitRecord], branch: str, budget_tokens: i
 
 def session_summary(*, now: datetime, gap_seconds: float, sessions: list[list[CommitRecord]],
                     current_intent: str | None, current_branch: str, net_changes: list[FileChange] | None,
-                    pending: bool, recap: str | None, budget_tokens: int, notices: list[str]) -> str:
+                    pending: bool, recap: str | None, budget_tokens: int, notices: list[str],
+                    tests: str | None = None) -> str:
     """Render the session summary; ``sessions`` newest first, each newest commit first."""
     out = ["# Session summary"]
     out.append(f"Now: {fmt_time(now)}; project branch `{current_branch}`; current intent: "
@@ -278,6 +285,8 @@ def session_summary(*, now: datetime, gap_seconds: float, sessions: list[list[Co
         out.append(f"**Notice:** {notice}")
     if not sessions:
         out.append("No snapshots recorded yet: **this is a new session.**")
+        if tests:
+            out.append(tests)
         if recap:
             out.append(recap)
         return fit("\n\n".join(out), budget_tokens)
@@ -324,6 +333,8 @@ def session_summary(*, now: datetime, gap_seconds: float, sessions: list[list[Co
         lines.append("- Consolidations: " + "; ".join(f"{fmt_time(r.time)} {r.subject}" for r in consolidations[:5]))
     lines.append(f"- Final state: last commit {fmt_time(newest.time)} `{newest.oid[:12]}`: {newest.subject}")
     out.append("\n".join(lines))
+    if tests:
+        out.append(tests)
     if net_changes is not None:
         net = [f"## Net change over the last session ({len(net_changes)} file(s))"]
         net += describe_files(net_changes, 30) if net_changes else ["  - (none: the session ended where it began)"]

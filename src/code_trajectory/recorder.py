@@ -294,6 +294,7 @@ class Recorder:
         with self._lock:
             self._pending.clear()
             self._pending_rescan = False
+            self.policy.invalidate()  # ignore files may have changed unseen (while stopped, or mid-burst)
             scan_started_ns = time.time_ns()
             result = scan(self.root, self.policy,
                           progress=(lambda n: progress("scan", n, None)) if progress else None)

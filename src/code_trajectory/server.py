@@ -179,6 +179,54 @@ def build_server(service: TrajectoryService, *, journal_dir: Path | None = None)
         session = await project(ctx)
         return await run(lambda: session.checkpoint(message))
 
+    @mcp.tool(annotations=WRITES)
+    @tool_errors
+    async def record_test_result(
+        command: Annotated[str, Field(description="The test command you ran, e.g. 'pytest -q tests'")],
+        ctx: Context,
+        passed: Annotated[int | None, Field(description="Tests that passed", ge=0)] = None,
+        failed: Annotated[int | None, Field(description="Tests that failed", ge=0)] = None,
+        errors: Annotated[int | None, Field(description="Tests that errored", ge=0)] = None,
+        skipped: Annotated[int | None, Field(description="Tests skipped", ge=0)] = None,
+        failing_tests: Annotated[list[str] | None, Field(
+            description="Ids of failing tests, optionally 'test_id: short reason'")] = None,
+        duration_seconds: Annotated[float | None, Field(description="Wall time of the run, seconds", ge=0)] = None,
+        exit_code: Annotated[int | None, Field(description="The command's exit status")] = None,
+    ) -> str:
+        """Record a test run you performed yourself against the current state (snapshotted first), so later
+        trajectories show which snapshot was green and what broke since."""
+        session = await project(ctx)
+        failures = None
+        if failing_tests is not None:
+            failures = [tuple(part.strip() for part in item.split(": ", 1)) if ": " in item else item
+                        for item in failing_tests]
+        return await run(lambda: session.record_test_result(
+            command=command, passed=passed, failed=failed, errors=errors, skipped=skipped,
+            failing_tests=failures, duration_seconds=duration_seconds, exit_code=exit_code))
+
+    @mcp.tool(annotations=READ_ONLY)
+    @tool_errors
+    async def get_test_history(
+        ctx: Context,
+        limit: Annotated[int, Field(description=f"Number of runs, 1 to {MAX_LIMIT}")] = 10,
+    ) -> str:
+        """Recorded test runs on the current branch, newest first: when, on which snapshot, counts and failing
+        tests. Use to see when tests were last green."""
+        session = await project(ctx)
+        return await run(lambda: session.test_history(limit))
+
+    @mcp.tool(annotations=READ_ONLY)
+    @tool_errors
+    async def diff_since_green(
+        ctx: Context,
+        filepath: Annotated[str | None, Field(description="One file relative to the project root; omit for the "
+                                                          "whole project")] = None,
+    ) -> str:
+        """What changed since the last snapshot whose tests passed (one file or the project): use when tests
+        fail to find what broke without re-running anything."""
+        session = await project(ctx)
+        return await run(lambda: session.diff_since_green(filepath))
+
     _register_extensions(mcp, service, journal_dir)
     return mcp
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from code_trajectory import history, narrative
+from code_trajectory import history, narrative, testruns
 from code_trajectory.config import TrajectorySettings
 from code_trajectory.errors import (InvalidArgumentError, NotConfiguredError, PathOutsideProjectError,
                                     ProjectError)
@@ -183,6 +183,8 @@ class ProjectSession:
         result = self.recorder.consolidate(intent)
         if result.commit is None:
             return result.message
+        # the consolidated commit has the last snapshot's tree: its test runs still describe it
+        testruns.copy_runs(self.recorder.repo, result.squashed_commits[0], result.commit)
         return (f"Consolidated {result.squashed} snapshot(s) on shadow branch `{result.branch}` into "
                 f"`{result.commit[:12]}`: {result.message}\nThe squashed snapshots stay reachable through the "
                 f"reflog: `git --git-dir=.trajectory reflog {shadow_ref(result.branch)}`.")
@@ -222,7 +224,9 @@ class ProjectSession:
                 first_seen[blob] = version.record.time  # the latest occurrence wins: "matches state from"
             previous_blob = blob
         shown = chronological[-depth:]
-        rendered = [narrative.RenderedVersion(v, self._patch(v), reverts[v.record.oid]) for v in shown]
+        marks = testruns.marks_for(repo, [v.record.oid for v in shown])
+        rendered = [narrative.RenderedVersion(v, self._patch(v), reverts[v.record.oid], marks.get(v.record.oid))
+                    for v in shown]
         note = None
         last = chronological[-1]
         if last.change.status == "D":
@@ -266,7 +270,8 @@ class ProjectSession:
         history.add_line_counts(repo, records)
         return narrative.global_trajectory(records, branch, self.settings.token_budget,
                                            since_consolidate=since_consolidate, reached_consolidation=reached,
-                                           more_available=more)
+                                           more_available=more,
+                                           marks=testruns.marks_for(repo, [r.oid for r in records]))
 
     def session_summary(self, recap: str | None = None, notices: list[str] | None = None) -> str:
         """Markdown summary of the last session and whether a new one starts now."""
@@ -295,7 +300,99 @@ class ProjectSession:
         return narrative.session_summary(now=datetime.now().astimezone(), gap_seconds=gap, sessions=sessions,
                                          current_intent=self.recorder.intent.get(), current_branch=self.branch,
                                          net_changes=net, pending=self.recorder.has_pending(), recap=recap,
-                                         budget_tokens=self.settings.token_budget, notices=all_notices)
+                                         budget_tokens=self.settings.token_budget, notices=all_notices,
+                                         tests=self._tests_line())
+
+    # -- test runs -------------------------------------------------------------------------------
+
+    def _tests_line(self) -> str | None:
+        """``## Tests`` lines for the summary: last run and when tests were last green."""
+        repo = self.recorder.repo
+        branch = self.branch
+        last = testruns.last_run(repo, branch=branch)
+        if last is None:
+            return None
+        green = last if last.is_green else testruns.last_green(repo, branch=branch)
+        lines = ["## Tests", f"- Last run: {narrative.fmt_time(last.started) if last.started else '?'} on "
+                 f"`{(last.commit or '?')[:12]}` — {last.summary_line()} (`{last.command}`)"]
+        if green is None:
+            lines.append(f"- Never green on `{branch}` in the recorded runs.")
+        elif green is not last:
+            lines.append(f"- Last green: {narrative.fmt_time(green.started) if green.started else '?'} on "
+                         f"`{(green.commit or '?')[:12]}`; call `diff_since_green` to see what changed since.")
+        else:
+            lines.append("- The last run was green.")
+        return "\n".join(lines)
+
+    def test_history(self, limit: int = 10) -> str:
+        """Markdown list of recorded test runs on the current branch, newest first."""
+        check_range("limit", limit, 1, MAX_LIMIT)
+        branch = self.branch
+        runs = testruns.history(self.recorder.repo, limit, branch=branch)
+        if not runs:
+            return (f"# Test runs (shadow branch `{branch}`)\n\nNo test runs recorded yet. Run tests through "
+                    "`code-trajectory test -- <command>`, the pytest plugin (`pytest --trajectory`), or report a "
+                    "run with `record_test_result`.")
+        parts = [f"# Test runs (shadow branch `{branch}`), newest first"]
+        for run in runs:
+            when = narrative.fmt_time(run.started) if run.started else "?"
+            duration = f", {run.duration_seconds:.1f} s" if run.duration_seconds is not None else ""
+            lines = [f"### {when} — {run.outcome} on `{(run.commit or '?')[:12]}`",
+                     f"- Command: `{run.command}` ({run.runner}{duration})", f"- {run.summary_line()}"]
+            if run.message:
+                lines.append(f"- Note: {run.message}")
+            for test, reason in run.failures[:10]:
+                lines.append(f"  - `{test}`: {reason}")
+            extra = max(0, len(run.failures) - 10) + run.more_failures
+            if extra:
+                lines.append(f"  - ... and {extra} more")
+            parts.append("\n".join(lines))
+        return narrative.fit("\n\n".join(parts), self.settings.token_budget)
+
+    def diff_since_green(self, filepath: str | None = None) -> str:
+        """What changed since the last snapshot whose tests passed, for one file or the project."""
+        repo = self.recorder.repo
+        branch = self.branch
+        green = testruns.last_green(repo, branch=branch)
+        if green is None or green.commit is None:
+            return (f"No green test run recorded on `{branch}`: nothing to compare with. Record runs with "
+                    "`code-trajectory test -- <command>`, `pytest --trajectory` or `record_test_result`.")
+        tip = repo.resolve(shadow_ref(branch))
+        head = (f"Last green run: {narrative.fmt_time(green.started) if green.started else '?'} on "
+                f"`{green.commit[:12]}` — {green.summary_line()} (`{green.command}`).")
+        if tip is None or tip == green.commit:
+            return head + "\n\nNothing was recorded since: the latest snapshot is the green one."
+        if filepath is not None:
+            rel = confine(self.root, filepath)
+            versions = [v for v in history.file_history(repo, tip, rel)]
+            since = history.read_log(repo, [f"{green.commit}..{tip}"], with_changes=False)
+            after = {r.oid for r in since}
+            versions = [v for v in versions if v.record.oid in after]
+            if not versions:
+                return head + f"\n\n`{rel}` has not changed since then."
+            chronological = list(reversed(versions))
+            marks = testruns.marks_for(repo, [v.record.oid for v in chronological])
+            rendered = [narrative.RenderedVersion(v, history.file_patch(repo, v), None, marks.get(v.record.oid))
+                        for v in chronological]
+            return narrative.file_trajectory(rel, branch, rendered, len(versions), self.settings.token_budget,
+                                             state_note=head)
+        records = history.read_log(repo, [f"{green.commit}..{tip}"], limit=MAX_LIMIT, first_parent=True)
+        history.add_line_counts(repo, records)
+        from code_trajectory.diffs import tree_changes
+
+        net = tree_changes(repo, repo.commit_tree_oid(green.commit), repo.commit_tree_oid(tip))
+        net_text = "\n".join(["## Net change since the green run"] + narrative.describe_files(net, 40))
+        body = narrative.global_trajectory(records, branch, max(1000, self.settings.token_budget - 1500),
+                                           since_consolidate=False, reached_consolidation=False,
+                                           more_available=False, marks=testruns.marks_for(repo, [r.oid for r in records]),
+                                           title="Snapshots since the last green run")
+        return narrative.fit(f"{head}\n\n{net_text}\n\n{body}", self.settings.token_budget)
+
+    def record_test_result(self, **fields) -> str:
+        """Record a test run the agent performed itself on the current state; return a confirmation."""
+        run = testruns.record_agent_result(self.root, recorder=self.recorder, settings=self.settings, **fields)
+        return (f"Recorded on snapshot `{(run.commit or '?')[:12]}` (shadow branch `{run.branch}`): "
+                f"{run.summary_line()}")
 
 
 class TrajectoryService:
