@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -119,3 +120,73 @@ def test_configure_same_path_keeps_watcher_and_other_path_switches(project: Path
         assert count(project) == 1
     finally:
         service.close()
+
+
+def inotify_watches() -> int:
+    total = 0
+    for fd in os.listdir("/proc/self/fdinfo"):
+        try:
+            total += Path(f"/proc/self/fdinfo/{fd}").read_text().count("inotify wd:")
+        except OSError:
+            pass
+    return total
+
+
+def test_ignored_trees_are_pruned_before_watching(project: Path) -> None:
+    for i in range(60):
+        (project / "node_modules" / f"pkg{i}" / "lib").mkdir(parents=True)
+    (project / "src" / "sub").mkdir()
+    before = inotify_watches()
+    session = watching(project)
+    try:
+        watched = session.watcher.watched_dirs
+        # root, src, src/sub, tests and the project's .git: never the 121 node_modules directories
+        assert watched == 5
+        assert inotify_watches() - before <= watched + 1
+    finally:
+        session.close()
+
+
+def test_directories_created_later_are_watched(project: Path) -> None:
+    session = watching(project)
+    try:
+        (project / "pkg" / "deep").mkdir(parents=True)
+        write(project, "pkg/deep/early.py", "EARLY = 1\n")  # before its watch may exist
+        wait_for(lambda: count(project) >= 2)
+        time.sleep(DEBOUNCE * 2)
+        write(project, "pkg/deep/late.py", "LATE = 1\n")  # needs the new watch
+        wait_for(lambda: "pkg/deep/late.py" in git(project, "--git-dir=.trajectory", "ls-tree", "-r",
+                                                    "--name-only", "refs/heads/shadow/main"))
+        files = git(project, "--git-dir=.trajectory", "ls-tree", "-r", "--name-only", "refs/heads/shadow/main")
+        assert "pkg/deep/early.py" in files
+    finally:
+        session.close()
+
+
+def test_directories_beyond_the_native_limit_are_polled(project: Path) -> None:
+    session = ProjectSession(project, TrajectorySettings.load(project, debounce_seconds=DEBOUNCE), watch=True,
+                             max_native_dirs=1)  # as if the inotify limit allowed one watch
+    session.start()
+    try:
+        assert session.watcher.polling and session.watcher.polled_dirs == 3
+        write(project, "tests/test_more.py", "def test_more():\n    pass\n")  # a polled directory
+        wait_for(lambda: count(project) == 2, timeout=20)
+        summary = session.session_summary()
+        assert "polled" in summary and "inotify" in summary
+    finally:
+        session.close()
+
+
+def test_maintenance_runs_by_itself_after_quiet(project: Path) -> None:
+    session = watching(project)
+    try:
+        session.watcher.maintenance.every = 2
+        session.watcher.maintenance.quiet_seconds = 0.5
+        for i in range(3):
+            write(project, "src/app.py", f"def main():\n    return {i + 100}\n")
+            wait_for(lambda i=i: count(project) == i + 2)
+        wait_for(lambda: (project / ".trajectory" / "state" / "maintenance.json").exists(), timeout=20)
+        assert list((project / ".trajectory" / "objects" / "info").glob("commit-graph*")) or \
+            (project / ".trajectory" / "objects" / "info" / "commit-graphs").is_dir()
+    finally:
+        session.close()

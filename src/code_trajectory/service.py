@@ -122,7 +122,8 @@ class ProjectSession:
     """
 
     def __init__(self, root: Path, settings: TrajectorySettings, *, watch: bool = False,
-                 on_snapshot: Callable[[Snapshot], None] | None = None, force_polling: bool | None = None) -> None:
+                 on_snapshot: Callable[[Snapshot], None] | None = None, force_polling: bool | None = None,
+                 max_native_dirs: int | None = None) -> None:
         check_git_version()
         self.root = root
         self.settings = settings
@@ -131,6 +132,7 @@ class ProjectSession:
         self._watch = watch
         self._on_snapshot = on_snapshot
         self._force_polling = force_polling
+        self._max_native_dirs = max_native_dirs
         self.startup_snapshot: Snapshot | None = None
 
     def start(self, progress: Callable[[str, int, int | None], None] | None = None) -> Snapshot | None:
@@ -140,7 +142,7 @@ class ProjectSession:
             from code_trajectory.watcher import Watcher
 
             self.watcher = Watcher(self.recorder, self.settings, on_snapshot=self._on_snapshot,
-                                   force_polling=self._force_polling)
+                                   force_polling=self._force_polling, max_native_dirs=self._max_native_dirs)
             self.watcher.start()  # events during the scan are queued, not lost
         self.startup_snapshot = self.recorder.reconcile(progress=progress)
         return self.startup_snapshot
@@ -295,8 +297,9 @@ class ProjectSession:
         all_notices = list(notices or [])
         if self.watcher is not None and self.watcher.last_error:
             all_notices.append(self.watcher.last_error)
-        if self.watcher is not None and self.watcher.polling:
-            all_notices.append("file events are polled, not watched natively (see the server log)")
+        if self.watcher is not None and self.watcher.polling and self.watcher.last_error is None:
+            all_notices.append(f"{self.watcher.polled_dirs} director(ies) are polled, not watched natively "
+                               "(see the server log)")
         return narrative.session_summary(now=datetime.now().astimezone(), gap_seconds=gap, sessions=sessions,
                                          current_intent=self.recorder.intent.get(), current_branch=self.branch,
                                          net_changes=net, pending=self.recorder.has_pending(), recap=recap,

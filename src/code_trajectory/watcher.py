@@ -1,22 +1,32 @@
 """The watcher: file events in, debounced snapshots out.
 
-A thread reads change batches from ``watchfiles`` (which already groups and
-de-duplicates raw inotify/FSEvents/ReadDirectoryChangesW events), keeps those the
-:class:`~code_trajectory.ignore.RecordingPolicy` records, and queues their paths on
-the recorder. A second thread turns the queue into snapshots once the project has
+Which directories are watched: every directory the
+:class:`~code_trajectory.ignore.RecordingPolicy` records, each watched on its own
+(non-recursively) — ignored trees such as ``node_modules`` or build output are
+pruned before anything is watched, so inotify watches stay close to the number of
+recorded directories — plus the git directory of the project for its ``HEAD``.
+A directory created later is added with its subdirectories; the snapshot of that
+directory rescans it, so files created before its watch began are not missed.
+
+``watchfiles`` groups and de-duplicates the raw events; events for paths the
+policy does not record are dropped. Snapshots are written once the project has
 been quiet for ``debounce_seconds`` (default 2.0 s), or after
 ``max_delay_seconds`` of uninterrupted changes, so a burst of saves becomes one
 snapshot of the final state and a never-ending stream still gets recorded.
 
-Branch switches: the project's ``HEAD`` file is watched too. A move of ``HEAD``
-(checkout, switch, rebase) triggers a full rescan, so a checkout rewriting
-thousands of files yields one snapshot on the new branch's shadow ref, whatever
-the event queue did meanwhile.
+A move of the project's ``HEAD`` (checkout, switch, rebase) triggers a full
+rescan, so a checkout rewriting thousands of files yields one snapshot on the new
+branch's shadow ref. When native watches run out (the inotify limit,
+``/proc/sys/fs/inotify/max_user_watches``), the directories that could not be
+watched are polled instead; the log and ``get_session_summary`` say so, and a
+rescan covers anything that changed meanwhile. Maintenance of the shadow
+repository runs on the snapshot thread once the project has been quiet.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -26,12 +36,71 @@ import watchfiles
 
 from code_trajectory.config import TrajectorySettings
 from code_trajectory.errors import TrajectoryError
+from code_trajectory.ignore import RecordingPolicy
+from code_trajectory.maintenance import MaintenancePolicy, run_maintenance
 from code_trajectory.recorder import Recorder, Snapshot
 
 log = logging.getLogger(__name__)
 
 #: Longest wait between retries of a snapshot that failed (lock held, disk full), seconds.
 MAX_RETRY_DELAY = 30.0
+#: Poll interval for directories that cannot be watched natively, milliseconds.
+POLL_DELAY_MS = 2000
+#: Extra watch groups (directories created since the last full rebuild) before a rebuild merges them.
+MAX_EXTRA_GROUPS = 16
+
+
+def recorded_directories(root: Path, policy: RecordingPolicy) -> list[str]:
+    """Every directory under ``root`` (``root`` included) that the policy records, as absolute paths.
+
+    Symlinked directories are not followed; unreadable ones are skipped.
+    """
+    found = [str(root)]
+    stack = [""]
+    while stack:
+        rel_dir = stack.pop()
+        try:
+            with os.scandir(root / rel_dir if rel_dir else root) as it:
+                entries = [e for e in it if e.is_dir(follow_symlinks=False)]
+        except OSError:
+            continue
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            if not policy.entry_excluded(rel_dir, entry.name, True):
+                found.append(str(root / rel))
+                stack.append(rel)
+    return found
+
+
+class _WatchGroup:
+    """One ``watchfiles`` generator over a list of directories, on its own thread."""
+
+    def __init__(self, watcher: Watcher, dirs: list[str], *, polling: bool) -> None:
+        self.watcher = watcher
+        self.dirs = dirs
+        self.polling = polling
+        self.stop = threading.Event()
+        self.ready = threading.Event()
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name="trajectory-events", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            for batch in watchfiles.watch(*self.dirs, watch_filter=self.watcher._filter, debounce=400, step=50,
+                                          stop_event=self.stop, rust_timeout=1000, yield_on_timeout=True,
+                                          raise_interrupt=False, force_polling=self.polling,
+                                          poll_delay_ms=POLL_DELAY_MS, recursive=False,
+                                          ignore_permission_denied=True):
+                self.ready.set()  # the first yield (a timeout or changes) means the watches are in place
+                if batch:
+                    self.watcher._on_batch(batch)
+        except BaseException as exc:  # noqa: BLE001 - reported to the watcher
+            self.error = exc
+        finally:
+            self.ready.set()
 
 
 class Watcher:
@@ -42,22 +111,31 @@ class Watcher:
         settings: debounce timings.
         on_snapshot: called (on the watcher's thread) with each snapshot written.
         force_polling: poll instead of using native events (tests, network file systems).
+        max_native_dirs: watch at most this many directories natively and poll the
+            rest (None: as many as the system allows). Lets tests exercise the fallback
+            taken when the inotify limit is reached.
     """
 
     def __init__(self, recorder: Recorder, settings: TrajectorySettings, *,
-                 on_snapshot: Callable[[Snapshot], None] | None = None, force_polling: bool | None = None) -> None:
+                 on_snapshot: Callable[[Snapshot], None] | None = None, force_polling: bool | None = None,
+                 max_native_dirs: int | None = None) -> None:
         self.recorder = recorder
         self.root = recorder.root
         self.settings = settings
         self.on_snapshot = on_snapshot
-        self.force_polling = force_polling
+        self.force_polling = bool(force_polling)
+        self.max_native_dirs = max_native_dirs
         self._stop = threading.Event()
         self._wake = threading.Condition()
         self._first_change: float | None = None
         self._last_change: float | None = None
-        self._threads: list[threading.Thread] = []
+        self._snapshot_thread: threading.Thread | None = None
+        self._groups: list[_WatchGroup] = []
+        self._groups_lock = threading.Lock()
+        self._watched: set[str] = set()
         self.last_error: str | None = None
-        self.polling = bool(force_polling)
+        self.polled_dirs = 0
+        self.maintenance = MaintenancePolicy()
         head = recorder.project.head_file
         self._head_file = str(head) if head else None
         self._git_dir = str(recorder.project.git_dir) if recorder.project.git_dir else None
@@ -65,26 +143,117 @@ class Watcher:
     # -- lifecycle ---------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Start the event and snapshot threads (returns at once)."""
-        for target, name in ((self._watch_loop, "trajectory-events"), (self._snapshot_loop, "trajectory-snapshots")):
-            thread = threading.Thread(target=target, name=name, daemon=True)
-            thread.start()
-            self._threads.append(thread)
+        """Watch every recorded directory and start the snapshot thread (returns once watches are set)."""
+        self._rebuild()
+        self._snapshot_thread = threading.Thread(target=self._snapshot_loop, name="trajectory-snapshots",
+                                                 daemon=True)
+        self._snapshot_thread.start()
 
     def stop(self, *, flush: bool = True, timeout: float = 10.0) -> None:
         """Stop watching; with ``flush``, snapshot what is still pending first."""
         self._stop.set()
         with self._wake:
             self._wake.notify_all()
-        for thread in self._threads:
-            thread.join(timeout)
-        self._threads.clear()
+        with self._groups_lock:
+            groups, self._groups = self._groups, []
+        for group in groups:
+            group.stop.set()
+        for group in groups:
+            group.thread.join(timeout)
+        if self._snapshot_thread is not None:
+            self._snapshot_thread.join(timeout)
         if flush and self.recorder.has_pending():
             self._flush()
 
     @property
     def running(self) -> bool:
-        return any(t.is_alive() for t in self._threads)
+        return not self._stop.is_set() and self._snapshot_thread is not None and self._snapshot_thread.is_alive()
+
+    @property
+    def polling(self) -> bool:
+        """True when some directories are polled rather than watched natively."""
+        return self.polled_dirs > 0
+
+    @property
+    def watched_dirs(self) -> int:
+        """Number of directories watched (natively or by polling)."""
+        return len(self._watched)
+
+    # -- watch groups -------------------------------------------------------------------------
+
+    def _start_groups(self, dirs: list[str]) -> list[_WatchGroup]:
+        """Watch ``dirs``: natively as far as possible, the rest by polling."""
+        groups: list[_WatchGroup] = []
+        native = [] if self.force_polling else list(dirs)
+        polled = list(dirs) if self.force_polling else []
+        if self.max_native_dirs is not None and len(native) > self.max_native_dirs:
+            polled += native[self.max_native_dirs:]
+            native = native[:self.max_native_dirs]
+        while native:
+            group = _WatchGroup(self, native, polling=False)
+            group.start()
+            group.ready.wait(60)
+            if group.error is None:
+                groups.append(group)
+                break
+            if len(native) == 1:
+                polled += native
+                break
+            # out of watches (or another native failure): keep half native, poll the rest
+            half = len(native) // 2
+            log.warning("native watching of %d directories failed (%s); trying %d", len(native), group.error, half)
+            polled += native[half:]
+            native = native[:half]
+        if polled:
+            group = _WatchGroup(self, polled, polling=True)
+            group.start()
+            group.ready.wait(60)
+            groups.append(group)
+            self.polled_dirs += len(polled)
+            self.last_error = (f"{len(polled)} director(ies) are polled every {POLL_DELAY_MS / 1000:g} s because "
+                               "they could not be watched natively (inotify watch limit: raise "
+                               "fs.inotify.max_user_watches)")
+            log.warning(self.last_error)
+        return groups
+
+    def _rebuild(self) -> None:
+        """Replace every watch group by one over all recorded directories, then rescan for the gap."""
+        dirs = recorded_directories(self.root, self.recorder.policy)
+        if self._git_dir and self._git_dir not in dirs:
+            dirs.append(self._git_dir)  # for HEAD; nothing else in it passes the filter
+        self.polled_dirs = 0
+        groups = self._start_groups(dirs)
+        with self._groups_lock:
+            old, self._groups = self._groups, groups
+            self._watched = set(dirs)
+        for group in old:
+            group.stop.set()
+        if old:
+            self.recorder.note_changes((), rescan=True)  # changes between the old and new watches
+            self._touch()
+
+    def _watch_new_directories(self, paths: list[str]) -> None:
+        """Add watches for directories created since the last rebuild (and their subdirectories)."""
+        fresh: list[str] = []
+        for path in paths:
+            if path in self._watched or not os.path.isdir(path) or os.path.islink(path):
+                continue
+            rel = Path(path).relative_to(self.root).as_posix()
+            if not self.recorder.policy.is_recorded(rel, is_dir=True):
+                continue
+            sub = recorded_directories(Path(path), _Prefixed(self.recorder.policy, rel))
+            fresh += [d for d in sub if d not in self._watched]
+        if not fresh:
+            return
+        with self._groups_lock:
+            many = len(self._groups) >= MAX_EXTRA_GROUPS
+        if many:
+            self._rebuild()
+            return
+        groups = self._start_groups(fresh)
+        with self._groups_lock:
+            self._groups += groups
+            self._watched.update(fresh)
 
     # -- events -------------------------------------------------------------------------------
 
@@ -98,39 +267,14 @@ class Watcher:
         if rel in (".", ""):
             return False
         # a deleted path no longer exists, so it is judged as a file: a deleted recorded directory still
-        # passes (its name matches no file-only rule), deletions in .trajectory/ or ignored dirs do not
+        # passes (its name matches no file-only rule); deletions in .trajectory/ or ignored dirs do not
         return self.recorder.policy.is_recorded(rel, is_dir=None)
-
-    def _watch_loop(self) -> None:
-        paths = [self.root]
-        if self._git_dir and not self._git_dir.startswith(str(self.root) + "/"):
-            paths.append(Path(self._git_dir))  # a linked worktree: its HEAD lives elsewhere
-        while not self._stop.is_set():
-            try:
-                for batch in watchfiles.watch(*paths, watch_filter=self._filter, debounce=400, step=50,
-                                              stop_event=self._stop, rust_timeout=1000, yield_on_timeout=False,
-                                              raise_interrupt=False, force_polling=self.force_polling,
-                                              ignore_permission_denied=True):
-                    self._on_batch(batch)
-                return
-            except Exception as exc:  # noqa: BLE001 - the watch backend failed: fall back to polling
-                if self._stop.is_set():
-                    return
-                if not self.root.is_dir():
-                    self.last_error = f"the project directory {self.root} no longer exists; watching stopped"
-                    log.error(self.last_error)
-                    return
-                self.last_error = f"native file watching failed ({exc}); polling instead"
-                log.warning(self.last_error)
-                self.force_polling = True
-                self.polling = True
-                self.recorder.note_changes((), rescan=True)  # events may have been lost
-                self._touch()
 
     def _on_batch(self, batch: set[tuple[watchfiles.Change, str]]) -> None:
         rels: list[str] = []
+        added_dirs: list[str] = []
         head_moved = False
-        for _change, path in batch:
+        for change, path in batch:
             if path == self._head_file:
                 head_moved = True
                 continue
@@ -138,6 +282,10 @@ class Watcher:
                 rels.append(Path(path).relative_to(self.root).as_posix())
             except ValueError:
                 continue
+            if change == watchfiles.Change.added and path not in self._watched and os.path.isdir(path):
+                added_dirs.append(path)
+        if added_dirs:
+            self._watch_new_directories(added_dirs)
         if head_moved:
             log.info("project HEAD moved (now on %s); rescanning", self.recorder.project.current_branch())
         if rels or head_moved:
@@ -157,8 +305,16 @@ class Watcher:
     def _snapshot_loop(self) -> None:
         retry_delay = 0.5
         while not self._stop.is_set():
+            self._check_groups()
             with self._wake:
                 if self._last_change is None:
+                    if self.maintenance.due():
+                        self._wake.release()
+                        try:
+                            self._maintain()
+                        finally:
+                            self._wake.acquire()
+                        continue
                     self._wake.wait(timeout=1.0)
                     continue
                 now = time.monotonic()
@@ -172,9 +328,30 @@ class Watcher:
                 retry_delay = 0.5
             else:
                 # keep the changes and try again later, with a bounded backoff
-                time.sleep(min(retry_delay, MAX_RETRY_DELAY))
+                self._stop.wait(min(retry_delay, MAX_RETRY_DELAY))
                 retry_delay = min(retry_delay * 2, MAX_RETRY_DELAY)
                 self._touch()
+
+    def _check_groups(self) -> None:
+        """Notice a watch group that died (project removed, backend failure) and react."""
+        with self._groups_lock:
+            dead = [g for g in self._groups if not g.thread.is_alive() and not g.stop.is_set()]
+        if not dead:
+            return
+        if not self.root.is_dir():
+            self.last_error = f"the project directory {self.root} no longer exists; watching stopped"
+            log.error(self.last_error)
+            self._stop.set()
+            return
+        log.warning("a watch group stopped (%s); rebuilding the watches", dead[0].error)
+        self._rebuild()
+
+    def _maintain(self) -> None:
+        try:
+            run_maintenance(self.recorder.repo)
+        except TrajectoryError as exc:
+            log.warning("maintenance failed, will retry later: %s", exc)
+        self.maintenance.done()
 
     def _flush(self) -> bool:
         try:
@@ -187,10 +364,25 @@ class Watcher:
             self.last_error = f"snapshot failed unexpectedly, will retry: {exc!r}"
             log.exception("snapshot failed unexpectedly")
             return False
-        self.last_error = None
-        if snapshot is not None and self.on_snapshot is not None:
-            try:
-                self.on_snapshot(snapshot)
-            except Exception:  # noqa: BLE001
-                log.exception("snapshot callback failed")
+        if self.last_error and self.last_error.startswith("snapshot failed"):
+            self.last_error = None
+        if snapshot is not None:
+            self.maintenance.snapshot_written()
+            if self.on_snapshot is not None:
+                try:
+                    self.on_snapshot(snapshot)
+                except Exception:  # noqa: BLE001
+                    log.exception("snapshot callback failed")
         return True
+
+
+class _Prefixed:
+    """A policy view for a walk rooted at the project subdirectory ``prefix``."""
+
+    def __init__(self, policy: RecordingPolicy, prefix: str) -> None:
+        self.policy = policy
+        self.prefix = prefix
+
+    def entry_excluded(self, parent_rel: str, name: str, is_dir: bool) -> bool:
+        parent = f"{self.prefix}/{parent_rel}" if parent_rel else self.prefix
+        return self.policy.entry_excluded(parent, name, is_dir)
