@@ -143,3 +143,32 @@ async def test_watcher_snapshots_show_up_in_answers(service: TrajectoryService, 
                 break
             await anyio.sleep(0.2)
         assert "Watcher e2e" in text(result) and "A `src/watched.py` (+1)" in text(result)
+
+
+@pytest.mark.anyio
+async def test_queries_answer_while_the_start_up_scan_runs(service: TrajectoryService, project: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from code_trajectory.recorder import Recorder
+
+    release = threading.Event()
+    real = Recorder.reconcile
+
+    def slow_reconcile(self, **kwargs):  # the real scan, held back until the test lets it go
+        release.wait(30)
+        return real(self, **kwargs)
+
+    monkeypatch.setattr(Recorder, "reconcile", slow_reconcile)
+    monkeypatch.setattr("code_trajectory.server.CONFIGURE_WAIT_SECONDS", 1.0)
+    async with Client(build_server(service)) as client:
+        result = await client.call_tool("configure_project", {"path": str(project)})
+        assert not result.is_error and "still running in the background" in text(result)
+        assert (await client.list_tools()).tools
+        summary = await client.call_tool("get_session_summary", {})
+        assert "start-up scan is still running" in text(summary)
+        release.set()
+        session = service.project()
+        assert session.wait_started(30)
+        result = await client.call_tool("get_global_trajectory", {})
+        assert "A `src/app.py`" in text(result)

@@ -35,6 +35,9 @@ not write recently; get_global_trajectory to see what changed across the project
 start a task so snapshots carry the why; checkpoint before a risky change; consolidate when a piece of work is done.
 """
 
+#: How long configure_project waits for the start-up scan before answering (the scan goes on), seconds.
+CONFIGURE_WAIT_SECONDS = 20.0
+
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 
@@ -78,7 +81,7 @@ def build_server(service: TrajectoryService, *, journal_dir: Path | None = None)
             path = _root_from_uri(str(root.uri))
             if path is not None and path.is_dir():
                 log.info("configuring the project from the client's root %s", path)
-                session, _ = await anyio.to_thread.run_sync(service.configure, str(path))
+                session, _ = await anyio.to_thread.run_sync(lambda: service.configure(str(path), background=True))
                 return session
         return service.project()
 
@@ -89,12 +92,29 @@ def build_server(service: TrajectoryService, *, journal_dir: Path | None = None)
     @tool_errors
     async def configure_project(
         path: Annotated[str, Field(description="Absolute path of the project directory to record")],
+        ctx: Context,
     ) -> str:
         """Start recording a project: call first, with the project's absolute path. Configuring the path that is
         already recorded keeps the running recorder; another path stops it and starts the new one."""
-        session, started = await anyio.to_thread.run_sync(service.configure, path)
+        session, started = await anyio.to_thread.run_sync(lambda: service.configure(path, background=True))
         if not started:
             return f"Already recording {session.root}; nothing was restarted."
+        # report progress while the start-up scan runs; a large project keeps importing in the background
+        deadline = anyio.current_time() + CONFIGURE_WAIT_SECONDS
+        while session.importing and anyio.current_time() < deadline:
+            await anyio.sleep(0.5)
+            phase, done, total = session.import_progress
+            try:
+                await ctx.report_progress(done, total, f"start-up scan: {phase}")
+            except Exception:  # noqa: BLE001 - progress is best effort (no token, closed stream)
+                pass
+        if session.importing:
+            phase, done, total = session.import_progress
+            return (f"Recording {session.root} on shadow branch `{session.branch}`. The start-up scan of a large "
+                    f"project is still running in the background ({phase}: {done}{f' of {total}' if total else ''}"
+                    "); queries answer meanwhile from what is recorded, and edits are queued, not lost.")
+        if session.import_error is not None:
+            raise session.import_error
         snap = session.startup_snapshot
         first = f" Start-up snapshot: {snap.subject}" if snap else " The work tree matches the last snapshot."
         return (f"Recording {session.root} on shadow branch `{session.branch}` (history in "
@@ -256,7 +276,8 @@ def serve(project: str | None, *, debounce: float | None = None, journal_dir: Pa
                                 force_polling=force_polling)
     mcp = build_server(service, journal_dir=journal_dir)
     if project:
-        session, _ = service.configure(project)
+        # the server answers tools/list and queries while a large project is imported
+        session, _ = service.configure(project, background=True)
         log.info("recording %s on shadow branch %s", session.root, session.branch)
     try:
         mcp.run("stdio")

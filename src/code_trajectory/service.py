@@ -134,9 +134,24 @@ class ProjectSession:
         self._force_polling = force_polling
         self._max_native_dirs = max_native_dirs
         self.startup_snapshot: Snapshot | None = None
+        self.import_progress: tuple[str, int, int | None] = ("scan", 0, None)
+        self.import_error: Exception | None = None
+        self._started = threading.Event()
 
-    def start(self, progress: Callable[[str, int, int | None], None] | None = None) -> Snapshot | None:
-        """Reconcile with the work tree (the start-up snapshot) and start the watcher if asked."""
+    def start(self, progress: Callable[[str, int, int | None], None] | None = None, *,
+              background: bool = False) -> Snapshot | None:
+        """Start the watcher if asked, then reconcile with the work tree (the start-up snapshot).
+
+        Args:
+            progress: called with ``(phase, done, total)`` during the scan.
+            background: run the reconcile on a thread and return at once; :attr:`importing`
+                tells whether it still runs, :attr:`import_progress` how far it got, and
+                :meth:`wait_started` waits for it. Queries answer meanwhile from what is
+                recorded so far.
+
+        Raises:
+            TrajectoryError: the start-up reconcile failed (only when not in the background).
+        """
         if self._watch:
             self.recorder.intent.clear()  # the spec: the intent lasts until the server restarts
             from code_trajectory.watcher import Watcher
@@ -144,8 +159,37 @@ class ProjectSession:
             self.watcher = Watcher(self.recorder, self.settings, on_snapshot=self._on_snapshot,
                                    force_polling=self._force_polling, max_native_dirs=self._max_native_dirs)
             self.watcher.start()  # events during the scan are queued, not lost
-        self.startup_snapshot = self.recorder.reconcile(progress=progress)
+
+        def note(phase: str, done: int, total: int | None) -> None:
+            self.import_progress = (phase, done, total)
+            if progress is not None:
+                progress(phase, done, total)
+
+        def work() -> None:
+            try:
+                self.startup_snapshot = self.recorder.reconcile(progress=note)
+            except Exception as exc:  # noqa: BLE001 - kept for the caller and the summary
+                self.import_error = exc
+                log.error("start-up scan of %s failed: %s", self.root, exc)
+            finally:
+                self._started.set()
+
+        if background:
+            threading.Thread(target=work, name="trajectory-import", daemon=True).start()
+            return None
+        work()
+        if self.import_error is not None:
+            raise self.import_error
         return self.startup_snapshot
+
+    @property
+    def importing(self) -> bool:
+        """True while the start-up scan runs."""
+        return not self._started.is_set()
+
+    def wait_started(self, timeout: float | None = None) -> bool:
+        """Wait up to ``timeout`` seconds for the start-up scan; True when it finished."""
+        return self._started.wait(timeout)
 
     def close(self) -> None:
         """Stop the watcher (snapshotting what is pending) and release resources."""
@@ -295,6 +339,12 @@ class ProjectSession:
             start_tree = repo.commit_tree_oid(start) if start else None
             net = tree_changes(repo, start_tree, repo.commit_tree_oid(last[0].oid))
         all_notices = list(notices or [])
+        if self.importing:
+            phase, done, total = self.import_progress
+            all_notices.append(f"the start-up scan is still running ({phase}: {done}"
+                               f"{f' of {total}' if total else ''}); the history below may be incomplete")
+        if self.import_error is not None:
+            all_notices.append(f"the start-up scan failed: {self.import_error}")
         if self.watcher is not None and self.watcher.last_error:
             all_notices.append(self.watcher.last_error)
         if self.watcher is not None and self.watcher.polling and self.watcher.last_error is None:
@@ -413,8 +463,13 @@ class TrajectoryService:
         self._session: ProjectSession | None = None
         self._lock = threading.RLock()
 
-    def configure(self, path: str) -> tuple[ProjectSession, bool]:
+    def configure(self, path: str, *, background: bool = False) -> tuple[ProjectSession, bool]:
         """Start recording ``path`` (stopping the previous project); the same path keeps its session.
+
+        Args:
+            path: the project directory (absolute).
+            background: return as soon as the watcher runs, with the start-up scan going on
+                in the background (see :meth:`ProjectSession.start`).
 
         Returns:
             ``(session, started)``: ``started`` is False when the path was already configured.
@@ -429,7 +484,7 @@ class TrajectoryService:
             session = ProjectSession(root, self._settings_factory(root), watch=True,
                                      force_polling=self._force_polling)
             try:
-                session.start()
+                session.start(background=background)
             except BaseException:
                 session.close()
                 raise
