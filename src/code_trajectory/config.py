@@ -19,6 +19,8 @@ in their modules. Example::
     max_file_bytes = 5242880      # files larger than this are not stored (5 MiB)
     token_budget = 8000           # estimated tokens per tool answer
     deny_patterns = ["*.secret"]  # added to the built-in secret deny list (gitignore syntax)
+    max_history_bytes = 2147483648  # past this size, snapshots older than the retention window are dropped (2 GiB)
+    retention_days = 30           # snapshots younger than this are always kept, days
 """
 
 from __future__ import annotations
@@ -100,6 +102,9 @@ class TrajectorySettings:
         token_budget: estimated token budget of one tool answer (4 characters a token).
         deny_patterns: extra secret patterns (gitignore syntax) on top of the built-in list.
         use_default_deny_patterns: set False to drop the built-in secret list (not advised).
+        max_history_bytes: size of ``.trajectory`` objects past which maintenance drops snapshots
+            older than ``retention_days`` (never the latest state of a branch), bytes.
+        retention_days: snapshots younger than this are always kept, days.
     """
 
     debounce_seconds: float = 2.0
@@ -109,6 +114,8 @@ class TrajectorySettings:
     token_budget: int = 8000
     deny_patterns: tuple[str, ...] = field(default_factory=tuple)
     use_default_deny_patterns: bool = True
+    max_history_bytes: int = 2 * 1024**3
+    retention_days: float = 30.0
 
     @property
     def all_deny_patterns(self) -> tuple[str, ...]:
@@ -153,7 +160,8 @@ class TrajectorySettings:
             settings = replace(cls(), **{k: (tuple(v) if k == "deny_patterns" else v) for k, v in values.items()})
             for name in ("debounce_seconds", "max_delay_seconds", "session_gap_seconds"):
                 object.__setattr__(settings, name, float(getattr(settings, name)))
-            for name in ("max_file_bytes", "token_budget"):
+            object.__setattr__(settings, "retention_days", float(settings.retention_days))
+            for name in ("max_file_bytes", "token_budget", "max_history_bytes"):
                 object.__setattr__(settings, name, int(getattr(settings, name)))
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"bad [trajectory] setting: {exc}") from exc

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -51,8 +52,12 @@ def _loose_count(repo: ShadowRepo) -> int:
     return 0
 
 
-def run_maintenance(repo: ShadowRepo) -> MaintenanceReport | None:
+def run_maintenance(repo: ShadowRepo, *, cap_bytes: int | None = None,
+                    retention_days: float = 30.0) -> MaintenanceReport | None:
     """Pack, clean and index the shadow repository; None when another process is already doing it.
+
+    With ``cap_bytes``, history older than ``retention_days`` is then dropped while the
+    repository is larger than the cap (:func:`enforce_size_cap`).
 
     Raises:
         GitError: a git step failed (the repository stays valid: each step is atomic in git).
@@ -70,6 +75,8 @@ def run_maintenance(repo: ShadowRepo) -> MaintenanceReport | None:
         repo.git.run(["prune", "--expire=2.weeks.ago"])
         repo.git.run(["pack-refs", "--all"])
         repo.git.run(["commit-graph", "write", "--reachable", "--changed-paths", "--split"])
+        if cap_bytes is not None:
+            enforce_size_cap(repo, cap_bytes, retention_days)
         report = MaintenanceReport(time.perf_counter() - started, loose_before, _loose_count(repo),
                                    datetime.now(timezone.utc).isoformat())
         (repo.state_dir / "maintenance.json").write_text(json.dumps(report.__dict__), "utf-8")
@@ -78,6 +85,55 @@ def run_maintenance(repo: ShadowRepo) -> MaintenanceReport | None:
         return report
     finally:
         lock.release()
+
+
+def repository_bytes(repo: ShadowRepo) -> int:
+    """Disk use of the shadow repository's objects, bytes (loose plus packs, from ``count-objects``)."""
+    total = 0
+    for line in repo.git.text(["count-objects", "-v"]).splitlines():
+        key, _, value = line.partition(":")
+        if key in ("size", "size-pack", "size-garbage"):
+            total += int(value.strip() or 0) * 1024
+    return total
+
+
+def enforce_size_cap(repo: ShadowRepo, cap_bytes: int, retention_days: float) -> int:
+    """Drop snapshots older than the retention window while the repository exceeds ``cap_bytes``.
+
+    For each shadow branch the oldest commit inside the window (the tip when every
+    commit is older: the latest state of a branch is never dropped) becomes a history
+    boundary in ``.trajectory/shallow``, git's own mechanism for cut-off history;
+    reflog entries older than the window expire; the commits behind the boundaries
+    become unreachable and are loosened and pruned. Objects written in the last two
+    weeks and not yet referenced are never deleted (``repack -A`` then ``prune
+    --expire``), so a concurrent snapshot is safe.
+
+    Returns:
+        The number of boundaries written (0 when the repository is under the cap).
+    """
+    if repository_bytes(repo) <= cap_bytes:
+        return 0
+    cutoff = int(time.time() - retention_days * 86400)
+    boundaries: set[str] = set()
+    for ref, tip in repo.shadow_refs().items():
+        inside = repo.git.text(["rev-list", f"--since={cutoff}", "--first-parent", ref]).split()
+        boundary = inside[-1] if inside else tip
+        if repo.git.text(["rev-list", "--count", "--first-parent", boundary]) != "1":
+            boundaries.add(boundary)
+    if not boundaries:
+        return 0
+    shallow = repo.git_dir / "shallow"
+    existing = set(shallow.read_text().split()) if shallow.exists() else set()
+    tmp = shallow.with_suffix(".tmp")
+    tmp.write_text("".join(f"{oid}\n" for oid in sorted(existing | boundaries)))
+    os.replace(tmp, shallow)
+    repo.git.run(["reflog", "expire", f"--expire={cutoff}", f"--expire-unreachable={cutoff}", "--all"])
+    repo.git.run(["repack", "-A", "-d", "-q"])
+    repo.git.run(["prune", "--expire=2.weeks.ago"])
+    repo.git.run(["commit-graph", "write", "--reachable", "--changed-paths"])
+    log.info("history pruned: %d boundary commit(s), repository now %d bytes", len(boundaries),
+             repository_bytes(repo))
+    return len(boundaries)
 
 
 def last_report(repo: ShadowRepo) -> MaintenanceReport | None:

@@ -47,6 +47,11 @@ def project_status(project: Path) -> str:
             lines.append("- No snapshots yet.")
         objects = repo.git.text(["count-objects", "-v"])
         lines.append("- Objects: " + ", ".join(line.replace(": ", "=") for line in objects.splitlines()))
+        from code_trajectory.maintenance import last_report
+
+        report = last_report(repo)
+        lines.append(f"- Last maintenance: {report.finished_at} ({report.seconds:.1f} s; loose objects "
+                     f"{report.loose_before} -> {report.loose_after})" if report else "- Last maintenance: never")
         return "\n".join(lines)
     finally:
         repo.close()

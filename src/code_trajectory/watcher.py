@@ -348,7 +348,8 @@ class Watcher:
 
     def _maintain(self) -> None:
         try:
-            run_maintenance(self.recorder.repo)
+            run_maintenance(self.recorder.repo, cap_bytes=self.settings.max_history_bytes,
+                            retention_days=self.settings.retention_days)
         except TrajectoryError as exc:
             log.warning("maintenance failed, will retry later: %s", exc)
         self.maintenance.done()
