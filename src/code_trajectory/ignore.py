@@ -172,8 +172,8 @@ class RecordingPolicy:
     def _builtin_reason(self, rel: str, name: str, is_dir: bool) -> str | None:
         if name == ".git":
             return "a .git directory or file is never recorded"
-        if rel == SHADOW_DIR_NAME:
-            return "the shadow repository .trajectory/ never records itself"
+        if rel == SHADOW_DIR_NAME or (rel == name and name.startswith(SHADOW_DIR_NAME + ".corrupt-")):
+            return "the shadow repository .trajectory/ (and damaged copies moved aside) are never recorded"
         found = self._deny.match(rel, is_dir)
         if found is not None and found[0]:
             return f"secret deny list pattern `{found[1]}`"

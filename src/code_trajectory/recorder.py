@@ -34,9 +34,10 @@ from pathlib import Path
 
 import filelock
 
-from code_trajectory import diffs, messages, trees
+from code_trajectory import diffs, health, messages, trees
 from code_trajectory.config import TrajectorySettings
-from code_trajectory.errors import GitError, InvalidArgumentError, LockContentionError, StorageError
+from code_trajectory.errors import (GitError, InvalidArgumentError, LockContentionError, ProjectError,
+                                    StorageError)
 from code_trajectory.ignore import RecordingPolicy
 from code_trajectory.messages import FileChange
 from code_trajectory.project_git import ProjectRepo
@@ -171,7 +172,50 @@ class Recorder:
         self._last_tree: str | None = None
         self._last_commit: str | None = None
         self._head_ref: str | None = None
-        self._write_lock = filelock.FileLock(str(repo.git_dir / "write.lock"), timeout=WRITE_LOCK_TIMEOUT)
+        self._write_lock = filelock.FileLock(str(repo.git_dir / "write.lock"), timeout=WRITE_LOCK_TIMEOUT,
+                                             thread_local=False)
+        #: Things the user must hear about (history lost or moved aside), newest last.
+        self.notices: list[str] = []
+
+    # -- health -------------------------------------------------------------------------------
+
+    def _guard(self) -> bool:
+        """Recreate ``.trajectory`` if it vanished; True when it had to (a full rescan is then due)."""
+        if self.repo.exists():
+            return False
+        if not self.root.is_dir():
+            raise ProjectError(f"the project directory {self.root} no longer exists; call configure_project "
+                               "with its new location")
+        self._restart_history(f"the shadow repository {self.repo.git_dir} was deleted while recording; its "
+                              f"history is lost and a new one started at {datetime.now().strftime('%H:%M:%S')}")
+        return True
+
+    def _restart_history(self, notice: str) -> None:
+        log.error(notice)
+        self.notices.append(notice)
+        self.repo.reset_caches()
+        self.repo.ensure()
+        ensure_gitignore_lists_shadow(self.root)
+        self.stat_cache.close()
+        self.stat_cache = StatCache(self.repo.state_dir / "statcache.sqlite")
+        self._write_lock = filelock.FileLock(str(self.repo.git_dir / "write.lock"), timeout=WRITE_LOCK_TIMEOUT,
+                                             thread_local=False)
+        self._last_tree = self._last_commit = self._head_ref = None
+
+    def _recover(self, exc: BaseException) -> bool:
+        """React to a failed write: clear stale locks, or replace a damaged repository. True to retry now."""
+        if isinstance(exc, LockContentionError):
+            return bool(health.clear_stale_locks(self.repo.git_dir))
+        if health.looks_corrupt(exc) and self.repo.exists():
+            problem = health.verify(self.repo)
+            if problem is None:
+                return False
+            moved = health.move_aside(self.repo)
+            ensure_gitignore_line(self.root, "/.trajectory.corrupt-*/")
+            self._restart_history(f"the shadow repository was damaged ({problem}); it was moved to {moved.name} "
+                                  "and a new history started")
+            return True
+        return False
 
     @classmethod
     def open(cls, root: Path, settings: TrajectorySettings) -> Recorder:
@@ -184,11 +228,23 @@ class Recorder:
         """
         repo = ShadowRepo(root)
         repo.ensure()
+        notices: list[str] = []
+        health.clear_stale_locks(repo.git_dir)
+        problem = health.verify(repo)
+        if problem is not None:
+            moved = health.move_aside(repo)
+            repo = ShadowRepo(root)
+            repo.ensure()
+            ensure_gitignore_line(root, "/.trajectory.corrupt-*/")
+            notices.append(f"the shadow repository was damaged ({problem}); it was moved to {moved.name} and a new "
+                           "history started")
         project = ProjectRepo.discover(root)
         policy = RecordingPolicy(root, deny_patterns=settings.all_deny_patterns,
                                  info_exclude=project.info_exclude, global_excludes=project.global_excludes())
         ensure_gitignore_lists_shadow(root)
-        return cls(root, settings, repo, project, policy)
+        recorder = cls(root, settings, repo, project, policy)
+        recorder.notices.extend(notices)
+        return recorder
 
     def close(self) -> None:
         """Release the git processes and the stat cache."""
@@ -220,15 +276,19 @@ class Recorder:
             paths, rescan = list(self._pending), self._pending_rescan
             self._pending, self._pending_rescan = {}, False
             try:
+                if self._guard():
+                    rescan = True
                 if rescan:
                     return self.reconcile(kind=messages.KIND_RECONCILE)
                 if not paths:
                     return None
                 return self.record_paths(paths, kind=kind)
-            except BaseException:
+            except BaseException as exc:
                 for path in paths:
                     self._pending.setdefault(path, None)
                 self._pending_rescan = self._pending_rescan or rescan
+                if isinstance(exc, Exception) and self._recover(exc):
+                    self._pending_rescan = True
                 raise
 
     # -- the hot path -----------------------------------------------------------------------
@@ -245,6 +305,8 @@ class Recorder:
         """
         started = time.perf_counter()
         with self._lock:
+            if self._guard():
+                return self.reconcile(kind=kind, note=note)
             if any(RecordingPolicy.is_ignore_file(p) for p in paths):
                 self.policy.invalidate()
                 return self.reconcile(kind=kind, note=note)
@@ -292,6 +354,7 @@ class Recorder:
         """
         started = time.perf_counter()
         with self._lock:
+            self._guard()
             self._pending.clear()
             self._pending_rescan = False
             self.policy.invalidate()  # ignore files may have changed unseen (while stopped, or mid-burst)
@@ -529,6 +592,21 @@ def _read_regular(path: Path, limit: int) -> bytes | None:
     finally:
         os.close(fd)
     return None if len(data) > limit else data
+
+
+def ensure_gitignore_line(root: Path, line: str) -> bool:
+    """Append ``line`` to ``<root>/.gitignore`` unless present (same rules as below)."""
+    path = root / ".gitignore"
+    try:
+        data = path.read_bytes() if path.exists() else b""
+        if any(existing.strip() == line.encode() for existing in data.splitlines()):
+            return False
+        newline = b"\r\n" if b"\r\n" in data else b"\n"
+        with path.open("ab") as f:
+            f.write((newline if data and not data.endswith(b"\n") else b"") + line.encode() + newline)
+    except OSError as exc:
+        raise StorageError(f"cannot update {path}: {exc}") from exc
+    return True
 
 
 def ensure_gitignore_lists_shadow(root: Path) -> bool:

@@ -14,6 +14,8 @@ import os
 import posixpath
 import threading
 from collections.abc import Callable
+
+import filelock
 from datetime import datetime
 from pathlib import Path
 
@@ -27,6 +29,8 @@ from code_trajectory.shadow_repo import shadow_ref
 
 log = logging.getLogger(__name__)
 
+#: How often a follower tries to take over recording, seconds.
+TAKEOVER_POLL_SECONDS = 1.0
 MAX_DEPTH = 200
 MAX_LIMIT = 1000
 #: Commits read when looking for the last session's boundary.
@@ -137,6 +141,11 @@ class ProjectSession:
         self.import_progress: tuple[str, int, int | None] = ("scan", 0, None)
         self.import_error: Exception | None = None
         self._started = threading.Event()
+        self._closing = threading.Event()
+        self._recording_lock: filelock.FileLock | None = None
+        self._progress: Callable[[str, int, int | None], None] | None = None
+        #: ``recorder`` when this process records the project, ``follower`` while another one does.
+        self.role = "recorder"
 
     def start(self, progress: Callable[[str, int, int | None], None] | None = None, *,
               background: bool = False) -> Snapshot | None:
@@ -152,8 +161,43 @@ class ProjectSession:
         Raises:
             TrajectoryError: the start-up reconcile failed (only when not in the background).
         """
+        self._progress = progress
         if self._watch:
+            # exactly one process records a project: the holder of .trajectory/recorder.lock (flock, released
+            # by the kernel when its owner dies); the others answer queries and take over when it exits
+            self._recording_lock = filelock.FileLock(str(self.recorder.repo.git_dir / "recorder.lock"),
+                                                     timeout=0, thread_local=False)
+            try:
+                self._recording_lock.acquire()
+            except filelock.Timeout:
+                self.role = "follower"
+                log.info("another process records %s; answering queries and waiting to take over", self.root)
+                self._started.set()
+                threading.Thread(target=self._wait_to_record, name="trajectory-takeover", daemon=True).start()
+                return None
             self.recorder.intent.clear()  # the spec: the intent lasts until the server restarts
+        return self._start_recording(background)
+
+    def _wait_to_record(self) -> None:
+        while not self._closing.wait(TAKEOVER_POLL_SECONDS):
+            try:
+                self._recording_lock.acquire()
+            except filelock.Timeout:
+                continue
+            except OSError as exc:  # .trajectory removed meanwhile: try again later
+                log.debug("cannot take the recorder lock: %s", exc)
+                continue
+            if self._closing.is_set():
+                self._recording_lock.release()
+                return
+            log.info("the recording process of %s exited; this one records now", self.root)
+            self.role = "recorder"
+            self._started.clear()
+            self._start_recording(background=True)
+            return
+
+    def _start_recording(self, background: bool) -> Snapshot | None:
+        if self._watch:
             from code_trajectory.watcher import Watcher
 
             self.watcher = Watcher(self.recorder, self.settings, on_snapshot=self._on_snapshot,
@@ -162,8 +206,8 @@ class ProjectSession:
 
         def note(phase: str, done: int, total: int | None) -> None:
             self.import_progress = (phase, done, total)
-            if progress is not None:
-                progress(phase, done, total)
+            if self._progress is not None:
+                self._progress(phase, done, total)
 
         def work() -> None:
             try:
@@ -192,11 +236,23 @@ class ProjectSession:
         return self._started.wait(timeout)
 
     def close(self) -> None:
-        """Stop the watcher (snapshotting what is pending) and release resources."""
+        """Stop the watcher (snapshotting what is pending), release the recorder lock and resources."""
+        self._closing.set()
         if self.watcher is not None:
             self.watcher.stop(flush=True)
             self.watcher = None
+        if self._recording_lock is not None and self._recording_lock.is_locked:
+            try:
+                self._recording_lock.release()
+            except OSError:
+                pass
         self.recorder.close()
+
+    def check_alive(self) -> None:
+        """Raise :class:`ProjectError` when the project directory has gone (removed or moved)."""
+        if not self.root.is_dir():
+            raise ProjectError(f"the project directory {self.root} no longer exists (removed or moved); recording "
+                               "stopped. Call configure_project with its new location.")
 
     # -- operations ------------------------------------------------------------------------------
 
@@ -206,6 +262,7 @@ class ProjectSession:
 
     def set_intent(self, intent: str) -> str:
         """Set the intent recorded with the following snapshots; return a confirmation."""
+        self.check_alive()
         if not isinstance(intent, str):
             raise InvalidArgumentError("intent must be a string")
         clean = self.recorder.intent.set(intent)
@@ -213,6 +270,7 @@ class ProjectSession:
 
     def checkpoint(self, message: str | None = None) -> str:
         """Snapshot the project's exact current state now; return what was recorded."""
+        self.check_alive()
         if message is not None and not isinstance(message, str):
             raise InvalidArgumentError("message must be a string or omitted")
         snapshot = self.recorder.checkpoint(message or None)
@@ -224,6 +282,7 @@ class ProjectSession:
 
     def consolidate(self, intent: str) -> str:
         """Squash the trailing snapshots into one ``[CONSOLIDATE]`` commit; return what happened."""
+        self.check_alive()
         if not isinstance(intent, str):
             raise InvalidArgumentError("intent must be a string")
         result = self.recorder.consolidate(intent)
@@ -237,6 +296,7 @@ class ProjectSession:
 
     def file_trajectory(self, filepath: str, depth: int = 5) -> str:
         """Markdown history of one file (oldest to newest, with diffs and revert detection)."""
+        self.check_alive()
         check_range("depth", depth, 1, MAX_DEPTH)
         rel = confine(self.root, filepath)
         branch = self.branch
@@ -292,6 +352,7 @@ class ProjectSession:
 
     def global_trajectory(self, limit: int = 20, since_consolidate: bool = False) -> str:
         """Markdown list of recent commits on the current shadow branch with files and line counts."""
+        self.check_alive()
         check_range("limit", limit, 1, MAX_LIMIT)
         if not isinstance(since_consolidate, bool):
             raise InvalidArgumentError("since_consolidate must be true or false")
@@ -321,6 +382,7 @@ class ProjectSession:
 
     def session_summary(self, recap: str | None = None, notices: list[str] | None = None) -> str:
         """Markdown summary of the last session and whether a new one starts now."""
+        self.check_alive()
         repo = self.recorder.repo
         refs = list(repo.shadow_refs())
         records = history.read_log(repo, refs, limit=SESSION_SCAN_LIMIT, date_order=True)
@@ -338,7 +400,10 @@ class ProjectSession:
             start = first.oid if first.is_import else (first.parents[0] if first.parents else None)
             start_tree = repo.commit_tree_oid(start) if start else None
             net = tree_changes(repo, start_tree, repo.commit_tree_oid(last[0].oid))
-        all_notices = list(notices or [])
+        all_notices = list(self.recorder.notices) + list(notices or [])
+        if self.role == "follower":
+            all_notices.append("another code-trajectory process records this project; this one answers queries "
+                               "and takes over when it exits")
         if self.importing:
             phase, done, total = self.import_progress
             all_notices.append(f"the start-up scan is still running ({phase}: {done}"

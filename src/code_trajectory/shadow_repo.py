@@ -209,6 +209,13 @@ class ShadowRepo:
             if f"{key.lower()}={value}" not in have:
                 self.git.run(["config", "--file", str(self.git_dir / "config"), key, value])
 
+    def reset_caches(self) -> None:
+        """Forget cached trees and processes (after ``.trajectory`` was replaced under us)."""
+        self._cat.close()
+        with self._tree_cache_lock:
+            self._tree_cache.clear()
+        self._empty_tree_written = False
+
     def close(self) -> None:
         """Stop the long-running git processes."""
         self._cat.close()

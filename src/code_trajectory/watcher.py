@@ -333,7 +333,15 @@ class Watcher:
                 self._touch()
 
     def _check_groups(self) -> None:
-        """Notice a watch group that died (project removed, backend failure) and react."""
+        """Notice a removed project or a watch group that died (backend failure) and react."""
+        if not self.root.is_dir():
+            self.last_error = f"the project directory {self.root} no longer exists; watching stopped"
+            log.error(self.last_error)
+            self._stop.set()
+            with self._groups_lock:
+                for group in self._groups:
+                    group.stop.set()
+            return
         with self._groups_lock:
             dead = [g for g in self._groups if not g.thread.is_alive() and not g.stop.is_set()]
         if not dead:

@@ -1,0 +1,177 @@
+"""Crash safety: SIGKILL the recording process at random moments, then check the shadow repository.
+
+A warm zygote (``tests/fault_crash_child.py``) forks a worker per cycle that edits the
+project and records it in a loop (``record_paths``, ``reconcile``, ``checkpoint``,
+``consolidate``, ``run_maintenance``); after a random delay (``random.Random(seed)``)
+the test kills it with SIGKILL — usually together with its git children (the worker's
+process group: a pack, ``update-ref`` or ``repack`` dies midway), sometimes the Python
+process alone (its git children finish or notice EOF). After every kill:
+
+1. ``git --git-dir=.trajectory fsck --strict`` exits 0 (dangling objects are fine);
+2. a restarted recorder (``Recorder.open`` + its start-up ``reconcile()``) succeeds,
+   reports no notice (nothing moved aside as damaged, no history lost), and leaves
+   ``refs/heads/shadow/main^{tree}`` equal to what ``git add -A`` would record from the
+   project's actual files (a throwaway index in a scratch git dir, same ``.gitignore``).
+
+The number of cycles is ``CT_CRASH_CYCLES`` (default 200).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from code_trajectory.config import TrajectorySettings
+from code_trajectory.recorder import Recorder
+
+from fault_report import ExpectedTree, fsck, report, shadow_tree, tree_diff
+
+CYCLES = int(os.environ.get("CT_CRASH_CYCLES", "200"))
+SEED = int(os.environ.get("CT_CRASH_SEED", "20240611"))
+#: Longest time a worker runs before the kill, seconds (the delay is uniform in [0, MAX_DELAY]).
+MAX_DELAY = 0.5
+CHILD = Path(__file__).with_name("fault_crash_child.py")
+
+
+class Zygote:
+    """The long-running parent of the workers (see ``fault_crash_child.py``)."""
+
+    def __init__(self, root: Path, phase_file: Path, log: Path) -> None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        self.log = log.open("wb")
+        self.proc = subprocess.Popen([sys.executable, str(CHILD), str(root), str(phase_file)], env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True,
+                                     bufsize=1)
+        self.current: int | None = None
+
+    def _line(self, prefix: str) -> list[str]:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        assert line.startswith(prefix), f"zygote said {line!r} (exit status {self.proc.poll()})"
+        return line.split()
+
+    def fork(self, seed: int) -> int:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(f"{seed}\n")
+        self.proc.stdin.flush()
+        self.current = int(self._line("pid ")[1])
+        return self.current
+
+    def wait_done(self) -> int | None:
+        """Wait until the worker and all its processes are gone; its wait status (None if unknown)."""
+        words = self._line("done ")
+        self.current = None
+        return None if words[2] == "None" else int(words[2])
+
+    def close(self) -> None:
+        if self.current is not None:
+            try:
+                os.killpg(self.current, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+
+
+def make_project(root: Path) -> None:
+    from conftest import git, write
+
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    write(root, ".gitignore", "build/\nnode_modules/\n*.log\n")
+    rng = random.Random(1)
+    for d in range(6):
+        for f in range(0, 20, 2):
+            write(root, f"w/d{d}/f{f}.txt", f"initial {d}/{f} {rng.random()}\n" * 20)
+    write(root, "src/app.py", "def main():\n    return 1\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "initial")
+
+
+def test_sigkill_during_snapshots_leaves_a_valid_repository_and_reconcile_catches_up(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    make_project(root)
+    expected_tree = ExpectedTree(tmp_path)
+    phase_file = tmp_path / "phase"
+    error_file = Path(f"{phase_file}.error")
+    rng = random.Random(SEED)
+    zygote = Zygote(root, phase_file, tmp_path / "zygote.log")
+    phases: Counter[str] = Counter()
+    modes: Counter[str] = Counter()
+    failures: list[str] = []
+    kills = 0
+    started = time.monotonic()
+    try:
+        for cycle in range(CYCLES):
+            pid = zygote.fork(rng.randrange(2**32))
+            time.sleep(rng.uniform(0.0, MAX_DELAY))
+            whole_group = rng.random() < 0.75
+            phase = phase_file.read_bytes()[:32].decode(errors="replace").strip() or "start"
+            try:
+                if whole_group:
+                    os.killpg(pid, signal.SIGKILL)
+                else:
+                    os.kill(pid, signal.SIGKILL)
+                kills += 1
+            except ProcessLookupError:
+                pass
+            status = zygote.wait_done()
+            modes["process group" if whole_group else "python only"] += 1
+            phases[phase] += 1
+            if error_file.exists():
+                failures.append(f"cycle {cycle}: the worker failed before the kill (phase {phase}):\n"
+                                f"{error_file.read_text()}")
+                error_file.unlink()
+            elif status is None or not (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL):
+                failures.append(f"cycle {cycle}: the worker ended with wait status {status}, not SIGKILL")
+
+            check = fsck(root)
+            if check.returncode != 0:
+                failures.append(f"cycle {cycle} (killed in {phase}, {modes}): fsck --strict exit "
+                                f"{check.returncode}: {(check.stdout + check.stderr).decode(errors='replace')[:2000]}")
+                break  # a damaged repository makes every later cycle meaningless
+
+            try:
+                recorder = Recorder.open(root, TrajectorySettings.load(root))
+                try:
+                    recorder.reconcile()
+                    notices = list(recorder.notices) if hasattr(recorder, "notices") else []
+                finally:
+                    recorder.close()
+            except Exception as exc:  # noqa: BLE001 - counted and reported below
+                failures.append(f"cycle {cycle} (killed in {phase}): restart failed: {type(exc).__name__}: {exc}")
+                continue
+            if notices:
+                failures.append(f"cycle {cycle} (killed in {phase}): the restart reported {notices}")
+            if any(p.name.startswith(".trajectory.corrupt-") for p in root.iterdir()):
+                failures.append(f"cycle {cycle} (killed in {phase}): the shadow repository was moved aside")
+                break
+            want, have = expected_tree(root), shadow_tree(root)
+            if want != have:
+                failures.append(f"cycle {cycle} (killed in {phase}): shadow tip tree {have} != work tree {want}:\n"
+                                f"{tree_diff(root, want, have, expected_tree.git_dir) if have else ''}")
+    finally:
+        zygote.close()
+    elapsed = time.monotonic() - started
+    final = fsck(root)
+    commits = subprocess.run(["git", "--git-dir=.trajectory", "rev-list", "--count", "--all", "--reflog"],
+                             cwd=root, capture_output=True, text=True).stdout.strip()
+    report("crash", f"crash: {kills} faults injected (SIGKILL) over {CYCLES} cycles, {len(failures)} failures "
+                    f"({elapsed:.1f} s, {elapsed / max(CYCLES, 1):.2f} s/cycle)",
+           faults_injected=kills, cycles=CYCLES, failures=len(failures), seconds=round(elapsed, 1),
+           seconds_per_cycle=round(elapsed / max(CYCLES, 1), 3), kill_phases=dict(phases), kill_modes=dict(modes),
+           shadow_commits=int(commits or 0), seed=SEED)
+    assert final.returncode == 0, final.stderr.decode(errors="replace")
+    assert not failures, f"{len(failures)} of {CYCLES} crash cycles failed:\n" + "\n".join(failures[:10])
