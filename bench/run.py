@@ -38,7 +38,7 @@ os.environ.setdefault("CODE_TRAJECTORY_HOME", tempfile.mkdtemp(prefix="ct-bench-
 
 from code_trajectory.config import TrajectorySettings  # noqa: E402
 from code_trajectory.gitcmd import base_env  # noqa: E402
-from code_trajectory.maintenance import run_maintenance  # noqa: E402
+from code_trajectory.maintenance import BackgroundMaintenance, MaintenancePolicy, run_maintenance  # noqa: E402
 from code_trajectory.service import ProjectSession  # noqa: E402
 
 
@@ -163,12 +163,19 @@ def main() -> int:
         # -- history ---------------------------------------------------------------------------
         hot = rels[:50]
         print(f"writing {args.snapshots} snapshots ...", file=sys.stderr)
+        # as the watcher does: a pack roll-up on its own thread whenever packs pile up
+        policy, background = MaintenancePolicy(), BackgroundMaintenance(recorder.repo)
         t0 = time.perf_counter()
         for n in range(args.snapshots):
             rel = hot[n % len(hot)] if n % 3 else rng.choice(rels)
             touch(root, [rel], 5000 + n)
             recorder.record_paths([rel])
+            if policy.rollup_due(recorder.repo):
+                background.start()
+            if n % 1000 == 999:
+                print(f"  {n + 1} snapshots", file=sys.stderr)
         per = (time.perf_counter() - t0) / args.snapshots * 1000
+        background.join()
         before_fq = statistics.median(timed(lambda: session.file_trajectory(hot[0], 5)) for _ in range(5)) * 1000
         before_gq = statistics.median(timed(lambda: session.global_trajectory(20)) for _ in range(5)) * 1000
         t_maint = timed(lambda: run_maintenance(recorder.repo))

@@ -137,6 +137,8 @@ def test_sigkill_during_snapshots_leaves_a_valid_repository_and_reconcile_catche
             elif status is None or not (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL):
                 failures.append(f"cycle {cycle}: the worker ended with wait status {status}, not SIGKILL")
 
+            print(f"cycle {cycle} phase {phase} status {status} t={time.monotonic() - started:.1f}", file=sys.stderr,
+                  flush=True)
             check = fsck(root)
             if check.returncode != 0:
                 failures.append(f"cycle {cycle} (killed in {phase}, {modes}): fsck --strict exit "

@@ -51,6 +51,10 @@ class _Rules:
     """
 
     patterns: tuple[tuple[re.Pattern[str], bool, str, bool], ...]
+    #: One regex per probe kind (plain, directory-only) that matches when any pattern might: most
+    #: paths match none, and one search replaces a loop over every pattern.
+    any_plain: re.Pattern[str] | None = None
+    any_dir: re.Pattern[str] | None = None
 
     @classmethod
     def from_lines(cls, lines: list[str]) -> _Rules:
@@ -58,7 +62,14 @@ class _Rules:
         compiled = [(p.regex, bool(p.include), p.pattern, p.pattern.rstrip().endswith("/"))  # type: ignore
                     for p in spec.patterns
                     if p.include is not None and getattr(p, "regex", None) is not None]
-        return cls(tuple(reversed(compiled)))
+
+        def union(items: list[re.Pattern[str]]) -> re.Pattern[str] | None:
+            if not items:
+                return None
+            return re.compile("|".join(f"(?:{r.pattern.replace('(?P<ps_d>', '(?:')})" for r in items))
+
+        return cls(tuple(reversed(compiled)), union([c[0] for c in compiled if not c[3]]),
+                   union([c[0] for c in compiled if c[3]]))
 
     def match(self, path: str, is_dir: bool) -> tuple[bool, str] | None:
         """``(excluded, pattern)`` of the last pattern deciding ``path``, or None.
@@ -66,6 +77,9 @@ class _Rules:
         A directory is matched with a trailing ``/`` by directory-only patterns (``build/``)
         and without it by the others, so ``a/**`` does not take the directory ``a`` itself.
         """
+        if not ((self.any_plain is not None and self.any_plain.match(path))
+                or (is_dir and self.any_dir is not None and self.any_dir.match(path + "/"))):
+            return None
         for regex, include, text, dir_only in self.patterns:
             if dir_only and not is_dir:
                 continue

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -32,6 +33,9 @@ log = logging.getLogger(__name__)
 SNAPSHOTS_BETWEEN_RUNS = 200
 #: Seconds without a snapshot before maintenance may run.
 QUIET_SECONDS = 30.0
+#: Packs in the repository past which a roll-up runs at once, on its own thread, even during a burst:
+#: every object lookup searches the packs, so many small ones slow down reads and writes alike.
+MAX_PACKS = 40
 
 
 @dataclass
@@ -144,6 +148,43 @@ def last_report(repo: ShadowRepo) -> MaintenanceReport | None:
         return None
 
 
+class BackgroundMaintenance:
+    """Runs :func:`run_maintenance` on a daemon thread, one run at a time (off the snapshot path).
+
+    git's repack and commit-graph writes are safe while snapshots write new objects and
+    move refs; the ``maintenance.lock`` keeps two runs from overlapping.
+    """
+
+    def __init__(self, repo: ShadowRepo, **options) -> None:
+        self.repo = repo
+        self.options = options
+        self._thread: threading.Thread | None = None
+        self.last: MaintenanceReport | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self) -> bool:
+        """Start a run unless one is running; True when started."""
+        if self.running:
+            return False
+
+        def work() -> None:
+            try:
+                self.last = run_maintenance(self.repo, **self.options)
+            except Exception as exc:  # noqa: BLE001 - maintenance never takes the recorder down
+                log.warning("maintenance failed, will retry later: %s", exc)
+
+        self._thread = threading.Thread(target=work, name="trajectory-maintenance", daemon=True)
+        self._thread.start()
+        return True
+
+    def join(self, timeout: float | None = None) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+
 class MaintenancePolicy:
     """Counts snapshots and says when maintenance is due (quiet and enough new snapshots).
 
@@ -163,7 +204,12 @@ class MaintenancePolicy:
         self.last_snapshot = time.monotonic()
 
     def due(self) -> bool:
+        """True when the project has been quiet long enough after enough snapshots."""
         return self.since_last >= self.every and time.monotonic() - self.last_snapshot >= self.quiet_seconds
+
+    def rollup_due(self, repo: ShadowRepo) -> bool:
+        """True when so many packs accumulated that a roll-up should not wait for quiet."""
+        return repo.pack_count() > MAX_PACKS
 
     def done(self) -> None:
         self.since_last = 0

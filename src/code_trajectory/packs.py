@@ -38,8 +38,31 @@ def _entry_header(kind: int, size: int) -> bytes:
     return bytes(out)
 
 
-def write_pack(objects_dir: Path, objects: list[tuple[bytes, bytes, str]]) -> str | None:
+class Deflated:
+    """An object body already compressed (``zlib.compress(body)``) with its uncompressed size.
+
+    Lets callers compress on worker threads (zlib releases the GIL) before the pack is written.
+    """
+
+    __slots__ = ("size", "data")
+
+    def __init__(self, size: int, data: bytes) -> None:
+        self.size = size
+        self.data = data
+
+    def inflate(self) -> bytes:
+        return zlib.decompress(self.data)
+
+
+def deflate_blob(data: bytes) -> tuple[str, Deflated]:
+    """``(object id, compressed body)`` of ``data`` as a blob; safe to call from worker threads."""
+    return object_id(b"blob", data), Deflated(len(data), zlib.compress(data, 1))
+
+
+def write_pack(objects_dir: Path, objects: list[tuple[bytes, bytes | Deflated, str]]) -> str | None:
     """Write ``[(kind, body, oid)]`` as one pack and its index under ``objects_dir/pack``.
+
+    A body may be raw bytes or :class:`Deflated` (compressed already).
 
     The ``.pack`` is renamed into place before the ``.idx`` (git only looks at packs
     that have an index), so a reader never sees a partial pack, and a writer killed
@@ -51,7 +74,7 @@ def write_pack(objects_dir: Path, objects: list[tuple[bytes, bytes, str]]) -> st
     Raises:
         OSError: the pack directory cannot be written.
     """
-    unique: dict[str, tuple[bytes, bytes]] = {}
+    unique: dict[str, tuple[bytes, bytes | Deflated]] = {}
     for kind, body, oid in objects:
         unique.setdefault(oid, (kind, body))
     if not unique:
@@ -60,7 +83,10 @@ def write_pack(objects_dir: Path, objects: list[tuple[bytes, bytes, str]]) -> st
     index_rows: list[tuple[bytes, int, int]] = []
     for oid, (kind, body) in unique.items():
         offset = len(pack)
-        data = _entry_header(OBJECT_TYPES[kind], len(body)) + zlib.compress(body, 1)
+        if isinstance(body, Deflated):
+            data = _entry_header(OBJECT_TYPES[kind], body.size) + body.data
+        else:
+            data = _entry_header(OBJECT_TYPES[kind], len(body)) + zlib.compress(body, 1)
         pack += data
         index_rows.append((bytes.fromhex(oid), zlib.crc32(data) & 0xFFFFFFFF, offset))
     pack_sum = hashlib.sha1(pack).digest()

@@ -28,13 +28,14 @@ import stat
 import threading
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 import filelock
 
-from code_trajectory import diffs, health, messages, trees
+from code_trajectory import diffs, health, messages, packs, trees
 from code_trajectory.config import TrajectorySettings
 from code_trajectory.errors import (GitError, InvalidArgumentError, LockContentionError, ProjectError,
                                     StorageError)
@@ -50,6 +51,10 @@ log = logging.getLogger(__name__)
 
 #: First bytes of the blob stored in place of a file over the size cap.
 OVERSIZE_MARKER = b"code-trajectory: content not recorded"
+#: Threads reading and compressing files for large batches (I/O and zlib release the GIL).
+BLOB_WORKERS = min(4, os.cpu_count() or 1)
+#: Files from which a batch is read on worker threads.
+PARALLEL_FROM = 64
 #: How long a writer waits for ``.trajectory/write.lock`` before giving up for now, seconds.
 WRITE_LOCK_TIMEOUT = 10.0
 
@@ -443,29 +448,48 @@ class Recorder:
         """
         entries: dict[str, TreeEntry | None] = {}
         oversize: dict[str, int] = {}
-        for n, info in enumerate(infos, 1):
-            path = self.root / info.rel
+        root = str(self.root)
+        cap = self.settings.max_file_bytes
+        regular = [i for i in infos if i.mode != MODE_SYMLINK and i.size <= cap]
+        for info in infos:
+            if info.mode == MODE_SYMLINK:
+                try:
+                    entries[info.rel] = TreeEntry(MODE_SYMLINK, self.repo.write_blob(
+                        os.readlink(os.fsencode(os.path.join(root, info.rel)))))
+                except (FileNotFoundError, NotADirectoryError):
+                    entries[info.rel] = None
+                except OSError as exc:
+                    log.warning("cannot read the symlink %s: %s", info.rel, exc)
+            elif info.size > cap:
+                note = (OVERSIZE_MARKER + b" (larger than the size cap of " + format_size(cap).encode() + b")\n"
+                        + f"size: {info.size} bytes\nmtime_ns: {info.mtime_ns}\n".encode())
+                entries[info.rel] = TreeEntry(MODE_FILE, self.repo.write_blob(note))
+                oversize[info.rel] = info.size
+
+        def load(info: FileInfo):
+            """Read, hash and compress one file (on a worker thread: I/O and zlib release the GIL)."""
             try:
-                if info.mode == MODE_SYMLINK:
-                    data = os.readlink(os.fsencode(path))
-                elif info.size > self.settings.max_file_bytes:
-                    data = (OVERSIZE_MARKER + b" (larger than the size cap of "
-                            + format_size(self.settings.max_file_bytes).encode() + b")\n"
-                            + f"size: {info.size} bytes\nmtime_ns: {info.mtime_ns}\n".encode())
-                    oversize[info.rel] = info.size
-                else:
-                    data = _read_regular(path, self.settings.max_file_bytes)
-                    if data is None:  # grew past the cap since it was looked at: note it next time
-                        continue
+                data = _read_regular(os.path.join(root, info.rel), cap)
             except (FileNotFoundError, NotADirectoryError):
-                entries[info.rel] = None
-                continue
+                return info, "gone"
             except OSError as exc:
-                log.warning("cannot read %s, keeping its last recorded content: %s", info.rel, exc)
-                continue
-            entries[info.rel] = TreeEntry(info.mode, self.repo.write_blob(data))
-            if progress is not None and n % 2000 == 0:
-                progress("hash", n, len(infos))
+                return info, exc
+            return info, None if data is None else packs.deflate_blob(data)
+
+        done = 0
+        with ThreadPoolExecutor(max_workers=BLOB_WORKERS) if len(regular) > PARALLEL_FROM else _Inline() as pool:
+            for start in range(0, len(regular), 512):
+                for info, result in pool.map(load, regular[start:start + 512]):
+                    if result == "gone":
+                        entries[info.rel] = None
+                    elif isinstance(result, OSError):
+                        log.warning("cannot read %s, keeping its last recorded content: %s", info.rel, result)
+                    elif result is not None:  # None: grew past the cap since it was looked at; noted next time
+                        oid, body = result
+                        entries[info.rel] = TreeEntry(info.mode, self.repo.add_deflated_blob(oid, body))
+                done += len(regular[start:start + 512])
+                if progress is not None:
+                    progress("hash", done, len(regular))
         return entries, oversize
 
     def _commit(self, tree: str, *, kind: str, note: str | None, oversize: dict[str, int],
@@ -568,6 +592,20 @@ class Recorder:
         return ConsolidateResult(commit, len(run), branch, message.split("\n", 1)[0], run)
 
 
+class _Inline:
+    """A stand-in for a thread pool that maps in the calling thread (small batches)."""
+
+    def __enter__(self) -> _Inline:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    @staticmethod
+    def map(fn, items):
+        return map(fn, items)
+
+
 class _SubPolicy:
     """Adapts a policy to a scan rooted at a subdirectory ``prefix`` of the project."""
 
@@ -580,7 +618,7 @@ class _SubPolicy:
         return self.policy.entry_excluded(parent, name, is_dir)
 
 
-def _read_regular(path: Path, limit: int) -> bytes | None:
+def _read_regular(path: Path | str, limit: int) -> bytes | None:
     """Read a regular file without following a symlink swapped in meanwhile; None when over ``limit`` bytes."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     fd = os.open(path, flags)

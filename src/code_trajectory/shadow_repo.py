@@ -53,6 +53,8 @@ MODE_SYMLINK = "120000"
 MODE_TREE = "40000"
 
 _OID_RE = re.compile(r"^[0-9a-f]{40}$")
+#: A batch of at most this many objects is written as loose objects rather than a pack.
+LOOSE_MAX_OBJECTS = 12
 #: A batch writes its pack early past this many bytes or objects, bounding memory (64 MiB, 20,000 objects).
 BATCH_FLUSH_BYTES = 64 * 1024 * 1024
 BATCH_FLUSH_OBJECTS = 20_000
@@ -160,8 +162,10 @@ class ShadowRepo:
         self._tree_cache_lock = threading.Lock()
         self.state_dir = self.git_dir / "state"
         self._empty_tree_written = False
-        self._pending: list[tuple[bytes, bytes, str]] | None = None
+        self._pending: list[tuple[bytes, bytes | packs.Deflated, str]] | None = None
         self._pending_bytes = 0
+        #: Packs written by this process (maintenance rolls them up).
+        self.packs_written = 0
 
     # -- layout ----------------------------------------------------------------------------
 
@@ -374,14 +378,46 @@ class ShadowRepo:
 
     def _flush_pending(self) -> None:
         objects, self._pending, self._pending_bytes = self._pending or [], [], 0
+        if len(objects) <= LOOSE_MAX_OBJECTS:
+            # a handful of objects: loose files cost little and, unlike many small packs, do not slow
+            # down every later object lookup until maintenance rolls them up
+            pending, self._pending = self._pending, None
+            try:
+                for kind, body, _oid in objects:
+                    self.write_object(kind, body.inflate() if isinstance(body, packs.Deflated) else body)
+            finally:
+                self._pending = pending
+            return
         try:
             packs.write_pack(self.git_dir / "objects", objects)
         except OSError as exc:
             raise StorageError(f"cannot write a pack into {self.git_dir / 'objects'}: {exc}") from exc
+        self.packs_written += 1
+
+    def pack_count(self) -> int:
+        """Number of pack files in the repository."""
+        try:
+            return sum(1 for name in os.listdir(self.git_dir / "objects" / "pack") if name.endswith(".pack"))
+        except OSError:
+            return 0
 
     def write_blob(self, data: bytes) -> str:
         """Write ``data`` as a blob (into the current :meth:`batch` when there is one)."""
         return self.write_object(b"blob", data)
+
+    def add_deflated_blob(self, oid: str, body: packs.Deflated) -> str:
+        """Add a blob compressed elsewhere (:func:`packs.deflate_blob`) to the current :meth:`batch`.
+
+        Raises:
+            RuntimeError: called outside a batch.
+        """
+        if self._pending is None:
+            raise RuntimeError("add_deflated_blob needs a batch()")
+        self._pending.append((b"blob", body, oid))
+        self._pending_bytes += len(body.data)
+        if self._pending_bytes > BATCH_FLUSH_BYTES or len(self._pending) > BATCH_FLUSH_OBJECTS:
+            self._flush_pending()
+        return oid
 
     def write_tree(self, entries: dict[bytes, TreeEntry]) -> str:
         """Write a tree object from ``{name: entry}`` and return its id.

@@ -37,7 +37,7 @@ import watchfiles
 from code_trajectory.config import TrajectorySettings
 from code_trajectory.errors import TrajectoryError
 from code_trajectory.ignore import RecordingPolicy
-from code_trajectory.maintenance import MaintenancePolicy, run_maintenance
+from code_trajectory.maintenance import BackgroundMaintenance, MaintenancePolicy
 from code_trajectory.recorder import Recorder, Snapshot
 
 log = logging.getLogger(__name__)
@@ -136,6 +136,8 @@ class Watcher:
         self.last_error: str | None = None
         self.polled_dirs = 0
         self.maintenance = MaintenancePolicy()
+        self._maintainer = BackgroundMaintenance(recorder.repo, cap_bytes=settings.max_history_bytes,
+                                                 retention_days=settings.retention_days)
         head = recorder.project.head_file
         self._head_file = str(head) if head else None
         self._git_dir = str(recorder.project.git_dir) if recorder.project.git_dir else None
@@ -162,6 +164,7 @@ class Watcher:
             group.thread.join(timeout)
         if self._snapshot_thread is not None:
             self._snapshot_thread.join(timeout)
+        self._maintainer.join(timeout)
         if flush and self.recorder.has_pending():
             self._flush()
 
@@ -355,12 +358,8 @@ class Watcher:
         self._rebuild()
 
     def _maintain(self) -> None:
-        try:
-            run_maintenance(self.recorder.repo, cap_bytes=self.settings.max_history_bytes,
-                            retention_days=self.settings.retention_days)
-        except TrajectoryError as exc:
-            log.warning("maintenance failed, will retry later: %s", exc)
-        self.maintenance.done()
+        if self._maintainer.start():
+            self.maintenance.done()
 
     def _flush(self) -> bool:
         try:
@@ -377,6 +376,8 @@ class Watcher:
             self.last_error = None
         if snapshot is not None:
             self.maintenance.snapshot_written()
+            if self.maintenance.rollup_due(self.recorder.repo) and self._maintainer.start():
+                self.maintenance.done()
             if self.on_snapshot is not None:
                 try:
                     self.on_snapshot(snapshot)
