@@ -205,7 +205,7 @@ def test_disk_full_reports_clearly_keeps_the_repository_and_resumes(small_disk: 
     try:
         write(root, "notes.txt", "".join(f"line {i}\n" for i in range(2000)))  # the edit, while there is room
         filler = root.parent / "filler.bin"
-        with open(filler, "wb") as f:  # fill the disk, outside the project
+        with open(filler, "wb", buffering=0) as f:  # fill the disk, outside the project
             try:
                 while True:
                     f.write(b"\0" * 65536)
