@@ -258,6 +258,19 @@ class RecordingPolicy:
         return rel == GITIGNORE or rel.endswith("/" + GITIGNORE)
 
 
+class SubtreePolicy:
+    """The policy seen from the project subdirectory ``prefix``: for walks rooted there."""
+
+    def __init__(self, policy: RecordingPolicy, prefix: str) -> None:
+        self.policy = policy
+        self.prefix = prefix
+
+    def entry_excluded(self, parent_rel: str, name: str, is_dir: bool) -> bool:
+        """Like :meth:`RecordingPolicy.entry_excluded`, with ``parent_rel`` relative to ``prefix``."""
+        parent = f"{self.prefix}/{parent_rel}" if parent_rel else self.prefix
+        return self.policy.entry_excluded(parent, name, is_dir)
+
+
 def default_global_excludes() -> Path:
     """git's default global excludes file: ``$XDG_CONFIG_HOME/git/ignore`` or ``~/.config/git/ignore``."""
     xdg = os.environ.get("XDG_CONFIG_HOME")

@@ -39,7 +39,7 @@ from code_trajectory import diffs, health, messages, packs, trees
 from code_trajectory.config import TrajectorySettings
 from code_trajectory.errors import (GitError, InvalidArgumentError, LockContentionError, ProjectError,
                                     StorageError)
-from code_trajectory.ignore import RecordingPolicy
+from code_trajectory.ignore import RecordingPolicy, SubtreePolicy
 from code_trajectory.messages import FileChange
 from code_trajectory.project_git import ProjectRepo
 from code_trajectory.shadow_repo import (MODE_FILE, MODE_SYMLINK, ShadowRepo, TreeEntry, branch_of_ref,
@@ -327,7 +327,7 @@ class Recorder:
                     reason = self.policy.explain(rel, is_dir=True)
                     changes[rel] = None
                     if reason is None:
-                        sub = scan(self.root / rel, _SubPolicy(self.policy, rel))
+                        sub = scan(self.root / rel, SubtreePolicy(self.policy, rel))
                         to_hash.extend(FileInfo(f"{rel}/{i.rel}", i.mode, i.size, i.mtime_ns, i.ctime_ns, i.ino)
                                        for i in sub.files.values())
                 elif isinstance(found, FileInfo) and self.policy.is_recorded(rel, is_dir=False):
@@ -604,18 +604,6 @@ class _Inline:
     @staticmethod
     def map(fn, items):
         return map(fn, items)
-
-
-class _SubPolicy:
-    """Adapts a policy to a scan rooted at a subdirectory ``prefix`` of the project."""
-
-    def __init__(self, policy: RecordingPolicy, prefix: str) -> None:
-        self.policy = policy
-        self.prefix = prefix
-
-    def entry_excluded(self, parent_rel: str, name: str, is_dir: bool) -> bool:
-        parent = f"{self.prefix}/{parent_rel}" if parent_rel else self.prefix
-        return self.policy.entry_excluded(parent, name, is_dir)
 
 
 def _read_regular(path: Path | str, limit: int) -> bytes | None:

@@ -256,22 +256,26 @@ class ShadowRepo:
 
     # -- objects ---------------------------------------------------------------------------
 
-    def read_object(self, oid: str) -> tuple[str, bytes] | None:
-        """Return ``(type, content)`` of an object, or None when it is missing."""
-        if not _OID_RE.match(oid):
-            raise ValueError(f"not an object id: {oid!r}")
+    def _cat_file(self, name: str) -> tuple[str, str, bytes] | None:
+        """Ask the running ``cat-file --batch`` for ``name``: ``(object id, type, content)`` or None if missing."""
 
-        def reader(stream) -> tuple[str, bytes] | None:
-            header = read_line(stream).decode("ascii", "replace")
+        def reader(stream) -> tuple[str, str, bytes] | None:
+            header = read_line(stream).decode("utf-8", "replace")
             parts = header.split()
             if len(parts) == 2 and parts[1] == "missing":
                 return None
             if len(parts) != 3:
                 raise EOFError(f"unexpected cat-file header {header!r}")
-            data = read_exact(stream, int(parts[2]) + 1)[:-1]
-            return parts[1], data
+            return parts[0], parts[1], read_exact(stream, int(parts[2]) + 1)[:-1]
 
-        return self._cat.request(oid.encode() + b"\n", reader)
+        return self._cat.request(name.encode() + b"\n", reader)
+
+    def read_object(self, oid: str) -> tuple[str, bytes] | None:
+        """Return ``(type, content)`` of an object, or None when it is missing."""
+        if not _OID_RE.match(oid):
+            raise ValueError(f"not an object id: {oid!r}")
+        found = self._cat_file(oid)
+        return None if found is None else (found[1], found[2])
 
     def read_tree(self, oid: str | None) -> dict[bytes, TreeEntry]:
         """Return the entries of tree ``oid`` by name (bytes); None or the empty tree give ``{}``.
@@ -468,18 +472,8 @@ class ShadowRepo:
         """Return the commit a ref points at, or None — through the running ``cat-file`` (no new process)."""
         if not ref.startswith("refs/") or "\n" in ref or " " in ref:
             return self.resolve(ref)
-
-        def reader(stream) -> str | None:
-            header = read_line(stream).decode("utf-8", "replace")
-            parts = header.split()
-            if len(parts) == 2 and parts[1] == "missing":
-                return None
-            if len(parts) != 3:
-                raise EOFError(f"unexpected cat-file header {header!r}")
-            read_exact(stream, int(parts[2]) + 1)
-            return parts[0] if parts[1] == "commit" else None
-
-        return self._cat.request(ref.encode() + b"\n", reader)
+        found = self._cat_file(ref)
+        return found[0] if found is not None and found[1] == "commit" else None
 
 
 def _write_if_changed(path: Path, text: str) -> None:

@@ -36,7 +36,7 @@ import watchfiles
 
 from code_trajectory.config import TrajectorySettings
 from code_trajectory.errors import TrajectoryError
-from code_trajectory.ignore import RecordingPolicy
+from code_trajectory.ignore import RecordingPolicy, SubtreePolicy
 from code_trajectory.maintenance import BackgroundMaintenance, MaintenancePolicy
 from code_trajectory.recorder import Recorder, Snapshot
 
@@ -244,7 +244,7 @@ class Watcher:
             rel = Path(path).relative_to(self.root).as_posix()
             if not self.recorder.policy.is_recorded(rel, is_dir=True):
                 continue
-            sub = recorded_directories(Path(path), _Prefixed(self.recorder.policy, rel))
+            sub = recorded_directories(Path(path), SubtreePolicy(self.recorder.policy, rel))
             fresh += [d for d in sub if d not in self._watched]
         if not fresh:
             return
@@ -384,15 +384,3 @@ class Watcher:
                 except Exception:  # noqa: BLE001
                     log.exception("snapshot callback failed")
         return True
-
-
-class _Prefixed:
-    """A policy view for a walk rooted at the project subdirectory ``prefix``."""
-
-    def __init__(self, policy: RecordingPolicy, prefix: str) -> None:
-        self.policy = policy
-        self.prefix = prefix
-
-    def entry_excluded(self, parent_rel: str, name: str, is_dir: bool) -> bool:
-        parent = f"{self.prefix}/{parent_rel}" if parent_rel else self.prefix
-        return self.policy.entry_excluded(parent, name, is_dir)
