@@ -45,9 +45,10 @@ def _content(rng: random.Random) -> bytes:
     if roll < 0.85:
         line = f"line {rng.random()} {'x' * rng.randrange(60)}\n".encode()
         return line * rng.randrange(1, 400)
-    if roll < 0.97:
-        return rng.randbytes(rng.randrange(1, 200_000))
-    return rng.randbytes(rng.randrange(1_000_000, 3_000_000))  # a pack that takes a while to write
+    if roll < 0.98:
+        return rng.randbytes(rng.randrange(1, 20_000))
+    # a pack that takes a while to write (kept rare: every byte is re-read by each cycle's fsck)
+    return rng.randbytes(rng.randrange(500_000, 1_500_000))
 
 
 def edit(rng: random.Random, root: Path) -> list[str]:

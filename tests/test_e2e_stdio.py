@@ -138,7 +138,13 @@ def sections(global_text: str) -> list[tuple[str, str]]:
 
 
 async def shas(client: Client) -> set[str]:
-    return {sha for sha, _ in sections(await call(client, "get_global_trajectory", {"limit": 1000}))}
+    """Commits recorded so far; waits for the start-up import, which `serve --project` runs in the background."""
+    deadline = time.monotonic() + SNAPSHOT_TIMEOUT
+    while True:
+        found = {sha for sha, _ in sections(await call(client, "get_global_trajectory", {"limit": 1000}))}
+        if found or time.monotonic() > deadline:
+            return found
+        await anyio.sleep(0.1)
 
 
 async def wait_for_snapshot(client: Client, seen: set[str], *, contains: str = "") -> tuple[str, str]:

@@ -27,6 +27,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from code_trajectory.config import TrajectorySettings
 from code_trajectory.recorder import Recorder
 
@@ -100,7 +102,30 @@ def make_project(root: Path) -> None:
     git(root, "commit", "-q", "-m", "initial")
 
 
+#: Our own flock()-based lock files: the kernel releases them when their owner dies, so they never go stale.
+OWN_LOCKS = {"write.lock", "recorder.lock", "maintenance.lock", "tests.lock"}
+
+
+def left_git_locks(root: Path) -> list[Path]:
+    """git lock files (``*.lock``) under ``.trajectory`` that a killed process left behind."""
+    return sorted(p for p in (root / ".trajectory").rglob("*.lock") if p.name not in OWN_LOCKS)
+
+
+def age(paths: list[Path], seconds: float = 3600.0) -> None:
+    """Make files look ``seconds`` old (as if the restart came that much later)."""
+    then = time.time() - seconds
+    for path in paths:
+        try:
+            os.utime(path, (then, then))
+        except FileNotFoundError:
+            pass
+
+
 def test_sigkill_during_snapshots_leaves_a_valid_repository_and_reconcile_catches_up(tmp_path: Path) -> None:
+    """See the module docstring. A git lock file left by a kill (``<ref>.lock``, ``HEAD.lock``...) is aged
+    by an hour before the restart: the product removes stale locks only when older than a minute, so a
+    restart right after the crash fails — that product bug is pinned by the xfail test below and counted
+    here as ``stale_git_locks``."""
     root = tmp_path / "project"
     make_project(root)
     expected_tree = ExpectedTree(tmp_path)
@@ -110,11 +135,22 @@ def test_sigkill_during_snapshots_leaves_a_valid_repository_and_reconcile_catche
     zygote = Zygote(root, phase_file, tmp_path / "zygote.log")
     phases: Counter[str] = Counter()
     modes: Counter[str] = Counter()
+    stale: Counter[str] = Counter()
+    spent: Counter[str] = Counter()
     failures: list[str] = []
     kills = 0
     started = time.monotonic()
+
+    def clock(step: str, since: float) -> float:
+        now = time.monotonic()
+        spent[step] += now - since
+        return now
+
     try:
         for cycle in range(CYCLES):
+            if len(failures) >= 10:
+                break  # enough to diagnose; the rest would only take time
+            t = time.monotonic()
             pid = zygote.fork(rng.randrange(2**32))
             time.sleep(rng.uniform(0.0, MAX_DELAY))
             whole_group = rng.random() < 0.75
@@ -128,41 +164,51 @@ def test_sigkill_during_snapshots_leaves_a_valid_repository_and_reconcile_catche
             except ProcessLookupError:
                 pass
             status = zygote.wait_done()
+            t = clock("worker", t)
             modes["process group" if whole_group else "python only"] += 1
             phases[phase] += 1
+            where = f"cycle {cycle} (killed in {phase}, {'process group' if whole_group else 'python only'})"
             if error_file.exists():
-                failures.append(f"cycle {cycle}: the worker failed before the kill (phase {phase}):\n"
-                                f"{error_file.read_text()}")
+                failures.append(f"{where}: the worker failed before the kill:\n{error_file.read_text()}")
                 error_file.unlink()
             elif status is None or not (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL):
-                failures.append(f"cycle {cycle}: the worker ended with wait status {status}, not SIGKILL")
+                failures.append(f"{where}: the worker ended with wait status {status}, not SIGKILL")
 
-            print(f"cycle {cycle} phase {phase} status {status} t={time.monotonic() - started:.1f}", file=sys.stderr,
-                  flush=True)
             check = fsck(root)
+            t = clock("fsck", t)
             if check.returncode != 0:
-                failures.append(f"cycle {cycle} (killed in {phase}, {modes}): fsck --strict exit "
-                                f"{check.returncode}: {(check.stdout + check.stderr).decode(errors='replace')[:2000]}")
+                failures.append(f"{where}: fsck --strict exit {check.returncode}: "
+                                f"{(check.stdout + check.stderr).decode(errors='replace')[:2000]}")
                 break  # a damaged repository makes every later cycle meaningless
 
+            locks = left_git_locks(root)
+            for lock in locks:
+                stale[str(lock.relative_to(root / ".trajectory"))] += 1
+            age(locks)
             try:
                 recorder = Recorder.open(root, TrajectorySettings.load(root))
                 try:
                     recorder.reconcile()
-                    notices = list(recorder.notices) if hasattr(recorder, "notices") else []
+                    notices = list(getattr(recorder, "notices", []))
                 finally:
                     recorder.close()
             except Exception as exc:  # noqa: BLE001 - counted and reported below
-                failures.append(f"cycle {cycle} (killed in {phase}): restart failed: {type(exc).__name__}: {exc}")
+                failures.append(f"{where}: restart failed: {type(exc).__name__}: {exc}")
                 continue
+            t = clock("restart", t)
             if notices:
-                failures.append(f"cycle {cycle} (killed in {phase}): the restart reported {notices}")
+                failures.append(f"{where}: the restart reported {notices}")
             if any(p.name.startswith(".trajectory.corrupt-") for p in root.iterdir()):
-                failures.append(f"cycle {cycle} (killed in {phase}): the shadow repository was moved aside")
+                failures.append(f"{where}: the shadow repository was moved aside as damaged")
                 break
+            left = left_git_locks(root)
+            if left:
+                failures.append(f"{where}: git lock files survived the restart: {left}")
+                age(left)
             want, have = expected_tree(root), shadow_tree(root)
+            clock("expected tree", t)
             if want != have:
-                failures.append(f"cycle {cycle} (killed in {phase}): shadow tip tree {have} != work tree {want}:\n"
+                failures.append(f"{where}: shadow tip tree {have} != work tree {want}:\n"
                                 f"{tree_diff(root, want, have, expected_tree.git_dir) if have else ''}")
     finally:
         zygote.close()
@@ -170,10 +216,36 @@ def test_sigkill_during_snapshots_leaves_a_valid_repository_and_reconcile_catche
     final = fsck(root)
     commits = subprocess.run(["git", "--git-dir=.trajectory", "rev-list", "--count", "--all", "--reflog"],
                              cwd=root, capture_output=True, text=True).stdout.strip()
-    report("crash", f"crash: {kills} faults injected (SIGKILL) over {CYCLES} cycles, {len(failures)} failures "
-                    f"({elapsed:.1f} s, {elapsed / max(CYCLES, 1):.2f} s/cycle)",
+    report("crash", f"crash: {kills} faults injected (SIGKILL), {len(failures)} failures, "
+                    f"{sum(stale.values())} stale git locks left by kills (known bug) "
+                    f"({elapsed:.1f} s, {elapsed / max(kills, 1):.2f} s/cycle)",
            faults_injected=kills, cycles=CYCLES, failures=len(failures), seconds=round(elapsed, 1),
-           seconds_per_cycle=round(elapsed / max(CYCLES, 1), 3), kill_phases=dict(phases), kill_modes=dict(modes),
+           seconds_per_cycle=round(elapsed / max(kills, 1), 3), kill_phases=dict(phases), kill_modes=dict(modes),
+           stale_git_locks=dict(stale), seconds_by_step={k: round(v, 1) for k, v in spent.items()},
            shadow_commits=int(commits or 0), seed=SEED)
     assert final.returncode == 0, final.stderr.decode(errors="replace")
-    assert not failures, f"{len(failures)} of {CYCLES} crash cycles failed:\n" + "\n".join(failures[:10])
+    assert not failures, f"{len(failures)} crash cycles failed:\n" + "\n".join(failures)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "product bug: a git lock file left by a SIGKILLed `update-ref` (refs/heads/shadow/<branch>.lock) or "
+    "`symbolic-ref HEAD`/`update-ref` of the branch HEAD points at (HEAD.lock) blocks every write for STALE_LOCK_SECONDS=60 s: Recorder.open "
+    "(recorder.py, health.clear_stale_locks call) only removes locks older than that even when no process holds "
+    "them open (health.py:58-90), so the start-up reconcile right after a crash raises LockContentionError "
+    "(git update-ref: Unable to create '.../main.lock': File exists)"))
+@pytest.mark.parametrize("lock", ["refs/heads/shadow/main.lock", "HEAD.lock"])
+def test_restart_right_after_a_crash_that_left_a_git_lock(tmp_path: Path, lock: str) -> None:
+    root = tmp_path / "project"
+    make_project(root)
+    recorder = Recorder.open(root, TrajectorySettings.load(root))
+    recorder.reconcile()
+    recorder.close()
+    # what a SIGKILL between git's lock creation and its rename leaves behind: an unheld lock file, just now
+    (root / ".trajectory" / lock).write_bytes(b"")
+    (root / "w" / "d0" / "f0.txt").write_text("edited after the crash\n")
+    recorder = Recorder.open(root, TrajectorySettings.load(root))
+    try:
+        recorder.reconcile()
+    finally:
+        recorder.close()
+    assert shadow_tree(root) == ExpectedTree(tmp_path)(root)

@@ -154,20 +154,38 @@ class FileVersion:
     change: FileChange
 
 
+#: Renames followed back at most (a guard against pathological rename chains).
+MAX_RENAMES_FOLLOWED = 50
+
+
 def file_history(repo: ShadowRepo, ref: str, path: str) -> list[FileVersion]:
-    """Return every commit on ``ref`` that changed ``path`` (following renames), newest first."""
-    records = read_log(repo, [ref], paths=(path,), follow=True)
+    """Return every commit on ``ref`` that changed ``path`` (following renames), newest first.
+
+    Renames are followed by hand rather than with ``git log --follow``, which cannot use
+    the commit-graph's changed-path Bloom filters: each path's history is a
+    pathspec-limited ``git log`` (Bloom-accelerated after maintenance), and where the
+    oldest version is an addition, that one commit is diffed with rename detection to
+    find the path it came from.
+    """
     versions: list[FileVersion] = []
-    current = path
-    for record in records:
-        match = next((c for c in record.changes if c.path == current), None)
-        if match is None:
-            match = next((c for c in record.changes if c.old_path == current), None)
-        if match is None:
-            continue
-        versions.append(FileVersion(record, current, match))
-        if match.old_path:
-            current = match.old_path
+    current, start = path, ref
+    for _ in range(MAX_RENAMES_FOLLOWED):
+        records = read_log(repo, [start], paths=(current,))
+        if not records:
+            break
+        for record in records:
+            match = next((c for c in record.changes if c.path == current), None)
+            if match is not None:
+                versions.append(FileVersion(record, current, match))
+        oldest = versions[-1] if versions else None
+        if oldest is None or oldest.change.status != "A" or not oldest.record.parents:
+            break
+        full = read_log(repo, [oldest.record.oid], limit=1)  # all of that commit's changes, renames detected
+        renamed = next((c for c in (full[0].changes if full else []) if c.path == current and c.old_path), None)
+        if renamed is None:
+            break
+        versions[-1] = FileVersion(oldest.record, current, renamed)
+        current, start = renamed.old_path, oldest.record.parents[0]
     return versions
 
 

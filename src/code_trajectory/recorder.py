@@ -398,7 +398,8 @@ class Recorder:
                     progress("write", 0, len(changes))
                 tree = trees.apply_changes(self.repo, base, changes) if changes or base is None else base
             self.stat_cache.replace_all(known, scan_started_ns)
-            return self._commit(tree, kind=kind, note=note, oversize=oversize, started=started)
+            imported = sorted((p, e) for p, e in changes.items() if e is not None) if base is None else None
+            return self._commit(tree, kind=kind, note=note, oversize=oversize, started=started, imported=imported)
 
     def checkpoint(self, note: str | None = None) -> Snapshot | None:
         """Snapshot the exact current state now, skipping the debounce (a full scan)."""
@@ -493,7 +494,8 @@ class Recorder:
         return entries, oversize
 
     def _commit(self, tree: str, *, kind: str, note: str | None, oversize: dict[str, int],
-                started: float, expected: int | None = None) -> Snapshot | None:
+                started: float, expected: int | None = None,
+                imported: list[tuple[str, TreeEntry]] | None = None) -> Snapshot | None:
         branch = self.project.current_branch()
         ref = shadow_ref(branch)
         try:
@@ -504,7 +506,11 @@ class Recorder:
                 self._last_tree = tree
                 if tree == parent_tree:
                     return None
-                changes = diffs.tree_changes(self.repo, parent_tree, tree, expected=expected)
+                if parent_tree is None and imported is not None:
+                    # the first snapshot: every file is new; listing them needs no diff of 100,000 paths
+                    changes = [FileChange("A", path, new_oid=entry.oid) for path, entry in imported]
+                else:
+                    changes = diffs.tree_changes(self.repo, parent_tree, tree, expected=expected)
                 if oversize:
                     changes = [FileChange(c.status, c.path, c.old_path, c.added, c.deleted, c.old_oid, c.new_oid,
                                           c.counted, f"not stored: {format_size(oversize[c.path])}")
