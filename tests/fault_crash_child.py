@@ -44,11 +44,11 @@ def _content(rng: random.Random) -> bytes:
     roll = rng.random()
     if roll < 0.85:
         line = f"line {rng.random()} {'x' * rng.randrange(60)}\n".encode()
-        return line * rng.randrange(1, 400)
-    if roll < 0.98:
-        return rng.randbytes(rng.randrange(1, 20_000))
+        return line * rng.randrange(1, 100)
+    if roll < 0.99:
+        return rng.randbytes(rng.randrange(1, 8_000))
     # a pack that takes a while to write (kept rare: every byte is re-read by each cycle's fsck)
-    return rng.randbytes(rng.randrange(500_000, 1_500_000))
+    return rng.randbytes(rng.randrange(300_000, 1_000_000))
 
 
 def edit(rng: random.Random, root: Path) -> list[str]:
