@@ -227,12 +227,6 @@ def test_sigkill_during_snapshots_leaves_a_valid_repository_and_reconcile_catche
     assert not failures, f"{len(failures)} crash cycles failed:\n" + "\n".join(failures)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "product bug: a git lock file left by a SIGKILLed `update-ref` (refs/heads/shadow/<branch>.lock) or "
-    "`symbolic-ref HEAD`/`update-ref` of the branch HEAD points at (HEAD.lock) blocks every write for STALE_LOCK_SECONDS=60 s: Recorder.open "
-    "(recorder.py, health.clear_stale_locks call) only removes locks older than that even when no process holds "
-    "them open (health.py:58-90), so the start-up reconcile right after a crash raises LockContentionError "
-    "(git update-ref: Unable to create '.../main.lock': File exists)"))
 @pytest.mark.parametrize("lock", ["refs/heads/shadow/main.lock", "HEAD.lock"])
 def test_restart_right_after_a_crash_that_left_a_git_lock(tmp_path: Path, lock: str) -> None:
     root = tmp_path / "project"

@@ -18,9 +18,9 @@
     UNIX socket: a reconcile succeeds, each is recorded or skipped as documented, and
     ``get_file_trajectory`` answers on each without a crash.
 
-Known product bugs are pinned by the ``xfail(strict=True)`` tests at the end; the
-property test counts inputs that hit one of them (``KNOWN_BUGS``) instead of failing on
-them, and reports the count.
+Product bugs these tests found were fixed; their regression tests are at the end. The
+property test would count inputs hitting a still-known bug (``KNOWN_BUGS``, now empty)
+instead of failing on them, and reports the count.
 """
 
 from __future__ import annotations
@@ -69,11 +69,9 @@ NUMBERS = [-(10**30), -(2**63), -(2**31), -1001, -1, 0, 1, 2, 5, 49, 50, 51, 199
            1001, 2**31, 2**63, 2**64, 10**30, 10**300]
 FLOATS = [-1.0, -0.0, 0.0, 0.5, 1e-300, 1e300, math.inf, -math.inf, math.nan]
 
-#: Known product bugs (each pinned by an xfail test below): (name, tool, predicate on the answer text).
-KNOWN_BUGS: list[tuple[str, re.Pattern[str]]] = [
-    ("ENAMETOOLONG in get_file_trajectory/diff_since_green (ignore.py explain)",
-     re.compile(r"failed unexpectedly \(OSError: \[Errno 36\] File name too long")),
-]
+#: Known product bugs: (name, predicate on the answer text). Empty: the ones found were fixed, and each
+#: keeps its regression test below (the ENAMETOOLONG one: test_*_with_a_1000_character_name).
+KNOWN_BUGS: list[tuple[str, re.Pattern[str]]] = []
 
 
 def nested(depth: int) -> object:
@@ -218,7 +216,7 @@ def test_every_tool_answers_generated_arguments_without_crashing(project: Path, 
         logging.getLogger().removeHandler(handler)
         service.close()
     elapsed = time.monotonic() - started
-    unexpected_logs = [r for r in handler.records if "File name too long" not in r]  # known bug, see KNOWN_BUGS
+    unexpected_logs = list(handler.records)
     total = sum(tried.values())
     report("inputs_mcp", f"inputs (MCP): {total} generated tool calls over {len(tried)} tools, "
                          f"{sum(errors.values())} tool errors, {len(unexpected_logs)} unexpected exceptions, "
@@ -310,10 +308,6 @@ def test_cli_rejects_bad_arguments_with_one_error_line(project: Path, tmp_path: 
     assert not failures, "\n".join(failures)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "product bug: argparse usage errors (a missing argument, `--limit abc`, `file -rf` without `--`, an unknown "
-    "command) print the usage line(s) plus `code-trajectory <command>: error: ...` (cli.py build_parser uses "
-    "argparse's default ArgumentParser.error), not the one `code-trajectory: error:` line the README promises"))
 @pytest.mark.parametrize("argv", [["log", "--limit", "abc"], ["file", "-rf"], ["intent"], ["no-such-command"],
                                   ["checkpoint", "-m"]], ids=["limit-abc", "file-rf", "missing-arg", "command",
                                                               "option-without-value"])
@@ -324,10 +318,6 @@ def test_cli_usage_errors_are_one_line(project: Path, argv: list[str]) -> None:
     assert err.startswith("code-trajectory: error: ") and err.count("\n") == 1, err
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "product bug: with a strict UTF-8 stdout (any UTF-8 locale other than C.UTF-8, e.g. en_US.UTF-8; simulated "
-    "with PYTHONIOENCODING=utf-8) a non-UTF-8 argv byte reaches print(text) at cli.py:242 as a lone surrogate "
-    "and the CLI dies with UnicodeEncodeError (traceback, exit 1) after having stored the intent"))
 def test_cli_non_utf8_intent_under_a_utf8_locale(project: Path) -> None:
     proc = run_cli(["intent", b"caf\xe9"], project, PYTHONIOENCODING="utf-8")
     err = proc.stderr.decode("utf-8", "replace")
@@ -345,7 +335,6 @@ LONG_NAME_BUG = (
     "command dies with a traceback (exit 1) instead of a clear error or a 'no such file' answer")
 
 
-@pytest.mark.xfail(strict=True, reason=LONG_NAME_BUG)
 def test_cli_file_with_a_1000_character_name(project: Path) -> None:
     proc = run_cli(["file", LONG_NAME], project)
     err = proc.stderr.decode("utf-8", "replace")
@@ -353,7 +342,6 @@ def test_cli_file_with_a_1000_character_name(project: Path) -> None:
     assert proc.returncode in (0, 2)
 
 
-@pytest.mark.xfail(strict=True, reason=LONG_NAME_BUG)
 def test_get_file_trajectory_with_a_1000_character_name(project: Path) -> None:
     session = ProjectSession(project, TrajectorySettings.load(project))
     try:

@@ -156,6 +156,11 @@ def test_write_storm_and_huge_checkout(project: Path, tmp_path: Path) -> None:
         recorded = int(git(root, "--git-dir=.trajectory", "ls-tree", "-r", "--name-only", "refs/heads/shadow/rewrite")
                        .count("\n"))
         assert recorded >= CHECKOUT_FILES
+        # snapshots since the storm, by the branch they were recorded for: while git writes the files, HEAD
+        # still names the old branch, so with a short max delay part of the checkout lands on `storm` first
+        branches = git(root, "--git-dir=.trajectory", "log", "--format=%(trailers:key=Trajectory-Branch,valueonly)",
+                       "refs/heads/shadow/main..refs/heads/shadow/rewrite").split()
+        checkout_snapshots = {b: branches.count(b) for b in sorted(set(branches))}
         assert session.watcher is not None and session.watcher.running
         last_error = session.watcher.last_error
     finally:
@@ -172,7 +177,7 @@ def test_write_storm_and_huge_checkout(project: Path, tmp_path: Path) -> None:
            writes=writes_done, storm_files=STORM_FILES, storm_seconds=round(storm_seconds, 1),
            storm_snapshots=storm_commits, queries=len(latencies), max_query_seconds=round(max_latency, 3),
            slowest_query=slowest[1], median_query_seconds=round(sorted(latencies)[len(latencies) // 2], 3),
-           checkout_files=CHECKOUT_FILES, branch_generation_seconds=round(generate_seconds, 1),
+           checkout_files=CHECKOUT_FILES, checkout_snapshots=checkout_snapshots, branch_generation_seconds=round(generate_seconds, 1),
            checkout_git_seconds=round(checkout_git_seconds, 1), checkout_recorded_seconds=round(checkout_seconds, 1),
            settle_seconds_storm=round(settle_storm, 1), settle_seconds_checkout=round(settle_checkout, 1),
            rss_baseline_mb=round(sampler.baseline / 1024), rss_peak_mb=round(sampler.peak / 1024),

@@ -9,7 +9,7 @@ plus the ``.aws/``, ``.ssh/``, ``.gnupg/`` and ``.docker/`` directories and a
 them (``!.env``, ``!*.pem``, ``!.aws/`` ...) and rewrites every secret with new markers;
 again the watcher, then a checkpoint. Then:
 
-(Nested ``.docker/config.json`` leaks: a product bug, pinned by an xfail test at the end.)
+(Nested ``.docker/config.json`` used to leak; fixed, with a regression test at the end.)
 
 * no object of ``.trajectory`` (``cat-file --batch-all-objects --batch``: loose and packed)
   contains any secret marker, while the control markers are found (the search works);
@@ -68,8 +68,9 @@ REINCLUDE = """\
 """
 
 
-#: Nested copies left out of the main test: a product bug, pinned by the xfail test below.
-KNOWN_BUG_NESTED = {".docker/config.json"}
+#: Nested copies left out of the main test (none: nested `.docker/config.json` was a bug, now fixed and kept
+#: as a regression test below).
+KNOWN_BUG_NESTED: set[str] = set()
 
 
 def secret_paths() -> list[str]:
@@ -165,11 +166,6 @@ def test_secrets_never_reach_the_shadow_repository(tmp_path: Path, isolated_env:
     assert state_mode == 0o700, oct(state_mode)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "product bug: DEFAULT_DENY_PATTERNS (src/code_trajectory/config.py:87) lists `.docker/config.json`, which "
-    "in gitignore syntax is anchored at the project root (a slash in the middle), so `sub/.docker/config.json` is "
-    "recorded although the docstring says the deny list is 'matched at any depth'; `**/.docker/config.json` "
-    "would match nested copies"))
 def test_nested_docker_config_is_denied(tmp_path: Path) -> None:
     root = tmp_path / "project"
     write(root, "sub/dir/.docker/config.json", '{"auths": {"registry": {"auth": "NESTED-DOCKER-MARKER"}}}')

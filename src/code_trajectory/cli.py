@@ -24,13 +24,20 @@ def _add_project(parser: argparse.ArgumentParser) -> None:  # noqa: F821
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every trajectory command (``recap`` and ``journal`` parse their own)."""
     import argparse  # imported here: `recap` must start fast and never needs it
-    parser = argparse.ArgumentParser(
+
+    class Parser(argparse.ArgumentParser):
+        """Usage errors as one line on stderr, exit status 2, like every other error of the CLI."""
+
+        def error(self, message: str) -> None:  # type: ignore[override]
+            self.exit(EXIT_ERROR, f"code-trajectory: error: {message} (see `{self.prog} --help`)\n")
+
+    parser = Parser(
         prog="code-trajectory",
         description="A memory of how a codebase evolved and why, for coding agents (MCP server and CLI).")
     from code_trajectory import __version__
 
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=Parser)
 
     p = sub.add_parser("serve", help="run the MCP server over stdio")
     p.add_argument("--project", metavar="PATH", help="configure this project at start")
@@ -200,6 +207,11 @@ def run(argv: list[str]) -> int:
 
         return journal_main(argv[1:])
     args = build_parser().parse_args(argv)
+    if args.command != "serve":
+        # file names and intents may hold bytes that are not UTF-8: show them escaped, never crash on them
+        for stream in (sys.stdout, sys.stderr):
+            if hasattr(stream, "reconfigure"):
+                stream.reconfigure(errors="backslashreplace")
     if args.command == "serve":
         from code_trajectory.server import serve
 

@@ -78,7 +78,8 @@ def load_table(name: str, project_root: Path | None = None) -> dict[str, Any]:
 
 
 #: Secret-bearing files that never enter the shadow repository, whatever the
-#: project's ignore rules say (gitignore syntax, matched at any depth). Sources:
+#: project's ignore rules say (gitignore syntax, each matched at any depth, also
+#: those with a ``/`` inside such as ``.docker/config.json``). Sources:
 #: GitHub's gitignore templates and the credential files named by the AWS, npm,
 #: PyPI, SSH and GnuPG documentation.
 DEFAULT_DENY_PATTERNS: tuple[str, ...] = (

@@ -24,9 +24,10 @@ from code_trajectory.shadow_repo import ShadowRepo
 
 log = logging.getLogger(__name__)
 
-#: A git lock file older than this with no process holding it open is stale, seconds. git holds its
-#: locks for milliseconds; a minute leaves room for a slow disk.
-STALE_LOCK_SECONDS = 60.0
+#: A git lock file older than this with no process holding it open is stale, seconds. git keeps its lock
+#: files open from creation until the moment it renames them (microseconds after closing), so a lock
+#: nobody holds open for two seconds belongs to a process that died.
+STALE_LOCK_SECONDS = 2.0
 #: Our own lock files: flock()-based, released by the kernel when their owner dies, never stale.
 OWN_LOCKS = {"write.lock", "recorder.lock", "maintenance.lock", "tests.lock"}
 #: git's words for an object or ref it could not read.

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -134,7 +135,7 @@ class RecordingPolicy:
                  info_exclude: Path | None = None, global_excludes: Path | None = None) -> None:
         self.root = Path(root)
         self.deny_patterns = tuple(deny_patterns)
-        self._deny = _spec(list(self.deny_patterns))
+        self._deny = _spec([_anywhere(p) for p in self.deny_patterns])
         self.info_exclude = info_exclude
         self.global_excludes = global_excludes
         self._lock = threading.RLock()
@@ -234,7 +235,7 @@ class RecordingPolicy:
         if not rel:
             return None
         if is_dir is None:
-            is_dir = (self.root / rel).is_dir() and not (self.root / rel).is_symlink()
+            is_dir = _is_real_dir(self.root / rel)
         with self._lock:
             parent = rel.rpartition("/")[0]
             reason = self._dir_reason(parent)
@@ -269,6 +270,22 @@ class SubtreePolicy:
         """Like :meth:`RecordingPolicy.entry_excluded`, with ``parent_rel`` relative to ``prefix``."""
         parent = f"{self.prefix}/{parent_rel}" if parent_rel else self.prefix
         return self.policy.entry_excluded(parent, name, is_dir)
+
+
+def _is_real_dir(path: Path) -> bool:
+    """True for a directory that is not a symlink; False for anything else, including names too long to stat."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def _anywhere(pattern: str) -> str:
+    """A deny pattern matched at any depth: one with an inner ``/`` (``.docker/config.json``) gets ``**/``."""
+    body = pattern[1:] if pattern.startswith("!") else pattern
+    if "/" in body.rstrip("/") and not body.startswith(("/", "**/")):
+        body = "**/" + body
+    return ("!" if pattern.startswith("!") else "") + body
 
 
 def default_global_excludes() -> Path:

@@ -523,9 +523,15 @@ class Recorder:
                 offset = now.strftime("%z") or "+0000"
                 commit = self.repo.commit_tree(tree, [parent] if parent else [], message,
                                                when=(int(now.timestamp()), offset))
-                self.repo.update_ref(ref, commit, tip, f"code-trajectory {kind}")
+                try:
+                    self.repo.update_ref(ref, commit, tip, f"code-trajectory {kind}")
+                except LockContentionError:
+                    if not health.clear_stale_locks(self.repo.git_dir):  # a lock left by a killed git
+                        raise
+                    self.repo.update_ref(ref, commit, tip, f"code-trajectory {kind}")
                 self._last_commit = commit
                 if self._head_ref != ref:
+                    health.clear_stale_locks(self.repo.git_dir)
                     self.repo.git.run(["symbolic-ref", "HEAD", ref], check=False)
                     self._head_ref = ref
         except filelock.Timeout as exc:

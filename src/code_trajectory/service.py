@@ -76,6 +76,15 @@ def resolve_project_root(path: str | os.PathLike[str]) -> Path:
     return root
 
 
+def _exists(path: Path) -> bool:
+    """``path.exists()`` that answers False for names the OS refuses (too long, invalid)."""
+    try:
+        os.lstat(path)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
 def confine(root: Path, filepath: str) -> str:
     """Turn a client's path into a ``/``-separated path relative to ``root``, confined to it.
 
@@ -305,7 +314,7 @@ class ProjectSession:
         if repo.resolve(ref) is None:
             latest = self.recorder._latest_commit()  # noqa: SLF001 - a new branch starts from the last snapshot
             if latest is None:
-                return narrative.never_recorded(rel, self.recorder.policy.explain(rel), (self.root / rel).exists(), [])
+                return narrative.never_recorded(rel, self.recorder.policy.explain(rel), _exists(self.root / rel), [])
             ref = latest
         versions = history.file_history(repo, ref, rel)
         if not versions:
@@ -315,7 +324,7 @@ class ProjectSession:
                 candidates = [os.fsdecode(p) for p in out.split(b"\0") if p]
             except Exception:  # noqa: BLE001 - suggestions are a courtesy
                 pass
-            return narrative.never_recorded(rel, self.recorder.policy.explain(rel), (self.root / rel).exists(),
+            return narrative.never_recorded(rel, self.recorder.policy.explain(rel), _exists(self.root / rel),
                                             candidates)
         chronological = list(reversed(versions))
         first_seen: dict[str, datetime] = {}
