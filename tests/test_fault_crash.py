@@ -13,7 +13,7 @@ process alone (its git children finish or notice EOF). After every kill:
    ``refs/heads/shadow/main^{tree}`` equal to what ``git add -A`` would record from the
    project's actual files (a throwaway index in a scratch git dir, same ``.gitignore``).
 
-The number of cycles is ``CT_CRASH_CYCLES`` (default 200).
+The number of cycles is ``CT_CRASH_CYCLES`` (default 200), the seed ``CT_CRASH_SEED``.
 """
 
 from __future__ import annotations
@@ -122,10 +122,11 @@ def age(paths: list[Path], seconds: float = 3600.0) -> None:
 
 
 def test_sigkill_during_snapshots_leaves_a_valid_repository_and_reconcile_catches_up(tmp_path: Path) -> None:
-    """See the module docstring. A git lock file left by a kill (``<ref>.lock``, ``HEAD.lock``...) is aged
-    by an hour before the restart: the product removes stale locks only when older than a minute, so a
-    restart right after the crash fails — that product bug is pinned by the xfail test below and counted
-    here as ``stale_git_locks``."""
+    """See the module docstring. git lock files a kill leaves behind (``<ref>.lock``, ``HEAD.lock``,
+    ``packed-refs.lock``) are counted (``git_locks_left``) and left for the product to clear: the restart
+    must succeed right away. A lock under ``objects/`` (``commit-graph-chain.lock`` from a killed
+    ``commit-graph write``) is never removed by the product, whatever its age (xfail test below): it is
+    counted as ``locks_never_cleared`` and removed by the test so that later cycles can run maintenance."""
     root = tmp_path / "project"
     make_project(root)
     expected_tree = ExpectedTree(tmp_path)
@@ -136,6 +137,7 @@ def test_sigkill_during_snapshots_leaves_a_valid_repository_and_reconcile_catche
     phases: Counter[str] = Counter()
     modes: Counter[str] = Counter()
     stale: Counter[str] = Counter()
+    stale_in_objects: Counter[str] = Counter()
     spent: Counter[str] = Counter()
     failures: list[str] = []
     kills = 0
@@ -181,10 +183,8 @@ def test_sigkill_during_snapshots_leaves_a_valid_repository_and_reconcile_catche
                                 f"{(check.stdout + check.stderr).decode(errors='replace')[:2000]}")
                 break  # a damaged repository makes every later cycle meaningless
 
-            locks = left_git_locks(root)
-            for lock in locks:
+            for lock in left_git_locks(root):
                 stale[str(lock.relative_to(root / ".trajectory"))] += 1
-            age(locks)
             try:
                 recorder = Recorder.open(root, TrajectorySettings.load(root))
                 try:
@@ -201,10 +201,13 @@ def test_sigkill_during_snapshots_leaves_a_valid_repository_and_reconcile_catche
             if any(p.name.startswith(".trajectory.corrupt-") for p in root.iterdir()):
                 failures.append(f"{where}: the shadow repository was moved aside as damaged")
                 break
-            left = left_git_locks(root)
-            if left:
-                failures.append(f"{where}: git lock files survived the restart: {left}")
-                age(left)
+            # a lock under objects/ is never cleared (known bug, xfail test below): removed so maintenance goes on;
+            # others may survive a restart that had nothing to write: the next write clears them (or the next
+            # worker fails, which is counted above)
+            for lock in left_git_locks(root):
+                if lock.relative_to(root / ".trajectory").parts[0] == "objects":
+                    stale_in_objects[str(lock.relative_to(root / ".trajectory"))] += 1
+                    lock.unlink()
             want, have = expected_tree(root), shadow_tree(root)
             clock("expected tree", t)
             if want != have:
@@ -217,11 +220,13 @@ def test_sigkill_during_snapshots_leaves_a_valid_repository_and_reconcile_catche
     commits = subprocess.run(["git", "--git-dir=.trajectory", "rev-list", "--count", "--all", "--reflog"],
                              cwd=root, capture_output=True, text=True).stdout.strip()
     report("crash", f"crash: {kills} faults injected (SIGKILL), {len(failures)} failures, "
-                    f"{sum(stale.values())} stale git locks left by kills (known bug) "
+                    f"{sum(stale.values())} git locks left by kills ({sum(stale_in_objects.values())} never "
+                    "cleared: known bug) "
                     f"({elapsed:.1f} s, {elapsed / max(kills, 1):.2f} s/cycle)",
            faults_injected=kills, cycles=CYCLES, failures=len(failures), seconds=round(elapsed, 1),
            seconds_per_cycle=round(elapsed / max(kills, 1), 3), kill_phases=dict(phases), kill_modes=dict(modes),
-           stale_git_locks=dict(stale), seconds_by_step={k: round(v, 1) for k, v in spent.items()},
+           git_locks_left=dict(stale), locks_never_cleared=dict(stale_in_objects),
+           seconds_by_step={k: round(v, 1) for k, v in spent.items()},
            shadow_commits=int(commits or 0), seed=SEED)
     assert final.returncode == 0, final.stderr.decode(errors="replace")
     assert not failures, f"{len(failures)} crash cycles failed:\n" + "\n".join(failures)
@@ -243,3 +248,30 @@ def test_restart_right_after_a_crash_that_left_a_git_lock(tmp_path: Path, lock: 
     finally:
         recorder.close()
     assert shadow_tree(root) == ExpectedTree(tmp_path)(root)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "product bug: a `objects/info/commit-graphs/commit-graph-chain.lock` left by a SIGKILLed `git commit-graph "
+    "write --split` (maintenance.py run_maintenance) is never removed: health.clear_stale_locks skips every path "
+    "under objects/ (health.py, the `\"/objects\" in dirpath` test), so every later run_maintenance fails with "
+    "LockContentionError (Unable to create .../commit-graph-chain.lock: File exists) even hours later and with "
+    "no process holding it; the watcher logs 'maintenance failed, will retry later' forever"))
+def test_maintenance_after_a_crash_during_commit_graph_write(tmp_path: Path) -> None:
+    from code_trajectory.maintenance import run_maintenance
+
+    root = tmp_path / "project"
+    make_project(root)
+    recorder = Recorder.open(root, TrajectorySettings.load(root))
+    recorder.reconcile()
+    recorder.close()
+    lock = root / ".trajectory" / "objects" / "info" / "commit-graphs" / "commit-graph-chain.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.write_bytes(b"")  # what the kill leaves: an unheld lock file ...
+    age([lock])  # ... an hour old
+    (root / "w" / "d0" / "f0.txt").write_text("edited after the crash\n")
+    recorder = Recorder.open(root, TrajectorySettings.load(root))
+    try:
+        recorder.reconcile()
+        assert run_maintenance(recorder.repo) is not None
+    finally:
+        recorder.close()

@@ -1,11 +1,12 @@
 """Secrets never reach the shadow repository, whatever the ignore files say.
 
 A git project with no ``.gitignore`` is recorded by a watched session (debounce 0.3 s).
-Phase 1 writes every kind of file on the secret deny list — at the root and nested,
-plus the ``.aws/``, ``.ssh/``, ``.gnupg/`` and ``.docker/`` directories and a
-``*.secret`` file denied only by ``deny_patterns`` in ``<CODE_TRAJECTORY_HOME>/config.toml``
-— each holding a unique marker, and a control file; the watcher snapshots, then a
-``checkpoint`` (full scan) runs. Phase 2 writes a ``.gitignore`` that tries to re-include
+Every kind of file on the secret deny list — at the root and nested, plus the ``.aws/``,
+``.ssh/``, ``.gnupg/`` and ``.docker/`` directories and a ``*.secret`` file denied only by
+``deny_patterns`` in ``<CODE_TRAJECTORY_HOME>/config.toml`` — is written with a unique
+marker, next to a control file. Phase 0 writes them before recording starts (the start-up
+import sees them); phase 1 rewrites them while the watcher runs, then a ``checkpoint``
+(full scan) runs. Phase 2 writes a ``.gitignore`` that tries to re-include
 them (``!.env``, ``!*.pem``, ``!.aws/`` ...) and rewrites every secret with new markers;
 again the watcher, then a checkpoint. Then:
 
@@ -112,8 +113,17 @@ def test_secrets_never_reach_the_shadow_repository(tmp_path: Path, isolated_env:
     markers: dict[str, str] = {}  # marker -> path
     controls: list[str] = []
     paths = secret_paths()
+    for rel in paths:  # phase 0: secrets already there when recording starts (the start-up import)
+        marker = f"SECRET-0-{uuid.uuid4().hex}"
+        markers[marker] = rel
+        write(root, rel, f"token={marker}\n")
+    controls.append(f"CONTROL-0-{uuid.uuid4().hex}")
+    write(root, "visible0.txt", controls[0] + "\n")
+    # a link with an innocent name to a secret: recorded as a link (its target string), never the content
+    (root / "innocent-link").symlink_to(".env")
     session = ProjectSession(root, settings, watch=True)
     session.start()
+    assert tip_has(root, "visible0.txt", controls[0])
     try:
         for phase in (1, 2):
             if phase == 2:
@@ -154,7 +164,9 @@ def test_secrets_never_reach_the_shadow_repository(tmp_path: Path, isolated_env:
     objects = len(run_git("--git-dir=.trajectory", "cat-file", "--batch-all-objects", "--batch-check",
                           cwd=root).stdout.splitlines())
     failures = len(leaked) + len(leaked_files) + len(listed_secrets) + (mode != 0o700) + (state_mode != 0o700)
-    report("secrets", f"secrets: {len(markers)} secret files written ({len(paths)} paths x 2 phases, "
+    assert run_git("--git-dir=.trajectory", "cat-file", "blob", "refs/heads/shadow/main:innocent-link",
+                   cwd=root).stdout == b".env"
+    report("secrets", f"secrets: {len(markers)} secret files written ({len(paths)} paths x 3 phases, "
                       f"{len(CONFIG_SECRETS)} via config deny_patterns), {objects} objects searched, "
                       f"{failures} failures",
            secret_writes=len(markers), secret_paths=len(paths), objects_searched=objects, failures=failures,

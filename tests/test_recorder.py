@@ -296,12 +296,13 @@ def test_failed_snapshot_keeps_paths_pending(project: Path) -> None:
     recorder = open_recorder(project)
     recorder.reconcile()
     lock = project / ".trajectory" / "refs" / "heads" / "shadow" / "main.lock"
-    lock.write_text("held")
+    holder = lock.open("w")  # a live lock: held open, as a running git holds it
     write(project, "src/app.py", "def main():\n    return 7\n")
     recorder.note_changes(["src/app.py"])
     with pytest.raises(LockContentionError):
         recorder.flush()
     assert recorder.has_pending()
+    holder.close()
     lock.unlink()
     snap = recorder.flush()
     assert snap is not None and any(c.path == "src/app.py" for c in snap.changes)

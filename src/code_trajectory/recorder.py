@@ -477,10 +477,14 @@ class Recorder:
                 return info, exc
             return info, None if data is None else packs.deflate_blob(data)
 
+        def load_chunk(chunk: list[FileInfo]) -> list:
+            return [load(info) for info in chunk]
+
+        chunks = [regular[i:i + 256] for i in range(0, len(regular), 256)]  # one task per 256 files, not per file
         done = 0
         with ThreadPoolExecutor(max_workers=BLOB_WORKERS) if len(regular) > PARALLEL_FROM else _Inline() as pool:
-            for start in range(0, len(regular), 512):
-                for info, result in pool.map(load, regular[start:start + 512]):
+            for results in pool.map(load_chunk, chunks):
+                for info, result in results:
                     if result == "gone":
                         entries[info.rel] = None
                     elif isinstance(result, OSError):
@@ -488,8 +492,8 @@ class Recorder:
                     elif result is not None:  # None: grew past the cap since it was looked at; noted next time
                         oid, body = result
                         entries[info.rel] = TreeEntry(info.mode, self.repo.add_deflated_blob(oid, body))
-                done += len(regular[start:start + 512])
-                if progress is not None:
+                done += len(results)
+                if progress is not None and (done % 4096 < 256 or done == len(regular)):
                     progress("hash", done, len(regular))
         return entries, oversize
 
@@ -620,16 +624,23 @@ class _Inline:
 
 def _read_regular(path: Path | str, limit: int) -> bytes | None:
     """Read a regular file without following a symlink swapped in meanwhile; None when over ``limit`` bytes."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    fd = os.open(path, flags)
+    fd = os.open(path, _READ_FLAGS)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):  # replaced by a FIFO or device: never block on it
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):  # replaced by a FIFO or device: never block on it
             raise FileNotFoundError(f"{path} is no longer a regular file")
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            data = f.read(limit + 1)
+        data = os.read(fd, min(st.st_size, limit) + 1)
+        if len(data) <= min(st.st_size, limit):  # short read, or the file grew: read the rest
+            chunks = [data]
+            while (chunk := os.read(fd, 1 << 20)) and sum(map(len, chunks)) <= limit:
+                chunks.append(chunk)
+            data = b"".join(chunks)
     finally:
         os.close(fd)
     return None if len(data) > limit else data
+
+
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
 def ensure_gitignore_line(root: Path, line: str) -> bool:
