@@ -13,13 +13,16 @@ process alone (its git children finish or notice EOF). After every kill:
    ``refs/heads/shadow/main^{tree}`` equal to what ``git add -A`` would record from the
    project's actual files (a throwaway index in a scratch git dir, same ``.gitignore``).
 
-The number of cycles is ``CT_CRASH_CYCLES`` (default 200), the seed ``CT_CRASH_SEED``.
+The number of cycles is ``CT_CRASH_CYCLES`` (default 200), the seed ``CT_CRASH_SEED``; every
+``CT_CRASH_EPOCH`` cycles (default 100) the shadow repository starts afresh, which keeps each
+cycle's ``fsck`` (it reads the whole history) from making the test quadratic.
 """
 
 from __future__ import annotations
 
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -35,6 +38,9 @@ from code_trajectory.recorder import Recorder
 from fault_report import ExpectedTree, fsck, report, shadow_tree, tree_diff
 
 CYCLES = int(os.environ.get("CT_CRASH_CYCLES", "200"))
+#: Cycles per shadow repository: every EPOCH cycles the test starts a new one (each cycle's fsck --strict
+#: reads the whole history, so one ever-growing repository would make the test quadratic).
+EPOCH = int(os.environ.get("CT_CRASH_EPOCH", "100"))
 SEED = int(os.environ.get("CT_CRASH_SEED", "20240611"))
 #: Longest time a worker runs before the kill, seconds (the delay is uniform in [0, MAX_DELAY]).
 MAX_DELAY = 0.5
@@ -141,6 +147,7 @@ def test_sigkill_during_snapshots_leaves_a_valid_repository_and_reconcile_catche
     spent: Counter[str] = Counter()
     failures: list[str] = []
     kills = 0
+    epochs = 1
     started = time.monotonic()
 
     def clock(step: str, since: float) -> float:
@@ -152,6 +159,9 @@ def test_sigkill_during_snapshots_leaves_a_valid_repository_and_reconcile_catche
         for cycle in range(CYCLES):
             if len(failures) >= 10:
                 break  # enough to diagnose; the rest would only take time
+            if cycle and cycle % EPOCH == 0:  # a fresh shadow repository: fsck time grows with the history
+                shutil.rmtree(root / ".trajectory")
+                epochs += 1
             t = time.monotonic()
             pid = zygote.fork(rng.randrange(2**32))
             time.sleep(rng.uniform(0.0, MAX_DELAY))
@@ -227,7 +237,7 @@ def test_sigkill_during_snapshots_leaves_a_valid_repository_and_reconcile_catche
            seconds_per_cycle=round(elapsed / max(kills, 1), 3), kill_phases=dict(phases), kill_modes=dict(modes),
            git_locks_left=dict(stale), locks_never_cleared=dict(stale_in_objects),
            seconds_by_step={k: round(v, 1) for k, v in spent.items()},
-           shadow_commits=int(commits or 0), seed=SEED)
+           shadow_repositories=epochs, last_repository_commits=int(commits or 0), seed=SEED)
     assert final.returncode == 0, final.stderr.decode(errors="replace")
     assert not failures, f"{len(failures)} crash cycles failed:\n" + "\n".join(failures)
 
