@@ -229,15 +229,20 @@ def test_sigkill_during_snapshots_leaves_a_valid_repository_and_reconcile_catche
     final = fsck(root)
     commits = subprocess.run(["git", "--git-dir=.trajectory", "rev-list", "--count", "--all", "--reflog"],
                              cwd=root, capture_output=True, text=True).stdout.strip()
+    counts = dict(line.split(": ", 1) for line in subprocess.run(
+        ["git", "--git-dir=.trajectory", "count-objects", "-v"], cwd=root, capture_output=True,
+        text=True).stdout.splitlines() if ": " in line)
     report("crash", f"crash: {kills} faults injected (SIGKILL), {len(failures)} failures, "
-                    f"{sum(stale.values())} git locks left by kills ({sum(stale_in_objects.values())} never "
+                    f"{sum(stale.values())} git locks found after kills ({sum(stale_in_objects.values())} never "
                     "cleared: known bug) "
                     f"({elapsed:.1f} s, {elapsed / max(kills, 1):.2f} s/cycle)",
            faults_injected=kills, cycles=CYCLES, failures=len(failures), seconds=round(elapsed, 1),
            seconds_per_cycle=round(elapsed / max(kills, 1), 3), kill_phases=dict(phases), kill_modes=dict(modes),
            git_locks_left=dict(stale), locks_never_cleared=dict(stale_in_objects),
            seconds_by_step={k: round(v, 1) for k, v in spent.items()},
-           shadow_repositories=epochs, last_repository_commits=int(commits or 0), seed=SEED)
+           shadow_repositories=epochs, last_repository_commits=int(commits or 0),
+           last_repository_garbage_files=int(counts.get("garbage", 0)),
+           last_repository_garbage_kib=int(counts.get("size-garbage", 0)), seed=SEED)
     assert final.returncode == 0, final.stderr.decode(errors="replace")
     assert not failures, f"{len(failures)} crash cycles failed:\n" + "\n".join(failures)
 
