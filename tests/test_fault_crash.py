@@ -265,12 +265,6 @@ def test_restart_right_after_a_crash_that_left_a_git_lock(tmp_path: Path, lock: 
     assert shadow_tree(root) == ExpectedTree(tmp_path)(root)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "product bug: a `objects/info/commit-graphs/commit-graph-chain.lock` left by a SIGKILLed `git commit-graph "
-    "write --split` (maintenance.py run_maintenance) is never removed: health.clear_stale_locks skips every path "
-    "under objects/ (health.py, the `\"/objects\" in dirpath` test), so every later run_maintenance fails with "
-    "LockContentionError (Unable to create .../commit-graph-chain.lock: File exists) even hours later and with "
-    "no process holding it; the watcher logs 'maintenance failed, will retry later' forever"))
 def test_maintenance_after_a_crash_during_commit_graph_write(tmp_path: Path) -> None:
     from code_trajectory.maintenance import run_maintenance
 

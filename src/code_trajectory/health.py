@@ -66,9 +66,10 @@ def clear_stale_locks(git_dir: Path, older_than: float | None = None) -> list[Pa
     threshold = STALE_LOCK_SECONDS if older_than is None else older_than
     now = time.time()
     candidates = []
-    for dirpath, _dirs, files in os.walk(git_dir):
-        if "/objects" in dirpath[len(str(git_dir)):]:
-            continue
+    objects = git_dir / "objects"
+    for dirpath, dirs, files in os.walk(git_dir):
+        if Path(dirpath) == objects:  # loose object and pack directories hold no locks; info/ does
+            dirs[:] = [d for d in dirs if d == "info"]
         for name in files:
             if name.endswith(".lock") and name not in OWN_LOCKS:
                 path = Path(dirpath) / name
