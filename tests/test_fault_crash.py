@@ -43,7 +43,7 @@ CYCLES = int(os.environ.get("CT_CRASH_CYCLES", "200"))
 EPOCH = int(os.environ.get("CT_CRASH_EPOCH", "100"))
 SEED = int(os.environ.get("CT_CRASH_SEED", "20240611"))
 #: Longest time a worker runs before the kill, seconds (the delay is uniform in [0, MAX_DELAY]).
-MAX_DELAY = 0.5
+MAX_DELAY = 0.4
 CHILD = Path(__file__).with_name("fault_crash_child.py")
 
 
