@@ -43,11 +43,11 @@ from hypothesis import strategies as st
 from mcp import Client
 
 from code_trajectory.config import TrajectorySettings
-from code_trajectory.recorder import OVERSIZE_MARKER, Recorder
+from code_trajectory.recorder import OVERSIZE_MARKER
 from code_trajectory.server import build_server
 from code_trajectory.service import ProjectSession, TrajectoryService
 
-from conftest import git, write
+from conftest import write
 from fault_report import report, run_git
 
 EXAMPLES = int(os.environ.get("CT_INPUT_EXAMPLES", "2000"))  # in all, shared by the tools

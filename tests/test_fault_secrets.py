@@ -28,8 +28,6 @@ import time
 import uuid
 from pathlib import Path
 
-import pytest
-
 from code_trajectory.config import TrajectorySettings
 from code_trajectory.recorder import Recorder
 from code_trajectory.service import ProjectSession
