@@ -424,14 +424,15 @@ class Recorder:
         """The tree the work tree had when last recorded (the start of the next edit)."""
         if self._last_tree is not None:
             return self._last_tree
-        commit = self.repo.resolve(shadow_ref(self.project.current_branch())) or self._latest_commit()
+        commit = self.repo.resolve(shadow_ref(self.project.current_branch())) or self.latest_commit()
         if commit is None:
             return None
         self._last_commit = commit
         self._last_tree = self.repo.commit_tree_oid(commit)
         return self._last_tree
 
-    def _latest_commit(self) -> str | None:
+    def latest_commit(self) -> str | None:
+        """The newest commit across every shadow branch (where a new branch starts), or None."""
         refs = self.repo.shadow_refs()
         if not refs:
             return None
@@ -505,7 +506,7 @@ class Recorder:
         try:
             with self._write_lock:
                 tip = self.repo.resolve_ref(ref)
-                parent = tip or self._last_commit or self._latest_commit()
+                parent = tip or self._last_commit or self.latest_commit()
                 parent_tree = self.repo.commit_tree_oid(parent) if parent else None
                 self._last_tree = tree
                 if tree == parent_tree:

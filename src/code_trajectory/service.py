@@ -312,7 +312,7 @@ class ProjectSession:
         repo = self.recorder.repo
         ref = shadow_ref(branch)
         if repo.resolve(ref) is None:
-            latest = self.recorder._latest_commit()  # noqa: SLF001 - a new branch starts from the last snapshot
+            latest = self.recorder.latest_commit()  # a new branch starts from the last snapshot
             if latest is None:
                 return narrative.never_recorded(rel, self.recorder.policy.explain(rel), _exists(self.root / rel), [])
             ref = latest

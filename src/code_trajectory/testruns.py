@@ -791,7 +791,7 @@ def snapshot_for_run(recorder, note: str | None = None) -> tuple[str, str]:
     if snapshot is not None:
         return snapshot.commit, snapshot.branch
     branch = recorder.project.current_branch()
-    commit = recorder.repo.resolve(shadow_ref(branch)) or recorder._latest_commit()  # noqa: SLF001
+    commit = recorder.repo.resolve(shadow_ref(branch)) or recorder.latest_commit()
     if commit is None:
         raise StorageError("the project has no snapshot to record the test run on")
     return commit, branch
