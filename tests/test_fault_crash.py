@@ -132,7 +132,9 @@ def test_sigkill_during_snapshots_leaves_a_valid_repository_and_reconcile_catche
     """See the module docstring. git lock files a kill leaves behind (``<ref>.lock``, ``HEAD.lock``,
     ``packed-refs.lock``, ``objects/info/commit-graphs/commit-graph-chain.lock``) are counted
     (``git_locks_left``) and left for the product to clear: each restart must succeed right away, and at
-    the end a last restart plus ``run_maintenance`` must succeed and leave no git lock file behind."""
+    the end a last restart plus ``run_maintenance`` must succeed and leave no git lock file behind. The one
+    exception, a known bug pinned by a strict xfail test below: a ``config.lock`` left by a kill while the
+    shadow repository was being created is removed by the test (and counted) before the restart."""
     root = tmp_path / "project"
     make_project(root)
     expected_tree = ExpectedTree(tmp_path)
@@ -143,6 +145,7 @@ def test_sigkill_during_snapshots_leaves_a_valid_repository_and_reconcile_catche
     phases: Counter[str] = Counter()
     modes: Counter[str] = Counter()
     stale: Counter[str] = Counter()
+    known_bugs: Counter[str] = Counter()
     spent: Counter[str] = Counter()
     failures: list[str] = []
     kills = 0
@@ -194,6 +197,10 @@ def test_sigkill_during_snapshots_leaves_a_valid_repository_and_reconcile_catche
 
             for lock in left_git_locks(root):
                 stale[str(lock.relative_to(root / ".trajectory"))] += 1
+            config_lock = root / ".trajectory" / "config.lock"
+            if config_lock.exists():  # known bug (strict xfail test below): the restart would fail for good
+                known_bugs["config.lock blocks Recorder.open"] += 1
+                config_lock.unlink()
             try:
                 recorder = Recorder.open(root, TrajectorySettings.load(root))
                 try:
@@ -237,11 +244,12 @@ def test_sigkill_during_snapshots_leaves_a_valid_repository_and_reconcile_catche
         ["git", "--git-dir=.trajectory", "count-objects", "-v"], cwd=root, capture_output=True,
         text=True).stdout.splitlines() if ": " in line)
     report("crash", f"crash: {kills} faults injected (SIGKILL), {len(failures)} failures, "
-                    f"{sum(stale.values())} git locks found after kills, {len(locks_at_end)} left at the end "
+                    f"{sum(stale.values())} git locks found after kills, {len(locks_at_end)} left at the end, "
+                    f"{sum(known_bugs.values())} hits of a known bug "
                     f"({elapsed:.1f} s, {elapsed / max(kills, 1):.2f} s/cycle)",
            faults_injected=kills, cycles=CYCLES, failures=len(failures), seconds=round(elapsed, 1),
            seconds_per_cycle=round(elapsed / max(kills, 1), 3), kill_phases=dict(phases), kill_modes=dict(modes),
-           git_locks_left=dict(stale), git_locks_at_end=locks_at_end,
+           git_locks_left=dict(stale), git_locks_at_end=locks_at_end, known_bug_hits=dict(known_bugs),
            seconds_by_step={k: round(v, 1) for k, v in spent.items()},
            shadow_repositories=epochs, last_repository_commits=int(commits or 0),
            last_repository_garbage_files=int(counts.get("garbage", 0)),
@@ -251,6 +259,34 @@ def test_sigkill_during_snapshots_leaves_a_valid_repository_and_reconcile_catche
     assert maintained is not None, "the last maintenance did not run (maintenance.lock held?)"
     assert not locks_at_end, locks_at_end
     assert not failures, f"{len(failures)} crash cycles failed:\n" + "\n".join(failures)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "product bug: a `.trajectory/config.lock` left by a process killed while the shadow repository was being "
+    "created (ShadowRepo.ensure -> _write_config runs one `git config --file .trajectory/config KEY VALUE` per key, "
+    "src/code_trajectory/shadow_repo.py:214) makes every later Recorder.open fail with GitError 'could not lock "
+    "config file .../config: File exists', whatever the lock's age: Recorder.open (recorder.py:235) calls "
+    "repo.ensure() before health.clear_stale_locks (recorder.py:237), and git's message matches none of "
+    "gitcmd._LOCK_PATTERNS (gitcmd.py:54), so it is neither retried nor cleared"))
+def test_restart_after_a_crash_while_the_shadow_repository_was_created(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    make_project(root)
+    recorder = Recorder.open(root, TrajectorySettings.load(root))
+    recorder.reconcile()
+    recorder.close()
+    # what a kill between two `git config` calls of the first ensure() leaves: a key missing, config.lock there
+    subprocess.run(["git", "config", "--file", str(root / ".trajectory" / "config"), "--unset",
+                    "core.logAllRefUpdates"], check=True, capture_output=True)
+    lock = root / ".trajectory" / "config.lock"
+    lock.write_bytes(b"")
+    age([lock])  # even an hour later
+    (root / "w" / "d0" / "f0.txt").write_text("edited after the crash\n")
+    recorder = Recorder.open(root, TrajectorySettings.load(root))
+    try:
+        recorder.reconcile()
+    finally:
+        recorder.close()
+    assert shadow_tree(root) == ExpectedTree(tmp_path)(root)
 
 
 @pytest.mark.parametrize("lock", ["refs/heads/shadow/main.lock", "HEAD.lock"])
