@@ -10,7 +10,8 @@
     must return a result (no exception); every error must be ``isError`` with a
     non-empty message that is not the generic crash text (``failed unexpectedly``, or a
     bare ``Error executing tool X``); no ERROR is logged; the server answers
-    ``get_session_summary`` afterwards. ``CT_INPUT_EXAMPLES`` sets the example count.
+    ``get_session_summary`` afterwards. ``CT_INPUT_EXAMPLES`` (default 2,000) is the number of
+    generated calls, shared evenly by the tools (one hypothesis run per tool).
 (b) The CLI (``python -m code_trajectory``) with bad argv exits 2 with one
     ``code-trajectory: error:`` line on stderr and no traceback.
 (c) A tree with a non-UTF-8 name, a 1,000-character path, a 255-byte component, a
