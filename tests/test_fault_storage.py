@@ -224,3 +224,19 @@ def test_disk_full_reports_clearly_keeps_the_repository_and_resumes(small_disk: 
         fsck(root)
     finally:
         s.close()
+
+
+def test_a_config_lock_left_by_a_kill_during_creation_does_not_block_the_restart(project: Path) -> None:
+    recorder = Recorder.open(project, TrajectorySettings.load(project))
+    recorder.reconcile()
+    recorder.close()
+    subprocess.run(["git", "config", "--file", str(project / ".trajectory" / "config"), "--unset",
+                    "core.logAllRefUpdates"], check=True, capture_output=True)
+    (project / ".trajectory" / "config.lock").write_bytes(b"")  # fresh: the restart comes right after the kill
+    recorder = Recorder.open(project, TrajectorySettings.load(project))
+    try:
+        write(project, "src/app.py", "def main():\n    return 'restarted'\n")
+        assert recorder.checkpoint() is not None
+        assert not (project / ".trajectory" / "config.lock").exists()
+    finally:
+        recorder.close()

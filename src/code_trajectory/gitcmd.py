@@ -52,7 +52,8 @@ SHADOW_CONFIG: tuple[str, ...] = (
 )
 
 _LOCK_PATTERNS = re.compile(
-    rb"(Unable to create '[^']*\.lock'|cannot lock ref|Unable to lock|\.lock': File exists|unable to lock)",
+    rb"(Unable to create '[^']*\.lock'|cannot lock ref|Unable to lock|\.lock': File exists|unable to lock|"
+    rb"could not lock config file)",
     re.IGNORECASE,
 )
 

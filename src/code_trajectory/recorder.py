@@ -232,9 +232,15 @@ class Recorder:
             StorageError, GitError: the shadow repository cannot be created.
         """
         repo = ShadowRepo(root)
-        repo.ensure()
+        if repo.git_dir.is_dir():
+            health.clear_stale_locks(repo.git_dir)  # e.g. a config.lock left by a process killed mid-creation
+        try:
+            repo.ensure()
+        except LockContentionError:  # the lock was too young to call stale before the retries: now it is not
+            if not health.clear_stale_locks(repo.git_dir):
+                raise
+            repo.ensure()
         notices: list[str] = []
-        health.clear_stale_locks(repo.git_dir)
         problem = health.verify(repo)
         if problem is not None:
             moved = health.move_aside(repo)
