@@ -254,8 +254,9 @@ def test_sigkill_during_snapshots_leaves_a_valid_repository_and_reconcile_catche
                     f"({elapsed:.1f} s, {elapsed / max(kills, 1):.2f} s/cycle)",
            faults_injected=kills, cycles=CYCLES, failures=len(failures), seconds=round(elapsed, 1),
            seconds_per_cycle=round(elapsed / max(kills, 1), 3), kill_phases=dict(phases), kill_modes=dict(modes),
-           git_locks_left=dict(stale), git_locks_at_end=locks_at_end, known_bug_hits=dict(known_bugs), killed_before_the_repository_existed=killed_while_creating,
-           seconds_by_step={k: round(v, 1) for k, v in spent.items()},
+           git_locks_left=dict(stale), git_locks_at_end=locks_at_end, known_bug_hits=dict(known_bugs),
+           killed_before_the_repository_existed=killed_while_creating,
+           seconds_by_step={k: round(v, 1) for k, v in spent.items()}, failure_details=[f[:2000] for f in failures],
            shadow_repositories=epochs, last_repository_commits=int(commits or 0),
            last_repository_garbage_files=int(counts.get("garbage", 0)),
            last_repository_garbage_kib=int(counts.get("size-garbage", 0)), seed=SEED)
