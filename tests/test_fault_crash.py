@@ -135,7 +135,8 @@ def test_sigkill_during_snapshots_leaves_a_valid_repository_and_reconcile_catche
     (``git_locks_left``) and left for the product to clear: each restart must succeed right away, and at
     the end a last restart plus ``run_maintenance`` must succeed and leave no git lock file behind, including
     a ``config.lock`` left by a kill while the shadow repository was being created (a bug once, now fixed
-    and kept as a regression test below)."""
+    and kept as a regression test below). A known bug pinned by a strict xfail test below: a
+    ``packed-refs.new`` left by a killed ``pack-refs`` is removed by the test (and counted) after the kill."""
     root = tmp_path / "project"
     make_project(root)
     expected_tree = ExpectedTree(tmp_path)
@@ -204,6 +205,10 @@ def test_sigkill_during_snapshots_leaves_a_valid_repository_and_reconcile_catche
 
             for lock in left_git_locks(root) if (root / ".trajectory").is_dir() else []:
                 stale[str(lock.relative_to(root / ".trajectory"))] += 1
+            packed_new = root / ".trajectory" / "packed-refs.new"
+            if packed_new.exists():  # known bug (strict xfail test below): maintenance would fail for good
+                known_bugs["packed-refs.new blocks maintenance"] += 1
+                packed_new.unlink()
             try:
                 recorder = Recorder.open(root, TrajectorySettings.load(root))
                 try:
@@ -235,12 +240,16 @@ def test_sigkill_during_snapshots_leaves_a_valid_repository_and_reconcile_catche
     # the end: every lock left by the kills is old enough to be judged stale; a last restart writes and maintains
     time.sleep(2.5)
     (root / "src" / "app.py").write_text("def main():\n    return 2\n")
-    recorder = Recorder.open(root, TrajectorySettings.load(root))
+    last_snapshot = maintained = None
     try:
-        last_snapshot = recorder.reconcile()
-        maintained = run_maintenance(recorder.repo)
-    finally:
-        recorder.close()
+        recorder = Recorder.open(root, TrajectorySettings.load(root))
+        try:
+            last_snapshot = recorder.reconcile()
+            maintained = run_maintenance(recorder.repo)
+        finally:
+            recorder.close()
+    except Exception as exc:  # noqa: BLE001 - reported with the rest
+        failures.append(f"the last restart and maintenance failed: {type(exc).__name__}: {exc}")
     locks_at_end = [str(p.relative_to(root / ".trajectory")) for p in left_git_locks(root)]
     final = fsck(root)
     commits = subprocess.run(["git", "--git-dir=.trajectory", "rev-list", "--count", "--all", "--reflog"],
@@ -286,6 +295,30 @@ def test_restart_after_a_crash_while_the_shadow_repository_was_created(tmp_path:
     finally:
         recorder.close()
     assert shadow_tree(root) == ExpectedTree(tmp_path)(root)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "product bug: a `.trajectory/packed-refs.new` left by a SIGKILLed `git pack-refs --all` (maintenance.py:83, "
+    "run_maintenance) makes every later pack-refs fail with GitError 'unable to write new packed-refs: unable to "
+    "create file .../packed-refs.new: File exists', whatever its age: it is not a *.lock file, so "
+    "health.clear_stale_locks never removes it, and the message matches no gitcmd._LOCK_PATTERNS; run_maintenance "
+    "(and so the watcher's maintenance, which logs 'maintenance failed, will retry later') fails for good"))
+def test_maintenance_after_a_crash_during_pack_refs(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    make_project(root)
+    recorder = Recorder.open(root, TrajectorySettings.load(root))
+    recorder.reconcile()
+    recorder.close()
+    leftover = root / ".trajectory" / "packed-refs.new"
+    leftover.write_bytes(b"")  # what a kill while pack-refs wrote the new file leaves ...
+    age([leftover])  # ... an hour later
+    (root / "w" / "d0" / "f0.txt").write_text("edited after the crash\n")
+    recorder = Recorder.open(root, TrajectorySettings.load(root))
+    try:
+        recorder.reconcile()
+        assert run_maintenance(recorder.repo) is not None
+    finally:
+        recorder.close()
 
 
 @pytest.mark.parametrize("lock", ["refs/heads/shadow/main.lock", "HEAD.lock"])
