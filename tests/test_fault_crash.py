@@ -269,11 +269,11 @@ def test_sigkill_during_snapshots_leaves_a_valid_repository_and_reconcile_catche
            shadow_repositories=epochs, last_repository_commits=int(commits or 0),
            last_repository_garbage_files=int(counts.get("garbage", 0)),
            last_repository_garbage_kib=int(counts.get("size-garbage", 0)), seed=SEED)
+    assert not failures, f"{len(failures)} crash cycles failed:\n" + "\n".join(failures)
     assert final.returncode == 0, final.stderr.decode(errors="replace")
     assert last_snapshot is not None and shadow_tree(root) == expected_tree(root)
     assert maintained is not None, "the last maintenance did not run (maintenance.lock held?)"
     assert not locks_at_end, locks_at_end
-    assert not failures, f"{len(failures)} crash cycles failed:\n" + "\n".join(failures)
 
 
 def test_restart_after_a_crash_while_the_shadow_repository_was_created(tmp_path: Path) -> None:
