@@ -135,8 +135,8 @@ def test_sigkill_during_snapshots_leaves_a_valid_repository_and_reconcile_catche
     (``git_locks_left``) and left for the product to clear: each restart must succeed right away, and at
     the end a last restart plus ``run_maintenance`` must succeed and leave no git lock file behind, including
     a ``config.lock`` left by a kill while the shadow repository was being created (a bug once, now fixed
-    and kept as a regression test below). A known bug pinned by a strict xfail test below: a
-    ``packed-refs.new`` left by a killed ``pack-refs`` is removed by the test (and counted) after the kill."""
+    and kept as a regression test below), and a ``packed-refs.new`` left by a killed ``pack-refs`` (the
+    same)."""
     root = tmp_path / "project"
     make_project(root)
     expected_tree = ExpectedTree(tmp_path)
@@ -205,10 +205,6 @@ def test_sigkill_during_snapshots_leaves_a_valid_repository_and_reconcile_catche
 
             for lock in left_git_locks(root) if (root / ".trajectory").is_dir() else []:
                 stale[str(lock.relative_to(root / ".trajectory"))] += 1
-            packed_new = root / ".trajectory" / "packed-refs.new"
-            if packed_new.exists():  # known bug (strict xfail test below): maintenance would fail for good
-                known_bugs["packed-refs.new blocks maintenance"] += 1
-                packed_new.unlink()
             try:
                 recorder = Recorder.open(root, TrajectorySettings.load(root))
                 try:
@@ -297,12 +293,6 @@ def test_restart_after_a_crash_while_the_shadow_repository_was_created(tmp_path:
     assert shadow_tree(root) == ExpectedTree(tmp_path)(root)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "product bug: a `.trajectory/packed-refs.new` left by a SIGKILLed `git pack-refs --all` (maintenance.py:83, "
-    "run_maintenance) makes every later pack-refs fail with GitError 'unable to write new packed-refs: unable to "
-    "create file .../packed-refs.new: File exists', whatever its age: it is not a *.lock file, so "
-    "health.clear_stale_locks never removes it, and the message matches no gitcmd._LOCK_PATTERNS; run_maintenance "
-    "(and so the watcher's maintenance, which logs 'maintenance failed, will retry later') fails for good"))
 def test_maintenance_after_a_crash_during_pack_refs(tmp_path: Path) -> None:
     root = tmp_path / "project"
     make_project(root)

@@ -53,7 +53,7 @@ SHADOW_CONFIG: tuple[str, ...] = (
 
 _LOCK_PATTERNS = re.compile(
     rb"(Unable to create '[^']*\.lock'|cannot lock ref|Unable to lock|\.lock': File exists|unable to lock|"
-    rb"could not lock config file)",
+    rb"could not lock config file|packed-refs\.new: File exists)",
     re.IGNORECASE,
 )
 

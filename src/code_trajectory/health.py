@@ -30,6 +30,9 @@ log = logging.getLogger(__name__)
 STALE_LOCK_SECONDS = 2.0
 #: Our own lock files: flock()-based, released by the kernel when their owner dies, never stale.
 OWN_LOCKS = {"write.lock", "recorder.lock", "maintenance.lock", "tests.lock"}
+#: Other temporary files git creates exclusively and renames into place, which block the next run of the
+#: same command when a kill leaves them behind (``git pack-refs`` writes ``packed-refs.new``).
+GIT_TEMP_FILES = {"packed-refs.new"}
 #: git's words for an object or ref it could not read.
 _CORRUPTION = re.compile(r"corrupt|bad object|inflate|unable to read|broken|bad sha1|invalid object|"
                          r"not a valid|loose object .* is|packfile .* cannot|fatal: bad|missing (?:blob|tree|commit)",
@@ -71,7 +74,7 @@ def clear_stale_locks(git_dir: Path, older_than: float | None = None) -> list[Pa
         if Path(dirpath) == objects:  # loose object and pack directories hold no locks; info/ does
             dirs[:] = [d for d in dirs if d == "info"]
         for name in files:
-            if name.endswith(".lock") and name not in OWN_LOCKS:
+            if (name.endswith(".lock") and name not in OWN_LOCKS) or name in GIT_TEMP_FILES:
                 path = Path(dirpath) / name
                 try:
                     if now - path.stat().st_mtime >= threshold:
