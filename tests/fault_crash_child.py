@@ -11,7 +11,8 @@ The worker (its own process group, so the test can kill it together with its git
 children) opens a :class:`Recorder` on PROJECT, reconciles, then loops forever:
 edit files under ``w/`` (write, delete, rename, chmod, symlink, remove a directory,
 write ignored files, sometimes a file of a few MiB), then ``record_paths``,
-``reconcile``, ``checkpoint``, ``consolidate`` or ``run_maintenance``. Before each
+``reconcile``, ``checkpoint``, ``consolidate`` or ``run_maintenance`` (sometimes with a
+size cap so small that it cuts the history older than 5 s). Before each
 step it writes the step's name to PHASE_FILE, so the test can say where its kills
 landed. An exception in the worker is written to ``PHASE_FILE.error`` and the worker
 exits with status 3 (a product failure, not a kill).
@@ -121,9 +122,12 @@ def work(root: Path, seed: int, phase_fd: int) -> None:
             _phase(phase_fd, "consolidate")
             recorder.record_paths(touched)
             recorder.consolidate(f"crash test work {seed}")
-        else:
+        elif roll < 0.95:
             _phase(phase_fd, "maintenance")
             run_maintenance(recorder.repo)
+        else:  # the size cap: history older than a few seconds is cut (shallow boundaries, reflog expiry)
+            _phase(phase_fd, "maintenance-size-cap")
+            run_maintenance(recorder.repo, cap_bytes=1, retention_days=5 / 86400)
 
 
 def main() -> None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -129,6 +130,15 @@ def age(paths: list[Path], seconds: float = 3600.0) -> None:
             pass
 
 
+STALE_GRAPH = re.compile(r"^commit-graph parent list for commit [0-9a-f]{40} is too long$")
+
+
+def only_stale_commit_graph(check: subprocess.CompletedProcess[bytes]) -> bool:
+    """True when every complaint of fsck is the known size-cap bug (see the xfail test below)."""
+    lines = [line for line in (check.stdout + check.stderr).decode(errors="replace").splitlines() if line.strip()]
+    return bool(lines) and all(STALE_GRAPH.match(line) for line in lines)
+
+
 def test_sigkill_during_snapshots_leaves_a_valid_repository_and_reconcile_catches_up(tmp_path: Path) -> None:
     """See the module docstring. git lock files a kill leaves behind (``<ref>.lock``, ``HEAD.lock``,
     ``packed-refs.lock``, ``objects/info/commit-graphs/commit-graph-chain.lock``) are counted
@@ -136,7 +146,8 @@ def test_sigkill_during_snapshots_leaves_a_valid_repository_and_reconcile_catche
     the end a last restart plus ``run_maintenance`` must succeed and leave no git lock file behind, including
     a ``config.lock`` left by a kill while the shadow repository was being created (a bug once, now fixed
     and kept as a regression test below), and a ``packed-refs.new`` left by a killed ``pack-refs`` (the
-    same)."""
+    same). A known bug pinned by a strict xfail test below: an fsck whose only complaint is the
+    commit-graph left stale by the size cap is counted (``known_bug_hits``), not failed."""
     root = tmp_path / "project"
     make_project(root)
     expected_tree = ExpectedTree(tmp_path)
@@ -198,6 +209,9 @@ def test_sigkill_during_snapshots_leaves_a_valid_repository_and_reconcile_catche
                 killed_while_creating += 1
             check = fsck(root) if created else None
             t = clock("fsck", t)
+            if check is not None and check.returncode != 0 and only_stale_commit_graph(check):
+                known_bugs["fsck: commit-graph stale after the size cap"] += 1  # strict xfail test below
+                check = None
             if check is not None and check.returncode != 0:
                 failures.append(f"{where}: fsck --strict exit {check.returncode}: "
                                 f"{(check.stdout + check.stderr).decode(errors='replace')[:2000]}")
@@ -248,6 +262,9 @@ def test_sigkill_during_snapshots_leaves_a_valid_repository_and_reconcile_catche
         failures.append(f"the last restart and maintenance failed: {type(exc).__name__}: {exc}")
     locks_at_end = [str(p.relative_to(root / ".trajectory")) for p in left_git_locks(root)]
     final = fsck(root)
+    if final.returncode != 0 and only_stale_commit_graph(final):
+        known_bugs["fsck: commit-graph stale after the size cap"] += 1
+        final = subprocess.CompletedProcess(final.args, 0, b"", b"")
     commits = subprocess.run(["git", "--git-dir=.trajectory", "rev-list", "--count", "--all", "--reflog"],
                              cwd=root, capture_output=True, text=True).stdout.strip()
     counts = dict(line.split(": ", 1) for line in subprocess.run(
@@ -309,6 +326,36 @@ def test_maintenance_after_a_crash_during_pack_refs(tmp_path: Path) -> None:
         assert run_maintenance(recorder.repo) is not None
     finally:
         recorder.close()
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "product bug (no kill needed; found by the crash test's size-cap step): enforce_size_cap "
+    "(src/code_trajectory/maintenance.py:107-140) writes .trajectory/shallow with a boundary commit that the "
+    "existing commit-graph (written by an earlier run_maintenance, maintenance.py:84) lists with its parents, then "
+    "relies on `git commit-graph write` (maintenance.py:140), which git skips in a shallow repository; the stale "
+    "graph stays for good and `git fsck --strict` exits 16: 'commit-graph parent list for commit <boundary> is too "
+    "long' (the graph would have to be removed when the history is cut)"))
+def test_size_cap_leaves_a_consistent_commit_graph(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    make_project(root)
+    recorder = Recorder.open(root, TrajectorySettings.load(root))
+    try:
+        recorder.reconcile()
+        for i in range(3):
+            (root / "w" / "d0" / "f0.txt").write_text(f"old {i}\n")
+            recorder.record_paths(["w/d0/f0.txt"])
+        time.sleep(3)
+        for i in range(2):
+            (root / "w" / "d0" / "f0.txt").write_text(f"new {i}\n")
+            recorder.record_paths(["w/d0/f0.txt"])
+        assert run_maintenance(recorder.repo) is not None  # the commit-graph lists every commit
+        assert fsck(root).returncode == 0
+        assert run_maintenance(recorder.repo, cap_bytes=1, retention_days=2 / 86400) is not None
+        assert (root / ".trajectory" / "shallow").exists()  # the history was cut at a commit in the graph
+    finally:
+        recorder.close()
+    check = fsck(root)
+    assert check.returncode == 0, (check.stdout + check.stderr).decode(errors="replace")
 
 
 @pytest.mark.parametrize("lock", ["refs/heads/shadow/main.lock", "HEAD.lock"])
