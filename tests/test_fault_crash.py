@@ -328,13 +328,6 @@ def test_maintenance_after_a_crash_during_pack_refs(tmp_path: Path) -> None:
         recorder.close()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "product bug (no kill needed; found by the crash test's size-cap step): enforce_size_cap "
-    "(src/code_trajectory/maintenance.py:107-140) writes .trajectory/shallow with a boundary commit that the "
-    "existing commit-graph (written by an earlier run_maintenance, maintenance.py:84) lists with its parents, then "
-    "relies on `git commit-graph write` (maintenance.py:140), which git skips in a shallow repository; the stale "
-    "graph stays for good and `git fsck --strict` exits 16: 'commit-graph parent list for commit <boundary> is too "
-    "long' (the graph would have to be removed when the history is cut)"))
 def test_size_cap_leaves_a_consistent_commit_graph(tmp_path: Path) -> None:
     root = tmp_path / "project"
     make_project(root)

@@ -81,7 +81,8 @@ def run_maintenance(repo: ShadowRepo, *, cap_bytes: int | None = None,
         repo.git.run(["prune-packed", "-q"])
         repo.git.run(["prune", "--expire=2.weeks.ago"])
         repo.git.run(["pack-refs", "--all"])
-        repo.git.run(["commit-graph", "write", "--reachable", "--changed-paths", "--split"])
+        if not (repo.git_dir / "shallow").exists():  # git skips the graph in a repository with shallow boundaries
+            repo.git.run(["commit-graph", "write", "--reachable", "--changed-paths", "--split"])
         if cap_bytes is not None:
             enforce_size_cap(repo, cap_bytes, retention_days)
         report = MaintenanceReport(time.perf_counter() - started, loose_before, _loose_count(repo),
@@ -102,6 +103,16 @@ def repository_bytes(repo: ShadowRepo) -> int:
         if key in ("size", "size-pack", "size-garbage"):
             total += int(value.strip() or 0) * 1024
     return total
+
+
+def drop_commit_graph(repo: ShadowRepo) -> None:
+    """Remove the commit-graph files: one listing parents beyond a shallow boundary would be stale."""
+    info = repo.git_dir / "objects" / "info"
+    for path in [info / "commit-graph", *(info / "commit-graphs").glob("*")]:
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            pass
 
 
 def enforce_size_cap(repo: ShadowRepo, cap_bytes: int, retention_days: float) -> int:
@@ -134,10 +145,10 @@ def enforce_size_cap(repo: ShadowRepo, cap_bytes: int, retention_days: float) ->
     tmp = shallow.with_suffix(".tmp")
     tmp.write_text("".join(f"{oid}\n" for oid in sorted(existing | boundaries)))
     os.replace(tmp, shallow)
+    drop_commit_graph(repo)  # git neither uses nor rewrites a commit-graph in a repository with shallow boundaries
     repo.git.run(["reflog", "expire", f"--expire={cutoff}", f"--expire-unreachable={cutoff}", "--all"])
     repo.git.run(["repack", "-A", "-d", "-q"])
     repo.git.run(["prune", "--expire=2.weeks.ago"])
-    repo.git.run(["commit-graph", "write", "--reachable", "--changed-paths"])
     log.info("history pruned: %d boundary commit(s), repository now %d bytes", len(boundaries),
              repository_bytes(repo))
     return len(boundaries)
