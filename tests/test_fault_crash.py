@@ -139,6 +139,25 @@ def only_stale_commit_graph(check: subprocess.CompletedProcess[bytes]) -> bool:
     return bool(lines) and all(STALE_GRAPH.match(line) for line in lines)
 
 
+def recorded_project(tmp_path: Path) -> Path:
+    """A generated project with its start-up snapshot recorded and the recorder closed, as before a crash."""
+    root = tmp_path / "project"
+    make_project(root)
+    recorder = Recorder.open(root, TrajectorySettings.load(root))
+    recorder.reconcile()
+    recorder.close()
+    return root
+
+
+def restart(root: Path) -> None:
+    """What a restarted server does first: open the recorder and reconcile with the work tree."""
+    recorder = Recorder.open(root, TrajectorySettings.load(root))
+    try:
+        recorder.reconcile()
+    finally:
+        recorder.close()
+
+
 def test_sigkill_during_snapshots_leaves_a_valid_repository_and_reconcile_catches_up(tmp_path: Path) -> None:
     """See the module docstring. git lock files a kill leaves behind (``<ref>.lock``, ``HEAD.lock``,
     ``packed-refs.lock``, ``objects/info/commit-graphs/commit-graph-chain.lock``) are counted
@@ -290,11 +309,7 @@ def test_sigkill_during_snapshots_leaves_a_valid_repository_and_reconcile_catche
 
 
 def test_restart_after_a_crash_while_the_shadow_repository_was_created(tmp_path: Path) -> None:
-    root = tmp_path / "project"
-    make_project(root)
-    recorder = Recorder.open(root, TrajectorySettings.load(root))
-    recorder.reconcile()
-    recorder.close()
+    root = recorded_project(tmp_path)
     # what a kill between two `git config` calls of the first ensure() leaves: a key missing, config.lock there
     subprocess.run(["git", "config", "--file", str(root / ".trajectory" / "config"), "--unset",
                     "core.logAllRefUpdates"], check=True, capture_output=True)
@@ -302,20 +317,12 @@ def test_restart_after_a_crash_while_the_shadow_repository_was_created(tmp_path:
     lock.write_bytes(b"")
     age([lock])  # even an hour later
     (root / "w" / "d0" / "f0.txt").write_text("edited after the crash\n")
-    recorder = Recorder.open(root, TrajectorySettings.load(root))
-    try:
-        recorder.reconcile()
-    finally:
-        recorder.close()
+    restart(root)
     assert shadow_tree(root) == ExpectedTree(tmp_path)(root)
 
 
 def test_maintenance_after_a_crash_during_pack_refs(tmp_path: Path) -> None:
-    root = tmp_path / "project"
-    make_project(root)
-    recorder = Recorder.open(root, TrajectorySettings.load(root))
-    recorder.reconcile()
-    recorder.close()
+    root = recorded_project(tmp_path)
     leftover = root / ".trajectory" / "packed-refs.new"
     leftover.write_bytes(b"")  # what a kill while pack-refs wrote the new file leaves ...
     age([leftover])  # ... an hour later
@@ -353,28 +360,16 @@ def test_size_cap_leaves_a_consistent_commit_graph(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("lock", ["refs/heads/shadow/main.lock", "HEAD.lock"])
 def test_restart_right_after_a_crash_that_left_a_git_lock(tmp_path: Path, lock: str) -> None:
-    root = tmp_path / "project"
-    make_project(root)
-    recorder = Recorder.open(root, TrajectorySettings.load(root))
-    recorder.reconcile()
-    recorder.close()
+    root = recorded_project(tmp_path)
     # what a SIGKILL between git's lock creation and its rename leaves behind: an unheld lock file, just now
     (root / ".trajectory" / lock).write_bytes(b"")
     (root / "w" / "d0" / "f0.txt").write_text("edited after the crash\n")
-    recorder = Recorder.open(root, TrajectorySettings.load(root))
-    try:
-        recorder.reconcile()
-    finally:
-        recorder.close()
+    restart(root)
     assert shadow_tree(root) == ExpectedTree(tmp_path)(root)
 
 
 def test_maintenance_after_a_crash_during_commit_graph_write(tmp_path: Path) -> None:
-    root = tmp_path / "project"
-    make_project(root)
-    recorder = Recorder.open(root, TrajectorySettings.load(root))
-    recorder.reconcile()
-    recorder.close()
+    root = recorded_project(tmp_path)
     lock = root / ".trajectory" / "objects" / "info" / "commit-graphs" / "commit-graph-chain.lock"
     lock.parent.mkdir(parents=True, exist_ok=True)
     lock.write_bytes(b"")  # what the kill leaves: an unheld lock file ...
