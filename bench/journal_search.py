@@ -29,7 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from code_trajectory.journal.embedding import semantic_status  # noqa: E402
 from code_trajectory.journal.search import SearchIndex  # noqa: E402
 from code_trajectory.journal.settings import JournalSettings  # noqa: E402
-from code_trajectory.journal.store import JournalStore, render_section  # noqa: E402
+from code_trajectory.journal.store import JournalStore
+from code_trajectory.journal.text import render_section
 
 TOPICS = ["login", "database", "cache", "deploy", "search", "billing", "mobile", "logging", "queue", "tests",
           "memory", "latency", "schema", "tokens", "email", "backup", "metrics", "config", "docs", "build"]

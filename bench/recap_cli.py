@@ -6,7 +6,7 @@ interleaved (so machine load affects both alike), the median wall time of:
 
 * the baseline ``python -c pass``;
 * ``python -m code_trajectory recap --json --project <dir>`` on a recap holding
-  ``--entries`` entries (falls back to calling ``code_trajectory.recap_cli.main``
+  ``--entries`` entries (falls back to calling ``code_trajectory.recap.commands.main``
   directly when ``code_trajectory.cli`` does not exist yet, and says so);
 
 and prints both medians and their ratio (target: <= 3x). It uses a throw-away
@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parent.parent / "src"
-DIRECT = "import sys; from code_trajectory.recap_cli import main; sys.exit(main(sys.argv[1:]))"
+DIRECT = "import sys; from code_trajectory.recap.commands import main; sys.exit(main(sys.argv[1:]))"
 
 
 def _env(home: Path) -> dict[str, str]:

@@ -36,10 +36,11 @@ from pathlib import Path
 
 os.environ.setdefault("CODE_TRAJECTORY_HOME", tempfile.mkdtemp(prefix="ct-bench-home-"))
 
-from code_trajectory.config import TrajectorySettings  # noqa: E402
-from code_trajectory.gitcmd import base_env  # noqa: E402
-from code_trajectory.maintenance import BackgroundMaintenance, MaintenancePolicy, run_maintenance  # noqa: E402
-from code_trajectory.service import ProjectSession  # noqa: E402
+from code_trajectory.core.config import TrajectorySettings  # noqa: E402
+from code_trajectory.git.gitcmd import base_env  # noqa: E402
+from code_trajectory.git.maintenance import BackgroundMaintenance, MaintenancePolicy, run_maintenance  # noqa: E402
+from code_trajectory.history import service as history_service
+from code_trajectory.recording.session import ProjectSession  # noqa: E402
 
 
 def generate(root: Path, files: int, dirs: int, ignored: int, seed: int = 7) -> int:
@@ -176,11 +177,11 @@ def main() -> int:
                 print(f"  {n + 1} snapshots", file=sys.stderr)
         per = (time.perf_counter() - t0) / args.snapshots * 1000
         background.join()
-        before_fq = statistics.median(timed(lambda: session.file_trajectory(hot[0], 5)) for _ in range(5)) * 1000
-        before_gq = statistics.median(timed(lambda: session.global_trajectory(20)) for _ in range(5)) * 1000
+        before_fq = statistics.median(timed(lambda: history_service.file_trajectory(session, hot[0], 5)) for _ in range(5)) * 1000
+        before_gq = statistics.median(timed(lambda: history_service.global_trajectory(session, 20)) for _ in range(5)) * 1000
         t_maint = timed(lambda: run_maintenance(recorder.repo))
-        fq = statistics.median(timed(lambda: session.file_trajectory(hot[0], 5)) for _ in range(args.runs)) * 1000
-        gq = statistics.median(timed(lambda: session.global_trajectory(20)) for _ in range(args.runs)) * 1000
+        fq = statistics.median(timed(lambda: history_service.file_trajectory(session, hot[0], 5)) for _ in range(args.runs)) * 1000
+        gq = statistics.median(timed(lambda: history_service.global_trajectory(session, 20)) for _ in range(args.runs)) * 1000
         rows.append((f"get_file_trajectory(depth=5), {args.snapshots} snapshots", f"{fq:.1f} ms",
                      f"{before_fq:.1f} ms before maintenance", "target <= 150 ms"))
         rows.append((f"get_global_trajectory(limit=20), {args.snapshots} snapshots", f"{gq:.1f} ms",

@@ -3,20 +3,46 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
+#: The repository's root and its ``src`` directory (tests live one or two levels below).
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SRC = REPO_ROOT / "src"
+
+
+def server_command() -> list[str]:
+    """The ``code-trajectory`` console script installed next to this interpreter, else ``python -m code_trajectory``."""
+    script = Path(sys.executable).with_name("code-trajectory")
+    if script.is_file():
+        return [str(script)]
+    found = shutil.which("code-trajectory")
+    return [found] if found else [sys.executable, "-m", "code_trajectory"]
+
+
+def subprocess_env(**extra: str) -> dict[str, str]:
+    """This test's environment (isolated homes) with ``src`` first on ``PYTHONPATH``, plus ``extra``."""
+    env = dict(os.environ, **extra)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), env.get("PYTHONPATH")]))
+    return env
+
 
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Point every per-user location at a temp dir and drop inherited GIT_* variables."""
+    """Point every per-user location (HOME, CODE_TRAJECTORY_HOME, XDG_CONFIG_HOME) at a temp dir; drop inherited
+    GIT_* variables and our own settings variables. Returns the temporary HOME."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("CODE_TRAJECTORY_HOME", str(home / "ct-home"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.delenv("CODE_TRAJECTORY_CONFIG", raising=False)
+    monkeypatch.delenv("CODE_TRAJECTORY_JOURNAL_DIR", raising=False)
+    monkeypatch.delenv("CODE_TRAJECTORY_PYTEST", raising=False)
     for key in list(os.environ):
         if key.startswith("GIT_"):
             monkeypatch.delenv(key)
@@ -61,9 +87,68 @@ def project(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def session(project: Path):
+    """An open, started :class:`ProjectSession` on :func:`project` (no watcher), closed after the test."""
+    from code_trajectory.core.config import TrajectorySettings
+    from code_trajectory.recording.session import ProjectSession
+
+    s = ProjectSession(project, TrajectorySettings.load(project))
+    s.start()
+    yield s
+    s.close()
+
+
+@pytest.fixture
 def plain_dir(tmp_path: Path) -> Path:
     """A project directory that is not a git repository."""
     root = tmp_path / "plain"
     root.mkdir()
     write(root, "notes.txt", "hello\n")
     return root
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """anyio tests run on asyncio (the MCP SDK's loop)."""
+    return "asyncio"
+
+
+@pytest.fixture
+def ct_home(isolated_env: Path) -> Path:
+    """The temporary ``CODE_TRAJECTORY_HOME`` of this test (not created)."""
+    return Path(os.environ["CODE_TRAJECTORY_HOME"])
+
+
+@pytest.fixture
+def spaced_dir(tmp_path: Path) -> Path:
+    """A plain directory (not a git repository) whose name holds a space: ``<tmp>/work/my project``."""
+    root = tmp_path / "work" / "my project"
+    root.mkdir(parents=True)
+    return root
+
+
+def wait_for(predicate, timeout: float = 15.0, step: float = 0.1):
+    """Poll ``predicate`` every ``step`` seconds until it returns a true value (returned) or ``timeout`` s pass."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(step)
+    raise AssertionError("condition not met in time")
+
+
+def shadow_count(root: Path, ref: str = "refs/heads/shadow/main") -> int:
+    """Number of commits on a shadow ref of the project at ``root`` (0 when the ref does not exist)."""
+    out = git(root, "--git-dir=.trajectory", "rev-list", "--count", ref, check=False)
+    return int(out.strip() or 0)
+
+
+def watching(root: Path, debounce: float = 0.4, **settings):
+    """A started, watching :class:`ProjectSession` of ``root`` with a short debounce (seconds); close it."""
+    from code_trajectory.core.config import TrajectorySettings
+    from code_trajectory.recording.session import ProjectSession
+
+    session = ProjectSession(root, TrajectorySettings.load(root, debounce_seconds=debounce, **settings), watch=True)
+    session.start()
+    return session

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from code_trajectory.errors import JournalError
+from code_trajectory.core.errors import JournalError
 
 log = logging.getLogger(__name__)
 

@@ -3,8 +3,8 @@
 Each operation returns ``(text, structured)``: readable markdown and a JSON
 object in the shape of ``journal-design.md`` (lists are wrapped in an object,
 since MCP structured content is an object). The MCP layer
-(:mod:`code_trajectory.journal_tools`) adds the per-session write protection;
-the CLI (:mod:`code_trajectory.journal_cli`) writes without it.
+(:mod:`code_trajectory.journal.tools`) adds the per-session write protection;
+the CLI (:mod:`code_trajectory.journal.commands`) writes without it.
 """
 
 from __future__ import annotations
@@ -12,16 +12,12 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from code_trajectory.errors import InvalidArgumentError
+from code_trajectory.core.errors import InvalidArgumentError
+from code_trajectory.journal.model import UNCHECKED
 from code_trajectory.journal.settings import JournalSettings
-from code_trajectory.journal.store import (
-    ID_SHA_LEN,
-    UNCHECKED,
-    JournalStore,
-    iso,
-    normalize_path,
-    parse_id,
-)
+from code_trajectory.journal.store import JournalStore
+from code_trajectory.journal.text import ID_SHA_LEN, iso, normalize_path, parse_id
+from code_trajectory.journal.toc import table_of_contents
 
 MAX_TEXT_ENTRY_CHARS = 3000
 #: Text of one search hit, and of all hits together, in a search answer (characters; ~4 a token).
@@ -141,7 +137,7 @@ class Journal:
     def toc(self, journal_id: str = "", depth: int = 1) -> tuple[str, dict]:
         """``journal_toc``: the section tree."""
         depth = _int_arg("depth", depth)
-        data = self.store.toc(journal_id or "", depth)
+        data = table_of_contents(self.store, journal_id or "", depth)
         lines: list[str] = []
 
         def walk(node: dict, indent: int) -> None:

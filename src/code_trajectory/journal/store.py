@@ -1,273 +1,48 @@
-"""The git-backed journal: sections are markdown files, entries are commit messages.
-
-Layout (as in ``journal-design.md``)::
-
-    <journal>/
-    ├── project-alpha.md              overview of section "project-alpha"
-    ├── project-beta/api-design.md    overview of section "project-beta/api-design"
-    └── .git/                         history: one commit per journal entry
-
-Identifiers: ``project-alpha`` is the section (its current overview, the file
-without the ``<!-- entry count: N -->`` comment); ``project-alpha#<sha>`` is one
-journal entry, the message of a commit touching ``project-alpha.md``. Ids carry
-the first 12 hex digits of the sha; any unique prefix of 4 or more digits is
-accepted back.
-
-Every write is one commit made with plumbing (``hash-object``, a temporary
-index, ``write-tree``, ``commit-tree``) and published with a compare-and-swap
-``update-ref HEAD <new> <old>``, all under an inter-process file lock in the
-git directory. So two servers (or a server and the CLI) writing to one journal
-serialise, and even a writer that ignores the lock (plain git, a sync) cannot
-make us lose an entry: a lost CAS race is retried on the new head. The entry
-count in the file is recomputed from history on every write ("resolve by
-counting actual commits"), so it never conflicts for long.
-
-Reads come from the committed objects (``HEAD``), never from the work tree; the
-work tree is refreshed after each write for people who browse the files, and
-a local edit there is left alone (and not read) rather than overwritten.
-
-A section's *version* is the sha of the last commit that changed its file: the
-write protection of the MCP tools compares it (see :meth:`JournalStore.write`).
-"""
+"""The git-backed journal store: sections are markdown files, entries are commit messages (see the package docstring)."""
 
 from __future__ import annotations
 
 import logging
 import os
-import re
 import secrets
 import shutil
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 
-from code_trajectory.errors import GitError, InvalidArgumentError, JournalConflictError, JournalError
-from code_trajectory.gitcmd import Git, check_git_version, chunked, split_z
+from code_trajectory.core.errors import GitError, InvalidArgumentError, JournalConflictError, JournalError
+from code_trajectory.core.locks import CombinedLock
+from code_trajectory.git.gitcmd import Git, check_git_version, chunked, split_z
+from code_trajectory.journal.model import (
+    UNCHECKED,
+    Commit,
+    Entry,
+    Overview,
+    WriteResult,
+    _hidden,
+    _HistoryCache,
+    make_entry,
+)
 from code_trajectory.journal.settings import JournalSettings
+from code_trajectory.journal.text import (  # noqa: F401
+    ID_SHA_LEN,
+    MAX_OVERVIEW_CHARS,
+    SUFFIX,
+    build_message,
+    clean_text,
+    conflict_message,
+    normalize_path,
+    render_section,
+    strip_entry_count,
+)
 
 log = logging.getLogger(__name__)
 
-SUFFIX = ".md"
-ID_SHA_LEN = 12
-MAX_ENTRY_CHARS = 200_000
-MAX_OVERVIEW_CHARS = 1_000_000
-MAX_PATH_CHARS = 200
 #: Where sync keeps the local side of an overview conflict until it is resolved.
 CONFLICT_REF_PREFIX = "refs/journal-conflicts/"
-SUMMARY_TRAILER = "Journal-Summary:"
 LOCK_TIMEOUT_SECONDS = 60.0
 GC_EVERY = 20
-
-_COUNT_LINE_RE = re.compile(r"^[ \t]*<!--[ \t]*entry count:[ \t]*(\d+)[ \t]*-->[ \t]*$", re.MULTILINE | re.IGNORECASE)
-_WORK_CONTEXT_RE = re.compile(r"^[ \t]*work[_ ]context[ \t]*:[ \t]*(.*?)[ \t]*$", re.IGNORECASE)
-_HEX_RE = re.compile(r"^[0-9a-fA-F]{4,64}$")
-_BAD_CHARS_RE = re.compile(r"[\x00-\x1f\x7f\\#:*?\"<>|]")
-
-
-# --------------------------------------------------------------------------- ids and text
-
-def normalize_path(path: str) -> str:
-    """Return the canonical section path of ``path`` (no ``.md``, no leading/trailing ``/``).
-
-    Raises:
-        InvalidArgumentError: empty, absolute, with ``..``/``.`` or hidden components,
-            control or reserved characters (``\\ # : * ? " < > |``), or too long.
-    """
-    if not isinstance(path, str):
-        raise InvalidArgumentError("a journal path must be a string")
-    raw = path.strip()
-    if not raw:
-        raise InvalidArgumentError("the journal path is empty; give a section path such as 'project-alpha/api-design'")
-    if raw.startswith("/") or re.match(r"^[A-Za-z]:", raw) or raw.startswith("~"):
-        raise InvalidArgumentError(f"journal path {path!r} is absolute; give a path relative to the journal, "
-                                   "such as 'project-alpha/api-design'")
-    if _BAD_CHARS_RE.search(raw):
-        raise InvalidArgumentError(f"journal path {path!r} contains a reserved character "
-                                   "(control characters, \\ # : * ? \" < > | are not allowed)")
-    if raw.endswith(SUFFIX):
-        raw = raw[: -len(SUFFIX)]
-    raw = raw.rstrip("/")
-    parts = raw.split("/")
-    for part in parts:
-        if part in ("", ".", ".."):
-            raise InvalidArgumentError(f"journal path {path!r} has an empty, '.' or '..' component; "
-                                       "sections live inside the journal")
-        if part.startswith(".") or part != part.strip():
-            raise InvalidArgumentError(f"journal path {path!r}: a component may not start with '.' "
-                                       "or begin/end with spaces")
-    if len(raw) > MAX_PATH_CHARS:
-        raise InvalidArgumentError(f"journal path is longer than {MAX_PATH_CHARS} characters")
-    return raw
-
-
-def parse_id(journal_id: str) -> tuple[str, str | None]:
-    """Split ``path#sha`` into ``(normalized path, sha prefix or None)``.
-
-    Raises:
-        InvalidArgumentError: a bad path, or a ``#`` not followed by 4-64 hex digits.
-    """
-    if not isinstance(journal_id, str):
-        raise InvalidArgumentError("a journal id must be a string")
-    text = journal_id.strip()
-    if "#" in text:
-        path, _, sha = text.partition("#")
-        sha = sha.strip()
-        if not _HEX_RE.match(sha):
-            raise InvalidArgumentError(f"journal id {journal_id!r}: after '#' comes a commit sha "
-                                       "(4 to 64 hex digits), e.g. 'project-alpha#abc123def456'")
-        return normalize_path(path), sha.lower()
-    return normalize_path(text), None
-
-
-def entry_id(path: str, sha: str) -> str:
-    """The id of the entry ``sha`` in section ``path``."""
-    return f"{path}#{sha[:ID_SHA_LEN]}"
-
-
-def strip_entry_count(text: str) -> str:
-    """Return the overview text of a section file: the entry-count comment removed, trailing space trimmed."""
-    return _COUNT_LINE_RE.sub("", text).rstrip()
-
-
-def read_entry_count(text: str) -> int | None:
-    """The N of ``<!-- entry count: N -->`` in a section file, or None."""
-    match = _COUNT_LINE_RE.search(text)
-    return int(match.group(1)) if match else None
-
-
-def render_section(overview: str, count: int) -> str:
-    """The file content for ``overview`` with the entry-count comment appended."""
-    body = strip_entry_count(overview)
-    comment = f"<!-- entry count: {count} -->\n"
-    return f"{body}\n\n{comment}" if body else comment
-
-
-def clean_text(text: str) -> str:
-    """Normalise line endings to ``\\n`` and trim trailing whitespace on the whole text."""
-    return text.replace("\r\n", "\n").replace("\r", "\n").rstrip()
-
-
-def split_message(message: str) -> tuple[str, str | None]:
-    """Split a commit message into ``(entry text, summary trailer or None)``."""
-    text = clean_text(message)
-    lines = text.split("\n")
-    if lines and lines[-1].startswith(SUMMARY_TRAILER):
-        summary = lines[-1][len(SUMMARY_TRAILER):].strip()
-        return "\n".join(lines[:-1]).rstrip(), summary or None
-    return text, None
-
-
-def work_context_of(text: str) -> str | None:
-    """The value of a ``work_context:`` line among the first lines of an entry, or None."""
-    for line in text.split("\n")[:5]:
-        match = _WORK_CONTEXT_RE.match(line)
-        if match:
-            return match.group(1) or None
-    return None
-
-
-def body_of(text: str) -> str:
-    """The entry text without its ``work_context:`` line."""
-    lines = text.split("\n")
-    for i, line in enumerate(lines[:5]):
-        if _WORK_CONTEXT_RE.match(line):
-            del lines[i]
-            break
-    return "\n".join(lines).strip()
-
-
-def derive_summary(text: str, limit: int = 100) -> str:
-    """A one-line summary of an entry: its first line of prose (markdown heading marks dropped)."""
-    for line in body_of(text).split("\n"):
-        line = line.strip().lstrip("#").strip()
-        if line:
-            return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
-    return work_context_of(text) or ""
-
-
-def iso(ts: int) -> str:
-    """``ts`` (epoch seconds) as ISO 8601 UTC, e.g. ``2024-07-21T18:00:00Z``."""
-    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-# --------------------------------------------------------------------------- records
-
-@dataclass(frozen=True)
-class Commit:
-    """One non-merge commit of the journal history (newest first in :meth:`JournalStore.history`)."""
-
-    sha: str
-    timestamp: int
-    files: tuple[str, ...]
-
-    @property
-    def sections(self) -> tuple[str, ...]:
-        """The sections (paths without ``.md``) whose file this commit touched."""
-        return tuple(f[: -len(SUFFIX)] for f in self.files if f.endswith(SUFFIX) and not _hidden(f))
-
-
-@dataclass(frozen=True)
-class Entry:
-    """A journal entry: the message of one commit on one section."""
-
-    path: str
-    sha: str
-    timestamp: int
-    text: str
-    summary: str
-    work_context: str | None
-    author: str = ""
-
-    @property
-    def id(self) -> str:
-        return entry_id(self.path, self.sha)
-
-
-@dataclass(frozen=True)
-class Overview:
-    """A section's current overview."""
-
-    path: str
-    exists: bool
-    content: str
-    version: str | None
-    entry_count: int
-    last_updated: int | None
-    pending_conflict: dict | None = None
-
-
-@dataclass(frozen=True)
-class WriteResult:
-    """What :meth:`JournalStore.write` committed."""
-
-    path: str
-    sha: str
-    version: str
-    entry_count: int
-    overview_updated: bool
-    created: bool
-    timestamp: int
-
-    @property
-    def id(self) -> str:
-        return entry_id(self.path, self.sha)
-
-
-@dataclass
-class _HistoryCache:
-    head: str | None = None
-    commits: list[Commit] = field(default_factory=list)
-
-
-#: Pass as ``expected_version`` to skip the write protection (CLI, tests, sync).
-UNCHECKED = object()
-
-
-def _hidden(file: str) -> bool:
-    return any(part.startswith(".") for part in file.split("/"))
 
 
 # --------------------------------------------------------------------------- the store
@@ -339,7 +114,7 @@ class JournalStore:
         from filelock import FileLock
 
         self.ensure()
-        return _CombinedLock(self._thread_lock, FileLock(str(self.git_dir / "code-trajectory-journal.lock"),
+        return CombinedLock(self._thread_lock, FileLock(str(self.git_dir / "code-trajectory-journal.lock"),
                                                          timeout=LOCK_TIMEOUT_SECONDS))
 
     def author_env(self) -> dict[str, str]:
@@ -535,76 +310,6 @@ class JournalStore:
             entries.append(make_entry(path, sha.strip(), int(ts or 0), message, author))
         return total, entries
 
-    def toc(self, journal_id: str = "", depth: int = 1) -> dict:
-        """The table of contents from ``journal_id`` (``""`` = root), ``depth`` levels deep.
-
-        A node is ``{"id", "type", "last_updated", "entry_count", "subsections"?}``;
-        ``type`` is ``"section"`` for a path with an overview file and ``"group"``
-        for a directory that only holds sections. ``entry_count`` counts the
-        node's own entries; ``last_updated`` is the newest entry in the node or
-        below it. The starting section is the first level (the root is no
-        section, so ``depth=1`` from the root lists the top-level sections).
-
-        Raises:
-            InvalidArgumentError: depth out of range or a bad id.
-            JournalError: no such section.
-        """
-        if isinstance(depth, bool) or depth < 1 or depth > 50:
-            raise InvalidArgumentError("depth must be between 1 and 50")
-        depth = int(depth)
-        prefix = ""
-        if journal_id and journal_id.strip():
-            prefix, sha = parse_id(journal_id)
-            if sha is not None:
-                raise InvalidArgumentError("journal_toc takes a section path, not an entry id (drop the '#...')")
-        head = self.head()
-        existing = set(self.sections(head))
-        counts: dict[str, int] = {}
-        latest: dict[str, int] = {}
-        for commit in self.history(head):
-            for section in commit.sections:
-                counts[section] = counts.get(section, 0) + 1
-                latest.setdefault(section, commit.timestamp)
-        nodes = set(existing)
-        for section in existing:  # groups: every directory above a section
-            parts = section.split("/")
-            for i in range(1, len(parts)):
-                nodes.add("/".join(parts[:i]))
-
-        children: dict[str, list[str]] = {}
-        for node in nodes:
-            parent = node.rsplit("/", 1)[0] if "/" in node else ""
-            children.setdefault(parent, []).append(node)
-
-        def subtree_latest(node: str) -> int | None:
-            stamps = [latest[s] for s in existing if (s == node or s.startswith(node + "/")) and s in latest]
-            return max(stamps) if stamps else None
-
-        def build(node: str, levels_left: int) -> dict:
-            ts = subtree_latest(node)
-            item = {
-                "id": node,
-                "type": "section" if node in existing else "group",
-                "last_updated": iso(ts) if ts else None,
-                "entry_count": counts.get(node, 0) if node in existing else 0,
-            }
-            kids = sorted(children.get(node, []))
-            if kids:
-                item["subsection_count"] = len(kids)
-                if levels_left > 1:
-                    item["subsections"] = [build(k, levels_left - 1) for k in kids]
-            return item
-
-        if not prefix:
-            top = sorted(children.get("", []))
-            stamps = [latest[s] for s in existing if s in latest]
-            return {"id": "", "type": "root", "last_updated": iso(max(stamps)) if stamps else None,
-                    "entry_count": sum(counts.get(s, 0) for s in existing), "section_count": len(existing),
-                    "subsections": [build(k, depth) for k in top]}
-        if prefix not in nodes:
-            raise JournalError(f"no section {prefix!r} in the journal; journal_toc('') lists the top-level sections")
-        return build(prefix, depth)
-
     # -- conflicts left by sync
 
     def conflict_ref(self, path: str) -> str:
@@ -753,70 +458,3 @@ class JournalStore:
         if self.settings.auto_gc and self._writes % GC_EVERY == 0:
             self.git.run(["-c", "gc.auto=6700", "-c", "gc.autoDetach=false", "gc", "--auto", "--quiet"],
                          check=False)
-
-
-class _CombinedLock:
-    """A threading lock and a file lock taken together (threads of one process, then processes)."""
-
-    def __init__(self, thread_lock: threading.RLock, file_lock) -> None:
-        self._thread_lock = thread_lock
-        self._file_lock = file_lock
-
-    def __enter__(self):
-        self._thread_lock.acquire()
-        try:
-            self._file_lock.acquire()
-        except BaseException:
-            self._thread_lock.release()
-            raise
-        return self
-
-    def __exit__(self, *exc) -> None:
-        try:
-            self._file_lock.release()
-        finally:
-            self._thread_lock.release()
-
-
-def build_message(entry: str, summary: str | None) -> str:
-    """The commit message for an entry (the entry text, then an optional summary trailer).
-
-    Raises:
-        InvalidArgumentError: empty or oversized entry, NUL characters, a multi-line summary.
-    """
-    if not isinstance(entry, str):
-        raise InvalidArgumentError("entry must be a string")
-    text = clean_text(entry).strip("\n")
-    if not text.strip():
-        raise InvalidArgumentError("the journal entry is empty; write what changed, what was learned and why")
-    if len(text) > MAX_ENTRY_CHARS:
-        raise InvalidArgumentError(f"the journal entry is longer than {MAX_ENTRY_CHARS} characters")
-    if "\x00" in text:
-        raise InvalidArgumentError("the journal entry contains a NUL character")
-    if summary is not None and not isinstance(summary, str):
-        raise InvalidArgumentError("summary must be a string")
-    if summary and summary.strip():
-        one_line = " ".join(summary.split())
-        if len(one_line) > 300:
-            raise InvalidArgumentError("summary must be at most 300 characters")
-        return f"{text}\n\n{SUMMARY_TRAILER} {one_line}\n"
-    return text + "\n"
-
-
-def make_entry(path: str, sha: str, ts: int, message: str, author: str = "") -> Entry:
-    """Build an :class:`Entry` from a raw commit message."""
-    text, summary = split_message(message)
-    return Entry(path=path, sha=sha, timestamp=ts, text=text, summary=summary or derive_summary(text),
-                 work_context=work_context_of(text), author=author)
-
-
-def conflict_message(path: str, expected: object, current: str | None) -> str:
-    """The merge error a model gets when the section moved since it was read."""
-    if expected is None:
-        was = "did not exist yet"
-    else:
-        was = f"was at version {str(expected)[:ID_SHA_LEN]}"
-    now = f"is now at version {current[:ID_SHA_LEN]}" if current else "no longer exists"
-    return (f"merge conflict: section {path!r} {was} when you read it and {now} (another session wrote to it). "
-            f"Call journal_read('{path}') again, merge your understanding with the new overview "
-            f"(journal_list_entries('{path}') shows the new entries), then retry journal_write.")

@@ -42,13 +42,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from code_trajectory.errors import GitError, InvalidArgumentError, JournalError
-from code_trajectory.gitcmd import Git, split_z
-from code_trajectory.journal.store import (
+from code_trajectory.core.errors import GitError, InvalidArgumentError, JournalError
+from code_trajectory.git.gitcmd import Git, split_z
+from code_trajectory.journal.model import _hidden
+from code_trajectory.journal.store import JournalStore
+from code_trajectory.journal.text import (
     ID_SHA_LEN,
     SUFFIX,
-    JournalStore,
-    _hidden,
     render_section,
     split_message,
     strip_entry_count,

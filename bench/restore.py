@@ -1,0 +1,110 @@
+"""Restore against ``git checkout`` of the same trees, side by side in the same run.
+
+Generates a project of ``--files`` files (default 10,000), records it (state A), rewrites every file and records
+again (state B), then times, median of ``--runs``, ours and git's runs alternating:
+
+* restoring one file from A (safety snapshot, write, ``[RESTORE]`` snapshot) against
+  ``git checkout A -- <file>`` in a plain git repository holding the same two commits;
+* restoring the whole project from A (every file written) against ``git checkout -f A`` there; each run goes back
+  to B first (not timed).
+
+Targets (issue 13): one file <= 100 ms; the whole project <= 1.5x ``git checkout``.
+Usage: python bench/restore.py [--files N] [--runs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+os.environ.setdefault("CODE_TRAJECTORY_HOME", tempfile.mkdtemp(prefix="ct-bench-home-"))
+
+
+def write_state(root: Path, files: int, version: int) -> None:
+    for i in range(files):
+        path = root / "src" / f"d{i % 200}" / f"mod{i}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"# module {i} version {version}\n" + "".join(f"v{j} = {i * j + version}\n" for j in range(10)))
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1", GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@b",
+               GIT_COMMITTER_NAME="b", GIT_COMMITTER_EMAIL="b@b")
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
+
+
+def median_ms(samples: list[float]) -> float:
+    return statistics.median(samples) * 1000
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--files", type=int, default=10_000)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    from code_trajectory.core.config import TrajectorySettings
+    from code_trajectory.recording.session import ProjectSession
+    from code_trajectory.restore.service import restore
+
+    with tempfile.TemporaryDirectory() as tmp:
+        ours, theirs = Path(tmp) / "ours", Path(tmp) / "git"
+        for root in (ours, theirs):
+            root.mkdir()
+            git(root, "init", "-q", "-b", "main")
+        one = "src/d7/mod7.py"
+        write_state(theirs, args.files, 1)
+        git(theirs, "add", "-A")
+        git(theirs, "commit", "-q", "-m", "A")
+        write_state(theirs, args.files, 2)
+        git(theirs, "commit", "-q", "-am", "B")
+        write_state(ours, args.files, 1)
+        session = ProjectSession(ours, TrajectorySettings.load(ours))
+        one_file, whole, git_one, git_whole = [], [], [], []
+        try:
+            a = session.recorder.checkpoint("A").commit
+            write_state(ours, args.files, 2)
+            b = session.recorder.checkpoint("B").commit
+            for _ in range(args.runs):  # ours and git's alternate, so both see the same load
+                os.sync()  # each timed run starts with the files on disk (removing unflushed files is cheaper)
+                start = time.perf_counter()
+                restore(session, a, [one])
+                one_file.append(time.perf_counter() - start)
+                restore(session, b, [one])
+                os.sync()
+                start = time.perf_counter()
+                git(theirs, "checkout", "HEAD~1", "--", one)
+                git_one.append(time.perf_counter() - start)
+                git(theirs, "checkout", "HEAD", "--", one)
+            for _ in range(args.runs):
+                os.sync()
+                start = time.perf_counter()
+                done = restore(session, a)
+                whole.append(time.perf_counter() - start)
+                assert len(done.written) == args.files, len(done.written)
+                restore(session, b)
+                os.sync()
+                start = time.perf_counter()
+                git(theirs, "checkout", "-q", "-f", "HEAD~1")
+                git_whole.append(time.perf_counter() - start)
+                git(theirs, "checkout", "-q", "-f", "main")
+        finally:
+            session.close()
+    print(f"| restore, {args.files:,}-file project | ours (ms, median of {args.runs}) | git checkout (same run) | "
+          "ratio | target |\n|---|---|---|---|---|")
+    print(f"| one file | {median_ms(one_file):.0f} | {median_ms(git_one):.0f} | "
+          f"{median_ms(one_file) / median_ms(git_one):.1f}x | <= 100 ms |")
+    print(f"| whole project ({args.files:,} files written) | {median_ms(whole):.0f} | {median_ms(git_whole):.0f} | "
+          f"{median_ms(whole) / median_ms(git_whole):.2f}x | <= 1.5x |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

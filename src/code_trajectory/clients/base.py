@@ -1,0 +1,235 @@
+"""What every MCP client module provides, and how code-trajectory's own entries are recognised.
+
+A client module (``claude_code``, ``claude_desktop``, ``cursor``, ``vscode``) holds one object that
+satisfies :class:`Client`: where the client keeps its MCP configuration, under which top-level key
+the servers live, and the shape of one stdio server entry. The install logic
+(:mod:`code_trajectory.clients.install`) is the same for all of them.
+
+The helpers here answer two questions for install and uninstall:
+
+- *which executable runs the server* (:func:`default_exe`, :func:`exe_argv`): this installation's
+  ``code-trajectory`` console script by absolute path, so the client starts the same version in the
+  same environment whatever its ``PATH`` is;
+- *is this entry ours* (:func:`is_our_server`, :func:`server_project`, :func:`our_hook_kind`): an
+  entry is code-trajectory's when its command line runs a ``code-trajectory`` executable (or
+  ``python -m code_trajectory``) with the ``serve`` subcommand; for hooks, the ``hook
+  prompt|edit|stop`` subcommand. A foreign server that merely has our name is never ours.
+"""
+
+from __future__ import annotations
+
+import ntpath
+import os
+import posixpath
+import shlex
+import shutil
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+#: The server name written into every client file (claude-desktop may add a suffix, see there).
+SERVER_NAME = "code-trajectory"
+#: Executable names that are code-trajectory's console script (``.exe`` is dropped before comparing).
+_EXE_NAMES = frozenset({"code-trajectory"})
+#: The module run by ``python -m``.
+_MODULE = "code_trajectory"
+#: The subcommands of ``code-trajectory hook`` that install writes into Claude Code's settings.
+HOOK_KINDS = ("prompt", "edit", "stop")
+
+Exe = str | Sequence[str]
+
+
+@runtime_checkable
+class Client(Protocol):
+    """One MCP client: where its configuration lives and what one server entry looks like.
+
+    Attributes:
+        name: the name given on the command line (``claude-code``, ``claude-desktop``, ...).
+        title: the product name shown to people (``Claude Code``).
+        servers_key: the top-level key of the config file that maps server names to entries.
+        global_config: True when one file serves every project (claude-desktop); the entry then
+            carries the project and its name must be unique per project.
+        docs: where the file format was verified (titles and addresses), for the docstrings and
+            for people who want to check.
+        hint: one sentence telling what to do after install (restart, approve, ...), or ``""``.
+    """
+
+    name: str
+    title: str
+    servers_key: str
+    global_config: bool
+    docs: tuple[str, ...]
+    hint: str
+
+    def config_path(self, project: Path, env: Mapping[str, str], platform: str) -> Path:
+        """The config file for ``project`` (absolute) given the environment and ``sys.platform``.
+
+        Raises:
+            InvalidArgumentError: the environment lacks what the location needs (e.g. ``APPDATA``).
+        """
+        ...
+
+    def entry(self, exe: Exe, project: Path) -> dict[str, Any]:
+        """The server entry that runs ``exe serve --project <project>`` over stdio."""
+        ...
+
+    def entry_name(self, project: Path) -> str:
+        """The preferred name of the entry for ``project``."""
+        ...
+
+    def alternate_names(self, project: Path) -> list[str]:
+        """Names to try, in order, when :meth:`entry_name` is taken by another entry (may be empty)."""
+        ...
+
+
+class StdioClient:
+    """A base for clients whose entry is ``{["type": "stdio",] "command": ..., "args": [...]}``.
+
+    Subclasses set the class attributes of :class:`Client` and :attr:`with_type`, and implement
+    :meth:`config_path`.
+    """
+
+    name = ""
+    title = ""
+    servers_key = "mcpServers"
+    global_config = False
+    docs: tuple[str, ...] = ()
+    hint = ""
+    #: Whether the entry carries ``"type": "stdio"`` (VS Code requires it; Claude Code writes it).
+    with_type = False
+
+    def config_path(self, project: Path, env: Mapping[str, str], platform: str) -> Path:
+        raise NotImplementedError
+
+    def entry(self, exe: Exe, project: Path) -> dict[str, Any]:
+        argv = exe_argv(exe)
+        entry: dict[str, Any] = {"type": "stdio"} if self.with_type else {}
+        entry["command"] = argv[0]
+        entry["args"] = [*argv[1:], "serve", "--project", str(project)]
+        return entry
+
+    def entry_name(self, project: Path) -> str:
+        return SERVER_NAME
+
+    def alternate_names(self, project: Path) -> list[str]:
+        return []
+
+    def __repr__(self) -> str:
+        return f"<client {self.name}>"
+
+
+def default_exe(executable: str | None = None, which: Any = shutil.which) -> list[str]:
+    """The command line that starts this installation of code-trajectory, as absolute paths.
+
+    In order: the ``code-trajectory`` console script beside ``executable`` (default
+    ``sys.executable``; ``code-trajectory.exe`` on Windows), the one found on ``PATH``, else
+    ``[executable, "-m", "code_trajectory"]``. The interpreter path is made absolute but not
+    resolved, so a virtual environment's ``bin/python`` keeps pointing into the environment.
+    """
+    python = Path(os.path.abspath(executable or sys.executable))
+    for name in ("code-trajectory", "code-trajectory.exe"):
+        candidate = python.parent / name
+        if candidate.is_file():
+            return [str(candidate)]
+    found = which("code-trajectory")
+    if found:
+        return [os.path.abspath(found)]
+    return [str(python), "-m", _MODULE]
+
+
+def exe_argv(exe: Exe) -> list[str]:
+    """``exe`` as a non-empty argument list (a string is one executable path)."""
+    argv = [exe] if isinstance(exe, str) else [str(part) for part in exe]
+    if not argv or not argv[0]:
+        from code_trajectory.core.errors import InvalidArgumentError
+
+        raise InvalidArgumentError("the code-trajectory executable is empty; pass the path of the "
+                                   "code-trajectory script (or python -m code_trajectory)")
+    return argv
+
+
+def shell_command(exe: Exe, *args: str) -> str:
+    """A POSIX shell command line running ``exe`` with ``args``, every word quoted as needed."""
+    return " ".join(shlex.quote(word) for word in [*exe_argv(exe), *args])
+
+
+def _exe_stem(word: str) -> str:
+    """The file name of ``word`` without directory and ``.exe``, lower-cased (either separator)."""
+    base = ntpath.basename(posixpath.basename(word)).lower()
+    return base[:-4] if base.endswith(".exe") else base
+
+
+def _subcommand_index(argv: Sequence[Any]) -> int | None:
+    """The index just past the code-trajectory executable in ``argv``, or None when absent.
+
+    Recognises ``.../code-trajectory[.exe]`` anywhere (so ``uvx --from pkg code-trajectory`` works)
+    and ``... -m code_trajectory``.
+    """
+    words = [w for w in argv if isinstance(w, str)]
+    if len(words) != len(argv):
+        return None
+    for i, word in enumerate(words):
+        if _exe_stem(word) in _EXE_NAMES:
+            return i + 1
+        if word == "-m" and i + 1 < len(words) and words[i + 1] == _MODULE:
+            return i + 2
+    return None
+
+
+def server_argv(entry: Any) -> list[str] | None:
+    """``[command, *args]`` of a stdio server entry, or None when the entry is not of that shape."""
+    if not isinstance(entry, Mapping):
+        return None
+    command, args = entry.get("command"), entry.get("args", [])
+    if not isinstance(command, str) or not isinstance(args, list):
+        return None
+    if not all(isinstance(a, str) for a in args):
+        return None
+    return [command, *args]
+
+
+def is_our_server(entry: Any) -> bool:
+    """Whether ``entry`` runs code-trajectory's ``serve`` (whatever executable path or project)."""
+    argv = server_argv(entry)
+    if argv is None:
+        return False
+    i = _subcommand_index(argv)
+    return i is not None and i < len(argv) and argv[i] == "serve"
+
+
+def server_project(entry: Any) -> str | None:
+    """The ``--project`` value of one of our server entries (``--project=P`` too), or None."""
+    argv = server_argv(entry)
+    if argv is None or not is_our_server(entry):
+        return None
+    for i, word in enumerate(argv):
+        if word == "--project" and i + 1 < len(argv):
+            return argv[i + 1]
+        if word.startswith("--project="):
+            return word.split("=", 1)[1]
+    return None
+
+
+def our_hook_kind(command: Any) -> str | None:
+    """``prompt``/``edit``/``stop`` when ``command`` runs ``code-trajectory hook <kind>``, else None."""
+    if not isinstance(command, str):
+        return None
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    i = _subcommand_index(words)
+    if i is None or i + 1 >= len(words) or words[i] != "hook":
+        return None
+    return words[i + 1] if words[i + 1] in HOOK_KINDS else None
+
+
+def same_path(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """Whether two paths name the same directory (resolved when possible, case-folded where the OS does)."""
+    try:
+        if Path(a).resolve() == Path(b).resolve():
+            return True
+    except (OSError, RuntimeError, ValueError):
+        pass
+    return os.path.normcase(os.path.abspath(a)) == os.path.normcase(os.path.abspath(b))

@@ -1,0 +1,81 @@
+"""Claude Desktop: one ``claude_desktop_config.json`` per user, shared by every project.
+
+Format and location, as verified (docs corpus, 2026):
+
+- macOS ``~/Library/Application Support/Claude/claude_desktop_config.json``, Windows
+  ``%APPDATA%\\Claude\\claude_desktop_config.json`` (MCP user quickstart,
+  https://modelcontextprotocol.io/quickstart/user, as cited by
+  https://raw.githubusercontent.com/confluentinc/mcp-confluent/master/docs/configuring-claude-desktop.md
+  and https://playwright.dev/mcp/clients/claude-desktop). Anthropic ships no Linux build; the
+  community builds use ``~/.config/Claude/`` (table in
+  https://learn.logeshclouduniverse.com/MasteringMCP/day-14.html), and we honour
+  ``XDG_CONFIG_HOME`` there as the XDG base-directory spec asks.
+- ``{"mcpServers": {"<name>": {"command": ..., "args": [...], "env": {...}}}}``; no ``type``
+  field in any documented example. Other top-level keys (``preferences``) exist and are kept.
+- Claude Desktop reads the file at start: it has to be restarted after a change.
+
+Naming: the file is global, so the entry carries ``--project P`` and one entry exists per
+project. The first project installed gets ``code-trajectory``; a project whose preferred name is
+held by another entry gets ``code-trajectory-<directory name>`` (then that name with the first
+8 hex digits of a hash of the full path). Install and uninstall find a project's entry by its
+``--project`` argument, not by its name, so the name never has to be remembered.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from code_trajectory.clients.base import SERVER_NAME, StdioClient
+from code_trajectory.core.errors import InvalidArgumentError
+
+FILE_NAME = "claude_desktop_config.json"
+
+
+class ClaudeDesktop(StdioClient):
+    """The per-user ``claude_desktop_config.json``, key ``mcpServers``, one entry per project."""
+
+    name = "claude-desktop"
+    title = "Claude Desktop"
+    servers_key = "mcpServers"
+    global_config = True
+    docs = ("MCP user quickstart - https://modelcontextprotocol.io/quickstart/user",)
+    hint = "Quit and restart Claude Desktop to load the change."
+
+    def config_path(self, project: Path, env: Mapping[str, str], platform: str) -> Path:
+        """The config file for ``platform`` (a ``sys.platform`` value) from ``env`` alone.
+
+        Raises:
+            InvalidArgumentError: on Windows when neither ``APPDATA`` nor ``USERPROFILE`` is set;
+                elsewhere when ``HOME`` is not set (and, on Linux, ``XDG_CONFIG_HOME`` neither).
+        """
+        if platform == "win32":
+            if env.get("APPDATA"):
+                return Path(env["APPDATA"]) / "Claude" / FILE_NAME
+            if env.get("USERPROFILE"):
+                return Path(env["USERPROFILE"]) / "AppData" / "Roaming" / "Claude" / FILE_NAME
+            raise InvalidArgumentError("cannot locate Claude Desktop's config: APPDATA is not set; "
+                                       "set APPDATA to your roaming application data folder")
+        if platform == "darwin":
+            return _home(env) / "Library" / "Application Support" / "Claude" / FILE_NAME
+        xdg = env.get("XDG_CONFIG_HOME", "")
+        if xdg and Path(xdg).is_absolute():  # the XDG spec says to ignore a relative value
+            return Path(xdg) / "Claude" / FILE_NAME
+        return _home(env) / ".config" / "Claude" / FILE_NAME
+
+    def alternate_names(self, project: Path) -> list[str]:
+        slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", project.name).strip("-.") or "project"
+        digest = hashlib.sha256(str(project).encode("utf-8", "surrogateescape")).hexdigest()[:8]
+        return [f"{SERVER_NAME}-{slug}", f"{SERVER_NAME}-{slug}-{digest}"]
+
+
+def _home(env: Mapping[str, str]) -> Path:
+    home = env.get("HOME")
+    if not home:
+        raise InvalidArgumentError("cannot locate Claude Desktop's config: HOME is not set; set HOME")
+    return Path(home)
+
+
+CLIENT = ClaudeDesktop()

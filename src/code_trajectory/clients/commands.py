@@ -1,0 +1,71 @@
+"""The ``install`` and ``uninstall`` commands of the ``code-trajectory`` CLI.
+
+The CLI builds one sub-parser per command, lets :func:`install_arguments` /
+:func:`uninstall_arguments` add the arguments, and calls :func:`install` / :func:`uninstall` with
+the parsed namespace. They print a short human text on stdout and return 0; failures are raised as
+:class:`code_trajectory.core.errors.TrajectoryError` (the CLI prints them as one line and exits 2)::
+
+    code-trajectory install CLIENT [--project P] [--hooks] [--dry-run]
+    code-trajectory uninstall CLIENT [--project P] [--dry-run]
+
+Only the standard library is imported here, so the commands start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from code_trajectory.clients.registry import CLIENTS
+
+_CLIENT_HELP = "the MCP client to set up: " + ", ".join(CLIENTS)
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("client", metavar="CLIENT", choices=list(CLIENTS), help=_CLIENT_HELP)
+    parser.add_argument("--project", metavar="PATH", default=None,
+                        help="project directory (default: the current directory)")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the change as a unified diff and write nothing")
+
+
+def install_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``CLIENT``, ``--project``, ``--hooks`` and ``--dry-run`` to ``parser``."""
+    _common(parser)
+    parser.add_argument("--hooks", action="store_true",
+                        help="claude-code only: also add code-trajectory's hooks to .claude/settings.json")
+
+
+def uninstall_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``CLIENT``, ``--project`` and ``--dry-run`` to ``parser``."""
+    _common(parser)
+
+
+def install(args: argparse.Namespace) -> int:
+    """Run ``install`` for ``args`` (``client``, ``project``, ``hooks``, ``dry_run``; ``exe`` optional).
+
+    Prints what changed where and how to undo it; returns 0.
+
+    Raises:
+        TrajectoryError: see :func:`code_trajectory.clients.install.install`.
+    """
+    from code_trajectory.clients import install as _install
+
+    changes = _install.install(args.client, getattr(args, "project", None), exe=getattr(args, "exe", None),
+                               hooks=bool(getattr(args, "hooks", False)),
+                               dry_run=bool(getattr(args, "dry_run", False)))
+    print(_install.render(changes))
+    return 0
+
+
+def uninstall(args: argparse.Namespace) -> int:
+    """Run ``uninstall`` for ``args`` (``client``, ``project``, ``dry_run``); print the result; return 0.
+
+    Raises:
+        TrajectoryError: see :func:`code_trajectory.clients.install.uninstall`.
+    """
+    from code_trajectory.clients import install as _install
+
+    changes = _install.uninstall(args.client, getattr(args, "project", None),
+                                 dry_run=bool(getattr(args, "dry_run", False)))
+    print(_install.render(changes))
+    return 0

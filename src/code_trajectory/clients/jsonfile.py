@@ -1,0 +1,326 @@
+"""Safe edits of a client's JSON config file: tolerant read, backup, atomic write, diff.
+
+The one entry point for callers is :func:`edit`: it reads the file, hands the parsed object to a
+``mutate`` callback, and writes the result back only when something changed.
+
+Guarantees:
+
+- *No change, no write*: when ``mutate`` leaves the object equal to what was read, the file is not
+  touched (same bytes, same mtime).
+- *Order kept*: objects keep their key order (``json`` keeps insertion order both ways).
+- *Tolerant read*: comments (``//``, ``/* */``) and trailing commas are accepted (JSONC, as VS Code
+  writes; read with the ``json5`` package); an empty file reads as ``{}``; a UTF-8 byte-order mark is kept.
+- *Backups*: a file whose content a rewrite would lose in part (invalid JSON, a top level that is
+  not an object, comments, a repeated key, or a value ``mutate`` had to discard) is first copied to
+  ``<name>.bak-<YYYYmmdd-HHMMSS>`` beside it (``-1``, ``-2``... when that exists; never overwritten).
+- *Atomic write*: a temp file in the same directory, fsynced, then ``os.replace``; the file's mode
+  is kept (new files get ``0o666 & ~umask``); parent directories are created; a symlinked config
+  is written through to its target; the text ends with a newline and keeps the file's indent
+  (two spaces by default) and line endings.
+- *Dry run*: the same result with its unified diff, and nothing written (no backup either).
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as _dt
+import difflib
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from code_trajectory.core.errors import TrajectoryError
+
+_BOM = "\ufeff"
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A config file as read.
+
+    Attributes:
+        exists: whether the file existed.
+        text: its decoded text (``""`` when absent or undecodable).
+        data: the parsed top-level object, or None when the file was unusable.
+        problem: why a rewrite would lose something, or None: ``"is not valid JSON (...)"``,
+            ``"holds comments or trailing commas..."``, ``"holds a list at the top level..."``.
+        indent: the indent to write with (spaces count, or ``"\\t"``).
+        newline: ``"\\n"`` or ``"\\r\\n"``, as the file had.
+        bom: whether the file began with a UTF-8 byte-order mark.
+    """
+
+    exists: bool
+    text: str
+    data: dict[str, Any] | None
+    problem: str | None
+    indent: int | str = 2
+    newline: str = "\n"
+    bom: bool = False
+
+
+@dataclass(frozen=True)
+class Edit:
+    """What :func:`edit` did (or, in a dry run, would do) to one file.
+
+    Attributes:
+        path: the file.
+        action: ``created``, ``updated``, ``unchanged`` (nothing to do, nothing written) or
+            ``absent`` (no file and nothing to write).
+        backup: the backup made before rewriting, or None (always None in a dry run).
+        backup_reason: why the previous content needed a backup (also set in a dry run), or None.
+        diff: unified diff of the change (``""`` when nothing changed).
+        dry_run: whether nothing was written on purpose.
+    """
+
+    path: Path
+    action: str
+    backup: Path | None
+    backup_reason: str | None
+    diff: str
+    dry_run: bool
+
+
+def detect_indent(text: str) -> int | str:
+    """The indent unit of a pretty-printed JSON text: the first indented line's leading
+    whitespace (``"\\t"`` for tabs, else its width, 1 to 8); 2 when none is found."""
+    for line in text.splitlines()[1:]:
+        stripped = line.lstrip(" \t")
+        if not stripped or stripped == line:
+            continue
+        lead = line[: len(line) - len(stripped)]
+        if lead.startswith("\t"):
+            return "\t"
+        if " " * len(lead) == lead and 1 <= len(lead) <= 8:
+            return len(lead)
+        break
+    return 2
+
+
+def read(path: Path) -> Loaded:
+    """Read and parse ``path`` tolerantly (see the module docstring).
+
+    Raises:
+        TrajectoryError: the path is a directory or cannot be read (permissions, I/O error).
+    """
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return Loaded(exists=False, text="", data={}, problem=None)
+    except IsADirectoryError:
+        raise TrajectoryError(f"{path} is a directory, not a config file; move it away and run again") from None
+    except NotADirectoryError:
+        raise TrajectoryError(f"cannot read {path}: part of its directory path is a file, not a directory; "
+                              "move that file away and run again") from None
+    except OSError as exc:
+        raise TrajectoryError(f"cannot read {path}: {exc.strerror or exc}; check its permissions") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return Loaded(exists=True, text="", data=None, problem=f"is not UTF-8 text ({exc.reason} at byte {exc.start})")
+    bom = text.startswith(_BOM)
+    body = text[1:] if bom else text
+    style = {"indent": detect_indent(body), "newline": "\r\n" if "\r\n" in body else "\n", "bom": bom}
+    if not body.strip():
+        return Loaded(exists=True, text=text, data={}, problem=None, **style)
+    problem = None
+    duplicates: list[str] = []
+    try:
+        data = _loads(body, duplicates)
+    except json.JSONDecodeError as exc:
+        try:  # JSONC, as VS Code writes it (the json5 package reads a superset of it)
+            duplicates.clear()
+            data = _loads(body, duplicates, jsonc=True)
+        except (ValueError, RecursionError):
+            return Loaded(exists=True, text=text, data=None, problem=f"is not valid JSON ({exc})", **style)
+        problem = "holds comments or trailing commas, which a rewrite drops"
+    except RecursionError:
+        return Loaded(exists=True, text=text, data=None, problem="is not valid JSON (nested too deeply)", **style)
+    if duplicates:
+        dup = f"repeats the key {duplicates[0]!r}, of which a rewrite keeps only the last value"
+        problem = f"{problem}; {dup}" if problem else dup
+    if not isinstance(data, dict):
+        kind = "a list" if isinstance(data, list) else f"a {type(data).__name__}"
+        return Loaded(exists=True, text=text, data=None, problem=f"holds {kind} at the top level, not an object",
+                      **style)
+    return Loaded(exists=True, text=text, data=data, problem=problem, **style)
+
+
+def kind_of(value: Any) -> str:
+    """How a JSON value is named in messages: ``a list``, ``null``, ``a str``, ``a dict``..."""
+    return "a list" if isinstance(value, list) else "null" if value is None else f"a {type(value).__name__}"
+
+
+def _loads(text: str, duplicates: list[str], *, jsonc: bool = False) -> Any:
+    """``json.loads`` (``json5.loads`` when ``jsonc``: comments and trailing commas accepted) that appends to
+    ``duplicates`` each key repeated within one object.
+
+    Raises:
+        ValueError: the text is not valid JSON (or JSONC).
+    """
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj: dict[str, Any] = {}
+        for key, value in items:
+            if key in obj:
+                duplicates.append(key)
+            obj[key] = value
+        return obj
+
+    if jsonc:
+        import json5
+
+        return json5.loads(text, object_pairs_hook=pairs)
+    return json.loads(text, object_pairs_hook=pairs)
+
+
+def dumps(data: dict[str, Any], loaded: Loaded) -> str:
+    """``data`` as text in the style of ``loaded``: its indent, line endings and BOM, a final newline."""
+    text = json.dumps(data, indent=loaded.indent, ensure_ascii=False) + "\n"
+    if loaded.newline != "\n":
+        text = text.replace("\n", loaded.newline)
+    return (_BOM + text) if loaded.bom else text
+
+
+def unified_diff(path: Path, old: str | None, new: str | None) -> str:
+    """A unified diff from ``old`` to ``new`` text (None: the file does not exist), labelled with ``path``."""
+    def lines(text: str | None) -> list[str]:
+        if not text:
+            return []
+        out = text.splitlines(keepends=True)
+        if not out[-1].endswith(("\n", "\r")):
+            out[-1] += "\n\\ No newline at end of file\n"
+        return out
+
+    return "".join(difflib.unified_diff(lines(old), lines(new),
+                                        fromfile=str(path) if old is not None else "/dev/null",
+                                        tofile=str(path) if new is not None else "/dev/null"))
+
+
+def backup(path: Path, now: _dt.datetime | None = None) -> Path:
+    """Copy ``path`` to ``<name>.bak-<YYYYmmdd-HHMMSS>`` beside it, never overwriting a backup.
+
+    The copy keeps the file's permission bits. Returns the backup's path.
+
+    Raises:
+        TrajectoryError: the copy cannot be written.
+    """
+    stamp = (now or _dt.datetime.now()).strftime("%Y%m%d-%H%M%S")
+    data = path.read_bytes()
+    mode = path.stat().st_mode & 0o7777
+    for n in range(1000):
+        target = path.with_name(f"{path.name}.bak-{stamp}" + (f"-{n}" if n else ""))
+        try:
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), mode)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise TrajectoryError(f"cannot back up {path} to {target}: {exc.strerror or exc}; "
+                                  "check the directory's permissions") from None
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        return target
+    raise TrajectoryError(f"cannot back up {path}: 1000 backups from {stamp} already exist; remove old ones")
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` (UTF-8) atomically, keeping its mode; create parents.
+
+    A symlink is followed: its target is replaced, the link stays.
+
+    Raises:
+        TrajectoryError: the directory or file cannot be written (the old file is left as it was).
+    """
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            mode = target.stat().st_mode & 0o7777
+        except FileNotFoundError:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(text.encode("utf-8"))
+                f.flush()
+                os.fsync(f.fileno())
+            os.chmod(tmp, mode)
+            os.replace(tmp, target)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+        _fsync_dir(target.parent)
+    except OSError as exc:
+        raise TrajectoryError(f"cannot write {path}: {exc.strerror or exc}; check the permissions of "
+                              f"{target.parent}") from None
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make a rename in ``directory`` durable where the OS allows it (not on Windows)."""
+    if os.name != "posix":
+        return
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+#: ``mutate(data)`` changes ``data`` in place; it returns why it had to discard part of what was
+#: there (then the file is backed up first), or None.
+Mutator = Callable[[dict[str, Any]], "str | None"]
+
+
+def edit(path: Path, mutate: Mutator, *, dry_run: bool = False, replace_unreadable: bool = True,
+         now: _dt.datetime | None = None) -> Edit:
+    """Apply ``mutate`` to the object in ``path`` and write the result back if it changed.
+
+    Args:
+        path: the config file (may be absent: it is created only if ``mutate`` adds something).
+        mutate: see :data:`Mutator`.
+        dry_run: compute the result and its diff, write nothing (no backup either).
+        replace_unreadable: for a file that cannot be parsed into an object, True (install) starts
+            from ``{}`` after backing it up; False (uninstall) leaves it untouched and answers
+            ``unchanged`` with ``backup_reason`` telling why.
+        now: the time used in a backup's name (default: now).
+
+    Raises:
+        TrajectoryError: the file cannot be read, backed up or written.
+    """
+    loaded = read(path)
+    if loaded.data is None and not replace_unreadable:
+        return Edit(path, "unchanged", None, f"{path} {loaded.problem}; left untouched", "", dry_run)
+    data = loaded.data if loaded.data is not None else {}
+    before = copy.deepcopy(data)
+    discarded = mutate(data)
+    reason = loaded.problem if loaded.exists else None
+    if discarded:
+        reason = f"{reason}; {discarded}" if reason else discarded
+    changed = data != before or loaded.data is None
+    if not changed:
+        return Edit(path, "unchanged" if loaded.exists else "absent", None, None, "", dry_run)
+    new_text = dumps(data, loaded)
+    if loaded.exists and new_text == loaded.text:
+        return Edit(path, "unchanged", None, None, "", dry_run)
+    action = "updated" if loaded.exists else "created"
+    old_for_diff = (loaded.text.removeprefix(_BOM) if loaded.text else "") if loaded.exists else None
+    diff = unified_diff(path, old_for_diff, new_text.removeprefix(_BOM))
+    if dry_run:
+        return Edit(path, action, None, reason, diff, True)
+    saved = backup(path, now) if loaded.exists and reason else None
+    atomic_write(path, new_text)
+    return Edit(path, action, saved, reason, diff, False)

@@ -1,0 +1,158 @@
+"""Helpers shared by the MCP front ends (trajectory, journal, recap tools).
+
+The tools themselves are plain functions in their feature modules; this module
+holds the thin glue: translating :class:`~code_trajectory.core.errors.TrajectoryError`
+into an MCP tool error (``isError`` with the message a model can act on) and
+building results that carry both readable text and structured content.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import anyio.to_thread
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+
+from code_trajectory.core.errors import TrajectoryError
+
+log = logging.getLogger(__name__)
+
+F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
+
+#: Annotations of every tool (MCP "Tool annotations"): each says whether it writes, destroys, can be repeated.
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+WRITES_IDEMPOTENT = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True)
+DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
+                              open_world_hint=False)
+
+
+def _translate(name: str, exc: Exception) -> ToolError:
+    if isinstance(exc, TrajectoryError):
+        return ToolError(str(exc))
+    if isinstance(exc, (ValueError, TypeError)):
+        log.info("tool %s rejected input: %s", name, exc)
+        return ToolError(f"invalid argument: {exc}")
+    log.exception("tool %s failed unexpectedly", name)
+    return ToolError(f"{name} failed unexpectedly ({type(exc).__name__}: {exc}); "
+                     "the server keeps running and logged the details on stderr")
+
+
+def tool_errors(fn: F) -> F:
+    """Wrap a tool so any exception becomes a ToolError with a message a model can act on.
+
+    Works for sync and async functions and keeps the signature (the SDK builds the
+    input schema from it). Unexpected exceptions are logged with their traceback on
+    stderr, never on stdout.
+    """
+    name = fn.__name__
+    if inspect.iscoroutinefunction(fn):
+        @functools.wraps(fn)
+        async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return await fn(*args, **kwargs)
+            except ToolError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the boundary: everything becomes a tool error
+                raise _translate(name, exc) from exc
+
+        return async_wrapper  # type: ignore[return-value]
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except ToolError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise _translate(name, exc) from exc
+
+    return wrapper  # type: ignore[return-value]
+
+
+def result(text: str, structured: dict[str, Any] | None = None) -> CallToolResult:
+    """Build a tool result with markdown ``text`` and optional ``structured`` content (a JSON object)."""
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
+
+
+async def in_thread(fn: Callable[[], T]) -> T:
+    """Run the blocking ``fn`` on a worker thread, so the server keeps answering meanwhile."""
+    return await anyio.to_thread.run_sync(fn)
+
+
+#: Per-connection state kept by :func:`connection_state`, oldest first; bounded (one entry per client connection).
+_CONNECTIONS: OrderedDict[int, tuple[object, dict[str, Any]]] = OrderedDict()
+_CONNECTIONS_LOCK = threading.Lock()
+#: Connections remembered at most (a stdio server has one; an HTTP server may see many over its life).
+MAX_CONNECTIONS = 1024
+
+
+def connection_state(ctx: Any) -> dict[str, Any] | None:
+    """A dict that lives as long as the caller's MCP connection, or None when there is none.
+
+    None for a direct call (no request context) and for the stateless protocol
+    (``MODERN_PROTOCOL_VERSIONS``: every request stands alone). The connection is told
+    apart by the identity of its ``initialize`` parameters (``ctx.session.client_params``,
+    the SDK's public view of the connection), which is held here so its identity is never
+    reused while remembered; at most :data:`MAX_CONNECTIONS` connections are remembered.
+    """
+    try:
+        protocol = ctx.protocol_version
+        params = ctx.session.client_params
+    except Exception:  # noqa: BLE001 - no request context (a direct call)
+        return None
+    try:
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+    except ImportError:  # pragma: no cover - older SDKs have no stateless protocol
+        MODERN_PROTOCOL_VERSIONS = ()
+    if params is None or protocol in MODERN_PROTOCOL_VERSIONS:
+        return None
+    with _CONNECTIONS_LOCK:
+        entry = _CONNECTIONS.get(id(params))
+        if entry is None or entry[0] is not params:
+            entry = (params, {})
+            _CONNECTIONS[id(params)] = entry
+            while len(_CONNECTIONS) > MAX_CONNECTIONS:
+                _CONNECTIONS.popitem(last=False)
+        else:
+            _CONNECTIONS.move_to_end(id(params))
+        return entry[1]
+
+
+def tool(mcp: Any, annotations: ToolAnnotations) -> Callable[[F], F]:
+    """Register the decorated ``async`` function as an MCP tool of ``mcp`` with ``annotations``.
+
+    The function's docstring (dedented, see :func:`inspect.cleandoc`) is the tool's description and its
+    signature the input schema. Its return value becomes the tool result: an
+    :class:`~code_trajectory.core.answer.Answer` gives its markdown as the text content and its ``data`` as
+    structured content (no output schema is declared, so ``tools/list`` stays small); a plain ``str`` gives
+    text only. Every exception becomes a tool error (:func:`tool_errors`).
+    """
+
+    def decorate(fn: F) -> F:
+        guarded = tool_errors(fn)
+
+        @functools.wraps(fn)
+        async def run(*args: Any, **kwargs: Any) -> CallToolResult:
+            value = await guarded(*args, **kwargs)
+            if isinstance(value, CallToolResult):
+                return value
+            return result(str.__str__(value), getattr(value, "data", None) or None)
+
+        # evaluated in the tool's module (its annotations may be strings: ``from __future__ import annotations``)
+        signature = inspect.signature(fn, eval_str=True).replace(return_annotation=CallToolResult)
+        run.__signature__ = signature  # type: ignore[attr-defined]
+        run.__annotations__ = {**{name: p.annotation for name, p in signature.parameters.items()},
+                               "return": CallToolResult}
+        mcp.tool(description=inspect.cleandoc(fn.__doc__ or ""), annotations=annotations)(run)
+        return fn
+
+    return decorate

@@ -1,0 +1,258 @@
+"""Reading the shadow history: commits, their trailers and file changes, sessions.
+
+Everything here is read-only and goes through :class:`~code_trajectory.git.gitcmd.Git`
+with ``-z`` output. Facts come from trailers (``Trajectory-*``), never from the
+prose of the first line.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from code_trajectory.git import messages
+from code_trajectory.git.diffs import MAX_COUNTED_FILES, is_commit_id, parse_records
+from code_trajectory.git.gitcmd import split_z
+from code_trajectory.git.messages import FileChange
+from code_trajectory.git.shadow import ShadowRepo, branch_of_ref
+
+#: ``git log`` format: commit, parents, committer time (unix s), subject, trailers.
+LOG_FORMAT = "%x1e%H%x1f%P%x1f%ct%x1f%s%x1f%(trailers:unfold,separator=%x1d)"
+
+
+@dataclass
+class CommitRecord:
+    """One shadow commit.
+
+    Attributes:
+        oid: commit id.
+        parents: parent commit ids.
+        time: commit time, aware, in the machine's local zone.
+        subject: first line of the message.
+        trailers: ``Trajectory-*`` trailers by key.
+        changes: file changes against the first parent, when read with them.
+    """
+
+    oid: str
+    parents: list[str]
+    time: datetime
+    subject: str
+    trailers: dict[str, str]
+    changes: list[FileChange] = field(default_factory=list)
+
+    @property
+    def is_consolidation(self) -> bool:
+        kind = self.trailers.get(messages.TRAILER_KIND)
+        return kind == messages.KIND_CONSOLIDATE if kind else self.subject.startswith(messages.CONSOLIDATE_PREFIX)
+
+    @property
+    def is_snapshot(self) -> bool:
+        return self.subject.startswith(messages.SNAPSHOT_PREFIX)
+
+    @property
+    def intent(self) -> str | None:
+        return self.trailers.get(messages.TRAILER_INTENT)
+
+    @property
+    def branch(self) -> str | None:
+        return self.trailers.get(messages.TRAILER_BRANCH)
+
+    @property
+    def kind(self) -> str:
+        return self.trailers.get(messages.TRAILER_KIND, "consolidate" if self.is_consolidation else "snapshot")
+
+    @property
+    def is_import(self) -> bool:
+        """The first snapshot of the repository: the existing tree, not work of a session."""
+        return self.trailers.get(messages.TRAILER_KIND) == messages.KIND_IMPORT
+
+    @property
+    def is_git_operation(self) -> bool:
+        """A snapshot of what a git command did (``[CHECKOUT] ...``), not of the agent's work."""
+        return self.trailers.get(messages.TRAILER_KIND) == messages.KIND_GIT
+
+    @property
+    def git_operation(self) -> str | None:
+        """The git operation (``checkout``, ``stash``...) of a git-operation snapshot, else None."""
+        return self.trailers.get(messages.TRAILER_GIT_OPERATION)
+
+    @property
+    def origin(self) -> dict[str, str] | None:
+        """Who made the change when an agent's hook recorded it: ``{"client", "tool", "session"}``, else None."""
+        text = self.trailers.get(messages.TRAILER_ORIGIN)
+        if not text:
+            return None
+        parts = [p.strip() for p in text.split(";")]
+        found = {"client": parts[0]}
+        for part in parts[1:]:
+            key, _, value = part.partition("=")
+            if value:
+                found[key.strip()] = value.strip()
+        return found
+
+    @property
+    def checkpoint_note(self) -> str | None:
+        return self.trailers.get(messages.TRAILER_CHECKPOINT)
+
+
+def _parse_log(out: bytes) -> list[CommitRecord]:
+    records = []
+    for chunk in out.split(b"\x1e"):
+        if not chunk.strip(b"\0\n"):
+            continue
+        header, _, rest = chunk.partition(b"\0")
+        fields = header.decode("utf-8", "replace").split("\x1f")
+        if len(fields) < 5:
+            continue
+        oid, parents, ctime, subject, trailers = fields[:5]
+        record = CommitRecord(oid, parents.split() if parents else [],
+                              datetime.fromtimestamp(int(ctime), timezone.utc).astimezone(), subject,
+                              messages.parse_trailers(trailers))
+        tokens = [t for t in split_z(rest.lstrip(b"\n")) if t] if rest else []
+        if tokens:
+            tokens[0] = tokens[0].lstrip(b"\n")
+            record.changes, _ = parse_records(tokens)
+        records.append(record)
+    return records
+
+
+def read_log(repo: ShadowRepo, revs: list[str], *, limit: int | None = None, paths: tuple[str, ...] = (),
+             follow: bool = False, first_parent: bool = False, with_changes: bool = True,
+             date_order: bool = False) -> list[CommitRecord]:
+    """Return commits reachable from ``revs``, newest first.
+
+    Args:
+        repo: the shadow repository.
+        revs: refs or commit ids to start from (an empty list gives ``[]``).
+        limit: at most this many commits.
+        paths: only commits touching these paths (relative to the root).
+        follow: follow renames of a single path.
+        first_parent: follow only first parents.
+        with_changes: read each commit's file changes (``--raw``; no line counts).
+        date_order: order by commit date across several refs.
+    """
+    if not revs:
+        return []
+    args = ["log", "-z", "--no-abbrev", f"--format={LOG_FORMAT}"]
+    if with_changes:
+        args += ["--raw", "-M"] + (["--numstat"] if paths else [])  # line counts are cheap for a few paths
+    if limit is not None:
+        args.append(f"-n{int(limit)}")
+    if follow:
+        args.append("--follow")
+    if first_parent:
+        args.append("--first-parent")
+    if date_order:
+        args.append("--date-order")
+    args += ["--end-of-options", *revs, "--"]
+    args += list(paths)
+    return _parse_log(repo.git.out(args))
+
+
+def add_line_counts(repo: ShadowRepo, records: list[CommitRecord]) -> None:
+    """Fill in line counts for commits with at most :data:`MAX_COUNTED_FILES` changes (in place)."""
+    wanted = [r for r in records if 0 < len(r.changes) <= MAX_COUNTED_FILES]
+    if not wanted:
+        return
+    feed = "".join(f"{r.oid}\n" for r in wanted).encode()
+    out = repo.git.out(["diff-tree", "--stdin", "-r", "-z", "--no-abbrev", "-M", "--root", "--raw", "--numstat"],
+                       input=feed)
+    tokens = split_z(out)
+    by_oid = {r.oid: r for r in wanted}
+    pos = 0
+    while pos < len(tokens):
+        token = tokens[pos].strip(b"\n")
+        pos += 1
+        if is_commit_id(token) and token.decode() in by_oid:
+            changes, pos = parse_records(tokens, pos)
+            by_oid[token.decode()].changes = changes
+
+
+@dataclass
+class FileVersion:
+    """One commit's change to a followed file: the record, the path then, and the change."""
+
+    record: CommitRecord
+    path: str
+    change: FileChange
+
+
+#: Renames followed back at most (a guard against pathological rename chains).
+MAX_RENAMES_FOLLOWED = 50
+
+
+def file_history(repo: ShadowRepo, ref: str, path: str) -> list[FileVersion]:
+    """Return every commit on ``ref`` that changed ``path`` (following renames), newest first.
+
+    Renames are followed by hand rather than with ``git log --follow``, which cannot use
+    the commit-graph's changed-path Bloom filters: each path's history is a
+    pathspec-limited ``git log`` (Bloom-accelerated after maintenance), and where the
+    oldest version is an addition, that one commit is diffed with rename detection to
+    find the path it came from.
+    """
+    versions: list[FileVersion] = []
+    current, start = path, ref
+    for _ in range(MAX_RENAMES_FOLLOWED):
+        records = read_log(repo, [start], paths=(current,))
+        if not records:
+            break
+        for record in records:
+            match = next((c for c in record.changes if c.path == current), None)
+            if match is not None:
+                versions.append(FileVersion(record, current, match))
+        oldest = versions[-1] if versions else None
+        if oldest is None or oldest.change.status != "A" or not oldest.record.parents:
+            break
+        full = read_log(repo, [oldest.record.oid], limit=1)  # all of that commit's changes, renames detected
+        renamed = next((c for c in (full[0].changes if full else []) if c.path == current and c.old_path), None)
+        if renamed is None:
+            break
+        versions[-1] = FileVersion(oldest.record, current, renamed)
+        current, start = renamed.old_path, oldest.record.parents[0]
+    return versions
+
+
+def file_patch(repo: ShadowRepo, version: FileVersion, *, context: int = 3) -> str:
+    """Return the unified diff of one file version against its parent (hunk headers name functions), with
+    ``context`` lines of context around each change."""
+    paths = [version.path] + ([version.change.old_path] if version.change.old_path else [])
+    out = repo.git.out(["diff-tree", "-p", "-M", "--root", "--no-color", "--no-ext-diff", f"-U{int(context)}",
+                        "--end-of-options", version.record.oid, "--", *paths])
+    text = out.decode("utf-8", "replace")
+    lines = text.split("\n")
+    if lines and is_commit_id(lines[0].encode()):
+        lines = lines[1:]
+    return "\n".join(lines).strip("\n")
+
+
+def sessions(records: list[CommitRecord], gap_seconds: float) -> list[list[CommitRecord]]:
+    """Split commits (newest first) into sessions at gaps longer than ``gap_seconds``; newest session first."""
+    result: list[list[CommitRecord]] = []
+    for record in records:
+        if result and (result[-1][-1].time - record.time).total_seconds() <= gap_seconds:
+            result[-1].append(record)
+        else:
+            result.append([record])
+    return result
+
+
+def shadow_branch_refs(repo: ShadowRepo) -> dict[str, str]:
+    """Return ``{project branch: shadow ref}`` for every shadow ref."""
+    return {branch_of_ref(ref): ref for ref in repo.shadow_refs()}
+
+
+def blob_text(repo: ShadowRepo, oid: str, limit: int = 200_000) -> str | None:
+    """Return a blob's text (at most ``limit`` bytes), or None for missing or binary content."""
+    obj = repo.read_object(oid)
+    if obj is None or obj[0] != "blob":
+        return None
+    data = obj[1][:limit]
+    if b"\0" in data[:8000]:
+        return None
+    return data.decode("utf-8", "replace")
+
+
+def display_path(path: str) -> str:
+    """A path safe to show: undecodable bytes escaped (``\\xNN``)."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")

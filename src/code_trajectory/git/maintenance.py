@@ -1,0 +1,229 @@
+"""Keeping the shadow repository small and fast to query, off the hot path.
+
+:func:`run_maintenance` packs loose objects (``git repack -d --geometric=2``, so
+packs roll up geometrically instead of being rewritten whole), removes the loose
+copies, and writes a commit-graph with changed-path Bloom filters
+(``git commit-graph write --reachable --changed-paths``), which makes
+``git log -- <path>`` skip commits that cannot touch the path. Reflogs are never
+expired (they keep consolidated snapshots reachable) and nothing younger than
+two weeks is pruned, so objects written concurrently by a snapshot are safe.
+
+:class:`MaintenancePolicy` decides when: only after the project has been quiet for
+a while (never during a burst of snapshots) and only when enough new objects
+accumulated.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+import filelock
+
+from code_trajectory.git.shadow import ShadowRepo
+
+log = logging.getLogger(__name__)
+
+#: Snapshots since the last maintenance that make the next one due.
+SNAPSHOTS_BETWEEN_RUNS = 200
+#: Seconds without a snapshot before maintenance may run.
+QUIET_SECONDS = 30.0
+#: Packs in the repository past which a roll-up runs at once, on its own thread, even during a burst:
+#: every object lookup searches the packs, so many small ones slow down reads and writes alike.
+MAX_PACKS = 40
+
+
+@dataclass
+class MaintenanceReport:
+    """What a maintenance run did: seconds taken and loose objects before/after."""
+
+    seconds: float
+    loose_before: int
+    loose_after: int
+    finished_at: str
+
+
+def _loose_count(repo: ShadowRepo) -> int:
+    out = repo.git.text(["count-objects", "-v"])
+    for line in out.splitlines():
+        if line.startswith("count:"):
+            return int(line.split(":")[1])
+    return 0
+
+
+def run_maintenance(repo: ShadowRepo, *, cap_bytes: int | None = None,
+                    retention_days: float = 30.0) -> MaintenanceReport | None:
+    """Pack, clean and index the shadow repository; None when another process is already doing it.
+
+    With ``cap_bytes``, history older than ``retention_days`` is then dropped while the
+    repository is larger than the cap (:func:`enforce_size_cap`).
+
+    Raises:
+        GitError: a git step failed (the repository stays valid: each step is atomic in git).
+    """
+    lock = filelock.FileLock(str(repo.git_dir / "maintenance.lock"), timeout=0)
+    try:
+        lock.acquire()
+    except filelock.Timeout:
+        return None
+    try:
+        started = time.perf_counter()
+        from code_trajectory.git.health import clear_stale_locks
+
+        clear_stale_locks(repo.git_dir)  # e.g. a commit-graph-chain.lock left by a killed run
+        loose_before = _loose_count(repo)
+        repo.git.run(["repack", "-d", "-q", "--geometric=2", "--no-write-bitmap-index"])
+        repo.git.run(["prune-packed", "-q"])
+        repo.git.run(["prune", "--expire=2.weeks.ago"])
+        repo.git.run(["pack-refs", "--all"])
+        if not (repo.git_dir / "shallow").exists():  # git skips the graph in a repository with shallow boundaries
+            repo.git.run(["commit-graph", "write", "--reachable", "--changed-paths", "--split"])
+        if cap_bytes is not None:
+            enforce_size_cap(repo, cap_bytes, retention_days)
+        report = MaintenanceReport(time.perf_counter() - started, loose_before, _loose_count(repo),
+                                   datetime.now(timezone.utc).isoformat())
+        (repo.state_dir / "maintenance.json").write_text(json.dumps(report.__dict__), "utf-8")
+        log.info("maintenance seconds=%.2f loose_before=%d loose_after=%d", report.seconds, loose_before,
+                 report.loose_after)
+        return report
+    finally:
+        lock.release()
+
+
+def repository_bytes(repo: ShadowRepo) -> int:
+    """Disk use of the shadow repository's objects, bytes (loose plus packs, from ``count-objects``)."""
+    total = 0
+    for line in repo.git.text(["count-objects", "-v"]).splitlines():
+        key, _, value = line.partition(":")
+        if key in ("size", "size-pack", "size-garbage"):
+            total += int(value.strip() or 0) * 1024
+    return total
+
+
+def drop_commit_graph(repo: ShadowRepo) -> None:
+    """Remove the commit-graph files: one listing parents beyond a shallow boundary would be stale."""
+    info = repo.git_dir / "objects" / "info"
+    for path in [info / "commit-graph", *(info / "commit-graphs").glob("*")]:
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            pass
+
+
+def enforce_size_cap(repo: ShadowRepo, cap_bytes: int, retention_days: float) -> int:
+    """Drop snapshots older than the retention window while the repository exceeds ``cap_bytes``.
+
+    For each shadow branch the oldest commit inside the window (the tip when every
+    commit is older: the latest state of a branch is never dropped) becomes a history
+    boundary in ``.trajectory/shallow``, git's own mechanism for cut-off history;
+    reflog entries older than the window expire; the commits behind the boundaries
+    become unreachable and are loosened and pruned. Objects written in the last two
+    weeks and not yet referenced are never deleted (``repack -A`` then ``prune
+    --expire``), so a concurrent snapshot is safe.
+
+    Returns:
+        The number of boundaries written (0 when the repository is under the cap).
+    """
+    if repository_bytes(repo) <= cap_bytes:
+        return 0
+    cutoff = int(time.time() - retention_days * 86400)
+    boundaries: set[str] = set()
+    for ref, tip in repo.shadow_refs().items():
+        inside = repo.git.text(["rev-list", f"--since={cutoff}", "--first-parent", ref]).split()
+        boundary = inside[-1] if inside else tip
+        if repo.git.text(["rev-list", "--count", "--first-parent", boundary]) != "1":
+            boundaries.add(boundary)
+    if not boundaries:
+        return 0
+    shallow = repo.git_dir / "shallow"
+    existing = set(shallow.read_text().split()) if shallow.exists() else set()
+    tmp = shallow.with_suffix(".tmp")
+    tmp.write_text("".join(f"{oid}\n" for oid in sorted(existing | boundaries)))
+    os.replace(tmp, shallow)
+    drop_commit_graph(repo)  # git neither uses nor rewrites a commit-graph in a repository with shallow boundaries
+    repo.git.run(["reflog", "expire", f"--expire={cutoff}", f"--expire-unreachable={cutoff}", "--all"])
+    repo.git.run(["repack", "-A", "-d", "-q"])
+    repo.git.run(["prune", "--expire=2.weeks.ago"])
+    log.info("history pruned: %d boundary commit(s), repository now %d bytes", len(boundaries),
+             repository_bytes(repo))
+    return len(boundaries)
+
+
+def last_report(repo: ShadowRepo) -> MaintenanceReport | None:
+    """The last maintenance run recorded in ``.trajectory/state/maintenance.json``, if any."""
+    try:
+        return MaintenanceReport(**json.loads((repo.state_dir / "maintenance.json").read_text("utf-8")))
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+class BackgroundMaintenance:
+    """Runs :func:`run_maintenance` on a daemon thread, one run at a time (off the snapshot path).
+
+    git's repack and commit-graph writes are safe while snapshots write new objects and
+    move refs; the ``maintenance.lock`` keeps two runs from overlapping.
+    """
+
+    def __init__(self, repo: ShadowRepo, **options) -> None:
+        self.repo = repo
+        self.options = options
+        self._thread: threading.Thread | None = None
+        self.last: MaintenanceReport | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self) -> bool:
+        """Start a run unless one is running; True when started."""
+        if self.running:
+            return False
+
+        def work() -> None:
+            try:
+                self.last = run_maintenance(self.repo, **self.options)
+            except Exception as exc:  # noqa: BLE001 - maintenance never takes the recorder down
+                log.warning("maintenance failed, will retry later: %s", exc)
+
+        self._thread = threading.Thread(target=work, name="trajectory-maintenance", daemon=True)
+        self._thread.start()
+        return True
+
+    def join(self, timeout: float | None = None) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+
+class MaintenancePolicy:
+    """Counts snapshots and says when maintenance is due (quiet and enough new snapshots).
+
+    Args:
+        every: snapshots between runs.
+        quiet_seconds: time since the last snapshot before a run may start, seconds.
+    """
+
+    def __init__(self, every: int = SNAPSHOTS_BETWEEN_RUNS, quiet_seconds: float = QUIET_SECONDS) -> None:
+        self.every = every
+        self.quiet_seconds = quiet_seconds
+        self.since_last = 0
+        self.last_snapshot = time.monotonic()
+
+    def snapshot_written(self) -> None:
+        self.since_last += 1
+        self.last_snapshot = time.monotonic()
+
+    def due(self) -> bool:
+        """True when the project has been quiet long enough after enough snapshots."""
+        return self.since_last >= self.every and time.monotonic() - self.last_snapshot >= self.quiet_seconds
+
+    def rollup_due(self, repo: ShadowRepo) -> bool:
+        """True when so many packs accumulated that a roll-up should not wait for quiet."""
+        return repo.pack_count() > MAX_PACKS
+
+    def done(self) -> None:
+        self.since_last = 0

@@ -1,0 +1,245 @@
+"""Shadow commit messages: the readable first line and the machine-readable trailers.
+
+A snapshot's message::
+
+    [AUTO-TRJ] 14:02:11 - Fix login retry - M src/auth.py (+12 -3), A tests/test_auth.py (+40)
+
+    M src/auth.py (+12 -3)
+    A tests/test_auth.py (+40)
+
+    Trajectory-Kind: snapshot
+    Trajectory-Intent: Fix login retry
+    Trajectory-Branch: main
+    Trajectory-Timestamp: 2026-11-21T14:02:11.123456+00:00
+
+The first line is for people and models; code reads only the trailers (parsed by
+git itself, ``%(trailers)``), never the prose. The intent part of the first line
+is left out when no intent is set. A consolidation's first line is
+``[CONSOLIDATE] <ISO timestamp> - <intent>``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+SNAPSHOT_PREFIX = "[AUTO-TRJ]"
+CONSOLIDATE_PREFIX = "[CONSOLIDATE]"
+
+TRAILER_KIND = "Trajectory-Kind"
+TRAILER_INTENT = "Trajectory-Intent"
+TRAILER_BRANCH = "Trajectory-Branch"
+TRAILER_TIMESTAMP = "Trajectory-Timestamp"
+TRAILER_CHECKPOINT = "Trajectory-Checkpoint"
+TRAILER_SQUASHED = "Trajectory-Squashed"
+TRAILER_SQUASHED_RANGE = "Trajectory-Squashed-Range"
+TRAILER_GIT_OPERATION = "Trajectory-Git-Operation"
+TRAILER_RESTORED_FROM = "Trajectory-Restored-From"
+#: Who made the change, when an agent's hook said so: ``<client>; tool=<tool>; session=<id>`` (e.g.
+#: ``claude-code; tool=Edit; session=4f2a``). Snapshots without it were made by the watcher: the user or a command.
+TRAILER_ORIGIN = "Trajectory-Origin"
+
+KIND_SNAPSHOT = "snapshot"
+KIND_CHECKPOINT = "checkpoint"
+KIND_RECONCILE = "reconcile"
+#: The first snapshot of a shadow repository: the whole existing tree, not work done in a session.
+KIND_IMPORT = "import"
+KIND_CONSOLIDATE = "consolidate"
+#: A snapshot of what a git command (checkout, reset, merge, rebase, stash...) did to the work tree: not the agent's
+#: work, so it carries no intent; its first line starts with the operation, e.g. ``[CHECKOUT] feature → main``.
+KIND_GIT = "git"
+#: A restore: files put back from an earlier snapshot; the first line starts with ``[RESTORE]`` and names the source.
+KIND_RESTORE = "restore"
+RESTORE_PREFIX = "[RESTORE]"
+
+#: Files named in the first line before ``... and N more``.
+SUBJECT_FILES = 5
+#: Files listed in the body.
+BODY_FILES = 200
+#: Longest intent kept, characters.
+MAX_INTENT_CHARS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    """One file's change between two trees.
+
+    Attributes:
+        status: git's letter: ``A`` added, ``M`` modified, ``D`` deleted, ``R`` renamed,
+            ``T`` type changed (e.g. file to symlink).
+        path: the path after the change (before it, for ``D``), relative to the root.
+        old_path: the path before a rename, else None.
+        added, deleted: changed line counts; None for binary files or when not computed.
+        old_oid, new_oid: blob ids before and after (``0``*40 when absent).
+        counted: True when line counts were computed (then None counts mean binary).
+        note: replaces the counts when set, e.g. ``not stored: 12.3 MB``.
+    """
+
+    status: str
+    path: str
+    old_path: str | None = None
+    added: int | None = None
+    deleted: int | None = None
+    old_oid: str = "0" * 40
+    new_oid: str = "0" * 40
+    counted: bool = False
+    note: str | None = None
+
+    @property
+    def binary(self) -> bool:
+        return self.counted and self.added is None
+
+    def counts(self) -> str:
+        """``(+12 -3)``-style counts; ``(binary)`` for binary content; ``""`` when not computed."""
+        if self.note:
+            return f"({self.note})"
+        if not self.counted:
+            return ""
+        if self.added is None or self.deleted is None:
+            return "(binary)"
+        if self.status in ("R", "C") and not self.added and not self.deleted:
+            return ""
+        parts = []
+        if self.added or self.status != "D":
+            parts.append(f"+{self.added}")
+        if self.deleted or self.status == "D":
+            parts.append(f"-{self.deleted}")
+        return f"({' '.join(parts)})"
+
+    def describe(self) -> str:
+        """``M src/auth.py (+12 -3)`` or ``R old.py -> new.py (+1 -1)``."""
+        where = f"{self.old_path} -> {self.path}" if self.old_path else self.path
+        counts = self.counts()
+        return f"{self.status} {where}{' ' + counts if counts else ''}"
+
+
+def one_line(text: str, limit: int = MAX_INTENT_CHARS) -> str:
+    """Collapse whitespace (newlines included) and cut to ``limit`` characters with an ellipsis."""
+    flat = re.sub(r"\s+", " ", text).strip()
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def summarize(changes: list[FileChange], max_items: int = SUBJECT_FILES) -> str:
+    """Brief diff summary: the first ``max_items`` changes, then ``... and N more``."""
+    if not changes:
+        return "no file changes"
+    shown = ", ".join(c.describe() for c in changes[:max_items])
+    rest = len(changes) - max_items
+    return f"{shown}, ... and {rest} more" if rest > 0 else shown
+
+
+def snapshot_message(*, when: datetime, intent: str | None, branch: str, changes: list[FileChange],
+                     kind: str = KIND_SNAPSHOT, note: str | None = None, origin: str | None = None) -> str:
+    """Compose a snapshot's commit message (see the module docstring).
+
+    Args:
+        when: the snapshot time (aware datetime; shown as local ``HH:MM:SS``).
+        intent: the current intent, or None.
+        branch: the project branch the snapshot belongs to.
+        changes: the file changes against the parent commit.
+        kind: one of ``snapshot``, ``checkpoint``, ``reconcile``.
+        note: the checkpoint message given by the caller, if any.
+        origin: who made the change, for a snapshot taken by an agent's hook (see :data:`TRAILER_ORIGIN`).
+    """
+    parts = [f"{SNAPSHOT_PREFIX} {when.strftime('%H:%M:%S')}"]
+    if intent:
+        parts.append(one_line(intent))
+    if note:
+        parts.append(f"checkpoint: {one_line(note, 120)}")
+    parts.append(summarize(changes))
+    subject = " - ".join(parts)
+    body = [c.describe() for c in changes[:BODY_FILES]]
+    if len(changes) > BODY_FILES:
+        body.append(f"... and {len(changes) - BODY_FILES} more")
+    trailers = [(TRAILER_KIND, kind)]
+    if intent:
+        trailers.append((TRAILER_INTENT, one_line(intent)))
+    if note:
+        trailers.append((TRAILER_CHECKPOINT, one_line(note)))
+    if origin:
+        trailers.append((TRAILER_ORIGIN, one_line(origin, 300)))
+    trailers += [(TRAILER_BRANCH, branch), (TRAILER_TIMESTAMP, when.isoformat())]
+    return _assemble(subject, body, trailers)
+
+
+def git_operation_message(*, when: datetime, label: str, kind: str, reflog: str, branch: str,
+                          changes: list[FileChange]) -> str:
+    """Compose the message of a snapshot made by a git operation (no intent: it is not the agent's work).
+
+    Args:
+        when: the snapshot time (aware datetime).
+        label: the operation as shown, e.g. ``[CHECKOUT] feature → main`` (see
+            :func:`code_trajectory.git.project.last_work_tree_operation`).
+        kind: the operation (``checkout``, ``stash``...), stored in the ``Trajectory-Git-Operation`` trailer.
+        reflog: git's reflog message, kept in the body.
+        branch: the project branch after the operation.
+        changes: the file changes against the parent commit.
+    """
+    head, _, rest = label.partition("] ")
+    subject = f"{head}] {when.strftime('%H:%M:%S')} - {one_line(rest, 120)} - {summarize(changes)}"
+    body = [f"reflog: {one_line(reflog, 300)}", ""] + [c.describe() for c in changes[:BODY_FILES]]
+    if len(changes) > BODY_FILES:
+        body.append(f"... and {len(changes) - BODY_FILES} more")
+    trailers = [(TRAILER_KIND, KIND_GIT), (TRAILER_GIT_OPERATION, kind), (TRAILER_BRANCH, branch),
+                (TRAILER_TIMESTAMP, when.isoformat())]
+    return _assemble(subject, body, trailers)
+
+
+def restore_message(*, when: datetime, intent: str | None, branch: str, changes: list[FileChange],
+                    source: str, how: str) -> str:
+    """Compose a restore's message: ``[RESTORE] HH:MM:SS - from <commit> (<how>) - <files>``.
+
+    Args:
+        when: the restore time (aware datetime).
+        intent: the current intent, or None.
+        branch: the project branch.
+        changes: the files the restore changed.
+        source: the snapshot restored from (full commit id, kept in ``Trajectory-Restored-From``).
+        how: how the snapshot was named (``checkpoint "before refactor"``, ``~2``...).
+    """
+    parts = [f"{RESTORE_PREFIX} {when.strftime('%H:%M:%S')}", f"from {source[:12]} ({one_line(how, 80)})"]
+    if intent:
+        parts.insert(1, one_line(intent))
+    parts.append(summarize(changes))
+    body = [c.describe() for c in changes[:BODY_FILES]]
+    if len(changes) > BODY_FILES:
+        body.append(f"... and {len(changes) - BODY_FILES} more")
+    trailers = [(TRAILER_KIND, KIND_RESTORE), (TRAILER_RESTORED_FROM, source)]
+    if intent:
+        trailers.append((TRAILER_INTENT, one_line(intent)))
+    trailers += [(TRAILER_BRANCH, branch), (TRAILER_TIMESTAMP, when.isoformat())]
+    return _assemble(" - ".join(parts), body, trailers)
+
+
+def consolidate_message(*, when: datetime, intent: str, branch: str, squashed: int, first: str,
+                        last: str, files: list[FileChange]) -> str:
+    """Compose a consolidation's commit message: ``[CONSOLIDATE] <timestamp> - <intent>``."""
+    subject = f"{CONSOLIDATE_PREFIX} {when.strftime('%Y-%m-%d %H:%M:%S')} - {one_line(intent)}"
+    body = [f"Squashed {squashed} snapshot(s), {first[:12]}..{last[:12]}; they stay reachable "
+            f"through the reflog of refs/heads/shadow/{branch}.", ""]
+    body += [c.describe() for c in files[:BODY_FILES]]
+    if len(files) > BODY_FILES:
+        body.append(f"... and {len(files) - BODY_FILES} more")
+    trailers = [(TRAILER_KIND, KIND_CONSOLIDATE), (TRAILER_INTENT, one_line(intent)),
+                (TRAILER_BRANCH, branch), (TRAILER_TIMESTAMP, when.isoformat()),
+                (TRAILER_SQUASHED, str(squashed)), (TRAILER_SQUASHED_RANGE, f"{first}..{last}")]
+    return _assemble(subject, body, trailers)
+
+
+def _assemble(subject: str, body: list[str], trailers: list[tuple[str, str]]) -> str:
+    text = subject + "\n\n"
+    if body:
+        text += "\n".join(body) + "\n\n"
+    text += "\n".join(f"{k}: {one_line(v, 1000)}" for k, v in trailers) + "\n"
+    return text
+
+
+def parse_trailers(blob: str, separator: str = "\x1d") -> dict[str, str]:
+    """Parse git's ``%(trailers:unfold,separator=...)`` output into ``{key: value}`` (last wins)."""
+    result: dict[str, str] = {}
+    for item in blob.split(separator):
+        key, sep, value = item.partition(":")
+        if sep and key.strip():
+            result[key.strip()] = value.strip()
+    return result

@@ -1,0 +1,349 @@
+"""Read-only facts about the project's own git repository (never written).
+
+Only ``git rev-parse``, ``git config --get`` and ``git ls-files`` are run against the
+project's repository, with ``GIT_OPTIONAL_LOCKS=0`` (and ``core.fsmonitor=false`` for
+``ls-files``, so no hook runs); the current branch is read from the ``HEAD`` file and the
+index is only ``stat``-ed. Nothing here can write under the project's ``.git``.
+
+The project may be a subdirectory of a git work tree (``repo/packages/app``): then
+:attr:`ProjectRepo.work_tree` is the work tree's top (``repo``) and :attr:`ProjectRepo.prefix`
+the project's path inside it (``packages/app/``), as ``git rev-parse --show-toplevel`` and
+``--show-prefix`` report them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from code_trajectory.core.errors import GitError
+from code_trajectory.git.gitcmd import Git, git_executable
+
+log = logging.getLogger(__name__)
+
+#: Shadow branch name used while the project's HEAD is detached. git refuses to
+#: create a branch called ``HEAD``, so it never collides with a real branch.
+DETACHED_BRANCH = "HEAD"
+#: Shadow branch name used when the project is not a git repository. git refuses
+#: branch names starting with ``-``, so it never collides with a real branch either.
+NO_GIT_BRANCH = "-no-git"
+
+
+@dataclass(frozen=True)
+class ProjectRepo:
+    """The project's repository, as discovered from the project root.
+
+    Attributes:
+        root: the project root (absolute).
+        git_dir: the repository's git directory for this work tree (for a linked
+            worktree, ``.git/worktrees/<name>``), or None when the project is not in a
+            git repository.
+        common_dir: the directory holding ``info/exclude`` (the main git dir).
+        work_tree: the top of the work tree holding ``root`` (``root`` itself, or an
+            ancestor when the project is a subdirectory of a work tree); None when the
+            project is not in a work tree.
+        prefix: ``root``'s path relative to ``work_tree``, ``/``-separated with a trailing
+            ``/`` (``packages/app/``); ``""`` when ``root`` is the top or not in a work tree.
+    """
+
+    root: Path
+    git_dir: Path | None
+    common_dir: Path | None
+    work_tree: Path | None = None
+    prefix: str = ""
+
+    @classmethod
+    def discover(cls, root: Path) -> ProjectRepo:
+        """Find the repository containing ``root`` (None fields when there is none).
+
+        Runs ``git rev-parse --absolute-git-dir --git-common-dir --show-toplevel --show-prefix``
+        in ``root`` (falling back to the first two alone outside a work tree, e.g. in a bare
+        repository). A git that fails to run gives a project without repository (logged).
+
+        Raises:
+            GitUnavailableError: git is not on PATH.
+        """
+        env = Git(root / ".git", None, isolated=False).env
+        # rev-parse needs discovery, not an explicit --git-dir: run it plainly in root.
+        lines: list[str] | None = None
+        for args in (["--absolute-git-dir", "--git-common-dir", "--show-toplevel", "--show-prefix"],
+                     ["--absolute-git-dir", "--git-common-dir"]):
+            try:
+                proc = subprocess.run([git_executable(), "rev-parse", *args], cwd=root, env=env,
+                                      capture_output=True, timeout=30)
+            except (OSError, subprocess.SubprocessError) as exc:
+                log.warning("cannot run git rev-parse in %s: %s", root, exc)
+                return cls(root, None, None)
+            if proc.returncode == 0:
+                lines = proc.stdout.decode("utf-8", "surrogateescape").split("\n")
+                break
+        if not lines or not lines[0]:
+            return cls(root, None, None)
+        git_dir = Path(lines[0])
+        common = Path(lines[1]) if len(lines) > 1 and lines[1] else git_dir
+        if not common.is_absolute():
+            common = (root / common).resolve()
+        work_tree = Path(lines[2]) if len(lines) > 3 and lines[2] else None
+        prefix = lines[3] if work_tree is not None else ""
+        return cls(root, git_dir, common, work_tree, prefix)
+
+    @property
+    def is_git(self) -> bool:
+        """True when the project is inside a git repository."""
+        return self.git_dir is not None
+
+    @property
+    def head_file(self) -> Path | None:
+        """The ``HEAD`` file whose changes signal a branch switch, or None."""
+        return self.git_dir / "HEAD" if self.git_dir else None
+
+    @property
+    def info_exclude(self) -> Path | None:
+        """The repository's ``info/exclude`` file (may not exist), or None."""
+        return self.common_dir / "info" / "exclude" if self.common_dir else None
+
+    @property
+    def index_file(self) -> Path | None:
+        """The index of this work tree (``<git_dir>/index``; may not exist yet), or None outside git."""
+        return self.git_dir / "index" if self.git_dir else None
+
+    def enclosing_gitignores(self) -> list[tuple[Path, str]]:
+        """The ``.gitignore`` files above the root inside its work tree, outermost first.
+
+        Returns ``(file, lead)`` pairs: ``lead`` is the root's path relative to the file's
+        directory, with a trailing ``/`` (for ``repo/.gitignore`` and the project
+        ``repo/packages/app``: ``packages/app/``), to prepend to a project-relative path to
+        get the path the file's patterns are matched against (gitignore(5): "relative to the
+        location of the .gitignore file"). Files are listed whether or not they exist. Empty
+        when the root is the top of its work tree, or not in one.
+        """
+        if self.work_tree is None or not self.prefix:
+            return []
+        parts = self.prefix.strip("/").split("/")
+        return [(self.work_tree.joinpath(*parts[:i], ".gitignore"), "/".join(parts[i:]) + "/")
+                for i in range(len(parts))]
+
+    def tracked_files(self) -> Iterator[tuple[bytes, bool]] | None:
+        """The paths under the root that the index tracks (git-ls-files(1) ``--cached``).
+
+        Runs ``git ls-files -z --stage --full-name`` in the root (read-only: the index is
+        not refreshed or written) and translates its paths, relative to the work tree's
+        top, to paths relative to the root by dropping :attr:`prefix`.
+
+        Returns:
+            An iterator of ``(path, is_gitlink)`` in the index's order (bytewise), one per
+            tracked path (an unmerged path once): ``path`` is bytes, ``/``-separated, relative
+            to the root; ``is_gitlink`` is True for a submodule (mode 160000). None when the
+            project is not in a work tree or git failed (logged).
+
+        Raises:
+            GitUnavailableError: git is not on PATH.
+        """
+        if self.git_dir is None or self.work_tree is None:
+            return None
+        env = Git(self.root / ".git", None, isolated=False).env
+        try:
+            proc = subprocess.run([git_executable(), "-c", "core.fsmonitor=false", "ls-files", "-z", "--stage",
+                                   "--full-name"], cwd=self.root, env=env, capture_output=True, timeout=300)
+        except (OSError, subprocess.SubprocessError) as exc:
+            log.warning("cannot list the files git tracks in %s: %s", self.root, exc)
+            return None
+        if proc.returncode != 0:
+            log.warning("cannot list the files git tracks in %s: %s", self.root,
+                        proc.stderr.decode("utf-8", "replace").strip())
+            return None
+        return _index_entries(proc.stdout, self.prefix.encode("utf-8", "surrogateescape"))
+
+    def current_branch(self) -> str:
+        """Return the project's current branch name.
+
+        Returns :data:`DETACHED_BRANCH` for a detached HEAD and :data:`NO_GIT_BRANCH`
+        when the project is not a git repository. An unborn branch (no commit yet)
+        gives its name.
+        """
+        if self.git_dir is None:
+            return NO_GIT_BRANCH
+        try:
+            head = (self.git_dir / "HEAD").read_text("utf-8", "surrogateescape").strip()
+        except OSError:
+            return DETACHED_BRANCH
+        if head.startswith("ref: refs/heads/") and head != "ref: refs/heads/.invalid":
+            return head[len("ref: refs/heads/"):]
+        if head.startswith("ref:"):  # reftable backend keeps a placeholder in HEAD: ask git
+            try:
+                out = Git(self.git_dir, None, isolated=False).run(["symbolic-ref", "-q", "HEAD"], check=False)
+            except GitError:
+                return DETACHED_BRANCH
+            ref = out.stdout.decode("utf-8", "surrogateescape").strip()
+            if out.returncode == 0 and ref.startswith("refs/heads/"):
+                return ref[len("refs/heads/"):]
+        return DETACHED_BRANCH
+
+    def index_blobs(self, paths: list[str]) -> dict[str, str]:
+        """``{path: blob id}`` of the project's index (staged content) for ``paths`` relative to the root.
+
+        Read-only (``git ls-files --stage``, ``GIT_OPTIONAL_LOCKS=0``): paths not in the index are absent
+        from the answer; an empty answer when the project is not a git repository or git fails.
+        """
+        if self.git_dir is None or not paths:
+            return {}
+        env = Git(self.root, None, isolated=False).env
+        try:
+            proc = subprocess.run([git_executable(), "ls-files", "--stage", "-z", "--", *
+                                   [f":(literal){p}" for p in paths]],
+                                  cwd=self.root, env=env, capture_output=True, timeout=60)
+        except (OSError, subprocess.SubprocessError) as exc:
+            log.warning("cannot read the project's index: %s", exc)
+            return {}
+        if proc.returncode != 0:
+            return {}
+        blobs = {}
+        for record in proc.stdout.split(b"\0"):
+            meta, tab, path = record.partition(b"\t")
+            fields = meta.split(b" ")
+            if not tab or len(fields) != 3 or fields[2] != b"0":  # stage 0 only: a conflict is nobody's content
+                continue
+            blobs[os.fsdecode(path)] = fields[1].decode("ascii")  # relative to the root (git's cwd)
+        return blobs
+
+    def global_excludes(self) -> Path:
+        """The user's global excludes file: ``core.excludesFile`` or git's default location."""
+        env = Git(self.root, None, isolated=False).env
+        try:
+            proc = subprocess.run([git_executable(), "config", "--path", "--get", "core.excludesFile"],
+                                  cwd=self.root, env=env, capture_output=True, timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            return default_global_excludes()
+        value = proc.stdout.decode("utf-8", "surrogateescape").strip()
+        if proc.returncode == 0 and value:
+            path = Path(value).expanduser()
+            return path if path.is_absolute() else self.root / path
+        return default_global_excludes()
+
+
+def _index_entries(output: bytes, prefix: bytes) -> Iterator[tuple[bytes, bool]]:
+    """``(path below prefix, is_gitlink)`` of each ``ls-files -z --stage`` record
+    (``<mode> <object> <stage>TAB<path>NUL``), an unmerged path once."""
+    skip = len(prefix)
+    last = None
+    for record in output.split(b"\0"):
+        meta, tab, path = record.partition(b"\t")
+        if not tab or not path.startswith(prefix) or len(path) == skip:
+            continue
+        path = path[skip:]
+        if path == last:
+            continue  # the other stages of an unmerged path
+        last = path
+        yield path, meta.startswith(b"160000")
+
+
+def default_global_excludes() -> Path:
+    """git's default global excludes file: ``$XDG_CONFIG_HOME/git/ignore`` or ``~/.config/git/ignore``."""
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".config"
+    return base / "git" / "ignore"
+
+
+@dataclass(frozen=True)
+class GitOperation:
+    """A git command that rewrote the work tree, read from the project's reflog.
+
+    Attributes:
+        kind: ``checkout``, ``reset``, ``merge``, ``rebase``, ``pull``, ``cherry-pick``, ``revert``,
+            ``stash`` or ``am``.
+        label: what the snapshot's first line says, e.g. ``[CHECKOUT] feature → main``.
+        reflog: the reflog message as git wrote it (``checkout: moving from feature to main``).
+        timestamp: when git wrote it, seconds since the epoch.
+    """
+
+    kind: str
+    label: str
+    reflog: str
+    timestamp: int
+
+
+#: Reflog message prefixes (git's own wording, see git-reflog(1) and the messages of each command) of the
+#: operations that rewrite work tree files, by kind. ``commit`` and ``branch`` are absent: they change no file.
+_WORK_TREE_OPERATIONS = (
+    ("checkout: ", "checkout"), ("reset: ", "reset"), ("merge ", "merge"), ("pull", "pull"),
+    ("rebase", "rebase"), ("cherry-pick", "cherry-pick"), ("revert", "revert"), ("am", "am"),
+)
+#: Bytes read from the end of a reflog: enough for its last entries, bounded for huge reflogs.
+REFLOG_TAIL_BYTES = 16 * 1024
+
+
+def _reflog_tail(path: Path, offset: int) -> tuple[list[tuple[int, str]], int]:
+    """``(timestamp, message)`` of the reflog entries written after byte ``offset`` (oldest first; at most the last
+    :data:`REFLOG_TAIL_BYTES`), and the file's size now (0 when it does not exist)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            start = max(offset, size - REFLOG_TAIL_BYTES) if size >= offset else max(0, size - REFLOG_TAIL_BYTES)
+            f.seek(start)
+            data = f.read() if size > offset else b""
+    except OSError:
+        return [], 0
+    entries = []
+    for line in data.decode("utf-8", "replace").splitlines():
+        head, tab, message = line.partition("\t")
+        fields = head.split(" ")
+        if not tab or len(fields) < 4:
+            continue
+        try:
+            entries.append((int(fields[-2]), message.strip()))
+        except ValueError:
+            continue
+    return entries, size
+
+
+def _label(kind: str, message: str) -> str:
+    if kind == "checkout":
+        match = re.match(r"checkout: moving from (.+) to (.+)$", message)
+        if match:
+            return f"[CHECKOUT] {match.group(1)} → {match.group(2)}"
+    detail = message.split(": ", 1)[1] if ": " in message else message
+    return f"[{kind.upper()}] {detail}"
+
+
+class ReflogCursor:
+    """Reads the git operations written to the project's reflogs since the last read (read-only).
+
+    The HEAD reflog (``logs/HEAD``) names checkouts, resets, merges, rebases, pulls, cherry-picks and reverts;
+    the stash reflog (``logs/refs/stash``) names a stash, and shrinks or disappears on ``stash pop``/``drop``.
+    Only what was appended after the previous read counts, so an operation is never reported twice.
+    """
+
+    def __init__(self, project: ProjectRepo) -> None:
+        self.project = project
+        common = project.common_dir or project.git_dir
+        self._head_log = project.git_dir / "logs" / "HEAD" if project.git_dir else None
+        self._stash_log = common / "logs" / "refs" / "stash" if common else None
+        self._sizes = {path: _reflog_tail(path, 1 << 62)[1] for path in (self._head_log, self._stash_log) if path}
+
+    def new_operation(self) -> GitOperation | None:
+        """The newest work-tree-rewriting operation written since the previous call, or None (commits and other
+        operations that leave the work tree alone give None)."""
+        found: list[GitOperation] = []
+        if self._head_log is not None:
+            entries, self._sizes[self._head_log] = _reflog_tail(self._head_log, self._sizes.get(self._head_log, 0))
+            for ts, message in entries:
+                for prefix, kind in _WORK_TREE_OPERATIONS:
+                    if message.startswith(prefix):
+                        found.append(GitOperation(kind, _label(kind, message), message, ts))
+                        break
+        if self._stash_log is not None:
+            before = self._sizes.get(self._stash_log, 0)
+            entries, size = _reflog_tail(self._stash_log, before)
+            self._sizes[self._stash_log] = size
+            found += [GitOperation("stash", f"[STASH] {message}", message, ts) for ts, message in entries]
+            if size < before:  # `stash pop` or `drop` removed an entry
+                found.append(GitOperation("stash", "[STASH] pop or drop", "stash: an entry was popped or dropped",
+                                          int(__import__("time").time())))
+        # a stash also resets HEAD in the same second: the stash entry names the operation
+        return max(found, key=lambda op: (op.timestamp, op.kind == "stash")) if found else None

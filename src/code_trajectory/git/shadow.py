@@ -1,0 +1,482 @@
+"""The shadow git repository in ``<project>/.trajectory``: layout, objects, refs.
+
+The shadow repository is an ordinary git repository whose git dir is
+``.trajectory/`` and whose work tree is the project root. Snapshots are commits
+on ``refs/heads/shadow/<branch>``, one ref per branch of the project. New blobs and
+trees are written together as one pack per snapshot (:meth:`ShadowRepo.batch`,
+:mod:`code_trajectory.git.packs`), the commit as a loose object, and everything is
+read through a long-running ``git cat-file --batch``, so writing a snapshot costs
+two file creations, a diff and one ``update-ref``, independent of the project's
+size. The repository keeps no index: the tree of
+each snapshot is edited from the previous one (see :mod:`code_trajectory.git.trees`).
+
+Layout of ``.trajectory/`` (mode 0700)::
+
+    HEAD, config, objects/, refs/, logs/   the git repository
+    .gitignore                             ``*``: the project's git never sees the shadow repository
+    info/exclude                           ``*``: a stray ``git status`` here lists nothing
+    info/attributes                        diff drivers by file extension (hunk labels)
+    write.lock                             held while a snapshot ref is updated
+    state/                                 code-trajectory's own state (stat cache, intent)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import re
+import stat
+import tempfile
+import threading
+import zlib
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from code_trajectory.core.errors import GitError, StorageError
+from code_trajectory.git import gitcmd, packs
+from code_trajectory.git.gitcmd import BatchProcess, Git, read_exact, read_line
+from code_trajectory.git.shadow_config import DIFF_DRIVERS, SHADOW_REPO_CONFIG
+
+log = logging.getLogger(__name__)
+
+SHADOW_DIR_NAME = ".trajectory"
+SHADOW_REF_PREFIX = "refs/heads/shadow/"
+ZERO_OID = "0" * 40
+EMPTY_TREE_OID = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+MODE_FILE = "100644"
+MODE_EXECUTABLE = "100755"
+MODE_SYMLINK = "120000"
+MODE_TREE = "40000"
+#: First bytes of the blob stored in place of a file over the size cap (its size and mtime follow, so a change
+#: of the file still changes the blob); narratives show ``not stored: 12.3 MiB`` instead of its text.
+OVERSIZE_MARKER = b"code-trajectory: content not recorded"
+
+_OID_RE = re.compile(r"^[0-9a-f]{40}$")
+#: A batch of at most this many objects is written as loose objects rather than a pack.
+LOOSE_MAX_OBJECTS = 12
+#: A batch writes its pack early past this many bytes or objects, bounding memory (64 MiB, 20,000 objects).
+BATCH_FLUSH_BYTES = 64 * 1024 * 1024
+BATCH_FLUSH_OBJECTS = 20_000
+
+@dataclass(frozen=True, slots=True)
+class TreeEntry:
+    """One entry of a git tree: ``mode`` as git writes it (``100644``, ``40000``...) and the object id."""
+
+    mode: str
+    oid: str
+
+    @property
+    def is_tree(self) -> bool:
+        return self.mode == MODE_TREE
+
+
+def shadow_ref(branch: str) -> str:
+    """Return the shadow ref of a project branch: ``refs/heads/shadow/<branch>``."""
+    return SHADOW_REF_PREFIX + branch
+
+
+def branch_of_ref(ref: str) -> str:
+    """Inverse of :func:`shadow_ref`."""
+    return ref[len(SHADOW_REF_PREFIX):] if ref.startswith(SHADOW_REF_PREFIX) else ref
+
+
+def _parse_tree(data: bytes) -> dict[bytes, TreeEntry]:
+    entries: dict[bytes, TreeEntry] = {}
+    pos = 0
+    size = len(data)
+    while pos < size:
+        space = data.index(b" ", pos)
+        nul = data.index(b"\0", space)
+        mode = data[pos:space].decode("ascii")
+        name = data[space + 1:nul]
+        oid = data[nul + 1:nul + 21].hex()
+        entries[name] = TreeEntry(mode, oid)
+        pos = nul + 21
+    return entries
+
+
+class ShadowRepo:
+    """The shadow repository of one project.
+
+    Args:
+        project_root: the project root (absolute); the git dir is ``<root>/.trajectory``.
+
+    All methods are thread-safe (the batch processes serialise their requests).
+    """
+
+    def __init__(self, project_root: Path) -> None:
+        self.root = Path(project_root)
+        self.git_dir = self.root / SHADOW_DIR_NAME
+        self.git = Git(self.git_dir, self.root, isolated=True)
+        self._cat = BatchProcess(self.git, ["cat-file", "--batch"], "cat-file")
+        self._tree_cache: OrderedDict[str, dict[bytes, TreeEntry]] = OrderedDict()
+        self._tree_cache_lock = threading.Lock()
+        self.state_dir = self.git_dir / "state"
+        self._empty_tree_written = False
+        self._pending: list[tuple[bytes, bytes | packs.Deflated, str]] | None = None
+        self._pending_bytes = 0
+        #: Packs written by this process (maintenance rolls them up).
+        self.packs_written = 0
+
+    # -- layout ----------------------------------------------------------------------------
+
+    def exists(self) -> bool:
+        """True when ``.trajectory/`` holds a git repository."""
+        return (self.git_dir / "HEAD").is_file() and (self.git_dir / "objects").is_dir()
+
+    def ensure(self) -> bool:
+        """Create the shadow repository if needed and (re)write its config and info files.
+
+        Returns:
+            True when the repository was created by this call.
+
+        Raises:
+            StorageError: ``.trajectory`` exists but is not a directory, or cannot be written.
+            GitError: ``git init`` failed.
+        """
+        created = False
+        try:
+            if self.git_dir.exists() and not self.git_dir.is_dir():
+                raise StorageError(f"{self.git_dir} exists and is not a directory; move it away")
+            if not self.exists():
+                self.git_dir.mkdir(mode=0o700, exist_ok=True)
+                Git(self.git_dir, None).run(["init", "--quiet", "--bare", "--template=", "--initial-branch=shadow/-init-"])
+                created = True
+            os.chmod(self.git_dir, 0o700)
+            hide_from_project_git(self.git_dir)
+            self._write_config()
+            info = self.git_dir / "info"
+            info.mkdir(exist_ok=True)
+            _write_if_changed(info / "exclude", "# code-trajectory: the shadow repository has no index; "
+                                                "a stray `git status` here lists nothing\n*\n")
+            lines = ["# code-trajectory: git's built-in diff drivers label hunks with the enclosing function"]
+            for driver, patterns in DIFF_DRIVERS.items():
+                lines += [f"{p} diff={driver}" for p in patterns]
+            _write_if_changed(info / "attributes", "\n".join(lines) + "\n")
+            self.state_dir.mkdir(mode=0o700, exist_ok=True)
+        except OSError as exc:
+            raise StorageError(f"cannot create the shadow repository in {self.git_dir}: {exc}") from exc
+        return created
+
+    def _write_config(self) -> None:
+        current = self.git.run(["config", "--file", str(self.git_dir / "config"), "--list"], check=False)
+        have = set(current.stdout.decode("utf-8", "replace").splitlines())
+        for key, value in SHADOW_REPO_CONFIG:
+            if f"{key.lower()}={value}" not in have:
+                self.git.run(["config", "--file", str(self.git_dir / "config"), key, value])
+
+    def reset_caches(self) -> None:
+        """Forget cached trees and processes (after ``.trajectory`` was replaced under us)."""
+        self._cat.close()
+        with self._tree_cache_lock:
+            self._tree_cache.clear()
+        self._empty_tree_written = False
+
+    def close(self) -> None:
+        """Stop the long-running git processes."""
+        self._cat.close()
+
+    def __enter__(self) -> ShadowRepo:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- refs -------------------------------------------------------------------------------
+
+    def resolve(self, rev: str) -> str | None:
+        """Return the commit id ``rev`` names, or None when it does not exist."""
+        proc = self.git.run(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"],
+                            check=False)
+        out = proc.stdout.decode().strip()
+        return out if proc.returncode == 0 and _OID_RE.match(out) else None
+
+    def shadow_refs(self) -> dict[str, str]:
+        """Return ``{ref: commit id}`` for every shadow ref."""
+        out = self.git.out(["for-each-ref", "--format=%(objectname) %(refname)", SHADOW_REF_PREFIX])
+        refs = {}
+        for line in out.decode("utf-8", "surrogateescape").splitlines():
+            oid, _, ref = line.partition(" ")
+            refs[ref] = oid
+        return refs
+
+    def update_ref(self, ref: str, new: str, old: str | None, reason: str) -> None:
+        """Move ``ref`` to ``new`` if it still points at ``old`` (None: if it does not exist yet).
+
+        The compare-and-swap is git's own (``update-ref <ref> <new> <old>``); lock
+        contention is retried (see :meth:`Git.run`).
+
+        Raises:
+            LockContentionError: the ref lock stayed held.
+            GitError: the ref moved since ``old`` was read (or another failure).
+        """
+        self.git.run(["update-ref", "-m", reason, "--end-of-options", ref, new, old or ZERO_OID])
+
+    # -- objects ---------------------------------------------------------------------------
+
+    def _cat_file(self, name: str) -> tuple[str, str, bytes] | None:
+        """Ask the running ``cat-file --batch`` for ``name``: ``(object id, type, content)`` or None if missing."""
+
+        def reader(stream) -> tuple[str, str, bytes] | None:
+            header = read_line(stream).decode("utf-8", "replace")
+            parts = header.split()
+            if len(parts) == 2 and parts[1] == "missing":
+                return None
+            if len(parts) != 3:
+                raise EOFError(f"unexpected cat-file header {header!r}")
+            return parts[0], parts[1], read_exact(stream, int(parts[2]) + 1)[:-1]
+
+        return self._cat.request(name.encode() + b"\n", reader)
+
+    def read_object(self, oid: str) -> tuple[str, bytes] | None:
+        """Return ``(type, content)`` of an object, or None when it is missing."""
+        if not _OID_RE.match(oid):
+            raise ValueError(f"not an object id: {oid!r}")
+        found = self._cat_file(oid)
+        return None if found is None else (found[1], found[2])
+
+    def read_tree(self, oid: str | None) -> dict[bytes, TreeEntry]:
+        """Return the entries of tree ``oid`` by name (bytes); None or the empty tree give ``{}``.
+
+        Raises:
+            StorageError: the object is missing or not a tree (a damaged repository).
+        """
+        if oid is None or oid == EMPTY_TREE_OID:
+            return {}
+        with self._tree_cache_lock:
+            cached = self._tree_cache.get(oid)
+            if cached is not None:
+                self._tree_cache.move_to_end(oid)
+                return cached
+        obj = self.read_object(oid)
+        if obj is None or obj[0] != "tree":
+            raise StorageError(f"tree {oid} is missing from the shadow repository (damaged .trajectory?)")
+        entries = _parse_tree(obj[1])
+        with self._tree_cache_lock:
+            self._tree_cache[oid] = entries
+            while len(self._tree_cache) > 4096:
+                self._tree_cache.popitem(last=False)
+        return entries
+
+    def commit_tree_oid(self, commit: str) -> str:
+        """Return the tree id of ``commit``.
+
+        Raises:
+            StorageError: the commit is missing.
+        """
+        obj = self.read_object(commit)
+        if obj is None or obj[0] != "commit":
+            raise StorageError(f"commit {commit} is missing from the shadow repository")
+        first = obj[1].split(b"\n", 1)[0]
+        if not first.startswith(b"tree "):
+            raise StorageError(f"commit {commit} is malformed")
+        return first[5:].decode("ascii")
+
+    def write_object(self, kind: bytes, body: bytes) -> str:
+        """Write a loose object and return its id (idempotent).
+
+        git's loose object format (see gitformat-loose(5) / ``git help objects``):
+        ``zlib("<kind> <size>\\0" + body)`` at ``objects/<2 hex>/<38 hex>``, written to a
+        temporary file in the same directory and linked into place, so a reader never
+        sees a partial object and a killed writer leaves only a ``tmp_obj_*`` file that
+        ``git prune`` removes. Used for trees and commits, which are small; blobs go
+        through ``git hash-object`` or ``git fast-import``.
+
+        Raises:
+            StorageError: the object directory cannot be written (disk full, removed).
+        """
+        header = kind + b" " + str(len(body)).encode() + b"\0"
+        oid = hashlib.sha1(header + body).hexdigest()
+        pending = self._pending
+        if pending is not None:  # inside batch(): collected, written as one pack at the end
+            pending.append((kind, body, oid))
+            self._pending_bytes += len(body)
+            if self._pending_bytes > BATCH_FLUSH_BYTES or len(pending) > BATCH_FLUSH_OBJECTS:
+                self._flush_pending()
+            return oid
+        directory = self.git_dir / "objects" / oid[:2]
+        final = directory / oid[2:]
+        if final.exists():
+            return oid
+        try:
+            directory.mkdir(exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix="tmp_obj_", dir=directory)
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(zlib.compress(header + body, 1))
+                os.chmod(tmp, 0o444)
+                try:
+                    os.link(tmp, final)
+                except FileExistsError:
+                    pass
+                except OSError:  # a file system without hard links
+                    os.replace(tmp, final)
+            finally:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+        except OSError as exc:
+            raise StorageError(f"cannot write an object into {self.git_dir / 'objects'}: {exc}") from exc
+        return oid
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Collect the objects written inside the block and write them as one pack at its end.
+
+        Objects are readable from the tree cache meanwhile; nothing refers to them
+        until the block ends and the caller moves a ref. Nested blocks join the outer one.
+
+        Raises:
+            StorageError: the pack cannot be written.
+        """
+        if self._pending is not None:
+            yield
+            return
+        self._pending, self._pending_bytes = [], 0
+        try:
+            yield
+            self._flush_pending()
+        finally:
+            self._pending = None
+
+    def _flush_pending(self) -> None:
+        objects, self._pending, self._pending_bytes = self._pending or [], [], 0
+        if len(objects) <= LOOSE_MAX_OBJECTS:
+            # a handful of objects: loose files cost little and, unlike many small packs, do not slow
+            # down every later object lookup until maintenance rolls them up
+            pending, self._pending = self._pending, None
+            try:
+                for kind, body, _oid in objects:
+                    self.write_object(kind, body.inflate() if isinstance(body, packs.Deflated) else body)
+            finally:
+                self._pending = pending
+            return
+        try:
+            packs.write_pack(self.git_dir / "objects", objects)
+        except OSError as exc:
+            raise StorageError(f"cannot write a pack into {self.git_dir / 'objects'}: {exc}") from exc
+        self.packs_written += 1
+
+    def pack_count(self) -> int:
+        """Number of pack files in the repository."""
+        try:
+            return sum(1 for name in os.listdir(self.git_dir / "objects" / "pack") if name.endswith(".pack"))
+        except OSError:
+            return 0
+
+    def write_blob(self, data: bytes) -> str:
+        """Write ``data`` as a blob (into the current :meth:`batch` when there is one)."""
+        return self.write_object(b"blob", data)
+
+    def add_deflated_blob(self, oid: str, body: packs.Deflated) -> str:
+        """Add a blob compressed elsewhere (:func:`packs.deflate_blob`) to the current :meth:`batch`.
+
+        Raises:
+            RuntimeError: called outside a batch.
+        """
+        if self._pending is None:
+            raise RuntimeError("add_deflated_blob needs a batch()")
+        self._pending.append((b"blob", body, oid))
+        self._pending_bytes += len(body.data)
+        if self._pending_bytes > BATCH_FLUSH_BYTES or len(self._pending) > BATCH_FLUSH_OBJECTS:
+            self._flush_pending()
+        return oid
+
+    def write_tree(self, entries: dict[bytes, TreeEntry]) -> str:
+        """Write a tree object from ``{name: entry}`` and return its id.
+
+        Entries are sorted as git sorts them (byte order, a tree's name compared as if
+        it ended in ``/``).
+        """
+        if not entries:
+            return self.empty_tree()
+        ordered = sorted(entries.items(), key=lambda item: item[0] + b"/" if item[1].is_tree else item[0])
+        body = b"".join(entry.mode.encode() + b" " + name + b"\0" + bytes.fromhex(entry.oid)
+                        for name, entry in ordered)
+        oid = self.write_object(b"tree", body)
+        with self._tree_cache_lock:
+            self._tree_cache[oid] = dict(entries)
+        return oid
+
+    def empty_tree(self) -> str:
+        """Return the empty tree's id, writing the object once (git does not always have it on disk)."""
+        if not self._empty_tree_written:
+            pending, self._pending = self._pending, None
+            try:
+                self.write_object(b"tree", b"")  # loose, so it exists even outside a batch
+            finally:
+                self._pending = pending
+            self._empty_tree_written = True
+        return EMPTY_TREE_OID
+
+    def hash_bytes(self, data: bytes) -> str:
+        """Write ``data`` as a blob and return its id."""
+        return self.git.text(["hash-object", "-w", "--no-filters", "--stdin"], input=data)
+
+    def commit_tree(self, tree: str, parents: list[str], message: str, *, when: tuple[int, str]) -> str:
+        """Write a commit object with the fixed identity and return its id.
+
+        Args:
+            tree: the tree id.
+            parents: parent commit ids (empty for a root commit).
+            message: the full commit message (UTF-8).
+            when: ``(unix seconds, "+HHMM" offset)`` used as author and committer date.
+        """
+        ident = f"{gitcmd.IDENTITY_NAME} <{gitcmd.IDENTITY_EMAIL}> {when[0]} {when[1]}"
+        lines = [f"tree {tree}"] + [f"parent {p}" for p in parents] + [f"author {ident}", f"committer {ident}"]
+        text = "\n".join(lines) + "\n\n" + message
+        return self.write_object(b"commit", text.encode("utf-8", "surrogateescape"))
+
+    def resolve_ref(self, ref: str) -> str | None:
+        """Return the commit a ref points at, or None — through the running ``cat-file`` (no new process)."""
+        if not ref.startswith("refs/") or "\n" in ref or " " in ref:
+            return self.resolve(ref)
+        found = self._cat_file(ref)
+        return found[0] if found is not None and found[1] == "commit" else None
+
+
+#: ``.trajectory/.gitignore``: git ignores a directory whose own ``.gitignore`` says ``*`` (as virtualenvs and
+#: pytest's cache do), so ``git status`` and ``git add -A`` of the project never see the shadow repository, and no
+#: tracked file (the project's ``.gitignore``) nor anything under the project's ``.git`` is written for it.
+SELF_IGNORE = "# code-trajectory: the shadow repository is not part of the project's git\n*\n"
+
+
+def hide_from_project_git(directory: Path) -> None:
+    """Make the project's git ignore ``directory`` (a shadow repository, or one moved aside): ``.gitignore`` with ``*``.
+
+    Raises:
+        OSError: the file cannot be written.
+    """
+    _write_if_changed(directory / ".gitignore", SELF_IGNORE)
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    try:
+        if path.read_text("utf-8") == text:
+            return
+    except (OSError, UnicodeDecodeError):
+        pass
+    path.write_text(text, "utf-8")
+
+
+def git_mode(st: os.stat_result) -> str | None:
+    """Return the git mode of a file from its ``lstat``, or None for what git cannot store.
+
+    Regular files are ``100755`` when the owner may execute them, else ``100644``;
+    symlinks are ``120000``; FIFOs, sockets and devices give None (not recorded).
+    """
+    if stat.S_ISREG(st.st_mode):
+        return MODE_EXECUTABLE if st.st_mode & stat.S_IXUSR else MODE_FILE
+    if stat.S_ISLNK(st.st_mode):
+        return MODE_SYMLINK
+    return None
+
+
+def check_error_is_missing_ref(exc: GitError) -> bool:
+    """True when ``update-ref`` failed because the ref moved (the compare-and-swap lost)."""
+    text = exc.stderr.lower()
+    return "but expected" in text or "reference already exists" in text or "is at" in text

@@ -1,0 +1,97 @@
+"""Snapshot references: the one resolver every tool and command uses to name a point of the shadow history.
+
+A reference is, in the order tried:
+
+1. ``~N``: N snapshots before the newest one of the branch (first parents);
+2. a commit id, full or at least 7 hex digits (any snapshot of the shadow repository);
+3. a checkpoint's message, exact: the named points (:mod:`code_trajectory.git.points`) and the checkpoint
+   snapshots' ``Trajectory-Checkpoint`` notes; the newest wins;
+4. a time, ISO 8601 or ``10 minutes ago``: the last snapshot of the branch at or before it.
+
+An unknown reference is an error that says what was tried and lists the nearest checkpoints.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+from code_trajectory.core.errors import InvalidArgumentError
+from code_trajectory.core.when import parse_when
+from code_trajectory.git import log, points
+from code_trajectory.git.shadow import ShadowRepo
+
+_HEX = re.compile(r"^[0-9a-fA-F]{7,40}$")
+_BACK = re.compile(r"^~(\d{1,6})$")
+#: Checkpoint notes read back from the tip when resolving by message.
+SCAN_LIMIT = 5000
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A resolved reference: the snapshot and how it was found (``commit id``, ``~2``, ``checkpoint "x"``...)."""
+
+    commit: str
+    how: str
+
+
+def resolve_snapshot(repo: ShadowRepo, text: str, tip: str | None) -> Resolved:
+    """The snapshot ``text`` names, for a branch whose newest snapshot is ``tip``.
+
+    Raises:
+        InvalidArgumentError: the reference names no snapshot (the message says what was tried and lists the
+            nearest checkpoints).
+    """
+    if not isinstance(text, str) or not text.strip() or "\0" in text or len(text) > 500:
+        raise InvalidArgumentError("give a snapshot: a commit id, a checkpoint's message, '~N' (N snapshots back) "
+                                   "or a time ('10 minutes ago', '2026-11-23T14:00')")
+    ref = text.strip()
+    back = _BACK.match(ref)
+    if back:
+        if tip is None:
+            raise InvalidArgumentError("nothing is recorded on this branch yet: there is no snapshot to count back from")
+        commit = repo.resolve(f"{tip}~{int(back.group(1))}")
+        if commit is None:
+            total = repo.git.text(["rev-list", "--first-parent", "--count", tip])
+            raise InvalidArgumentError(f"{ref}: the branch has only {total} snapshot(s); use ~0 to ~{int(total) - 1}")
+        return Resolved(commit, ref)
+    if _HEX.match(ref):
+        commit = repo.resolve(ref.lower())
+        if commit is not None:
+            return Resolved(commit, f"commit {commit[:12]}")
+    named = points.points(repo)
+    match = next((p for p in named if p.message == ref), None)
+    if match is not None:
+        return Resolved(match.commit, f"checkpoint \"{ref}\"")
+    notes = _checkpoint_notes(repo, tip)
+    match_note = next((c for c, note in notes if note == ref), None)
+    if match_note is not None:
+        return Resolved(match_note, f"checkpoint \"{ref}\"")
+    moment = parse_when(ref)
+    if moment is not None:
+        if tip is None:
+            raise InvalidArgumentError("nothing is recorded on this branch yet: no snapshot before that time")
+        commit = repo.git.text(["rev-list", "-1", "--first-parent", f"--before={int(moment.timestamp())}", tip])
+        if not commit:
+            raise InvalidArgumentError(f"no snapshot of this branch at or before {_fmt(moment)} (the first one is "
+                                       f"later); try a later time or '~N'")
+        return Resolved(commit, f"the last snapshot at or before {_fmt(moment)}")
+    names = list(dict.fromkeys([p.message for p in named] + [note for _, note in notes]))
+    close = difflib.get_close_matches(ref, names, n=5, cutoff=0.4) or names[:5]
+    listed = "; ".join(f'"{n}"' for n in close) if close else "none yet (checkpoint(message) names one)"
+    raise InvalidArgumentError(f"no snapshot named {ref!r}: it is not '~N', a commit id of the shadow repository, "
+                               f"a checkpoint's message or a time. Nearest checkpoints: {listed}")
+
+
+def _checkpoint_notes(repo: ShadowRepo, tip: str | None) -> list[tuple[str, str]]:
+    """``(commit, note)`` of checkpoint snapshots on the branch, newest first."""
+    if tip is None:
+        return []
+    records = log.read_log(repo, [tip], limit=SCAN_LIMIT, first_parent=True, with_changes=False)
+    return [(r.oid, r.checkpoint_note) for r in records if r.checkpoint_note]
+
+
+def _fmt(moment: datetime) -> str:
+    return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S")

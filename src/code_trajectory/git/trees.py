@@ -1,0 +1,86 @@
+"""Editing git trees: the next snapshot's tree from the previous one and a set of changes.
+
+Only the trees on the paths of the changes are read and rewritten; every other
+subtree is reused by id. This is what makes a snapshot's cost proportional to
+what changed rather than to the size of the project.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from code_trajectory.git.shadow import MODE_TREE, ShadowRepo, TreeEntry
+
+#: A change: the new entry at a path, or None to delete the path (file or whole directory).
+Changes = Mapping[str, TreeEntry | None]
+
+
+class _Delete:
+    __slots__ = ()
+
+
+_DELETE = _Delete()
+
+
+@dataclass
+class _Node:
+    reset: bool = False  # start from an empty tree instead of the base subtree
+    children: dict[bytes, "TreeEntry | _Delete | _Node"] = field(default_factory=dict)
+
+
+def apply_changes(repo: ShadowRepo, base_tree: str | None, changes: Changes) -> str:
+    """Return the id of the tree ``base_tree`` with ``changes`` applied, in order.
+
+    Args:
+        repo: the shadow repository (trees are read from and written to it).
+        base_tree: the tree to start from; None for the empty tree.
+        changes: ``{path: entry or None}``, paths relative to the root, ``/``-separated,
+            applied in iteration order. Deleting a directory path removes its whole
+            subtree; entries added under it afterwards start a fresh subtree (this is
+            how a rescanned directory replaces its old content).
+
+    Returns:
+        The new root tree id (the empty tree's id when nothing is left).
+    """
+    root = _Node()
+    for path, entry in changes.items():
+        parts = [os.fsencode(p) for p in path.split("/") if p]
+        if not parts:
+            continue
+        node: _Node | None = root
+        for part in parts[:-1]:
+            child = node.children.get(part)
+            if not isinstance(child, _Node):
+                if entry is None and child is not None:
+                    node = None  # deleting under a path already deleted or now a file: nothing to do
+                    break
+                # absent: edit the base subtree; deleted or replaced by a file: start afresh
+                child = _Node(reset=child is not None)
+                node.children[part] = child
+            node = child
+        if node is not None:
+            node.children[parts[-1]] = _DELETE if entry is None else entry
+    return _edit(repo, base_tree, root)
+
+
+def _edit(repo: ShadowRepo, tree: str | None, node: _Node) -> str:
+    entries = {} if node.reset else dict(repo.read_tree(tree))
+    for name, change in node.children.items():
+        if change is _DELETE:
+            entries.pop(name, None)
+        elif isinstance(change, TreeEntry):
+            entries[name] = change
+        else:
+            assert isinstance(change, _Node)
+            existing = entries.get(name)
+            start = existing.oid if existing is not None and existing.is_tree else None
+            sub = _edit(repo, start, change)
+            if sub == repo.empty_tree():
+                if existing is None or existing.is_tree or change.reset:
+                    entries.pop(name, None)
+                # else: only deletions below a path that is a file: the file stays
+            else:
+                entries[name] = TreeEntry(MODE_TREE, sub)
+    return repo.write_tree(entries)

@@ -1,0 +1,103 @@
+"""The net change between two trees, per file: counts, the symbols that changed, and the diffs within a budget.
+
+Used by ``diff_since_green`` (the last green snapshot against the newest) and ``compare`` (any two snapshots, or
+a snapshot and the work tree). Files are told most relevant first (source code, then other text, then
+generated-looking files); each keeps its line with counts and symbols, and diffs are added while the budget
+allows, so a breaking one-line change is shown line for line rather than as ``M calc.py (+1 -1)``.
+"""
+
+from __future__ import annotations
+
+from code_trajectory.core.answer import Answer
+from code_trajectory.git.diffs import tree_changes
+from code_trajectory.git.log import display_path
+from code_trajectory.git.messages import FileChange
+from code_trajectory.git.shadow import ShadowRepo
+from code_trajectory.history.narrative import CHARS_PER_TOKEN, cut_diff, fit
+from code_trajectory.history.summary import relevance_tier
+from code_trajectory.history.versions import DIFF_CONTEXT, describe_symbols, oversize_note, symbol_changes
+
+#: Share of the budget the diffs may use.
+DIFF_SHARE = 0.6
+
+
+def file_diff(repo: ShadowRepo, old_tree: str | None, new_tree: str, change: FileChange) -> str:
+    """The diff of one file between two trees, without git's file header lines."""
+    from code_trajectory.git.shadow import EMPTY_TREE_OID
+
+    paths = [change.path] + ([change.old_path] if change.old_path else [])
+    out = repo.git.text(["diff-tree", "-p", "-M", "--no-color", "--no-ext-diff", f"-U{DIFF_CONTEXT}",
+                         old_tree or EMPTY_TREE_OID, new_tree, "--", *paths])
+    skip = ("diff --git ", "index ", "--- ", "+++ ", "similarity index ", "rename from ", "rename to ",
+            "new file mode ", "deleted file mode ")
+    return "\n".join(line for line in out.split("\n") if not line.startswith(skip)).strip("\n")
+
+
+def render_net_change(repo: ShadowRepo, old_commit: str | None, new_tree: str, budget_tokens: int, *,
+                      heading: str, new_label: str, only: str | None = None) -> Answer:
+    """Markdown of the net change from ``old_commit`` (None: nothing) to the tree ``new_tree``.
+
+    Args:
+        repo: the shadow repository.
+        old_commit: the snapshot compared from.
+        new_tree: the tree compared to (a snapshot's, or the work tree's written as a tree).
+        budget_tokens: the answer's budget.
+        heading: the first lines (what is compared with what).
+        new_label: how to name the newer side in hints (a commit id, or ``now``).
+        only: one file (relative to the project root): the change of that file alone.
+
+    Returns:
+        The markdown and its data (``files``: status, paths, counts, symbols, whether the diff is shown).
+    """
+    old_tree = repo.commit_tree_oid(old_commit) if old_commit else None
+    changes = tree_changes(repo, old_tree, new_tree)
+    if only is not None:
+        changes = [c for c in changes if only in (c.path, c.old_path)]
+    changes.sort(key=lambda c: (relevance_tier(c.path), c.path))
+    if not changes:
+        return Answer(f"{heading}\n\nNo difference: the two states are identical.", {"files": []})
+    lines: list[str] = []
+    data = []
+    for change in changes:
+        symbols = None
+        if change.status != "D" and not oversize_note(repo, change.new_oid):
+            found = symbol_changes(repo, change.path, change)
+            symbols = describe_symbols(found) if found is not None and found.kind not in ("unchanged", "skipped") \
+                else None
+        counts = change.counts()
+        where = (f"`{display_path(change.old_path)}` → `{display_path(change.path)}`" if change.old_path
+                 else f"`{display_path(change.path)}`")
+        lines.append(f"- {change.status} {where}{' ' + counts if counts else ''}{': ' + symbols if symbols else ''}")
+        data.append({"status": change.status, "path": change.path, "old_path": change.old_path,
+                     "added": change.added, "deleted": change.deleted, "symbols": symbols, "diff_shown": False})
+    budget = budget_tokens * CHARS_PER_TOKEN
+    room = max(0, min(int(budget * DIFF_SHARE), budget - len(heading) - sum(len(x) + 1 for x in lines) - 600))
+    diffs = []
+    left_out = []
+    for change, item in zip(changes, data):
+        if change.status == "D" or room < 200:
+            if change.status != "D":
+                left_out.append(change.path)
+            continue
+        diff = file_diff(repo, old_tree, new_tree, change)
+        if not diff:
+            continue
+        if len(diff) + 40 > room:
+            if diffs:  # later files: name them, the first one is cut to fit
+                left_out.append(change.path)
+                continue
+            diff = cut_diff(diff, room - 40, f"call with filepath='{change.path}' for this file alone")
+        block = f"### `{display_path(change.path)}`\n```diff\n{diff}\n```"
+        diffs.append(block)
+        room -= len(block)
+        item["diff_shown"] = True
+    out = [heading, f"## Files ({len(changes)}), most relevant first", "\n".join(lines)]
+    if diffs:
+        out.append("## Diffs")
+        out += diffs
+    if left_out:
+        out.append(f"_Diffs left out to fit the budget: {', '.join(f'`{p}`' for p in left_out[:20])}"
+                   f"{f' and {len(left_out) - 20} more' if len(left_out) > 20 else ''}; ask for one file with "
+                   f"`filepath`, or run `git --git-dir=.trajectory diff {(old_commit or '')[:12]} {new_label} -- "
+                   "<path>`._")
+    return Answer(fit("\n\n".join(out), budget_tokens), {"files": data})

@@ -1,0 +1,231 @@
+"""Markdown narratives of the shadow history, sized to a token budget.
+
+Each answer is estimated at :data:`CHARS_PER_TOKEN` characters a token (the
+rule of thumb OpenAI and Anthropic give for English text and code) and kept
+within the budget: diffs are cut hunk-wise with a marker saying what was left
+out and how to see it, whole entries are dropped oldest first.
+"""
+
+from __future__ import annotations
+
+import difflib
+import posixpath
+import re
+from datetime import datetime
+
+from code_trajectory.git.log import CommitRecord, display_path
+from code_trajectory.git.messages import FileChange
+
+#: Characters per token used to estimate the size of an answer.
+CHARS_PER_TOKEN = 4
+#: Files listed per commit in the global trajectory.
+FILES_PER_COMMIT = 25
+
+
+_HUNK_RE = re.compile(r"^@@ [^@]* @@ ?(.*)$")
+
+
+def estimate_tokens(text: str) -> int:
+    """Estimated token count of ``text`` (``len / CHARS_PER_TOKEN``, rounded up)."""
+    return -(-len(text) // CHARS_PER_TOKEN)
+
+
+def fmt_time(when: datetime) -> str:
+    """``2026-11-21 14:02:11`` in the machine's local time."""
+    return when.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+
+
+def fmt_duration(seconds: float) -> str:
+    """``2 h 05 min``, ``12 min``, ``40 s``."""
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes = seconds // 60
+    if minutes < 60:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 48:
+        return f"{hours} h {minutes:02d} min"
+    return f"{hours // 24} days {hours % 24} h"
+
+
+def fit(text: str, budget_tokens: int) -> str:
+    """Cut ``text`` to the budget with a closing marker (last resort after smarter trimming)."""
+    limit = budget_tokens * CHARS_PER_TOKEN
+    if len(text) <= limit:
+        return text
+    marker = "\n\n… [answer cut to fit the {} token budget; ask for less (smaller depth or limit)]".format(
+        budget_tokens)
+    return text[: max(0, limit - len(marker))].rstrip() + marker
+
+
+def cut_diff(diff: str, max_chars: int, how_to_see: str) -> str:
+    """Keep whole hunks of ``diff`` while they fit in ``max_chars``; say what was left out."""
+    if len(diff) <= max_chars:
+        return diff
+    lines = diff.split("\n")
+    kept: list[str] = []
+    size = 0
+    hunks_total = sum(1 for line in lines if line.startswith("@@"))
+    hunks_kept = 0
+    for i, line in enumerate(lines):
+        if size + len(line) + 1 > max_chars:
+            break
+        if line.startswith("@@"):
+            hunks_kept += 1
+        kept.append(line)
+        size += len(line) + 1
+    left = len(lines) - len(kept)
+    marker = (f"… [diff cut: {left} more line(s), {max(0, hunks_total - hunks_kept)} more hunk(s) not shown; "
+              f"{how_to_see}]")
+    return "\n".join(kept) + "\n" + marker
+
+
+
+
+#: A line that opens a definition in common languages; used to refine git's hunk header, which names
+#: the definition above the hunk's first *context* line rather than above its first change.
+_DEFINITION_RE = re.compile(r"^\s*(?:async\s+def|def|class|function|func|fn|impl|struct|interface|enum|trait|"
+                            r"module|(?:public|private|protected|static|export)\b.*\()\b")
+
+
+def hunk_labels(diff: str) -> list[str]:
+    """Return the function or class enclosing each hunk's first change, de-duplicated, in order.
+
+    Starts from git's hunk header (its diff drivers, set in the shadow repository's
+    ``info/attributes``) and moves to a definition line that appears in the hunk's
+    context before the first changed line, when there is one.
+    """
+    labels: list[str] = []
+    label: str | None = None
+    searching = False
+    for line in diff.split("\n"):
+        match = _HUNK_RE.match(line)
+        if match:
+            if searching and label and label not in labels:
+                labels.append(label)
+            label = match.group(1).strip() or None
+            searching = True
+            continue
+        if not searching:
+            continue
+        if line.startswith(("+", "-")):
+            if label and label not in labels:
+                labels.append(label)
+            searching = False
+        elif _DEFINITION_RE.match(line[1:]):
+            label = line[1:].strip()
+    if searching and label and label not in labels:
+        labels.append(label)
+    return labels
+
+
+def describe_files(changes: list[FileChange], limit: int = FILES_PER_COMMIT,
+                   symbols: dict[str, str] | None = None) -> list[str]:
+    """Markdown bullet lines for file changes, ``... and N more`` past ``limit``; with ``symbols`` (by path), each
+    line ends with the symbols that changed in that file (``: modified Auth.login; added Auth.retry``)."""
+    lines = []
+    for change in changes[:limit]:
+        where = (f"`{display_path(change.old_path)}` → `{display_path(change.path)}`" if change.old_path
+                 else f"`{display_path(change.path)}`")
+        counts = change.counts()
+        named = (symbols or {}).get(change.path)
+        lines.append(f"  - {change.status} {where}{' ' + counts if counts else ''}{': ' + named if named else ''}")
+    if len(changes) > limit:
+        lines.append(f"  - ... and {len(changes) - limit} more")
+    return lines
+
+
+def message_head(record: CommitRecord) -> str:
+    """The commit's first line without its brief file summary (the files are listed with it already)."""
+    parts = record.subject.split(" - ")
+    if record.changes and len(parts) >= 3 and not record.is_consolidation:
+        return " - ".join(parts[:-1])
+    return record.subject
+
+
+def similar_paths(path: str, candidates: list[str], n: int = 5) -> list[str]:
+    """Recorded paths a mistyped or partial ``path`` probably meant: the same file name anywhere first, then
+    close file names, then close full paths (``difflib``)."""
+    name = posixpath.basename(path)
+    found = [c for c in candidates if posixpath.basename(c) == name and c != path]
+    by_name: dict[str, list[str]] = {}
+    for candidate in candidates:
+        by_name.setdefault(posixpath.basename(candidate), []).append(candidate)
+    for close in difflib.get_close_matches(name, list(by_name), n=n, cutoff=0.6):
+        found += [c for c in by_name[close] if c not in found]
+    found += [c for c in difflib.get_close_matches(path, candidates, n=n, cutoff=0.5) if c not in found]
+    return found[:n]
+
+
+def never_recorded(path: str, reason: str | None, exists: bool, candidates: list[str], *,
+                   is_directory: bool = False) -> str:
+    """Answer for a path no snapshot ever touched (or a directory given where a file is expected)."""
+    lines = [f"# Trajectory of `{display_path(path)}`"]
+    inside = [c for c in candidates if c.startswith(path.rstrip("/") + "/")]
+    if is_directory or inside:
+        lines.append(f"`{display_path(path)}` is a directory: a trajectory is of one file. Give one of its "
+                     f"{len(inside)} recorded file(s), or call get_global_trajectory for the whole project.")
+        if inside:
+            lines.append("Recorded files in it: " + ", ".join(f"`{display_path(c)}`" for c in inside[:12]) +
+                         (f", and {len(inside) - 12} more" if len(inside) > 12 else ""))
+        return "\n\n".join(lines)
+    lines.append("No snapshot on this shadow branch has recorded this path.")
+    if reason:
+        lines.append(f"It is not recorded: {reason}.")
+    elif exists:
+        lines.append("The file exists but has not been snapshotted yet (saved less than the debounce ago?); "
+                     "call `checkpoint` to record it now.")
+    else:
+        lines.append("No such file exists in the project. Paths are relative to the project root.")
+    close = similar_paths(path, candidates)
+    if close:
+        lines.append("Recorded paths with similar names: " + ", ".join(f"`{display_path(c)}`" for c in close))
+    return "\n\n".join(lines)
+
+
+# -- get_global_trajectory -------------------------------------------------------------------------
+
+def global_trajectory(records: list[CommitRecord], branch: str, budget_tokens: int, *, since_consolidate: bool,
+                      reached_consolidation: bool, more_available: bool, marks: dict[str, str] | None = None,
+                      title: str | None = None, symbols: dict[str, dict[str, str]] | None = None) -> str:
+    """Render recent project-wide history; ``records`` are newest first, rendered oldest to newest.
+
+    ``symbols`` maps a commit id to ``{path: changed symbols}`` for its files (see ``history.symbols_of``).
+    """
+    if not records:
+        if since_consolidate and reached_consolidation:
+            return (f"# Project trajectory (shadow branch `{branch}`)\n\nNo snapshots since the last consolidation: "
+                    "nothing changed after it. Call with `since_consolidate=false` to see earlier commits.")
+        return (f"# Project trajectory (shadow branch `{branch}`)\n\nNo snapshots yet. Snapshots appear after "
+                "files are saved (debounced) or when `checkpoint` is called.")
+    head = f"# {title or 'Project trajectory'} (shadow branch `{branch}`)\n"
+    scope = ("since the last consolidation" if since_consolidate and reached_consolidation
+             else "since the start of the recorded history" if since_consolidate
+             else f"the last {len(records)} commit(s)")
+    head += f"{len(records)} commit(s), {scope}, oldest to newest."
+    entries = []
+    for record in reversed(records):
+        lines = [f"### {fmt_time(record.time)} — `{record.oid[:12]}`", message_head(record)]
+        if marks and record.oid in marks:
+            lines.append(f"- {marks[record.oid]}")
+        lines.append(f"- Files changed ({len(record.changes)}):")
+        lines += describe_files(record.changes, symbols=(symbols or {}).get(record.oid))
+        entries.append("\n".join(lines))
+    limit = budget_tokens * CHARS_PER_TOKEN - len(head) - 300
+    kept: list[str] = []
+    size = 0
+    for entry in reversed(entries):  # newest first, so the oldest are dropped
+        if size + len(entry) + 2 > limit:
+            break
+        kept.append(entry)
+        size += len(entry) + 2
+    dropped = len(entries) - len(kept)
+    parts = [head]
+    if dropped:
+        parts.append(f"_{dropped} older commit(s) not shown to fit the token budget; call with a smaller limit "
+                     "or `since_consolidate=true`._")
+    elif more_available and not since_consolidate:
+        parts.append("_Older commits exist; raise `limit` to see them._")
+    parts += list(reversed(kept))
+    return fit("\n\n".join(parts), budget_tokens)

@@ -1,0 +1,119 @@
+"""Searching the shadow history for text: when did this line appear, and when did it go (git's pickaxe).
+
+``git log -S<text>`` lists the snapshots where the number of occurrences of the text changed (it was added or
+removed); ``-G<regex>`` those whose diff has a line matching the regex. For each, the matching added (``+``)
+and removed (``-``) lines are shown, newest first, with the snapshot's time, intent and message.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from code_trajectory.core.answer import Answer
+from code_trajectory.core.errors import GitError, InvalidArgumentError
+from code_trajectory.git import log, messages
+from code_trajectory.git.shadow import ShadowRepo
+from code_trajectory.history.narrative import fit, fmt_time, message_head
+
+#: Matching lines shown per snapshot.
+LINES_PER_HIT = 12
+MAX_QUERY_CHARS = 1000
+_FORMAT = "%x1e%H%x1f%P%x1f%ct%x1f%s%x1f%(trailers:unfold,separator=%x1d)%x1f"
+
+
+def posix_regex(pattern: str) -> str:
+    """``pattern`` for git's POSIX extended regular expressions (glibc knows ``\\w``, ``\\s``, ``\\b``, not
+    ``\\d``): ``\\d`` becomes ``[0-9]``, ``\\D`` ``[^0-9]``; the lines are then matched with Python's ``re``."""
+    return re.sub(r"(?<!\\)((?:\\\\)*)\\([dD])", lambda m: m.group(1) + ("[0-9]" if m.group(2) == "d" else "[^0-9]"),
+                  pattern)
+
+
+@dataclass
+class Hit:
+    """A snapshot that added or removed matching text: its record and the matching lines by path."""
+
+    record: log.CommitRecord
+    lines: dict[str, list[str]] = field(default_factory=dict)
+
+
+def search(repo: ShadowRepo, ref: str, query: str, *, regex: bool = False, path: str | None = None,
+           since: datetime | None = None, limit: int = 20) -> list[Hit]:
+    """The snapshots reachable from ``ref`` that added or removed text matching ``query``, newest first.
+
+    Raises:
+        InvalidArgumentError: an empty or oversized query, or an invalid regex.
+    """
+    if not isinstance(query, str) or not query.strip() or "\0" in query:
+        raise InvalidArgumentError("query must be the text (or with regex=true the regular expression) to look for")
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidArgumentError(f"query is {len(query)} characters; at most {MAX_QUERY_CHARS}")
+    if regex:
+        try:
+            pattern = re.compile(query)
+        except re.error as exc:
+            raise InvalidArgumentError(f"invalid regex {query!r}: {exc}; pass regex=false to search for the "
+                                       "text as it is") from None
+        matches = pattern.search
+    else:
+        matches = lambda line: query in line  # noqa: E731
+    args = ["log", f"--format={_FORMAT}", "-p", "-U0", "--no-color", "--no-ext-diff", "--no-renames",
+            f"-n{int(limit)}", ("-G" + posix_regex(query)) if regex else ("-S" + query)]
+    if since is not None:
+        args.append(f"--since={since.isoformat()}")
+    args += ["--end-of-options", ref, "--"] + ([path] if path else [])
+    try:
+        out = repo.git.out(args)
+    except GitError as exc:
+        raise InvalidArgumentError(f"git could not search for {query!r}: {exc.stderr or exc}") from exc
+    hits = []
+    for chunk in out.decode("utf-8", "replace").split("\x1e"):
+        if not chunk.strip():
+            continue
+        header, _, patch = chunk.partition("\x1f\n")
+        fields = header.split("\x1f")
+        if len(fields) < 5:
+            continue
+        oid, parents, ctime, subject, trailers = fields[:5]
+        record = log.CommitRecord(oid, parents.split(), datetime.fromtimestamp(int(ctime)).astimezone(), subject,
+                                  messages.parse_trailers(trailers))
+        hit = Hit(record)
+        current = None
+        for line in patch.split("\n"):
+            if line.startswith("+++ ") or line.startswith("--- "):
+                if line.startswith("+++ b/"):
+                    current = line[6:]
+                elif line.startswith("--- a/") and current is None:
+                    current = line[6:]
+                continue
+            if line.startswith("diff --git "):
+                current = None
+                continue
+            if line[:1] in "+-" and matches(line[1:]):
+                shown = hit.lines.setdefault(current or "?", [])
+                if len(shown) < LINES_PER_HIT:
+                    shown.append(line[:300])
+        hits.append(hit)
+    return hits
+
+
+def render(query: str, branch: str, hits: list[Hit], budget_tokens: int, *, regex: bool) -> Answer:
+    """Markdown of the hits, newest first, within the budget."""
+    what = f"regex `{query}`" if regex else f"`{query}`"
+    if not hits:
+        return Answer(f"# Search for {what} (shadow branch `{branch}`)\n\nNo snapshot added or removed it.",
+                      {"query": query, "hits": []})
+    out = [f"# Search for {what} (shadow branch `{branch}`)",
+           f"{len(hits)} snapshot(s) added (+) or removed (-) it, newest first."]
+    for hit in hits:
+        record = hit.record
+        block = [f"## {fmt_time(record.time)} · `{record.oid[:12]}` · {message_head(record)}"]
+        for path, lines in hit.lines.items():
+            block.append(f"- `{path}`:")
+            block += [f"  `{line}`" for line in lines]
+        out.append("\n".join(block))
+    data = {"query": query, "regex": regex, "hits": [
+        {"commit": h.record.oid, "time": h.record.time.isoformat(), "intent": h.record.intent,
+         "subject": h.record.subject, "lines": h.lines} for h in hits]}
+    return Answer(fit("\n\n".join(out), budget_tokens), data)

@@ -1,0 +1,328 @@
+"""The read-only narratives of the trajectory: how a file evolved, what changed across the project,
+what the last session was about. Plain functions over a :class:`~code_trajectory.recording.session.ProjectSession`;
+the MCP tools (:mod:`.tools`) and the CLI (:mod:`.commands`) call them."""
+
+from __future__ import annotations
+
+import logging
+import os
+from datetime import datetime
+from pathlib import Path
+
+from code_trajectory.core.answer import Answer
+from code_trajectory.core.errors import InvalidArgumentError
+from code_trajectory.core.when import require_when
+from code_trajectory.git import log
+from code_trajectory.git.diffs import tree_changes
+from code_trajectory.git.shadow import branch_of_ref, shadow_ref
+from code_trajectory.git.snapshots import resolve_snapshot
+from code_trajectory.history import compare as compare_mod
+from code_trajectory.history import narrative, render_file, search, summary, symbol_history, versions
+from code_trajectory.project import check_range, confine, path_exists
+from code_trajectory.recording.session import ProjectSession
+from code_trajectory.symbols import language_for
+from code_trajectory.testruns import store as testruns
+
+MAX_DEPTH = 200
+MAX_LIMIT = 1000
+#: Commits read when looking for the last session's boundary.
+SESSION_SCAN_LIMIT = 5000
+#: Files per branch whose net symbols the session summary names.
+SUMMARY_SYMBOL_FILES = 20
+
+
+def resolve_branch(session: ProjectSession, branch: str | None) -> str:
+    """The project branch a read is about: ``branch`` when it names a recorded shadow branch (or the current
+    branch), else the current branch when ``branch`` is None.
+
+    Raises:
+        InvalidArgumentError: ``branch`` is not a string, or no shadow branch has that name (the message lists them).
+    """
+    current = session.branch
+    if branch is None or branch == current:
+        return current
+    if not isinstance(branch, str) or not branch.strip() or "\0" in branch:
+        raise InvalidArgumentError("branch must be the name of a project branch, e.g. 'main'")
+    known = sorted(branch_of_ref(ref) for ref in session.recorder.repo.shadow_refs())
+    if branch not in known:
+        raise InvalidArgumentError(f"no snapshots on branch {branch!r}; recorded branches: "
+                                   f"{', '.join(f'`{b}`' for b in known) or '(none yet)'}")
+    return branch
+
+
+def _is_dir(path: Path) -> bool:
+    """``path.is_dir()`` that answers False for names the OS refuses (too long, invalid)."""
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):
+        return False
+
+
+def read_point(session: ProjectSession, branch: str | None, source: str | None) -> tuple[str, str | None]:
+    """What a read is about: ``(label, tip)`` for our ``branch`` (default: the current one) or, with ``source``,
+    a shared trajectory (``alice@example.com/feature-x``, see :mod:`code_trajectory.share`). ``tip`` is None when
+    nothing is recorded.
+
+    Raises:
+        InvalidArgumentError: both given, or an unknown branch or source (the message lists what exists).
+    """
+    if source is not None:
+        if branch is not None:
+            raise InvalidArgumentError("give either branch (ours) or source (a shared trajectory), not both")
+        from code_trajectory.share.service import resolve_source
+
+        ref = resolve_source(session.recorder.repo, source)
+        return source, session.recorder.repo.resolve(ref)
+    name = resolve_branch(session, branch)
+    return name, session.recorder.latest_commit(name)
+
+
+def file_trajectory(session: ProjectSession, filepath: str, depth: int = 5, branch: str | None = None,
+                    source: str | None = None) -> str:
+    """How one file evolved: its last ``depth`` recorded versions on ``branch`` (default: the current one), oldest to
+    newest, each with the symbols that changed, within the token budget spent newest first.
+
+    Args:
+        session: the project.
+        filepath: the file, relative to the project root (or absolute inside it).
+        depth: versions shown, 1 to :data:`MAX_DEPTH`.
+        branch: a recorded branch; None for the current one.
+        source: a shared trajectory to read instead (``alice@example.com/main``; see ``list_trajectories``).
+
+    Returns:
+        An :class:`~code_trajectory.core.answer.Answer` (markdown and data).
+
+    Raises:
+        InvalidArgumentError, PathOutsideProjectError: a bad path, depth or branch.
+    """
+    session.check_alive()
+    check_range("depth", depth, 1, MAX_DEPTH)
+    rel = confine(session.root, filepath)
+    branch, ref = read_point(session, branch, source)  # a new branch starts from the last snapshot
+    repo = session.recorder.repo
+    if ref is None:
+        return narrative.never_recorded(rel, session.recorder.policy.explain(rel), path_exists(session.root / rel), [])
+    entries = log.file_history(repo, ref, rel)
+    if not entries:
+        candidates = []
+        try:
+            out = repo.git.out(["ls-tree", "-r", "-z", "--name-only", "--full-tree", ref])
+            candidates = [os.fsdecode(p) for p in out.split(b"\0") if p]
+        except Exception:  # noqa: BLE001 - suggestions are a courtesy
+            pass
+        return narrative.never_recorded(rel, session.recorder.policy.explain(rel), path_exists(session.root / rel),
+                                        candidates, is_directory=_is_dir(session.root / rel))
+    shown = min(depth, len(entries))
+    marks = testruns.marks_for(repo, [e.record.oid for e in entries[:shown]])
+    shown_versions = versions.build(repo, entries, shown, marks)
+    note = None
+    last = entries[0]
+    if last.change.status == "D":
+        note = f"The file was deleted at {narrative.fmt_time(last.record.time)} and not recorded since."
+    elif last.path != rel:
+        note = f"Followed across renames: earlier recorded as `{last.path}`."
+    return render_file.render(repo, rel, branch, shown_versions, len(entries), session.settings.token_budget,
+                              state_note=note, symbols_available=language_for(rel) is not None)
+
+
+def global_trajectory(session: ProjectSession, limit: int = 20, since_consolidate: bool = False,
+                      branch: str | None = None, source: str | None = None) -> str:
+    """What changed across the project: recent snapshots of ``branch`` (default: the current one), oldest to newest,
+    each with its files, +/- counts and the symbols that changed in them.
+
+    Returns:
+        An :class:`~code_trajectory.core.answer.Answer` (markdown; data: every snapshot's fields).
+
+    Raises:
+        InvalidArgumentError: a bad limit, flag or branch.
+    """
+    session.check_alive()
+    check_range("limit", limit, 1, MAX_LIMIT)
+    if not isinstance(since_consolidate, bool):
+        raise InvalidArgumentError("since_consolidate must be true or false")
+    repo = session.recorder.repo
+    if source is not None:
+        branch, ref = read_point(session, None, source)
+    else:
+        branch = resolve_branch(session, branch)
+        ref = shadow_ref(branch)
+    if ref is None or repo.resolve(ref) is None:
+        return narrative.global_trajectory([], branch, session.settings.token_budget,
+                                           since_consolidate=since_consolidate, reached_consolidation=False,
+                                           more_available=False)
+    read = MAX_LIMIT if since_consolidate else limit + 1
+    records = log.read_log(repo, [ref], limit=read, first_parent=True)
+    reached = False
+    if since_consolidate:
+        cut = next((i for i, r in enumerate(records) if r.is_consolidation), None)
+        if cut is not None:
+            records, reached = records[:cut], True
+        more = False
+    else:
+        more = len(records) > limit
+        records = records[:limit]
+    log.add_line_counts(repo, records)
+    text = narrative.global_trajectory(records, branch, session.settings.token_budget,
+                                       since_consolidate=since_consolidate, reached_consolidation=reached,
+                                       more_available=more, marks=testruns.marks_for(repo, [r.oid for r in records]),
+                                       symbols=versions.symbols_of(repo, records))
+    return Answer(text, {"branch": branch, "commits": [commit_data(r) for r in records], "more_available": more})
+
+
+def commit_data(record: log.CommitRecord) -> dict:
+    """The fields of one snapshot for structured content: id, time, kind, intent, subject, files with counts."""
+    return {"commit": record.oid, "time": record.time.isoformat(), "kind": record.kind, "intent": record.intent,
+            "subject": record.subject, "files": [
+                {"status": c.status, "path": c.path, "old_path": c.old_path, "added": c.added, "deleted": c.deleted}
+                for c in record.changes[:200]], "files_total": len(record.changes)}
+
+def session_summary(session: ProjectSession, recap: str | None = None, notices: list[str] | None = None,
+                    tests: str | None = None, source: str | None = None) -> str:
+    """Markdown summary of the last session and whether a new one starts now.
+
+    Args:
+        session: the project.
+        recap: the recap's section (markdown), shown at the end.
+        notices: extra notices to show first.
+        tests: the test status section (markdown).
+        source: summarise a shared trajectory (``alice@example.com/main``) instead of our own branches.
+    """
+    session.check_alive()
+    repo = session.recorder.repo
+    if source is not None:
+        from code_trajectory.share.service import resolve_source
+
+        refs = [resolve_source(repo, source)]
+        notices = [f"this is the shared trajectory `{source}`, read-only"] + list(notices or [])
+    else:
+        refs = list(repo.shadow_refs())
+    records = log.read_log(repo, refs, limit=SESSION_SCAN_LIMIT, date_order=True)
+    gap = session.settings.session_gap_seconds
+    sessions = log.sessions(records, gap)
+    net_by_branch = {}
+    net_symbols: dict[str, str] = {}
+    if sessions:
+        last = sessions[0]
+        if len(last) <= 500:
+            log.add_line_counts(repo, last)
+        for work in summary.split_by_branch(last):
+            first = work.records[-1]
+            # the import of the existing tree is where the session starts, not work done in it
+            start = first.oid if first.is_import else (first.parents[0] if first.parents else None)
+            start_tree = repo.commit_tree_oid(start) if start else None
+            net_by_branch[work.branch] = tree_changes(repo, start_tree, repo.commit_tree_oid(work.records[0].oid))
+        net_symbols = {path: line for changes in net_by_branch.values() for change in changes[:SUMMARY_SYMBOL_FILES]
+                       if (line := versions.symbol_line_of(repo, change)) for path in [change.path]}
+    all_notices = session.status_notices() + list(notices or [])
+    return summary.render(now=datetime.now().astimezone(), gap_seconds=gap, sessions=sessions,
+                          current_intent=session.recorder.intent.describe(), current_branch=session.branch,
+                          net_by_branch=net_by_branch, net_symbols=net_symbols,
+                          pending=session.recorder.has_pending(), recap=recap,
+                          budget_tokens=session.settings.token_budget, notices=all_notices, tests=tests)
+
+
+def symbol_trajectory(session: ProjectSession, filepath: str, symbol: str, depth: int = 10,
+                      branch: str | None = None) -> str:
+    """The versions in which one function, class or method changed, each with only its own diff.
+
+    Args:
+        session: the project.
+        filepath: the file, relative to the project root.
+        symbol: the qualified name (``Serializer.loads``) or an unambiguous short one (``loads``).
+        depth: changes shown at most, 1 to :data:`MAX_DEPTH`.
+        branch: a recorded branch; None for the current one.
+
+    Raises:
+        InvalidArgumentError: a bad path, depth or branch; no such symbol (the closest names are listed).
+    """
+    session.check_alive()
+    check_range("depth", depth, 1, MAX_DEPTH)
+    rel = confine(session.root, filepath)
+    if not isinstance(symbol, str) or not symbol.strip() or "\0" in symbol:
+        raise InvalidArgumentError("symbol must be a function, class or method name, e.g. 'Serializer.loads'")
+    branch = resolve_branch(session, branch)
+    tip = session.recorder.latest_commit(branch)
+    if tip is None:
+        raise InvalidArgumentError("nothing is recorded yet: there is no symbol history to show")
+    name, found = symbol_history.trace(session.recorder.repo, tip, rel, symbol.strip(), depth)
+    return symbol_history.render(rel, branch, name, found, session.settings.token_budget)
+
+
+def search_trajectory(session: ProjectSession, query: str, regex: bool = False, path: str | None = None,
+                      since: str | None = None, limit: int = 20, branch: str | None = None,
+                      source: str | None = None) -> str:
+    """The snapshots that added or removed text matching ``query`` (git's pickaxe), newest first, with the lines.
+
+    Args:
+        session: the project.
+        query: the text, or with ``regex`` a regular expression (Python/POSIX syntax).
+        regex: treat ``query`` as a regular expression (``git log -G``) rather than text (``git log -S``).
+        path: only this file or directory, relative to the project root.
+        since: only snapshots after this time (ISO 8601 or ``10 minutes ago``).
+        limit: snapshots at most, 1 to :data:`MAX_LIMIT`.
+        branch: a recorded branch; None for the current one.
+
+    Raises:
+        InvalidArgumentError: an empty query, an invalid regex, a bad path, time, limit or branch.
+    """
+    session.check_alive()
+    check_range("limit", limit, 1, MAX_LIMIT)
+    if not isinstance(regex, bool):
+        raise InvalidArgumentError("regex must be true or false")
+    rel = confine(session.root, path) if path is not None else None
+    moment = require_when(since) if since is not None else None
+    branch, tip = read_point(session, branch, source)
+    if tip is None:
+        return Answer("Nothing is recorded yet: no snapshot to search.", {"query": query, "hits": []})
+    hits = search.search(session.recorder.repo, tip, query, regex=regex, path=rel, since=moment, limit=limit)
+    return search.render(query, branch, hits, session.settings.token_budget, regex=regex)
+
+
+def compare(session: ProjectSession, from_snapshot: str, to_snapshot: str = "now",
+            filepath: str | None = None) -> str:
+    """The change between two snapshots, or a snapshot and the work tree (``to_snapshot="now"``), per file: counts,
+    changed symbols and the diffs within the budget.
+
+    Args:
+        session: the project.
+        from_snapshot, to_snapshot: snapshot references (commit id, checkpoint message, ``~N``, a time); ``now`` for
+            the work tree as it is (scanned, nothing recorded).
+        filepath: one file relative to the project root; None for the whole project.
+
+    Raises:
+        InvalidArgumentError: a bad reference or path.
+    """
+    session.check_alive()
+    rel = confine(session.root, filepath) if filepath is not None else None
+    repo, recorder = session.recorder.repo, session.recorder
+    tip = recorder.latest_commit(session.branch)
+    old = resolve_snapshot(repo, from_snapshot, tip)
+    if isinstance(to_snapshot, str) and to_snapshot.strip().lower() == "now":
+        new_tree, new_label, new_how = recorder.work_tree_tree(), "now", "the work tree now"
+    else:
+        new = resolve_snapshot(repo, to_snapshot, tip)
+        new_tree, new_label, new_how = repo.commit_tree_oid(new.commit), new.commit[:12], f"`{new.commit[:12]}` ({new.how})"
+    heading = (f"# Compare `{old.commit[:12]}` ({old.how}) → {new_how}" + (f", `{rel}` only" if rel else ""))
+    answer = compare_mod.render_net_change(repo, old.commit, new_tree, session.settings.token_budget,
+                                           heading=heading, new_label=new_label, only=rel)
+    return Answer(answer, {**answer.data, "from": old.commit, "to": new_label})
+
+
+def full_session_summary(session: ProjectSession, source: str | None = None) -> str:
+    """The session summary with the test status and the recap: what ``get_session_summary`` and ``session`` show.
+
+    The test status comes from :mod:`code_trajectory.testruns.report`, the recap from
+    :mod:`code_trajectory.recap.render` (their public functions); a recap that cannot be read is
+    left out with a log line, never failing the summary.
+    """
+    from code_trajectory.recap.render import recap_for_summary
+    from code_trajectory.testruns.report import tests_section
+
+    recap_text = None
+    try:
+        recap_text = recap_for_summary(session.root)
+    except Exception as exc:  # noqa: BLE001 - the summary still answers without the recap
+        logging.getLogger(__name__).warning("recap unavailable for the summary: %s", exc)
+    if source is not None:  # another author's trajectory: our recap and test runs are not about it
+        return session_summary(session, source=source)
+    return session_summary(session, recap=recap_text, tests=tests_section(session))

@@ -1,0 +1,164 @@
+"""The session summary: whether a new session starts now, and what the last one did, branch by branch.
+
+A session is a run of snapshots without a gap longer than ``session_gap_seconds`` (1 h by default) across
+every shadow branch. The last session is told branch by branch (the agent's work on ``feature`` is not
+mixed with what a checkout back to ``main`` did): snapshots, intents, the files most changed ranked by
+relevance (edited source first, generated-looking files last), git operations, and the net change.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from code_trajectory.git.log import CommitRecord, display_path
+from code_trajectory.git.messages import FileChange
+from code_trajectory.history.narrative import describe_files, fit, fmt_duration, fmt_time
+
+#: Files listed per branch under "files most changed".
+FILES_LISTED = 8
+#: Extensions of source code: their files rank first among changed files.
+SOURCE_EXTENSIONS = frozenset(
+    ".py .pyi .js .jsx .mjs .cjs .ts .tsx .go .rs .java .kt .kts .scala .c .h .cc .cpp .cxx .hpp .hh .cs .rb .php "
+    ".swift .m .mm .lua .sh .bash .zsh .sql .r .jl .ex .exs .erl .hs .ml .clj .dart .vue .svelte".split())
+#: Names and extensions of files that are usually generated, vendored or binary assets: they rank last.
+GENERATED_NAMES = frozenset({"package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock", "Cargo.lock",
+                             "go.sum", "uv.lock", "Pipfile.lock", "composer.lock", "Gemfile.lock"})
+GENERATED_EXTENSIONS = frozenset(".lock .min.js .map .svg .png .jpg .jpeg .gif .ico .pdf .woff .woff2 .ttf .pyc "
+                                 ".so .dll .dylib .o .a .class .jar .whl .zip .gz".split())
+GENERATED_DIRS = frozenset({"dist", "build", "vendor", "node_modules", "__pycache__", "target", "out", "assets",
+                            "static", "generated", "gen", "coverage"})
+
+
+def relevance_tier(path: str) -> int:
+    """0 for source code, 1 for other text (docs, config), 2 for generated-looking files and assets."""
+    name = posixpath.basename(path)
+    lowered = name.lower()
+    parts = path.split("/")[:-1]
+    if name in GENERATED_NAMES or any(lowered.endswith(ext) for ext in GENERATED_EXTENSIONS) or \
+            any(part in GENERATED_DIRS for part in parts):
+        return 2
+    return 0 if posixpath.splitext(lowered)[1] in SOURCE_EXTENSIONS else 1
+
+
+@dataclass
+class BranchWork:
+    """What the last session did on one branch (its snapshots newest first)."""
+
+    branch: str
+    records: list[CommitRecord] = field(default_factory=list)
+
+    def edits(self) -> list[CommitRecord]:
+        """The agent's (and the user's) snapshots: not imports, consolidations nor git operations."""
+        return [r for r in self.records if not (r.is_import or r.is_consolidation or r.is_git_operation)]
+
+    def ranked_files(self) -> list[tuple[str, int, int, int]]:
+        """``(path, snapshots, added, deleted)`` of the files edited, most relevant first."""
+        touched: Counter[str] = Counter()
+        plus: Counter[str] = Counter()
+        minus: Counter[str] = Counter()
+        for record in self.edits():
+            for change in record.changes:
+                touched[change.path] += 1
+                plus[change.path] += change.added or 0
+                minus[change.path] += change.deleted or 0
+        order = sorted(touched, key=lambda p: (relevance_tier(p), -touched[p], -(plus[p] + minus[p]), p))
+        return [(p, touched[p], plus[p], minus[p]) for p in order]
+
+
+def split_by_branch(records: list[CommitRecord]) -> list[BranchWork]:
+    """Group a session's snapshots (newest first) by branch, the branch worked on last first."""
+    work: dict[str, BranchWork] = {}
+    for record in records:
+        name = record.branch or "?"
+        work.setdefault(name, BranchWork(name)).records.append(record)
+    return list(work.values())
+
+
+def render(*, now: datetime, gap_seconds: float, sessions: list[list[CommitRecord]], current_intent: str | None,
+           current_branch: str, net_by_branch: dict[str, list[FileChange]], pending: bool, recap: str | None,
+           budget_tokens: int, notices: list[str], tests: str | None = None,
+           net_symbols: dict[str, str] | None = None) -> str:
+    """Render the session summary as markdown within ``budget_tokens``.
+
+    Args:
+        now: the current time (aware).
+        gap_seconds: the session gap, seconds.
+        sessions: the sessions, newest first, each newest snapshot first.
+        current_intent: the intent with its age, or None.
+        current_branch: the project's branch now.
+        net_by_branch: per branch of the last session, the net change from before its first snapshot of the
+            session to its last one.
+        net_symbols: the symbols that changed in those files, by path (named after each file).
+        pending: changes are waiting for the debounce.
+        recap, tests: markdown sections shown after the work (None: left out).
+        budget_tokens: the token budget of the answer.
+        notices: what the reader must know first (recording stopped, damage...).
+    """
+    out = ["# Session summary",
+           f"Now: {fmt_time(now)}; project branch `{current_branch}`; current intent: "
+           f"{current_intent or '(none set: call set_trajectory_intent)'}."]
+    out += [f"**Notice:** {notice}" for notice in notices]
+    if not sessions:
+        out.append("No snapshots recorded yet: **this is a new session.**")
+        out += [section for section in (tests, recap) if section]
+        return fit("\n\n".join(out), budget_tokens)
+    last = sessions[0]
+    newest, oldest = last[0], last[-1]
+    idle = (now - newest.time).total_seconds()
+    if idle > gap_seconds:
+        out.append(f"The last snapshot was {fmt_duration(idle)} ago, more than the {fmt_duration(gap_seconds)} "
+                   "session gap: **a new session starts now.** The summary below is of the previous session.")
+    else:
+        out.append(f"The last snapshot was {fmt_duration(idle)} ago: **the current session continues.**")
+    if pending:
+        out.append("Changes saved since the last snapshot are waiting for the debounce.")
+    span = (newest.time - oldest.time).total_seconds()
+    work = split_by_branch(last)
+    out.append(f"## Last session: {fmt_time(oldest.time)} → {fmt_time(newest.time)} ({fmt_duration(span)}), "
+               f"{len(last)} snapshot(s) on " + ", ".join(f"`{w.branch}`" for w in work))
+    for branch_work in work:
+        out.append(_branch_section(branch_work, net_by_branch.get(branch_work.branch), net_symbols or {}))
+    out.append(f"Final state: last snapshot {fmt_time(newest.time)} `{newest.oid[:12]}` on `{newest.branch or '?'}`: "
+               f"{newest.subject}")
+    out += [section for section in (tests, recap) if section]
+    if len(sessions) > 1:
+        prev = sessions[1]
+        out.append(f"Earlier: {len(sessions) - 1} older session(s) in the history read; the one before ran "
+                   f"{fmt_time(prev[-1].time)} → {fmt_time(prev[0].time)} ({len(prev)} snapshot(s)).")
+    return fit("\n\n".join(out), budget_tokens)
+
+
+def _branch_section(work: BranchWork, net: list[FileChange] | None, symbols: dict[str, str]) -> str:
+    edits = work.edits()
+    lines = [f"### On `{work.branch}`: {len(edits)} edit snapshot(s)"]
+    intents: list[tuple[str, datetime, datetime]] = []
+    for record in reversed(edits):
+        if record.intent:
+            if intents and intents[-1][0] == record.intent:
+                intents[-1] = (record.intent, intents[-1][1], record.time)
+            else:
+                intents.append((record.intent, record.time, record.time))
+    if intents:
+        lines.append("- Intents, in order: " + "; ".join(
+            f"\"{i}\" ({t0.strftime('%H:%M')}–{t1.strftime('%H:%M')})" for i, t0, t1 in intents[:12]))
+    files = work.ranked_files()
+    if files:
+        shown = ", ".join(f"`{display_path(p)}` ({n} snapshot(s), +{a} -{d})" for p, n, a, d in files[:FILES_LISTED])
+        more = f", and {len(files) - FILES_LISTED} more" if len(files) > FILES_LISTED else ""
+        lines.append(f"- Files most changed: {shown}{more}")
+    operations = [r for r in work.records if r.is_git_operation]
+    if operations:
+        lines.append("- Git operations: " + "; ".join(
+            f"{r.time.astimezone().strftime('%H:%M')} {r.subject.split(' - ')[0].split('] ')[0]}] "
+            f"{r.subject.split(' - ')[1] if ' - ' in r.subject else ''}".strip() for r in reversed(operations[:8])))
+    consolidations = [r for r in work.records if r.is_consolidation]
+    if consolidations:
+        lines.append("- Consolidations: " + "; ".join(f"{fmt_time(r.time)} {r.subject}" for r in consolidations[:5]))
+    if net is not None:
+        lines.append(f"- Net change on `{work.branch}` over the session ({len(net)} file(s)):" if net else
+                     f"- Net change on `{work.branch}`: none (this branch ended where it began in the session)")
+        lines += describe_files(sorted(net, key=lambda c: (relevance_tier(c.path), c.path)), 20, symbols=symbols)
+    return "\n".join(lines)

@@ -1,0 +1,97 @@
+"""MCP tools of the narratives: get_file_trajectory, get_global_trajectory, get_session_summary."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from mcp.server.mcpserver import Context, MCPServer
+from pydantic import Field
+
+from code_trajectory.core.mcp_util import READ_ONLY, in_thread, tool
+from code_trajectory.history import resources, service
+from code_trajectory.history.service import MAX_DEPTH, MAX_LIMIT
+from code_trajectory.recording.service import TrajectoryService
+
+
+def register(mcp: MCPServer, app: TrajectoryService) -> None:
+    """Add the narrative tools, resources and prompts to ``mcp``; they read the project ``app`` holds."""
+    resources.register(mcp, app)
+
+    @tool(mcp, READ_ONLY)
+    async def get_file_trajectory(
+        filepath: Annotated[str, Field(description="File path relative to the project root")],
+        ctx: Context,
+        depth: Annotated[int, Field(description=f"Versions, 1 to {MAX_DEPTH}")] = 5,
+        branch: Annotated[str | None, Field(description="Recorded branch; default current")] = None,
+        source: Annotated[str | None, Field(description="Shared trajectory, e.g. 'bob@x.org/main'")] = None,
+    ) -> str:
+        """How one file evolved: its last `depth` versions, each with the symbols that changed, newest diffs
+        whole, renames followed, reverts detected. Use before editing a file."""
+        session = await app.session_for(ctx)
+        return await in_thread(lambda: service.file_trajectory(session, filepath, depth, branch,
+                                                                           source))
+
+    @tool(mcp, READ_ONLY)
+    async def get_global_trajectory(
+        ctx: Context,
+        limit: Annotated[int, Field(description=f"Maximum number of commits, 1 to {MAX_LIMIT}")] = 20,
+        since_consolidate: Annotated[bool, Field(description="Go back to the last [CONSOLIDATE] commit instead")]
+        = False,
+        branch: Annotated[str | None, Field(description="Recorded branch; default current")] = None,
+        source: Annotated[str | None, Field(description="Shared trajectory, e.g. 'bob@x.org/main'")] = None,
+    ) -> str:
+        """What changed across the project recently: snapshots oldest to newest with files, +/- counts and
+        changed symbols. Use to see ripple effects or what happened while you were away."""
+        session = await app.session_for(ctx)
+        return await in_thread(lambda: service.global_trajectory(session, limit, since_consolidate,
+                                                                             branch, source))
+
+    @tool(mcp, READ_ONLY)
+    async def get_session_summary(
+        ctx: Context,
+        source: Annotated[str | None, Field(description="Shared trajectory, e.g. 'bob@x.org/main'")] = None,
+    ) -> str:
+        """Catch up at the start of a conversation: whether a new session starts now (gap over an hour) and what
+        the last session did (span, snapshots, files most changed, intents, final state, recap)."""
+        session = await app.session_for(ctx)
+        return await in_thread(lambda: service.full_session_summary(session, source))
+
+    @tool(mcp, READ_ONLY)
+    async def get_symbol_trajectory(
+        filepath: Annotated[str, Field(description="File path relative to the project root")],
+        symbol: Annotated[str, Field(description="Function, class or method, e.g. 'Serializer.loads'")],
+        ctx: Context,
+        depth: Annotated[int, Field(description=f"Changes, 1 to {MAX_DEPTH}")] = 10,
+    ) -> str:
+        """The versions in which one function, class or method changed, each with only its own diff; follows
+        renames and moves to another file."""
+        session = await app.session_for(ctx)
+        return await in_thread(lambda: service.symbol_trajectory(session, filepath, symbol, depth))
+
+    @tool(mcp, READ_ONLY)
+    async def search_trajectory(
+        query: Annotated[str, Field(description="Text to find (a regex when regex=true)")],
+        ctx: Context,
+        regex: Annotated[bool, Field(description="Treat query as a regular expression")] = False,
+        path: Annotated[str | None, Field(description="Only this file or directory")] = None,
+        since: Annotated[str | None, Field(description="ISO 8601 time or '2 hours ago'")] = None,
+        limit: Annotated[int, Field(description=f"Snapshots, 1 to {MAX_LIMIT}")] = 20,
+        source: Annotated[str | None, Field(description="Shared trajectory, e.g. 'bob@x.org/main'")] = None,
+    ) -> str:
+        """Snapshots that added or removed matching text, newest first, with the lines: when did this line
+        appear, and when did it go."""
+        session = await app.session_for(ctx)
+        return await in_thread(lambda: service.search_trajectory(session, query, regex, path, since, limit,
+                                                                             source=source))
+
+    @tool(mcp, READ_ONLY)
+    async def compare(
+        from_snapshot: Annotated[str, Field(description="Commit id, checkpoint message, '~N' or a time")],
+        ctx: Context,
+        to_snapshot: Annotated[str, Field(description="Same, or 'now' for the work tree")] = "now",
+        filepath: Annotated[str | None, Field(description="One file; default the whole project")] = None,
+    ) -> str:
+        """The change between two snapshots, or a snapshot and now: per file the counts, changed symbols and
+        diffs."""
+        session = await app.session_for(ctx)
+        return await in_thread(lambda: service.compare(session, from_snapshot, to_snapshot, filepath))

@@ -1,0 +1,202 @@
+"""The versions of one file, each with what a reader needs before its diff: symbols, kind, reverts, tests.
+
+:func:`build` turns the commits that touched a file (:func:`code_trajectory.git.log.file_history`) into
+:class:`Version` objects: the functions, classes and methods added, removed, modified and renamed
+(tree-sitter, :mod:`code_trajectory.symbols`, cached by blob id), whitespace-, comment- and import-only
+changes, content over the size cap, reverts to an earlier recorded state, and the test runs recorded on the
+snapshot. Diffs are read lazily (:meth:`Version.diff`): only the versions shown with a diff pay for one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from code_trajectory.git import log
+from code_trajectory.git.messages import FileChange
+from code_trajectory.git.shadow import OVERSIZE_MARKER, ZERO_OID, ShadowRepo
+from code_trajectory.symbols import SymbolChanges, compare_blobs, language_for
+
+#: Lines of git's diff header that repeat what the version's heading already says.
+_HEADER_LINE = re.compile(r"^(diff --git |index [0-9a-f]|--- |\+\+\+ |similarity index |rename from |rename to |"
+                          r"new file mode |deleted file mode )")
+#: Context lines around each change in the diffs shown (git log -p uses 3).
+DIFF_CONTEXT = 2
+#: Change kinds said in one line instead of a diff.
+ONE_LINE_KINDS = {"whitespace-only": "whitespace-only change", "comment-only": "comment-only change",
+                  "import-only": "import-only change"}
+
+
+@dataclass
+class Version:
+    """One recorded version of a file.
+
+    Attributes:
+        number: 1-based position among all recorded versions of the file, oldest first.
+        entry: the commit and the file's change in it (``path`` is the file's path then).
+        symbols: the symbol changes, or None (an unsupported language, binary or oversize content).
+        revert_of: when the content equals an earlier recorded state (not the one just before), that state's time.
+        tests: the summary line of the test runs recorded on the snapshot, or None.
+        oversize: ``not stored: 12.3 MiB`` when the content was over the size cap, else None.
+    """
+
+    number: int
+    entry: log.FileVersion
+    symbols: SymbolChanges | None = None
+    revert_of: datetime | None = None
+    tests: str | None = None
+    oversize: str | None = None
+    _diff: str | None = field(default=None, repr=False)
+
+    @property
+    def record(self) -> log.CommitRecord:
+        return self.entry.record
+
+    @property
+    def one_line_kind(self) -> str | None:
+        """``whitespace-only change`` (comment-, import-only) when the change is said in one line, else None."""
+        return ONE_LINE_KINDS.get(self.symbols.kind) if self.symbols is not None else None
+
+    def diff(self, repo: ShadowRepo) -> str:
+        """The version's diff without git's file header lines (hunks with :data:`DIFF_CONTEXT` lines of context)."""
+        if self._diff is None:
+            text = log.file_patch(repo, self.entry, context=DIFF_CONTEXT)
+            self._diff = "\n".join(line for line in text.split("\n") if not _HEADER_LINE.match(line)).strip("\n")
+        return self._diff
+
+    def symbol_line(self) -> str | None:
+        """``modified Serializer.loads; added Serializer.iter_unsigners``, or None when there are no symbols.
+
+        Every changed name is there: the members of an added or removed class are listed with it
+        (``added _PDataSerializer (loads, dumps)``) rather than folded away.
+        """
+        if self.symbols is None or self.symbols.kind in ("unchanged", "skipped"):
+            return None
+        return describe_symbols(self.symbols) or None
+
+
+def describe_symbols(changes: SymbolChanges) -> str:
+    """One line naming every changed symbol: modified, added and removed (with their members), renamed,
+    then what changed outside symbols (imports, top-level code) and cosmetic changes."""
+    parts = []
+
+    def grouped(names: tuple[str, ...]) -> list[str]:
+        inside = set(names)
+        members: dict[str, list[str]] = {}
+        tops = []
+        for name in names:
+            parent = changes.parents.get(name)
+            while parent is not None and parent not in inside:
+                parent = changes.parents.get(parent)
+            if parent is None:
+                tops.append(name)
+            else:
+                members.setdefault(parent, []).append(name[len(parent) + 1:] if name.startswith(parent + ".")
+                                                      else name)
+        return [f"{n} ({', '.join(members[n])})" if n in members else n for n in tops]
+
+    for label, names in (("modified", list(changes.modified)), ("added", grouped(changes.added)),
+                         ("removed", grouped(changes.removed)),
+                         ("renamed", [f"{a} -> {b}" for a, b in changes.renamed])):
+        if names:
+            parts.append(f"{label} {', '.join(names)}")
+    if changes.kind not in ("added", "deleted"):
+        if changes.imports_changed:
+            parts.append("imports changed")
+        if changes.top_level_changed:
+            parts.append("top-level code changed")
+    for label, names in (("moved", changes.moved), ("reformatted", changes.reformatted),
+                         ("comments changed in", changes.comments_changed)):
+        if names:
+            parts.append(f"{label} {', '.join(names)}")
+    return "; ".join(parts)
+
+
+def _blob_loader(repo: ShadowRepo):
+    def load(oid: str) -> bytes | None:
+        found = repo.read_object(oid)
+        return found[1] if found is not None and found[0] == "blob" else None
+
+    return load
+
+
+def oversize_note(repo: ShadowRepo, oid: str) -> str | None:
+    """The recorder's size note when blob ``oid`` stands for a file over the size cap (``not stored: 12.3 MiB``)."""
+    if oid == ZERO_OID:
+        return None
+    found = repo.read_object(oid)
+    if found is None or not found[1].startswith(OVERSIZE_MARKER):
+        return None
+    match = re.search(rb"size: (\d+) bytes", found[1])
+    from code_trajectory.core.text import format_size
+
+    return f"not stored: {format_size(int(match.group(1)))} (over the size cap)" if match else "not stored (over the size cap)"
+
+
+def symbol_changes(repo: ShadowRepo, path: str, change: FileChange) -> SymbolChanges | None:
+    """The symbol changes of one file change (``path`` relative to the root; None: an unsupported language, or
+    content not stored)."""
+    if language_for(path) is None:
+        return None
+    old = change.old_oid if change.old_oid != ZERO_OID else None
+    new = change.new_oid if change.new_oid != ZERO_OID else None
+    if any(oversize_note(repo, oid) for oid in (old, new) if oid):
+        return None
+    return compare_blobs(path, old, new, _blob_loader(repo))
+
+
+def build(repo: ShadowRepo, entries: list[log.FileVersion], shown: int,
+          marks: dict[str, str] | None = None) -> list[Version]:
+    """The last ``shown`` versions of a file, oldest first, from ``entries`` (every version, newest first).
+
+    Reverts are detected over the whole history (by blob id); symbols, size notes and test marks are
+    computed for the shown versions only.
+    """
+    chronological = list(reversed(entries))
+    first_seen: dict[str, datetime] = {}
+    reverts: dict[str, datetime | None] = {}
+    previous: str | None = None
+    for entry in chronological:
+        blob = entry.change.new_oid
+        earlier = first_seen.get(blob) if blob != ZERO_OID else None
+        reverts[entry.record.oid] = earlier if (earlier is not None and blob != previous) else None
+        if blob != ZERO_OID:
+            first_seen[blob] = entry.record.time  # the latest occurrence wins: "matches state from"
+        previous = blob
+    start = len(chronological) - shown
+    versions = []
+    for number, entry in enumerate(chronological[start:], start + 1):
+        oversize = oversize_note(repo, entry.change.new_oid)
+        versions.append(Version(number, entry, None if oversize else symbol_changes(repo, entry.path, entry.change),
+                                reverts[entry.record.oid], (marks or {}).get(entry.record.oid), oversize))
+    return versions
+
+
+#: Files per commit whose symbols are computed for the project-wide narratives.
+SYMBOL_FILES_PER_COMMIT = 25
+
+
+def symbol_line_of(repo: ShadowRepo, change: FileChange) -> str | None:
+    """The changed symbols of one file change as one line (:func:`describe_symbols`), or None when there are none."""
+    if change.status != "D" and oversize_note(repo, change.new_oid):
+        return None
+    changes = symbol_changes(repo, change.path, change)
+    if changes is None or changes.kind in ("unchanged", "skipped"):
+        return None
+    return describe_symbols(changes) or None
+
+
+def symbols_of(repo: ShadowRepo, records: list[log.CommitRecord],
+               max_files: int = SYMBOL_FILES_PER_COMMIT) -> dict[str, dict[str, str]]:
+    """``{commit: {path: changed symbols}}`` for the first ``max_files`` files of each commit (supported languages,
+    content stored, a meaningful change only)."""
+    found: dict[str, dict[str, str]] = {}
+    for record in records:
+        if record.is_import:
+            continue  # the first scan adds every file: its symbols are not news
+        for change in record.changes[:max_files]:
+            line = symbol_line_of(repo, change)
+            if line:
+                found.setdefault(record.oid, {})[change.path] = line
+    return found

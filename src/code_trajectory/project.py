@@ -1,0 +1,204 @@
+"""Which project a command or a tool call is about: the one discovery rule, and paths confined to it.
+
+Every front end (the CLI, the MCP server, the pytest plugin, the hooks) finds the project the same
+way, as git finds its repository (``git rev-parse --show-toplevel``): walking up from a directory,
+
+1. the nearest directory holding a shadow repository (``.trajectory/HEAD``) is the project;
+2. else the top of the git work tree holding the directory (the nearest ``.git`` entry: a
+   directory, or a file for linked worktrees and submodules);
+3. else the directory itself.
+
+Standard library only: this module is imported by the light entry points (hooks, ``recap``).
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from collections.abc import Callable
+from pathlib import Path
+
+from code_trajectory.core.errors import InvalidArgumentError, PathOutsideProjectError, ProjectError
+
+#: Name of the shadow repository's directory in the project root.
+SHADOW_DIR_NAME = ".trajectory"
+
+
+def has_shadow_repo(directory: Path) -> bool:
+    """True when ``directory`` holds a shadow repository (``.trajectory/HEAD`` is a file)."""
+    return (directory / SHADOW_DIR_NAME / "HEAD").is_file()
+
+
+def find_project_root(start: str | os.PathLike[str], *,
+                      marker: Callable[[Path], bool] | None = None) -> Path:
+    """Return the project that ``start`` (a directory) belongs to, by the rule in the module docstring.
+
+    Args:
+        start: a directory (absolute or relative to the current directory); resolved first.
+        marker: an extra test that makes a directory a project at step 1 (the recap's
+            ``--project`` of a subdirectory with a recap of its own).
+
+    Returns:
+        The absolute, symlink-resolved project root (it may have no shadow repository yet).
+    """
+    here = Path(start).expanduser().resolve()
+    chain = (here, *here.parents)
+    for candidate in chain:
+        if has_shadow_repo(candidate) or (marker is not None and marker(candidate)):
+            return candidate
+    for candidate in chain:
+        if (candidate / ".git").exists():
+            return candidate
+    return here
+
+
+def enclosing_recorded_project(root: Path) -> Path | None:
+    """The recorded project strictly above ``root`` (an ancestor holding ``.trajectory/HEAD``), or None."""
+    for candidate in Path(root).parents:
+        if has_shadow_repo(candidate):
+            return candidate
+    return None
+
+
+def check_recordable(root: Path, *, creating: bool) -> None:
+    """Refuse directories that must never get a shadow repository.
+
+    Refused: the user's home directory and any directory holding code-trajectory's own storage
+    (``CODE_TRAJECTORY_HOME``): recording them would record every project below them, or our own
+    writes, recursively (other tools filled disks that way); and, when ``creating``, a directory
+    inside a project that is already recorded (its recorder covers it: use that project).
+
+    Args:
+        root: the resolved project directory.
+        creating: True when ``root`` has no shadow repository yet and one would be created.
+
+    Raises:
+        ProjectError: ``root`` is refused; the message says what to record instead.
+    """
+    from code_trajectory.core.paths import home_dir
+
+    root = Path(root)
+    try:
+        user_home = Path.home().resolve()
+    except (RuntimeError, OSError):
+        user_home = None
+    if user_home is not None and root == user_home:
+        raise ProjectError(f"refusing to record {root}: it is your home directory, which holds every project and "
+                           "tool cache; record a project directory inside it instead")
+    storage = home_dir().expanduser().absolute()
+    try:
+        storage = storage.resolve()
+    except (OSError, RuntimeError):
+        pass
+    if storage == root or root in storage.parents:
+        raise ProjectError(f"refusing to record {root}: it holds code-trajectory's own storage ({storage}), so "
+                           "recording it would record its own writes; record a project directory that does not "
+                           "contain it (or set CODE_TRAJECTORY_HOME elsewhere)")
+    if creating:
+        outer = enclosing_recorded_project(root)
+        if outer is not None:
+            raise ProjectError(f"{root} is inside {outer}, which is already recorded (its .trajectory/ covers this "
+                               f"directory); use the project {outer} (e.g. --project {outer}) instead of starting a "
+                               "second history inside it")
+
+
+def resolve_project_root(path: str | os.PathLike[str]) -> Path:
+    """Return the absolute, symlink-resolved project directory for ``path`` (an explicit choice, not searched).
+
+    Raises:
+        InvalidArgumentError: the path is empty, relative, holds a NUL byte, or is the file system root.
+        ProjectError: it does not exist or is not a directory.
+    """
+    text = os.fspath(path)
+    if not text or not str(text).strip():
+        raise InvalidArgumentError("path must be the absolute path of the project directory")
+    if "\0" in str(text):
+        raise InvalidArgumentError("path must not contain NUL bytes")
+    root = Path(text).expanduser()
+    if not root.is_absolute():
+        raise InvalidArgumentError(f"path must be absolute, got {text!r}; pass the project's full path")
+    try:
+        root = root.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:
+        raise ProjectError(f"project directory {text} does not exist or is not reachable: {exc}") from exc
+    if not root.is_dir():
+        raise ProjectError(f"{root} is not a directory; configure_project needs the project's root directory")
+    if root == Path(root.anchor):
+        raise InvalidArgumentError("refusing to record the file system root; pass a project directory")
+    return root
+
+
+def project_from_option(option: str | None, *, marker: Callable[[Path], bool] | None = None) -> Path:
+    """The project of a command line: ``--project PATH`` or the current directory, found upward.
+
+    ``PATH`` may be the project root or any directory inside it (as ``git -C PATH``).
+
+    Raises:
+        InvalidArgumentError, ProjectError: see :func:`resolve_project_root`.
+    """
+    start = Path(option).expanduser().absolute() if option else Path.cwd()
+    resolve_project_root(start)  # clear errors for a missing or non-directory path
+    return find_project_root(start, marker=marker)
+
+
+def path_exists(path: Path) -> bool:
+    """``path.exists()`` without following a final symlink, False for names the OS refuses (too long)."""
+    try:
+        os.lstat(path)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def confine(root: Path, filepath: str) -> str:
+    """Turn a client's path into a ``/``-separated path relative to ``root``, confined to it.
+
+    Accepts paths relative to the root or absolute paths inside it. Symlinks in the
+    existing part of the path are resolved, so a link pointing outside is refused.
+
+    Raises:
+        InvalidArgumentError: empty, NUL byte, or the root itself.
+        PathOutsideProjectError: the path resolves outside the project.
+    """
+    if not isinstance(filepath, str) or not filepath.strip():
+        raise InvalidArgumentError("filepath must be a file path relative to the project root, e.g. 'src/app.py'")
+    if "\0" in filepath:
+        raise InvalidArgumentError("filepath must not contain NUL bytes")
+    candidate = Path(filepath) if os.path.isabs(filepath) else root / filepath
+    normalized = Path(posixpath.normpath(candidate.as_posix()))
+    try:
+        rel = normalized.relative_to(root)
+    except ValueError:
+        raise PathOutsideProjectError(f"{filepath!r} is outside the project {root}; give a path inside it, "
+                                      "relative to the project root") from None
+    try:
+        resolved = normalized.resolve(strict=False)
+    except (OSError, RuntimeError) as exc:  # symlink loop
+        raise InvalidArgumentError(f"cannot resolve {filepath!r}: {exc}") from exc
+    if resolved != root and root not in resolved.parents:
+        raise PathOutsideProjectError(f"{filepath!r} resolves through a symlink to {resolved}, outside the "
+                                      f"project {root}")
+    text = rel.as_posix()
+    if text in ("", "."):
+        raise InvalidArgumentError("filepath names the project root itself; give a file inside it")
+    return text
+
+
+def check_range(name: str, value: int, low: int, high: int) -> int:
+    """Return ``value`` if ``low <= value <= high``.
+
+    Raises:
+        InvalidArgumentError: otherwise (also for a bool or a non-integer).
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidArgumentError(f"{name} must be an integer between {low} and {high}, got {value!r}")
+    if not low <= value <= high:
+        raise InvalidArgumentError(f"{name} must be between {low} and {high}, got {value}")
+    return value
+
+
+def add_project_option(parser, *, help_text: str | None = None) -> None:
+    """Add ``--project PATH`` to an ``argparse`` parser (default: found from the current directory)."""
+    parser.add_argument("--project", default=None, metavar="PATH",
+                        help=help_text or "project directory or any directory inside it (default: found from "
+                                          "the current directory, as git finds its repository)")

@@ -1,0 +1,159 @@
+"""CLI commands of recording: ``watch``, ``intent``, ``checkpoint``, ``consolidate``, ``status``.
+
+Each command ``NAME`` is a pair ``NAME_arguments(parser)`` / ``NAME(args) -> int`` (see :mod:`code_trajectory.cli`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from code_trajectory.project import add_project_option
+
+
+def open_session(project_option: str | None, *, create: bool = True, **overrides):
+    """A one-shot :class:`~code_trajectory.recording.session.ProjectSession` for a command (no watcher).
+
+    Args:
+        project_option: ``--project`` as given (None: the current directory); the project is found upward.
+        create: create the shadow repository when missing; the read-only commands pass False, so they
+            never start a history (they raise :class:`ProjectError` saying how to start recording).
+        overrides: settings given on the command line.
+    """
+    from code_trajectory.core.config import TrajectorySettings
+    from code_trajectory.project import project_from_option
+    from code_trajectory.recording.session import ProjectSession
+
+    root = project_from_option(project_option)
+    return ProjectSession(root, TrajectorySettings.load(root, **overrides), create=create)
+
+
+def print_with_session(project_option: str | None, operation, *, create: bool = True) -> int:
+    """Open the project of ``--project``, print ``operation(session)`` (markdown), close it; return 0.
+
+    ``create=False`` for read-only commands: a project with no shadow repository is an error, not a new history.
+    """
+    session = open_session(project_option, create=create)
+    try:
+        text = operation(session)
+    finally:
+        session.close()
+    print(text)
+    return 0
+
+
+def watch_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", metavar="PATH", help="project directory")
+    parser.add_argument("--debounce", type=float, metavar="SECONDS", help="quiet time before a snapshot (default 2.0)")
+    parser.add_argument("--poll", action="store_true", help="poll the file system instead of native events")
+
+
+def watch(args: argparse.Namespace) -> int:
+    """Record a project in the foreground, one line per snapshot, until Ctrl-C or SIGTERM."""
+    import logging
+    import signal
+    import threading
+
+    from code_trajectory.core.config import TrajectorySettings
+    from code_trajectory.core.logs import configure_logging
+    from code_trajectory.project import resolve_project_root
+    from code_trajectory.recording.session import ProjectSession
+
+    configure_logging(logging.WARNING)
+    root = resolve_project_root(Path(args.path).expanduser().absolute())
+    settings = TrajectorySettings.load(root, debounce_seconds=args.debounce)
+
+    def show(snapshot) -> None:
+        print(f"{snapshot.commit[:12]} {snapshot.branch}: {snapshot.subject}", flush=True)
+
+    session = ProjectSession(root, settings, watch=True, on_snapshot=show, force_polling=args.poll or None)
+    progress = _ProgressPrinter()
+    try:
+        first = session.start(progress=progress)
+    finally:
+        progress.close()
+    if first is not None:
+        show(first)
+    print(f"watching {root} (debounce {settings.debounce_seconds:g} s); Ctrl-C to stop", file=sys.stderr, flush=True)
+    done = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: done.set())
+    while not done.wait(0.5):
+        if session.watcher is not None and not session.watcher.running:
+            print(f"watcher stopped: {session.watcher.last_error}", file=sys.stderr)
+            break
+    session.close()
+    return 0
+
+
+class _ProgressPrinter:
+    """Progress of the start-up scan on stderr with a rich progress bar (only on a terminal)."""
+
+    def __init__(self) -> None:
+        self._progress = None
+        self._task = None
+        if sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self._progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                      TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+            self._progress.start()
+
+    def __call__(self, phase: str, done: int, total: int | None) -> None:
+        if self._progress is None:
+            return
+        label = {"scan": "scanning files", "hash": "storing contents", "write": "writing trees"}.get(phase, phase)
+        if self._task is None:
+            self._task = self._progress.add_task(label, total=total)
+        self._progress.update(self._task, description=label, completed=done, total=total)
+
+    def close(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+
+def intent_arguments(parser: argparse.ArgumentParser) -> None:
+    add_project_option(parser)
+    parser.add_argument("text", metavar="TEXT", nargs="+", help="the intent; several words need no quotes")
+
+
+def intent(args: argparse.Namespace) -> int:
+    """Set the intent recorded with the next snapshots (a running ``watch``/``serve`` picks it up)."""
+    return print_with_session(args.project, lambda session: session.set_intent(" ".join(args.text)))
+
+
+def consolidate_arguments(parser: argparse.ArgumentParser) -> None:
+    add_project_option(parser)
+    parser.add_argument("intent", metavar="INTENT")
+
+
+def consolidate(args: argparse.Namespace) -> int:
+    """Squash the trailing snapshots into one ``[CONSOLIDATE]`` commit."""
+    return print_with_session(args.project, lambda session: session.consolidate(args.intent), create=False)
+
+
+def checkpoint_arguments(parser: argparse.ArgumentParser) -> None:
+    add_project_option(parser)
+    parser.add_argument("--message", "-m", help="note stored with the snapshot")
+
+
+def checkpoint(args: argparse.Namespace) -> int:
+    """Snapshot the project now."""
+    return print_with_session(args.project, lambda session: session.checkpoint(args.message))
+
+
+def status_arguments(parser: argparse.ArgumentParser) -> None:
+    add_project_option(parser)
+
+
+def status(args: argparse.Namespace) -> int:
+    """Facts about the shadow repository: branches, snapshot counts, size, maintenance."""
+    from code_trajectory.project import project_from_option
+    from code_trajectory.recording.status import project_status
+    from code_trajectory.share.service import share_status_lines
+
+    root = project_from_option(args.project)
+    print("\n".join([project_status(root), *share_status_lines(root)]))
+    return 0

@@ -1,0 +1,107 @@
+"""gitignore(5) pattern files, compiled: the building blocks of the recording policy.
+
+Patterns are compiled by ``pathspec``'s gitignore implementation; the evaluation is ours, level by
+level as git walks a tree (see :class:`Rules`). Paths are ``/``-separated, without a leading ``/``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from pathspec import GitIgnoreSpec
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Compiled gitignore patterns, last first: ``(regex, include, pattern text, directory-only)``.
+
+    A match that only covers a parent directory of the path (``pathspec``'s ``ps_d`` group) does
+    not decide the path: git decides each level of a path on its own (``pathspec`` alone lets
+    ``!name`` re-include everything below a directory called ``name``, which git does not).
+    """
+
+    patterns: tuple[tuple[re.Pattern[str], bool, str, bool], ...]
+    #: One regex per probe kind (plain, directory-only) that matches when any pattern might: most
+    #: paths match none, and one search replaces a loop over every pattern.
+    any_plain: re.Pattern[str] | None = None
+    any_dir: re.Pattern[str] | None = None
+
+    @classmethod
+    def from_lines(cls, lines: list[str]) -> Rules:
+        """Compile the lines of a gitignore file (blank lines and comments are dropped)."""
+        spec = GitIgnoreSpec.from_lines(lines)
+        compiled = [(p.regex, bool(p.include), p.pattern, p.pattern.rstrip().endswith("/"))  # type: ignore
+                    for p in spec.patterns
+                    if p.include is not None and getattr(p, "regex", None) is not None]
+
+        def union(items: list[re.Pattern[str]]) -> re.Pattern[str] | None:
+            if not items:
+                return None
+            return re.compile("|".join(f"(?:{r.pattern.replace('(?P<ps_d>', '(?:')})" for r in items))
+
+        return cls(tuple(reversed(compiled)), union([c[0] for c in compiled if not c[3]]),
+                   union([c[0] for c in compiled if c[3]]))
+
+    def match(self, path: str, is_dir: bool) -> tuple[bool, str] | None:
+        """``(excluded, pattern)`` of the last pattern deciding ``path``, or None when none does.
+
+        ``path`` is relative to the directory of the pattern file. A directory is matched with a
+        trailing ``/`` by directory-only patterns (``build/``) and without it by the others, so
+        ``a/**`` does not take the directory ``a`` itself.
+        """
+        if not ((self.any_plain is not None and self.any_plain.match(path))
+                or (is_dir and self.any_dir is not None and self.any_dir.match(path + "/"))):
+            return None
+        for regex, include, text, dir_only in self.patterns:
+            if dir_only and not is_dir:
+                continue
+            probe = path + "/" if dir_only else path
+            found = regex.match(probe)
+            if found is None:
+                continue
+            if found.groupdict().get("ps_d") is not None and found.end() < len(probe):
+                continue  # matched a parent directory of the path, not the path: git decides per level
+            return include, text
+        return None
+
+
+@dataclass(frozen=True)
+class Source:
+    """One file of patterns and how a project path is turned into the path its patterns see.
+
+    Attributes:
+        label: how :meth:`RecordingPolicy.explain` names the file.
+        base: the project directory holding the file (``""``: the root, or a file outside the
+            project); only paths below it are matched.
+        lead: prepended to the path relative to ``base``: the project root's path relative to the
+            file's directory (``packages/app/`` for ``repo/.gitignore``), ``""`` inside the project.
+        rules: the compiled patterns.
+    """
+
+    label: str
+    base: str
+    lead: str
+    rules: Rules
+
+    def local(self, rel: str) -> str:
+        """``rel`` (relative to the project root, below ``base``) as seen from the file's directory."""
+        return self.lead + (rel[len(self.base) + 1:] if self.base else rel)
+
+
+def read_lines(path: Path) -> list[str] | None:
+    """The lines of a pattern file, or None when it cannot be read (missing, a directory, no permission)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return data.decode("utf-8", "surrogateescape").splitlines()
+
+
+def anywhere(pattern: str) -> str:
+    """A deny pattern matched at any depth: one with an inner ``/`` (``.docker/config.json``) gets ``**/``."""
+    body = pattern[1:] if pattern.startswith("!") else pattern
+    if "/" in body.rstrip("/") and not body.startswith(("/", "**/")):
+        body = "**/" + body
+    return ("!" if pattern.startswith("!") else "") + body

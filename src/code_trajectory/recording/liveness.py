@@ -1,0 +1,98 @@
+"""Whether anything records a project now, and since when nothing does: for honest answers of one-shot commands.
+
+The recording process holds ``.trajectory/recorder.lock`` (an ``flock``: the kernel releases it when the process
+dies) and keeps ``.trajectory/state/recorder.json`` (``pid``, ``started_at``, ``stopped_at``, ISO 8601 UTC), so a
+command run while nothing watches can say so, since when, and how to start recording.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+
+import filelock
+
+STATE_FILE = "recorder.json"
+
+
+def write_recorder_state(state_dir: Path, *, started: bool) -> None:
+    """Note that this process started (``started``) or stopped recording; best effort (a failure is ignored)."""
+    path = state_dir / STATE_FILE
+    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    data = read_recorder_state(state_dir) if not started else {}
+    data.update({"pid": os.getpid(), "started_at": now} if started else {"stopped_at": now})
+    try:
+        state_dir.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(json.dumps(data), "utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def read_recorder_state(state_dir: Path) -> dict:
+    """The last recorder state written (``{}`` when none or unreadable)."""
+    try:
+        data = json.loads((state_dir / STATE_FILE).read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def recording_now(git_dir: Path) -> bool:
+    """True when a process holds the project's ``recorder.lock`` (a watcher or server records it now)."""
+    lock = filelock.FileLock(str(git_dir / "recorder.lock"), timeout=0, thread_local=False)
+    try:
+        lock.acquire()
+    except filelock.Timeout:
+        return True
+    except OSError:
+        return False
+    lock.release()
+    return False
+
+
+def idle_notice(root: Path, repo) -> str | None:
+    """A notice for a project nothing records now: since when (the last recorder's stop, else the last snapshot),
+    and how to start recording; None while something records it.
+
+    Args:
+        root: the project root.
+        repo: its :class:`~code_trajectory.git.shadow.ShadowRepo`.
+    """
+    if recording_now(repo.git_dir):
+        return None
+    state = read_recorder_state(repo.state_dir)
+    since = state.get("stopped_at")
+    when = None
+    if isinstance(since, str):
+        try:
+            when = datetime.fromisoformat(since)
+        except ValueError:
+            when = None
+    if when is None:
+        tip = repo.git.text(["log", "-1", "--format=%cI", "--all"], check=False) if repo.shadow_refs() else ""
+        try:
+            when = datetime.fromisoformat(tip) if tip else None
+        except ValueError:
+            when = None
+    ago = ""
+    if when is not None:
+        seconds = max(0, int((datetime.now(timezone.utc) - when).total_seconds()))
+        ago = (f" since {when.astimezone().strftime('%Y-%m-%d %H:%M')} ({_duration(seconds)} ago)"
+               if "stopped_at" in state else f"; the last snapshot was taken {_duration(seconds)} ago")
+    return (f"nothing is recording this project now{ago}: edits made meanwhile are not in the history until "
+            f"recording starts (the start-up scan then records what changed). Start it with `code-trajectory watch "
+            f"{root}` or an MCP client running `code-trajectory serve --project {root}` (`code-trajectory install`).")
+
+
+def _duration(seconds: int) -> str:
+    if seconds < 120:
+        return f"{seconds} s"
+    if seconds < 7200:
+        return f"{seconds // 60} min"
+    if seconds < 172800:
+        return f"{seconds // 3600} h"
+    return f"{seconds // 86400} days"

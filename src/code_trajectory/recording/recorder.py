@@ -1,0 +1,570 @@
+"""The recorder: turns changed paths into snapshot commits on the shadow branch.
+
+Two ways in:
+
+* :meth:`Recorder.record_paths` — the hot path. The watcher hands over the paths
+  that changed; only they are looked at, hashed and written, and only the trees
+  on their paths are rewritten (:mod:`code_trajectory.git.trees`), so the cost does not
+  grow with the size of the project.
+* :meth:`Recorder.reconcile` — the full scan, at start-up, when the watcher
+  signals a rescan (an ignore file changed, events were lost), and for
+  ``checkpoint``: walk the work tree, hash only files whose ``lstat`` differs from
+  the stat cache, diff against the last recorded tree.
+
+Either way the new tree is compared with the parent's and an unchanged tree
+makes no commit (``None`` is returned: nothing changed is not an error). The
+commit is written with ``commit-tree`` and the shadow ref moved with
+``update-ref <new> <old>`` — a compare-and-swap — under ``.trajectory/write.lock``
+so that two processes never interleave. A snapshot that cannot be written now
+(lock held, disk full) keeps its paths pending and is retried; nothing is dropped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import filelock
+
+from code_trajectory.core.config import TrajectorySettings
+from code_trajectory.core.errors import LockContentionError, ProjectError, StorageError
+from code_trajectory.core.text import format_size
+from code_trajectory.git import diffs, health, messages, trees
+from code_trajectory.git.messages import FileChange
+from code_trajectory.git.project import GitOperation, ProjectRepo, ReflogCursor
+from code_trajectory.git.shadow import ShadowRepo, TreeEntry, shadow_ref
+from code_trajectory.project import check_recordable
+from code_trajectory.recording import gitops
+from code_trajectory.recording.blobs import write_blobs
+from code_trajectory.recording.ignore import RecordingPolicy, SubtreePolicy
+from code_trajectory.recording.intent import IntentStore
+from code_trajectory.recording.statcache import StatCache
+from code_trajectory.recording.worktree import FileInfo, probe, scan
+
+log = logging.getLogger(__name__)
+
+#: How long a writer waits for ``.trajectory/write.lock`` before giving up for now, seconds.
+WRITE_LOCK_TIMEOUT = 10.0
+
+ProgressFn = Callable[[str, int, int | None], None]
+
+
+@dataclass
+class Snapshot:
+    """A snapshot commit that was written.
+
+    Attributes:
+        commit: the new commit id.
+        ref: the shadow ref it was written to.
+        branch: the project branch.
+        kind: ``snapshot``, ``checkpoint`` or ``reconcile``.
+        subject: the commit message's first line.
+        changes: the file changes against the parent.
+        elapsed_ms: time spent writing it, milliseconds.
+    """
+
+    commit: str
+    ref: str
+    branch: str
+    kind: str
+    subject: str
+    changes: list[FileChange]
+    elapsed_ms: float
+
+
+class Recorder:
+    """Records snapshots of one project into its shadow repository.
+
+    Args:
+        root: the project root (absolute, existing directory).
+        settings: recorder settings (size cap, deny list).
+        repo: the shadow repository (created by :meth:`open` if missing).
+        project: the project's own git repository (branch, ignore files).
+        policy: what is recorded.
+
+    Thread-safe: every write holds an internal lock, and across processes the
+    ``.trajectory/write.lock`` file lock.
+    """
+
+    def __init__(self, root: Path, settings: TrajectorySettings, repo: ShadowRepo, project: ProjectRepo,
+                 policy: RecordingPolicy) -> None:
+        self.root = root
+        self.settings = settings
+        self.repo = repo
+        self.project = project
+        self.policy = policy
+        self.intent = IntentStore(repo.state_dir)
+        self.stat_cache = StatCache(repo.state_dir / "statcache.sqlite")
+        self._lock = threading.RLock()
+        self._pending: dict[str, None] = {}
+        self._pending_rescan = False
+        self._last_tree: str | None = None
+        self._last_commit: str | None = None
+        self._head_ref: str | None = None
+        #: When git last touched the project's HEAD, reflog or stash (epoch seconds), until a snapshot consumes it.
+        self._git_activity: float | None = None
+        self._stash_touched = False
+        self._reflog = ReflogCursor(project)
+        self._write_lock = filelock.FileLock(str(repo.git_dir / "write.lock"), timeout=WRITE_LOCK_TIMEOUT,
+                                             thread_local=False)
+        #: Things the user must hear about (history lost or moved aside), newest last.
+        self.notices: list[str] = []
+
+    # -- health -------------------------------------------------------------------------------
+
+    def _guard(self) -> bool:
+        """Recreate ``.trajectory`` if it vanished; True when it had to (a full rescan is then due)."""
+        if self.repo.exists():
+            return False
+        if not self.root.is_dir():
+            raise ProjectError(f"the project directory {self.root} no longer exists; call configure_project "
+                               "with its new location")
+        self._restart_history(f"the shadow repository {self.repo.git_dir} was deleted while recording; its "
+                              f"history is lost and a new one started at {datetime.now().strftime('%H:%M:%S')}")
+        return True
+
+    def _restart_history(self, notice: str) -> None:
+        log.error(notice)
+        self.notices.append(notice)
+        self.repo.reset_caches()
+        self.repo.ensure()
+        self.stat_cache.close()
+        self.stat_cache = StatCache(self.repo.state_dir / "statcache.sqlite")
+        self._write_lock = filelock.FileLock(str(self.repo.git_dir / "write.lock"), timeout=WRITE_LOCK_TIMEOUT,
+                                             thread_local=False)
+        self._last_tree = self._last_commit = self._head_ref = None
+
+    def _recover(self, exc: BaseException) -> bool:
+        """React to a failed write: clear stale locks, or replace a damaged repository. True to retry now."""
+        if isinstance(exc, LockContentionError):
+            return bool(health.clear_stale_locks(self.repo.git_dir))
+        if health.looks_corrupt(exc) and self.repo.exists():
+            problem = health.verify(self.repo)
+            if problem is None:
+                return False
+            moved = health.move_aside(self.repo)
+            self._restart_history(f"the shadow repository was damaged ({problem}); it was moved to {moved.name} "
+                                  "and a new history started")
+            return True
+        return False
+
+    @classmethod
+    def open(cls, root: Path, settings: TrajectorySettings, *, create: bool = True) -> Recorder:
+        """Open (creating if needed and ``create``) the shadow repository of ``root`` and return its recorder.
+
+        Raises:
+            ProjectError: ``root`` must not be recorded (see :func:`code_trajectory.project.check_recordable`),
+                or it has no shadow repository and ``create`` is False.
+            StorageError, GitError: the shadow repository cannot be created.
+        """
+        repo = ShadowRepo(root)
+        exists = repo.exists()
+        check_recordable(root, creating=not exists)
+        if not exists and not create:
+            raise ProjectError(f"nothing is recorded for {root} yet (it has no .trajectory/): start recording with "
+                               f"`code-trajectory watch {root}`, or an MCP client running `code-trajectory serve "
+                               f"--project {root}` (see `code-trajectory install`)")
+        if repo.git_dir.is_dir():
+            health.clear_stale_locks(repo.git_dir)  # e.g. a config.lock left by a process killed mid-creation
+        try:
+            repo.ensure()
+        except LockContentionError:  # the lock was too young to call stale before the retries: now it is not
+            if not health.clear_stale_locks(repo.git_dir):
+                raise
+            repo.ensure()
+        notices: list[str] = []
+        problem = health.verify(repo)
+        if problem is not None:
+            moved = health.move_aside(repo)
+            repo = ShadowRepo(root)
+            repo.ensure()
+            notices.append(f"the shadow repository was damaged ({problem}); it was moved to {moved.name} and a new "
+                           "history started")
+        project = ProjectRepo.discover(root)
+        policy = RecordingPolicy(root, deny_patterns=settings.all_deny_patterns,
+                                 info_exclude=project.info_exclude, global_excludes=project.global_excludes())
+        recorder = cls(root, settings, repo, project, policy)
+        recorder.notices.extend(notices)
+        return recorder
+
+    def close(self) -> None:
+        """Release the git processes and the stat cache."""
+        self.repo.close()
+        self.stat_cache.close()
+
+    # -- pending changes --------------------------------------------------------------------
+
+    def note_changes(self, paths: Iterable[str], *, rescan: bool = False) -> None:
+        """Queue changed paths (relative to the root) for the next :meth:`flush`."""
+        with self._lock:
+            for path in paths:
+                self._pending[path] = None
+            if rescan:
+                self._pending_rescan = True
+
+    def note_git_activity(self, *, stash: bool = False) -> None:
+        """Say that git wrote the project's ``HEAD``, reflog or stash: the next snapshot may be a git operation's.
+
+        The next ordinary snapshot reads the reflog (:func:`code_trajectory.git.project.last_work_tree_operation`):
+        when a checkout, reset, merge, rebase, pull, cherry-pick, revert or stash rewrote files, the snapshot is
+        recorded as that operation (``[CHECKOUT] feature → main``, no intent), not as the agent's edits.
+        """
+        with self._lock:
+            now = time.time()
+            self._git_activity = now if self._git_activity is None else min(self._git_activity, now)
+            self._stash_touched = self._stash_touched or stash
+
+    def _take_git_operation(self) -> GitOperation | None:
+        """The git operation behind the pending changes, if git was active since the last snapshot (consumed).
+
+        The reflog is read from where the previous snapshot left it, so an operation is never reported twice.
+        """
+        operation = self._reflog.new_operation()  # always advances, so old entries never come back
+        if self._git_activity is None:
+            return None
+        self._git_activity, self._stash_touched = None, False
+        return operation
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        """Hold this recorder's lock and ``.trajectory/write.lock``: no snapshot is written meanwhile (re-entrant
+        for the holder's thread, so it may :meth:`flush` inside).
+
+        Raises:
+            LockContentionError: another process held ``write.lock`` for :data:`WRITE_LOCK_TIMEOUT` seconds.
+        """
+        with self._lock:
+            try:
+                with self._write_lock:
+                    yield
+            except filelock.Timeout as exc:
+                raise LockContentionError(f"another process held {self._write_lock.lock_file} for "
+                                          f"{WRITE_LOCK_TIMEOUT:.0f} s; try again") from exc
+
+    def wrote(self, commit: str) -> None:
+        """Record that ``commit`` was written on the current branch's shadow ref by a caller holding :meth:`writing`."""
+        self._last_commit = commit
+
+    def has_pending(self) -> bool:
+        """True when changes are queued."""
+        with self._lock:
+            return bool(self._pending) or self._pending_rescan
+
+    def flush(self, *, kind: str = messages.KIND_SNAPSHOT) -> Snapshot | None:
+        """Write a snapshot of the queued changes now; None when nothing changed.
+
+        On failure the paths stay queued (merged with any that arrive meanwhile) and
+        the error is raised for the caller to retry later.
+        """
+        with self._lock:
+            paths, rescan = list(self._pending), self._pending_rescan
+            self._pending, self._pending_rescan = {}, False
+            try:
+                if self._guard():
+                    rescan = True
+                if rescan:
+                    return self.reconcile(kind=messages.KIND_RECONCILE)
+                if not paths:
+                    return None
+                return self.record_paths(paths, kind=kind)
+            except BaseException as exc:
+                for path in paths:
+                    self._pending.setdefault(path, None)
+                self._pending_rescan = self._pending_rescan or rescan
+                if isinstance(exc, Exception) and self._recover(exc):
+                    self._pending_rescan = True
+                raise
+
+    # -- the hot path -----------------------------------------------------------------------
+
+    def record_paths(self, paths: Iterable[str], *, kind: str = messages.KIND_SNAPSHOT,
+                     note: str | None = None, restored_from: tuple[str, str] | None = None,
+                     origin: str | None = None) -> Snapshot | None:
+        """Snapshot the current content of ``paths`` (relative to the root) on top of the last tree.
+
+        ``origin`` says who made the change when an agent's hook records it (``Trajectory-Origin``).
+
+        A path that no longer exists is deleted from the tree (with everything under it);
+        a directory is rescanned as a whole; an excluded path is removed if recorded.
+
+        Returns:
+            The snapshot, or None when the tree did not change.
+        """
+        started = time.perf_counter()
+        with self._lock:
+            if self._guard():
+                return self.reconcile(kind=kind, note=note, restored_from=restored_from)
+            if any(RecordingPolicy.is_ignore_file(p) for p in paths):
+                self.policy.invalidate()
+                return self.reconcile(kind=kind, note=note, restored_from=restored_from)
+            base = self._base_tree()
+            changes: dict[str, TreeEntry | None] = {}
+            to_hash: list[FileInfo] = []
+            for rel in sorted(set(paths)):
+                rel = rel.strip("/")
+                if not rel:
+                    continue
+                found = probe(self.root, rel)
+                if found == "dir":
+                    reason = self.policy.explain(rel, is_dir=True)
+                    changes[rel] = None
+                    if reason is None:
+                        sub = scan(self.root / rel, SubtreePolicy(self.policy, rel))
+                        to_hash.extend(FileInfo(f"{rel}/{i.rel}", i.mode, i.size, i.mtime_ns, i.ctime_ns, i.ino)
+                                       for i in sub.files.values())
+                elif isinstance(found, FileInfo) and self.policy.is_recorded(rel, is_dir=False):
+                    to_hash.append(found)
+                else:
+                    changes[rel] = None
+            with self.repo.batch():  # blobs and trees in one pack, on disk before the ref moves
+                entries, oversize = write_blobs(self.repo, self.root, to_hash, self.settings.max_file_bytes)
+                changes.update(entries)
+                tree = trees.apply_changes(self.repo, base, changes)
+            # a deleted path may be a whole directory: then let the diff count the files first
+            expected = None if any(v is None for v in changes.values()) else len(changes)
+            return self._commit(tree, kind=kind, note=note, oversize=oversize, started=started,
+                                expected=expected, restored_from=restored_from, origin=origin)
+
+    def record_entries(self, changes: Mapping[str, TreeEntry | None], *, kind: str = messages.KIND_SNAPSHOT,
+                       note: str | None = None, restored_from: tuple[str, str] | None = None) -> Snapshot | None:
+        """Snapshot ``changes`` (path relative to the root -> the entry now there, None when removed) on top of
+        the last tree without reading the files: for content this process has just written from recorded blobs
+        (a restore), whose ids are known. A save that lands on one of them afterwards is recorded by the next
+        snapshot (the watcher's, or a scan: the stat cache does not vouch for these files).
+
+        Returns:
+            The snapshot, or None when the tree did not change.
+        """
+        started = time.perf_counter()
+        with self._lock:
+            if self._guard():
+                return self.reconcile(kind=kind, note=note, restored_from=restored_from)
+            base = self._base_tree()
+            with self.repo.batch():
+                tree = trees.apply_changes(self.repo, base, dict(changes))
+            return self._commit(tree, kind=kind, note=note, oversize={}, started=started, expected=None,
+                                restored_from=restored_from)
+
+    # -- the full scan ------------------------------------------------------------------------
+
+    def work_tree_tree(self) -> str:
+        """The tree of the work tree as it is now (a full scan, objects written), without making a snapshot.
+
+        Used to compare a snapshot with the work tree. Pending changes stay pending.
+        """
+        with self._lock:
+            pending, rescan = dict(self._pending), self._pending_rescan
+            try:
+                tree, *_ = self._scan(None)
+            finally:
+                self._pending.update(pending)
+                self._pending_rescan = self._pending_rescan or rescan
+            return tree
+
+    def reconcile(self, *, kind: str = messages.KIND_RECONCILE, note: str | None = None,
+                  progress: ProgressFn | None = None,
+                  restored_from: tuple[str, str] | None = None) -> Snapshot | None:
+        """Scan the whole work tree and snapshot any difference from the last recorded tree.
+
+        Args:
+            kind: ``reconcile`` (start-up, rescan) or ``checkpoint``.
+            note: the checkpoint message, if any.
+            progress: called with ``(phase, done, total)``; phases ``scan``, ``hash``, ``write``.
+
+        Returns:
+            The snapshot, or None when the work tree matches the last snapshot.
+        """
+        started = time.perf_counter()
+        with self._lock:
+            self._guard()
+            self._pending.clear()
+            self._pending_rescan = False
+            tree, base, oversize, imported = self._scan(progress)
+            return self._commit(tree, kind=kind, note=note, oversize=oversize, started=started, imported=imported,
+                                restored_from=restored_from)
+
+    def _scan(self, progress: ProgressFn | None) -> tuple[str, str | None, dict[str, int],
+                                                          list[tuple[str, TreeEntry]] | None]:
+        """Scan the whole work tree into a tree: ``(tree, base tree, oversize paths, imported entries)``."""
+        with self._lock:
+            self.policy.invalidate()  # ignore files may have changed unseen (while stopped, or mid-burst)
+            scan_started_ns = time.time_ns()
+            result = scan(self.root, self.policy,
+                          progress=(lambda n: progress("scan", n, None)) if progress else None)
+            for rel, why in result.skipped[:20]:
+                log.info("not recorded: %s (%s)", rel, why)
+            cached = self.stat_cache.load()
+            base = self._base_tree()
+            recorded = self._list_tree(base)
+            changes: dict[str, TreeEntry | None] = {path: None for path in recorded if path not in result.files}
+            to_hash: list[FileInfo] = []
+            known: list[tuple[FileInfo, str]] = []
+            for rel, info in result.files.items():
+                oid = StatCache.trusted(info, cached.get(rel))
+                if oid is None:
+                    to_hash.append(info)
+                    continue
+                known.append((info, oid))
+                entry = TreeEntry(info.mode, oid)
+                if recorded.get(rel) != entry:
+                    changes[rel] = entry
+            if progress:
+                progress("hash", 0, len(to_hash))
+            with self.repo.batch():
+                entries, oversize = write_blobs(self.repo, self.root, to_hash, self.settings.max_file_bytes, progress=progress)
+                for rel, entry in entries.items():
+                    if entry is not None and recorded.get(rel) != entry:
+                        changes[rel] = entry
+                    elif entry is None:
+                        changes[rel] = None
+                by_rel = {i.rel: i for i in to_hash}
+                known += [(by_rel[rel], e.oid) for rel, e in entries.items() if e is not None]
+                if progress:
+                    progress("write", 0, len(changes))
+                tree = trees.apply_changes(self.repo, base, changes) if changes or base is None else base
+            self.stat_cache.replace_all(known, scan_started_ns)
+            imported = sorted((p, e) for p, e in changes.items() if e is not None) if base is None else None
+            return tree, base, oversize, imported
+
+    def checkpoint(self, note: str | None = None, *, kind: str = messages.KIND_CHECKPOINT) -> Snapshot | None:
+        """Snapshot the exact current state now, skipping the debounce (a full scan).
+
+        Args:
+            note: a note stored with the snapshot (its first line and a trailer).
+            kind: ``checkpoint`` for the user's checkpoints (consolidation never squashes them);
+                ``snapshot`` for automatic ones such as the state a test run ran on.
+        """
+        return self.reconcile(kind=kind, note=messages.one_line(note) if note else None)
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _list_tree(self, tree: str | None) -> dict[str, TreeEntry]:
+        if tree is None:
+            return {}
+        out = self.repo.git.out(["ls-tree", "-r", "-z", "--full-tree", tree])
+        entries = {}
+        for record in out.split(b"\0"):
+            if not record:
+                continue
+            meta, _, path = record.partition(b"\t")
+            mode, _kind, oid = meta.split(b" ")
+            entries[os.fsdecode(path)] = TreeEntry(mode.decode(), oid.decode())
+        return entries
+
+    def _base_tree(self) -> str | None:
+        """The tree the work tree had when last recorded (the start of the next edit).
+
+        When another process (a CLI ``checkpoint`` or ``restore``) appended snapshots to the branch after this
+        recorder's last one, the newest of them is the last known state.
+        """
+        if self._last_tree is not None and self._last_commit is not None:
+            tip = self.repo.resolve_ref(shadow_ref(self.project.current_branch()))
+            if tip is not None and tip != self._last_commit and self.repo.git.run(
+                    ["merge-base", "--is-ancestor", self._last_commit, tip], check=False).returncode == 0:
+                self._last_commit, self._last_tree = tip, self.repo.commit_tree_oid(tip)
+        if self._last_tree is not None:
+            return self._last_tree
+        commit = self.repo.resolve(shadow_ref(self.project.current_branch())) or self.latest_commit()
+        if commit is None:
+            return None
+        self._last_commit = commit
+        self._last_tree = self.repo.commit_tree_oid(commit)
+        return self._last_tree
+
+    def latest_commit(self, branch: str | None = None) -> str | None:
+        """The tip of ``branch``'s shadow ref when given and it exists, else the newest commit across every shadow
+        branch (where a new branch starts), or None when nothing is recorded."""
+        if branch is not None:
+            tip = self.repo.resolve_ref(shadow_ref(branch))
+            if tip is not None:
+                return tip
+        refs = self.repo.shadow_refs()
+        if not refs:
+            return None
+        out = self.repo.git.text(["log", "-1", "--format=%H", "--date-order", *refs.keys()])
+        return out or None
+
+    def _commit(self, tree: str, *, kind: str, note: str | None, oversize: dict[str, int],
+                started: float, expected: int | None = None,
+                imported: list[tuple[str, TreeEntry]] | None = None,
+                restored_from: tuple[str, str] | None = None, origin: str | None = None) -> Snapshot | None:
+        branch = self.project.current_branch()
+        ref = shadow_ref(branch)
+        operation = self._take_git_operation() if kind in (messages.KIND_SNAPSHOT, messages.KIND_RECONCILE) else None
+        try:
+            with self._write_lock:
+                tip = self.repo.resolve_ref(ref)
+                parent = tip or self._last_commit or self.latest_commit()
+                parent_tree = self.repo.commit_tree_oid(parent) if parent else None
+                self._last_tree = tree
+                if tree == parent_tree:
+                    return None
+                if parent_tree is None and imported is not None:
+                    # the first snapshot: every file is new; listing them needs no diff of 100,000 paths
+                    changes = [FileChange("A", path, new_oid=entry.oid) for path, entry in imported]
+                else:
+                    changes = diffs.tree_changes(self.repo, parent_tree, tree, expected=expected)
+                if oversize:
+                    changes = [FileChange(c.status, c.path, c.old_path, c.added, c.deleted, c.old_oid, c.new_oid,
+                                          c.counted, f"not stored: {format_size(oversize[c.path])}")
+                               if c.path in oversize else c for c in changes]
+                now = datetime.now().astimezone()
+                offset = now.strftime("%z") or "+0000"
+                if parent is None and kind == messages.KIND_RECONCILE:
+                    kind = messages.KIND_IMPORT
+                if operation is not None and operation.kind != "stash":  # a stash's changes are unstaged by nature
+                    ours = gitops.operation_paths(self.project, changes)
+                    if not ours:
+                        operation = None  # git changed no file (`checkout -b`): the edits are the agent's
+                    elif any(c.path not in ours for c in changes):
+                        # git's share first, as its own commit; the agent's edits on top of it
+                        op_tree = gitops.operation_tree(self.repo, parent_tree, tree, ours)
+                        op_changes = [c for c in changes if c.path in ours]
+                        parent = self.repo.commit_tree(op_tree, [parent] if parent else [],
+                                                       messages.git_operation_message(
+                                                           when=now, label=operation.label, kind=operation.kind,
+                                                           reflog=operation.reflog, branch=branch,
+                                                           changes=op_changes),
+                                                       when=(int(now.timestamp()), offset))
+                        changes = diffs.tree_changes(self.repo, op_tree, tree)
+                        operation = None
+                if operation is not None:
+                    kind = messages.KIND_GIT
+                    message = messages.git_operation_message(when=now, label=operation.label, kind=operation.kind,
+                                                             reflog=operation.reflog, branch=branch, changes=changes)
+                elif kind == messages.KIND_RESTORE and restored_from is not None:
+                    message = messages.restore_message(when=now, intent=self.intent.get(), branch=branch,
+                                                       changes=changes, source=restored_from[0], how=restored_from[1])
+                else:
+                    message = messages.snapshot_message(when=now, intent=self.intent.get(), branch=branch,
+                                                        changes=changes, kind=kind, note=note, origin=origin)
+                commit = self.repo.commit_tree(tree, [parent] if parent else [], message,
+                                               when=(int(now.timestamp()), offset))
+                try:
+                    self.repo.update_ref(ref, commit, tip, f"code-trajectory {kind}")
+                except LockContentionError:
+                    if not health.clear_stale_locks(self.repo.git_dir):  # a lock left by a killed git
+                        raise
+                    self.repo.update_ref(ref, commit, tip, f"code-trajectory {kind}")
+                self._last_commit = commit
+                if self._head_ref != ref:
+                    health.clear_stale_locks(self.repo.git_dir)
+                    self.repo.git.run(["symbolic-ref", "HEAD", ref], check=False)
+                    self._head_ref = ref
+        except filelock.Timeout as exc:
+            raise LockContentionError(f"another process held {self._write_lock.lock_file} for "
+                                      f"{WRITE_LOCK_TIMEOUT:.0f} s; the snapshot stays pending") from exc
+        except OSError as exc:
+            raise StorageError(f"cannot write the snapshot: {exc}") from exc
+        subject = message.split("\n", 1)[0]
+        elapsed = (time.perf_counter() - started) * 1000
+        log.info("snapshot kind=%s branch=%s commit=%s files=%d ms=%.1f", kind, branch, commit[:12],
+                 len(changes), elapsed)
+        return Snapshot(commit, ref, branch, kind, subject, changes, elapsed)

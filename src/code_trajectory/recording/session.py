@@ -1,0 +1,284 @@
+"""One project being recorded: its recorder, its watcher (when this process records), and the writes.
+
+:class:`ProjectSession` owns the project's :class:`~code_trajectory.recording.recorder.Recorder`
+and, for the server and ``watch``, a :class:`~code_trajectory.recording.watcher.Watcher`; exactly
+one process records a project (the holder of ``.trajectory/recorder.lock``), the others answer
+queries and take over when it exits. The read-only narratives live in
+:mod:`code_trajectory.history`, the test status in :mod:`code_trajectory.testruns`; they take a
+session and read through its recorder.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import filelock
+
+from code_trajectory.core.config import TrajectorySettings
+from code_trajectory.core.errors import InvalidArgumentError, ProjectError
+from code_trajectory.git import messages
+from code_trajectory.git.gitcmd import check_git_version
+from code_trajectory.git.points import name_point
+from code_trajectory.git.shadow import shadow_ref
+from code_trajectory.history import narrative
+from code_trajectory.recording.consolidate import consolidate
+from code_trajectory.recording.liveness import idle_notice, write_recorder_state
+from code_trajectory.recording.recorder import Recorder, Snapshot
+from code_trajectory.testruns import store as testruns
+
+log = logging.getLogger(__name__)
+
+#: Squashed snapshots listed in a consolidation's answer (the newest).
+CONSOLIDATE_LISTED = 20
+#: How often a follower tries to take over recording, seconds.
+TAKEOVER_POLL_SECONDS = 1.0
+
+
+class ProjectSession:
+    """One project being recorded: the recorder, an optional watcher, and the queries.
+
+    Args:
+        root: the project directory (see :func:`resolve_project_root`).
+        settings: settings for this project.
+        watch: start a watcher (the server and ``watch``); the one-shot CLI commands don't.
+        on_snapshot: called with each snapshot the watcher writes.
+        force_polling: make the watcher poll (tests).
+        max_native_dirs: watch at most this many directories natively (tests of the inotify fallback).
+        create: create the shadow repository when missing (False for the read-only commands).
+
+    Raises:
+        GitUnavailableError: git is missing or too old.
+        StorageError: the shadow repository cannot be created.
+    """
+
+    def __init__(self, root: Path, settings: TrajectorySettings, *, watch: bool = False,
+                 on_snapshot: Callable[[Snapshot], None] | None = None, force_polling: bool | None = None,
+                 max_native_dirs: int | None = None, create: bool = True) -> None:
+        check_git_version()
+        self.root = root
+        self.settings = settings
+        self.recorder = Recorder.open(root, settings, create=create)
+        self.watcher = None
+        self._watch = watch
+        self._on_snapshot = on_snapshot
+        self._force_polling = force_polling
+        self._max_native_dirs = max_native_dirs
+        self.startup_snapshot: Snapshot | None = None
+        self.import_progress: tuple[str, int, int | None] = ("scan", 0, None)
+        self.import_error: Exception | None = None
+        self._started = threading.Event()
+        self._closing = threading.Event()
+        self._recording_lock: filelock.FileLock | None = None
+        self._progress: Callable[[str, int, int | None], None] | None = None
+        #: ``recorder`` when this process records the project, ``follower`` while another one does.
+        self.role = "recorder"
+        self._scan_started = False
+
+    def start(self, progress: Callable[[str, int, int | None], None] | None = None, *,
+              background: bool = False) -> Snapshot | None:
+        """Start the watcher if asked, then reconcile with the work tree (the start-up snapshot).
+
+        Args:
+            progress: called with ``(phase, done, total)`` during the scan.
+            background: run the reconcile on a thread and return at once; :attr:`importing`
+                tells whether it still runs, :attr:`import_progress` how far it got, and
+                :meth:`wait_started` waits for it. Queries answer meanwhile from what is
+                recorded so far.
+
+        Raises:
+            TrajectoryError: the start-up reconcile failed (only when not in the background).
+        """
+        self._progress = progress
+        if self._watch:
+            # exactly one process records a project: the holder of .trajectory/recorder.lock (flock, released
+            # by the kernel when its owner dies); the others answer queries and take over when it exits
+            self._recording_lock = filelock.FileLock(str(self.recorder.repo.git_dir / "recorder.lock"),
+                                                     timeout=0, thread_local=False)
+            try:
+                self._recording_lock.acquire()
+            except filelock.Timeout:
+                self.role = "follower"
+                log.info("another process records %s; answering queries and waiting to take over", self.root)
+                self._started.set()
+                threading.Thread(target=self._wait_to_record, name="trajectory-takeover", daemon=True).start()
+                return None
+        return self._start_recording(background)
+
+    def _wait_to_record(self) -> None:
+        while not self._closing.wait(TAKEOVER_POLL_SECONDS):
+            try:
+                self._recording_lock.acquire()
+            except filelock.Timeout:
+                continue
+            except OSError as exc:  # .trajectory removed meanwhile: try again later
+                log.debug("cannot take the recorder lock: %s", exc)
+                continue
+            if self._closing.is_set():
+                self._recording_lock.release()
+                return
+            log.info("the recording process of %s exited; this one records now", self.root)
+            self.role = "recorder"
+            self._started.clear()
+            self._start_recording(background=True)
+            return
+
+    def _start_recording(self, background: bool) -> Snapshot | None:
+        self._scan_started = True
+        if self._watch:
+            write_recorder_state(self.recorder.repo.state_dir, started=True)
+            from code_trajectory.recording.watcher import Watcher
+
+            self.watcher = Watcher(self.recorder, self.settings, on_snapshot=self._on_snapshot,
+                                   force_polling=self._force_polling, max_native_dirs=self._max_native_dirs)
+            self.watcher.start()  # events during the scan are queued, not lost
+
+        def note(phase: str, done: int, total: int | None) -> None:
+            self.import_progress = (phase, done, total)
+            if self._progress is not None:
+                self._progress(phase, done, total)
+
+        def work() -> None:
+            try:
+                self.startup_snapshot = self.recorder.reconcile(progress=note)
+            except Exception as exc:  # noqa: BLE001 - kept for the caller and the summary
+                self.import_error = exc
+                log.error("start-up scan of %s failed: %s", self.root, exc)
+            finally:
+                self._started.set()
+
+        if background:
+            threading.Thread(target=work, name="trajectory-import", daemon=True).start()
+            return None
+        work()
+        if self.import_error is not None:
+            raise self.import_error
+        return self.startup_snapshot
+
+    @property
+    def importing(self) -> bool:
+        """True while the start-up scan of a started session runs (a one-shot command's session never scans)."""
+        return self._scan_started and not self._started.is_set()
+
+    def wait_started(self, timeout: float | None = None) -> bool:
+        """Wait up to ``timeout`` seconds for the start-up scan; True when it finished."""
+        return self._started.wait(timeout)
+
+    def close(self) -> None:
+        """Stop the watcher (snapshotting what is pending), release the recorder lock and resources."""
+        self._closing.set()
+        if self.watcher is not None:
+            self.watcher.stop(flush=True)
+            self.watcher = None
+        if self._recording_lock is not None and self._recording_lock.is_locked:
+            write_recorder_state(self.recorder.repo.state_dir, started=False)
+            try:
+                self._recording_lock.release()
+            except OSError:
+                pass
+        self.recorder.close()
+
+    def check_alive(self) -> None:
+        """Raise :class:`ProjectError` when the project directory has gone (removed or moved)."""
+        if not self.root.is_dir():
+            raise ProjectError(f"the project directory {self.root} no longer exists (removed or moved); recording "
+                               "stopped. Call configure_project with its new location.")
+
+    # -- operations ------------------------------------------------------------------------------
+
+    @property
+    def branch(self) -> str:
+        return self.recorder.project.current_branch()
+
+    def set_intent(self, intent: str) -> str:
+        """Set the intent recorded with the following snapshots; return a confirmation."""
+        self.check_alive()
+        if not isinstance(intent, str):
+            raise InvalidArgumentError("intent must be a string")
+        clean = self.recorder.intent.set(intent)
+        return f"Intent set: \"{clean}\". Snapshots from now on carry it, until it is changed."
+
+    def checkpoint(self, message: str | None = None) -> str:
+        """Snapshot the project's exact current state now and name it; return what was recorded.
+
+        The snapshot (when anything changed) and the named point (always, also when nothing changed:
+        see :mod:`code_trajectory.git.points`) let ``restore``/``compare`` refer to it by ``message``.
+        """
+        self.check_alive()
+        if message is not None and not isinstance(message, str):
+            raise InvalidArgumentError("message must be a string or omitted")
+        snapshot = self.recorder.checkpoint(message or None)
+        tip = snapshot.commit if snapshot is not None else self.recorder.latest_commit(self.branch)
+        if tip is None:
+            return "Nothing is recorded yet (an empty project): no checkpoint could be named."
+        point = name_point(self.recorder.repo, tip, message or "", self.branch)
+        name = f"Named point \"{point.message}\" on `{tip[:12]}` (refer to it by this name in restore and compare)."
+        if snapshot is None:
+            return f"Nothing changed since the last snapshot, so no new snapshot was needed. {name}"
+        files = "\n".join(narrative.describe_files(snapshot.changes, 30))
+        return f"Checkpoint recorded on shadow branch `{snapshot.branch}` as `{snapshot.commit[:12]}`:\n" \
+               f"{snapshot.subject}\n{name}\n\nFiles:\n{files}"
+
+    def consolidate(self, intent: str) -> str:
+        """Squash the trailing snapshots into one ``[CONSOLIDATE]`` commit; return what happened."""
+        self.check_alive()
+        if not isinstance(intent, str):
+            raise InvalidArgumentError("intent must be a string")
+        result = consolidate(self.recorder, intent)
+        if result.commit is None:
+            return result.message
+        # the consolidated commit has the last snapshot's tree: its test runs still describe it
+        testruns.copy_runs(self.recorder.repo, result.squashed_commits[0], result.commit)
+        self._auto_push()
+        shown = result.squashed_records[-CONSOLIDATE_LISTED:]
+        lines = [f"Consolidated {result.squashed} snapshot(s) of the current task on shadow branch `{result.branch}` "
+                 f"into `{result.commit[:12]}`: {result.message}", "", "Squashed, oldest first:"]
+        if len(result.squashed_records) > len(shown):
+            lines.append(f"- ... {len(result.squashed_records) - len(shown)} older")
+        lines += [f"- {r.time.astimezone().strftime('%H:%M:%S')} `{r.oid[:12]}`: "
+                  f"{messages.summarize(r.changes, 3) if r.changes else r.subject}" for r in shown]
+        lines += ["", "Earlier snapshots, checkpoints and other tasks are kept. The squashed snapshots stay reachable "
+                  f"through the reflog: `git --git-dir=.trajectory reflog {shadow_ref(result.branch)}`."]
+        return "\n".join(lines)
+
+    def _auto_push(self) -> None:
+        """Push the trajectory after a consolidation when ``[share] auto_push = true`` (off by default), on a thread:
+        it goes over the network. Failures are logged, never raised (see ``share.push.maybe_auto_push``)."""
+        from code_trajectory.share.settings import ShareSettings
+
+        try:
+            enabled = ShareSettings.load(self.root).auto_push
+        except Exception as exc:  # noqa: BLE001 - a bad [share] table must not fail the consolidation
+            log.warning("share settings unreadable, no auto push: %s", exc)
+            return
+        if enabled:
+            from code_trajectory.share.push import maybe_auto_push
+
+            threading.Thread(target=maybe_auto_push, args=(self.root,), name="trajectory-auto-push",
+                             daemon=True).start()
+
+    def status_notices(self) -> list[str]:
+        """What a reader of the history must know about the recording itself (damage, follower, scan, watcher,
+        and for a one-shot command whether anything records the project now)."""
+        notices = list(self.recorder.notices)
+        if not self._watch:
+            idle = idle_notice(self.root, self.recorder.repo)
+            if idle:
+                notices.append(idle)
+        if self.role == "follower":
+            notices.append("another code-trajectory process records this project; this one answers queries "
+                           "and takes over when it exits")
+        if self.importing:
+            phase, done, total = self.import_progress
+            notices.append(f"the start-up scan is still running ({phase}: {done}"
+                           f"{f' of {total}' if total else ''}); the history below may be incomplete")
+        if self.import_error is not None:
+            notices.append(f"the start-up scan failed: {self.import_error}")
+        if self.watcher is not None and self.watcher.last_error:
+            notices.append(self.watcher.last_error)
+        if self.watcher is not None and self.watcher.polling and self.watcher.last_error is None:
+            notices.append(f"{self.watcher.polled_dirs} director(ies) are polled, not watched natively "
+                           "(see the server log)")
+        return notices

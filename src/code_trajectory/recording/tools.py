@@ -1,0 +1,80 @@
+"""MCP tools of recording: configure_project, set_trajectory_intent, checkpoint, consolidate."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from pydantic import Field
+
+from code_trajectory.core.mcp_util import WRITES, in_thread, tool
+from code_trajectory.recording.service import TrajectoryService
+
+#: How long configure_project waits for the start-up scan before answering (the scan goes on), seconds.
+CONFIGURE_WAIT_SECONDS = 20.0
+
+
+def register(mcp: MCPServer, app: TrajectoryService) -> None:
+    """Add the recording tools to ``mcp``; they record the project ``app`` holds."""
+
+    @tool(mcp, WRITES)
+    async def configure_project(
+        path: Annotated[str, Field(description="Absolute path of the project directory to record")],
+        ctx: Context,
+    ) -> str:
+        """Start recording a project: call first, with the project's absolute path. Configuring the path that is
+        already recorded keeps the running recorder; another path stops it and starts the new one."""
+        session, started = await in_thread(lambda: app.configure(path, background=True))
+        if not started:
+            return f"Already recording {session.root}; nothing was restarted."
+        # report progress while the start-up scan runs; a large project keeps importing in the background
+        deadline = anyio.current_time() + CONFIGURE_WAIT_SECONDS
+        while session.importing and anyio.current_time() < deadline:
+            await anyio.sleep(0.5)
+            phase, done, total = session.import_progress
+            try:
+                await ctx.report_progress(done, total, f"start-up scan: {phase}")
+            except Exception:  # noqa: BLE001 - progress is best effort (no token, closed stream)
+                pass
+        if session.importing:
+            phase, done, total = session.import_progress
+            return (f"Recording {session.root} on shadow branch `{session.branch}`. The start-up scan of a large "
+                    f"project is still running in the background ({phase}: {done}{f' of {total}' if total else ''}"
+                    "); queries answer meanwhile from what is recorded, and edits are queued, not lost.")
+        if session.import_error is not None:
+            raise session.import_error
+        snap = session.startup_snapshot
+        first = f" Start-up snapshot: {snap.subject}" if snap else " The work tree matches the last snapshot."
+        return (f"Recording {session.root} on shadow branch `{session.branch}` (history in "
+                f"{session.root / '.trajectory'}; debounce {session.settings.debounce_seconds:g} s).{first}")
+
+    @tool(mcp, WRITES)
+    async def set_trajectory_intent(
+        intent: Annotated[str, Field(description="Short description of the current task, e.g. 'Fix login retry'")],
+        ctx: Context,
+    ) -> str:
+        """Say what you are working on; every following snapshot records this intent (the why of the changes).
+        Call when you start or switch tasks."""
+        session = await app.session_for(ctx)
+        return await in_thread(lambda: session.set_intent(intent))
+
+    @tool(mcp, WRITES)
+    async def consolidate(
+        intent: Annotated[str, Field(description="Summary of the work done, e.g. 'Implemented login feature'")],
+        ctx: Context,
+    ) -> str:
+        """Squash the recent automatic snapshots into one [CONSOLIDATE] commit named after the finished work.
+        Only the shadow history changes; the project's git is never touched."""
+        session = await app.session_for(ctx)
+        return await in_thread(lambda: session.consolidate(intent))
+
+    @tool(mcp, WRITES)
+    async def checkpoint(
+        ctx: Context,
+        message: Annotated[str | None, Field(description="Optional note stored with the snapshot")] = None,
+    ) -> str:
+        """Snapshot the project right now, without waiting for the debounce: before a risky change or to be sure
+        the latest edits are recorded."""
+        session = await app.session_for(ctx)
+        return await in_thread(lambda: session.checkpoint(message))

@@ -1,0 +1,209 @@
+"""The files the project's own git tracks, as a compact in-memory set that follows the index.
+
+git keeps tracking a file that an ignore rule matches (it was added before the rule, or with
+``git add -f``): ``git ls-files --cached`` lists it and ``git add -A`` stages its changes
+(gitignore(5): "Files already tracked by Git are not affected"). The recording policy
+therefore needs the tracked set. :class:`TrackedFiles` reads it read-only from the index of the
+work tree holding the project (:meth:`code_trajectory.git.project.ProjectRepo.tracked_files`)
+and reads it again only when the index file's ``(mtime_ns, size, inode)`` changed.
+
+:class:`TrackedPaths` stores the paths as one NUL-separated ``bytes`` blob, sorted bytewise, plus an
+``array`` of offsets: about ``len(path) + 5`` bytes a path (a 100 000-file project with 60-byte
+paths: ~6.5 MB), a third of a ``frozenset`` of ``str``. Lookups are binary searches (~20 slice
+comparisons), and "does this directory hold tracked files" is one more, so no separate set of
+directories is kept.
+
+Paths are relative to the project root, ``/``-separated, without a leading ``/``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from array import array
+from collections.abc import Iterable, Iterator
+from itertools import accumulate, islice
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from code_trajectory.git.project import ProjectRepo
+
+log = logging.getLogger(__name__)
+
+
+def _encode(rel: str) -> bytes:
+    return rel.encode("utf-8", "surrogateescape")
+
+
+def _decode(rel: bytes) -> str:
+    return rel.decode("utf-8", "surrogateescape")
+
+
+class TrackedPaths:
+    """An immutable set of paths, sorted bytewise, packed in one ``bytes`` object.
+
+    Args:
+        entries: ``(path, is_gitlink)`` pairs, ``path`` as bytes relative to the project root;
+            best sorted bytewise without repeats (as the index lists them), else they are sorted.
+    """
+
+    __slots__ = ("_blob", "_offsets", "gitlinks")
+
+    def __init__(self, entries: Iterable[tuple[bytes, bool]] = ()) -> None:
+        paths: list[bytes] = []
+        gitlinks: list[bytes] = []
+        for path, is_gitlink in entries:
+            paths.append(path)
+            if is_gitlink:
+                gitlinks.append(path)
+        if not all(a < b for a, b in zip(paths, islice(paths, 1, None))):
+            paths = sorted(set(paths))  # not the index's order (gitformat-index(5): memcmp order)
+        self._blob = b"\0".join(paths) + b"\0" if paths else b""
+        self._offsets = array("Q" if len(self._blob) >= 2**32 else "I",
+                              accumulate((len(p) + 1 for p in paths), initial=0))
+        #: Gitlinks as ``str``: few, looked up for directories.
+        self.gitlinks = frozenset(_decode(p) for p in gitlinks)
+
+    def __len__(self) -> int:
+        return len(self._offsets) - 1
+
+    def _at(self, i: int) -> bytes:
+        return self._blob[self._offsets[i]:self._offsets[i + 1] - 1]
+
+    def _bisect(self, key: bytes) -> int:
+        """Index of the first path >= ``key``."""
+        blob, offsets = self._blob, self._offsets
+        lo, hi = 0, len(offsets) - 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if blob[offsets[mid]:offsets[mid + 1] - 1] < key:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
+
+    def __contains__(self, rel: object) -> bool:
+        if not isinstance(rel, str) or not self._blob:
+            return False
+        key = _encode(rel)
+        i = self._bisect(key)
+        return i < len(self) and self._at(i) == key
+
+    def has_under(self, rel_dir: str) -> bool:
+        """True when a tracked path lies strictly below directory ``rel_dir`` (``""``: the root)."""
+        if not self._blob:
+            return False
+        if not rel_dir:
+            return True
+        key = _encode(rel_dir) + b"/"
+        i = self._bisect(key)
+        return i < len(self) and self._at(i).startswith(key)
+
+    def __iter__(self) -> Iterator[str]:
+        for i in range(len(self)):
+            yield _decode(self._at(i))
+
+    def same_paths(self, other: TrackedPaths) -> bool:
+        """True when both sets hold the same paths and gitlinks."""
+        return self._blob == other._blob and self.gitlinks == other.gitlinks
+
+    def changed(self, other: TrackedPaths) -> Iterator[str]:
+        """Paths in exactly one of the two sets (a merge of the two sorted lists)."""
+        i = j = 0
+        n, m = len(self), len(other)
+        while i < n and j < m:
+            a, b = self._at(i), other._at(j)
+            if a == b:
+                i += 1
+                j += 1
+            elif a < b:
+                yield _decode(a)
+                i += 1
+            else:
+                yield _decode(b)
+                j += 1
+        for k in range(i, n):
+            yield _decode(self._at(k))
+        for k in range(j, m):
+            yield _decode(other._at(k))
+
+    @property
+    def nbytes(self) -> int:
+        """Memory held by the set, bytes (the blob, the offsets and the gitlinks)."""
+        import sys
+
+        return (sys.getsizeof(self._blob) + sys.getsizeof(self._offsets) + sys.getsizeof(self.gitlinks)
+                + sum(sys.getsizeof(g) for g in self.gitlinks))
+
+
+EMPTY = TrackedPaths()
+
+#: ``(mtime_ns, size, inode)`` of the index file, or None when it does not exist.
+IndexStamp = tuple[int, int, int] | None
+
+
+class TrackedFiles:
+    """The tracked set of one project, re-read when its index changes.
+
+    Args:
+        project: the project's repository (None, or one outside a work tree: nothing is tracked).
+
+    Thread-safe. Reading the index costs one ``git ls-files`` (~60 ms for 100 000 files);
+    checking whether it changed costs one ``stat``.
+    """
+
+    def __init__(self, project: ProjectRepo | None) -> None:
+        self.project = project
+        self._index = project.index_file if project is not None and project.work_tree is not None else None
+        self._lock = threading.Lock()
+        self._stamp: IndexStamp | bool = False  # False: never read
+        self.paths: TrackedPaths = EMPTY
+
+    def _stat(self) -> IndexStamp:
+        if self._index is None:
+            return None
+        try:
+            st = os.stat(self._index)
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+    @property
+    def never_read(self) -> bool:
+        """True until the index is first read."""
+        return self._stamp is False
+
+    @property
+    def current(self) -> TrackedPaths:
+        """The tracked paths, read on first use (so a policy that never asks costs no ``git ls-files``)."""
+        if self._stamp is False:
+            self.refresh()
+        return self.paths
+
+    def refresh(self) -> tuple[TrackedPaths, TrackedPaths] | None:
+        """Re-read the tracked set if the index changed since the last read.
+
+        Returns:
+            ``(old, new)`` when the set of paths changed, else None (also when only the
+            index's stat data changed, as after a commit). A failing ``git ls-files`` keeps
+            the previous set (logged) and is retried at the next change of the index.
+        """
+        stamp = self._stat()
+        with self._lock:
+            if stamp == self._stamp:
+                return None
+            self._stamp = stamp
+            old = self.paths
+            if stamp is None:
+                new = EMPTY
+            else:
+                assert self.project is not None
+                listed = self.project.tracked_files()
+                if listed is None:
+                    return None
+                new = TrackedPaths(listed)
+            if new.same_paths(old):
+                return None
+            self.paths = new
+            return old, new

@@ -1,0 +1,292 @@
+"""Going back: put files (or the whole project) back as a snapshot had them, safely, so it can be undone.
+
+:func:`restore`:
+
+1. refuses while the project's git is in the middle of a merge, rebase, cherry-pick or revert (unless
+   ``force``), and resolves the snapshot reference (:mod:`code_trajectory.git.snapshots`);
+2. takes the **safety snapshot**: the state right now, recorded and named ``before restore ...``, so that
+   restoring it undoes the restore exactly;
+3. writes what differs, atomically (:mod:`code_trajectory.restore.apply`); a whole-project restore also removes
+   recorded files created after the snapshot, never anything unrecorded (``.git``, ignored files, secrets);
+   a save that lands after the safety snapshot is recorded before its file is overwritten, so it is not lost;
+4. records the result as one ``[RESTORE]`` snapshot naming its source, holding the recorder's write lock
+   throughout, so the watcher does not see a burst of ordinary saves.
+
+A dry run writes nothing and answers with the diff that would be applied.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from code_trajectory.core.answer import Answer
+from code_trajectory.core.errors import InvalidArgumentError, ProjectError
+from code_trajectory.git import messages
+from code_trajectory.git.points import name_point
+from code_trajectory.git.shadow import ShadowRepo, TreeEntry
+from code_trajectory.git.snapshots import resolve_snapshot
+from code_trajectory.history.narrative import fit
+from code_trajectory.project import confine
+from code_trajectory.recording.session import ProjectSession
+from code_trajectory.restore.apply import current_oid, remove_entry, write_entries
+
+#: Files a dry run or an answer lists by name at most.
+LISTED = 40
+_GLOB = set("*?[")
+
+
+@dataclass
+class RestoreResult:
+    """What a restore did (or, for a dry run, would do).
+
+    Attributes:
+        source: the snapshot restored from (commit id); how: how the reference named it.
+        safety_snapshot: the snapshot holding the state before the restore (restore it to undo), None in a dry run.
+        commit: the ``[RESTORE]`` snapshot, None when nothing changed or in a dry run.
+        written, removed: paths written and removed, relative to the project root.
+        saved_first: paths saved while the restore ran: recorded before they were overwritten.
+        other_branch: the branch whose shadow history holds the source, when it is not this branch's.
+        diff: the change applied (or that would be), without git's file headers.
+        dry_run: nothing was written.
+        text: the markdown answer.
+    """
+
+    source: str
+    how: str
+    safety_snapshot: str | None = None
+    commit: str | None = None
+    written: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    saved_first: list[str] = field(default_factory=list)
+    other_branch: str | None = None
+    diff: str = ""
+    dry_run: bool = False
+    text: str = ""
+
+    def answer(self) -> Answer:
+        """The markdown with the result's fields as data."""
+        return Answer(self.text, {"source": self.source, "how": self.how, "safety_snapshot": self.safety_snapshot,
+                                  "commit": self.commit, "written": self.written, "removed": self.removed,
+                                  "saved_first": self.saved_first, "other_branch": self.other_branch,
+                                  "dry_run": self.dry_run})
+
+
+def git_in_progress(session: ProjectSession) -> str | None:
+    """The operation the project's git is in the middle of (``a merge``, ``a rebase``...), or None."""
+    git_dir = session.recorder.project.git_dir
+    if git_dir is None:
+        return None
+    for name, what in (("MERGE_HEAD", "a merge"), ("rebase-merge", "a rebase"), ("rebase-apply", "a rebase or am"),
+                       ("CHERRY_PICK_HEAD", "a cherry-pick"), ("REVERT_HEAD", "a revert")):
+        if (git_dir / name).exists():
+            return what
+    return None
+
+
+def _entries(repo: ShadowRepo, tree: str | None, scope: list[str] | None = None) -> dict[str, TreeEntry]:
+    """The files of ``tree`` (path relative to the root -> entry), only those under ``scope``'s paths when given."""
+    if tree is None:
+        return {}
+    out = repo.git.out(["ls-tree", "-r", "-z", "--full-tree", tree, *(["--", *scope] if scope else [])])
+    found = {}
+    for record in out.split(b"\0"):
+        meta, tab, path = record.partition(b"\t")
+        if tab:
+            mode, _kind, oid = meta.decode("ascii").split(" ")
+            found[os.fsdecode(path)] = TreeEntry(mode, oid)
+    return found
+
+
+def select(root: Path, patterns: list[str] | None, candidates: set[str]) -> set[str]:
+    """The recorded paths that ``patterns`` (files, directories or globs relative to the root) name.
+
+    Raises:
+        InvalidArgumentError, PathOutsideProjectError: a pattern leaves the project or names nothing recorded.
+    """
+    if not patterns:
+        return set(candidates)
+    if isinstance(patterns, str) or not all(isinstance(p, str) for p in patterns):
+        raise InvalidArgumentError("paths must be a list of files, directories or globs relative to the project")
+    chosen: set[str] = set()
+    for pattern in patterns:
+        if _GLOB & set(pattern):
+            if pattern.startswith("/") or ".." in pattern.split("/") or "\0" in pattern:
+                raise InvalidArgumentError(f"glob {pattern!r} must be relative to the project, without '..'")
+            found = {c for c in candidates if fnmatch.fnmatchcase(c, pattern)}
+        else:
+            rel = confine(root, pattern)
+            found = {c for c in candidates if c == rel or c.startswith(rel.rstrip("/") + "/")}
+        if not found:
+            raise InvalidArgumentError(f"{pattern!r} names no file recorded in the snapshot or now")
+        chosen |= found
+    return chosen
+
+
+def _named_paths(root: Path, patterns: list[str] | None) -> list[str] | None:
+    """The files and directories ``patterns`` name (relative to ``root``), or None for the whole project or when a
+    pattern is a glob (whose matches need a scan of the work tree).
+
+    Raises:
+        PathOutsideProjectError: a pattern leaves the project.
+    """
+    if not patterns or isinstance(patterns, str) or not all(isinstance(p, str) for p in patterns):
+        return None
+    if any(_GLOB & set(p) for p in patterns):
+        return None
+    named = [confine(root, p).strip("/") for p in patterns]
+    return None if "" in named else named
+
+
+def restore(target: ProjectSession | Path, snapshot: str, paths: list[str] | None = None, *,
+            dry_run: bool = False, force: bool = False) -> RestoreResult:
+    """Restore ``paths`` (or the whole project) from ``snapshot``; see the module docstring.
+
+    Args:
+        target: the project's open session (the server's, so its watcher is coordinated), or its root.
+        snapshot: a snapshot reference (commit id, checkpoint message, ``~N``, a time).
+        paths: files, directories or globs relative to the project root; None or empty for everything recorded.
+        dry_run: only say what would change.
+        force: restore even while the project's git is in the middle of a merge, rebase or cherry-pick.
+
+    Raises:
+        InvalidArgumentError: a bad reference or path (nothing is written).
+        ProjectError: the project's git is mid-operation and ``force`` is not set.
+        StorageError: a file could not be written (the safety snapshot still holds the state before).
+    """
+    if isinstance(target, ProjectSession):
+        return _restore(target, snapshot, paths, dry_run=dry_run, force=force)
+    from code_trajectory.core.config import TrajectorySettings
+
+    root = Path(target)
+    session = ProjectSession(root, TrajectorySettings.load(root), create=False)
+    try:
+        return _restore(session, snapshot, paths, dry_run=dry_run, force=force)
+    finally:
+        session.close()
+
+
+def _restore(session: ProjectSession, snapshot: str, paths: list[str] | None, *, dry_run: bool,
+             force: bool) -> RestoreResult:
+    session.check_alive()
+    if not isinstance(dry_run, bool) or not isinstance(force, bool):
+        raise InvalidArgumentError("dry_run and force must be true or false")
+    busy = git_in_progress(session)
+    if busy and not force:
+        raise ProjectError(f"the project's git is in the middle of {busy}: finish or abort it first (restoring "
+                           "now would mix with its changes), or pass force=true")
+    recorder, repo, branch = session.recorder, session.recorder.repo, session.branch
+    tip = recorder.latest_commit(branch)
+    resolved = resolve_snapshot(repo, snapshot, tip)
+    result = RestoreResult(resolved.commit, resolved.how, dry_run=dry_run)
+    if tip is not None and repo.git.run(["merge-base", "--is-ancestor", resolved.commit, tip],
+                                        check=False).returncode != 0:
+        holders = repo.git.text(["for-each-ref", "--format=%(refname:strip=3)", "--contains", resolved.commit,
+                                 "refs/heads/shadow/"]).split()
+        result.other_branch = holders[0] if holders else "(no branch: a squashed or dropped snapshot)"
+    scope = _named_paths(session.root, paths)  # None: the whole project, or globs
+    target_entries = _entries(repo, repo.commit_tree_oid(resolved.commit), scope)
+    with recorder.writing():
+        if dry_run:
+            current_tree = recorder.work_tree_tree()
+        else:
+            note = f"safety snapshot before restoring {resolved.commit[:12]}"
+            if scope is None:  # the whole project, or globs: the work tree is scanned
+                safety = recorder.checkpoint(note, kind=messages.KIND_SNAPSHOT)
+            else:  # files and directories named: only they can be overwritten, so only they are recorded first
+                safety = recorder.record_paths(scope, kind=messages.KIND_SNAPSHOT, note=note)
+            result.safety_snapshot = safety.commit if safety else recorder.latest_commit(branch)
+            current_tree = repo.commit_tree_oid(result.safety_snapshot) if result.safety_snapshot else None
+            if result.safety_snapshot:
+                name_point(repo, result.safety_snapshot, f"before restore of {resolved.commit[:12]} "
+                           f"({resolved.how})", branch)
+        current = _entries(repo, current_tree, scope)
+        chosen = select(session.root, paths, set(target_entries) | set(current))
+        writes = sorted(p for p in chosen if p in target_entries and target_entries[p] != current.get(p))
+        removes = sorted(p for p in chosen if p not in target_entries and p in current)
+        result.written, result.removed = writes, removes
+        if dry_run:  # the diff is the answer of a dry run; a restore's answer lists the files
+            result.diff = planned_diff(repo, current_tree, repo.commit_tree_oid(resolved.commit),
+                                       set(writes) | set(removes), session.settings.token_budget)
+        if not dry_run and (writes or removes):
+            for rel in removes:
+                now = current[rel]
+                if current_oid(session.root, rel, now.mode) not in (now.oid, None):
+                    recorder.record_paths([rel])  # a save landed after the safety snapshot: keep it first
+                    result.saved_first.append(rel)
+                remove_entry(session.root, rel)
+            late = write_entries(repo, session.root, [(rel, target_entries[rel]) for rel in writes], current)
+            if late:  # saves that landed after the safety snapshot: recorded, then overwritten
+                recorder.record_paths(late)
+                result.saved_first.extend(late)
+                write_entries(repo, session.root, [(rel, target_entries[rel]) for rel in late], {})
+            written: dict[str, TreeEntry | None] = {rel: target_entries[rel] for rel in writes}
+            written.update((rel, None) for rel in removes)
+            done = recorder.record_entries(written, kind=messages.KIND_RESTORE,
+                                           restored_from=(resolved.commit, resolved.how))
+            result.commit = done.commit if done else None
+    result.text = _describe(result, session.settings.token_budget)
+    return result
+
+
+def planned_diff(repo: ShadowRepo, old_tree: str | None, new_tree: str, paths: set[str], budget_tokens: int) -> str:
+    """The diff from ``old_tree`` to ``new_tree`` limited to ``paths`` (relative to the project root), read in one
+    ``git diff-tree`` and cut to half of ``budget_tokens``; each file starts with a ``--- path`` line instead of
+    git's four header lines."""
+    from code_trajectory.git.shadow import EMPTY_TREE_OID
+    from code_trajectory.history.narrative import CHARS_PER_TOKEN
+
+    if not paths:
+        return ""
+    out = repo.git.text(["diff-tree", "-p", "--no-color", "--no-ext-diff", "-U2", "--no-renames",
+                         old_tree or EMPTY_TREE_OID, new_tree])
+    limit = budget_tokens * CHARS_PER_TOKEN // 2
+    kept: list[str] = []
+    size, keep = 0, False
+    for line in out.split("\n"):
+        if line.startswith("diff --git "):
+            name = line.split(" b/", 1)[-1]
+            keep = name in paths
+            if keep:
+                line = f"--- {name}"
+            else:
+                continue
+        elif not keep or line.startswith(("index ", "--- ", "+++ ", "new file mode ", "deleted file mode ")):
+            continue
+        size += len(line) + 1
+        if size > limit:
+            kept.append(f"… [diff cut to fit the answer; {len(paths)} file(s) in all]")
+            break
+        kept.append(line)
+    return "\n".join(kept)
+
+
+def _describe(result: RestoreResult, budget_tokens: int) -> str:
+    verb = "Would restore" if result.dry_run else "Restored"
+    lines = [f"# {verb} from `{result.source[:12]}` ({result.how})"]
+    if result.other_branch:
+        lines.append(f"Note: that snapshot is on another branch's shadow history (`{result.other_branch}`), not "
+                     "this branch's.")
+    if not result.written and not result.removed:
+        lines.append("Nothing to change: the selected files already match that snapshot.")
+    else:
+        labels = ("Would write", "Would remove") if result.dry_run else ("Written", "Removed")
+        for label, items in zip(labels, (result.written, result.removed)):
+            if items:
+                shown = ", ".join(f"`{p}`" for p in items[:LISTED])
+                more = f" and {len(items) - LISTED} more" if len(items) > LISTED else ""
+                lines.append(f"- {label} ({len(items)}): {shown}{more}")
+    if result.saved_first:
+        lines.append(f"- Saved while the restore ran, recorded before being overwritten: "
+                     f"{', '.join(f'`{p}`' for p in result.saved_first)}")
+    if result.safety_snapshot:
+        lines.append(f"**Safety snapshot:** `{result.safety_snapshot[:12]}` holds the state before this restore; "
+                     f"undo with restore(snapshot=\"{result.safety_snapshot[:12]}\") (or `code-trajectory restore "
+                     f"{result.safety_snapshot[:12]}`).")
+    if result.commit:
+        lines.append(f"Recorded as `{result.commit[:12]}` ([RESTORE]).")
+    if result.diff and result.dry_run:
+        lines.append(f"```diff\n{result.diff}\n```")
+    return fit("\n\n".join(lines), budget_tokens)

@@ -1,0 +1,236 @@
+"""``code-trajectory pull``: others' trajectories fetched from the project's remote, as read-only refs.
+
+Every ``refs/trajectory/<author-id>/<branch>`` the remote advertises is checked
+(:func:`code_trajectory.share.names.parse_remote_ref`, then ``git check-ref-format`` on the local
+name); a name that fails is skipped with a warning, never written. The ones that pass are fetched
+with one explicit refspec each, ``+refs/trajectory/<a>/<b>:refs/remotes-trajectory/<a>/<b>``, fed
+on stdin (``git fetch --stdin``), so the fetch can write nothing but those refs: never our own
+shadow branches (``refs/heads/shadow/*``), no tags, no ``FETCH_HEAD``. Objects are verified as they
+arrive (``fetch.fsckObjects``/``transfer.fsckObjects``), and a ref that does not name a commit is
+dropped. Our own author id's refs are not fetched (they are our shadow branches already).
+
+Sources deleted on the remote since the last pull from it are pruned locally (and the report says
+so); a source pulled from another remote is left alone. Pulled histories are rewritten freely by
+their authors (consolidation), so each fetch is forced.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from code_trajectory.core.errors import GitError, TrajectoryError
+from code_trajectory.git.shadow import ShadowRepo
+from code_trajectory.share import state as share_state
+from code_trajectory.share.names import (
+    PULL_PREFIX,
+    PUSH_PREFIX,
+    UnsafeRefError,
+    check_ref_format,
+    display,
+    parse_remote_ref,
+    pulled_ref,
+)
+from code_trajectory.share.push import require_shadow_repo
+from code_trajectory.share.settings import ShareSettings
+from code_trajectory.share.transport import (
+    FETCH_CONFIG,
+    RemoteTarget,
+    author_id,
+    config_args,
+    ls_remote,
+    network_env,
+    resolve_remote,
+)
+
+log = logging.getLogger(__name__)
+
+#: Most sources taken from one remote; more are skipped with a warning.
+MAX_SOURCES = 1000
+
+
+@dataclass
+class PullReport:
+    """What a pull did (see :meth:`text`).
+
+    Attributes:
+        target: the remote.
+        new, updated, unchanged: local refs (``refs/remotes-trajectory/...``) created, moved, left as they were.
+        pruned: local refs deleted because their source is gone from the remote.
+        rejected: ``(remote ref as printable text, reason)`` for names skipped as unsafe.
+        own: refs of our own author id, not fetched.
+    """
+
+    target: RemoteTarget
+    new: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    pruned: list[str] = field(default_factory=list)
+    rejected: list[tuple[str, str]] = field(default_factory=list)
+    own: int = 0
+
+    def text(self) -> str:
+        """The report as markdown."""
+        total = len(self.new) + len(self.updated) + len(self.unchanged)
+        lines = [f"Pulled {total} trajectory source(s) from {self.target.describe()} into "
+                 f"{PULL_PREFIX}* (read-only; your own shadow branches were not touched):"]
+        for label, refs in (("new", self.new), ("updated", self.updated), ("unchanged", self.unchanged)):
+            lines += [f"- {label}: `{ref[len(PULL_PREFIX):]}`" for ref in refs]
+        lines += [f"- pruned (deleted on the remote): `{ref[len(PULL_PREFIX):]}`" for ref in self.pruned]
+        if self.own:
+            lines.append(f"- {self.own} source(s) of your own author id skipped (they are your shadow branches)")
+        for name, reason in self.rejected:
+            lines.append(f"- WARNING: skipped unsafe ref {name}: {reason}")
+        if total == 0 and not self.pruned:
+            lines.append(f"- Nobody has pushed a trajectory to this remote yet ({PUSH_PREFIX}* is empty).")
+        else:
+            lines.append("List them with `code-trajectory list-trajectories`.")
+        return "\n".join(lines)
+
+
+def select_sources(advertised: dict[str, str], own: str | None,
+                   report: PullReport) -> dict[str, str]:
+    """``{local ref: remote ref}`` for the advertised trajectories that are safe to fetch; the rest go to ``report``."""
+    chosen: dict[str, str] = {}
+    for name in sorted(advertised):
+        if not name.startswith(PUSH_PREFIX):
+            continue
+        try:
+            author, branch = parse_remote_ref(name)
+        except UnsafeRefError as exc:
+            report.rejected.append((display(name), str(exc)))
+            continue
+        if author == own:
+            report.own += 1
+            continue
+        local = pulled_ref(author, branch)
+        if not local.startswith(PULL_PREFIX) or not check_ref_format(local) or not check_ref_format(name):
+            report.rejected.append((display(name), "git refuses the name (git check-ref-format)"))
+            continue
+        if len(chosen) >= MAX_SOURCES:
+            report.rejected.append((display(name), f"more than {MAX_SOURCES} sources on the remote"))
+            continue
+        chosen[local] = name
+    for name, reason in report.rejected:
+        log.warning("pull: skipped unsafe ref %s from %s: %s", name, report.target.name, reason)
+    return chosen
+
+
+def pulled_refs(repo: ShadowRepo) -> dict[str, tuple[str, str]]:
+    """``{ref: (object id, object type)}`` for every ref under ``refs/remotes-trajectory/``."""
+    out = repo.git.out(["for-each-ref", "--format=%(objectname) %(objecttype) %(refname)", PULL_PREFIX])
+    refs = {}
+    for line in out.decode("utf-8", "surrogateescape").splitlines():
+        oid, kind, ref = line.split(" ", 2)
+        refs[ref] = (oid, kind)
+    return refs
+
+
+def _delete_refs(repo: ShadowRepo, refs: dict[str, str]) -> None:
+    """Delete ``{ref: expected object id}`` in one transaction; only refs under the pulled namespace."""
+    lines = []
+    for ref, oid in sorted(refs.items()):
+        assert ref.startswith(PULL_PREFIX), ref
+        lines.append(f"delete {ref} {oid}\n")
+    if lines:
+        repo.git.run(["update-ref", "--stdin"], input="".join(lines).encode("utf-8", "surrogateescape"))
+
+
+def pull(root: Path, *, remote: str | None = None, interactive: bool = False,
+         settings: ShareSettings | None = None) -> PullReport:
+    """Fetch others' ``refs/trajectory/*`` from the project's remote into ``refs/remotes-trajectory/*``.
+
+    Args:
+        root: the project root.
+        remote: the remote's name (default: see :func:`~code_trajectory.share.transport.resolve_remote`).
+        interactive: git may prompt for a password on the terminal.
+        settings: sharing settings (read from the config files when None).
+
+    Returns:
+        The report (new, updated, unchanged, pruned, rejected sources).
+
+    Raises:
+        ProjectError: nothing is recorded yet (no shadow repository to fetch into).
+        InvalidArgumentError: not a git project, or no such remote.
+        GitError: the remote cannot be reached, or the fetch failed (e.g. an object failed verification);
+            our own shadow branches are never changed.
+    """
+    root = Path(root)
+    settings = settings or ShareSettings.load(root)
+    with ShadowRepo(root) as repo:
+        require_shadow_repo(repo)
+        target = resolve_remote(root, remote, settings, push=False)
+        try:
+            own = author_id(root, settings)
+        except TrajectoryError:  # without an author id nothing of ours can be on the remote
+            own = None
+        report = PullReport(target)
+        with share_state.share_lock(repo.state_dir):
+            advertised = ls_remote(repo.git, target, interactive=interactive, patterns=(PUSH_PREFIX + "*",))
+            chosen = select_sources(advertised, own, report)
+            data = share_state.load_state(repo.state_dir)
+            others = {ref for name, entry in data["pulled"].items() if name != target.name and isinstance(entry, dict)
+                      for ref in (entry.get("refs") or {})}
+            before = pulled_refs(repo)
+            stale = {ref: oid for ref, (oid, _kind) in before.items() if ref not in chosen and ref not in others}
+            _delete_refs(repo, stale)  # first, so a source renamed from a/x to a/x/y does not clash
+            report.pruned = sorted(stale)
+            failed = _fetch(repo, target, chosen, interactive) if chosen else {}
+            for ref, reason in failed.items():
+                report.rejected.append((display(chosen[ref]), reason))
+                log.warning("pull: skipped %s from %s: %s", chosen[ref], target.name, reason)
+            after = pulled_refs(repo)
+            bad = {ref: oid for ref, (oid, kind) in after.items() if ref in chosen and kind != "commit"}
+            _delete_refs(repo, bad)
+            for ref in sorted(chosen):
+                if ref in bad:
+                    report.rejected.append((display(chosen[ref]), f"names a {after[ref][1]}, not a commit"))
+                elif ref not in after or ref in failed:
+                    continue
+                elif ref not in before:
+                    report.new.append(ref)
+                elif before[ref][0] != after[ref][0]:
+                    report.updated.append(ref)
+                else:
+                    report.unchanged.append(ref)
+            fetched = report.new + report.updated + report.unchanged
+            data["pulled"][target.name] = {"url": target.url, "time": share_state.now_iso(),
+                                           "refs": {ref: after[ref][0] for ref in fetched}}
+            share_state.save_state(repo.state_dir, data)
+    return report
+
+
+def _fetch_some(repo: ShadowRepo, target: RemoteTarget, refs: dict[str, str], interactive: bool) -> str | None:
+    """One ``git fetch`` of ``{local ref: remote ref}``; git's error text when it failed, else None."""
+    refspecs = "".join(f"+{remote_ref}:{local}\n" for local, remote_ref in sorted(refs.items()))
+    args = config_args(FETCH_CONFIG) + ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
+                                        "--recurse-submodules=no", "--no-prune", "--stdin", target.url]
+    proc = repo.git.run(args, input=refspecs.encode("utf-8", "surrogateescape"), check=False, lock_retry_seconds=0,
+                        env=network_env(target, interactive=interactive))
+    return None if proc.returncode == 0 else proc.stderr.decode("utf-8", "replace").strip() or "git fetch failed"
+
+
+def _fetch(repo: ShadowRepo, target: RemoteTarget, chosen: dict[str, str], interactive: bool) -> dict[str, str]:
+    """Fetch every chosen ref; returns ``{local ref: reason}`` for the ones skipped.
+
+    All refs go in one fetch; when it fails (an object failed verification, a ref vanished), each
+    ref is fetched alone, so one damaged or malicious trajectory does not block the others.
+
+    Raises:
+        GitError: no ref could be fetched (the remote is unreachable, or everything failed verification).
+    """
+    error = _fetch_some(repo, target, chosen, interactive)
+    if error is None:
+        return {}
+    failed: dict[str, str] = {}
+    if len(chosen) > 1:
+        for local, remote_ref in sorted(chosen.items()):
+            alone = _fetch_some(repo, target, {local: remote_ref}, interactive)
+            if alone is not None:
+                failed[local] = "fetch failed: " + " ".join(alone.split())[:300]
+    if len(chosen) == 1 or len(failed) == len(chosen):
+        raise GitError(f"fetching trajectories from {target.describe()} failed: {error[:800]}. Your shadow branches "
+                       "are unchanged; if an object failed verification (fsck), the remote holds a damaged or "
+                       "malicious trajectory: ask its author to push again", args_=("fetch",), stderr=error)
+    return failed

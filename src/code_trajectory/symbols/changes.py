@@ -1,0 +1,342 @@
+"""Symbol-level change detection between two versions of one file: :func:`compare`.
+
+Matching rules, in order (each symbol is matched at most once):
+
+1. Same qualified name on both sides: unchanged when its text is identical; *modified*
+   when its own code (outside child symbols; comments and whitespace ignored) changed;
+   *reformatted* / *comments_changed* when only whitespace / comments of its own text
+   changed; otherwise only children changed and they are reported instead (innermost
+   reporting: ``modified Serializer.loads``, not also ``Serializer``).
+2. Overload aliases: a name that only gained or lost its disambiguation (``Foo.bar`` ->
+   ``Foo.bar(int)`` once a second ``bar`` appears) is matched as the same symbol.
+3. Renames: a removed and an added symbol of the same kind with the same ``body_key``
+   (body unchanged, names ignored). Then containers of the same kind sharing at least half
+   of their child names (by short name) are renamed too, and their children are matched
+   under the new prefix as in rule 1. A child whose rename only follows its container's
+   rename is not listed in ``renamed``.
+4. What is left is *removed* / *added*; siblings whose relative order changed are *moved*.
+
+The file-level ``kind`` is decided from the whole-file keys (see
+:class:`~code_trajectory.symbols.base.FileAnalysis`).
+
+Cost: nothing is hashed up front. Symbols and stretches of text are compared by their raw
+bytes first; only what differs is normalised (see the comparison helpers of
+:mod:`.normalize`), with the answers full keys would give. :func:`compare` parses the new
+version incrementally from the old one's tree.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+
+from .base import FileAnalysis, Symbol, short_name
+from .registry import language_for
+from .same import same_body, same_imports, same_own, same_top
+from .same import same_comments as same_comments_everywhere
+
+#: Values of :attr:`SymbolChanges.kind`.
+CHANGE_KINDS = ("unchanged", "added", "deleted", "whitespace-only", "comment-only", "import-only", "code",
+                "skipped")
+
+_ALIAS = re.compile(r"(\([^()]*\)|@\d+)$")
+_TRAIT_FORM = re.compile(r"<([^<>]*?) as [^<>]*>::")
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolChanges:
+    """What changed in one file between two versions, by qualified symbol name.
+
+    Every name list is in source order (the new version's for names that exist there, else
+    the old one's).
+
+    Attributes:
+        path: the file's path relative to the project root, as given.
+        language: the language module's name.
+        kind: one of :data:`CHANGE_KINDS`: ``added``/``deleted`` (one side is absent),
+            ``unchanged`` (identical bytes), ``whitespace-only`` (same tokens and comments),
+            ``comment-only`` (same code, comments or docstrings differ), ``import-only``
+            (only import statements differ in code), ``code``, or ``skipped`` (see ``skipped``).
+        added, removed: every symbol only in the new / old version (children of an added
+            class included; :meth:`summary` folds them into their parent).
+        modified: symbols whose own code changed (innermost, see module docstring).
+        renamed: ``(old, new)`` pairs with an unchanged body.
+        reformatted: symbols whose own text changed in whitespace only.
+        comments_changed: symbols whose own comments or docstring changed (code unchanged).
+        moved: symbols whose order among their siblings changed.
+        imports_changed: import statements at file/namespace level differ.
+        top_level_changed: code outside every symbol (imports excluded) differs.
+        skipped: ``"binary"`` or ``"too-large"`` when either version was not analysed (then
+            every list is empty), else ``None``.
+        has_errors: the new version (or the old one when deleted) has syntax errors; the
+            result holds what tree-sitter could still recognise.
+    """
+
+    path: str
+    language: str
+    kind: str
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    modified: tuple[str, ...] = ()
+    renamed: tuple[tuple[str, str], ...] = ()
+    reformatted: tuple[str, ...] = ()
+    comments_changed: tuple[str, ...] = ()
+    moved: tuple[str, ...] = ()
+    imports_changed: bool = False
+    top_level_changed: bool = False
+    skipped: str | None = None
+    has_errors: bool = False
+    parents: dict[str, str | None] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def touched(self) -> tuple[str, ...]:
+        """Every name that changed meaningfully: added, removed, modified, and the new names of renames."""
+        return self.added + self.removed + self.modified + tuple(new for _, new in self.renamed)
+
+    def summary(self) -> str:
+        """Return a one-line description, e.g. ``modified Serializer.loads; added Serializer.iter_unsigners``.
+
+        Children of an added (removed) symbol are folded into it. Empty lists are left out;
+        a change touching no symbol is described by ``kind`` (``comment-only`` ...).
+        """
+        parts = []
+
+        def fold(names: tuple[str, ...]) -> list[str]:
+            keep = set(names)
+            return [n for n in names if self.parents.get(n) not in keep]
+
+        for label, names in (("modified", list(self.modified)),
+                             ("added", fold(self.added)),
+                             ("removed", fold(self.removed)),
+                             ("renamed", [f"{a} -> {b}" for a, b in self.renamed]),
+                             ("moved", list(self.moved)),
+                             ("reformatted", list(self.reformatted)),
+                             ("comments changed in", list(self.comments_changed))):
+            if names:
+                parts.append(f"{label} {', '.join(names)}")
+        if self.imports_changed and self.kind not in ("added", "deleted"):
+            parts.append("imports changed")
+        if self.top_level_changed and self.kind not in ("added", "deleted"):
+            parts.append("top-level code changed")
+        if not parts or self.kind in ("skipped", "whitespace-only", "comment-only", "import-only"):
+            parts.insert(0, self.kind if self.skipped is None else f"skipped ({self.skipped})")
+        return "; ".join(parts)
+
+
+def compare(path: str, old: bytes | None, new: bytes | None) -> SymbolChanges | None:
+    """Compare two versions of one file symbol by symbol.
+
+    Args:
+        path: the file's path relative to the project root; its extension picks the language.
+        old: the previous content, or ``None`` when the file is added.
+        new: the current content, or ``None`` when the file is deleted.
+
+    Returns:
+        A :class:`SymbolChanges`, or ``None`` when no language module handles ``path`` (the
+        caller then falls back to git's funcname hunk headers). Binary or too-large content
+        gives ``kind="skipped"`` with empty lists.
+
+    Raises:
+        TrajectoryError: the language's grammar package cannot be loaded.
+    """
+    language = language_for(path)
+    if language is None:
+        return None
+    before = None if old is None else language.analyze(old)
+    after = None if new is None else language.analyze(new, previous=before)  # incremental reparse
+    return compare_analyses(path, before, after)
+
+
+def compare_analyses(path: str, old: FileAnalysis | None, new: FileAnalysis | None) -> SymbolChanges:
+    """Compare two :class:`~code_trajectory.symbols.base.FileAnalysis` of one file (``None`` = absent).
+
+    Used by :func:`compare` and by the blob cache; arguments and result as in :func:`compare`.
+    """
+    ref = new if new is not None else old
+    if ref is None:
+        return SymbolChanges(path, "", "unchanged")
+    skipped = next((a.skipped for a in (old, new) if a is not None and a.skipped), None)
+    if skipped:
+        return SymbolChanges(path, ref.language, "skipped", skipped=skipped)
+    parents = {s.name: s.parent for a in (old, new) if a is not None for s in a.symbols}
+    if old is None or new is None:
+        names = tuple(s.name for s in ref.symbols)
+        kind = "added" if old is None else "deleted"
+        return SymbolChanges(path, ref.language, kind, added=names if old is None else (),
+                             removed=names if new is None else (), has_errors=ref.has_errors,
+                             imports_changed=True, top_level_changed=True, parents=parents)
+    if old.source == new.source:
+        return SymbolChanges(path, ref.language, "unchanged", has_errors=new.has_errors, parents=parents)
+    return _diff(path, old, new, parents)
+
+
+def _diff(path: str, old: FileAnalysis, new: FileAnalysis, parents: dict[str, str | None]) -> SymbolChanges:
+    old_by = {s.name: s for s in old.symbols}
+    new_by = {s.name: s for s in new.symbols}
+    pairs: dict[str, str] = {n: n for n in old_by if n in new_by}  # old name -> new name, same symbol
+    renamed: dict[str, str] = {}
+    removed = [s for s in old.symbols if s.name not in new_by]
+    added = [s for s in new.symbols if s.name not in old_by]
+
+    # 2. overload aliases
+    by_base: dict[str, list[Symbol]] = {}
+    for s in added:
+        by_base.setdefault(_base(s.name), []).append(s)
+    for r in list(removed):
+        cands = by_base.get(_base(r.name), [])
+        pick = next((a for a in cands if a.body_key == r.body_key), None)
+        if pick is None and len(cands) == 1 and len([x for x in removed if _base(x.name) == _base(r.name)]) == 1:
+            pick = cands[0]
+        if pick is not None and pick in added:
+            cands.remove(pick)
+            _pair(r, pick, pairs, removed, added)
+
+    # 3a. renames with an unchanged body
+    for r in list(removed):
+        cands = [a for a in added if a.kind == r.kind and a.body_key == r.body_key]
+        if cands:
+            a = next((c for c in cands if c.parent == pairs.get(r.parent or "", r.parent)), cands[0])
+            renamed[r.name] = a.name
+            _pair(r, a, pairs, removed, added)
+    # 3b. containers renamed with changed children
+    old_kids = _children(old.symbols) if removed and added else {}
+    new_kids = _children(new.symbols) if old_kids else {}
+    for r in list(removed):
+        mine = old_kids.get(r.name)
+        if not mine:
+            continue
+        for a in added:
+            theirs = new_kids.get(a.name)
+            if a.kind == r.kind and theirs and len(mine & theirs) * 2 >= len(mine | theirs):
+                renamed[r.name] = a.name
+                _pair(r, a, pairs, removed, added)
+                break
+    # 3c. children following their container's rename
+    added_by = {s.name: s for s in added}
+    for r in list(removed):
+        parent = r.parent
+        new_parent = pairs.get(parent) if parent is not None else None
+        if new_parent is None or new_parent == parent or not r.name.startswith(parent):  # type: ignore[arg-type]
+            continue
+        target = added_by.get(new_parent + r.name[len(parent):])  # type: ignore[arg-type]
+        if target is not None and target in added:
+            _pair(r, target, pairs, removed, added)
+    for old_name, new_name in list(renamed.items()):
+        op, np_ = old_by[old_name].parent, new_by[new_name].parent
+        if op is not None and pairs.get(op) == np_ and op != np_ and \
+                old_name[len(op):] == new_name[len(np_ or ""):]:
+            del renamed[old_name]
+
+    modified, reformatted, comments = [], [], []
+    reverse = {v: k for k, v in pairs.items()}
+    old_order = _child_lists(old.symbols)
+    new_order = _child_lists(new.symbols)
+    for s in new.symbols:
+        o = old_by.get(reverse.get(s.name, ""))
+        if o is None or o._keys.same_text(o._index, s._keys, s._index):
+            continue
+        same_code, same_comments = same_own(o._keys, o._index, s._keys, s._index)
+        if not same_code or (_same_children(o, s, old_order, new_order, pairs) and not _same_body(o, s)):
+            modified.append(s.name)
+        elif not same_comments:
+            comments.append(s.name)
+        elif o.name == s.name and o._keys.own_exact(o._index) != s._keys.own_exact(s._index):
+            # (own_hash differs; a rename alone alters the exact text)
+            reformatted.append(s.name)
+
+    # the file-level keys, compared lazily: code_key = (top_key, imports_key, structure)
+    ok, nk = old._keys, new._keys
+    same_top_code = same_top(ok, nk)
+    imports_equal = same_imports(ok, nk)
+    structure_equal = same_top_code and _same_structure(old, new)
+    if imports_equal and structure_equal:
+        kind = "whitespace-only" if same_comments_everywhere(ok, nk) else "comment-only"
+    elif structure_equal:
+        kind = "import-only"
+    else:
+        kind = "code"
+    return SymbolChanges(
+        path, new.language, kind,
+        added=tuple(s.name for s in added), removed=tuple(s.name for s in removed),
+        modified=tuple(modified), renamed=tuple(renamed.items()), reformatted=tuple(reformatted),
+        comments_changed=tuple(comments), moved=_moved(old, new, pairs),
+        imports_changed=not imports_equal, top_level_changed=not same_top_code,
+        has_errors=new.has_errors, parents=parents)
+
+
+def _base(name: str) -> str:
+    return _ALIAS.sub("", _TRAIT_FORM.sub(r"\1::", name))
+
+
+def _pair(r: Symbol, a: Symbol, pairs: dict[str, str], removed: list[Symbol], added: list[Symbol]) -> None:
+    pairs[r.name] = a.name
+    removed.remove(r)
+    added.remove(a)
+
+
+def _children(symbols: tuple[Symbol, ...]) -> dict[str, set[str]]:
+    kids: dict[str, set[str]] = {}
+    for s in symbols:
+        if s.parent is not None:
+            kids.setdefault(s.parent, set()).add(short_name(s.name))
+    return kids
+
+
+def _same_body(a: Symbol, b: Symbol) -> bool:
+    """``a.body_key == b.body_key``, hashing only what differs."""
+    return same_body(a._keys, a._index, b._keys, b._index)
+
+
+def _same_structure(old: FileAnalysis, new: FileAnalysis) -> bool:
+    """The names and kinds of every symbol, and the bodies of the file-level ones, are equal
+    (``code_key`` without ``top_key`` and ``imports_key``)."""
+    if len(old.symbols) != len(new.symbols):
+        return False
+    if any(a.name != b.name or a.kind != b.kind or (a.parent is None) != (b.parent is None)
+           for a, b in zip(old.symbols, new.symbols)):
+        return False
+    return all(_same_body(a, b) for a, b in zip(old.symbols, new.symbols) if a.parent is None)
+
+
+def _child_lists(symbols: tuple[Symbol, ...]) -> dict[str, list[Symbol]]:
+    kids: dict[str, list[Symbol]] = {}
+    for s in symbols:
+        if s.parent is not None:
+            kids.setdefault(s.parent, []).append(s)
+    return kids
+
+
+def _same_children(o: Symbol, s: Symbol, old_order: dict[str, list[Symbol]], new_order: dict[str, list[Symbol]],
+                   pairs: dict[str, str]) -> bool:
+    """The same children, in the same order, with the same bodies: a body change is then the symbol's own
+    (its code moved across children, e.g. a class attribute moved below a method)."""
+    old_kids = old_order.get(o.name, [])
+    new_kids = new_order.get(s.name, [])
+    return len(old_kids) == len(new_kids) and all(
+        pairs.get(a.name) == b.name and _same_body(a, b) for a, b in zip(old_kids, new_kids))
+
+
+def _moved(old: FileAnalysis, new: FileAnalysis, pairs: dict[str, str]) -> tuple[str, ...]:
+    """Symbols (new names) whose order among matched siblings changed (outside a longest common order)."""
+    new_parent = {s.name: s.parent for s in new.symbols}
+    groups_old: dict[str | None, list[str]] = {}
+    for s in old.symbols:
+        if s.name in pairs:
+            groups_old.setdefault(new_parent.get(pairs[s.name]), []).append(pairs[s.name])
+    groups_new: dict[str | None, list[str]] = {}
+    matched = set(pairs.values())
+    for s in new.symbols:
+        if s.name in matched:
+            groups_new.setdefault(s.parent, []).append(s.name)
+    moved: set[str] = set()
+    for parent, seq_new in groups_new.items():
+        in_new = set(seq_new)
+        seq_old = [n for n in groups_old.get(parent, []) if n in in_new]
+        if seq_old == seq_new:
+            continue
+        kept = set()
+        for block in SequenceMatcher(None, seq_old, seq_new, autojunk=False).get_matching_blocks():
+            kept.update(seq_new[block.b:block.b + block.size])
+        moved.update(n for n in seq_new if n not in kept)
+    return tuple(s.name for s in new.symbols if s.name in moved)

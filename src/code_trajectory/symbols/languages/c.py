@@ -1,0 +1,52 @@
+"""C (``.c``, ``.h``): functions (``function``), ``struct``/``union``/``enum`` definitions with a
+body (named, or named by their ``typedef``: ``typedef struct { ... } Point;`` -> ``Point``) and
+function-like macros (``macro``). ``#include`` lines are imports. C has no nesting of
+functions, so names are unqualified; a name defined twice (``#ifdef`` alternatives) gets
+``@2`` on its later definition.
+
+Grammar: ``tree-sitter-c``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..engine import Def, TreeSitterLanguage, node_text
+from ._clike import declared_name, function_declarator
+
+
+class C(TreeSitterLanguage):
+    """Symbols of C source."""
+
+    name = "c"
+    extensions = (".c", ".h")
+    definitions = """
+    (function_definition) @def.function
+    (struct_specifier name: (_) @name body: (_)) @def.struct
+    (union_specifier name: (_) @name body: (_)) @def.union
+    (enum_specifier name: (_) @name body: (_)) @def.enum
+    (type_definition type: (struct_specifier !name body: (_)) declarator: (_) @name) @def.struct
+    (type_definition type: (union_specifier !name body: (_)) declarator: (_) @name) @def.union
+    (type_definition type: (enum_specifier !name body: (_)) declarator: (_) @name) @def.enum
+    (preproc_function_def name: (_) @name) @def.macro
+    """
+    extras = """
+    (comment) @comment
+    [(string_literal) (char_literal) (system_lib_string)] @string
+    (preproc_include) @import
+    """
+
+    def grammar(self) -> Any:
+        import tree_sitter_c
+
+        return tree_sitter_c.language()
+
+    def definition(self, kind: str, node: Any, caps: dict[str, list[Any]]) -> Def | None:
+        """Functions are named by their declarator (``int *make(...)`` -> ``make``)."""
+        if kind == "function":
+            name = declared_name(function_declarator(node))
+            return None if name is None else self.make_def(node, kind, node_text(name))
+        return self.make_def(node, kind, node_text(caps["name"][0]))
+
+
+LANGUAGE = C()

@@ -1,0 +1,94 @@
+"""C++ (``.cc``, ``.cpp``, ``.cxx``, ``.hpp`` ...): names qualified with ``::``.
+
+* namespaces (``namespace``; ``namespace a::b`` is one symbol ``a::b``; anonymous ones are
+  transparent), classes (``class``), ``struct``, ``union``, ``enum`` with a body;
+* functions (``function``); functions in a class body, and out-of-line definitions with a
+  qualified name (``void Server::start() {}`` -> ``ns::Server::start`` inside ``namespace ns``),
+  are ``method`` (``constructor`` when the name repeats the class's: ``Server::Server``);
+  destructors and operators keep their spelling (``Server::~Server``, ``Server::operator==``);
+* ``template <...>`` belongs to the span of what it declares; in-class declarations without
+  a body are part of the class's text.
+
+Overloads: when one qualified name is defined more than once, each gets its parameter types
+(names and default values removed, whitespace squashed) and trailing qualifiers:
+``Server::start()``, ``Server::start(const std::string&,int)``, ``Server::size() const``.
+``#include`` and ``using`` declarations are imports.
+
+Grammar: ``tree-sitter-cpp``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..base import CLASS_LIKE_KINDS
+from ..engine import Def, TreeSitterLanguage, node_text, squash
+from ._clike import function_declarator, parameter_types
+
+
+class Cpp(TreeSitterLanguage):
+    """Symbols of C++ source."""
+
+    name = "cpp"
+    extensions = (".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".h++", ".ipp", ".tpp", ".inl")
+    separator = "::"
+    wrappers = frozenset({"template_declaration"})
+    definitions = """
+    (function_definition) @def.function
+    (namespace_definition name: (_) @name) @def.namespace
+    (class_specifier name: (_) @name body: (_)) @def.class
+    (struct_specifier name: (_) @name body: (_)) @def.struct
+    (union_specifier name: (_) @name body: (_)) @def.union
+    (enum_specifier name: (_) @name body: (_)) @def.enum
+    (type_definition type: (struct_specifier !name body: (_)) declarator: (_) @name) @def.struct
+    (preproc_function_def name: (_) @name) @def.macro
+    """
+    extras = """
+    (comment) @comment
+    [(string_literal) (raw_string_literal) (char_literal) (system_lib_string)] @string
+    [(preproc_include) (using_declaration)] @import
+    """
+
+    def grammar(self) -> Any:
+        import tree_sitter_cpp
+
+        return tree_sitter_cpp.language()
+
+    def definition(self, kind: str, node: Any, caps: dict[str, list[Any]]) -> Def | None:
+        """Functions are named by their (possibly qualified) declarator."""
+        if kind == "function":
+            declarator = function_declarator(node)
+            name = declarator.child_by_field_name("declarator") if declarator is not None else None
+            if name is None:
+                return None
+            local = squash(node_text(name))
+            if "::" in local:
+                kind = "method"
+            return self.make_def(node, kind, local, extra=declarator)
+        return self.make_def(node, kind, squash(node_text(caps["name"][0])))
+
+    def refine(self, d: Def) -> None:
+        """Methods in classes; constructors repeat their class's name."""
+        super().refine(d)
+        if d.kind not in ("method", "function"):
+            return
+        parts = d.local.split("::")
+        owner = parts[-2] if len(parts) > 1 else (
+            d.parent.local.split("::")[-1] if d.parent is not None and d.parent.kind in CLASS_LIKE_KINDS else None)
+        if owner is not None and parts[-1] == _strip_template(owner):
+            d.kind = "constructor"
+        elif d.parent is not None and d.parent.kind in CLASS_LIKE_KINDS:
+            d.kind = "method"
+
+    def overload_name(self, d: Def) -> str | None:
+        """Parameter types and trailing qualifiers: ``Server::start(int) const``."""
+        if d.extra is None:
+            return None
+        return d.name + parameter_types(d.extra)
+
+
+def _strip_template(name: str) -> str:
+    return name.split("<", 1)[0]
+
+
+LANGUAGE = Cpp()

@@ -1,0 +1,68 @@
+"""C# (``.cs``): namespaces (``namespace``, ``App.Core``), classes, structs, interfaces, enums and
+records nested with ``.``; methods with a body (``method``), constructors (``constructor``),
+properties with accessor bodies (``property``). A file-scoped ``namespace App.Core;`` is a
+symbol of its own but does not prefix the types after it (tree-sitter gives it no body).
+
+Overloads: when one qualified name is defined more than once, each gets its parameter
+types, whitespace squashed: ``Store.Save(int)``, ``Store.Save(string,int[])``.
+``using`` directives are imports.
+
+Grammar: ``tree-sitter-c-sharp``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..engine import Def, TreeSitterLanguage, node_text, squash
+
+
+class CSharp(TreeSitterLanguage):
+    """Symbols of C# source."""
+
+    name = "csharp"
+    extensions = (".cs",)
+    definitions = """
+    (namespace_declaration name: (_) @name) @def.namespace
+    (file_scoped_namespace_declaration name: (_) @name) @def.namespace
+    (class_declaration name: (_) @name) @def.class
+    (struct_declaration name: (_) @name) @def.struct
+    (interface_declaration name: (_) @name) @def.interface
+    (enum_declaration name: (_) @name) @def.enum
+    (record_declaration name: (_) @name) @def.record
+    (method_declaration name: (_) @name body: (_)) @def.method
+    (constructor_declaration name: (_) @name) @def.constructor
+    (property_declaration name: (_) @name accessors: (accessor_list (accessor_declaration body: (_)))) @def.property
+    """
+    extras = """
+    (comment) @comment
+    [(string_literal) (verbatim_string_literal) (raw_string_literal) (interpolated_string_expression)
+     (character_literal)] @string
+    (using_directive) @import
+    """
+
+    def grammar(self) -> Any:
+        import tree_sitter_c_sharp
+
+        return tree_sitter_c_sharp.language()
+
+    def definition(self, kind: str, node: Any, caps: dict[str, list[Any]]) -> Def | None:
+        """Names are taken as written, whitespace squashed (``App.Core``)."""
+        return self.make_def(node, kind, squash(node_text(caps["name"][0])))
+
+    def overload_name(self, d: Def) -> str | None:
+        """Parameter types: ``Store.Save(string,int[])``."""
+        params = d.node.child_by_field_name("parameters")
+        if params is None:
+            return None
+        types = []
+        for i, child in enumerate(params.children):
+            if child.type == "parameter":
+                t = child.child_by_field_name("type")
+                types.append(squash(node_text(t)) if t is not None else "?")
+            elif params.field_name_for_child(i) == "type":
+                types.append(squash(node_text(child)))
+        return f"{d.name}({','.join(types)})"
+
+
+LANGUAGE = CSharp()

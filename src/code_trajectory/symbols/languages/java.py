@@ -1,0 +1,62 @@
+"""Java (``.java``): classes, interfaces, enums, records and annotation types, nested with ``.``
+(``Outer.Inner.method``); methods with a body (``method``; abstract and interface methods
+without one are part of their type's text) and constructors (``constructor``, named like
+the class: ``Outer.Outer``). The package is not part of names (the file path says it).
+
+Overloads: when one qualified name is defined more than once, each gets its parameter
+types, as written, whitespace squashed: ``Outer.bar(int)``, ``Outer.bar(String,List<String>...)``.
+``import`` declarations are imports.
+
+Grammar: ``tree-sitter-java``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..engine import Def, TreeSitterLanguage, node_text, squash
+
+
+class Java(TreeSitterLanguage):
+    """Symbols of Java source."""
+
+    name = "java"
+    extensions = (".java",)
+    definitions = """
+    (class_declaration name: (_) @name) @def.class
+    (interface_declaration name: (_) @name) @def.interface
+    (enum_declaration name: (_) @name) @def.enum
+    (record_declaration name: (_) @name) @def.record
+    (annotation_type_declaration name: (_) @name) @def.annotation
+    (method_declaration name: (_) @name body: (_)) @def.method
+    (constructor_declaration name: (_) @name) @def.constructor
+    (compact_constructor_declaration name: (_) @name) @def.constructor
+    """
+    extras = """
+    [(line_comment) (block_comment)] @comment
+    [(string_literal) (character_literal)] @string
+    (import_declaration) @import
+    """
+
+    def grammar(self) -> Any:
+        import tree_sitter_java
+
+        return tree_sitter_java.language()
+
+    def overload_name(self, d: Def) -> str | None:
+        """Parameter types: ``Outer.bar(int,String...)``."""
+        params = d.node.child_by_field_name("parameters")
+        if params is None:
+            return None
+        types = []
+        for p in params.named_children:
+            if p.type == "formal_parameter":
+                t = p.child_by_field_name("type")
+                types.append(squash(node_text(t)) if t is not None else "?")
+            elif p.type == "spread_parameter":
+                t = next((c for c in p.named_children if c.type not in ("modifiers", "variable_declarator")), None)
+                types.append((squash(node_text(t)) if t is not None else "?") + "...")
+        return f"{d.name}({','.join(types)})"
+
+
+LANGUAGE = Java()

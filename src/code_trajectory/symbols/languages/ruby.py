@@ -1,0 +1,79 @@
+"""Ruby (``.rb``, ``.rake``, ``.gemspec``, ``Rakefile``, ``Gemfile`` ...): Ruby's own notation.
+
+* ``module`` (``module``) and ``class`` (``class``) nest with ``::``: ``Billing::Invoice``;
+  a scoped name stays as written (``class Invoice::Line`` in ``Billing`` -> ``Billing::Invoice::Line``);
+* instance methods: ``Billing::Invoice#total`` (``method``); singleton methods, ``def self.x``
+  or inside ``class << self``: ``Billing::Invoice.build`` (``method``); a ``def`` outside any
+  class or module: ``helper`` (``function``).
+
+Top-level ``require``, ``require_relative`` and ``load`` calls are imports.
+
+Grammar: ``tree-sitter-ruby``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..engine import Def, TreeSitterLanguage, node_text
+
+
+class Ruby(TreeSitterLanguage):
+    """Symbols of Ruby source."""
+
+    name = "ruby"
+    extensions = (".rb", ".rake", ".gemspec", ".ru")
+    filenames = ("Rakefile", "Gemfile", "Guardfile", "Vagrantfile")
+    separator = "::"
+    definitions = """
+    (module name: (_) @name) @def.module
+    (class name: (_) @name) @def.class
+    (method name: (_) @name) @def.method
+    (singleton_method name: (_) @name) @def.singleton
+    """
+    extras = """
+    (comment) @comment
+    [(string) (heredoc_body) (regex)] @string
+    (program (call method: (identifier) @_m (#match? @_m "^(require|require_relative|load)$")) @import)
+    """
+
+    def grammar(self) -> Any:
+        import tree_sitter_ruby
+
+        return tree_sitter_ruby.language()
+
+    def definition(self, kind: str, node: Any, caps: dict[str, list[Any]]) -> Def | None:
+        """Singleton methods remember their receiver (``self`` or an object's name)."""
+        local = node_text(caps["name"][0])
+        receiver = None
+        if kind == "singleton":
+            obj = node.child_by_field_name("object")
+            receiver = "self" if obj is None or obj.type == "self" else node_text(obj)
+        elif kind == "method":
+            parent = node.parent
+            if parent is not None and parent.type == "body_statement":
+                parent = parent.parent
+            if parent is not None and parent.type == "singleton_class":
+                receiver = "self"
+        return self.make_def(node, "method" if kind == "singleton" else kind, local, extra=receiver)
+
+    def refine(self, d: Def) -> None:
+        """A ``def`` outside classes and modules is a ``function``."""
+        if d.kind == "method" and (d.parent is None or d.parent.kind not in ("class", "module")):
+            d.kind = "function"
+
+    def qualify(self, d: Def) -> str:
+        """``::`` between modules/classes, ``#`` before instance methods, ``.`` before singleton methods."""
+        parent = d.parent
+        if d.kind in ("class", "module"):
+            return d.local if parent is None else f"{parent.prefix}::{d.local}"
+        if d.extra is not None and d.extra != "self":
+            return f"{d.extra}.{d.local}"
+        if parent is None:
+            return d.local
+        if d.extra == "self":
+            return f"{parent.prefix}.{d.local}"
+        return f"{parent.prefix}#{d.local}"
+
+
+LANGUAGE = Ruby()

@@ -1,0 +1,108 @@
+"""Rust (``.rs``): items qualified with ``::`` by their module path.
+
+* ``fn`` -> ``function`` (``a::b::f`` inside ``mod a { mod b { ... } }``); in an ``impl`` or
+  ``trait`` -> ``method``: ``Server::start`` for ``impl Server`` *and* ``impl Trait for
+  Server``; ``Trait::method`` for a trait's default method;
+* ``struct``, ``enum``, ``union``, ``trait``, ``mod`` with a body (``module``), ``type``
+  aliases (``type``), ``macro_rules!`` (``macro``);
+* each ``impl`` block is an ``impl`` symbol named ``impl Server`` / ``impl fmt::Display for
+  Server`` (generic arguments dropped), so associated items (``type Output``, consts) count.
+
+When two trait impls give one type the same method name (``fmt`` of ``Display`` and
+``Debug``), both become ``<Server as fmt::Display>::fmt``, Rust's own qualified-path form.
+Outer attributes (``#[derive]``) and ``///`` doc comments directly above an item belong to
+its span. ``use``, ``extern crate`` and ``mod x;`` are imports.
+
+Grammar: ``tree-sitter-rust``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..engine import Def, TreeSitterLanguage, node_text, squash
+
+
+class Rust(TreeSitterLanguage):
+    """Symbols of Rust source."""
+
+    name = "rust"
+    extensions = (".rs",)
+    separator = "::"
+    definitions = """
+    (function_item name: (_) @name) @def.function
+    (struct_item name: (_) @name) @def.struct
+    (enum_item name: (_) @name) @def.enum
+    (union_item name: (_) @name) @def.union
+    (trait_item name: (_) @name) @def.trait
+    (mod_item name: (_) @name body: (_)) @def.module
+    (type_item name: (_) @name) @def.type
+    (macro_definition name: (_) @name) @def.macro
+    (impl_item type: (_) @type) @def.impl
+    """
+    extras = """
+    [(line_comment) (block_comment)] @comment
+    [(string_literal) (raw_string_literal) (char_literal)] @string
+    [(use_declaration) (extern_crate_declaration)] @import
+    (mod_item !body) @import
+    """
+
+    def grammar(self) -> Any:
+        import tree_sitter_rust
+
+        return tree_sitter_rust.language()
+
+    def definition(self, kind: str, node: Any, caps: dict[str, list[Any]]) -> Def | None:
+        """Impl blocks are named after their type and trait; attributes and doc comments join the span."""
+        first = None
+        prev = node.prev_named_sibling
+        while prev is not None and (prev.type == "attribute_item" or _is_outer_doc(prev)):
+            first = prev
+            prev = prev.prev_named_sibling
+        if kind == "impl":
+            trait = node.child_by_field_name("trait")
+            extra = (_type_name(caps["type"][0]), _type_name(trait) if trait is not None else None)
+            return self.make_def(node, kind, "", first=first, extra=extra)
+        return self.make_def(node, kind, node_text(caps["name"][0]), first=first)
+
+    def qualify(self, d: Def) -> str:
+        """``impl`` blocks: ``impl [Trait for ]Type``; items in an impl: ``Type::item``."""
+        if d.kind == "impl":
+            prefix = d.parent.prefix + "::" if d.parent is not None else ""
+            type_name, trait = d.extra
+            return f"impl {trait} for {prefix}{type_name}" if trait else f"impl {prefix}{type_name}"
+        return super().qualify(d)
+
+    def child_prefix(self, d: Def) -> str:
+        """Children of an ``impl`` are qualified with the implementing type."""
+        if d.kind == "impl":
+            prefix = d.parent.prefix + "::" if d.parent is not None else ""
+            return prefix + d.extra[0]
+        return d.name
+
+    def overload_name(self, d: Def) -> str | None:
+        """``<Type as Trait>::method`` for methods of trait impls."""
+        parent = d.parent
+        if parent is not None and parent.kind == "impl" and parent.extra[1]:
+            return f"<{parent.prefix} as {parent.extra[1]}>::{d.local}"
+        return None
+
+
+def _is_outer_doc(node: Any) -> bool:
+    if node.type not in ("line_comment", "block_comment"):
+        return False
+    text = node.text
+    return text.startswith((b"///", b"/**")) and not text.startswith((b"////", b"/***"))
+
+
+def _type_name(node: Any) -> str:
+    """A type's path without generic arguments or references (``&'a mut Server<T>`` -> ``Server``)."""
+    while node.type in ("generic_type", "reference_type", "pointer_type"):
+        inner = node.child_by_field_name("type")
+        if inner is None:
+            break
+        node = inner
+    return squash(node_text(node))
+
+
+LANGUAGE = Rust()

@@ -1,0 +1,84 @@
+"""Finding symbols by name for narratives and tool arguments."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+
+from code_trajectory.core.errors import InvalidArgumentError
+
+from .base import Symbol, short_name
+
+_SEPARATORS = (".", "::", "#", "\\")
+
+
+def symbol_span(symbols: Iterable[Symbol], qualified_name: str) -> tuple[int, int] | None:
+    """Return ``(start_line, end_line)`` (1-based, inclusive) of the symbol with exactly this name, or ``None``."""
+    for s in symbols:
+        if s.name == qualified_name:
+            return s.start_line, s.end_line
+    return None
+
+
+def find(symbols: Sequence[Symbol], name: str) -> Symbol | None:
+    """Return the symbol called ``name``: its exact qualified name, or an unambiguous shorter form.
+
+    A shorter form is a suffix of the qualified name starting after a separator (``loads``
+    or ``Serializer.loads`` for ``pkg.Serializer.loads``), or the name without its overload
+    disambiguation (``bar`` for a single ``Foo.bar(int)``).
+
+    Returns:
+        The symbol, or ``None`` when nothing matches (see :func:`closest_names` for suggestions).
+
+    Raises:
+        InvalidArgumentError: ``name`` is empty, or matches several symbols (the message lists them).
+    """
+    if not name or not name.strip():
+        raise InvalidArgumentError("symbol name is empty")
+    name = name.strip()
+    for s in symbols:
+        if s.name == name:
+            return s
+    matches = [s for s in symbols if _suffix_match(s.name, name)]
+    if not matches:
+        matches = [s for s in symbols if _suffix_match(_strip_overload(s.name), name)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        listed = ", ".join(s.name for s in matches[:10])
+        raise InvalidArgumentError(f"symbol name {name!r} is ambiguous: it matches {listed}; pass the qualified name")
+    return None
+
+
+def closest_names(name: str, names: Iterable[str], n: int = 3) -> list[str]:
+    """Return up to ``n`` names most similar to ``name`` (best first), for "did you mean" hints.
+
+    Each candidate is scored by :class:`difflib.SequenceMatcher` ratio on the full qualified
+    names and on their last components, keeping the better; candidates scoring below 0.6
+    (difflib's ``get_close_matches`` default cutoff) are dropped. ``App.runn`` -> ``["App.run"]``.
+    """
+    if n < 1:
+        return []
+    short = short_name(name)
+    scored = []
+    for candidate in dict.fromkeys(names):
+        full = difflib.SequenceMatcher(None, name, candidate).ratio()
+        part = difflib.SequenceMatcher(None, short, short_name(candidate)).ratio()
+        score = max(full, part * 0.95)
+        if score >= 0.6:
+            scored.append((-score, candidate))
+    scored.sort()
+    return [c for _, c in scored[:n]]
+
+
+def _suffix_match(qualified: str, name: str) -> bool:
+    if not qualified.endswith(name) or len(qualified) == len(name):
+        return False
+    head = qualified[: len(qualified) - len(name)]
+    return head.endswith(_SEPARATORS)
+
+
+def _strip_overload(qualified: str) -> str:
+    if qualified.endswith(")") and "(" in qualified:
+        return qualified[: qualified.rindex("(")]
+    return qualified

@@ -1,0 +1,484 @@
+"""Whitespace- and comment-insensitive keys for symbols and whole files, computed on first use.
+
+The source is cut into *chunks*: the stretches between symbol boundaries, so each
+byte belongs to exactly one chunk, owned by the innermost symbol around it (or by
+the file). Each chunk is normalised on its own:
+
+* comments are dropped (collected separately), string literals are replaced by a
+  placeholder token and kept verbatim (whitespace inside a string is code), import
+  statements at file or namespace level are taken out (collected separately);
+* what remains is split into tokens: runs of word characters, or one other
+  non-space character each (``a+=b`` and ``a += b`` give the same tokens);
+* where indentation is syntax (Python), the language's ``@block`` captures insert an
+  open and a close marker around every indented block, so moving a statement into or
+  out of a block changes the key while re-indenting or re-wrapping lines does not.
+
+A symbol's keys are composed from its own chunks and its children's keys. Nothing is
+computed when a file is analysed: :class:`LazyKeys` keeps the source, the symbols' byte
+spans and (while it is still needed) the syntax tree, and normalises only the chunks a
+key asks for, with the ``extras`` query limited to their byte ranges. A narrative that
+lists symbols never pays for keys; a comparison pays only for the symbols whose bytes
+differ (see :mod:`.changes`). All keys are BLAKE2b digests (see :mod:`.base`).
+
+Assumption used by the comparisons: a symbol's keys are a function of its bytes, its
+qualified name (before disambiguation) and whether it is a namespace, so two symbols
+with identical bytes and names have equal keys without normalising either.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable
+from hashlib import blake2b
+from typing import Any
+
+_TOKEN = re.compile(rb"\w+|\S")
+_WORD = re.compile(r"\w+")
+_CHILD = b"\x00"
+
+#: Kinds of special ranges; OPEN/CLOSE are zero-width block markers (sorted before others at a position).
+OPEN, CLOSE, COMMENT, STRING, IMPORT = 0, 1, 2, 3, 4
+_MARKERS = {OPEN: b" \x04 ", CLOSE: b" \x05 "}
+
+#: A special range: ``(start, end, kind, block_start)``; a CLOSE marker carries its block's start byte.
+Special = tuple[int, int, int, int]
+
+#: More separate range queries than this for one batch of chunks: one query over their hull instead.
+_MAX_RANGES = 8
+#: After this many queries on one file (many keys are being read), the next one normalises every chunk left.
+_MAX_QUERIES = 2
+
+
+def digest(data: bytes) -> str:
+    """Return the 24-hex-digit BLAKE2b digest of ``data``."""
+    return blake2b(data, digest_size=12).hexdigest()
+
+
+def special_order(t: Special) -> tuple[int, int, int, int]:
+    """Sort specials by start; block markers first (closing ones, inner blocks first; then opening), then longer ranges."""
+    if t[2] <= CLOSE:
+        return (t[0], 0, 0 if t[2] == CLOSE else 1, -t[3])
+    return (t[0], 1, -t[1], t[2])
+
+
+def _rename(text: bytes, words: list[tuple[bytes, bytes]]) -> bytes:
+    """Replace whole tokens equal to a word by its placeholder in space-joined ``text``."""
+    text = b" " + text + b" "
+    for word, placeholder in words:
+        if word in text:
+            old, new = b" " + word + b" ", b" " + placeholder + b" "
+            text = text.replace(old, new).replace(old, new)  # twice: adjacent occurrences share a space
+    return text
+
+
+def name_words(base: str) -> list[tuple[bytes, bytes]]:
+    """``(word, placeholder)`` pairs for a qualified name: its last word is ``\\x030``, the one before ``\\x031`` ..."""
+    words: dict[bytes, bytes] = {}
+    for pos, word in enumerate(reversed(_WORD.findall(base))):
+        words.setdefault(word.encode(), b"\x03%d" % pos)
+    return list(words.items())
+
+
+class Chunk:
+    """One normalised chunk (internal).
+
+    Attributes:
+        piece: its code tokens, space-joined (comments and file-level imports removed, strings as ``\\x02``).
+        strings, comments, imports: the verbatim strings, normalised comments and normalised
+            file-level import statements that start in it, in order (a shared empty tuple when none).
+    """
+
+    __slots__ = ("piece", "strings", "comments", "imports")
+
+    def __init__(self, piece: bytes, strings: list[bytes] | tuple[()], comments: list[bytes] | tuple[()],
+                 imports: list[bytes] | tuple[()]) -> None:
+        self.piece = piece
+        self.strings = strings
+        self.comments = comments
+        self.imports = imports
+
+
+def normalise_chunk(src: bytes, lo: int, hi: int, specials: list[Special], file_level: bool) -> Chunk:
+    """Normalise ``src[lo:hi]`` given the specials that start in it (sorted by :func:`special_order`).
+
+    A special starting inside an earlier one is ignored; one running past ``hi`` is cut there
+    (its remainder, in the next chunk, is plain code). Import statements are taken out only
+    when ``file_level`` (the chunk belongs to the file or to a namespace); elsewhere they are code.
+    """
+    if not specials:
+        return Chunk(b" ".join(_TOKEN.findall(src[lo:hi])), (), (), ())
+    parts: list[bytes] = []
+    strings: list[bytes] = []
+    comments: list[bytes] = []
+    imports: list[bytes] = []
+    pos = lo
+    for s, e, kind, _ in specials:
+        if s < pos:
+            continue
+        if kind <= CLOSE:
+            parts.append(src[pos:s])
+            parts.append(_MARKERS[kind])
+            pos = s
+            continue
+        if kind == IMPORT and not file_level:
+            continue
+        if e > hi:
+            e = hi
+        parts.append(src[pos:s])
+        parts.append(b" \x02 " if kind == STRING else b" ")
+        text = src[s:e]
+        if kind == STRING:
+            strings.append(text)
+        elif kind == COMMENT:
+            comments.append(b" ".join(_TOKEN.findall(text)))
+        else:
+            imports.append(b" ".join(_TOKEN.findall(text)))
+        pos = e
+    if parts:
+        parts.append(src[pos:hi])
+        code = b"".join(parts)
+    else:
+        code = src[lo:hi]
+    return Chunk(b" ".join(_TOKEN.findall(code)), strings or (), comments or (), imports or ())
+
+
+class Model:
+    """Where the chunks are (internal): built from the symbols' spans on first use.
+
+    Every span start and end is an *event*; events are ordered by position, ends before starts
+    at one position, inner ends first, outer starts first (the order of the tuples
+    ``(position, 0, -i)`` for ends and ``(position, 1, i)`` for starts).
+
+    Attributes:
+        positions: the events' positions; ``spans``: per event, ``i`` for the start of span ``i``
+            and ``~i`` for its end.
+        bounds: ``[0, *positions, len(src)]``: chunk ``k`` is ``src[bounds[k]:bounds[k + 1]]``.
+        owner: per chunk, the innermost span around it, or -1.
+        items: per span, its chunks (``k >= 0``) and children (``~i``) in order; ``top_items`` for the file.
+        first, last: per span, its first and last chunk (every chunk between is inside it).
+    """
+
+    __slots__ = ("positions", "spans", "bounds", "owner", "items", "top_items", "first", "last")
+
+    def __init__(self, starts: list[int], ends: list[int], size: int) -> None:
+        n = len(starts)
+        ordered = _nested_events(starts, ends)
+        if ordered is None:  # overlapping or empty spans (broken code): sort the events
+            events = sorted([(starts[i], 1, i) for i in range(n)] + [(ends[i], 0, -i) for i in range(n)])
+            positions = [pos for pos, _, _ in events]
+            spans = [i if is_start else ~(-i) for _, is_start, i in events]
+        else:
+            positions, spans = ordered
+        owner = [-1] * (len(positions) + 1)
+        items: list[list[int]] = [[] for _ in range(n)]
+        top_items: list[int] = [0]
+        first = [0] * n
+        last = [0] * n
+        stack: list[int] = []
+        for k, i in enumerate(spans):
+            if i >= 0:
+                (items[stack[-1]] if stack else top_items).append(~i)
+                stack.append(i)
+                first[i] = k + 1
+            else:
+                last[~i] = k
+                if stack:  # (an empty span ends before it starts: tolerated, never raised)
+                    stack.pop()
+            owner[k + 1] = stack[-1] if stack else -1
+            (items[stack[-1]] if stack else top_items).append(k + 1)
+        self.positions = positions
+        self.spans = spans
+        self.bounds = [0, *positions, size]
+        self.owner = owner
+        self.items = items
+        self.top_items = top_items
+        self.first = first
+        self.last = last
+
+    def chunk_of(self, special: Special, starts: list[int]) -> int:
+        """The chunk a special belongs to (the rules of one left-to-right pass over the events).
+
+        A text special belongs to the chunk its start is in (after every event at that position);
+        an opening marker to the chunk before the events at its position (the block holds the
+        spans starting there); a closing marker to the chunk after the ends, at its position,
+        of the spans inside its block.
+        """
+        s, _, kind, block_start = special
+        positions = self.positions
+        if kind > CLOSE:
+            return bisect_right(positions, s)
+        k = bisect_left(positions, s)
+        if kind == CLOSE:
+            spans = self.spans
+            n = len(positions)
+            while k < n and positions[k] == s and spans[k] < 0 and starts[~spans[k]] >= block_start:
+                k += 1
+        return k
+
+
+def _nested_events(starts: list[int], ends: list[int]) -> tuple[list[int], list[int]] | None:
+    """The events of pre-ordered, properly nested, non-empty spans in order, by one walk
+    (no sort), or ``None`` when the spans are not so."""
+    positions: list[int] = []
+    spans: list[int] = []
+    stack: list[int] = []
+    for i, s in enumerate(starts):
+        e = ends[i]
+        if e <= s:
+            return None
+        while stack and ends[stack[-1]] <= s:
+            j = stack.pop()
+            positions.append(ends[j])
+            spans.append(~j)
+        if stack and (e > ends[stack[-1]] or s < starts[stack[-1]]):
+            return None
+        if positions and s < positions[-1]:
+            return None
+        positions.append(s)
+        spans.append(i)
+        stack.append(i)
+    while stack:
+        j = stack.pop()
+        positions.append(ends[j])
+        spans.append(~j)
+    return positions, spans
+
+
+class LazyKeys:
+    """The keys of one analysed file, computed on first use (internal; see the module docstring).
+
+    Thread safety: one re-entrant lock per file serialises the computations (and the use of
+    the syntax tree, which tree-sitter does not allow two threads to query at once).
+    """
+
+    __slots__ = ("language", "source", "tree", "starts", "ends", "parents", "bases", "namespaces", "_lock",
+                 "_model", "_chunks", "_own", "_body", "_file", "_queries", "_words")
+
+    def __init__(self, language: Any, source: bytes, tree: Any, starts: list[int], ends: list[int],
+                 parents: list[int], bases: list[str], namespaces: list[bool]) -> None:
+        self.language = language
+        self.source = source
+        self.tree = tree
+        self.starts = starts
+        self.ends = ends
+        self.parents = parents
+        self.bases = bases
+        self.namespaces = namespaces
+        self._lock = threading.RLock()
+        self._model: Model | None = None
+        self._chunks: dict[int, Chunk] = {}
+        self._own: dict[int, tuple[str, str, str]] = {}
+        self._body: dict[int, str] = {}
+        self._file: dict[str, str] = {}
+        self._queries = 0
+        self._words: dict[int, list[tuple[bytes, bytes]]] = {}
+
+    def release_tree(self) -> None:
+        """Drop the syntax tree and the chunk layout (memory: the layout is rebuilt on demand in
+        about a tenth of a millisecond; chunks not yet normalised then need a new parse)."""
+        with self._lock:
+            self.tree = None
+            self._model = None
+
+    # ------------------------------------------------------------------------------------ raw bytes
+
+    def raw(self, i: int) -> bytes:
+        """The exact bytes of span ``i``."""
+        return self.source[self.starts[i]:self.ends[i]]
+
+    def same_text(self, i: int, other: LazyKeys, j: int) -> bool:
+        """Span ``i`` here and span ``j`` of ``other`` have identical bytes (no hashing)."""
+        a, b = self.starts[i], other.starts[j]
+        n = self.ends[i] - a
+        return n == other.ends[j] - b and (self.source is other.source and a == b or
+                                           self.source[a:a + n] == other.source[b:b + n])
+
+    def same_symbol(self, i: int, other: LazyKeys, j: int) -> bool:
+        """Identical bytes, base name and namespace-ness: then every key of the two is equal."""
+        return (self.bases[i] == other.bases[j] and self.namespaces[i] == other.namespaces[j]
+                and self.same_text(i, other, j))
+
+    # ------------------------------------------------------------------------------------ chunks
+
+    def model(self) -> Model:
+        model = self._model
+        if model is None:
+            model = self._model = Model(self.starts, self.ends, len(self.source))
+        return model
+
+    def chunks(self, ks: Iterable[int]) -> list[Chunk]:
+        """The normalised chunks ``ks`` (normalising those not done yet, with as few queries as possible)."""
+        ks = list(ks)
+        done = self._chunks
+        try:
+            return [done[k] for k in ks]
+        except KeyError:
+            pass
+        with self._lock:
+            missing = sorted({k for k in ks if k not in done})
+            if missing:
+                self._fill(missing)
+            return [done[k] for k in ks]
+
+    def _fill(self, missing: list[int]) -> None:
+        model = self.model()
+        bounds = model.bounds
+        tree = self.tree
+        everything = tree is None or self._queries >= _MAX_QUERIES
+        if everything:
+            # no tree (released): parse again, once, and do every chunk left, so that the tree is
+            # not needed again; or many keys are being read: do every chunk left at once
+            missing = [k for k in range(len(bounds) - 1) if k not in self._chunks]
+            if tree is None:
+                tree = self.language.parse(self.source)
+        runs: list[list[int]] = []
+        for k in missing:
+            if runs and runs[-1][1] + 1 == k:
+                runs[-1][1] = k
+            else:
+                runs.append([k, k])
+        if everything or len(runs) > _MAX_RANGES:
+            runs = [[missing[0], missing[-1]]]
+        wanted = set(missing)
+        src = self.source
+        groups: dict[int, list[Special]] = {k: [] for k in missing}
+        self._queries += len(runs)
+        for first, last in runs:
+            for special in self.language.specials(tree, bounds[first], bounds[last + 1]):
+                k = model.chunk_of(special, self.starts)
+                if first <= k <= last and k in wanted:
+                    groups[k].append(special)
+        owner = model.owner
+        namespaces = self.namespaces
+        for k, specials in groups.items():
+            if len(specials) > 1:
+                specials.sort(key=special_order)
+            o = owner[k]
+            self._chunks[k] = normalise_chunk(src, bounds[k], bounds[k + 1], specials, o < 0 or namespaces[o])
+        if len(self._chunks) == len(bounds) - 1:
+            self.tree = None  # every chunk is done: the tree is no longer needed
+
+    # ------------------------------------------------------------------------------------ symbol keys
+
+    def text_hash(self, i: int) -> str:
+        return digest(self.raw(i))
+
+    def words(self, i: int) -> list[tuple[bytes, bytes]]:
+        """The name placeholders of span ``i`` (see :func:`name_words`)."""
+        found = self._words.get(i)
+        if found is None:
+            found = self._words[i] = name_words(self.bases[i])
+        return found
+
+    def own_chunks(self, i: int) -> list[int]:
+        """The chunks of span ``i`` outside its children, in order."""
+        return [k for k in self.model().items[i] if k >= 0]
+
+    def own(self, i: int) -> tuple[str, str, str]:
+        """``(own_key, own_hash, own_comments)`` of span ``i`` (see :class:`~.base.Symbol`)."""
+        found = self._own.get(i)
+        if found is not None:
+            return found
+        with self._lock:
+            ks = self.own_chunks(i)
+            chunks = self.chunks(ks)
+            strings = b"\x01".join([s for c in chunks for s in c.strings])
+            own_key = digest(_rename(b" ".join([c.piece for c in chunks if c.piece]), self.words(i))
+                             + b"\x01\x01" + strings)
+            found = (own_key, self.own_hash(i), digest(b"\x01".join([t for c in chunks for t in c.comments])))
+            self._own[i] = found
+            return found
+
+    def own_hash(self, i: int) -> str:
+        """Hash of the exact bytes outside the children (no normalisation needed)."""
+        return digest(_CHILD.join(self.own_exact(i)))
+
+    def own_exact(self, i: int) -> list[bytes]:
+        """The stretches of span ``i`` outside its children, stripped, empty ones left out."""
+        exact = [raw.strip() for raw in self.raw_chunks(self.own_chunks(i))]
+        return [e for e in exact if e]
+
+    def body_key(self, i: int) -> str:
+        """The ``body_key`` of span ``i``: its own tokens with its children's body keys in place."""
+        found = self._body.get(i)
+        if found is not None:
+            return found
+        with self._lock:
+            model = self.model()
+            self.chunks(range(model.first[i], model.last[i] + 1))  # the whole subtree in one batch
+            return self._body_key(i, model)
+
+    def _body_key(self, i: int, model: Model) -> str:
+        found = self._body.get(i)
+        if found is not None:
+            return found
+        parts: list[bytes] = []
+        strings: list[bytes] = []
+        for item in model.items[i]:
+            if item < 0:
+                parts.append(_CHILD + self._body_key(~item, model).encode())
+            else:
+                chunk = self._chunks[item]
+                if chunk.piece:
+                    parts.append(chunk.piece)
+                strings.extend(chunk.strings)
+        found = digest(_rename(b" ".join(parts), self.words(i)) + b"\x01\x01" + b"\x01".join(strings))
+        self._body[i] = found
+        return found
+
+    def children(self, i: int) -> list[int]:
+        return [~item for item in self.model().items[i] if item < 0]
+
+    # ------------------------------------------------------------------------------------ file keys
+
+    def top_chunks(self) -> list[int]:
+        return [k for k in self.model().top_items if k >= 0]
+
+    def import_chunks(self) -> list[int]:
+        """The chunks whose import statements are file-level: the file's and the namespaces'."""
+        owner = self.model().owner
+        namespaces = self.namespaces
+        return [k for k, o in enumerate(owner) if o < 0 or namespaces[o]]
+
+    def file_level_flags(self) -> list[bool]:
+        """Per chunk: does it belong to the file or a namespace (its imports are then taken out)?"""
+        namespaces = self.namespaces
+        return [o < 0 or namespaces[o] for o in self.model().owner]
+
+    def raw_chunks(self, ks: list[int]) -> list[bytes]:
+        bounds = self.model().bounds
+        src = self.source
+        return [src[bounds[k]:bounds[k + 1]] for k in ks]
+
+    def file_key(self, name: str) -> str:
+        """``top_key``, ``imports_key`` or ``comments_key`` (see :class:`~.base.FileAnalysis`)."""
+        found = self._file.get(name)
+        if found is not None:
+            return found
+        with self._lock:
+            model = self.model()
+            if name == "top_key":
+                parts: list[bytes] = []
+                strings: list[bytes] = []
+                top = self.top_chunks()
+                chunks = dict(zip(top, self.chunks(top)))
+                for item in model.top_items:
+                    if item >= 0:
+                        chunk = chunks[item]
+                        if chunk.piece:
+                            parts.append(chunk.piece)
+                        strings.extend(chunk.strings)
+                    else:
+                        parts.append(_CHILD)
+                found = digest(b" ".join(parts) + b"\x01\x01" + b"\x01".join(strings))
+            elif name == "imports_key":
+                found = digest(b"\x01".join([t for c in self.chunks(self.import_chunks()) for t in c.imports]))
+            elif name == "comments_key":
+                found = digest(b"\x01".join([t for c in self.chunks(range(len(model.bounds) - 1))
+                                              for t in c.comments]))
+            else:
+                raise KeyError(name)
+            self._file[name] = found
+            return found

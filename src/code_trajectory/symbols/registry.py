@@ -1,0 +1,74 @@
+"""Which language module handles a file: :func:`language_for`.
+
+Language modules are imported on first use, so importing :mod:`code_trajectory.symbols`
+imports no grammar, and asking for one language imports only that language's module
+(which in turn imports its grammar package on its first parse). Each language object
+is a process-wide singleton holding one parser per thread.
+"""
+
+from __future__ import annotations
+
+import importlib
+import posixpath
+import threading
+
+from .base import LanguageSupport
+
+#: module name under ``code_trajectory.symbols.languages`` -> (attribute, extensions, file names)
+_TABLE: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
+    "python": ("LANGUAGE", (".py", ".pyi", ".pyw"), ("SConstruct", "SConscript")),
+    "javascript": ("LANGUAGE", (".js", ".mjs", ".cjs", ".jsx"), ()),
+    "typescript": ("TYPESCRIPT", (".ts", ".mts", ".cts"), ()),
+    "typescript:tsx": ("TSX", (".tsx",), ()),
+    "go": ("LANGUAGE", (".go",), ()),
+    "rust": ("LANGUAGE", (".rs",), ()),
+    "java": ("LANGUAGE", (".java",), ()),
+    "c": ("LANGUAGE", (".c", ".h"), ()),
+    "cpp": ("LANGUAGE", (".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".h++", ".ipp", ".tpp", ".inl"), ()),
+    "ruby": ("LANGUAGE", (".rb", ".rake", ".gemspec", ".ru"), ("Rakefile", "Gemfile", "Guardfile", "Vagrantfile")),
+    "csharp": ("LANGUAGE", (".cs",), ()),
+    "php": ("LANGUAGE", (".php", ".phtml"), ()),
+}
+
+_BY_EXTENSION: dict[str, str] = {ext: key for key, (_, exts, _) in _TABLE.items() for ext in exts}
+_BY_FILENAME: dict[str, str] = {fn: key for key, (_, _, fns) in _TABLE.items() for fn in fns}
+_LOADED: dict[str, LanguageSupport] = {}
+_LOCK = threading.Lock()
+
+
+def supported_extensions() -> tuple[str, ...]:
+    """Return every file extension (lower case, with the dot) that has a language module."""
+    return tuple(sorted(_BY_EXTENSION))
+
+
+def language_for(path: str) -> LanguageSupport | None:
+    """Return the language module for a file, or ``None`` when no module handles it.
+
+    Args:
+        path: the file's path relative to the project root (``/`` separators; only the base
+            name is looked at). The extension is matched case-insensitively (``.H`` is C;
+            C headers ``.h`` are parsed as C, which tree-sitter-cpp would also accept).
+
+    Returns:
+        A :class:`~code_trajectory.symbols.base.LanguageSupport`, shared by every caller.
+    """
+    base = posixpath.basename(path.replace("\\", "/"))
+    key = _BY_FILENAME.get(base)
+    if key is None:
+        ext = posixpath.splitext(base)[1].lower()
+        key = _BY_EXTENSION.get(ext) if ext else None
+    if key is None:
+        return None
+    return _load(key)
+
+
+def _load(key: str) -> LanguageSupport:
+    language = _LOADED.get(key)
+    if language is None:
+        with _LOCK:
+            language = _LOADED.get(key)
+            if language is None:
+                module = importlib.import_module(f"{__package__}.languages.{key.split(':')[0]}")
+                language = getattr(module, _TABLE[key][0])
+                _LOADED[key] = language
+    return language

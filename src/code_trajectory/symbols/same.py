@@ -1,0 +1,115 @@
+"""Comparing the keys of two versions' symbols without hashing what is equal.
+
+Two versions of a file are compared without hashing what is equal: every helper below
+first compares raw bytes (of a symbol, or of chunks) and normalises only the chunks
+whose bytes differ, on both sides. Each answers exactly what comparing the full keys
+would (see :mod:`.normalize` for the one assumption), barring NUL bytes in code
+(a NUL token could be confused with a child marker).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .normalize import Chunk, LazyKeys
+
+
+def _trim(xs: list[Any], ys: list[Any]) -> tuple[int, int]:
+    """Lengths of the common prefix and (non-overlapping) common suffix of two lists."""
+    n = min(len(xs), len(ys))
+    p = 0
+    while p < n and xs[p] == ys[p]:
+        p += 1
+    q = 0
+    while q < n - p and xs[-1 - q] == ys[-1 - q]:
+        q += 1
+    return p, q
+
+
+def _middles(a: LazyKeys, ka: list[int], b: LazyKeys, kb: list[int],
+             raw_a: list[Any] | None = None, raw_b: list[Any] | None = None) -> tuple[list[Chunk], list[Chunk]]:
+    """The normalised chunks between the common prefix and suffix (by bytes) of two chunk lists.
+
+    For a key that concatenates its chunks' contributions, the two keys are equal exactly
+    when the middles' contributions are (the prefixes and suffixes contribute the same).
+    """
+    raw_a = a.raw_chunks(ka) if raw_a is None else raw_a
+    raw_b = b.raw_chunks(kb) if raw_b is None else raw_b
+    p, q = _trim(raw_a, raw_b)
+    return a.chunks(ka[p:len(ka) - q]), b.chunks(kb[p:len(kb) - q])
+
+
+def _code(chunks: list[Chunk]) -> tuple[bytes, list[bytes]]:
+    return b" ".join([c.piece for c in chunks if c.piece]), [t for c in chunks for t in c.strings]
+
+
+def same_own(a: LazyKeys, i: int, b: LazyKeys, j: int) -> tuple[bool, bool]:
+    """``(own_key equal, own_comments equal)`` for span ``i`` of ``a`` and span ``j`` of ``b``."""
+    if a.same_symbol(i, b, j):
+        return True, True
+    if a.bases[i] != b.bases[j] or a.namespaces[i] != b.namespaces[j]:
+        own_a, own_b = a.own(i), b.own(j)
+        return own_a[0] == own_b[0], own_a[2] == own_b[2]
+    # same name: the placeholders are the same on both sides, so compare the tokens themselves
+    ma, mb = _middles(a, a.own_chunks(i), b, b.own_chunks(j))
+    return (_code(ma) == _code(mb),
+            [t for c in ma for t in c.comments] == [t for c in mb for t in c.comments])
+
+
+def same_body(a: LazyKeys, i: int, b: LazyKeys, j: int) -> bool:
+    """``body_key`` of span ``i`` of ``a`` equals that of span ``j`` of ``b``, normalising only what differs.
+
+    Identical bytes and names are equal bodies. Under the same name, a body key is a hash of the
+    own chunks with a marker for each child in between and the children's body keys: equal when
+    there are as many children, each own chunk is equal (in bytes, else in tokens and strings)
+    and the children are pairwise equal bodies.
+    """
+    if a.same_symbol(i, b, j):
+        return True
+    if a.bases[i] != b.bases[j] or a.namespaces[i] != b.namespaces[j]:
+        return a.body_key(i) == b.body_key(j)
+    body_a, body_b = a._body.get(i), b._body.get(j)
+    if body_a is not None and body_b is not None:
+        return body_a == body_b
+    items_a, items_b = a.model().items[i], b.model().items[j]
+    if len(items_a) != len(items_b):  # items alternate chunk, child, chunk ...: as many children
+        return False
+    chunks_a = [k for k in items_a if k >= 0]
+    chunks_b = [k for k in items_b if k >= 0]
+    raw_a, raw_b = a.raw_chunks(chunks_a), b.raw_chunks(chunks_b)
+    differ = [n for n in range(len(raw_a)) if raw_a[n] != raw_b[n]]
+    if differ:
+        norm_a = a.chunks([chunks_a[n] for n in differ])
+        norm_b = b.chunks([chunks_b[n] for n in differ])
+        if any(x.piece != y.piece or x.strings != y.strings for x, y in zip(norm_a, norm_b)):
+            return False
+    return all(same_body(a, ~x, b, ~y) for x, y in zip(items_a, items_b) if x < 0)
+
+
+def same_top(a: LazyKeys, b: LazyKeys) -> bool:
+    """``top_key`` equal: as many file-level symbols, and each stretch between them equal in code."""
+    ka, kb = a.top_chunks(), b.top_chunks()
+    if len(ka) != len(kb):  # one more child marker on one side
+        return False
+    raw_a, raw_b = a.raw_chunks(ka), b.raw_chunks(kb)
+    differ = [n for n in range(len(raw_a)) if raw_a[n] != raw_b[n]]
+    if not differ:
+        return True
+    norm_a = a.chunks([ka[n] for n in differ])
+    norm_b = b.chunks([kb[n] for n in differ])
+    return all(x.piece == y.piece and x.strings == y.strings for x, y in zip(norm_a, norm_b))
+
+
+def same_imports(a: LazyKeys, b: LazyKeys) -> bool:
+    """``imports_key`` equal (the file-level import statements, in order)."""
+    ma, mb = _middles(a, a.import_chunks(), b, b.import_chunks())
+    return [t for c in ma for t in c.imports] == [t for c in mb for t in c.imports]
+
+
+def same_comments(a: LazyKeys, b: LazyKeys) -> bool:
+    """``comments_key`` equal (every comment of the file, in order)."""
+    ka = list(range(len(a.model().bounds) - 1))
+    kb = list(range(len(b.model().bounds) - 1))
+    flags_a, flags_b = a.file_level_flags(), b.file_level_flags()
+    ma, mb = _middles(a, ka, b, kb, list(zip(a.raw_chunks(ka), flags_a)), list(zip(b.raw_chunks(kb), flags_b)))
+    return [t for c in ma for t in c.comments] == [t for c in mb for t in c.comments]

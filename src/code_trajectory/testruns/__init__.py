@@ -1,0 +1,13 @@
+"""Test status: test runs recorded against the snapshot they ran on.
+
+A run says which command ran, whether it passed, the counts, how long it took,
+which tests failed with a one-line reason each, and the tail of the output. It is
+stored with the shadow commit it ran on, never in the project: as a git note under
+``refs/notes/trajectory-tests`` in the shadow repository.
+
+Modules: :mod:`.model` (the record), :mod:`.runner` (running a command),
+:mod:`.parsers` (one module per runner's output format), :mod:`.store` (the git
+notes), :mod:`.service` (snapshot, run, record; an agent's report),
+:mod:`.pytest_plugin`, and the front ends :mod:`.tools` (MCP) and :mod:`.commands`
+(CLI). This ``__init__`` imports nothing, so the pytest plugin stays light.
+"""

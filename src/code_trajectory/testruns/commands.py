@@ -1,0 +1,71 @@
+"""CLI commands of test status: ``test``, ``test-history``, ``since-green``.
+
+Each command ``NAME`` is a pair ``NAME_arguments(parser)`` / ``NAME(args) -> int`` (see :mod:`code_trajectory.cli`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from code_trajectory.project import add_project_option
+from code_trajectory.recording.commands import print_with_session
+
+
+def test_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.usage = "code-trajectory test [--project PATH] -- COMMAND [ARGS...]"
+    add_project_option(parser)
+    parser.add_argument("--timeout", type=float, metavar="SECONDS", help="kill the command after this long")
+    parser.add_argument("argv", nargs=argparse.REMAINDER, metavar="COMMAND", help="the test command, after --")
+
+
+def test(args: argparse.Namespace) -> int:
+    """Snapshot, run the test command (output passed through), record its outcome; exit with its status."""
+    from code_trajectory.core.config import TrajectorySettings
+    from code_trajectory.core.errors import InvalidArgumentError
+    from code_trajectory.project import project_from_option
+    from code_trajectory.testruns.service import run_and_record
+
+    argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
+    if not argv:
+        raise InvalidArgumentError("give the test command after --, e.g. code-trajectory test -- pytest -q")
+    root = project_from_option(args.project)
+    test_run, status = run_and_record(root, argv, TrajectorySettings.load(root), cwd=Path.cwd(),
+                                      timeout=args.timeout)
+    if test_run.record_error:
+        print(f"code-trajectory: the run was not recorded: {test_run.record_error}", file=sys.stderr)
+    else:
+        print(f"code-trajectory: recorded on `{(test_run.commit or '?')[:12]}`: {test_run.summary_line()}",
+              file=sys.stderr)
+    return status
+
+
+def _branch_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--branch", metavar="BRANCH", help="a recorded branch (default: the current one)")
+
+
+def test_history_arguments(parser: argparse.ArgumentParser) -> None:
+    add_project_option(parser)
+    parser.add_argument("--limit", type=int, default=10, help="number of runs (default 10)")
+    _branch_option(parser)
+
+
+def test_history(args: argparse.Namespace) -> int:
+    """Recorded test runs (``get_test_history``)."""
+    from code_trajectory.testruns import report
+
+    return print_with_session(args.project, lambda s: report.test_history(s, args.limit, args.branch), create=False)
+
+
+def since_green_arguments(parser: argparse.ArgumentParser) -> None:
+    add_project_option(parser)
+    parser.add_argument("filepath", nargs="?", metavar="PATH", help="one file relative to the project root")
+    _branch_option(parser)
+
+
+def since_green(args: argparse.Namespace) -> int:
+    """What changed since the last green test run (``diff_since_green``)."""
+    from code_trajectory.testruns import report
+
+    return print_with_session(args.project, lambda s: report.diff_since_green(s, args.filepath, args.branch), create=False)

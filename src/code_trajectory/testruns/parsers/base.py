@@ -1,0 +1,110 @@
+"""What every output parser shares: the :class:`Parsed` result, text clean-up and limits.
+
+Pure functions over text: no I/O, no git.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import NamedTuple
+
+MAX_REASON_CHARS = 200
+MAX_TEST_ID_CHARS = 300
+#: Failing tests kept per run; the rest are only counted (``more_failures``).
+MAX_FAILURES = 50
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+
+
+def clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: max(limit - 1, 0)].rstrip() + "…"
+
+
+def one_line(text: str, limit: int = MAX_REASON_CHARS) -> str:
+    return clip(re.sub(r"\s+", " ", text).strip(), limit)
+
+
+def short_test_name(test_id: str) -> str:
+    """A short display name of a test id.
+
+    ``tests/test_a.py::TestX::test_login[a::b]`` → ``test_login[a::b]``; ``tests::it_fails``
+    (cargo) → ``it_fails``; ``pkg.mod.TestX.test_y`` (unittest) → ``test_y``;
+    ``suite › adds`` (jest) and ``file > suite > adds`` (vitest) → ``adds``; anything else as is.
+    """
+    text = test_id.strip()
+    bracket = ""
+    base = text
+    if text.endswith("]") and "[" in text:
+        idx = text.index("[")
+        base, bracket = text[:idx], text[idx:]
+    if "::" in base:
+        return base.rsplit("::", 1)[-1] + bracket or text
+    for sep in (" › ", " > "):
+        if sep in base:
+            return base.rsplit(sep, 1)[-1].strip() + bracket or text
+    if "." in base and re.fullmatch(r"[A-Za-z_][\w.]*", base) and not base.endswith(".py"):
+        return base.rsplit(".", 1)[-1] + bracket
+    return text
+
+
+# -- parsing runners' output -------------------------------------------------------------------------
+
+
+class Parsed(NamedTuple):
+    """What :func:`parse_output` found: unpacks as ``(runner, counts, failures)``.
+
+    Attributes:
+        runner: the runner recognised, or ``generic`` when none.
+        counts: ``{"passed", "failed", "errors", "skipped": int | None}``, or None when no
+            summary was recognised.
+        failures: ``(test id, one-line reason)`` in output order (not capped).
+    """
+
+    runner: str
+    counts: dict[str, int | None] | None
+    failures: list[tuple[str, str]]
+
+
+def clean_output(text: str) -> str:
+    """Remove ANSI escapes, normalise line ends, keep the last state of ``\\r``-redrawn lines."""
+    text = _ANSI.sub("", text)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+        text = "\n".join(line.rsplit("\r", 1)[-1] if "\r" in line else line for line in text.split("\n"))
+    return text
+
+
+def make_counts(passed: int | None = None, failed: int | None = None, errors: int | None = None,
+            skipped: int | None = None) -> dict[str, int | None]:
+    return {"passed": passed, "failed": failed, "errors": errors, "skipped": skipped}
+
+
+def dedupe(failures: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    seen: dict[str, str] = {}
+    for test, reason in failures:
+        test = clip(test.strip(), MAX_TEST_ID_CHARS)
+        if not test:
+            continue
+        reason = one_line(reason)
+        if test not in seen or (not seen[test] and reason):
+            seen[test] = reason
+    return list(seen.items())
+
+
+def next_text_line(lines: list[str], start: int, stop: int | None = None) -> str:
+    stop = len(lines) if stop is None else min(stop, len(lines))
+    for j in range(start, stop):
+        if lines[j].strip():
+            return lines[j].strip()
+    return ""
+
+
+_COUNT_WORD = re.compile(r"(\d+) (failed|passed|skipped|todo|pending)\b")
+
+
+def word_counts(text: str) -> dict[str, int | None]:
+    values = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
+    for number, word in _COUNT_WORD.findall(text):
+        key = "skipped" if word in ("skipped", "todo", "pending") else word
+        values[key] += int(number)
+    return make_counts(**values)

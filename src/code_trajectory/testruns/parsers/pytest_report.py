@@ -1,0 +1,87 @@
+"""pytest's terminal output: the summary line and the short test summary (``FAILED``/``ERROR``)."""
+
+from __future__ import annotations
+
+import re
+
+from code_trajectory.testruns.parsers.base import Parsed, dedupe, make_counts, short_test_name
+
+_PYTEST_WORDS = r"(?:failed|passed|skipped|deselected|xfailed|xpassed|warnings?|errors?|rerun|subtests? \w+)"
+_PYTEST_SUMMARY = re.compile(
+    r"^[=\s]*((?:\d+ " + _PYTEST_WORDS + r"(?:, )?)+|no tests ran)\s+in\s+[\d.]+s(?:\s*\([^)]*\))?[=\s]*$")
+_PYTEST_ITEM = re.compile(r"(\d+) (failed|passed|skipped|xfailed|xpassed|errors?)\b")
+_PYTEST_SHORT = re.compile(r"^(FAILED|ERROR) (.+?)(?: - (.*))?$")
+_PYTEST_VERBOSE = re.compile(r"^(\S+::\S.*?) (FAILED|ERROR)(?:\s+\[\s*\d+%\])?\s*$")
+
+
+def parse_pytest(lines: list[str]) -> Parsed | None:
+    summary_at = None
+    for i in range(len(lines) - 1, -1, -1):
+        if _PYTEST_SUMMARY.match(lines[i]):
+            summary_at = i
+            break
+    if summary_at is None:
+        return None
+    values = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
+    for number, word in _PYTEST_ITEM.findall(lines[summary_at]):
+        n = int(number)
+        key = {"xpassed": "passed", "xfailed": "skipped", "error": "errors"}.get(word, word)
+        values[key] += n
+    header = None
+    for i in range(summary_at - 1, -1, -1):
+        if "short test summary info" in lines[i]:
+            header = i
+            break
+        if _PYTEST_SUMMARY.match(lines[i]):  # an earlier session: stop there
+            break
+    failures: list[tuple[str, str]] = []
+    if header is not None:
+        for line in lines[header + 1:summary_at]:
+            m = _PYTEST_SHORT.match(line)
+            if m:
+                failures.append((m.group(2), m.group(3) or ""))
+    else:
+        start = 0
+        for i in range(summary_at - 1, -1, -1):
+            if _PYTEST_SUMMARY.match(lines[i]):
+                start = i + 1
+                break
+        for line in lines[start:summary_at]:
+            m = _PYTEST_SHORT.match(line) or None
+            if m:
+                failures.append((m.group(2), m.group(3) or ""))
+                continue
+            v = _PYTEST_VERBOSE.match(line)
+            if v:
+                failures.append((v.group(1), ""))
+    if any(not reason for _, reason in failures):
+        sections = _pytest_sections(lines[:summary_at])
+        failures = [(test, reason or _pytest_reason_from(sections, test)) for test, reason in failures]
+    return Parsed("pytest", make_counts(**values), dedupe(failures))
+
+
+_PYTEST_SECTION = re.compile(r"^_{3,} (.+?) _{3,}\s*$")
+
+
+def _pytest_sections(lines: list[str]) -> dict[str, str]:
+    """``{section title: first "E" line}`` of the FAILURES and ERRORS sections."""
+    sections: dict[str, str] = {}
+    title = None
+    for line in lines:
+        m = _PYTEST_SECTION.match(line)
+        if m:
+            title = m.group(1)
+            sections.setdefault(title, "")
+            continue
+        if title is not None and not sections[title] and line.startswith("E "):
+            sections[title] = line[1:].strip()
+    return sections
+
+
+def _pytest_reason_from(sections: dict[str, str], test: str) -> str:
+    name = test.split("::", 1)[1].replace("::", ".") if "::" in test else test
+    for title in (name, f"ERROR at setup of {name}", f"ERROR at teardown of {name}", f"ERROR collecting {test}",
+                  short_test_name(test)):
+        if sections.get(title):
+            return sections[title]
+    return ""

@@ -1,0 +1,238 @@
+"""Test runs stored as git notes on the shadow commit they ran on."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable
+from datetime import datetime, timezone
+
+from code_trajectory.core.errors import InvalidArgumentError, LockContentionError, StorageError
+from code_trajectory.git.log import read_log
+from code_trajectory.git.messages import TRAILER_SQUASHED_RANGE
+from code_trajectory.git.shadow import ShadowRepo
+from code_trajectory.testruns.model import TestRun
+
+log = logging.getLogger(__name__)
+
+#: The notes ref holding the runs, in the shadow repository.
+NOTES_REF = "refs/notes/trajectory-tests"
+#: Lock file (in ``.trajectory/``) held while a note is read, extended and written.
+LOCK_NAME = "tests.lock"
+LOCK_TIMEOUT = 10.0
+#: Runs kept per commit (the oldest are dropped).
+MAX_RUNS_PER_COMMIT = 50
+
+
+# -- storage ---------------------------------------------------------------------------------------------
+
+
+def _lock(repo: ShadowRepo):
+    import filelock
+
+    return filelock.FileLock(str(repo.git_dir / LOCK_NAME), timeout=LOCK_TIMEOUT)
+
+
+def _parse_note(data: bytes) -> list[TestRun]:
+    try:
+        value = json.loads(data.decode("utf-8", "replace"))
+    except ValueError:
+        log.warning("ignoring a test-run note that is not JSON")
+        return []
+    items = value if isinstance(value, list) else [value]
+    runs = []
+    for item in items:
+        try:
+            runs.append(TestRun.from_dict(item))
+        except ValueError:
+            continue
+    return runs
+
+
+def _notes_listing(repo: ShadowRepo) -> dict[str, str]:
+    """``{annotated commit: note blob}`` for every note under :data:`NOTES_REF`."""
+    proc = repo.git.run(["notes", f"--ref={NOTES_REF}", "list"], check=False)
+    if proc.returncode != 0:  # no notes yet
+        return {}
+    out = proc.stdout
+    listing = {}
+    for line in out.decode("ascii", "replace").splitlines():
+        blob, _, commit = line.strip().partition(" ")
+        if blob and commit:
+            listing[commit] = blob
+    return listing
+
+
+def _read_note(repo: ShadowRepo, blob: str) -> list[TestRun]:
+    obj = repo.read_object(blob)
+    if obj is None or obj[0] != "blob":
+        return []
+    return _parse_note(obj[1])
+
+
+def record_run(repo: ShadowRepo, run: TestRun) -> None:
+    """Append ``run`` to the note of ``run.commit`` (keeping the runs already there).
+
+    At most :data:`MAX_RUNS_PER_COMMIT` runs are kept per commit (the oldest go).
+
+    Raises:
+        InvalidArgumentError: ``run.commit`` is missing or not a commit of the shadow repository.
+        LockContentionError: ``.trajectory/tests.lock`` stayed held for :data:`LOCK_TIMEOUT` seconds.
+        StorageError, GitError: the note cannot be written.
+    """
+    import filelock
+
+    if not run.commit:
+        raise InvalidArgumentError("a test run can only be recorded on a shadow commit (run.commit is empty)")
+    commit = repo.resolve(run.commit)
+    if commit is None:
+        raise InvalidArgumentError(f"{run.commit} is not a commit of the shadow repository")
+    run.commit = commit
+    try:
+        with _lock(repo):
+            proc = repo.git.run(["notes", f"--ref={NOTES_REF}", "list", commit], check=False)
+            existing = proc.stdout.decode("ascii", "replace").strip() if proc.returncode == 0 else ""
+            runs = _read_note(repo, existing) if existing else []
+            runs.append(run)
+            runs = runs[-MAX_RUNS_PER_COMMIT:]
+            data = json.dumps([r.to_dict() for r in runs], ensure_ascii=True, separators=(",", ":")) + "\n"
+            blob = repo.hash_bytes(data.encode("ascii"))
+            repo.git.run(["notes", f"--ref={NOTES_REF}", "add", "-f", "-C", blob, commit])
+    except filelock.Timeout as exc:
+        raise LockContentionError(f"another process held {repo.git_dir / LOCK_NAME} for {LOCK_TIMEOUT:.0f} s; "
+                                  "the test run was not recorded") from exc
+    except OSError as exc:
+        raise StorageError(f"cannot record the test run: {exc}") from exc
+    log.info("test run recorded commit=%s outcome=%s runner=%s", commit[:12], run.outcome, run.runner)
+
+
+def copy_runs(repo: ShadowRepo, source: str, target: str) -> int:
+    """Record the runs of ``source`` on ``target`` too (for a commit with the same tree, e.g. a
+    consolidation of snapshots ending at ``source``); return how many were copied.
+
+    The copies name ``target`` as their commit; runs already on ``target`` are kept.
+    """
+    runs = runs_for(repo, [source]).get(source, [])
+    for run in runs:
+        run.commit = target
+        record_run(repo, run)
+    return len(runs)
+
+
+def runs_for(repo: ShadowRepo, commits: Iterable[str]) -> dict[str, list[TestRun]]:
+    """The runs recorded on each of ``commits`` (full ids), oldest first; commits without runs are left out.
+
+    One ``git notes list`` for all commits, then the notes through the shadow repository's
+    ``cat-file --batch`` process.
+    """
+    wanted = list(dict.fromkeys(commits))
+    if not wanted:
+        return {}
+    listing = _notes_listing(repo)
+    if not listing:
+        return {}
+    result: dict[str, list[TestRun]] = {}
+    for commit in wanted:
+        blob = listing.get(commit)
+        if blob is None and 4 <= len(commit) < 40:
+            matches = [c for c in listing if c.startswith(commit)]
+            if len(matches) == 1:
+                blob = listing[matches[0]]
+        if blob is None:
+            continue
+        runs = _read_note(repo, blob)
+        if runs:
+            result[commit] = runs
+    return result
+
+
+def marks_for(repo: ShadowRepo, commits: Iterable[str]) -> dict[str, str]:
+    """``{commit: summary line}`` of the newest run on each of ``commits`` that has one.
+
+    When a commit has several runs the line is the newest's, followed by ``(N runs)``
+    when their verdicts differ (a flaky or environment-dependent suite).
+    """
+    marks = {}
+    for commit, runs in runs_for(repo, commits).items():
+        epoch = datetime.min.replace(tzinfo=timezone.utc)
+        newest = max(runs, key=lambda r: r.started or epoch)
+        line = newest.summary_line()
+        if len({r.outcome for r in runs}) > 1:
+            line += f" ({len(runs)} runs, not all {newest.outcome})"
+        marks[commit] = line
+    return marks
+
+
+def _all_runs(repo: ShadowRepo) -> list[TestRun]:
+    runs: list[TestRun] = []
+    for commit, blob in _notes_listing(repo).items():
+        for run in _read_note(repo, blob):
+            run.commit = run.commit or commit
+            runs.append(run)
+    epoch = datetime.min.replace(tzinfo=timezone.utc)
+    runs.sort(key=lambda r: r.started or epoch, reverse=True)
+    return runs
+
+
+def lineage(repo: ShadowRepo, tip: str) -> tuple[set[str], dict[str, str]]:
+    """What counts as "on this branch" for test runs: the commits reachable from ``tip`` (its own snapshots and
+    its ancestors, such as the branch it was started from), and ``{squashed commit: consolidation}`` for the
+    snapshots that consolidations on that line replaced (read from their ``Trajectory-Squashed-Range``)."""
+    reachable = set(repo.git.text(["rev-list", tip]).split())
+    squashed: dict[str, str] = {}
+    for record in read_log(repo, [tip], first_parent=True, with_changes=False):
+        span = record.trailers.get(TRAILER_SQUASHED_RANGE) if record.is_consolidation else None
+        if not span or ".." not in span or not record.parents:
+            continue
+        last = span.split("..", 1)[1]
+        if repo.resolve(last) is None:
+            continue
+        for oid in repo.git.text(["rev-list", last, "--not", record.parents[0]]).split():
+            squashed[oid] = record.oid
+    return reachable, squashed
+
+
+def history(repo: ShadowRepo, limit: int = 10, *, branch: str | None = None, tip: str | None = None) -> list[TestRun]:
+    """The last ``limit`` recorded runs, newest first.
+
+    Args:
+        repo: the shadow repository.
+        limit: how many runs at most (>= 1).
+        branch: only runs recorded on this project branch (``run.branch``).
+        tip: only runs on snapshots reachable from this commit (a branch's line with its ancestors), or
+            squashed into one of them; such a run's ``squashed_into`` names the consolidation.
+
+    Raises:
+        InvalidArgumentError: ``limit`` is not a positive integer.
+    """
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise InvalidArgumentError(f"limit must be a positive integer, got {limit!r}")
+    runs = _all_runs(repo)
+    if branch is not None:
+        runs = [r for r in runs if r.branch == branch]
+    if tip is not None:
+        reachable, squashed = lineage(repo, tip)
+        kept = []
+        for run in runs:
+            if run.commit in reachable:
+                kept.append(run)
+            elif run.commit in squashed:
+                run.squashed_into = squashed[run.commit]
+                kept.append(run)
+        runs = kept
+    return runs[:limit]
+
+
+def last_run(repo: ShadowRepo, *, branch: str | None = None, tip: str | None = None) -> TestRun | None:
+    """The newest recorded run (see :func:`history` for ``branch`` and ``tip``), or None."""
+    runs = history(repo, 1, branch=branch, tip=tip)
+    return runs[0] if runs else None
+
+
+def last_green(repo: ShadowRepo, *, branch: str | None = None, tip: str | None = None) -> TestRun | None:
+    """The newest run that passed (see :func:`history` for ``branch`` and ``tip``), or None when none did."""
+    reachable = lineage(repo, tip)[0] if tip is not None else None
+    for run in _all_runs(repo):
+        if run.is_green and (branch is None or run.branch == branch) and (reachable is None or run.commit in reachable):
+            return run
+    return None

@@ -1,0 +1,64 @@
+"""MCP tools of test status: record_test_result, get_test_history, diff_since_green."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from mcp.server.mcpserver import Context, MCPServer
+from pydantic import Field
+
+from code_trajectory.core.mcp_util import READ_ONLY, WRITES, in_thread, tool
+from code_trajectory.recording.service import TrajectoryService
+from code_trajectory.testruns import report
+from code_trajectory.testruns.report import MAX_LIMIT
+
+
+def register(mcp: MCPServer, app: TrajectoryService) -> None:
+    """Add the test status tools to ``mcp``; they work on the project ``app`` holds."""
+
+    @tool(mcp, WRITES)
+    async def record_test_result(
+        command: Annotated[str, Field(description="The command you ran, e.g. 'pytest -q'")],
+        ctx: Context,
+        passed: Annotated[int | None, Field(description="Count", ge=0)] = None,
+        failed: Annotated[int | None, Field(description="Count", ge=0)] = None,
+        errors: Annotated[int | None, Field(description="Count", ge=0)] = None,
+        skipped: Annotated[int | None, Field(description="Count", ge=0)] = None,
+        failing_tests: Annotated[list[str] | None, Field(
+            description="Failing test ids, optionally 'id: reason'")] = None,
+        duration_seconds: Annotated[float | None, Field(description="Seconds", ge=0)] = None,
+        exit_code: Annotated[int | None, Field(description="Exit status")] = None,
+    ) -> str:
+        """Record a test run you ran on the current state (snapshotted first): trajectories then show which
+        snapshot was green."""
+        session = await app.session_for(ctx)
+        failures = None
+        if failing_tests is not None:
+            failures = [tuple(part.strip() for part in item.split(": ", 1)) if ": " in item else item
+                        for item in failing_tests]
+        return await in_thread(lambda: report.record_test_result(
+            session, command=command, passed=passed, failed=failed, errors=errors, skipped=skipped,
+            failing_tests=failures, duration_seconds=duration_seconds, exit_code=exit_code))
+
+    @tool(mcp, READ_ONLY)
+    async def get_test_history(
+        ctx: Context,
+        limit: Annotated[int, Field(description=f"Number of runs, 1 to {MAX_LIMIT}")] = 10,
+        branch: Annotated[str | None, Field(description="A recorded branch; default: the current one")] = None,
+    ) -> str:
+        """Recorded test runs on the current branch, newest first: when, on which snapshot, counts and failing
+        tests. Use to see when tests were last green."""
+        session = await app.session_for(ctx)
+        return await in_thread(lambda: report.test_history(session, limit, branch))
+
+    @tool(mcp, READ_ONLY)
+    async def diff_since_green(
+        ctx: Context,
+        filepath: Annotated[str | None, Field(description="One file relative to the project root; omit for the "
+                                                          "whole project")] = None,
+        branch: Annotated[str | None, Field(description="A recorded branch; default: the current one")] = None,
+    ) -> str:
+        """What changed since the last snapshot whose tests passed (one file or the project): use when tests
+        fail to find what broke without re-running anything."""
+        session = await app.session_for(ctx)
+        return await in_thread(lambda: report.diff_since_green(session, filepath, branch))

@@ -1,0 +1,147 @@
+"""Issue 16: Claude Code's hooks, installed with ``install claude-code --hooks`` and run as Claude Code runs them
+(the installed command line, the documented JSON on stdin); the intent they set reaches a running server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from code_trajectory.clients.hook_events import intent_from_prompt, redact
+from code_trajectory.git import log
+from code_trajectory.git.points import points
+from code_trajectory.git.shadow import ShadowRepo
+from conftest import git, server_command, shadow_count, wait_for, write
+
+
+def install_hooks(project: Path) -> dict[str, str]:
+    """Install the server and hooks for Claude Code with this installation's executable; the hook command lines."""
+    exe = server_command()
+    proc = subprocess.run([*exe, "install", "claude-code", "--hooks", "--project", str(project)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    commands = {}
+    for event, groups in settings["hooks"].items():
+        for group in groups:
+            for hook in group["hooks"]:
+                commands[event] = hook["command"]
+    assert set(commands) == {"UserPromptSubmit", "PostToolUse", "Stop"}
+    return commands
+
+
+def run_hook(command: str, payload: object, cwd: Path) -> subprocess.CompletedProcess[str]:
+    data = payload if isinstance(payload, str) else json.dumps(payload)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    return subprocess.run(command, shell=True, input=data, capture_output=True, text=True, cwd=cwd, env=env,
+                          timeout=120)
+
+
+def newest(root: Path) -> log.CommitRecord:
+    with ShadowRepo(root) as repo:
+        return log.read_log(repo, ["refs/heads/shadow/main"], limit=1)[0]
+
+
+def test_redaction_and_intent() -> None:
+    assert redact("deploy with API_KEY=sk-abc123 and password: 'hunter2'") == \
+        "deploy with API_KEY=[redacted] and password: [redacted]"
+    assert "[redacted]" in redact("use ghp_" + "a" * 36) and "AKIA" not in redact("key AKIAABCDEFGHIJKLMNOP")
+    assert redact("clone https://bob:s3cret@example.com/repo.git") == "clone [redacted]example.com/repo.git"
+    assert intent_from_prompt("\n\n  Fix the login bug\nand more") == "Fix the login bug"
+    assert len(intent_from_prompt("x" * 500)) == 200
+    assert intent_from_prompt("   \n ") is None
+
+
+def test_hooks_as_claude_code_runs_them(project: Path, tmp_path: Path) -> None:
+    hooks = install_hooks(project)
+    session = {"session_id": "abc123", "cwd": str(project), "transcript_path": str(tmp_path / "t.jsonl")}
+    done = run_hook(hooks["UserPromptSubmit"], {**session, "hook_event_name": "UserPromptSubmit",
+                                                 "prompt": "Make main return 2, token=ghp_" + "x" * 36}, project)
+    assert done.returncode == 0 and done.stderr == ""
+    state = json.loads((project / ".trajectory" / "state" / "intent.json").read_text())
+    assert state["intent"] == "Make main return 2, token=[redacted]"
+
+    write(project, "src/app.py", "def main():\n    return 2\n")
+    edit = {**session, "hook_event_name": "PostToolUse", "tool_name": "Edit",
+            "tool_input": {"file_path": str(project / "src" / "app.py"), "old_string": "1", "new_string": "2"},
+            "tool_response": {"filePath": str(project / "src" / "app.py"), "success": True}}
+    before = shadow_count(project)
+    assert run_hook(hooks["PostToolUse"], edit, project).returncode == 0
+    assert shadow_count(project) == before + 1
+    record = newest(project)
+    assert record.origin == {"client": "claude-code", "tool": "Edit", "session": "abc123"}
+    assert record.intent == "Make main return 2, token=[redacted]"
+
+    # an edit outside the project, junk on stdin, a tool that is no edit: exit 0, nothing recorded, a note at most
+    outside = {**edit, "tool_input": {"file_path": str(tmp_path / "elsewhere.py")}}
+    count = shadow_count(project)
+    for payload in (outside, "not json {", [1, 2], {**edit, "tool_name": "Bash", "tool_input": {"command": "ls"}}):
+        result = run_hook(hooks["PostToolUse"], payload, project)
+        assert result.returncode == 0 and "Traceback" not in result.stderr
+    assert shadow_count(project) == count
+
+    # a shell command's change between hooks, then the turn ends: recorded, and a named point
+    write(project, "README.md", "made by a shell command\n")
+    assert run_hook(hooks["Stop"], {**session, "hook_event_name": "Stop", "stop_hook_active": False},
+                    project).returncode == 0
+    with ShadowRepo(project) as repo:
+        named = points(repo)
+    assert named and named[0].message.startswith("turn ended") and "Make main return 2" in named[0].message
+    history = subprocess.run([*server_command(), "file", "src/app.py", "--project", str(project)],
+                             capture_output=True, text=True, timeout=60).stdout
+    assert "edited by Claude Code (Edit)" in history
+    assert git(project, "status", "--porcelain", "--untracked-files=all") == \
+        " M src/app.py\n?? .claude/settings.json\n?? .mcp.json\n?? README.md\n"
+
+
+@pytest.mark.anyio
+async def test_the_intent_a_hook_sets_appears_on_the_next_snapshot_of_a_running_server(project: Path) -> None:
+    hooks = install_hooks(project)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    command = server_command()
+    params = StdioServerParameters(command=command[0], env=env,
+                                   args=[*command[1:], "serve", "--project", str(project), "--debounce", "0.3"])
+    async with Client(params) as client:
+        await client.call_tool("get_session_summary", {})  # the server is up and recording
+        assert run_hook(hooks["UserPromptSubmit"], {"session_id": "s", "cwd": str(project),
+                                                    "prompt": "Rename main to start"}, project).returncode == 0
+        count = shadow_count(project)
+        write(project, "src/app.py", "def start():\n    return 1\n")  # saved by hand: the watcher records it
+        wait_for(lambda: shadow_count(project) > count, timeout=30)
+        summary = (await client.call_tool("get_session_summary", {})).content[0].text
+        assert "Rename main to start" in summary
+    record = newest(project)
+    assert record.intent == "Rename main to start" and record.origin is None
+
+
+@pytest.mark.anyio
+async def test_resources_and_prompts_through_the_sdk_client(project: Path) -> None:
+    from code_trajectory.core.config import TrajectorySettings
+    from code_trajectory.recording.service import TrajectoryService
+    from code_trajectory.server import build_server
+
+    app = TrajectoryService(lambda root: TrajectorySettings.load(root, debounce_seconds=30))
+    try:
+        async with Client(build_server(app)) as client:
+            await client.call_tool("configure_project", {"path": str(project)})
+            await client.call_tool("set_goal", {"goal": "Ship the hooks"})
+            resources = {str(r.uri) for r in (await client.list_resources()).resources}
+            assert {"trajectory://session", "trajectory://recap"} <= resources
+            templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
+            assert "trajectory://file/{+path}" in templates
+            session = await client.read_resource("trajectory://session")
+            assert "# Session summary" in session.contents[0].text
+            recap = await client.read_resource("trajectory://recap")
+            assert "Ship the hooks" in recap.contents[0].text
+            file = await client.read_resource("trajectory://file/src/app.py")
+            assert "# Trajectory of `src/app.py`" in file.contents[0].text
+            prompts = {p.name for p in (await client.list_prompts()).prompts}
+            assert {"catch-up", "explain-file"} <= prompts
+            explain = await client.get_prompt("explain-file", {"path": "src/app.py"})
+            assert "get_file_trajectory" in explain.messages[0].content.text
+    finally:
+        app.close()

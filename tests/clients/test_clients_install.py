@@ -1,0 +1,399 @@
+"""install/uninstall of the server entry, for every client, on real files in temp dirs."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from code_trajectory.clients import install as inst
+from code_trajectory.clients.registry import CLIENTS, client
+from code_trajectory.core.errors import InvalidArgumentError, TrajectoryError
+
+EXE = "/opt/ct/bin/code-trajectory"
+NEW_EXE = "/opt/ct2/bin/code-trajectory"
+ALL = list(CLIENTS)
+NOW = dt.datetime(2025, 3, 4, 5, 6, 7)
+
+
+@pytest.fixture
+def proj(tmp_path: Path) -> Path:
+    root = tmp_path / "my proj"
+    root.mkdir()
+    return root.resolve()
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    """The environment the per-user files are located from (claude-desktop): a temp HOME only."""
+    home = tmp_path / "home"
+    home.mkdir()
+    return {"HOME": str(home)}
+
+
+def path_of(name: str, proj: Path, env: dict[str, str]) -> Path:
+    return client(name).config_path(proj, env, "linux")
+
+
+def run_install(name: str, proj: Path, env: dict[str, str], exe: str = EXE, **kw) -> list[inst.Change]:
+    return inst.install(name, proj, exe=exe, env=env, platform="linux", now=NOW, **kw)
+
+
+def run_uninstall(name: str, proj: Path, env: dict[str, str], **kw) -> list[inst.Change]:
+    return inst.uninstall(name, proj, env=env, platform="linux", now=NOW, **kw)
+
+
+def expected_entry(name: str, proj: Path, exe: str = EXE) -> dict:
+    entry = {"command": exe, "args": ["serve", "--project", str(proj)]}
+    return {"type": "stdio", **entry} if name in ("claude-code", "vscode") else entry
+
+
+def tree(root: Path) -> dict[str, bytes | None]:
+    """Every path under ``root`` with its bytes (None for directories)."""
+    return {str(p): (None if p.is_dir() else p.read_bytes()) for p in sorted(root.rglob("*"))}
+
+
+def backups(path: Path) -> list[Path]:
+    return sorted(path.parent.glob(path.name + ".bak-*"))
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_created_from_nothing(name: str, proj: Path, env: dict[str, str]) -> None:
+    changes = run_install(name, proj, env)
+    path = path_of(name, proj, env)
+    assert [c.action for c in changes] == ["created"]
+    assert changes[0].path == path and changes[0].backup is None
+    text = path.read_text()
+    assert text.endswith("}\n") and text.startswith('{\n  "')  # indent 2, final newline
+    data = json.loads(text)
+    assert data == {client(name).servers_key: {"code-trajectory": expected_entry(name, proj)}}
+    assert "+      \"command\": \"/opt/ct/bin/code-trajectory\"" in changes[0].diff.replace("  \"type", "XX")
+
+
+def test_expected_locations(proj: Path, env: dict[str, str]) -> None:
+    assert path_of("claude-code", proj, env) == proj / ".mcp.json"
+    assert path_of("cursor", proj, env) == proj / ".cursor" / "mcp.json"
+    assert path_of("vscode", proj, env) == proj / ".vscode" / "mcp.json"
+    assert client("vscode").servers_key == "servers"
+    assert {client(n).servers_key for n in ("claude-code", "cursor", "claude-desktop")} == {"mcpServers"}
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_merged_keeps_other_servers_and_keys_in_order(name: str, proj: Path, env: dict[str, str]) -> None:
+    key = client(name).servers_key
+    path = path_of(name, proj, env)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    before = {"first": {"x": [1, 2, {"y": None}]},
+              key: {"alpha": {"command": "npx", "args": ["-y", "alpha"], "env": {"TOKEN": "ü"}},
+                    "omega": {"url": "https://example.invalid/mcp"}},
+              "last": "kept"}
+    path.write_text(json.dumps(before, indent=2, ensure_ascii=False) + "\n")
+    changes = run_install(name, proj, env)
+    assert changes[0].action == "updated" and changes[0].backup is None
+    after = json.loads(path.read_text())
+    assert list(after) == ["first", key, "last"]
+    assert list(after[key]) == ["alpha", "omega", "code-trajectory"]
+    assert after["first"] == before["first"] and after["last"] == "kept"
+    assert after[key]["alpha"] == before[key]["alpha"] and after[key]["omega"] == before[key]["omega"]
+    assert "ü" in path.read_text()  # non-ASCII is not escaped into \\u sequences
+    assert backups(path) == []
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_second_install_writes_nothing(name: str, proj: Path, env: dict[str, str]) -> None:
+    run_install(name, proj, env)
+    path = path_of(name, proj, env)
+    os.utime(path, ns=(1_000_000_000, 1_000_000_000))
+    raw = path.read_bytes()
+    changes = run_install(name, proj, env)
+    assert [c.action for c in changes] == ["unchanged"] and changes[0].diff == ""
+    assert path.read_bytes() == raw
+    assert path.stat().st_mtime_ns == 1_000_000_000
+    assert "already installed" in inst.render(changes)
+    assert [p.name for p in path.parent.iterdir() if p.name.startswith(".") and p.name.endswith(".tmp")] == []
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_new_exe_updates_in_place(name: str, proj: Path, env: dict[str, str]) -> None:
+    key = client(name).servers_key
+    path = path_of(name, proj, env)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({key: {"a": {"command": "a"}}}, indent=2) + "\n")
+    run_install(name, proj, env)
+    data = json.loads(path.read_text())
+    data[key]["z"] = {"command": "z"}  # a server added by the user after ours
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    changes = run_install(name, proj, env, exe=NEW_EXE)
+    assert changes[0].action == "updated"
+    after = json.loads(path.read_text())
+    assert list(after[key]) == ["a", "code-trajectory", "z"]
+    assert after[key]["code-trajectory"] == expected_entry(name, proj, NEW_EXE)
+    assert f'-      "command": "{EXE}",' in changes[0].diff and f'+      "command": "{NEW_EXE}",' in changes[0].diff
+
+
+@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("content,reason", [
+    ('{"mcpServers": {"a": ', "is not valid JSON"),
+    ('[{"command": "x"}]\n', "holds a list at the top level"),
+    (b'{"a": "\xff\xfe"}', "is not UTF-8 text"),
+])
+def test_unparseable_file_backed_up_then_rewritten(name: str, content: str | bytes, reason: str, proj: Path,
+                                                   env: dict[str, str]) -> None:
+    path = path_of(name, proj, env)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    raw = content if isinstance(content, bytes) else content.encode()
+    path.write_bytes(raw)
+    path.chmod(0o600)
+    changes = run_install(name, proj, env)
+    change = changes[0]
+    assert change.action == "updated"
+    assert change.backup == path.with_name(path.name + ".bak-20250304-050607")
+    assert change.backup.read_bytes() == raw
+    assert reason in change.note
+    assert json.loads(path.read_text()) == {client(name).servers_key: {"code-trajectory": expected_entry(name, proj)}}
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600  # the file's mode is kept
+    text = inst.render(changes)
+    assert str(change.backup) in text and reason in text
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_key_holding_non_object_is_backed_up_and_replaced(name: str, proj: Path, env: dict[str, str]) -> None:
+    key = client(name).servers_key
+    path = path_of(name, proj, env)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    original = json.dumps({"before": 1, key: ["not", "an", "object"], "after": 2}, indent=2) + "\n"
+    path.write_text(original)
+    change = run_install(name, proj, env)[0]
+    assert change.backup is not None and change.backup.read_text() == original
+    assert f'"{key}" held a list' in change.note
+    data = json.loads(path.read_text())
+    assert list(data) == ["before", key, "after"]
+    assert data[key] == {"code-trajectory": expected_entry(name, proj)}
+
+
+def test_backup_never_overwrites_an_existing_one(proj: Path, env: dict[str, str]) -> None:
+    path = proj / ".mcp.json"
+    path.write_text("not json")
+    taken = path.with_name(".mcp.json.bak-20250304-050607")
+    taken.write_text("an older backup")
+    change = run_install("claude-code", proj, env)[0]
+    assert taken.read_text() == "an older backup"
+    assert change.backup == path.with_name(".mcp.json.bak-20250304-050607-1")
+    assert change.backup.read_text() == "not json"
+
+
+def test_vscode_jsonc_is_parsed_kept_and_backed_up(proj: Path, env: dict[str, str]) -> None:
+    path = proj / ".vscode" / "mcp.json"
+    path.parent.mkdir()
+    original = """// workspace MCP servers
+{
+  /* inputs first */
+  "inputs": [
+    {"type": "promptString", "id": "key", "description": "a // not a comment", "password": true,},
+  ],
+  "servers": {
+    "fetch": {"type": "stdio", "command": "uvx", "args": ["mcp-server-fetch", "/*x*/"],}, // trailing
+  },
+}
+"""
+    path.write_text(original)
+    changes = run_install("vscode", proj, env)
+    change = changes[0]
+    assert change.action == "updated"
+    assert change.backup is not None and change.backup.read_text() == original
+    assert "comments or trailing commas" in change.note
+    data = json.loads(path.read_text())
+    assert list(data) == ["inputs", "servers"]
+    assert data["inputs"][0]["description"] == "a // not a comment"
+    assert data["servers"]["fetch"]["args"] == ["mcp-server-fetch", "/*x*/"]
+    assert list(data["servers"]) == ["fetch", "code-trajectory"]
+    assert "comments or trailing commas" in inst.render(changes)
+
+
+def test_repeated_key_is_backed_up_before_a_rewrite(proj: Path, env: dict[str, str]) -> None:
+    path = proj / ".mcp.json"
+    original = '{"mcpServers": {"a": {"command": "one"}, "a": {"command": "two"}}}\n'
+    path.write_text(original)
+    change = run_install("claude-code", proj, env)[0]
+    assert change.backup is not None and change.backup.read_text() == original
+    assert "repeats the key 'a'" in change.note
+    assert json.loads(path.read_text())["mcpServers"]["a"] == {"command": "two"}
+
+
+def test_jsonc_already_holding_our_entry_is_left_alone(proj: Path, env: dict[str, str]) -> None:
+    path = proj / ".vscode" / "mcp.json"
+    path.parent.mkdir()
+    entry = json.dumps(expected_entry("vscode", proj))
+    path.write_text('{\n  // mine\n  "servers": {"code-trajectory": ' + entry + ",},\n}\n")
+    raw = path.read_bytes()
+    change = run_install("vscode", proj, env)[0]
+    assert change.action == "unchanged" and change.backup is None
+    assert path.read_bytes() == raw and backups(path) == []
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_dry_run_writes_nothing_and_shows_a_diff(name: str, proj: Path, env: dict[str, str],
+                                                 tmp_path: Path) -> None:
+    path = path_of(name, proj, env)
+    before = tree(tmp_path)
+    changes = run_install(name, proj, env, dry_run=True, hooks=name == "claude-code")
+    assert tree(tmp_path) == before  # not a file nor a directory created
+    assert all(c.dry_run for c in changes)
+    assert changes[0].action == "created"
+    assert changes[0].diff.startswith("--- /dev/null\n+++ " + str(path))
+    text = inst.render(changes)
+    assert "would create" in text and "dry run: nothing written" in text and '+      "args": [' in text
+    # On an existing unparseable file: no backup either.
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("{oops")
+    changes = run_install(name, proj, env, dry_run=True)
+    assert path.read_text() == "{oops" and backups(path) == []
+    assert changes[0].backup is None and "would back up" in inst.render(changes)
+    assert "-{oops" in changes[0].diff
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_uninstall_removes_only_our_entry(name: str, proj: Path, env: dict[str, str]) -> None:
+    key = client(name).servers_key
+    path = path_of(name, proj, env)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    before = {"top": True, key: {"a": {"command": "npx", "args": ["a"]}, "b": {"command": "b"}}, "z": [1]}
+    path.write_text(json.dumps(before, indent=2) + "\n")
+    original = path.read_bytes()
+    run_install(name, proj, env)
+    changes = run_uninstall(name, proj, env)
+    assert changes[0].action == "removed" and changes[0].backup is None
+    assert path.read_bytes() == original  # byte-identical to before the install
+    again = run_uninstall(name, proj, env)
+    assert again[0].action == "absent" and path.read_bytes() == original
+    assert "nothing to remove" in inst.render(again)
+
+
+@pytest.mark.parametrize("name", ["claude-code", "cursor", "vscode"])
+def test_foreign_server_named_like_ours_is_kept(name: str, proj: Path, env: dict[str, str]) -> None:
+    key = client(name).servers_key
+    path = path_of(name, proj, env)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    foreign = {"command": "node", "args": ["/srv/other/index.js", "serve"]}
+    path.write_text(json.dumps({key: {"code-trajectory": foreign}}, indent=2) + "\n")
+    raw = path.read_bytes()
+    assert run_uninstall(name, proj, env)[0].action == "absent"
+    assert path.read_bytes() == raw
+    with pytest.raises(InvalidArgumentError, match="already has a server named 'code-trajectory' that runs node"):
+        run_install(name, proj, env)
+    assert path.read_bytes() == raw
+
+
+def test_hand_written_entry_with_workspace_variable_is_ours(proj: Path, env: dict[str, str]) -> None:
+    path = proj / ".vscode" / "mcp.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"servers": {"code-trajectory": {
+        "type": "stdio", "command": "code-trajectory", "args": ["serve", "--project", "${workspaceFolder}"]}}}))
+    assert run_install("vscode", proj, env)[0].action == "updated"
+    assert json.loads(path.read_text())["servers"] == {"code-trajectory": expected_entry("vscode", proj)}
+    assert run_uninstall("vscode", proj, env)[0].action == "removed"
+    assert json.loads(path.read_text()) == {"servers": {}}
+
+
+def test_uninstall_leaves_unparseable_file_untouched(proj: Path, env: dict[str, str]) -> None:
+    path = proj / ".cursor" / "mcp.json"
+    path.parent.mkdir()
+    path.write_text("{broken")
+    changes = run_uninstall("cursor", proj, env)
+    assert changes[0].action == "unchanged" and "left untouched" in changes[0].note
+    assert path.read_text() == "{broken" and backups(path) == []
+    assert "nothing done" in inst.render(changes)
+
+
+def test_uninstall_without_file_creates_nothing(proj: Path, env: dict[str, str]) -> None:
+    changes = run_uninstall("cursor", proj, env)
+    assert changes[0].action == "absent" and not (proj / ".cursor").exists()
+
+
+def test_existing_indent_crlf_and_bom_are_kept(proj: Path, env: dict[str, str]) -> None:
+    path = proj / ".mcp.json"
+    path.write_bytes(b'\xef\xbb\xbf{\r\n    "mcpServers": {}\r\n}\r\n')
+    run_install("claude-code", proj, env)
+    raw = path.read_bytes()
+    assert raw.startswith(b'\xef\xbb\xbf{\r\n    "mcpServers": {\r\n        "code-trajectory": {')
+    assert b"\n" not in raw.replace(b"\r\n", b"") and raw.endswith(b"}\r\n")
+    assert run_install("claude-code", proj, env)[0].action == "unchanged"
+
+
+def test_symlinked_config_is_written_through(proj: Path, env: dict[str, str], tmp_path: Path) -> None:
+    real = tmp_path / "dotfiles" / "mcp.json"
+    real.parent.mkdir()
+    real.write_text('{"mcpServers": {}}\n')
+    (proj / ".mcp.json").symlink_to(real)
+    run_install("claude-code", proj, env)
+    assert (proj / ".mcp.json").is_symlink()
+    assert "code-trajectory" in json.loads(real.read_text())["mcpServers"]
+
+
+def test_project_must_exist(tmp_path: Path, env: dict[str, str]) -> None:
+    with pytest.raises(InvalidArgumentError, match="does not exist; pass --project"):
+        run_install("cursor", tmp_path / "nowhere", env)
+    (tmp_path / "file").write_text("")
+    with pytest.raises(InvalidArgumentError, match="not a directory"):
+        run_install("cursor", tmp_path / "file", env)
+
+
+def test_project_defaults_to_cwd_and_is_absolute(proj: Path, env: dict[str, str],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(proj)
+    changes = inst.install("cursor", None, exe=EXE, env=env, platform="linux")
+    assert changes[0].path == proj / ".cursor" / "mcp.json"
+    (proj / "sub").mkdir()
+    monkeypatch.chdir(proj / "sub")
+    changes = inst.install("cursor", "..", exe=EXE, env=env, platform="linux")
+    assert changes[0].action == "unchanged"
+    assert json.loads((proj / ".cursor" / "mcp.json").read_text())["mcpServers"]["code-trajectory"]["args"][-1] \
+        == str(proj)
+
+
+def test_unknown_client_lists_valid_names(proj: Path) -> None:
+    with pytest.raises(InvalidArgumentError, match="unknown client 'zed'; choose one of: claude-code, "
+                                                   "claude-desktop, cursor, vscode"):
+        inst.install("zed", proj, exe=EXE)
+
+
+def test_hooks_only_for_claude_code(proj: Path, env: dict[str, str]) -> None:
+    with pytest.raises(InvalidArgumentError, match="--hooks applies to claude-code only"):
+        run_install("cursor", proj, env, hooks=True)
+    assert not (proj / ".cursor").exists()
+
+
+def test_exe_as_argument_list(proj: Path, env: dict[str, str]) -> None:
+    run_install("cursor", proj, env, exe=["/usr/bin/python3", "-m", "code_trajectory"])
+    entry = json.loads((proj / ".cursor" / "mcp.json").read_text())["mcpServers"]["code-trajectory"]
+    assert entry == {"command": "/usr/bin/python3", "args": ["-m", "code_trajectory", "serve", "--project", str(proj)]}
+    assert run_install("cursor", proj, env, exe=["/usr/bin/python3", "-m", "code_trajectory"])[0].action == "unchanged"
+    assert run_uninstall("cursor", proj, env)[0].action == "removed"
+
+
+def test_config_path_that_is_a_directory_is_an_error(proj: Path, env: dict[str, str]) -> None:
+    (proj / ".mcp.json").mkdir()
+    with pytest.raises(TrajectoryError, match="is a directory"):
+        run_install("claude-code", proj, env)
+
+
+def test_config_directory_that_is_a_file_is_an_error(proj: Path, env: dict[str, str]) -> None:
+    (proj / ".cursor").write_text("a file")
+    with pytest.raises(TrajectoryError, match="part of its directory path is a file"):
+        run_install("cursor", proj, env)
+    assert (proj / ".cursor").read_text() == "a file"
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root ignores directory permissions")
+def test_unwritable_directory_is_a_clear_error(proj: Path, env: dict[str, str]) -> None:
+    (proj / ".cursor").mkdir()
+    (proj / ".cursor").chmod(0o500)
+    try:
+        with pytest.raises(TrajectoryError, match="cannot write .*check the permissions"):
+            run_install("cursor", proj, env)
+    finally:
+        (proj / ".cursor").chmod(0o700)

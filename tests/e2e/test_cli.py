@@ -1,0 +1,70 @@
+"""The CLI as a user runs it: a subprocess of the installed console script."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import git, write
+
+
+def cli(*args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    proc = subprocess.run([sys.executable, "-m", "code_trajectory", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=120)
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def test_checkpoint_log_file_session_intent_consolidate_status(project: Path) -> None:
+    assert "Checkpoint recorded" in cli("checkpoint", cwd=project).stdout
+    assert "Intent set" in cli("intent", "Rename main", "--project", str(project), cwd=project.parent).stdout
+    write(project, "src/app.py", "def start():\n    return 1\n")
+    out = cli("checkpoint", "-m", "renamed", cwd=project).stdout
+    assert "Rename main" in out and "M `src/app.py`" in out
+    assert "[AUTO-TRJ]" in cli("log", "--limit", "5", cwd=project).stdout
+    file_out = cli("file", "src/app.py", "--depth", "2", cwd=project).stdout
+    assert "# Trajectory of `src/app.py`" in file_out and "+def start():" in file_out
+    assert "# Session summary" in cli("session", cwd=project).stdout
+    # the first scan and a named checkpoint are never squashed (issue 18.3): nothing to consolidate after one
+    out = cli("consolidate", "Renamed main to start", cwd=project).stdout
+    assert "Nothing to consolidate" in out and "checkpoint" in out
+    status = cli("status", cwd=project).stdout
+    assert "Shadow branch `main`: 2 commit(s)" in status
+
+
+def test_errors_are_one_line_on_stderr_with_status_2(project: Path, tmp_path: Path) -> None:
+    cli("checkpoint", cwd=project)
+    proc = cli("file", "../../etc/passwd", cwd=project, check=False)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith("code-trajectory: error:") and "outside the project" in proc.stderr
+    proc = cli("log", "--limit", "0", cwd=project, check=False)
+    assert proc.returncode == 2 and "between 1 and" in proc.stderr
+    proc = cli("log", "--project", str(tmp_path / "missing"), cwd=project, check=False)
+    assert proc.returncode == 2 and "does not exist" in proc.stderr
+    proc = cli("status", "--project", str(tmp_path), cwd=project, check=False)
+    assert proc.returncode == 2 and "no shadow repository" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_watch_prints_one_line_per_snapshot(project: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    with subprocess.Popen([sys.executable, "-m", "code_trajectory", "watch", str(project), "--debounce", "0.3"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) as proc:
+        try:
+            first = proc.stdout.readline()
+            assert "main: [AUTO-TRJ]" in first
+            time.sleep(0.5)
+            write(project, "src/app.py", "def main():\n    return 'watched'\n")
+            line = proc.stdout.readline()
+            assert "M src/app.py (+1 -1)" in line
+        finally:
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=20)
+    assert proc.returncode == 0
+    assert git(project, "--git-dir=.trajectory", "rev-list", "--count", "refs/heads/shadow/main").strip() == "2"

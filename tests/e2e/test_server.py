@@ -1,0 +1,187 @@
+"""The MCP tools through the SDK's in-memory client: schemas, annotations, answers, tool errors."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.types import Root
+
+from code_trajectory.core.config import TrajectorySettings
+from code_trajectory.recording.service import TrajectoryService
+from code_trajectory.server import build_server
+from conftest import git, wait_for, write
+
+TRAJECTORY_TOOLS = {"configure_project", "set_trajectory_intent", "get_file_trajectory", "get_global_trajectory",
+                    "get_session_summary", "consolidate", "checkpoint"}
+READ_ONLY = {"get_file_trajectory", "get_global_trajectory", "get_session_summary"}
+
+
+@pytest.fixture
+def service():
+    svc = TrajectoryService(lambda root: TrajectorySettings.load(root, debounce_seconds=0.3))
+    yield svc
+    svc.close()
+
+
+def text(result) -> str:
+    return result.content[0].text
+
+
+@pytest.mark.anyio
+async def test_tools_are_listed_with_annotations(service: TrajectoryService) -> None:
+    async with Client(build_server(service)) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert TRAJECTORY_TOOLS <= set(tools)
+    for name in TRAJECTORY_TOOLS:
+        assert tools[name].description and len(tools[name].description) > 40
+        assert tools[name].annotations.read_only_hint is (name in READ_ONLY), name
+    assert tools["get_file_trajectory"].input_schema["properties"]["depth"]["default"] == 5
+    assert tools["get_global_trajectory"].input_schema["properties"]["limit"]["default"] == 20
+
+
+@pytest.mark.anyio
+async def test_unconfigured_server_tells_the_model_what_to_call(service: TrajectoryService) -> None:
+    async with Client(build_server(service)) as client:
+        for name, args in [("get_session_summary", {}), ("get_file_trajectory", {"filepath": "a.py"}),
+                           ("get_global_trajectory", {}), ("set_trajectory_intent", {"intent": "x"}),
+                           ("consolidate", {"intent": "x"}), ("checkpoint", {})]:
+            result = await client.call_tool(name, args)
+            assert result.is_error, name
+            assert "configure_project" in text(result)
+        result = await client.call_tool("configure_project", {"path": "relative/path"})
+        assert result.is_error and "absolute" in text(result)
+        result = await client.call_tool("configure_project", {"path": "/does/not/exist"})
+        assert result.is_error and "does not exist" in text(result)
+
+
+@pytest.mark.anyio
+async def test_roots_configure_the_project(service: TrajectoryService, project: Path) -> None:
+    async def roots(_ctx):
+        from mcp.types import ListRootsResult
+
+        return ListRootsResult(roots=[Root(uri=project.as_uri(), name="project")])
+
+    async with Client(build_server(service), list_roots_callback=roots, mode="legacy") as client:
+        result = await client.call_tool("get_global_trajectory", {"limit": 5})
+        assert not result.is_error, text(result)
+        assert "Project trajectory" in text(result)
+
+
+@pytest.mark.anyio
+async def test_every_tool_answers_on_a_configured_project(service: TrajectoryService, project: Path) -> None:
+    async with Client(build_server(service)) as client:
+        result = await client.call_tool("configure_project", {"path": str(project)})
+        assert not result.is_error and "Recording" in text(result)
+        result = await client.call_tool("configure_project", {"path": str(project)})
+        assert "Already recording" in text(result)
+        assert not (await client.call_tool("set_trajectory_intent", {"intent": "Teach main to count"})).is_error
+        write(project, "src/app.py", "def main():\n    return 2\n")
+        result = await client.call_tool("checkpoint", {"message": "before the risky bit"})
+        assert "Checkpoint recorded" in text(result) and "Teach main to count" in text(result)
+        result = await client.call_tool("checkpoint", {})
+        assert "Nothing changed" in text(result)
+        result = await client.call_tool("get_file_trajectory", {"filepath": "src/app.py", "depth": 2})
+        assert not result.is_error and "# Trajectory of `src/app.py`" in text(result)
+        result = await client.call_tool("get_global_trajectory", {"limit": 5})
+        assert "checkpoint: before the risky bit" in text(result)
+        result = await client.call_tool("get_session_summary", {})
+        assert "current session continues" in text(result)
+        result = await client.call_tool("consolidate", {"intent": "Counting works"})
+        assert "Nothing to consolidate" in text(result) and "checkpoint" in text(result)  # named points are kept
+        write(project, "src/app.py", "def main():\n    return 3\n")
+        wait_for(lambda: "return 3" in git(project, "--git-dir=.trajectory", "show", "refs/heads/shadow/main:src/app.py"))
+        result = await client.call_tool("consolidate", {"intent": "Counting works"})
+        assert "Consolidated 1 snapshot(s)" in text(result) and "M src/app.py" in text(result)
+        result = await client.call_tool("get_global_trajectory", {"since_consolidate": True})
+        assert not result.is_error
+
+
+@pytest.mark.anyio
+async def test_bad_input_gets_tool_errors_and_the_server_keeps_answering(service: TrajectoryService,
+                                                                           project: Path, tmp_path: Path) -> None:
+    (project / "escape").symlink_to(tmp_path)
+    async with Client(build_server(service)) as client:
+        await client.call_tool("configure_project", {"path": str(project)})
+        cases = [
+            ("get_file_trajectory", {"filepath": "../../etc/passwd"}, "outside the project"),
+            ("get_file_trajectory", {"filepath": "/etc/passwd"}, "outside the project"),
+            ("get_file_trajectory", {"filepath": "escape/x.py"}, "symlink"),
+            ("get_file_trajectory", {"filepath": "a\x00b"}, "NUL"),
+            ("get_file_trajectory", {"filepath": "src/app.py", "depth": 0}, "between 1 and"),
+            ("get_file_trajectory", {"filepath": "src/app.py", "depth": 10**12}, "between 1 and"),
+            ("get_file_trajectory", {"filepath": "src/app.py", "depth": "many"}, "depth"),
+            ("get_global_trajectory", {"limit": -3}, "between 1 and"),
+            ("set_trajectory_intent", {"intent": ""}, "non-empty"),
+            ("consolidate", {"intent": "   "}, "intent"),
+            ("get_file_trajectory", {}, "filepath"),
+            ("configure_project", {"path": "-rf"}, "absolute"),
+        ]
+        for name, args, expected in cases:
+            result = await client.call_tool(name, args)
+            assert result.is_error, (name, args)
+            assert expected in text(result), (name, args, text(result))
+        result = await client.call_tool("get_session_summary", {})
+        assert not result.is_error
+
+
+@pytest.mark.anyio
+async def test_watcher_snapshots_show_up_in_answers(service: TrajectoryService, project: Path) -> None:
+    async with Client(build_server(service)) as client:
+        await client.call_tool("configure_project", {"path": str(project)})
+        await client.call_tool("set_trajectory_intent", {"intent": "Watcher e2e"})
+        write(project, "src/watched.py", "X = 1\n")
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            result = await client.call_tool("get_global_trajectory", {"limit": 3})
+            if "src/watched.py" in text(result):
+                break
+            await anyio.sleep(0.2)
+        assert "Watcher e2e" in text(result) and "A `src/watched.py` (+1)" in text(result)
+
+
+@pytest.mark.anyio
+async def test_queries_answer_while_the_start_up_scan_runs(service: TrajectoryService, project: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from code_trajectory.recording.recorder import Recorder
+
+    release = threading.Event()
+    real = Recorder.reconcile
+
+    def slow_reconcile(self, **kwargs):  # the real scan, held back until the test lets it go
+        release.wait(30)
+        return real(self, **kwargs)
+
+    monkeypatch.setattr(Recorder, "reconcile", slow_reconcile)
+    monkeypatch.setattr("code_trajectory.recording.tools.CONFIGURE_WAIT_SECONDS", 1.0)
+    async with Client(build_server(service)) as client:
+        result = await client.call_tool("configure_project", {"path": str(project)})
+        assert not result.is_error and "still running in the background" in text(result)
+        assert (await client.list_tools()).tools
+        summary = await client.call_tool("get_session_summary", {})
+        assert "start-up scan is still running" in text(summary)
+        release.set()
+        session = service.project()
+        assert session.wait_started(30)
+        result = await client.call_tool("get_global_trajectory", {})
+        assert "A `src/app.py`" in text(result)
+
+
+@pytest.mark.anyio
+async def test_tools_list_is_compact(service: TrajectoryService) -> None:
+    """Issue 18.9: tools/list cost ~6,200 tokens for 19 tools (descriptions kept their source indentation).
+    Each tool now costs at most 250 tokens (4 characters a token, the JSON as sent)."""
+    import json
+
+    async with Client(build_server(service)) as client:
+        tools = (await client.list_tools()).tools
+    sizes = {t.name: len(json.dumps(t.model_dump(by_alias=True, exclude_none=True))) / 4 for t in tools}
+    assert max(sizes.values()) <= 250, sorted(sizes.items(), key=lambda kv: -kv[1])[:3]
+    for tool in tools:
+        assert "\n    " not in (tool.description or ""), tool.name  # no source indentation
+        assert not any("title" in prop for prop in tool.input_schema.get("properties", {}).values()), tool.name

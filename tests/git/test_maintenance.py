@@ -1,0 +1,70 @@
+"""Maintenance: packing, commit-graph, and the size cap that drops old history but never a branch tip."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+from code_trajectory.core.config import TrajectorySettings
+from code_trajectory.git.maintenance import enforce_size_cap, last_report, repository_bytes, run_maintenance
+from code_trajectory.recording.recorder import Recorder
+from conftest import git, write
+
+
+def shadow(root: Path, *args: str) -> str:
+    return git(root, "--git-dir=.trajectory", *args)
+
+
+def test_maintenance_packs_and_writes_a_commit_graph(project: Path) -> None:
+    recorder = Recorder.open(project, TrajectorySettings.load(project))
+    recorder.reconcile()
+    for i in range(30):
+        write(project, "src/app.py", f"def main():\n    return {i}\n")
+        recorder.record_paths(["src/app.py"])
+    for i in range(3):  # a few bigger snapshots, each written as a pack
+        for j in range(20):
+            write(project, f"gen{i}/f{j}.py", f"X = {i * j}\n")
+        recorder.record_paths([f"gen{i}"])
+    packs_before = recorder.repo.pack_count()
+    assert packs_before >= 3
+    report = run_maintenance(recorder.repo)
+    assert report is not None and last_report(recorder.repo) == report
+    assert report.loose_before > 30 and report.loose_after == 0
+    assert recorder.repo.pack_count() < packs_before
+    info = project / ".trajectory" / "objects" / "info"
+    assert (info / "commit-graphs").is_dir() or (info / "commit-graph").exists()
+    fsck = subprocess.run(["git", "--git-dir=.trajectory", "fsck", "--strict", "--no-progress"], cwd=project,
+                          capture_output=True, text=True)
+    assert fsck.returncode == 0, fsck.stderr
+    recorder.close()
+
+
+def test_size_cap_drops_old_snapshots_but_keeps_every_branch_tip(project: Path) -> None:
+    recorder = Recorder.open(project, TrajectorySettings.load(project))
+    recorder.reconcile()
+    for i in range(10):
+        write(project, "src/app.py", f"def main():\n    return {i}\n" + "x = 1\n" * i)
+        recorder.record_paths(["src/app.py"])
+    git(project, "checkout", "-q", "-b", "side")
+    write(project, "side.txt", "side branch\n")
+    recorder.record_paths(["side.txt"])
+    tips = {ref: shadow(project, "rev-parse", ref).strip() for ref in ("refs/heads/shadow/main",
+                                                                        "refs/heads/shadow/side")}
+    assert repository_bytes(recorder.repo) > 0
+    time.sleep(1.1)
+    assert enforce_size_cap(recorder.repo, cap_bytes=10**12, retention_days=0) == 0  # under the cap: untouched
+    dropped = enforce_size_cap(recorder.repo, cap_bytes=1, retention_days=0)
+    assert dropped >= 1
+    for ref, tip in tips.items():
+        assert shadow(project, "rev-parse", ref).strip() == tip
+        assert shadow(project, "rev-list", "--count", ref).strip() == "1"
+    assert shadow(project, "show", "refs/heads/shadow/main:src/app.py").startswith("def main():\n    return 9")
+    fsck = subprocess.run(["git", "--git-dir=.trajectory", "fsck", "--no-progress"], cwd=project,
+                          capture_output=True, text=True, env={k: v for k, v in os.environ.items()
+                                                               if not k.startswith("GIT_")})
+    assert fsck.returncode == 0, fsck.stderr
+    write(project, "side.txt", "after pruning\n")
+    assert recorder.record_paths(["side.txt"]) is not None  # recording goes on on top of the boundary
+    recorder.close()

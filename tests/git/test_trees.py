@@ -1,0 +1,78 @@
+"""Tree editing: the edited tree equals the tree git itself writes for the same files."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from code_trajectory.git.shadow import MODE_FILE, ShadowRepo, TreeEntry
+from code_trajectory.git.trees import apply_changes
+
+
+def git_tree_of(repo: ShadowRepo, files: dict[str, str]) -> str:
+    """Tree id git computes for ``{path: blob}`` through a throwaway index."""
+    index = repo.git_dir / "throwaway-index"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_INDEX_FILE=str(index), GIT_DIR=str(repo.git_dir))
+    subprocess.run(["git", "read-tree", "--empty"], env=env, check=True)
+    info = "".join(f"100644 {oid}\t{path}\n" for path, oid in files.items())
+    subprocess.run(["git", "update-index", "--index-info"], input=info.encode(), env=env, check=True)
+    out = subprocess.run(["git", "write-tree"], env=env, check=True, capture_output=True).stdout.decode().strip()
+    index.unlink()
+    return out
+
+
+SEGMENT = st.sampled_from(["a", "b", "c", "d.py", "e"])
+PATH = st.lists(SEGMENT, min_size=1, max_size=4).map("/".join)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(st.lists(st.tuples(PATH, st.booleans()), min_size=1, max_size=6), min_size=1, max_size=5))
+def test_edits_match_git_write_tree(tmp_path_factory, steps) -> None:
+    root = tmp_path_factory.mktemp("trees")
+    repo = ShadowRepo(root)
+    repo.ensure()
+    try:
+        content = {}
+        tree = None
+        for n, step in enumerate(steps):
+            changes: dict[str, TreeEntry | None] = {}
+
+            def put(key: str, value: TreeEntry | None) -> None:
+                changes.pop(key, None)  # re-insert at the end: changes apply in order
+                changes[key] = value
+
+            for path, delete in step:
+                if delete:
+                    put(path, None)
+                    for existing in list(content):
+                        if existing == path or existing.startswith(path + "/"):
+                            del content[existing]
+                else:
+                    # adding a file replaces any file that is its parent dir and any dir at its place
+                    for existing in list(content):
+                        if existing.startswith(path + "/") or path.startswith(existing + "/"):
+                            del content[existing]
+                            put(existing, None)
+                    oid = repo.hash_bytes(f"{path} {n}".encode())
+                    content[path] = oid
+                    put(path, TreeEntry(MODE_FILE, oid))
+            tree = apply_changes(repo, tree, changes)
+            assert tree == git_tree_of(repo, content)
+    finally:
+        repo.close()
+
+
+def test_deleting_a_directory_then_adding_under_it_starts_fresh(tmp_path: Path) -> None:
+    repo = ShadowRepo(tmp_path)
+    repo.ensure()
+    a, b = repo.hash_bytes(b"a"), repo.hash_bytes(b"b")
+    tree = apply_changes(repo, None, {"d/old.txt": TreeEntry(MODE_FILE, a), "d/keep/x": TreeEntry(MODE_FILE, a)})
+    tree = apply_changes(repo, tree, {"d": None, "d/new.txt": TreeEntry(MODE_FILE, b)})
+    assert tree == git_tree_of(repo, {"d/new.txt": b})
+    assert apply_changes(repo, tree, {"d": None}) == "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+    repo.close()

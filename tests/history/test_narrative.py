@@ -1,0 +1,179 @@
+"""The narratives: file trajectory (renames, reverts, deletions), global trajectory, sessions, budget."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from code_trajectory.core.config import TrajectorySettings
+from code_trajectory.core.errors import InvalidArgumentError, PathOutsideProjectError
+from code_trajectory.git.log import CommitRecord, sessions
+from code_trajectory.history import narrative
+from code_trajectory.history import service as history_service
+from code_trajectory.recording.session import ProjectSession
+from conftest import write
+
+
+def edit(session: ProjectSession, rel: str, text: str) -> None:
+    write(session.root, rel, text)
+    assert session.recorder.record_paths([rel]) is not None
+
+
+PY_V1 = "class Greeter:\n    def hello(self):\n        return 'hi'\n\n    def bye(self):\n        return 'bye'\n"
+PY_V2 = PY_V1.replace("return 'bye'", "return 'goodbye'")
+
+
+def test_file_trajectory_orders_labels_and_detects_reverts(session: ProjectSession) -> None:
+    session.set_intent("Polish greetings")
+    edit(session, "src/greet.py", PY_V1)
+    edit(session, "src/greet.py", PY_V2)
+    edit(session, "src/greet.py", PY_V1)  # back to the first state
+    text = history_service.file_trajectory(session, "src/greet.py", depth=5)
+    assert text.index("## 1.") < text.index("## 2.") < text.index("## 3.")
+    assert "Intent: Polish greetings" in text
+    assert text.count("**[Revert Detected]** (Matches state from") == 1
+    assert text.rindex("Revert Detected") > text.index("## 3.")
+    assert "def bye(self):" in text  # the hunk is labelled with the enclosing function
+    assert "```diff" in text
+
+
+def test_revert_detection_spans_more_than_depth(session: ProjectSession) -> None:
+    edit(session, "a.txt", "state A\n")
+    for i in range(4):
+        edit(session, "a.txt", f"state {i}\n")
+    edit(session, "a.txt", "state A\n")
+    text = history_service.file_trajectory(session, "a.txt", depth=1)
+    assert "the last 1 of 6" in text
+    assert "**[Revert Detected]**" in text
+
+
+def test_renames_are_followed_and_deletions_explained(session: ProjectSession) -> None:
+    edit(session, "old_name.py", "x = 1\ny = 2\nz = 3\n")
+    (session.root / "old_name.py").rename(session.root / "new_name.py")
+    assert session.recorder.record_paths(["old_name.py", "new_name.py"]) is not None
+    text = history_service.file_trajectory(session, "new_name.py")
+    assert "renamed from `old_name.py`" in text
+    assert "added" in text  # the version before the rename is shown too
+    (session.root / "new_name.py").unlink()
+    session.recorder.record_paths(["new_name.py"])
+    text = history_service.file_trajectory(session, "new_name.py")
+    assert "was deleted at" in text and "deleted" in text
+
+
+def test_never_recorded_paths_get_clear_answers(session: ProjectSession) -> None:
+    write(session.root, "build/out.o", "artefact")
+    text = history_service.file_trajectory(session, "build/out.o")
+    assert "not recorded" in text and "build/" in text
+    text = history_service.file_trajectory(session, "src/ap.py")
+    assert "No such file" in text and "`src/app.py`" in text  # a suggestion of the close name
+    write(session.root, "src/unsaved.py", "x")
+    assert "checkpoint" in history_service.file_trajectory(session, "src/unsaved.py")
+
+
+def test_bad_paths_and_ranges_are_refused(session: ProjectSession, tmp_path: Path) -> None:
+    for bad in ["../../etc/passwd", "/etc/passwd", str(tmp_path / "elsewhere.py")]:
+        with pytest.raises(PathOutsideProjectError):
+            history_service.file_trajectory(session, bad)
+    (session.root / "escape").symlink_to("/etc")
+    with pytest.raises(PathOutsideProjectError):
+        history_service.file_trajectory(session, "escape/passwd")
+    for bad_path in ["", "a\0b", "."]:
+        with pytest.raises(InvalidArgumentError):
+            history_service.file_trajectory(session, bad_path)
+    for depth in [0, -1, 10**9, True]:
+        with pytest.raises(InvalidArgumentError):
+            history_service.file_trajectory(session, "src/app.py", depth)
+    with pytest.raises(InvalidArgumentError):
+        history_service.global_trajectory(session, 0)
+    with pytest.raises(InvalidArgumentError):
+        session.set_intent("  \n ")
+    assert history_service.file_trajectory(session, str(session.root / "src" / "app.py"))  # absolute inside: fine
+
+
+def test_global_trajectory_lists_files_with_counts_and_since_consolidate(session: ProjectSession) -> None:
+    edit(session, "src/app.py", "def main():\n    return 2\n")
+    session.consolidate("First feature")
+    edit(session, "src/app.py", "def main():\n    return 3\n")
+    edit(session, "src/other.py", "VALUE = 1\n")
+    text = history_service.global_trajectory(session, limit=20)
+    assert text.index("[CONSOLIDATE]") < text.index("src/other.py")
+    assert "M `src/app.py` (+1 -1)" in text
+    since = history_service.global_trajectory(session, since_consolidate=True)
+    assert "[CONSOLIDATE]" not in since and "since the last consolidation" in since
+    assert since.count("### ") == 2
+    limited = history_service.global_trajectory(session, limit=1)
+    assert limited.count("### ") == 1 and "raise `limit`" in limited
+
+
+def test_answers_fit_the_token_budget(project: Path) -> None:
+    s = ProjectSession(project, TrajectorySettings.load(project, token_budget=1000))
+    s.start()
+    try:
+        big = "".join(f"line {i} = {i * 7}\n" for i in range(3000))
+        edit(s, "big.py", big)
+        edit(s, "big.py", big.replace("= 7", "= 8").replace("line 2", "LINE 2"))
+        text = history_service.file_trajectory(s, "big.py", depth=5)
+        assert narrative.estimate_tokens(text) <= 1000
+        assert "diff cut:" in text and "git --git-dir=.trajectory show" in text
+        for i in range(30):
+            edit(s, f"f{i}.py", "x\n" * (i + 1))
+        text = history_service.global_trajectory(s, limit=40)
+        assert narrative.estimate_tokens(text) <= 1000
+        assert "older commit(s) not shown" in text
+    finally:
+        s.close()
+
+
+def test_session_summary_reports_gaps_intents_and_files(session: ProjectSession) -> None:
+    session.set_intent("Refactor app")
+    edit(session, "src/app.py", "def main():\n    return 5\n")
+    edit(session, "src/app.py", "def main():\n    return 6\n")
+    text = history_service.session_summary(session, recap="## Recap\n- goal: ship it")
+    assert "current session continues" in text
+    assert "Refactor app" in text and "`src/app.py` (2 snapshot(s)" in text
+    assert "## Recap" in text
+    assert "Net change on `main` over the session" in text  # per branch (issue 18.4)
+
+
+def test_sessions_split_at_gaps() -> None:
+    base = datetime(2026, 1, 1, 12, tzinfo=timezone.utc)
+    times = [base, base - timedelta(minutes=30), base - timedelta(hours=2), base - timedelta(hours=2, minutes=5)]
+    records = [CommitRecord(str(i), [], t, "[AUTO-TRJ]", {}) for i, t in enumerate(times)]
+    split = sessions(records, 3600)
+    assert [len(s) for s in split] == [2, 2]
+
+
+def test_new_session_after_the_gap(project: Path) -> None:
+    s = ProjectSession(project, TrajectorySettings.load(project, session_gap_seconds=1, debounce_seconds=0.5))
+    s.start()
+    try:
+        import time
+
+        time.sleep(2.2)
+        assert "a new session starts now" in history_service.session_summary(s)
+    finally:
+        s.close()
+
+
+def test_cut_diff_keeps_whole_lines_and_says_what_is_left() -> None:
+    diff = "@@ -1 +1 @@ def f():\n" + "".join(f"+line {i}\n" for i in range(100))
+    cut = narrative.cut_diff(diff, 200, "see more")
+    assert len(cut) < 400 and "more line(s)" in cut and cut.endswith("see more]")
+
+
+def test_hunk_labels_name_the_definition_of_the_first_change() -> None:
+    diff = ("@@ -2,4 +2,4 @@ def f():\n     return 1\n \n def g():\n-    return 3\n+    return 2\n"
+            "@@ -20,3 +20,3 @@ class Greeter:\n     x = 1\n-    y = 2\n+    y = 3\n")
+    assert narrative.hunk_labels(diff) == ["def g():", "class Greeter:"]
+
+
+def test_git_missing_or_old_is_reported(monkeypatch) -> None:
+    from code_trajectory.core.errors import GitUnavailableError
+    from code_trajectory.git import gitcmd
+
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.setattr(gitcmd, "_version_cache", None)
+    with pytest.raises(GitUnavailableError, match="git was not found on PATH"):
+        gitcmd.check_git_version()

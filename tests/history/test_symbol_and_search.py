@@ -1,0 +1,95 @@
+"""Issue 12.4-12.5: a symbol's own trajectory (renames and moves followed) and text search over the history."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from code_trajectory.core.config import TrajectorySettings
+from code_trajectory.core.errors import InvalidArgumentError
+from code_trajectory.history import service
+from code_trajectory.recording.service import TrajectoryService
+from code_trajectory.recording.session import ProjectSession
+from code_trajectory.server import build_server
+from conftest import write
+
+APP_V1 = "class App:\n    def run(self):\n        return 1\n\n    def stop(self):\n        return 0\n"
+APP_V2 = APP_V1.replace("return 1", "return 2")
+APP_V3 = APP_V2.replace("def run(self)", "def start(self)")
+HELPER = "def slugify(text):\n    return text.lower().replace(' ', '-')\n"
+
+
+def edit(session: ProjectSession, **files: str) -> None:
+    for rel, text in files.items():
+        write(session.root, rel.replace("__", "/").replace("_py", ".py"), text)
+    assert session.recorder.record_paths([rel.replace("__", "/").replace("_py", ".py") for rel in files]) is not None
+
+
+def test_symbol_trajectory_follows_renames_and_moves(session: ProjectSession) -> None:
+    session.set_intent("Grow the app")
+    edit(session, src__app_py=APP_V1)
+    edit(session, src__app_py=APP_V2)
+    edit(session, src__app_py=APP_V3)  # run -> start, same body
+    edit(session, src__util_py=HELPER, src__app_py=APP_V3 + "\n\n" + "def unrelated():\n    return None\n")
+    # slugify moves from util.py to text.py in one snapshot, with the same body
+    edit(session, src__util_py="", src__text_py=HELPER)
+    edit(session, src__text_py=HELPER.replace("'-'", "'_'"))
+
+    text = service.symbol_trajectory(session, "src/app.py", "start")
+    assert "# Trajectory of `App.start` in `src/app.py`" in text
+    assert "renamed from App.run" in text and "modified" in text and "added" in text
+    assert "-        return 1" in text and "+        return 2" in text  # its own diff only
+    assert "stop" not in text.split("renamed from", 1)[1]  # the other method's lines are not shown
+    assert [v["what"] for v in text.data["versions"]][-1] == "renamed from App.run"
+
+    moved = service.symbol_trajectory(session, "src/text.py", "slugify")
+    assert "moved from src/util.py (slugify)" in moved and "(in `src/util.py`)" in moved
+    assert "+    return text.lower().replace(' ', '_')" in moved
+
+    with pytest.raises(InvalidArgumentError, match="did you mean App.start"):
+        service.symbol_trajectory(session, "src/app.py", "App.strat")
+    with pytest.raises(InvalidArgumentError, match="no symbol support"):
+        write(session.root, "notes.txt", "x\n")
+        session.recorder.record_paths(["notes.txt"])
+        service.symbol_trajectory(session, "notes.txt", "x")
+
+
+def test_search_finds_when_a_line_appeared_and_went(session: ProjectSession) -> None:
+    edit(session, src__flags_py="DEBUG = False\n")
+    edit(session, src__flags_py="DEBUG = False\nRETRIES = 3\n")
+    edit(session, src__flags_py="RETRIES = 3\n")
+    found = service.search_trajectory(session, "DEBUG = False")
+    hits = found.data["hits"]
+    assert len(hits) == 2  # added, then removed; the snapshot that left it alone is not listed
+    assert hits[0]["lines"] == {"src/flags.py": ["-DEBUG = False"]}
+    assert hits[1]["lines"] == {"src/flags.py": ["+DEBUG = False"]}
+    assert "`-DEBUG = False`" in found and found.index("-DEBUG") < found.index("+DEBUG")
+    regex = service.search_trajectory(session, r"RETRIES = \d", regex=True, path="src")
+    assert [h["lines"] for h in regex.data["hits"]] == [{"src/flags.py": ["+RETRIES = 3"]}]
+    assert service.search_trajectory(session, "DEBUG", since="1 hour ago").data["hits"]
+    assert not service.search_trajectory(session, "DEBUG", since="2099-01-01").data["hits"]
+    with pytest.raises(InvalidArgumentError, match="invalid regex"):
+        service.search_trajectory(session, "(unclosed", regex=True)
+    with pytest.raises(InvalidArgumentError, match="is not a time"):
+        service.search_trajectory(session, "x", since="the other day")
+
+
+@pytest.mark.anyio
+async def test_the_new_tools_through_the_sdk_client(project: Path) -> None:
+    app = TrajectoryService(lambda root: TrajectorySettings.load(root, debounce_seconds=30))
+    try:
+        async with Client(build_server(app)) as client:
+            await client.call_tool("configure_project", {"path": str(project)})
+            write(project, "src/app.py", "def main():\n    return 42\n")
+            await client.call_tool("checkpoint", {"message": "answer"})
+            result = await client.call_tool("get_symbol_trajectory", {"filepath": "src/app.py", "symbol": "main"})
+            assert not result.is_error and "+    return 42" in result.content[0].text
+            assert result.structured_content["symbol"] == "main"
+            result = await client.call_tool("search_trajectory", {"query": "return 42"})
+            assert result.structured_content["hits"][0]["lines"] == {"src/app.py": ["+    return 42"]}
+            bad = await client.call_tool("get_symbol_trajectory", {"filepath": "src/app.py", "symbol": "mian"})
+            assert bad.is_error and "did you mean main" in bad.content[0].text
+    finally:
+        app.close()

@@ -1,0 +1,167 @@
+"""Sharing a journal: a local bare repository and two clones syncing through it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from code_trajectory.core.errors import InvalidArgumentError, JournalError
+from code_trajectory.journal.commands import main as cli
+from code_trajectory.journal.settings import JournalSettings
+from code_trajectory.journal.store import JournalStore
+from code_trajectory.journal.sync import sync_journal
+from code_trajectory.journal.text import read_entry_count
+
+
+def git(*args: str, cwd: Path | None = None) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1")
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=env, check=True).stdout
+
+
+@pytest.fixture
+def team(tmp_path: Path) -> tuple[Path, JournalStore, JournalStore]:
+    remote = tmp_path / "remote.git"
+    git("init", "-q", "--bare", str(remote))
+    alice = JournalStore(JournalSettings.load(journal_dir=tmp_path / "alice", commit_author="Alice <alice@x>"))
+    bob = JournalStore(JournalSettings.load(journal_dir=tmp_path / "bob", commit_author="Bob <bob@x>"))
+    return remote, alice, bob
+
+
+def texts(store: JournalStore, path: str) -> list[str]:
+    return [e.text for e in store.list_entries(path, 0, 1000)[1]]
+
+
+def test_publish_then_clone_by_sync(team) -> None:
+    remote, alice, bob = team
+    alice.write("proj", "work_context: setup\n\nfirst", overview="# Project")
+    report = sync_journal(alice, remote=str(remote))
+    assert report.action == "published" and report.pushed
+    report = sync_journal(bob, remote=str(remote))  # bob's journal did not exist: created and filled
+    assert report.action == "fast-forward" and report.received == 1 and not report.pushed
+    assert bob.read_overview("proj").content == "# Project"
+    assert (bob.root / "proj.md").exists()  # the work tree is checked out
+    assert sync_journal(bob).action == "up-to-date"  # the remote is remembered
+
+
+def test_concurrent_entries_merge_without_conflict(team) -> None:
+    remote, alice, bob = team
+    alice.write("proj", "a0", overview="# Project")
+    sync_journal(alice, remote=str(remote))
+    sync_journal(bob, remote=str(remote))
+    alice.write("proj", "a1")
+    alice.write("proj/sub", "a-sub")
+    bob.write("proj", "b1")
+    bob.write("proj", "b2")
+    bob.write("other", "b-other")
+    assert sync_journal(alice).pushed
+    report = sync_journal(bob)
+    assert report.action == "rebased" and report.replayed == 3 and report.pushed and report.conflicts == []
+    sync_journal(alice)
+    for store in (alice, bob):
+        assert sorted(texts(store, "proj")) == ["a0", "a1", "b1", "b2"]
+        assert texts(store, "proj/sub") == ["a-sub"] and texts(store, "other") == ["b-other"]
+        assert store.read_overview("proj").content == "# Project"
+        assert read_entry_count((store.root / "proj.md").read_text()) == 4
+        assert git("status", "--porcelain", cwd=store.root) == ""
+    assert alice.head() == bob.head() == git("--git-dir", str(remote), "rev-parse", "main").strip()
+    # authorship and entry dates survive the replay
+    authors = git("log", "--format=%an", "--", "proj.md", cwd=alice.root).split()
+    assert authors.count("Bob") == 2 and authors.count("Alice") == 2
+
+
+def test_overview_change_on_one_side_is_kept(team) -> None:
+    remote, alice, bob = team
+    alice.write("proj", "a0", overview="# v1")
+    sync_journal(alice, remote=str(remote))
+    sync_journal(bob, remote=str(remote))
+    alice.write("proj", "a1")  # entry only
+    bob.write("proj", "b1", overview="# v2 by bob")
+    sync_journal(alice)
+    report = sync_journal(bob)
+    assert report.conflicts == []
+    sync_journal(alice)
+    assert alice.read_overview("proj").content == "# v2 by bob"
+
+
+def test_overview_conflict_reported_and_resolved(team) -> None:
+    remote, alice, bob = team
+    alice.write("proj", "a0", overview="# v1")
+    sync_journal(alice, remote=str(remote))
+    sync_journal(bob, remote=str(remote))
+    alice.write("proj", "work_context: api design\n\nalice rethinks", overview="# Alice's view")
+    bob.write("proj", "work_context: api design\n\nbob rethinks", overview="# Bob's view")
+    sync_journal(alice)
+    report = sync_journal(bob)
+    assert report.pushed and len(report.conflicts) == 1
+    conflict = report.conflicts[0]
+    assert conflict["section"] == "proj" and conflict["remote_version"] == "# Alice's view"
+    assert conflict["local_version"] == "# Bob's view" and conflict["work_context"] == "api design"
+    # no entry lost; the remote overview kept; bob's overview pending
+    assert sorted(texts(bob, "proj")) == ["a0", "work_context: api design\n\nalice rethinks",
+                                          "work_context: api design\n\nbob rethinks"]
+    ov = bob.read_overview("proj")
+    assert ov.content == "# Alice's view"
+    assert ov.pending_conflict["local_version"] == "# Bob's view"
+    # writing the merged overview resolves it
+    bob.write("proj", "merged the two views", overview="# Alice's and Bob's view")
+    assert bob.read_overview("proj").pending_conflict is None
+    sync_journal(bob)
+    sync_journal(alice)
+    assert alice.read_overview("proj").content == "# Alice's and Bob's view"
+
+
+def test_push_race_is_retried(team, monkeypatch: pytest.MonkeyPatch) -> None:
+    remote, alice, bob = team
+    alice.write("proj", "a0")
+    sync_journal(alice, remote=str(remote))
+    sync_journal(bob, remote=str(remote))
+    bob.write("proj", "b1")
+    alice.write("proj", "a1")
+    import code_trajectory.journal.sync as sync_mod
+
+    real_push = sync_mod._push
+    calls = []
+
+    def racing_push(net, head, branch):
+        if not calls:  # alice pushes just before bob's first push
+            calls.append(1)
+            sync_journal(alice)
+        return real_push(net, head, branch)
+
+    monkeypatch.setattr(sync_mod, "_push", racing_push)
+    report = sync_journal(bob)
+    assert report.pushed
+    monkeypatch.undo()
+    sync_journal(alice)
+    assert sorted(texts(alice, "proj")) == ["a0", "a1", "b1"]
+
+
+def test_sync_errors(team, tmp_path: Path) -> None:
+    remote, alice, _bob = team
+    with pytest.raises(JournalError, match="no remote"):
+        sync_journal(alice)
+    with pytest.raises(InvalidArgumentError):
+        sync_journal(alice, remote="--upload-pack=evil")
+    with pytest.raises(JournalError, match="fetch"):
+        sync_journal(alice, remote=str(tmp_path / "does-not-exist.git"))
+    with pytest.raises(InvalidArgumentError):
+        sync_journal(alice, remote=str(remote), branch="../x")
+
+
+def test_cli_sync_two_clones(team, capsys: pytest.CaptureFixture[str]) -> None:
+    remote, alice, bob = team
+    assert cli(["write", "proj", "--journal-dir", str(alice.root), "-m", "from the cli",
+                "--overview", "# CLI"]) == 0
+    assert cli(["--journal-dir", str(alice.root), "sync", "--remote", str(remote)]) == 0
+    assert cli(["sync", "--journal-dir", str(bob.root), "--remote", str(remote), "--json"]) == 0
+    out = capsys.readouterr().out
+    assert '"action": "fast-forward"' in out
+    assert cli(["--journal-dir", str(alice.root), "write", "proj", "-m", "a", "--overview", "# A"]) == 0
+    assert cli(["--journal-dir", str(bob.root), "write", "proj", "-m", "b", "--overview", "# B"]) == 0
+    assert cli(["--journal-dir", str(alice.root), "sync"]) == 0
+    assert cli(["--journal-dir", str(bob.root), "sync"]) == 1  # a conflict to resolve
+    assert "Overview conflict in section 'proj'" in capsys.readouterr().out

@@ -1,0 +1,218 @@
+"""Issue 13: restore and compare. Real git, real files; every restore undone byte for byte."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import time
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from code_trajectory.core.config import TrajectorySettings
+from code_trajectory.core.errors import InvalidArgumentError, PathOutsideProjectError, ProjectError
+from code_trajectory.git.points import points
+from code_trajectory.history import service as history
+from code_trajectory.recording.service import TrajectoryService
+from code_trajectory.recording.session import ProjectSession
+from code_trajectory.restore.service import restore
+from code_trajectory.server import build_server
+from conftest import git, write
+
+BINARY = bytes(range(256)) * 16
+
+
+def state(root: Path) -> dict[str, tuple[str, str]]:
+    """Every file, symlink and directory under ``root`` except .git and .trajectory: kind, mode and content hash."""
+    found = {}
+    for dirpath, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in (".git", ".trajectory")]
+        for name in dirs + files:
+            path = Path(dirpath) / name
+            rel = path.relative_to(root).as_posix()
+            st = os.lstat(path)
+            if stat.S_ISLNK(st.st_mode):
+                found[rel] = ("link", os.readlink(path))
+            elif stat.S_ISDIR(st.st_mode):
+                found[rel] = ("dir", "")
+            else:
+                found[rel] = (oct(st.st_mode & 0o111), hashlib.sha256(path.read_bytes()).hexdigest())
+    return found
+
+
+def git_dir_digest(root: Path) -> str:
+    digest = hashlib.sha256()
+    for dirpath, _dirs, files in sorted(os.walk(root / ".git")):
+        for name in sorted(files):
+            path = Path(dirpath) / name
+            digest.update(path.as_posix().encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
+def build_history(s: ProjectSession) -> dict[str, tuple[str, str]]:
+    """A named point "before refactor" with a binary, an executable script and a symlink; returns its state."""
+    root = s.root
+    write(root, "assets/logo.bin", BINARY)
+    write(root, "bin/run.sh", "#!/bin/sh\necho run\n")
+    (root / "bin" / "run.sh").chmod(0o755)
+    (root / "latest").symlink_to("src/app.py")
+    write(root, "src/util.py", "def helper():\n    return 1\n")
+    s.checkpoint("before refactor")
+    before = state(root)
+    # the refactor: edits, a deletion, new files, a changed binary, the script no longer executable, a new link target
+    write(root, "src/app.py", "def main():\n    return 'refactored'\n")
+    (root / "src" / "util.py").unlink()
+    write(root, "src/new_module.py", "NEW = True\n")
+    write(root, "docs/guide/intro.md", "# Intro\n")
+    write(root, "assets/logo.bin", BINARY[::-1])
+    (root / "bin" / "run.sh").chmod(0o644)
+    (root / "latest").unlink()
+    (root / "latest").symlink_to("src/new_module.py")
+    write(root, "build/out.o", "ignored artefact")  # ignored by .gitignore: never touched
+    s.checkpoint("after refactor")
+    return before
+
+
+def test_restore_one_file_a_subset_and_the_whole_project_then_undo(session: ProjectSession) -> None:
+    root = session.root
+    before = build_history(session)
+    after = state(root)
+    git_before = git_dir_digest(root)
+    ignored = (root / "build" / "out.o").read_bytes()
+
+    one = restore(session, "before refactor", ["src/app.py"])
+    assert one.written == ["src/app.py"] and not one.removed and one.safety_snapshot
+    assert (root / "src" / "app.py").read_text() == "def main():\n    return 1\n"
+    assert state(root) == {**after, "src/app.py": before["src/app.py"]}
+    restore(session, one.safety_snapshot)  # undo: exactly the state before the restore
+    assert state(root) == after
+
+    subset = restore(session, "before refactor", ["bin", "assets/*.bin", "latest"])
+    assert sorted(subset.written) == ["assets/logo.bin", "bin/run.sh", "latest"]
+    assert os.access(root / "bin" / "run.sh", os.X_OK) and os.readlink(root / "latest") == "src/app.py"
+    assert (root / "assets" / "logo.bin").read_bytes() == BINARY
+    restore(session, subset.safety_snapshot)
+    assert state(root) == after
+
+    whole = restore(session, "before refactor")
+    assert "src/new_module.py" in whole.removed and "docs/guide/intro.md" in whole.removed
+    expected = {k: v for k, v in before.items()}
+    expected["build"], expected["build/out.o"] = after["build"], after["build/out.o"]  # ignored: untouched
+    assert state(root) == expected
+    assert (root / "build" / "out.o").read_bytes() == ignored
+    assert not (root / "docs").exists()  # directories emptied by the restore are removed
+    log = history.global_trajectory(session, 3)
+    assert "[RESTORE]" in log and 'checkpoint "before refactor"' in log
+    undo = restore(session, whole.safety_snapshot)
+    assert state(root) == after and undo.commit
+    assert git_dir_digest(root) == git_before  # the project's own git never written
+    assert any(p.message.startswith("before restore of") for p in points(session.recorder.repo))
+
+
+def test_dry_run_writes_nothing_and_shows_the_diff(session: ProjectSession) -> None:
+    build_history(session)
+    now = state(session.root)
+    commits = session.recorder.repo.git.text(["rev-list", "--all", "--count"])
+    dry = restore(session, "before refactor", dry_run=True)
+    assert dry.dry_run and dry.safety_snapshot is None and dry.commit is None
+    assert "+    return 1" in dry.diff and "Would write" in dry.text and "Would remove" in dry.text
+    assert state(session.root) == now
+    assert session.recorder.repo.git.text(["rev-list", "--all", "--count"]) == commits
+
+
+def test_references_by_position_id_time_and_bad_input_write_nothing(session: ProjectSession, tmp_path: Path) -> None:
+    build_history(session)
+    root = session.root
+    now = state(root)
+    tip = session.recorder.latest_commit(session.branch)
+    assert restore(session, "~0", dry_run=True).source == tip
+    assert restore(session, tip[:7], dry_run=True).source == tip
+    assert restore(session, "2099-01-01T00:00", dry_run=True).source == tip  # the last at or before a time
+    cases = [("no such point", InvalidArgumentError, "Nearest checkpoints: .*\"before refactor\""),
+             ("~999", InvalidArgumentError, "only"),
+             ("1999-01-01", InvalidArgumentError, "no snapshot of this branch at or before")]
+    for ref, error, message in cases:
+        with pytest.raises(error, match=message):
+            restore(session, ref)
+    for paths, error in ((["../outside.txt"], PathOutsideProjectError), (["/etc/passwd"], PathOutsideProjectError),
+                         (["nothing/here.py"], InvalidArgumentError), (["../*"], InvalidArgumentError)):
+        with pytest.raises(error):
+            restore(session, "before refactor", paths)
+    assert state(root) == now
+
+
+def test_refused_during_a_merge_unless_forced(session: ProjectSession) -> None:
+    build_history(session)
+    (session.recorder.project.git_dir / "MERGE_HEAD").write_text("0" * 40 + "\n")
+    with pytest.raises(ProjectError, match="middle of a merge"):
+        restore(session, "before refactor", ["src/app.py"])
+    assert restore(session, "before refactor", ["src/app.py"], force=True).written == ["src/app.py"]
+
+
+def test_a_save_during_the_restore_is_not_lost(project: Path) -> None:
+    s = ProjectSession(project, TrajectorySettings.load(project, debounce_seconds=0.3), watch=True)
+    s.start()
+    try:
+        build_history(s)
+        target = project / "src" / "app.py"
+        original_write = s.recorder.record_paths
+        calls = []
+
+        def safety_then_user_saves(*args, **kwargs):  # the user saves right after the safety snapshot
+            result = original_write(*args, **kwargs)
+            calls.append(kwargs.get("note"))
+            if len(calls) == 1:
+                assert "safety snapshot" in calls[0]
+                target.write_text("def main():\n    return 'typed during the restore'\n")
+            return result
+
+        s.recorder.record_paths = safety_then_user_saves
+        done = restore(s, "before refactor", ["src/app.py"])
+        assert done.saved_first == ["src/app.py"]
+        repo = s.recorder.repo
+        kept = repo.git.text(["log", "--all", "--format=%H", "-S", "typed during the restore"])
+        assert kept, "the save made during the restore is in the history"
+        time.sleep(1.0)  # the watcher saw the restore's writes: no burst of ordinary snapshots follows
+        subjects = repo.git.text(["log", "-3", "--format=%s", "refs/heads/shadow/main"]).splitlines()
+        assert subjects[0].startswith("[RESTORE]")
+    finally:
+        s.close()
+
+
+def test_compare_two_snapshots_and_now(session: ProjectSession) -> None:
+    build_history(session)
+    text = history.compare(session, "before refactor", "after refactor")
+    assert "M `src/app.py`" in text and "modified main" in text and "D `src/util.py`" in text
+    assert "+    return 'refactored'" in text
+    write(session.root, "src/app.py", "def main():\n    return 'unsaved work'\n")
+    now = history.compare(session, "after refactor", filepath="src/app.py")
+    assert "the work tree now" in now and "+    return 'unsaved work'" in now
+    assert now.data["files"][0]["path"] == "src/app.py"
+
+
+@pytest.mark.anyio
+async def test_restore_and_compare_through_the_sdk_client(project: Path) -> None:
+    app = TrajectoryService(lambda root: TrajectorySettings.load(root, debounce_seconds=30))
+    try:
+        async with Client(build_server(app)) as client:
+            await client.call_tool("configure_project", {"path": str(project)})
+            await client.call_tool("checkpoint", {"message": "good"})
+            write(project, "src/app.py", "def main():\n    return 'bad'\n")
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert tools["restore"].annotations.destructive_hint is True
+            assert tools["restore"].annotations.idempotent_hint is False
+            assert tools["compare"].annotations.read_only_hint is True
+            diff = await client.call_tool("compare", {"from_snapshot": "good"})
+            assert "+    return 'bad'" in diff.content[0].text
+            done = await client.call_tool("restore", {"snapshot": "good", "paths": ["src/app.py"]})
+            assert not done.is_error and done.structured_content["written"] == ["src/app.py"]
+            assert (project / "src" / "app.py").read_text() == "def main():\n    return 1\n"
+            undo = await client.call_tool("restore", {"snapshot": done.structured_content["safety_snapshot"]})
+            assert not undo.is_error and (project / "src" / "app.py").read_text().endswith("'bad'\n")
+            bad = await client.call_tool("restore", {"snapshot": "good", "paths": ["../../etc/passwd"]})
+            assert bad.is_error and "outside the project" in bad.content[0].text
+    finally:
+        app.close()
+    assert git(project, "status", "--porcelain") == " M src/app.py\n"

@@ -1,0 +1,223 @@
+"""Symbol-level change detection on real sources (real grammars, no mocks)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+from code_trajectory.symbols import compare
+
+BASE = textwrap.dedent('''\
+    import json
+    import os
+
+
+    class Serializer:
+        """Serialises with a salt."""
+
+        salt = b"itsdangerous"
+
+        def loads(self, s):
+            # parse the payload
+            return json.loads(s)
+
+        def dumps(self, obj):
+            if obj is None:
+                return "null"
+            return json.dumps(obj)
+
+
+    def make(path):
+        return Serializer() if os.path.exists(path) else None
+    ''').encode()
+
+
+def edit(old: str, new: str, source: bytes = BASE) -> bytes:
+    assert old.encode() in source, old
+    return source.replace(old.encode(), new.encode(), 1)
+
+
+def test_innermost_modified_and_added_method():
+    new = edit("return json.loads(s)", "return json.loads(s.strip())")
+    new = edit("        return json.dumps(obj)\n",
+               "        return json.dumps(obj)\n\n    def iter_unsigners(self):\n        yield self.salt\n",
+               new)
+    changes = compare("pkg/serializer.py", BASE, new)
+    assert changes.kind == "code"
+    assert changes.modified == ("Serializer.loads",)
+    assert changes.added == ("Serializer.iter_unsigners",)
+    assert changes.removed == () and changes.renamed == ()
+    assert changes.summary() == "modified Serializer.loads; added Serializer.iter_unsigners"
+
+
+def test_class_attribute_and_decorator_changes_modify_the_class_only():
+    changes = compare("s.py", BASE, edit('salt = b"itsdangerous"', 'salt = b"other"'))
+    assert changes.modified == ("Serializer",)
+    decorated = compare("s.py", BASE, edit("class Serializer:", "@dataclass\nclass Serializer:"))
+    assert decorated.modified == ("Serializer",)
+
+
+def test_nested_class_attribute_change_reports_the_nested_class():
+    src = b"class Outer:\n    class Meta:\n        table = 'a'\n        def f(self):\n            return 1\n"
+    changes = compare("m.py", src, src.replace(b"'a'", b"'b'"))
+    assert changes.modified == ("Outer.Meta",)
+
+
+def test_removed_function_and_deleted_file():
+    new = edit("def make(path):\n    return Serializer() if os.path.exists(path) else None\n", "")
+    changes = compare("s.py", BASE, new)
+    assert changes.removed == ("make",) and changes.modified == () and changes.kind == "code"
+    deleted = compare("s.py", BASE, None)
+    assert deleted.kind == "deleted"
+    assert deleted.removed == ("Serializer", "Serializer.loads", "Serializer.dumps", "make")
+    assert deleted.summary() == "removed Serializer, make"
+
+
+def test_added_file_lists_every_symbol():
+    changes = compare("s.py", None, BASE)
+    assert changes.kind == "added"
+    assert changes.added == ("Serializer", "Serializer.loads", "Serializer.dumps", "make")
+
+
+def test_rename_with_same_body_is_a_rename_and_container_renames_carry_children():
+    renamed = compare("s.py", BASE, edit("def make(path)", "def build(path)"))
+    assert renamed.renamed == (("make", "build"),)
+    assert renamed.added == () and renamed.removed == () and renamed.modified == ()
+    cls = compare("s.py", BASE, BASE.replace(b"Serializer", b"Codec"))
+    assert cls.renamed == (("Serializer", "Codec"),)
+    assert cls.added == () and cls.removed == ()
+    assert cls.modified == ("make",)  # its body calls the class by its new name
+    both = compare("s.py", BASE, edit("return json.loads(s)", "return json.loads(s or '{}')",
+                                      BASE.replace(b"Serializer", b"Codec")))
+    assert both.renamed == (("Serializer", "Codec"),) and both.modified == ("Codec.loads", "make")
+
+
+def test_rename_is_detected_across_files_by_body_key():
+    from code_trajectory.symbols import language_for
+
+    a = language_for("a.py").extract(b"def helper(x):\n    return x * 2 + helper(x - 1)\n")
+    b = language_for("b.py").extract(b"def twice(x):\n    return x * 2 + twice(x - 1)\n")
+    c = language_for("c.py").extract(b"def twice(x):\n    return x * 3\n")
+    assert a[0].body_key == b[0].body_key != c[0].body_key
+    assert a[0].text_hash != b[0].text_hash
+
+
+def test_whitespace_only_change_is_reported_as_reformatted():
+    new = edit('            return "null"\n', '            return  "null"   \n\n')
+    changes = compare("s.py", BASE, new)
+    assert changes.kind == "whitespace-only"
+    assert changes.modified == () and changes.reformatted == ("Serializer.dumps",)
+    crlf = compare("s.py", BASE, BASE.replace(b"\n", b"\r\n"))
+    assert crlf.kind == "whitespace-only" and crlf.modified == ()
+
+
+def test_reindenting_into_a_block_is_code_not_whitespace():
+    new = edit('            return "null"\n        return json.dumps(obj)',
+               '            return "null"\n            return json.dumps(obj)')
+    changes = compare("s.py", BASE, new)
+    assert changes.kind == "code" and changes.modified == ("Serializer.dumps",)
+
+
+def test_comment_and_docstring_changes_are_comment_only():
+    comment = compare("s.py", BASE, edit("# parse the payload", "# parse the JSON payload"))
+    assert comment.kind == "comment-only"
+    assert comment.comments_changed == ("Serializer.loads",) and comment.modified == ()
+    doc = compare("s.py", BASE, edit('"""Serialises with a salt."""', '"""Serialises, salted."""'))
+    assert doc.kind == "comment-only" and doc.comments_changed == ("Serializer",)
+
+
+def test_string_contents_are_code_even_when_only_spaces_differ():
+    changes = compare("s.py", BASE, edit('return "null"', 'return "nu ll"'))
+    assert changes.kind == "code" and changes.modified == ("Serializer.dumps",)
+
+
+def test_import_only_change():
+    changes = compare("s.py", BASE, edit("import os\n", "import os\nimport sys\n"))
+    assert changes.kind == "import-only" and changes.imports_changed
+    assert changes.modified == () and changes.summary() == "import-only; imports changed"
+    c = compare("m.c", b"#include <stdio.h>\nint f(void) { return 1; }\n",
+                b"#include <stdio.h>\n#include <string.h>\nint f(void) { return 1; }\n")
+    assert c.kind == "import-only"
+    rs = compare("m.rs", b"use std::fmt;\nfn f() {}\n", b"use std::io;\nfn f() {}\n")
+    assert rs.kind == "import-only"
+
+
+def test_local_import_inside_a_function_modifies_it():
+    src = b"def f():\n    import os\n    return os.sep\n"
+    changes = compare("s.py", src, src.replace(b"import os", b"import os, sys"))
+    assert changes.kind == "code" and changes.modified == ("f",)
+
+
+def test_top_level_code_outside_symbols():
+    changes = compare("s.py", BASE, BASE + b"\nDEFAULT = make('.')\n")
+    assert changes.kind == "code" and changes.top_level_changed and changes.touched == ()
+
+
+def test_reordered_methods_are_moved():
+    dumps = ('    def dumps(self, obj):\n        if obj is None:\n            return "null"\n'
+             '        return json.dumps(obj)\n')
+    new = edit("\n" + dumps, "")
+    new = edit("    def loads(self, s):", dumps + "\n    def loads(self, s):", new)
+    changes = compare("s.py", BASE, new)
+    assert changes.moved == ("Serializer.dumps",) and changes.modified == () and changes.added == ()
+
+
+def test_unchanged_unsupported_and_binary():
+    assert compare("s.py", BASE, BASE).kind == "unchanged"
+    assert compare("notes.txt", b"a", b"b") is None
+    assert compare("Makefile", None, b"all:\n") is None
+    binary = compare("s.py", BASE, b"\x00\x01\x02\x03")
+    assert binary.kind == "skipped" and binary.skipped == "binary" and binary.touched == ()
+
+
+def test_syntax_error_in_new_version_still_reports_what_it_can():
+    new = edit("def make(path):", "def make(path:")
+    changes = compare("s.py", BASE, new)
+    assert changes.has_errors
+    assert "Serializer.loads" not in changes.touched and "Serializer.dumps" not in changes.touched
+
+
+def test_java_overloads_and_alias_when_a_second_overload_appears():
+    old = b"class A {\n  void bar(int x) { run(x); }\n}\n"
+    new = b"class A {\n  void bar(int x) { run(x); }\n  void bar(String s) { run(s); }\n}\n"
+    changes = compare("A.java", old, new)
+    assert changes.added == ("A.bar(String)",)
+    assert changes.removed == () and changes.renamed == () and changes.modified == ()
+    edited = compare("A.java", new, new.replace(b"run(s)", b"run(s.trim())"))
+    assert edited.modified == ("A.bar(String)",)
+
+
+def test_cpp_out_of_line_method_modified_and_go_method_added():
+    old = b"namespace ns {\nvoid Server::start() { listen(); }\n}\n"
+    changes = compare("s.cpp", old, old.replace(b"listen();", b"listen(80);"))
+    assert changes.modified == ("ns::Server::start",)
+    go_old = b"package s\n\ntype Server struct{}\n\nfunc (s *Server) Start() {}\n"
+    go_new = go_old + b"\nfunc (s Server) Stop() { s.Start() }\n"
+    go = compare("s.go", go_old, go_new)
+    assert go.added == ("Server.Stop",) and go.modified == ()
+
+
+def test_ruby_and_rust_and_typescript_modified_methods():
+    rb = b"module M\n  class K\n    def run\n      1\n    end\n  end\nend\n"
+    assert compare("k.rb", rb, rb.replace(b"      1", b"      2")).modified == ("M::K#run",)
+    rs = b"struct S;\nimpl S {\n    fn go(&self) -> u8 { 1 }\n}\n"
+    assert compare("s.rs", rs, rs.replace(b"{ 1 }", b"{ 2 }")).modified == ("S::go",)
+    ts = b"export class Store {\n  load(k: string): number { return 1; }\n}\n"
+    assert compare("s.ts", ts, ts.replace(b"return 1", b"return 2")).modified == ("Store.load",)
+
+
+def test_importing_the_package_imports_no_grammar_and_one_language_only_its_own():
+    code = textwrap.dedent("""
+        import sys
+        import code_trajectory.symbols as s
+        assert not [m for m in sys.modules if m.startswith("tree_sitter")], "grammar imported eagerly"
+        s.language_for("a.py").extract(b"def f(): pass\\n")
+        loaded = sorted(m for m in sys.modules if m.startswith("tree_sitter_") and "." not in m)
+        print(loaded)
+        mods = sorted(m.rsplit(".", 1)[1] for m in sys.modules if m.startswith("code_trajectory.symbols.languages."))
+        print(mods)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[0] == "['tree_sitter_python']"
+    assert out[1] == "['python']"

@@ -1,0 +1,483 @@
+"""Extraction per language with the real grammars: exact qualified names, kinds and 1-based line spans."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from code_trajectory.symbols import language_for
+
+
+def extract(path: str, source: str) -> list[tuple[str, str, int, int]]:
+    language = language_for(path)
+    assert language is not None, path
+    return [(s.name, s.kind, s.start_line, s.end_line) for s in language.extract(textwrap.dedent(source).encode())]
+
+
+def test_python_classes_methods_nested_and_decorators():
+    got = extract("pkg/serializer.py", '''\
+        import json
+
+
+        class Serializer:
+            """Signs and serialises."""
+
+            default_salt = b"itsdangerous"
+
+            @staticmethod
+            def loads(s):
+                return json.loads(s)
+
+            def dumps(self, obj):
+                def encode(o):
+                    return json.dumps(o)
+                return encode(obj)
+
+            class Options:
+                pass
+
+
+        async def main():
+            return Serializer()
+        ''')
+    assert got == [
+        ("Serializer", "class", 4, 19),
+        ("Serializer.loads", "method", 9, 11),
+        ("Serializer.dumps", "method", 13, 16),
+        ("Serializer.dumps.encode", "function", 14, 15),
+        ("Serializer.Options", "class", 18, 19),
+        ("main", "function", 22, 23),
+    ]
+
+
+def test_python_property_setter_is_disambiguated_by_occurrence():
+    got = extract("a.py", '''\
+        class Point:
+            @property
+            def x(self):
+                return self._x
+
+            @x.setter
+            def x(self, value):
+                self._x = value
+        ''')
+    assert [name for name, *_ in got] == ["Point", "Point.x", "Point.x@2"]
+    assert got[1][2:] == (2, 4) and got[2][2:] == (6, 8)
+
+
+def test_javascript_functions_classes_arrows_objects_and_exports():
+    got = extract("web/app.mjs", '''\
+        import fs from "fs";
+        export default function () {}
+        export function load(path) {
+          return fs.readFileSync(path);
+        }
+        const parse = (text) => JSON.parse(text);
+        let a = function () {}, b = () => 2;
+        export const api = {
+          get(url) { return url; },
+          post: async (url) => url,
+          retries: 3,
+        };
+        class Store extends Base {
+          get size() { return 1; }
+          set size(v) {}
+          static open() { return new Store(); }
+          handle = () => { const inner = () => 1; };
+        }
+        module.exports.helper = function () {};
+        Store.prototype.legacy = function () {};
+        ''')
+    assert got == [
+        ("default", "function", 2, 2),
+        ("load", "function", 3, 5),
+        ("parse", "function", 6, 6),
+        ("a", "function", 7, 7),
+        ("b", "function", 7, 7),
+        ("api", "object", 8, 12),
+        ("api.get", "method", 9, 9),
+        ("api.post", "method", 10, 10),
+        ("Store", "class", 13, 18),
+        ("Store.size(get)", "method", 14, 14),
+        ("Store.size(set)", "method", 15, 15),
+        ("Store.open", "method", 16, 16),
+        ("Store.handle", "method", 17, 17),
+        ("Store.handle.inner", "function", 17, 17),
+        ("module.exports.helper", "function", 19, 19),
+        ("Store.prototype.legacy", "function", 20, 20),
+    ]
+
+
+def test_typescript_types_namespaces_and_overload_signatures():
+    got = extract("src/repo.ts", '''\
+        export interface Repo<T> {
+          load(key: string): T;
+        }
+        export type Key = string | number;
+        export enum Mode { Read, Write }
+        namespace Util {
+          export function clamp(x: number): number { return x; }
+        }
+        export abstract class Base<T> implements Repo<T> {
+          private cache = (k: string) => k;
+          abstract load(key: string): T;
+          constructor(private dir: string) {}
+        }
+        function over(a: string): void;
+        function over(a: any) {}
+        ''')
+    assert got == [
+        ("Repo", "interface", 1, 3),
+        ("Key", "type", 4, 4),
+        ("Mode", "enum", 5, 5),
+        ("Util", "namespace", 6, 8),
+        ("Util.clamp", "function", 7, 7),
+        ("Base", "class", 9, 13),
+        ("Base.cache", "method", 10, 10),
+        ("Base.constructor", "constructor", 12, 12),
+        ("over", "function", 15, 15),
+    ]
+
+
+def test_tsx_uses_the_tsx_grammar():
+    language = language_for("ui/Button.tsx")
+    assert language is not None and language.name == "tsx"
+    got = extract("ui/Button.tsx", '''\
+        export const Button = ({ label }: Props) => <button className="b">{label}</button>;
+        export function List<T,>(props: { items: T[] }) {
+          return <ul>{props.items.map((i) => <li>{String(i)}</li>)}</ul>;
+        }
+        ''')
+    assert got == [("Button", "function", 1, 1), ("List", "function", 2, 4)]
+
+
+def test_go_receivers_generics_and_types():
+    got = extract("server.go", '''\
+        package server
+
+        import "net/http"
+
+        type Server[T any] struct {
+        	mux *http.ServeMux
+        }
+
+        type Handler interface {
+        	Serve()
+        }
+
+        type ID int
+
+        func (s *Server[T]) Start() error {
+        	return nil
+        }
+
+        func (s Server[T]) Stop() {}
+
+        func New() *Server[int] { return nil }
+        ''')
+    assert got == [
+        ("Server", "struct", 5, 7),
+        ("Handler", "interface", 9, 11),
+        ("ID", "type", 13, 13),
+        ("Server.Start", "method", 15, 17),
+        ("Server.Stop", "method", 19, 19),
+        ("New", "function", 21, 21),
+    ]
+
+
+def test_rust_impls_traits_modules_and_trait_method_collisions():
+    got = extract("src/lib.rs", '''\
+        use std::fmt;
+
+        mod net {
+            pub mod tcp {
+                pub fn connect() {}
+            }
+        }
+
+        /// A server.
+        #[derive(Debug)]
+        pub struct Server {
+            port: u16,
+        }
+
+        pub trait Greet {
+            fn hi(&self);
+            fn bye(&self) {}
+        }
+
+        impl Server {
+            pub fn start(&self) {}
+        }
+
+        impl Greet for Server {
+            fn hi(&self) {}
+        }
+
+        impl fmt::Display for Server {
+            fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result { Ok(()) }
+        }
+
+        impl fmt::Debug for Server {
+            fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result { Ok(()) }
+        }
+        ''')
+    assert got == [
+        ("net", "module", 3, 7),
+        ("net::tcp", "module", 4, 6),
+        ("net::tcp::connect", "function", 5, 5),
+        ("Server", "struct", 9, 13),
+        ("Greet", "trait", 15, 18),
+        ("Greet::bye", "method", 17, 17),
+        ("impl Server", "impl", 20, 22),
+        ("Server::start", "method", 21, 21),
+        ("impl Greet for Server", "impl", 24, 26),
+        ("Server::hi", "method", 25, 25),
+        ("impl fmt::Display for Server", "impl", 28, 30),
+        ("<Server as fmt::Display>::fmt", "method", 29, 29),
+        ("impl fmt::Debug for Server", "impl", 32, 34),
+        ("<Server as fmt::Debug>::fmt", "method", 33, 33),
+    ]
+
+
+def test_java_nesting_constructors_and_overloads():
+    got = extract("src/main/java/app/Outer.java", '''\
+        package app;
+
+        import java.util.List;
+
+        @Deprecated
+        public class Outer {
+            private int count;
+
+            public Outer(int count) { this.count = count; }
+
+            void bar(int x) {}
+
+            void bar(String s, List<String>... rest) {}
+
+            static class Inner {
+                void method() {}
+            }
+
+            interface Listener {
+                void onEvent();
+                default void reset() {}
+            }
+        }
+        ''')
+    assert got == [
+        ("Outer", "class", 5, 23),
+        ("Outer.Outer", "constructor", 9, 9),
+        ("Outer.bar(int)", "method", 11, 11),
+        ("Outer.bar(String,List<String>...)", "method", 13, 13),
+        ("Outer.Inner", "class", 15, 17),
+        ("Outer.Inner.method", "method", 16, 16),
+        ("Outer.Listener", "interface", 19, 22),
+        ("Outer.Listener.reset", "method", 21, 21),
+    ]
+
+
+def test_c_functions_structs_typedefs_and_macros():
+    got = extract("src/store.c", '''\
+        #include <stdlib.h>
+
+        #define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+        struct store {
+            int size;
+        };
+
+        typedef struct {
+            int x, y;
+        } point;
+
+        static int *make(int **a, char c[]) {
+            return NULL;
+        }
+
+        void store_free(struct store *s) { free(s); }
+        ''')
+    assert got == [
+        ("MAX", "macro", 3, 3),
+        ("store", "struct", 5, 7),
+        ("point", "struct", 9, 11),
+        ("make", "function", 13, 15),
+        ("store_free", "function", 17, 17),
+    ]
+
+
+def test_cpp_namespaces_out_of_line_methods_and_overloads():
+    got = extract("src/server.cpp", '''\
+        #include <string>
+
+        namespace net {
+
+        template <typename T>
+        class Server {
+         public:
+          Server(int port) : port_(port) {}
+          ~Server() {}
+          void start(const std::string& host, int port = 80) {}
+          int size() const { return 0; }
+          int port_;
+        };
+
+        void Server::start() {}
+
+        }  // namespace net
+
+        void net::Server::stop() {}
+
+        int main() { return 0; }
+        ''')
+    assert got == [
+        ("net", "namespace", 3, 17),
+        ("net::Server", "class", 5, 13),
+        ("net::Server::Server", "constructor", 8, 8),
+        ("net::Server::~Server", "method", 9, 9),
+        ("net::Server::start(const std::string&,int)", "method", 10, 10),
+        ("net::Server::size", "method", 11, 11),
+        ("net::Server::start()", "method", 15, 15),
+        ("net::Server::stop", "method", 19, 19),
+        ("main", "function", 21, 21),
+    ]
+
+
+def test_ruby_modules_instance_and_singleton_methods():
+    got = extract("lib/billing.rb", '''\
+        require "json"
+
+        module Billing
+          class Invoice < Base
+            def total
+              1
+            end
+
+            def self.build(attrs)
+              new(attrs)
+            end
+
+            class << self
+              def parse(text); end
+            end
+          end
+        end
+
+        def helper; end
+        ''')
+    assert got == [
+        ("Billing", "module", 3, 17),
+        ("Billing::Invoice", "class", 4, 16),
+        ("Billing::Invoice#total", "method", 5, 7),
+        ("Billing::Invoice.build", "method", 9, 11),
+        ("Billing::Invoice.parse", "method", 14, 14),
+        ("helper", "function", 19, 19),
+    ]
+
+
+@pytest.mark.parametrize("path, name", [
+    ("a.py", "python"), ("b.JS", "javascript"), ("c.cjs", "javascript"), ("d.jsx", "javascript"),
+    ("e.ts", "typescript"), ("f.tsx", "tsx"), ("g.go", "go"), ("h.rs", "rust"), ("I.java", "java"),
+    ("j.c", "c"), ("k.h", "c"), ("l.cc", "cpp"), ("m.hpp", "cpp"), ("n.rb", "ruby"), ("sub/Rakefile", "ruby"),
+])
+def test_registry_maps_extensions_and_file_names(path, name):
+    language = language_for(path)
+    assert language is not None and language.name == name
+    assert language_for(path) is language  # one shared instance
+
+
+@pytest.mark.parametrize("path", ["README.md", "Makefile", "data.json", "noext", "archive.tar.gz"])
+def test_registry_returns_none_for_unsupported_files(path):
+    assert language_for(path) is None
+
+
+def test_extensions_declared_by_modules_match_the_registry():
+    from code_trajectory.symbols import supported_extensions
+
+    for ext in supported_extensions():
+        language = language_for("x" + ext)
+        assert language is not None and ext in language.extensions, ext
+
+
+def test_crlf_line_endings_give_the_same_lines():
+    source = "class A:\n    def f(self):\n        return 1\n\ndef g():\n    pass\n"
+    lf = extract("a.py", source)
+    crlf = [(s.name, s.kind, s.start_line, s.end_line)
+            for s in language_for("a.py").extract(source.replace("\n", "\r\n").encode())]
+    assert crlf == lf == [("A", "class", 1, 3), ("A.f", "method", 2, 3), ("g", "function", 5, 6)]
+
+
+def test_syntax_errors_still_yield_the_recognisable_definitions():
+    language = language_for("broken.py")
+    analysis = language.analyze(b"def good():\n    return 1\n\ndef broken(:\n    pass\n\nclass Still:\n    def ok(self):\n"
+                                b"        return 2\n")
+    names = [s.name for s in analysis.symbols]
+    assert analysis.has_errors
+    assert "good" in names and "Still" in names and "Still.ok" in names
+
+
+def test_binary_and_too_large_input_are_skipped_not_parsed():
+    from code_trajectory.symbols import MAX_SOURCE_BYTES
+
+    language = language_for("a.c")
+    binary = language.analyze(b"int main() {}\x00\x01\x02")
+    assert binary.skipped == "binary" and binary.symbols == ()
+    huge = language.analyze(b"int f(void) { return 0; }\n" * (MAX_SOURCE_BYTES // 26 + 1))
+    assert huge.skipped == "too-large" and huge.symbols == ()
+    assert language.extract(b"\xff\xfe garbage \x80 not utf-8") == []
+
+
+def test_non_utf8_names_are_decoded_with_replacement():
+    symbols = language_for("a.py").extract("def caf\u00e9():\n    pass\n".encode("latin-1"))
+    assert len(symbols) == 1 and symbols[0].name.startswith("caf")
+
+
+def test_csharp_namespaces_properties_and_overloads():
+    got = extract("Store.cs", '''\
+        using System;
+        namespace App.Core {
+          public class Store<T> {
+            public Store(int x) {}
+            public void Save(int a) {}
+            public void Save(string s, int b) {}
+            public int Size { get { return 1; } }
+            interface IRepo { void Load(); }
+          }
+        }
+        ''')
+    assert got == [
+        ("App.Core", "namespace", 2, 10),
+        ("App.Core.Store", "class", 3, 9),
+        ("App.Core.Store.Store", "constructor", 4, 4),
+        ("App.Core.Store.Save(int)", "method", 5, 5),
+        ("App.Core.Store.Save(string,int)", "method", 6, 6),
+        ("App.Core.Store.Size", "property", 7, 7),
+        ("App.Core.Store.IRepo", "interface", 8, 8),
+    ]
+
+
+def test_php_classes_traits_and_braced_namespaces():
+    got = extract("src/User.php", '''\
+        <?php
+        use Foo\\Bar;
+        function helper($a) { return $a; }
+        class User extends Model {
+            public function save(): bool { return true; }
+            public static function find($id) {}
+        }
+        trait Greets { public function hi() {} }
+        namespace Other { class K { function m() {} } }
+        ''')
+    assert got == [
+        ("helper", "function", 3, 3),
+        ("User", "class", 4, 7),
+        ("User::save", "method", 5, 5),
+        ("User::find", "method", 6, 6),
+        ("Greets", "trait", 8, 8),
+        ("Greets::hi", "method", 8, 8),
+        ("Other", "namespace", 9, 9),
+        ("Other\\K", "class", 9, 9),
+        ("Other\\K::m", "method", 9, 9),
+    ]
