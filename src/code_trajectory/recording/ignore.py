@@ -39,6 +39,7 @@ Paths are relative to the project root, ``/``-separated, without a leading ``/``
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 import threading
@@ -155,6 +156,21 @@ class RecordingPolicy:
             self._clear_verdicts()
             self._base_sources = self._load_base_sources()
             self._refresh()
+
+    def rules_fingerprint(self) -> str:
+        """A digest of every input of the verdicts except the project's own ``.gitignore`` files.
+
+        Covers the secret deny list, the global excludes file, ``info/exclude``, the ``.gitignore``
+        files above the root (their patterns as last loaded: call :meth:`invalidate` first) and the
+        stat data of the project's index (the tracked set). Scans keep directory listings only while
+        it stays the same (:mod:`code_trajectory.recording.worktree`).
+        """
+        digest = hashlib.sha1(repr(self.deny_patterns).encode())
+        with self._lock:
+            for source in self._base_sources:
+                digest.update(repr((source.label, source.lead, [p[2] for p in source.rules.patterns])).encode())
+        digest.update(repr(self._tracked.stamp()).encode())
+        return digest.hexdigest()
 
     def _clear_verdicts(self) -> None:
         self._dir_state.clear()

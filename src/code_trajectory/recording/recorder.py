@@ -45,7 +45,7 @@ from code_trajectory.recording import gitops
 from code_trajectory.recording.blobs import write_blobs
 from code_trajectory.recording.ignore import RecordingPolicy, SubtreePolicy
 from code_trajectory.recording.intent import IntentStore
-from code_trajectory.recording.statcache import StatCache
+from code_trajectory.recording.statcache import CachedScan, StatCache
 from code_trajectory.recording.worktree import FileInfo, probe, scan
 
 log = logging.getLogger(__name__)
@@ -396,22 +396,22 @@ class Recorder:
         with self._lock:
             self.policy.invalidate()  # ignore files may have changed unseen (while stopped, or mid-burst)
             scan_started_ns = time.time_ns()
-            result = scan(self.root, self.policy,
+            fingerprint = self.policy.rules_fingerprint()
+            cached = self.stat_cache.load(fingerprint)
+            result = scan(self.root, self.policy, listings=cached.listings,
                           progress=(lambda n: progress("scan", n, None)) if progress else None)
             for rel, why in result.skipped[:20]:
                 log.info("not recorded: %s (%s)", rel, why)
-            cached = self.stat_cache.load()
             base = self._base_tree()
-            recorded = self._list_tree(base)
+            # the rows describe the last scanned tree: when it is the base, no need to list it
+            recorded = cached.entries() if base is not None and cached.tree == base else self._list_tree(base)
             changes: dict[str, TreeEntry | None] = {path: None for path in recorded if path not in result.files}
             to_hash: list[FileInfo] = []
-            known: list[tuple[FileInfo, str]] = []
             for rel, info in result.files.items():
-                oid = StatCache.trusted(info, cached.get(rel))
+                oid = CachedScan.trusted(info, cached.rows.get(rel))
                 if oid is None:
                     to_hash.append(info)
                     continue
-                known.append((info, oid))
                 entry = TreeEntry(info.mode, oid)
                 if recorded.get(rel) != entry:
                     changes[rel] = entry
@@ -425,11 +425,13 @@ class Recorder:
                     elif entry is None:
                         changes[rel] = None
                 by_rel = {i.rel: i for i in to_hash}
-                known += [(by_rel[rel], e.oid) for rel, e in entries.items() if e is not None]
+                hashed = [(by_rel[rel], e.oid) for rel, e in entries.items() if e is not None]
                 if progress:
                     progress("write", 0, len(changes))
                 tree = trees.apply_changes(self.repo, base, changes) if changes or base is None else base
-            self.stat_cache.replace_all(known, scan_started_ns)
+            removed = [rel for rel in cached.rows if rel not in result.files or entries.get(rel, True) is None]
+            self.stat_cache.save(cached, hashed=hashed, removed=removed, listings=result.listings,
+                                 fingerprint=fingerprint, tree=tree, scanned_ns=scan_started_ns)
             imported = sorted((p, e) for p, e in changes.items() if e is not None) if base is None else None
             return tree, base, oversize, imported
 

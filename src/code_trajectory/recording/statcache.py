@@ -1,32 +1,69 @@
-"""The stat cache: which blob each file held when its ``lstat`` facts were last seen.
+"""The stat cache: what the last full scan learned, so the next one does little more than ``lstat``.
 
-A full scan (start-up, rescan, checkpoint) looks up every file here and hashes
-only those whose mode, size, mtime, ctime or inode changed — git's own index
-trick, kept in SQLite (``.trajectory/state/statcache.sqlite``) because the shadow
-repository has no index. A row is trusted only when the file's mtime is at least
-:data:`RACY_MARGIN_NS` older than the scan that wrote it, so a write landing in
-the same timestamp tick as the hashing (git's "racy clean" case) is re-hashed.
+It holds three things, in SQLite (``.trajectory/state/statcache.sqlite``) because the shadow
+repository has no index:
+
+- per file, the blob it held when its ``lstat`` facts were last seen: a scan hashes only files whose
+  mode, size, mtime, ctime or inode changed (git's own index trick). A row is trusted only when the
+  file's mtime is at least :data:`~code_trajectory.recording.worktree.RACY_MARGIN_NS` older than the
+  scan that wrote it, so a write landing in the same timestamp tick as the hashing (git's "racy
+  clean" case, gitformat-index(5)) is re-hashed;
+- per directory, its :class:`~code_trajectory.recording.worktree.DirListing`, kept only under the
+  same ignore rules (the policy's ``rules_fingerprint``);
+- the tree the file rows describe exactly, so a scan compares with the last snapshot without listing
+  its tree (``git ls-tree -r``) when that snapshot is the branch's tip.
+
+Several processes (a server and a CLI ``checkpoint``) may scan the same project: a row is a fact about
+a file whichever process wrote it, but listings and the tree are only trusted when no other process
+wrote in between (a generation number, checked in the write's transaction).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sqlite3
 import threading
+import uuid
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from code_trajectory.recording.worktree import FileInfo
+from code_trajectory.git.shadow import TreeEntry
+from code_trajectory.recording.worktree import RACY_MARGIN_NS, DirListing, FileInfo
 
 log = logging.getLogger(__name__)
 
-#: Two seconds: the coarsest mtime resolution of common file systems (FAT; ext4 and
-#: APFS are finer), so rows younger than this relative to their scan are re-checked.
-RACY_MARGIN_NS = 2_000_000_000
+#: ``(lstat signature, blob id, scanned_ns)`` of a file, as stored.
+Row = tuple[tuple[str, int, int, int, int], str, int]
+
+
+@dataclass
+class CachedScan:
+    """What :meth:`StatCache.load` found: file rows, directory listings, the tree the rows describe."""
+
+    rows: dict[str, Row] = field(default_factory=dict)
+    listings: dict[str, DirListing] = field(default_factory=dict)
+    tree: str | None = None
+    generation: str | None = None
+
+    def entries(self) -> dict[str, TreeEntry]:
+        """The rows as tree entries (path relative to the root -> mode and blob id): :attr:`tree`'s content."""
+        return {path: TreeEntry(row[0][0], row[1]) for path, row in self.rows.items()}
+
+    @staticmethod
+    def trusted(info: FileInfo, cached: Row | None) -> str | None:
+        """Return the cached blob id when ``info`` matches the row and the row is not racy."""
+        if cached is None:
+            return None
+        signature, oid, scanned_ns = cached
+        if signature != info.signature() or info.mtime_ns + RACY_MARGIN_NS > scanned_ns:
+            return None
+        return oid
 
 
 class StatCache:
-    """Maps paths to ``(lstat signature, blob id)``; safe to use from several threads.
+    """The stat cache of one shadow repository; safe to use from several threads and processes.
 
     Args:
         path: the SQLite file; created on first use. A damaged file is replaced
@@ -54,47 +91,96 @@ class StatCache:
 
     def _open(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
+        db = sqlite3.connect(self.path, check_same_thread=False, timeout=30, isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("CREATE TABLE IF NOT EXISTS files (path BLOB PRIMARY KEY, mode TEXT, size INTEGER,"
                    " mtime_ns INTEGER, ctime_ns INTEGER, ino INTEGER, oid TEXT, scanned_ns INTEGER)")
+        db.execute("CREATE TABLE IF NOT EXISTS dirs (path BLOB PRIMARY KEY, mtime_ns INTEGER, ino INTEGER,"
+                   " scanned_ns INTEGER, ignore_file TEXT, files BLOB, subdirs BLOB, excluded TEXT)")
+        db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
         db.execute("SELECT count(*) FROM files").fetchone()
         return db
 
-    def load(self) -> dict[str, tuple[tuple[str, int, int, int, int], str, int]]:
-        """Return ``{path: (signature, oid, scanned_ns)}`` for every cached file."""
-        with self._lock:
-            try:
-                rows = self._conn().execute(
-                    "SELECT path, mode, size, mtime_ns, ctime_ns, ino, oid, scanned_ns FROM files").fetchall()
-            except sqlite3.DatabaseError as exc:
-                log.warning("stat cache unreadable (%s); every file will be hashed", exc)
-                return {}
-        return {os.fsdecode(r[0]): ((r[1], r[2], r[3], r[4], r[5]), r[6], r[7]) for r in rows}
+    def load(self, fingerprint: str) -> CachedScan:
+        """Everything cached; the listings only when made under ``fingerprint``.
 
-    @staticmethod
-    def trusted(info: FileInfo, cached: tuple[tuple[str, int, int, int, int], str, int] | None) -> str | None:
-        """Return the cached blob id when ``info`` matches the row and the row is not racy."""
-        if cached is None:
-            return None
-        signature, oid, scanned_ns = cached
-        if signature != info.signature() or info.mtime_ns + RACY_MARGIN_NS > scanned_ns:
-            return None
-        return oid
+        Args:
+            fingerprint: :meth:`~code_trajectory.recording.ignore.RecordingPolicy.rules_fingerprint` now.
 
-    def replace_all(self, rows: list[tuple[FileInfo, str]], scanned_ns: int) -> None:
-        """Replace the whole cache with ``rows`` of ``(file, blob id)`` seen by a scan started at ``scanned_ns``."""
+        An unreadable cache loads as empty (every file is then hashed, every directory read).
+        """
         with self._lock:
             try:
                 db = self._conn()
-                with db:
-                    db.execute("DELETE FROM files")
-                    db.executemany(
-                        "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)",
-                        ((os.fsencode(f.rel), f.mode, f.size, f.mtime_ns, f.ctime_ns, f.ino, oid, scanned_ns)
-                         for f, oid in rows))
+                db.execute("BEGIN")
+                try:
+                    meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+                    rows = db.execute("SELECT path, mode, size, mtime_ns, ctime_ns, ino, oid, scanned_ns"
+                                      " FROM files").fetchall()
+                    dirs = (db.execute("SELECT path, mtime_ns, ino, scanned_ns, ignore_file, files, subdirs,"
+                                       " excluded FROM dirs").fetchall()
+                            if meta.get("rules") == fingerprint else [])
+                finally:
+                    db.execute("COMMIT")
             except sqlite3.DatabaseError as exc:
+                log.warning("stat cache unreadable (%s); every file will be hashed", exc)
+                return CachedScan()
+        found = CachedScan(tree=meta.get("tree") or None, generation=meta.get("generation"))
+        found.rows = {os.fsdecode(r[0]): ((r[1], r[2], r[3], r[4], r[5]), r[6], r[7]) for r in rows}
+        for path, mtime_ns, ino, scanned_ns, ignore_file, files, subdirs, excluded in dirs:
+            found.listings[os.fsdecode(path)] = DirListing(
+                (mtime_ns, ino), scanned_ns, tuple(json.loads(ignore_file)) if ignore_file else None,
+                _names(files), _names(subdirs), tuple((n, m) for n, m in json.loads(excluded)))
+        return found
+
+    def save(self, loaded: CachedScan, *, hashed: list[tuple[FileInfo, str]], removed: list[str],
+             listings: dict[str, DirListing], fingerprint: str, tree: str | None, scanned_ns: int) -> None:
+        """Write what a scan learned, touching only what changed since ``loaded``.
+
+        Args:
+            loaded: what :meth:`load` returned before the scan.
+            hashed: ``(file, blob id)`` of the files the scan hashed (rows it trusted stay as they are).
+            removed: paths (relative to the project root) whose rows must go: gone, excluded, too large.
+            listings: the scan's :attr:`~code_trajectory.recording.worktree.ScanResult.listings`.
+            fingerprint: the rules the listings were made under.
+            tree: the tree whose entries are now exactly the file rows (the scanned state), if built.
+            scanned_ns: ``time.time_ns()`` when the scan started (the racy check compares mtimes with it).
+
+        When another process wrote since ``loaded``, the listings are dropped and no tree is claimed
+        (its rows, facts about files, are kept). Errors are logged, never raised: the next scan does more.
+        """
+        same_rules = bool(loaded.listings) or not listings
+        changed = [(rel, lst) for rel, lst in listings.items() if loaded.listings.get(rel) is not lst]
+        gone = [rel for rel in loaded.listings if rel not in listings]
+        with self._lock:
+            try:
+                db = self._conn()
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    row = db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+                    alone = (row[0] if row else None) == loaded.generation
+                    db.executemany("DELETE FROM files WHERE path = ?", ((os.fsencode(p),) for p in removed))
+                    db.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)", (
+                        (os.fsencode(f.rel), f.mode, f.size, f.mtime_ns, f.ctime_ns, f.ino, oid, scanned_ns)
+                        for f, oid in hashed))
+                    if not alone or not same_rules:
+                        db.execute("DELETE FROM dirs")
+                        changed, gone = (list(listings.items()), []) if alone else ([], [])
+                    db.executemany("DELETE FROM dirs WHERE path = ?", ((os.fsencode(p),) for p in gone))
+                    db.executemany("INSERT OR REPLACE INTO dirs VALUES (?,?,?,?,?,?,?,?)", (
+                        (os.fsencode(rel), lst.signature[0], lst.signature[1], lst.scanned_ns,
+                         json.dumps(lst.ignore_file) if lst.ignore_file else None,
+                         b"\0".join(map(os.fsencode, lst.files)), b"\0".join(map(os.fsencode, lst.subdirs)),
+                         json.dumps(lst.excluded)) for rel, lst in changed))
+                    meta = {"generation": uuid.uuid4().hex, "rules": fingerprint if alone else "",
+                            "tree": tree if alone and tree else ""}
+                    db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", meta.items())
+                    db.execute("COMMIT")
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    raise
+            except (sqlite3.DatabaseError, UnicodeEncodeError) as exc:
                 log.warning("cannot write the stat cache (%s); the next scan will hash more files", exc)
 
     def close(self) -> None:
@@ -103,3 +189,7 @@ class StatCache:
             if self._db is not None:
                 self._db.close()
                 self._db = None
+
+
+def _names(packed: bytes) -> tuple[str, ...]:
+    return tuple(os.fsdecode(n) for n in packed.split(b"\0")) if packed else ()

@@ -169,6 +169,10 @@ class TrackedFiles:
             return None
         return (st.st_mtime_ns, st.st_size, st.st_ino)
 
+    def stamp(self) -> IndexStamp:
+        """The index's ``(mtime ns, size, inode)`` now, or None without one (one ``stat``)."""
+        return self._stat()
+
     @property
     def never_read(self) -> bool:
         """True until the index is first read."""

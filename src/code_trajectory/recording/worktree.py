@@ -12,8 +12,9 @@ from __future__ import annotations
 import logging
 import os
 import stat
-from collections.abc import Callable
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from code_trajectory.git.shadow import git_mode
@@ -44,38 +45,158 @@ class FileInfo:
         return (self.mode, self.size, self.mtime_ns, self.ctime_ns, self.ino)
 
 
+#: Two seconds: the coarsest mtime resolution of common file systems (FAT; ext4 and APFS are finer). A file or
+#: directory whose mtime is closer than this to the scan that saw it may change again within the same tick
+#: (git's "racy clean" case, gitformat-index(5)), so what was learned about it is not trusted next time.
+RACY_MARGIN_NS = 2_000_000_000
+
+#: ``(mtime ns, size, inode)`` of a directory's ``.gitignore``, or None when it has none.
+IgnoreFileStamp = tuple[int, int, int] | None
+
+
+@dataclass(frozen=True, slots=True)
+class DirListing:
+    """What a scan found in one directory, reused by the next scan while the directory is unchanged.
+
+    Creating, deleting or renaming an entry changes its directory's mtime (POSIX), so while
+    ``signature`` holds and the listing is not racy, the names are still those of the directory and
+    only their ``lstat`` is needed (git's untracked cache rests on the same rule, git-update-index(1)
+    ``--untracked-cache``). The verdicts behind the names also depend on the ignore rules: the
+    directory's own ``.gitignore`` (``ignore_file``) and the policy's
+    :meth:`~code_trajectory.recording.ignore.RecordingPolicy.rules_fingerprint`.
+    """
+
+    signature: tuple[int, int]  #: the directory's ``(mtime ns, inode)`` before it was read
+    scanned_ns: int  #: ``time.time_ns()`` when the scan that read it started
+    ignore_file: IgnoreFileStamp
+    files: tuple[str, ...]  #: names of the recorded files and symlinks
+    subdirs: tuple[str, ...]  #: names of the subdirectories entered
+    #: ``(name, mtime ns)`` of the subdirectories not entered: one that changes (a virtual environment's
+    #: ``pyvenv.cfg`` removed) may have to be entered now, without a change of this directory's mtime
+    excluded: tuple[tuple[str, int], ...] = ()
+
+    def trusted(self, directory: str, signature: tuple[int, int], ignore_file: IgnoreFileStamp) -> bool:
+        """True when the directory still has the names listed (same stat, not racy, same ``.gitignore``,
+        its excluded subdirectories unchanged)."""
+        if (signature != self.signature or ignore_file != self.ignore_file
+                or signature[0] + RACY_MARGIN_NS > self.scanned_ns):
+            return False
+        for name, mtime_ns in self.excluded:
+            try:
+                if os.lstat(os.path.join(directory, name)).st_mtime_ns != mtime_ns:
+                    return False
+            except OSError:
+                return False
+        return True
+
+
 @dataclass
 class ScanResult:
-    """Outcome of a full scan: recordable files by path, plus what was skipped and why."""
+    """Outcome of a full scan: recordable files by path, plus what was skipped and why.
+
+    ``listings`` holds every directory entered (relative to the root, ``""`` for the root), for the
+    next scan; ``reused`` counts the directories whose earlier listing was used instead of reading them.
+    """
 
     files: dict[str, FileInfo]
     skipped: list[tuple[str, str]]
     directories: list[str]
+    listings: dict[str, DirListing] = field(default_factory=dict)
+    reused: int = 0
 
 
-def scan(root: Path, policy: RecordingPolicy, *, progress: Callable[[int], None] | None = None) -> ScanResult:
+def _ignore_file_stamp(directory: str) -> IgnoreFileStamp:
+    try:
+        st = os.lstat(os.path.join(directory, ".gitignore"))
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def _relisted(directory: str, rel_dir: str, listing: DirListing) -> list[FileInfo] | None:
+    """The listed files' current ``lstat`` facts, or None when one is gone or changed kind (read it again)."""
+    found = []
+    for name in listing.files:
+        try:
+            info = FileInfo.from_stat(f"{rel_dir}/{name}" if rel_dir else name,
+                                      os.lstat(f"{directory}/{name}"))
+        except OSError:
+            return None
+        if info is None:
+            return None
+        found.append(info)
+    return found
+
+
+class _IgnoreFileChanged(Exception):
+    """A ``.gitignore`` changed under a listed directory: the verdicts below it may have too."""
+
+
+def scan(root: Path, policy: RecordingPolicy, *, progress: Callable[[int], None] | None = None,
+         listings: Mapping[str, DirListing] | None = None) -> ScanResult:
     """Walk the work tree under ``root`` and return every recordable file.
 
     Args:
         root: the project root.
         policy: decides what is recorded; excluded directories are never entered.
         progress: called now and then with the number of files found so far.
+        listings: the ``listings`` of an earlier scan with the same policy inputs (see
+            :class:`DirListing`); an unchanged directory is then not read again nor its entries
+            judged again, only its files' ``lstat`` taken. A changed ``.gitignore`` anywhere makes
+            the scan start over without them.
 
     Unreadable directories are skipped (logged, listed in ``skipped``).
     """
-    files: dict[str, FileInfo] = {}
-    skipped: list[tuple[str, str]] = []
-    directories: list[str] = [""]
-    stack = [""]
+    try:
+        return _scan(root, policy, progress, listings or {})
+    except _IgnoreFileChanged:
+        return _scan(root, policy, progress, {})
+
+
+def _scan(root: Path, policy: RecordingPolicy, progress: Callable[[int], None] | None,
+          listings: Mapping[str, DirListing]) -> ScanResult:
+    started_ns = time.time_ns()
+    result = ScanResult({}, [], [])
+    files, skipped = result.files, result.skipped
+    stack: list[tuple[str, bool]] = [("", False)]  # (directory, whether its parent's listing was reused)
     while stack:
-        rel_dir = stack.pop()
+        rel_dir, parent_reused = stack.pop()
+        directory = os.path.join(root, rel_dir) if rel_dir else str(root)
+        old = listings.get(rel_dir)
         try:
-            with os.scandir(root / rel_dir if rel_dir else root) as it:
+            st = os.lstat(directory)
+        except OSError as exc:
+            skipped.append((rel_dir, f"unreadable directory: {exc.strerror or exc}"))
+            continue
+        if not stat.S_ISDIR(st.st_mode):
+            continue
+        signature, ignore_file = (st.st_mtime_ns, st.st_ino), _ignore_file_stamp(directory)
+        if old is not None and ignore_file != old.ignore_file:
+            raise _IgnoreFileChanged(rel_dir)
+        if old is not None and old.trusted(directory, signature, ignore_file):
+            relisted = _relisted(directory, rel_dir, old)
+            if relisted is not None:
+                result.directories.append(rel_dir)
+                result.listings[rel_dir] = old
+                result.reused += 1
+                files.update((info.rel, info) for info in relisted)
+                stack.extend((f"{rel_dir}/{name}" if rel_dir else name, True) for name in old.subdirs)
+                continue
+        if parent_reused:  # its parent judged it before it changed (a new pyvenv.cfg makes it generated)
+            parent, _, name = rel_dir.rpartition("/")
+            if policy.entry_excluded(parent, name, True):
+                continue
+        try:
+            with os.scandir(directory) as it:
                 entries = list(it)
         except OSError as exc:
             skipped.append((rel_dir, f"unreadable directory: {exc.strerror or exc}"))
             log.warning("skipping unreadable directory %s: %s", rel_dir or ".", exc)
             continue
+        result.directories.append(rel_dir)
+        names: list[str] = []
+        subdirs: list[str] = []
+        excluded: list[tuple[str, int]] = []
         for entry in entries:
             name = entry.name
             rel = f"{rel_dir}/{name}" if rel_dir else name
@@ -83,8 +204,10 @@ def scan(root: Path, policy: RecordingPolicy, *, progress: Callable[[int], None]
                 is_dir = entry.is_dir(follow_symlinks=False)
                 if is_dir:
                     if not policy.entry_excluded(rel_dir, name, True):
-                        stack.append(rel)
-                        directories.append(rel)
+                        stack.append((rel, False))
+                        subdirs.append(name)
+                    else:
+                        excluded.append((name, entry.stat(follow_symlinks=False).st_mtime_ns))
                     continue
                 if policy.entry_excluded(rel_dir, name, False):
                     continue
@@ -96,9 +219,12 @@ def scan(root: Path, policy: RecordingPolicy, *, progress: Callable[[int], None]
                 skipped.append((rel, "not a regular file or symlink (FIFO, socket or device)"))
                 continue
             files[rel] = info
+            names.append(name)
             if progress is not None and len(files) % 5000 == 0:
                 progress(len(files))
-    return ScanResult(files, skipped, directories)
+        result.listings[rel_dir] = DirListing(signature, started_ns, ignore_file, tuple(names), tuple(subdirs),
+                                                 tuple(excluded))
+    return result
 
 
 def probe(root: Path, rel: str) -> FileInfo | str | None:

@@ -1,0 +1,165 @@
+"""Full scans reuse the directory listings of the previous scan while directories are unchanged, and never
+return another set of files than a scan from nothing would."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+from test_ignore import policy_for
+
+from code_trajectory.core.config import TrajectorySettings
+from code_trajectory.recording.recorder import Recorder
+from code_trajectory.recording.worktree import ScanResult, scan
+from conftest import git, write
+
+
+def age_everything(root: Path, seconds: float = 10.0) -> None:
+    """Set every mtime under ``root`` (``.git`` left alone) ``seconds`` in the past: listings then trusted."""
+    past = time.time() - seconds
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d != ".git"]
+        for name in filenames:
+            os.utime(os.path.join(dirpath, name), (past, past), follow_symlinks=False)
+        os.utime(dirpath, (past, past))
+
+
+@pytest.fixture
+def tree(project: Path) -> Path:
+    for i in range(3):
+        write(project, f"pkg/sub{i}/mod.py", f"x = {i}\n")
+        write(project, f"pkg/sub{i}/deep/data.txt", "data\n")
+    write(project, "pkg/build/out.o", "ignored")
+    write(project, ".gitignore", "build/\n*.o\n")
+    write(project, "venv/pyvenv.cfg", "home = /usr\n")
+    write(project, "venv/lib/site.py", "generated\n")
+    age_everything(project)
+    return project
+
+
+def rescan(root: Path, previous: ScanResult) -> ScanResult:
+    """A scan with ``previous``'s listings, checked against a scan from nothing."""
+    again = scan(root, policy_for(root), listings=previous.listings)
+    fresh = scan(root, policy_for(root))
+    assert again.files == fresh.files
+    assert set(again.directories) == set(fresh.directories)
+    return again
+
+
+def test_an_unchanged_tree_is_listed_again_without_reading_directories(tree: Path) -> None:
+    first = scan(tree, policy_for(tree))
+    assert first.reused == 0 and "pkg/sub1/mod.py" in first.files
+    again = rescan(tree, first)
+    assert again.reused == len(first.listings) and again.listings == first.listings
+
+
+def test_created_deleted_and_edited_files_are_seen(tree: Path) -> None:
+    first = scan(tree, policy_for(tree))
+    write(tree, "pkg/sub1/new.py", "new\n")
+    os.unlink(tree / "pkg/sub2/mod.py")
+    write(tree, "pkg/sub0/mod.py", "x = 'edited'\n")
+    (tree / "pkg/sub0/deep").rename(tree / "pkg/sub0/moved")
+    again = rescan(tree, first)
+    assert "pkg/sub1/new.py" in again.files and "pkg/sub2/mod.py" not in again.files
+    assert "pkg/sub0/moved/data.txt" in again.files and "pkg/sub0/deep/data.txt" not in again.files
+    assert again.files["pkg/sub0/mod.py"].size == len("x = 'edited'\n")
+    assert again.reused > 0  # the untouched directories were not read again
+
+
+def test_a_changed_gitignore_below_the_root_changes_the_verdicts_below_it(tree: Path) -> None:
+    first = scan(tree, policy_for(tree))
+    write(tree, "pkg/sub1/.gitignore", "deep/\n")  # the new file changes pkg/sub1's mtime, not deep's
+    again = rescan(tree, first)
+    assert "pkg/sub1/deep/data.txt" not in again.files
+    (tree / "pkg/sub1/.gitignore").write_text("mod.py\n")  # edited in place: no directory's mtime changes
+    third = rescan(tree, again)
+    assert "pkg/sub1/deep/data.txt" in third.files and "pkg/sub1/mod.py" not in third.files
+
+
+def test_a_directory_that_becomes_or_stops_being_a_virtual_environment(tree: Path) -> None:
+    first = scan(tree, policy_for(tree))
+    assert not any(p.startswith("venv/") for p in first.files)
+    os.unlink(tree / "venv/pyvenv.cfg")  # venv/ is no longer generated; its parent's mtime is unchanged
+    again = rescan(tree, first)
+    assert "venv/lib/site.py" in again.files
+    age_everything(tree)
+    third = rescan(tree, scan(tree, policy_for(tree)))
+    write(tree, "pkg/sub2/pyvenv.cfg", "home = /usr\n")  # now pkg/sub2 is one
+    fourth = rescan(tree, third)
+    assert not any(p.startswith("pkg/sub2/") for p in fourth.files)
+
+
+def test_racy_directories_are_read_again(tree: Path) -> None:
+    write(tree, "pkg/sub1/fresh.py", "written just now\n")  # pkg/sub1's mtime is within the racy margin
+    first = scan(tree, policy_for(tree))
+    again = rescan(tree, first)
+    assert again.listings["pkg/sub1"] is not first.listings["pkg/sub1"]
+    assert again.listings["pkg/sub0"] is first.listings["pkg/sub0"]
+
+
+def test_recorder_keeps_listings_across_restarts_and_drops_them_when_rules_change(tree: Path) -> None:
+    settings = TrajectorySettings.load(tree)
+    recorder = Recorder.open(tree, settings)
+    try:
+        recorder.reconcile()
+        cached = recorder.stat_cache.load(recorder.policy.rules_fingerprint())
+        assert cached.listings and cached.tree is not None
+    finally:
+        recorder.close()
+    write(tree, "pkg/sub1/mod.py", "x = 'while stopped'\n")
+    (tree / ".git/info").mkdir(exist_ok=True)
+    (tree / ".git/info/exclude").write_text("deep/\n")  # a rule outside the project: the fingerprint changes
+    recorder = Recorder.open(tree, settings)
+    try:
+        assert recorder.stat_cache.load(recorder.policy.rules_fingerprint()).listings == {}
+        snap = recorder.reconcile()
+        changed = {c.path for c in snap.changes}
+        assert "pkg/sub1/mod.py" in changed and "pkg/sub0/deep/data.txt" in changed  # edited; now excluded
+        recorded = git(tree, "--git-dir=.trajectory", "ls-tree", "-r", "--name-only", snap.ref).split()
+        assert "pkg/sub1/mod.py" in recorded and not any(p.endswith("data.txt") for p in recorded)
+    finally:
+        recorder.close()
+
+
+def test_a_change_of_the_tracked_set_drops_the_listings(tree: Path) -> None:
+    policy = policy_for(tree)
+    before = policy.rules_fingerprint()
+    first = scan(tree, policy)
+    assert "pkg/build/out.o" not in first.files
+    git(tree, "add", "-f", "pkg/build/out.o")  # tracked although ignored: git records it, so do we
+    policy.invalidate()
+    assert policy.rules_fingerprint() != before
+    assert "pkg/build/out.o" in scan(tree, policy).files
+
+
+def test_snapshots_between_scans_and_a_second_writer_are_accounted_for(tree: Path) -> None:
+    settings = TrajectorySettings.load(tree)
+    recorder = Recorder.open(tree, settings)
+    try:
+        first = recorder.reconcile()
+        write(tree, "pkg/sub0/mod.py", "x = 'saved'\n")
+        recorder.record_paths(["pkg/sub0/mod.py"])  # the branch moves past the tree the rows describe
+        os.unlink(tree / "pkg/sub1/mod.py")
+        snap = recorder.reconcile()
+        assert {(c.path, c.status) for c in snap.changes} == {("pkg/sub1/mod.py", "D")}
+        assert recorder.reconcile() is None
+        # a second process (a CLI checkpoint) writes between this recorder's load and save
+        cached = recorder.stat_cache.load(recorder.policy.rules_fingerprint())
+        assert cached.tree is not None and cached.listings
+        other = Recorder.open(tree, settings)
+        try:
+            write(tree, "pkg/sub2/other.py", "from the other process\n")
+            assert other.reconcile() is not None
+        finally:
+            other.close()
+        recorder.stat_cache.save(cached, hashed=[], removed=[], listings=cached.listings,
+                                 fingerprint=recorder.policy.rules_fingerprint(), tree=cached.tree,
+                                 scanned_ns=time.time_ns())
+        after = recorder.stat_cache.load(recorder.policy.rules_fingerprint())
+        assert after.tree is None and after.listings == {}  # nothing claimed on a stale view
+        assert "pkg/sub2/other.py" in after.rows  # the other process's rows are facts and stay
+        assert first is not None and recorder.reconcile() is None
+    finally:
+        recorder.close()
