@@ -403,17 +403,17 @@ class Recorder:
             for rel, why in result.skipped[:20]:
                 log.info("not recorded: %s (%s)", rel, why)
             base = self._base_tree()
-            # the rows describe the last scanned tree: when it is the base, no need to list it
-            recorded = cached.entries() if base is not None and cached.tree == base else self._list_tree(base)
+            # the rows describe the last scanned tree: when it is the base, no need to list it, and a
+            # file whose row is trusted is unchanged
+            rows_are_base = base is not None and cached.tree == base
+            recorded = cached.entries() if rows_are_base else self._list_tree(base)
             changes: dict[str, TreeEntry | None] = {path: None for path in recorded if path not in result.files}
             to_hash: list[FileInfo] = []
             for rel, info in result.files.items():
                 oid = CachedScan.trusted(info, cached.rows.get(rel))
                 if oid is None:
                     to_hash.append(info)
-                    continue
-                entry = TreeEntry(info.mode, oid)
-                if recorded.get(rel) != entry:
+                elif not rows_are_base and recorded.get(rel) != (entry := TreeEntry(info.mode, oid)):
                     changes[rel] = entry
             if progress:
                 progress("hash", 0, len(to_hash))

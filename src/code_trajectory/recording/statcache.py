@@ -26,6 +26,7 @@ import os
 import sqlite3
 import threading
 import uuid
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,9 +48,9 @@ class CachedScan:
     tree: str | None = None
     generation: str | None = None
 
-    def entries(self) -> dict[str, TreeEntry]:
+    def entries(self) -> _RowEntries:
         """The rows as tree entries (path relative to the root -> mode and blob id): :attr:`tree`'s content."""
-        return {path: TreeEntry(row[0][0], row[1]) for path, row in self.rows.items()}
+        return _RowEntries(self.rows)
 
     @staticmethod
     def trusted(info: FileInfo, cached: Row | None) -> str | None:
@@ -127,7 +128,7 @@ class StatCache:
                 log.warning("stat cache unreadable (%s); every file will be hashed", exc)
                 return CachedScan()
         found = CachedScan(tree=meta.get("tree") or None, generation=meta.get("generation"))
-        found.rows = {os.fsdecode(r[0]): ((r[1], r[2], r[3], r[4], r[5]), r[6], r[7]) for r in rows}
+        found.rows = {r[0].decode('utf-8', 'surrogateescape'): ((r[1], r[2], r[3], r[4], r[5]), r[6], r[7]) for r in rows}
         for path, mtime_ns, ino, scanned_ns, ignore_file, files, subdirs, excluded in dirs:
             found.listings[os.fsdecode(path)] = DirListing(
                 (mtime_ns, ino), scanned_ns, tuple(json.loads(ignore_file)) if ignore_file else None,
@@ -191,5 +192,25 @@ class StatCache:
                 self._db = None
 
 
+class _RowEntries(Mapping[str, TreeEntry]):
+    """A read-only view of file rows as tree entries, built on access (100,000 rows are never copied)."""
+
+    def __init__(self, rows: dict[str, Row]) -> None:
+        self._rows = rows
+
+    def __getitem__(self, path: str) -> TreeEntry:
+        row = self._rows[path]
+        return TreeEntry(row[0][0], row[1])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._rows
+
+
 def _names(packed: bytes) -> tuple[str, ...]:
-    return tuple(os.fsdecode(n) for n in packed.split(b"\0")) if packed else ()
+    return tuple(packed.decode("utf-8", "surrogateescape").split("\0")) if packed else ()
