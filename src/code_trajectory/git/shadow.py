@@ -47,6 +47,10 @@ SHADOW_DIR_NAME = ".trajectory"
 SHADOW_REF_PREFIX = "refs/heads/shadow/"
 ZERO_OID = "0" * 40
 EMPTY_TREE_OID = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+#: Entries of parsed trees kept in memory (least recently used dropped first): ~250 bytes each, so ~5 MB.
+#: Snapshots edit trees along the changed paths, whose trees stay cached; an initial import of 100,000 files
+#: would otherwise keep all of them (~20 MB measured with tracemalloc).
+MAX_CACHED_TREE_ENTRIES = 20_000
 
 MODE_FILE = "100644"
 MODE_EXECUTABLE = "100755"
@@ -116,6 +120,7 @@ class ShadowRepo:
         self._cat = BatchProcess(self.git, ["cat-file", "--batch"], "cat-file")
         self._tree_cache: OrderedDict[str, dict[bytes, TreeEntry]] = OrderedDict()
         self._tree_cache_lock = threading.Lock()
+        self._tree_cache_entries = 0
         self.state_dir = self.git_dir / "state"
         self._empty_tree_written = False
         self._pending: list[tuple[bytes, bytes | packs.Deflated, str]] | None = None
@@ -173,9 +178,14 @@ class ShadowRepo:
     def reset_caches(self) -> None:
         """Forget cached trees and processes (after ``.trajectory`` was replaced under us)."""
         self._cat.close()
+        self.forget_trees()
+        self._empty_tree_written = False
+
+    def forget_trees(self) -> None:
+        """Drop the parsed trees kept in memory (they are read again on demand)."""
         with self._tree_cache_lock:
             self._tree_cache.clear()
-        self._empty_tree_written = False
+            self._tree_cache_entries = 0
 
     def close(self) -> None:
         """Stop the long-running git processes."""
@@ -257,11 +267,17 @@ class ShadowRepo:
         if obj is None or obj[0] != "tree":
             raise StorageError(f"tree {oid} is missing from the shadow repository (damaged .trajectory?)")
         entries = _parse_tree(obj[1])
-        with self._tree_cache_lock:
-            self._tree_cache[oid] = entries
-            while len(self._tree_cache) > 4096:
-                self._tree_cache.popitem(last=False)
+        self._cache_tree(oid, entries)
         return entries
+
+    def _cache_tree(self, oid: str, entries: dict[bytes, TreeEntry]) -> None:
+        """Keep a parsed tree, dropping the least recently used beyond :data:`MAX_CACHED_TREE_ENTRIES` entries."""
+        with self._tree_cache_lock:
+            old = self._tree_cache.pop(oid, None)
+            self._tree_cache_entries += len(entries) - (len(old) if old is not None else 0)
+            self._tree_cache[oid] = entries
+            while self._tree_cache_entries > MAX_CACHED_TREE_ENTRIES and len(self._tree_cache) > 1:
+                self._tree_cache_entries -= len(self._tree_cache.popitem(last=False)[1])
 
     def commit_tree_oid(self, commit: str) -> str:
         """Return the tree id of ``commit``.
@@ -398,8 +414,7 @@ class ShadowRepo:
         body = b"".join(entry.mode.encode() + b" " + name + b"\0" + bytes.fromhex(entry.oid)
                         for name, entry in ordered)
         oid = self.write_object(b"tree", body)
-        with self._tree_cache_lock:
-            self._tree_cache[oid] = dict(entries)
+        self._cache_tree(oid, dict(entries))
         return oid
 
     def empty_tree(self) -> str:

@@ -35,6 +35,7 @@ import filelock
 
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.core.errors import LockContentionError, ProjectError, StorageError
+from code_trajectory.core.memory import release_free_memory
 from code_trajectory.core.text import format_size
 from code_trajectory.git import diffs, health, messages, trees
 from code_trajectory.git.messages import FileChange
@@ -49,6 +50,10 @@ from code_trajectory.recording.statcache import CachedScan, StatCache
 from code_trajectory.recording.worktree import FileInfo, probe, scan
 
 log = logging.getLogger(__name__)
+
+#: Files in a full scan from which its memory is handed back to the system afterwards (see
+#: :mod:`code_trajectory.core.memory`); smaller scans leave too little behind to matter.
+RELEASE_MEMORY_AFTER_FILES = 10_000
 
 #: How long a writer waits for ``.trajectory/write.lock`` before giving up for now, seconds.
 WRITE_LOCK_TIMEOUT = 10.0
@@ -106,6 +111,7 @@ class Recorder:
         self._pending: dict[str, None] = {}
         self._pending_rescan = False
         self._last_tree: str | None = None
+        self._scanned_files = 0  # files seen by the last full scan
         self._last_commit: str | None = None
         self._head_ref: str | None = None
         #: When git last touched the project's HEAD, reflog or stash (epoch seconds), until a snapshot consumes it.
@@ -387,8 +393,12 @@ class Recorder:
             self._pending.clear()
             self._pending_rescan = False
             tree, base, oversize, imported = self._scan(progress)
-            return self._commit(tree, kind=kind, note=note, oversize=oversize, started=started, imported=imported,
-                                restored_from=restored_from)
+            try:
+                return self._commit(tree, kind=kind, note=note, oversize=oversize, started=started,
+                                    imported=imported, restored_from=restored_from)
+            finally:
+                if self._scanned_files >= RELEASE_MEMORY_AFTER_FILES:
+                    self._release_memory()
 
     def _scan(self, progress: ProgressFn | None) -> tuple[str, str | None, dict[str, int],
                                                           list[tuple[str, TreeEntry]] | None]:
@@ -400,6 +410,7 @@ class Recorder:
             cached = self.stat_cache.load(fingerprint)
             result = scan(self.root, self.policy, listings=cached.listings,
                           progress=(lambda n: progress("scan", n, None)) if progress else None)
+            self._scanned_files = len(result.files)
             for rel, why in result.skipped[:20]:
                 log.info("not recorded: %s (%s)", rel, why)
             base = self._base_tree()
@@ -434,6 +445,17 @@ class Recorder:
                                  fingerprint=fingerprint, tree=tree, scanned_ns=scan_started_ns)
             imported = sorted((p, e) for p, e in changes.items() if e is not None) if base is None else None
             return tree, base, oversize, imported
+
+    def _release_memory(self) -> None:
+        """Hand a large scan's memory back to the system, so a long-running server does not keep its peak.
+
+        The verdicts and trees cached during the scan are dropped first (rebuilt on demand): a few
+        thousand long-lived objects allocated among its 100,000s of short-lived ones keep Python's
+        memory arenas from being freed (measured: 110 -> 74 MiB resident after a scan of 100,000 files).
+        """
+        self.policy.invalidate()
+        self.repo.forget_trees()
+        release_free_memory()
 
     def checkpoint(self, note: str | None = None, *, kind: str = messages.KIND_CHECKPOINT) -> Snapshot | None:
         """Snapshot the exact current state now, skipping the debounce (a full scan).

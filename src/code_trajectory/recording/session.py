@@ -10,6 +10,7 @@ session and read through its recorder.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 from collections.abc import Callable
@@ -19,6 +20,7 @@ import filelock
 
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.core.errors import InvalidArgumentError, ProjectError
+from code_trajectory.core.memory import release_free_memory
 from code_trajectory.git import messages
 from code_trajectory.git.gitcmd import check_git_version
 from code_trajectory.git.points import name_point
@@ -33,6 +35,8 @@ log = logging.getLogger(__name__)
 
 #: Squashed snapshots listed in a consolidation's answer (the newest).
 CONSOLIDATE_LISTED = 20
+#: File changes of the start-up snapshot kept in memory beyond the scan (see ``ProjectSession.startup_snapshot``).
+KEEP_STARTUP_CHANGES = 1000
 #: How often a follower tries to take over recording, seconds.
 TAKEOVER_POLL_SECONDS = 1.0
 
@@ -66,6 +70,8 @@ class ProjectSession:
         self._on_snapshot = on_snapshot
         self._force_polling = force_polling
         self._max_native_dirs = max_native_dirs
+        #: the snapshot of the start-up scan (None: nothing had changed); the file changes of a large one
+        #: (an initial import) are not kept, only its subject and the rest: they would hold ~40 MB at 100,000 files
         self.startup_snapshot: Snapshot | None = None
         self.import_progress: tuple[str, int, int | None] = ("scan", 0, None)
         self.import_error: Exception | None = None
@@ -142,7 +148,11 @@ class ProjectSession:
 
         def work() -> None:
             try:
-                self.startup_snapshot = self.recorder.reconcile(progress=note)
+                snap = self.recorder.reconcile(progress=note)
+                if snap is not None and len(snap.changes) > KEEP_STARTUP_CHANGES:
+                    snap = dataclasses.replace(snap, changes=[])
+                    release_free_memory()
+                self.startup_snapshot = snap
             except Exception as exc:  # noqa: BLE001 - kept for the caller and the summary
                 self.import_error = exc
                 log.error("start-up scan of %s failed: %s", self.root, exc)

@@ -1,0 +1,57 @@
+"""What a large scan leaves in memory: bounded caches, dropped start-up changes, memory handed back."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from code_trajectory.core.config import TrajectorySettings
+from code_trajectory.core.memory import release_free_memory
+from code_trajectory.git import shadow
+from code_trajectory.git.shadow import MODE_FILE, ShadowRepo, TreeEntry
+from code_trajectory.recording import recorder as recorder_module
+from code_trajectory.recording import session as session_module
+from code_trajectory.recording.session import ProjectSession
+from conftest import write
+
+
+def test_parsed_trees_kept_in_memory_are_bounded_and_read_again(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(shadow, "MAX_CACHED_TREE_ENTRIES", 10)
+    repo = ShadowRepo(tmp_path)
+    repo.ensure()
+    try:
+        blob = repo.write_object(b"blob", b"x\n")
+        trees = [repo.write_tree({f"f{i}-{j}".encode(): TreeEntry(MODE_FILE, blob) for j in range(4)})
+                 for i in range(6)]
+        assert repo._tree_cache_entries <= 10 and len(repo._tree_cache) <= 3
+        assert set(repo.read_tree(trees[0])) == {f"f0-{j}".encode() for j in range(4)}  # evicted, read from disk
+        repo.forget_trees()
+        assert repo._tree_cache_entries == 0 and not repo._tree_cache
+    finally:
+        repo.close()
+
+
+def test_a_large_start_up_scan_keeps_no_file_list_and_no_caches(project: Path, monkeypatch) -> None:
+    for i in range(12):
+        write(project, f"pkg/m{i}.py", f"x = {i}\n")
+    monkeypatch.setattr(session_module, "KEEP_STARTUP_CHANGES", 5)
+    monkeypatch.setattr(recorder_module, "RELEASE_MEMORY_AFTER_FILES", 5)
+    released = []
+    monkeypatch.setattr(recorder_module, "release_free_memory", lambda: released.append(True))
+    session = ProjectSession(project, TrajectorySettings.load(project), watch=False)
+    try:
+        snap = session.start(background=False)
+        assert snap is not None and snap.subject and snap.changes == []  # 15 files imported, list dropped
+        assert released and not session.recorder.repo._tree_cache
+        write(project, "pkg/m0.py", "x = 'after the import'\n")
+        later = session.recorder.reconcile()  # the dropped caches are rebuilt on demand
+        assert [c.path for c in later.changes] == ["pkg/m0.py"]
+    finally:
+        session.close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="malloc_trim is glibc's")
+def test_free_memory_is_handed_back_on_linux() -> None:
+    assert release_free_memory() is True
