@@ -8,15 +8,14 @@ a long-running server stays at the scan's peak (measured: 171 MiB after importin
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import gc
 import logging
 import sys
+from typing import Any
 
 log = logging.getLogger(__name__)
 
-_libc: ctypes.CDLL | None | bool = False  # False: not looked up yet
+_libc: Any = False  # False: not looked up yet
 
 
 def release_free_memory() -> bool:
@@ -31,6 +30,9 @@ def release_free_memory() -> bool:
     if _libc is False:
         _libc = None
         if sys.platform.startswith("linux"):
+            import ctypes  # here, not at import: ctypes.util alone costs ~8 ms of every hook's start-up
+            import ctypes.util
+
             try:
                 lib = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
                 _libc = lib if hasattr(lib, "malloc_trim") else None

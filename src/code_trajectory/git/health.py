@@ -124,7 +124,7 @@ def verify(repo: ShadowRepo) -> str | None:
             tree = repo.commit_tree_oid(oid)
             if tree != "4b825dc642cb6eb9a060e54bf8d69288fbee4904" and repo.read_object(tree) is None:
                 return f"the tree {tree} of {ref} is missing"
-            repo.git.run(["cat-file", "-p", f"{oid}^{{tree}}"])
+            repo.read_tree(tree)  # parsed entry by entry: a malformed tree raises
     except (GitError, StorageError, ValueError) as exc:
         return f"the shadow repository cannot be read: {exc}"
     return None

@@ -98,6 +98,8 @@ def _parse_tree(data: bytes) -> dict[bytes, TreeEntry]:
         nul = data.index(b"\0", space)
         mode = data[pos:space].decode("ascii")
         name = data[space + 1:nul]
+        if nul + 21 > size:
+            raise ValueError(f"truncated tree entry {name!r}")
         oid = data[nul + 1:nul + 21].hex()
         entries[name] = TreeEntry(mode, oid)
         pos = nul + 21

@@ -190,7 +190,10 @@ class RecordingPolicy:
         them) brings the shadow history in line.
         """
         with self._lock:
-            self._refresh()
+            if self._tracked.never_read:
+                self._tracked.current  # the baseline later changes are compared with
+            else:
+                self._refresh()
             flipped, self._flipped = sorted(self._flipped), set()
             return flipped
 
@@ -203,8 +206,7 @@ class RecordingPolicy:
         return self._tracked.current.nbytes
 
     def _refresh(self) -> None:
-        if self._tracked.never_read:  # the first read is the baseline, not a change
-            self._tracked.current
+        if self._tracked.never_read:  # no verdict used it yet: its first read is the baseline, not a change
             return
         changed = self._tracked.refresh()
         if changed is None:
@@ -272,12 +274,13 @@ class RecordingPolicy:
             return state
         parent, _, name = rel_dir.rpartition("/")
         up = self._state(parent)
-        tracked = self._tracked.current
+        # the tracked set is only consulted where a rule matches: a hook that records one file under no
+        # rule costs no ``git ls-files``
         if up.never is not None:
             state = _DirState(_inside(parent, up.never), None, False)
-        elif up.rule is not None and rel_dir not in tracked.gitlinks:
+        elif up.rule is not None and rel_dir not in self._tracked.current.gitlinks:
             # inside an ignored directory: entered only for the tracked files below
-            holds = tracked.has_under(rel_dir)
+            holds = self._tracked.current.has_under(rel_dir)
             never = self._builtin_reason(rel_dir, name, True) if holds else None
             state = _DirState(never, None if never else _inside(parent, up.rule), holds and never is None)
         else:
@@ -285,8 +288,10 @@ class RecordingPolicy:
             if never is not None:
                 state = _DirState(never, None, False)
             else:
-                rule = None if rel_dir in tracked.gitlinks else self._rule_reason(rel_dir, True)
-                state = _DirState(None, rule, rule is None or tracked.has_under(rel_dir))
+                rule = self._rule_reason(rel_dir, True)
+                if rule is not None and rel_dir in self._tracked.current.gitlinks:
+                    rule = None  # a submodule git tracks: its content is recorded
+                state = _DirState(None, rule, rule is None or self._tracked.current.has_under(rel_dir))
         self._dir_state[rel_dir] = state
         return state
 

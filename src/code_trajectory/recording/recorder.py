@@ -194,7 +194,7 @@ class Recorder:
             notices.append(f"the shadow repository was damaged ({problem}); it was moved to {moved.name} and a new "
                            "history started")
         project = ProjectRepo.discover(root)
-        policy = RecordingPolicy(root, deny_patterns=settings.all_deny_patterns,
+        policy = RecordingPolicy(root, deny_patterns=settings.all_deny_patterns, project=project,
                                  info_exclude=project.info_exclude, global_excludes=project.global_excludes())
         recorder = cls(root, settings, repo, project, policy)
         recorder.notices.extend(notices)
@@ -446,6 +446,18 @@ class Recorder:
             imported = sorted((p, e) for p, e in changes.items() if e is not None) if base is None else None
             return tree, base, oversize, imported
 
+    def _point_head(self, ref: str) -> None:
+        """Make the shadow repository's ``HEAD`` the symbolic ref ``ref`` (the branch being recorded), so a
+        plain ``git --git-dir=.trajectory log`` shows it; no git process when it already is."""
+        try:
+            current = (self.repo.git_dir / "HEAD").read_text("utf-8", "replace")
+        except OSError:
+            current = ""
+        if current != f"ref: {ref}\n":  # a symbolic ref's file (gitrepository-layout(5))
+            health.clear_stale_locks(self.repo.git_dir)
+            self.repo.git.run(["symbolic-ref", "HEAD", ref], check=False)
+        self._head_ref = ref
+
     def _release_memory(self) -> None:
         """Hand a large scan's memory back to the system, so a long-running server does not keep its peak.
 
@@ -579,9 +591,7 @@ class Recorder:
                     self.repo.update_ref(ref, commit, tip, f"code-trajectory {kind}")
                 self._last_commit = commit
                 if self._head_ref != ref:
-                    health.clear_stale_locks(self.repo.git_dir)
-                    self.repo.git.run(["symbolic-ref", "HEAD", ref], check=False)
-                    self._head_ref = ref
+                    self._point_head(ref)
         except filelock.Timeout as exc:
             raise LockContentionError(f"another process held {self._write_lock.lock_file} for "
                                       f"{WRITE_LOCK_TIMEOUT:.0f} s; the snapshot stays pending") from exc

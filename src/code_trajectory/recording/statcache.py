@@ -23,15 +23,17 @@ from __future__ import annotations
 import json
 import logging
 import os
-import sqlite3
 import threading
-import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from code_trajectory.git.shadow import TreeEntry
 from code_trajectory.recording.worktree import RACY_MARGIN_NS, DirListing, FileInfo
+
+if TYPE_CHECKING:
+    import sqlite3
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +79,8 @@ class StatCache:
         self._db: sqlite3.Connection | None = None
 
     def _conn(self) -> sqlite3.Connection:
+        import sqlite3  # here: a hook recording one file never opens the cache, nor pays for the import
+
         if self._db is None:
             try:
                 self._db = self._open()
@@ -91,6 +95,8 @@ class StatCache:
         return self._db
 
     def _open(self) -> sqlite3.Connection:
+        import sqlite3
+
         self.path.parent.mkdir(parents=True, exist_ok=True)
         db = sqlite3.connect(self.path, check_same_thread=False, timeout=30, isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")
@@ -111,6 +117,8 @@ class StatCache:
 
         An unreadable cache loads as empty (every file is then hashed, every directory read).
         """
+        import sqlite3
+
         with self._lock:
             try:
                 db = self._conn()
@@ -151,6 +159,8 @@ class StatCache:
         When another process wrote since ``loaded``, the listings are dropped and no tree is claimed
         (its rows, facts about files, are kept). Errors are logged, never raised: the next scan does more.
         """
+        import sqlite3
+
         same_rules = bool(loaded.listings) or not listings
         changed = [(rel, lst) for rel, lst in listings.items() if loaded.listings.get(rel) is not lst]
         gone = [rel for rel in loaded.listings if rel not in listings]
@@ -174,7 +184,7 @@ class StatCache:
                          json.dumps(lst.ignore_file) if lst.ignore_file else None,
                          b"\0".join(map(os.fsencode, lst.files)), b"\0".join(map(os.fsencode, lst.subdirs)),
                          json.dumps(lst.excluded)) for rel, lst in changed))
-                    meta = {"generation": uuid.uuid4().hex, "rules": fingerprint if alone else "",
+                    meta = {"generation": os.urandom(16).hex(), "rules": fingerprint if alone else "",
                             "tree": tree if alone and tree else ""}
                     db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", meta.items())
                     db.execute("COMMIT")
