@@ -1,35 +1,33 @@
-"""The restore adapter (code_trajectory.ui.actions) and its endpoint, against the interface of issue 13.
-
-The real service is used when it is installed; these tests put a stand-in with the same interface in
-``sys.modules`` (see ``ui_support.fake_restore_module``) so the adapter, the endpoint and the page's fragments are
-checked before it is merged.
+"""The restore adapter (code_trajectory.ui.actions) and its endpoint, with the real restore service (its calls
+recorded by a spy).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-import types
 from pathlib import Path
 
 import pytest
-from ui_support import DEMO_V1, DEMO_V3, fake_restore_module, record_demo, request, running_ui
+from ui_support import DEMO_V1, DEMO_V3, record_demo, request, running_ui
 
 from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.ui import actions
 from code_trajectory.ui.security import CSRF_HEADER, cookie_name, csrf_value
 
-RESTORE_INSTALLED = importlib.util.find_spec("code_trajectory.restore") is not None
-
 
 @pytest.fixture
-def fake_service(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
+def restore_calls(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
+    """The calls the page makes to the real restore service (recorded, then passed on)."""
+    from code_trajectory.restore import service
+
     calls: list[dict] = []
-    package = types.ModuleType("code_trajectory.restore")
-    package.__path__ = []  # a package
-    monkeypatch.setitem(sys.modules, "code_trajectory.restore", package)
-    monkeypatch.setitem(sys.modules, "code_trajectory.restore.service", fake_restore_module(calls))
+    real = service.restore
+
+    def spy(root, snapshot, paths=None, *, dry_run=False, force=False):
+        calls.append({"root": root, "snapshot": snapshot, "paths": paths, "dry_run": dry_run, "force": force})
+        return real(root, snapshot, paths, dry_run=dry_run, force=force)
+
+    monkeypatch.setattr(service, "restore", spy)
     return calls
 
 
@@ -50,18 +48,7 @@ def test_request_validation() -> None:
             actions.check_request(snapshot, paths)
 
 
-@pytest.mark.skipif(RESTORE_INSTALLED, reason="the restore service is installed: nothing is missing")
-def test_missing_service_is_a_clear_501(project: Path) -> None:
-    commits = record_demo(project)
-    assert not actions.service_available()
-    with pytest.raises(actions.RestoreUnavailableError, match="not available in this build"):
-        actions.restore(project, commits["v1"], None, dry_run=True)
-    with running_ui(project) as ui:
-        status, body = post(ui, {"snapshot": commits["v1"], "paths": None, "dry_run": True})
-    assert status == 501 and "restore service" in body["error"]
-
-
-def test_preview_restore_and_undo_through_the_endpoint(project: Path, fake_service: list[dict]) -> None:
+def test_preview_restore_and_undo_through_the_endpoint(project: Path, restore_calls: list[dict]) -> None:
     commits = record_demo(project)
     target = project / "src" / "signing.py"
     assert target.read_text() == DEMO_V3
@@ -82,14 +69,14 @@ def test_preview_restore_and_undo_through_the_endpoint(project: Path, fake_servi
         status, undone = post(ui, {"snapshot": safety, "paths": ["src/signing.py"], "dry_run": False, "undo": True})
         assert status == 200 and target.read_text() == DEMO_V3
         assert "Undone" in undone["html"]
-    assert [(c["snapshot"], c["paths"], c["dry_run"], c["force"]) for c in fake_service] == [
+    assert [(c["snapshot"], c["paths"], c["dry_run"], c["force"]) for c in restore_calls] == [
         (commits["v1"], ["src/signing.py"], True, False), (commits["v1"], ["src/signing.py"], False, False),
         (safety, ["src/signing.py"], False, False)]
-    assert all(c["root"] == project.resolve() for c in fake_service)
+    assert all(c["root"] == project.resolve() for c in restore_calls)
 
 
-def test_service_errors_are_shown_not_raised(project: Path, fake_service: list[dict]) -> None:
+def test_service_errors_are_shown_not_raised(project: Path, restore_calls: list[dict]) -> None:
     commits = record_demo(project)
     with running_ui(project) as ui:
         status, body = post(ui, {"snapshot": commits["v1"], "paths": ["not/there.py"], "dry_run": True})
-    assert status == 400 and "not/there.py is not in snapshot" in body["error"]
+    assert status == 400 and "names no file recorded in the snapshot" in body["error"]

@@ -7,11 +7,8 @@ directory, so a test run leaves the work tree clean).
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import struct
-import sys
-import types
 from pathlib import Path
 
 import pytest
@@ -21,7 +18,6 @@ from ui_support import (
     DEMO_V3,
     browser_missing_reason,
     chromium_page,
-    fake_restore_module,
     record_demo,
     record_edit,
     running_ui,
@@ -30,7 +26,6 @@ from ui_support import (
 from conftest import REPO_ROOT
 
 pytestmark = pytest.mark.skipif(browser_missing_reason() is not None, reason=browser_missing_reason() or "")
-RESTORE_INSTALLED = importlib.util.find_spec("code_trajectory.restore") is not None
 TIMEOUT = 15_000  # ms
 
 
@@ -248,24 +243,8 @@ def restore_and_undo(page, ui, project: Path, commits: dict[str, str]) -> None:
     page.locator("li.snap.k-restore").first.wait_for(timeout=TIMEOUT)  # the restore snapshot appears live
 
 
-@pytest.mark.skipif(not RESTORE_INSTALLED, reason="the restore service (issue 13, code_trajectory.restore) is not "
-                                                  "merged yet; this runs once it is")
 def test_restore_a_file_and_undo_with_the_restore_service(project: Path) -> None:
     commits = record_demo(project)
     with running_ui(project) as ui, chromium_page() as (page, requested):
         restore_and_undo(page, ui, project, commits)
         assert only_local(requested, ui.url) == []
-
-
-def test_restore_flow_of_the_page_with_a_stand_in_service(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The dialog, the banner and Undo, against a stand-in with the restore service's interface."""
-    calls: list[dict] = []
-    package = types.ModuleType("code_trajectory.restore")
-    package.__path__ = []
-    monkeypatch.setitem(sys.modules, "code_trajectory.restore", package)
-    monkeypatch.setitem(sys.modules, "code_trajectory.restore.service", fake_restore_module(calls))
-    commits = record_demo(project)
-    with running_ui(project) as ui, chromium_page() as (page, requested):
-        restore_and_undo(page, ui, project, commits)
-        assert only_local(requested, ui.url) == []
-    assert [c["dry_run"] for c in calls] == [True, False, False]

@@ -193,62 +193,6 @@ def record_edit(root: Path, rel: str, text: str, *, intent: str | None = None) -
         recorder.close()
 
 
-def fake_restore_module(calls: list[dict]) -> object:
-    """A stand-in for ``code_trajectory.restore.service`` with the interface of issue 13 (for the adapter's tests
-    before the real service is merged): ``restore(root, snapshot, paths=None, *, dry_run=False, force=False)``.
-
-    It writes the files of ``snapshot`` (``paths`` or all) into the project, after a safety checkpoint, and records
-    a ``Trajectory-Kind: restore`` snapshot with the real recorder. Every call is appended to ``calls``.
-    """
-    import types
-
-    from code_trajectory.core.config import TrajectorySettings
-    from code_trajectory.core.errors import InvalidArgumentError
-    from code_trajectory.recording.recorder import Recorder
-
-    @dataclass
-    class RestoreResult:
-        safety_snapshot: str | None
-        commit: str | None
-        written: list[str]
-        removed: list[str]
-        diff: str
-        text: str
-
-    def restore(root: Path, snapshot: str, paths: list[str] | None = None, *, dry_run: bool = False,
-                force: bool = False) -> RestoreResult:
-        calls.append({"root": root, "snapshot": snapshot, "paths": paths, "dry_run": dry_run, "force": force})
-        recorder = Recorder.open(root, TrajectorySettings.load(root))
-        try:
-            git = recorder.repo.git
-            names = paths or [n for n in git.text(["ls-tree", "-r", "--name-only", snapshot]).splitlines() if n]
-            contents = {}
-            for name in names:
-                proc = git.run(["show", f"{snapshot}:{name}"], check=False)
-                if proc.returncode != 0:
-                    raise InvalidArgumentError(f"{name} is not in snapshot {snapshot[:12]}")
-                contents[name] = proc.stdout
-            changed = [n for n in names if not (root / n).is_file() or (root / n).read_bytes() != contents[n]]
-            diff = "".join(f"--- a/{n}\n+++ b/{n}\n@@ restored @@\n" for n in changed)
-            text = f"{len(changed)} file(s) differ from snapshot {snapshot[:12]}"
-            if dry_run:
-                return RestoreResult(None, None, changed, [], diff, text)
-            safety = recorder.checkpoint("before restore")
-            safety_commit = safety.commit if safety else recorder.latest_commit()
-            for name in changed:
-                (root / name).parent.mkdir(parents=True, exist_ok=True)
-                (root / name).write_bytes(contents[name])
-            done = recorder.reconcile(kind="restore", note=f"restored from {snapshot[:12]}")
-            return RestoreResult(safety_commit, done.commit if done else None, changed, [], diff, text)
-        finally:
-            recorder.close()
-
-    module = types.ModuleType("code_trajectory.restore.service")
-    module.restore = restore
-    module.RestoreResult = RestoreResult
-    return module
-
-
 # -- a server in a thread --------------------------------------------------------------------------------------------
 
 

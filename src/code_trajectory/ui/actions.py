@@ -1,7 +1,6 @@
-"""The page's one write: restoring a snapshot (or files of it), through the restore service of issue 13.
+"""The page's one write: restoring a snapshot (or files of it), through the restore package's service.
 
-The service is imported when a restore is asked for, not before: the page works without it, and answers a restore
-with :class:`RestoreUnavailableError` (HTTP 501) saying so. The interface used, and nothing else::
+The service is imported when a restore is asked for (the page's start-up does not pay for it). What is used of it::
 
     code_trajectory.restore.service.restore(root: Path, snapshot: str, paths: list[str] | None = None, *,
                                             dry_run: bool = False, force: bool = False) -> RestoreResult
@@ -21,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from code_trajectory.core.errors import InvalidArgumentError, TrajectoryError
+from code_trajectory.core.errors import InvalidArgumentError
 
 logger = logging.getLogger(__name__)
 
@@ -29,10 +28,6 @@ SERVICE_MODULE = "code_trajectory.restore.service"
 #: Files one restore request may name.
 MAX_PATHS = 1000
 _OID = re.compile(r"^[0-9a-f]{40}$")
-
-
-class RestoreUnavailableError(TrajectoryError):
-    """The restore service (issue 13) is not installed in this build."""
 
 
 @dataclass
@@ -91,26 +86,6 @@ def check_request(snapshot: Any, paths: Any) -> tuple[str, list[str] | None]:
     return snapshot, list(paths)
 
 
-def service_available() -> bool:
-    """True when the restore service can be imported."""
-    try:
-        _service()
-    except RestoreUnavailableError:
-        return False
-    return True
-
-
-def _service():
-    try:
-        return importlib.import_module(SERVICE_MODULE)
-    except ModuleNotFoundError as exc:
-        if exc.name and (exc.name == SERVICE_MODULE or SERVICE_MODULE.startswith(exc.name + ".")):
-            raise RestoreUnavailableError("restoring is not available in this build of code-trajectory (the "
-                                          "restore service, issue 13, is not installed); use git with "
-                                          "--git-dir=.trajectory to read old versions") from None
-        raise
-
-
 def restore(root: Path, snapshot: str, paths: list[str] | None, *, dry_run: bool) -> RestoreOutcome:
     """Restore ``paths`` of ``snapshot`` (all of it when None) into the project at ``root`` (or preview it).
 
@@ -121,16 +96,13 @@ def restore(root: Path, snapshot: str, paths: list[str] | None, *, dry_run: bool
         dry_run: True to compute what would change without writing anything.
 
     Raises:
-        RestoreUnavailableError: the restore service is missing.
         TrajectoryError: whatever the service refuses (its message is shown on the page).
     """
-    service = _service()
+    service = importlib.import_module(SERVICE_MODULE)
     result = service.restore(Path(root), snapshot, paths, dry_run=dry_run, force=False)
-    outcome = RestoreOutcome(snapshot, paths, dry_run, safety_snapshot=getattr(result, "safety_snapshot", None),
-                             commit=getattr(result, "commit", None),
-                             written=list(getattr(result, "written", []) or []),
-                             removed=list(getattr(result, "removed", []) or []),
-                             diff=getattr(result, "diff", "") or "", text=getattr(result, "text", "") or "")
+    outcome = RestoreOutcome(snapshot, paths, dry_run, safety_snapshot=result.safety_snapshot, commit=result.commit,
+                             written=list(result.written), removed=list(result.removed), diff=result.diff,
+                             text=result.text)
     if not dry_run:
         logger.info("restored %s from %s: %d written, %d removed, safety snapshot %s", paths or "everything",
                     snapshot[:12], len(outcome.written), len(outcome.removed), (outcome.safety_snapshot or "-")[:12])

@@ -17,7 +17,7 @@
 
 Query values are decoded as UTF-8 with ``surrogateescape`` (and encoded back the same way), so a path that is not
 valid UTF-8 survives the round trip. Errors become a message on the page (or ``{"error": ...}``) with a status:
-400 bad input, 404 unknown, 409 history rewritten, 501 restore missing, 500 anything else (the traceback goes to
+400 bad input, 404 unknown, 409 history rewritten, 500 anything else (the traceback goes to
 the server's log on stderr, never to the page).
 """
 
@@ -248,9 +248,7 @@ class Page:
     # -- errors ------------------------------------------------------------------------------------------------------
 
     def error(self, request: Request, exc: Exception) -> Response:
-        if isinstance(exc, actions.RestoreUnavailableError):
-            status = 501
-        elif isinstance(exc, NotFoundError):
+        if isinstance(exc, NotFoundError):
             status = 404
         elif isinstance(exc, HistoryChangedError):
             status = 409
