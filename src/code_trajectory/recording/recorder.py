@@ -46,7 +46,7 @@ from code_trajectory.recording import gitops
 from code_trajectory.recording.blobs import write_blobs
 from code_trajectory.recording.ignore import RecordingPolicy, SubtreePolicy
 from code_trajectory.recording.intent import IntentStore
-from code_trajectory.recording.statcache import CachedScan, StatCache
+from code_trajectory.recording.statcache import CachedScan, StatCache, unchanged_checker
 from code_trajectory.recording.worktree import FileInfo, probe, scan
 
 log = logging.getLogger(__name__)
@@ -445,6 +445,11 @@ class Recorder:
                                  fingerprint=fingerprint, tree=tree, scanned_ns=scan_started_ns)
             imported = sorted((p, e) for p, e in changes.items() if e is not None) if base is None else None
             return tree, base, oversize, imported
+
+    def unchanged_checker(self) -> Callable[[str, TreeEntry], bool]:
+        """``check(path, entry)``: True when the stat cache vouches that the file at ``path`` (relative to the
+        root) still holds ``entry`` (see :func:`~code_trajectory.recording.statcache.unchanged_checker`)."""
+        return unchanged_checker(self.root, self.stat_cache.load(self.policy.rules_fingerprint()).rows)
 
     def _point_head(self, ref: str) -> None:
         """Make the shadow repository's ``HEAD`` the symbolic ref ``ref`` (the branch being recorded), so a

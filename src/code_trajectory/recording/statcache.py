@@ -24,7 +24,7 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -63,6 +63,30 @@ class CachedScan:
         if signature != info.signature() or info.mtime_ns + RACY_MARGIN_NS > scanned_ns:
             return None
         return oid
+
+
+def unchanged_checker(root: Path, rows: Mapping[str, Row]) -> Callable[[str, TreeEntry], bool]:
+    """A check that a file still holds a recorded entry, by its ``lstat`` alone where the stat cache vouches.
+
+    Args:
+        root: the project root; paths given to the check are relative to it.
+        rows: :attr:`CachedScan.rows`.
+
+    Returns:
+        ``check(path, entry)``: True when ``path``'s row names ``entry``'s blob and the file's ``lstat`` facts are
+        the row's, out of the racy window (see :meth:`CachedScan.trusted`). False means "not known", not "changed".
+    """
+    def check(rel: str, entry: TreeEntry) -> bool:
+        row = rows.get(rel)
+        if row is None or row[1] != entry.oid:
+            return False
+        try:
+            info = FileInfo.from_stat(rel, os.lstat(f"{root}/{rel}"))
+        except OSError:
+            return False
+        return info is not None and CachedScan.trusted(info, row) == entry.oid
+
+    return check
 
 
 class StatCache:
