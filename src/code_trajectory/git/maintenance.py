@@ -73,9 +73,9 @@ def run_maintenance(repo: ShadowRepo, *, cap_bytes: int | None = None,
         return None
     try:
         started = time.perf_counter()
-        from code_trajectory.git.health import clear_stale_locks
+        from code_trajectory.git.health import clear_leftovers
 
-        clear_stale_locks(repo.git_dir)  # e.g. a commit-graph-chain.lock left by a killed run
+        clear_leftovers(repo.git_dir)  # e.g. a commit-graph-chain.lock or a tmp_pack_* left by a killed run
         loose_before = _loose_count(repo)
         repo.git.run(["repack", "-d", "-q", "--geometric=2", "--no-write-bitmap-index"])
         repo.git.run(["prune-packed", "-q"])
