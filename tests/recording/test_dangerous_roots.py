@@ -1,5 +1,6 @@
 """Dangerous project roots (the home directory, our own storage, the file system root) are refused by every
-front end that would start recording: the MCP tool ``configure_project`` and the CLI; ``status`` shows the disk
+front end that would start recording: the MCP tool ``configure_project``, the CLI (``checkpoint``, ``watch``,
+``serve --project``, and ``install``, whose entry would run ``serve --project``); ``status`` shows the disk
 use against the size cap."""
 
 from __future__ import annotations
@@ -97,12 +98,13 @@ def test_every_cli_command_that_starts_recording_refuses_a_dangerous_root(kind: 
                                                                          storage_project: Path) -> None:
     root, words = dangerous(kind, tmp_path, isolated_env, storage_project)
     for args, cwd in [(["checkpoint"], root), (["checkpoint", "--project", str(root)], tmp_path),
-                      (["watch", str(root)], tmp_path), (["serve", "--project", str(root)], tmp_path)]:
+                      (["watch", str(root)], tmp_path), (["serve", "--project", str(root)], tmp_path),
+                      (["install", "cursor", "--project", str(root)], tmp_path)]:
         proc = run_cli(*args, cwd=cwd)
         assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
         assert words in proc.stderr and "refusing to record" in proc.stderr, (args, proc.stderr)
         assert "Traceback" not in proc.stderr
-    assert not (root / ".trajectory").exists()
+    assert not (root / ".trajectory").exists() and not (root / ".cursor").exists()
 
 
 def test_a_project_inside_the_home_directory_is_recorded(isolated_env: Path) -> None:
