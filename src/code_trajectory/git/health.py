@@ -34,8 +34,8 @@ log = logging.getLogger(__name__)
 #: commits it (refs/files-backend.c), so the process check, not the open file, proves the owner is gone.
 STALE_LOCK_SECONDS = 2.0
 #: A lock or temporary file this old is stale even when a git process works on the repository, seconds
-#: (10 minutes): every git writer keeps writing its temporary file, and holds its lock for milliseconds, until
-#: it renames it into place. git itself removes ``tmp_*`` files by age alone: ``git prune`` deletes those older
+#: (10 minutes): a git writer keeps writing its temporary file until it renames it into place, and a lock it
+#: closed (a ref transaction's) is renamed milliseconds later. git itself removes ``tmp_*`` files by age alone: ``git prune`` deletes those older
 #: than ``--expire`` (builtin/prune.c, prune_tmp_file; ``git gc`` passes ``gc.pruneExpire``, 2 weeks by
 #: default, git-gc(1)); maintenance does that too, this shorter age only serves the clean-up at start.
 STALE_AGE_SECONDS = 600.0
@@ -126,7 +126,7 @@ def clear_stale_locks(git_dir: Path, older_than: float | None = None) -> list[Pa
     """
     threshold = STALE_LOCK_SECONDS if older_than is None else older_than
     now = time.time()
-    candidates: list[tuple[Path, float]] = []
+    candidates: list[tuple[Path, os.stat_result]] = []
     objects = git_dir / "objects"
     for dirpath, dirs, files in os.walk(git_dir):
         if Path(dirpath) == objects:  # loose object and pack directories hold no locks; info/ does
@@ -135,20 +135,24 @@ def clear_stale_locks(git_dir: Path, older_than: float | None = None) -> list[Pa
             if (name.endswith(".lock") and name not in OWN_LOCKS) or name in GIT_TEMP_FILES:
                 path = Path(dirpath) / name
                 try:
-                    age = now - path.stat().st_mtime
+                    st = path.stat()
                 except OSError:
                     continue
-                if age >= threshold:
-                    candidates.append((path, age))
+                if now - st.st_mtime >= threshold:
+                    candidates.append((path, st))
     if not candidates:
         return []
     held = _open_paths()
     owner_may_run = held is None or bool(git_working_on(git_dir))
     removed = []
-    for path, age in candidates:
+    for path, st in candidates:
+        age = now - st.st_mtime
         if (held is not None and os.path.realpath(path) in held) or (owner_may_run and age < STALE_AGE_SECONDS):
             continue
         try:
+            again = path.stat()
+            if (again.st_ino, again.st_mtime_ns) != (st.st_ino, st.st_mtime_ns):
+                continue  # renamed away and taken again by a new process since the scan: not ours to judge
             path.unlink()
         except OSError:
             continue
