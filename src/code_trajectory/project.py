@@ -70,7 +70,8 @@ def _resolved(path: Path) -> Path:
 
 def check_recordable(root: Path, *, creating: bool) -> None:
     """Refuse directories that must never get a shadow repository: the one guard every front end goes through
-    (``Recorder.open``: ``configure_project``, ``serve --project``, ``watch``, ``checkpoint``, the hooks).
+    (``Recorder.open``: ``configure_project``, ``serve --project``, ``watch``, ``checkpoint``, the hooks; and
+    ``install``, whose server entry runs ``serve --project``).
 
     Refused, whether or not a ``.trajectory`` already exists there:
 
@@ -78,8 +79,8 @@ def check_recordable(root: Path, *, creating: bool) -> None:
     * the user's home directory (``Path.home()``, compared after resolving symlinks on both sides, so a
       symlink to it is refused too): it holds every project and tool cache;
     * a directory holding code-trajectory's own storage (:func:`code_trajectory.core.paths.home_dir`:
-      ``CODE_TRAJECTORY_HOME`` or the platform's user data directory), or one inside it: recording it would
-      record our own writes, recursively (other tools filled disks that way);
+      ``CODE_TRAJECTORY_HOME`` or the platform's user data directory), or that directory itself: recording it
+      would record our own writes, recursively (other tools filled disks that way);
     * when ``creating``, a directory inside a project that is already recorded (its recorder covers it).
 
     Args:
@@ -108,9 +109,6 @@ def check_recordable(root: Path, *, creating: bool) -> None:
         raise ProjectError(f"refusing to record {root}: it holds code-trajectory's own storage ({storage}), so "
                            "recording it would record its own writes; record a project directory that does not "
                            f"contain it (or set {HOME_ENV} elsewhere)")
-    if storage in root.parents:
-        raise ProjectError(f"refusing to record {root}: it is inside code-trajectory's own storage ({storage}); "
-                           "record a project directory outside it")
     if creating:
         outer = enclosing_recorded_project(root)
         if outer is not None:

@@ -63,6 +63,22 @@ def test_the_recorder_refuses_a_dangerous_root(kind: str, tmp_path: Path, isolat
     assert not (root / ".trajectory").exists()
 
 
+def test_the_file_system_root_is_refused_by_the_same_guard() -> None:
+    with pytest.raises(ProjectError, match="file system root"):
+        Recorder.open(Path("/"), TrajectorySettings.load())
+
+
+def test_a_project_next_to_our_storage_is_recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CODE_TRAJECTORY_HOME", str(tmp_path / "data" / "code-trajectory"))
+    root = tmp_path / "data" / "app"
+    write(root, "main.py", "print(1)\n")
+    recorder = Recorder.open(root, TrajectorySettings.load(root))
+    try:
+        assert recorder.reconcile() is not None
+    finally:
+        recorder.close()
+
+
 def test_an_existing_shadow_repository_in_the_home_directory_is_refused_too(isolated_env: Path) -> None:
     git(isolated_env, "--git-dir=.trajectory", "init", "-q", "--bare")  # recorded by an older release
     with pytest.raises(ProjectError, match="home directory"):
