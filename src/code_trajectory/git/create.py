@@ -59,9 +59,15 @@ def is_temp_dir_name(name: str, git_dir_name: str = ".trajectory") -> bool:
 
 
 def pid_running(pid: int) -> bool:
-    """True when a process with this pid exists on this machine (``kill(pid, 0)``; EPERM means it exists)."""
+    """True when a process with this pid exists on this machine (``kill(pid, 0)``; EPERM means it exists).
+
+    On Windows, where ``os.kill(pid, 0)`` would send CTRL_C_EVENT, it cannot tell and answers True (callers
+    then rely on the age alone).
+    """
     if pid <= 0:
         return False
+    if os.name == "nt":
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
