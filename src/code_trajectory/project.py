@@ -60,13 +60,28 @@ def enclosing_recorded_project(root: Path) -> Path | None:
     return None
 
 
-def check_recordable(root: Path, *, creating: bool) -> None:
-    """Refuse directories that must never get a shadow repository.
+def _resolved(path: Path) -> Path:
+    path = Path(path).expanduser().absolute()
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return path
 
-    Refused: the user's home directory and any directory holding code-trajectory's own storage
-    (``CODE_TRAJECTORY_HOME``): recording them would record every project below them, or our own
-    writes, recursively (other tools filled disks that way); and, when ``creating``, a directory
-    inside a project that is already recorded (its recorder covers it: use that project).
+
+def check_recordable(root: Path, *, creating: bool) -> None:
+    """Refuse directories that must never get a shadow repository: the one guard every front end goes through
+    (``Recorder.open``: ``configure_project``, ``serve --project``, ``watch``, ``checkpoint``, the hooks; and
+    ``install``, whose server entry runs ``serve --project``).
+
+    Refused, whether or not a ``.trajectory`` already exists there:
+
+    * the file system root;
+    * the user's home directory (``Path.home()``, compared after resolving symlinks on both sides, so a
+      symlink to it is refused too): it holds every project and tool cache;
+    * a directory holding code-trajectory's own storage (:func:`code_trajectory.core.paths.home_dir`:
+      ``CODE_TRAJECTORY_HOME`` or the platform's user data directory), or that directory itself: recording it
+      would record our own writes, recursively (other tools filled disks that way);
+    * when ``creating``, a directory inside a project that is already recorded (its recorder covers it).
 
     Args:
         root: the resolved project directory.
@@ -75,25 +90,25 @@ def check_recordable(root: Path, *, creating: bool) -> None:
     Raises:
         ProjectError: ``root`` is refused; the message says what to record instead.
     """
-    from code_trajectory.core.paths import home_dir
+    from code_trajectory.core.paths import HOME_ENV, home_dir
 
-    root = Path(root)
+    root = _resolved(root)
+    if root == Path(root.anchor):
+        raise ProjectError(f"refusing to record {root}: it is the file system root; record a project directory "
+                           "instead (configure_project with the project's absolute path, or --project PATH)")
     try:
-        user_home = Path.home().resolve()
-    except (RuntimeError, OSError):
+        user_home = _resolved(Path.home())
+    except (RuntimeError, OSError, KeyError):
         user_home = None
     if user_home is not None and root == user_home:
         raise ProjectError(f"refusing to record {root}: it is your home directory, which holds every project and "
-                           "tool cache; record a project directory inside it instead")
-    storage = home_dir().expanduser().absolute()
-    try:
-        storage = storage.resolve()
-    except (OSError, RuntimeError):
-        pass
+                           "tool cache; record a project directory inside it instead (configure_project with "
+                           "the project's absolute path, or --project PATH)")
+    storage = _resolved(home_dir())
     if storage == root or root in storage.parents:
         raise ProjectError(f"refusing to record {root}: it holds code-trajectory's own storage ({storage}), so "
                            "recording it would record its own writes; record a project directory that does not "
-                           "contain it (or set CODE_TRAJECTORY_HOME elsewhere)")
+                           f"contain it (or set {HOME_ENV} elsewhere)")
     if creating:
         outer = enclosing_recorded_project(root)
         if outer is not None:

@@ -42,6 +42,7 @@ from code_trajectory.clients.base import (
 )
 from code_trajectory.clients.registry import client as _client
 from code_trajectory.core.errors import InvalidArgumentError
+from code_trajectory.project import check_recordable
 
 ACTIONS = ("created", "updated", "unchanged", "removed", "absent")
 
@@ -145,9 +146,12 @@ def install(client_name: str, project: str | os.PathLike[str] | None = None, *, 
     Raises:
         InvalidArgumentError: unknown client, missing project, ``hooks`` for another client, or a
             foreign server already holding every name we could use.
+        ProjectError: the project is a directory that is never recorded (the home directory, our own storage:
+            :func:`code_trajectory.project.check_recordable`), so the server entry could never start.
         TrajectoryError: a file cannot be read, backed up or written.
     """
     client, root, path = _context(client_name, project, env, platform)
+    check_recordable(root, creating=False)  # the entry runs `serve --project <root>`, which would refuse it
     if hooks and client.name != "claude-code":
         raise InvalidArgumentError(f"--hooks applies to claude-code only, not {client.name}; drop --hooks")
     argv = exe_argv(exe if exe is not None else default_exe())

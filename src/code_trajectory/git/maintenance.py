@@ -73,15 +73,19 @@ def run_maintenance(repo: ShadowRepo, *, cap_bytes: int | None = None,
         return None
     try:
         started = time.perf_counter()
-        from code_trajectory.git.health import clear_stale_locks
+        from code_trajectory.git.health import clear_leftovers
 
-        clear_stale_locks(repo.git_dir)  # e.g. a commit-graph-chain.lock left by a killed run
+        clear_leftovers(repo.git_dir)  # e.g. a commit-graph-chain.lock or a tmp_pack_* left by a killed run
         loose_before = _loose_count(repo)
         repo.git.run(["repack", "-d", "-q", "--geometric=2", "--no-write-bitmap-index"])
         repo.git.run(["prune-packed", "-q"])
         repo.git.run(["prune", "--expire=2.weeks.ago"])
         repo.git.run(["pack-refs", "--all"])
-        if not (repo.git_dir / "shallow").exists():  # git skips the graph in a repository with shallow boundaries
+        # git neither reads nor writes a commit-graph while .trajectory/shallow lists boundaries (commit-graph.c:
+        # commit_graph_compatible() is false in a shallow repository); the graph is written again by the first run
+        # after `git prune` above has dropped the last boundary (prune_shallow: once no ref or reflog reaches it
+        # and it is older than the --expire age)
+        if not (repo.git_dir / "shallow").exists():
             repo.git.run(["commit-graph", "write", "--reachable", "--changed-paths", "--split"])
         if cap_bytes is not None:
             enforce_size_cap(repo, cap_bytes, retention_days)

@@ -39,7 +39,6 @@ from pathlib import Path
 from code_trajectory.core.errors import GitError, StorageError
 from code_trajectory.git import gitcmd, packs
 from code_trajectory.git.gitcmd import BatchProcess, Git, read_exact, read_line
-from code_trajectory.git.shadow_config import DIFF_DRIVERS, SHADOW_REPO_CONFIG
 
 log = logging.getLogger(__name__)
 
@@ -137,7 +136,8 @@ class ShadowRepo:
         return (self.git_dir / "HEAD").is_file() and (self.git_dir / "objects").is_dir()
 
     def ensure(self) -> bool:
-        """Create the shadow repository if needed and (re)write its config and info files.
+        """Create the shadow repository if needed (atomically, see :mod:`code_trajectory.git.create`) and
+        (re)write its config and info files.
 
         Returns:
             True when the repository was created by this call.
@@ -146,36 +146,9 @@ class ShadowRepo:
             StorageError: ``.trajectory`` exists but is not a directory, or cannot be written.
             GitError: ``git init`` failed.
         """
-        created = False
-        try:
-            if self.git_dir.exists() and not self.git_dir.is_dir():
-                raise StorageError(f"{self.git_dir} exists and is not a directory; move it away")
-            if not self.exists():
-                self.git_dir.mkdir(mode=0o700, exist_ok=True)
-                Git(self.git_dir, None).run(["init", "--quiet", "--bare", "--template=", "--initial-branch=shadow/-init-"])
-                created = True
-            os.chmod(self.git_dir, 0o700)
-            hide_from_project_git(self.git_dir)
-            self._write_config()
-            info = self.git_dir / "info"
-            info.mkdir(exist_ok=True)
-            _write_if_changed(info / "exclude", "# code-trajectory: the shadow repository has no index; "
-                                                "a stray `git status` here lists nothing\n*\n")
-            lines = ["# code-trajectory: git's built-in diff drivers label hunks with the enclosing function"]
-            for driver, patterns in DIFF_DRIVERS.items():
-                lines += [f"{p} diff={driver}" for p in patterns]
-            _write_if_changed(info / "attributes", "\n".join(lines) + "\n")
-            self.state_dir.mkdir(mode=0o700, exist_ok=True)
-        except OSError as exc:
-            raise StorageError(f"cannot create the shadow repository in {self.git_dir}: {exc}") from exc
-        return created
+        from code_trajectory.git.create import ensure_repository
 
-    def _write_config(self) -> None:
-        current = self.git.run(["config", "--file", str(self.git_dir / "config"), "--list"], check=False)
-        have = set(current.stdout.decode("utf-8", "replace").splitlines())
-        for key, value in SHADOW_REPO_CONFIG:
-            if f"{key.lower()}={value}" not in have:
-                self.git.run(["config", "--file", str(self.git_dir / "config"), key, value])
+        return ensure_repository(self.git_dir)
 
     def reset_caches(self) -> None:
         """Forget cached trees and processes (after ``.trajectory`` was replaced under us)."""

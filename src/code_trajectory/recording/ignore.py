@@ -6,7 +6,8 @@ full scan alike, so both apply one policy. The rule is "record what ``git add -A
 highest first:
 
 1. never recorded, whatever git says, even when git tracks the path: the shadow repository
-   ``.trajectory/`` at the root (and damaged copies moved aside), any ``.git`` directory or file
+   ``.trajectory/`` at the root (and damaged copies moved aside, ``.trajectory.corrupt-*``, and the
+   temporary directory a new one is built in, ``.trajectory.tmp-*``), any ``.git`` directory or file
    (the project's own repository and those of nested repositories), generated directories (a
    virtual environment holding ``pyvenv.cfg``, a cache holding a ``CACHEDIR.TAG``) and the secret
    deny list (:data:`code_trajectory.core.config.DEFAULT_DENY_PATTERNS` plus configured patterns).
@@ -245,8 +246,9 @@ class RecordingPolicy:
         """Why ``rel`` itself is never recorded (our own exclusions), or None."""
         if name == ".git":
             return "a .git directory or file is never recorded"
-        if name == SHADOW_DIR_NAME or name.startswith(SHADOW_DIR_NAME + ".corrupt-"):
-            return "the shadow repository .trajectory/ (and damaged copies moved aside) are never recorded"
+        if name == SHADOW_DIR_NAME or name.startswith((SHADOW_DIR_NAME + ".corrupt-", SHADOW_DIR_NAME + ".tmp-")):
+            return ("the shadow repository .trajectory/ (and damaged copies moved aside, and one being created) "
+                    "are never recorded")
         if is_dir:
             generated = generated_directory(self.root / rel)
             if generated:

@@ -177,8 +177,7 @@ class Recorder:
             raise ProjectError(f"nothing is recorded for {root} yet (it has no .trajectory/): start recording with "
                                f"`code-trajectory watch {root}`, or an MCP client running `code-trajectory serve "
                                f"--project {root}` (see `code-trajectory install`)")
-        if repo.git_dir.is_dir():
-            health.clear_stale_locks(repo.git_dir)  # e.g. a config.lock left by a process killed mid-creation
+        health.clear_leftovers(repo.git_dir)  # locks and tmp_pack_* files of a killed process, when stale
         try:
             repo.ensure()
         except LockContentionError:  # the lock was too young to call stale before the retries: now it is not

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.core.errors import ProjectError
 from code_trajectory.core.text import format_size
 from code_trajectory.git.shadow import ShadowRepo, branch_of_ref
@@ -22,20 +23,57 @@ def directory_size(path: Path) -> int:
     return total
 
 
-def project_status(project: Path) -> str:
-    """Markdown facts about ``project`` (its root): shadow branches with snapshot counts, disk size, last snapshot.
+def disk_usage(repo: ShadowRepo, cap_bytes: int) -> dict[str, int | float]:
+    """The shadow repository's disk use against its size cap, as the cap counts it.
+
+    Args:
+        repo: the shadow repository.
+        cap_bytes: the size cap (``[trajectory] max_history_bytes``), bytes.
+
+    Returns:
+        ``{"bytes": objects on disk (loose, packs, garbage; git count-objects -v), "cap_bytes": the cap,
+        "fraction": bytes / cap}``; past the cap, maintenance drops snapshots older than the retention window
+        (:func:`code_trajectory.git.maintenance.enforce_size_cap`).
+
+    Raises:
+        GitError: ``git count-objects`` failed.
+    """
+    from code_trajectory.git.maintenance import repository_bytes
+
+    used = repository_bytes(repo)
+    return {"bytes": used, "cap_bytes": cap_bytes, "fraction": used / cap_bytes if cap_bytes > 0 else 0.0}
+
+
+def disk_line(usage: dict[str, int | float]) -> str:
+    """``12.3 MiB of 2.0 GiB cap (1%)`` from :func:`disk_usage`."""
+    return (f"{format_size(int(usage['bytes']))} of {format_size(int(usage['cap_bytes']))} cap "
+            f"({usage['fraction']:.0%})")
+
+
+def project_status(project: Path, settings: TrajectorySettings | None = None) -> str:
+    """Markdown facts about ``project`` (its root): shadow branches with snapshot counts, disk use against the
+    size cap, last snapshot, last maintenance.
+
+    Args:
+        project: the project root.
+        settings: the project's settings (the size cap); loaded from its config files when None.
 
     Raises:
         ProjectError: the project has no shadow repository yet.
+        ConfigError: the config files are invalid (when ``settings`` is None).
     """
     root = Path(project)
     repo = ShadowRepo(root)
     if not repo.exists():
         raise ProjectError(f"{root} has no shadow repository yet; run `code-trajectory watch {root}` or "
                            "`code-trajectory checkpoint`")
+    settings = settings if settings is not None else TrajectorySettings.load(root)
     try:
+        usage = disk_usage(repo, settings.max_history_bytes)
         lines = [f"# code-trajectory status of {root}", f"- Shadow repository: {repo.git_dir} "
-                 f"({format_size(directory_size(repo.git_dir))})"]
+                 f"({format_size(directory_size(repo.git_dir))})",
+                 f"- Disk: {disk_line(usage)}; past the cap (`max_history_bytes`), maintenance drops snapshots older "
+                 f"than {settings.retention_days:g} days"]
         refs = repo.shadow_refs()
         for ref, oid in sorted(refs.items()):
             count = repo.git.text(["rev-list", "--count", oid])
