@@ -105,6 +105,10 @@ class TrajectoryService:
         except NotConfiguredError:
             if ctx is None:
                 raise
+            from mcp.types import ClientCapabilities, RootsCapability
+
+            if not ctx.session.check_client_capability(ClientCapabilities(roots=RootsCapability())):
+                raise
         else:
             # a query right after start waits briefly for the start-up scan rather than answering "nothing yet"
             import anyio
@@ -113,14 +117,15 @@ class TrajectoryService:
             while session.importing and anyio.current_time() < deadline:
                 await anyio.sleep(0.05)
             return session
-            from mcp.types import ClientCapabilities, RootsCapability
+        import warnings
 
-            if not ctx.session.check_client_capability(ClientCapabilities(roots=RootsCapability())):
-                raise
         import anyio.to_thread
+        from mcp.shared.exceptions import MCPDeprecationWarning
 
         try:
-            roots = (await ctx.session.list_roots()).roots
+            with warnings.catch_warnings():  # the SDK marks roots deprecated (SEP-2577); clients still send them
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                roots = (await ctx.session.list_roots()).roots
         except Exception as exc:  # noqa: BLE001 - roots are a convenience
             log.info("client roots unavailable: %s", exc)
             roots = []
