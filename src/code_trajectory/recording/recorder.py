@@ -257,12 +257,13 @@ class Recorder:
         with self._lock:
             return bool(self._pending) or self._pending_rescan
 
-    def flush(self, *, kind: str = messages.KIND_SNAPSHOT) -> Snapshot | None:
-        """Write a snapshot of the queued changes now; None when nothing changed.
+    def rescan_pending(self) -> bool:
+        """True when the next :meth:`flush` will scan the whole work tree (a rescan was asked for)."""
+        return self._pending_rescan
 
-        On failure the paths stay queued (merged with any that arrive meanwhile) and
-        the error is raised for the caller to retry later.
-        """
+    def flush(self, *, kind: str = messages.KIND_SNAPSHOT, note: str | None = None) -> Snapshot | None:
+        """Write a snapshot (``kind``, with ``note``) of the queued changes now; None when nothing changed. On failure
+        the paths stay queued (merged with any that arrive meanwhile) and the error is raised to retry later."""
         with self._lock:
             paths, rescan = list(self._pending), self._pending_rescan
             self._pending, self._pending_rescan = {}, False
@@ -270,10 +271,8 @@ class Recorder:
                 if self._guard():
                     rescan = True
                 if rescan:
-                    return self.reconcile(kind=messages.KIND_RECONCILE)
-                if not paths:
-                    return None
-                return self.record_paths(paths, kind=kind)
+                    return self.reconcile(kind=messages.KIND_RECONCILE if kind == messages.KIND_SNAPSHOT else kind, note=note)
+                return self.record_paths(paths, kind=kind, note=note) if paths else None
             except BaseException as exc:
                 for path in paths:
                     self._pending.setdefault(path, None)
