@@ -55,7 +55,7 @@ MAX_RETRY_DELAY = 30.0
 #: How often the snapshot thread wakes when nothing changes (checks the project still exists), seconds.
 IDLE_WAKE_SECONDS = 2.0
 #: Extra watch groups (directories created since the last full rebuild) before a rebuild merges them.
-MAX_EXTRA_GROUPS = 16
+MAX_EXTRA_GROUPS = 8
 #: Longest wait of :meth:`Watcher.vouch` for the watch groups to hand over what the OS delivered, seconds.
 SYNC_TIMEOUT = 2.0
 

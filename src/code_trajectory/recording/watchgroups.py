@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 DEBOUNCE_MS = 50
 #: watchfiles' step: how often it checks for changes and the stop event; a batch is yielded once a step brings
 #: no new change, so it adds one to two steps to each event, milliseconds.
-STEP_MS = 25
+STEP_MS = 10
 #: How long watchfiles waits with no change before yielding an empty batch (checks that the group lives), ms.
 IDLE_TIMEOUT_MS = 1000
 #: Poll interval for directories that cannot be watched natively, milliseconds.
