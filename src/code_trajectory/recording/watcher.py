@@ -44,9 +44,10 @@ import watchfiles
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.core.errors import TrajectoryError
 from code_trajectory.git.maintenance import BackgroundMaintenance, MaintenancePolicy
+from code_trajectory.recording import watchgroups
 from code_trajectory.recording.ignore import SubtreePolicy
 from code_trajectory.recording.recorder import Recorder, Snapshot
-from code_trajectory.recording.watchgroups import POLL_DELAY_MS, STEP_MS, SyncPoint, WatchGroup, recorded_directories
+from code_trajectory.recording.watchgroups import SyncPoint, WatchGroup, recorded_directories
 
 log = logging.getLogger(__name__)
 
@@ -59,18 +60,8 @@ MAX_EXTRA_GROUPS = 8
 #: Longest wait of :meth:`Watcher.vouch` for the watch groups to hand over what the OS delivered, seconds.
 SYNC_TIMEOUT = 2.0
 
-
-def _overflow_threshold() -> int:
-    """Events in one batch from which the kernel's inotify queue may have overflowed (a quarter of it)."""
-    try:
-        return max(256, int(Path("/proc/sys/fs/inotify/max_queued_events").read_text()) // 4)
-    except (OSError, ValueError):
-        return 4096
-
-
 #: A batch of at least this many events may hide an overflow of the kernel's queue: rescan.
-OVERFLOW_EVENTS = _overflow_threshold()
-
+OVERFLOW_EVENTS = watchgroups.overflow_threshold()
 
 class Watcher:
     """Watches one project and records snapshots through ``recorder``.
@@ -223,8 +214,8 @@ class Watcher:
             group.start()
             groups.append(group)
             self.polled_dirs += len(polled)
-            self.last_error = (f"{len(polled)} director(ies) are polled every {POLL_DELAY_MS / 1000:g} s because "
-                               "they could not be watched natively (inotify watch limit: raise "
+            self.last_error = (f"{len(polled)} director(ies) are polled every {watchgroups.POLL_DELAY_MS / 1000:g} "
+                               "s because they could not be watched natively (inotify watch limit: raise "
                                "fs.inotify.max_user_watches)")
             log.warning(self.last_error)
         return groups
@@ -272,36 +263,43 @@ class Watcher:
         self.sync.remove([token])
 
     def _watch_new_directories(self, paths: list[str]) -> None:
-        """Add watches for directories created since the last rebuild (and their subdirectories)."""
-        fresh: list[str] = []
+        """Add watches for directories created since the last rebuild (and their subdirectories).
+
+        The new trees are walked again once their watches are in place: a subdirectory created between the
+        walk and the watch produced no event that any watch saw (later ones are seen by the new watches).
+        """
+        tops: list[tuple[Path, str]] = []
         for path in paths:
             if path in self._watched or not os.path.isdir(path) or os.path.islink(path):
                 continue
             rel = Path(path).relative_to(self.root).as_posix()
-            if not self.recorder.policy.is_recorded(rel, is_dir=True):
-                continue
-            sub = recorded_directories(Path(path), SubtreePolicy(self.recorder.policy, rel))
-            fresh += [d for d in sub if d not in self._watched and d not in fresh]
-        if not fresh:
-            return
-        with self._groups_lock:
-            many = len(self._groups) >= MAX_EXTRA_GROUPS
-        if many:
-            self._rebuild(rescan=False, adding=fresh)
-            return
-        groups = self._start_groups(fresh)
-        with self._groups_lock:
-            self._groups += groups
-            self._watched.update(fresh)
+            if self.recorder.policy.is_recorded(rel, is_dir=True):
+                tops.append((Path(path), rel))
+        for _ in range(3):  # a walk before the watches, one after; a third only if the tree kept growing
+            fresh: dict[str, None] = {}
+            for top, rel in tops:
+                fresh.update((d, None) for d in recorded_directories(top, SubtreePolicy(self.recorder.policy, rel))
+                             if d not in self._watched)
+            if not fresh:
+                return
+            with self._groups_lock:
+                many = len(self._groups) >= MAX_EXTRA_GROUPS
+            if many:
+                self._rebuild(rescan=False, adding=list(fresh))
+                return
+            groups = self._start_groups(list(fresh))
+            with self._groups_lock:
+                self._groups += groups
+                self._watched.update(fresh)
 
     def _forget_directories(self, paths: list[str]) -> None:
         """Drop deleted directories (and everything under them) from the watched set, so that a directory
         created again under the same name gets a new watch (the kernel removed the old one)."""
         with self._groups_lock:
-            for path in paths:
-                if path in self._watched:
-                    prefix = path + "/"
-                    self._watched = {d for d in self._watched if d != path and not d.startswith(prefix)}
+            gone = {p for p in paths if p in self._watched}
+            if gone:
+                prefixes = tuple(p + "/" for p in gone)
+                self._watched = {d for d in self._watched if d not in gone and not d.startswith(prefixes)}
 
     # -- events -------------------------------------------------------------------------------
 
@@ -320,7 +318,7 @@ class Watcher:
 
     def _on_batch(self, batch: set[tuple[watchfiles.Change, str]]) -> None:
         # watchfiles yields a batch once a step brought no new change: the last event is a step old or more
-        event_time = time.monotonic() - STEP_MS / 1000
+        event_time = time.monotonic() - watchgroups.STEP_MS / 1000
         rels: list[str] = []
         added_dirs: list[str] = []
         deleted: list[str] = []

@@ -74,6 +74,15 @@ def recorded_directories(root: Path, policy: RecordingPolicy) -> list[str]:
 
 
 
+def overflow_threshold() -> int:
+    """Events in one batch from which the kernel's inotify queue may have overflowed: a quarter of
+    ``/proc/sys/fs/inotify/max_queued_events`` (``watchfiles`` does not report the overflow itself)."""
+    try:
+        return max(256, int(Path("/proc/sys/fs/inotify/max_queued_events").read_text()) // 4)
+    except (OSError, ValueError):
+        return 4096
+
+
 class SyncPoint:
     """Tokens created in ``directory`` that every native watch group reports once seen.
 
