@@ -157,3 +157,21 @@ def test_checkpoint_scans_when_polling_or_without_a_watcher(project: Path, monke
     finally:
         one_shot.close()
     assert count(project) >= 3
+
+
+def test_the_debounce_counts_from_the_last_event_not_from_its_batch(project: Path) -> None:
+    import time
+
+    import watchfiles
+
+    from code_trajectory.recording import watchgroups
+
+    session = watching(project, debounce=LONG)
+    try:
+        watcher = session.watcher
+        # watchfiles yields a batch a step after its last event at the earliest: the window starts then
+        watcher._on_batch({(watchfiles.Change.modified, str(project / "src" / "app.py"))})
+        assert watcher._last_change <= time.monotonic() - watchgroups.STEP_MS / 1000
+        assert watchgroups.DEBOUNCE_MS <= 50 and watchgroups.STEP_MS <= 25  # what watchfiles adds stays small
+    finally:
+        session.close()

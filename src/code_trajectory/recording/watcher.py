@@ -7,27 +7,23 @@ pruned before anything is watched, so inotify watches stay close to the number o
 recorded directories — plus the git directory of the project for its ``HEAD``.
 A directory created later is added with its subdirectories (a new watch group, see
 :mod:`code_trajectory.recording.watchgroups`); the snapshot of that directory scans just it, so
-files created before its watch began are not missed, and the rest of the tree is not rescanned.
+files created before its watch began are not missed and the rest of the tree is not rescanned.
 
-``watchfiles`` groups and de-duplicates the raw events (within :data:`~code_trajectory.recording.
-watchgroups.DEBOUNCE_MS`, one step :data:`~code_trajectory.recording.watchgroups.STEP_MS` after the last);
-events for paths the policy does not record are dropped. Snapshots are written once the project has
-been quiet for ``debounce_seconds`` (default 2.0 s) counted from the last event (not from when its batch
-arrived), or after ``max_delay_seconds`` of uninterrupted changes, so a burst of saves becomes one
-snapshot of the final state and a never-ending stream still gets recorded.
-
-:meth:`Watcher.vouch` tells a ``checkpoint`` whether the pending paths are all that changed since the
-last snapshot (then it records just them) or a full scan is needed.
+``watchfiles`` groups and de-duplicates the raw events (adding 10-50 ms); events for paths the
+policy does not record are dropped. Snapshots are written once the project has been quiet for
+``debounce_seconds`` (default 2.0 s) counted from the last event, or after ``max_delay_seconds`` of
+uninterrupted changes, so a burst of saves becomes one snapshot of the final state and a
+never-ending stream still gets recorded. :meth:`Watcher.vouch` tells a ``checkpoint`` whether the
+pending paths are all that changed since the last snapshot (then it records just them).
 
 A move of the project's ``HEAD`` (checkout, switch, rebase) triggers a full
 rescan, so a checkout rewriting thousands of files yields one snapshot on the new
 branch's shadow ref. When native watches run out (the inotify limit,
 ``/proc/sys/fs/inotify/max_user_watches``), the directories that could not be
 watched are polled instead; the log and ``get_session_summary`` say so, and a
-rescan covers anything that changed meanwhile. ``watchfiles`` does not report an
-overflow of the kernel's event queue (``/proc/sys/fs/inotify/max_queued_events``), so a
-batch large enough that the queue may have overflowed is treated as one: a rescan. Maintenance of the shadow
-repository runs on the snapshot thread once the project has been quiet.
+rescan covers anything that changed meanwhile. A batch large enough that the kernel's
+event queue may have overflowed (``watchfiles`` does not report it) is rescanned too.
+Maintenance of the shadow repository runs on the snapshot thread once the project has been quiet.
 """
 
 from __future__ import annotations
@@ -91,6 +87,8 @@ class Watcher:
         self._last_change: float | None = None
         self._snapshot_thread: threading.Thread | None = None
         self._groups: list[WatchGroup] = []
+        #: Replaced groups still handing over their last events (see :meth:`_rebuild`).
+        self._retiring: list[WatchGroup] = []
         self._groups_lock = threading.Lock()
         self._watched: set[str] = set()
         self.last_error: str | None = None
@@ -133,7 +131,7 @@ class Watcher:
         with self._wake:
             self._wake.notify_all()
         with self._groups_lock:
-            groups, self._groups = self._groups, []
+            groups, self._groups = self._groups + self._retiring, []
         for group in groups:
             group.stop.set()
         for group in groups:
@@ -249,6 +247,8 @@ class Watcher:
                 rescan = True
             else:
                 group.retire(token)
+                with self._groups_lock:
+                    self._retiring.append(group)
         if token is not None:
             threading.Thread(target=self._remove_token, args=(old, token), name="trajectory-retire",
                              daemon=True).start()
@@ -261,6 +261,8 @@ class Watcher:
             for group in groups:
                 group.stop.set()  # not seen in time (the sync directory was removed?): stop anyway
         self.sync.remove([token])
+        with self._groups_lock:
+            self._retiring = [g for g in self._retiring if g not in groups]
 
     def _watch_new_directories(self, paths: list[str]) -> None:
         """Add watches for directories created since the last rebuild (and their subdirectories).
@@ -276,6 +278,8 @@ class Watcher:
             if self.recorder.policy.is_recorded(rel, is_dir=True):
                 tops.append((Path(path), rel))
         for _ in range(3):  # a walk before the watches, one after; a third only if the tree kept growing
+            if self._stop.is_set():
+                return
             fresh: dict[str, None] = {}
             for top, rel in tops:
                 fresh.update((d, None) for d in recorded_directories(top, SubtreePolicy(self.recorder.policy, rel))
@@ -419,12 +423,7 @@ class Watcher:
             log.warning("the sync directory %s was removed; rebuilding the watches", self.sync.directory)
             self._rebuild()
             return
-        if not dead:
-            return
-        if not self.root.is_dir():
-            self.last_error = f"the project directory {self.root} no longer exists; watching stopped"
-            log.error(self.last_error)
-            self._stop.set()
+        if not dead or not self.root.is_dir():  # a project removed meanwhile is handled on the next pass
             return
         log.warning("a watch group stopped (%s); rebuilding the watches", dead[0].error)
         self._rebuild()
