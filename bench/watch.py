@@ -216,10 +216,9 @@ async def measure(args: argparse.Namespace, root: Path, base: Path, rows: list[t
             return gone, made
 
         def dir_check(commit: str, exp: tuple[str, set[str]]) -> bool:
-            files = set(shadow_git(root, "ls-tree", "-r", "--name-only", commit, "--", exp[0], f"src/fresh{exp[0]}")
-                        .split())
+            left = shadow_git(root, "ls-tree", "-r", "--name-only", commit, "--", exp[0]).split()
             present = set(shadow_git(root, "ls-tree", "-r", "--name-only", commit, "--", *exp[1]).split())
-            return not any(f.startswith(exp[0] + "/") for f in files) and present == exp[1]
+            return not left and present == exp[1]
 
         await watched("(d) watcher: delete a directory + create a directory of 10 files", dir_swap, dir_check, 300)
 
