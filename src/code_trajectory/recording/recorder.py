@@ -6,10 +6,10 @@ Two ways in:
   that changed; only they are looked at, hashed and written, and only the trees
   on their paths are rewritten (:mod:`code_trajectory.git.trees`), so the cost does not
   grow with the size of the project.
-* :meth:`Recorder.reconcile` — the full scan, at start-up, when the watcher
-  signals a rescan (an ignore file changed, events were lost), and for
-  ``checkpoint``: walk the work tree, hash only files whose ``lstat`` differs from
-  the stat cache, diff against the last recorded tree.
+* :meth:`Recorder.reconcile` — the full scan, at start-up, when the watcher signals a rescan (an ignore
+  file changed, events were lost), and for a ``checkpoint`` no running watcher vouches for (else it flushes
+  the watcher's paths, see ``ProjectSession.record_checkpoint``): walk the work tree, hash only files whose
+  ``lstat`` differs from the stat cache, diff against the last recorded tree.
 
 Either way the new tree is compared with the parent's and an unchanged tree
 makes no commit (``None`` is returned: nothing changed is not an error). The
@@ -433,7 +433,8 @@ class Recorder:
             return tree, base, oversize, imported
 
     def checkpoint(self, note: str | None = None, *, kind: str = messages.KIND_CHECKPOINT) -> Snapshot | None:
-        """Snapshot the exact current state now, skipping the debounce (a full scan).
+        """Snapshot the exact current state now, skipping the debounce (a full scan; see also
+        ``ProjectSession.record_checkpoint``).
 
         Args:
             note: a note stored with the snapshot (its first line and a trailer).
