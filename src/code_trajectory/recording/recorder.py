@@ -6,10 +6,10 @@ Two ways in:
   that changed; only they are looked at, hashed and written, and only the trees
   on their paths are rewritten (:mod:`code_trajectory.git.trees`), so the cost does not
   grow with the size of the project.
-* :meth:`Recorder.reconcile` — the full scan, at start-up, when the watcher
-  signals a rescan (an ignore file changed, events were lost), and for
-  ``checkpoint``: walk the work tree, hash only files whose ``lstat`` differs from
-  the stat cache, diff against the last recorded tree.
+* :meth:`Recorder.reconcile` — the full scan, at start-up, when the watcher signals a rescan (an ignore
+  file changed, events were lost), and for a ``checkpoint`` no running watcher vouches for (else it flushes
+  the watcher's paths, see ``ProjectSession.record_checkpoint``): walk the work tree, hash only files whose
+  ``lstat`` differs from the stat cache, diff against the last recorded tree.
 
 Either way the new tree is compared with the parent's and an unchanged tree
 makes no commit (``None`` is returned: nothing changed is not an error). The
@@ -262,12 +262,13 @@ class Recorder:
         with self._lock:
             return bool(self._pending) or self._pending_rescan
 
-    def flush(self, *, kind: str = messages.KIND_SNAPSHOT) -> Snapshot | None:
-        """Write a snapshot of the queued changes now; None when nothing changed.
+    def rescan_pending(self) -> bool:
+        """True when the next :meth:`flush` will scan the whole work tree (a rescan was asked for)."""
+        return self._pending_rescan
 
-        On failure the paths stay queued (merged with any that arrive meanwhile) and
-        the error is raised for the caller to retry later.
-        """
+    def flush(self, *, kind: str = messages.KIND_SNAPSHOT, note: str | None = None) -> Snapshot | None:
+        """Write a snapshot (``kind``, with ``note``) of the queued changes now; None when nothing changed. On failure
+        the paths stay queued (merged with any that arrive meanwhile) and the error is raised to retry later."""
         with self._lock:
             paths, rescan = list(self._pending), self._pending_rescan
             self._pending, self._pending_rescan = {}, False
@@ -275,10 +276,8 @@ class Recorder:
                 if self._guard():
                     rescan = True
                 if rescan:
-                    return self.reconcile(kind=messages.KIND_RECONCILE)
-                if not paths:
-                    return None
-                return self.record_paths(paths, kind=kind)
+                    return self.reconcile(kind=messages.KIND_RECONCILE if kind == messages.KIND_SNAPSHOT else kind, note=note)
+                return self.record_paths(paths, kind=kind, note=note) if paths else None
             except BaseException as exc:
                 for path in paths:
                     self._pending.setdefault(path, None)
@@ -474,7 +473,8 @@ class Recorder:
         release_free_memory()
 
     def checkpoint(self, note: str | None = None, *, kind: str = messages.KIND_CHECKPOINT) -> Snapshot | None:
-        """Snapshot the exact current state now, skipping the debounce (a full scan).
+        """Snapshot the exact current state now, skipping the debounce (a full scan; see also
+        ``ProjectSession.record_checkpoint``).
 
         Args:
             note: a note stored with the snapshot (its first line and a trailer).

@@ -219,7 +219,7 @@ class ProjectSession:
         self.check_alive()
         if message is not None and not isinstance(message, str):
             raise InvalidArgumentError("message must be a string or omitted")
-        snapshot = self.recorder.checkpoint(message or None)
+        snapshot = self.record_checkpoint(message or None)
         tip = snapshot.commit if snapshot is not None else self.recorder.latest_commit(self.branch)
         if tip is None:
             return "Nothing is recorded yet (an empty project): no checkpoint could be named."
@@ -230,6 +230,29 @@ class ProjectSession:
         files = "\n".join(narrative.describe_files(snapshot.changes, 30))
         return f"Checkpoint recorded on shadow branch `{snapshot.branch}` as `{snapshot.commit[:12]}`:\n" \
                f"{snapshot.subject}\n{name}\n\nFiles:\n{files}"
+
+    def record_checkpoint(self, note: str | None = None, *, kind: str = messages.KIND_CHECKPOINT) -> Snapshot | None:
+        """Snapshot the exact current state now (see :meth:`Recorder.checkpoint`); the snapshot, or None when
+        nothing changed since the last one.
+
+        When this process's watcher vouches for its pending paths (:meth:`Watcher.vouch`: every event the OS
+        delivered before the call handed over, no rescan due) and the start-up scan is done, just those paths are
+        recorded (the cost grows with what changed); otherwise the whole work tree is scanned.
+
+        Raises:
+            TrajectoryError: the snapshot could not be written (its changes stay pending).
+        """
+        watcher = self.watcher
+        if watcher is None:
+            why = "no watcher in this process"
+        elif not self._started.is_set() or self.import_error is not None:
+            why = "the start-up scan has not completed"
+        else:
+            why = watcher.vouch()
+        if why is not None:
+            log.debug("checkpoint scans the work tree: %s", why)
+            return self.recorder.checkpoint(note, kind=kind)
+        return self.recorder.flush(kind=kind, note=messages.one_line(note) if note else None)
 
     def consolidate(self, intent: str) -> str:
         """Squash the trailing snapshots into one ``[CONSOLIDATE]`` commit; return what happened."""

@@ -5,22 +5,25 @@ Which directories are watched: every directory the
 (non-recursively) — ignored trees such as ``node_modules`` or build output are
 pruned before anything is watched, so inotify watches stay close to the number of
 recorded directories — plus the git directory of the project for its ``HEAD``.
-A directory created later is added with its subdirectories; the snapshot of that
-directory rescans it, so files created before its watch began are not missed.
+A directory created later is added with its subdirectories (a new watch group, see
+:mod:`code_trajectory.recording.watchgroups`); the snapshot of that directory scans just it, so
+files created before its watch began are not missed and the rest of the tree is not rescanned.
 
-``watchfiles`` groups and de-duplicates the raw events; events for paths the
-policy does not record are dropped. Snapshots are written once the project has
-been quiet for ``debounce_seconds`` (default 2.0 s), or after
-``max_delay_seconds`` of uninterrupted changes, so a burst of saves becomes one
-snapshot of the final state and a never-ending stream still gets recorded.
+``watchfiles`` groups and de-duplicates the raw events (adding 10-50 ms); events for paths the
+policy does not record are dropped. Snapshots are written once the project has been quiet for
+``debounce_seconds`` (default 2.0 s) counted from the last event, or after ``max_delay_seconds`` of
+uninterrupted changes, so a burst of saves becomes one snapshot of the final state and a
+never-ending stream still gets recorded. :meth:`Watcher.vouch` tells a ``checkpoint`` whether the
+pending paths are all that changed since the last snapshot (then it records just them).
 
 A move of the project's ``HEAD`` (checkout, switch, rebase) triggers a full
 rescan, so a checkout rewriting thousands of files yields one snapshot on the new
 branch's shadow ref. When native watches run out (the inotify limit,
 ``/proc/sys/fs/inotify/max_user_watches``), the directories that could not be
 watched are polled instead; the log and ``get_session_summary`` say so, and a
-rescan covers anything that changed meanwhile. Maintenance of the shadow
-repository runs on the snapshot thread once the project has been quiet.
+rescan covers anything that changed meanwhile. A batch large enough that the kernel's
+event queue may have overflowed (``watchfiles`` does not report it) is rescanned too.
+Maintenance of the shadow repository runs on the snapshot thread once the project has been quiet.
 """
 
 from __future__ import annotations
@@ -37,75 +40,24 @@ import watchfiles
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.core.errors import TrajectoryError
 from code_trajectory.git.maintenance import BackgroundMaintenance, MaintenancePolicy
-from code_trajectory.recording.ignore import RecordingPolicy, SubtreePolicy
+from code_trajectory.recording import watchgroups
+from code_trajectory.recording.ignore import SubtreePolicy
 from code_trajectory.recording.recorder import Recorder, Snapshot
+from code_trajectory.recording.watchgroups import SyncPoint, WatchGroup, recorded_directories
 
 log = logging.getLogger(__name__)
 
 #: Longest wait between retries of a snapshot that failed (lock held, disk full), seconds.
 MAX_RETRY_DELAY = 30.0
-#: Poll interval for directories that cannot be watched natively, milliseconds.
-POLL_DELAY_MS = 2000
 #: How often the snapshot thread wakes when nothing changes (checks the project still exists), seconds.
 IDLE_WAKE_SECONDS = 2.0
 #: Extra watch groups (directories created since the last full rebuild) before a rebuild merges them.
-MAX_EXTRA_GROUPS = 16
+MAX_EXTRA_GROUPS = 8
+#: Longest wait of :meth:`Watcher.vouch` for the watch groups to hand over what the OS delivered, seconds.
+SYNC_TIMEOUT = 2.0
 
-
-def recorded_directories(root: Path, policy: RecordingPolicy) -> list[str]:
-    """Every directory under ``root`` (``root`` included) that the policy records, as absolute paths.
-
-    Symlinked directories are not followed; unreadable ones are skipped.
-    """
-    found = [str(root)]
-    stack = [""]
-    while stack:
-        rel_dir = stack.pop()
-        try:
-            with os.scandir(root / rel_dir if rel_dir else root) as it:
-                entries = [e for e in it if e.is_dir(follow_symlinks=False)]
-        except OSError:
-            continue
-        for entry in entries:
-            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-            if not policy.entry_excluded(rel_dir, entry.name, True):
-                found.append(str(root / rel))
-                stack.append(rel)
-    return found
-
-
-class _WatchGroup:
-    """One ``watchfiles`` generator over a list of directories, on its own thread."""
-
-    def __init__(self, watcher: Watcher, dirs: list[str], *, polling: bool) -> None:
-        self.watcher = watcher
-        self.dirs = dirs
-        self.polling = polling
-        self.stop = threading.Event()
-        self.ready = threading.Event()
-        self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self._run, name="trajectory-events", daemon=True)
-
-    def start(self) -> None:
-        self.thread.start()
-
-    def _run(self) -> None:
-        try:
-            # step: how often watchfiles checks the stop event and groups changes (ms); 200 keeps an idle
-            # watcher near zero CPU while adding little to the 2 s debounce
-            for batch in watchfiles.watch(*self.dirs, watch_filter=self.watcher._filter, debounce=400, step=200,
-                                          stop_event=self.stop, rust_timeout=1000, yield_on_timeout=True,
-                                          raise_interrupt=False, force_polling=self.polling,
-                                          poll_delay_ms=POLL_DELAY_MS, recursive=False,
-                                          ignore_permission_denied=True):
-                self.ready.set()  # the first yield (a timeout or changes) means the watches are in place
-                if batch:
-                    self.watcher._on_batch(batch)
-        except BaseException as exc:  # noqa: BLE001 - reported to the watcher
-            self.error = exc
-        finally:
-            self.ready.set()
-
+#: A batch of at least this many events may hide an overflow of the kernel's queue: rescan.
+OVERFLOW_EVENTS = watchgroups.overflow_threshold()
 
 class Watcher:
     """Watches one project and records snapshots through ``recorder``.
@@ -134,12 +86,16 @@ class Watcher:
         self._first_change: float | None = None
         self._last_change: float | None = None
         self._snapshot_thread: threading.Thread | None = None
-        self._groups: list[_WatchGroup] = []
+        self._groups: list[WatchGroup] = []
+        #: Replaced groups still handing over their last events (see :meth:`_rebuild`).
+        self._retiring: list[WatchGroup] = []
         self._groups_lock = threading.Lock()
         self._watched: set[str] = set()
         self.last_error: str | None = None
         self.polled_dirs = 0
         self.maintenance = MaintenancePolicy()
+        #: Where tokens prove that the watch groups handed over every event before them (see :meth:`vouch`).
+        self.sync = SyncPoint(recorder.repo.state_dir / "sync")
         self._maintainer = BackgroundMaintenance(recorder.repo, cap_bytes=settings.max_history_bytes,
                                                  retention_days=settings.retention_days)
         project = recorder.project
@@ -175,7 +131,7 @@ class Watcher:
         with self._wake:
             self._wake.notify_all()
         with self._groups_lock:
-            groups, self._groups = self._groups, []
+            groups, self._groups = self._groups + self._retiring, []
         for group in groups:
             group.stop.set()
         for group in groups:
@@ -200,21 +156,47 @@ class Watcher:
         """Number of directories watched (natively or by polling)."""
         return len(self._watched)
 
+    def vouch(self, timeout: float = SYNC_TIMEOUT) -> str | None:
+        """Hand every event the OS delivered before this call to the recorder, then say whether the recorder's
+        pending paths are all that changed since the last snapshot (so a ``checkpoint`` may record just them).
+
+        Args:
+            timeout: longest wait for the watch groups to confirm, seconds.
+
+        Returns:
+            None when the watcher vouches for the pending paths; otherwise why it cannot (a full scan is needed):
+            not running, an error reported, directories polled, a group dead or not confirming in time, or a
+            rescan pending (HEAD moved, an ignore file changed, a possible queue overflow, a failed write).
+        """
+        if not self.running:
+            return "the watcher is not running"
+        if self.last_error:
+            return f"the watcher reported a problem: {self.last_error}"
+        with self._groups_lock:
+            groups = list(self._groups)
+        if self.polled_dirs or any(g.polling for g in groups):
+            return "some directories are polled, not watched natively"
+        if not self.sync.available:
+            return "the watcher's sync directory was removed"
+        if not groups or not self.sync.sync(groups, timeout):
+            return "the watch groups did not confirm their events in time"
+        if self.recorder.rescan_pending():
+            return "a rescan is pending (HEAD moved, an ignore file changed, or events may have been lost)"
+        return None
+
     # -- watch groups -------------------------------------------------------------------------
 
-    def _start_groups(self, dirs: list[str]) -> list[_WatchGroup]:
-        """Watch ``dirs``: natively as far as possible, the rest by polling."""
-        groups: list[_WatchGroup] = []
+    def _start_groups(self, dirs: list[str]) -> list[WatchGroup]:
+        """Watch ``dirs``: natively as far as possible, the rest by polling; return once the watches are set."""
+        groups: list[WatchGroup] = []
         native = [] if self.force_polling else list(dirs)
         polled = list(dirs) if self.force_polling else []
         if self.max_native_dirs is not None and len(native) > self.max_native_dirs:
             polled += native[self.max_native_dirs:]
             native = native[:self.max_native_dirs]
         while native:
-            group = _WatchGroup(self, native, polling=False)
-            group.start()
-            group.ready.wait(60)
-            if group.error is None:
+            group = self._group(native, polling=False)
+            if group.start():
                 groups.append(group)
                 break
             if len(native) == 1:
@@ -226,54 +208,102 @@ class Watcher:
             polled += native[half:]
             native = native[:half]
         if polled:
-            group = _WatchGroup(self, polled, polling=True)
+            group = self._group(polled, polling=True)
             group.start()
-            group.ready.wait(60)
             groups.append(group)
             self.polled_dirs += len(polled)
-            self.last_error = (f"{len(polled)} director(ies) are polled every {POLL_DELAY_MS / 1000:g} s because "
-                               "they could not be watched natively (inotify watch limit: raise "
+            self.last_error = (f"{len(polled)} director(ies) are polled every {watchgroups.POLL_DELAY_MS / 1000:g} "
+                               "s because they could not be watched natively (inotify watch limit: raise "
                                "fs.inotify.max_user_watches)")
             log.warning(self.last_error)
         return groups
 
-    def _rebuild(self) -> None:
-        """Replace every watch group by one over all recorded directories, then rescan for the gap."""
+    def _group(self, dirs: list[str], *, polling: bool) -> WatchGroup:
+        return WatchGroup(dirs, on_batch=self._on_batch, watch_filter=self._filter, polling=polling, sync=self.sync)
+
+    def _rebuild(self, *, rescan: bool = True, adding: list[str] = ()) -> None:
+        """Replace every watch group by one over all recorded directories.
+
+        The new groups watch before the old ones stop: a native old group stops once it has handed over every
+        event before a token posted after the new watches began, so nothing falls between them. A rescan covers
+        the gap when ``rescan`` (a group died: its events are lost), when a polled group is replaced, or when the
+        walk finds a directory that was not watched (other than the new directories ``adding``).
+        """
         dirs = recorded_directories(self.root, self.recorder.policy)
         dirs += [d for d in self._git_watch_dirs if d not in dirs]  # HEAD and reflogs; nothing else passes the filter
-        self.polled_dirs = 0
+        if not self.sync.available:
+            self.sync.prepare()
+        with self._groups_lock:
+            unwatched = bool(self._groups) and not self._watched.union(adding).issuperset(dirs)
+            self.polled_dirs = 0
         groups = self._start_groups(dirs)
         with self._groups_lock:
             old, self._groups = self._groups, groups
             self._watched = set(dirs)
+        token = self.sync.post() if any(not g.polling for g in old) else None
         for group in old:
-            group.stop.set()
-        if old:
+            if group.polling or token is None:
+                group.stop.set()
+                rescan = True
+            else:
+                group.retire(token)
+                with self._groups_lock:
+                    self._retiring.append(group)
+        if token is not None:
+            threading.Thread(target=self._remove_token, args=(old, token), name="trajectory-retire",
+                             daemon=True).start()
+        if old and (rescan or unwatched):
             self.recorder.note_changes((), rescan=True)  # changes between the old and new watches
             self._touch()
 
+    def _remove_token(self, groups: list[WatchGroup], token: str) -> None:
+        if not self.sync.wait([g for g in groups if not g.polling], token, SYNC_TIMEOUT * 5):
+            for group in groups:
+                group.stop.set()  # not seen in time (the sync directory was removed?): stop anyway
+        self.sync.remove([token])
+        with self._groups_lock:
+            self._retiring = [g for g in self._retiring if g not in groups]
+
     def _watch_new_directories(self, paths: list[str]) -> None:
-        """Add watches for directories created since the last rebuild (and their subdirectories)."""
-        fresh: list[str] = []
+        """Add watches for directories created since the last rebuild (and their subdirectories).
+
+        The new trees are walked again once their watches are in place: a subdirectory created between the
+        walk and the watch produced no event that any watch saw (later ones are seen by the new watches).
+        """
+        tops: list[tuple[Path, str]] = []
         for path in paths:
             if path in self._watched or not os.path.isdir(path) or os.path.islink(path):
                 continue
             rel = Path(path).relative_to(self.root).as_posix()
-            if not self.recorder.policy.is_recorded(rel, is_dir=True):
-                continue
-            sub = recorded_directories(Path(path), SubtreePolicy(self.recorder.policy, rel))
-            fresh += [d for d in sub if d not in self._watched]
-        if not fresh:
-            return
+            if self.recorder.policy.is_recorded(rel, is_dir=True):
+                tops.append((Path(path), rel))
+        for _ in range(3):  # a walk before the watches, one after; a third only if the tree kept growing
+            if self._stop.is_set():
+                return
+            fresh: dict[str, None] = {}
+            for top, rel in tops:
+                fresh.update((d, None) for d in recorded_directories(top, SubtreePolicy(self.recorder.policy, rel))
+                             if d not in self._watched)
+            if not fresh:
+                return
+            with self._groups_lock:
+                many = len(self._groups) >= MAX_EXTRA_GROUPS
+            if many:
+                self._rebuild(rescan=False, adding=list(fresh))
+                return
+            groups = self._start_groups(list(fresh))
+            with self._groups_lock:
+                self._groups += groups
+                self._watched.update(fresh)
+
+    def _forget_directories(self, paths: list[str]) -> None:
+        """Drop deleted directories (and everything under them) from the watched set, so that a directory
+        created again under the same name gets a new watch (the kernel removed the old one)."""
         with self._groups_lock:
-            many = len(self._groups) >= MAX_EXTRA_GROUPS
-        if many:
-            self._rebuild()
-            return
-        groups = self._start_groups(fresh)
-        with self._groups_lock:
-            self._groups += groups
-            self._watched.update(fresh)
+            gone = {p for p in paths if p in self._watched}
+            if gone:
+                prefixes = tuple(p + "/" for p in gone)
+                self._watched = {d for d in self._watched if d not in gone and not d.startswith(prefixes)}
 
     # -- events -------------------------------------------------------------------------------
 
@@ -291,8 +321,11 @@ class Watcher:
         return self.recorder.policy.is_recorded(rel, is_dir=None)
 
     def _on_batch(self, batch: set[tuple[watchfiles.Change, str]]) -> None:
+        # watchfiles yields a batch once a step brought no new change: the last event is a step old or more
+        event_time = time.monotonic() - watchgroups.STEP_MS / 1000
         rels: list[str] = []
         added_dirs: list[str] = []
+        deleted: list[str] = []
         head_moved = git_active = stash = index_changed = False
         for change, path in batch:
             if path == self._index_file:
@@ -309,6 +342,10 @@ class Watcher:
                 continue
             if change == watchfiles.Change.added and path not in self._watched and os.path.isdir(path):
                 added_dirs.append(path)
+            elif change == watchfiles.Change.deleted and path in self._watched:
+                deleted.append(path)
+        if deleted:
+            self._forget_directories(deleted)
         if index_changed:
             flipped = self.recorder.policy.refresh_tracked()  # files git started or stopped tracking
             if flipped:
@@ -321,16 +358,20 @@ class Watcher:
             self.recorder.note_git_activity(stash=stash)
         if head_moved:
             log.info("project HEAD moved (now on %s); rescanning", self.recorder.project.current_branch())
+        overflow = len(batch) >= OVERFLOW_EVENTS
+        if overflow:
+            log.warning("%d events in one batch: the kernel's event queue may have overflowed; rescanning", len(batch))
         if rels or head_moved:
-            self.recorder.note_changes(rels, rescan=head_moved)
-            self._touch()
+            self.recorder.note_changes(rels, rescan=head_moved or overflow)
+            self._touch(event_time)
 
-    def _touch(self) -> None:
-        now = time.monotonic()
+    def _touch(self, at: float | None = None) -> None:
+        """Note a change that happened at ``at`` (``time.monotonic()`` seconds; now when None)."""
+        now = time.monotonic() if at is None else at
         with self._wake:
             if self._first_change is None:
                 self._first_change = now
-            self._last_change = now
+            self._last_change = now if self._last_change is None else max(self._last_change, now)
             self._wake.notify_all()
 
     # -- snapshots ----------------------------------------------------------------------------
@@ -377,12 +418,12 @@ class Watcher:
             return
         with self._groups_lock:
             dead = [g for g in self._groups if not g.thread.is_alive() and not g.stop.is_set()]
-        if not dead:
+            native = any(not g.polling for g in self._groups)
+        if native and not self.sync.available and self.sync.directory.parent.is_dir():  # .trajectory recreated
+            log.warning("the sync directory %s was removed; rebuilding the watches", self.sync.directory)
+            self._rebuild()
             return
-        if not self.root.is_dir():
-            self.last_error = f"the project directory {self.root} no longer exists; watching stopped"
-            log.error(self.last_error)
-            self._stop.set()
+        if not dead or not self.root.is_dir():  # a project removed meanwhile is handled on the next pass
             return
         log.warning("a watch group stopped (%s); rebuilding the watches", dead[0].error)
         self._rebuild()

@@ -1,0 +1,273 @@
+"""Watcher and checkpoint benchmark of a real ``code-trajectory serve``, against git in the same run.
+
+Generates a project (``bench/run.py``'s ``generate``: ``--files`` files in ~files/25 directories plus an
+ignored ``node_modules``), starts ``code-trajectory serve --project P`` and speaks MCP to it over stdio
+with the SDK client, as an MCP host does. The shadow ref (``refs/heads/shadow/main`` in ``P/.trajectory``)
+is polled every ~2 ms by reading the ref file; an event's time is when its write returned. Measured, each
+against a baseline run here and now (the machine is shared and noisy: read the ratios):
+
+a. ``checkpoint`` of 1 changed file, the tool's round trip, against ``git add -A && git commit`` on a git
+   dir with an index over the same tree;
+b. the watcher: 1 saved file -> shadow ref moved, time beyond the debounce;
+c. a burst of 48 files written at once, the same;
+d. a directory deleted and a new directory (with a subdirectory) of 10 files created, the same;
+e. resident memory (``VmRSS``, and the peak ``VmHWM``) of the serve process.
+
+For b-d the baseline is ``git add -A && git commit`` of the same change. Each watcher round checks that the
+first snapshot after the change holds all of it (a split burst is reported).
+
+Usage: ``PYTHONPATH=src python bench/watch.py --files 10000`` (also ``--files 100000``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import anyio  # noqa: E402
+from mcp import Client, StdioServerParameters  # noqa: E402
+from run import generate, git_base  # noqa: E402
+
+from code_trajectory.git.gitcmd import base_env  # noqa: E402
+from code_trajectory.git.shadow import shadow_ref  # noqa: E402
+
+REF = shadow_ref("main")
+POLL = 0.002
+
+
+def read_ref(git_dir: Path) -> str | None:
+    """The shadow ref's commit, read from its file (or packed-refs) without running git."""
+    try:
+        return (git_dir / REF).read_text().strip()
+    except OSError:
+        pass
+    try:
+        for line in (git_dir / "packed-refs").read_text().splitlines():
+            if line.endswith(" " + REF):
+                return line.split()[0]
+    except OSError:
+        pass
+    return None
+
+
+async def wait_ref_change(git_dir: Path, old: str | None, timeout: float) -> tuple[str, float] | None:
+    """Poll until the ref differs from ``old``; ``(commit, perf_counter time)`` or None on timeout."""
+    deadline = time.perf_counter() + timeout
+    while time.perf_counter() < deadline:
+        now = read_ref(git_dir)
+        if now is not None and now != old:
+            return now, time.perf_counter()
+        await anyio.sleep(POLL)
+    return None
+
+
+def shadow_git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", f"--git-dir={root / '.trajectory'}", *args], capture_output=True, text=True,
+                          env=base_env(isolate_config=True)).stdout
+
+
+def changed_paths(root: Path, commit: str) -> set[str]:
+    return set(shadow_git(root, "diff-tree", "-r", "--no-commit-id", "--name-only", f"{commit}^", commit).split())
+
+
+def server_pid(project: Path) -> int | None:
+    """The serve process started by this one (a child whose command line names the project)."""
+    me = os.getpid()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            cmd = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == me and b"serve" in cmd and str(project).encode() in cmd:
+            return int(entry)
+    return None
+
+
+def memory_kib(pid: int) -> tuple[int, int]:
+    """``(VmRSS, VmHWM)`` of ``pid`` in KiB."""
+    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
+    return int(fields["VmRSS"].split()[0]), int(fields["VmHWM"].split()[0])
+
+
+def git_commit_time(base: Path, root: Path) -> float:
+    start = time.perf_counter()
+    git_base(base, root, "add", "-A")
+    git_base(base, root, "commit", "-q", "--allow-empty", "-m", "bench")
+    return time.perf_counter() - start
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:,.0f} ms"
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+async def measure(args: argparse.Namespace, root: Path, base: Path, rows: list[tuple[str, str, str, str]]) -> None:
+    git_dir = root / ".trajectory"
+    env = dict(os.environ)
+    log_file = root.parent / "serve.log"  # the server's log (stderr), kept out of the table
+    server = StdioServerParameters(command="/bin/sh", args=[
+        "-c", 'exec "$0" -m code_trajectory serve --project "$1" --debounce "$2" 2>>"$3"',
+        sys.executable, str(root), str(args.debounce), str(log_file)], env=env)
+    print("starting the server (start-up import) ...", file=sys.stderr)
+    started = time.perf_counter()
+    async with Client(server) as client:
+        if await wait_ref_change(git_dir, None, timeout=1800) is None:
+            raise SystemExit("the start-up import did not finish")
+        print(f"imported in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+        await client.call_tool("get_session_summary", {})  # waits for the start-up scan, warms the tools
+        pid = server_pid(root)
+        rels = sorted(str(p.relative_to(root)) for p in (root / "src").rglob("*.py"))
+        await anyio.sleep(args.debounce + 1)
+
+        # (a) checkpoint of 1 changed file against git add -A && git commit
+        ours, theirs, missing = [], [], 0
+        for i in range(args.runs):
+            rel = rels[(i * 7919) % len(rels)]
+            with open(root / rel, "a") as f:
+                f.write(f"checkpoint_{i} = {i}\n")
+            start = time.perf_counter()
+            result = await client.call_tool("checkpoint", {"message": f"bench {i}"})
+            ours.append(time.perf_counter() - start)
+            body = "\n".join(getattr(b, "text", "") for b in result.content)
+            if result.is_error or f"checkpoint_{i} = {i}" not in shadow_git(root, "show", f"{REF}:{rel}"):
+                missing += 1
+                print(f"checkpoint {i} did not record {rel}: {body[:200]}", file=sys.stderr)
+            theirs.append(git_commit_time(base, root))
+        ratio = median(theirs) / median(ours)
+        rows.append(("(a) `checkpoint` of 1 changed file, MCP tool round trip (median of "
+                     f"{args.runs}){f', {missing} missed the change!' if missing else ''}", ms(median(ours)),
+                     f"{ms(median(theirs))} (`git add -A && git commit`)", f"{ratio:.1f}x faster (target >= 10x)"))
+        await anyio.sleep(args.debounce + 1)
+
+        async def watched(label: str, change, check, target_ms: float) -> None:
+            beyond, base_times, split = [], [], 0
+            for i in range(args.rounds):
+                old = read_ref(git_dir)
+                expected = change(i)  # returns after the last write
+                t_event = time.perf_counter()
+                moved = await wait_ref_change(git_dir, old, timeout=args.debounce + 30)
+                if moved is None:
+                    print(f"{label} round {i}: the shadow ref did not move", file=sys.stderr)
+                    split += 1
+                    continue
+                commit, t_moved = moved
+                beyond.append(t_moved - t_event - args.debounce)
+                if not check(commit, expected):
+                    split += 1
+                    print(f"{label} round {i}: the first snapshot did not hold the whole change", file=sys.stderr)
+                    await anyio.sleep(args.debounce + 2)
+                base_times.append(git_commit_time(base, root))
+                await anyio.sleep(0.3)
+            med = median(beyond)
+            rows.append((f"{label}, beyond the {args.debounce:g} s debounce (median of {len(beyond)}"
+                         f"{f'; {split} incomplete!' if split else ''})", ms(med),
+                         f"{ms(median(base_times))} (`git add -A && git commit` of the change)",
+                         f"target <= {target_ms:.0f} ms: {'met' if med * 1000 <= target_ms else 'NOT met'}"))
+
+        # (b) one saved file
+        def one(i: int) -> tuple[str, str]:
+            rel, text = rels[(i * 104729 + 13) % len(rels)], f"saved_{i} = {i}\n"
+            with open(root / rel, "a") as f:
+                f.write(text)
+            return rel, text
+
+        await watched("(b) watcher: 1 saved file -> shadow ref moved", one,
+                      lambda commit, exp: exp[1] in shadow_git(root, "show", f"{commit}:{exp[0]}"), 100)
+
+        # (c) a burst of 48 files
+        def burst(i: int) -> set[str]:
+            chosen = {rels[(i * 48 + j) * 37 % len(rels)] for j in range(48)}
+            for rel in chosen:
+                with open(root / rel, "a") as f:
+                    f.write(f"burst_{i} = {i}\n")
+            return chosen
+
+        await watched("(c) watcher: 48-file burst", burst, lambda commit, exp: exp <= changed_paths(root, commit), 300)
+
+        # (d) delete a directory, create a new one (with a subdirectory) holding 10 files
+        victims = sorted({str(Path(r).parent) for r in rels}, key=lambda d: (-d.count("/"), d))
+
+        def dir_swap(i: int) -> tuple[str, set[str]]:
+            gone = victims[i]
+            shutil.rmtree(root / gone)
+            new = Path("src") / f"fresh{i}"
+            made = set()
+            for j in range(10):
+                rel = new / ("inner" if j >= 5 else "") / f"f{j}.py"
+                (root / rel).parent.mkdir(parents=True, exist_ok=True)
+                (root / rel).write_text(f"FRESH = {i * 10 + j}\n")
+                made.add(str(rel))
+            return gone, made
+
+        def dir_check(commit: str, exp: tuple[str, set[str]]) -> bool:
+            left = shadow_git(root, "ls-tree", "-r", "--name-only", commit, "--", exp[0]).split()
+            present = set(shadow_git(root, "ls-tree", "-r", "--name-only", commit, "--", *exp[1]).split())
+            return not left and present == exp[1]
+
+        await watched("(d) watcher: delete a directory + create a directory of 10 files", dir_swap, dir_check, 300)
+
+        # (e) memory of the serve process
+        if pid is not None:
+            rss, hwm = memory_kib(pid)
+            rows.append(("(e) resident memory of serve (VmRSS; peak VmHWM)", f"{rss / 1024:.0f} MiB (peak "
+                         f"{hwm / 1024:.0f} MiB)", "", "target <= 120 MB"))
+        else:
+            rows.append(("(e) resident memory of serve", "server process not found", "", "target <= 120 MB"))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--files", type=int, default=10_000)
+    parser.add_argument("--dirs", type=int, default=None, help="default: files / 25")
+    parser.add_argument("--ignored", type=int, default=None, help="node_modules files (default: files / 5)")
+    parser.add_argument("--runs", type=int, default=15, help="checkpoint repetitions")
+    parser.add_argument("--rounds", type=int, default=7, help="repetitions of each watcher measurement")
+    parser.add_argument("--debounce", type=float, default=2.0, help="the server's debounce, seconds")
+    parser.add_argument("--keep", action="store_true", help="keep the generated tree")
+    args = parser.parse_args()
+    dirs = args.dirs or max(10, args.files // 25)
+    ignored = args.ignored if args.ignored is not None else args.files // 5
+    work = Path(tempfile.mkdtemp(prefix="ct-bench-watch-"))
+    root = work / "project"
+    root.mkdir()
+    rows: list[tuple[str, str, str, str]] = []
+    try:
+        print(f"generating {args.files} files in ~{dirs} dirs + {ignored} ignored ...", file=sys.stderr)
+        generate(root, args.files, dirs, ignored)
+        base = work / "baseline.git"
+        subprocess.run(["git", "init", "-q", "--bare", str(base)], check=True, env=base_env(isolate_config=True))
+        git_base(base, root, "config", "core.bare", "false")
+        git_commit_time(base, root)
+        anyio.run(measure, args, root, base, rows)
+    finally:
+        if args.keep:
+            print(f"kept {work}", file=sys.stderr)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    print(f"\n{args.files:,} files, {dirs:,} directories (+ {ignored:,} ignored), debounce {args.debounce:g} s, "
+          f"{os.cpu_count()} CPUs\n")
+    print("| measurement | ours | baseline (same run) | ratio / target |")
+    print("|---|---|---|---|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
