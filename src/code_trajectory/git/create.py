@@ -21,6 +21,7 @@ history is then found by :func:`code_trajectory.git.health.verify` and moved asi
 from __future__ import annotations
 
 import errno
+import hashlib
 import logging
 import os
 import re
@@ -127,13 +128,17 @@ def configure(git_dir: Path) -> None:
     """
     os.chmod(git_dir, 0o700)
     hide_from_project_git(git_dir)
-    git = Git(git_dir, None, isolated=True)
     config = str(git_dir / "config")
-    current = git.run(["config", "--file", config, "--list"], check=False)
-    have = set(current.stdout.decode("utf-8", "replace").splitlines())
-    for key, value in SHADOW_REPO_CONFIG:
-        if f"{key.lower()}={value}" not in have:
-            git.run(["config", "--file", config, key, value])
+    stamp_file = git_dir / "state" / "config-checked"
+    if _read(stamp_file) != _config_stamp(config):  # else nobody touched the config since it was last checked
+        git = Git(git_dir, None, isolated=True)
+        current = git.run(["config", "--file", config, "--list"], check=False)
+        have = set(current.stdout.decode("utf-8", "replace").splitlines())
+        for key, value in SHADOW_REPO_CONFIG:
+            if f"{key.lower()}={value}" not in have:
+                git.run(["config", "--file", config, key, value])
+        (git_dir / "state").mkdir(mode=0o700, exist_ok=True)
+        _write_if_changed(stamp_file, _config_stamp(config))
     info = git_dir / "info"
     info.mkdir(exist_ok=True)
     _write_if_changed(info / "exclude", "# code-trajectory: the shadow repository has no index; "
@@ -143,6 +148,23 @@ def configure(git_dir: Path) -> None:
         lines += [f"{p} diff={driver}" for p in patterns]
     _write_if_changed(info / "attributes", "\n".join(lines) + "\n")
     (git_dir / "state").mkdir(mode=0o700, exist_ok=True)
+
+
+def _config_stamp(config: str) -> str:
+    """What says the config holds our keys without asking git: the file's stat data and the keys wanted."""
+    try:
+        st = os.stat(config)
+    except OSError:
+        return ""
+    wanted = hashlib.sha1(repr(SHADOW_REPO_CONFIG).encode()).hexdigest()
+    return f"{st.st_mtime_ns} {st.st_size} {st.st_ino} {wanted}\n"
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text("utf-8")
+    except (OSError, ValueError):
+        return None
 
 
 def _init(git_dir: Path) -> None:
