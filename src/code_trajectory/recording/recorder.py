@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -36,17 +35,17 @@ import filelock
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.core.errors import LockContentionError, ProjectError, StorageError
 from code_trajectory.core.memory import release_free_memory
-from code_trajectory.core.text import format_size
 from code_trajectory.git import diffs, health, messages, trees
 from code_trajectory.git.messages import FileChange
 from code_trajectory.git.project import GitOperation, ProjectRepo, ReflogCursor
 from code_trajectory.git.shadow import ShadowRepo, TreeEntry, shadow_ref
-from code_trajectory.project import check_recordable
-from code_trajectory.recording import gitops
 from code_trajectory.recording.blobs import write_blobs
+from code_trajectory.recording.commit_message import compose, mark_oversize
+from code_trajectory.recording.fullscan import FullScan, ProgressFn, full_scan
 from code_trajectory.recording.ignore import RecordingPolicy, SubtreePolicy
 from code_trajectory.recording.intent import IntentStore
-from code_trajectory.recording.statcache import CachedScan, StatCache, unchanged_checker
+from code_trajectory.recording.opening import open_shadow_repository
+from code_trajectory.recording.statcache import StatCache, unchanged_checker
 from code_trajectory.recording.worktree import FileInfo, probe, scan
 
 log = logging.getLogger(__name__)
@@ -58,7 +57,6 @@ RELEASE_MEMORY_AFTER_FILES = 10_000
 #: How long a writer waits for ``.trajectory/write.lock`` before giving up for now, seconds.
 WRITE_LOCK_TIMEOUT = 10.0
 
-ProgressFn = Callable[[str, int, int | None], None]
 
 
 @dataclass
@@ -170,28 +168,7 @@ class Recorder:
                 or it has no shadow repository and ``create`` is False.
             StorageError, GitError: the shadow repository cannot be created.
         """
-        repo = ShadowRepo(root)
-        exists = repo.exists()
-        check_recordable(root, creating=not exists)
-        if not exists and not create:
-            raise ProjectError(f"nothing is recorded for {root} yet (it has no .trajectory/): start recording with "
-                               f"`code-trajectory watch {root}`, or an MCP client running `code-trajectory serve "
-                               f"--project {root}` (see `code-trajectory install`)")
-        health.clear_leftovers(repo.git_dir)  # locks and tmp_pack_* files of a killed process, when stale
-        try:
-            repo.ensure()
-        except LockContentionError:  # the lock was too young to call stale before the retries: now it is not
-            if not health.clear_stale_locks(repo.git_dir):
-                raise
-            repo.ensure()
-        notices: list[str] = []
-        problem = health.verify(repo)
-        if problem is not None:
-            moved = health.move_aside(repo)
-            repo = ShadowRepo(root)
-            repo.ensure()
-            notices.append(f"the shadow repository was damaged ({problem}); it was moved to {moved.name} and a new "
-                           "history started")
+        repo, notices = open_shadow_repository(root, create=create)
         project = ProjectRepo.discover(root)
         policy = RecordingPolicy(root, deny_patterns=settings.all_deny_patterns, project=project,
                                  info_exclude=project.info_exclude, global_excludes=project.global_excludes())
@@ -366,7 +343,7 @@ class Recorder:
         with self._lock:
             pending, rescan = dict(self._pending), self._pending_rescan
             try:
-                tree, *_ = self._scan(None)
+                tree = self._scan(None).tree
             finally:
                 self._pending.update(pending)
                 self._pending_rescan = self._pending_rescan or rescan
@@ -390,59 +367,21 @@ class Recorder:
             self._guard()
             self._pending.clear()
             self._pending_rescan = False
-            tree, base, oversize, imported = self._scan(progress)
+            found = self._scan(progress)
             try:
-                return self._commit(tree, kind=kind, note=note, oversize=oversize, started=started,
-                                    imported=imported, restored_from=restored_from)
+                return self._commit(found.tree, kind=kind, note=note, oversize=found.oversize, started=started,
+                                    imported=found.imported, restored_from=restored_from)
             finally:
                 if self._scanned_files >= RELEASE_MEMORY_AFTER_FILES:
                     self._release_memory()
 
-    def _scan(self, progress: ProgressFn | None) -> tuple[str, str | None, dict[str, int],
-                                                          list[tuple[str, TreeEntry]] | None]:
-        """Scan the whole work tree into a tree: ``(tree, base tree, oversize paths, imported entries)``."""
+    def _scan(self, progress: ProgressFn | None) -> FullScan:
+        """Scan the whole work tree into a tree (see :func:`~code_trajectory.recording.fullscan.full_scan`)."""
         with self._lock:
-            self.policy.invalidate()  # ignore files may have changed unseen (while stopped, or mid-burst)
-            scan_started_ns = time.time_ns()
-            fingerprint = self.policy.rules_fingerprint()
-            cached = self.stat_cache.load(fingerprint)
-            result = scan(self.root, self.policy, listings=cached.listings,
-                          progress=(lambda n: progress("scan", n, None)) if progress else None)
-            self._scanned_files = len(result.files)
-            for rel, why in result.skipped[:20]:
-                log.info("not recorded: %s (%s)", rel, why)
-            base = self._base_tree()
-            # the rows describe the last scanned tree: when it is the base, no need to list it, and a
-            # file whose row is trusted is unchanged
-            rows_are_base = base is not None and cached.tree == base
-            recorded = cached.entries() if rows_are_base else self._list_tree(base)
-            changes: dict[str, TreeEntry | None] = {path: None for path in recorded if path not in result.files}
-            to_hash: list[FileInfo] = []
-            for rel, info in result.files.items():
-                oid = CachedScan.trusted(info, cached.rows.get(rel))
-                if oid is None:
-                    to_hash.append(info)
-                elif not rows_are_base and recorded.get(rel) != (entry := TreeEntry(info.mode, oid)):
-                    changes[rel] = entry
-            if progress:
-                progress("hash", 0, len(to_hash))
-            with self.repo.batch():
-                entries, oversize = write_blobs(self.repo, self.root, to_hash, self.settings.max_file_bytes, progress=progress)
-                for rel, entry in entries.items():
-                    if entry is not None and recorded.get(rel) != entry:
-                        changes[rel] = entry
-                    elif entry is None:
-                        changes[rel] = None
-                by_rel = {i.rel: i for i in to_hash}
-                hashed = [(by_rel[rel], e.oid) for rel, e in entries.items() if e is not None]
-                if progress:
-                    progress("write", 0, len(changes))
-                tree = trees.apply_changes(self.repo, base, changes) if changes or base is None else base
-            removed = [rel for rel in cached.rows if rel not in result.files or entries.get(rel, True) is None]
-            self.stat_cache.save(cached, hashed=hashed, removed=removed, listings=result.listings,
-                                 fingerprint=fingerprint, tree=tree, scanned_ns=scan_started_ns)
-            imported = sorted((p, e) for p, e in changes.items() if e is not None) if base is None else None
-            return tree, base, oversize, imported
+            found = full_scan(self.root, self.policy, self.repo, self.stat_cache, self._base_tree,
+                              max_file_bytes=self.settings.max_file_bytes, progress=progress)
+            self._scanned_files = found.files
+            return found
 
     def unchanged_checker(self) -> Callable[[str, TreeEntry], bool]:
         """``check(path, entry)``: True when the stat cache vouches that the file at ``path`` (relative to the
@@ -484,19 +423,6 @@ class Recorder:
         return self.reconcile(kind=kind, note=messages.one_line(note) if note else None)
 
     # -- internals ----------------------------------------------------------------------------
-
-    def _list_tree(self, tree: str | None) -> dict[str, TreeEntry]:
-        if tree is None:
-            return {}
-        out = self.repo.git.out(["ls-tree", "-r", "-z", "--full-tree", tree])
-        entries = {}
-        for record in out.split(b"\0"):
-            if not record:
-                continue
-            meta, _, path = record.partition(b"\t")
-            mode, _kind, oid = meta.split(b" ")
-            entries[os.fsdecode(path)] = TreeEntry(mode.decode(), oid.decode())
-        return entries
 
     def _base_tree(self) -> str | None:
         """The tree the work tree had when last recorded (the start of the next edit).
@@ -551,40 +477,14 @@ class Recorder:
                     changes = [FileChange("A", path, new_oid=entry.oid) for path, entry in imported]
                 else:
                     changes = diffs.tree_changes(self.repo, parent_tree, tree, expected=expected)
-                if oversize:
-                    changes = [FileChange(c.status, c.path, c.old_path, c.added, c.deleted, c.old_oid, c.new_oid,
-                                          c.counted, f"not stored: {format_size(oversize[c.path])}")
-                               if c.path in oversize else c for c in changes]
+                changes = mark_oversize(changes, oversize)
                 now = datetime.now().astimezone()
+                composed = compose(self.repo, self.project, tree=tree, parent=parent, parent_tree=parent_tree,
+                                   changes=changes, kind=kind, branch=branch, now=now, intent=self.intent.get(),
+                                   operation=operation, note=note, origin=origin, restored_from=restored_from)
+                parent, kind, message, changes = (composed.parent, composed.kind, composed.message,
+                                                  composed.changes)
                 offset = now.strftime("%z") or "+0000"
-                if parent is None and kind == messages.KIND_RECONCILE:
-                    kind = messages.KIND_IMPORT
-                if operation is not None and operation.kind != "stash":  # a stash's changes are unstaged by nature
-                    ours = gitops.operation_paths(self.project, changes)
-                    if not ours:
-                        operation = None  # git changed no file (`checkout -b`): the edits are the agent's
-                    elif any(c.path not in ours for c in changes):
-                        # git's share first, as its own commit; the agent's edits on top of it
-                        op_tree = gitops.operation_tree(self.repo, parent_tree, tree, ours)
-                        op_changes = [c for c in changes if c.path in ours]
-                        parent = self.repo.commit_tree(op_tree, [parent] if parent else [],
-                                                       messages.git_operation_message(
-                                                           when=now, label=operation.label, kind=operation.kind,
-                                                           reflog=operation.reflog, branch=branch,
-                                                           changes=op_changes),
-                                                       when=(int(now.timestamp()), offset))
-                        changes = diffs.tree_changes(self.repo, op_tree, tree)
-                        operation = None
-                if operation is not None:
-                    kind = messages.KIND_GIT
-                    message = messages.git_operation_message(when=now, label=operation.label, kind=operation.kind,
-                                                             reflog=operation.reflog, branch=branch, changes=changes)
-                elif kind == messages.KIND_RESTORE and restored_from is not None:
-                    message = messages.restore_message(when=now, intent=self.intent.get(), branch=branch,
-                                                       changes=changes, source=restored_from[0], how=restored_from[1])
-                else:
-                    message = messages.snapshot_message(when=now, intent=self.intent.get(), branch=branch,
-                                                        changes=changes, kind=kind, note=note, origin=origin)
                 commit = self.repo.commit_tree(tree, [parent] if parent else [], message,
                                                when=(int(now.timestamp()), offset))
                 try:

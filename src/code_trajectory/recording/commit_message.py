@@ -1,0 +1,88 @@
+"""What a snapshot commit says: its kind, its message, and git's share of it split off as its own commit.
+
+A snapshot that follows a git operation (checkout, reset, merge, stash...) of the project is the operation's
+(``[CHECKOUT] feature -> main``), not the agent's; when edits of the agent landed in the same window, git's share is
+written first as its own commit and the edits on top of it (:mod:`code_trajectory.recording.gitops` tells which
+paths are git's). Otherwise the message is a restore's or an ordinary snapshot's (:mod:`code_trajectory.git.messages`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from code_trajectory.core.text import format_size
+from code_trajectory.git import diffs, messages
+from code_trajectory.git.messages import FileChange
+from code_trajectory.git.project import GitOperation, ProjectRepo
+from code_trajectory.git.shadow import ShadowRepo
+from code_trajectory.recording import gitops
+
+
+@dataclass
+class Composed:
+    """The commit to write: its parent (git's share when one was split off), kind, message and file changes."""
+
+    parent: str | None
+    kind: str
+    message: str
+    changes: list[FileChange]
+
+
+def mark_oversize(changes: list[FileChange], oversize: dict[str, int]) -> list[FileChange]:
+    """``changes`` with files over the size cap (path -> bytes) noted ``not stored: <size>``."""
+    if not oversize:
+        return changes
+    return [FileChange(c.status, c.path, c.old_path, c.added, c.deleted, c.old_oid, c.new_oid, c.counted,
+                       f"not stored: {format_size(oversize[c.path])}") if c.path in oversize else c
+            for c in changes]
+
+
+def compose(repo: ShadowRepo, project: ProjectRepo, *, tree: str, parent: str | None, parent_tree: str | None,
+            changes: list[FileChange], kind: str, branch: str, now: datetime, intent: str | None,
+            operation: GitOperation | None, note: str | None = None, origin: str | None = None,
+            restored_from: tuple[str, str] | None = None) -> Composed:
+    """Decide what the snapshot of ``tree`` (after ``parent``) says.
+
+    Args:
+        repo: the shadow repository (git's share, when split off, is committed there now).
+        project: the project's repository (which changed paths git wrote).
+        tree, parent, parent_tree: the new tree, the commit it follows (None: the first) and that commit's tree.
+        changes: the file changes from ``parent_tree`` to ``tree``.
+        kind: ``snapshot``, ``reconcile``, ``checkpoint``, ``restore``...; a first reconcile becomes ``import``.
+        branch: the project branch recorded.
+        now: the snapshot's time (its timezone is written).
+        intent: the current intent, if any.
+        operation: the git operation seen since the last snapshot, if any.
+        note, origin: a checkpoint's note; who made the change (a hook's trailer).
+        restored_from: ``(commit, how it was named)`` for a restore.
+
+    Raises:
+        GitError, StorageError: git's share cannot be committed.
+    """
+    if parent is None and kind == messages.KIND_RECONCILE:
+        kind = messages.KIND_IMPORT
+    if operation is not None and operation.kind != "stash":  # a stash's changes are unstaged by nature
+        ours = gitops.operation_paths(project, changes)
+        if not ours:
+            operation = None  # git changed no file (`checkout -b`): the edits are the agent's
+        elif any(c.path not in ours for c in changes):
+            # git's share first, as its own commit; the agent's edits on top of it
+            op_tree = gitops.operation_tree(repo, parent_tree, tree, ours)
+            op_changes = [c for c in changes if c.path in ours]
+            parent = repo.commit_tree(op_tree, [parent] if parent else [],
+                                      messages.git_operation_message(when=now, label=operation.label,
+                                                                     kind=operation.kind, reflog=operation.reflog,
+                                                                     branch=branch, changes=op_changes),
+                                      when=(int(now.timestamp()), now.strftime("%z") or "+0000"))
+            changes = diffs.tree_changes(repo, op_tree, tree)
+            operation = None
+    if operation is not None:
+        return Composed(parent, messages.KIND_GIT, messages.git_operation_message(
+            when=now, label=operation.label, kind=operation.kind, reflog=operation.reflog, branch=branch,
+            changes=changes), changes)
+    if kind == messages.KIND_RESTORE and restored_from is not None:
+        return Composed(parent, kind, messages.restore_message(when=now, intent=intent, branch=branch, changes=changes,
+                                                               source=restored_from[0], how=restored_from[1]), changes)
+    return Composed(parent, kind, messages.snapshot_message(when=now, intent=intent, branch=branch, changes=changes,
+                                                            kind=kind, note=note, origin=origin), changes)

@@ -1,0 +1,123 @@
+"""The full scan: the whole work tree read into a tree object, at the cost of what changed since the last one.
+
+Used at start-up, on a rescan (``HEAD`` moved, an ignore file changed, events lost) and by a ``checkpoint`` that no
+watcher vouches for. The walk reuses the directory listings of the last scan (:class:`~.worktree.DirListing`), the
+files whose ``lstat`` facts match the stat cache are not read (:mod:`.statcache`), the others are hashed on worker
+threads (:func:`~.blobs.write_blobs`), and the new tree is edited from the base tree along the changed paths only
+(:func:`~code_trajectory.git.trees.apply_changes`). When the stat cache's rows describe the base tree, that tree
+is not even listed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from code_trajectory.git import trees
+from code_trajectory.git.shadow import ShadowRepo, TreeEntry
+from code_trajectory.recording.blobs import write_blobs
+from code_trajectory.recording.ignore import RecordingPolicy
+from code_trajectory.recording.statcache import CachedScan, StatCache
+from code_trajectory.recording.worktree import FileInfo, scan
+
+log = logging.getLogger(__name__)
+
+#: ``(phase, done, total)``: phases ``scan``, ``hash``, ``write``.
+ProgressFn = Callable[[str, int, int | None], None]
+
+
+@dataclass
+class FullScan:
+    """What a full scan built.
+
+    Attributes:
+        tree: the tree of the work tree (its objects written).
+        base: the tree it was compared with (None: nothing recorded yet).
+        oversize: files over the size cap (path relative to the root -> size in bytes), stored as a size note.
+        imported: every entry, sorted by path, when there was no base (an initial import), else None.
+        files: how many files the scan found.
+    """
+
+    tree: str
+    base: str | None
+    oversize: dict[str, int]
+    imported: list[tuple[str, TreeEntry]] | None
+    files: int
+
+
+def list_tree(repo: ShadowRepo, tree: str | None) -> dict[str, TreeEntry]:
+    """Every file of ``tree`` (path relative to the root -> entry), from one ``git ls-tree -r``; ``{}`` for None."""
+    if tree is None:
+        return {}
+    out = repo.git.out(["ls-tree", "-r", "-z", "--full-tree", tree])
+    entries = {}
+    for record in out.split(b"\0"):
+        if not record:
+            continue
+        meta, _, path = record.partition(b"\t")
+        mode, _kind, oid = meta.split(b" ")
+        entries[os.fsdecode(path)] = TreeEntry(mode.decode(), oid.decode())
+    return entries
+
+
+def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache: StatCache,
+              base_tree: Callable[[], str | None], *, max_file_bytes: int,
+              progress: ProgressFn | None = None) -> FullScan:
+    """Scan the whole work tree under ``root`` into a tree written to ``repo``.
+
+    Args:
+        root: the project root.
+        policy: what is recorded (its caches are dropped first: ignore files may have changed unseen).
+        repo: the shadow repository the blobs and trees are written to.
+        stat_cache: the stat cache, read before and written after the scan.
+        base_tree: called once the work tree is walked: the tree to compare with (the last recorded state).
+        max_file_bytes: files larger than this are stored as a size note.
+        progress: called with ``(phase, done, total)``.
+
+    Raises:
+        StorageError, GitError: objects cannot be written.
+    """
+    policy.invalidate()
+    scan_started_ns = time.time_ns()
+    fingerprint = policy.rules_fingerprint()
+    cached = stat_cache.load(fingerprint)
+    result = scan(root, policy, listings=cached.listings,
+                  progress=(lambda n: progress("scan", n, None)) if progress else None)
+    for rel, why in result.skipped[:20]:
+        log.info("not recorded: %s (%s)", rel, why)
+    base = base_tree()
+    # the rows describe the last scanned tree: when it is the base, no need to list it, and a file whose row is
+    # trusted is unchanged
+    rows_are_base = base is not None and cached.tree == base
+    recorded = cached.entries() if rows_are_base else list_tree(repo, base)
+    changes: dict[str, TreeEntry | None] = {path: None for path in recorded if path not in result.files}
+    to_hash: list[FileInfo] = []
+    for rel, info in result.files.items():
+        oid = CachedScan.trusted(info, cached.rows.get(rel))
+        if oid is None:
+            to_hash.append(info)
+        elif not rows_are_base and recorded.get(rel) != (entry := TreeEntry(info.mode, oid)):
+            changes[rel] = entry
+    if progress:
+        progress("hash", 0, len(to_hash))
+    with repo.batch():
+        entries, oversize = write_blobs(repo, root, to_hash, max_file_bytes, progress=progress)
+        for rel, written in entries.items():
+            if written is None:
+                changes[rel] = None
+            elif recorded.get(rel) != written:
+                changes[rel] = written
+        by_rel = {i.rel: i for i in to_hash}
+        hashed = [(by_rel[rel], e.oid) for rel, e in entries.items() if e is not None]
+        if progress:
+            progress("write", 0, len(changes))
+        tree = trees.apply_changes(repo, base, changes) if changes or base is None else base
+    removed = [rel for rel in cached.rows if rel not in result.files or entries.get(rel, True) is None]
+    stat_cache.save(cached, hashed=hashed, removed=removed, listings=result.listings, fingerprint=fingerprint,
+                    tree=tree, scanned_ns=scan_started_ns)
+    imported = sorted((p, e) for p, e in changes.items() if e is not None) if base is None else None
+    return FullScan(tree, base, oversize, imported, len(result.files))

@@ -1,0 +1,52 @@
+"""Opening a project's shadow repository in working order: refused where nothing may be recorded, created when
+asked, a killed process's leftovers cleared, a damaged one moved aside for a new history."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from code_trajectory.core.errors import LockContentionError, ProjectError
+from code_trajectory.git import health
+from code_trajectory.git.shadow import ShadowRepo
+from code_trajectory.project import check_recordable
+
+
+def open_shadow_repository(root: Path, *, create: bool = True) -> tuple[ShadowRepo, list[str]]:
+    """The shadow repository of the project at ``root``, ready to record, and what the user must hear about it.
+
+    Args:
+        root: the project root (absolute).
+        create: create ``.trajectory`` when it does not exist (else refuse).
+
+    Returns:
+        ``(repository, notices)``: notices say when a damaged repository was moved aside and a new history started.
+
+    Raises:
+        ProjectError: ``root`` must not be recorded (see :func:`code_trajectory.project.check_recordable`),
+            or it has no shadow repository and ``create`` is False.
+        StorageError, GitError, LockContentionError: the shadow repository cannot be created.
+    """
+    repo = ShadowRepo(root)
+    exists = repo.exists()
+    check_recordable(root, creating=not exists)
+    if not exists and not create:
+        raise ProjectError(f"nothing is recorded for {root} yet (it has no .trajectory/): start recording with "
+                           f"`code-trajectory watch {root}`, or an MCP client running `code-trajectory serve "
+                           f"--project {root}` (see `code-trajectory install`)")
+    health.clear_leftovers(repo.git_dir)  # locks and tmp_pack_* files of a killed process, when stale
+    try:
+        repo.ensure()
+    except LockContentionError:  # the lock was too young to call stale before the retries: now it is not
+        if not health.clear_stale_locks(repo.git_dir):
+            raise
+        repo.ensure()
+    notices: list[str] = []
+    problem = health.verify(repo)
+    if problem is not None:
+        moved = health.move_aside(repo)
+        repo = ShadowRepo(root)
+        repo.ensure()
+        notices.append(f"the shadow repository was damaged ({problem}); it was moved to {moved.name} and a new "
+                       "history started")
+    return repo, notices
+
