@@ -163,3 +163,31 @@ def test_snapshots_between_scans_and_a_second_writer_are_accounted_for(tree: Pat
         assert first is not None and recorder.reconcile() is None
     finally:
         recorder.close()
+
+
+def test_snapshots_of_changed_paths_keep_the_stat_cache_fresh_for_full_scans(tree: Path, monkeypatch) -> None:
+    from code_trajectory.recording import fullscan
+
+    recorder = Recorder.open(tree, TrajectorySettings.load(tree))
+    try:
+        recorder.reconcile()
+        write(tree, "pkg/sub0/mod.py", "x = 'saved'\n")
+        write(tree, "pkg/new/file.py", "new\n")
+        os.unlink(tree / "pkg/sub1/mod.py")
+        past = time.time() - 10  # saved a while before the watcher records them: out of the racy window
+        for rel in ("pkg/sub0/mod.py", "pkg/new/file.py"):
+            os.utime(tree / rel, (past, past))
+        snap = recorder.record_paths(["pkg/sub0/mod.py", "pkg/new", "pkg/sub1/mod.py"])
+        cached = recorder.stat_cache.load(recorder.policy.rules_fingerprint())
+        assert cached.tree == recorder.repo.commit_tree_oid(snap.commit)  # the rows describe the new tip
+        assert "pkg/new/file.py" in cached.rows and "pkg/sub1/mod.py" not in cached.rows
+        hashed: list[int] = []
+        real = fullscan.write_blobs
+        monkeypatch.setattr(fullscan, "write_blobs", lambda repo, root, infos, *a, **k: (
+            hashed.append(len(infos)) or real(repo, root, infos, *a, **k)))
+        assert recorder.reconcile() is None and hashed == [0]  # nothing read again, nothing missed
+        write(tree, "pkg/sub2/mod.py", "x = 'edited with no watcher'\n")
+        os.utime(tree / "pkg/sub2/mod.py", (past, past + 1))
+        assert {c.path for c in recorder.reconcile().changes} == {"pkg/sub2/mod.py"} and hashed[-1] == 1
+    finally:
+        recorder.close()

@@ -286,6 +286,7 @@ class Recorder:
                 self.policy.invalidate()
                 return self.reconcile(kind=kind, note=note, restored_from=restored_from)
             base = self._base_tree()
+            looked_ns = time.time_ns()
             changes: dict[str, TreeEntry | None] = {}
             to_hash: list[FileInfo] = []
             for rel in sorted(set(paths)):
@@ -306,8 +307,14 @@ class Recorder:
                     changes[rel] = None
             with self.repo.batch():  # blobs and trees in one pack, on disk before the ref moves
                 entries, oversize = write_blobs(self.repo, self.root, to_hash, self.settings.max_file_bytes)
+                removed = [rel for rel, entry in changes.items() if entry is None]
                 changes.update(entries)
                 tree = trees.apply_changes(self.repo, base, changes)
+            by_rel = {info.rel: info for info in to_hash}
+            self.stat_cache.note_recorded(
+                hashed=[(by_rel[rel], entry.oid) for rel, entry in entries.items() if entry is not None],
+                removed=removed + [rel for rel, entry in entries.items() if entry is None], base=base, tree=tree,
+                scanned_ns=looked_ns)
             # a deleted path may be a whole directory: then let the diff count the files first
             expected = None if any(v is None for v in changes.values()) else len(changes)
             return self._commit(tree, kind=kind, note=note, oversize=oversize, started=started,

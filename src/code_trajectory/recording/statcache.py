@@ -218,6 +218,44 @@ class StatCache:
             except (sqlite3.DatabaseError, UnicodeEncodeError) as exc:
                 log.warning("cannot write the stat cache (%s); the next scan will hash more files", exc)
 
+    def note_recorded(self, *, hashed: list[tuple[FileInfo, str]], removed: list[str], base: str | None,
+                      tree: str, scanned_ns: int) -> None:
+        """Write what a snapshot of changed paths learned (the watcher's, a hook's), so later full scans trust it.
+
+        Args:
+            hashed: ``(file, blob id)`` of the files read and hashed, their ``lstat`` taken before the read.
+            removed: paths (relative to the project root) no longer recorded, each with everything below it.
+            base: the tree the snapshot was built on; tree: the tree it built (``base`` plus these changes).
+            scanned_ns: ``time.time_ns()`` before the files were looked at (the racy check compares with it).
+
+        When the rows described ``base``, they now describe ``tree``; otherwise no tree is claimed. Errors are
+        logged, never raised.
+        """
+        import sqlite3
+
+        with self._lock:
+            try:
+                db = self._conn()
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    for rel in removed:
+                        key = os.fsencode(rel)
+                        db.execute("DELETE FROM files WHERE path = ? OR (path > ? AND path < ?)",
+                                   (key, key + b"/", key + b"0"))  # "0" follows "/": everything below rel
+                    db.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)", (
+                        (os.fsencode(f.rel), f.mode, f.size, f.mtime_ns, f.ctime_ns, f.ino, oid, scanned_ns)
+                        for f, oid in hashed))
+                    row = db.execute("SELECT value FROM meta WHERE key = 'tree'").fetchone()
+                    claimed = tree if base is not None and row is not None and row[0] == base else ""
+                    db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                                   (("tree", claimed), ("generation", os.urandom(16).hex())))
+                    db.execute("COMMIT")
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    raise
+            except (sqlite3.DatabaseError, UnicodeEncodeError) as exc:
+                log.warning("cannot write the stat cache (%s); the next scan will hash more files", exc)
+
     def close(self) -> None:
         """Close the database (idempotent)."""
         with self._lock:
