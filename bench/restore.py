@@ -50,6 +50,15 @@ def median_ms(samples: list[float]) -> float:
     return statistics.median(samples) * 1000
 
 
+def wait_idle(session, quiet: float) -> None:
+    """Wait until the watcher has recorded what it saw (nothing pending for ``quiet`` seconds)."""
+    calm_since = time.monotonic()
+    while time.monotonic() - calm_since < quiet:
+        time.sleep(0.05)
+        if session.recorder.has_pending():
+            calm_since = time.monotonic()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--files", type=int, default=10_000)
@@ -73,7 +82,7 @@ def main() -> int:
         git(theirs, "commit", "-q", "-am", "B")
         write_state(ours, args.files, 1)
         session = ProjectSession(ours, TrajectorySettings.load(ours))
-        one_file, whole, git_one, git_whole = [], [], [], []
+        one_file, whole, git_one, git_whole, watched, git_watched = [], [], [], [], [], []
         try:
             a = session.recorder.checkpoint("A").commit
             write_state(ours, args.files, 2)
@@ -91,7 +100,7 @@ def main() -> int:
                 git(theirs, "checkout", "HEAD~1", "--", one)
                 git_one.append(time.perf_counter() - start)
                 git(theirs, "checkout", "HEAD", "--", one)
-            for _ in range(args.runs):
+            for _ in range(args.runs):  # no watcher (a CLI restore): every file changed since the last snapshot
                 os.sync()
                 time.sleep(args.settle)
                 start = time.perf_counter()
@@ -107,12 +116,38 @@ def main() -> int:
                 git(theirs, "checkout", "-q", "-f", "main")
         finally:
             session.close()
+        # with the watcher of a running server: it records the files the previous restore wrote, as it records
+        # every save, so the safety snapshot finds them known
+        session = ProjectSession(ours, TrajectorySettings.load(ours, debounce_seconds=0.5), watch=True)
+        session.start()
+        try:
+            for _ in range(args.runs):
+                wait_idle(session, 1.0)
+                os.sync()
+                time.sleep(args.settle)
+                start = time.perf_counter()
+                done = restore(session, a)
+                watched.append(time.perf_counter() - start)
+                assert len(done.written) == args.files, len(done.written)
+                restore(session, b)
+                wait_idle(session, 1.0)
+                os.sync()
+                time.sleep(args.settle)
+                start = time.perf_counter()
+                git(theirs, "checkout", "-q", "-f", "HEAD~1")
+                git_watched.append(time.perf_counter() - start)
+                git(theirs, "checkout", "-q", "-f", "main")
+        finally:
+            session.close()
     print(f"| restore, {args.files:,}-file project | ours (ms, median of {args.runs}) | git checkout (same run) | "
           "ratio | target |\n|---|---|---|---|---|")
     print(f"| one file | {median_ms(one_file):.0f} | {median_ms(git_one):.0f} | "
           f"{median_ms(one_file) / median_ms(git_one):.1f}x | <= 100 ms |")
-    print(f"| whole project ({args.files:,} files written) | {median_ms(whole):.0f} | {median_ms(git_whole):.0f} | "
-          f"{median_ms(whole) / median_ms(git_whole):.2f}x | <= 1.5x |")
+    print(f"| whole project ({args.files:,} files written), a server's watcher recording | {median_ms(watched):.0f} | "
+          f"{median_ms(git_watched):.0f} | {median_ms(watched) / median_ms(git_watched):.2f}x | <= 1.5x |")
+    print(f"| whole project, no watcher: every file changed since the last snapshot (a CLI restore) | "
+          f"{median_ms(whole):.0f} | {median_ms(git_whole):.0f} | {median_ms(whole) / median_ms(git_whole):.2f}x | "
+          "<= 1.5x |")
     return 0
 
 
