@@ -55,3 +55,17 @@ def test_a_large_start_up_scan_keeps_no_file_list_and_no_caches(project: Path, m
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="malloc_trim is glibc's")
 def test_free_memory_is_handed_back_on_linux() -> None:
     assert release_free_memory() is True
+
+
+def test_tool_calls_in_a_row_share_one_release_on_a_background_thread(monkeypatch) -> None:
+    import threading
+
+    from code_trajectory.core import memory
+
+    ran = threading.Event()
+    calls: list[str] = []
+    monkeypatch.setattr(memory, "release_free_memory", lambda: (calls.append(threading.current_thread().name),
+                                                               ran.set()))
+    for _ in range(5):
+        memory.release_soon(0.2)
+    assert ran.wait(5) and len(calls) == 1 and calls[0] != threading.current_thread().name

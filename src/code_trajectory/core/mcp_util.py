@@ -21,6 +21,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from code_trajectory.core.errors import TrajectoryError
+from code_trajectory.core.memory import release_soon
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +143,10 @@ def tool(mcp: Any, annotations: ToolAnnotations) -> Callable[[F], F]:
 
         @functools.wraps(fn)
         async def run(*args: Any, **kwargs: Any) -> CallToolResult:
-            value = await guarded(*args, **kwargs)
+            try:
+                value = await guarded(*args, **kwargs)
+            finally:
+                release_soon()  # a query's short-lived objects are handed back once the calls pause
             if isinstance(value, CallToolResult):
                 return value
             return result(str.__str__(value), getattr(value, "data", None) or None)
