@@ -148,16 +148,16 @@ async def test_queries_answer_while_the_start_up_scan_runs(service: TrajectorySe
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     import threading
 
-    from code_trajectory.recording.recorder import Recorder
+    from code_trajectory.recording import importer
 
     release = threading.Event()
-    real = Recorder.reconcile
+    real = importer.import_in_child
 
-    def slow_reconcile(self, **kwargs):  # the real scan, held back until the test lets it go
+    def slow_import(*args, **kwargs):  # the real import (in its child process), held back until the test lets it go
         release.wait(30)
-        return real(self, **kwargs)
+        return real(*args, **kwargs)
 
-    monkeypatch.setattr(Recorder, "reconcile", slow_reconcile)
+    monkeypatch.setattr(importer, "import_in_child", slow_import)
     monkeypatch.setattr("code_trajectory.recording.tools.CONFIGURE_WAIT_SECONDS", 1.0)
     async with Client(build_server(service)) as client:
         result = await client.call_tool("configure_project", {"path": str(project)})

@@ -230,6 +230,19 @@ class Recorder:
                 raise LockContentionError(f"another process held {self._write_lock.lock_file} for "
                                           f"{WRITE_LOCK_TIMEOUT:.0f} s; try again") from exc
 
+    @contextlib.contextmanager
+    def scanning_elsewhere(self) -> Iterator[None]:
+        """Hold this recorder's lock while another process scans and records the project (the start-up import,
+        see :mod:`code_trajectory.recording.importer`): pending changes are dropped (the scan covers them) and
+        the last recorded tree is read again afterwards."""
+        with self._lock:
+            self._pending.clear()
+            self._pending_rescan = False
+            try:
+                yield
+            finally:
+                self._last_tree = self._last_commit = None
+
     def wrote(self, commit: str) -> None:
         """Record that ``commit`` was written on the current branch's shadow ref by a caller holding :meth:`writing`."""
         self._last_commit = commit

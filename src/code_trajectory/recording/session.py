@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import subprocess
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -75,6 +76,7 @@ class ProjectSession:
         self.startup_snapshot: Snapshot | None = None
         self.import_progress: tuple[str, int, int | None] = ("scan", 0, None)
         self.import_error: Exception | None = None
+        self._child: list[subprocess.Popen] = []  # the start-up import's process, when it runs in one
         self._started = threading.Event()
         self._closing = threading.Event()
         self._recording_lock: filelock.FileLock | None = None
@@ -148,7 +150,12 @@ class ProjectSession:
 
         def work() -> None:
             try:
-                snap = self.recorder.reconcile(progress=note)
+                if background and self.recorder.latest_commit() is None:  # the import: in a child process
+                    from code_trajectory.recording.importer import import_in_child
+
+                    snap = import_in_child(self.recorder, note, started=self._child.append)
+                else:
+                    snap = self.recorder.reconcile(progress=note)
                 if snap is not None and len(snap.changes) > KEEP_STARTUP_CHANGES:
                     snap = dataclasses.replace(snap, changes=[])
                     release_free_memory()
@@ -179,6 +186,10 @@ class ProjectSession:
     def close(self) -> None:
         """Stop the watcher (snapshotting what is pending), release the recorder lock and resources."""
         self._closing.set()
+        for child in self._child:  # an import still running: its snapshot is redone at the next start
+            if child.poll() is None:
+                child.terminate()
+                child.wait()
         if self.watcher is not None:
             self.watcher.stop(flush=True)
             self.watcher = None
