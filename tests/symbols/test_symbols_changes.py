@@ -221,3 +221,15 @@ def test_importing_the_package_imports_no_grammar_and_one_language_only_its_own(
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
     assert out[0] == "['tree_sitter_python']"
     assert out[1] == "['python']"
+
+
+def test_adding_a_function_is_not_a_top_level_change_but_a_new_statement_is() -> None:
+    from code_trajectory.symbols.changes import compare
+
+    old = b"def add(a, b):\n    return a + b\n\n\nclass Calc:\n    def mul(self, a, b):\n        return a * b\n"
+    added = old + b"\n\ndef sub(a, b):\n    return a - b\n"
+    found = compare("calc.py", old, added)
+    assert found.added == ("sub",) and not found.top_level_changed
+    assert "top-level" not in found.summary()
+    statement = added + b"\nLIMIT = 10\n"
+    assert compare("calc.py", added, statement).top_level_changed

@@ -33,7 +33,7 @@ from difflib import SequenceMatcher
 
 from .base import FileAnalysis, Symbol, short_name
 from .registry import language_for
-from .same import same_body, same_imports, same_own, same_top
+from .same import same_body, same_imports, same_own, same_top, same_top_text
 from .same import same_comments as same_comments_everywhere
 
 #: Values of :attr:`SymbolChanges.kind`.
@@ -261,7 +261,7 @@ def _diff(path: str, old: FileAnalysis, new: FileAnalysis, parents: dict[str, st
         added=tuple(s.name for s in added), removed=tuple(s.name for s in removed),
         modified=tuple(modified), renamed=tuple(renamed.items()), reformatted=tuple(reformatted),
         comments_changed=tuple(comments), moved=_moved(old, new, pairs),
-        imports_changed=not imports_equal, top_level_changed=not same_top_code,
+        imports_changed=not imports_equal, top_level_changed=not same_top_code and not same_top_text(ok, nk),
         has_errors=new.has_errors, parents=parents)
 
 

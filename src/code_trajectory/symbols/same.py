@@ -100,6 +100,16 @@ def same_top(a: LazyKeys, b: LazyKeys) -> bool:
     return all(x.piece == y.piece and x.strings == y.strings for x, y in zip(norm_a, norm_b))
 
 
+def same_top_text(a: LazyKeys, b: LazyKeys) -> bool:
+    """The code outside every file-level symbol equal, wherever the symbols sit between it: adding or removing a
+    function (with the blank lines around it) leaves it equal, a changed module-level statement does not."""
+    def text(keys: LazyKeys) -> tuple[list[bytes], list[bytes]]:
+        chunks = keys.chunks(keys.top_chunks())
+        return [c.piece for c in chunks if c.piece], [t for c in chunks for t in c.strings]
+
+    return text(a) == text(b)
+
+
 def same_imports(a: LazyKeys, b: LazyKeys) -> bool:
     """``imports_key`` equal (the file-level import statements, in order)."""
     ma, mb = _middles(a, a.import_chunks(), b, b.import_chunks())
