@@ -25,6 +25,7 @@ shared (tree-sitter documents ``TSQuery`` as immutable and shareable).
 
 from __future__ import annotations
 
+import importlib
 import re
 import threading
 from typing import Any
@@ -100,6 +101,8 @@ class TreeSitterLanguage:
         wrappers: node types that wrap a definition and belong to its span (``decorated_definition``,
             ``export_statement``, ``template_declaration``).
         definitions, extras: the query sources described in the module docstring.
+        grammar_module, grammar_function: the grammar package (``tree_sitter_java``) and its function that
+            returns the language pointer (``language``), imported on first use by :meth:`grammar`.
     """
 
     name: str = ""
@@ -109,6 +112,8 @@ class TreeSitterLanguage:
     wrappers: frozenset[str] = frozenset()
     definitions = ""
     extras = ""
+    grammar_module = ""
+    grammar_function = "language"
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -119,8 +124,15 @@ class TreeSitterLanguage:
     # ----------------------------------------------------------------- grammar, parser, queries
 
     def grammar(self) -> Any:
-        """Import this language's grammar package and return its ``language()`` pointer."""
-        raise NotImplementedError
+        """Import this language's grammar package and return its language pointer.
+
+        Returns:
+            ``grammar_module.grammar_function()``, a tree-sitter language pointer.
+
+        Raises:
+            ImportError: the grammar package is not installed.
+        """
+        return getattr(importlib.import_module(self.grammar_module), self.grammar_function)()
 
     def _setup(self) -> tuple[Any, Any, Any]:
         compiled = self._compiled
