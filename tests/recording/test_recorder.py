@@ -18,7 +18,7 @@ from code_trajectory.git.shadow import shadow_ref
 from code_trajectory.recording.blobs import OVERSIZE_MARKER
 from code_trajectory.recording.consolidate import consolidate
 from code_trajectory.recording.recorder import Recorder
-from conftest import git, write
+from conftest import git, git_repo, write
 
 
 def open_recorder(root: Path, **settings) -> Recorder:
@@ -171,12 +171,8 @@ def test_oversize_files_are_noted_not_stored(project: Path) -> None:
 
 
 def test_nested_repository_without_commits_is_recorded_as_files(project: Path) -> None:
-    nested = project / "vendor" / "lib"
-    nested.mkdir(parents=True)
-    git(nested, "init", "-q")
-    write(nested, "code.py", "print('vendored')\n")
-    write(nested, ".gitignore", "*.tmp\n")
-    write(nested, "scratch.tmp", "ignored by the nested .gitignore\n")
+    git_repo(project / "vendor" / "lib", {"code.py": "print('vendored')\n", ".gitignore": "*.tmp\n",
+                                          "scratch.tmp": "ignored by the nested .gitignore\n"})
     recorder = open_recorder(project)
     snap = recorder.reconcile()
     files = tree_files(project, snap.ref)
