@@ -17,27 +17,14 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run import generate, git_base  # noqa: E402
-
-
-def median_ms(fn, runs: int, prepare=None) -> float:
-    values = []
-    for n in range(runs):
-        if prepare is not None:
-            prepare(n)
-        start = time.perf_counter()
-        fn()
-        values.append(time.perf_counter() - start)
-    return statistics.median(values) * 1000
+from run import generate, git_base, median_ms  # noqa: E402
 
 
 def main() -> int:
