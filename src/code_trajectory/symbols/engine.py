@@ -13,10 +13,11 @@ Extracting symbols is one parse and one ``definitions`` query; nothing is hashed
 (see :class:`~code_trajectory.symbols.normalize.LazyKeys`). Given the analysis of an
 earlier version, :meth:`TreeSitterLanguage.analyze` reparses incrementally.
 
-A language module subclasses it, sets the queries and the file names, and overrides
-the naming hooks (:meth:`TreeSitterLanguage.definition`, :meth:`~TreeSitterLanguage.qualify`,
-:meth:`~TreeSitterLanguage.child_prefix`, :meth:`~TreeSitterLanguage.overload_name`) where
-its conventions need it. The grammar package is imported on first use only.
+A language module subclasses it, sets the queries, the file names and its grammar package
+(``grammar_module``), and overrides the naming hooks (:meth:`TreeSitterLanguage.definition`,
+:meth:`~TreeSitterLanguage.qualify`, :meth:`~TreeSitterLanguage.child_prefix`,
+:meth:`~TreeSitterLanguage.overload_name`) where its conventions need it. The grammar package is
+imported on first use only.
 
 Thread safety: a ``tree_sitter.Parser`` and a ``QueryCursor`` are not thread-safe, so
 each thread gets its own (``threading.local``); the compiled ``Query`` objects are
