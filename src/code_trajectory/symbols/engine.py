@@ -29,6 +29,7 @@ from __future__ import annotations
 import importlib
 import re
 import threading
+from dataclasses import dataclass, field
 from typing import Any
 
 from code_trajectory.core.errors import TrajectoryError
@@ -62,6 +63,7 @@ def squash(text: str) -> str:
     return _PUNCT_SPACES.sub(r"\1", _SPACES.sub(" ", text.strip()))
 
 
+@dataclass(slots=True, eq=False)
 class Def:
     """One definition found by the ``definitions`` query (internal, mutable while naming).
 
@@ -73,24 +75,23 @@ class Def:
         ``prefix``: what children are qualified with; ``base``: the name before disambiguation.
     """
 
-    __slots__ = ("node", "kind", "local", "start", "end", "start_row", "end_row", "column", "parent",
-                 "name", "prefix", "base", "extra", "index")
+    node: Any
+    kind: str
+    local: str
+    start: int
+    end: int
+    start_row: int
+    end_row: int
+    column: int
+    extra: Any = None
+    parent: Def | None = field(default=None, init=False)
+    name: str = field(init=False)
+    prefix: str = field(init=False)
+    base: str = field(init=False)
+    index: int = field(init=False)
 
-    def __init__(self, node: Any, kind: str, local: str, start: int, end: int, start_row: int, end_row: int,
-                 column: int, extra: Any = None) -> None:
-        self.node = node
-        self.kind = kind
-        self.local = local
-        self.start = start
-        self.end = end
-        self.start_row = start_row
-        self.end_row = end_row
-        self.column = column
-        self.parent: Def | None = None
-        self.name = local
-        self.prefix = local
-        self.base = local
-        self.extra = extra
+    def __post_init__(self) -> None:
+        self.name = self.prefix = self.base = self.local
 
 
 class TreeSitterLanguage:
