@@ -17,27 +17,13 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run import generate, git_base  # noqa: E402
-
-
-def median_ms(fn, runs: int, prepare=None) -> float:
-    values = []
-    for n in range(runs):
-        if prepare is not None:
-            prepare(n)
-        start = time.perf_counter()
-        fn()
-        values.append(time.perf_counter() - start)
-    return statistics.median(values) * 1000
+from run import generate, git_base, median_ms, project_dir  # noqa: E402
 
 
 def main() -> int:
@@ -45,12 +31,10 @@ def main() -> int:
     parser.add_argument("--files", type=int, default=2000)
     parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="ct-bench-hook-"))
+    tmp, root = project_dir("ct-bench-hook-")
     env = {**os.environ, "CODE_TRAJECTORY_HOME": str(tmp / "home"), "HOME": str(tmp / "home"),
            "PYTHONPATH": os.pathsep.join(sys.path)}
     try:
-        root = tmp / "project"
-        root.mkdir()
         generate(root, args.files, max(1, args.files // 25), 0)
         exe = [sys.executable, "-m", "code_trajectory"]
         subprocess.run([*exe, "checkpoint", "--project", str(root), "-m", "start"], check=True, env=env,

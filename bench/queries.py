@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -29,20 +28,12 @@ sys.path.insert(0, str(HERE.parent / "tests" / "ui"))
 os.environ.setdefault("CODE_TRAJECTORY_HOME", tempfile.mkdtemp(prefix="ct-bench-home-"))
 
 
-def timed(fn, runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--snapshots", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
+    from run import median_ms  # bench/run.py: this script's directory is on sys.path
     from ui_support import build_history
 
     from code_trajectory.core.config import TrajectorySettings
@@ -72,14 +63,14 @@ def main() -> int:
                                 "-n20", "refs/heads/shadow/main"], check=True, capture_output=True, env=git_env)
 
             rows = [
-                ("search_trajectory (text)", timed(lambda: service.search_trajectory(session, needle), args.runs),
-                 timed(git_pickaxe, args.runs), "git log -S (bare)"),
+                ("search_trajectory (text)", median_ms(lambda: service.search_trajectory(session, needle), args.runs),
+                 median_ms(git_pickaxe, args.runs), "git log -S (bare)"),
                 ("search_trajectory (regex, path)",
-                 timed(lambda: service.search_trajectory(session, r"return y \* 5\d\d\d", regex=True,
-                                                         path="src/pkg1"), args.runs), None, ""),
-                ("get_symbol_trajectory", timed(lambda: service.symbol_trajectory(session, hot, symbol), args.runs),
+                 median_ms(lambda: service.search_trajectory(session, r"return y \* 5\d\d\d", regex=True,
+                                                             path="src/pkg1"), args.runs), None, ""),
+                ("get_symbol_trajectory", median_ms(lambda: service.symbol_trajectory(session, hot, symbol), args.runs),
                  None, ""),
-                ("get_file_trajectory(depth=10)", timed(lambda: service.file_trajectory(session, hot, 10), args.runs),
+                ("get_file_trajectory(depth=10)", median_ms(lambda: service.file_trajectory(session, hot, 10), args.runs),
                  None, ""),
             ]
         finally:

@@ -50,6 +50,19 @@ def median_ms(samples: list[float]) -> float:
     return statistics.median(samples) * 1000
 
 
+def settled_time(settle: float, fn):
+    """Flush written files to disk (``os.sync``), wait ``settle`` seconds, then time ``fn()``.
+
+    Returns:
+        ``(seconds fn took, what it returned)``.
+    """
+    os.sync()
+    time.sleep(settle)
+    start = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - start, result
+
+
 def wait_idle(session, quiet: float) -> None:
     """Wait until the watcher has recorded what it saw (nothing pending for ``quiet`` seconds)."""
     calm_since = time.monotonic()
@@ -88,31 +101,17 @@ def main() -> int:
             write_state(ours, args.files, 2)
             b = session.recorder.checkpoint("B").commit
             for _ in range(args.runs):  # ours and git's alternate, so both see the same load
-                os.sync()  # each timed run starts with the files on disk (removing unflushed files is cheaper)
-                time.sleep(args.settle)
-                start = time.perf_counter()
-                restore(session, a, [one])
-                one_file.append(time.perf_counter() - start)
+                # each timed run starts with the files on disk (removing unflushed files is cheaper)
+                one_file.append(settled_time(args.settle, lambda: restore(session, a, [one]))[0])
                 restore(session, b, [one])
-                os.sync()
-                time.sleep(args.settle)
-                start = time.perf_counter()
-                git(theirs, "checkout", "HEAD~1", "--", one)
-                git_one.append(time.perf_counter() - start)
+                git_one.append(settled_time(args.settle, lambda: git(theirs, "checkout", "HEAD~1", "--", one))[0])
                 git(theirs, "checkout", "HEAD", "--", one)
             for _ in range(args.runs):  # no watcher (a CLI restore): every file changed since the last snapshot
-                os.sync()
-                time.sleep(args.settle)
-                start = time.perf_counter()
-                done = restore(session, a)
-                whole.append(time.perf_counter() - start)
+                seconds, done = settled_time(args.settle, lambda: restore(session, a))
+                whole.append(seconds)
                 assert len(done.written) == args.files, len(done.written)
                 restore(session, b)
-                os.sync()
-                time.sleep(args.settle)
-                start = time.perf_counter()
-                git(theirs, "checkout", "-q", "-f", "HEAD~1")
-                git_whole.append(time.perf_counter() - start)
+                git_whole.append(settled_time(args.settle, lambda: git(theirs, "checkout", "-q", "-f", "HEAD~1"))[0])
                 git(theirs, "checkout", "-q", "-f", "main")
         finally:
             session.close()
@@ -123,19 +122,12 @@ def main() -> int:
         try:
             for _ in range(args.runs):
                 wait_idle(session, 1.0)
-                os.sync()
-                time.sleep(args.settle)
-                start = time.perf_counter()
-                done = restore(session, a)
-                watched.append(time.perf_counter() - start)
+                seconds, done = settled_time(args.settle, lambda: restore(session, a))
+                watched.append(seconds)
                 assert len(done.written) == args.files, len(done.written)
                 restore(session, b)
                 wait_idle(session, 1.0)
-                os.sync()
-                time.sleep(args.settle)
-                start = time.perf_counter()
-                git(theirs, "checkout", "-q", "-f", "HEAD~1")
-                git_watched.append(time.perf_counter() - start)
+                git_watched.append(settled_time(args.settle, lambda: git(theirs, "checkout", "-q", "-f", "HEAD~1"))[0])
                 git(theirs, "checkout", "-q", "-f", "main")
         finally:
             session.close()

@@ -72,6 +72,60 @@ def timed(fn) -> float:
     return time.perf_counter() - start
 
 
+def median_ms(fn, runs: int, prepare=None) -> float:
+    """The median wall time of ``runs`` calls of ``fn()``, in milliseconds.
+
+    Args:
+        fn: what is timed; runs: how many calls.
+        prepare: when given, ``prepare(n)`` runs before call ``n`` (0-based), outside the timing.
+    """
+    values = []
+    for n in range(runs):
+        if prepare is not None:
+            prepare(n)
+        values.append(timed(fn))
+    return statistics.median(values) * 1000
+
+
+def add_tree_arguments(parser: argparse.ArgumentParser, files: int) -> None:
+    """Add the options of the generated tree (see :func:`generate`): ``--files`` (default ``files``), ``--dirs``,
+    ``--ignored`` (:func:`tree_size` reads them) and ``--keep`` (the caller keeps the tree)."""
+    parser.add_argument("--files", type=int, default=files)
+    parser.add_argument("--dirs", type=int, default=None, help="default: files / 25")
+    parser.add_argument("--ignored", type=int, default=None, help="node_modules files (default: files / 5)")
+    parser.add_argument("--keep", action="store_true", help="keep the generated tree")
+
+
+def tree_size(args: argparse.Namespace) -> tuple[int, int]:
+    """``(dirs, ignored)`` for :func:`generate` from the options :func:`add_tree_arguments` added, defaults filled."""
+    dirs = args.dirs or max(10, args.files // 25)
+    ignored = args.ignored if args.ignored is not None else args.files // 5
+    return dirs, ignored
+
+
+def project_dir(prefix: str) -> tuple[Path, Path]:
+    """A new temporary directory (``prefix`` begins its name) and the empty ``project`` directory made in it.
+
+    Returns:
+        ``(temporary directory, project directory)``; the caller removes the first.
+    """
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    root = work / "project"
+    root.mkdir()
+    return work, root
+
+
+def generate_tree(root: Path, args: argparse.Namespace) -> int:
+    """Generate at ``root`` the tree the options of :func:`add_tree_arguments` ask for, saying so on stderr.
+
+    Returns:
+        What :func:`generate` returns: the number of non-ignored directories.
+    """
+    dirs, ignored = tree_size(args)
+    print(f"generating {args.files} files in ~{dirs} dirs + {ignored} ignored ...", file=sys.stderr)
+    return generate(root, args.files, dirs, ignored)
+
+
 def git_base(git_dir: Path, root: Path, *args: str) -> None:
     subprocess.run(["git", f"--git-dir={git_dir}", f"--work-tree={root}", *args], check=True,
                    env=base_env(isolate_config=True), capture_output=True)
@@ -107,24 +161,17 @@ def proc_stats(pid: int) -> tuple[int, int, float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--files", type=int, default=20_000)
-    parser.add_argument("--dirs", type=int, default=None, help="default: files / 25")
-    parser.add_argument("--ignored", type=int, default=None, help="node_modules files (default: files / 5)")
+    add_tree_arguments(parser, 20_000)
     parser.add_argument("--snapshots", type=int, default=1000, help="snapshots for the history queries")
     parser.add_argument("--runs", type=int, default=15, help="repetitions of each latency measurement")
-    parser.add_argument("--keep", action="store_true", help="keep the generated tree")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args()
-    dirs = args.dirs or max(10, args.files // 25)
-    ignored = args.ignored if args.ignored is not None else args.files // 5
-    work = Path(tempfile.mkdtemp(prefix="ct-bench-"))
-    root = work / "project"
-    root.mkdir()
+    dirs, ignored = tree_size(args)
+    work, root = project_dir("ct-bench-")
     rows: list[tuple[str, str, str, str]] = []
     results: dict[str, float] = {}
     try:
-        print(f"generating {args.files} files in ~{dirs} dirs + {ignored} ignored ...", file=sys.stderr)
-        n_dirs = generate(root, args.files, dirs, ignored)
+        n_dirs = generate_tree(root, args)
         rels = [str(p.relative_to(root)) for p in (root / "src").rglob("*.py")]
         rng = random.Random(1)
 

@@ -29,7 +29,7 @@ from pathlib import Path
 os.environ.setdefault("CODE_TRAJECTORY_HOME", tempfile.mkdtemp(prefix="ct-bench-home-"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run import generate, git_base, proc_stats, timed, touch  # noqa: E402
+from run import generate, git_base, proc_stats, project_dir, timed, touch  # noqa: E402
 
 from code_trajectory.core.config import TrajectorySettings  # noqa: E402
 from code_trajectory.recording.recorder import Recorder  # noqa: E402
@@ -65,10 +65,8 @@ def main() -> int:
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="ct-bench-scan-"))
+    tmp, root = project_dir("ct-bench-scan-")
     try:
-        root = tmp / "project"
-        root.mkdir()
         generate(root, args.files, max(1, args.files // 25), args.files // 5)
         base = tmp / "baseline.git"
         git_base(base, root, "init", "-q")

@@ -27,7 +27,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -35,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import anyio  # noqa: E402
 from mcp import Client, StdioServerParameters  # noqa: E402
-from run import generate, git_base  # noqa: E402
+from run import add_tree_arguments, generate_tree, git_base, project_dir, tree_size  # noqa: E402
 
 from code_trajectory.git.gitcmd import base_env  # noqa: E402
 from code_trajectory.git.shadow import shadow_ref  # noqa: E402
@@ -233,23 +232,16 @@ async def measure(args: argparse.Namespace, root: Path, base: Path, rows: list[t
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--files", type=int, default=10_000)
-    parser.add_argument("--dirs", type=int, default=None, help="default: files / 25")
-    parser.add_argument("--ignored", type=int, default=None, help="node_modules files (default: files / 5)")
+    add_tree_arguments(parser, 10_000)
     parser.add_argument("--runs", type=int, default=15, help="checkpoint repetitions")
     parser.add_argument("--rounds", type=int, default=7, help="repetitions of each watcher measurement")
     parser.add_argument("--debounce", type=float, default=2.0, help="the server's debounce, seconds")
-    parser.add_argument("--keep", action="store_true", help="keep the generated tree")
     args = parser.parse_args()
-    dirs = args.dirs or max(10, args.files // 25)
-    ignored = args.ignored if args.ignored is not None else args.files // 5
-    work = Path(tempfile.mkdtemp(prefix="ct-bench-watch-"))
-    root = work / "project"
-    root.mkdir()
+    dirs, ignored = tree_size(args)
+    work, root = project_dir("ct-bench-watch-")
     rows: list[tuple[str, str, str, str]] = []
     try:
-        print(f"generating {args.files} files in ~{dirs} dirs + {ignored} ignored ...", file=sys.stderr)
-        generate(root, args.files, dirs, ignored)
+        generate_tree(root, args)
         base = work / "baseline.git"
         subprocess.run(["git", "init", "-q", "--bare", str(base)], check=True, env=base_env(isolate_config=True))
         git_base(base, root, "config", "core.bare", "false")

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import time
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
 import pytest
@@ -72,18 +73,37 @@ def write(root: Path, rel: str, text: str | bytes) -> Path:
     return path
 
 
+def git_repo(root: Path, files: dict[str, str | bytes], *, branch: str | None = None,
+             commit: str | None = None) -> Path:
+    """A git repository at ``root`` (created with its parents): ``git init``, then ``files`` written.
+
+    Args:
+        root: the work tree.
+        files: relative path -> content (see :func:`write`), written after ``git init``.
+        branch: the initial branch (``git init -b``); git's default when None.
+        commit: when given, everything is added and committed with this message.
+
+    Returns:
+        ``root``.
+    """
+    root.mkdir(parents=True, exist_ok=True)
+    git(root, "init", "-q", *(("-b", branch) if branch else ()))
+    for rel, text in files.items():
+        write(root, rel, text)
+    if commit is not None:
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", commit)
+    return root
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A git project on branch ``main`` with one commit: a source file, a test and a .gitignore."""
-    root = tmp_path / "project"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    write(root, "src/app.py", "def main():\n    return 1\n")
-    write(root, "tests/test_app.py", "from src.app import main\n\n\ndef test_main():\n    assert main() == 1\n")
-    write(root, ".gitignore", "build/\nnode_modules/\n*.log\n")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "initial")
-    return root
+    return git_repo(tmp_path / "project", {
+        "src/app.py": "def main():\n    return 1\n",
+        "tests/test_app.py": "from src.app import main\n\n\ndef test_main():\n    assert main() == 1\n",
+        ".gitignore": "build/\nnode_modules/\n*.log\n",
+    }, branch="main", commit="initial")
 
 
 @pytest.fixture
@@ -144,11 +164,51 @@ def shadow_count(root: Path, ref: str = "refs/heads/shadow/main") -> int:
     return int(out.strip() or 0)
 
 
+@contextmanager
 def watching(root: Path, debounce: float = 0.4, **settings):
-    """A started, watching :class:`ProjectSession` of ``root`` with a short debounce (seconds); close it."""
+    """A started, watching :class:`ProjectSession` of ``root`` with a short debounce (seconds), closed on exit.
+
+    Args:
+        root: the project.
+        debounce: ``debounce_seconds``; settings: other :meth:`TrajectorySettings.load` overrides.
+
+    Yields:
+        The session.
+    """
     from code_trajectory.core.config import TrajectorySettings
     from code_trajectory.recording.session import ProjectSession
 
     session = ProjectSession(root, TrajectorySettings.load(root, debounce_seconds=debounce, **settings), watch=True)
     session.start()
-    return session
+    try:
+        yield session
+    finally:
+        session.close()
+
+
+@asynccontextmanager
+async def mcp_client(root: Path, **settings):
+    """An MCP SDK client of a fresh server (:func:`~code_trajectory.server.build_server`) configured for ``root``.
+
+    Args:
+        root: the project the client's first call (``configure_project``) opens.
+        settings: :meth:`TrajectorySettings.load` overrides; ``debounce_seconds`` is 30 unless given (no
+            watcher snapshot comes between a test's steps).
+
+    Yields:
+        The connected ``mcp.Client``; on exit the client disconnects and the service is closed.
+    """
+    from mcp import Client
+
+    from code_trajectory.core.config import TrajectorySettings
+    from code_trajectory.recording.service import TrajectoryService
+    from code_trajectory.server import build_server
+
+    settings.setdefault("debounce_seconds", 30)
+    app = TrajectoryService(lambda r: TrajectorySettings.load(r, **settings))
+    try:
+        async with Client(build_server(app)) as client:
+            await client.call_tool("configure_project", {"path": str(root)})
+            yield client
+    finally:
+        app.close()

@@ -15,7 +15,7 @@ from code_trajectory.clients.hook_events import intent_from_prompt, redact
 from code_trajectory.git import log
 from code_trajectory.git.points import points
 from code_trajectory.git.shadow import ShadowRepo
-from conftest import git, server_command, shadow_count, wait_for, write
+from conftest import git, mcp_client, server_command, shadow_count, wait_for, write
 
 
 def install_hooks(project: Path) -> dict[str, str]:
@@ -120,28 +120,19 @@ async def test_the_intent_a_hook_sets_appears_on_the_next_snapshot_of_a_running_
 
 @pytest.mark.anyio
 async def test_resources_and_prompts_through_the_sdk_client(project: Path) -> None:
-    from code_trajectory.core.config import TrajectorySettings
-    from code_trajectory.recording.service import TrajectoryService
-    from code_trajectory.server import build_server
-
-    app = TrajectoryService(lambda root: TrajectorySettings.load(root, debounce_seconds=30))
-    try:
-        async with Client(build_server(app)) as client:
-            await client.call_tool("configure_project", {"path": str(project)})
-            await client.call_tool("set_goal", {"goal": "Ship the hooks"})
-            resources = {str(r.uri) for r in (await client.list_resources()).resources}
-            assert {"trajectory://session", "trajectory://recap"} <= resources
-            templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
-            assert "trajectory://file/{+path}" in templates
-            session = await client.read_resource("trajectory://session")
-            assert "# Session summary" in session.contents[0].text
-            recap = await client.read_resource("trajectory://recap")
-            assert "Ship the hooks" in recap.contents[0].text
-            file = await client.read_resource("trajectory://file/src/app.py")
-            assert "# Trajectory of `src/app.py`" in file.contents[0].text
-            prompts = {p.name for p in (await client.list_prompts()).prompts}
-            assert {"catch-up", "explain-file"} <= prompts
-            explain = await client.get_prompt("explain-file", {"path": "src/app.py"})
-            assert "get_file_trajectory" in explain.messages[0].content.text
-    finally:
-        app.close()
+    async with mcp_client(project) as client:
+        await client.call_tool("set_goal", {"goal": "Ship the hooks"})
+        resources = {str(r.uri) for r in (await client.list_resources()).resources}
+        assert {"trajectory://session", "trajectory://recap"} <= resources
+        templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
+        assert "trajectory://file/{+path}" in templates
+        session = await client.read_resource("trajectory://session")
+        assert "# Session summary" in session.contents[0].text
+        recap = await client.read_resource("trajectory://recap")
+        assert "Ship the hooks" in recap.contents[0].text
+        file = await client.read_resource("trajectory://file/src/app.py")
+        assert "# Trajectory of `src/app.py`" in file.contents[0].text
+        prompts = {p.name for p in (await client.list_prompts()).prompts}
+        assert {"catch-up", "explain-file"} <= prompts
+        explain = await client.get_prompt("explain-file", {"path": "src/app.py"})
+        assert "get_file_trajectory" in explain.messages[0].content.text

@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -179,21 +181,28 @@ def test_a_stale_lock_is_removed_at_start(project: Path, lock: str) -> None:
     assert not path.exists()
 
 
-def test_a_lock_another_process_holds_open_is_kept_however_old(project: Path) -> None:
-    git_dir = recorded(project)
-    path = write(git_dir, "refs/heads/shadow/other.lock", b"")
-    age(path)
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; f = open(sys.argv[1], 'rb'); "
+@contextmanager
+def held_open(path: Path, mode: str) -> Iterator[None]:
+    """A child process holds ``path`` open (``open(path, mode)``) for the ``with`` body, then is killed."""
+    holder = subprocess.Popen([sys.executable, "-c", f"import sys, time; f = open(sys.argv[1], {mode!r}); "
                                "print('open', flush=True); time.sleep(60)", str(path)], stdout=subprocess.PIPE,
                               text=True)
     try:
         assert holder.stdout.readline().strip() == "open"
-        assert health.clear_leftovers(git_dir) == []
-        start_and_record(project)
-        assert path.exists()
+        yield
     finally:
         holder.kill()
         holder.communicate()
+
+
+def test_a_lock_another_process_holds_open_is_kept_however_old(project: Path) -> None:
+    git_dir = recorded(project)
+    path = write(git_dir, "refs/heads/shadow/other.lock", b"")
+    age(path)
+    with held_open(path, "rb"):
+        assert health.clear_leftovers(git_dir) == []
+        start_and_record(project)
+        assert path.exists()
     assert health.clear_leftovers(git_dir) == [path]
 
 
@@ -231,17 +240,10 @@ def test_stale_temporary_files_are_removed_at_start_and_fresh_or_open_ones_kept(
     held = write(objects, "pack/tmp_pack_held01", b"being written slowly")
     for path in [*stale, held]:
         age(path)
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; f = open(sys.argv[1], 'ab'); "
-                               "print('open', flush=True); time.sleep(60)", str(held)], stdout=subprocess.PIPE,
-                              text=True)
-    try:
-        assert holder.stdout.readline().strip() == "open"
+    with held_open(held, "ab"):
         start_and_record(project)
         assert [p for p in stale if p.exists()] == []
         assert fresh.exists() and held.exists()
-    finally:
-        holder.kill()
-        holder.communicate()
 
 
 def test_the_shadow_repository_is_created_in_a_directory_git_ignores(project: Path) -> None:

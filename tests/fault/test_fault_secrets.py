@@ -34,7 +34,7 @@ from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.history import service as history_service
 from code_trajectory.recording.recorder import Recorder
 from code_trajectory.recording.session import ProjectSession
-from conftest import git, write
+from conftest import git_repo, write
 
 #: Paths on the built-in deny list (README "Secrets"), at the root and nested.
 BUILTIN_SECRETS = [
@@ -99,12 +99,7 @@ def test_secrets_never_reach_the_shadow_repository(tmp_path: Path, isolated_env:
     home = Path(os.environ["CODE_TRAJECTORY_HOME"])
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.toml").write_text('[trajectory]\ndeny_patterns = ["*.secret"]\n', "utf-8")
-    root = tmp_path / "project"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    write(root, "README.md", "no .gitignore here\n")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "initial")
+    root = git_repo(tmp_path / "project", {"README.md": "no .gitignore here\n"}, branch="main", commit="initial")
     assert not (root / ".gitignore").exists()
 
     settings = TrajectorySettings.load(root, debounce_seconds=0.3)

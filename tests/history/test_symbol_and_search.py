@@ -5,15 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from mcp import Client
 
-from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.history import service
-from code_trajectory.recording.service import TrajectoryService
 from code_trajectory.recording.session import ProjectSession
-from code_trajectory.server import build_server
-from conftest import write
+from conftest import mcp_client, write
 
 APP_V1 = "class App:\n    def run(self):\n        return 1\n\n    def stop(self):\n        return 0\n"
 APP_V2 = APP_V1.replace("return 1", "return 2")
@@ -78,18 +74,13 @@ def test_search_finds_when_a_line_appeared_and_went(session: ProjectSession) -> 
 
 @pytest.mark.anyio
 async def test_the_new_tools_through_the_sdk_client(project: Path) -> None:
-    app = TrajectoryService(lambda root: TrajectorySettings.load(root, debounce_seconds=30))
-    try:
-        async with Client(build_server(app)) as client:
-            await client.call_tool("configure_project", {"path": str(project)})
-            write(project, "src/app.py", "def main():\n    return 42\n")
-            await client.call_tool("checkpoint", {"message": "answer"})
-            result = await client.call_tool("get_symbol_trajectory", {"filepath": "src/app.py", "symbol": "main"})
-            assert not result.is_error and "+    return 42" in result.content[0].text
-            assert result.structured_content["symbol"] == "main"
-            result = await client.call_tool("search_trajectory", {"query": "return 42"})
-            assert result.structured_content["hits"][0]["lines"] == {"src/app.py": ["+    return 42"]}
-            bad = await client.call_tool("get_symbol_trajectory", {"filepath": "src/app.py", "symbol": "mian"})
-            assert bad.is_error and "did you mean main" in bad.content[0].text
-    finally:
-        app.close()
+    async with mcp_client(project) as client:
+        write(project, "src/app.py", "def main():\n    return 42\n")
+        await client.call_tool("checkpoint", {"message": "answer"})
+        result = await client.call_tool("get_symbol_trajectory", {"filepath": "src/app.py", "symbol": "main"})
+        assert not result.is_error and "+    return 42" in result.content[0].text
+        assert result.structured_content["symbol"] == "main"
+        result = await client.call_tool("search_trajectory", {"query": "return 42"})
+        assert result.structured_content["hits"][0]["lines"] == {"src/app.py": ["+    return 42"]}
+        bad = await client.call_tool("get_symbol_trajectory", {"filepath": "src/app.py", "symbol": "mian"})
+        assert bad.is_error and "did you mean main" in bad.content[0].text

@@ -31,8 +31,7 @@ def test_branch_switch_stash_reset_and_merge_are_git_operations_not_the_agents_e
     write(project, "calc.py", CALC)
     git(project, "add", "-A")
     git(project, "commit", "-q", "-m", "calc")
-    session = watching(project)
-    try:
+    with watching(project) as session:
         session.set_intent("Add subtraction and multiplication")
         main = "refs/heads/shadow/main"
         feature = "refs/heads/shadow/feature"
@@ -81,5 +80,3 @@ def test_branch_switch_stash_reset_and_merge_are_git_operations_not_the_agents_e
         settled(project, main, n)
         assert newest(project).intent == "Add subtraction and multiplication"
         assert not newest(project).is_git_operation
-    finally:
-        session.close()

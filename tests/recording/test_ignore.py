@@ -12,7 +12,7 @@ from code_trajectory.core.config import DEFAULT_DENY_PATTERNS
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.recording.ignore import RecordingPolicy
 from code_trajectory.recording.worktree import scan
-from conftest import git, write
+from conftest import git, git_repo, write
 
 
 def git_view(root: Path) -> set[str]:
@@ -28,13 +28,12 @@ def policy_for(root: Path, deny: tuple[str, ...] = ()) -> RecordingPolicy:
 
 
 def test_nested_gitignores_negation_info_exclude_and_global_excludes(tmp_path: Path, isolated_env: Path) -> None:
-    root = tmp_path / "p"
-    root.mkdir()
-    git(root, "init", "-q")
-    write(root, ".gitignore", "*.log\n!keep.log\nbuild/\n/root-only.txt\ndocs/**/generated\n")
-    write(root, "pkg/.gitignore", "*.tmp\n!important.tmp\nlocal/\n")
-    write(root, "pkg/sub/.gitignore", "!*.log\n")
-    write(root, ".git/info/exclude", "secret-notes.md\n")
+    root = git_repo(tmp_path / "p", {
+        ".gitignore": "*.log\n!keep.log\nbuild/\n/root-only.txt\ndocs/**/generated\n",
+        "pkg/.gitignore": "*.tmp\n!important.tmp\nlocal/\n",
+        "pkg/sub/.gitignore": "!*.log\n",
+        ".git/info/exclude": "secret-notes.md\n",
+    })
     write(isolated_env, ".config/git/ignore", "*.swp\n")
     for rel in ["a.log", "keep.log", "build/x.o", "pkg/build/y.o", "root-only.txt", "pkg/root-only.txt",
                 "docs/a/generated/g.html", "docs/a/real.md", "pkg/x.tmp", "pkg/important.tmp", "pkg/local/z.py",

@@ -11,7 +11,7 @@ from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.recording.recorder import Recorder
 from code_trajectory.recording.worktree import scan
-from conftest import git, write
+from conftest import git, git_repo, write
 
 
 def make_monorepo(tmp_path: Path, isolated_env: Path) -> tuple[Path, Path]:
@@ -75,11 +75,8 @@ def test_the_recorder_in_a_subdirectory_project_records_what_git_shows(tmp_path:
 
 def test_the_project_root_is_recorded_even_when_a_rule_above_ignores_it(tmp_path: Path) -> None:
     """git would show nothing untracked in an ignored directory; recording that project would be useless."""
-    repo = tmp_path / "repo"
+    repo = git_repo(tmp_path / "repo", {".gitignore": "node_modules/\n*.log\n"})
     app = repo / "node_modules" / "dep"
-    app.mkdir(parents=True)
-    git(repo, "init", "-q")
-    write(repo, ".gitignore", "node_modules/\n*.log\n")
     write(app, "index.js", "module.exports = 1\n")
     write(app, "debug.log", "x")
     write(app, ".gitignore", "dist/\n")

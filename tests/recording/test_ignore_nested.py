@@ -12,7 +12,7 @@ from test_ignore import policy_for
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.recording.recorder import Recorder
 from code_trajectory.recording.worktree import scan
-from conftest import git, write
+from conftest import git, git_repo, write
 
 
 def git_dir_fingerprint(git_path: Path) -> dict[str, tuple]:
@@ -54,13 +54,8 @@ def shadow_files(root: Path, ref: str) -> set[str]:
 def make_nested(project: Path, tmp_path: Path) -> None:
     """A vendored clone with commits, a nested repository without commits and a submodule under an ignored
     directory, each with its own .gitignore; a tracked-but-ignored file at the top."""
-    upstream = tmp_path / "upstream"
-    upstream.mkdir()
-    git(upstream, "init", "-q", "-b", "main")
-    write(upstream, "lib.py", "def f():\n    return 1\n")
-    write(upstream, ".gitignore", "*.o\n")
-    git(upstream, "add", "-A")
-    git(upstream, "commit", "-q", "-m", "upstream")
+    upstream = git_repo(tmp_path / "upstream", {"lib.py": "def f():\n    return 1\n", ".gitignore": "*.o\n"},
+                        branch="main", commit="upstream")
     git(project, "clone", "-q", str(upstream), "third_party/clone")
     write(project, "third_party/clone/build.o", "ignored by the clone's own .gitignore")
     write(project, "third_party/clone/new.py", "an edit in vendored code")

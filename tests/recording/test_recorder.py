@@ -18,11 +18,20 @@ from code_trajectory.git.shadow import shadow_ref
 from code_trajectory.recording.blobs import OVERSIZE_MARKER
 from code_trajectory.recording.consolidate import consolidate
 from code_trajectory.recording.recorder import Recorder
-from conftest import git, write
+from conftest import git, git_repo, write
 
 
 def open_recorder(root: Path, **settings) -> Recorder:
     return Recorder.open(root, TrajectorySettings.load(root, **settings))
+
+
+@pytest.fixture
+def recorder(project: Path):
+    """A :class:`Recorder` of ``project`` after its first full scan, closed after the test."""
+    opened = open_recorder(project)
+    opened.reconcile()
+    yield opened
+    opened.close()
 
 
 def shadow(root: Path, *args: str) -> str:
@@ -72,9 +81,7 @@ def test_unchanged_tree_makes_no_commit(project: Path) -> None:
     recorder.close()
 
 
-def test_snapshot_message_has_subject_and_trailers(project: Path) -> None:
-    recorder = open_recorder(project)
-    recorder.reconcile()
+def test_snapshot_message_has_subject_and_trailers(project: Path, recorder: Recorder) -> None:
     recorder.intent.set("Fix login retry")
     write(project, "src/app.py", "def main():\n    return 2\n\n\ndef retry():\n    return 3\n")
     write(project, "src/new.py", "x = 1\n")
@@ -90,12 +97,9 @@ def test_snapshot_message_has_subject_and_trailers(project: Path) -> None:
     assert branch.strip() == "main"
     stamp = shadow(project, "log", "-1", "--format=%(trailers:key=Trajectory-Timestamp,valueonly)", snap.ref)
     assert stamp.strip()[:4].isdigit() and "T" in stamp
-    recorder.close()
 
 
-def test_subject_without_intent_and_long_file_lists(project: Path) -> None:
-    recorder = open_recorder(project)
-    recorder.reconcile()
+def test_subject_without_intent_and_long_file_lists(project: Path, recorder: Recorder) -> None:
     names = [f"pkg/mod{i:02d}.py" for i in range(12)]
     for name in names:
         write(project, name, "pass\n")
@@ -104,12 +108,9 @@ def test_subject_without_intent_and_long_file_lists(project: Path) -> None:
     parts = snap.subject.split(" - ")
     assert len(parts) == 2, snap.subject  # time and summary only: no intent part
     assert snap.subject.endswith("... and 7 more")
-    recorder.close()
 
 
-def test_deletes_renames_directories_and_symlinks(project: Path) -> None:
-    recorder = open_recorder(project)
-    recorder.reconcile()
+def test_deletes_renames_directories_and_symlinks(project: Path, recorder: Recorder) -> None:
     write(project, "lib/a/one.py", "1\n")
     write(project, "lib/a/b/two.py", "2\n")
     snap = recorder.record_paths(["lib"])  # a directory created with content: rescanned whole
@@ -128,12 +129,9 @@ def test_deletes_renames_directories_and_symlinks(project: Path) -> None:
     snap = recorder.record_paths(["src/app.py"])
     assert "src/app.py" not in tree_files(project, snap.ref)
     assert any(c.status == "D" and c.path == "src/app.py" for c in snap.changes)
-    recorder.close()
 
 
-def test_executable_bit_and_binary_and_odd_names(project: Path) -> None:
-    recorder = open_recorder(project)
-    recorder.reconcile()
+def test_executable_bit_and_binary_and_odd_names(project: Path, recorder: Recorder) -> None:
     script = write(project, "run.sh", "#!/bin/sh\necho hi\n")
     script.chmod(0o755)
     write(project, "logo.png", bytes(range(256)))
@@ -147,7 +145,6 @@ def test_executable_bit_and_binary_and_odd_names(project: Path) -> None:
     assert any(c.path == "logo.png" and c.binary for c in snap.changes)
     assert blob(project, snap.ref, "dir with space/naïve\nnewline.txt") == b"odd\n"
     assert raw_name in tree_files(project, snap.ref) or any(c.path == raw_name for c in snap.changes)
-    recorder.close()
 
 
 def test_fifo_and_socket_are_skipped(project: Path) -> None:
@@ -171,12 +168,8 @@ def test_oversize_files_are_noted_not_stored(project: Path) -> None:
 
 
 def test_nested_repository_without_commits_is_recorded_as_files(project: Path) -> None:
-    nested = project / "vendor" / "lib"
-    nested.mkdir(parents=True)
-    git(nested, "init", "-q")
-    write(nested, "code.py", "print('vendored')\n")
-    write(nested, ".gitignore", "*.tmp\n")
-    write(nested, "scratch.tmp", "ignored by the nested .gitignore\n")
+    git_repo(project / "vendor" / "lib", {"code.py": "print('vendored')\n", ".gitignore": "*.tmp\n",
+                                          "scratch.tmp": "ignored by the nested .gitignore\n"})
     recorder = open_recorder(project)
     snap = recorder.reconcile()
     files = tree_files(project, snap.ref)
@@ -258,9 +251,7 @@ def test_branch_switch_detached_head_and_no_git(project: Path, plain_dir: Path) 
     plain.close()
 
 
-def test_consolidate_squashes_trailing_snapshots(project: Path) -> None:
-    recorder = open_recorder(project)
-    recorder.reconcile()
+def test_consolidate_squashes_trailing_snapshots(project: Path, recorder: Recorder) -> None:
     for i in range(4):
         write(project, "src/app.py", f"def main():\n    return {i + 10}\n")
         recorder.record_paths(["src/app.py"])
@@ -282,7 +273,6 @@ def test_consolidate_squashes_trailing_snapshots(project: Path) -> None:
     result = consolidate(recorder, "second piece")
     assert result.squashed == 1
     assert shadow(project, "rev-list", "--count", ref).strip() == "3"  # import, first and second consolidation
-    recorder.close()
 
 
 def test_consolidate_squashes_only_the_current_task(project: Path) -> None:
@@ -321,21 +311,16 @@ def test_consolidate_squashes_only_the_current_task(project: Path) -> None:
     session.close()
 
 
-def test_ref_lock_contention_is_retried_then_written(project: Path) -> None:
-    recorder = open_recorder(project)
-    recorder.reconcile()
+def test_ref_lock_contention_is_retried_then_written(project: Path, recorder: Recorder) -> None:
     lock = project / ".trajectory" / "refs" / "heads" / "shadow" / "main.lock"
     lock.write_text("held by someone else")
     threading.Timer(0.5, lock.unlink).start()
     write(project, "src/app.py", "def main():\n    return 42\n")
     snap = recorder.record_paths(["src/app.py"])
     assert snap is not None
-    recorder.close()
 
 
-def test_failed_snapshot_keeps_paths_pending(project: Path) -> None:
-    recorder = open_recorder(project)
-    recorder.reconcile()
+def test_failed_snapshot_keeps_paths_pending(project: Path, recorder: Recorder) -> None:
     lock = project / ".trajectory" / "refs" / "heads" / "shadow" / "main.lock"
     holder = lock.open("w")  # a live lock: held open, as a running git holds it
     write(project, "src/app.py", "def main():\n    return 7\n")
@@ -347,7 +332,6 @@ def test_failed_snapshot_keeps_paths_pending(project: Path) -> None:
     lock.unlink()
     snap = recorder.flush()
     assert snap is not None and any(c.path == "src/app.py" for c in snap.changes)
-    recorder.close()
 
 
 def test_stat_cache_avoids_rehashing_and_detects_changes(project: Path) -> None:
@@ -362,14 +346,11 @@ def test_stat_cache_avoids_rehashing_and_detects_changes(project: Path) -> None:
     recorder.close()
 
 
-def test_gitignore_change_triggers_full_rescan(project: Path) -> None:
-    recorder = open_recorder(project)
-    recorder.reconcile()
+def test_gitignore_change_triggers_full_rescan(project: Path, recorder: Recorder) -> None:
     write(project, "debug.log", "now wanted")
     write(project, ".gitignore", "build/\nnode_modules/\n")
     snap = recorder.record_paths([".gitignore"])
     assert "debug.log" in tree_files(project, snap.ref)
-    recorder.close()
 
 
 def test_messages_parse_trailers_roundtrip() -> None:
@@ -402,11 +383,8 @@ def test_large_batches_go_into_one_pack_and_fsck_is_clean(project: Path) -> None
     assert fsck.returncode == 0, fsck.stdout + fsck.stderr
 
 
-def test_reconcile_rereads_ignore_files_created_since_the_last_scan(project: Path) -> None:
-    recorder = open_recorder(project)
-    recorder.reconcile()
+def test_reconcile_rereads_ignore_files_created_since_the_last_scan(project: Path, recorder: Recorder) -> None:
     write(project, "cache/.gitignore", "*\n")  # as pytest writes .pytest_cache/.gitignore
     write(project, "cache/data.bin", "cached")
     snap = recorder.checkpoint()
     assert snap is None or not any(c.path.startswith("cache/") for c in snap.changes)
-    recorder.close()

@@ -39,8 +39,7 @@ def count_scans(session, monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 def test_a_save_just_before_checkpoint_is_in_it_without_a_full_scan(project: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    session = watching(project, debounce=LONG)
-    try:
+    with watching(project, debounce=LONG) as session:
         scans = count_scans(session, monkeypatch)
         for i in range(15):
             write(project, "src/app.py", f"def main():\n    return {i + 10}\n")  # no pause: events in flight
@@ -52,14 +51,11 @@ def test_a_save_just_before_checkpoint_is_in_it_without_a_full_scan(project: Pat
         assert "round 14" in log
         assert "Nothing changed" in session.checkpoint("again")  # nothing pending: no snapshot, still named
         assert scans == []
-    finally:
-        session.close()
 
 
 def test_files_in_a_new_directory_are_checkpointed_and_its_later_edits_seen(project: Path,
                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    session = watching(project, debounce=LONG)
-    try:
+    with watching(project, debounce=LONG) as session:
         scans = count_scans(session, monkeypatch)
         for i in range(5):
             write(project, f"pkg/deep/m{i}.py", f"M = {i}\n")
@@ -78,14 +74,11 @@ def test_files_in_a_new_directory_are_checkpointed_and_its_later_edits_seen(proj
         session.checkpoint("edited again")
         assert shadow_file(project, "pkg/deep/again.py") == "A = 2\n"
         assert scans == []
-    finally:
-        session.close()
 
 
 def test_replaced_watch_groups_hand_over_without_a_rescan(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(watcher_module, "MAX_EXTRA_GROUPS", 1)  # every second new directory merges the groups
-    session = watching(project, debounce=LONG)
-    try:
+    with watching(project, debounce=LONG) as session:
         scans = count_scans(session, monkeypatch)
         for i in range(4):
             write(project, f"new{i}/a.py", f"A = {i}\n")
@@ -98,13 +91,10 @@ def test_replaced_watch_groups_hand_over_without_a_rescan(project: Path, monkeyp
         assert shadow_file(project, "src/app.py") == "EDITED = 1\n"
         assert scans == []
         wait_for(lambda: len([g for g in session.watcher._groups if g.thread.is_alive()]) <= 2)
-    finally:
-        session.close()
 
 
 def test_checkpoint_scans_when_the_watcher_cannot_vouch(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    session = watching(project, debounce=LONG)
-    try:
+    with watching(project, debounce=LONG) as session:
         scans = count_scans(session, monkeypatch)
         # a batch big enough that the kernel's queue may have overflowed: events may be lost
         monkeypatch.setattr(watcher_module, "OVERFLOW_EVENTS", 1)
@@ -130,6 +120,15 @@ def test_checkpoint_scans_when_the_watcher_cannot_vouch(project: Path, monkeypat
         group.error = RuntimeError("backend failed")
         monkeypatch.setattr(group.thread, "is_alive", lambda: False)
         assert session.watcher.vouch() is not None
+
+
+def checkpoint_scans_once(session, project: Path, monkeypatch: pytest.MonkeyPatch, text: str, message: str) -> None:
+    """Save ``text`` to ``src/app.py`` and checkpoint ``session``: one full scan, the text recorded; close it."""
+    try:
+        scans = count_scans(session, monkeypatch)
+        write(project, "src/app.py", text)
+        session.checkpoint(message)
+        assert len(scans) == 1 and shadow_file(project, "src/app.py") == text
     finally:
         session.close()
 
@@ -141,21 +140,9 @@ def test_checkpoint_scans_when_polling_or_without_a_watcher(project: Path, monke
     session = ProjectSession(project, TrajectorySettings.load(project, debounce_seconds=LONG), watch=True,
                              force_polling=True)
     session.start()
-    try:
-        scans = count_scans(session, monkeypatch)
-        write(project, "src/app.py", "POLLED = 1\n")
-        session.checkpoint("polled")
-        assert len(scans) == 1 and shadow_file(project, "src/app.py") == "POLLED = 1\n"
-    finally:
-        session.close()
+    checkpoint_scans_once(session, project, monkeypatch, "POLLED = 1\n", "polled")
     one_shot = ProjectSession(project, TrajectorySettings.load(project))  # a CLI checkpoint: no watcher here
-    try:
-        scans = count_scans(one_shot, monkeypatch)
-        write(project, "src/app.py", "CLI = 1\n")
-        one_shot.checkpoint("cli")
-        assert len(scans) == 1 and shadow_file(project, "src/app.py") == "CLI = 1\n"
-    finally:
-        one_shot.close()
+    checkpoint_scans_once(one_shot, project, monkeypatch, "CLI = 1\n", "cli")
     assert count(project) >= 3
 
 
@@ -166,12 +153,9 @@ def test_the_debounce_counts_from_the_last_event_not_from_its_batch(project: Pat
 
     from code_trajectory.recording import watchgroups
 
-    session = watching(project, debounce=LONG)
-    try:
+    with watching(project, debounce=LONG) as session:
         watcher = session.watcher
         # watchfiles yields a batch a step after its last event at the earliest: the window starts then
         watcher._on_batch({(watchfiles.Change.modified, str(project / "src" / "app.py"))})
         assert watcher._last_change <= time.monotonic() - watchgroups.STEP_MS / 1000
         assert watchgroups.DEBOUNCE_MS <= 50 and watchgroups.STEP_MS <= 25  # what watchfiles adds stays small
-    finally:
-        session.close()

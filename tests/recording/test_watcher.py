@@ -20,8 +20,7 @@ DEBOUNCE = 0.4
 
 
 def test_burst_of_writes_makes_one_snapshot_of_the_final_content(project: Path) -> None:
-    session = watching(project, debounce=1.5)  # long enough that a loaded machine cannot split the burst
-    try:
+    with watching(project, debounce=1.5):  # long enough that a loaded machine cannot split the burst
         assert count(project) == 1
         for i in range(50):  # 50 writes within about half a second
             write(project, "src/app.py", f"def main():\n    return {i}\n")
@@ -31,13 +30,10 @@ def test_burst_of_writes_makes_one_snapshot_of_the_final_content(project: Path) 
         assert count(project) == 2
         content = git(project, "--git-dir=.trajectory", "show", "refs/heads/shadow/main:src/app.py")
         assert content == "def main():\n    return 49\n"
-    finally:
-        session.close()
 
 
 def test_created_moved_and_deleted_files_are_recorded(project: Path) -> None:
-    session = watching(project)
-    try:
+    with watching(project):
         write(project, "src/new.py", "NEW = 1\n")
         wait_for(lambda: count(project) == 2)
         (project / "src" / "new.py").rename(project / "src" / "renamed.py")
@@ -46,13 +42,10 @@ def test_created_moved_and_deleted_files_are_recorded(project: Path) -> None:
         wait_for(lambda: count(project) == 4)
         files = git(project, "--git-dir=.trajectory", "ls-tree", "-r", "--name-only", "refs/heads/shadow/main")
         assert "src/renamed.py" in files and "src/new.py" not in files and "tests/test_app.py" not in files
-    finally:
-        session.close()
 
 
 def test_ignored_shadow_and_git_changes_cause_no_snapshot(project: Path) -> None:
-    session = watching(project)
-    try:
+    with watching(project) as session:
         write(project, "node_modules/pkg/index.js", "x")
         write(project, "build/out.o", "y")
         write(project, "run.log", "z")
@@ -60,8 +53,6 @@ def test_ignored_shadow_and_git_changes_cause_no_snapshot(project: Path) -> None
         time.sleep(DEBOUNCE * 4 + 0.5)
         assert count(project) == 1
         assert not session.recorder.has_pending()
-    finally:
-        session.close()
 
 
 def test_branch_switch_records_on_the_new_shadow_ref(project: Path) -> None:
@@ -74,8 +65,7 @@ def test_branch_switch_records_on_the_new_shadow_ref(project: Path) -> None:
         write(project, f"many/file{i}.txt", f"feature {i}\n")
     git(project, "commit", "-q", "-am", "feature edits")
     git(project, "checkout", "-q", "main")
-    session = watching(project)
-    try:
+    with watching(project) as session:
         git(project, "checkout", "-q", "feature")  # rewrites 200 files
         wait_for(lambda: count(project, "refs/heads/shadow/feature") >= 1)
         time.sleep(DEBOUNCE * 4)
@@ -83,8 +73,6 @@ def test_branch_switch_records_on_the_new_shadow_ref(project: Path) -> None:
         content = git(project, "--git-dir=.trajectory", "show", "refs/heads/shadow/feature:many/file7.txt")
         assert content == "feature 7\n"
         assert session.watcher is not None and session.watcher.last_error is None
-    finally:
-        session.close()
 
 
 def test_configure_same_path_keeps_watcher_and_other_path_switches(project: Path, plain_dir: Path) -> None:
@@ -121,20 +109,16 @@ def test_ignored_trees_are_pruned_before_watching(project: Path) -> None:
         (project / "node_modules" / f"pkg{i}" / "lib").mkdir(parents=True)
     (project / "src" / "sub").mkdir()
     before = inotify_watches()
-    session = watching(project)
-    try:
+    with watching(project) as session:
         watched = session.watcher.watched_dirs
         # root, src, src/sub, tests, and the project's .git, .git/logs and .git/logs/refs (HEAD, index and the
         # reflogs that name git operations): never the 121 node_modules directories
         assert watched == 7
         assert inotify_watches() - before <= watched + 1
-    finally:
-        session.close()
 
 
 def test_directories_created_later_are_watched(project: Path) -> None:
-    session = watching(project)
-    try:
+    with watching(project):
         (project / "pkg" / "deep").mkdir(parents=True)
         write(project, "pkg/deep/early.py", "EARLY = 1\n")  # before its watch may exist
         wait_for(lambda: count(project) >= 2)
@@ -144,8 +128,6 @@ def test_directories_created_later_are_watched(project: Path) -> None:
                                                     "--name-only", "refs/heads/shadow/main"))
         files = git(project, "--git-dir=.trajectory", "ls-tree", "-r", "--name-only", "refs/heads/shadow/main")
         assert "pkg/deep/early.py" in files
-    finally:
-        session.close()
 
 
 def test_directories_beyond_the_native_limit_are_polled(project: Path) -> None:
@@ -163,8 +145,7 @@ def test_directories_beyond_the_native_limit_are_polled(project: Path) -> None:
 
 
 def test_maintenance_runs_by_itself_after_quiet(project: Path) -> None:
-    session = watching(project)
-    try:
+    with watching(project) as session:
         session.watcher.maintenance.every = 2
         session.watcher.maintenance.quiet_seconds = 0.5
         for i in range(3):
@@ -173,5 +154,3 @@ def test_maintenance_runs_by_itself_after_quiet(project: Path) -> None:
         wait_for(lambda: (project / ".trajectory" / "state" / "maintenance.json").exists(), timeout=20)
         assert list((project / ".trajectory" / "objects" / "info").glob("commit-graph*")) or \
             (project / ".trajectory" / "objects" / "info" / "commit-graphs").is_dir()
-    finally:
-        session.close()

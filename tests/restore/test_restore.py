@@ -9,17 +9,14 @@ import time
 from pathlib import Path
 
 import pytest
-from mcp import Client
 
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.core.errors import InvalidArgumentError, PathOutsideProjectError, ProjectError
 from code_trajectory.git.points import points
 from code_trajectory.history import service as history
-from code_trajectory.recording.service import TrajectoryService
 from code_trajectory.recording.session import ProjectSession
 from code_trajectory.restore.service import restore
-from code_trajectory.server import build_server
-from conftest import git, write
+from conftest import git, mcp_client, write
 
 BINARY = bytes(range(256)) * 16
 
@@ -194,25 +191,20 @@ def test_compare_two_snapshots_and_now(session: ProjectSession) -> None:
 
 @pytest.mark.anyio
 async def test_restore_and_compare_through_the_sdk_client(project: Path) -> None:
-    app = TrajectoryService(lambda root: TrajectorySettings.load(root, debounce_seconds=30))
-    try:
-        async with Client(build_server(app)) as client:
-            await client.call_tool("configure_project", {"path": str(project)})
-            await client.call_tool("checkpoint", {"message": "good"})
-            write(project, "src/app.py", "def main():\n    return 'bad'\n")
-            tools = {t.name: t for t in (await client.list_tools()).tools}
-            assert tools["restore"].annotations.destructive_hint is True
-            assert tools["restore"].annotations.idempotent_hint is False
-            assert tools["compare"].annotations.read_only_hint is True
-            diff = await client.call_tool("compare", {"from_snapshot": "good"})
-            assert "+    return 'bad'" in diff.content[0].text
-            done = await client.call_tool("restore", {"snapshot": "good", "paths": ["src/app.py"]})
-            assert not done.is_error and done.structured_content["written"] == ["src/app.py"]
-            assert (project / "src" / "app.py").read_text() == "def main():\n    return 1\n"
-            undo = await client.call_tool("restore", {"snapshot": done.structured_content["safety_snapshot"]})
-            assert not undo.is_error and (project / "src" / "app.py").read_text().endswith("'bad'\n")
-            bad = await client.call_tool("restore", {"snapshot": "good", "paths": ["../../etc/passwd"]})
-            assert bad.is_error and "outside the project" in bad.content[0].text
-    finally:
-        app.close()
+    async with mcp_client(project) as client:
+        await client.call_tool("checkpoint", {"message": "good"})
+        write(project, "src/app.py", "def main():\n    return 'bad'\n")
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert tools["restore"].annotations.destructive_hint is True
+        assert tools["restore"].annotations.idempotent_hint is False
+        assert tools["compare"].annotations.read_only_hint is True
+        diff = await client.call_tool("compare", {"from_snapshot": "good"})
+        assert "+    return 'bad'" in diff.content[0].text
+        done = await client.call_tool("restore", {"snapshot": "good", "paths": ["src/app.py"]})
+        assert not done.is_error and done.structured_content["written"] == ["src/app.py"]
+        assert (project / "src" / "app.py").read_text() == "def main():\n    return 1\n"
+        undo = await client.call_tool("restore", {"snapshot": done.structured_content["safety_snapshot"]})
+        assert not undo.is_error and (project / "src" / "app.py").read_text().endswith("'bad'\n")
+        bad = await client.call_tool("restore", {"snapshot": "good", "paths": ["../../etc/passwd"]})
+        assert bad.is_error and "outside the project" in bad.content[0].text
     assert git(project, "status", "--porcelain") == " M src/app.py\n"

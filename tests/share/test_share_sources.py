@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from mcp import Client
 from share_env import ALICE, make_team, record
 
 from code_trajectory.core.config import TrajectorySettings
-from code_trajectory.recording.service import TrajectoryService
-from code_trajectory.server import build_server
 from code_trajectory.share.pull import pull
 from code_trajectory.share.push import push
+from conftest import mcp_client
 
 
 @pytest.mark.anyio
@@ -23,27 +21,22 @@ async def test_bob_reads_alices_file_trajectory_session_and_intents(tmp_path) ->
     record(team.bob, [("src/other.py", "x = 1\n")], intent="Bob's own work")
     pull(team.bob)
     source = f"{ALICE}/main"
-    app = TrajectoryService(lambda root: TrajectorySettings.load(root, debounce_seconds=30))
-    try:
-        async with Client(build_server(app)) as client:
-            await client.call_tool("configure_project", {"path": str(team.bob)})
-            listed = await client.call_tool("list_trajectories", {})
-            assert source in listed.content[0].text
-            history = await client.call_tool("get_file_trajectory", {"filepath": "src/app.py", "source": source})
-            text = history.content[0].text
-            assert not history.is_error and "Intent: Teach main to count" in text and "added helper" in text
-            log = (await client.call_tool("get_global_trajectory", {"source": source})).content[0].text
-            assert "Teach main to count" in log and "Bob's own work" not in log
-            summary = (await client.call_tool("get_session_summary", {"source": source})).content[0].text
-            assert "shared trajectory" in summary and "Teach main to count" in summary
-            found = await client.call_tool("search_trajectory", {"query": "return 3", "source": source})
-            assert found.structured_content["hits"]
-            ours = (await client.call_tool("get_global_trajectory", {})).content[0].text
-            assert "Bob's own work" in ours and "Teach main to count" not in ours
-            unknown = await client.call_tool("get_global_trajectory", {"source": "carol@example.com/main"})
-            assert unknown.is_error and source in unknown.content[0].text  # the available sources are listed
-    finally:
-        app.close()
+    async with mcp_client(team.bob) as client:
+        listed = await client.call_tool("list_trajectories", {})
+        assert source in listed.content[0].text
+        history = await client.call_tool("get_file_trajectory", {"filepath": "src/app.py", "source": source})
+        text = history.content[0].text
+        assert not history.is_error and "Intent: Teach main to count" in text and "added helper" in text
+        log = (await client.call_tool("get_global_trajectory", {"source": source})).content[0].text
+        assert "Teach main to count" in log and "Bob's own work" not in log
+        summary = (await client.call_tool("get_session_summary", {"source": source})).content[0].text
+        assert "shared trajectory" in summary and "Teach main to count" in summary
+        found = await client.call_tool("search_trajectory", {"query": "return 3", "source": source})
+        assert found.structured_content["hits"]
+        ours = (await client.call_tool("get_global_trajectory", {})).content[0].text
+        assert "Bob's own work" in ours and "Teach main to count" not in ours
+        unknown = await client.call_tool("get_global_trajectory", {"source": "carol@example.com/main"})
+        assert unknown.is_error and source in unknown.content[0].text  # the available sources are listed
 
 
 def test_auto_push_after_a_consolidation_only_when_asked(tmp_path) -> None:

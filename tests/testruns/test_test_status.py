@@ -8,12 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from mcp import Client
 
-from code_trajectory.core.config import TrajectorySettings
-from code_trajectory.recording.service import TrajectoryService
-from code_trajectory.server import build_server
-from conftest import write
+from conftest import mcp_client, write
 
 
 def text(result) -> str:
@@ -22,40 +18,35 @@ def text(result) -> str:
 
 @pytest.mark.anyio
 async def test_runs_are_marked_listed_and_diffed_since_green(project: Path) -> None:
-    service = TrajectoryService(lambda root: TrajectorySettings.load(root, debounce_seconds=30))
-    try:
-        async with Client(build_server(service)) as client:
-            await client.call_tool("configure_project", {"path": str(project)})
-            result = await client.call_tool("record_test_result", {"command": "pytest -q", "passed": 3})
-            assert not result.is_error and "tests: 3 passed" in text(result)
-            write(project, "src/app.py", "def main():\n    return 'broken'\n")
-            result = await client.call_tool("record_test_result", {
-                "command": "pytest -q", "passed": 2, "failed": 1,
-                "failing_tests": ["tests/test_app.py::test_main: AssertionError: 'broken' != 1"]})
-            assert "tests: 2 passed, 1 failed: test_main" in text(result)
-            log = text(await client.call_tool("get_global_trajectory", {"limit": 5}))
-            assert "- tests: 3 passed" in log and "- tests: 2 passed, 1 failed: test_main" in log
-            history = text(await client.call_tool("get_file_trajectory", {"filepath": "src/app.py"}))
-            assert "tests: 2 passed, 1 failed: test_main" in history
-            runs = text(await client.call_tool("get_test_history", {"limit": 5}))
-            assert runs.index("failed on") < runs.index("passed on")
-            assert "AssertionError: 'broken' != 1" in runs
-            summary = text(await client.call_tool("get_session_summary", {}))
-            assert "## Tests" in summary and "Last green:" in summary and "diff_since_green" in summary
-            since = text(await client.call_tool("diff_since_green", {}))
-            assert "Last green run" in since and "M `src/app.py` (+1 -1)" in since
-            # the breaking line itself, not only the file list (issue 12.3), and the symbol it is in
-            assert "+    return 'broken'" in since and "modified main" in since
-            one = text(await client.call_tool("diff_since_green", {"filepath": "src/app.py"}))
-            assert "+    return 'broken'" in one
-            bad = await client.call_tool("record_test_result", {"command": "pytest", "passed": -1})
-            assert bad.is_error
-            result = await client.call_tool("consolidate", {"intent": "Broke main on purpose"})
-            assert not result.is_error
-            log = text(await client.call_tool("get_global_trajectory", {"limit": 5}))
-            assert "[CONSOLIDATE]" in log and "- tests: 2 passed, 1 failed" in log  # the runs follow the squash
-    finally:
-        service.close()
+    async with mcp_client(project) as client:
+        result = await client.call_tool("record_test_result", {"command": "pytest -q", "passed": 3})
+        assert not result.is_error and "tests: 3 passed" in text(result)
+        write(project, "src/app.py", "def main():\n    return 'broken'\n")
+        result = await client.call_tool("record_test_result", {
+            "command": "pytest -q", "passed": 2, "failed": 1,
+            "failing_tests": ["tests/test_app.py::test_main: AssertionError: 'broken' != 1"]})
+        assert "tests: 2 passed, 1 failed: test_main" in text(result)
+        log = text(await client.call_tool("get_global_trajectory", {"limit": 5}))
+        assert "- tests: 3 passed" in log and "- tests: 2 passed, 1 failed: test_main" in log
+        history = text(await client.call_tool("get_file_trajectory", {"filepath": "src/app.py"}))
+        assert "tests: 2 passed, 1 failed: test_main" in history
+        runs = text(await client.call_tool("get_test_history", {"limit": 5}))
+        assert runs.index("failed on") < runs.index("passed on")
+        assert "AssertionError: 'broken' != 1" in runs
+        summary = text(await client.call_tool("get_session_summary", {}))
+        assert "## Tests" in summary and "Last green:" in summary and "diff_since_green" in summary
+        since = text(await client.call_tool("diff_since_green", {}))
+        assert "Last green run" in since and "M `src/app.py` (+1 -1)" in since
+        # the breaking line itself, not only the file list (issue 12.3), and the symbol it is in
+        assert "+    return 'broken'" in since and "modified main" in since
+        one = text(await client.call_tool("diff_since_green", {"filepath": "src/app.py"}))
+        assert "+    return 'broken'" in one
+        bad = await client.call_tool("record_test_result", {"command": "pytest", "passed": -1})
+        assert bad.is_error
+        result = await client.call_tool("consolidate", {"intent": "Broke main on purpose"})
+        assert not result.is_error
+        log = text(await client.call_tool("get_global_trajectory", {"limit": 5}))
+        assert "[CONSOLIDATE]" in log and "- tests: 2 passed, 1 failed" in log  # the runs follow the squash
 
 
 def test_cli_test_wrapper_records_and_exits_with_the_command_status(project: Path) -> None:

@@ -149,16 +149,33 @@ def clear_stale_locks(git_dir: Path, older_than: float | None = None) -> list[Pa
         age = now - st.st_mtime
         if (held is not None and os.path.realpath(path) in held) or (owner_may_run and age < STALE_AGE_SECONDS):
             continue
-        try:
-            again = path.stat()
-            if (again.st_ino, again.st_mtime_ns) != (st.st_ino, st.st_mtime_ns):
-                continue  # renamed away and taken again by a new process since the scan: not ours to judge
-            path.unlink()
-        except OSError:
+        if not _unlink(path, st):
             continue
         log.warning("removed stale lock %s (%.0f s old, no process holds it)", path, age)
         removed.append(path)
     return removed
+
+
+def _unlink(path: Path, seen: os.stat_result | None = None) -> bool:
+    """Remove the file ``path``; True when it was removed.
+
+    Args:
+        path: the file.
+        seen: when given, ``path``'s stat from the scan: a file that is no longer that one (renamed away and taken
+            again by a new process since the scan: not ours to judge) is kept.
+
+    Returns:
+        False when it was kept or could not be removed (``OSError``: gone already, no permission).
+    """
+    try:
+        if seen is not None:
+            again = path.stat()
+            if (again.st_ino, again.st_mtime_ns) != (seen.st_ino, seen.st_mtime_ns):
+                return False
+        path.unlink()
+    except OSError:
+        return False
+    return True
 
 
 def clear_stale_temp_files(git_dir: Path, older_than: float = STALE_AGE_SECONDS) -> list[Path]:
@@ -202,9 +219,7 @@ def clear_stale_temp_files(git_dir: Path, older_than: float = STALE_AGE_SECONDS)
     for path in candidates:
         if os.path.realpath(path) in held:
             continue
-        try:
-            path.unlink()
-        except OSError:
+        if not _unlink(path):
             continue
         log.warning("removed %s, a temporary file of a killed git process (older than %.0f s)", path, older_than)
         removed.append(path)

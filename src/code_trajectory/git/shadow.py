@@ -183,7 +183,15 @@ class ShadowRepo:
 
     def shadow_refs(self) -> dict[str, str]:
         """Return ``{ref: commit id}`` for every shadow ref."""
-        out = self.git.out(["for-each-ref", "--format=%(objectname) %(refname)", SHADOW_REF_PREFIX])
+        return self.refs_under(SHADOW_REF_PREFIX)
+
+    def refs_under(self, prefix: str) -> dict[str, str]:
+        """Return ``{ref: object id}`` for every ref under ``prefix`` (``refs/...``, as ``for-each-ref`` takes it).
+
+        Raises:
+            GitError: git failed.
+        """
+        out = self.git.out(["for-each-ref", "--format=%(objectname) %(refname)", prefix])
         refs = {}
         for line in out.decode("utf-8", "surrogateescape").splitlines():
             oid, _, ref = line.partition(" ")

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from code_trajectory.core.errors import InvalidArgumentError, JournalError
+from code_trajectory.core.transactions import immediate_transaction
 from code_trajectory.journal import embedding
 from code_trajectory.journal.scoring import calibrate, chunks_of, combine, salience
 from code_trajectory.journal.settings import JournalSettings
@@ -174,16 +175,11 @@ class SearchIndex:
                 indexed = row[0] if row else None
                 if indexed == head:
                     return head
-                conn.execute("BEGIN IMMEDIATE")
-                try:
+                with immediate_transaction(conn):
                     row = conn.execute("SELECT value FROM meta WHERE key='head'").fetchone()
                     indexed = row[0] if row else None  # another process may have done it meanwhile
                     if indexed != head:
                         self._update(conn, indexed, head)
-                    conn.execute("COMMIT")
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    raise
             except sqlite3.Error as exc:
                 raise JournalError(f"cannot update the search cache {self.path}: {exc}") from exc
             return head
@@ -284,18 +280,13 @@ class SearchIndex:
             unique_vecs = embedder.encode(unique)
             position = {text: k for k, text in enumerate(unique)}
             vecs = [unique_vecs[position[j[3]]] for j in part]
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+            with immediate_transaction(conn):
                 conn.executemany("INSERT OR REPLACE INTO vectors (text_hash, model, field, chunk, vec) "
                                  "VALUES (?,?,?,?,?)",
                                  [(j[0], embedder.model_id, j[1], j[2], vecs[i].tobytes()) for i, j in enumerate(part)])
                 done = {j[0] for j in part}
                 conn.executemany("INSERT OR IGNORE INTO vectors_done (text_hash, model) VALUES (?,?)",
                                  [(h, embedder.model_id) for h in done])
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
 
     # -- searching
 

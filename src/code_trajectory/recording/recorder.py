@@ -134,6 +134,22 @@ class Recorder:
                               f"history is lost and a new one started at {datetime.now().strftime('%H:%M:%S')}")
         return True
 
+    def _needs_full_scan(self, paths: Iterable[str]) -> bool:
+        """Before a snapshot of changed ``paths``: must a full scan (:meth:`reconcile`) take its place?
+
+        True when ``.trajectory`` had to be recreated (:meth:`_guard`) or when one of ``paths`` is an ignore
+        file (the recording rules are then reloaded first).
+
+        Raises:
+            ProjectError: the project directory no longer exists.
+        """
+        if self._guard():
+            return True
+        if any(RecordingPolicy.is_ignore_file(p) for p in paths):
+            self.policy.invalidate()
+            return True
+        return False
+
     def _restart_history(self, notice: str) -> None:
         log.error(notice)
         self.notices.append(notice)
@@ -293,10 +309,7 @@ class Recorder:
         """
         started = time.perf_counter()
         with self._lock:
-            if self._guard():
-                return self.reconcile(kind=kind, note=note, restored_from=restored_from)
-            if any(RecordingPolicy.is_ignore_file(p) for p in paths):
-                self.policy.invalidate()
+            if self._needs_full_scan(paths):
                 return self.reconcile(kind=kind, note=note, restored_from=restored_from)
             base = self._base_tree()
             looked_ns = time.time_ns()
@@ -345,7 +358,7 @@ class Recorder:
         """
         started = time.perf_counter()
         with self._lock:
-            if self._guard():
+            if self._needs_full_scan(()):
                 return self.reconcile(kind=kind, note=note, restored_from=restored_from)
             base = self._base_tree()
             with self.repo.batch():

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from code_trajectory.core.transactions import immediate_transaction
 from code_trajectory.git.shadow import TreeEntry
 from code_trajectory.recording.worktree import RACY_MARGIN_NS, DirListing, FileInfo
 
@@ -191,8 +192,7 @@ class StatCache:
         with self._lock:
             try:
                 db = self._conn()
-                db.execute("BEGIN IMMEDIATE")
-                try:
+                with immediate_transaction(db):
                     row = db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
                     alone = (row[0] if row else None) == loaded.generation
                     db.executemany("DELETE FROM files WHERE path = ?", ((os.fsencode(p),) for p in removed))
@@ -211,10 +211,6 @@ class StatCache:
                     meta = {"generation": os.urandom(16).hex(), "rules": fingerprint if alone else "",
                             "tree": tree if alone and tree else ""}
                     db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", meta.items())
-                    db.execute("COMMIT")
-                except BaseException:
-                    db.execute("ROLLBACK")
-                    raise
             except (sqlite3.DatabaseError, UnicodeEncodeError) as exc:
                 log.warning("cannot write the stat cache (%s); the next scan will hash more files", exc)
 
@@ -236,8 +232,7 @@ class StatCache:
         with self._lock:
             try:
                 db = self._conn()
-                db.execute("BEGIN IMMEDIATE")
-                try:
+                with immediate_transaction(db):
                     for rel in removed:
                         key = os.fsencode(rel)
                         db.execute("DELETE FROM files WHERE path = ? OR (path > ? AND path < ?)",
@@ -249,10 +244,6 @@ class StatCache:
                     claimed = tree if base is not None and row is not None and row[0] == base else ""
                     db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
                                    (("tree", claimed), ("generation", os.urandom(16).hex())))
-                    db.execute("COMMIT")
-                except BaseException:
-                    db.execute("ROLLBACK")
-                    raise
             except (sqlite3.DatabaseError, UnicodeEncodeError) as exc:
                 log.warning("cannot write the stat cache (%s); the next scan will hash more files", exc)
 

@@ -63,15 +63,6 @@ class Source:
     pulled_from: str | None = None
 
 
-def _refs(repo: ShadowRepo, prefix: str) -> dict[str, str]:
-    out = repo.git.out(["for-each-ref", "--format=%(objectname) %(refname)", prefix])
-    refs = {}
-    for line in out.decode("utf-8", "surrogateescape").splitlines():
-        oid, _, ref = line.partition(" ")
-        refs[ref] = oid
-    return refs
-
-
 def _own_author(root: Path) -> str | None:
     from code_trajectory.share.transport import author_id
 
@@ -84,7 +75,7 @@ def _own_author(root: Path) -> str | None:
 def source_names(repo: ShadowRepo) -> list[str]:
     """Names of every source, ours first (branch names), then pulled ones (``author-id/branch``)."""
     ours = [branch_of_ref(ref) for ref in sorted(repo.shadow_refs())]
-    pulled = [ref[len(PULL_PREFIX):] for ref in sorted(_refs(repo, PULL_PREFIX))]
+    pulled = [ref[len(PULL_PREFIX):] for ref in sorted(repo.refs_under(PULL_PREFIX))]
     return ours + pulled
 
 
@@ -126,7 +117,7 @@ def resolve_source(repo: ShadowRepo, source: str) -> str:
             if canonical == _own_author(repo.root):
                 candidates.append(SHADOW_REF_PREFIX + branch)
     candidates.append(SHADOW_REF_PREFIX + name)
-    existing = set(repo.shadow_refs()) | set(_refs(repo, PULL_PREFIX))
+    existing = set(repo.shadow_refs()) | set(repo.refs_under(PULL_PREFIX))
     for ref in candidates:
         if ref in existing:  # an exact ref name: never a revision expression such as main~2
             return ref
@@ -154,7 +145,7 @@ def list_sources(repo: ShadowRepo) -> list[Source]:
     for ref, oid in sorted(repo.shadow_refs().items()):
         branch = branch_of_ref(ref)
         sources.append(Source(branch, ref, True, None, branch, oid, *_summary(repo, ref)))
-    for ref, oid in sorted(_refs(repo, PULL_PREFIX).items()):
+    for ref, oid in sorted(repo.refs_under(PULL_PREFIX).items()):
         try:
             author, branch = split_pulled_ref(ref)
         except ValueError:

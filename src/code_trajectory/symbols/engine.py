@@ -13,10 +13,11 @@ Extracting symbols is one parse and one ``definitions`` query; nothing is hashed
 (see :class:`~code_trajectory.symbols.normalize.LazyKeys`). Given the analysis of an
 earlier version, :meth:`TreeSitterLanguage.analyze` reparses incrementally.
 
-A language module subclasses it, sets the queries and the file names, and overrides
-the naming hooks (:meth:`TreeSitterLanguage.definition`, :meth:`~TreeSitterLanguage.qualify`,
-:meth:`~TreeSitterLanguage.child_prefix`, :meth:`~TreeSitterLanguage.overload_name`) where
-its conventions need it. The grammar package is imported on first use only.
+A language module subclasses it, sets the queries, the file names and its grammar package
+(``grammar_module``), and overrides the naming hooks (:meth:`TreeSitterLanguage.definition`,
+:meth:`~TreeSitterLanguage.qualify`, :meth:`~TreeSitterLanguage.child_prefix`,
+:meth:`~TreeSitterLanguage.overload_name`) where its conventions need it. The grammar package is
+imported on first use only.
 
 Thread safety: a ``tree_sitter.Parser`` and a ``QueryCursor`` are not thread-safe, so
 each thread gets its own (``threading.local``); the compiled ``Query`` objects are
@@ -25,8 +26,10 @@ shared (tree-sitter documents ``TSQuery`` as immutable and shareable).
 
 from __future__ import annotations
 
+import importlib
 import re
 import threading
+from dataclasses import dataclass, field
 from typing import Any
 
 from code_trajectory.core.errors import TrajectoryError
@@ -60,6 +63,7 @@ def squash(text: str) -> str:
     return _PUNCT_SPACES.sub(r"\1", _SPACES.sub(" ", text.strip()))
 
 
+@dataclass(slots=True, eq=False)
 class Def:
     """One definition found by the ``definitions`` query (internal, mutable while naming).
 
@@ -71,24 +75,23 @@ class Def:
         ``prefix``: what children are qualified with; ``base``: the name before disambiguation.
     """
 
-    __slots__ = ("node", "kind", "local", "start", "end", "start_row", "end_row", "column", "parent",
-                 "name", "prefix", "base", "extra", "index")
+    node: Any
+    kind: str
+    local: str
+    start: int
+    end: int
+    start_row: int
+    end_row: int
+    column: int
+    extra: Any = None
+    parent: Def | None = field(default=None, init=False)
+    name: str = field(init=False)
+    prefix: str = field(init=False)
+    base: str = field(init=False)
+    index: int = field(init=False)
 
-    def __init__(self, node: Any, kind: str, local: str, start: int, end: int, start_row: int, end_row: int,
-                 column: int, extra: Any = None) -> None:
-        self.node = node
-        self.kind = kind
-        self.local = local
-        self.start = start
-        self.end = end
-        self.start_row = start_row
-        self.end_row = end_row
-        self.column = column
-        self.parent: Def | None = None
-        self.name = local
-        self.prefix = local
-        self.base = local
-        self.extra = extra
+    def __post_init__(self) -> None:
+        self.name = self.prefix = self.base = self.local
 
 
 class TreeSitterLanguage:
@@ -100,6 +103,8 @@ class TreeSitterLanguage:
         wrappers: node types that wrap a definition and belong to its span (``decorated_definition``,
             ``export_statement``, ``template_declaration``).
         definitions, extras: the query sources described in the module docstring.
+        grammar_module, grammar_function: the grammar package (``tree_sitter_java``) and its function that
+            returns the language pointer (``language``), imported on first use by :meth:`grammar`.
     """
 
     name: str = ""
@@ -109,6 +114,8 @@ class TreeSitterLanguage:
     wrappers: frozenset[str] = frozenset()
     definitions = ""
     extras = ""
+    grammar_module = ""
+    grammar_function = "language"
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -119,8 +126,15 @@ class TreeSitterLanguage:
     # ----------------------------------------------------------------- grammar, parser, queries
 
     def grammar(self) -> Any:
-        """Import this language's grammar package and return its ``language()`` pointer."""
-        raise NotImplementedError
+        """Import this language's grammar package and return its language pointer.
+
+        Returns:
+            ``grammar_module.grammar_function()``, a tree-sitter language pointer.
+
+        Raises:
+            ImportError: the grammar package is not installed.
+        """
+        return getattr(importlib.import_module(self.grammar_module), self.grammar_function)()
 
     def _setup(self) -> tuple[Any, Any, Any]:
         compiled = self._compiled

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 import threading
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from hashlib import blake2b
 from typing import Any
 
@@ -98,6 +98,31 @@ class Chunk:
         self.strings = strings
         self.comments = comments
         self.imports = imports
+
+
+def _pieces(items: list[int], chunks: Mapping[int, Chunk],
+            child: Callable[[int], bytes]) -> tuple[list[bytes], list[bytes]]:
+    """The token pieces and the strings of a span's (or the file's) items, in order, for its key.
+
+    Args:
+        items: chunk numbers (``>= 0``) and children (``~span``, negative), as :class:`Model` lists them.
+        chunks: the normalised chunks by number (every chunk of ``items`` present).
+        child: what stands for child span ``span`` among the pieces.
+
+    Returns:
+        ``(pieces, strings)``: a chunk's non-empty piece or a child's stand-in per item; every chunk's strings.
+    """
+    parts: list[bytes] = []
+    strings: list[bytes] = []
+    for item in items:
+        if item < 0:
+            parts.append(child(~item))
+        else:
+            chunk = chunks[item]
+            if chunk.piece:
+                parts.append(chunk.piece)
+            strings.extend(chunk.strings)
+    return parts, strings
 
 
 def normalise_chunk(src: bytes, lo: int, hi: int, specials: list[Special], file_level: bool) -> Chunk:
@@ -414,16 +439,8 @@ class LazyKeys:
         found = self._body.get(i)
         if found is not None:
             return found
-        parts: list[bytes] = []
-        strings: list[bytes] = []
-        for item in model.items[i]:
-            if item < 0:
-                parts.append(_CHILD + self._body_key(~item, model).encode())
-            else:
-                chunk = self._chunks[item]
-                if chunk.piece:
-                    parts.append(chunk.piece)
-                strings.extend(chunk.strings)
+        parts, strings = _pieces(model.items[i], self._chunks,
+                                 lambda child: _CHILD + self._body_key(child, model).encode())
         found = digest(_rename(b" ".join(parts), self.words(i)) + b"\x01\x01" + b"\x01".join(strings))
         self._body[i] = found
         return found
@@ -460,18 +477,8 @@ class LazyKeys:
         with self._lock:
             model = self.model()
             if name == "top_key":
-                parts: list[bytes] = []
-                strings: list[bytes] = []
                 top = self.top_chunks()
-                chunks = dict(zip(top, self.chunks(top)))
-                for item in model.top_items:
-                    if item >= 0:
-                        chunk = chunks[item]
-                        if chunk.piece:
-                            parts.append(chunk.piece)
-                        strings.extend(chunk.strings)
-                    else:
-                        parts.append(_CHILD)
+                parts, strings = _pieces(model.top_items, dict(zip(top, self.chunks(top))), lambda child: _CHILD)
                 found = digest(b" ".join(parts) + b"\x01\x01" + b"\x01".join(strings))
             elif name == "imports_key":
                 found = digest(b"\x01".join([t for c in self.chunks(self.import_chunks()) for t in c.imports]))

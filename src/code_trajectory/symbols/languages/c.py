@@ -20,6 +20,7 @@ class C(TreeSitterLanguage):
 
     name = "c"
     extensions = (".c", ".h")
+    grammar_module = "tree_sitter_c"
     definitions = """
     (function_definition) @def.function
     (struct_specifier name: (_) @name body: (_)) @def.struct
@@ -35,11 +36,6 @@ class C(TreeSitterLanguage):
     [(string_literal) (char_literal) (system_lib_string)] @string
     (preproc_include) @import
     """
-
-    def grammar(self) -> Any:
-        import tree_sitter_c
-
-        return tree_sitter_c.language()
 
     def definition(self, kind: str, node: Any, caps: dict[str, list[Any]]) -> Def | None:
         """Functions are named by their declarator (``int *make(...)`` -> ``make``)."""

@@ -31,6 +31,7 @@ class Cpp(TreeSitterLanguage):
 
     name = "cpp"
     extensions = (".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".h++", ".ipp", ".tpp", ".inl")
+    grammar_module = "tree_sitter_cpp"
     separator = "::"
     wrappers = frozenset({"template_declaration"})
     definitions = """
@@ -48,11 +49,6 @@ class Cpp(TreeSitterLanguage):
     [(string_literal) (raw_string_literal) (char_literal) (system_lib_string)] @string
     [(preproc_include) (using_declaration)] @import
     """
-
-    def grammar(self) -> Any:
-        import tree_sitter_cpp
-
-        return tree_sitter_cpp.language()
 
     def definition(self, kind: str, node: Any, caps: dict[str, list[Any]]) -> Def | None:
         """Functions are named by their (possibly qualified) declarator."""

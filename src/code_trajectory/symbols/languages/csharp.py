@@ -22,6 +22,7 @@ class CSharp(TreeSitterLanguage):
 
     name = "csharp"
     extensions = (".cs",)
+    grammar_module = "tree_sitter_c_sharp"
     definitions = """
     (namespace_declaration name: (_) @name) @def.namespace
     (file_scoped_namespace_declaration name: (_) @name) @def.namespace
@@ -40,11 +41,6 @@ class CSharp(TreeSitterLanguage):
      (character_literal)] @string
     (using_directive) @import
     """
-
-    def grammar(self) -> Any:
-        import tree_sitter_c_sharp
-
-        return tree_sitter_c_sharp.language()
 
     def definition(self, kind: str, node: Any, caps: dict[str, list[Any]]) -> Def | None:
         """Names are taken as written, whitespace squashed (``App.Core``)."""

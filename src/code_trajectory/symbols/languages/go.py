@@ -19,6 +19,7 @@ class Go(TreeSitterLanguage):
 
     name = "go"
     extensions = (".go",)
+    grammar_module = "tree_sitter_go"
     definitions = """
     (function_declaration name: (identifier) @name) @def.function
     (method_declaration receiver: (parameter_list (parameter_declaration type: (_) @receiver))
@@ -31,11 +32,6 @@ class Go(TreeSitterLanguage):
     [(interpreted_string_literal) (raw_string_literal) (rune_literal)] @string
     (import_declaration) @import
     """
-
-    def grammar(self) -> Any:
-        import tree_sitter_go
-
-        return tree_sitter_go.language()
 
     def definition(self, kind: str, node: Any, caps: dict[str, list[Any]]) -> Def | None:
         """Receivers prefix method names; ``type`` kinds follow the declared type."""

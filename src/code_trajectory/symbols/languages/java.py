@@ -12,8 +12,6 @@ Grammar: ``tree-sitter-java``.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..engine import Def, TreeSitterLanguage, node_text, squash
 
 
@@ -22,6 +20,7 @@ class Java(TreeSitterLanguage):
 
     name = "java"
     extensions = (".java",)
+    grammar_module = "tree_sitter_java"
     definitions = """
     (class_declaration name: (_) @name) @def.class
     (interface_declaration name: (_) @name) @def.interface
@@ -37,11 +36,6 @@ class Java(TreeSitterLanguage):
     [(string_literal) (character_literal)] @string
     (import_declaration) @import
     """
-
-    def grammar(self) -> Any:
-        import tree_sitter_java
-
-        return tree_sitter_java.language()
 
     def overload_name(self, d: Def) -> str | None:
         """Parameter types: ``Outer.bar(int,String...)``."""

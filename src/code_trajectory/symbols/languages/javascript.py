@@ -5,8 +5,6 @@ Grammar: ``tree-sitter-javascript`` (its grammar includes JSX).
 
 from __future__ import annotations
 
-from typing import Any
-
 from ._ecmascript import DEFINITIONS, EXTRAS, EcmaScript
 
 
@@ -15,15 +13,11 @@ class JavaScript(EcmaScript):
 
     name = "javascript"
     extensions = (".js", ".mjs", ".cjs", ".jsx")
+    grammar_module = "tree_sitter_javascript"
     definitions = DEFINITIONS + """
 (field_definition property: (_) @name value: [(arrow_function) (function_expression)] @value) @def.method
 """
     extras = EXTRAS
-
-    def grammar(self) -> Any:
-        import tree_sitter_javascript
-
-        return tree_sitter_javascript.language()
 
 
 LANGUAGE = JavaScript()

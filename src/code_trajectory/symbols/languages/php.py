@@ -10,8 +10,6 @@ Grammar: ``tree-sitter-php`` (``language_php()``, which accepts HTML around ``<?
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..engine import Def, TreeSitterLanguage
 
 
@@ -20,6 +18,8 @@ class Php(TreeSitterLanguage):
 
     name = "php"
     extensions = (".php", ".phtml")
+    grammar_module = "tree_sitter_php"
+    grammar_function = "language_php"
     definitions = """
     (namespace_definition name: (_) @name body: (_)) @def.namespace
     (function_definition name: (_) @name) @def.function
@@ -36,11 +36,6 @@ class Php(TreeSitterLanguage):
     (program (expression_statement [(require_expression) (require_once_expression) (include_expression)
                                     (include_once_expression)]) @import)
     """
-
-    def grammar(self) -> Any:
-        import tree_sitter_php
-
-        return tree_sitter_php.language_php()
 
     def qualify(self, d: Def) -> str:
         """``\\`` after a namespace, ``::`` after a class-like symbol."""

@@ -7,8 +7,6 @@ are captured as ``@block`` so that re-indenting a statement into another block i
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..engine import TreeSitterLanguage
 
 
@@ -17,6 +15,7 @@ class Python(TreeSitterLanguage):
 
     name = "python"
     extensions = (".py", ".pyi", ".pyw")
+    grammar_module = "tree_sitter_python"
     filenames = ("SConstruct", "SConscript")
     wrappers = frozenset({"decorated_definition"})
     definitions = """
@@ -33,11 +32,6 @@ class Python(TreeSitterLanguage):
     (future_import_statement) @import
     (block) @block
     """
-
-    def grammar(self) -> Any:
-        import tree_sitter_python
-
-        return tree_sitter_python.language()
 
 
 LANGUAGE = Python()

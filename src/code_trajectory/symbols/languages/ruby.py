@@ -23,6 +23,7 @@ class Ruby(TreeSitterLanguage):
 
     name = "ruby"
     extensions = (".rb", ".rake", ".gemspec", ".ru")
+    grammar_module = "tree_sitter_ruby"
     filenames = ("Rakefile", "Gemfile", "Guardfile", "Vagrantfile")
     separator = "::"
     definitions = """
@@ -36,11 +37,6 @@ class Ruby(TreeSitterLanguage):
     [(string) (heredoc_body) (regex)] @string
     (program (call method: (identifier) @_m (#match? @_m "^(require|require_relative|load)$")) @import)
     """
-
-    def grammar(self) -> Any:
-        import tree_sitter_ruby
-
-        return tree_sitter_ruby.language()
 
     def definition(self, kind: str, node: Any, caps: dict[str, list[Any]]) -> Def | None:
         """Singleton methods remember their receiver (``self`` or an object's name)."""

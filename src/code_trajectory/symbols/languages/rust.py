@@ -28,6 +28,7 @@ class Rust(TreeSitterLanguage):
 
     name = "rust"
     extensions = (".rs",)
+    grammar_module = "tree_sitter_rust"
     separator = "::"
     definitions = """
     (function_item name: (_) @name) @def.function
@@ -46,11 +47,6 @@ class Rust(TreeSitterLanguage):
     [(use_declaration) (extern_crate_declaration)] @import
     (mod_item !body) @import
     """
-
-    def grammar(self) -> Any:
-        import tree_sitter_rust
-
-        return tree_sitter_rust.language()
 
     def definition(self, kind: str, node: Any, caps: dict[str, list[Any]]) -> Def | None:
         """Impl blocks are named after their type and trait; attributes and doc comments join the span."""

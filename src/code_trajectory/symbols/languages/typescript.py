@@ -10,8 +10,6 @@ are two grammars: ``.tsx`` uses the latter (``<T>x`` casts are JSX there).
 
 from __future__ import annotations
 
-from typing import Any
-
 from ._ecmascript import DEFINITIONS, EXTRAS, EcmaScript
 
 _TS_DEFINITIONS = DEFINITIONS + """
@@ -30,17 +28,14 @@ class TypeScript(EcmaScript):
 
     definitions = _TS_DEFINITIONS
     extras = EXTRAS
+    grammar_module = "tree_sitter_typescript"
 
     def __init__(self, tsx: bool = False) -> None:
         super().__init__()
         self.tsx = tsx
         self.name = "tsx" if tsx else "typescript"
         self.extensions = (".tsx",) if tsx else (".ts", ".mts", ".cts")
-
-    def grammar(self) -> Any:
-        import tree_sitter_typescript
-
-        return tree_sitter_typescript.language_tsx() if self.tsx else tree_sitter_typescript.language_typescript()
+        self.grammar_function = "language_tsx" if tsx else "language_typescript"
 
 
 TYPESCRIPT = TypeScript()

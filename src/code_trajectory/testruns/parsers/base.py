@@ -5,8 +5,9 @@ Pure functions over text: no I/O, no git.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 MAX_REASON_CHARS = 200
@@ -65,6 +66,12 @@ class Parsed(NamedTuple):
     failures: list[tuple[str, str]]
 
 
+#: A parser: the output's lines -> what it found, or None when the output is not its runner's.
+Parser = Callable[[list[str]], "Parsed | None"]
+#: What :func:`after_summary` decorates: ``(lines, index of the summary line, its match)`` -> as a parser.
+SummaryReader = Callable[[list[str], int, "re.Match[str]"], "Parsed | None"]
+
+
 def clean_output(text: str) -> str:
     """Remove ANSI escapes, normalise line ends, keep the last state of ``\\r``-redrawn lines."""
     text = _ANSI.sub("", text)
@@ -89,6 +96,37 @@ def dedupe(failures: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
         if test not in seen or (not seen[test] and reason):
             seen[test] = reason
     return list(seen.items())
+
+
+def last_match(lines: list[str], pattern: re.Pattern[str]) -> tuple[int, re.Match[str]] | None:
+    """The last line ``pattern`` matches (``re.match``, at the line's start), searched from the end.
+
+    Returns:
+        ``(index of the line, its match)``, or None when no line matches.
+    """
+    for i in range(len(lines) - 1, -1, -1):
+        m = pattern.match(lines[i])
+        if m:
+            return i, m
+    return None
+
+
+def after_summary(pattern: re.Pattern[str]) -> Callable[[SummaryReader], Parser]:
+    """Decorator: the runner's output is recognised by its summary line, the last line ``pattern`` matches.
+
+    The decorated ``read(lines, at, summary)`` gets the output's lines, the summary line's index and its match;
+    the parser it becomes, ``parse(lines)``, returns None (not this runner's output) when no line matches, else
+    what ``read`` returns.
+    """
+    def wrap(read: SummaryReader) -> Parser:
+        @functools.wraps(read)
+        def parse(lines: list[str]) -> Parsed | None:
+            found = last_match(lines, pattern)
+            return None if found is None else read(lines, *found)
+
+        return parse
+
+    return wrap
 
 
 def next_text_line(lines: list[str], start: int, stop: int | None = None) -> str:

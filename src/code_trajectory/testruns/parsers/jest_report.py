@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from code_trajectory.testruns.parsers.base import Parsed, dedupe, next_text_line, word_counts
+from code_trajectory.testruns.parsers.base import Parsed, after_summary, dedupe, next_text_line, word_counts
 
 _JEST_TESTS = re.compile(r"^\s*Tests:\s+(.*?)(\d+) total")
 _VITEST_TESTS = re.compile(r"^\s*Tests\s{2,}((?:\d+ \w+(?:\s*\|\s*)?)+)\s*\((\d+)\)")
@@ -15,15 +15,9 @@ _VITEST_FAIL = re.compile(r"^\s*FAIL\s+(\S.*? > .+?)\s*$")
 _VITEST_FAIL_FILE = re.compile(r"^\s*FAIL\s+(\S+)\s+\[ (.+?) \]\s*$")
 
 
-def parse_jest(lines: list[str]) -> Parsed | None:
-    at = None
-    for i in range(len(lines) - 1, -1, -1):
-        if _JEST_TESTS.match(lines[i]):
-            at = i
-            break
-    if at is None:
-        return None
-    counts = word_counts(_JEST_TESTS.match(lines[at]).group(1))  # type: ignore[union-attr]
+@after_summary(_JEST_TESTS)
+def parse_jest(lines: list[str], at: int, summary: re.Match[str]) -> Parsed | None:
+    counts = word_counts(summary.group(1))
     failures = []
     current_file = ""
     for i, line in enumerate(lines[:at]):
@@ -45,15 +39,9 @@ def parse_jest(lines: list[str]) -> Parsed | None:
     return Parsed("jest", counts, dedupe(failures))
 
 
-def parse_vitest(lines: list[str]) -> Parsed | None:
-    at = None
-    for i in range(len(lines) - 1, -1, -1):
-        if _VITEST_TESTS.match(lines[i]):
-            at = i
-            break
-    if at is None:
-        return None
-    counts = word_counts(_VITEST_TESTS.match(lines[at]).group(1))  # type: ignore[union-attr]
+@after_summary(_VITEST_TESTS)
+def parse_vitest(lines: list[str], at: int, summary: re.Match[str]) -> Parsed | None:
+    counts = word_counts(summary.group(1))
     failures = []
     for i, line in enumerate(lines[:at]):
         m = _VITEST_FAIL_FILE.match(line)

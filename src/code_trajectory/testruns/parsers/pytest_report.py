@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from code_trajectory.testruns.parsers.base import Parsed, dedupe, make_counts, short_test_name
+from code_trajectory.testruns.parsers.base import Parsed, after_summary, dedupe, make_counts, short_test_name
 
 _PYTEST_WORDS = r"(?:failed|passed|skipped|deselected|xfailed|xpassed|warnings?|errors?|rerun|subtests? \w+)"
 _PYTEST_SUMMARY = re.compile(
@@ -14,14 +14,8 @@ _PYTEST_SHORT = re.compile(r"^(FAILED|ERROR) (.+?)(?: - (.*))?$")
 _PYTEST_VERBOSE = re.compile(r"^(\S+::\S.*?) (FAILED|ERROR)(?:\s+\[\s*\d+%\])?\s*$")
 
 
-def parse_pytest(lines: list[str]) -> Parsed | None:
-    summary_at = None
-    for i in range(len(lines) - 1, -1, -1):
-        if _PYTEST_SUMMARY.match(lines[i]):
-            summary_at = i
-            break
-    if summary_at is None:
-        return None
+@after_summary(_PYTEST_SUMMARY)
+def parse_pytest(lines: list[str], summary_at: int, summary: re.Match[str]) -> Parsed | None:
     values = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
     for number, word in _PYTEST_ITEM.findall(lines[summary_at]):
         n = int(number)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from code_trajectory.testruns.parsers.base import Parsed, dedupe, make_counts
+from code_trajectory.testruns.parsers.base import Parsed, after_summary, dedupe, make_counts
 
 _UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in [\d.]+s\s*$")
 _UNITTEST_RESULT = re.compile(r"^(OK|FAILED|NO TESTS RAN)(?: \((.*)\))?\s*$")
@@ -13,15 +13,9 @@ _SEPARATOR_EQ = re.compile(r"^={20,}\s*$")
 _SEPARATOR_DASH = re.compile(r"^-{20,}\s*$")
 
 
-def parse_unittest(lines: list[str]) -> Parsed | None:
-    ran_at = None
-    for i in range(len(lines) - 1, -1, -1):
-        if _UNITTEST_RAN.match(lines[i]):
-            ran_at = i
-            break
-    if ran_at is None:
-        return None
-    total = int(_UNITTEST_RAN.match(lines[ran_at]).group(1))  # type: ignore[union-attr]
+@after_summary(_UNITTEST_RAN)
+def parse_unittest(lines: list[str], ran_at: int, summary: re.Match[str]) -> Parsed | None:
+    total = int(summary.group(1))
     detail: dict[str, int] = {}
     verdict = None
     for line in lines[ran_at + 1:ran_at + 6]:
