@@ -20,6 +20,29 @@ from code_trajectory.recording import gitops
 
 
 @dataclass
+class Snapshot:
+    """A snapshot commit that was written.
+
+    Attributes:
+        commit: the new commit id.
+        ref: the shadow ref it was written to.
+        branch: the project branch.
+        kind: ``snapshot``, ``checkpoint`` or ``reconcile``.
+        subject: the commit message's first line.
+        changes: the file changes against the parent.
+        elapsed_ms: time spent writing it, milliseconds.
+    """
+
+    commit: str
+    ref: str
+    branch: str
+    kind: str
+    subject: str
+    changes: list[FileChange]
+    elapsed_ms: float
+
+
+@dataclass
 class Composed:
     """The commit to write: its parent (git's share when one was split off), kind, message and file changes."""
 

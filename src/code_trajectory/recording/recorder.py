@@ -26,25 +26,25 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 import filelock
 
 from code_trajectory.core.config import TrajectorySettings
-from code_trajectory.core.errors import LockContentionError, ProjectError, StorageError
+from code_trajectory.core.errors import LockContentionError, StorageError
 from code_trajectory.core.memory import release_free_memory
 from code_trajectory.git import diffs, health, messages, trees
 from code_trajectory.git.messages import FileChange
 from code_trajectory.git.project import GitOperation, ProjectRepo, ReflogCursor
 from code_trajectory.git.shadow import ShadowRepo, TreeEntry, shadow_ref
 from code_trajectory.recording.blobs import write_blobs
-from code_trajectory.recording.commit_message import compose, mark_oversize
+from code_trajectory.recording.commit_message import Snapshot, compose, mark_oversize
 from code_trajectory.recording.fullscan import FullScan, ProgressFn, full_scan
 from code_trajectory.recording.ignore import RecordingPolicy, SubtreePolicy
 from code_trajectory.recording.intent import IntentStore
 from code_trajectory.recording.opening import open_shadow_repository
+from code_trajectory.recording.recovery import RecoveryMixin
 from code_trajectory.recording.statcache import StatCache, unchanged_checker
 from code_trajectory.recording.worktree import FileInfo, probe, scan
 
@@ -59,30 +59,7 @@ WRITE_LOCK_TIMEOUT = 10.0
 
 
 
-@dataclass
-class Snapshot:
-    """A snapshot commit that was written.
-
-    Attributes:
-        commit: the new commit id.
-        ref: the shadow ref it was written to.
-        branch: the project branch.
-        kind: ``snapshot``, ``checkpoint`` or ``reconcile``.
-        subject: the commit message's first line.
-        changes: the file changes against the parent.
-        elapsed_ms: time spent writing it, milliseconds.
-    """
-
-    commit: str
-    ref: str
-    branch: str
-    kind: str
-    subject: str
-    changes: list[FileChange]
-    elapsed_ms: float
-
-
-class Recorder:
+class Recorder(RecoveryMixin):
     """Records snapshots of one project into its shadow repository.
 
     Args:
@@ -116,64 +93,13 @@ class Recorder:
         self._git_activity: float | None = None
         self._stash_touched = False
         self._reflog = ReflogCursor(project)
-        self._write_lock = filelock.FileLock(str(repo.git_dir / "write.lock"), timeout=WRITE_LOCK_TIMEOUT,
-                                             thread_local=False)
+        self._write_lock = self._new_write_lock()
         #: Things the user must hear about (history lost or moved aside), newest last.
         self.notices: list[str] = []
 
-    # -- health -------------------------------------------------------------------------------
-
-    def _guard(self) -> bool:
-        """Recreate ``.trajectory`` if it vanished; True when it had to (a full rescan is then due)."""
-        if self.repo.exists():
-            return False
-        if not self.root.is_dir():
-            raise ProjectError(f"the project directory {self.root} no longer exists; call configure_project "
-                               "with its new location")
-        self._restart_history(f"the shadow repository {self.repo.git_dir} was deleted while recording; its "
-                              f"history is lost and a new one started at {datetime.now().strftime('%H:%M:%S')}")
-        return True
-
-    def _needs_full_scan(self, paths: Iterable[str]) -> bool:
-        """Before a snapshot of changed ``paths``: must a full scan (:meth:`reconcile`) take its place?
-
-        True when ``.trajectory`` had to be recreated (:meth:`_guard`) or when one of ``paths`` is an ignore
-        file (the recording rules are then reloaded first).
-
-        Raises:
-            ProjectError: the project directory no longer exists.
-        """
-        if self._guard():
-            return True
-        if any(RecordingPolicy.is_ignore_file(p) for p in paths):
-            self.policy.invalidate()
-            return True
-        return False
-
-    def _restart_history(self, notice: str) -> None:
-        log.error(notice)
-        self.notices.append(notice)
-        self.repo.reset_caches()
-        self.repo.ensure()
-        self.stat_cache.close()
-        self.stat_cache = StatCache(self.repo.state_dir / "statcache.sqlite")
-        self._write_lock = filelock.FileLock(str(self.repo.git_dir / "write.lock"), timeout=WRITE_LOCK_TIMEOUT,
-                                             thread_local=False)
-        self._last_tree = self._last_commit = self._head_ref = None
-
-    def _recover(self, exc: BaseException) -> bool:
-        """React to a failed write: clear stale locks, or replace a damaged repository. True to retry now."""
-        if isinstance(exc, LockContentionError):
-            return bool(health.clear_stale_locks(self.repo.git_dir))
-        if health.looks_corrupt(exc) and self.repo.exists():
-            problem = health.verify(self.repo)
-            if problem is None:
-                return False
-            moved = health.move_aside(self.repo)
-            self._restart_history(f"the shadow repository was damaged ({problem}); it was moved to {moved.name} "
-                                  "and a new history started")
-            return True
-        return False
+    def _new_write_lock(self) -> filelock.FileLock:
+        """``.trajectory/write.lock``, held by every writer of a snapshot (:data:`WRITE_LOCK_TIMEOUT` seconds)."""
+        return filelock.FileLock(str(self.repo.git_dir / "write.lock"), timeout=WRITE_LOCK_TIMEOUT, thread_local=False)
 
     @classmethod
     def open(cls, root: Path, settings: TrajectorySettings, *, create: bool = True) -> Recorder:

@@ -1,0 +1,76 @@
+"""What a recorder does when its shadow repository vanished or is damaged while it records.
+
+A deleted ``.trajectory`` is recreated and the loss reported; a snapshot that fails because a killed process left
+a lock clears the stale lock and retries; one that fails on a damaged repository moves it aside
+(``.trajectory.corrupt-<timestamp>``) and starts a new history. The user hears about each (``Recorder.notices``:
+the log, tool answers and the session summary).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from datetime import datetime
+
+from code_trajectory.core.errors import LockContentionError, ProjectError
+from code_trajectory.git import health
+from code_trajectory.recording.ignore import RecordingPolicy
+from code_trajectory.recording.statcache import StatCache
+
+log = logging.getLogger(__name__)
+
+
+class RecoveryMixin:
+    """The recovery half of :class:`~code_trajectory.recording.recorder.Recorder` (its attributes ``root``,
+    ``repo``, ``policy``, ``stat_cache``, ``notices`` and its cached tip and write lock are used)."""
+
+    def _guard(self) -> bool:
+        """Recreate ``.trajectory`` if it vanished; True when it had to (a full rescan is then due)."""
+        if self.repo.exists():
+            return False
+        if not self.root.is_dir():
+            raise ProjectError(f"the project directory {self.root} no longer exists; call configure_project "
+                               "with its new location")
+        self._restart_history(f"the shadow repository {self.repo.git_dir} was deleted while recording; its "
+                              f"history is lost and a new one started at {datetime.now().strftime('%H:%M:%S')}")
+        return True
+
+    def _needs_full_scan(self, paths: Iterable[str]) -> bool:
+        """Before a snapshot of changed ``paths``: must a full scan (:meth:`reconcile`) take its place?
+
+        True when ``.trajectory`` had to be recreated (:meth:`_guard`) or when one of ``paths`` is an ignore
+        file (the recording rules are then reloaded first).
+
+        Raises:
+            ProjectError: the project directory no longer exists.
+        """
+        if self._guard():
+            return True
+        if any(RecordingPolicy.is_ignore_file(p) for p in paths):
+            self.policy.invalidate()
+            return True
+        return False
+
+    def _restart_history(self, notice: str) -> None:
+        log.error(notice)
+        self.notices.append(notice)
+        self.repo.reset_caches()
+        self.repo.ensure()
+        self.stat_cache.close()
+        self.stat_cache = StatCache(self.repo.state_dir / "statcache.sqlite")
+        self._write_lock = self._new_write_lock()
+        self._last_tree = self._last_commit = self._head_ref = None
+
+    def _recover(self, exc: BaseException) -> bool:
+        """React to a failed write: clear stale locks, or replace a damaged repository. True to retry now."""
+        if isinstance(exc, LockContentionError):
+            return bool(health.clear_stale_locks(self.repo.git_dir))
+        if health.looks_corrupt(exc) and self.repo.exists():
+            problem = health.verify(self.repo)
+            if problem is None:
+                return False
+            moved = health.move_aside(self.repo)
+            self._restart_history(f"the shadow repository was damaged ({problem}); it was moved to {moved.name} "
+                                  "and a new history started")
+            return True
+        return False
