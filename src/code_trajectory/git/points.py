@@ -44,15 +44,14 @@ def name_point(repo: ShadowRepo, commit: str, message: str, branch: str) -> Poin
     """Tag ``commit`` with ``message`` (collapsed to one line) as a named point; return it.
 
     Raises:
-        GitError, StorageError: the tag or its ref cannot be written.
+        GitError: the tag cannot be written.
     """
     now = datetime.now(timezone.utc)
     clean = messages.one_line(message, 500) or f"checkpoint {now.astimezone().strftime('%H:%M:%S')}"
     ref = POINTS_PREFIX + now.strftime("%Y%m%dT%H%M%S.%f")
     body = f"{clean}\n\n{messages.TRAILER_BRANCH}: {branch}\n"
-    # the annotated tag object `git mktag` would write, written as a loose object directly (one git process less)
-    tag = repo.write_object(b"tag", (f"object {commit}\ntype commit\ntag {ref[len('refs/tags/'):]}\n"
-                                     f"tagger {_identity(now)}\n\n{body}").encode("utf-8"))
+    tag = repo.git.text(["mktag"], input=(f"object {commit}\ntype commit\ntag {ref[len('refs/tags/'):]}\n"
+                                          f"tagger {_identity(now)}\n\n{body}").encode("utf-8"))
     repo.update_ref(ref, tag, None, f"code-trajectory checkpoint: {clean[:80]}")
     return Point(ref, commit, clean, branch, now)
 
