@@ -26,7 +26,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from conftest import server_command
+from conftest import git, git_repo, server_command
 
 pytestmark = pytest.mark.e2e
 
@@ -54,28 +54,9 @@ def server_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def git(cwd: Path, *args: str) -> str:
-    """Run real git for the fixtures, isolated from the user's and the system's config."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1")
-    done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True)
-    return done.stdout
-
-
 def make_repo(root: Path, files: dict[str, str]) -> Path:
-    """A git repository at ``root`` with ``files`` committed; returns its resolved path."""
-    root.mkdir(parents=True)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.name", "E2E Tester")
-    git(root, "config", "user.email", "e2e@example.invalid")
-    git(root, "config", "commit.gpgsign", "false")
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "initial")
-    return root.resolve()
+    """A git repository at ``root`` (branch ``main``) with ``files`` committed; returns its resolved path."""
+    return git_repo(root, files, branch="main", commit="initial").resolve()
 
 
 @pytest.fixture
