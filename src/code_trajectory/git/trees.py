@@ -84,3 +84,26 @@ def _edit(repo: ShadowRepo, tree: str | None, node: _Node) -> str:
             else:
                 entries[name] = TreeEntry(MODE_TREE, sub)
     return repo.write_tree(entries)
+
+
+def list_files(repo: ShadowRepo, tree: str | None, paths: list[str] | None = None) -> dict[str, TreeEntry]:
+    """Every file of ``tree`` (path relative to the project root -> entry), from one ``git ls-tree -r``.
+
+    Args:
+        repo: the shadow repository holding ``tree``.
+        tree: a tree id; None gives ``{}``.
+        paths: only the files at or under these paths (git pathspecs relative to the root), when given.
+
+    Raises:
+        GitError: ``tree`` cannot be read.
+    """
+    if tree is None:
+        return {}
+    out = repo.git.out(["ls-tree", "-r", "-z", "--full-tree", tree, *(["--", *paths] if paths else [])])
+    found = {}
+    for record in out.split(b"\0"):
+        meta, tab, path = record.partition(b"\t")
+        if tab:
+            mode, _kind, oid = meta.decode("ascii").split(" ")
+            found[os.fsdecode(path)] = TreeEntry(mode, oid)
+    return found

@@ -11,7 +11,6 @@ is not even listed.
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -49,21 +48,6 @@ class FullScan:
     files: int
 
 
-def list_tree(repo: ShadowRepo, tree: str | None) -> dict[str, TreeEntry]:
-    """Every file of ``tree`` (path relative to the root -> entry), from one ``git ls-tree -r``; ``{}`` for None."""
-    if tree is None:
-        return {}
-    out = repo.git.out(["ls-tree", "-r", "-z", "--full-tree", tree])
-    entries = {}
-    for record in out.split(b"\0"):
-        if not record:
-            continue
-        meta, _, path = record.partition(b"\t")
-        mode, _kind, oid = meta.split(b" ")
-        entries[os.fsdecode(path)] = TreeEntry(mode.decode(), oid.decode())
-    return entries
-
-
 def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache: StatCache,
               base_tree: Callable[[], str | None], *, max_file_bytes: int,
               progress: ProgressFn | None = None) -> FullScan:
@@ -93,7 +77,7 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
     # the rows describe the last scanned tree: when it is the base, no need to list it, and a file whose row is
     # trusted is unchanged
     rows_are_base = base is not None and cached.tree == base
-    recorded = cached.entries() if rows_are_base else list_tree(repo, base)
+    recorded = cached.entries() if rows_are_base else trees.list_files(repo, base)
     changes: dict[str, TreeEntry | None] = {path: None for path in recorded if path not in result.files}
     to_hash: list[FileInfo] = []
     for rel, info in result.files.items():

@@ -18,13 +18,12 @@ A dry run writes nothing and answers with the diff that would be applied.
 from __future__ import annotations
 
 import fnmatch
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from code_trajectory.core.answer import Answer
 from code_trajectory.core.errors import InvalidArgumentError, ProjectError
-from code_trajectory.git import messages
+from code_trajectory.git import messages, trees
 from code_trajectory.git.points import name_point
 from code_trajectory.git.shadow import ShadowRepo, TreeEntry
 from code_trajectory.git.snapshots import resolve_snapshot
@@ -87,20 +86,6 @@ def git_in_progress(session: ProjectSession) -> str | None:
         if (git_dir / name).exists():
             return what
     return None
-
-
-def _entries(repo: ShadowRepo, tree: str | None, scope: list[str] | None = None) -> dict[str, TreeEntry]:
-    """The files of ``tree`` (path relative to the root -> entry), only those under ``scope``'s paths when given."""
-    if tree is None:
-        return {}
-    out = repo.git.out(["ls-tree", "-r", "-z", "--full-tree", tree, *(["--", *scope] if scope else [])])
-    found = {}
-    for record in out.split(b"\0"):
-        meta, tab, path = record.partition(b"\t")
-        if tab:
-            mode, _kind, oid = meta.decode("ascii").split(" ")
-            found[os.fsdecode(path)] = TreeEntry(mode, oid)
-    return found
 
 
 def select(root: Path, patterns: list[str] | None, candidates: set[str]) -> set[str]:
@@ -190,7 +175,7 @@ def _restore(session: ProjectSession, snapshot: str, paths: list[str] | None, *,
                                  "refs/heads/shadow/"]).split()
         result.other_branch = holders[0] if holders else "(no branch: a squashed or dropped snapshot)"
     scope = _named_paths(session.root, paths)  # None: the whole project, or globs
-    target_entries = _entries(repo, repo.commit_tree_oid(resolved.commit), scope)
+    target_entries = trees.list_files(repo, repo.commit_tree_oid(resolved.commit), scope)
     with recorder.writing():
         if dry_run:
             current_tree = recorder.work_tree_tree()
@@ -205,7 +190,7 @@ def _restore(session: ProjectSession, snapshot: str, paths: list[str] | None, *,
             if result.safety_snapshot:
                 name_point(repo, result.safety_snapshot, f"before restore of {resolved.commit[:12]} "
                            f"({resolved.how})", branch)
-        current = _entries(repo, current_tree, scope)
+        current = trees.list_files(repo, current_tree, scope)
         chosen = select(session.root, paths, set(target_entries) | set(current))
         writes = sorted(p for p in chosen if p in target_entries and target_entries[p] != current.get(p))
         removes = sorted(p for p in chosen if p not in target_entries and p in current)
