@@ -15,7 +15,7 @@ from datetime import datetime
 
 from code_trajectory.git import log
 from code_trajectory.git.messages import FileChange
-from code_trajectory.git.shadow import OVERSIZE_MARKER, ZERO_OID, ShadowRepo
+from code_trajectory.git.shadow import ZERO_OID, ShadowRepo, oversize_size
 from code_trajectory.symbols import SymbolChanges, compare_blobs, language_for
 
 #: Lines of git's diff header that repeat what the version's heading already says.
@@ -126,12 +126,12 @@ def oversize_note(repo: ShadowRepo, oid: str) -> str | None:
     if oid == ZERO_OID:
         return None
     found = repo.read_object(oid)
-    if found is None or not found[1].startswith(OVERSIZE_MARKER):
+    size = oversize_size(found[1]) if found is not None and found[0] == "blob" else None
+    if size is None:
         return None
-    match = re.search(rb"size: (\d+) bytes", found[1])
     from code_trajectory.core.text import format_size
 
-    return f"not stored: {format_size(int(match.group(1)))} (over the size cap)" if match else "not stored (over the size cap)"
+    return f"not stored: {format_size(size)} (over the size cap)"
 
 
 def symbol_changes(repo: ShadowRepo, path: str, change: FileChange) -> SymbolChanges | None:

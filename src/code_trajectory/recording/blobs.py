@@ -11,7 +11,7 @@ from pathlib import Path
 
 from code_trajectory.core.text import format_size
 from code_trajectory.git import packs
-from code_trajectory.git.shadow import MODE_FILE, MODE_SYMLINK, OVERSIZE_MARKER, ShadowRepo, TreeEntry  # noqa: F401
+from code_trajectory.git.shadow import MODE_FILE, MODE_SYMLINK, OVERSIZE_MARKER, ShadowRepo, TreeEntry, oversize_blob  # noqa: F401
 from code_trajectory.recording.worktree import FileInfo
 
 log = logging.getLogger(__name__)
@@ -49,8 +49,7 @@ def write_blobs(repo: ShadowRepo, root: Path, infos: list[FileInfo], cap: int, p
             except OSError as exc:
                 log.warning("cannot read the symlink %s: %s", info.rel, exc)
         elif info.size > cap:
-            note = (OVERSIZE_MARKER + b" (larger than the size cap of " + format_size(cap).encode() + b")\n"
-                    + f"size: {info.size} bytes\nmtime_ns: {info.mtime_ns}\n".encode())
+            note = oversize_blob(format_size(cap), info.size, info.mtime_ns)
             entries[info.rel] = TreeEntry(MODE_FILE, repo.write_blob(note))
             oversize[info.rel] = info.size
 

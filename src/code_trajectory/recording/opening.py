@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from code_trajectory.core.errors import LockContentionError, ProjectError
-from code_trajectory.git import health
+from code_trajectory.git import health, worktemp
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.project import check_recordable
 
@@ -40,7 +40,7 @@ def open_shadow_repository(root: Path, *, create: bool = True) -> tuple[ShadowRe
         if not health.clear_stale_locks(repo.git_dir):
             raise
         repo.ensure()
-    notices: list[str] = []
+    notices = worktemp.clear_leftovers(root, repo.git_dir)  # temporary files of a killed restore
     problem = health.verify(repo)
     if problem is not None:
         moved = health.move_aside(repo)

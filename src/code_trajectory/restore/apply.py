@@ -1,11 +1,13 @@
 """Writing recorded content back into the work tree: atomically, mode and symlinks kept, never outside the project.
 
-Every file is written to a temporary file beside it, created exclusively (``O_EXCL``, ``O_NOFOLLOW``: never
+Every file is written to a temporary file beside it (a short fixed-length name of the restore's journal,
+:mod:`code_trajectory.git.worktemp`: never past the 255-byte name limit, cleared after a kill), created exclusively (``O_EXCL``, ``O_NOFOLLOW``: never
 through a link) with the recorded executable bit (less the umask, as ``git checkout``), and renamed over the
 old one (``os.replace``), so a reader or a crash never sees half a file; as ``git checkout``, there is no fsync
 per file. Blobs are streamed from one ``git cat-file --batch`` and files written by a few threads. A recorded
 symlink is recreated as a link (its target string, never followed). A path whose existing parent directory is
-a symlink is refused: writing through it could land outside the project.
+a symlink is refused: writing through it could land outside the project. A write that fails part-way raises
+:class:`PartialWriteError` naming what was written, for the caller to put it back (:func:`put_back`).
 """
 
 from __future__ import annotations
@@ -24,12 +26,27 @@ from pathlib import Path
 
 from code_trajectory.core.errors import InvalidArgumentError, StorageError
 from code_trajectory.git.shadow import MODE_EXECUTABLE, MODE_SYMLINK, ShadowRepo, TreeEntry
+from code_trajectory.git.worktemp import Journal
 
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
 #: Threads writing files in a restore (file creation waits on the file system, not on Python).
 WRITE_WORKERS = 8
 _IN_FLIGHT = 256  # files read but not yet written, at most
 _STREAM_FROM = 16  # from this many blobs on, one streamed cat-file beats a round trip per blob
+
+
+class PartialWriteError(StorageError):
+    """A restore's write failed after others succeeded.
+
+    Attributes:
+        done: paths (relative to the root) already written or removed, to put back.
+        failed: the path whose write failed.
+    """
+
+    def __init__(self, message: str, done: list[str], failed: str) -> None:
+        super().__init__(message)
+        self.done = done
+        self.failed = failed
 
 
 def _safe_parent(root: Path, rel: str, checked: set[str] | None = None) -> str:
@@ -121,13 +138,14 @@ def read_blobs(repo: ShadowRepo, oids: list[str]) -> Iterator[bytes]:
 
 
 def write_entry(repo: ShadowRepo, root: Path, rel: str, entry: TreeEntry, checked: set[str] | None = None, *,
-                data: bytes | None = None) -> None:
+                data: bytes | None = None, tmp_name: str) -> None:
     """Put the recorded ``entry`` at ``rel`` (relative to ``root``), atomically, replacing what is there.
 
-    ``data`` is the blob's content when the caller read it already. The file is written to
-    ``.ct-restore-<pid>-<name>`` beside it, created exclusively (never through a link) with the recorded mode
-    (0666 or 0777 less the umask, as ``git checkout``), then renamed over the target, so a reader never sees half
-    a file. A directory in the way (holding only what the caller removed) is removed when empty.
+    ``data`` is the blob's content when the caller read it already. The file is written to ``tmp_name`` beside
+    it (:meth:`code_trajectory.git.worktemp.Journal.temp_name`), created exclusively (never through a link) with
+    the recorded mode (0666 or 0777 less the umask, as ``git checkout``), then renamed over the target, so a
+    reader never sees half a file. A directory in the way holding only empty directories (the caller removed
+    its files) is removed.
 
     Raises:
         InvalidArgumentError: the path goes through a symlink, or a non-empty directory is in the way.
@@ -138,12 +156,12 @@ def write_entry(repo: ShadowRepo, root: Path, rel: str, entry: TreeEntry, checke
     target = f"{parent}/{name}"
     if data is None:
         data = blob_bytes(repo, entry.oid)
-    tmp = f"{parent}/.ct-restore-{os.getpid()}-{name}"
+    tmp = f"{parent}/{tmp_name}"
     try:
         try:
             if stat.S_ISDIR(os.lstat(target).st_mode):
                 try:
-                    os.rmdir(target)
+                    _remove_empty_dirs(target)
                 except OSError:
                     raise InvalidArgumentError(f"refusing to replace the directory {rel} (it holds files that are "
                                                "not restored) with a file") from None
@@ -171,6 +189,20 @@ def write_entry(repo: ShadowRepo, root: Path, rel: str, entry: TreeEntry, checke
         raise StorageError(f"cannot write {rel}: {exc}") from exc
 
 
+def _remove_empty_dirs(path: str) -> None:
+    """Remove the directory ``path`` and the empty directories under it (symlinks not followed).
+
+    Raises:
+        OSError: a directory under it is not empty.
+    """
+    for dirpath, dirs, _files in os.walk(path, topdown=False):
+        for name in dirs:
+            full = os.path.join(dirpath, name)
+            if not os.path.islink(full):
+                os.rmdir(full)
+    os.rmdir(path)
+
+
 def _unlink_stale(path: str) -> None:
     try:
         os.unlink(path)
@@ -194,8 +226,8 @@ def current_oid(root: Path, rel: str, mode: str) -> str | None:
 
 
 def write_entries(repo: ShadowRepo, root: Path, entries: list[tuple[str, TreeEntry]],
-                  recorded: Mapping[str, TreeEntry], *, vouch: Callable[[str, TreeEntry], bool] | None = None,
-                  workers: int = WRITE_WORKERS) -> list[str]:
+                  recorded: Mapping[str, TreeEntry], journal: Journal, *,
+                  vouch: Callable[[str, TreeEntry], bool] | None = None, workers: int = WRITE_WORKERS) -> list[str]:
     """Write every ``(path, entry)`` (paths relative to ``root``) with :func:`write_entry`, blobs streamed from
     the shadow repository and files written by ``workers`` threads (creating a file is a slow system call that
     runs in parallel: about 2x faster than one thread on ext4, measured by ``bench/restore.py``).
@@ -205,40 +237,66 @@ def write_entries(repo: ShadowRepo, root: Path, entries: list[tuple[str, TreeEnt
     ``vouch(path, recorded[path])`` says the file still holds it (the recorder's
     :meth:`~code_trajectory.recording.recorder.Recorder.unchanged_checker`: a ``lstat`` instead of a read).
 
+    Temporary names come from ``journal`` (whose directories must hold every parent written into).
+
     Raises:
         InvalidArgumentError: a path goes through a symlink (checked for every path before anything is written).
-        StorageError: a file could not be written (the others are written; the first error is raised).
+        PartialWriteError: a file could not be written; no further file is started, and the error names the files
+            written so far (``done``) for the caller to put back.
     """
     checked: set[str] = set()
     for rel, _entry in entries:
         _safe_parent(root, rel, checked)
     skipped: list[str] = []
-    errors: list[BaseException] = []
+    done: list[str] = []
+    errors: list[tuple[str, BaseException]] = []
 
-    def write(rel: str, entry: TreeEntry, data: bytes) -> None:
+    def write(rel: str, entry: TreeEntry, data: bytes, index: int) -> None:
         before = recorded.get(rel)
         if (before is not None and not (vouch is not None and vouch(rel, before))
                 and current_oid(root, rel, before.mode) not in (before.oid, None)):
             skipped.append(rel)
             return
-        write_entry(repo, root, rel, entry, checked, data=data)
-
-    def settle(future: Future) -> None:
-        if future.exception() is not None:
-            errors.append(future.exception())
+        try:
+            write_entry(repo, root, rel, entry, checked, data=data, tmp_name=journal.temp_name(index))
+        except BaseException as exc:
+            errors.append((rel, exc))
+            raise
+        done.append(rel)
 
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="restore-write") as pool, \
             closing(read_blobs(repo, [entry.oid for _rel, entry in entries])) as blobs:
         in_flight: deque[Future] = deque()
         for (rel, entry), data in zip(entries, blobs):
-            in_flight.append(pool.submit(write, rel, entry, data))
+            if errors:
+                break  # no new file once one failed: fewer to put back
+            in_flight.append(pool.submit(write, rel, entry, data, journal.next_index()))
             if len(in_flight) >= _IN_FLIGHT:  # bounds the blob bytes held in memory
-                settle(in_flight.popleft())
+                in_flight.popleft().exception()
         for future in in_flight:
-            settle(future)
+            future.exception()
     if errors:
-        raise errors[0]
+        rel, exc = min(errors, key=lambda item: item[0])
+        raise PartialWriteError(str(exc), sorted(done), rel) from exc
     return sorted(skipped)
+
+
+def put_back(repo: ShadowRepo, root: Path, paths: list[str], before: Mapping[str, TreeEntry],
+             journal: Journal) -> list[str]:
+    """Put ``paths`` (relative to ``root``) back as ``before`` records them (the safety snapshot's entries): the
+    recorded file written, or the path removed when ``before`` has none. Returns the paths that could not be put
+    back (each failure is kept going past)."""
+    failed = []
+    for rel in paths:
+        try:
+            entry = before.get(rel)
+            if entry is None:
+                remove_entry(root, rel)
+            else:
+                write_entry(repo, root, rel, entry, tmp_name=journal.temp_name(journal.next_index()))
+        except (OSError, StorageError, InvalidArgumentError):
+            failed.append(rel)
+    return failed
 
 
 def remove_entry(root: Path, rel: str) -> None:

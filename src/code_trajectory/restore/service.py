@@ -6,10 +6,17 @@
    ``force``), and resolves the snapshot reference (:mod:`code_trajectory.git.snapshots`);
 2. takes the **safety snapshot**: the state right now, recorded and named ``before restore ...``, so that
    restoring it undoes the restore exactly;
-3. writes what differs, atomically (:mod:`code_trajectory.restore.apply`); a whole-project restore also removes
+3. checks the plan before writing anything (:mod:`code_trajectory.restore.plan`): a snapshot holding a path git
+   would refuse (``.git``, ``.trajectory`` in any spelling, a gitlink) is refused; a file whose content was not
+   recorded (over the size cap) is left as it is and named in the answer; a name too long, a directory in the
+   way, a directory not writable or a full disk stop the restore before its first write;
+4. writes what differs, atomically (:mod:`code_trajectory.restore.apply`); a whole-project restore also removes
    recorded files created after the snapshot, never anything unrecorded (``.git``, ignored files, secrets);
-   a save that lands after the safety snapshot is recorded before its file is overwritten, so it is not lost;
-4. records the result as one ``[RESTORE]`` snapshot naming its source, holding the recorder's write lock
+   a save that lands after the safety snapshot is recorded before its file is overwritten, so it is not lost.
+   All or nothing: when a write still fails, what was written or removed is put back as the safety snapshot has
+   it, and the error names those files and the snapshot; a journal (:mod:`code_trajectory.git.worktemp`) lets
+   the next open clear the temporary files of a restore that was killed;
+5. records the result as one ``[RESTORE]`` snapshot naming its source, holding the recorder's write lock
    throughout, so the watcher does not see a burst of ordinary saves.
 
 A dry run writes nothing and answers with the diff that would be applied.
@@ -22,15 +29,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from code_trajectory.core.answer import Answer
-from code_trajectory.core.errors import InvalidArgumentError, ProjectError
-from code_trajectory.git import messages, trees
+from code_trajectory.core.errors import InvalidArgumentError, ProjectError, StorageError
+from code_trajectory.git import messages, trees, worktemp
 from code_trajectory.git.points import name_point
 from code_trajectory.git.shadow import ShadowRepo, TreeEntry
 from code_trajectory.git.snapshots import resolve_snapshot
 from code_trajectory.history.narrative import fit
 from code_trajectory.project import confine
 from code_trajectory.recording.session import ProjectSession
-from code_trajectory.restore.apply import current_oid, remove_entry, write_entries
+from code_trajectory.restore.apply import PartialWriteError, current_oid, put_back, remove_entry, write_entries
+from code_trajectory.restore.plan import blob_sizes, check_writable, not_recorded, refuse_unsafe
 
 #: Files a dry run or an answer lists by name at most.
 LISTED = 40
@@ -50,6 +58,8 @@ class RestoreResult:
         commit: the ``[RESTORE]`` snapshot, None when nothing changed or in a dry run.
         written, removed: paths written and removed, relative to the project root.
         saved_first: paths saved while the restore ran: recorded before they were overwritten.
+        not_recorded: paths left as they are because a content involved was not recorded (over the size cap): the
+            snapshot's (never written over a file), or the file's now (it could not be put back).
         other_branch: the branch whose shadow history holds the source, when it is not this branch's.
         diff: the change applied (or that would be), without git's file headers.
         dry_run: nothing was written.
@@ -63,6 +73,7 @@ class RestoreResult:
     written: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     saved_first: list[str] = field(default_factory=list)
+    not_recorded: list[str] = field(default_factory=list)
     other_branch: str | None = None
     diff: str = ""
     dry_run: bool = False
@@ -72,7 +83,8 @@ class RestoreResult:
         """The markdown with the result's fields as data."""
         return Answer(self.text, {"source": self.source, "how": self.how, "safety_snapshot": self.safety_snapshot,
                                   "commit": self.commit, "written": self.written, "removed": self.removed,
-                                  "saved_first": self.saved_first, "other_branch": self.other_branch,
+                                  "saved_first": self.saved_first, "not_recorded": self.not_recorded,
+                                  "other_branch": self.other_branch,
                                   "dry_run": self.dry_run})
 
 
@@ -176,6 +188,7 @@ def _restore(session: ProjectSession, snapshot: str, paths: list[str] | None, *,
         result.other_branch = holders[0] if holders else "(no branch: a squashed or dropped snapshot)"
     scope = _named_paths(session.root, paths)  # None: the whole project, or globs
     target_entries = trees.list_files(repo, repo.commit_tree_oid(resolved.commit), scope)
+    refuse_unsafe(_matching(session.root, paths, target_entries), resolved.commit)
     with recorder.writing():
         if dry_run:
             current_tree = recorder.work_tree_tree()
@@ -194,23 +207,17 @@ def _restore(session: ProjectSession, snapshot: str, paths: list[str] | None, *,
         chosen = select(session.root, paths, set(target_entries) | set(current))
         writes = sorted(p for p in chosen if p in target_entries and target_entries[p] != current.get(p))
         removes = sorted(p for p in chosen if p not in target_entries and p in current)
-        result.written, result.removed = writes, removes
+        now = {p: current[p] for p in writes + removes if p in current}
+        sizes = blob_sizes(repo, {target_entries[p].oid for p in writes} | {e.oid for e in now.values()})
+        kept = not_recorded(repo, {p: target_entries[p] for p in writes}, sizes) | not_recorded(repo, now, sizes)
+        writes, removes = [p for p in writes if p not in kept], [p for p in removes if p not in kept]
+        result.written, result.removed, result.not_recorded = writes, removes, sorted(kept)
+        check_writable(session.root, {p: target_entries[p] for p in writes}, removes, sizes)
         if dry_run:  # the diff is the answer of a dry run; a restore's answer lists the files
             result.diff = planned_diff(repo, current_tree, repo.commit_tree_oid(resolved.commit),
                                        set(writes) | set(removes), session.settings.token_budget)
         if not dry_run and (writes or removes):
-            for rel in removes:
-                now = current[rel]
-                if current_oid(session.root, rel, now.mode) not in (now.oid, None):
-                    recorder.record_paths([rel])  # a save landed after the safety snapshot: keep it first
-                    result.saved_first.append(rel)
-                remove_entry(session.root, rel)
-            late = write_entries(repo, session.root, [(rel, target_entries[rel]) for rel in writes], current,
-                                 vouch=recorder.unchanged_checker() if len(writes) > VOUCH_FROM_FILES else None)
-            if late:  # saves that landed after the safety snapshot: recorded, then overwritten
-                recorder.record_paths(late)
-                result.saved_first.extend(late)
-                write_entries(repo, session.root, [(rel, target_entries[rel]) for rel in late], {})
+            _apply(session, result, target_entries, current)
             written: dict[str, TreeEntry | None] = {rel: target_entries[rel] for rel in writes}
             written.update((rel, None) for rel in removes)
             done = recorder.record_entries(written, kind=messages.KIND_RESTORE,
@@ -218,6 +225,88 @@ def _restore(session: ProjectSession, snapshot: str, paths: list[str] | None, *,
             result.commit = done.commit if done else None
     result.text = _describe(result, session.settings.token_budget)
     return result
+
+
+def _matching(root: Path, patterns: list[str] | None, entries: dict[str, TreeEntry]) -> dict[str, TreeEntry]:
+    """The entries ``patterns`` select (all when None); a pattern selecting none of them is passed over here
+    (:func:`select` says so later)."""
+    if not patterns or isinstance(patterns, str):
+        return entries
+    found: dict[str, TreeEntry] = {}
+    for pattern in patterns:
+        try:
+            found.update((p, entries[p]) for p in select(root, [pattern], set(entries)))
+        except InvalidArgumentError:
+            pass
+    return found
+
+
+def _apply(session: ProjectSession, result: RestoreResult, target: dict[str, TreeEntry],
+           current: dict[str, TreeEntry]) -> None:
+    """Remove ``result.removed`` and write ``result.written`` as ``target`` has them, all or nothing: on a failure
+    what was done is put back as ``current`` (the safety snapshot's entries) has it.
+
+    Raises:
+        StorageError: a write failed; the message names the files put back and the safety snapshot.
+    """
+    recorder, repo, root = session.recorder, session.recorder.repo, session.root
+    writes, removes = result.written, result.removed
+    before = dict(current)
+    journal = worktemp.begin(repo.git_dir, {p.rpartition("/")[0] for p in writes + removes}, result.safety_snapshot,
+                             result.source)
+    done: list[str] = []
+    try:
+        for rel in removes:
+            now = current[rel]
+            if current_oid(root, rel, now.mode) not in (now.oid, None):
+                recorder.record_paths([rel])  # a save landed after the safety snapshot: keep it first
+                result.saved_first.append(rel)
+                before.update(_recorded(session, [rel]))
+            remove_entry(root, rel)
+            done.append(rel)
+        late = write_entries(repo, root, [(rel, target[rel]) for rel in writes], current, journal,
+                             vouch=recorder.unchanged_checker() if len(writes) > VOUCH_FROM_FILES else None)
+        done.extend(p for p in writes if p not in set(late))
+        if late:  # saves that landed after the safety snapshot: recorded, then overwritten
+            recorder.record_paths(late)
+            result.saved_first.extend(late)
+            before.update(_recorded(session, late))
+            write_entries(repo, root, [(rel, target[rel]) for rel in late], {}, journal)
+            done.extend(late)
+    except Exception as exc:
+        failed = exc.failed if isinstance(exc, PartialWriteError) else None
+        if isinstance(exc, PartialWriteError):
+            done.extend(p for p in exc.done if p not in set(done))
+        not_back = put_back(repo, root, done, before, journal)
+        raise StorageError(_failure(result, exc, failed, done, not_back)) from exc
+    finally:
+        worktemp.end(repo.git_dir, journal)
+
+
+def _recorded(session: ProjectSession, paths: list[str]) -> dict[str, TreeEntry]:
+    """The entries of ``paths`` in the branch's latest snapshot."""
+    tip = session.recorder.latest_commit(session.branch)
+    return trees.list_files(session.recorder.repo, session.recorder.repo.commit_tree_oid(tip), paths) if tip else {}
+
+
+def _failure(result: RestoreResult, exc: Exception, failed: str | None, done: list[str], not_back: list[str]) -> str:
+    """The error of a restore that failed part-way and was put back."""
+    safety = (result.safety_snapshot or "")[:12]
+    back = [p for p in done if p not in set(not_back)]
+    lines = [f"restore from {result.source[:12]} failed" + (f" writing `{failed}`" if failed else "") + f": {exc}."]
+    if back:
+        shown = ", ".join(f"`{p}`" for p in back[:LISTED]) + (f" and {len(back) - LISTED} more"
+                                                             if len(back) > LISTED else "")
+        lines.append(f"Put back as they were before the restore ({len(back)}): {shown}.")
+    else:
+        lines.append("No file had been changed yet.")
+    if not_back:
+        lines.append(f"Could not put back ({len(not_back)}): {', '.join(f'`{p}`' for p in not_back[:LISTED])}; "
+                     f"restore them from the safety snapshot: restore(snapshot=\"{safety}\", paths=[...]) or "
+                     f"`code-trajectory restore {safety} PATH...`.")
+    lines.append(f"The safety snapshot `{safety}` holds every file as it was before: restore(snapshot=\"{safety}\") "
+                 "returns to it. Fix the cause (disk space, permissions, what is in the way) and restore again.")
+    return " ".join(lines)
 
 
 def planned_diff(repo: ShadowRepo, old_tree: str | None, new_tree: str, paths: set[str], budget_tokens: int) -> str:
@@ -259,7 +348,8 @@ def _describe(result: RestoreResult, budget_tokens: int) -> str:
         lines.append(f"Note: that snapshot is on another branch's shadow history (`{result.other_branch}`), not "
                      "this branch's.")
     if not result.written and not result.removed:
-        lines.append("Nothing to change: the selected files already match that snapshot.")
+        lines.append("Nothing to change: the selected files already match that snapshot." if not result.not_recorded
+                     else "Nothing written.")
     else:
         labels = ("Would write", "Would remove") if result.dry_run else ("Written", "Removed")
         for label, items in zip(labels, (result.written, result.removed)):
@@ -267,6 +357,11 @@ def _describe(result: RestoreResult, budget_tokens: int) -> str:
                 shown = ", ".join(f"`{p}`" for p in items[:LISTED])
                 more = f" and {len(items) - LISTED} more" if len(items) > LISTED else ""
                 lines.append(f"- {label} ({len(items)}): {shown}{more}")
+    if result.not_recorded:
+        lines.append(f"- Left as they are ({len(result.not_recorded)}): "
+                     f"{', '.join(f'`{p}`' for p in result.not_recorded[:LISTED])}: their content was not recorded "
+                     "(over the size cap), so it cannot be restored, and what is there now could not be brought "
+                     "back after (raise max_file_bytes to record such files)")
     if result.saved_first:
         lines.append(f"- Saved while the restore ran, recorded before being overwritten: "
                      f"{', '.join(f'`{p}`' for p in result.saved_first)}")
