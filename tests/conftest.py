@@ -212,3 +212,48 @@ async def mcp_client(root: Path, **settings):
             yield client
     finally:
         app.close()
+
+
+def hand_built_commit(git_dir: Path, files: dict[str, bytes | tuple[str, bytes]], *, parent: str | None = None,
+                      ref: str | None = None) -> str:
+    """Write a commit by hand into the repository ``git_dir`` (``git mktree``/``commit-tree``, no check of the
+    names: what a hostile snapshot is made of) and return its id.
+
+    Args:
+        files: path -> content (mode 100644), or ``(mode, content)``; a mode ``160000`` takes a commit id as text.
+        parent: the commit's parent; ref: a ref to point at it (``refs/heads/shadow/x``).
+    """
+    def run(*args: str, data: bytes | None = None) -> str:
+        proc = subprocess.run(["git", f"--git-dir={git_dir}", *args], input=data, capture_output=True,
+                              env=dict({k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
+                                       GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1", GIT_AUTHOR_NAME="Eve",
+                                       GIT_AUTHOR_EMAIL="eve@example.com", GIT_COMMITTER_NAME="Eve",
+                                       GIT_COMMITTER_EMAIL="eve@example.com"))
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.decode().strip()
+
+    def tree(node: dict) -> str:
+        lines = []
+        for name, value in sorted(node.items()):
+            if isinstance(value, dict):
+                lines.append(f"040000 tree {tree(value)}\t{name}")
+            else:
+                mode, content = value
+                if mode == "160000":
+                    lines.append(f"160000 commit {content.decode()}\t{name}")
+                else:
+                    lines.append(f"{mode} blob {run('hash-object', '-w', '--stdin', data=content)}\t{name}")
+        return run("mktree", "--missing", data="".join(f"{line}\n" for line in lines).encode("utf-8",
+                                                                                            "surrogateescape"))
+
+    root: dict = {}
+    for path, value in files.items():
+        node = root
+        *dirs, name = path.split("/")
+        for part in dirs:
+            node = node.setdefault(part, {})
+        node[name] = value if isinstance(value, tuple) else ("100644", value)
+    commit = run("commit-tree", tree(root), *(["-p", parent] if parent else []), "-m", "a hand-built snapshot")
+    if ref:
+        run("update-ref", ref, commit)
+    return commit
