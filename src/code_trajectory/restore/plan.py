@@ -182,8 +182,7 @@ def _check_permissions(root: Path, writes: Mapping[str, TreeEntry], seen: Mappin
     """Every directory a file is written into (or the nearest existing one, where directories are created) must be
     writable and searchable."""
     denied = set()
-    for rel in writes:
-        parent = rel.rpartition("/")[0]
+    for parent in {rel.rpartition("/")[0] for rel in writes}:
         while parent and seen.get(parent) == "missing":
             parent = parent.rpartition("/")[0]
         if not os.access(root / parent if parent else root, os.W_OK | os.X_OK):

@@ -7,6 +7,7 @@ The service is imported when a restore is asked for (the page's start-up does no
     RestoreResult.safety_snapshot: str | None   # restoring it undoes the restore
     RestoreResult.commit: str | None            # the [RESTORE] snapshot
     RestoreResult.written, .removed: list[str]  # paths relative to the project root
+    RestoreResult.not_recorded: list[str]       # left as they are: content over the size cap, not recorded
     RestoreResult.diff: str                     # unified diff of what changes (or changed)
     RestoreResult.text: str                     # a human summary
 """
@@ -40,6 +41,7 @@ class RestoreOutcome:
         safety_snapshot: the commit holding the state before the restore (restore it to undo), or None.
         commit: the ``[RESTORE]`` snapshot written, or None.
         written, removed: paths written and removed, relative to the project root.
+        not_recorded: paths left as they are because their content was not recorded (over the size cap).
         diff: unified diff of the change; text: the service's summary.
     """
 
@@ -50,6 +52,7 @@ class RestoreOutcome:
     commit: str | None = None
     written: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    not_recorded: list[str] = field(default_factory=list)
     diff: str = ""
     text: str = ""
 
@@ -57,7 +60,8 @@ class RestoreOutcome:
         """The outcome as a JSON-ready dict (same keys as the attributes)."""
         return {"snapshot": self.snapshot, "paths": self.paths, "dry_run": self.dry_run,
                 "safety_snapshot": self.safety_snapshot, "commit": self.commit, "written": list(self.written),
-                "removed": list(self.removed), "diff": self.diff, "text": self.text}
+                "removed": list(self.removed),
+                "not_recorded": list(self.not_recorded), "diff": self.diff, "text": self.text}
 
 
 def check_request(snapshot: Any, paths: Any) -> tuple[str, list[str] | None]:
@@ -101,7 +105,8 @@ def restore(root: Path, snapshot: str, paths: list[str] | None, *, dry_run: bool
     service = importlib.import_module(SERVICE_MODULE)
     result = service.restore(Path(root), snapshot, paths, dry_run=dry_run, force=False)
     outcome = RestoreOutcome(snapshot, paths, dry_run, safety_snapshot=result.safety_snapshot, commit=result.commit,
-                             written=list(result.written), removed=list(result.removed), diff=result.diff,
+                             written=list(result.written), removed=list(result.removed),
+                             not_recorded=list(result.not_recorded), diff=result.diff,
                              text=result.text)
     if not dry_run:
         logger.info("restored %s from %s: %d written, %d removed, safety snapshot %s", paths or "everything",

@@ -1,0 +1,111 @@
+"""Issue 21 (part 6): a restore is all or nothing. A write that fails part-way (a real EFBIG: the CLI runs under a
+file-size limit) puts back what was written and names it and the safety snapshot; a restore killed with SIGKILL
+leaves temporary files that the next open removes, never records, and says how to undo. Real git, the real CLI in
+a subprocess."""
+
+from __future__ import annotations
+
+import os
+import re
+import resource
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from code_trajectory.core.config import TrajectorySettings
+from code_trajectory.recording.recorder import Recorder
+from conftest import git, server_command, subprocess_env, write
+
+
+def record(root: Path, checkpoint: str | None = None) -> str:
+    recorder = Recorder.open(root, TrajectorySettings.load(root))
+    try:
+        recorder.reconcile()
+        if checkpoint:
+            recorder.checkpoint(checkpoint)
+        return recorder.latest_commit("main")
+    finally:
+        recorder.close()
+
+
+def work_tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and not {".git", ".trajectory"} & set(p.relative_to(root).parts)}
+
+
+def temp_files(root: Path) -> list[str]:
+    return [p.name for p in root.rglob(".ct-*") if ".trajectory" not in p.relative_to(root).parts]
+
+
+def cli(root: Path, *args: str, file_size_limit: int | None = None) -> subprocess.CompletedProcess[str]:
+    def limit() -> None:  # in the child only: writing past it fails with EFBIG (Python ignores SIGXFSZ)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (file_size_limit, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
+    return subprocess.run([*server_command(), *args], cwd=root, env=subprocess_env(), capture_output=True, text=True,
+                          timeout=300, preexec_fn=limit if file_size_limit else None)
+
+
+def test_a_write_failing_part_way_puts_back_what_was_written(project: Path) -> None:
+    for i in range(12):
+        write(project, f"src/a{i:02}.py", f"A{i} = 'snapshot'\n")
+        write(project, f"src/c{i:02}.py", f"C{i} = 'snapshot'\n")
+    write(project, "src/big.bin", os.urandom(2 * 1024 * 1024))  # under the 5 MiB cap: recorded
+    snapshot = record(project, "good")
+    for i in range(12):
+        write(project, f"src/a{i:02}.py", f"A{i} = 'now'\n")
+        write(project, f"src/c{i:02}.py", f"C{i} = 'now'\n")
+    write(project, "src/big.bin", b"small now\n")
+    write(project, "src/new.py", "created after the snapshot\n")
+    record(project)
+    before = work_tree(project)
+
+    done = cli(project, "restore", snapshot, file_size_limit=1024 * 1024)
+    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+    error = done.stderr
+    assert "failed writing `src/big.bin`" in error and "File too large" in error
+    assert "Put back as they were before the restore" in error and "`src/new.py`" in error  # removed, then put back
+    safety = re.search(r"safety snapshot `([0-9a-f]{12})`", error).group(1)
+    assert git(project, "--git-dir=.trajectory", "cat-file", "-t", safety).strip() == "commit"
+    assert work_tree(project) == before  # all or nothing: the files written first were put back
+    assert not temp_files(project) and not os.listdir(project / ".trajectory" / "restore-journal")
+    # without the limit the same restore goes through
+    again = cli(project, "restore", snapshot)
+    assert again.returncode == 0, again.stderr
+    assert (project / "src" / "a00.py").read_text() == "A0 = 'snapshot'\n" and not (project / "src" / "new.py").exists()
+
+
+def test_a_killed_restore_leaves_nothing_recorded_and_says_how_to_undo(project: Path) -> None:
+    count = 3000
+    for i in range(count):
+        write(project, f"w/d{i % 30:02}/f{i:04}.txt", f"snapshot {i}\n" * 400)
+    snapshot = record(project, "good")
+    for i in range(count):
+        write(project, f"w/d{i % 30:02}/f{i:04}.txt", f"now {i}\n" * 400)
+    record(project)
+    before = work_tree(project)
+    first = project / "w" / "d00" / "f0000.txt"
+
+    proc = subprocess.Popen([*server_command(), "restore", snapshot], cwd=project, env=subprocess_env(),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not first.read_bytes().startswith(b"snapshot") and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.002)
+    os.killpg(proc.pid, signal.SIGKILL)  # the CLI and its git processes
+    proc.wait()
+    after_kill = work_tree(project)
+    restored = sum(1 for rel, data in after_kill.items() if data.startswith(b"snapshot"))
+    assert 0 < restored < count, f"the kill landed after {restored} of {count} files: not mid-way"
+    assert os.listdir(project / ".trajectory" / "restore-journal")  # the journal of the killed restore
+
+    # the next command that opens the project clears the leftovers, records none of them and says how to undo
+    nxt = cli(project, "checkpoint", "-m", "after the kill")
+    assert nxt.returncode == 0, nxt.stderr
+    assert "was interrupted" in nxt.stderr
+    safety = re.search(r"restore snapshot ([0-9a-f]{12})", nxt.stderr).group(1)
+    assert not temp_files(project) and not os.listdir(project / ".trajectory" / "restore-journal")
+    names = git(project, "--git-dir=.trajectory", "ls-tree", "-r", "--name-only", "refs/heads/shadow/main")
+    assert ".ct-" not in names
+    undo = cli(project, "restore", safety)
+    assert undo.returncode == 0, undo.stderr
+    assert work_tree(project) == before
