@@ -1,4 +1,4 @@
-"""Issue 21 (part 3): a teammate's pulled snapshot holding ``.git/hooks/pre-commit`` and ``.trajectory/config`` is
+"""Issue 21 (part 3): a teammate's pulled snapshot holding ``.trajectory/config`` (in several spellings) is
 never written by restore (CLI subprocess and MCP SDK client, real git, a real bare remote)."""
 
 from __future__ import annotations
@@ -34,9 +34,12 @@ def test_pulled_hostile_snapshot_is_refused_by_the_cli_and_the_sdk_client(tmp_pa
     push(team.alice)
     ref = f"refs/trajectory/{ALICE}/main"
     tip = git(team.remote, "rev-parse", ref).strip()
-    evil = hand_built_commit(team.remote, {".git/hooks/pre-commit": ("100755", HOOK), ".gIt/config": b"x",
-                                           ".trajectory/config": b"x", "src/app.py": b"evil = 1\n"},
-                             parent=tip, ref=ref)  # Alice's history, rewritten by someone with push access
+    # Alice's history, rewritten by someone with push access. (A tree holding .git in any spelling is stopped by
+    # the pull itself: fetch.fsckObjects, hasDotgit.) .trajectory is ours, not git's: only restore can refuse it.
+    evil = hand_built_commit(team.remote, {".trajectory/hooks/post-checkout": ("100755", HOOK),
+                                           ".trajectory/config": b"[core]\n\tfsmonitor = touch /tmp/pwned\n",
+                                           ".Trajectory./x": b"x", "TRAJEC~1/x": b"x", "src/app.py": b"evil = 1\n"},
+                             parent=tip, ref=ref)
     share_record(team.bob, [])
     pulled = pull(team.bob)
     assert pulled.new == [f"refs/remotes-trajectory/{ALICE}/main"]
@@ -55,4 +58,4 @@ def test_pulled_hostile_snapshot_is_refused_by_the_cli_and_the_sdk_client(tmp_pa
 
     anyio.run(through_sdk)
     assert digest(team.bob) == before
-    assert not (team.bob / ".git" / "hooks" / "pre-commit").exists()
+    assert (team.bob / "src" / "app.py").read_text() == "def main():\n    return 1\n"
