@@ -266,7 +266,8 @@ def _apply(session: ProjectSession, result: RestoreResult, target: dict[str, Tre
             done.append(rel)
         late = write_entries(repo, root, [(rel, target[rel]) for rel in writes], current, journal,
                              vouch=recorder.unchanged_checker() if len(writes) > VOUCH_FROM_FILES else None)
-        done.extend(p for p in writes if p not in set(late))
+        late_set = set(late)
+        done.extend(p for p in writes if p not in late_set)
         if late:  # saves that landed after the safety snapshot: recorded, then overwritten
             recorder.record_paths(late)
             result.saved_first.extend(late)
@@ -276,7 +277,8 @@ def _apply(session: ProjectSession, result: RestoreResult, target: dict[str, Tre
     except Exception as exc:
         failed = exc.failed if isinstance(exc, PartialWriteError) else None
         if isinstance(exc, PartialWriteError):
-            done.extend(p for p in exc.done if p not in set(done))
+            already = set(done)
+            done.extend(p for p in exc.done if p not in already)
         not_back = put_back(repo, root, done, before, journal)
         raise StorageError(_failure(result, exc, failed, done, not_back)) from exc
     finally:
@@ -292,7 +294,8 @@ def _recorded(session: ProjectSession, paths: list[str]) -> dict[str, TreeEntry]
 def _failure(result: RestoreResult, exc: Exception, failed: str | None, done: list[str], not_back: list[str]) -> str:
     """The error of a restore that failed part-way and was put back."""
     safety = (result.safety_snapshot or "")[:12]
-    back = [p for p in done if p not in set(not_back)]
+    failed_back = set(not_back)
+    back = [p for p in done if p not in failed_back]
     lines = [f"restore from {result.source[:12]} failed" + (f" writing `{failed}`" if failed else "") + f": {exc}."]
     if back:
         shown = ", ".join(f"`{p}`" for p in back[:LISTED]) + (f" and {len(back) - LISTED} more"
