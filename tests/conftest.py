@@ -257,3 +257,17 @@ def hand_built_commit(git_dir: Path, files: dict[str, bytes | tuple[str, bytes]]
     if ref:
         run("update-ref", ref, commit)
     return commit
+
+
+@contextmanager
+def file_size_limit(limit: int):
+    """Within the block, this process may not write a file past ``limit`` bytes (``RLIMIT_FSIZE``): a write past it
+    fails with EFBIG (Python ignores SIGXFSZ), a real write failure no check beforehand can foresee."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))

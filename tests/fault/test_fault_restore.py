@@ -13,9 +13,11 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.recording.recorder import Recorder
-from conftest import git, server_command, subprocess_env, write
+from conftest import file_size_limit, git, mcp_client, server_command, subprocess_env, write
 
 
 def record(root: Path, checkpoint: str | None = None) -> str:
@@ -73,6 +75,36 @@ def test_a_write_failing_part_way_puts_back_what_was_written(project: Path) -> N
     again = cli(project, "restore", snapshot)
     assert again.returncode == 0, again.stderr
     assert (project / "src" / "a00.py").read_text() == "A0 = 'snapshot'\n" and not (project / "src" / "new.py").exists()
+
+
+def half_restorable(root: Path) -> str:
+    """Record a snapshot of small files and a 2 MB one, then change them all; returns the snapshot."""
+    for i in range(12):
+        write(root, f"src/a{i:02}.py", f"A{i} = 'snapshot'\n")
+    write(root, "src/big.bin", os.urandom(2 * 1024 * 1024))
+    snapshot = record(root, "good")
+    for i in range(12):
+        write(root, f"src/a{i:02}.py", f"A{i} = 'now'\n")
+    write(root, "src/big.bin", b"small now\n")
+    record(root)
+    return snapshot
+
+
+@pytest.mark.anyio
+async def test_a_failed_write_is_put_back_and_named_through_the_sdk_client(project: Path) -> None:
+    snapshot = half_restorable(project)
+    before = work_tree(project)
+    async with mcp_client(project) as client:
+        with file_size_limit(1024 * 1024):
+            answer = await client.call_tool("restore", {"snapshot": snapshot})
+        assert answer.is_error
+        text = answer.content[0].text
+        assert "failed writing `src/big.bin`" in text and "Put back as they were before the restore" in text
+        safety = re.search(r'restore\(snapshot="([0-9a-f]{12})"\)', text).group(1)
+        assert work_tree(project) == before and not temp_files(project)
+        undo = await client.call_tool("restore", {"snapshot": safety})  # what the error says to do: nothing to change
+        assert not undo.is_error and "Nothing to change" in undo.content[0].text
+    assert work_tree(project) == before
 
 
 def test_a_killed_restore_leaves_nothing_recorded_and_says_how_to_undo(project: Path) -> None:

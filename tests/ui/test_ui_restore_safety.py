@@ -14,7 +14,7 @@ from ui_support import request, running_ui
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.recording.recorder import Recorder
 from code_trajectory.ui.security import CSRF_HEADER, cookie_name, csrf_value
-from conftest import hand_built_commit, write
+from conftest import file_size_limit, hand_built_commit, write
 
 
 def post(ui, payload: dict) -> tuple[int, dict]:
@@ -85,3 +85,21 @@ def test_size_cap_long_name_and_directory_in_the_way_through_the_page(project: P
         assert status == 400 and "a directory stands there" in body["error"] and "Nothing was written" in body["error"]
         assert files(project) == before
     assert not [p for p in project.rglob(".ct-*") if ".trajectory" not in p.parts]
+
+
+def test_a_failed_write_is_put_back_and_named_by_the_page(project: Path) -> None:
+    for i in range(8):
+        write(project, f"src/a{i}.py", f"A{i} = 'snapshot'\n")
+    write(project, "src/big.bin", os.urandom(2 * 1024 * 1024))
+    good = record(project, "good")
+    for i in range(8):
+        write(project, f"src/a{i}.py", f"A{i} = 'now'\n")
+    write(project, "src/big.bin", b"small now\n")
+    record(project)
+    before = files(project)
+    with running_ui(project) as ui:
+        with file_size_limit(1024 * 1024):  # the UI server runs in this process: its write of big.bin fails
+            status, body = post(ui, {"snapshot": good, "paths": None, "dry_run": False})
+        assert status >= 400 and "failed writing `src/big.bin`" in body["error"]
+        assert "Put back as they were before the restore" in body["error"] and "safety snapshot" in body["error"]
+    assert files(project) == before
