@@ -53,7 +53,10 @@ def test_a_write_failing_part_way_puts_back_what_was_written(project: Path) -> N
         write(project, f"src/a{i:02}.py", f"A{i} = 'snapshot'\n")
         write(project, f"src/c{i:02}.py", f"C{i} = 'snapshot'\n")
     write(project, "src/big.bin", os.urandom(2 * 1024 * 1024))  # under the 5 MiB cap: recorded
+    write(project, "docs/guide", "a file in the snapshot\n")
     snapshot = record(project, "good")
+    (project / "docs" / "guide").unlink()
+    write(project, "docs/guide/notes.md", "a directory now: removed, then put back\n")
     for i in range(12):
         write(project, f"src/a{i:02}.py", f"A{i} = 'now'\n")
         write(project, f"src/c{i:02}.py", f"C{i} = 'now'\n")

@@ -252,8 +252,12 @@ def _apply(session: ProjectSession, result: RestoreResult, target: dict[str, Tre
     recorder, repo, root = session.recorder, session.recorder.repo, session.root
     writes, removes = result.written, result.removed
     before = dict(current)
-    journal = worktemp.begin(repo.git_dir, {p.rpartition("/")[0] for p in writes + removes}, result.safety_snapshot,
-                             result.source)
+    try:
+        journal = worktemp.begin(repo.git_dir, {p.rpartition("/")[0] for p in writes + removes},
+                                 result.safety_snapshot, result.source)
+    except OSError as exc:
+        raise StorageError(f"cannot start the restore: its journal cannot be written in {repo.git_dir}: {exc}. "
+                           "Nothing was written") from exc
     done: list[str] = []
     try:
         for rel in removes:
@@ -279,7 +283,7 @@ def _apply(session: ProjectSession, result: RestoreResult, target: dict[str, Tre
         if isinstance(exc, PartialWriteError):
             already = set(done)
             done.extend(p for p in exc.done if p not in already)
-        not_back = put_back(repo, root, done, before, journal)
+        not_back = put_back(repo, root, done[::-1], before, journal)  # last first: a directory replaced by a file
         raise StorageError(_failure(result, exc, failed, done, not_back)) from exc
     finally:
         worktemp.end(repo.git_dir, journal)
@@ -307,8 +311,10 @@ def _failure(result: RestoreResult, exc: Exception, failed: str | None, done: li
         lines.append(f"Could not put back ({len(not_back)}): {', '.join(f'`{p}`' for p in not_back[:LISTED])}; "
                      f"restore them from the safety snapshot: restore(snapshot=\"{safety}\", paths=[...]) or "
                      f"`code-trajectory restore {safety} PATH...`.")
-    lines.append(f"The safety snapshot `{safety}` holds every file as it was before: restore(snapshot=\"{safety}\") "
-                 "returns to it. Fix the cause (disk space, permissions, what is in the way) and restore again.")
+    if safety:
+        lines.append(f"The safety snapshot `{safety}` holds every file as it was before: "
+                     f"restore(snapshot=\"{safety}\") returns to it.")
+    lines.append("Fix the cause (disk space, permissions, what is in the way) and restore again.")
     return " ".join(lines)
 
 
