@@ -207,3 +207,16 @@ async def test_a_directory_in_the_way_stops_the_restore_before_any_write(project
     assert fine.returncode == 0, fine.stderr
     assert (project / "docs" / "guide").read_text() == "a file\n"
     assert (project / "src" / "app.py").read_text() == "def main():\n    return 'snap'\n"
+
+
+def test_a_hostile_tip_of_our_own_branch_never_makes_restore_remove_git_files(project: Path) -> None:
+    good = record(project, "good")
+    config = (project / ".git" / "config").read_bytes()
+    # our own shadow branch's tip replaced by a hand-built snapshot listing the project's .git/config
+    hand_built_commit(project / ".trajectory", {"src/app.py": b"X = 1\n", ".git/config": config,
+                                                ".gitignore": (project / ".gitignore").read_bytes()},
+                      parent=good, ref="refs/heads/shadow/main")
+    for args in (["restore", good], ["restore", good, ".git/config"]):
+        done = cli(project, *args)
+        assert (project / ".git" / "config").read_bytes() == config, done.stdout + done.stderr
+    assert git(project, "status", "--porcelain") is not None  # the project's repository still works

@@ -31,6 +31,7 @@ from pathlib import Path
 from code_trajectory.core.answer import Answer
 from code_trajectory.core.errors import InvalidArgumentError, ProjectError, StorageError
 from code_trajectory.git import messages, trees, worktemp
+from code_trajectory.git.pathcheck import unsafe_reason
 from code_trajectory.git.points import name_point
 from code_trajectory.git.shadow import ShadowRepo, TreeEntry
 from code_trajectory.git.snapshots import resolve_snapshot
@@ -206,7 +207,8 @@ def _restore(session: ProjectSession, snapshot: str, paths: list[str] | None, *,
         current = trees.list_files(repo, current_tree, scope)
         chosen = select(session.root, paths, set(target_entries) | set(current))
         writes = sorted(p for p in chosen if p in target_entries and target_entries[p] != current.get(p))
-        removes = sorted(p for p in chosen if p not in target_entries and p in current)
+        removes = sorted(p for p in chosen if p not in target_entries and p in current
+                         and unsafe_reason(p, current[p].mode) is None)  # a hand-built history: never touched
         now = {p: current[p] for p in writes + removes if p in current}
         sizes = blob_sizes(repo, {target_entries[p].oid for p in writes} | {e.oid for e in now.values()})
         kept = not_recorded(repo, {p: target_entries[p] for p in writes}, sizes) | not_recorded(repo, now, sizes)
