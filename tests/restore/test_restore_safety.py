@@ -136,6 +136,14 @@ def test_a_file_over_the_size_cap_is_never_replaced_by_its_note(project: Path) -
     again = cli(project, "restore", snapshot)
     assert again.returncode == 0 and (project / "data" / "later.bin").stat().st_size == 6 * 1024 * 1024
     assert "`data/later.bin`" in again.stdout and no_temp_files(project)
+    # the file is small now (recorded with its content): the snapshot's note is still never written over it
+    write(project, "data/big.bin", "small now\n")
+    record(project)
+    for args in (["restore", "--dry-run", snapshot], ["restore", snapshot], ["restore", snapshot, "data/big.bin"]):
+        done = cli(project, *args)
+        assert done.returncode == 0, done.stderr
+        assert (project / "data" / "big.bin").read_text() == "small now\n"
+        assert "`data/big.bin`" in done.stdout.split("Left as they are", 1)[1], done.stdout
 
 
 @pytest.mark.anyio

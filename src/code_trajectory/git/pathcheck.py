@@ -22,6 +22,7 @@ Standard library only; no git process is run.
 
 from __future__ import annotations
 
+import functools
 import re
 
 #: The names a work tree must never receive, lower case, without the leading dot: git's repository and ours
@@ -72,6 +73,23 @@ def is_dot_name(component: str, name: str) -> bool:
     return _hfs_fold(component) == "." + name
 
 
+@functools.lru_cache(maxsize=4096)
+def _component_reason(component: str) -> str | None:
+    """Why one path component must never be written, or None (cached: directory names repeat)."""
+    if component in ("", ".", ".."):
+        return f"it has a {component or 'empty'!r} component"
+    if "\\" in component or "\0" in component:
+        return "it holds a backslash or a NUL byte (a directory separator or a terminator on some systems)"
+    lower = component.lower()
+    if component.isascii() and "~" not in component and "git" not in lower and "trajectory" not in lower:
+        return None  # none of the forms below can match
+    for name in PROTECTED:
+        if is_dot_name(component, name):
+            return (f"{component!r} is .{name} to some file system (git's verify_path rules): writing it could "
+                    f"change the {'project repository' if name == 'git' else 'shadow repository'}")
+    return None
+
+
 def unsafe_reason(path: str, mode: str | None = None) -> str | None:
     """Why the recorded ``path`` (relative to the project root, ``/``-separated) must not be written, or None.
 
@@ -83,14 +101,9 @@ def unsafe_reason(path: str, mode: str | None = None) -> str | None:
         return "it is not a path relative to the project root"
     components = path.split("/")
     for component in components:
-        if component in ("", ".", ".."):
-            return f"it has a {component or 'empty'!r} component"
-        if "\\" in component or "\0" in component:
-            return "it holds a backslash or a NUL byte (a directory separator or a terminator on some systems)"
-        for name in PROTECTED:
-            if is_dot_name(component, name):
-                return (f"{component!r} is .{name} to some file system (git's verify_path rules): writing it could "
-                        f"change the {'project repository' if name == 'git' else 'shadow repository'}")
+        reason = _component_reason(component)
+        if reason is not None:
+            return reason
     if mode == MODE_SYMLINK:
         for name in NO_SYMLINK:
             if is_dot_name(components[-1], name):

@@ -25,7 +25,14 @@ from contextlib import closing
 from pathlib import Path
 
 from code_trajectory.core.errors import InvalidArgumentError, StorageError
-from code_trajectory.git.shadow import MODE_EXECUTABLE, MODE_SYMLINK, ShadowRepo, TreeEntry
+from code_trajectory.git.shadow import (
+    MODE_EXECUTABLE,
+    MODE_SYMLINK,
+    OVERSIZE_MARKER,
+    ShadowRepo,
+    TreeEntry,
+    oversize_size,
+)
 from code_trajectory.git.worktemp import Journal
 
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
@@ -227,7 +234,8 @@ def current_oid(root: Path, rel: str, mode: str) -> str | None:
 
 def write_entries(repo: ShadowRepo, root: Path, entries: list[tuple[str, TreeEntry]],
                   recorded: Mapping[str, TreeEntry], journal: Journal, *,
-                  vouch: Callable[[str, TreeEntry], bool] | None = None, workers: int = WRITE_WORKERS) -> list[str]:
+                  vouch: Callable[[str, TreeEntry], bool] | None = None, workers: int = WRITE_WORKERS,
+                  notes: list[str] | None = None) -> list[str]:
     """Write every ``(path, entry)`` (paths relative to ``root``) with :func:`write_entry`, blobs streamed from
     the shadow repository and files written by ``workers`` threads (creating a file is a slow system call that
     runs in parallel: about 2x faster than one thread on ext4, measured by ``bench/restore.py``).
@@ -236,6 +244,10 @@ def write_entries(repo: ShadowRepo, root: Path, entries: list[tuple[str, TreeEnt
     not written: it is returned, for the caller to record it and then write it. Files are hashed to tell, unless
     ``vouch(path, recorded[path])`` says the file still holds it (the recorder's
     :meth:`~code_trajectory.recording.recorder.Recorder.unchanged_checker`: a ``lstat`` instead of a read).
+
+    A blob that is the recorder's size-cap note (:func:`~code_trajectory.git.shadow.oversize_size`: the file's
+    content was not recorded) is never written: its path is added to ``notes`` (told here, from the blob read for
+    the write anyway, rather than by reading every small blob beforehand).
 
     Temporary names come from ``journal`` (whose directories must hold every parent written into).
 
@@ -252,6 +264,10 @@ def write_entries(repo: ShadowRepo, root: Path, entries: list[tuple[str, TreeEnt
     errors: list[tuple[str, BaseException]] = []
 
     def write(rel: str, entry: TreeEntry, data: bytes, index: int) -> None:
+        if entry.mode != MODE_SYMLINK and data.startswith(OVERSIZE_MARKER) and oversize_size(data) is not None:
+            if notes is not None:
+                notes.append(rel)
+            return
         before = recorded.get(rel)
         if (before is not None and not (vouch is not None and vouch(rel, before))
                 and current_oid(root, rel, before.mode) not in (before.oid, None)):

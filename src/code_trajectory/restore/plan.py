@@ -49,7 +49,7 @@ def refuse_unsafe(entries: Mapping[str, TreeEntry], source: str) -> None:
         InvalidArgumentError: naming the paths and why; nothing has been written.
     """
     bad = {p: why for p, e in entries.items() if (why := unsafe_reason(p, e.mode))}
-    dirs = {p[:i] for p in entries for i in range(len(p)) if p[i] == "/"}
+    dirs = {p[:i] for p in entries if "/" in p for i in _slashes(p)}
     bad.update((p, "it is a file and also a directory in the snapshot") for p in entries if p in dirs)
     if bad:
         first = sorted(bad)[0]
@@ -57,6 +57,15 @@ def refuse_unsafe(entries: Mapping[str, TreeEntry], source: str) -> None:
             f"snapshot {source[:12]} holds {len(bad)} path(s) a restore must never write, {_named(bad)}: "
             f"`{first}`: {bad[first]}. Nothing was written. Restore other files by naming them (paths=[...]); "
             "a snapshot holding such paths was built by hand or pulled from someone else")
+
+
+def _slashes(path: str) -> list[int]:
+    """The positions of ``/`` in ``path``."""
+    found, at = [], path.find("/")
+    while at != -1:
+        found.append(at)
+        at = path.find("/", at + 1)
+    return found
 
 
 def blob_sizes(repo: ShadowRepo, oids: Collection[str]) -> dict[str, int]:
@@ -112,6 +121,7 @@ def check_writable(root: Path, writes: Mapping[str, TreeEntry], removes: Collect
     name_max = _name_max(root)
     removed = set(removes)
     seen: dict[str, str] = {}  # directory (relative) -> "dir", "missing"
+    listed: dict[str, set[str]] = {}  # directory (relative) -> its subdirectories' names
     problems: dict[str, str] = {}
     for rel in writes:
         names = rel.split("/")
@@ -128,18 +138,12 @@ def check_writable(root: Path, writes: Mapping[str, TreeEntry], removes: Collect
                 problems[rel] = f"`{parent}` {seen[parent]}"
                 break
         else:
-            try:
-                st = os.lstat(root / rel)
-            except FileNotFoundError:
+            if seen.get(parent) == "missing" or names[-1] not in _subdirs(root, parent, listed):
                 continue
-            except OSError as exc:
-                problems[rel] = f"it cannot be looked at: {exc.strerror}"
-                continue
-            if stat.S_ISDIR(st.st_mode):
-                others = _files_under(root, rel, removed)
-                if others:
-                    problems[rel] = (f"a directory stands there, holding {len(others)} file(s) the snapshot does "
-                                     f"not remove ({_named(others)})")
+            others = _files_under(root, rel, removed)  # a directory stands where the file goes
+            if others:
+                problems[rel] = (f"a directory stands there, holding {len(others)} file(s) the snapshot does "
+                                 f"not remove ({_named(others)})")
     if problems:
         first = sorted(problems)[0]
         raise InvalidArgumentError(f"cannot restore {len(problems)} file(s), {_named(problems)}: `{first}`: "
@@ -147,6 +151,17 @@ def check_writable(root: Path, writes: Mapping[str, TreeEntry], removes: Collect
                                    "other files by naming them (paths=[...])")
     _check_permissions(root, writes, seen)
     _check_space(root, writes, sizes)
+
+
+def _subdirs(root: Path, rel: str, listed: dict[str, set[str]]) -> set[str]:
+    """The names of the real directories (not links) in the directory ``rel``, read once per restore."""
+    if rel not in listed:
+        try:
+            with os.scandir(root / rel if rel else root) as found:
+                listed[rel] = {e.name for e in found if e.is_dir(follow_symlinks=False)}
+        except OSError:
+            listed[rel] = set()
+    return listed[rel]
 
 
 def _dir_state(root: Path, rel: str, removed: set[str]) -> str:

@@ -25,6 +25,7 @@ A dry run writes nothing and answers with the diff that would be applied.
 from __future__ import annotations
 
 import fnmatch
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -211,7 +212,11 @@ def _restore(session: ProjectSession, snapshot: str, paths: list[str] | None, *,
                          and unsafe_reason(p, current[p].mode) is None)  # a hand-built history: never touched
         now = {p: current[p] for p in writes + removes if p in current}
         sizes = blob_sizes(repo, {target_entries[p].oid for p in writes} | {e.oid for e in now.values()})
-        kept = not_recorded(repo, {p: target_entries[p] for p in writes}, sizes) | not_recorded(repo, now, sizes)
+        # what is there now was recorded as a size note only when it was over the cap: only those blobs are read
+        cap = session.settings.max_file_bytes
+        kept = not_recorded(repo, {p: e for p, e in now.items() if _size_on_disk(session.root, p) > cap}, sizes)
+        if dry_run:  # a restore tells the snapshot's notes from the blobs it reads to write them
+            kept |= not_recorded(repo, {p: target_entries[p] for p in writes}, sizes)
         writes, removes = [p for p in writes if p not in kept], [p for p in removes if p not in kept]
         result.written, result.removed, result.not_recorded = writes, removes, sorted(kept)
         check_writable(session.root, {p: target_entries[p] for p in writes}, removes, sizes)
@@ -220,13 +225,21 @@ def _restore(session: ProjectSession, snapshot: str, paths: list[str] | None, *,
                                        set(writes) | set(removes), session.settings.token_budget)
         if not dry_run and (writes or removes):
             _apply(session, result, target_entries, current)
-            written: dict[str, TreeEntry | None] = {rel: target_entries[rel] for rel in writes}
-            written.update((rel, None) for rel in removes)
+            written: dict[str, TreeEntry | None] = {rel: target_entries[rel] for rel in result.written}
+            written.update((rel, None) for rel in result.removed)
             done = recorder.record_entries(written, kind=messages.KIND_RESTORE,
                                            restored_from=(resolved.commit, resolved.how))
             result.commit = done.commit if done else None
     result.text = _describe(result, session.settings.token_budget)
     return result
+
+
+def _size_on_disk(root: Path, rel: str) -> int:
+    """The size of the file at ``rel`` (not following a link), -1 when there is none."""
+    try:
+        return os.lstat(root / rel).st_size
+    except OSError:
+        return -1
 
 
 def _matching(root: Path, patterns: list[str] | None, entries: dict[str, TreeEntry]) -> dict[str, TreeEntry]:
@@ -270,8 +283,14 @@ def _apply(session: ProjectSession, result: RestoreResult, target: dict[str, Tre
                 before.update(_recorded(session, [rel]))
             remove_entry(root, rel)
             done.append(rel)
+        notes: list[str] = []
         late = write_entries(repo, root, [(rel, target[rel]) for rel in writes], current, journal,
-                             vouch=recorder.unchanged_checker() if len(writes) > VOUCH_FROM_FILES else None)
+                             vouch=recorder.unchanged_checker() if len(writes) > VOUCH_FROM_FILES else None,
+                             notes=notes)
+        if notes:  # the snapshot's content was not recorded: the file is left as it is
+            result.not_recorded = sorted(set(result.not_recorded) | set(notes))
+            skipped = set(notes)
+            writes = result.written = [p for p in writes if p not in skipped]
         late_set = set(late)
         done.extend(p for p in writes if p not in late_set)
         if late:  # saves that landed after the safety snapshot: recorded, then overwritten
