@@ -210,11 +210,11 @@ def _restore(session: ProjectSession, snapshot: str, paths: list[str] | None, *,
         writes = sorted(p for p in chosen if p in target_entries and target_entries[p] != current.get(p))
         removes = sorted(p for p in chosen if p not in target_entries and p in current
                          and unsafe_reason(p, current[p].mode) is None)  # a hand-built history: never touched
-        now = {p: current[p] for p in writes + removes if p in current}
-        sizes = blob_sizes(repo, {target_entries[p].oid for p in writes} | {e.oid for e in now.values()})
         # what is there now was recorded as a size note only when it was over the cap: only those blobs are read
         cap = session.settings.max_file_bytes
-        kept = not_recorded(repo, {p: e for p, e in now.items() if _size_on_disk(session.root, p) > cap}, sizes)
+        big_now = {p: current[p] for p in writes + removes if p in current and _size_on_disk(session.root, p) > cap}
+        sizes = blob_sizes(repo, {target_entries[p].oid for p in writes} | {e.oid for e in big_now.values()})
+        kept = not_recorded(repo, big_now, sizes)
         if dry_run:  # a restore tells the snapshot's notes from the blobs it reads to write them
             kept |= not_recorded(repo, {p: target_entries[p] for p in writes}, sizes)
         writes, removes = [p for p in writes if p not in kept], [p for p in removes if p not in kept]
