@@ -228,3 +228,11 @@ def test_a_hostile_tip_of_our_own_branch_never_makes_restore_remove_git_files(pr
         done = cli(project, *args)
         assert (project / ".git" / "config").read_bytes() == config, done.stdout + done.stderr
     assert git(project, "status", "--porcelain") is not None  # the project's repository still works
+
+
+def test_temporary_names_are_never_recorded(project: Path) -> None:
+    write(project, "src/.ct-0a1b2c3d4", "a killed restore's temporary file\n")  # the form restore writes
+    write(project, "src/.ct-notes.md", "an ordinary file\n")
+    record(project)
+    names = git(project, "--git-dir=.trajectory", "ls-tree", "-r", "--name-only", "refs/heads/shadow/main").split()
+    assert "src/.ct-notes.md" in names and "src/.ct-0a1b2c3d4" not in names
