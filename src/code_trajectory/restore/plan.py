@@ -6,7 +6,8 @@ A restore is all or nothing, so every reason it could stop half-way is looked fo
   spelling, gitlinks...: :mod:`code_trajectory.git.pathcheck`), or a file and a directory at one path;
 * :func:`not_recorded`: files whose recorded "content" is the size-cap note (the file was over the cap): they are
   never written over a file, and never removed or overwritten when the state before holds only that note
-  (the restore could not be undone);
+  (the restore could not be undone). A dry run reads the snapshot's small blobs here; a restore tells them
+  from the blobs it reads to write anyway (:func:`code_trajectory.restore.apply.write_entries`);
 * :func:`check_writable`: a name longer than the file system allows, a symlink or a file where a directory is
   needed, a directory holding other files where a file goes, a directory that cannot be written, not enough free
   space.
