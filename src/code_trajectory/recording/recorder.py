@@ -96,6 +96,8 @@ class Recorder(RecoveryMixin):
         self._write_lock = self._new_write_lock()
         #: Things the user must hear about (history lost or moved aside), newest last.
         self.notices: list[str] = []
+        #: Called (no arguments, on the writing thread) after ``.trajectory`` was recreated with a new history.
+        self.restart_listeners: list[Callable[[], None]] = []
 
     def _new_write_lock(self) -> filelock.FileLock:
         """``.trajectory/write.lock``, held by every writer of a snapshot (:data:`WRITE_LOCK_TIMEOUT` seconds)."""
@@ -110,8 +112,8 @@ class Recorder(RecoveryMixin):
                 or it has no shadow repository and ``create`` is False.
             StorageError, GitError: the shadow repository cannot be created.
         """
-        repo, notices = open_shadow_repository(root, create=create)
         project = ProjectRepo.discover(root)
+        repo, notices = open_shadow_repository(root, create=create, project=project)
         policy = RecordingPolicy(root, deny_patterns=settings.all_deny_patterns, project=project,
                                  info_exclude=project.info_exclude, global_excludes=project.global_excludes())
         recorder = cls(root, settings, repo, project, policy)

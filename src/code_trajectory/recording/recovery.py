@@ -15,6 +15,8 @@ from datetime import datetime
 from code_trajectory.core.errors import LockContentionError, ProjectError
 from code_trajectory.git import health
 from code_trajectory.recording.ignore import RecordingPolicy
+from code_trajectory.recording.liveness import note_history_restart
+from code_trajectory.recording.opening import protect_history
 from code_trajectory.recording.statcache import StatCache
 
 log = logging.getLogger(__name__)
@@ -22,7 +24,8 @@ log = logging.getLogger(__name__)
 
 class RecoveryMixin:
     """The recovery half of :class:`~code_trajectory.recording.recorder.Recorder` (its attributes ``root``,
-    ``repo``, ``policy``, ``stat_cache``, ``notices`` and its cached tip and write lock are used)."""
+    ``repo``, ``project``, ``policy``, ``stat_cache``, ``notices``, ``restart_listeners`` and its cached tip and
+    write lock are used)."""
 
     def _guard(self) -> bool:
         """Recreate ``.trajectory`` if it vanished; True when it had to (a full rescan is then due)."""
@@ -52,14 +55,29 @@ class RecoveryMixin:
         return False
 
     def _restart_history(self, notice: str) -> None:
-        log.error(notice)
-        self.notices.append(notice)
+        """Start a new history in a new ``.trajectory``, then say so once: the log (stderr), :attr:`notices` (tool
+        answers, the session summary) and ``.trajectory/state`` (``code-trajectory status``); then call each of
+        :attr:`restart_listeners` (the recording session takes the new ``recorder.lock``).
+
+        Raises:
+            StorageError, GitError: the new repository cannot be created (the snapshot is retried later, and the
+                notice comes once a new history exists).
+        """
         self.repo.reset_caches()
         self.repo.ensure()
+        log.error(notice)
+        self.notices.append(notice)
+        note_history_restart(self.repo.state_dir, notice)
+        protect_history(self.repo, self.project)
         self.stat_cache.close()
         self.stat_cache = StatCache(self.repo.state_dir / "statcache.sqlite")
         self._write_lock = self._new_write_lock()
         self._last_tree = self._last_commit = self._head_ref = None
+        for listener in list(self.restart_listeners):
+            try:
+                listener()
+            except Exception:  # noqa: BLE001 - the new history is there; a listener must not undo it
+                log.exception("a listener of the history restart failed")
 
     def _recover(self, exc: BaseException) -> bool:
         """React to a failed write: clear stale locks, or replace a damaged repository. True to retry now."""
