@@ -2,7 +2,9 @@
 
 The recording process holds ``.trajectory/recorder.lock`` (an ``flock``: the kernel releases it when the process
 dies) and keeps ``.trajectory/state/recorder.json`` (``pid``, ``started_at``, ``stopped_at``, ISO 8601 UTC), so a
-command run while nothing watches can say so, since when, and how to start recording.
+command run while nothing watches can say so, since when, and how to start recording. A recorder that had to start
+a new history (``.trajectory`` deleted or damaged while it recorded) notes it in ``.trajectory/state/history-restarts.json``
+for ``code-trajectory status``.
 """
 
 from __future__ import annotations
