@@ -135,12 +135,18 @@ def record_history_of(root: Path) -> int:
     return shadow_count(root)
 
 
-def test_deleted_while_a_watcher_records_it_is_said_once_and_a_new_history_starts(project: Path) -> None:
+@pytest.mark.parametrize("recreated_by", ["the watcher", "a one-shot command"])
+def test_deleted_while_a_watcher_records_it_is_said_once_and_a_new_history_starts(project: Path,
+                                                                                  recreated_by: str) -> None:
     proc = subprocess.Popen([*server_command(), "watch", str(project), "--debounce", "0.3"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=subprocess_env())
     try:
         wait_for(lambda: shadow_count(project) > 0, timeout=60)
         subprocess.run(["rm", "-rf", str(project / ".trajectory")], check=True)
+        if recreated_by == "a one-shot command":  # it makes a new .trajectory before the watcher notices
+            cli = subprocess.run([*server_command(), "checkpoint", "-m", "right after", "--project", str(project)],
+                                 capture_output=True, text=True, env=subprocess_env(), timeout=60)
+            assert cli.returncode == 0, cli.stderr
         write(project, "src/app.py", "def main():\n    return 7\n")
         wait_for(lambda: "return 7" in git(project, "--git-dir=.trajectory", "show", "shadow/main:src/app.py",
                                            check=False), timeout=30)

@@ -9,8 +9,10 @@ the log, tool answers and the session summary).
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterable
 from datetime import datetime
+from pathlib import Path
 
 from code_trajectory.core.errors import LockContentionError, ProjectError
 from code_trajectory.git import health
@@ -22,14 +24,25 @@ from code_trajectory.recording.statcache import StatCache
 log = logging.getLogger(__name__)
 
 
+def shadow_identity(git_dir: Path) -> tuple[int, int] | None:
+    """``(device, inode)`` of the shadow repository's directory (a symlink's target), None when it is missing: a
+    directory deleted and made again by another process has another identity."""
+    try:
+        st = os.stat(git_dir)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 class RecoveryMixin:
     """The recovery half of :class:`~code_trajectory.recording.recorder.Recorder` (its attributes ``root``,
-    ``repo``, ``project``, ``policy``, ``stat_cache``, ``notices``, ``restart_listeners`` and its cached tip and
+    ``repo``, ``_shadow_id``, ``project``, ``policy``, ``stat_cache``, ``notices``, ``restart_listeners`` and its cached tip and
     write lock are used)."""
 
     def _guard(self) -> bool:
-        """Recreate ``.trajectory`` if it vanished; True when it had to (a full rescan is then due)."""
-        if self.repo.exists():
+        """Recreate ``.trajectory`` if it vanished, or take up the new one another process made after it vanished
+        (its identity differs from the one this recorder opened); True when it had to (a full rescan is then due)."""
+        if self.repo.exists() and shadow_identity(self.repo.git_dir) == self._shadow_id:
             return False
         if not self.root.is_dir():
             raise ProjectError(f"the project directory {self.root} no longer exists; call configure_project "
@@ -65,6 +78,7 @@ class RecoveryMixin:
         """
         self.repo.reset_caches()
         self.repo.ensure()
+        self._shadow_id = shadow_identity(self.repo.git_dir)
         log.error(notice)
         self.notices.append(notice)
         note_history_restart(self.repo.state_dir, notice)
