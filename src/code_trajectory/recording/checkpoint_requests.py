@@ -44,8 +44,9 @@ log = logging.getLogger(__name__)
 
 #: The directory under ``.trajectory/state`` holding requests and answers.
 REQUEST_DIR = "requests"
-#: How often the recording process lists the request directory, seconds (a listing of a near-empty directory).
-POLL_SECONDS = 0.05
+#: How often the recording process lists the request directory, seconds (a listing of a near-empty directory;
+#: measured: 0.3 % of a core at 20 listings a second, 0.15 % at 10).
+POLL_SECONDS = 0.1
 #: How long an asker waits for the recording process to claim its request, seconds.
 PICKUP_TIMEOUT = 1.0
 #: How long an asker waits for the answer to a claimed request, seconds (a snapshot waits up to 10 s for
