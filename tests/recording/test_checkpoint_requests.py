@@ -108,6 +108,7 @@ def test_a_follower_servers_checkpoint_is_taken_by_the_recording_process(project
     with watching(project, debounce=30) as leader, watching(project, debounce=30) as follower:
         assert leader.role == "recorder" and follower.role == "follower"
         write(project, "src/app.py", "def main():\n    return 5\n")
+        write(project, "generated/deep/new.txt", "in a directory made by a shell command\n")
         time.sleep(0.3)
         text = follower.checkpoint("from the follower")
         assert "Checkpoint recorded" in text
@@ -115,3 +116,5 @@ def test_a_follower_servers_checkpoint_is_taken_by_the_recording_process(project
             named = points(repo)[0]
         assert named.message == "from the follower"
         assert content_at(project, named.commit, "src/app.py") == "def main():\n    return 5\n"
+        assert content_at(project, named.commit, "generated/deep/new.txt") == \
+            "in a directory made by a shell command\n"

@@ -185,3 +185,15 @@ async def test_deleted_while_a_server_records_the_server_goes_on_answering(proje
         assert not done.is_error
         history = (await client.call_tool("get_file_trajectory", {"filepath": "src/app.py"})).content[0].text
         assert "return 8" in history
+
+
+def test_a_repository_moved_aside_as_damaged_stays_hidden_from_the_project(project: Path) -> None:
+    from code_trajectory.git import health
+    from code_trajectory.git.shadow import ShadowRepo
+
+    record_history(project)
+    moved = health.move_aside(ShadowRepo(project))
+    assert not (moved / ".git").exists()  # without the marker its own .gitignore hides it again
+    assert git(project, "status", "--porcelain", "--untracked-files=all") == " M src/app.py\n"
+    git(project, "add", "-A")
+    assert git(project, "diff", "--cached", "--name-only") == "src/app.py\n"
