@@ -71,6 +71,9 @@ class ExpectedTree:
         if not self.git_dir.exists():
             run_git("init", "-q", "--bare", str(self.git_dir))
             run_git(f"--git-dir={self.git_dir}", "config", "core.autocrlf", "false")
+            # as the project's own git has it: .trajectory/ is a nested repository (code_trajectory.git.nested)
+            (self.git_dir / "info").mkdir(exist_ok=True)
+            (self.git_dir / "info" / "exclude").write_text("/.trajectory\n")
         self.index = scratch / "throwaway.index"
 
     def __call__(self, work_tree: Path) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from test_ignore import git_view, policy_for
-from test_ignore_nested import all_git_dirs, shadow_files
+from test_ignore_nested import all_git_dirs, assert_untouched_but_the_exclude_line, shadow_files
 
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.git.project import ProjectRepo
@@ -70,7 +70,7 @@ def test_the_recorder_in_a_subdirectory_project_records_what_git_shows(tmp_path:
         assert shadow_files(app, snap.ref) == git_view(app)
     finally:
         recorder.close()
-    assert all_git_dirs(repo) == gits
+    assert_untouched_but_the_exclude_line(repo, gits, app.relative_to(repo).as_posix() + "/")
 
 
 def test_the_project_root_is_recorded_even_when_a_rule_above_ignores_it(tmp_path: Path) -> None:

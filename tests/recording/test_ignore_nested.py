@@ -46,6 +46,17 @@ def all_git_dirs(root: Path) -> dict[str, dict[str, tuple]]:
     return found
 
 
+def assert_untouched_but_the_exclude_line(root: Path, before: dict[str, dict[str, tuple]], prefix: str = "") -> None:
+    """Every `.git` under ``root`` is as ``before`` (see :func:`all_git_dirs`), but for the one line the recorder adds
+    to the top repository's ``info/exclude`` (issue 22: ``/<prefix>.trajectory``, see code_trajectory.git.nested)."""
+    after = all_git_dirs(root)
+    exclude = root / ".git" / "info" / "exclude"
+    assert exclude.read_text().splitlines()[-1] == f"/{prefix}.trajectory"
+    for entry in (after, before):
+        entry[".git"] = {k: v for k, v in entry[".git"].items() if k not in (".git/info", ".git/info/exclude")}
+    assert after == before
+
+
 def shadow_files(root: Path, ref: str) -> set[str]:
     out = git(root, "--git-dir=.trajectory", "ls-tree", "-r", "-z", "--name-only", "--full-tree", ref)
     return {p for p in out.split("\0") if p}
@@ -114,7 +125,7 @@ def test_scanning_and_recording_never_touch_any_git_directory(project: Path, tmp
         assert recorder.reconcile() is None
     finally:
         recorder.close()
-    assert all_git_dirs(project) == gits
+    assert_untouched_but_the_exclude_line(project, gits)
 
 
 def test_a_submodule_under_an_ignored_directory_is_recorded_with_its_own_rules(project: Path, tmp_path: Path) -> None:

@@ -179,7 +179,7 @@ def test_nested_repository_without_commits_is_recorded_as_files(project: Path) -
     recorder.close()
 
 
-def test_project_git_dir_is_never_written(project: Path) -> None:
+def test_project_git_dir_is_never_written_but_for_one_exclude_line(project: Path) -> None:
     def digest() -> dict[str, str]:
         result = {}
         for dirpath, _dirs, files in os.walk(project / ".git"):
@@ -198,14 +198,19 @@ def test_project_git_dir_is_never_written(project: Path) -> None:
     recorder.checkpoint("cp")
     consolidate(recorder, "work")
     recorder.close()
-    assert digest() == before
+    after = digest()
+    exclude = project / ".git" / "info" / "exclude"
+    assert {k: v for k, v in after.items() if k != ".git/info/exclude"} == \
+        {k: v for k, v in before.items() if k != ".git/info/exclude"}
+    assert exclude.read_text().splitlines()[-1] == "/.trajectory"  # the only write: see git.nested
 
 
 def test_shadow_repository_is_invisible_to_the_projects_git_without_editing_tracked_files(project: Path) -> None:
     """Issue 18.1: the first run edited the tracked .gitignore; after ``git stash`` the edit was gone and
-    ``git status`` listed ``.trajectory/``, so ``git add -A`` would have committed the shadow repository."""
+    ``git status`` listed ``.trajectory/``, so ``git add -A`` would have committed the shadow repository.
+    Issue 22: the untracked ``info/exclude`` gains one line (the nested-repository marker needs it)."""
     exclude = project / ".git" / "info" / "exclude"
-    exclude_before = exclude.read_bytes() if exclude.exists() else None
+    exclude_before = exclude.read_text() if exclude.exists() else ""
     recorder = open_recorder(project)
     recorder.reconcile()
     write(project, "src/app.py", "def main():\n    return 2\n")
@@ -218,7 +223,8 @@ def test_shadow_repository_is_invisible_to_the_projects_git_without_editing_trac
     assert git(project, "diff", "--cached", "--name-only") == ""
     git(project, "stash", "pop")
     assert (project / ".trajectory" / ".gitignore").read_text().splitlines()[-1] == "*"
-    assert (exclude.read_bytes() if exclude.exists() else None) == exclude_before  # the project's .git untouched
+    assert exclude.read_text().startswith(exclude_before)  # kept as it was, one line added
+    assert exclude.read_text().splitlines()[-1] == "/.trajectory"
     assert git(project, "check-ignore", ".trajectory/HEAD").strip() == ".trajectory/HEAD"
 
 

@@ -7,8 +7,10 @@ Claude Code writes the event's JSON on the hook's stdin (Claude Code hooks refer
   current intent, on disk, where the server, the CLI and the next snapshots read it;
 * ``edit`` (PostToolUse for Edit, Write, MultiEdit, NotebookEdit): the edited file is snapshotted at once, with
   ``Trajectory-Origin: claude-code; tool=<tool>; session=<id>``; a path outside the project is ignored;
-* ``stop`` (Stop): the end of the turn names a checkpoint after the intent; when no watcher or server records the
-  project, a full scan first records what other tools (a shell command) changed.
+* ``stop`` (Stop): the end of the turn names a checkpoint after the intent holding every save made before the hook
+  ran, shell commands' included: a watcher or server recording the project is asked to take it (see
+  :mod:`code_trajectory.recording.checkpoint_requests`; it answers within a second), else a full scan here
+  records what changed.
 
 A hook never fails the agent: it always exits 0 and says what went wrong on stderr. It imports neither the MCP SDK
 nor the watcher, and an edit costs one O(changed) snapshot, so it adds little to the agent's turn.
@@ -163,20 +165,16 @@ def _edit(root: Path, payload: dict) -> str | None:
 def _stop(root: Path, payload: dict) -> str | None:
     from datetime import datetime
 
-    from code_trajectory.git.points import name_point
-    from code_trajectory.recording.liveness import recording_now
+    from code_trajectory.core.config import TrajectorySettings
+    from code_trajectory.recording.session import ProjectSession
 
-    recorder = _open(root)
+    # every save before this hook is in the checkpoint: a process recording the project is asked to take it (its
+    # watcher may hold back the last seconds' saves, shell commands' included); else a full scan here records them
+    session = ProjectSession(root, TrajectorySettings.load(root))
     try:
-        if not recording_now(recorder.repo.git_dir):
-            recorder.checkpoint(None)  # no watcher: record what shell commands changed during the turn
-        branch = recorder.project.current_branch()
-        tip = recorder.latest_commit(branch)
-        if tip is None:
-            return "nothing recorded yet: no checkpoint named"
-        intent = recorder.intent.get()
+        intent = session.recorder.intent.get()
         name = f"turn ended {datetime.now().strftime('%H:%M:%S')}" + (f": {intent}" if intent else "")
-        name_point(recorder.repo, tip, name, branch)
+        done = session.take_checkpoint(name, name_only=True)
     finally:
-        recorder.close()
-    return None
+        session.close()
+    return None if done.commit is not None else "nothing recorded yet: no checkpoint named"

@@ -25,6 +25,7 @@ from datetime import datetime
 from pathlib import Path
 
 from code_trajectory.core.errors import GitError, StorageError
+from code_trajectory.git import nested
 from code_trajectory.git.shadow import ShadowRepo, hide_from_project_git
 
 log = logging.getLogger(__name__)
@@ -286,6 +287,7 @@ def move_aside(repo: ShadowRepo) -> Path:
         raise StorageError(f"cannot move the damaged {repo.git_dir} aside: {exc}") from exc
     try:
         hide_from_project_git(target)  # a repository from an older release may lack it
+        nested.remove_marker(target)  # not ignored from outside: its own .gitignore must hide it
     except OSError as exc:
         log.warning("cannot hide %s from the project's git: %s", target, exc)
     log.error("the shadow repository was damaged; moved it to %s and started a new one", target)

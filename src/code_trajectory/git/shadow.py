@@ -14,10 +14,13 @@ Layout of ``.trajectory/`` (mode 0700)::
 
     HEAD, config, objects/, refs/, logs/   the git repository
     .gitignore                             ``*``: the project's git never sees the shadow repository
+    .git/                                  an empty bare repository: git clean/stash skip a nested repository
+                                           (see :mod:`code_trajectory.git.nested`)
     info/exclude                           ``*``: a stray ``git status`` here lists nothing
     info/attributes                        diff drivers by file extension (hunk labels)
     write.lock                             held while a snapshot ref is updated
-    state/                                 code-trajectory's own state (stat cache, intent)
+    state/                                 code-trajectory's own state (stat cache, intent, checkpoint
+                                           requests to the recording process)
 """
 
 from __future__ import annotations

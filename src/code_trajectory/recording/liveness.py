@@ -2,7 +2,9 @@
 
 The recording process holds ``.trajectory/recorder.lock`` (an ``flock``: the kernel releases it when the process
 dies) and keeps ``.trajectory/state/recorder.json`` (``pid``, ``started_at``, ``stopped_at``, ISO 8601 UTC), so a
-command run while nothing watches can say so, since when, and how to start recording.
+command run while nothing watches can say so, since when, and how to start recording. A recorder that had to start
+a new history (``.trajectory`` deleted or damaged while it recorded) notes it in ``.trajectory/state/history-restarts.json``
+for ``code-trajectory status``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,10 @@ from pathlib import Path
 import filelock
 
 STATE_FILE = "recorder.json"
+#: Where a recorder notes that it started a new history because ``.trajectory`` vanished or was damaged.
+RESTARTS_FILE = "history-restarts.json"
+#: Restarts kept in that file (the newest).
+MAX_RESTARTS_KEPT = 5
 
 
 def write_recorder_state(state_dir: Path, *, started: bool) -> None:
@@ -96,3 +102,28 @@ def _duration(seconds: int) -> str:
     if seconds < 172800:
         return f"{seconds // 3600} h"
     return f"{seconds // 86400} days"
+
+
+def note_history_restart(state_dir: Path, notice: str) -> None:
+    """Note in ``state_dir`` (the new history's) that a recorder started it and why; best effort."""
+    entries = history_restarts(state_dir)
+    entries.append({"at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "notice": notice[:1000]})
+    try:
+        tmp = state_dir / f"{RESTARTS_FILE}.tmp{os.getpid()}"
+        tmp.write_text(json.dumps(entries[-MAX_RESTARTS_KEPT:]), "utf-8")
+        os.replace(tmp, state_dir / RESTARTS_FILE)
+    except OSError:
+        pass
+
+
+def history_restarts(state_dir: Path) -> list[dict]:
+    """The restarts noted by :func:`note_history_restart`, oldest first: ``{"at": ISO 8601, "notice": text}``
+    (malformed entries are dropped: the file is untrusted)."""
+    try:
+        data = json.loads((state_dir / RESTARTS_FILE).read_text("utf-8"))
+    except (OSError, ValueError):
+        return []
+    if not isinstance(data, list):
+        return []
+    return [{"at": e["at"], "notice": e["notice"][:1000]} for e in data[-MAX_RESTARTS_KEPT:]
+            if isinstance(e, dict) and isinstance(e.get("at"), str) and isinstance(e.get("notice"), str)]

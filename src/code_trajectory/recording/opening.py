@@ -1,22 +1,29 @@
 """Opening a project's shadow repository in working order: refused where nothing may be recorded, created when
-asked, a killed process's leftovers cleared, a damaged one moved aside for a new history."""
+asked, a killed process's leftovers cleared, a damaged one moved aside for a new history, and kept safe from the
+project's ``git clean``/``git stash`` (:mod:`code_trajectory.git.nested`, also for repositories made before)."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from code_trajectory.core.errors import LockContentionError, ProjectError
-from code_trajectory.git import health, worktemp
+from code_trajectory.git import health, nested, worktemp
+from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.project import check_recordable
 
+log = logging.getLogger(__name__)
 
-def open_shadow_repository(root: Path, *, create: bool = True) -> tuple[ShadowRepo, list[str]]:
+
+def open_shadow_repository(root: Path, *, create: bool = True,
+                           project: ProjectRepo | None = None) -> tuple[ShadowRepo, list[str]]:
     """The shadow repository of the project at ``root``, ready to record, and what the user must hear about it.
 
     Args:
         root: the project root (absolute).
         create: create ``.trajectory`` when it does not exist (else refuse).
+        project: the project's git repository (discovered when None).
 
     Returns:
         ``(repository, notices)``: notices say when a damaged repository was moved aside and a new history started.
@@ -48,5 +55,18 @@ def open_shadow_repository(root: Path, *, create: bool = True) -> tuple[ShadowRe
         repo.ensure()
         notices.append(f"the shadow repository was damaged ({problem}); it was moved to {moved.name} and a new "
                        "history started")
+    problem = protect_history(repo, project if project is not None else ProjectRepo.discover(root))
+    if problem is not None:
+        notices.append(problem)
     return repo, notices
+
+
+def protect_history(repo: ShadowRepo, project: ProjectRepo) -> str | None:
+    """Keep ``repo`` safe from the project's ``git clean -fdx``/``git stash --all`` (see
+    :func:`code_trajectory.git.nested.protect`); None when done, else what the user must hear."""
+    exclude = project.info_exclude if project.work_tree is not None else None
+    problem = nested.protect(repo.git_dir, exclude, project.prefix)
+    if problem is not None:
+        log.warning(problem)
+    return problem
 

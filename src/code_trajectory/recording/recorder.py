@@ -44,7 +44,7 @@ from code_trajectory.recording.fullscan import FullScan, ProgressFn, full_scan
 from code_trajectory.recording.ignore import RecordingPolicy, SubtreePolicy
 from code_trajectory.recording.intent import IntentStore
 from code_trajectory.recording.opening import open_shadow_repository
-from code_trajectory.recording.recovery import RecoveryMixin
+from code_trajectory.recording.recovery import RecoveryMixin, shadow_identity
 from code_trajectory.recording.statcache import StatCache, unchanged_checker
 from code_trajectory.recording.worktree import FileInfo, probe, scan
 
@@ -96,6 +96,10 @@ class Recorder(RecoveryMixin):
         self._write_lock = self._new_write_lock()
         #: Things the user must hear about (history lost or moved aside), newest last.
         self.notices: list[str] = []
+        #: The identity of the ``.trajectory`` directory this recorder writes (see ``recovery.shadow_identity``).
+        self._shadow_id = shadow_identity(repo.git_dir)
+        #: Called (no arguments, on the writing thread) after ``.trajectory`` was recreated with a new history.
+        self.restart_listeners: list[Callable[[], None]] = []
 
     def _new_write_lock(self) -> filelock.FileLock:
         """``.trajectory/write.lock``, held by every writer of a snapshot (:data:`WRITE_LOCK_TIMEOUT` seconds)."""
@@ -110,8 +114,8 @@ class Recorder(RecoveryMixin):
                 or it has no shadow repository and ``create`` is False.
             StorageError, GitError: the shadow repository cannot be created.
         """
-        repo, notices = open_shadow_repository(root, create=create)
         project = ProjectRepo.discover(root)
+        repo, notices = open_shadow_repository(root, create=create, project=project)
         policy = RecordingPolicy(root, deny_patterns=settings.all_deny_patterns, project=project,
                                  info_exclude=project.info_exclude, global_excludes=project.global_excludes())
         recorder = cls(root, settings, repo, project, policy)

@@ -9,24 +9,40 @@ the log, tool answers and the session summary).
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterable
 from datetime import datetime
+from pathlib import Path
 
 from code_trajectory.core.errors import LockContentionError, ProjectError
 from code_trajectory.git import health
 from code_trajectory.recording.ignore import RecordingPolicy
+from code_trajectory.recording.liveness import note_history_restart
+from code_trajectory.recording.opening import protect_history
 from code_trajectory.recording.statcache import StatCache
 
 log = logging.getLogger(__name__)
 
 
+def shadow_identity(git_dir: Path) -> tuple[int, int] | None:
+    """``(device, inode)`` of the shadow repository's directory (a symlink's target), None when it is missing: a
+    directory deleted and made again by another process has another identity."""
+    try:
+        st = os.stat(git_dir)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 class RecoveryMixin:
     """The recovery half of :class:`~code_trajectory.recording.recorder.Recorder` (its attributes ``root``,
-    ``repo``, ``policy``, ``stat_cache``, ``notices`` and its cached tip and write lock are used)."""
+    ``repo``, ``_shadow_id``, ``project``, ``policy``, ``stat_cache``, ``notices``, ``restart_listeners`` and its cached tip and
+    write lock are used)."""
 
     def _guard(self) -> bool:
-        """Recreate ``.trajectory`` if it vanished; True when it had to (a full rescan is then due)."""
-        if self.repo.exists():
+        """Recreate ``.trajectory`` if it vanished, or take up the new one another process made after it vanished
+        (its identity differs from the one this recorder opened); True when it had to (a full rescan is then due)."""
+        if self.repo.exists() and shadow_identity(self.repo.git_dir) == self._shadow_id:
             return False
         if not self.root.is_dir():
             raise ProjectError(f"the project directory {self.root} no longer exists; call configure_project "
@@ -52,14 +68,30 @@ class RecoveryMixin:
         return False
 
     def _restart_history(self, notice: str) -> None:
-        log.error(notice)
-        self.notices.append(notice)
+        """Start a new history in a new ``.trajectory``, then say so once: the log (stderr), :attr:`notices` (tool
+        answers, the session summary) and ``.trajectory/state`` (``code-trajectory status``); then call each of
+        :attr:`restart_listeners` (the recording session takes the new ``recorder.lock``).
+
+        Raises:
+            StorageError, GitError: the new repository cannot be created (the snapshot is retried later, and the
+                notice comes once a new history exists).
+        """
         self.repo.reset_caches()
         self.repo.ensure()
+        self._shadow_id = shadow_identity(self.repo.git_dir)
+        log.error(notice)
+        self.notices.append(notice)
+        note_history_restart(self.repo.state_dir, notice)
+        protect_history(self.repo, self.project)
         self.stat_cache.close()
         self.stat_cache = StatCache(self.repo.state_dir / "statcache.sqlite")
         self._write_lock = self._new_write_lock()
         self._last_tree = self._last_commit = self._head_ref = None
+        for listener in list(self.restart_listeners):
+            try:
+                listener()
+            except Exception:  # noqa: BLE001 - the new history is there; a listener must not undo it
+                log.exception("a listener of the history restart failed")
 
     def _recover(self, exc: BaseException) -> bool:
         """React to a failed write: clear stale locks, or replace a damaged repository. True to retry now."""

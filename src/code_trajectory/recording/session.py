@@ -27,8 +27,10 @@ from code_trajectory.git.gitcmd import check_git_version
 from code_trajectory.git.points import name_point
 from code_trajectory.git.shadow import shadow_ref
 from code_trajectory.history import narrative
+from code_trajectory.recording import checkpoint_requests
+from code_trajectory.recording.checkpoint_requests import CheckpointAnswer, CheckpointRequest, RequestServer
 from code_trajectory.recording.consolidate import consolidate
-from code_trajectory.recording.liveness import idle_notice, write_recorder_state
+from code_trajectory.recording.liveness import idle_notice, recording_now, write_recorder_state
 from code_trajectory.recording.recorder import Recorder, Snapshot
 from code_trajectory.testruns import store as testruns
 
@@ -80,6 +82,7 @@ class ProjectSession:
         self._started = threading.Event()
         self._closing = threading.Event()
         self._recording_lock: filelock.FileLock | None = None
+        self._requests: RequestServer | None = None
         self._progress: Callable[[str, int, int | None], None] | None = None
         #: ``recorder`` when this process records the project, ``follower`` while another one does.
         self.role = "recorder"
@@ -142,6 +145,9 @@ class ProjectSession:
             self.watcher = Watcher(self.recorder, self.settings, on_snapshot=self._on_snapshot,
                                    force_polling=self._force_polling, max_native_dirs=self._max_native_dirs)
             self.watcher.start()  # events during the scan are queued, not lost
+            self._requests = RequestServer(self.recorder.repo.state_dir, self._answer_request)
+            self._requests.start()
+            self.recorder.restart_listeners.append(self._relock)
 
         def note(phase: str, done: int, total: int | None) -> None:
             self.import_progress = (phase, done, total)
@@ -174,6 +180,25 @@ class ProjectSession:
             raise self.import_error
         return self.startup_snapshot
 
+    def _relock(self) -> None:
+        """``.trajectory`` was recreated under this recording process: hold the new ``recorder.lock`` (the old one
+        went with the deleted directory), so that other processes still see that this one records."""
+        old = self._recording_lock
+        if old is None or not old.is_locked:
+            return
+        lock = filelock.FileLock(str(self.recorder.repo.git_dir / "recorder.lock"), timeout=0, thread_local=False)
+        try:
+            lock.acquire()
+        except (filelock.Timeout, OSError) as exc:
+            log.warning("cannot hold the recorder lock of the new history (%s); another process may record too", exc)
+            return
+        self._recording_lock = lock
+        try:
+            old.release()
+        except OSError:
+            pass
+        write_recorder_state(self.recorder.repo.state_dir, started=True)
+
     @property
     def importing(self) -> bool:
         """True while the start-up scan of a started session runs (a one-shot command's session never scans)."""
@@ -190,6 +215,9 @@ class ProjectSession:
             if child.poll() is None:
                 child.terminate()
                 child.wait()
+        if self._requests is not None:
+            self._requests.stop()
+            self._requests = None
         if self.watcher is not None:
             self.watcher.stop(flush=True)
             self.watcher = None
@@ -222,25 +250,71 @@ class ProjectSession:
         return f"Intent set: \"{clean}\". Snapshots from now on carry it, until it is changed."
 
     def checkpoint(self, message: str | None = None) -> str:
-        """Snapshot the project's exact current state now and name it; return what was recorded.
+        """Snapshot the project's exact current state now and name it; return what was recorded (markdown).
 
-        The snapshot (when anything changed) and the named point (always, also when nothing changed:
-        see :mod:`code_trajectory.git.points`) let ``restore``/``compare`` refer to it by ``message``.
+        See :meth:`take_checkpoint`.
+        """
+        return self.take_checkpoint(message).text
+
+    def take_checkpoint(self, message: str | None = None, *, name_only: bool = False) -> CheckpointAnswer:
+        """Snapshot the project's exact current state now and name a point on it; what was done.
+
+        The snapshot (when anything changed) and the named point (always, also when nothing changed: see
+        :mod:`code_trajectory.git.points`) let ``restore``/``compare`` refer to it by ``message``. Every save made
+        before the call is in it: when another process records the project (this one is a one-shot command or a
+        follower), that process is asked to take the checkpoint (its watcher may still hold back a save of the
+        last seconds, see :mod:`~code_trajectory.recording.checkpoint_requests`); when it does not answer in time,
+        this process scans the work tree itself.
+
+        Args:
+            message: the checkpoint's message (None or empty: a point named after the time).
+            name_only: the message names the point but is not stored in the snapshot's message (the ``Stop``
+                hook's ``turn ended ...``).
+
+        Returns:
+            ``ok`` True, ``text`` the answer (markdown), ``commit`` the named snapshot (None when nothing is
+            recorded yet, an empty project: no point can be named).
+
+        Raises:
+            InvalidArgumentError: ``message`` is not a string.
+            ProjectError: the project directory is gone.
+            TrajectoryError: the snapshot could not be written.
         """
         self.check_alive()
         if message is not None and not isinstance(message, str):
             raise InvalidArgumentError("message must be a string or omitted")
-        snapshot = self.record_checkpoint(message or None)
+        if not self.records_here and recording_now(self.recorder.repo.git_dir):
+            answer = checkpoint_requests.ask(self.recorder.repo.state_dir, message or None, name_only=name_only)
+            if answer is not None and answer.ok:
+                return answer
+            log.info("the recording process did not take the checkpoint (%s); scanning here",
+                     answer.text if answer is not None else "no answer in time")
+        return self._checkpoint_here(message or None, name_only=name_only)
+
+    @property
+    def records_here(self) -> bool:
+        """True when this process records the project (it holds ``.trajectory/recorder.lock``)."""
+        return self._recording_lock is not None and self._recording_lock.is_locked
+
+    def _checkpoint_here(self, message: str | None, *, name_only: bool) -> CheckpointAnswer:
+        snapshot = self.record_checkpoint(None if name_only else message)
         tip = snapshot.commit if snapshot is not None else self.recorder.latest_commit(self.branch)
         if tip is None:
-            return "Nothing is recorded yet (an empty project): no checkpoint could be named."
+            return CheckpointAnswer(True, "Nothing is recorded yet (an empty project): no checkpoint could be named.")
         point = name_point(self.recorder.repo, tip, message or "", self.branch)
         name = f"Named point \"{point.message}\" on `{tip[:12]}` (refer to it by this name in restore and compare)."
         if snapshot is None:
-            return f"Nothing changed since the last snapshot, so no new snapshot was needed. {name}"
+            return CheckpointAnswer(True, f"Nothing changed since the last snapshot, so no new snapshot was needed. "
+                                          f"{name}", tip)
         files = "\n".join(narrative.describe_files(snapshot.changes, 30))
-        return f"Checkpoint recorded on shadow branch `{snapshot.branch}` as `{snapshot.commit[:12]}`:\n" \
-               f"{snapshot.subject}\n{name}\n\nFiles:\n{files}"
+        return CheckpointAnswer(True, f"Checkpoint recorded on shadow branch `{snapshot.branch}` as "
+                                      f"`{snapshot.commit[:12]}`:\n{snapshot.subject}\n{name}\n\nFiles:\n{files}", tip)
+
+    def _answer_request(self, request: CheckpointRequest) -> CheckpointAnswer:
+        """Take the checkpoint another process asked for (see :mod:`~code_trajectory.recording.checkpoint_requests`)."""
+        if not self._started.is_set() or self.import_error is not None:
+            return CheckpointAnswer(False, "the start-up scan has not completed")
+        return self._checkpoint_here(request.message, name_only=request.name_only)
 
     def record_checkpoint(self, note: str | None = None, *, kind: str = messages.KIND_CHECKPOINT) -> Snapshot | None:
         """Snapshot the exact current state now (see :meth:`Recorder.checkpoint`); the snapshot, or None when

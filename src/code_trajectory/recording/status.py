@@ -74,6 +74,10 @@ def project_status(project: Path, settings: TrajectorySettings | None = None) ->
                  f"({format_size(directory_size(repo.git_dir))})",
                  f"- Disk: {disk_line(usage)}; past the cap (`max_history_bytes`), maintenance drops snapshots older "
                  f"than {settings.retention_days:g} days"]
+        from code_trajectory.recording.liveness import history_restarts
+
+        for restart in history_restarts(repo.state_dir):
+            lines.append(f"- **History restarted** {restart['at']}: {restart['notice']}")
         refs = repo.shadow_refs()
         for ref, oid in sorted(refs.items()):
             count = repo.git.text(["rev-list", "--count", oid])
