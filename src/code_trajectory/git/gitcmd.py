@@ -10,28 +10,14 @@ replace refs. Calls on the *project's* repository keep the user's config (we
 need their ``core.excludesFile``) but are read-only by construction and run with
 ``GIT_OPTIONAL_LOCKS=0`` so not even an index refresh is written.
 
-**Untrusted data never names a program** (see README, "Threat model"). The shadow
-repository's config file and the project's ``.gitattributes`` arrive with a clone, a
-tarball or a teammate, so every git process started here gets, in this one module:
-
-* ``--no-pager`` and ``GIT_PAGER``/``PAGER``/``GIT_EDITOR``/``GIT_SEQUENCE_EDITOR`` set to
-  ``cat``/``true``: no ``core.pager``, ``pager.<cmd>``, ``core.editor`` runs;
-* on the shadow, the ``-c`` overrides of :data:`SHADOW_CONFIG` (command-line scope, read after
-  every config file and every ``include``): hooks, ``core.fsmonitor``, signature display and
-  every ``gpg.*program``, ``core.alternateRefsCommand``, ``core.attributesFile``, the
-  ``ext::`` transport, and for calls that are not network calls any transport at all
-  (``protocol.allow=never``: no lazy fetch of a promisor remote); the transport resets of
-  :data:`TRANSPORT_RESETS` (``credential.helper``, ``core.sshCommand``, ``core.askPass``) go
-  first in ``GIT_CONFIG_COUNT`` so the user's own transport settings, appended after them by
-  :func:`config_env`, still apply to a push or pull; ``GIT_ATTR_NOSYSTEM=1``;
-* on every command that can produce a diff (:data:`DIFF_COMMANDS`) ``--no-ext-diff
-  --no-textconv`` right after the subcommand, so no ``diff.external``, ``diff.<driver>.command``
-  or ``diff.<driver>.textconv`` chosen by an attribute runs (git-config(1), gitattributes(5)).
-
-Settings that cannot be overridden this way (``filter.<driver>.*``, ``remote.*.uploadpack``,
-``url.*.insteadOf``, ``credential.<url>.helper``, ``extensions.*``) are removed from the shadow's
-config file when it is opened (:mod:`code_trajectory.git.untrusted`); no command here applies
-filters (nothing is hashed from a path or checked out in the shadow repository).
+**Untrusted data never names a program** (README, "Threat model"): the shadow's config and the project's
+``.gitattributes`` may come with a clone, so every git process gets, here: ``--no-pager`` and no editor
+(:data:`SAFE_ENV`); on the shadow the ``-c`` overrides of :data:`SHADOW_CONFIG` (read after every config file
+and include, so they win), no transport outside :data:`NETWORK_COMMANDS` (:data:`OFFLINE_CONFIG`), the
+transport resets of :func:`config_env` ahead of the user's own transport settings, ``GIT_ATTR_NOSYSTEM=1``;
+and ``--no-ext-diff --no-textconv`` on every :data:`DIFF_COMMANDS` call. What ``-c`` cannot override
+(``filter.<driver>.*``, ``url.*.insteadOf``, ``credential.<url>.helper``, ``extensions.*``) is removed from
+the shadow's config when it is opened (:mod:`code_trajectory.git.untrusted`); nothing here applies filters.
 
 Output that carries paths is always asked for with ``-z`` and split on NUL.
 """

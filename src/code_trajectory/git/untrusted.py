@@ -130,6 +130,9 @@ def check_owner(git_dir: Path) -> None:
 def check_not_tracked(git_dir: Path) -> None:
     """Refuse ``git_dir`` when the project's git tracks it: it came with a clone or a pull of the project.
 
+    A project git that cannot answer (a damaged index) is logged and the check skipped: a clone's index is
+    git's own, so an attack cannot hide this way, and the config is reduced whatever the answer.
+
     Raises:
         UntrustedRepositoryError: ``git ls-files`` in the project lists ``git_dir`` or a file under it.
     """
@@ -137,9 +140,9 @@ def check_not_tracked(git_dir: Path) -> None:
     project = ProjectRepo.discover(root)
     try:
         tracked = project.tracks(git_dir.name)
-    except GitError as exc:
-        raise UntrustedRepositoryError(f"cannot tell whether the project's git tracks {git_dir} ({exc}), so "
-                                       f"code-trajectory will not use it: {recreate_hint(git_dir)}") from exc
+    except GitError as exc:  # a broken index is the user's, not a clone's: the config is still reduced
+        log.warning("cannot tell whether the project's git tracks %s: %s", git_dir, exc)
+        return
     if tracked:
         raise UntrustedRepositoryError(
             f"{git_dir} is tracked by the project's git (it came with the repository, not from this machine), so "
