@@ -183,3 +183,21 @@ def test_linked_git_directory_is_refused(project: Path, tmp_path: Path) -> None:
     (project / ".trajectory" / "commondir").write_text(str(elsewhere) + "\n")
     proc = cli("log", cwd=project)
     assert proc.returncode == 2 and "linked git directory" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_key_added_to_the_table_later_is_kept_whatever_its_shape(project: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """"Our keys" are the table's: a key with a subsection and a value that needs quoting survives the rewrite."""
+    from code_trajectory.git import untrusted
+
+    with ShadowRepo(project) as repo:
+        repo.ensure()
+    extra = (("trajectory.Odd Sub.someKey", 'a "quoted" \\ value\twith tab'), ("core.bare", "false"))
+    monkeypatch.setattr(untrusted, "SHADOW_REPO_CONFIG", SHADOW_REPO_CONFIG + extra)
+    git_dir = project / ".trajectory"
+    git(git_dir, "config", "--file", "config", "diff.x.textconv", "/bin/false")
+    assert vet(git_dir) == ["diff.x.textconv"]
+    pairs = dict(config_pairs(git_dir))
+    assert pairs["trajectory.Odd Sub.somekey"] == 'a "quoted" \\ value\twith tab'
+    assert "diff.x.textconv" not in pairs and pairs["core.bare"] == "false"
+    assert vet(git_dir) == []

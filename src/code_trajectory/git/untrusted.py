@@ -28,7 +28,6 @@ import errno
 import hashlib
 import logging
 import os
-import re
 import time
 from pathlib import Path
 
@@ -55,7 +54,6 @@ LOCK_WAIT_SECONDS = 2.0
 #: Dropped keys named in a notice (the rest are counted).
 MAX_KEYS_NAMED = 40
 
-_SAFE_VALUE = re.compile(r"^[A-Za-z0-9@._-]*$")
 
 
 def recreate_hint(git_dir: Path, first: str = "") -> str:
@@ -152,7 +150,14 @@ def check_not_tracked(git_dir: Path) -> None:
 
 def wanted_config() -> dict[str, tuple[str, str]]:
     """``{lower-case key: (key as written, value)}`` of :data:`SHADOW_REPO_CONFIG`."""
-    return {key.lower(): (key, value) for key, value in SHADOW_REPO_CONFIG}
+    return {normalize(key): (key, value) for key, value in SHADOW_REPO_CONFIG}
+
+
+def normalize(key: str) -> str:
+    """A config key as ``git config --list`` names it: section and name lower-case, a subsection as written."""
+    section, _, rest = key.partition(".")
+    middle, _, name = rest.rpartition(".")
+    return f"{section.lower()}.{middle + '.' if middle else ''}{name.lower()}"
 
 
 def reduce_config(git_dir: Path) -> list[str]:
@@ -172,7 +177,7 @@ def reduce_config(git_dir: Path) -> list[str]:
     kept: dict[str, tuple[str, str]] = {}
     removed: list[str] = [] if readable else ["<unreadable config>"]
     for key, value in entries:
-        low = key.lower()
+        low = normalize(key)
         if low in wanted:
             if value != wanted[low][1] and low not in removed and low not in INIT_KEYS:
                 removed.append(low)  # a wrong value of ours (core.bare of git init is not news): ours written below
@@ -211,7 +216,7 @@ def _entries(git_dir: Path, config: Path) -> tuple[list[tuple[str, str]], bool]:
 
 
 def _canonical(entries: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    return sorted((key.lower(), value) for key, value in entries)
+    return sorted((normalize(key), value) for key, value in entries)
 
 
 def _canonical_wanted(kept: dict[str, tuple[str, str]], wanted: dict[str, tuple[str, str]]) -> list[tuple[str, str]]:
@@ -220,15 +225,24 @@ def _canonical_wanted(kept: dict[str, tuple[str, str]], wanted: dict[str, tuple[
 
 
 def _render(kept: dict[str, tuple[str, str]], wanted: dict[str, tuple[str, str]]) -> str:
-    """The config file holding ``kept`` then ``wanted``, grouped by section in git's format."""
-    sections: dict[str, list[str]] = {}
-    for low, (name, value) in [*kept.items(), *wanted.items()]:
-        section, _, _ = low.partition(".")
-        key = name.rpartition(".")[2]
-        if not _SAFE_VALUE.match(value) or low.count(".") != 1:  # never: the table is ours
-            raise ValueError(f"{name} = {value!r} cannot be written without quoting")
-        sections.setdefault(section, []).append(f"\t{key} = {value}\n")
-    return "".join(f"[{section}]\n" + "".join(lines) for section, lines in sections.items())
+    """The config file holding ``kept`` then ``wanted``, grouped by section in git's syntax (git-config(1),
+    "Syntax"): every value double-quoted with ``\\``, ``"``, newline and tab escaped."""
+    sections: dict[tuple[str, str], list[str]] = {}
+    for low, (written, value) in [*kept.items(), *wanted.items()]:
+        section, _, rest = low.partition(".")
+        subsection, _, _ = rest.rpartition(".")
+        name = written.rpartition(".")[2]
+        sections.setdefault((section, subsection), []).append(f"\t{name} = {_quote(value)}\n")
+    out = []
+    for (section, subsection), lines in sections.items():
+        out.append(f"[{section} {_quote(subsection)}]\n" if subsection else f"[{section}]\n")
+        out += lines
+    return "".join(out)
+
+
+def _quote(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+    return f'"{escaped}"'
 
 
 def _replace_config(config: Path, text: str) -> None:
