@@ -201,3 +201,22 @@ def test_a_key_added_to_the_table_later_is_kept_whatever_its_shape(project: Path
     assert pairs["trajectory.Odd Sub.somekey"] == 'a "quoted" \\ value\twith tab'
     assert "diff.x.textconv" not in pairs and pairs["core.bare"] == "false"
     assert vet(git_dir) == []
+
+
+def test_a_promisor_remote_in_the_config_never_reaches_out(project: Path, tmp_path: Path) -> None:
+    """A shadow config turned into a partial clone (written in place after the open, so only the overrides
+    stand): reading a missing object would make git fetch it lazily through an ``ext::`` command."""
+    recorded(project)
+    marker = tmp_path / "fetched"
+    with ShadowRepo(project) as repo:
+        git_dir = project / ".trajectory"
+        for key, value in (("core.repositoryFormatVersion", "1"), ("extensions.partialClone", "origin"),
+                           ("remote.origin.promisor", "true"), ("protocol.ext.allow", "always"),
+                           ("remote.origin.url", f"ext::sh -c touch% {marker}")):
+            git(git_dir, "config", "--file", "config", key, value)
+        assert repo.read_object("1234567890" * 4) is None
+        assert repo.resolve("refs/heads/shadow/main") is not None
+    assert not marker.exists()
+    plain = subprocess.run(["git", "--git-dir", str(git_dir), "cat-file", "-e", "1234567890" * 4],
+                           capture_output=True)
+    assert plain.returncode != 0 and marker.exists()  # the attack is real without the overrides
