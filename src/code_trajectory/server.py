@@ -17,7 +17,7 @@ from mcp.server.mcpserver import MCPServer
 
 from code_trajectory import __version__
 from code_trajectory.core.config import TrajectorySettings
-from code_trajectory.core.errors import TrajectoryError
+from code_trajectory.core.errors import UntrustedRepositoryError
 from code_trajectory.core.logs import configure_logging
 from code_trajectory.git.gitcmd import check_git_version
 from code_trajectory.recording.service import TrajectoryService
@@ -125,7 +125,7 @@ def run_server(project: str | None, *, debounce: float | None = None, journal_di
         # the server answers tools/list and queries while a large project is imported
         try:
             session, _ = service.configure(project, background=True)
-        except TrajectoryError as exc:  # e.g. an untrusted .trajectory: the server still answers, every tool says why
+        except UntrustedRepositoryError as exc:  # the server still answers; every tool says why, in the same line
             log.error("cannot record %s: %s", project, exc)
             service.startup_failed(exc)
         else:

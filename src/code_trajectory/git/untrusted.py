@@ -186,7 +186,7 @@ def reduce_config(git_dir: Path) -> list[str]:
             kept[low] = (low.partition(".")[2], value)
             continue
         if low not in removed and not (low in kept and kept[low][1] == value):
-            removed.append(key)
+            removed.append(low)
     text = _render(kept, wanted)
     if readable and not removed and _canonical(entries) == _canonical_wanted(kept, wanted):
         return []
