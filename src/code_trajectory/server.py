@@ -17,6 +17,7 @@ from mcp.server.mcpserver import MCPServer
 
 from code_trajectory import __version__
 from code_trajectory.core.config import TrajectorySettings
+from code_trajectory.core.errors import UntrustedRepositoryError
 from code_trajectory.core.logs import configure_logging
 from code_trajectory.git.gitcmd import check_git_version
 from code_trajectory.recording.service import TrajectoryService
@@ -122,8 +123,13 @@ def run_server(project: str | None, *, debounce: float | None = None, journal_di
     mcp = build_server(service)
     if project:
         # the server answers tools/list and queries while a large project is imported
-        session, _ = service.configure(project, background=True)
-        log.info("recording %s on shadow branch %s", session.root, session.branch)
+        try:
+            session, _ = service.configure(project, background=True)
+        except UntrustedRepositoryError as exc:  # the server still answers; every tool says why, in the same line
+            log.error("cannot record %s: %s", project, exc)
+            service.startup_failed(exc)
+        else:
+            log.info("recording %s on shadow branch %s", session.root, session.branch)
     try:
         mcp.run("stdio")
     finally:

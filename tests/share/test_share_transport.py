@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from share_env import ALICE, make_team, record, remote_refs
 
+from code_trajectory.git.gitcmd import TRANSPORT_RESETS
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.share.pull import pull
 from code_trajectory.share.push import push
@@ -193,8 +194,11 @@ def test_transport_config_takes_credentials_and_transport_keys_only(team) -> Non
                     "credential.helper", "credential.helper"]
     assert [v for k, v in picked[system:] if k == "credential.helper"] == ["store", "", "cache"]  # "" resets
     env = network_env(resolve_remote(team.alice))
-    assert env["GIT_CONFIG_COUNT"] == str(system + 5) and env["GIT_TERMINAL_PROMPT"] == "0"
-    assert env[f"GIT_CONFIG_VALUE_{system + 2}"] == "AUTHORIZATION: basic dG9rZW4="
+    resets = len(TRANSPORT_RESETS) + 1  # gitcmd's resets and core.sshCommand come first: the user's follow
+    assert [env[f"GIT_CONFIG_KEY_{n}"] for n in range(resets)] == [k for k, _ in TRANSPORT_RESETS] + [
+        "core.sshCommand"]
+    assert env["GIT_CONFIG_COUNT"] == str(resets + system + 5) and env["GIT_TERMINAL_PROMPT"] == "0"
+    assert env[f"GIT_CONFIG_VALUE_{resets + system + 2}"] == "AUTHORIZATION: basic dG9rZW4="
     assert not any("insteadof" in v.lower() or "hookspath" in v.lower() for v in env.values())
 
 

@@ -20,6 +20,7 @@ Tree::
     │   ├── GitUnavailableError     git is missing or older than required
     │   └── LockContentionError     a git lock stayed held past the retry budget
     ├── StorageError                the shadow repository cannot be written or read
+    │   └── UntrustedRepositoryError    .trajectory/ came from elsewhere (tracked, another user's)
     ├── JournalError                journal failures
     │   └── JournalConflictError    the section moved since it was read
     └── RecapError                  recap failures
@@ -80,6 +81,11 @@ class LockContentionError(GitError):
 
 class StorageError(TrajectoryError):
     """The shadow repository in ``.trajectory/`` cannot be written or read (disk full, corrupted, removed)."""
+
+
+class UntrustedRepositoryError(StorageError):
+    """``.trajectory/`` was not made here for this user: the project's git tracks it (it came with a clone),
+    another user owns it, or it points git elsewhere. The message says how to start a new one."""
 
 
 class JournalError(TrajectoryError):

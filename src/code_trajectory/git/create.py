@@ -21,7 +21,6 @@ history is then found by :func:`code_trajectory.git.health.verify` and moved asi
 from __future__ import annotations
 
 import errno
-import hashlib
 import logging
 import os
 import re
@@ -31,9 +30,10 @@ import time
 from pathlib import Path
 
 from code_trajectory.core.errors import StorageError
+from code_trajectory.git import untrusted
 from code_trajectory.git.gitcmd import Git
 from code_trajectory.git.shadow import _write_if_changed, hide_from_project_git
-from code_trajectory.git.shadow_config import DIFF_DRIVERS, SHADOW_REPO_CONFIG
+from code_trajectory.git.shadow_config import DIFF_DRIVERS
 
 log = logging.getLogger(__name__)
 
@@ -118,27 +118,19 @@ def clear_stale_temp_dirs(git_dir: Path, *, older_than: float = STALE_TEMP_DIR_S
 def configure(git_dir: Path) -> None:
     """Write what a shadow repository needs besides ``git init`` (idempotent; unchanged files are not rewritten).
 
-    Mode 0700 on the directory, ``.gitignore`` (``*``), the config keys of
-    :data:`~code_trajectory.git.shadow_config.SHADOW_REPO_CONFIG`, ``info/exclude``, ``info/attributes``
+    The repository is vetted first and its config reduced to the keys of
+    :data:`~code_trajectory.git.shadow_config.SHADOW_REPO_CONFIG` (:func:`code_trajectory.git.untrusted.vet`);
+    then mode 0700 on the directory, ``.gitignore`` (``*``), ``info/exclude``, ``info/attributes``
     and the ``state/`` directory.
 
     Raises:
+        UntrustedRepositoryError: the repository is another user's, tracked by the project, or linked elsewhere.
         OSError: a file cannot be written.
-        LockContentionError, GitError: ``git config`` failed.
+        LockContentionError: another process held the config's lock.
     """
+    untrusted.vet(git_dir)
     os.chmod(git_dir, 0o700)
     hide_from_project_git(git_dir)
-    config = str(git_dir / "config")
-    stamp_file = git_dir / "state" / "config-checked"
-    if _read(stamp_file) != _config_stamp(config):  # else nobody touched the config since it was last checked
-        git = Git(git_dir, None, isolated=True)
-        current = git.run(["config", "--file", config, "--list"], check=False)
-        have = set(current.stdout.decode("utf-8", "replace").splitlines())
-        for key, value in SHADOW_REPO_CONFIG:
-            if f"{key.lower()}={value}" not in have:
-                git.run(["config", "--file", config, key, value])
-        (git_dir / "state").mkdir(mode=0o700, exist_ok=True)
-        _write_if_changed(stamp_file, _config_stamp(config))
     info = git_dir / "info"
     info.mkdir(exist_ok=True)
     _write_if_changed(info / "exclude", "# code-trajectory: the shadow repository has no index; "
@@ -148,23 +140,6 @@ def configure(git_dir: Path) -> None:
         lines += [f"{p} diff={driver}" for p in patterns]
     _write_if_changed(info / "attributes", "\n".join(lines) + "\n")
     (git_dir / "state").mkdir(mode=0o700, exist_ok=True)
-
-
-def _config_stamp(config: str) -> str:
-    """What says the config holds our keys without asking git: the file's stat data and the keys wanted."""
-    try:
-        st = os.stat(config)
-    except OSError:
-        return ""
-    wanted = hashlib.sha1(repr(SHADOW_REPO_CONFIG).encode()).hexdigest()
-    return f"{st.st_mtime_ns} {st.st_size} {st.st_ino} {wanted}\n"
-
-
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text("utf-8")
-    except (OSError, ValueError):
-        return None
 
 
 def _init(git_dir: Path) -> None:

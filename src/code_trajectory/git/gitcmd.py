@@ -10,6 +10,15 @@ replace refs. Calls on the *project's* repository keep the user's config (we
 need their ``core.excludesFile``) but are read-only by construction and run with
 ``GIT_OPTIONAL_LOCKS=0`` so not even an index refresh is written.
 
+**Untrusted data never names a program** (README, "Threat model"): the shadow's config and the project's
+``.gitattributes`` may come with a clone, so every git process gets, here: ``--no-pager`` and no editor
+(:data:`SAFE_ENV`); on the shadow the ``-c`` overrides of :data:`SHADOW_CONFIG` (read after every config file
+and include, so they win), no transport outside :data:`NETWORK_COMMANDS` (:data:`OFFLINE_CONFIG`), the
+transport resets of :func:`config_env` ahead of the user's own transport settings, ``GIT_ATTR_NOSYSTEM=1``;
+and ``--no-ext-diff --no-textconv`` on every :data:`DIFF_COMMANDS` call. What ``-c`` cannot override
+(``filter.<driver>.*``, ``url.*.insteadOf``, ``credential.<url>.helper``, ``extensions.*``) is removed from
+the shadow's config when it is opened (:mod:`code_trajectory.git.untrusted`); nothing here applies filters.
+
 Output that carries paths is always asked for with ``-z`` and split on NUL.
 """
 
@@ -18,6 +27,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import threading
@@ -38,7 +48,9 @@ MIN_GIT_VERSION: tuple[int, int] = (2, 30)
 IDENTITY_NAME = "code-trajectory"
 IDENTITY_EMAIL = "code-trajectory@localhost"
 
-#: Config forced on every shadow call with ``-c``, whatever the repository's config file says.
+#: Config forced on every shadow call with ``-c``, whatever the repository's config file (or a file it
+#: includes) says: ``-c`` is read last (git-config(1), "FILES"), so these win. Each program setting points
+#: at ``/dev/null``, which cannot be executed.
 SHADOW_CONFIG: tuple[str, ...] = (
     "core.hooksPath=" + os.devnull,
     "commit.gpgSign=false",
@@ -49,7 +61,37 @@ SHADOW_CONFIG: tuple[str, ...] = (
     "core.quotePath=false",
     "gc.auto=0",
     "maintenance.auto=false",
+    "core.pager=cat",
+    "core.attributesFile=" + os.devnull,
+    "core.alternateRefsCommand=" + os.devnull,
+    "log.showSignature=false",
+    "gpg.program=" + os.devnull,
+    "gpg.openpgp.program=" + os.devnull,
+    "gpg.x509.program=" + os.devnull,
+    "gpg.ssh.program=" + os.devnull,
+    "protocol.ext.allow=never",
 )
+#: Added to :data:`SHADOW_CONFIG` on a shadow call that is not a network call: no transport at all, so a
+#: promisor remote or an alternate's refs can never make git reach out (and run an ssh or a helper).
+OFFLINE_CONFIG: tuple[str, ...] = ("protocol.allow=never",)
+#: git subcommands that talk to a remote (only these get the transport through :func:`config_env`).
+NETWORK_COMMANDS = frozenset({"fetch", "push", "ls-remote"})
+#: Transport settings reset on every shadow call, in ``GIT_CONFIG_COUNT`` (command scope, before the user's
+#: own settings that :func:`config_env` appends): an empty ``credential.helper`` clears the helper list
+#: (gitcredentials(7)), ``core.askPass`` empty asks nobody, ``core.sshCommand`` is plain ``ssh`` (or the
+#: user's ``GIT_SSH``).
+TRANSPORT_RESETS: tuple[tuple[str, str], ...] = (
+    ("credential.helper", ""),
+    ("core.askPass", ""),
+)
+#: Subcommands that can show a diff: ``--no-ext-diff --no-textconv`` follow the subcommand on every call.
+DIFF_COMMANDS = frozenset({"log", "show", "diff", "diff-tree", "diff-index", "diff-files", "whatchanged",
+                           "format-patch"})
+#: Environment of every git process: no pager, no editor whatever any config names.
+SAFE_ENV: dict[str, str] = {"GIT_PAGER": "cat", "PAGER": "cat", "GIT_EDITOR": "true",
+                            "GIT_SEQUENCE_EDITOR": "true"}
+#: Options before the subcommand of every call on the project's own repository (read-only queries).
+PROJECT_OPTIONS: tuple[str, ...] = ("--no-pager", "-c", "core.fsmonitor=false")
 
 _LOCK_PATTERNS = re.compile(
     rb"(Unable to create '[^']*\.lock'|cannot lock ref|Unable to lock|\.lock': File exists|unable to lock|"
@@ -76,10 +118,14 @@ def base_env(*, isolate_config: bool) -> dict[str, str]:
         LC_ALL="C",
         LANGUAGE="C",
     )
+    env.update(SAFE_ENV)
     if isolate_config:
+        env.update(config_env(()))
         env.update(
             GIT_CONFIG_GLOBAL=os.devnull,
             GIT_CONFIG_NOSYSTEM="1",
+            GIT_ATTR_NOSYSTEM="1",
+            GIT_PROXY_COMMAND="",
             GIT_AUTHOR_NAME=IDENTITY_NAME,
             GIT_AUTHOR_EMAIL=IDENTITY_EMAIL,
             GIT_COMMITTER_NAME=IDENTITY_NAME,
@@ -87,6 +133,43 @@ def base_env(*, isolate_config: bool) -> dict[str, str]:
             GIT_OPTIONAL_LOCKS="1",
         )
     return env
+
+
+def config_env(user_config: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """``GIT_CONFIG_COUNT``/``GIT_CONFIG_KEY_<n>``/``GIT_CONFIG_VALUE_<n>`` for a shadow call (git >= 2.31).
+
+    :data:`TRANSPORT_RESETS` come first, then ``core.sshCommand`` (``ssh``, or ``GIT_SSH`` of the
+    environment quoted for the shell), then ``user_config`` in order: the user's own transport settings
+    (trusted, from their config) override the resets, and nothing from the shadow's config file is left.
+
+    Args:
+        user_config: ``(key, value)`` pairs of the user's effective config to hand to the call.
+    """
+    ssh = shlex.quote(os.environ["GIT_SSH"]) if os.environ.get("GIT_SSH") else "ssh"
+    entries = [*TRANSPORT_RESETS, ("core.sshCommand", ssh), *user_config]
+    env = {"GIT_CONFIG_COUNT": str(len(entries))}
+    for n, (key, value) in enumerate(entries):
+        env[f"GIT_CONFIG_KEY_{n}"] = key
+        env[f"GIT_CONFIG_VALUE_{n}"] = value
+    return env
+
+
+def subcommand(args: Sequence[str]) -> str | None:
+    """The git subcommand of ``args`` (after any leading ``-c key=value`` pairs), or None."""
+    i = 0
+    while i < len(args) and args[i] == "-c":
+        i += 2
+    return args[i] if i < len(args) else None
+
+
+def project_argv(args: Sequence[str]) -> list[str]:
+    """argv of a read-only query of the project's own repository, run in its work tree (discovery by git).
+
+    The user's config applies (it is theirs); :data:`PROJECT_OPTIONS` keep a pager and ``core.fsmonitor``
+    out of it (a cloned project's ``.gitattributes`` cannot name a program for ``rev-parse``, ``config``,
+    ``ls-files`` or ``symbolic-ref``: none of them diffs or filters).
+    """
+    return [git_executable(), *PROJECT_OPTIONS, *args]
 
 
 def git_executable() -> str:
@@ -153,13 +236,21 @@ class Git:
 
     def argv(self, args: Sequence[str], *, with_work_tree: bool = True) -> list[str]:
         """Return the full argv for ``git <args>`` on this repository."""
-        argv = [self._exe, f"--git-dir={self.git_dir}"]
+        argv = [self._exe, "--no-pager", f"--git-dir={self.git_dir}"]
         if with_work_tree and self.work_tree is not None:
             argv.append(f"--work-tree={self.work_tree}")
+        command = subcommand(args)
         if self.isolated:
-            for item in SHADOW_CONFIG:
+            forced = SHADOW_CONFIG if command in NETWORK_COMMANDS else SHADOW_CONFIG + OFFLINE_CONFIG
+            for item in forced:
                 argv += ["-c", item]
-        return argv + list(args)
+        else:
+            argv += PROJECT_OPTIONS[1:]
+        args = list(args)
+        if command in DIFF_COMMANDS:
+            at = args.index(command) + 1
+            args[at:at] = ["--no-ext-diff", "--no-textconv"]
+        return argv + args
 
     @property
     def cwd(self) -> Path:

@@ -1,8 +1,8 @@
 """Read-only facts about the project's own git repository (never written).
 
 Only ``git rev-parse``, ``git config --get`` and ``git ls-files`` are run against the
-project's repository, with ``GIT_OPTIONAL_LOCKS=0`` (and ``core.fsmonitor=false`` for
-``ls-files``, so no hook runs); the current branch is read from the ``HEAD`` file and the
+project's repository, with ``GIT_OPTIONAL_LOCKS=0``, ``core.fsmonitor=false`` and no pager
+(:func:`code_trajectory.git.gitcmd.project_argv`, so no hook or program named by config runs); the current branch is read from the ``HEAD`` file and the
 index is only ``stat``-ed. Nothing here can write under the project's ``.git``.
 
 The project may be a subdirectory of a git work tree (``repo/packages/app``): then
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from code_trajectory.core.errors import GitError
-from code_trajectory.git.gitcmd import Git, git_executable
+from code_trajectory.git.gitcmd import Git, project_argv
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +74,7 @@ class ProjectRepo:
         for args in (["--absolute-git-dir", "--git-common-dir", "--show-toplevel", "--show-prefix"],
                      ["--absolute-git-dir", "--git-common-dir"]):
             try:
-                proc = subprocess.run([git_executable(), "rev-parse", *args], cwd=root, env=env,
+                proc = subprocess.run(project_argv(["rev-parse", *args]), cwd=root, env=env,
                                       capture_output=True, timeout=30)
             except (OSError, subprocess.SubprocessError) as exc:
                 log.warning("cannot run git rev-parse in %s: %s", root, exc)
@@ -148,8 +148,8 @@ class ProjectRepo:
             return None
         env = Git(self.root / ".git", None, isolated=False).env
         try:
-            proc = subprocess.run([git_executable(), "-c", "core.fsmonitor=false", "ls-files", "-z", "--stage",
-                                   "--full-name"], cwd=self.root, env=env, capture_output=True, timeout=300)
+            proc = subprocess.run(project_argv(["ls-files", "-z", "--stage", "--full-name"]), cwd=self.root,
+                                  env=env, capture_output=True, timeout=300)
         except (OSError, subprocess.SubprocessError) as exc:
             log.warning("cannot list the files git tracks in %s: %s", self.root, exc)
             return None
@@ -184,6 +184,32 @@ class ProjectRepo:
                 return ref[len("refs/heads/"):]
         return DETACHED_BRANCH
 
+    def tracks(self, path: str) -> bool:
+        """True when the project's index holds ``path`` or anything under it (``git ls-files -- :(literal)path``).
+
+        Args:
+            path: relative to the root, ``/``-separated (``.trajectory``).
+
+        Returns:
+            False too when the project is not in a work tree.
+
+        Raises:
+            GitError: git failed (the answer is unknown).
+        """
+        if self.git_dir is None or self.work_tree is None:
+            return False
+        env = Git(self.root, None, isolated=False).env
+        try:
+            proc = subprocess.run(project_argv(["ls-files", "-z", "--", f":(literal){path}"]), cwd=self.root,
+                                  env=env, capture_output=True, timeout=300)
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise GitError(f"cannot ask git whether it tracks {path}: {exc}", args_=("ls-files",)) from exc
+        if proc.returncode != 0:
+            err = proc.stderr.decode("utf-8", "replace").strip()
+            raise GitError(f"cannot ask git whether it tracks {path}: {err}", args_=("ls-files",),
+                           returncode=proc.returncode, stderr=err)
+        return bool(proc.stdout.strip(b"\0"))
+
     def index_blobs(self, paths: list[str]) -> dict[str, str]:
         """``{path: blob id}`` of the project's index (staged content) for ``paths`` relative to the root.
 
@@ -194,8 +220,8 @@ class ProjectRepo:
             return {}
         env = Git(self.root, None, isolated=False).env
         try:
-            proc = subprocess.run([git_executable(), "ls-files", "--stage", "-z", "--", *
-                                   [f":(literal){p}" for p in paths]],
+            proc = subprocess.run(project_argv(["ls-files", "--stage", "-z", "--",
+                                               *[f":(literal){p}" for p in paths]]),
                                   cwd=self.root, env=env, capture_output=True, timeout=60)
         except (OSError, subprocess.SubprocessError) as exc:
             log.warning("cannot read the project's index: %s", exc)
@@ -215,7 +241,7 @@ class ProjectRepo:
         """The user's global excludes file: ``core.excludesFile`` or git's default location."""
         env = Git(self.root, None, isolated=False).env
         try:
-            proc = subprocess.run([git_executable(), "config", "--path", "--get", "core.excludesFile"],
+            proc = subprocess.run(project_argv(["config", "--path", "--get", "core.excludesFile"]),
                                   cwd=self.root, env=env, capture_output=True, timeout=30)
         except (OSError, subprocess.SubprocessError):
             return default_global_excludes()

@@ -39,8 +39,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from code_trajectory.core.errors import GitError, StorageError
-from code_trajectory.git import gitcmd, packs
+from code_trajectory.core.errors import GitError, LockContentionError, StorageError
+from code_trajectory.git import gitcmd, packs, untrusted
 from code_trajectory.git.gitcmd import BatchProcess, Git, read_exact, read_line
 
 log = logging.getLogger(__name__)
@@ -132,12 +132,26 @@ class ShadowRepo:
     Args:
         project_root: the project root (absolute); the git dir is ``<root>/.trajectory``.
 
+    Raises:
+        UntrustedRepositoryError: an existing ``.trajectory`` is not this user's own (see
+            :func:`code_trajectory.git.untrusted.vet`, which also reduces its config).
+
     All methods are thread-safe (the batch processes serialise their requests).
     """
 
     def __init__(self, project_root: Path) -> None:
         self.root = Path(project_root)
         self.git_dir = self.root / SHADOW_DIR_NAME
+        #: What the user must hear about the repository as found (config keys removed by the vetting).
+        self.notices: list[str] = []
+        if self.exists():  # an existing .trajectory is untrusted input: vetted before any git command runs
+            try:
+                removed = untrusted.vet(self.git_dir)
+            except LockContentionError as exc:  # a config.lock (maybe a killed process's): ensure() retries;
+                log.warning("%s; the shadow repository's config is checked later", exc)  # gitcmd's overrides hold
+                removed = []
+            if removed:
+                self.notices.append(untrusted.removed_notice(removed))
         self.git = Git(self.git_dir, self.root, isolated=True)
         self._cat = BatchProcess(self.git, ["cat-file", "--batch"], "cat-file")
         self._tree_cache: OrderedDict[str, dict[bytes, TreeEntry]] = OrderedDict()

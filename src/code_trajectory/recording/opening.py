@@ -26,11 +26,14 @@ def open_shadow_repository(root: Path, *, create: bool = True,
         project: the project's git repository (discovered when None).
 
     Returns:
-        ``(repository, notices)``: notices say when a damaged repository was moved aside and a new history started.
+        ``(repository, notices)``: notices say when a damaged repository was moved aside and a new history started,
+        and which config keys the vetting removed.
 
     Raises:
         ProjectError: ``root`` must not be recorded (see :func:`code_trajectory.project.check_recordable`),
             or it has no shadow repository and ``create`` is False.
+        UntrustedRepositoryError: the existing ``.trajectory`` is tracked by the project's git, another user's,
+            or linked elsewhere (the message says how to re-create it).
         StorageError, GitError, LockContentionError: the shadow repository cannot be created.
     """
     repo = ShadowRepo(root)
@@ -47,7 +50,8 @@ def open_shadow_repository(root: Path, *, create: bool = True,
         if not health.clear_stale_locks(repo.git_dir):
             raise
         repo.ensure()
-    notices = worktemp.clear_leftovers(root, repo.git_dir)  # temporary files of a killed restore
+    notices: list[str] = list(repo.notices)
+    notices += worktemp.clear_leftovers(root, repo.git_dir)  # temporary files of a killed restore
     problem = health.verify(repo)
     if problem is not None:
         moved = health.move_aside(repo)

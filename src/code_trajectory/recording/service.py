@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from code_trajectory.core.config import TrajectorySettings
-from code_trajectory.core.errors import NotConfiguredError
+from code_trajectory.core.errors import NotConfiguredError, TrajectoryError
 from code_trajectory.project import resolve_project_root
 from code_trajectory.recording.session import ProjectSession
 
@@ -38,7 +38,13 @@ class TrajectoryService:
         self._force_polling = force_polling
         self.journal_dir = journal_dir
         self._session: ProjectSession | None = None
+        self._startup_error: TrajectoryError | None = None
         self._lock = threading.RLock()
+
+    def startup_failed(self, error: TrajectoryError) -> None:
+        """Remember why the project given at start (``serve --project``) could not be opened: every tool that
+        needs the project raises it, until ``configure_project`` succeeds."""
+        self._startup_error = error
 
     def configure(self, path: str, *, background: bool = False) -> tuple[ProjectSession, bool]:
         """Start recording ``path`` (stopping the previous project); the same path keeps its session.
@@ -66,6 +72,7 @@ class TrajectoryService:
                 session.close()
                 raise
             self._session = session
+            self._startup_error = None
             return session, True
 
     def project(self) -> ProjectSession:
@@ -73,8 +80,11 @@ class TrajectoryService:
 
         Raises:
             NotConfiguredError: none is configured yet.
+            TrajectoryError: the project given at start could not be opened (:meth:`startup_failed`).
         """
         session = self._session
+        if session is None and self._startup_error is not None:
+            raise type(self._startup_error)(str(self._startup_error))  # a fresh one: no traceback piles up
         if session is None:
             raise NotConfiguredError("No project is configured. Call configure_project with the absolute path of "
                                      "the project directory first, e.g. configure_project(path=\"/home/me/app\").")

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from code_trajectory.core.errors import GitError, GitUnavailableError, InvalidArgumentError
-from code_trajectory.git.gitcmd import Git, check_git_version, split_z
+from code_trajectory.git.gitcmd import Git, check_git_version, config_env, split_z
 from code_trajectory.git.project import DETACHED_BRANCH, NO_GIT_BRANCH, ProjectRepo
 from code_trajectory.share.names import sanitize_author_id
 from code_trajectory.share.settings import ShareSettings
@@ -212,10 +212,7 @@ def transport_config(project: ProjectRepo) -> tuple[tuple[str, str], ...]:
 def network_env(target: RemoteTarget, *, interactive: bool = False) -> dict[str, str]:
     """Environment for a network call to ``target`` from the shadow repository (see the module docstring)."""
     env = {key: os.environ[key] for key in TRANSPORT_ENV if key in os.environ}
-    env["GIT_CONFIG_COUNT"] = str(len(target.config))
-    for n, (key, value) in enumerate(target.config):
-        env[f"GIT_CONFIG_KEY_{n}"] = key
-        env[f"GIT_CONFIG_VALUE_{n}"] = value
+    env.update(config_env(target.config))  # after gitcmd's transport resets: the shadow's config names nothing
     env["GIT_TERMINAL_PROMPT"] = "1" if interactive else "0"
     return env
 

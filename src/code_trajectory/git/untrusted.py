@@ -1,0 +1,303 @@
+"""Everything inside ``.trajectory/`` is untrusted input: vetting the shadow repository when it is opened.
+
+A ``.trajectory/`` may arrive from elsewhere: force-added to a project's git and cloned, unpacked from a
+tarball, or written by another user. Its config file could then name programs git would run (a
+``diff.<driver>.textconv``, ``log.showSignature`` with a ``gpg.program``, a ``filter.<driver>.process``,
+``core.fsmonitor``, an ``include.path`` to a file holding such keys...). Opening one therefore:
+
+1. refuses it, with one line saying how to start a new history, when it is not ours: owned by another
+   user (git's own ``safe.directory`` rule, git-config(1)), tracked by the project's git (it came with
+   the repository), or a linked git directory (a ``commondir`` file sends git to another repository's
+   config and refs; code-trajectory never writes one);
+2. reduces its config file to the keys code-trajectory writes: the table
+   :data:`~code_trajectory.git.shadow_config.SHADOW_REPO_CONFIG` (with exactly its values) and the
+   layout keys ``git init`` writes (:data:`INIT_KEYS`); every other key, include and section is dropped
+   by rewriting the file atomically (``config.lock`` renamed over ``config``, git's own protocol), and
+   the dropped keys are reported once (a warning on stderr and a notice of the opening).
+
+Independently of the file, every git process gets forced overrides (:mod:`code_trajectory.git.gitcmd`).
+
+A stamp in ``state/config-checked`` (the config file's inode, ctime, mtime and size, and the wanted keys)
+skips the check while the file is unchanged; a copied or cloned ``.trajectory`` cannot carry a valid
+stamp, since its files get a new inode and ctime (which no user can set).
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import logging
+import os
+import time
+from pathlib import Path
+
+from code_trajectory.core.errors import GitError, LockContentionError, UntrustedRepositoryError
+from code_trajectory.git.gitcmd import Git, split_z
+from code_trajectory.git.project import ProjectRepo
+from code_trajectory.git.shadow_config import SHADOW_REPO_CONFIG
+
+log = logging.getLogger(__name__)
+
+#: Layout keys ``git init`` writes (git-init(1), git-config(1) ``core.*``), with the values allowed.
+INIT_KEYS: dict[str, tuple[str, ...]] = {
+    "core.repositoryformatversion": ("0",),
+    "core.filemode": ("true", "false"),
+    "core.bare": ("true", "false"),
+    "core.ignorecase": ("true", "false"),
+    "core.precomposeunicode": ("true", "false"),
+    "core.symlinks": ("true", "false"),
+}
+#: Where the stamp of the last check is kept, relative to the git dir.
+STAMP_FILE = Path("state") / "config-checked"
+#: How long a ``config.lock`` held by another process is waited for before giving up, seconds.
+LOCK_WAIT_SECONDS = 2.0
+#: Dropped keys named in a notice (the rest are counted).
+MAX_KEYS_NAMED = 40
+
+
+
+def recreate_hint(git_dir: Path, first: str = "") -> str:
+    """What the user does about a refused ``.trajectory``: move it aside (to a name that is never recorded, as a
+    damaged one is), and the next start creates a new one. ``first``: a step to take before."""
+    aside = git_dir.with_name(git_dir.name + ".corrupt-untrusted")
+    return (f"{first}move it aside (`mv '{git_dir}' '{aside}'`) and code-trajectory creates a new one at the next "
+            "start")
+
+
+def vet(git_dir: Path) -> list[str]:
+    """Check the existing shadow repository ``git_dir`` and reduce its config (see the module docstring).
+
+    Args:
+        git_dir: the shadow repository (``<project>/.trajectory``, or the temporary directory it is built in);
+            its parent is the project root.
+
+    Returns:
+        The config keys removed (``section.[subsection.]key`` as ``git config --list`` names them, each
+        once, in file order); empty when nothing was removed or the stamp says the file is unchanged.
+
+    Raises:
+        UntrustedRepositoryError: another user owns it, the project's git tracks it, or it is a linked
+            git directory; the message is one line saying how to re-create it.
+        LockContentionError: another process held ``config.lock`` for :data:`LOCK_WAIT_SECONDS`.
+        OSError: the config or the stamp cannot be written.
+    """
+    check_owner(git_dir)
+    if (git_dir / "commondir").exists():
+        raise UntrustedRepositoryError(f"{git_dir} is a linked git directory (it holds a `commondir` file, which "
+                                       f"code-trajectory never writes): {recreate_hint(git_dir)}")
+    stamp_file = git_dir / STAMP_FILE
+    config = git_dir / "config"
+    if _read(stamp_file) == _stamp(config) != "":
+        return []
+    check_not_tracked(git_dir)
+    removed = reduce_config(git_dir)
+    if removed:
+        log.warning("%s", removed_notice(removed))
+    stamp_file.parent.mkdir(mode=0o700, exist_ok=True)
+    _write_atomic(stamp_file, _stamp(config).encode())
+    return removed
+
+
+def removed_notice(removed: list[str]) -> str:
+    """One sentence naming the config keys :func:`reduce_config` removed."""
+    named = ", ".join(removed[:MAX_KEYS_NAMED])
+    more = f" and {len(removed) - MAX_KEYS_NAMED} more" if len(removed) > MAX_KEYS_NAMED else ""
+    return (f"the shadow repository's config held settings code-trajectory does not write; they were removed so "
+            f"that nothing they name can run: {named}{more}")
+
+
+def check_owner(git_dir: Path) -> None:
+    """Refuse ``git_dir`` (or its config file) when another user owns it (POSIX only).
+
+    Raises:
+        UntrustedRepositoryError: the owner's uid is not this process's effective uid.
+    """
+    if not hasattr(os, "geteuid"):
+        return
+    uid = os.geteuid()
+    for path in (git_dir, git_dir / "config"):
+        try:
+            owner = path.stat().st_uid
+        except FileNotFoundError:
+            continue
+        if owner != uid:
+            raise UntrustedRepositoryError(f"{path} belongs to another user (uid {owner}, you are {uid}), so "
+                                           f"code-trajectory will not use it: {recreate_hint(git_dir)}")
+
+
+def check_not_tracked(git_dir: Path) -> None:
+    """Refuse ``git_dir`` when the project's git tracks it: it came with a clone or a pull of the project.
+
+    A project git that cannot answer (a damaged index) is logged and the check skipped: a clone's index is
+    git's own, so an attack cannot hide this way, and the config is reduced whatever the answer.
+
+    Raises:
+        UntrustedRepositoryError: ``git ls-files`` in the project lists ``git_dir`` or a file under it.
+    """
+    root = git_dir.parent
+    project = ProjectRepo.discover(root)
+    try:
+        tracked = project.tracks(git_dir.name)
+    except GitError as exc:  # a broken index is the user's, not a clone's: the config is still reduced
+        log.warning("cannot tell whether the project's git tracks %s: %s", git_dir, exc)
+        return
+    if tracked:
+        raise UntrustedRepositoryError(
+            f"{git_dir} is tracked by the project's git (it came with the repository, not from this machine), so "
+            f"code-trajectory will not use it: " + recreate_hint(git_dir, f"untrack it (`git rm -r -q --cached "
+                                                                          f"{git_dir.name}`), "))
+
+
+def wanted_config() -> dict[str, tuple[str, str]]:
+    """``{lower-case key: (key as written, value)}`` of :data:`SHADOW_REPO_CONFIG`."""
+    return {normalize(key): (key, value) for key, value in SHADOW_REPO_CONFIG}
+
+
+def normalize(key: str) -> str:
+    """A config key as ``git config --list`` names it: section and name lower-case, a subsection as written."""
+    section, _, rest = key.partition(".")
+    middle, _, name = rest.rpartition(".")
+    return f"{section.lower()}.{middle + '.' if middle else ''}{name.lower()}"
+
+
+def reduce_config(git_dir: Path) -> list[str]:
+    """Rewrite ``git_dir/config`` to hold only our keys; return the keys removed.
+
+    Kept: every key of :data:`SHADOW_REPO_CONFIG` (with its value from that table, whatever the file said)
+    and the keys of :data:`INIT_KEYS` whose value is allowed. A file git cannot parse is replaced the same
+    way (reported as ``<unreadable config>``). The file is only rewritten when it differs from that.
+
+    Raises:
+        LockContentionError: another process held ``config.lock`` for :data:`LOCK_WAIT_SECONDS`.
+        OSError: the file cannot be written.
+    """
+    config = git_dir / "config"
+    entries, readable = _entries(git_dir, config)
+    wanted = wanted_config()
+    kept: dict[str, tuple[str, str]] = {}
+    removed: list[str] = [] if readable else ["<unreadable config>"]
+    for key, value in entries:
+        low = normalize(key)
+        if low in wanted:
+            if value != wanted[low][1] and low not in removed and low not in INIT_KEYS:
+                removed.append(low)  # a wrong value of ours (core.bare of git init is not news): ours written below
+            continue
+        if low in INIT_KEYS and value in INIT_KEYS[low] and low not in kept:
+            kept[low] = (low.partition(".")[2], value)
+            continue
+        if low not in removed and not (low in kept and kept[low][1] == value):
+            removed.append(low)
+    text = _render(kept, wanted)
+    if readable and not removed and _canonical(entries) == _canonical_wanted(kept, wanted):
+        return []
+    try:
+        current = config.read_bytes()
+    except FileNotFoundError:
+        current = b""
+    if current != text.encode():
+        _replace_config(config, text)
+    return removed
+
+
+def _entries(git_dir: Path, config: Path) -> tuple[list[tuple[str, str]], bool]:
+    """The file's ``(key, value)`` pairs as git reads them, includes not followed; ``([], False)`` when git
+    cannot parse it, ``([], True)`` when it is missing."""
+    if not config.exists():
+        return [], True
+    proc = Git(git_dir, None, isolated=True).run(["config", "--file", str(config), "--no-includes", "--list",
+                                                  "-z"], check=False)
+    if proc.returncode != 0:
+        return [], False
+    pairs = []
+    for entry in split_z(proc.stdout):
+        key, _, value = entry.decode("utf-8", "surrogateescape").partition("\n")
+        pairs.append((key, value))
+    return pairs, True
+
+
+def _canonical(entries: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    return sorted((normalize(key), value) for key, value in entries)
+
+
+def _canonical_wanted(kept: dict[str, tuple[str, str]], wanted: dict[str, tuple[str, str]]) -> list[tuple[str, str]]:
+    return sorted([(low, value) for low, (_, value) in kept.items()] +
+                  [(low, value) for low, (_, value) in wanted.items()])
+
+
+def _render(kept: dict[str, tuple[str, str]], wanted: dict[str, tuple[str, str]]) -> str:
+    """The config file holding ``kept`` then ``wanted``, grouped by section in git's syntax (git-config(1),
+    "Syntax"): every value double-quoted with ``\\``, ``"``, newline and tab escaped."""
+    sections: dict[tuple[str, str], list[str]] = {}
+    for low, (written, value) in [*kept.items(), *wanted.items()]:
+        section, _, rest = low.partition(".")
+        subsection, _, _ = rest.rpartition(".")
+        name = written.rpartition(".")[2]
+        sections.setdefault((section, subsection), []).append(f"\t{name} = {_quote(value)}\n")
+    out = []
+    for (section, subsection), lines in sections.items():
+        out.append(f"[{section} {_quote(subsection)}]\n" if subsection else f"[{section}]\n")
+        out += lines
+    return "".join(out)
+
+
+def _quote(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+    return f'"{escaped}"'
+
+
+def _replace_config(config: Path, text: str) -> None:
+    """Write ``config`` through ``config.lock`` (created exclusively, then renamed: git's lock protocol)."""
+    lock = config.with_name(config.name + ".lock")
+    deadline = time.monotonic() + LOCK_WAIT_SECONDS
+    while True:
+        try:
+            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            break
+        except FileExistsError:
+            if time.monotonic() >= deadline:
+                raise LockContentionError(f"{lock} stayed held for {LOCK_WAIT_SECONDS:g} s: another process "
+                                          "writes the shadow repository's config") from None
+            time.sleep(0.05)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(text.encode())
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(lock, config)
+    except BaseException:
+        try:
+            os.unlink(lock)
+        except OSError:
+            pass
+        raise
+
+
+def _stamp(config: Path) -> str:
+    """The config file's identity and state (inode, ctime, mtime, size) and the keys wanted; ``""`` if missing."""
+    try:
+        st = os.stat(config)
+    except OSError:
+        return ""
+    wanted = hashlib.sha1(repr((SHADOW_REPO_CONFIG, INIT_KEYS)).encode()).hexdigest()
+    return f"{st.st_ino} {st.st_ctime_ns} {st.st_mtime_ns} {st.st_size} {wanted}\n"
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text("utf-8")
+    except (OSError, ValueError):
+        return None
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        if exc.errno != errno.ENOENT:
+            raise

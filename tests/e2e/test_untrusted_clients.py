@@ -1,0 +1,146 @@
+"""Everything inside ``.trajectory/`` is untrusted (issue 21), through the real ``serve`` over stdio (the MCP SDK
+client: a bare ``initialize``, then tool calls) and the timeline page's HTTP API.
+
+The hostile programs of ``tests/hostile.py`` would each create a marker file; no marker may appear, and the
+server and the page must keep answering.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+
+from code_trajectory.ui.security import CSRF_HEADER, cookie_name, csrf_value
+from conftest import git, git_repo, server_command, write
+from hostile import fired, poison_shadow
+
+pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "ui"))
+from ui_support import record_demo, request, running_ui  # noqa: E402
+
+
+@pytest.fixture
+def server_env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.pop("CODE_TRAJECTORY_CONFIG", None)
+    home = tmp_path / "home"
+    for sub in ("", ".config", "state"):
+        (home / sub).mkdir(parents=True, exist_ok=True)
+    env.update(CODE_TRAJECTORY_HOME=str(home / "state"), HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
+               PYTHONUNBUFFERED="1")
+    return env
+
+
+def params(env: dict[str, str], project: Path) -> StdioServerParameters:
+    command = server_command()
+    return StdioServerParameters(command=command[0], args=[*command[1:], "serve", "--debounce", "0.3", "--project",
+                                                           str(project)], env=env)
+
+
+def text(result: Any) -> str:
+    return "\n".join(block.text for block in result.content)
+
+
+def recorded_project(root: Path) -> Path:
+    """A git project with a history of two versions of ``src/app.py`` recorded by the real recorder."""
+    from code_trajectory.core.config import TrajectorySettings
+    from code_trajectory.recording.recorder import Recorder
+
+    git_repo(root, {"src/app.py": "def main():\n    return 1\n"}, branch="main", commit="initial")
+    recorder = Recorder.open(root, TrajectorySettings.load(root))
+    try:
+        recorder.reconcile()
+        write(root, "src/app.py", "def main():\n    return 2\n")
+        recorder.record_paths(["src/app.py"])
+    finally:
+        recorder.close()
+    return root.resolve()
+
+
+def cloned_hostile(tmp_path: Path) -> tuple[Path, Path]:
+    """An attacker's repository that force-adds its poisoned ``.trajectory``, cloned by the victim."""
+    attacker = recorded_project(tmp_path / "attacker")
+    markers = poison_shadow(attacker, tmp_path / "attack")
+    git(attacker, "add", "-A")
+    git(attacker, "add", "-f", ".trajectory")
+    git(attacker, "commit", "-q", "-m", "history included")
+    victim = tmp_path / "victim"
+    git(tmp_path, "clone", "-q", str(attacker), str(victim))
+    return victim.resolve(), markers
+
+
+async def test_serve_on_a_poisoned_shadow_answers_and_runs_nothing(server_env: dict[str, str],
+                                                                   tmp_path: Path) -> None:
+    project = recorded_project(tmp_path / "project")
+    markers = poison_shadow(project, tmp_path / "attack")
+    async with Client(params(server_env, project)) as client:  # the bare initialize once ran the attack
+        await anyio.sleep(1.0)  # the start-up reconcile runs in the background meanwhile
+        assert fired(markers) == []
+        for name, args in (("get_file_trajectory", {"filepath": "src/app.py"}),
+                           ("search_trajectory", {"query": "return"}), ("get_global_trajectory", {}),
+                           ("compare", {"from_snapshot": "~1"}), ("get_session_summary", {})):
+            result = await client.call_tool(name, args)
+            assert not result.is_error, f"{name}: {text(result)}"
+        summary = text(await client.call_tool("get_session_summary", {}))
+        assert "config held settings code-trajectory does not write" in summary  # the notice, once per opening
+        second = poison_shadow(project, tmp_path / "while-serving")  # in place while serving: the overrides hold
+        for name, args in (("get_file_trajectory", {"filepath": "src/app.py"}),
+                           ("search_trajectory", {"query": "return 2"})):
+            result = await client.call_tool(name, args)
+            assert not result.is_error and "return 2" in text(result), text(result)
+    assert fired(markers) == [] and fired(second) == []
+
+
+async def test_serve_on_a_cloned_trajectory_refuses_it_and_keeps_answering(server_env: dict[str, str],
+                                                                           tmp_path: Path) -> None:
+    victim, markers = cloned_hostile(tmp_path)
+    async with Client(params(server_env, victim)) as client:
+        tools = await client.list_tools()
+        assert any(tool.name == "get_file_trajectory" for tool in tools.tools)
+        for name, args in (("get_global_trajectory", {}), ("get_file_trajectory", {"filepath": "src/app.py"}),
+                           ("search_trajectory", {"query": "return"})):
+            result = await client.call_tool(name, args)
+            assert result.is_error, text(result)
+            assert "tracked by the project's git" in text(result) and "mv " in text(result), text(result)
+            assert "\n" not in text(result).strip()
+        again = await client.call_tool("configure_project", {"path": str(victim)})
+        assert again.is_error and "tracked by the project's git" in text(again)
+    assert fired(markers) == []
+
+
+def ui_get(ui, target: str) -> tuple[int, bytes]:
+    status, _, body = request(ui.port, "GET", target, headers={"Cookie": f"{cookie_name(ui.port)}={ui.token}"})
+    return status, body
+
+
+def ui_requests(ui, commits: dict[str, str]) -> None:
+    """Every read route of the page and a restore preview answer 200."""
+    oid = commits["v2"]
+    for target in ("/", f"/?s={oid}", "/?file=src/signing.py", "/fragment/rows", f"/fragment/snapshot/{oid}",
+                   "/fragment/file?file=src/signing.py", f"/fragment/diff/{oid}?file=src/signing.py&symbols=1",
+                   "/api/poll?tip=", "/?q=sign"):
+        status, body = ui_get(ui, target)
+        assert status == 200, (target, body[:300])
+    headers = {"Cookie": f"{cookie_name(ui.port)}={ui.token}", CSRF_HEADER: csrf_value(ui.token),
+               "Content-Type": "application/json", "Origin": ui.url}
+    payload = {"snapshot": commits["v1"], "paths": ["src/signing.py"], "dry_run": True}
+    status, _, body = request(ui.port, "POST", "/api/restore", headers=headers, body=json.dumps(payload).encode())
+    assert status == 200, body[:300]
+
+
+def test_timeline_page_on_a_poisoned_shadow_runs_nothing(project: Path, tmp_path: Path) -> None:
+    commits = record_demo(project)
+    markers = poison_shadow(project, tmp_path / "attack")
+    with running_ui(project) as ui:
+        ui_requests(ui, commits)
+        second = poison_shadow(project, tmp_path / "while-serving")  # after the page opened the repository
+        ui_requests(ui, commits)
+    assert fired(markers) == [] and fired(second) == []

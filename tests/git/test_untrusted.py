@@ -1,0 +1,222 @@
+"""Everything inside ``.trajectory/`` is untrusted (issue 21): no program named by the shadow repository's
+config, by the project's or the shadow's attributes ever runs, through the CLI and the in-memory MCP client.
+
+Each attack points git at a script that would create a marker file (``tests/hostile.py``); every test asserts
+that no marker appears and that the commands still answer.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from code_trajectory.git.gitcmd import Git
+from code_trajectory.git.shadow import ShadowRepo
+from code_trajectory.git.shadow_config import SHADOW_REPO_CONFIG
+from code_trajectory.git.untrusted import vet
+from conftest import git, mcp_client, write
+from hostile import fired, make_programs, poison_shadow
+
+pytestmark = pytest.mark.anyio
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``python -m code_trajectory ARGS`` as a user runs it (no GIT_* variables), never failing the test itself."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    return subprocess.run([sys.executable, "-m", "code_trajectory", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=120)
+
+
+def ok(proc: subprocess.CompletedProcess[str]) -> str:
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    return proc.stdout
+
+
+def recorded(project: Path) -> Path:
+    """``project`` with two checkpoints recorded through the CLI (the second changes ``src/app.py``)."""
+    ok(cli("checkpoint", "-m", "first", cwd=project))
+    write(project, "src/app.py", "def main():\n    return 2\n")
+    ok(cli("checkpoint", "-m", "second", cwd=project))
+    return project
+
+
+def config_pairs(git_dir: Path) -> list[tuple[str, str]]:
+    out = git(git_dir, "config", "--file", str(git_dir / "config"), "--list", "--no-includes")
+    return [tuple(line.split("=", 1)) for line in out.splitlines()]  # type: ignore[misc]
+
+
+def test_every_shadow_call_gets_the_forced_overrides(tmp_path: Path) -> None:
+    shadow = Git(tmp_path / ".trajectory", tmp_path, isolated=True)
+    diff = shadow.argv(["diff-tree", "-p", "HEAD"])
+    assert diff[1] == "--no-pager"
+    assert diff[diff.index("diff-tree") + 1:diff.index("diff-tree") + 3] == ["--no-ext-diff", "--no-textconv"]
+    for forced in ("log.showSignature=false", "core.pager=cat", "protocol.allow=never", "protocol.ext.allow=never",
+                   f"gpg.program={os.devnull}", f"core.attributesFile={os.devnull}", "core.fsmonitor=false"):
+        assert forced in diff
+    fetch = shadow.argv(["-c", "fetch.fsckObjects=true", "fetch", "--stdin", "/some/url"])
+    assert "protocol.allow=never" not in fetch and "protocol.ext.allow=never" in fetch  # a pull may use a transport
+    assert "--no-textconv" not in fetch
+    env = shadow.env
+    keys = [env[f"GIT_CONFIG_KEY_{n}"] for n in range(int(env["GIT_CONFIG_COUNT"]))]
+    assert keys[:3] == ["credential.helper", "core.askPass", "core.sshCommand"]
+    assert env["GIT_ATTR_NOSYSTEM"] == "1" and env["GIT_PAGER"] == "cat" and env["GIT_EDITOR"] == "true"
+    project = Git(tmp_path / ".git", None, isolated=False).argv(["ls-files"])
+    assert project[1] == "--no-pager" and "core.fsmonitor=false" in project
+
+
+def test_config_is_reduced_to_our_keys_and_the_removal_reported_once(project: Path, tmp_path: Path) -> None:
+    with ShadowRepo(project) as repo:
+        repo.ensure()
+    bin_dir, markers = make_programs(tmp_path / "attack")
+    git_dir = project / ".trajectory"
+    git(git_dir, "config", "--file", "config", "diff.x.textconv", str(bin_dir / "textconv"))
+    git(git_dir, "config", "--file", "config", "core.fsmonitor", str(bin_dir / "fsmonitor"))  # ours, wrong value
+    git(git_dir, "config", "--file", "config", "--add", "gc.auto", "0")  # a duplicate of ours: dropped silently
+    git(git_dir, "config", "--file", "config", "include.path", str(tmp_path / "elsewhere.cfg"))
+    git(git_dir, "config", "--file", "config", "extensions.partialClone", "origin")
+    git(git_dir, "config", "--file", "config", "remote.origin.url", "ext::sh -c touch% /tmp/pwned")
+    removed = vet(git_dir)
+    assert sorted(removed) == ["core.fsmonitor", "diff.x.textconv", "extensions.partialclone", "include.path",
+                               "remote.origin.url"]
+    pairs = dict(config_pairs(git_dir))
+    for key, value in SHADOW_REPO_CONFIG:  # every key of the table survives, with the table's value
+        assert pairs[key.lower()] == value
+    assert set(pairs) - {k.lower() for k, _ in SHADOW_REPO_CONFIG} <= {"core.repositoryformatversion",
+                                                                        "core.filemode"}
+    assert len(config_pairs(git_dir)) == len(pairs)  # no duplicate left
+    assert vet(git_dir) == []  # reported once: the next open finds nothing to remove
+    assert fired(markers) == []
+
+
+def test_cli_commands_run_no_program_of_a_hostile_shadow(project: Path, tmp_path: Path) -> None:
+    recorded(project)
+    markers = poison_shadow(project, tmp_path / "attack")
+    first = cli("log", cwd=project)
+    assert "checkpoint: second" in ok(first)
+    assert "config held settings code-trajectory does not write" in first.stderr
+    assert "diff.x.textconv" in first.stderr and "gpg.program" in first.stderr and "include.path" in first.stderr
+    poison_shadow(project, tmp_path / "again")  # written in place again: reduced again, nothing runs
+    for args in (["log", "--limit", "5"], ["search", "return"], ["search", "--regex", "return [0-9]"],
+                 ["file", "src/app.py"], ["symbol", "src/app.py", "main"], ["compare", "~1"], ["session"],
+                 ["status"], ["since-green"], ["restore", "--dry-run", "~1", "src/app.py"]):
+        ok(cli(*args, cwd=project))
+    assert "return 2" in ok(cli("file", "src/app.py", cwd=project))
+    second = cli("log", cwd=project)
+    assert "config held settings" not in second.stderr  # reported once
+    assert fired(markers) == [] and fired(tmp_path / "again" / "markers") == []
+
+
+async def test_forced_overrides_hold_without_the_reducer(project: Path, tmp_path: Path) -> None:
+    """The config is poisoned *after* the server opened (and vetted) the shadow repository: only the overrides
+    every git process gets stand between the attack and git."""
+    recorded(project)
+    async with mcp_client(project) as client:
+        markers = poison_shadow(project, tmp_path / "attack")
+        with open(project / ".trajectory" / "info" / "attributes", "a") as attrs:
+            attrs.write("*.py diff=python\n")  # the built-in driver name, given a textconv by the poisoned config
+        answers = {}
+        for name, args in (("get_file_trajectory", {"filepath": "src/app.py"}),
+                           ("get_symbol_trajectory", {"filepath": "src/app.py", "symbol": "main"}),
+                           ("search_trajectory", {"query": "return"}),
+                           ("search_trajectory", {"query": "return [12]", "regex": True}),
+                           ("get_global_trajectory", {}), ("compare", {"from_snapshot": "~1"}),
+                           ("get_session_summary", {}), ("restore", {"snapshot": "~1", "dry_run": True}),
+                           ("checkpoint", {"message": "after the attack"})):
+            result = await client.call_tool(name, args)
+            body = "\n".join(block.text for block in result.content)
+            assert not result.is_error, f"{name}: {body}"
+            answers[name] = body
+        assert "return 2" in answers["get_file_trajectory"] and "return 1" in answers["search_trajectory"]
+    assert fired(markers) == []
+
+
+def test_cloned_trajectory_is_refused_with_one_line(tmp_path: Path) -> None:
+    attacker = tmp_path / "attacker"
+    attacker.mkdir()
+    git(attacker, "init", "-q", "-b", "main")
+    write(attacker, "src/app.py", "def main():\n    return 1\n")
+    ok(cli("checkpoint", "-m", "bait", cwd=attacker))
+    markers = poison_shadow(attacker, tmp_path / "attack")
+    git(attacker, "add", "-A")
+    git(attacker, "add", "-f", ".trajectory")
+    git(attacker, "commit", "-q", "-m", "helpful history included")
+    victim = tmp_path / "victim"
+    git(tmp_path, "clone", "-q", str(attacker), str(victim))
+    assert (victim / ".trajectory" / "HEAD").is_file()
+    for args in (["log"], ["search", "return"], ["file", "src/app.py"], ["session"], ["status"],
+                 ["checkpoint", "-m", "x"], ["ui", "--no-browser", "--port", "0"]):
+        proc = cli(*args, cwd=victim)
+        assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("code-trajectory: error: "), proc.stderr
+        assert "tracked by the project's git" in lines[0] and "mv " in lines[0] and "creates a new one" in lines[0]
+    assert fired(markers) == []
+    assert "return 1" not in git(victim, "status", "--porcelain")  # nothing of the project changed
+    git(victim, "rm", "-r", "-q", "--cached", ".trajectory")  # the line's advice, followed
+    (victim / ".trajectory").rename(victim / ".trajectory.corrupt-untrusted")
+    ok(cli("checkpoint", "-m", "mine", cwd=victim))
+    assert "checkpoint: mine" in ok(cli("log", cwd=victim))
+    assert fired(markers) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="giving a directory to another user "
+                    "needs root (chown)")
+def test_another_users_trajectory_is_refused(project: Path, tmp_path: Path) -> None:
+    recorded(project)
+    markers = poison_shadow(project, tmp_path / "attack")
+    os.chown(project / ".trajectory", 4242, 4242)
+    proc = cli("log", cwd=project)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "belongs to another user (uid 4242" in proc.stderr, proc.stderr
+    assert fired(markers) == []
+
+
+def test_linked_git_directory_is_refused(project: Path, tmp_path: Path) -> None:
+    recorded(project)
+    elsewhere = tmp_path / "elsewhere.git"
+    git(tmp_path, "init", "-q", "--bare", str(elsewhere))
+    (project / ".trajectory" / "commondir").write_text(str(elsewhere) + "\n")
+    proc = cli("log", cwd=project)
+    assert proc.returncode == 2 and "linked git directory" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_key_added_to_the_table_later_is_kept_whatever_its_shape(project: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """"Our keys" are the table's: a key with a subsection and a value that needs quoting survives the rewrite."""
+    from code_trajectory.git import untrusted
+
+    with ShadowRepo(project) as repo:
+        repo.ensure()
+    extra = (("trajectory.Odd Sub.someKey", 'a "quoted" \\ value\twith tab'), ("core.bare", "false"))
+    monkeypatch.setattr(untrusted, "SHADOW_REPO_CONFIG", SHADOW_REPO_CONFIG + extra)
+    git_dir = project / ".trajectory"
+    git(git_dir, "config", "--file", "config", "diff.x.textconv", "/bin/false")
+    assert vet(git_dir) == ["diff.x.textconv"]
+    pairs = dict(config_pairs(git_dir))
+    assert pairs["trajectory.Odd Sub.somekey"] == 'a "quoted" \\ value\twith tab'
+    assert "diff.x.textconv" not in pairs and pairs["core.bare"] == "false"
+    assert vet(git_dir) == []
+
+
+def test_a_promisor_remote_in_the_config_never_reaches_out(project: Path, tmp_path: Path) -> None:
+    """A shadow config turned into a partial clone (written in place after the open, so only the overrides
+    stand): reading a missing object would make git fetch it lazily through an ``ext::`` command."""
+    recorded(project)
+    marker = tmp_path / "fetched"
+    with ShadowRepo(project) as repo:
+        git_dir = project / ".trajectory"
+        for key, value in (("core.repositoryFormatVersion", "1"), ("extensions.partialClone", "origin"),
+                           ("remote.origin.promisor", "true"), ("protocol.ext.allow", "always"),
+                           ("remote.origin.url", f"ext::sh -c touch% {marker}")):
+            git(git_dir, "config", "--file", "config", key, value)
+        assert repo.read_object("1234567890" * 4) is None
+        assert repo.resolve("refs/heads/shadow/main") is not None
+    assert not marker.exists()
+    plain = subprocess.run(["git", "--git-dir", str(git_dir), "cat-file", "-e", "1234567890" * 4],
+                           capture_output=True)
+    assert plain.returncode != 0 and marker.exists()  # the attack is real without the overrides
