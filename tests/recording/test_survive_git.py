@@ -110,6 +110,24 @@ def test_a_repository_made_before_gets_the_marker_when_opened(project: Path) -> 
     assert shadow_count(project) == count
 
 
+def test_a_marker_that_is_not_ours_is_replaced_so_git_inside_the_history_runs_nothing(project: Path,
+                                                                                      tmp_path: Path) -> None:
+    record_history(project)
+    marker_config = project / ".trajectory" / ".git" / "config"
+    ran = tmp_path / "fsmonitor-ran"
+    program = tmp_path / "fsmonitor.sh"
+    program.write_text(f"#!/bin/sh\ntouch {ran}\n")
+    program.chmod(0o755)
+    # a copied tree's marker: same HEAD, a config naming a program for git run inside .trajectory
+    marker_config.write_text(f"[core]\n\tbare = false\n\tworktree = ..\n\tfsmonitor = {program}\n")
+    assert not nested.has_marker(project / ".trajectory")
+    ProjectSession(project, TrajectorySettings.load(project)).close()
+    assert nested.has_marker(project / ".trajectory")
+    assert marker_config.read_text() == nested.MARKER_CONFIG
+    subprocess.run(["git", "status"], cwd=project / ".trajectory", capture_output=True)
+    assert not ran.exists()
+
+
 def test_a_project_below_the_top_of_its_work_tree_and_a_plain_directory(tmp_path: Path, plain_dir: Path) -> None:
     top = git_repo(tmp_path / "mono", {"packages/app [v2]/main.py": "print(1)\n", "README.md": "mono\n"},
                    commit="initial")

@@ -86,9 +86,15 @@ def ensure_excluded(info_exclude: Path, line: str) -> bool:
 
 
 def has_marker(git_dir: Path) -> bool:
-    """True when ``git_dir`` holds the marker (its ``HEAD`` says so)."""
+    """True when ``git_dir`` holds the marker exactly as :func:`write_marker` writes it: its ``HEAD`` and its
+    ``config`` (a ``.trajectory/.git`` that came with a copied tree, whose config could name programs for git
+    run inside ``.trajectory``, is not ours and gets replaced)."""
+    marker = git_dir / MARKER
     try:
-        return (git_dir / MARKER / "HEAD").read_text("utf-8") == MARKER_HEAD
+        if marker.is_symlink():
+            return False
+        return ((marker / "HEAD").read_text("utf-8") == MARKER_HEAD
+                and (marker / "config").read_text("utf-8") == MARKER_CONFIG)
     except (OSError, ValueError):
         return False
 
@@ -124,8 +130,9 @@ def write_marker(git_dir: Path) -> None:
 
 def remove_marker(git_dir: Path) -> None:
     """Remove the marker from ``git_dir`` (a repository moved aside: its own ``.gitignore`` hides it again)."""
-    if has_marker(git_dir):
-        shutil.rmtree(git_dir / MARKER, ignore_errors=True)
+    marker = git_dir / MARKER
+    if marker.is_dir() and not marker.is_symlink() and (marker / "HEAD").is_file():
+        shutil.rmtree(marker, ignore_errors=True)
 
 
 def protect(git_dir: Path, info_exclude: Path | None, prefix: str) -> str | None:
