@@ -70,6 +70,8 @@ OWN_RULES: tuple[tuple[str, str], ...] = (
     ("Anthropic or OpenAI key", r"\bsk-[A-Za-z0-9_-]{20,}"),
     # AWS (IAM user guide "Manage access keys"): an access key ID and, close after it, its 40-character secret.
     ("AWS key pair", r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?s:.{1,40}?)[A-Za-z0-9/+]{40}"),
+    # A passphrase is several words by definition (NIST SP 800-63B "memorized secret"): the rest of its line.
+    ("passphrase", r"(?i:passphrase[\"']?(?:[ \t]*(?::=|=>|[:=])|[ \t]+(?:is|was))[^\n]*)"),
     ("credential assignment", _KEYWORD),
 )
 
