@@ -78,9 +78,17 @@ class State:
 
 
 def query_args(request: Request) -> dict[str, str]:
-    """The query string as ``{name: last value}``, decoded as UTF-8 with ``surrogateescape``."""
+    """The query string as ``{name: last value}``, %-decoded as UTF-8.
+
+    Raises:
+        InvalidArgumentError: a name or value is not UTF-8 once %-decoded (``?q=%ff``): the page answers 400.
+    """
     raw = request.scope.get("query_string", b"").decode("latin-1")
-    return dict(parse_qsl(raw, keep_blank_values=True, encoding="utf-8", errors="surrogateescape"))
+    try:
+        return dict(parse_qsl(raw, keep_blank_values=True, encoding="utf-8", errors="strict"))
+    except UnicodeDecodeError:
+        raise InvalidArgumentError("the query string is not UTF-8 once %-decoded; percent-encode the UTF-8 bytes "
+                                   "of each value (e.g. %C3%A9 for é)") from None
 
 
 def _text(args: dict[str, str], name: str) -> str:
