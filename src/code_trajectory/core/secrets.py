@@ -8,7 +8,7 @@ The rules are data: the token formats detect-secrets publishes (:mod:`.secret_ru
 installed detect-secrets by ``scripts/sync_secret_rules.py``) and :data:`OWN_RULES` (formats detect-secrets lacks,
 or whose pattern RE2 rejects, each with the document that defines the format). All are compiled into one RE2
 expression (google-re2: linear in the text's length, no backtracking; Python's ``re`` is never used on the text):
-a 1 MB text of any content is scanned in tens of milliseconds (``bench/secrets.py``). Neighbouring secrets, less than
+a 1 MB text of any content is scanned in tens of milliseconds (``bench/redaction.py``). Neighbouring secrets, less than
 :data:`JOIN_GAP` characters apart, become one ``[redacted]``, so the number of replacements (each costs a Python
 call) stays a fraction of the text's length.
 """

@@ -2,7 +2,7 @@
 
 Texts: random printable characters, ``a-a-a…``, ``password=`` repeated, short assignments and AWS key IDs repeated
 (many matches), secrets 17 characters apart (past the join gap: one replacement each), non-ASCII text.
-Prints the median of ``--runs`` per text, milliseconds, and the first compile. Usage: ``python bench/secrets.py``.
+Prints the median of ``--runs`` per text, milliseconds, and the first compile. Usage: ``python bench/redaction.py``.
 """
 
 from __future__ import annotations
