@@ -107,5 +107,5 @@ def test_secret_content() -> None:
     assert secret_content(b"PuTTY-User-Key-File-3: ssh-ed25519\n") == "it holds a private key"
     assert secret_content(b"//registry.npmjs.org/:_authToken=npm_abc\n") is not None
     for harmless in (b"", b"print('PRIVATE KEY handling')\n", b"registry=https://registry.npmjs.org/\n",
-                     b"# set _authToken in your user .npmrc\n"):
+                     b"# set _authToken in your user .npmrc\n", b"//registry.npmjs.org/:_authToken=${NPM_TOKEN}\n"):
         assert secret_content(harmless) is None

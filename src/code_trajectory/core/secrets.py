@@ -140,7 +140,7 @@ def _content_matcher():
     options.log_errors = False
     options.never_capture = True
     return re2.compile(rb"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d|"
-                       rb"(?m:^[ \t]*(?:@[\w.-]+:)?(?://[^\s]*:)?_authToken[ \t]*=[ \t]*\S)", options)
+                       rb"(?m:^[ \t]*(?:@[\w.-]+:)?(?://[^\s]*:)?_authToken[ \t]*=[ \t]*[^\s$])", options)
 
 
 def secret_content(data: bytes) -> str | None:
@@ -148,7 +148,8 @@ def secret_content(data: bytes) -> str | None:
 
     A file is a secret when it holds a private key block (RFC 7468 ``-----BEGIN ... PRIVATE KEY-----``, OpenSSH,
     OpenPGP; a key inside a JSON string, as in a Google service-account file, counts) or a PuTTY key file, or sets
-    an npm registry token (``//registry/:_authToken=…``, npm docs "npmrc"). A substring test comes first, so
+    an npm registry token (``//registry/:_authToken=…``, npm docs "npmrc"; not a ``${VARIABLE}`` reference, which
+    npm expands from the environment). A substring test comes first, so
     ordinary files cost one scan of their bytes in C.
     """
     if _PRIVATE_KEY_MARK not in data and _NPM_TOKEN_MARK not in data and b"PuTTY-User-Key-File-" not in data:
