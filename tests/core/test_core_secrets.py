@@ -53,7 +53,7 @@ def test_each_format_is_redacted(kind: str, secret: str, template: str) -> None:
 
 def test_ordinary_text_is_kept_and_context_survives() -> None:
     for text in ("Fix the login retry in src/auth.py (issue #12)", "Rename tokenize() to lex()",
-                 "Serve on 203.0.113.7:8080", "a-" * 50, "", "naïve café 😀", "the passphrase field is empty"):
+                 "Serve on 203.0.113.7:8080", "a-" * 50, "Refresh when the token is expired", "", "naïve café 😀", "the passphrase field is empty"):
         assert redact(text) == text
     assert redact("deploy with API_KEY=sk-abc123 now") == "deploy with [redacted] now"
     assert redact("  pwd=x  ") == f"  {REDACTED}  "  # whitespace around a secret is kept

@@ -262,7 +262,7 @@ class Recorder(RecoveryMixin):
                 contents: dict[str, str] = {}
                 entries, oversize = write_blobs(self.repo, self.root, to_hash, self.settings.max_file_bytes,
                                                 secrets=contents)
-                secretfiles.note_snapshot(self.repo.state_dir, [i.rel for i in to_hash], contents)
+                secretfiles.note_snapshot(self.repo.state_dir, [*(i.rel for i in to_hash), *changes], contents)
                 removed = [rel for rel, entry in changes.items() if entry is None]
                 changes.update(entries)
                 tree = trees.apply_changes(self.repo, base, changes)

@@ -49,7 +49,10 @@ def note_snapshot(state_dir: Path, looked: Iterable[str], contents: dict[str, st
     """Update the list for the paths a snapshot read (``looked``): those in ``contents`` are secrets, the others
     are not (any more)."""
     current = load(state_dir)
-    updated = {k: v for k, v in current.items() if k not in set(looked) or k.endswith("/")}
+    if not current and not contents:
+        return
+    read = set(looked)
+    updated = {k: v for k, v in current.items() if k not in read or k.endswith("/")}
     updated.update(contents)
     if updated != current:
         _save(state_dir, updated)
