@@ -48,7 +48,8 @@ def newest(root: Path) -> log.CommitRecord:
 
 
 def test_intent_from_prompt() -> None:
-    assert intent_from_prompt("deploy with API_KEY=sk-abc123 and password: 'hunter2'") == "deploy with [redacted]"
+    assert intent_from_prompt("deploy with API_KEY=sk-abc123 and password: 'hunter2'") == \
+        "deploy with [redacted] and [redacted]"
     assert intent_from_prompt("\n\n  Fix the login bug\nand more") == "Fix the login bug"
     assert len(intent_from_prompt("x" * 500)) == 200
     assert intent_from_prompt("   \n ") is None

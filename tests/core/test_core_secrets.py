@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from code_trajectory.core.secret_rules_upstream import DROPPED
-from code_trajectory.core.secrets import REDACTED, redact, secret_content
+from code_trajectory.core.secrets import JOIN_FROM, REDACTED, redact, secret_content
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -58,6 +58,9 @@ def test_ordinary_text_is_kept_and_context_survives() -> None:
     assert redact("deploy with API_KEY=sk-abc123 now") == "deploy with [redacted] now"
     assert redact("  pwd=x  ") == f"  {REDACTED}  "  # whitespace around a secret is kept
     assert redact("lone \udc00 surrogate, pwd=x") == f"lone \udc00 surrogate, {REDACTED}"
+    pair = "pwd=a1 and pwd=b2"
+    assert redact(pair) == f"{REDACTED} and {REDACTED}"  # a short text: one by one
+    assert redact("x " * JOIN_FROM + pair).endswith(f"x {REDACTED}")  # a long one: neighbours together
 
 
 #: For each detect-secrets pattern RE2 rejects (secret_rules_upstream.DROPPED): a secret of that format, to show the

@@ -8,9 +8,9 @@ The rules are data: the token formats detect-secrets publishes (:mod:`.secret_ru
 installed detect-secrets by ``scripts/sync_secret_rules.py``) and :data:`OWN_RULES` (formats detect-secrets lacks,
 or whose pattern RE2 rejects, each with the document that defines the format). All are compiled into one RE2
 expression (google-re2: linear in the text's length, no backtracking; Python's ``re`` is never used on the text):
-a 1 MB text of any content is redacted in 2 to 80 milliseconds (``bench/redaction.py``). Neighbouring secrets, at
-most :data:`JOIN_GAP` characters apart, become one ``[redacted]``, so the number of replacements (each costs a
-Python call) stays under ``len(text) / JOIN_GAP``.
+a 1 MB text of any content is redacted in 2 to 80 milliseconds (``bench/redaction.py``). In a long text,
+neighbouring secrets at most :data:`JOIN_GAP` characters apart become one ``[redacted]``, so the number of
+replacements (each costs a Python call) stays under ``len(text) / JOIN_GAP``.
 """
 
 from __future__ import annotations
@@ -20,8 +20,10 @@ import functools
 #: What a secret is replaced with.
 REDACTED = "[redacted]"
 _REDACTED_BYTES = REDACTED.encode()
-#: Secrets at most this many characters apart are redacted together, with the text between them.
+#: In a text longer than :data:`JOIN_FROM` bytes, secrets at most this many characters apart are redacted together,
+#: with the text between them (a shorter text, such as an intent, has its secrets replaced one by one).
 JOIN_GAP = 64
+JOIN_FROM = 16 * 1024
 
 #: Values assigned to secret-named keys: ``password=…``, ``pwd: …``, ``"api_key": "…"``
 #: (the key names of detect-secrets' KeywordDetector, whose patterns RE2 rejects, and of the credentials
@@ -79,9 +81,10 @@ OWN_RULES: tuple[tuple[str, str], ...] = (
 )
 
 
-@functools.lru_cache(maxsize=1)
-def _matcher():
-    """The compiled RE2 expression of every rule, one secret or a run of close ones per match."""
+@functools.lru_cache(maxsize=2)
+def _matcher(joined: bool):
+    """The compiled RE2 expression of every rule: one secret per match, or (``joined``) a run of secrets at most
+    :data:`JOIN_GAP` characters apart (twice the program, so compiled only for long texts)."""
     import re2
 
     from code_trajectory.core.secret_rules_upstream import RULES
@@ -92,7 +95,7 @@ def _matcher():
     options.max_mem = 64 << 20
     alternatives = "|".join(f"(?:{pattern})" for _name, pattern in (*OWN_RULES, *RULES))
     one = f"(?:{alternatives})"
-    return re2.compile(f"{one}(?:(?s:.{{0,{JOIN_GAP}}}?){one})*", options)
+    return re2.compile(f"{one}(?:(?s:.{{0,{JOIN_GAP}}}?){one})*" if joined else one, options)
 
 
 def redact(text: str) -> str:
@@ -107,7 +110,7 @@ def redact(text: str) -> str:
     if not text:
         return text
     data = text.encode("utf-8", "surrogatepass")
-    regexp = _matcher()
+    regexp = _matcher(len(data) > JOIN_FROM)
     pieces: list[bytes] = []
     end = 0
     for match in regexp.finditer(data):
