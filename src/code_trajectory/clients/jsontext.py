@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from json.decoder import scanstring
+from json.decoder import scanstring  # type: ignore[attr-defined]  # public in json/decoder.py, not in typeshed
 from typing import Any
 
 #: Deepest nesting read (objects and arrays), far beyond any client config; deeper is refused, never a crash.
