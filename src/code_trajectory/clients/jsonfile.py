@@ -29,7 +29,6 @@ from __future__ import annotations
 import copy
 import datetime as _dt
 import difflib
-import json
 import os
 import tempfile
 from collections.abc import Callable
@@ -140,7 +139,7 @@ def read(path: Path) -> Loaded:
         data, extensions = jsontext.loads(body, duplicates)
     except jsontext.JSONTextError as exc:
         try:  # JSON5 beyond JSONC (single quotes, hex numbers...): readable, but a rewrite would change its text
-            data = _loads(body, [], jsonc=True)
+            data = _json5_loads(body)
         except (ValueError, RecursionError):
             return Loaded(exists=True, text=text, data=None, problem=f"is not valid JSON ({exc})", **style)
         return Loaded(exists=True, text=text, data=data if isinstance(data, dict) else None, problem=None,
@@ -151,37 +150,27 @@ def read(path: Path) -> Loaded:
         dup = f"repeats the key {duplicates[0]!r}, of which a rewrite keeps only the last value"
         problem = f"{problem}; {dup}" if problem else dup
     if not isinstance(data, dict):
-        kind = "a list" if isinstance(data, list) else f"a {type(data).__name__}"
-        return Loaded(exists=True, text=text, data=None, problem=f"holds {kind} at the top level, not an object",
+        return Loaded(exists=True, text=text, data=None, problem=f"holds {kind_of(data)} at the top level, not an object",
                       **style)
     return Loaded(exists=True, text=text, data=data, problem=problem, **style)
 
 
 def kind_of(value: Any) -> str:
     """How a JSON value is named in messages: ``a list``, ``null``, ``a str``, ``a dict``..."""
-    return "a list" if isinstance(value, list) else "null" if value is None else f"a {type(value).__name__}"
+    if isinstance(value, list):
+        return "a list"
+    return "null" if value is None else f"a {jsontext.type_name(value)}"
 
 
-def _loads(text: str, duplicates: list[str], *, jsonc: bool = False) -> Any:
-    """``json.loads`` (``json5.loads`` when ``jsonc``: comments and trailing commas accepted) that appends to
-    ``duplicates`` each key repeated within one object (values as ``json`` reads them: no source text kept).
+def _json5_loads(text: str) -> Any:
+    """``json5.loads``: JSON5, a superset of JSONC (values as Python reads them: no source text kept).
 
     Raises:
-        ValueError: the text is not valid JSON (or JSONC).
+        ValueError: the text is not valid JSON5.
     """
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        obj: dict[str, Any] = {}
-        for key, value in items:
-            if key in obj:
-                duplicates.append(key)
-            obj[key] = value
-        return obj
+    import json5
 
-    if jsonc:
-        import json5
-
-        return json5.loads(text, object_pairs_hook=pairs)
-    return json.loads(text, object_pairs_hook=pairs)
+    return json5.loads(text)
 
 
 def dumps(data: dict[str, Any], loaded: Loaded) -> str:

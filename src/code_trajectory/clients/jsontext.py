@@ -42,6 +42,14 @@ class RawFloat(float):
     raw: str
 
 
+def type_name(value: Any) -> str:
+    """The Python type name of a JSON value, a read one as its plain type: ``str``, ``int``, ``float``, ``dict``..."""
+    for plain in (bool, RawStr, RawInt, RawFloat):
+        if isinstance(value, plain):
+            return plain.__mro__[1].__name__ if plain is not bool else "bool"
+    return type(value).__name__
+
+
 def _raw(cls: type, value: Any, raw: str) -> Any:
     item = cls(value)
     item.raw = raw
