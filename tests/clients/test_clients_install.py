@@ -6,6 +6,7 @@ import datetime as dt
 import json
 import os
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ import pytest
 from code_trajectory.clients import install as inst
 from code_trajectory.clients.registry import CLIENTS, client
 from code_trajectory.core.errors import InvalidArgumentError, TrajectoryError
+from conftest import server_command, subprocess_env
 
 EXE = "/opt/ct/bin/code-trajectory"
 NEW_EXE = "/opt/ct2/bin/code-trajectory"
@@ -397,3 +399,43 @@ def test_unwritable_directory_is_a_clear_error(proj: Path, env: dict[str, str]) 
             run_install("cursor", proj, env)
     finally:
         (proj / ".cursor").chmod(0o700)
+
+
+# --- issue 21, part 7: values we do not own keep their text, through the CLI -----------------------------------------
+
+FOREIGN = ('{\n  "big": 1e400,\n  "one": 1.0,\n  "exp": 1E5,\n  "neg": -0,\n  "esc": "\\u00e9\\/x",\n'
+           '  "lone": "\\udc00 and \\uD800",\n  "mcpServers": {\n    "other": {"command": "x", "args": ["\\ud83d\\ude00"]}\n'
+           '  },\n  "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "mine", "timeout": 1e1}]}]}\n}\n')
+TOKENS = ("1e400", "1.0", "1E5", "-0", '"\\u00e9\\/x"', '"\\udc00 and \\uD800"', '"\\ud83d\\ude00"', "1e1")
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*server_command(), *args], capture_output=True, text=True, timeout=120,
+                          env=subprocess_env())
+
+
+def test_install_and_uninstall_keep_the_text_of_values_they_do_not_own(proj: Path) -> None:
+    mcp, settings = proj / ".mcp.json", proj / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    for path in (mcp, settings):
+        path.write_text(FOREIGN)
+    done = run_cli("install", "claude-code", "--hooks", "--project", str(proj))
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    for path in (mcp, settings):
+        text = path.read_text()
+        assert "Infinity" not in text and all(token in text for token in TOKENS), text
+        assert not list(path.parent.glob(path.name + ".bak-*"))  # nothing lost, so nothing to back up
+    assert "code-trajectory" in json.loads(mcp.read_text())["mcpServers"]
+    done = run_cli("uninstall", "claude-code", "--project", str(proj))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(mcp.read_text()) == json.loads(FOREIGN)
+    assert all(token in mcp.read_text() for token in TOKENS)
+
+
+def test_json5_beyond_jsonc_is_refused_in_one_line_and_left_as_it_was(proj: Path) -> None:
+    mcp = proj / ".mcp.json"
+    mcp.write_text("{'mcpServers': {}, n: 0x10}\n")
+    done = run_cli("install", "claude-code", "--project", str(proj))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "JSON5" in done.stderr
+    assert mcp.read_text() == "{'mcpServers': {}, n: 0x10}\n"

@@ -194,3 +194,18 @@ def test_atomic_write_failure_is_a_clear_error_and_leaves_nothing(tmp_path: Path
     with pytest.raises(TrajectoryError, match="cannot write .*blocker/c.json"):
         jsonfile.atomic_write(tmp_path / "blocker" / "c.json", "{}\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["blocker"]
+
+
+def test_jsontext_keeps_source_text_and_refuses_deep_nesting() -> None:
+    from code_trajectory.clients import jsontext
+
+    text = '{"a": 1e400, "b": [1E5, -0, 1.0], "c": "\\u00e9\\udc00", "a": 2}'
+    dup: list[str] = []
+    value, extensions = jsontext.loads(text, dup)
+    assert dup == ["a"] and not extensions and list(value) == ["a", "b", "c"] and value["a"] == 2
+    value["new"] = "\udc00 ours"  # a value created after reading, with a lone surrogate: escaped, never a crash
+    out = jsontext.dumps(value)
+    assert '"b": [\n    1E5,\n    -0,\n    1.0\n  ]' in out and '"\\u00e9\\udc00"' in out and '"\\udc00 ours"' in out
+    out.encode("utf-8")
+    with pytest.raises(jsontext.JSONTextError):
+        jsontext.loads("[" * 100_000)

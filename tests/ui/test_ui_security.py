@@ -116,6 +116,15 @@ def test_bad_requests_are_messages_not_tracebacks(ui, monkeypatch: pytest.Monkey
     assert status == 404 and b"not a snapshot id" in body
     status, _, body = request(ui.port, "GET", "/?view=sideways", headers=headers)
     assert status == 400 and b"view must be one of" in body
+    for target in ("/?q=%ff", "/?view=%c3%28", "/fragment/rows?q=a%ffb", "/fragment/rows?cursor=%ff",
+                   f"/fragment/diff/{ui.commits['v1']}?symbols=%fe", "/api/poll?tip=%ff", "/?%ff=1", "/?file%ff=1",
+                   "/?branch=%ff", "/?path=%ff", "/fragment/rows?path=%ff", "/api/poll?branch=%ff"):
+        status, _, body = request(ui.port, "GET", target, headers=headers)
+        assert status == 400 and b"not UTF-8" in body and b"Traceback" not in body, (target, status, body[:200])
+    # a file name may be bytes that are not UTF-8 (test_ui_paths.py): never a 500 for it either
+    for target in ("/fragment/file?file=%ff", f"/fragment/diff/{ui.commits['v1']}?file=%fe", "/?file=%ff"):
+        status, _, body = request(ui.port, "GET", target, headers=headers)
+        assert status < 500 and b"Traceback" not in body, (target, status, body[:200])
     status, _, body = request(ui.port, "GET", "/fragment/rows?cursor=" + "e" * 40, headers=headers)
     assert status == 409 and json.loads(body)["error"].startswith("the history changed")
     post = {**headers, CSRF_HEADER: csrf_value(ui.token), "Content-Type": "application/json"}

@@ -12,6 +12,9 @@ Claude Code writes the event's JSON on the hook's stdin (Claude Code hooks refer
   :mod:`code_trajectory.recording.checkpoint_requests`; it answers within a second), else a full scan here
   records what changed.
 
+The project is ``--project`` (install writes it into every hook); without it, the recorded project holding stdin's
+``cwd``: a hook without ``--project`` never creates ``.trajectory/``, it does nothing where no history exists.
+
 A hook never fails the agent: it always exits 0 and says what went wrong on stderr. It imports neither the MCP SDK
 nor the watcher, and an edit costs one O(changed) snapshot, so it adds little to the agent's turn.
 """
@@ -20,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -31,37 +33,20 @@ EVENTS = ("prompt", "edit", "stop")
 EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
 #: Longest intent taken from a prompt, characters (as set_trajectory_intent).
 MAX_INTENT_CHARS = 200
-#: Secrets in a prompt, replaced by ``[redacted]`` before it becomes an intent: assignments to secret-named keys
-#: (the deny list's credentials: passwords, tokens, API keys) and the token formats of common providers (as
-#: published by AWS, GitHub, Slack, Stripe, OpenAI/Anthropic and in PEM headers).
-SECRET_PATTERNS: tuple[tuple[str, int], ...] = (
-    (r"(?i)\b([\w.-]*(?:password|passwd|secret|token|api[_-]?key|access[_-]?key|credential)s?[\w.-]*)"
-     r"(\s*[:=]\s*)(\"[^\"]*\"|'[^']*'|\S+)", 0),
-    (r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", 0),
-    (r"\bgh[pousr]_[A-Za-z0-9]{20,}\b", 0),
-    (r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b", 0),
-    (r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}\b", 0),
-    (r"\bsk-(?:ant-)?[A-Za-z0-9_-]{16,}\b", 0),
-    (r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)", re.S),
-    (r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]+:[^\s@/]+@", 0),  # credentials in a URL
-)
-
-
-def redact(text: str) -> str:
-    """``text`` with secrets replaced by ``[redacted]`` (see :data:`SECRET_PATTERNS`; compiled on first use, so an
-    edit or stop hook does not pay for them)."""
-    for source, flags in SECRET_PATTERNS:
-        pattern = re.compile(source, flags)  # re caches compiled patterns
-        if pattern.groups >= 3:
-            text = pattern.sub(lambda m: f"{m.group(1)}{m.group(2)}[redacted]", text)
-        else:
-            text = pattern.sub("[redacted]", text)
-    return text
+#: Characters of the first line redacted beyond the intent's length, so that a secret the cut would split is still
+#: recognised whole (longer than any token format of :mod:`code_trajectory.core.secrets`); the rest is never read.
+REDACT_WINDOW = 4096
 
 
 def intent_from_prompt(prompt: str) -> str | None:
-    """The intent a prompt gives: its first non-empty line, secrets redacted, at most 200 characters."""
-    line = next((line.strip() for line in redact(prompt).splitlines() if line.strip()), "")
+    """The intent a prompt gives: its first non-empty line, secrets redacted, at most 200 characters.
+
+    Only the start of that line is redacted (:data:`REDACT_WINDOW`), so a prompt of any size costs the same.
+    """
+    from code_trajectory.core.secrets import redact
+
+    head = prompt.lstrip()[:MAX_INTENT_CHARS + REDACT_WINDOW]
+    line = redact(head.splitlines()[0] if head else "").strip()
     if not line:
         return None
     return line if len(line) <= MAX_INTENT_CHARS else line[:MAX_INTENT_CHARS - 1].rstrip() + "…"
@@ -86,20 +71,42 @@ def hook(args: argparse.Namespace) -> int:
     return 0
 
 
-def _project(option: str | None, payload: dict) -> Path:
-    from code_trajectory.project import find_project_root
+def _project(option: str | None, payload: dict) -> Path | None:
+    """The project a hook acts on: ``--project`` (as installed), else the recorded project holding stdin's ``cwd``.
 
-    start = option or payload.get("cwd") or "."
-    return find_project_root(start)
+    Without ``--project`` the hook never starts a history: it acts only on a directory that already holds a shadow
+    repository (``.trajectory/HEAD``), the ``cwd`` itself or its nearest parent that does, up to the file system
+    root; None when there is none. A found project is still subject to the guard of every front end
+    (:func:`code_trajectory.project.check_recordable`: never the file system root, the home directory, our storage).
+
+    Raises:
+        ProjectError: the recorded directory found is one that must never be recorded.
+        ValueError: ``cwd`` is not a path.
+    """
+    from code_trajectory.project import check_recordable, find_project_root, has_shadow_repo
+
+    if option:
+        return find_project_root(option)
+    cwd = payload.get("cwd", ".")
+    if not isinstance(cwd, str) or not cwd or "\0" in cwd:
+        raise ValueError(f"the hook input's cwd is not a directory path: {cwd!r}")
+    here = Path(cwd).expanduser().resolve()
+    found = next((d for d in (here, *here.parents) if has_shadow_repo(d)), None)
+    if found is not None:
+        check_recordable(found, creating=False)
+    return found
 
 
 def handle(event: str, payload: dict, project: str | None) -> str | None:
-    """Do what ``event`` asks for the project; return a note for stderr, or None when all went well.
+    """Do what ``event`` asks for the project; return a note for stderr, or None when all went well (or when,
+    without ``--project``, the ``cwd`` belongs to no recorded project: nothing to do).
 
     Raises:
         TrajectoryError, ValueError: the event cannot be handled (the caller reports it and exits 0).
     """
     root = _project(project, payload)
+    if root is None:
+        return None
     if event == "prompt":
         return _prompt(root, payload)
     if event == "edit":

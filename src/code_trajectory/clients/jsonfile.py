@@ -8,6 +8,10 @@ Guarantees:
 - *No change, no write*: when ``mutate`` leaves the object equal to what was read, the file is not
   touched (same bytes, same mtime).
 - *Order kept*: objects keep their key order (``json`` keeps insertion order both ways).
+- *Values kept as written*: every string and number of the file keeps its text (``1e400``, ``1E5``, ``1.0``,
+  ``"\\u00e9"``, a lone surrogate's ``"\\udc00"``): only our own entries are serialized anew
+  (:mod:`code_trajectory.clients.jsontext`). A file using JSON5 syntax beyond JSONC (single quotes, hex
+  numbers, ``NaN``), whose values a rewrite would change, is never rewritten: :func:`edit` raises one line.
 - *Tolerant read*: comments (``//``, ``/* */``) and trailing commas are accepted (JSONC, as VS Code
   writes; read with the ``json5`` package); an empty file reads as ``{}``; a UTF-8 byte-order mark is kept.
 - *Backups*: a file whose content a rewrite would lose in part (invalid JSON, a top level that is
@@ -25,7 +29,6 @@ from __future__ import annotations
 import copy
 import datetime as _dt
 import difflib
-import json
 import os
 import tempfile
 from collections.abc import Callable
@@ -33,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from code_trajectory.clients import jsontext
 from code_trajectory.core.errors import TrajectoryError
 
 _BOM = "\ufeff"
@@ -51,6 +55,8 @@ class Loaded:
         indent: the indent to write with (spaces count, or ``"\\t"``).
         newline: ``"\\n"`` or ``"\\r\\n"``, as the file had.
         bom: whether the file began with a UTF-8 byte-order mark.
+        refuse: why the file must not be rewritten (JSON5 syntax beyond JSONC, whose values a rewrite would write
+            differently), or None; :func:`edit` then changes nothing and raises.
     """
 
     exists: bool
@@ -60,6 +66,7 @@ class Loaded:
     indent: int | str = 2
     newline: str = "\n"
     bom: bool = False
+    refuse: str | None = None
 
 
 @dataclass(frozen=True)
@@ -129,56 +136,47 @@ def read(path: Path) -> Loaded:
     problem = None
     duplicates: list[str] = []
     try:
-        data = _loads(body, duplicates)
-    except json.JSONDecodeError as exc:
-        try:  # JSONC, as VS Code writes it (the json5 package reads a superset of it)
-            duplicates.clear()
-            data = _loads(body, duplicates, jsonc=True)
+        data, extensions = jsontext.loads(body, duplicates)
+    except jsontext.JSONTextError as exc:
+        try:  # JSON5 beyond JSONC (single quotes, hex numbers...): readable, but a rewrite would change its text
+            data = _json5_loads(body)
         except (ValueError, RecursionError):
             return Loaded(exists=True, text=text, data=None, problem=f"is not valid JSON ({exc})", **style)
+        return Loaded(exists=True, text=text, data=data if isinstance(data, dict) else None, problem=None,
+                      refuse=f"uses JSON5 syntax that is not JSON ({exc}), which a rewrite would change", **style)
+    if extensions:
         problem = "holds comments or trailing commas, which a rewrite drops"
-    except RecursionError:
-        return Loaded(exists=True, text=text, data=None, problem="is not valid JSON (nested too deeply)", **style)
     if duplicates:
         dup = f"repeats the key {duplicates[0]!r}, of which a rewrite keeps only the last value"
         problem = f"{problem}; {dup}" if problem else dup
     if not isinstance(data, dict):
-        kind = "a list" if isinstance(data, list) else f"a {type(data).__name__}"
-        return Loaded(exists=True, text=text, data=None, problem=f"holds {kind} at the top level, not an object",
+        return Loaded(exists=True, text=text, data=None, problem=f"holds {kind_of(data)} at the top level, not an object",
                       **style)
     return Loaded(exists=True, text=text, data=data, problem=problem, **style)
 
 
 def kind_of(value: Any) -> str:
     """How a JSON value is named in messages: ``a list``, ``null``, ``a str``, ``a dict``..."""
-    return "a list" if isinstance(value, list) else "null" if value is None else f"a {type(value).__name__}"
+    if isinstance(value, list):
+        return "a list"
+    return "null" if value is None else f"a {jsontext.type_name(value)}"
 
 
-def _loads(text: str, duplicates: list[str], *, jsonc: bool = False) -> Any:
-    """``json.loads`` (``json5.loads`` when ``jsonc``: comments and trailing commas accepted) that appends to
-    ``duplicates`` each key repeated within one object.
+def _json5_loads(text: str) -> Any:
+    """``json5.loads``: JSON5, a superset of JSONC (values as Python reads them: no source text kept).
 
     Raises:
-        ValueError: the text is not valid JSON (or JSONC).
+        ValueError: the text is not valid JSON5.
     """
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        obj: dict[str, Any] = {}
-        for key, value in items:
-            if key in obj:
-                duplicates.append(key)
-            obj[key] = value
-        return obj
+    import json5
 
-    if jsonc:
-        import json5
-
-        return json5.loads(text, object_pairs_hook=pairs)
-    return json.loads(text, object_pairs_hook=pairs)
+    return json5.loads(text)
 
 
 def dumps(data: dict[str, Any], loaded: Loaded) -> str:
-    """``data`` as text in the style of ``loaded``: its indent, line endings and BOM, a final newline."""
-    text = json.dumps(data, indent=loaded.indent, ensure_ascii=False) + "\n"
+    """``data`` as text in the style of ``loaded``: its indent, line endings and BOM, a final newline; every value
+    read from the file keeps its text as written (:func:`code_trajectory.clients.jsontext.dumps`)."""
+    text = jsontext.dumps(data, loaded.indent) + "\n"
     if loaded.newline != "\n":
         text = text.replace("\n", loaded.newline)
     return (_BOM + text) if loaded.bom else text
@@ -313,6 +311,9 @@ def edit(path: Path, mutate: Mutator, *, dry_run: bool = False, replace_unreadab
     changed = data != before or loaded.data is None
     if not changed:
         return Edit(path, "unchanged" if loaded.exists else "absent", None, None, "", dry_run)
+    if loaded.refuse:
+        raise TrajectoryError(f"{path} {loaded.refuse}; left as it was: make it plain JSON (or JSONC) and run "
+                              "again, or add the entry by hand")
     new_text = dumps(data, loaded)
     if loaded.exists and new_text == loaded.text:
         return Edit(path, "unchanged", None, None, "", dry_run)

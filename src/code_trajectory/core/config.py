@@ -91,6 +91,9 @@ DEFAULT_DENY_PATTERNS: tuple[str, ...] = (
     ".npmrc", ".pypirc", ".netrc", "_netrc", ".git-credentials", "credentials.json",
     "*.p12", "*.pfx", "*.jks", "*.keystore", ".aws/", ".ssh/", ".gnupg/", ".docker/config.json",
     "*.kdbx", "secrets.yml", "secrets.yaml", ".htpasswd",
+    # credentials files of common tools: PostgreSQL's password file (.pgpass), direnv's environment (.envrc),
+    # Terraform state (it stores resource secrets in plain text), Kubernetes client configs, Vault's token helper
+    ".pgpass", ".envrc", "*.tfstate", "*.tfstate.backup", "kubeconfig", "*.kubeconfig", ".kube/", ".vault-token",
 )
 
 

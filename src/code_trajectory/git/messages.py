@@ -16,6 +16,9 @@ The first line is for people and models; code reads only the trailers (parsed by
 git itself, ``%(trailers)``), never the prose. The intent part of the first line
 is left out when no intent is set. A consolidation's first line is
 ``[CONSOLIDATE] <ISO timestamp> - <intent>``.
+
+Free text (intents, checkpoint notes, git's reflog and operation labels, how a restore's source was named) goes
+through :func:`code_trajectory.core.secrets.redact` first (:func:`free_text`), so no message holds a secret.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime
+
+from code_trajectory.core.secrets import redact
 
 SNAPSHOT_PREFIX = "[AUTO-TRJ]"
 CONSOLIDATE_PREFIX = "[CONSOLIDATE]"
@@ -120,6 +125,11 @@ def one_line(text: str, limit: int = MAX_INTENT_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
+def free_text(text: str, limit: int = MAX_INTENT_CHARS) -> str:
+    """``text`` with secrets redacted (:func:`code_trajectory.core.secrets.redact`), then :func:`one_line`."""
+    return one_line(redact(text), limit)
+
+
 def summarize(changes: list[FileChange], max_items: int = SUBJECT_FILES) -> str:
     """Brief diff summary: the first ``max_items`` changes, then ``... and N more``."""
     if not changes:
@@ -144,9 +154,9 @@ def snapshot_message(*, when: datetime, intent: str | None, branch: str, changes
     """
     parts = [f"{SNAPSHOT_PREFIX} {when.strftime('%H:%M:%S')}"]
     if intent:
-        parts.append(one_line(intent))
+        parts.append(free_text(intent))
     if note:
-        parts.append(f"checkpoint: {one_line(note, 120)}")
+        parts.append(f"checkpoint: {free_text(note, 120)}")
     parts.append(summarize(changes))
     subject = " - ".join(parts)
     body = [c.describe() for c in changes[:BODY_FILES]]
@@ -154,9 +164,9 @@ def snapshot_message(*, when: datetime, intent: str | None, branch: str, changes
         body.append(f"... and {len(changes) - BODY_FILES} more")
     trailers = [(TRAILER_KIND, kind)]
     if intent:
-        trailers.append((TRAILER_INTENT, one_line(intent)))
+        trailers.append((TRAILER_INTENT, free_text(intent)))
     if note:
-        trailers.append((TRAILER_CHECKPOINT, one_line(note)))
+        trailers.append((TRAILER_CHECKPOINT, free_text(note)))
     if origin:
         trailers.append((TRAILER_ORIGIN, one_line(origin, 300)))
     trailers += [(TRAILER_BRANCH, branch), (TRAILER_TIMESTAMP, when.isoformat())]
@@ -177,8 +187,8 @@ def git_operation_message(*, when: datetime, label: str, kind: str, reflog: str,
         changes: the file changes against the parent commit.
     """
     head, _, rest = label.partition("] ")
-    subject = f"{head}] {when.strftime('%H:%M:%S')} - {one_line(rest, 120)} - {summarize(changes)}"
-    body = [f"reflog: {one_line(reflog, 300)}", ""] + [c.describe() for c in changes[:BODY_FILES]]
+    subject = f"{head}] {when.strftime('%H:%M:%S')} - {free_text(rest, 120)} - {summarize(changes)}"
+    body = [f"reflog: {free_text(reflog, 300)}", ""] + [c.describe() for c in changes[:BODY_FILES]]
     if len(changes) > BODY_FILES:
         body.append(f"... and {len(changes) - BODY_FILES} more")
     trailers = [(TRAILER_KIND, KIND_GIT), (TRAILER_GIT_OPERATION, kind), (TRAILER_BRANCH, branch),
@@ -198,16 +208,16 @@ def restore_message(*, when: datetime, intent: str | None, branch: str, changes:
         source: the snapshot restored from (full commit id, kept in ``Trajectory-Restored-From``).
         how: how the snapshot was named (``checkpoint "before refactor"``, ``~2``...).
     """
-    parts = [f"{RESTORE_PREFIX} {when.strftime('%H:%M:%S')}", f"from {source[:12]} ({one_line(how, 80)})"]
+    parts = [f"{RESTORE_PREFIX} {when.strftime('%H:%M:%S')}", f"from {source[:12]} ({free_text(how, 80)})"]
     if intent:
-        parts.insert(1, one_line(intent))
+        parts.insert(1, free_text(intent))
     parts.append(summarize(changes))
     body = [c.describe() for c in changes[:BODY_FILES]]
     if len(changes) > BODY_FILES:
         body.append(f"... and {len(changes) - BODY_FILES} more")
     trailers = [(TRAILER_KIND, KIND_RESTORE), (TRAILER_RESTORED_FROM, source)]
     if intent:
-        trailers.append((TRAILER_INTENT, one_line(intent)))
+        trailers.append((TRAILER_INTENT, free_text(intent)))
     trailers += [(TRAILER_BRANCH, branch), (TRAILER_TIMESTAMP, when.isoformat())]
     return _assemble(" - ".join(parts), body, trailers)
 
@@ -215,13 +225,13 @@ def restore_message(*, when: datetime, intent: str | None, branch: str, changes:
 def consolidate_message(*, when: datetime, intent: str, branch: str, squashed: int, first: str,
                         last: str, files: list[FileChange]) -> str:
     """Compose a consolidation's commit message: ``[CONSOLIDATE] <timestamp> - <intent>``."""
-    subject = f"{CONSOLIDATE_PREFIX} {when.strftime('%Y-%m-%d %H:%M:%S')} - {one_line(intent)}"
+    subject = f"{CONSOLIDATE_PREFIX} {when.strftime('%Y-%m-%d %H:%M:%S')} - {free_text(intent)}"
     body = [f"Squashed {squashed} snapshot(s), {first[:12]}..{last[:12]}; they stay reachable "
             f"through the reflog of refs/heads/shadow/{branch}.", ""]
     body += [c.describe() for c in files[:BODY_FILES]]
     if len(files) > BODY_FILES:
         body.append(f"... and {len(files) - BODY_FILES} more")
-    trailers = [(TRAILER_KIND, KIND_CONSOLIDATE), (TRAILER_INTENT, one_line(intent)),
+    trailers = [(TRAILER_KIND, KIND_CONSOLIDATE), (TRAILER_INTENT, free_text(intent)),
                 (TRAILER_BRANCH, branch), (TRAILER_TIMESTAMP, when.isoformat()),
                 (TRAILER_SQUASHED, str(squashed)), (TRAILER_SQUASHED_RANGE, f"{first}..{last}")]
     return _assemble(subject, body, trailers)

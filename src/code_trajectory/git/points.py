@@ -41,13 +41,13 @@ class Point:
 
 
 def name_point(repo: ShadowRepo, commit: str, message: str, branch: str) -> Point:
-    """Tag ``commit`` with ``message`` (collapsed to one line) as a named point; return it.
+    """Tag ``commit`` with ``message`` (secrets redacted, collapsed to one line) as a named point; return it.
 
     Raises:
         GitError: the tag cannot be written.
     """
     now = datetime.now(timezone.utc)
-    clean = messages.one_line(message, 500) or f"checkpoint {now.astimezone().strftime('%H:%M:%S')}"
+    clean = messages.free_text(message, 500) or f"checkpoint {now.astimezone().strftime('%H:%M:%S')}"
     ref = POINTS_PREFIX + now.strftime("%Y%m%dT%H%M%S.%f")
     body = f"{clean}\n\n{messages.TRAILER_BRANCH}: {branch}\n"
     tag = repo.git.text(["mktag"], input=(f"object {commit}\ntype commit\ntag {ref[len('refs/tags/'):]}\n"

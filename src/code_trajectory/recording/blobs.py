@@ -9,6 +9,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from code_trajectory.core.secrets import secret_content
 from code_trajectory.core.text import format_size
 from code_trajectory.git import packs
 from code_trajectory.git.shadow import MODE_FILE, MODE_SYMLINK, OVERSIZE_MARKER, ShadowRepo, TreeEntry, oversize_blob  # noqa: F401
@@ -24,14 +25,19 @@ PARALLEL_FROM = 64
 ProgressFn = Callable[[str, int, int | None], None]
 
 
-def write_blobs(repo: ShadowRepo, root: Path, infos: list[FileInfo], cap: int, progress: ProgressFn | None = None
-            ) -> tuple[dict[str, TreeEntry | None], dict[str, int]]:
+def write_blobs(repo: ShadowRepo, root: Path, infos: list[FileInfo], cap: int, progress: ProgressFn | None = None,
+                secrets: dict[str, str] | None = None) -> tuple[dict[str, TreeEntry | None], dict[str, int]]:
     """Write blobs for ``infos`` (files under ``root``, paths relative to it) into ``repo``'s current pack batch.
 
-    Files over ``cap`` bytes are stored as a size note (:data:`OVERSIZE_MARKER`), not their content.
+    Files over ``cap`` bytes are stored as a size note (:data:`OVERSIZE_MARKER`), not their content. A file whose
+    content is a secret (:func:`code_trajectory.core.secrets.secret_content`: a private key block, an npm token),
+    checked on the bytes read for hashing, is not recorded: its entry is None, as for a file that vanished.
+
+    Args:
+        secrets: when given, each file left out as a secret is added (path -> why).
 
     Returns:
-        ``({path: entry, or None when the file vanished}, {oversize path: size})``.
+        ``({path: entry, or None when the file vanished or is a secret}, {oversize path: size})``.
         A file that cannot be read (permissions) gets no entry: its last recorded
         content is kept.
     """
@@ -61,7 +67,10 @@ def write_blobs(repo: ShadowRepo, root: Path, infos: list[FileInfo], cap: int, p
             return info, "gone"
         except OSError as exc:
             return info, exc
-        return info, None if data is None else packs.deflate_blob(data)
+        if data is None:
+            return info, None
+        why = secret_content(data)
+        return (info, ("secret", why)) if why else (info, packs.deflate_blob(data))
 
     def load_chunk(chunk: list[FileInfo]) -> list:
         return [load(info) for info in chunk]
@@ -73,6 +82,11 @@ def write_blobs(repo: ShadowRepo, root: Path, infos: list[FileInfo], cap: int, p
             for info, result in results:
                 if result == "gone":
                     entries[info.rel] = None
+                elif isinstance(result, tuple) and result[0] == "secret":
+                    entries[info.rel] = None
+                    log.info("not recorded: %s (%s)", info.rel, result[1])
+                    if secrets is not None:
+                        secrets[info.rel] = result[1]
                 elif isinstance(result, OSError):
                     log.warning("cannot read %s, keeping its last recorded content: %s", info.rel, result)
                 elif result is not None:  # None: grew past the cap since it was looked at; noted next time

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from code_trajectory.git import trees
 from code_trajectory.git.shadow import ShadowRepo, TreeEntry
+from code_trajectory.recording import secretfiles
 from code_trajectory.recording.blobs import write_blobs
 from code_trajectory.recording.ignore import RecordingPolicy
 from code_trajectory.recording.statcache import CachedScan, StatCache
@@ -89,7 +90,8 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
     if progress:
         progress("hash", 0, len(to_hash))
     with repo.batch():
-        entries, oversize = write_blobs(repo, root, to_hash, max_file_bytes, progress=progress)
+        contents: dict[str, str] = {}
+        entries, oversize = write_blobs(repo, root, to_hash, max_file_bytes, progress=progress, secrets=contents)
         for rel, written in entries.items():
             if written is None:
                 changes[rel] = None
@@ -103,5 +105,6 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
     removed = [rel for rel in cached.rows if rel not in result.files or entries.get(rel, True) is None]
     stat_cache.save(cached, hashed=hashed, removed=removed, listings=result.listings, fingerprint=fingerprint,
                     tree=tree, scanned_ns=scan_started_ns)
+    secretfiles.save_scan(repo.state_dir, policy.denied(), contents)
     imported = sorted((p, e) for p, e in changes.items() if e is not None) if base is None else None
     return FullScan(tree, base, oversize, imported, len(result.files))

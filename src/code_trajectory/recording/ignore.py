@@ -121,6 +121,7 @@ class RecordingPolicy:
         self._dir_sources: dict[str, tuple[Source, ...]] = {}
         self._dir_state: dict[str, _DirState] = {"": _ROOT_STATE}
         self._flipped: set[str] = set()
+        self._denied: set[str] = set()  # paths the deny list matched since the last invalidate()
         self._base_sources = self._load_base_sources()
         self._tracked = TrackedFiles(self.project)
 
@@ -155,6 +156,7 @@ class RecordingPolicy:
         """
         with self._lock:
             self._dir_sources.clear()
+            self._denied.clear()
             self._clear_verdicts()
             self._base_sources = self._load_base_sources()
             self._refresh()
@@ -258,8 +260,15 @@ class RecordingPolicy:
                 return generated
         found = self._deny.match(rel, is_dir)
         if found is not None and found[0]:
+            self._denied.add(rel + "/" if is_dir else rel)
             return f"secret deny list pattern `{found[1]}`"
         return None
+
+    def denied(self) -> list[str]:
+        """The paths the secret deny list kept out since the last :meth:`invalidate` (a full scan starts with one,
+        so after it: every such file, and directory with a trailing ``/``, of the work tree), sorted."""
+        with self._lock:
+            return sorted(self._denied)
 
     def _rule_reason(self, rel: str, is_dir: bool) -> str | None:
         """Why an ignore rule excludes ``rel`` itself (its parents not considered), or None."""

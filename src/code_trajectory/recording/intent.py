@@ -53,12 +53,12 @@ class IntentStore:
         return f"\"{intent}\" (set {when})"
 
     def set(self, intent: str) -> str:
-        """Store ``intent`` (whitespace collapsed, at most 200 characters) and return it.
+        """Store ``intent`` (secrets redacted, whitespace collapsed, at most 200 characters) and return it.
 
         Raises:
             InvalidArgumentError: the intent is empty.
         """
-        clean = messages.one_line(intent or "")
+        clean = messages.free_text(intent or "")
         if not clean:
             raise InvalidArgumentError("intent must be a non-empty sentence, e.g. 'Fix login retry'")
         self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -38,6 +38,7 @@ from code_trajectory.git import diffs, health, messages, trees
 from code_trajectory.git.messages import FileChange
 from code_trajectory.git.project import GitOperation, ProjectRepo, ReflogCursor
 from code_trajectory.git.shadow import ShadowRepo, TreeEntry, shadow_ref
+from code_trajectory.recording import secretfiles
 from code_trajectory.recording.blobs import write_blobs
 from code_trajectory.recording.commit_message import Snapshot, compose, mark_oversize
 from code_trajectory.recording.fullscan import FullScan, ProgressFn, full_scan
@@ -262,7 +263,10 @@ class Recorder(RecoveryMixin):
                 else:
                     changes[rel] = None
             with self.repo.batch():  # blobs and trees in one pack, on disk before the ref moves
-                entries, oversize = write_blobs(self.repo, self.root, to_hash, self.settings.max_file_bytes)
+                contents: dict[str, str] = {}
+                entries, oversize = write_blobs(self.repo, self.root, to_hash, self.settings.max_file_bytes,
+                                                secrets=contents)
+                secretfiles.note_snapshot(self.repo.state_dir, [*(i.rel for i in to_hash), *changes], contents)
                 removed = [rel for rel, entry in changes.items() if entry is None]
                 changes.update(entries)
                 tree = trees.apply_changes(self.repo, base, changes)

@@ -9,6 +9,7 @@ from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.core.errors import ProjectError
 from code_trajectory.core.text import format_size
 from code_trajectory.git.shadow import ShadowRepo, branch_of_ref
+from code_trajectory.recording import secretfiles
 
 
 def directory_size(path: Path) -> int:
@@ -50,9 +51,19 @@ def disk_line(usage: dict[str, int | float]) -> str:
             f"({usage['fraction']:.0%})")
 
 
+def secrets_line(files: dict[str, str], shown: int = 10) -> str:
+    """``- Secrets: 3 files skipped as secrets (never recorded): .env, deploy_key (it holds a private key), …``."""
+    if not files:
+        return "- Secrets: 0 files skipped as secrets"
+    items = [path if why.startswith("secret deny list") else f"{path} ({why})" for path, why in sorted(files.items())]
+    more = f", and {len(items) - shown} more" if len(items) > shown else ""
+    return (f"- Secrets: {len(files)} file{'s' if len(files) != 1 else ''} skipped as secrets (never recorded): "
+            + ", ".join(items[:shown]) + more)
+
+
 def project_status(project: Path, settings: TrajectorySettings | None = None) -> str:
     """Markdown facts about ``project`` (its root): shadow branches with snapshot counts, disk use against the
-    size cap, last snapshot, last maintenance.
+    size cap, last snapshot, the files skipped as secrets (as the last scan found them), last maintenance.
 
     Args:
         project: the project root.
@@ -85,6 +96,7 @@ def project_status(project: Path, settings: TrajectorySettings | None = None) ->
             lines.append(f"- Shadow branch `{branch_of_ref(ref)}`: {count} commit(s); last: {when}")
         if not refs:
             lines.append("- No snapshots yet.")
+        lines.append(secrets_line(secretfiles.load(repo.state_dir)))
         objects = repo.git.text(["count-objects", "-v"])
         lines.append("- Objects: " + ", ".join(line.replace(": ", "=") for line in objects.splitlines()))
         from code_trajectory.git.maintenance import last_report

@@ -15,8 +15,8 @@
 ``GET /static/…``                         the stylesheet, the script, the icon, the highlighting CSS
 ========================================  ===========================================================================
 
-Query values are decoded as UTF-8 with ``surrogateescape`` (and encoded back the same way), so a path that is not
-valid UTF-8 survives the round trip. Errors become a message on the page (or ``{"error": ...}``) with a status:
+The ``file`` query value is decoded as UTF-8 with ``surrogateescape`` (and encoded back the same way), so a file
+name that is not valid UTF-8 survives the round trip; any other value that is not UTF-8 is refused (400). Errors become a message on the page (or ``{"error": ...}``) with a status:
 400 bad input, 404 unknown, 409 history rewritten, 500 anything else (the traceback goes to
 the server's log on stderr, never to the page).
 """
@@ -77,10 +77,30 @@ class State:
         return State(self.branch, self.filters, view)
 
 
+#: Query parameters that name a recorded file, which git stores as bytes: decoded with ``surrogateescape``, so a file
+#: name that is not UTF-8 survives the round trip (its links carry it so). Every other value (the path and text
+#: filters, the branch, cursors, ids) must be UTF-8 text: the page shows it.
+BYTES_PARAMS = frozenset({"file"})
+
+
 def query_args(request: Request) -> dict[str, str]:
-    """The query string as ``{name: last value}``, decoded as UTF-8 with ``surrogateescape``."""
+    """The query string as ``{name: last value}``, %-decoded as UTF-8 (``surrogateescape`` for :data:`BYTES_PARAMS`).
+
+    Raises:
+        InvalidArgumentError: a name, or a value outside :data:`BYTES_PARAMS`, is not UTF-8 once %-decoded
+            (``?q=%ff``): the page answers 400.
+    """
     raw = request.scope.get("query_string", b"").decode("latin-1")
-    return dict(parse_qsl(raw, keep_blank_values=True, encoding="utf-8", errors="surrogateescape"))
+    args = dict(parse_qsl(raw, keep_blank_values=True, encoding="utf-8", errors="surrogateescape"))
+    for name, value in args.items():
+        for text in (name,) if name in BYTES_PARAMS else (name, value):
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                shown = name.encode("utf-8", "surrogateescape").decode("ascii", "backslashreplace")
+                raise InvalidArgumentError(f"the query parameter {shown!r} is not UTF-8 once %-decoded; "
+                                           "percent-encode the UTF-8 bytes of the text (e.g. %C3%A9 for é)") from None
+    return args
 
 
 def _text(args: dict[str, str], name: str) -> str:

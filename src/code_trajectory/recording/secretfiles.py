@@ -1,0 +1,58 @@
+"""The files kept out of the history as secrets, as the last scan and the snapshots since found them.
+
+Stored in ``.trajectory/state/secret-files.json`` (``{"files": {path: why}, "scanned_at": ISO 8601 UTC}``; paths
+relative to the project root, a directory with a trailing ``/``) for ``status``: a full scan replaces the list (the
+deny list's names, :meth:`RecordingPolicy.denied`, and the contents :func:`~code_trajectory.core.secrets.secret_content`
+refused); a snapshot of some paths updates those paths only. Never pushed (``state/`` is no ref).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from datetime import datetime, timezone
+from pathlib import Path
+
+FILE_NAME = "secret-files.json"
+
+
+def load(state_dir: Path) -> dict[str, str]:
+    """``{path: why}`` of the files last found to be secrets; empty when none (or the file is unreadable)."""
+    try:
+        data = json.loads((state_dir / FILE_NAME).read_text("utf-8"))
+        files = data["files"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    return {k: v for k, v in files.items() if isinstance(k, str) and isinstance(v, str)} if isinstance(files, dict) \
+        else {}
+
+
+def _save(state_dir: Path, files: dict[str, str]) -> None:
+    state_dir.mkdir(parents=True, exist_ok=True)
+    path = state_dir / FILE_NAME
+    tmp = path.with_name(f"{FILE_NAME}.tmp{os.getpid()}")
+    tmp.write_text(json.dumps({"files": dict(sorted(files.items())),
+                               "scanned_at": datetime.now(timezone.utc).isoformat()}), "utf-8")
+    os.replace(tmp, path)
+
+
+def save_scan(state_dir: Path, denied: Iterable[str], contents: dict[str, str]) -> None:
+    """Replace the list after a full scan: ``denied`` paths (by name) and ``contents`` (path -> why)."""
+    files = {rel: "secret deny list (by name)" for rel in denied}
+    files.update(contents)
+    if files or (state_dir / FILE_NAME).exists():
+        _save(state_dir, files)
+
+
+def note_snapshot(state_dir: Path, looked: Iterable[str], contents: dict[str, str]) -> None:
+    """Update the list for the paths a snapshot read (``looked``): those in ``contents`` are secrets, the others
+    are not (any more)."""
+    current = load(state_dir)
+    if not current and not contents:
+        return
+    read = set(looked)
+    updated = {k: v for k, v in current.items() if k not in read or k.endswith("/")}
+    updated.update(contents)
+    if updated != current:
+        _save(state_dir, updated)
