@@ -9,6 +9,7 @@ still answer.
 
 from __future__ import annotations
 
+import shutil
 import stat
 import subprocess
 from pathlib import Path
@@ -108,3 +109,13 @@ def fired(markers: Path) -> list[str]:
 def edit(root: Path, rel: str, text: str) -> None:
     """Write a file of the project (a convenience re-export of conftest's ``write``)."""
     write(root, rel, text)
+
+
+def commit_history_into_project(attacker: Path) -> None:
+    """The attacker's move: commit the poisoned ``.trajectory`` into the project's own history. Its nested-repository
+    marker (``.trajectory/.git``) goes first, as git would only record the directory as an embedded repository, and
+    a clone never carries a ``.git`` directory anyway."""
+    shutil.rmtree(attacker / ".trajectory" / ".git", ignore_errors=True)
+    git(attacker, "add", "-A")
+    git(attacker, "add", "-f", ".trajectory")
+    git(attacker, "commit", "-q", "-m", "helpful history included")

@@ -19,7 +19,7 @@ from mcp import Client, StdioServerParameters
 
 from code_trajectory.ui.security import CSRF_HEADER, cookie_name, csrf_value
 from conftest import git, git_repo, server_command, write
-from hostile import fired, poison_shadow
+from hostile import commit_history_into_project, fired, poison_shadow
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
@@ -69,9 +69,7 @@ def cloned_hostile(tmp_path: Path) -> tuple[Path, Path]:
     """An attacker's repository that force-adds its poisoned ``.trajectory``, cloned by the victim."""
     attacker = recorded_project(tmp_path / "attacker")
     markers = poison_shadow(attacker, tmp_path / "attack")
-    git(attacker, "add", "-A")
-    git(attacker, "add", "-f", ".trajectory")
-    git(attacker, "commit", "-q", "-m", "history included")
+    commit_history_into_project(attacker)
     victim = tmp_path / "victim"
     git(tmp_path, "clone", "-q", str(attacker), str(victim))
     return victim.resolve(), markers

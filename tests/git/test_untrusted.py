@@ -19,7 +19,7 @@ from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.git.shadow_config import SHADOW_REPO_CONFIG
 from code_trajectory.git.untrusted import vet
 from conftest import git, mcp_client, write
-from hostile import fired, make_programs, poison_shadow
+from hostile import commit_history_into_project, fired, make_programs, poison_shadow
 
 pytestmark = pytest.mark.anyio
 
@@ -142,9 +142,7 @@ def test_cloned_trajectory_is_refused_with_one_line(tmp_path: Path) -> None:
     write(attacker, "src/app.py", "def main():\n    return 1\n")
     ok(cli("checkpoint", "-m", "bait", cwd=attacker))
     markers = poison_shadow(attacker, tmp_path / "attack")
-    git(attacker, "add", "-A")
-    git(attacker, "add", "-f", ".trajectory")
-    git(attacker, "commit", "-q", "-m", "helpful history included")
+    commit_history_into_project(attacker)
     victim = tmp_path / "victim"
     git(tmp_path, "clone", "-q", str(attacker), str(victim))
     assert (victim / ".trajectory" / "HEAD").is_file()
