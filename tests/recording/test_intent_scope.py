@@ -129,3 +129,26 @@ async def test_the_import_of_a_server_start_carries_no_intent(project: Path) -> 
         assert "A src/app.py" in subject and intent == ""
         await client.call_tool("set_trajectory_intent", {"intent": "Set by the agent"})
         assert edit(project, "def main():\n    return 6\n")[1] == "Set by the agent"
+
+
+def test_a_server_that_takes_over_recording_keeps_the_intent_set_while_it_ran(project: Path) -> None:
+    """Two servers on one project: the one answering queries takes over when the recording one exits; a prompt
+    made while it ran may be its own session's, so its take-over does not end it."""
+    from code_trajectory.core.config import TrajectorySettings
+    from code_trajectory.recording.session import ProjectSession
+
+    with watching(project):
+        follower = ProjectSession(project, TrajectorySettings.load(project, debounce_seconds=0.4), watch=True)
+        try:
+            follower.start()
+            assert follower.role == "follower"
+            prompt(project, "session-b", "Work of the second server's session")
+        except BaseException:
+            follower.close()
+            raise
+    try:
+        wait_for(lambda: follower.role == "recorder" and follower.wait_started(0), timeout=30)
+        assert follower.recorder.intent.get() == "Work of the second server's session"
+        assert edit(project, "def main():\n    return 7\n")[1] == "Work of the second server's session"
+    finally:
+        follower.close()

@@ -62,26 +62,27 @@ class IntentStore:
             return None
         return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
 
-    def end_stale(self, previous: dict, *, now: datetime | None = None) -> bool:
+    def end_stale(self, previous: dict, *, alive_since: datetime | None = None) -> bool:
         """At the start of a recording process: forget an intent that belongs to an earlier recording session.
 
         The intent is stale when it was set before the previous recorder stopped (``previous["stopped_at"]``),
         or, when that recorder did not stop cleanly (no ``stopped_at``), more than :data:`START_GRACE_SECONDS`
-        before ``now``. An intent set after the previous stop is kept: a prompt may reach the hook just before its
-        session's server starts (``claude -p``). With no previous recorder at all nothing is stale.
+        before now. Kept: an intent set after the previous stop (a prompt may reach the hook just before its
+        session's server starts, ``claude -p``), one set while this process was alive (``alive_since``: a server
+        that answered queries while another one recorded, and now takes over), and any when no recorder ran before.
 
         Args:
             previous: the previous recorder's state (``recording.liveness.read_recorder_state``), read before this
                 process writes its own.
-            now: the start (UTC); default now.
+            alive_since: when this process started (UTC); None: now.
 
         Returns:
             True when an intent was forgotten.
         """
         set_at = self.set_at()
-        if set_at is None or not previous:
+        now = datetime.now(timezone.utc)
+        if set_at is None or not previous or set_at >= (alive_since or now):
             return False
-        now = now or datetime.now(timezone.utc)
         try:
             stopped = datetime.fromisoformat(previous["stopped_at"]) if previous.get("stopped_at") else None
         except (TypeError, ValueError):

@@ -15,6 +15,7 @@ import logging
 import subprocess
 import threading
 from collections.abc import Callable
+from datetime import datetime, timezone
 from pathlib import Path
 
 import filelock
@@ -87,6 +88,7 @@ class ProjectSession:
         #: ``recorder`` when this process records the project, ``follower`` while another one does.
         self.role = "recorder"
         self._scan_started = False
+        self._created = datetime.now(timezone.utc)
 
     def start(self, progress: Callable[[str, int, int | None], None] | None = None, *,
               background: bool = False) -> Snapshot | None:
@@ -140,7 +142,7 @@ class ProjectSession:
         self._scan_started = True
         if self._watch:
             state_dir = self.recorder.repo.state_dir
-            if self.recorder.intent.end_stale(read_recorder_state(state_dir)):
+            if self.recorder.intent.end_stale(read_recorder_state(state_dir), alive_since=self._created):
                 log.info("the intent of an earlier session was ended: a new recording session starts")
             write_recorder_state(state_dir, started=True)
             from code_trajectory.recording.watcher import Watcher
