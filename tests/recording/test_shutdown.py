@@ -211,27 +211,30 @@ def importer_of(pid: int) -> int | None:
                 None)
 
 
-@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
-def test_a_stop_during_the_import_of_20000_files_leaves_no_process(tmp_path: Path, how: str) -> None:
-    """SIGTERM: the server stops its import child; SIGKILL (no clean-up at all): the kernel kills the child."""
+@pytest.mark.parametrize(("command", "how"), [("serve", "SIGTERM"), ("serve", "SIGKILL"), ("watch", "SIGTERM")])
+def test_a_stop_during_the_import_of_20000_files_leaves_no_process(tmp_path: Path, command: str, how: str) -> None:
+    """SIGTERM: the process stops its import child; SIGKILL (no clean-up at all): the kernel kills the child."""
     project = big_project(tmp_path / "big", 20_000)
-    log = tmp_path / "serve.log"
-    proc = start(["serve", "--project", str(project)], log)
+    log = tmp_path / f"{command}.log"
+    proc = start(["serve", "--project", str(project)] if command == "serve" else ["watch", str(project)], log)
     try:
-        initialize(proc)
+        if command == "serve":
+            initialize(proc)
         child = wait_for(lambda: importer_of(proc.pid), timeout=60, step=0.05)
         time.sleep(0.5)  # well into the import
         assert Path(f"/proc/{child}").exists() and shadow_count(project) == 0, "the import finished too early"
         elapsed = stop(proc, [getattr(signal, how)])
     finally:
         finish(proc)
-    print(f"\nimport/{how}: exited {elapsed:.3f} s after the stop")
-    assert proc.returncode == (0 if how == "SIGTERM" else -signal.SIGKILL), log.read_text()
+    print(f"\n{command} import/{how}: exited {elapsed:.3f} s after the stop")
+    errors = log.read_text(errors="replace")
+    assert proc.returncode == (0 if how == "SIGTERM" else -signal.SIGKILL), errors
     started = time.monotonic()
     wait_for(lambda: not leftovers(proc.pid, project), timeout=10)
-    print(f"import/{how}: no process left {time.monotonic() - started:.3f} s after the server exited")
+    print(f"{command} import/{how}: no process left {time.monotonic() - started:.3f} s after it exited")
     if how == "SIGTERM":
         assert "stopped_at" in recorder_state(project)
+        assert "Traceback" not in errors and "ERROR" not in errors, errors
 
 
 #: A child that calls die_with_parent and then sleeps silently (no output that a closed pipe could end).

@@ -170,7 +170,10 @@ class ProjectSession:
                 self.startup_snapshot = snap
             except Exception as exc:  # noqa: BLE001 - kept for the caller and the summary
                 self.import_error = exc
-                log.error("start-up scan of %s failed: %s", self.root, exc)
+                if self._closing.is_set():
+                    log.info("start-up scan of %s stopped: the process stops", self.root)
+                else:
+                    log.error("start-up scan of %s failed: %s", self.root, exc)
             finally:
                 self._started.set()
 
