@@ -280,3 +280,28 @@ def test_a_child_exits_when_its_parent_closes_its_stdin() -> None:
         assert parent.poll() is None
     finally:
         finish(parent)
+
+
+def test_flush_pending_snapshots_at_once_without_the_debounce(project: Path) -> None:
+    """``Watcher.flush_pending``: what was saved is recorded now (the debounce is 30 s), once, also when called
+    from several threads at the same time as the snapshot loop."""
+    import threading
+
+    from conftest import watching
+
+    with watching(project, debounce=30) as session:
+        watcher = session.watcher
+        count = shadow_count(project)
+        write(project, "src/app.py", EDIT)
+        snapshot = watcher.flush_pending()  # no wait: it hands over the events the OS delivered first
+        assert snapshot is not None and [c.path for c in snapshot.changes] == ["src/app.py"]
+        assert shadow_count(project) == count + 1 and not session.recorder.has_pending()
+        assert watcher.flush_pending() is None
+        write(project, "src/other.py", "X = 1\n")
+        results: list = []
+        threads = [threading.Thread(target=lambda: results.append(watcher.flush_pending())) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        assert sum(r is not None for r in results) == 1 and shadow_count(project) == count + 2
