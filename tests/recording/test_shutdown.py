@@ -305,3 +305,23 @@ def test_flush_pending_snapshots_at_once_without_the_debounce(project: Path) -> 
         for thread in threads:
             thread.join(30)
         assert sum(r is not None for r in results) == 1 and shadow_count(project) == count + 2
+
+
+def test_watch_keeps_running_on_a_pipe_that_was_closed_before_it_started(project: Path, tmp_path: Path) -> None:
+    """A stdin inherited already at its end (a harness's used-up input) was never a lifeline: only its end while
+    ``watch`` runs stops it."""
+    read_end, write_end = os.pipe()
+    os.close(write_end)
+    log = tmp_path / "watch.log"
+    with open(log, "wb") as err:
+        proc = subprocess.Popen([*server_command(), "watch", str(project)], stdin=read_end,
+                                stdout=subprocess.DEVNULL, stderr=err, env=subprocess_env())
+    os.close(read_end)
+    try:
+        wait_for(lambda: recording(project, proc) and "watching" in log.read_text(), timeout=60)
+        time.sleep(1.0)
+        assert proc.poll() is None, log.read_text()
+        stop(proc, [signal.SIGTERM])
+    finally:
+        finish(proc)
+    assert proc.returncode == 0

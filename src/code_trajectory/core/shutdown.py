@@ -80,7 +80,9 @@ class StopRequest:
         the process that started this one, so its end means that process is gone or wants this one to stop).
 
         A terminal, ``/dev/null`` or a file on stdin is left alone: a command started in the background or by a
-        service manager (stdin ``/dev/null``) must keep running. Whatever is read is discarded.
+        service manager (stdin ``/dev/null``) must keep running; so is a pipe already at its end when this is
+        called (inherited from a parent whose own input was used up: it was never a lifeline). Whatever is read
+        is discarded.
 
         Returns:
             True when stdin is watched.
@@ -90,6 +92,11 @@ class StopRequest:
         except OSError:
             return False
         if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+            return False
+        try:
+            if select.select([0], [], [], 0)[0] and not os.read(0, 65536):
+                return False  # already at its end
+        except OSError:
             return False
 
         def drain() -> None:
