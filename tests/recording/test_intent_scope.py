@@ -152,3 +152,18 @@ def test_a_server_that_takes_over_recording_keeps_the_intent_set_while_it_ran(pr
         assert edit(project, "def main():\n    return 7\n")[1] == "Work of the second server's session"
     finally:
         follower.close()
+
+
+def test_between_sessions_the_cli_does_not_carry_the_last_sessions_intent(project: Path) -> None:
+    """Nothing records: a ``checkpoint`` does not carry what the stopped session was doing; an intent given
+    after the stop is carried (it is for the work about to be done)."""
+    with watching(project):
+        prompt(project, "session-a", "Work of the stopped session")
+    write(project, "src/app.py", "def main():\n    return 'between sessions'\n")
+    cli("checkpoint", "--project", str(project))
+    assert tip(project)[1] == ""
+    assert "Work of the stopped session" not in cli("session", "--project", str(project)).stdout
+    cli("intent", "--project", str(project), "Tidy", "up")
+    write(project, "src/app.py", "def main():\n    return 'tidied'\n")
+    cli("checkpoint", "--project", str(project))
+    assert tip(project)[1] == "Tidy up"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.git import messages
+from code_trajectory.recording.liveness import read_recorder_state
 
 #: How long before a recorder's start an intent may have been set and still belong to the session that starts,
 #: when the previous recorder did not stop cleanly, seconds: a prompt reaches Claude Code's hook while its
@@ -39,28 +40,31 @@ class IntentStore:
         return data if isinstance(data, dict) else {}
 
     def get(self, *, session: str | None = None) -> str | None:
-        """Return the intent, or None when none is set.
+        """Return the intent, or None when none is set or it belongs to another session.
+
+        An intent set by an agent session (a hook's ``session_id``) is not returned to a different one; one set
+        before the last recorder stopped (``recorder.json``'s ``stopped_at``, present only while nothing records)
+        belonged to that recording session and is not returned either, unless ``session`` set it.
 
         Args:
-            session: the agent session asking (a hook's ``session_id``); an intent set by a different session is
-                not returned. None (the server, ``watch``, the CLI): any intent.
+            session: the agent session asking (a hook's ``session_id``); None: the server, ``watch``, the CLI.
         """
         data = self._read()
         intent = data.get("intent")
         if not isinstance(intent, str) or not intent.strip():
             return None
         owner = data.get("session")
-        if session and isinstance(owner, str) and owner and owner != session:
+        if session and isinstance(owner, str) and owner:
+            return intent if owner == session else None
+        stopped = _time(read_recorder_state(self.path.parent).get("stopped_at"))
+        set_at = _time(data.get("set_at"))
+        if stopped is not None and set_at is not None and set_at <= stopped:
             return None
         return intent
 
     def set_at(self) -> datetime | None:
         """When the current intent was set (UTC), or None when none is set or its time is unreadable."""
-        try:
-            when = datetime.fromisoformat(self._read()["set_at"])
-        except (KeyError, TypeError, ValueError):
-            return None
-        return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
+        return _time(self._read().get("set_at"))
 
     def end_stale(self, previous: dict, *, alive_since: datetime | None = None) -> bool:
         """At the start of a recording process: forget an intent that belongs to an earlier recording session.
@@ -83,10 +87,7 @@ class IntentStore:
         now = datetime.now(timezone.utc)
         if set_at is None or not previous or set_at >= (alive_since or now):
             return False
-        try:
-            stopped = datetime.fromisoformat(previous["stopped_at"]) if previous.get("stopped_at") else None
-        except (TypeError, ValueError):
-            stopped = None
+        stopped = _time(previous.get("stopped_at"))
         stale = set_at <= stopped if stopped is not None else (now - set_at).total_seconds() > START_GRACE_SECONDS
         if stale:
             self.clear()
@@ -137,3 +138,14 @@ class IntentStore:
             self.path.unlink()
         except FileNotFoundError:
             pass
+
+
+def _time(value: object) -> datetime | None:
+    """An ISO 8601 time as an aware datetime (naive ones are UTC), or None when ``value`` is not one."""
+    if not isinstance(value, str):
+        return None
+    try:
+        when = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
