@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
 import logging
 import os
 import select
@@ -99,15 +98,8 @@ class StopRequest:
         except OSError:
             return False
 
-        def drain() -> None:
-            try:
-                while os.read(0, 65536):
-                    pass
-            except OSError:
-                pass
-            self.request("end of stdin")
-
-        threading.Thread(target=drain, name="stop-on-stdin-eof", daemon=True).start()
+        threading.Thread(target=_until_stdin_ends, args=(self.request, "end of stdin"), name="stop-on-stdin-eof",
+                         daemon=True).start()
         return True
 
     def _on_signal(self, signum: int, frame: object) -> None:
@@ -150,7 +142,7 @@ def die_with_parent(parent_pid: int, *, watch_stdin: bool = True) -> None:
     """
     if sys.platform.startswith("linux"):
         try:
-            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            libc = ctypes.CDLL(None, use_errno=True)  # the process's own symbols, libc's among them
             if libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) != 0:
                 log.debug("prctl(PR_SET_PDEATHSIG) failed: errno %d", ctypes.get_errno())
         except (OSError, AttributeError) as exc:
@@ -158,15 +150,17 @@ def die_with_parent(parent_pid: int, *, watch_stdin: bool = True) -> None:
     if os.getppid() != parent_pid:  # the parent exited before the death signal was armed
         os._exit(1)
     if watch_stdin:
-        def drain() -> None:
-            try:
-                while os.read(0, 65536):
-                    pass
-            except OSError:
-                pass
-            os._exit(1)
+        threading.Thread(target=_until_stdin_ends, args=(os._exit, 1), name="exit-with-parent", daemon=True).start()
 
-        threading.Thread(target=drain, name="exit-with-parent", daemon=True).start()
+
+def _until_stdin_ends(then, argument) -> None:
+    """Read stdin (discarding it) until its end or an error, then call ``then(argument)``."""
+    try:
+        while os.read(0, 65536):
+            pass
+    except OSError:
+        pass
+    then(argument)
 
 
 def stop_child(proc: subprocess.Popen, timeout: float = CHILD_TERM_SECONDS) -> None:
