@@ -220,9 +220,12 @@ def test_a_stop_during_the_import_of_20000_files_leaves_no_process(tmp_path: Pat
     try:
         if command == "serve":
             initialize(proc)
-        child = wait_for(lambda: importer_of(proc.pid), timeout=60, step=0.05)
-        time.sleep(0.5)  # well into the import
-        assert Path(f"/proc/{child}").exists() and shadow_count(project) == 0, "the import finished too early"
+        child = wait_for(lambda: importer_of(proc.pid), timeout=60, step=0.02)
+        # well into the import: the child runs git processes of its own (the import takes ~1.5 s here)
+        grandchildren = wait_for(lambda: [cmd for _, pp, cmd in processes() if pp == child]
+                                 or not Path(f"/proc/{child}").exists(), timeout=60, step=0.01)
+        assert isinstance(grandchildren, list) and shadow_count(project) == 0, "the import finished too early"
+        print(f"\n{command} import/{how}: stopped while the import child ran {grandchildren}")
         elapsed = stop(proc, [getattr(signal, how)])
     finally:
         finish(proc)
