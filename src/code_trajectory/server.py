@@ -11,6 +11,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
+import sys
+import threading
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
@@ -19,10 +22,15 @@ from code_trajectory import __version__
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.core.errors import UntrustedRepositoryError
 from code_trajectory.core.logs import configure_logging
+from code_trajectory.core.shutdown import StopRequest
 from code_trajectory.git.gitcmd import check_git_version
 from code_trajectory.recording.service import TrajectoryService
 
 log = logging.getLogger(__name__)
+
+#: Longest a stop may take before the process exits anyway (status 1; the next start's scan records what was
+#: pending), seconds: a flush waits up to 10 s for another process's ``write.lock``.
+STOP_DEADLINE_SECONDS = 15.0
 
 #: The feature packages whose ``tools.register(mcp, app)`` make up the server, in ``tools/list`` order.
 FEATURES = ("recording", "history", "restore", "testruns", "recap", "journal", "share")
@@ -109,18 +117,33 @@ def serve_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def serve(args: argparse.Namespace) -> int:
-    """``code-trajectory serve``: run the MCP server over stdio until the client disconnects."""
-    return run_server(args.project, debounce=args.debounce, journal_dir=args.journal_dir)
+    """``code-trajectory serve``: run the MCP server over stdio until the client disconnects or stops it.
+
+    Once the server has stopped (the project closed: pending changes recorded, ``stopped_at`` noted), the process
+    ends at once: the interpreter's own clean-up of the server's heap would add about half a second (measured
+    after a client closed stdin, issue 22) and has nothing left to save.
+    """
+    _exit_now(run_server(args.project, debounce=args.debounce, journal_dir=args.journal_dir))
+    return 0  # not reached
 
 
 def run_server(project: str | None, *, debounce: float | None = None, journal_dir: Path | None = None,
                force_polling: bool | None = None) -> int:
-    """Run the MCP server over stdio until the client disconnects; returns the exit status."""
+    """Run the MCP server over stdio until the client disconnects or stops it; returns the exit status.
+
+    The end of stdin (Codex CLI) ends the SDK's stdio loop; SIGINT, SIGTERM and SIGHUP (Claude Code: SIGINT then
+    SIGTERM 0.1 s later; Gemini CLI: SIGTERM) are turned into the same orderly stop by :func:`_stop_on_request`.
+    Either way the pending changes are snapshotted at once, ``recorder.json`` notes the stop, child processes are
+    stopped, and the status is 0.
+    """
     configure_logging()
     check_git_version()  # fail at start with a clear message, not at the first tool call
     service = TrajectoryService(lambda root: TrajectorySettings.load(root, debounce_seconds=debounce),
                                 force_polling=force_polling, journal_dir=journal_dir)
     mcp = build_server(service)
+    stop = StopRequest()
+    stop.install()
+    threading.Thread(target=_stop_on_request, args=(stop, service), name="trajectory-stop", daemon=True).start()
     if project:
         # the server answers tools/list and queries while a large project is imported
         try:
@@ -132,6 +155,45 @@ def run_server(project: str | None, *, debounce: float | None = None, journal_di
             log.info("recording %s on shadow branch %s", session.root, session.branch)
     try:
         mcp.run("stdio")
+        log.info("stopping: the client closed stdin")
     finally:
         service.close()
+    stop.ignore()  # stopped: a late signal must not turn status 0 into death by that signal
     return 0
+
+
+def _stop_on_request(stop: StopRequest, service: TrajectoryService) -> None:
+    """Wait for a stop signal, then close the service (snapshotting what is pending) and end the process with
+    status 0.
+
+    The SDK's stdio loop cannot be cancelled while its reader thread blocks on an open stdin (Claude Code leaves
+    it open), so the process ends with ``os._exit`` once the service is closed: that is the clean part of the
+    stop. The work runs on this thread, never in the signal handler: a later signal only records that it came
+    (see :class:`~code_trajectory.core.shutdown.StopRequest`) and cannot interrupt the flush.
+    """
+    stop.wait()
+    log.info("stopping on %s", stop.reason)
+    timer = threading.Timer(STOP_DEADLINE_SECONDS, _exit_late)
+    timer.daemon = True
+    timer.start()
+    try:
+        service.close()
+    except Exception:  # noqa: BLE001 - the process ends either way
+        log.exception("closing the project failed")
+    _exit_now(0)
+
+
+def _exit_late() -> None:
+    log.error("stopping took over %.0f s; exiting without waiting further (the next start's scan records "
+              "what was pending)", STOP_DEADLINE_SECONDS)
+    _exit_now(1)
+
+
+def _exit_now(status: int) -> None:
+    """End the process with ``status`` now, after flushing stdout and stderr (no interpreter clean-up)."""
+    for stream in (sys.stderr, sys.stdout):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(status)

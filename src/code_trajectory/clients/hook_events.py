@@ -4,7 +4,8 @@ Claude Code writes the event's JSON on the hook's stdin (Claude Code hooks refer
 ``hook_event_name``; ``prompt`` for ``UserPromptSubmit``; ``tool_name`` and ``tool_input`` for ``PostToolUse``):
 
 * ``prompt`` (UserPromptSubmit): the prompt's first line (at most 200 characters, secrets redacted) becomes the
-  current intent, on disk, where the server, the CLI and the next snapshots read it;
+  current intent, on disk, where the server, the CLI and the next snapshots read it; it belongs to the session
+  (``session_id``): the hooks of another session do not carry it, and the next server start ends it;
 * ``edit`` (PostToolUse for Edit, Write, MultiEdit, NotebookEdit): the edited file is snapshotted at once, with
   ``Trajectory-Origin: claude-code; tool=<tool>; session=<id>``; a path outside the project is ignored;
 * ``stop`` (Stop): the end of the turn names a checkpoint after the intent holding every save made before the hook
@@ -131,17 +132,25 @@ def _prompt(root: Path, payload: dict) -> str | None:
 
             check_recordable(root, creating=True)
             repo.ensure()
-        IntentStore(repo.state_dir).set(intent)
+        IntentStore(repo.state_dir).set(intent, session=_session(payload) or None)
     finally:
         repo.close()
     return None
 
 
-def _open(root: Path):
+def _session(payload: dict) -> str:
+    """The hook's agent session (Claude Code's ``session_id``, at most 64 characters), or ``""``."""
+    return str(payload.get("session_id") or "")[:64]
+
+
+def _open(root: Path, payload: dict):
+    """The project's recorder, acting for the hook's agent session (an intent of another session is not carried)."""
     from code_trajectory.core.config import TrajectorySettings
     from code_trajectory.recording.recorder import Recorder
 
-    return Recorder.open(root, TrajectorySettings.load(root))
+    recorder = Recorder.open(root, TrajectorySettings.load(root))
+    recorder.agent_session = _session(payload) or None
+    return recorder
 
 
 def _edit(root: Path, payload: dict) -> str | None:
@@ -159,9 +168,9 @@ def _edit(root: Path, payload: dict) -> str | None:
         rel = confine(root, target)
     except PathOutsideProjectError:
         return None  # an edit outside the project is not ours to record
-    session = str(payload.get("session_id") or "")[:64]
+    session = _session(payload)
     origin = f"claude-code; tool={tool}" + (f"; session={session}" if session else "")
-    recorder = _open(root)
+    recorder = _open(root, payload)
     try:
         recorder.record_paths([rel], origin=origin)
     finally:
@@ -179,7 +188,8 @@ def _stop(root: Path, payload: dict) -> str | None:
     # watcher may hold back the last seconds' saves, shell commands' included); else a full scan here records them
     session = ProjectSession(root, TrajectorySettings.load(root))
     try:
-        intent = session.recorder.intent.get()
+        session.recorder.agent_session = _session(payload) or None
+        intent = session.recorder.intent.get(session=session.recorder.agent_session)
         name = f"turn ended {datetime.now().strftime('%H:%M:%S')}" + (f": {intent}" if intent else "")
         done = session.take_checkpoint(name, name_only=True)
     finally:

@@ -50,13 +50,18 @@ def watch_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def watch(args: argparse.Namespace) -> int:
-    """Record a project in the foreground, one line per snapshot, until Ctrl-C or SIGTERM."""
+    """Record a project in the foreground, one line per snapshot, until Ctrl-C, SIGTERM, SIGHUP, or the end of
+    stdin when stdin is a pipe (see :meth:`~code_trajectory.core.shutdown.StopRequest.watch_stdin`). The pending
+    changes are then snapshotted at once and the status is 0.
+
+    Raises:
+        TrajectoryError: the start-up scan failed.
+    """
     import logging
-    import signal
-    import threading
 
     from code_trajectory.core.config import TrajectorySettings
     from code_trajectory.core.logs import configure_logging
+    from code_trajectory.core.shutdown import StopRequest
     from code_trajectory.project import resolve_project_root
     from code_trajectory.recording.session import ProjectSession
 
@@ -67,23 +72,32 @@ def watch(args: argparse.Namespace) -> int:
     def show(snapshot) -> None:
         print(f"{snapshot.commit[:12]} {snapshot.branch}: {snapshot.subject}", flush=True)
 
+    stop = StopRequest()
+    stop.install()  # before the start-up scan: a stop during it ends the scan's child and loses nothing
+    stop.watch_stdin()
     session = ProjectSession(root, settings, watch=True, on_snapshot=show, force_polling=args.poll or None)
-    progress = _ProgressPrinter()
     try:
-        first = session.start(progress=progress)
+        progress = _ProgressPrinter()
+        try:
+            session.start(progress=progress, background=True)
+            while not session.wait_started(0.1) and not stop.requested:
+                pass
+        finally:
+            progress.close()
+        if session.import_error is not None and not stop.requested:
+            raise session.import_error
+        if session.startup_snapshot is not None:
+            show(session.startup_snapshot)
+        if not stop.requested:
+            print(f"watching {root} (debounce {settings.debounce_seconds:g} s); Ctrl-C to stop", file=sys.stderr,
+                  flush=True)
+        while not stop.wait(0.5):
+            if session.watcher is not None and not session.watcher.running:
+                print(f"watcher stopped: {session.watcher.last_error}", file=sys.stderr)
+                break
     finally:
-        progress.close()
-    if first is not None:
-        show(first)
-    print(f"watching {root} (debounce {settings.debounce_seconds:g} s); Ctrl-C to stop", file=sys.stderr, flush=True)
-    done = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: done.set())
-    while not done.wait(0.5):
-        if session.watcher is not None and not session.watcher.running:
-            print(f"watcher stopped: {session.watcher.last_error}", file=sys.stderr)
-            break
-    session.close()
+        session.close()  # a second signal meanwhile is only counted: it does not interrupt the last snapshot
+        stop.ignore()  # stopped: a late signal must not turn status 0 into death by that signal
     return 0
 
 

@@ -9,12 +9,15 @@ process; the parent holds its recorder's lock meanwhile, so no snapshot of its o
 
 Protocol, the child's stdout, one JSON object a line: ``{"progress": [phase, done, total]}`` any number of times,
 then ``{"snapshot": {...}}`` (or ``{"snapshot": null}``: nothing to record) or ``{"error": message}``; logs go to
-stderr, which the parent's stderr receives unchanged.
+stderr, which the parent's stderr receives unchanged. The child never outlives the parent: it is killed when the
+parent exits (Linux) and exits when the pipe on its stdin closes (:func:`code_trajectory.core.shutdown.die_with_parent`);
+killing it loses nothing, since the next start imports again.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -35,15 +38,17 @@ def import_in_child(recorder: Recorder, progress: ProgressFn | None = None,
         recorder: the parent's recorder; its lock is held while the child runs and its pending changes cleared
             (the scan covers them), as an in-process reconcile does.
         progress: called with ``(phase, done, total)`` as the child reports them.
-        started: called with the child's process once it runs (to terminate it on close).
+        started: called with the child's process once it runs (to stop it on close, see
+            :func:`code_trajectory.core.shutdown.stop_child`).
 
     Raises:
         StorageError: the child failed (its message), or could not be started.
     """
-    command = [sys.executable, "-m", "code_trajectory.recording.importer", str(recorder.root)]
+    command = [sys.executable, "-m", "code_trajectory.recording.importer", str(recorder.root), str(os.getpid())]
     with recorder.scanning_elsewhere():
         try:
-            proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=None)
+            # stdin: a pipe the child watches; it exits when the pipe closes (this process exited or stopped it)
+            proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None)
         except OSError as exc:
             raise StorageError(f"cannot start the import process: {exc}") from exc
         if started is not None:
@@ -62,6 +67,8 @@ def import_in_child(recorder: Recorder, progress: ProgressFn | None = None,
                 elif "snapshot" in message or "error" in message:
                     outcome = message
         code = proc.wait()
+        if proc.stdin is not None:
+            proc.stdin.close()
     if outcome is None or "error" in outcome or code != 0:
         why = (outcome or {}).get("error") or f"the import process exited with status {code}"
         raise StorageError(f"the start-up scan failed: {why}")
@@ -73,10 +80,14 @@ def import_in_child(recorder: Recorder, progress: ProgressFn | None = None,
 
 
 def main(argv: list[str]) -> int:
-    """``python -m code_trajectory.recording.importer ROOT``: the child's side (see the module's protocol)."""
+    """``python -m code_trajectory.recording.importer ROOT PARENT_PID``: the child's side (see the module's
+    protocol)."""
     from code_trajectory.core.config import TrajectorySettings
     from code_trajectory.core.logs import configure_logging
+    from code_trajectory.core.shutdown import die_with_parent
 
+    if len(argv) > 1:
+        die_with_parent(int(argv[1]))
     configure_logging()
     root = Path(argv[0])
 
@@ -87,7 +98,8 @@ def main(argv: list[str]) -> int:
     try:
         recorder = Recorder.open(root, TrajectorySettings.load(root))
         try:
-            snap = recorder.reconcile(progress=lambda phase, done, total: emit({"progress": [phase, done, total]}))
+            snap = recorder.reconcile(progress=lambda phase, done, total: emit({"progress": [phase, done, total]}),
+                                      with_intent=False)  # the import records what was there before: no task
         finally:
             recorder.close()
     except Exception as exc:  # noqa: BLE001 - reported to the parent, which raises it

@@ -9,34 +9,94 @@ from pathlib import Path
 
 from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.git import messages
+from code_trajectory.recording.liveness import read_recorder_state
+
+#: How long before a recorder's start an intent may have been set and still belong to the session that starts,
+#: when the previous recorder did not stop cleanly, seconds: a prompt reaches Claude Code's hook while its
+#: server starts (about a second; ten for a loaded machine).
+START_GRACE_SECONDS = 10.0
 
 
 class IntentStore:
     """The current intent, shared by every process working on the project.
 
-    Stored in ``.trajectory/state/intent.json`` (``intent``, ``set_at`` ISO 8601 UTC), so the server,
-    the CLI and the hooks all see and set the same intent, and it survives a restart of the server;
-    :meth:`age_seconds` says how old it is, since an old intent may no longer describe the work.
+    Stored in ``.trajectory/state/intent.json`` (``intent``, ``set_at`` ISO 8601 UTC, and ``session``: the agent
+    session that set it, a Claude Code hook's ``session_id``, or null), so the server, the CLI and the hooks all
+    see and set the same intent; :meth:`age_seconds` says how old it is.
+
+    An intent belongs to the recording session it was set in (issue 22): a recorder that starts ends an intent
+    left by an earlier one (:meth:`end_stale`), the start-up scan's snapshot carries none, and a hook of one agent
+    session does not carry another session's intent (:meth:`get`).
     """
 
     def __init__(self, state_dir: Path) -> None:
         self.path = state_dir / "intent.json"
 
-    def get(self) -> str | None:
-        """Return the intent, or None when none is set."""
+    def _read(self) -> dict:
         try:
             data = json.loads(self.path.read_text("utf-8"))
         except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def get(self, *, session: str | None = None) -> str | None:
+        """Return the intent, or None when none is set or it belongs to another session.
+
+        An intent set by an agent session (a hook's ``session_id``) is not returned to a different one; one set
+        before the last recorder stopped (``recorder.json``'s ``stopped_at``, present only while nothing records)
+        belonged to that recording session and is not returned either, unless ``session`` set it.
+
+        Args:
+            session: the agent session asking (a hook's ``session_id``); None: the server, ``watch``, the CLI.
+        """
+        data = self._read()
+        intent = data.get("intent")
+        if not isinstance(intent, str) or not intent.strip():
             return None
-        intent = data.get("intent") if isinstance(data, dict) else None
-        return intent if isinstance(intent, str) and intent.strip() else None
+        owner = data.get("session")
+        if session and isinstance(owner, str) and owner:
+            return intent if owner == session else None
+        stopped = _time(read_recorder_state(self.path.parent).get("stopped_at"))
+        set_at = _time(data.get("set_at"))
+        if stopped is not None and set_at is not None and set_at <= stopped:
+            return None
+        return intent
+
+    def set_at(self) -> datetime | None:
+        """When the current intent was set (UTC), or None when none is set or its time is unreadable."""
+        return _time(self._read().get("set_at"))
+
+    def end_stale(self, previous: dict, *, alive_since: datetime | None = None) -> bool:
+        """At the start of a recording process: forget an intent that belongs to an earlier recording session.
+
+        The intent is stale when it was set before the previous recorder stopped (``previous["stopped_at"]``),
+        or, when that recorder did not stop cleanly (no ``stopped_at``), more than :data:`START_GRACE_SECONDS`
+        before now. Kept: an intent set after the previous stop (a prompt may reach the hook just before its
+        session's server starts, ``claude -p``), one set while this process was alive (``alive_since``: a server
+        that answered queries while another one recorded, and now takes over), and any when no recorder ran before.
+
+        Args:
+            previous: the previous recorder's state (``recording.liveness.read_recorder_state``), read before this
+                process writes its own.
+            alive_since: when this process started (UTC); None: now.
+
+        Returns:
+            True when an intent was forgotten.
+        """
+        set_at = self.set_at()
+        now = datetime.now(timezone.utc)
+        if set_at is None or not previous or set_at >= (alive_since or now):
+            return False
+        stopped = _time(previous.get("stopped_at"))
+        stale = set_at <= stopped if stopped is not None else (now - set_at).total_seconds() > START_GRACE_SECONDS
+        if stale:
+            self.clear()
+        return stale
 
     def age_seconds(self) -> float | None:
         """Seconds since the current intent was set, or None when none is set (or its time is unreadable)."""
-        try:
-            data = json.loads(self.path.read_text("utf-8"))
-            set_at = datetime.fromisoformat(data["set_at"])
-        except (OSError, ValueError, KeyError, TypeError):
+        set_at = self.set_at()
+        if set_at is None:
             return None
         return max(0.0, (datetime.now(timezone.utc) - set_at).total_seconds())
 
@@ -52,8 +112,12 @@ class IntentStore:
         when = "just now" if minutes < 1 else f"{minutes} min ago" if minutes < 120 else f"{minutes // 60} h ago"
         return f"\"{intent}\" (set {when})"
 
-    def set(self, intent: str) -> str:
+    def set(self, intent: str, *, session: str | None = None) -> str:
         """Store ``intent`` (secrets redacted, whitespace collapsed, at most 200 characters) and return it.
+
+        Args:
+            intent: the task, one sentence.
+            session: the agent session that sets it (a Claude Code hook's ``session_id``), or None.
 
         Raises:
             InvalidArgumentError: the intent is empty.
@@ -63,7 +127,8 @@ class IntentStore:
             raise InvalidArgumentError("intent must be a non-empty sentence, e.g. 'Fix login retry'")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps({"intent": clean, "set_at": datetime.now(timezone.utc).isoformat()}), "utf-8")
+        tmp.write_text(json.dumps({"intent": clean, "set_at": datetime.now(timezone.utc).isoformat(),
+                                   "session": session or None}), "utf-8")
         os.replace(tmp, self.path)
         return clean
 
@@ -73,3 +138,14 @@ class IntentStore:
             self.path.unlink()
         except FileNotFoundError:
             pass
+
+
+def _time(value: object) -> datetime | None:
+    """An ISO 8601 time as an aware datetime (naive ones are UTC), or None when ``value`` is not one."""
+    if not isinstance(value, str):
+        return None
+    try:
+        when = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)

@@ -26,7 +26,7 @@ MAX_RESTARTS_KEPT = 5
 def write_recorder_state(state_dir: Path, *, started: bool) -> None:
     """Note that this process started (``started``) or stopped recording; best effort (a failure is ignored)."""
     path = state_dir / STATE_FILE
-    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    now = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
     data = read_recorder_state(state_dir) if not started else {}
     data.update({"pid": os.getpid(), "started_at": now} if started else {"stopped_at": now})
     try:

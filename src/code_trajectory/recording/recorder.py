@@ -82,6 +82,9 @@ class Recorder(RecoveryMixin):
         self.project = project
         self.policy = policy
         self.intent = IntentStore(repo.state_dir)
+        #: The agent session this process acts for (a Claude Code hook's ``session_id``): an intent another
+        #: session set is not carried (see :meth:`IntentStore.get`); None for the server, ``watch`` and the CLI.
+        self.agent_session: str | None = None
         self.stat_cache = StatCache(repo.state_dir / "statcache.sqlite")
         self._lock = threading.RLock()
         self._pending: dict[str, None] = {}
@@ -318,13 +321,15 @@ class Recorder(RecoveryMixin):
 
     def reconcile(self, *, kind: str = messages.KIND_RECONCILE, note: str | None = None,
                   progress: ProgressFn | None = None,
-                  restored_from: tuple[str, str] | None = None) -> Snapshot | None:
+                  restored_from: tuple[str, str] | None = None, with_intent: bool = True) -> Snapshot | None:
         """Scan the whole work tree and snapshot any difference from the last recorded tree.
 
         Args:
             kind: ``reconcile`` (start-up, rescan) or ``checkpoint``.
             note: the checkpoint message, if any.
             progress: called with ``(phase, done, total)``; phases ``scan``, ``hash``, ``write``.
+            with_intent: carry the current intent; False for the start-up scan, which records what changed
+                while nothing recorded (no prompt's work: issue 22).
 
         Returns:
             The snapshot, or None when the work tree matches the last snapshot.
@@ -337,7 +342,7 @@ class Recorder(RecoveryMixin):
             found = self._scan(progress)
             try:
                 return self._commit(found.tree, kind=kind, note=note, oversize=found.oversize, started=started,
-                                    imported=found.imported, restored_from=restored_from)
+                                    imported=found.imported, restored_from=restored_from, with_intent=with_intent)
             finally:
                 if self._scanned_files >= RELEASE_MEMORY_AFTER_FILES:
                     self._release_memory()
@@ -427,7 +432,8 @@ class Recorder(RecoveryMixin):
     def _commit(self, tree: str, *, kind: str, note: str | None, oversize: dict[str, int],
                 started: float, expected: int | None = None,
                 imported: list[tuple[str, TreeEntry]] | None = None,
-                restored_from: tuple[str, str] | None = None, origin: str | None = None) -> Snapshot | None:
+                restored_from: tuple[str, str] | None = None, origin: str | None = None,
+                with_intent: bool = True) -> Snapshot | None:
         branch = self.project.current_branch()
         ref = shadow_ref(branch)
         operation = self._take_git_operation() if kind in (messages.KIND_SNAPSHOT, messages.KIND_RECONCILE) else None
@@ -447,7 +453,8 @@ class Recorder(RecoveryMixin):
                 changes = mark_oversize(changes, oversize)
                 now = datetime.now().astimezone()
                 composed = compose(self.repo, self.project, tree=tree, parent=parent, parent_tree=parent_tree,
-                                   changes=changes, kind=kind, branch=branch, now=now, intent=self.intent.get(),
+                                   changes=changes, kind=kind, branch=branch, now=now,
+                                   intent=self.intent.get(session=self.agent_session) if with_intent else None,
                                    operation=operation, note=note, origin=origin, restored_from=restored_from)
                 parent, kind, message, changes = (composed.parent, composed.kind, composed.message,
                                                   composed.changes)

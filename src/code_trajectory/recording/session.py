@@ -15,6 +15,7 @@ import logging
 import subprocess
 import threading
 from collections.abc import Callable
+from datetime import datetime, timezone
 from pathlib import Path
 
 import filelock
@@ -22,6 +23,7 @@ import filelock
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.core.errors import InvalidArgumentError, ProjectError
 from code_trajectory.core.memory import release_free_memory
+from code_trajectory.core.shutdown import stop_child
 from code_trajectory.git import messages
 from code_trajectory.git.gitcmd import check_git_version
 from code_trajectory.git.points import name_point
@@ -30,7 +32,7 @@ from code_trajectory.history import narrative
 from code_trajectory.recording import checkpoint_requests
 from code_trajectory.recording.checkpoint_requests import CheckpointAnswer, CheckpointRequest, RequestServer
 from code_trajectory.recording.consolidate import consolidate
-from code_trajectory.recording.liveness import idle_notice, recording_now, write_recorder_state
+from code_trajectory.recording.liveness import idle_notice, read_recorder_state, recording_now, write_recorder_state
 from code_trajectory.recording.recorder import Recorder, Snapshot
 from code_trajectory.testruns import store as testruns
 
@@ -40,6 +42,8 @@ log = logging.getLogger(__name__)
 CONSOLIDATE_LISTED = 20
 #: File changes of the start-up snapshot kept in memory beyond the scan (see ``ProjectSession.startup_snapshot``).
 KEEP_STARTUP_CHANGES = 1000
+#: Longest wait in ``close`` for the import thread to notice that its child was stopped, seconds.
+IMPORT_STOP_SECONDS = 2.0
 #: How often a follower tries to take over recording, seconds.
 TAKEOVER_POLL_SECONDS = 1.0
 
@@ -87,6 +91,7 @@ class ProjectSession:
         #: ``recorder`` when this process records the project, ``follower`` while another one does.
         self.role = "recorder"
         self._scan_started = False
+        self._created = datetime.now(timezone.utc)
 
     def start(self, progress: Callable[[str, int, int | None], None] | None = None, *,
               background: bool = False) -> Snapshot | None:
@@ -139,7 +144,10 @@ class ProjectSession:
     def _start_recording(self, background: bool) -> Snapshot | None:
         self._scan_started = True
         if self._watch:
-            write_recorder_state(self.recorder.repo.state_dir, started=True)
+            state_dir = self.recorder.repo.state_dir
+            if self.recorder.intent.end_stale(read_recorder_state(state_dir), alive_since=self._created):
+                log.info("the intent of an earlier session was ended: a new recording session starts")
+            write_recorder_state(state_dir, started=True)
             from code_trajectory.recording.watcher import Watcher
 
             self.watcher = Watcher(self.recorder, self.settings, on_snapshot=self._on_snapshot,
@@ -159,16 +167,19 @@ class ProjectSession:
                 if background and self.recorder.latest_commit() is None:  # the import: in a child process
                     from code_trajectory.recording.importer import import_in_child
 
-                    snap = import_in_child(self.recorder, note, started=self._child.append)
+                    snap = import_in_child(self.recorder, note, started=self._adopt)
                 else:
-                    snap = self.recorder.reconcile(progress=note)
+                    snap = self.recorder.reconcile(progress=note, with_intent=False)
                 if snap is not None and len(snap.changes) > KEEP_STARTUP_CHANGES:
                     snap = dataclasses.replace(snap, changes=[])
                     release_free_memory()
                 self.startup_snapshot = snap
             except Exception as exc:  # noqa: BLE001 - kept for the caller and the summary
                 self.import_error = exc
-                log.error("start-up scan of %s failed: %s", self.root, exc)
+                if self._closing.is_set():
+                    log.info("start-up scan of %s stopped: the process stops", self.root)
+                else:
+                    log.error("start-up scan of %s failed: %s", self.root, exc)
             finally:
                 self._started.set()
 
@@ -199,6 +210,12 @@ class ProjectSession:
             pass
         write_recorder_state(self.recorder.repo.state_dir, started=True)
 
+    def _adopt(self, child: subprocess.Popen) -> None:
+        """Keep the start-up import's child process, to stop it on :meth:`close` (at once if closing already)."""
+        self._child.append(child)
+        if self._closing.is_set():
+            stop_child(child)
+
     @property
     def importing(self) -> bool:
         """True while the start-up scan of a started session runs (a one-shot command's session never scans)."""
@@ -209,17 +226,26 @@ class ProjectSession:
         return self._started.wait(timeout)
 
     def close(self) -> None:
-        """Stop the watcher (snapshotting what is pending), release the recorder lock and resources."""
+        """Stop recording: stop the start-up import's child, snapshot the pending changes at once (no debounce
+        wait), note the stop (``recorder.json``'s ``stopped_at``), release the recorder lock and resources.
+
+        While the start-up scan has not completed, the pending changes are not snapshotted: the next start's scan
+        records them with everything else.
+        """
         self._closing.set()
         for child in self._child:  # an import still running: its snapshot is redone at the next start
-            if child.poll() is None:
-                child.terminate()
-                child.wait()
+            stop_child(child)
         if self._requests is not None:
             self._requests.stop()
             self._requests = None
+        if self._child:
+            self._started.wait(IMPORT_STOP_SECONDS)  # the import thread notices the child's end
+        scanned = self._started.is_set() and self.import_error is None
         if self.watcher is not None:
-            self.watcher.stop(flush=True)
+            if not scanned:
+                log.info("the start-up scan of %s did not complete; the next start records the pending changes",
+                         self.root)
+            self.watcher.stop(flush=scanned)
             self.watcher = None
         if self._recording_lock is not None and self._recording_lock.is_locked:
             write_recorder_state(self.recorder.repo.state_dir, started=False)

@@ -55,6 +55,8 @@ IDLE_WAKE_SECONDS = 2.0
 MAX_EXTRA_GROUPS = 8
 #: Longest wait of :meth:`Watcher.vouch` for the watch groups to hand over what the OS delivered, seconds.
 SYNC_TIMEOUT = 2.0
+#: The same wait when stopping, which must end within a second (issue 22), seconds.
+STOP_SYNC_TIMEOUT = 0.5
 
 #: A batch of at least this many events may hide an overflow of the kernel's queue: rescan.
 OVERFLOW_EVENTS = watchgroups.overflow_threshold()
@@ -126,7 +128,15 @@ class Watcher:
         self._snapshot_thread.start()
 
     def stop(self, *, flush: bool = True, timeout: float = 10.0) -> None:
-        """Stop watching; with ``flush``, snapshot what is still pending first."""
+        """Stop watching; with ``flush``, snapshot what is pending at once (see :meth:`flush_pending`: no debounce
+        wait) before the threads are joined. A snapshot that fails is logged: the next start's scan records it.
+
+        Args:
+            flush: snapshot the pending changes.
+            timeout: longest wait for each thread to end, seconds.
+        """
+        if flush and self.running:
+            self._hand_over(STOP_SYNC_TIMEOUT)  # an edit saved just before the stop is pending too
         self._stop.set()
         with self._wake:
             self._wake.notify_all()
@@ -134,13 +144,55 @@ class Watcher:
             groups, self._groups = self._groups + self._retiring, []
         for group in groups:
             group.stop.set()
+        if flush and self.recorder.has_pending():
+            try:
+                self.flush_pending(hand_over=False)
+            except Exception as exc:  # noqa: BLE001 - stopping goes on; the next start's scan records it
+                log.warning("the last snapshot failed (%s); the next start's scan records these changes", exc)
         for group in groups:
             group.thread.join(timeout)
         if self._snapshot_thread is not None:
             self._snapshot_thread.join(timeout)
         self._maintainer.join(timeout)
-        if flush and self.recorder.has_pending():
-            self._flush()
+
+    def flush_pending(self, *, hand_over: bool = True) -> Snapshot | None:
+        """Snapshot the pending changes now, without waiting for the debounce.
+
+        First every event the operating system delivered before the call is handed to the recorder (native watch
+        groups; a polled directory's change may be up to a poll interval late), then the recorder's pending paths
+        are recorded (a full scan when a rescan is pending). Thread-safe with the snapshot loop: the recorder's
+        lock orders the two, and whichever comes second finds nothing pending.
+
+        Args:
+            hand_over: sync with the watch groups first (at most :data:`SYNC_TIMEOUT` seconds).
+
+        Returns:
+            The snapshot (also passed to ``on_snapshot``), or None when nothing changed.
+
+        Raises:
+            TrajectoryError: the snapshot could not be written; the changes stay pending and the snapshot loop
+                retries them.
+        """
+        if hand_over and self.running:
+            self._hand_over(SYNC_TIMEOUT)
+        with self._wake:
+            self._first_change = self._last_change = None
+        try:
+            snapshot = self.recorder.flush()
+        except BaseException:
+            if not self._stop.is_set():
+                self._touch()  # the snapshot loop retries
+            raise
+        self._written(snapshot)
+        return snapshot
+
+    def _hand_over(self, timeout: float) -> bool:
+        """Wait until the native watch groups handed over every event delivered before now; False on timeout."""
+        with self._groups_lock:
+            groups = [g for g in self._groups if not g.polling]
+        if not groups or not self.sync.available:
+            return False
+        return self.sync.sync(groups, timeout)
 
     @property
     def running(self) -> bool:
@@ -445,13 +497,18 @@ class Watcher:
             return False
         if self.last_error and self.last_error.startswith("snapshot failed"):
             self.last_error = None
-        if snapshot is not None:
-            self.maintenance.snapshot_written()
-            if self.maintenance.rollup_due(self.recorder.repo) and self._maintainer.start():
-                self.maintenance.done()
-            if self.on_snapshot is not None:
-                try:
-                    self.on_snapshot(snapshot)
-                except Exception:  # noqa: BLE001
-                    log.exception("snapshot callback failed")
+        self._written(snapshot)
         return True
+
+    def _written(self, snapshot: Snapshot | None) -> None:
+        """After a snapshot: count it for maintenance and pass it to ``on_snapshot``."""
+        if snapshot is None:
+            return
+        self.maintenance.snapshot_written()
+        if not self._stop.is_set() and self.maintenance.rollup_due(self.recorder.repo) and self._maintainer.start():
+            self.maintenance.done()
+        if self.on_snapshot is not None:
+            try:
+                self.on_snapshot(snapshot)
+            except Exception:  # noqa: BLE001
+                log.exception("snapshot callback failed")

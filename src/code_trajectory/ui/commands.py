@@ -1,8 +1,9 @@
 """``code-trajectory ui [--project P] [--port N] [--no-browser]``: serve the timeline page on 127.0.0.1.
 
 A pair ``ui_arguments(parser)`` / ``ui(args) -> int`` for :mod:`code_trajectory.cli`. The URL (with its token) is
-printed on stdout; logs go to stderr. Ctrl-C or SIGTERM stop the server gracefully (open requests get
-:data:`~.server.GRACEFUL_SECONDS` seconds) and the command exits with status 0.
+printed on stdout; logs go to stderr. Ctrl-C, SIGTERM, SIGHUP, or the end of stdin when stdin is a pipe stop the server
+gracefully (open requests get :data:`~.server.GRACEFUL_SECONDS` seconds) and the command exits with status 0. The page
+records nothing itself (the watcher or server does), so there is nothing to snapshot on the way out.
 """
 
 from __future__ import annotations
@@ -28,33 +29,39 @@ def ui(args: argparse.Namespace) -> int:
         InvalidArgumentError: the port cannot be used.
     """
     import logging
-    import signal
     import sys
     import threading
 
     from code_trajectory.core.logs import configure_logging
+    from code_trajectory.core.shutdown import StopRequest
     from code_trajectory.project import project_from_option
     from code_trajectory.ui.server import UIServer
 
     configure_logging(logging.WARNING)
     logging.getLogger("code_trajectory.ui").setLevel(logging.INFO)
     root = project_from_option(args.project)
-    server = UIServer(root, port=args.port)
+    # a stop from now on (the URL printed, a signal at once) is an orderly one; while uvicorn runs it handles
+    # SIGINT/SIGTERM itself, stops gracefully and raises the signal again, which ours then only count
+    stop = StopRequest()
+    stop.install()
     try:
-        print(f"code-trajectory ui: {root}", flush=True)
-        print(f"open {server.url}", flush=True)
-        print("Ctrl-C to stop", file=sys.stderr, flush=True)
-        if not args.no_browser:
-            threading.Thread(target=_open_browser, args=(server,), name="open-browser", daemon=True).start()
-        # uvicorn stops gracefully on SIGINT/SIGTERM and then raises the signal again: let that second one pass
-        previous = {sig: signal.signal(sig, lambda *_: None) for sig in (signal.SIGINT, signal.SIGTERM)}
+        server = UIServer(root, port=args.port)
         try:
+            print(f"code-trajectory ui: {root}", flush=True)
+            print(f"open {server.url}", flush=True)
+            print("Ctrl-C to stop", file=sys.stderr, flush=True)
+            if not args.no_browser:
+                threading.Thread(target=_open_browser, args=(server,), name="open-browser", daemon=True).start()
+            stop.watch_stdin()
+            threading.Thread(target=lambda: (stop.wait(), server.stop()), name="ui-stop", daemon=True).start()
             server.run()
         finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+            server.close()
     finally:
-        server.close()
+        if stop.requested:
+            stop.ignore()  # stopped: a late signal must not turn status 0 into death by that signal
+        else:
+            stop.restore()
     print("code-trajectory ui: stopped", file=sys.stderr, flush=True)
     return 0
 

@@ -1,0 +1,169 @@
+"""Issue 22, part 4: an intent belongs to its turn. A prompt's intent labels that session's edits; it does not carry
+into the next server start, the start-up scan's snapshot, or another agent session's edits.
+
+Real git, the hooks through the CLI (``code-trajectory hook ...`` with Claude Code's JSON on stdin), recorders as
+in-process watching sessions, a real ``watch`` process killed with SIGKILL, and a real ``serve`` through the SDK.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import git, server_command, shadow_count, subprocess_env, wait_for, watching, write
+
+
+def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    proc = subprocess.run([*server_command(), *args], input=stdin, capture_output=True, text=True, timeout=60,
+                          env=subprocess_env())
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+def hook(project: Path, event: str, session: str, **payload) -> None:
+    proc = cli("hook", event, "--project", str(project),
+               stdin=json.dumps({"session_id": session, "cwd": str(project), **payload}))
+    assert "skipped" not in proc.stderr, proc.stderr
+
+
+def prompt(project: Path, session: str, text: str) -> None:
+    hook(project, "prompt", session, hook_event_name="UserPromptSubmit", prompt=text)
+
+
+def tip(project: Path) -> tuple[str, str]:
+    """The newest snapshot's subject and intent (its ``Trajectory-Intent`` trailer, "" when none)."""
+    out = git(project, "--git-dir=.trajectory", "log", "-1", "--format=%s%x00%(trailers:key=Trajectory-Intent,"
+              "valueonly,separator=)", "refs/heads/shadow/main")
+    subject, intent = out.strip("\n").split("\0")
+    return subject, intent.strip()
+
+
+def edit(project: Path, text: str) -> tuple[str, str]:
+    """Save ``src/app.py`` and wait for the watcher's snapshot of it; the snapshot's subject and intent."""
+    count = shadow_count(project)
+    write(project, "src/app.py", text)
+    wait_for(lambda: shadow_count(project) > count, timeout=30)
+    return tip(project)
+
+
+def test_an_intent_ends_with_its_recording_session(project: Path) -> None:
+    prompt(project, "session-a", "Fix the login retry")  # before anything recorded: for the session that starts
+    with watching(project) as session:
+        subject, intent = tip(project)
+        assert "A src/app.py" in subject and intent == ""  # the import records what was there: no task
+        assert session.recorder.intent.get() == "Fix the login retry"
+        assert edit(project, "def main():\n    return 2\n")[1] == "Fix the login retry"
+    write(project, "src/app.py", "def main():\n    return 'changed while nothing recorded'\n")
+    with watching(project) as session:
+        subject, intent = tip(project)
+        assert "M src/app.py" in subject and intent == ""  # the start-up scan's snapshot
+        assert session.recorder.intent.get() is None  # the previous session's prompt ended with it
+        assert edit(project, "def main():\n    return 3\n")[1] == ""
+        prompt(project, "session-b", "Add the logout button")
+        assert edit(project, "def main():\n    return 4\n")[1] == "Add the logout button"
+
+
+def test_a_prompt_just_before_its_server_starts_belongs_to_that_session(project: Path) -> None:
+    """``claude -p``: the prompt can reach the hook before the session's server has started recording."""
+    with watching(project):
+        pass
+    prompt(project, "session-c", "Rename main to start")  # after the previous recorder stopped
+    with watching(project) as session:
+        assert session.recorder.intent.get() == "Rename main to start"
+        assert edit(project, "def start():\n    return 1\n")[1] == "Rename main to start"
+
+
+def test_after_a_crash_an_old_intent_is_ended_too(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from code_trajectory.recording import intent as intent_module
+
+    with subprocess.Popen([*server_command(), "watch", str(project)], stdin=subprocess.DEVNULL,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=subprocess_env()) as proc:
+        assert proc.stderr is not None
+        while "watching" not in (line := proc.stderr.readline()):
+            assert line, "watch exited"
+        prompt(project, "session-d", "Work of a session that crashes")
+        proc.send_signal(signal.SIGKILL)  # no stopped_at
+        proc.wait()
+        proc.stderr.close()
+    monkeypatch.setattr(intent_module, "START_GRACE_SECONDS", 0.5)
+    time.sleep(1.0)
+    with watching(project) as session:
+        assert session.recorder.intent.get() is None
+        assert edit(project, "def main():\n    return 5\n")[1] == ""
+
+
+def test_the_hooks_of_another_session_do_not_carry_a_prompt(project: Path) -> None:
+    cli("checkpoint", "--project", str(project))
+    prompt(project, "session-a", "Task of session A")
+    target = str(project / "src" / "app.py")
+    write(project, "src/app.py", "def main():\n    return 'by session B'\n")
+    hook(project, "edit", "session-b", tool_name="Edit", tool_input={"file_path": target})
+    assert tip(project)[1] == ""
+    write(project, "src/app.py", "def main():\n    return 'by session A'\n")
+    hook(project, "edit", "session-a", tool_name="Edit", tool_input={"file_path": target})
+    assert tip(project)[1] == "Task of session A"
+    hook(project, "stop", "session-b", hook_event_name="Stop")
+    hook(project, "stop", "session-a", hook_event_name="Stop")
+    names = git(project, "--git-dir=.trajectory", "for-each-ref", "--sort=creatordate", "--format=%(contents:subject)",
+                "refs/tags/")
+    assert names.count("turn ended") == 2 and names.count("Task of session A") == 1, names
+
+
+@pytest.mark.anyio
+async def test_the_import_of_a_server_start_carries_no_intent(project: Path) -> None:
+    from mcp import Client, StdioServerParameters
+
+    cli("intent", "--project", str(project), "Set", "before", "the", "server")
+    command = server_command()
+    params = StdioServerParameters(command=command[0], env=subprocess_env(),
+                                   args=[*command[1:], "serve", "--project", str(project), "--debounce", "0.3"])
+    async with Client(params) as client:
+        await client.call_tool("get_session_summary", {})
+        wait_for(lambda: shadow_count(project) >= 1, timeout=30)
+        subject, intent = tip(project)
+        assert "A src/app.py" in subject and intent == ""
+        await client.call_tool("set_trajectory_intent", {"intent": "Set by the agent"})
+        assert edit(project, "def main():\n    return 6\n")[1] == "Set by the agent"
+
+
+def test_a_server_that_takes_over_recording_keeps_the_intent_set_while_it_ran(project: Path) -> None:
+    """Two servers on one project: the one answering queries takes over when the recording one exits; a prompt
+    made while it ran may be its own session's, so its take-over does not end it."""
+    from code_trajectory.core.config import TrajectorySettings
+    from code_trajectory.recording.session import ProjectSession
+
+    with watching(project):
+        follower = ProjectSession(project, TrajectorySettings.load(project, debounce_seconds=0.4), watch=True)
+        try:
+            follower.start()
+            assert follower.role == "follower"
+            prompt(project, "session-b", "Work of the second server's session")
+        except BaseException:
+            follower.close()
+            raise
+    try:
+        wait_for(lambda: follower.role == "recorder" and follower.wait_started(0), timeout=30)
+        assert follower.recorder.intent.get() == "Work of the second server's session"
+        assert edit(project, "def main():\n    return 7\n")[1] == "Work of the second server's session"
+    finally:
+        follower.close()
+
+
+def test_between_sessions_the_cli_does_not_carry_the_last_sessions_intent(project: Path) -> None:
+    """Nothing records: a ``checkpoint`` does not carry what the stopped session was doing; an intent given
+    after the stop is carried (it is for the work about to be done)."""
+    with watching(project):
+        prompt(project, "session-a", "Work of the stopped session")
+    write(project, "src/app.py", "def main():\n    return 'between sessions'\n")
+    cli("checkpoint", "--project", str(project))
+    assert tip(project)[1] == ""
+    assert "Work of the stopped session" not in cli("session", "--project", str(project)).stdout
+    cli("intent", "--project", str(project), "Tidy", "up")
+    write(project, "src/app.py", "def main():\n    return 'tidied'\n")
+    cli("checkpoint", "--project", str(project))
+    assert tip(project)[1] == "Tidy up"

@@ -1,0 +1,330 @@
+"""Issue 22, part 1: a stop never loses an edit, and no child process outlives its parent.
+
+Real processes and real git: ``serve`` (raw JSON-RPC ``initialize`` over pipes), ``watch`` and ``ui`` are stopped the
+ways the clients measured in issue 22 stop them — Claude Code: SIGINT then SIGTERM 0.1 s later, stdin left open;
+Gemini CLI: SIGTERM; Codex CLI: stdin closed; a closing terminal: SIGHUP — each with an edit saved 0.3 s before, with
+a 2 s debounce, so the edit is still pending when the stop comes. After each: the edit is on the shadow branch,
+``recorder.json`` has ``stopped_at``, the status is 0, the process is gone well within the hang bound (the real
+figure is printed: ``pytest -s``), and no process whose parent was the server, or whose command line names the
+project, remains.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import git, server_command, shadow_count, subprocess_env, wait_for, write
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+#: The debounce of the processes under test: an edit 0.3 s before the stop is still pending, seconds.
+DEBOUNCE = "2"
+#: A hang detector, not a timing assertion: the figure measured is printed (the target is under 1 s), seconds.
+EXIT_BOUND = 5.0
+#: The stops measured with the real clients (issue 22).
+STOPS = {
+    "SIGINT": [signal.SIGINT],
+    "SIGTERM": [signal.SIGTERM],
+    "SIGHUP": [signal.SIGHUP],
+    "SIGINT-then-SIGTERM": [signal.SIGINT, 0.1, signal.SIGTERM],
+    "SIGTERM-during-the-flush": [signal.SIGINT, 0.01, signal.SIGTERM, 0.01, signal.SIGHUP],
+    "stdin-EOF": ["eof"],
+}
+EDIT = "def main():\n    return 'saved just before the stop'\n"
+
+
+def processes() -> list[tuple[int, int, str]]:
+    """``(pid, parent pid, command line)`` of every process now (from ``/proc``)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if fields[0] == "Z":  # a zombie is gone, only not yet reaped
+            continue
+        found.append((int(entry), int(fields[1]), cmdline))
+    return found
+
+
+def leftovers(pid: int, project: Path) -> list[str]:
+    """Processes whose parent was ``pid`` or whose command line names ``project`` (this test's own excluded)."""
+    return [f"{p} (parent {pp}): {cmd}" for p, pp, cmd in processes()
+            if p != os.getpid() and (pp == pid or str(project) in cmd)]
+
+
+def start(args: list[str], log: Path) -> subprocess.Popen:
+    """Start ``code-trajectory ARGS`` with pipes on stdin and stdout, stderr to ``log``."""
+    with open(log, "wb") as err:
+        return subprocess.Popen([*server_command(), *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=err, env=subprocess_env())
+
+
+def send(proc: subprocess.Popen, message: dict) -> None:
+    assert proc.stdin is not None
+    proc.stdin.write((json.dumps(message) + "\n").encode())
+    proc.stdin.flush()
+
+
+def initialize(proc: subprocess.Popen) -> dict:
+    """The MCP handshake over the pipes: ``initialize``, its answer, ``notifications/initialized``."""
+    send(proc, {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                           "clientInfo": {"name": "shutdown-test", "version": "1"}}})
+    assert proc.stdout is not None
+    answer = json.loads(proc.stdout.readline())
+    send(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return answer
+
+
+def recorder_state(project: Path) -> dict:
+    try:
+        return json.loads((project / ".trajectory" / "state" / "recorder.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def recording(project: Path, proc: subprocess.Popen) -> bool:
+    """True once ``proc`` holds the recording and its start-up import is written."""
+    assert proc.poll() is None, "the process exited"
+    return recorder_state(project).get("pid") == proc.pid and shadow_count(project) >= 1
+
+
+def stop(proc: subprocess.Popen, steps: list) -> float:
+    """Stop ``proc`` with ``steps`` (signals, pauses in seconds, ``"eof"``); return the seconds until it exited."""
+    started = time.monotonic()
+    for step in steps:
+        if step == "eof":
+            assert proc.stdin is not None
+            proc.stdin.close()
+        elif isinstance(step, float):
+            time.sleep(step)
+        else:
+            proc.send_signal(step)
+    try:
+        proc.wait(EXIT_BOUND)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        pytest.fail(f"still running {EXIT_BOUND} s after the stop")
+    return time.monotonic() - started
+
+
+def finish(proc: subprocess.Popen) -> None:
+    for stream in (proc.stdin, proc.stdout):
+        if stream is not None:
+            try:
+                stream.close()
+            except OSError:
+                pass
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
+def assert_stopped_cleanly(name: str, proc: subprocess.Popen, project: Path, elapsed: float, log: Path) -> None:
+    errors = log.read_text(errors="replace")
+    print(f"\n{name}: exited {elapsed:.3f} s after the stop")
+    assert proc.returncode == 0, errors
+    assert "Traceback" not in errors
+    wait_for(lambda: not leftovers(proc.pid, project), timeout=EXIT_BOUND)
+
+
+def assert_edit_recorded(project: Path) -> None:
+    assert git(project, "--git-dir", str(project / ".trajectory"), "show", "refs/heads/shadow/main:src/app.py") == EDIT
+    log = git(project, "--git-dir", str(project / ".trajectory"), "log", "--format=%s", "-1", "refs/heads/shadow/main")
+    assert "M src/app.py" in log
+    state = recorder_state(project)
+    assert state.get("stopped_at", "") >= state["started_at"]
+
+
+@pytest.mark.parametrize("how", STOPS)
+def test_serve_stopped_by_a_client_snapshots_the_pending_edit(project: Path, tmp_path: Path, how: str) -> None:
+    log = tmp_path / "serve.log"
+    proc = start(["serve", "--project", str(project), "--debounce", DEBOUNCE], log)
+    try:
+        assert initialize(proc)["result"]["serverInfo"]["name"] == "code-trajectory"
+        wait_for(lambda: recording(project, proc), timeout=60)
+        write(project, "src/app.py", EDIT)
+        time.sleep(0.3)
+        elapsed = stop(proc, STOPS[how])
+    finally:
+        finish(proc)
+    assert_stopped_cleanly(f"serve/{how}", proc, project, elapsed, log)
+    assert_edit_recorded(project)
+
+
+@pytest.mark.parametrize("how", STOPS)
+def test_watch_stopped_snapshots_the_pending_edit(project: Path, tmp_path: Path, how: str) -> None:
+    log = tmp_path / "watch.log"
+    proc = start(["watch", str(project), "--debounce", DEBOUNCE], log)
+    try:
+        wait_for(lambda: recording(project, proc) and "watching" in log.read_text(), timeout=60)
+        write(project, "src/app.py", EDIT)
+        time.sleep(0.3)
+        elapsed = stop(proc, STOPS[how])
+    finally:
+        finish(proc)
+    assert_stopped_cleanly(f"watch/{how}", proc, project, elapsed, log)
+    assert_edit_recorded(project)
+
+
+@pytest.mark.parametrize("how", STOPS)
+def test_ui_stops_at_once(project: Path, tmp_path: Path, how: str) -> None:
+    """The page records nothing itself (no flush to do): it stops with status 0 and leaves no process."""
+    assert subprocess.run([*server_command(), "checkpoint", "--project", str(project)], env=subprocess_env(),
+                          capture_output=True, timeout=60).returncode == 0
+    log = tmp_path / "ui.log"
+    proc = start(["ui", "--project", str(project), "--no-browser"], log)
+    try:
+        assert proc.stdout is not None
+        while not (line := proc.stdout.readline().decode()).startswith("open "):
+            assert line, f"no URL printed: {log.read_text()}"
+        elapsed = stop(proc, STOPS[how])
+    finally:
+        finish(proc)
+    assert_stopped_cleanly(f"ui/{how}", proc, project, elapsed, log)
+
+
+def big_project(root: Path, files: int) -> Path:
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    for i in range(files):
+        write(root, f"pkg{i // 500}/module_{i}.py", f"VALUE = {i}\n" * 20)
+    return root
+
+
+def importer_of(pid: int) -> int | None:
+    return next((p for p, pp, cmd in processes() if pp == pid and "code_trajectory.recording.importer" in cmd),
+                None)
+
+
+@pytest.mark.parametrize(("command", "how"), [("serve", "SIGTERM"), ("serve", "SIGKILL"), ("watch", "SIGTERM")])
+def test_a_stop_during_the_import_of_20000_files_leaves_no_process(tmp_path: Path, command: str, how: str) -> None:
+    """SIGTERM: the process stops its import child; SIGKILL (no clean-up at all): the kernel kills the child."""
+    project = big_project(tmp_path / "big", 20_000)
+    log = tmp_path / f"{command}.log"
+    proc = start(["serve", "--project", str(project)] if command == "serve" else ["watch", str(project)], log)
+    try:
+        if command == "serve":
+            initialize(proc)
+        child = wait_for(lambda: importer_of(proc.pid), timeout=60, step=0.02)
+        # well into the import: the child runs git processes of its own (the import takes ~1.5 s here)
+        grandchildren = wait_for(lambda: [cmd for _, pp, cmd in processes() if pp == child]
+                                 or not Path(f"/proc/{child}").exists(), timeout=60, step=0.01)
+        assert isinstance(grandchildren, list) and shadow_count(project) == 0, "the import finished too early"
+        print(f"\n{command} import/{how}: stopped while the import child ran {grandchildren}")
+        elapsed = stop(proc, [getattr(signal, how)])
+    finally:
+        finish(proc)
+    print(f"\n{command} import/{how}: exited {elapsed:.3f} s after the stop")
+    errors = log.read_text(errors="replace")
+    assert proc.returncode == (0 if how == "SIGTERM" else -signal.SIGKILL), errors
+    started = time.monotonic()
+    wait_for(lambda: not leftovers(proc.pid, project), timeout=10)
+    print(f"{command} import/{how}: no process left {time.monotonic() - started:.3f} s after it exited")
+    if how == "SIGTERM":
+        assert "stopped_at" in recorder_state(project)
+        assert "Traceback" not in errors and "ERROR" not in errors, errors
+
+
+#: A child that calls die_with_parent and then sleeps silently (no output that a closed pipe could end).
+CHILD = ("import sys, time\nfrom code_trajectory.core.shutdown import die_with_parent\n"
+         "die_with_parent(int(sys.argv[1]), watch_stdin=sys.argv[2] == 'stdin')\ntime.sleep(120)\n")
+#: A parent that starts CHILD with a pipe on its stdin, prints the child's pid, then closes the pipe on request.
+PARENT = ("import os, subprocess, sys, time\n"
+          "child = subprocess.Popen([sys.executable, '-c', sys.argv[1], str(os.getpid()), sys.argv[2]],"
+          " stdin=subprocess.PIPE)\n"
+          "print(child.pid, flush=True)\nsys.stdin.readline()\nchild.stdin.close()\ntime.sleep(120)\n")
+
+
+def alive(pid: int) -> bool:
+    return any(p == pid for p, _, _ in processes())
+
+
+def test_a_child_dies_when_its_parent_is_killed() -> None:
+    """prctl(PR_SET_PDEATHSIG): the parent gets SIGKILL (no clean-up of its own), the silent child dies."""
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, CHILD, "no-stdin"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, env=subprocess_env())
+    try:
+        child = int(parent.stdout.readline())
+        time.sleep(0.5)
+        assert alive(child)
+        parent.kill()
+        parent.wait()
+        wait_for(lambda: not alive(child), timeout=EXIT_BOUND, step=0.05)
+    finally:
+        finish(parent)
+
+
+def test_a_child_exits_when_its_parent_closes_its_stdin() -> None:
+    """The platform-independent way: the pipe on the child's stdin reaches end of file."""
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, CHILD, "stdin"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, env=subprocess_env())
+    try:
+        child = int(parent.stdout.readline())
+        time.sleep(0.5)
+        assert alive(child)
+        parent.stdin.write(b"close\n")
+        parent.stdin.flush()
+        wait_for(lambda: not alive(child), timeout=EXIT_BOUND, step=0.05)
+        assert parent.poll() is None
+    finally:
+        finish(parent)
+
+
+def test_flush_pending_snapshots_at_once_without_the_debounce(project: Path) -> None:
+    """``Watcher.flush_pending``: what was saved is recorded now (the debounce is 30 s), once, also when called
+    from several threads at the same time as the snapshot loop."""
+    import threading
+
+    from conftest import watching
+
+    with watching(project, debounce=30) as session:
+        watcher = session.watcher
+        count = shadow_count(project)
+        write(project, "src/app.py", EDIT)
+        snapshot = watcher.flush_pending()  # no wait: it hands over the events the OS delivered first
+        assert snapshot is not None and [c.path for c in snapshot.changes] == ["src/app.py"]
+        assert shadow_count(project) == count + 1 and not session.recorder.has_pending()
+        assert watcher.flush_pending() is None
+        write(project, "src/other.py", "X = 1\n")
+        results: list = []
+        threads = [threading.Thread(target=lambda: results.append(watcher.flush_pending())) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        assert sum(r is not None for r in results) == 1 and shadow_count(project) == count + 2
+
+
+def test_watch_keeps_running_on_a_pipe_that_was_closed_before_it_started(project: Path, tmp_path: Path) -> None:
+    """A stdin inherited already at its end (a harness's used-up input) was never a lifeline: only its end while
+    ``watch`` runs stops it."""
+    read_end, write_end = os.pipe()
+    os.close(write_end)
+    log = tmp_path / "watch.log"
+    with open(log, "wb") as err:
+        proc = subprocess.Popen([*server_command(), "watch", str(project)], stdin=read_end,
+                                stdout=subprocess.DEVNULL, stderr=err, env=subprocess_env())
+    os.close(read_end)
+    try:
+        wait_for(lambda: recording(project, proc) and "watching" in log.read_text(), timeout=60)
+        time.sleep(1.0)
+        assert proc.poll() is None, log.read_text()
+        stop(proc, [signal.SIGTERM])
+    finally:
+        finish(proc)
+    assert proc.returncode == 0
