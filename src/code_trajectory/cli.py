@@ -88,6 +88,9 @@ def run(argv: list[str]) -> int:
     """Run one command line (without the program name); returns the exit status."""
     import importlib
 
+    from code_trajectory import wiring
+
+    wiring.install()  # the capabilities' handlers of the lower layers' hooks, the same as the server's
     name = argv[0] if argv else None
     if name in OWN_PARSER:
         return importlib.import_module(COMMANDS[name][0]).main(argv[1:])

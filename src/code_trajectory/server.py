@@ -18,7 +18,7 @@ from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
 
-from code_trajectory import __version__
+from code_trajectory import __version__, wiring
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.core.errors import UntrustedRepositoryError
 from code_trajectory.core.logs import configure_logging
@@ -101,6 +101,7 @@ def build_server(service: TrajectoryService, *, journal_dir: Path | None = None)
         service: the configured project (possibly none yet) shared by the tools.
         journal_dir: the journal repository (``serve --journal-dir``); None for the configured default.
     """
+    wiring.install()  # the capabilities' handlers of the lower layers' hooks (idempotent; the CLI's too)
     if journal_dir is not None:
         service.journal_dir = journal_dir
     mcp = TrajectoryMCPServer("code-trajectory", instructions=INSTRUCTIONS, version=__version__, log_level="INFO")

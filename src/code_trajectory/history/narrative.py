@@ -13,13 +13,10 @@ import posixpath
 import re
 from datetime import datetime
 
-from code_trajectory.git.log import CommitRecord, display_path
-from code_trajectory.git.messages import FileChange
+from code_trajectory.git.log import CommitRecord, describe_files, display_path
 
 #: Characters per token used to estimate the size of an answer.
 CHARS_PER_TOKEN = 4
-#: Files listed per commit in the global trajectory.
-FILES_PER_COMMIT = 25
 
 
 _HUNK_RE = re.compile(r"^@@ [^@]* @@ ?(.*)$")
@@ -118,22 +115,6 @@ def hunk_labels(diff: str) -> list[str]:
     if searching and label and label not in labels:
         labels.append(label)
     return labels
-
-
-def describe_files(changes: list[FileChange], limit: int = FILES_PER_COMMIT,
-                   symbols: dict[str, str] | None = None) -> list[str]:
-    """Markdown bullet lines for file changes, ``... and N more`` past ``limit``; with ``symbols`` (by path), each
-    line ends with the symbols that changed in that file (``: modified Auth.login; added Auth.retry``)."""
-    lines = []
-    for change in changes[:limit]:
-        where = (f"`{display_path(change.old_path)}` → `{display_path(change.path)}`" if change.old_path
-                 else f"`{display_path(change.path)}`")
-        counts = change.counts()
-        named = (symbols or {}).get(change.path)
-        lines.append(f"  - {change.status} {where}{' ' + counts if counts else ''}{': ' + named if named else ''}")
-    if len(changes) > limit:
-        lines.append(f"  - ... and {len(changes) - limit} more")
-    return lines
 
 
 def message_head(record: CommitRecord) -> str:

@@ -13,9 +13,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from code_trajectory.git.log import CommitRecord, display_path
+from code_trajectory.git.log import CommitRecord, describe_files, display_path
 from code_trajectory.git.messages import FileChange
-from code_trajectory.history.narrative import describe_files, fit, fmt_duration, fmt_time
+from code_trajectory.history.narrative import fit, fmt_duration, fmt_time
 
 #: Files listed per branch under "files most changed".
 FILES_LISTED = 8

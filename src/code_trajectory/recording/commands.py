@@ -163,11 +163,12 @@ def status_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def status(args: argparse.Namespace) -> int:
-    """Facts about the shadow repository: branches, snapshot counts, size, maintenance."""
+    """Facts about the shadow repository: branches, snapshot counts, size, maintenance; then what the capabilities
+    add (:func:`code_trajectory.recording.hooks.on_status`: what is shared where)."""
     from code_trajectory.project import project_from_option
+    from code_trajectory.recording.hooks import status_lines
     from code_trajectory.recording.status import project_status
-    from code_trajectory.share.service import share_status_lines
 
     root = project_from_option(args.project)
-    print("\n".join([project_status(root), *share_status_lines(root)]))
+    print("\n".join([project_status(root), *status_lines(root)]))  # sharing: see code_trajectory.wiring
     return 0

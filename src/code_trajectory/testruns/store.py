@@ -11,6 +11,7 @@ from code_trajectory.core.errors import InvalidArgumentError, LockContentionErro
 from code_trajectory.git.log import read_log
 from code_trajectory.git.messages import TRAILER_SQUASHED_RANGE
 from code_trajectory.git.shadow import ShadowRepo
+from code_trajectory.recording.hooks import Consolidated
 from code_trajectory.testruns.model import TestRun
 
 log = logging.getLogger(__name__)
@@ -117,6 +118,13 @@ def copy_runs(repo: ShadowRepo, source: str, target: str) -> int:
         run.commit = target
         record_run(repo, run)
     return len(runs)
+
+
+def carry_runs(event: Consolidated) -> None:
+    """The handler of :func:`code_trajectory.recording.hooks.on_consolidated` (registered by
+    :mod:`code_trajectory.wiring`): the ``[CONSOLIDATE]`` commit has the last squashed snapshot's tree, so that
+    snapshot's test runs still describe it and are copied to it (see :func:`copy_runs`)."""
+    copy_runs(event.repo, event.squashed[0], event.commit)
 
 
 def runs_for(repo: ShadowRepo, commits: Iterable[str]) -> dict[str, list[TestRun]]:
