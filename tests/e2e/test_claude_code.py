@@ -227,9 +227,12 @@ def edit_session(root: Path) -> list[list[dict[str, Any]]]:
 def claude_env(model_url: str = "http://127.0.0.1:9") -> dict[str, str]:
     """This test's environment for ``claude``: the isolated homes (conftest), our ``src`` first on PYTHONPATH (the
     hooks and the server it starts run this checkout), the scripted model, a dummy key, no traffic beyond the model;
-    no inherited Anthropic or Claude Code setting. The user settings approve the projects' ``.mcp.json`` servers."""
+    no inherited Anthropic or Claude Code setting; this installation's ``code-trajectory`` first on PATH. The user
+    settings (written under the temporary HOME) approve the projects' ``.mcp.json`` servers."""
     env = {k: v for k, v in subprocess_env().items()
            if not k.startswith(("ANTHROPIC_", "CLAUDE_", "CLAUDECODE"))}
+    # as for a user of the installed package: code-trajectory (and its python) on PATH, whatever set-up names them
+    env["PATH"] = os.pathsep.join(filter(None, [str(Path(server_command()[0]).parent), env.get("PATH")]))
     env.update(ANTHROPIC_BASE_URL=model_url, ANTHROPIC_API_KEY="sk-ant-test-dummy", DISABLE_TELEMETRY="1",
                DISABLE_AUTOUPDATER="1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_ERROR_REPORTING="1",
                NO_COLOR="1")
