@@ -32,7 +32,10 @@ Set-up facts, as measured with 2.1.332 (and consistent with https://code.claude.
 
 The scripted model answers at once, where a real one takes seconds: its first answer waits until the server has
 taken the project's first snapshot (its start-up import), otherwise the session's first edit can land in that
-import, which carries neither the prompt's intent nor the tool's origin.
+import, which carries neither the prompt's intent nor the tool's origin. Likewise the server's watcher waits for
+15 s of quiet (user ``config.toml``), so that each edit is snapshotted by its PostToolUse hook, never first by the
+watcher (2 s by default; a hook took up to 1.5 s on a loaded machine); the Stop hook asks the server for its
+checkpoint, which then holds the Bash edit the watcher has not recorded yet.
 """
 
 from __future__ import annotations
@@ -64,6 +67,8 @@ NOTEBOOK = {"cells": [{"cell_type": "code", "id": "cell-0", "metadata": {}, "sou
             "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
 #: Longest wait for the server's start-up import before the first scripted answer, seconds.
 SERVER_READY_SECONDS = 20.0
+#: The server's watcher debounce in these tests (user config.toml), seconds: longer than any hook takes.
+WATCHER_DEBOUNCE_SECONDS = 15.0
 #: Longest run of one ``claude`` command, seconds (a hang detector; a session takes about 10 s).
 CLAUDE_TIMEOUT = 240
 
@@ -228,7 +233,8 @@ def claude_env(model_url: str = "http://127.0.0.1:9") -> dict[str, str]:
     """This test's environment for ``claude``: the isolated homes (conftest), our ``src`` first on PYTHONPATH (the
     hooks and the server it starts run this checkout), the scripted model, a dummy key, no traffic beyond the model;
     no inherited Anthropic or Claude Code setting; this installation's ``code-trajectory`` first on PATH. The user
-    settings (written under the temporary HOME) approve the projects' ``.mcp.json`` servers."""
+    settings (written under the temporary HOME) approve the projects' ``.mcp.json`` servers; the user's
+    ``config.toml`` sets the watcher's debounce to :data:`WATCHER_DEBOUNCE_SECONDS`."""
     env = {k: v for k, v in subprocess_env().items()
            if not k.startswith(("ANTHROPIC_", "CLAUDE_", "CLAUDECODE"))}
     # as for a user of the installed package: code-trajectory (and its python) on PATH, whatever set-up names them
@@ -239,6 +245,11 @@ def claude_env(model_url: str = "http://127.0.0.1:9") -> dict[str, str]:
     user_settings = Path(env["HOME"]) / ".claude" / "settings.json"
     user_settings.parent.mkdir(parents=True, exist_ok=True)
     user_settings.write_text(json.dumps({"enableAllProjectMcpServers": True}))
+    # the hooks' snapshots come before the server's watcher's, which waits for 2 s of quiet by default: an edit hook
+    # took up to 1.5 s on this loaded 2-core machine; a watcher snapshot first would leave the hook nothing to tag
+    config = Path(env["CODE_TRAJECTORY_HOME"]) / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f"[trajectory]\ndebounce_seconds = {WATCHER_DEBOUNCE_SECONDS}\n")
     return env
 
 
