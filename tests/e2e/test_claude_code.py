@@ -18,7 +18,9 @@ Claude Code's streaming ``POST /v1/messages?beta=true`` with a fixed sequence of
 measured with Claude Code 2.1.332: every main-loop request carries the tool list (``Write``, ``Edit``, ``Bash``,
 ``Read``...; ``NotebookEdit`` is deferred but callable), the conversation so far with one assistant message per
 earlier turn, and ``"stream": true``; no other endpoint is called when non-essential traffic is disabled.
-NotebookEdit, like Edit, refuses a file the session has not read, so the script reads the notebook first.
+NotebookEdit, like Edit, refuses a file the session has not read, so the script reads the notebook first. Our MCP
+tools are deferred too (``mcp__code-trajectory__<tool>``) and callable; what Claude Code hands the model as their
+result is the tool's ``structuredContent`` (JSON), not its text content.
 
 Set-up facts, as measured with 2.1.332 (and consistent with https://code.claude.com/docs/en/mcp):
 
@@ -211,8 +213,9 @@ class ScriptedModel:
 
 
 def edit_session(root: Path) -> list[list[dict[str, Any]]]:
-    """The scripted turns: Write hello.py, Edit it, Read then NotebookEdit nb.ipynb, append to hello.py with Bash
-    (the last tool step), then a final text answer. Paths are absolute, under ``root``, as Claude Code sends them."""
+    """The scripted turns: Write hello.py, Edit it, Read then NotebookEdit nb.ipynb, ask our server for hello.py's
+    trajectory (``mcp__code-trajectory__get_file_trajectory``), append to hello.py with Bash (the last tool step),
+    then a final text answer. Paths are absolute, under ``root``, as Claude Code sends them."""
     hello, notebook = str(root / "hello.py"), str(root / "nb.ipynb")
 
     def tool(n: int, name: str, **tool_input: Any) -> list[dict[str, Any]]:
@@ -223,7 +226,8 @@ def edit_session(root: Path) -> list[list[dict[str, Any]]]:
             tool(3, "Read", file_path=notebook),
             tool(4, "NotebookEdit", notebook_path=notebook, cell_id="cell-0", new_source="x = 2",
                  edit_mode="replace"),
-            tool(5, "Bash", command="echo x >> hello.py", description="Append a line to hello.py"),
+            tool(5, "mcp__code-trajectory__get_file_trajectory", filepath="hello.py", depth=5),
+            tool(6, "Bash", command="echo x >> hello.py", description="Append a line to hello.py"),
             [{"type": "text", "text": "Done."}]]
 
 
@@ -264,7 +268,8 @@ def run_session(claude: str, cwd: Path, ready: Callable[[], None]) -> tuple[list
     with ScriptedModel(edit_session(cwd), before_first=ready) as model:
         started = time.monotonic()
         done = run_claude(claude, cwd, claude_env(model.url), "-p", PROMPT, "--output-format", "stream-json",
-                          "--verbose", "--allowedTools", "Read", "Write", "Edit", "NotebookEdit", "Bash")
+                          "--verbose", "--allowedTools", "Read", "Write", "Edit", "NotebookEdit", "Bash",
+                          "mcp__code-trajectory__get_file_trajectory")
         seconds = time.monotonic() - started
     assert done.returncode == 0, f"claude -p exited {done.returncode}:\n{done.stderr[-3000:]}\n{done.stdout[-3000:]}"
     events = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
@@ -275,6 +280,17 @@ def run_session(claude: str, cwd: Path, ready: Callable[[], None]) -> tuple[list
               for block in event["message"]["content"] if isinstance(block, dict) and block.get("is_error")]
     assert not failed, f"Claude Code refused a scripted tool call: {failed}"
     return events, seconds
+
+
+def tool_result(events: list[dict[str, Any]], tool_use_id: str) -> str:
+    """The text of the tool result Claude Code sent back for ``tool_use_id`` (stream-json ``user`` events)."""
+    for event in events:
+        for block in event["message"]["content"] if event["type"] == "user" else ():
+            if isinstance(block, dict) and block.get("tool_use_id") == tool_use_id:
+                content = block.get("content")
+                return content if isinstance(content, str) else "".join(
+                    part.get("text", "") for part in content or () if isinstance(part, dict))
+    raise AssertionError(f"no tool result for {tool_use_id}")
 
 
 def set_up_project(root: Path) -> Path:
@@ -354,6 +370,11 @@ def test_a_claude_session_is_recorded_with_intent_tools_and_stop_checkpoint(clau
     assert {"name": "code-trajectory", "source": "project"}.items() <= next(
         s for s in init["mcp_servers"] if s["name"] == "code-trajectory").items(), init["mcp_servers"]
     assert_session_recorded(project, init["session_id"])
+    # Claude Code called our tool through the server it started and the answer shows the hooks' snapshots. As
+    # measured with 2.1.332, what reaches the model is the tool's structuredContent (JSON), not its text content
+    answer = json.loads(tool_result(events, "toolu_05"))
+    assert answer["path"] == "hello.py", answer
+    assert [(v["origin"]["tool"], v["intent"]) for v in answer["versions"]] == [("Write", INTENT), ("Edit", INTENT)]
     print(f"claude -p session: {seconds:.1f} s")
 
 
