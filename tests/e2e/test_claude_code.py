@@ -343,7 +343,7 @@ def assert_session_recorded(root: Path, session_id: str) -> None:
     cells = json.loads(shadow(root, "show", f"{by_tool['NotebookEdit']}:nb.ipynb"))["cells"]
     assert "".join(cells[0]["source"]) == "x = 2"
 
-    tags = [line.split(" ", 1) for line in shadow(
+    tags = [line.partition(" ")[::2] for line in shadow(
         root, "for-each-ref", "refs/tags/", "--format=%(refname) %(contents:subject)").splitlines()]
     stops = [ref for ref, subject in tags if subject.startswith("turn ended ") and subject.endswith(f": {INTENT}")]
     assert len(stops) == 1, f"the Stop hook named no checkpoint after the intent: {tags}\n{history}"
