@@ -26,6 +26,7 @@ Guarantees:
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import datetime as _dt
 import difflib
@@ -251,10 +252,8 @@ def atomic_write(path: Path, text: str) -> None:
             os.chmod(tmp, mode)
             os.replace(tmp, target)
         except BaseException:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(tmp)
-            except OSError:
-                pass
             raise
         _fsync_dir(target.parent)
     except OSError as exc:

@@ -62,7 +62,7 @@ def tool_errors(fn: F) -> F:
                 return await fn(*args, **kwargs)
             except ToolError:
                 raise
-            except Exception as exc:  # noqa: BLE001 - the boundary: everything becomes a tool error
+            except Exception as exc:  # the boundary: everything becomes a tool error
                 raise _translate(name, exc) from exc
 
         return async_wrapper  # type: ignore[return-value]
@@ -73,7 +73,7 @@ def tool_errors(fn: F) -> F:
             return fn(*args, **kwargs)
         except ToolError:
             raise
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise _translate(name, exc) from exc
 
     return wrapper  # type: ignore[return-value]

@@ -110,10 +110,8 @@ class StopRequest:
         if self.reason is None:
             self.reason = reason
         self.count += 1
-        try:
+        with contextlib.suppress(OSError):  # the pipe is full: a wake-up is already pending
             os.write(self._write_fd, b"\0")
-        except OSError:  # the pipe is full: a wake-up is already pending
-            pass
 
     @property
     def requested(self) -> bool:

@@ -181,8 +181,8 @@ def git_executable() -> str:
     exe = shutil.which("git")
     if exe is None:
         raise GitUnavailableError(
-            "git was not found on PATH; code-trajectory needs git >= %d.%d (https://git-scm.com/downloads)"
-            % MIN_GIT_VERSION
+            "git was not found on PATH; code-trajectory needs git >= {}.{} (https://git-scm.com/downloads)".format(
+                *MIN_GIT_VERSION)
         )
     return exe
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from code_trajectory.git import messages
 from code_trajectory.git.diffs import MAX_COUNTED_FILES, is_commit_id, parse_records
@@ -107,7 +107,7 @@ def _parse_log(out: bytes) -> list[CommitRecord]:
             continue
         oid, parents, ctime, subject, trailers = fields[:5]
         record = CommitRecord(oid, parents.split() if parents else [],
-                              datetime.fromtimestamp(int(ctime), timezone.utc).astimezone(), subject,
+                              datetime.fromtimestamp(int(ctime), UTC).astimezone(), subject,
                               messages.parse_trailers(trailers))
         tokens = [t for t in split_z(rest.lstrip(b"\n")) if t] if rest else []
         if tokens:

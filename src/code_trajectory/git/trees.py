@@ -27,7 +27,7 @@ _DELETE = _Delete()
 @dataclass
 class _Node:
     reset: bool = False  # start from an empty tree instead of the base subtree
-    children: dict[bytes, "TreeEntry | _Delete | _Node"] = field(default_factory=dict)
+    children: dict[bytes, TreeEntry | _Delete | _Node] = field(default_factory=dict)
 
 
 def apply_changes(repo: ShadowRepo, base_tree: str | None, changes: Changes) -> str:

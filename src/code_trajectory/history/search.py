@@ -57,7 +57,7 @@ def search(repo: ShadowRepo, ref: str, query: str, *, regex: bool = False, path:
                                        "text as it is") from None
         matches = pattern.search
     else:
-        matches = lambda line: query in line  # noqa: E731
+        matches = lambda line: query in line
     args = ["log", f"--format={_FORMAT}", "-p", "-U0", "--no-color", "--no-ext-diff", "--no-renames",
             f"-n{int(limit)}", ("-G" + posix_regex(query)) if regex else ("-S" + query)]
     if since is not None:
@@ -82,9 +82,7 @@ def search(repo: ShadowRepo, ref: str, query: str, *, regex: bool = False, path:
         current = None
         for line in patch.split("\n"):
             if line.startswith("+++ ") or line.startswith("--- "):
-                if line.startswith("+++ b/"):
-                    current = line[6:]
-                elif line.startswith("--- a/") and current is None:
+                if line.startswith("+++ b/") or (line.startswith("--- a/") and current is None):
                     current = line[6:]
                 continue
             if line.startswith("diff --git "):

@@ -249,8 +249,8 @@ class SearchIndex:
             for start in range(0, len(wanted_list), 500):
                 part = wanted_list[start:start + 500]
                 records.extend(conn.execute(
-                    "SELECT text_hash, field, chunk, vec FROM vectors WHERE model=? AND text_hash IN (%s)"
-                    % ",".join("?" * len(part)), (model, *part)))
+                    "SELECT text_hash, field, chunk, vec FROM vectors WHERE model=? AND text_hash IN "
+                    f"({','.join('?' * len(part))})", (model, *part)))
         for h, fld, chunk, blob in records:
             if h in wanted:
                 stored.setdefault(h, {}).setdefault(fld, []).append((chunk, blob))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import secrets
@@ -25,7 +26,7 @@ from code_trajectory.journal.model import (
     make_entry,
 )
 from code_trajectory.journal.settings import JournalSettings
-from code_trajectory.journal.text import (  # noqa: F401
+from code_trajectory.journal.text import (
     ID_SHA_LEN,
     MAX_OVERVIEW_CHARS,
     SUFFIX,
@@ -418,10 +419,8 @@ class JournalStore:
                 self.git.run(["update-index", "--add", "--cacheinfo", f"100644,{blob},{file}"], env=index_env)
             tree = self.git.text(["write-tree"], env=index_env)
         finally:
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 index.unlink()
-            except FileNotFoundError:
-                pass
         args = ["commit-tree", tree]
         for p in (parents if parents is not None else ([parent] if parent else [])):
             args += ["-p", p]

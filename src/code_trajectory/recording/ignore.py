@@ -195,7 +195,7 @@ class RecordingPolicy:
         """
         with self._lock:
             if self._tracked.never_read:
-                self._tracked.current  # the baseline later changes are compared with
+                _ = self._tracked.current  # reading it takes the baseline later changes are compared with
             else:
                 self._refresh()
             flipped, self._flipped = sorted(self._flipped), set()

@@ -90,7 +90,7 @@ class RecoveryMixin:
         for listener in list(self.restart_listeners):
             try:
                 listener()
-            except Exception:  # noqa: BLE001 - the new history is there; a listener must not undo it
+            except Exception:  # the new history is there; a listener must not undo it
                 log.exception("a listener of the history restart failed")
 
     def _recover(self, exc: BaseException) -> bool:

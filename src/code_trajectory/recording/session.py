@@ -10,12 +10,13 @@ session and read through its recorder.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import subprocess
 import threading
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import filelock
@@ -91,7 +92,7 @@ class ProjectSession:
         #: ``recorder`` when this process records the project, ``follower`` while another one does.
         self.role = "recorder"
         self._scan_started = False
-        self._created = datetime.now(timezone.utc)
+        self._created = datetime.now(UTC)
 
     def start(self, progress: Callable[[str, int, int | None], None] | None = None, *,
               background: bool = False) -> Snapshot | None:
@@ -204,10 +205,8 @@ class ProjectSession:
             log.warning("cannot hold the recorder lock of the new history (%s); another process may record too", exc)
             return
         self._recording_lock = lock
-        try:
+        with contextlib.suppress(OSError):
             old.release()
-        except OSError:
-            pass
         write_recorder_state(self.recorder.repo.state_dir, started=True)
 
     def _adopt(self, child: subprocess.Popen) -> None:
@@ -249,10 +248,8 @@ class ProjectSession:
             self.watcher = None
         if self._recording_lock is not None and self._recording_lock.is_locked:
             write_recorder_state(self.recorder.repo.state_dir, started=False)
-            try:
+            with contextlib.suppress(OSError):
                 self._recording_lock.release()
-            except OSError:
-                pass
         self.recorder.close()
 
     def check_alive(self) -> None:

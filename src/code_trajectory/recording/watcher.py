@@ -491,7 +491,7 @@ class Watcher:
             self.last_error = f"snapshot failed, will retry: {exc}"
             log.warning(self.last_error)
             return False
-        except Exception as exc:  # noqa: BLE001 - never let the watcher thread die
+        except Exception as exc:  # never let the watcher thread die
             self.last_error = f"snapshot failed unexpectedly, will retry: {exc!r}"
             log.exception("snapshot failed unexpectedly")
             return False
@@ -510,5 +510,5 @@ class Watcher:
         if self.on_snapshot is not None:
             try:
                 self.on_snapshot(snapshot)
-            except Exception:  # noqa: BLE001
+            except Exception:
                 log.exception("snapshot callback failed")

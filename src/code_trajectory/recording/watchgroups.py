@@ -134,10 +134,8 @@ class SyncPoint:
     def remove(self, names: Iterable[str]) -> None:
         """Delete tokens once waited for (their deletion events are ignored)."""
         for name in names:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(self.prefix + name)
-            except OSError:
-                pass
 
     def seen(self, group: WatchGroup, names: set[str]) -> None:
         """Called by ``group`` once it handed over every event of the batch that held the tokens ``names``."""

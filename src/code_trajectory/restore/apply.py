@@ -21,7 +21,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import closing
+from contextlib import closing, suppress
 from pathlib import Path
 
 from code_trajectory.core.errors import InvalidArgumentError, StorageError
@@ -118,10 +118,8 @@ def read_blobs(repo: ShadowRepo, oids: list[str]) -> Iterator[bytes]:
         except (BrokenPipeError, ValueError):
             pass  # the reader stopped early
         finally:
-            try:
+            with suppress(OSError):
                 proc.stdin.close()
-            except OSError:
-                pass
 
     feeder = threading.Thread(target=feed, name="restore-blobs", daemon=True)
     feeder.start()
@@ -211,10 +209,8 @@ def _remove_empty_dirs(path: str) -> None:
 
 
 def _unlink_stale(path: str) -> None:
-    try:
+    with suppress(FileNotFoundError):
         os.unlink(path)
-    except FileNotFoundError:
-        pass
 
 
 def current_oid(root: Path, rel: str, mode: str) -> str | None:

@@ -24,6 +24,7 @@ A dry run writes nothing and answers with the diff that would be applied.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import os
 from dataclasses import dataclass, field
@@ -249,10 +250,8 @@ def _matching(root: Path, patterns: list[str] | None, entries: dict[str, TreeEnt
         return entries
     found: dict[str, TreeEntry] = {}
     for pattern in patterns:
-        try:
+        with contextlib.suppress(InvalidArgumentError):
             found.update((p, entries[p]) for p in select(root, [pattern], set(entries)))
-        except InvalidArgumentError:
-            pass
     return found
 
 

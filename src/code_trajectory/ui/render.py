@@ -164,7 +164,7 @@ def stylesheet(light: str = "default", dark: str = "github-dark") -> str:
     dark = dark if dark in styles else "monokai"
     light_css = HtmlFormatter(style=light).get_style_defs(CSS_SCOPE)
     dark_css = HtmlFormatter(style=dark).get_style_defs(CSS_SCOPE)
-    keep = lambda css: "\n".join(line for line in css.splitlines()  # noqa: E731
+    keep = lambda css: "\n".join(line for line in css.splitlines()
                                  if line.startswith(CSS_SCOPE + " .") and "linenos" not in line)
     return (f"/* Pygments styles {light} and {dark} */\n{keep(light_css)}\n"
             f"@media (prefers-color-scheme: dark) {{\n{keep(dark_css)}\n}}\n")
@@ -270,18 +270,18 @@ def split_rows(diff: FileDiff) -> list[SplitRow]:
     """The rows of a side-by-side view of ``diff``: a header per hunk, context on both sides, and each run of
     deletions paired line by line with the run of additions that follows it."""
     rows: list[SplitRow] = []
+    dels: list[DiffLine] = []
+    adds: list[DiffLine] = []
+
+    def flush() -> None:
+        for i in range(max(len(dels), len(adds))):
+            rows.append(SplitRow(left=dels[i] if i < len(dels) else None,
+                                 right=adds[i] if i < len(adds) else None))
+        dels.clear()
+        adds.clear()
+
     for hunk in diff.hunks:
         rows.append(SplitRow(hunk=hunk))
-        dels: list[DiffLine] = []
-        adds: list[DiffLine] = []
-
-        def flush() -> None:
-            for i in range(max(len(dels), len(adds))):
-                rows.append(SplitRow(left=dels[i] if i < len(dels) else None,
-                                     right=adds[i] if i < len(adds) else None))
-            dels.clear()
-            adds.clear()
-
         for line in hunk.lines:
             if line.kind == "del":
                 if adds:
