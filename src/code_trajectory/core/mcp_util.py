@@ -13,7 +13,7 @@ import inspect
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any, TypeVar
 
 import anyio.to_thread
@@ -110,11 +110,14 @@ def connection_state(ctx: Any) -> dict[str, Any] | None:
         params = ctx.session.client_params
     except Exception:  # noqa: BLE001 - no request context (a direct call)
         return None
+    modern: Collection[str] = ()
     try:
         from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+        modern = MODERN_PROTOCOL_VERSIONS
     except ImportError:  # pragma: no cover - older SDKs have no stateless protocol
-        MODERN_PROTOCOL_VERSIONS = ()
-    if params is None or protocol in MODERN_PROTOCOL_VERSIONS:
+        pass
+    if params is None or protocol in modern:
         return None
     with _CONNECTIONS_LOCK:
         entry = _CONNECTIONS.get(id(params))

@@ -24,6 +24,8 @@ import stat
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +153,7 @@ def die_with_parent(parent_pid: int, *, watch_stdin: bool = True) -> None:
         threading.Thread(target=_until_stdin_ends, args=(os._exit, 1), name="exit-with-parent", daemon=True).start()
 
 
-def _until_stdin_ends(then, argument) -> None:
+def _until_stdin_ends(then: Callable[[int], object], argument: int) -> None:
     """Read stdin (discarding it) until its end or an error, then call ``then(argument)``."""
     try:
         while os.read(0, 65536):
@@ -161,7 +163,7 @@ def _until_stdin_ends(then, argument) -> None:
     then(argument)
 
 
-def stop_child(proc: subprocess.Popen, timeout: float = CHILD_TERM_SECONDS) -> None:
+def stop_child(proc: subprocess.Popen[Any], timeout: float = CHILD_TERM_SECONDS) -> None:
     """Stop a child process and reap it: close its stdin, SIGTERM, then SIGKILL after ``timeout`` seconds."""
     if proc.stdin is not None:
         with contextlib.suppress(OSError):

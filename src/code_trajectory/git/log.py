@@ -206,7 +206,7 @@ def file_history(repo: ShadowRepo, ref: str, path: str) -> list[FileVersion]:
             break
         full = read_log(repo, [oldest.record.oid], limit=1)  # all of that commit's changes, renames detected
         renamed = next((c for c in (full[0].changes if full else []) if c.path == current and c.old_path), None)
-        if renamed is None:
+        if renamed is None or renamed.old_path is None:
             break
         versions[-1] = FileVersion(oldest.record, current, renamed)
         current, start = renamed.old_path, oldest.record.parents[0]

@@ -23,6 +23,7 @@ import threading
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 import filelock
 
@@ -172,7 +173,7 @@ class BackgroundMaintenance:
     move refs; the ``maintenance.lock`` keeps two runs from overlapping.
     """
 
-    def __init__(self, repo: ShadowRepo, **options) -> None:
+    def __init__(self, repo: ShadowRepo, **options: Any) -> None:
         self.repo = repo
         self.options = options
         self._thread: threading.Thread | None = None

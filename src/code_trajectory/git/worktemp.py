@@ -56,7 +56,7 @@ class Journal:
     safety_snapshot: str | None
     source: str
     pid: int
-    _counter: itertools.count = field(default_factory=itertools.count, repr=False, compare=False)
+    _counter: itertools.count[int] = field(default_factory=itertools.count, repr=False, compare=False)
 
     def next_index(self) -> int:
         """A number not given before in this restore (for :meth:`temp_name`)."""
