@@ -46,6 +46,7 @@ import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.worktemp import is_temp_name
@@ -372,6 +373,15 @@ class RecordingPolicy:
         """True for paths whose change alters the rules (a ``.gitignore`` or a generated-directory marker anywhere)."""
         name = rel.rpartition("/")[2]
         return name == GITIGNORE or name in GENERATED_MARKERS
+
+
+class WalkPolicy(Protocol):
+    """What a walk of the work tree asks of a policy (:class:`RecordingPolicy`, or :class:`SubtreePolicy` for a
+    walk rooted in a subdirectory)."""
+
+    def entry_excluded(self, parent_rel: str, name: str, is_dir: bool) -> bool:
+        """True when the entry ``name`` of the directory ``parent_rel`` (relative to the walk's root) is skipped."""
+        ...
 
 
 class SubtreePolicy:

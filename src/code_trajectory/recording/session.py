@@ -18,6 +18,7 @@ import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import filelock
 
@@ -36,6 +37,9 @@ from code_trajectory.recording.consolidate import consolidate
 from code_trajectory.recording.liveness import idle_notice, read_recorder_state, recording_now, write_recorder_state
 from code_trajectory.recording.recorder import Recorder, Snapshot
 from code_trajectory.testruns import store as testruns
+
+if TYPE_CHECKING:
+    from code_trajectory.recording.watcher import Watcher
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +77,7 @@ class ProjectSession:
         self.root = root
         self.settings = settings
         self.recorder = Recorder.open(root, settings, create=create)
-        self.watcher = None
+        self.watcher: Watcher | None = None
         self._watch = watch
         self._on_snapshot = on_snapshot
         self._force_polling = force_polling
@@ -126,15 +130,18 @@ class ProjectSession:
 
     def _wait_to_record(self) -> None:
         while not self._closing.wait(TAKEOVER_POLL_SECONDS):
+            lock = self._recording_lock
+            if lock is None:  # only start() runs this thread, once it made the lock
+                return
             try:
-                self._recording_lock.acquire()
+                lock.acquire()
             except filelock.Timeout:
                 continue
             except OSError as exc:  # .trajectory removed meanwhile: try again later
                 log.debug("cannot take the recorder lock: %s", exc)
                 continue
             if self._closing.is_set():
-                self._recording_lock.release()
+                lock.release()
                 return
             log.info("the recording process of %s exited; this one records now", self.root)
             self.role = "recorder"
@@ -351,6 +358,7 @@ class ProjectSession:
             TrajectoryError: the snapshot could not be written (its changes stay pending).
         """
         watcher = self.watcher
+        why: str | None
         if watcher is None:
             why = "no watcher in this process"
         elif not self._started.is_set() or self.import_error is not None:

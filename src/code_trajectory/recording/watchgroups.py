@@ -30,7 +30,7 @@ from pathlib import Path
 
 import watchfiles
 
-from code_trajectory.recording.ignore import RecordingPolicy
+from code_trajectory.recording.ignore import WalkPolicy
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ READY_TIMEOUT = 60.0
 Batch = set[tuple[watchfiles.Change, str]]
 
 
-def recorded_directories(root: Path, policy: RecordingPolicy) -> list[str]:
+def recorded_directories(root: Path, policy: WalkPolicy) -> list[str]:
     """Every directory under ``root`` (``root`` included) that the policy records, as absolute paths.
 
     Symlinked directories are not followed; unreadable ones are skipped.
