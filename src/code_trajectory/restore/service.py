@@ -192,6 +192,7 @@ def _restore(session: ProjectSession, snapshot: str, paths: list[str] | None, *,
     scope = _named_paths(session.root, paths)  # None: the whole project, or globs
     target_entries = trees.list_files(repo, repo.commit_tree_oid(resolved.commit), scope)
     refuse_unsafe(_matching(session.root, paths, target_entries), resolved.commit)
+    current_tree: str | None  # None: nothing recorded yet, every target file is new
     with recorder.writing():
         if dry_run:
             current_tree = recorder.work_tree_tree()
