@@ -205,7 +205,9 @@ class JournalStore:
         out = self.git.out(["log", "-z", "--no-merges", "--no-renames", "--format=%x1e%H%x1f%at",
                             "--name-only", rev_range, "--"])
         commits: list[Commit] = []
-        sha, ts, files = None, 0, []
+        sha: str | None = None
+        ts = 0
+        files: list[str] = []
         for token in split_z(out):
             text = token.decode("utf-8", "replace")
             if text.startswith("\x1e"):
@@ -299,7 +301,7 @@ class JournalStore:
             raise InvalidArgumentError("length must be between 1 and 1000")
         head = self.head()
         total = self.count_entries(path, head)
-        if total == 0:
+        if total == 0 or head is None:  # an empty journal (no head) has no entries
             raise JournalError(f"no section {path!r} in the journal; journal_toc lists the sections")
         out = self.git.out(["log", "--no-merges", "--no-notes", f"--skip={start}", f"-n{length}",
                             "--format=%x1e%H%x1f%at%x1f%an%x1f%B", head, "--", path + SUFFIX])
