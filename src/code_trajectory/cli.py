@@ -11,6 +11,10 @@ arguments (``recap``, ``journal``) have ``main(argv) -> int``. Errors print one 
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # argparse itself is imported when a parser is built
+    import argparse
 
 EXIT_ERROR = 2
 
@@ -53,7 +57,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 OWN_PARSER = frozenset({"recap", "journal"})
 
 
-def build_parser(selected: str | None = None) -> argparse.ArgumentParser:  # noqa: F821
+def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
     """The argument parser: every command's (for ``--help``) or, with ``selected``, that one command's, its
     module imported to add its options."""
     import argparse

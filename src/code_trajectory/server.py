@@ -58,7 +58,7 @@ class TrajectoryMCPServer(MCPServer):
       recap and journal tools still validate theirs against their pydantic models when they answer.
     """
 
-    async def list_tools(self):  # type: ignore[override]
+    async def list_tools(self):
         tools = await super().list_tools()
         return [tool.model_copy(update={"input_schema": compact_schema(tool.input_schema), "output_schema": None})
                 for tool in tools]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from markupsafe import Markup, escape
 
@@ -94,9 +95,9 @@ def _lexer_for(path: str):
     from pygments.util import ClassNotFound
 
     name = path.rsplit("/", 1)[-1]
-    options = {"stripnl": False, "stripall": False, "ensurenl": False}
+    options: dict[str, Any] = {"stripnl": False, "stripall": False, "ensurenl": False}
     try:
-        return get_lexer_for_filename(name, **options)
+        return get_lexer_for_filename(name, None, **options)
     except ClassNotFound:
         return TextLexer(**options)
     except Exception:  # noqa: BLE001 - a lexer plugin that fails to load must not break the page
