@@ -582,7 +582,7 @@ def measure(api, language: str, args, py_source: bytes, other=None) -> dict | tu
 
     for label, make in (
         ("parse", lambda a: (lambda lang=a.language_for(name): lang.parse(source))),  # noqa: B008 - resolved untimed
-        ("extract", lambda a: (lambda lang=a.language_for(name): lang.extract(source))),  # noqa: B008 - resolved untimed
+        ("extract", lambda a: (lambda lang=a.language_for(name): lang.extract(source))),  # noqa: B008 - untimed
         ("analyze", lambda a: (lambda lang=a.language_for(name): full_analysis(lang, source))),  # noqa: B008 - untimed
         ("compare", lambda a: (lambda: a.compare(name, source, edited))),
     ):

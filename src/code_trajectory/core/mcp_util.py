@@ -65,7 +65,7 @@ def tool_errors(fn: F) -> F:
             except Exception as exc:  # the boundary: everything becomes a tool error
                 raise _translate(name, exc) from exc
 
-        return async_wrapper  # type: ignore[return-value]
+        return async_wrapper  # type: ignore[return-value]  # functools.wraps: it is called as fn is
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -76,7 +76,7 @@ def tool_errors(fn: F) -> F:
         except Exception as exc:
             raise _translate(name, exc) from exc
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper  # type: ignore[return-value]  # functools.wraps: it is called as fn is
 
 
 def result(text: str, structured: dict[str, Any] | None = None) -> CallToolResult:
@@ -156,7 +156,7 @@ def tool(mcp: Any, annotations: ToolAnnotations) -> Callable[[F], F]:
 
         # evaluated in the tool's module (its annotations may be strings: ``from __future__ import annotations``)
         signature = inspect.signature(fn, eval_str=True).replace(return_annotation=CallToolResult)
-        run.__signature__ = signature  # type: ignore[attr-defined]
+        run.__signature__ = signature  # type: ignore[attr-defined]  # read by inspect.signature; not in typeshed
         run.__annotations__ = {**{name: p.annotation for name, p in signature.parameters.items()},
                                "return": CallToolResult}
         mcp.tool(description=inspect.cleandoc(fn.__doc__ or ""), annotations=annotations)(run)

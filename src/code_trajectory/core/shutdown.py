@@ -63,7 +63,7 @@ class StopRequest:
     def restore(self) -> None:
         """Give the signals :meth:`install` took their previous handlers back (main thread only)."""
         for sig, handler in self._previous.items():
-            signal.signal(sig, handler)  # type: ignore[arg-type]
+            signal.signal(sig, handler)  # type: ignore[arg-type]  # as signal() gave it (None: set from C)
         self._previous.clear()
 
     def ignore(self) -> None:

@@ -116,6 +116,7 @@ class RecordingPolicy:
         self._deny = Rules.from_lines([anywhere(p) for p in self.deny_patterns])
         self.info_exclude = info_exclude
         self.global_excludes = global_excludes
+        # not DISCOVER: a ProjectRepo or None (an `is` test on a sentinel object does not narrow the type)
         self.project: ProjectRepo | None = (ProjectRepo.discover(self.root) if project is DISCOVER
                                             else project)  # type: ignore[assignment]
         self._lock = threading.RLock()

@@ -221,9 +221,8 @@ class TestRun:
         Raises:
             ValueError: not JSON, or not a test run.
         """
-        if isinstance(data, (str, bytes)):
-            data = json.loads(data)
-        return cls.from_dict(data)  # type: ignore[arg-type]
+        parsed = json.loads(data) if isinstance(data, (str, bytes)) else data
+        return cls.from_dict(parsed)
 
 
 def parse_time(text: str | None) -> datetime | None:
