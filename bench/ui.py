@@ -28,9 +28,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 sys.path.insert(0, str(HERE.parent / "tests" / "ui"))
 
-from ui_support import build_history, chromium_page, request, running_ui  # noqa: E402
+from ui_support import build_history, chromium_page, request, running_ui
 
-from code_trajectory.ui.security import cookie_name  # noqa: E402
+from code_trajectory.ui.security import cookie_name
 
 PAINT = """() => {
   const nav = performance.getEntriesByType('navigation')[0];

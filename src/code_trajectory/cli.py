@@ -11,6 +11,10 @@ arguments (``recap``, ``journal``) have ``main(argv) -> int``. Errors print one 
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:  # argparse itself is imported when a parser is built
+    import argparse
 
 EXIT_ERROR = 2
 
@@ -53,7 +57,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 OWN_PARSER = frozenset({"recap", "journal"})
 
 
-def build_parser(selected: str | None = None) -> argparse.ArgumentParser:  # noqa: F821
+def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
     """The argument parser: every command's (for ``--help``) or, with ``selected``, that one command's, its
     module imported to add its options."""
     import argparse
@@ -62,7 +66,7 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:  # noq
     class Parser(argparse.ArgumentParser):
         """Usage errors as one line on stderr, exit status 2, like every other error of the CLI."""
 
-        def error(self, message: str) -> None:  # type: ignore[override]
+        def error(self, message: str) -> NoReturn:
             self.exit(EXIT_ERROR, f"code-trajectory: error: {message} (see `{self.prog} --help`)\n")
 
     parser = Parser(

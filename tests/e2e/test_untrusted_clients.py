@@ -24,7 +24,7 @@ from hostile import commit_history_into_project, fired, poison_shadow
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "ui"))
-from ui_support import record_demo, request, running_ui  # noqa: E402
+from ui_support import record_demo, request, running_ui
 
 
 @pytest.fixture

@@ -59,8 +59,11 @@ class Client(Protocol):
     title: str
     servers_key: str
     global_config: bool
-    docs: tuple[str, ...]
     hint: str
+
+    @property
+    def docs(self) -> tuple[str, ...]:  # read-only: a client's own tuple type (say tuple[str, str]) then fits
+        ...
 
     def config_path(self, project: Path, env: Mapping[str, str], platform: str) -> Path:
         """The config file for ``project`` (absolute) given the environment and ``sys.platform``.

@@ -271,9 +271,8 @@ def render(changes: list[Change], *, show_diff: bool | None = None) -> str:
             lines.append(f"  backup of the previous file: {ch.backup} ({ch.note})")
         elif ch.dry_run and ch.note and ch.action in _VERBS:
             lines.append(f"  would back up the previous file first: {ch.note}")
-        if show_diff if show_diff is not None else ch.dry_run:
-            if ch.diff:
-                lines.append(ch.diff.rstrip("\n"))
+        if (show_diff if show_diff is not None else ch.dry_run) and ch.diff:
+            lines.append(ch.diff.rstrip("\n"))
     if changes and any(ch.dry_run for ch in changes):
         lines.append("dry run: nothing written")
     elif installed:

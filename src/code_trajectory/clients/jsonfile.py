@@ -26,6 +26,7 @@ Guarantees:
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import datetime as _dt
 import difflib
@@ -34,7 +35,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from code_trajectory.clients import jsontext
 from code_trajectory.core.errors import TrajectoryError
@@ -67,6 +68,14 @@ class Loaded:
     newline: str = "\n"
     bom: bool = False
     refuse: str | None = None
+
+
+class _Style(TypedDict):
+    """How a file is written, as read from it: :class:`Loaded`'s ``indent``, ``newline`` and ``bom``."""
+
+    indent: int | str
+    newline: str
+    bom: bool
 
 
 @dataclass(frozen=True)
@@ -130,7 +139,7 @@ def read(path: Path) -> Loaded:
         return Loaded(exists=True, text="", data=None, problem=f"is not UTF-8 text ({exc.reason} at byte {exc.start})")
     bom = text.startswith(_BOM)
     body = text[1:] if bom else text
-    style = {"indent": detect_indent(body), "newline": "\r\n" if "\r\n" in body else "\n", "bom": bom}
+    style = _Style(indent=detect_indent(body), newline="\r\n" if "\r\n" in body else "\n", bom=bom)
     if not body.strip():
         return Loaded(exists=True, text=text, data={}, problem=None, **style)
     problem = None
@@ -251,10 +260,8 @@ def atomic_write(path: Path, text: str) -> None:
             os.chmod(tmp, mode)
             os.replace(tmp, target)
         except BaseException:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(tmp)
-            except OSError:
-                pass
             raise
         _fsync_dir(target.parent)
     except OSError as exc:

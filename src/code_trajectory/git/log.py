@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from code_trajectory.git import messages
 from code_trajectory.git.diffs import MAX_COUNTED_FILES, is_commit_id, parse_records
@@ -110,7 +110,7 @@ def _parse_log(out: bytes) -> list[CommitRecord]:
             continue
         oid, parents, ctime, subject, trailers = fields[:5]
         record = CommitRecord(oid, parents.split() if parents else [],
-                              datetime.fromtimestamp(int(ctime), timezone.utc).astimezone(), subject,
+                              datetime.fromtimestamp(int(ctime), UTC).astimezone(), subject,
                               messages.parse_trailers(trailers))
         tokens = [t for t in split_z(rest.lstrip(b"\n")) if t] if rest else []
         if tokens:
@@ -209,7 +209,7 @@ def file_history(repo: ShadowRepo, ref: str, path: str) -> list[FileVersion]:
             break
         full = read_log(repo, [oldest.record.oid], limit=1)  # all of that commit's changes, renames detected
         renamed = next((c for c in (full[0].changes if full else []) if c.path == current and c.old_path), None)
-        if renamed is None:
+        if renamed is None or renamed.old_path is None:
             break
         versions[-1] = FileVersion(oldest.record, current, renamed)
         current, start = renamed.old_path, oldest.record.parents[0]

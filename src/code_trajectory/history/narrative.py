@@ -51,8 +51,7 @@ def fit(text: str, budget_tokens: int) -> str:
     limit = budget_tokens * CHARS_PER_TOKEN
     if len(text) <= limit:
         return text
-    marker = "\n\n… [answer cut to fit the {} token budget; ask for less (smaller depth or limit)]".format(
-        budget_tokens)
+    marker = f"\n\n… [answer cut to fit the {budget_tokens} token budget; ask for less (smaller depth or limit)]"
     return text[: max(0, limit - len(marker))].rstrip() + marker
 
 
@@ -65,7 +64,7 @@ def cut_diff(diff: str, max_chars: int, how_to_see: str) -> str:
     size = 0
     hunks_total = sum(1 for line in lines if line.startswith("@@"))
     hunks_kept = 0
-    for i, line in enumerate(lines):
+    for line in lines:
         if size + len(line) + 1 > max_chars:
             break
         if line.startswith("@@"):

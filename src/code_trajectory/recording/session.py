@@ -11,13 +11,15 @@ session and read through its recorder. What those capabilities do when this sess
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import subprocess
 import threading
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import filelock
 
@@ -35,6 +37,9 @@ from code_trajectory.recording.checkpoint_requests import CheckpointAnswer, Chec
 from code_trajectory.recording.consolidate import consolidate
 from code_trajectory.recording.liveness import idle_notice, read_recorder_state, recording_now, write_recorder_state
 from code_trajectory.recording.recorder import Recorder, Snapshot
+
+if TYPE_CHECKING:
+    from code_trajectory.recording.watcher import Watcher
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +77,7 @@ class ProjectSession:
         self.root = root
         self.settings = settings
         self.recorder = Recorder.open(root, settings, create=create)
-        self.watcher = None
+        self.watcher: Watcher | None = None
         self._watch = watch
         self._on_snapshot = on_snapshot
         self._force_polling = force_polling
@@ -91,7 +96,7 @@ class ProjectSession:
         #: ``recorder`` when this process records the project, ``follower`` while another one does.
         self.role = "recorder"
         self._scan_started = False
-        self._created = datetime.now(timezone.utc)
+        self._created = datetime.now(UTC)
 
     def start(self, progress: Callable[[str, int, int | None], None] | None = None, *,
               background: bool = False) -> Snapshot | None:
@@ -125,15 +130,18 @@ class ProjectSession:
 
     def _wait_to_record(self) -> None:
         while not self._closing.wait(TAKEOVER_POLL_SECONDS):
+            lock = self._recording_lock
+            if lock is None:  # only start() runs this thread, once it made the lock
+                return
             try:
-                self._recording_lock.acquire()
+                lock.acquire()
             except filelock.Timeout:
                 continue
             except OSError as exc:  # .trajectory removed meanwhile: try again later
                 log.debug("cannot take the recorder lock: %s", exc)
                 continue
             if self._closing.is_set():
-                self._recording_lock.release()
+                lock.release()
                 return
             log.info("the recording process of %s exited; this one records now", self.root)
             self.role = "recorder"
@@ -204,10 +212,8 @@ class ProjectSession:
             log.warning("cannot hold the recorder lock of the new history (%s); another process may record too", exc)
             return
         self._recording_lock = lock
-        try:
+        with contextlib.suppress(OSError):
             old.release()
-        except OSError:
-            pass
         write_recorder_state(self.recorder.repo.state_dir, started=True)
 
     def _adopt(self, child: subprocess.Popen) -> None:
@@ -249,10 +255,8 @@ class ProjectSession:
             self.watcher = None
         if self._recording_lock is not None and self._recording_lock.is_locked:
             write_recorder_state(self.recorder.repo.state_dir, started=False)
-            try:
+            with contextlib.suppress(OSError):
                 self._recording_lock.release()
-            except OSError:
-                pass
         self.recorder.close()
 
     def check_alive(self) -> None:
@@ -354,6 +358,7 @@ class ProjectSession:
             TrajectoryError: the snapshot could not be written (its changes stay pending).
         """
         watcher = self.watcher
+        why: str | None
         if watcher is None:
             why = "no watcher in this process"
         elif not self._started.is_set() or self.import_error is not None:

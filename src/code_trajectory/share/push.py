@@ -308,7 +308,9 @@ def _record(repo: ShadowRepo, data: dict, target: RemoteTarget, report: PushRepo
         return
     entry = data["pushed"].get(target.name)
     entry = entry if isinstance(entry, dict) else {}
-    refs = entry.get("refs") if isinstance(entry.get("refs"), dict) else {}
+    refs = entry.get("refs")
+    if not isinstance(refs, dict):
+        refs = {}
     data["pushed"][target.name], entry["refs"] = entry, refs
     now = share_state.now_iso()
     for r in done:

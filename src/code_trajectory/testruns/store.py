@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from code_trajectory.core.errors import InvalidArgumentError, LockContentionError, StorageError
 from code_trajectory.git.log import read_log
@@ -162,7 +162,7 @@ def marks_for(repo: ShadowRepo, commits: Iterable[str]) -> dict[str, str]:
     """
     marks = {}
     for commit, runs in runs_for(repo, commits).items():
-        epoch = datetime.min.replace(tzinfo=timezone.utc)
+        epoch = datetime.min.replace(tzinfo=UTC)
         newest = max(runs, key=lambda r: r.started or epoch)
         line = newest.summary_line()
         if len({r.outcome for r in runs}) > 1:
@@ -177,7 +177,7 @@ def _all_runs(repo: ShadowRepo) -> list[TestRun]:
         for run in _read_note(repo, blob):
             run.commit = run.commit or commit
             runs.append(run)
-    epoch = datetime.min.replace(tzinfo=timezone.utc)
+    epoch = datetime.min.replace(tzinfo=UTC)
     runs.sort(key=lambda r: r.started or epoch, reverse=True)
     return runs
 
