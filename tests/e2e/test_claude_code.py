@@ -185,10 +185,10 @@ class ScriptedModel:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+            def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("content-length") or 0))
                 try:
                     body = json.loads(raw or b"{}")
@@ -197,7 +197,7 @@ class ScriptedModel:
                 status, answer = model.answer(self.path, body if isinstance(body, dict) else {})
                 self._send(status, answer)
 
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            def do_GET(self) -> None:
                 self._send(*model.answer(self.path, {}))
 
             def _send(self, status: int, answer: dict[str, Any] | list[dict[str, Any]]) -> None:
