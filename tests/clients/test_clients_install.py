@@ -18,7 +18,8 @@ from conftest import server_command, subprocess_env
 
 EXE = "/opt/ct/bin/code-trajectory"
 NEW_EXE = "/opt/ct2/bin/code-trajectory"
-ALL = list(CLIENTS)
+#: The clients whose file is JSON with ``{"command", "args"}`` entries (the others: test_clients_formats.py).
+ALL = [n for n, c in CLIENTS.items() if c.file_format == "json" and n != "zed"]
 NOW = dt.datetime(2025, 3, 4, 5, 6, 7)
 
 
@@ -358,9 +359,10 @@ def test_project_defaults_to_cwd_and_is_absolute(proj: Path, env: dict[str, str]
 
 
 def test_unknown_client_lists_valid_names(proj: Path) -> None:
-    with pytest.raises(InvalidArgumentError, match="unknown client 'zed'; choose one of: claude-code, "
-                                                   "claude-desktop, cursor, vscode"):
-        inst.install("zed", proj, exe=EXE)
+    with pytest.raises(InvalidArgumentError, match="unknown client 'emacs'; choose one of: claude-code, "
+                                                   "claude-desktop, cursor, vscode, gemini, codex, windsurf, zed, "
+                                                   "cline, continue, goose"):
+        inst.install("emacs", proj, exe=EXE)
 
 
 def test_hooks_only_for_claude_code(proj: Path, env: dict[str, str]) -> None:

@@ -107,16 +107,16 @@ def detect_indent(text: str) -> int | str:
     return 2
 
 
-def read(path: Path) -> Loaded:
-    """Read and parse ``path`` tolerantly (see the module docstring).
+def read_bytes(path: Path) -> bytes | None:
+    """The bytes of config file ``path``, or None when it does not exist.
 
     Raises:
-        TrajectoryError: the path is a directory or cannot be read (permissions, I/O error).
+        TrajectoryError: the path is a directory or cannot be read (permissions, I/O error), in one line.
     """
     try:
-        raw = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
-        return Loaded(exists=False, text="", data={}, problem=None)
+        return None
     except IsADirectoryError:
         raise TrajectoryError(f"{path} is a directory, not a config file; move it away and run again") from None
     except NotADirectoryError:
@@ -124,6 +124,17 @@ def read(path: Path) -> Loaded:
                               "move that file away and run again") from None
     except OSError as exc:
         raise TrajectoryError(f"cannot read {path}: {exc.strerror or exc}; check its permissions") from None
+
+
+def read(path: Path) -> Loaded:
+    """Read and parse ``path`` tolerantly (see the module docstring).
+
+    Raises:
+        TrajectoryError: the path is a directory or cannot be read (permissions, I/O error).
+    """
+    raw = read_bytes(path)
+    if raw is None:
+        return Loaded(exists=False, text="", data={}, problem=None)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
