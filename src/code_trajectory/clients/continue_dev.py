@@ -27,35 +27,35 @@ class NamedList(MutableMapping[str, Any]):
     """
 
     def __init__(self, items: list[Any]) -> None:
-        self.items = items
+        self._items = items
 
     def _named(self, key: str) -> list[int]:
-        return [i for i, item in enumerate(self.items) if isinstance(item, Mapping) and item.get("name") == key]
+        return [i for i, item in enumerate(self._items) if isinstance(item, Mapping) and item.get("name") == key]
 
     def __getitem__(self, key: str) -> Any:
         found = self._named(key)
         if not found:
             raise KeyError(key)
-        return self.items[found[0]]
+        return self._items[found[0]]
 
     def __setitem__(self, key: str, value: Any) -> None:
         value = {"name": key, **{k: v for k, v in value.items() if k != "name"}}
         found = self._named(key)
         if found:
-            self.items[found[0]] = value
+            self._items[found[0]] = value
         else:
-            self.items.append(value)
+            self._items.append(value)
 
     def __delitem__(self, key: str) -> None:
         found = self._named(key)
         if not found:
             raise KeyError(key)
         for i in reversed(found):
-            del self.items[i]
+            del self._items[i]
 
     def __iter__(self) -> Iterator[str]:
         seen: list[str] = []
-        for item in self.items:
+        for item in self._items:
             name = item.get("name") if isinstance(item, Mapping) else None
             if isinstance(name, str) and name not in seen:
                 seen.append(name)

@@ -207,7 +207,7 @@ def edit(path: Path, fmt: Format, mutate: Mutator, *, dry_run: bool = False, rep
     action = "updated" if exists else "created"
     if dry_run:
         return Edit(path, action, None, reason if exists else None, diff, True)
-    saved = backup(path, now) if exists and not lossless else None
+    saved = backup(path, now) if exists and (not lossless or note) else None
     atomic_write(path, new_text)
     return Edit(path, action, saved, reason if exists else None, diff, False)
 
