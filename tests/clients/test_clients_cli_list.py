@@ -64,6 +64,7 @@ def test_gemini_mcp_list_sees_the_server_in_a_trusted_folder(project: Path, home
     proc = subprocess.run([gemini, "mcp", "list"], capture_output=True, text=True, timeout=180,
                           env=cli_env(home), cwd=project)
     assert proc.returncode == 0, proc.stderr
+    # Gemini CLI prints the list through its logger, on stderr
     [line] = [ln for ln in (proc.stdout + proc.stderr).splitlines() if "code-trajectory:" in ln]
     assert f"serve --project {project} (stdio)" in line
     # Trusted, so Gemini CLI tries to connect: Connected, or Disconnected when a loaded machine misses its 5 s
