@@ -17,6 +17,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from code_trajectory.clients import install as inst
+from code_trajectory.clients import jsontext
 from code_trajectory.clients.registry import client
 from code_trajectory.core.errors import TrajectoryError
 from conftest import server_command, subprocess_env
@@ -36,11 +37,8 @@ ORIGINAL = {
               "    envs: {}\n    name: fetch\n    type: stdio\nGOOSE_MODE: smart_approve\n"),
     "continue": ("# our block, with a hand edit\nname: code-trajectory\nversion: 0.0.1\nschema: v1\n"
                  "mcpServers:\n- name: other\n  type: stdio\n  command: uvx\n  args:\n  - other-mcp\n"),
-    # Zed: JSON is rewritten in json.dumps' layout (indent kept), so the byte-for-byte promise holds for a file in
-    # that layout; comments are dropped after a backup (test_zed_comments_are_backed_up_and_old_shape_recognised)
-    "zed": ('{\n  "theme": "One Dark",\n  "ui_font_size": 16,\n  "context_servers": {\n    "docs": {\n'
-            '      "source": "custom",\n      "command": "npx",\n      "args": [\n        "-y",\n        "docs"\n'
-            '      ]\n    }\n  }\n}\n'),
+    "zed": ('// Zed settings\n{\n  "theme": "One Dark",\n  "ui_font_size": 16, // points\n  "context_servers": {\n'
+            '    "docs": {"source": "custom", "command": "npx", "args": ["-y", "docs"]},\n  },\n}\n'),
 }
 NAMES = list(ORIGINAL)
 
@@ -75,7 +73,7 @@ def load(name: str, text: str) -> dict:
     if name == "codex":
         return tomllib.loads(text)
     if name == "zed":
-        return json.loads(text)
+        return jsontext.loads(text)[0]  # JSONC, as Zed reads it
     return YAML(typ="rt", pure=True).load(text)  # as goose/continue would, but tolerant of unknown tags
 
 
@@ -181,16 +179,15 @@ def test_install_keeps_everything_else_byte_for_byte(name: str, proj: Path, env:
 @pytest.mark.parametrize("name", NAMES)
 def test_crlf_and_final_newlines_kept(name: str, proj: Path, env: dict[str, str]) -> None:
     path = path_of(name, proj, env)
-    original = ORIGINAL[name].replace("\n", "\r\n") + ("\r\n" if name != "zed" else "")
+    original = ORIGINAL[name].replace("\n", "\r\n") + "\r\n"
     write(path, original)
     run_install(name, proj, env)
     after = path.read_bytes().decode()
     assert "\n" not in after.replace("\r\n", "")
     our_entry(name, after.replace("\r\n", "\n"), proj)
-    if name != "zed":  # jsonfile writes one final newline
-        assert after.endswith("\r\n\r\n") and not after.endswith("\r\n\r\n\r\n")
-        run_uninstall(name, proj, env)
-        assert path.read_bytes().decode() == original
+    assert after.endswith("\r\n\r\n") and not after.endswith("\r\n\r\n\r\n")
+    run_uninstall(name, proj, env)
+    assert path.read_bytes().decode() == original
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -233,17 +230,30 @@ def test_foreign_server_with_our_name_is_kept(proj: Path, env: dict[str, str]) -
     assert path.read_text() == foreign
 
 
-def test_zed_comments_are_backed_up_and_old_shape_recognised(proj: Path, env: dict[str, str]) -> None:
+def test_zed_old_shape_is_recognised_and_rewritten(proj: Path, env: dict[str, str]) -> None:
     path = path_of("zed", proj, env)
     old = {"command": {"path": "/old/code-trajectory", "args": ["serve", "--project", str(proj)], "env": {}}}
     original = "// Zed settings\n" + json.dumps({"vim_mode": True, "context_servers": {"code-trajectory": old}},
                                                 indent=2) + "\n"
     write(path, original)
     [change] = run_install("zed", proj, env)
-    assert change.action == "updated" and change.backup is not None
-    assert change.backup.read_text() == original and "comments" in change.note
-    data = json.loads(path.read_text())
+    assert change.action == "updated" and change.backup is None
+    text = path.read_text()
+    assert text.startswith("// Zed settings\n") and "/old/" not in text
+    data = load("zed", text)
     assert data["vim_mode"] is True and list(data["context_servers"]) == ["code-trajectory"]
+    our_entry("zed", text, proj)
+
+
+def test_json_that_cannot_be_spliced_is_rewritten_after_a_backup(proj: Path, env: dict[str, str]) -> None:
+    """A repeated key: the text cannot be edited in place, so the whole file is written anew, after a backup."""
+    path = path_of("zed", proj, env)
+    original = '// mine\n{"theme": "a", "theme": "b"}\n'
+    write(path, original)
+    [change] = run_install("zed", proj, env)
+    assert change.backup is not None and change.backup.read_text() == original
+    assert "repeats the key 'theme'" in change.note and "comments" in change.note
+    assert load("zed", path.read_text())["theme"] == "b"
     our_entry("zed", path.read_text(), proj)
 
 
