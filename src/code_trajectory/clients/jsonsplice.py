@@ -118,22 +118,37 @@ def _emit(text: str, old: Any, node: _Node, new: Any, unit: str, newline: str) -
         return _replace(text, node, new, unit, newline)
     members = node.members
     keep = [i for i, (key, _, _) in enumerate(members) if key in new]
+    indent = _line_indent(text, members[keep[0]][1])
     out = [text[node.start:members[0][1]]]  # "{" and what precedes the first key
-    for n, i in enumerate(keep):
-        key, key_start, child = members[i]
-        if n:  # the separator that followed the previous kept member (its comma, comments, line break)
-            prev = members[keep[n - 1]][2]
-            out.append(text[prev.end:members[keep[n - 1] + 1][1]])
+    for i, (key, key_start, child) in enumerate(members):
+        sep = text[child.end:members[i + 1][1]] if i + 1 < len(members) else ""
+        comma = _comma(sep)
+        if key not in new:  # cut the member, its comma and the rest of that line; later comments stay
+            line_end = sep.find("\n", comma + 1)
+            later = sep[line_end + 1:] if line_end >= 0 else ""
+            if later.strip():  # comments on the lines below: they belong to what follows
+                out.append(later)
+            continue
         out.append(text[key_start:child.start])
         piece = _emit(text, old[key], child, new[key], unit, newline)
         if piece is None:
             return None
         out.append(piece)
-    indent = _line_indent(text, members[keep[-1]][1])
-    for key in added:
-        out.append("," + newline + indent + jsontext.dumps(key) + ": " + _fresh(new[key], unit, indent, newline))
+        if i == keep[-1]:
+            out.extend("," + newline + indent + jsontext.dumps(k) + ": " + _fresh(new[k], unit, indent, newline)
+                       for k in added)
+            out.append(sep[:comma])  # no kept member follows: its comma goes (a trailing one stays, in what follows)
+        else:
+            out.append(sep)
     out.append(text[members[-1][2].end:node.end])  # what follows the last member: trailing comma, "}"
     return "".join(out)
+
+
+def _comma(sep: str) -> int:
+    """The index of the comma in the text between two members (whitespace and comments around it)."""
+    reader = jsontext._Reader(sep, [])
+    reader.space()
+    return reader.pos
 
 
 def splice(text: str, old: dict[str, Any], new: dict[str, Any], unit: int | str, newline: str) -> str | None:
