@@ -65,10 +65,13 @@ class Client(Protocol):
     title: str
     servers_key: str
     global_config: bool
-    docs: tuple[str, ...]
     hint: str
     file_format: str
     owns_file: bool
+
+    @property
+    def docs(self) -> tuple[str, ...]:  # read-only, so a client's tuple of any length satisfies it
+        ...
 
     def config_path(self, project: Path, env: Mapping[str, str], platform: str) -> Path:
         """The config file for ``project`` (absolute) given the environment and ``sys.platform``.

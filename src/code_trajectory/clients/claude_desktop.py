@@ -39,7 +39,7 @@ class ClaudeDesktop(StdioClient):
     title = "Claude Desktop"
     servers_key = "mcpServers"
     global_config = True
-    docs = ("MCP user quickstart - https://modelcontextprotocol.io/quickstart/user",)
+    docs: tuple[str, ...] = ("MCP user quickstart - https://modelcontextprotocol.io/quickstart/user",)
     hint = "Quit and restart Claude Desktop to load the change."
 
     def config_path(self, project: Path, env: Mapping[str, str], platform: str) -> Path:

@@ -27,7 +27,7 @@ class Cline(StdioClient):
     title = "Cline"
     servers_key = "mcpServers"
     global_config = True
-    docs = ("Cline MCP servers - https://docs.cline.bot/mcp/configuring-mcp-servers",)
+    docs: tuple[str, ...] = ("Cline MCP servers - https://docs.cline.bot/mcp/configuring-mcp-servers",)
     hint = "Cline reloads the file by itself; check the server under Cline > MCP Servers > Installed."
 
     def config_path(self, project: Path, env: Mapping[str, str], platform: str) -> Path:

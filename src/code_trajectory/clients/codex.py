@@ -29,7 +29,7 @@ class Codex(StdioClient):
     servers_key = "mcp_servers"
     global_config = True
     file_format = "toml"
-    docs = ("Codex configuration: MCP servers - https://github.com/openai/codex/blob/main/docs/config.md",)
+    docs: tuple[str, ...] = ("Codex configuration: MCP servers - https://github.com/openai/codex/blob/main/docs/config.md",)
     hint = "Codex starts the server in its next session; `codex mcp list` shows it."
 
     def config_path(self, project: Path, env: Mapping[str, str], platform: str) -> Path:

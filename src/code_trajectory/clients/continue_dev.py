@@ -73,7 +73,7 @@ class Continue(StdioClient):
     servers_key = "mcpServers"
     file_format = "yaml"
     owns_file = True
-    docs = ("Continue MCP - https://docs.continue.dev/customize/deep-dives/mcp",)
+    docs: tuple[str, ...] = ("Continue MCP - https://docs.continue.dev/customize/deep-dives/mcp",)
     hint = "Continue loads .continue/mcpServers/ blocks in agent mode; reload the window if it does not show."
 
     def config_path(self, project: Path, env: Mapping[str, str], platform: str) -> Path:

@@ -27,7 +27,7 @@ class Gemini(StdioClient):
     name = "gemini"
     title = "Gemini CLI"
     servers_key = "mcpServers"
-    docs = ("MCP servers with Gemini CLI - https://github.com/google-gemini/gemini-cli/blob/main/docs/tools/mcp-server.md",)
+    docs: tuple[str, ...] = ("MCP servers with Gemini CLI - https://github.com/google-gemini/gemini-cli/blob/main/docs/tools/mcp-server.md",)
     hint = ("Gemini CLI reads .gemini/settings.json only in a trusted folder: trust this folder when it asks "
             "(or with /permissions); `gemini mcp list` then shows the server.")
 

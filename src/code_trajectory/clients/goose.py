@@ -30,7 +30,7 @@ class Goose(StdioClient):
     servers_key = "extensions"
     global_config = True
     file_format = "yaml"
-    docs = ("Goose configuration files - https://block.github.io/goose/docs/guides/config-files",)
+    docs: tuple[str, ...] = ("Goose configuration files - https://block.github.io/goose/docs/guides/config-files",)
     hint = "Start a new Goose session to load the extension (goose session, or a new chat in Goose Desktop)."
 
     def config_path(self, project: Path, env: Mapping[str, str], platform: str) -> Path:

@@ -24,7 +24,7 @@ class Windsurf(StdioClient):
     title = "Windsurf"
     servers_key = "mcpServers"
     global_config = True
-    docs = ("Windsurf Cascade MCP - https://docs.windsurf.com/windsurf/cascade/mcp",)
+    docs: tuple[str, ...] = ("Windsurf Cascade MCP - https://docs.windsurf.com/windsurf/cascade/mcp",)
     hint = "Press Refresh in Windsurf's MCP panel (Cascade > MCP servers) to load the change."
 
     def config_path(self, project: Path, env: Mapping[str, str], platform: str) -> Path:

@@ -28,7 +28,7 @@ class Zed(StdioClient):
     title = "Zed"
     servers_key = "context_servers"
     global_config = True
-    docs = ("Model Context Protocol - https://zed.dev/docs/ai/mcp",)
+    docs: tuple[str, ...] = ("Model Context Protocol - https://zed.dev/docs/ai/mcp",)
     hint = "Zed picks the change up on its own; the server shows in the Agent panel's settings."
 
     def config_path(self, project: Path, env: Mapping[str, str], platform: str) -> Path:
