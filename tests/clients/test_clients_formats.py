@@ -321,6 +321,32 @@ def test_hostile_files_are_refused_in_one_line_and_left_alone(name: str, content
     assert change.action == "unchanged" and reason in change.note and path.read_bytes() == raw
 
 
+def test_toml_the_editor_would_corrupt_is_refused(proj: Path, env: dict[str, str]) -> None:
+    """Dotted keys defining the servers table: tomlkit would attach ``docs.args`` to our table; checked with
+    tomllib, refused, file untouched."""
+    path = path_of("codex", proj, env)
+    original = 'model = "o3"\nmcp_servers.docs.command = "npx"\nmcp_servers.docs.args = ["-y"]\n\n[tui]\nx = 1\n'
+    write(path, original)
+    with pytest.raises(TrajectoryError, match="would change what other settings mean") as exc:
+        run_install("codex", proj, env)
+    assert "\n" not in str(exc.value) and path.read_text() == original
+
+
+def test_two_projects_in_one_per_user_file(tmp_path: Path, env: dict[str, str]) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    path = path_of("codex", one, env)
+    write(path, ORIGINAL["codex"])
+    assert run_install("codex", one, env)[0].what == 'server "code-trajectory"'
+    assert run_install("codex", two, env)[0].what == 'server "code-trajectory-two"'
+    servers = tomllib.loads(path.read_text())["mcp_servers"]
+    assert [servers[n]["args"][-1] for n in ("code-trajectory", "code-trajectory-two")] == [str(one), str(two)]
+    assert run_uninstall("codex", two, env)[0].what == 'server "code-trajectory-two"'
+    run_uninstall("codex", one, env)
+    assert path.read_text() == ORIGINAL["codex"]
+
+
 def run_cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*server_command(), *args], capture_output=True, text=True, timeout=120,
                           env=subprocess_env(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config")))

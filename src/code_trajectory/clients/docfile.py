@@ -49,6 +49,8 @@ class Format:
     parse: Callable[[str], MutableMapping[str, Any]]
     dump: Callable[[Any], str]
     new: Callable[[], MutableMapping[str, Any]]
+    #: ``same(text, data)``: whether ``text`` reads back as ``data`` (None: not checked).
+    same: Callable[[str, Any], bool] | None = None
 
 
 def _one_line(exc: BaseException) -> str:
@@ -69,6 +71,22 @@ def _toml_dump(data: Any) -> str:
     import tomlkit
 
     return tomlkit.dumps(data)
+
+
+def _toml_same(text: str, data: Any) -> bool:
+    """Whether ``text`` means ``data``, read by the standard library's own TOML parser (an independent check of
+    tomlkit's output: dotted keys such as ``mcp_servers.a.command = ...`` can come out attached to another table)."""
+    import tomllib
+
+    def pruned(value: Any) -> Any:  # an empty table and no table read the same to a client
+        if isinstance(value, dict):
+            return {k: pruned(v) for k, v in value.items() if not (isinstance(v, dict) and not pruned(v))}
+        return value
+
+    try:
+        return bool(pruned(tomllib.loads(text)) == pruned(data.unwrap()))
+    except (tomllib.TOMLDecodeError, ValueError, RecursionError):
+        return False
 
 
 def _toml_new() -> MutableMapping[str, Any]:
@@ -114,7 +132,7 @@ def _yaml_new() -> MutableMapping[str, Any]:
     return CommentedMap()
 
 
-TOML = Format("TOML", _toml_parse, _toml_dump, _toml_new)
+TOML = Format("TOML", _toml_parse, _toml_dump, _toml_new, _toml_same)
 YAML = Format("YAML", _yaml_parse, _yaml_dump, _yaml_new)
 FORMATS = {"toml": TOML, "yaml": YAML}
 
@@ -194,6 +212,10 @@ def edit(path: Path, fmt: Format, mutate: Mutator, *, dry_run: bool = False, rep
         raise TrajectoryError(f"cannot write {fmt.name} to {path}: {_one_line(exc)}; add the entry by hand") from None
     if exists and dumped == baseline:
         return Edit(path, "unchanged", None, None, "", dry_run)
+    if fmt.same is not None and not fmt.same(dumped, data):
+        raise TrajectoryError(f"{path}: adding the entry would change what other settings mean (its layout, e.g. "
+                              f"dotted keys under the same table, defeats the {fmt.name} editor); left as it was: "
+                              "add the entry by hand")
     if not exists and not dumped.strip():
         return Edit(path, "absent", None, None, "", dry_run)
     new_text = _styled(dumped, newline=newline, bom=bom, finals=finals)
