@@ -17,6 +17,10 @@ implementation of each):
 - *Refusal, never a guess*: a file that does not parse (invalid TOML or YAML, several YAML documents, a repeated
   key, a top level that is not a mapping, not UTF-8) is left untouched and :func:`edit` raises one line saying
   what is wrong; these files are often a client's whole user configuration, so we never replace them.
+- *Checked meaning*: before writing, the new text is read back (TOML by the standard library's ``tomllib``, an
+  independent parser; YAML by ``ruamel.yaml``) and must mean exactly the edited document; otherwise :func:`edit`
+  raises one line and writes nothing (tomlkit can attach dotted keys such as ``mcp_servers.a.args = ...`` to a
+  table it inserts).
 - *Atomic write, dry run, final newline*: as :mod:`.jsonfile`; the file's line endings, UTF-8 byte-order mark and
   number of final newlines are kept.
 """
@@ -25,7 +29,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import io
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -126,6 +130,26 @@ def _yaml_dump(data: Any) -> str:
     return out.getvalue()
 
 
+def _plain(value: Any) -> Any:
+    """A loaded YAML value as plain Python, for comparing meaning (tagged values by tag and value)."""
+    if isinstance(value, Mapping):
+        return [(_plain(k), _plain(v)) for k, v in value.items()]
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return (type(value).__mro__[-2].__name__ if not isinstance(value, bool) else "bool", value)
+    tag = getattr(value, "tag", None)
+    return (str(getattr(tag, "value", tag)), _plain(getattr(value, "value", repr(value))))
+
+
+def _yaml_same(text: str, data: Any) -> bool:
+    """Whether ``text`` reads back (with ruamel.yaml) as ``data``: same keys in the same order, same values."""
+    try:
+        return bool(_plain(_yaml_parse(text)) == _plain(data))
+    except (FormatError, ValueError, RecursionError):
+        return False
+
+
 def _yaml_new() -> MutableMapping[str, Any]:
     from ruamel.yaml.comments import CommentedMap
 
@@ -133,7 +157,7 @@ def _yaml_new() -> MutableMapping[str, Any]:
 
 
 TOML = Format("TOML", _toml_parse, _toml_dump, _toml_new, _toml_same)
-YAML = Format("YAML", _yaml_parse, _yaml_dump, _yaml_new)
+YAML = Format("YAML", _yaml_parse, _yaml_dump, _yaml_new, _yaml_same)
 FORMATS = {"toml": TOML, "yaml": YAML}
 
 
