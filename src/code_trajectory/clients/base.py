@@ -70,10 +70,6 @@ class Client(Protocol):
     owns_file: bool
 
     @property
-    def docs(self) -> tuple[str, ...]:  # read-only, so a client's tuple of any length satisfies it
-        ...
-
-    @property
     def docs(self) -> tuple[str, ...]:  # read-only: a client's own tuple type (say tuple[str, str]) then fits
         ...
 

@@ -163,10 +163,7 @@ FORMATS = {"toml": TOML, "yaml": YAML}
 
 def _styled(text: str, *, newline: str, bom: bool, finals: int | None) -> str:
     """``text`` (``\\n`` line ends) with the file's line endings, BOM and count of final newlines (None: one)."""
-    if text.strip():
-        text = text.rstrip("\n") + "\n" * max(finals or 1, 1)
-    else:
-        text = ""
+    text = text.rstrip("\n") + "\n" * max(finals or 1, 1) if text.strip() else ""
     if newline != "\n":
         text = text.replace("\n", newline)
     return (_BOM + text) if bom else text
