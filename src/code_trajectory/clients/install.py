@@ -1,14 +1,26 @@
 """Install and uninstall code-trajectory's MCP server entry in a client's config file.
 
-``install("cursor", project)`` writes, into ``<project>/.cursor/mcp.json``::
+``install("cursor", project)`` writes, into the shared (committed) ``<project>/.cursor/mcp.json``::
 
-    {"mcpServers": {"code-trajectory": {"command": "<abs exe>", "args": ["serve", "--project", "<abs P>"]}}}
+    {"mcpServers": {"code-trajectory": {"command": "code-trajectory", "args": ["serve", "--project", "${workspaceFolder}"]}}}
 
-keeping every other key and server, in order. A second identical install writes nothing
-(``unchanged``); a changed executable path updates the entry in place (``updated``). The file
-rules (backups of anything a rewrite would lose, atomic writes, dry-run diffs) are those of
-:mod:`code_trajectory.clients.jsonfile`; the per-client formats and their documentation sources are
-in the client modules (:mod:`~code_trajectory.clients.claude_code`, ...).
+keeping every other key and server, in order. What goes where (see the README's client table):
+
+- *shared* files (``.mcp.json``, ``.cursor/mcp.json``, ``.vscode/mcp.json``, ``.claude/settings.json``) hold
+  no machine path: ``code-trajectory`` by name, the project as the client expands it at run time
+  (``${workspaceFolder}``, ``"$CLAUDE_PROJECT_DIR"`` in hooks) or not at all (Claude Code: the server finds
+  the project from the client's roots or working directory). A worktree or a clone of a committed set-up
+  therefore records itself. When ``code-trajectory`` is not on ``PATH``, install says so and what to do;
+- *per-user* files hold this machine's absolute paths: claude-desktop's config, and with ``local=True``
+  (``--local``, claude-code) Claude Code's local scope in ``~/.claude.json`` and ``.claude/settings.local.json``.
+
+A second identical install writes nothing (``unchanged``); a changed entry is updated in place
+(``updated``). The file rules (backups of anything a rewrite would lose, atomic writes, dry-run diffs) are
+those of :mod:`code_trajectory.clients.jsonfile`. Install notes each file's previous bytes in the
+:mod:`~code_trajectory.clients.ledger`, so uninstall is exact: a file install created goes away, a file it
+edited gets its bytes back (when nothing else changed in it since; otherwise only our entries are removed).
+Writes inside a recorded project are snapshotted as set-up, not as the agent's work
+(:mod:`~code_trajectory.clients.own_writes`).
 
 Which entry is ours: one whose command line runs ``code-trajectory serve`` (any path to the
 executable, or ``python -m code_trajectory``) and, in a per-project file, is named
@@ -20,6 +32,7 @@ never replaced nor removed: install refuses and says what to do.
 from __future__ import annotations
 
 import datetime as _dt
+import logging
 import os
 import sys
 from collections.abc import Mapping
@@ -28,21 +41,26 @@ from pathlib import Path
 from typing import Any
 
 from code_trajectory.clients import hooks as _hooks
-from code_trajectory.clients import jsonfile
+from code_trajectory.clients import jsonfile, ledger
 from code_trajectory.clients.base import (
+    SHARED_EXE,
     Client,
     Exe,
     default_exe,
     exe_argv,
     is_our_server,
+    on_path,
     same_path,
     server_argv,
     server_project,
     shell_command,
 )
+from code_trajectory.clients.own_writes import record_setup
 from code_trajectory.clients.registry import client as _client
 from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.project import check_recordable
+
+log = logging.getLogger(__name__)
 
 ACTIONS = ("created", "updated", "unchanged", "removed", "absent")
 
@@ -62,6 +80,8 @@ class Change:
         note: a reason worth telling (why a backup was made, why a file was left alone), or None.
         dry_run: True when nothing was written on purpose.
         project: the project the entry is for.
+        warning: something the user must act on for the set-up to work (``code-trajectory`` not on
+            ``PATH``), or None.
     """
 
     client: str
@@ -73,6 +93,7 @@ class Change:
     note: str | None = None
     dry_run: bool = False
     project: Path | None = None
+    warning: str | None = None
 
 
 def resolve_project(project: str | os.PathLike[str] | None) -> Path:
@@ -99,14 +120,33 @@ def _context(client_name: str, project: Any, env: Mapping[str, str] | None,
     return client, root, path
 
 
-def _servers(data: dict[str, Any], key: str) -> tuple[dict[str, Any], str | None]:
-    """``data[key]``, made an object when missing; the note when a non-object had to be replaced."""
-    servers = data.get(key)
-    if isinstance(servers, dict):
-        return servers, None
-    note = f'"{key}" held {jsonfile.kind_of(servers)}, not an object; it was replaced' if key in data else None
-    data[key] = {}
-    return data[key], note
+def _servers(data: dict[str, Any], keys: tuple[str, ...], *, create: bool = True) -> tuple[dict[str, Any] | None,
+                                                                                       str | None]:
+    """The servers object at ``keys`` in ``data`` (made when missing and ``create``); the note when a
+    non-object had to be replaced. Only the last key's value is ever replaced: a non-object on the way
+    (``projects`` in ``~/.claude.json``) is refused, never overwritten.
+
+    Raises:
+        InvalidArgumentError: a key on the way holds something that is not an object (with ``create``).
+    """
+    node = data
+    for key in keys[:-1]:
+        child = node.get(key)
+        if child is None and create:
+            child = node[key] = {}
+        if not isinstance(child, dict):
+            if not create:
+                return None, None
+            raise InvalidArgumentError(f'"{key}" holds {jsonfile.kind_of(child)}, not an object; fix the file '
+                                       "or add the entry by hand")
+        node = child
+    key = keys[-1]
+    servers = node.get(key)
+    if isinstance(servers, dict) or not create:
+        return (servers if isinstance(servers, dict) else None), None
+    note = f'"{key}" held {jsonfile.kind_of(servers)}, not an object; it was replaced' if key in node else None
+    node[key] = {}
+    return node[key], note
 
 
 def _ours_for(client: Client, name: str, entry: Any, project: Path) -> bool:
@@ -124,17 +164,78 @@ def _describe(entry: Any) -> str:
     return shell_command(argv) if argv else "an entry that is not a stdio command"
 
 
+@dataclass(frozen=True)
+class _Target:
+    """Where an install goes: the servers file and the key path to its servers object, the executable, what
+    follows ``--project`` (None: nothing), the hooks settings file, and whether the files are shared."""
+
+    path: Path
+    keys: tuple[str, ...]
+    argv: list[str]
+    project_arg: Path | str | None
+    settings: Path
+    shared: bool
+
+
+def _target(client: Client, root: Path, exe: Exe | None, local: bool, env: Mapping[str, str] | None,
+            platform: str | None) -> _Target:
+    env_ = os.environ if env is None else env
+    plat = platform or sys.platform
+    if local:
+        local_config = getattr(client, "local_config", None)
+        found = local_config(root, env_, plat) if local_config is not None else None
+        if found is None:
+            raise InvalidArgumentError(f"--local applies to claude-code only, not {client.name}; drop --local "
+                                       f"({client.name}'s file is {'per-user already' if not getattr(client, 'shared', True) else 'shared'})")
+        return _Target(found[0], tuple(found[1]), exe_argv(exe if exe is not None else default_exe()), root,
+                       _hooks.settings_path(root, local=True), False)
+    path = client.config_path(root, env_, plat)
+    if not getattr(client, "shared", True):  # a per-user file: this machine's paths
+        return _Target(path, (client.servers_key,), exe_argv(exe if exe is not None else default_exe()), root,
+                       _hooks.settings_path(root), False)
+    return _Target(path, (client.servers_key,), exe_argv(exe if exe is not None else [SHARED_EXE]),
+                   getattr(client, "project_arg", None), _hooks.settings_path(root), True)
+
+
+def _path_warning(client: Client, target: _Target, exe: Exe | None) -> str | None:
+    """What to do when a shared entry's ``code-trajectory`` is not on this machine's ``PATH``, or None."""
+    if not target.shared or exe is not None or on_path() is not None:
+        return None
+    here = default_exe()
+    local = " or run `code-trajectory install claude-code --local` to use it from this machine's " \
+            "per-user settings only" if client.name == "claude-code" else ""
+    return (f"`{SHARED_EXE}` is not on PATH, so {client.title} cannot start what the shared file names: put it "
+            f"on PATH for everyone who uses the project (`pipx install code-trajectory` or `uv tool install "
+            f"code-trajectory`; here: link {shell_command(here)} into a directory on PATH){local}")
+
+
+def _write(path: Path, mutate: jsonfile.Mutator, *, dry_run: bool, now: _dt.datetime | None) -> jsonfile.Edit:
+    """``jsonfile.edit`` for install, noting the previous bytes in the ledger when the file is written."""
+    before = ledger.read_bytes(path)
+    made = ledger.missing_dirs(path)
+    result = jsonfile.edit(path, mutate, dry_run=dry_run, now=now)
+    if not dry_run and result.action in ("created", "updated"):
+        after = ledger.read_bytes(path)
+        if after is not None:
+            ledger.note_write(path, before, after, made)
+    return result
+
+
 def install(client_name: str, project: str | os.PathLike[str] | None = None, *, exe: Exe | None = None,
-            hooks: bool = False, dry_run: bool = False, env: Mapping[str, str] | None = None,
+            hooks: bool = False, local: bool = False, dry_run: bool = False, env: Mapping[str, str] | None = None,
             platform: str | None = None, now: _dt.datetime | None = None) -> list[Change]:
     """Write code-trajectory's server entry for ``project`` into ``client_name``'s config file.
 
     Args:
         client_name: a name from :data:`code_trajectory.clients.registry.CLIENTS`.
         project: the project directory (default: the current directory); resolved to absolute.
-        exe: the command that starts code-trajectory, as one path or an argument list
-            (default: :func:`code_trajectory.clients.base.default_exe`).
-        hooks: also merge the Claude Code hooks into ``.claude/settings.json`` (claude-code only).
+        exe: the command that starts code-trajectory, as one path or an argument list (default:
+            ``code-trajectory`` by name in shared files, :func:`code_trajectory.clients.base.default_exe`
+            in per-user ones).
+        hooks: also merge the Claude Code hooks into ``.claude/settings.json`` (claude-code only;
+            ``.claude/settings.local.json`` with ``local``).
+        local: write this machine's set-up to the client's per-user place for this project instead of the
+            shared files (claude-code: local scope in ``~/.claude.json``).
         dry_run: compute the changes and their diffs, write nothing.
         env: the environment used to locate per-user files (default ``os.environ``).
         platform: a ``sys.platform`` value (default: this one).
@@ -144,22 +245,24 @@ def install(client_name: str, project: str | os.PathLike[str] | None = None, *, 
         One :class:`Change` per file: the client's config, then the settings when ``hooks``.
 
     Raises:
-        InvalidArgumentError: unknown client, missing project, ``hooks`` for another client, or a
+        InvalidArgumentError: unknown client, missing project, ``hooks`` or ``local`` for another client, or a
             foreign server already holding every name we could use.
         ProjectError: the project is a directory that is never recorded (the home directory, our own storage:
             :func:`code_trajectory.project.check_recordable`), so the server entry could never start.
         TrajectoryError: a file cannot be read, backed up or written.
     """
-    client, root, path = _context(client_name, project, env, platform)
-    check_recordable(root, creating=False)  # the entry runs `serve --project <root>`, which would refuse it
+    client, root, _ = _context(client_name, project, env, platform)
+    check_recordable(root, creating=False)  # the entry's server would refuse it
     if hooks and client.name != "claude-code":
         raise InvalidArgumentError(f"--hooks applies to claude-code only, not {client.name}; drop --hooks")
-    argv = exe_argv(exe if exe is not None else default_exe())
-    wanted = client.entry(argv, root)
+    target = _target(client, root, exe, local, env, platform)
+    path = target.path
+    wanted = client.entry(target.argv, target.project_arg)
     chosen: list[str] = []
 
     def mutate(data: dict[str, Any]) -> str | None:
-        servers, note = _servers(data, client.servers_key)
+        servers, note = _servers(data, target.keys)
+        assert servers is not None
         name = next((n for n, e in servers.items() if _ours_for(client, n, e, root)), None)
         if name is None:
             candidates = [client.entry_name(root), *client.alternate_names(root)]
@@ -174,69 +277,98 @@ def install(client_name: str, project: str | os.PathLike[str] | None = None, *, 
             servers[name] = wanted
         return note
 
-    result = jsonfile.edit(path, mutate, dry_run=dry_run, now=now)
-    changes = [_change(client.name, root, result, f'server "{chosen[0]}"')]
+    warning = _path_warning(client, target, exe)
+    result = _write(path, mutate, dry_run=dry_run, now=now)
+    changes = [_change(client.name, root, result, f'server "{chosen[0]}"', warning=warning)]
     if hooks:
-        result = jsonfile.edit(_hooks.settings_path(root), lambda s: _hooks.merge(s, argv, root),
-                               dry_run=dry_run, now=now)
+        result = _write(target.settings, lambda s: _hooks.merge(s, target.argv), dry_run=dry_run, now=now)
         changes.append(_change(client.name, root, result, "hooks"))
+    _label(root, changes, f"install {client.name}")
     return changes
 
 
-def uninstall(client_name: str, project: str | os.PathLike[str] | None = None, *, dry_run: bool = False,
-              env: Mapping[str, str] | None = None, platform: str | None = None,
+def _label(root: Path, changes: list[Change], what: str) -> None:
+    """Record the files ``changes`` wrote inside ``root`` as set-up (:func:`record_setup`)."""
+    written = [ch.path for ch in changes if not ch.dry_run and ch.action in ("created", "updated", "removed")]
+    note = record_setup(root, written, what) if written else None
+    if note:
+        log.info(note)
+
+
+def uninstall(client_name: str, project: str | os.PathLike[str] | None = None, *, local: bool = False,
+              dry_run: bool = False, env: Mapping[str, str] | None = None, platform: str | None = None,
               now: _dt.datetime | None = None) -> list[Change]:
-    """Remove code-trajectory's entry for ``project`` from ``client_name``'s config file.
+    """Remove code-trajectory's entry for ``project`` from ``client_name``'s config file, exactly.
 
     Only entries that are ours (see the module docstring) are removed; everything else, including a
-    foreign server named ``code-trajectory``, is kept. A file that cannot be parsed is left
-    untouched (``unchanged`` with a note). For claude-code, our hooks are removed from
-    ``.claude/settings.json`` too (the file is only touched when it holds some).
+    foreign server named ``code-trajectory``, is kept. When what is left is what the file held before
+    install (the :mod:`~code_trajectory.clients.ledger` keeps those bytes), the file gets its previous bytes
+    back; a file install created (or, with no record, one left holding nothing but empty objects) is
+    deleted, with the directories install created for it. A file that cannot be parsed is left untouched
+    (``unchanged`` with a note). For claude-code, our hooks are removed from ``.claude/settings.json``
+    (``.claude/settings.local.json`` with ``local``) too; the file is only touched when it exists.
 
     Args and raises: as :func:`install` (without ``exe`` and ``hooks``).
 
     Returns:
         One :class:`Change` per file looked at: ``removed``, ``absent`` or ``unchanged``.
     """
-    client, root, path = _context(client_name, project, env, platform)
+    client, root, _ = _context(client_name, project, env, platform)
+    target = _target(client, root, None, local, env, platform)
     removed: list[str] = []
 
     def mutate(data: dict[str, Any]) -> None:
-        servers = data.get(client.servers_key)
-        if isinstance(servers, dict):
+        servers, _note = _servers(data, target.keys, create=False)
+        if servers is not None:
             for name in [n for n, e in servers.items() if _ours_for(client, n, e, root)]:
                 del servers[name]
                 removed.append(name)
 
-    result = jsonfile.edit(path, mutate, dry_run=dry_run, replace_unreadable=False, now=now)
+    result = _undo(target.path, mutate, dry_run=dry_run, now=now, shared_file=not local)
     what = ", ".join(f'server "{n}"' for n in removed) or f'server "{client.entry_name(root)}"'
     changes = [_change(client.name, root, result, what, removal=True)]
-    if client.name == "claude-code":
-        settings = _hooks.settings_path(root)
-        if settings.exists():
-            result = jsonfile.edit(settings, _remove_hooks, dry_run=dry_run, replace_unreadable=False, now=now)
-            changes.append(_change(client.name, root, result, "hooks", removal=True))
+    if client.name == "claude-code" and target.settings.exists():
+        result = _undo(target.settings, _remove_hooks, dry_run=dry_run, now=now, shared_file=True)
+        changes.append(_change(client.name, root, result, "hooks", removal=True))
+    _label(root, changes, f"uninstall {client.name}")
     return changes
+
+
+def _undo(path: Path, mutate: jsonfile.Mutator, *, dry_run: bool, now: _dt.datetime | None,
+          shared_file: bool) -> jsonfile.Edit:
+    """``jsonfile.edit`` for uninstall with the ledger's previous bytes; a deleted file takes the directories
+    install made for it along. ``shared_file`` False (``~/.claude.json``): never deleted, only restored."""
+    entry = ledger.get(path)
+    previous = entry.before if entry is not None else None
+    if not shared_file and previous is None:
+        previous = jsonfile.UNKNOWN
+    result = jsonfile.edit(path, mutate, dry_run=dry_run, replace_unreadable=False, now=now, previous=previous)
+    if not dry_run and result.action in ("updated", "deleted"):
+        if result.action == "deleted":
+            ledger.remove_dirs(path, entry)
+        ledger.forget(path)
+    return result
 
 
 def _remove_hooks(settings: dict[str, Any]) -> None:
     _hooks.remove(settings)
 
 
-def _change(client: str, project: Path, edit: jsonfile.Edit, what: str, *, removal: bool = False) -> Change:
+def _change(client: str, project: Path, edit: jsonfile.Edit, what: str, *, removal: bool = False,
+            warning: str | None = None) -> Change:
     """A :class:`Change` from an :class:`~code_trajectory.clients.jsonfile.Edit`.
 
-    For a removal, ``updated`` becomes ``removed``; ``unchanged`` stays when the file was left alone
+    For a removal, ``updated`` and ``deleted`` become ``removed``; ``unchanged`` stays when the file was left alone
     because it could not be parsed (the note says so), and otherwise becomes ``absent``.
     """
     action = edit.action
     if removal:
-        if action == "updated":
+        if action in ("updated", "deleted"):
             action = "removed"
         elif not (action == "unchanged" and edit.backup_reason):
             action = "absent"
     return Change(client=client, path=edit.path, action=action, backup=edit.backup, diff=edit.diff, what=what,
-                  note=edit.backup_reason, dry_run=edit.dry_run, project=project)
+                  note=edit.backup_reason, dry_run=edit.dry_run, project=project, warning=warning)
 
 
 _VERBS = {"created": ("created", "would create"), "updated": ("updated", "would update"),
@@ -271,6 +403,8 @@ def render(changes: list[Change], *, show_diff: bool | None = None) -> str:
             lines.append(f"  backup of the previous file: {ch.backup} ({ch.note})")
         elif ch.dry_run and ch.note and ch.action in _VERBS:
             lines.append(f"  would back up the previous file first: {ch.note}")
+        if ch.warning:
+            lines.append(f"  warning: {ch.warning}")
         if show_diff if show_diff is not None else ch.dry_run:
             if ch.diff:
                 lines.append(ch.diff.rstrip("\n"))
@@ -282,5 +416,6 @@ def render(changes: list[Change], *, show_diff: bool | None = None) -> str:
             lines.append(client.hint)
         project = changes[0].project
         where = f" --project {shell_command([str(project)])}" if project is not None else ""
-        lines.append(f"to undo: code-trajectory uninstall {changes[0].client}{where}")
+        local = " --local" if changes[0].path.name == ".claude.json" else ""
+        lines.append(f"to undo: code-trajectory uninstall {changes[0].client}{where}{local}")
     return "\n".join(lines)
