@@ -217,7 +217,7 @@ def _write(path: Path, mutate: jsonfile.Mutator, *, dry_run: bool, now: _dt.date
     if not dry_run and result.action in ("created", "updated"):
         after = ledger.read_bytes(path)
         if after is not None:
-            ledger.note_write(path, before, after, made)
+            ledger.note_write(path, before, after, made, result.backup)
     return result
 
 
@@ -346,6 +346,8 @@ def _undo(path: Path, mutate: jsonfile.Mutator, *, dry_run: bool, now: _dt.datet
     if not dry_run and result.action in ("updated", "deleted"):
         if result.action == "deleted":
             ledger.remove_dirs(path, entry)
+        elif entry is not None and ledger.read_bytes(path) == entry.before:
+            ledger.remove_backups(path, entry)
         ledger.forget(path)
     return result
 

@@ -310,7 +310,8 @@ def edit(path: Path, mutate: Mutator, *, dry_run: bool = False, replace_unreadab
             ``unchanged`` with ``backup_reason`` telling why.
         now: the time used in a backup's name (default: now).
         previous: for an uninstall, the file's bytes before install (None: install created it; default
-            :data:`UNKNOWN`). When ``mutate`` leaves what ``previous`` held, those bytes are written back
+            :data:`UNKNOWN`). When ``mutate`` leaves what ``previous`` held (empty objects and arrays aside),
+            those bytes are written back
             exactly; when it leaves a :func:`hollow` object and install created the file (or nothing is
             known), the file is deleted (``deleted``).
 
@@ -366,7 +367,17 @@ def _restore(data: dict[str, Any], previous: bytes | None) -> Any:
         before = jsontext.loads(text)[0] if text.strip() else {}
     except (UnicodeDecodeError, jsontext.JSONTextError):
         return None
-    return previous if before == data else None
+    # equal but for empty objects and lists (an event whose only hook was ours is dropped, with its list)
+    return previous if _pruned(before) == _pruned(data) else None
+
+
+def _pruned(value: Any) -> Any:
+    """``value`` without its :func:`hollow` members (objects and arrays that hold nothing)."""
+    if isinstance(value, dict):
+        return {k: _pruned(v) for k, v in value.items() if not (isinstance(v, (dict, list)) and hollow(v))}
+    if isinstance(value, list):
+        return [_pruned(v) for v in value if not (isinstance(v, (dict, list)) and hollow(v))]
+    return value
 
 
 def _unlink(path: Path) -> None:

@@ -5,7 +5,9 @@ For every client file install creates or rewrites, the ledger keeps (in ``<home>
 
 - ``before``: the file's bytes before install first touched it (base64), or null when install created it;
 - ``after``: the SHA-256 of the bytes install last wrote;
-- ``dirs``: the directories install created for it (``.cursor/``, ``.claude/``), deepest first.
+- ``dirs``: the directories install created for it (``.cursor/``, ``.claude/``), deepest first;
+- ``backups``: the backups install made of it (a JSONC file's comments...), removed when the exact bytes are
+  back (:func:`remove_backups`).
 
 Uninstall removes code-trajectory's entries, then compares (:func:`code_trajectory.clients.jsonfile.edit`,
 ``previous``): when what is left is what ``before`` held, the previous bytes come back exactly
@@ -39,11 +41,12 @@ MAX_BYTES = 1 << 20
 @dataclass(frozen=True)
 class Entry:
     """The ledger's record of one file: ``before`` (None: install created it), ``after`` (SHA-256 hex of what
-    install wrote), ``dirs`` (directories install created, deepest first)."""
+    install wrote), ``dirs`` (directories install created, deepest first), ``backups`` (copies install made)."""
 
     before: bytes | None
     after: str
     dirs: tuple[str, ...]
+    backups: tuple[str, ...] = ()
 
 
 def ledger_path() -> Path:
@@ -104,11 +107,13 @@ def get(path: Path) -> Entry | None:
     except (ValueError, TypeError):
         return None
     dirs = tuple(d for d in raw.get("dirs", []) if isinstance(d, str))
-    return Entry(content, raw["after"], dirs)
+    saved = tuple(b for b in raw.get("backups", []) if isinstance(b, str))
+    return Entry(content, raw["after"], dirs, saved)
 
 
-def note_write(path: Path, before: bytes | None, after: bytes, made: list[Path]) -> None:
-    """Record that install turned ``before`` (None: absent) into ``after`` at ``path``, creating ``made``.
+def note_write(path: Path, before: bytes | None, after: bytes, made: list[Path], backup: Path | None = None) -> None:
+    """Record that install turned ``before`` (None: absent) into ``after`` at ``path``, creating ``made`` (and
+    the copy ``backup`` of the previous content, if any).
 
     A file install already wrote and nobody changed since keeps its first ``before``: a second install is
     undone back to the state before the first. Errors writing the ledger are ignored (uninstall then removes
@@ -117,13 +122,14 @@ def note_write(path: Path, before: bytes | None, after: bytes, made: list[Path])
     files = _load()
     key = _key(path)
     old = get(path)
+    saved = [str(backup)] if backup is not None else []
     if old is not None and before is not None and digest(before) == old.after:
-        before, made = old.before, [Path(d) for d in old.dirs] + made
+        before, made, saved = old.before, [Path(d) for d in old.dirs] + made, [*old.backups, *saved]
     if before is not None and len(before) > MAX_BYTES:
         files.pop(key, None)
     else:
         files[key] = {"before": None if before is None else base64.b64encode(before).decode("ascii"),
-                      "after": digest(after), "dirs": [str(d) for d in made]}
+                      "after": digest(after), "dirs": [str(d) for d in made], "backups": saved}
     try:
         _save(files)
     except Exception:  # noqa: BLE001 - the ledger only makes uninstall more exact
@@ -150,3 +156,19 @@ def remove_dirs(path: Path, entry: Entry | None) -> None:
             Path(directory).rmdir()  # only when empty
         except OSError:
             break
+
+
+def remove_backups(path: Path, entry: Entry | None) -> None:
+    """After ``path`` got its previous bytes back: delete the backups install made of it that hold exactly
+    those bytes (only ``<name>.bak-*`` files beside ``path``)."""
+    if entry is None or entry.before is None:
+        return
+    for name in entry.backups:
+        backup = Path(name)
+        if backup.parent != path.parent or not backup.name.startswith(f"{path.name}.bak-"):
+            continue
+        if read_bytes(backup) == entry.before:
+            try:
+                backup.unlink()
+            except OSError:
+                pass

@@ -4,7 +4,8 @@ When ``install`` or ``uninstall`` changes a file inside a project that already h
 (``.mcp.json``, ``.claude/settings.json``...), a recorder running there (``watch``, the MCP server) would
 otherwise snapshot the change a moment later as ordinary work, carrying the agent's intent. Instead,
 right after writing, :func:`record_setup` snapshots exactly those paths itself with
-``Trajectory-Origin: code-trajectory install`` (or ``uninstall``) and no intent; the running recorder
+``Trajectory-Origin: code-trajectory; tool=install <client>`` (or ``uninstall``; histories show "edited by
+code-trajectory (install claude-code)") and no intent; the running recorder
 then finds its tree already recorded and adds nothing. A project without a shadow repository is left
 alone (no history is started for it).
 """
@@ -19,7 +20,7 @@ log = logging.getLogger(__name__)
 
 
 def record_setup(root: Path, paths: Iterable[Path], what: str) -> str | None:
-    """Snapshot ``paths`` (those inside ``root``) as a set-up change labelled ``code-trajectory <what>``.
+    """Snapshot ``paths`` (those inside ``root``) as a set-up change (origin ``code-trajectory; tool=<what>``).
 
     Args:
         root: the project (absolute, resolved).
@@ -48,7 +49,7 @@ def record_setup(root: Path, paths: Iterable[Path], what: str) -> str | None:
 
         recorder = Recorder.open(root, TrajectorySettings.load(root))
         try:
-            recorder.record_paths(rels, origin=f"code-trajectory {what}", with_intent=False)
+            recorder.record_paths(rels, origin=f"code-trajectory; tool={what}", with_intent=False)
         finally:
             recorder.close()
     except Exception as exc:  # noqa: BLE001 - the set-up is written; labelling it is a courtesy

@@ -116,7 +116,8 @@ class TrajectoryService:
                 self._session = None
 
     async def session_for(self, ctx: Any | None) -> ProjectSession:
-        """The configured project; configured from the client's first MCP root when none is and it offers roots.
+        """The configured project; when none is, the one :meth:`follow` finds (following the client), else the
+        project of the client's first MCP root when it offers roots.
 
         Args:
             ctx: the tool call's ``mcp.server.mcpserver.Context``, or None.
@@ -129,6 +130,9 @@ class TrajectoryService:
         except NotConfiguredError:
             if ctx is None:
                 raise
+            if self.follow_client:  # no notifications/initialized seen yet (or a client without that handshake)
+                await self.follow(ctx.session)
+                return self.project()
             from mcp.types import ClientCapabilities, RootsCapability
 
             if not ctx.session.check_client_capability(ClientCapabilities(roots=RootsCapability())):
