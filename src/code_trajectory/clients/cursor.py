@@ -31,7 +31,7 @@ class Cursor(StdioClient):
     docs = ("Model Context Protocol - https://docs.cursor.com/context/model-context-protocol",
             "https://cursor.com/docs/mcp")
     #: expanded by the client to the open folder (``${workspaceFolder}``: see the module docstring)
-    project_arg = "${workspaceFolder}"
+    project_arg: str | None = "${workspaceFolder}"
     hint = "Cursor lists it under Settings > MCP; switch it on there if it is off."
 
     def config_path(self, project: Path, env: Mapping[str, str], platform: str) -> Path:

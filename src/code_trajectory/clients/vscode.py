@@ -32,7 +32,7 @@ class VSCode(StdioClient):
     with_type = True
     docs = ("MCP configuration reference - https://code.visualstudio.com/docs/copilot/reference/mcp-configuration",)
     #: expanded by the client to the open folder (``${workspaceFolder}``: see the module docstring)
-    project_arg = "${workspaceFolder}"
+    project_arg: str | None = "${workspaceFolder}"
     hint = "VS Code starts it from the MCP view (or the Start code lens in .vscode/mcp.json)."
 
     def config_path(self, project: Path, env: Mapping[str, str], platform: str) -> Path:

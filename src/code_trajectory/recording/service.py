@@ -28,6 +28,8 @@ log = logging.getLogger(__name__)
 
 #: How long a tool call waits for a start-up scan still running before answering from what is recorded, seconds.
 STARTUP_WAIT_SECONDS = 10.0
+#: How long the server waits for the client's answer to ``roots/list`` before using its working directory, seconds.
+ROOTS_TIMEOUT_SECONDS = 10.0
 
 
 class TrajectoryService:
@@ -188,7 +190,7 @@ class TrajectoryService:
             log.exception("following the client's roots failed")
             return None
         if started:
-            log.info("recording %s (from the client's %s)", session.root, "roots or working directory")
+            log.info("recording %s, the project of the client's root or working directory", session.root)
         return session.root
 
 
@@ -208,11 +210,14 @@ async def client_directory(client_session: Any, *, cwd_fallback: bool) -> Path |
 
     roots: list[Any] = []
     if client_session.check_client_capability(ClientCapabilities(roots=RootsCapability())):
+        import anyio
+
         try:
             with warnings.catch_warnings():  # the SDK marks roots deprecated (SEP-2577); clients still send them
                 warnings.simplefilter("ignore", MCPDeprecationWarning)
-                roots = list((await client_session.list_roots()).roots)
-        except Exception as exc:  # noqa: BLE001 - roots are a convenience
+                with anyio.fail_after(ROOTS_TIMEOUT_SECONDS):
+                    roots = list((await client_session.list_roots()).roots)
+        except Exception as exc:  # noqa: BLE001 - roots are a convenience (TimeoutError: a client that never answers)
             log.info("client roots unavailable: %s", exc)
     for root in roots:
         path = _root_from_uri(str(root.uri))
