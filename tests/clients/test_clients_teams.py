@@ -168,3 +168,30 @@ def test_not_on_path_is_said_with_what_to_do(project: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "`code-trajectory` is not on PATH" in proc.stdout and "install claude-code --local" in proc.stdout
     assert "warning" not in cli("install", "cursor", cwd=project).stdout  # on PATH: nothing to say
+
+
+def test_a_shared_hook_outside_claude_code_starts_no_history(committed: Path, tmp_path: Path) -> None:
+    """Without ``CLAUDE_PROJECT_DIR`` the shared hook gets ``--project ""``: it acts only on a recorded project."""
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(committed), str(clone))
+    prompt = json.loads((clone / ".claude/settings.json").read_text())["hooks"]["UserPromptSubmit"][0]["hooks"][0]
+    env = team_env()
+    env.pop("CLAUDE_PROJECT_DIR", None)
+    done = subprocess.run(prompt["command"], shell=True, cwd=clone, env=env, capture_output=True, text=True,
+                          input=json.dumps({"session_id": "s", "cwd": str(clone), "prompt": "x"}), timeout=120)
+    assert done.returncode == 0 and not (clone / ".trajectory").exists()
+
+
+@pytest.mark.anyio
+async def test_an_unexpanded_workspace_variable_follows_the_roots(committed: Path, tmp_path: Path) -> None:
+    """A client that passes ``${workspaceFolder}`` as written (the shared Cursor/VS Code entry) still records the
+    project of its roots."""
+    cli("install", "cursor", cwd=committed)
+    entry = json.loads((committed / ".cursor/mcp.json").read_text())["mcpServers"]["code-trajectory"]
+    assert entry["args"] == ["serve", "--project", "${workspaceFolder}"]
+    callback, _ = roots_of(committed / "tests")
+    params = StdioServerParameters(command=entry["command"], args=entry["args"], env=team_env(), cwd=str(tmp_path))
+    async with Client(params, mode="legacy", list_roots_callback=callback) as client:
+        answer = (await client.call_tool("get_file_trajectory", {"filepath": "src/app.py"})).content[0].text
+        assert "No such file" not in answer and not answer.startswith("Error"), answer
+    assert has_shadow_repo(committed) and not (committed / "tests" / ".trajectory").exists()
