@@ -55,7 +55,7 @@ from code_trajectory.clients.base import (
     server_project,
     shell_command,
 )
-from code_trajectory.clients.own_writes import record_setup
+from code_trajectory.clients.own_writes import SetupRecorder
 from code_trajectory.clients.registry import client as _client
 from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.project import check_recordable
@@ -278,19 +278,23 @@ def install(client_name: str, project: str | os.PathLike[str] | None = None, *, 
         return note
 
     warning = _path_warning(client, target, exe)
-    result = _write(path, mutate, dry_run=dry_run, now=now)
-    changes = [_change(client.name, root, result, f'server "{chosen[0]}"', warning=warning)]
-    if hooks:
-        result = _write(target.settings, lambda s: _hooks.merge(s, target.argv), dry_run=dry_run, now=now)
-        changes.append(_change(client.name, root, result, "hooks"))
-    _label(root, changes, f"install {client.name}")
+    setup = SetupRecorder(root, f"install {client.name}", enabled=not dry_run)
+    changes: list[Change] = []
+    try:
+        result = _write(path, mutate, dry_run=dry_run, now=now)
+        changes.append(_change(client.name, root, result, f'server "{chosen[0]}"', warning=warning))
+        if hooks:
+            result = _write(target.settings, lambda s: _hooks.merge(s, target.argv), dry_run=dry_run, now=now)
+            changes.append(_change(client.name, root, result, "hooks"))
+    finally:
+        _label(setup, changes)
     return changes
 
 
-def _label(root: Path, changes: list[Change], what: str) -> None:
-    """Record the files ``changes`` wrote inside ``root`` as set-up (:func:`record_setup`)."""
+def _label(setup: SetupRecorder, changes: list[Change]) -> None:
+    """Record the files ``changes`` wrote as set-up (:class:`SetupRecorder`), and close it."""
     written = [ch.path for ch in changes if not ch.dry_run and ch.action in ("created", "updated", "removed")]
-    note = record_setup(root, written, what) if written else None
+    note = setup.record(written)
     if note:
         log.info(note)
 
@@ -324,13 +328,17 @@ def uninstall(client_name: str, project: str | os.PathLike[str] | None = None, *
                 del servers[name]
                 removed.append(name)
 
-    result = _undo(target.path, mutate, dry_run=dry_run, now=now, shared_file=not local)
-    what = ", ".join(f'server "{n}"' for n in removed) or f'server "{client.entry_name(root)}"'
-    changes = [_change(client.name, root, result, what, removal=True)]
-    if client.name == "claude-code" and target.settings.exists():
-        result = _undo(target.settings, _remove_hooks, dry_run=dry_run, now=now, shared_file=True)
-        changes.append(_change(client.name, root, result, "hooks", removal=True))
-    _label(root, changes, f"uninstall {client.name}")
+    setup = SetupRecorder(root, f"uninstall {client.name}", enabled=not dry_run)
+    changes: list[Change] = []
+    try:
+        result = _undo(target.path, mutate, dry_run=dry_run, now=now, shared_file=not local)
+        what = ", ".join(f'server "{n}"' for n in removed) or f'server "{client.entry_name(root)}"'
+        changes.append(_change(client.name, root, result, what, removal=True))
+        if client.name == "claude-code" and target.settings.exists():
+            result = _undo(target.settings, _remove_hooks, dry_run=dry_run, now=now, shared_file=True)
+            changes.append(_change(client.name, root, result, "hooks", removal=True))
+    finally:
+        _label(setup, changes)
     return changes
 
 

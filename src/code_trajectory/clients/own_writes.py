@@ -3,7 +3,7 @@
 When ``install`` or ``uninstall`` changes a file inside a project that already has a shadow repository
 (``.mcp.json``, ``.claude/settings.json``...), a recorder running there (``watch``, the MCP server) would
 otherwise snapshot the change a moment later as ordinary work, carrying the agent's intent. Instead,
-right after writing, :func:`record_setup` snapshots exactly those paths itself with
+right after writing, :class:`SetupRecorder` (opened before the writes) snapshots exactly those paths itself with
 ``Trajectory-Origin: code-trajectory; tool=install <client>`` (or ``uninstall``; histories show "edited by
 code-trajectory (install claude-code)") and no intent; the running recorder
 then finds its tree already recorded and adds nothing. A project without a shadow repository is left
@@ -19,40 +19,68 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 
-def record_setup(root: Path, paths: Iterable[Path], what: str) -> str | None:
-    """Snapshot ``paths`` (those inside ``root``) as a set-up change (origin ``code-trajectory; tool=<what>``).
+class SetupRecorder:
+    """Records install's writes in ``root`` as set-up: open it *before* writing (opening a recorder is the slow
+    part), write, then :meth:`record` at once, so that a running recorder's debounce has not elapsed yet.
 
     Args:
-        root: the project (absolute, resolved).
-        paths: the files install wrote or deleted; paths outside ``root`` (per-user files) are skipped.
-        what: ``install <client>`` or ``uninstall <client>``.
-
-    Returns:
-        None when done (or nothing to do); otherwise a one-line note saying why the set-up could not be
-        recorded as such (install itself succeeded; the running recorder then records the change).
+        root: the project (absolute, resolved); nothing is done when it has no shadow repository.
+        what: ``install <client>`` or ``uninstall <client>`` (the snapshot's origin: ``code-trajectory; tool=<what>``).
+        enabled: False for a dry run.
     """
-    from code_trajectory.project import has_shadow_repo
 
-    if not has_shadow_repo(root):
-        return None
-    rels = []
-    for path in paths:
-        try:
-            rels.append(Path(path).absolute().relative_to(root).as_posix())
-        except ValueError:
-            continue
-    if not rels:
-        return None
-    try:
-        from code_trajectory.core.config import TrajectorySettings
-        from code_trajectory.recording.recorder import Recorder
+    def __init__(self, root: Path, what: str, *, enabled: bool = True) -> None:
+        from code_trajectory.project import has_shadow_repo
 
-        recorder = Recorder.open(root, TrajectorySettings.load(root))
+        self.root, self.what = root, what
+        self.recorder = None
+        self.note: str | None = None
+        if not enabled or not has_shadow_repo(root):
+            return
         try:
-            recorder.record_paths(rels, origin=f"code-trajectory; tool={what}", with_intent=False)
+            from code_trajectory.core.config import TrajectorySettings
+            from code_trajectory.recording.recorder import Recorder
+
+            self.recorder = Recorder.open(root, TrajectorySettings.load(root))
+        except Exception as exc:  # noqa: BLE001 - the set-up is written either way; labelling it is a courtesy
+            self.note = _failed(exc)
+
+    def record(self, paths: Iterable[Path]) -> str | None:
+        """Snapshot ``paths`` (those inside the project; per-user files are skipped) as set-up, then close.
+
+        Returns:
+            None when done (or nothing to do); otherwise a one-line note saying why the set-up could not be
+            recorded as such (the project's running recorder then records the change as a save).
+        """
+        recorder, self.recorder = self.recorder, None
+        if recorder is None:
+            return self.note
+        try:
+            rels = []
+            for path in paths:
+                try:
+                    rels.append(Path(path).absolute().relative_to(self.root).as_posix())
+                except ValueError:
+                    continue
+            if rels:
+                recorder.record_paths(rels, origin=f"code-trajectory; tool={self.what}", with_intent=False)
+        except Exception as exc:  # noqa: BLE001
+            return _failed(exc)
         finally:
             recorder.close()
-    except Exception as exc:  # noqa: BLE001 - the set-up is written; labelling it is a courtesy
-        log.info("could not record the set-up change: %s", exc)
-        return f"the change was not recorded as set-up ({exc}); the project's recorder records it as a save"
-    return None
+        return None
+
+
+def _failed(exc: Exception) -> str:
+    log.info("could not record the set-up change: %s", exc)
+    return f"the change was not recorded as set-up ({exc}); the project's recorder records it as a save"
+
+
+def record_setup(root: Path, paths: Iterable[Path], what: str) -> str | None:
+    """Snapshot ``paths`` (those inside ``root``) as a set-up change (origin ``code-trajectory; tool=<what>``):
+    :class:`SetupRecorder` opened and recorded at once (for writes already made).
+
+    Returns:
+        See :meth:`SetupRecorder.record`.
+    """
+    return SetupRecorder(root, what).record(paths)
