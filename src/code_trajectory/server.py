@@ -108,12 +108,28 @@ def build_server(service: TrajectoryService, *, journal_dir: Path | None = None)
     mcp = TrajectoryMCPServer("code-trajectory", instructions=INSTRUCTIONS, version=__version__, log_level="INFO")
     for feature in FEATURES:
         importlib.import_module(f"code_trajectory.{feature}.tools").register(mcp, service)
+    _follow_client(mcp, service)
     return mcp
+
+
+def _follow_client(mcp: MCPServer, service: TrajectoryService) -> None:
+    """Have ``service`` find its project when the client initializes and when its roots change (it does so only
+    when :attr:`TrajectoryService.follow_client`: ``serve`` without ``--project``)."""
+    from mcp.types import NotificationParams
+
+    async def on_client_directory(ctx, _params) -> None:
+        await service.follow(ctx.session)
+
+    lowlevel = mcp._lowlevel_server  # the SDK's documented way to add notification handlers is on the low-level server
+    for method in ("notifications/initialized", "notifications/roots/list_changed"):
+        lowlevel.add_notification_handler(method, NotificationParams, on_client_directory)
 
 
 def serve_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``code-trajectory serve``."""
-    parser.add_argument("--project", metavar="PATH", help="configure this project at start")
+    parser.add_argument("--project", metavar="PATH",
+                        help="record this project (default: the project of the client's first root, else of the "
+                             "working directory: its git top level; followed when the client's roots change)")
     parser.add_argument("--debounce", type=float, metavar="SECONDS", help="quiet time before a snapshot (default 2.0)")
     parser.add_argument("--journal-dir", type=Path, metavar="DIR", help="journal repository (default <home>/journal)")
 
@@ -140,8 +156,15 @@ def run_server(project: str | None, *, debounce: float | None = None, journal_di
     """
     configure_logging()
     check_git_version()  # fail at start with a clear message, not at the first tool call
+    if project and "${" in project:  # a client that does not expand ${workspaceFolder} passes it as written
+        log.warning("--project %r holds an unexpanded variable; following the client's roots instead", project)
+        project = None
+    elif project and os.path.isabs(project) and os.path.isdir(project):
+        from code_trajectory.project import find_project_root
+
+        project = str(find_project_root(project))  # a folder inside a repository records the repository
     service = TrajectoryService(lambda root: TrajectorySettings.load(root, debounce_seconds=debounce),
-                                force_polling=force_polling, journal_dir=journal_dir)
+                                force_polling=force_polling, journal_dir=journal_dir, follow_client=not project)
     mcp = build_server(service)
     stop = StopRequest()
     stop.install()

@@ -69,7 +69,7 @@ def test_install_and_uninstall_commands(proj: Path, capsys: pytest.CaptureFixtur
 
     assert commands.uninstall(argparse.Namespace(client="cursor", project=str(proj), dry_run=False)) == 0
     assert f'removed from {path}' in capsys.readouterr().out
-    assert json.loads(path.read_text()) == {"mcpServers": {}}
+    assert not path.exists() and not path.parent.exists()  # install created both: uninstall removes both
 
 
 def test_install_dry_run_prints_the_diff(proj: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -102,6 +102,7 @@ SCRIPT = textwrap.dedent("""
     for client in ("claude-code", "claude-desktop", "cursor", "vscode"):
         extra = ["--hooks"] if client == "claude-code" else []
         assert run(install_arguments, install, [client, *extra]) == 0
+    assert run(install_arguments, install, ["claude-code", "--local", "--hooks"]) == 0
     print("=== uninstall claude-desktop")
     assert run(uninstall_arguments, uninstall, ["claude-desktop"]) == 0
 """)
@@ -130,18 +131,27 @@ def test_subprocess_writes_only_inside_temp_dirs(tmp_path: Path) -> None:
     assert real_desktop_config() == real_before  # the real user's file was not touched
     desktop = home / ".config" / "Claude" / "claude_desktop_config.json"
     files = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
-    assert files == ["home/.config/Claude/claude_desktop_config.json", "proj/.claude/settings.json",
+    assert files == ["home/.claude.json", "home/.local/share/code-trajectory/installs.json",
+                     "proj/.claude/settings.json", "proj/.claude/settings.local.json",
                      "proj/.cursor/mcp.json", "proj/.mcp.json", "proj/.vscode/mcp.json"]
-    assert json.loads(desktop.read_text()) == {"mcpServers": {}}  # installed, then uninstalled
+    assert not desktop.exists() and not (home / ".config").exists()  # installed, then uninstalled: gone
     for line in proc.stdout.splitlines():  # every path the commands mention is inside the temp dir
+        if line.strip().startswith("warning: `code-trajectory` is not on PATH"):
+            continue  # names this installation's script, to link onto PATH
         for word in line.split():
             if word.startswith("/") and not word.startswith("/dev/null"):
                 assert word.startswith(str(tmp_path)), line
     assert f"to undo: code-trajectory uninstall cursor --project {proj}" in proc.stdout
-    # The entry runs this installation: its command is an absolute path that starts this version.
-    entry = json.loads((proj / ".cursor" / "mcp.json").read_text())["mcpServers"]["code-trajectory"]
+    # The shared files hold no machine path.
+    for shared in (".mcp.json", ".cursor/mcp.json", ".vscode/mcp.json", ".claude/settings.json"):
+        text = (proj / shared).read_text()
+        assert str(tmp_path) not in text and '"code-trajectory"' in text.replace('"code-trajectory ', '"code-trajectory"')
+    # The local scope's entry runs this installation: its command is an absolute path that starts this version.
+    entry = json.loads((home / ".claude.json").read_text())["projects"][str(proj.resolve())]["mcpServers"][
+        "code-trajectory"]
     assert entry["args"] == ["serve", "--project", str(proj.resolve())]
     assert os.path.isabs(entry["command"])
+    assert entry["command"] in (proj / ".claude" / "settings.local.json").read_text()
     argv = [entry["command"], "--version"] if "-m" not in entry["args"] else \
         [entry["command"], "-m", "code_trajectory", "--version"]
     version = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60)

@@ -35,9 +35,17 @@ def install_hooks(project: Path) -> dict[str, str]:
     return commands
 
 
-def run_hook(command: str, payload: object, cwd: Path) -> subprocess.CompletedProcess[str]:
-    data = payload if isinstance(payload, str) else json.dumps(payload)
+def hook_env(project: Path) -> dict[str, str]:
+    """The environment Claude Code runs a hook in: ``CLAUDE_PROJECT_DIR`` set, ``code-trajectory`` on ``PATH``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env["PATH"] = os.pathsep.join([str(Path(server_command()[0]).parent), env.get("PATH", "")])
+    env["CLAUDE_PROJECT_DIR"] = str(project)
+    return env
+
+
+def run_hook(command: str, payload: object, cwd: Path, project: Path | None = None) -> subprocess.CompletedProcess[str]:
+    data = payload if isinstance(payload, str) else json.dumps(payload)
+    env = hook_env(project or cwd)
     return subprocess.run(command, shell=True, input=data, capture_output=True, text=True, cwd=cwd, env=env,
                           timeout=120)
 

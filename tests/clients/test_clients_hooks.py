@@ -47,7 +47,7 @@ def test_hooks_created_with_the_documented_shape(proj: Path) -> None:
     changes = inst.install("claude-code", proj, exe=EXE, hooks=True)
     assert [(c.what, c.action) for c in changes] == [('server "code-trajectory"', "created"), ("hooks", "created")]
     data = settings(proj)
-    quoted_exe, quoted_proj = shlex.quote(EXE), shlex.quote(str(proj))
+    quoted_exe, quoted_proj = shlex.quote(EXE), '"$CLAUDE_PROJECT_DIR"'  # no machine path in the shared file
     assert data == {"hooks": {
         "UserPromptSubmit": [{"hooks": [{"type": "command", "timeout": 10,
                                          "command": f"{quoted_exe} hook prompt --project {quoted_proj}"}]}],
@@ -57,9 +57,9 @@ def test_hooks_created_with_the_documented_shape(proj: Path) -> None:
         "Stop": [{"hooks": [{"type": "command", "timeout": 30,
                              "command": f"{quoted_exe} hook stop --project {quoted_proj}"}]}],
     }}
-    # The command splits back into the exact argv a shell would run.
+    # The command splits back into the exact argv a shell would run (the variable expanded by that shell).
     assert shlex.split(data["hooks"]["Stop"][0]["hooks"][0]["command"]) == [EXE, "hook", "stop", "--project",
-                                                                              str(proj)]
+                                                                              "$CLAUDE_PROJECT_DIR"]
 
 
 def test_merged_with_users_settings_and_hooks(proj: Path) -> None:
@@ -98,7 +98,7 @@ def test_new_exe_updates_hooks_in_place(proj: Path) -> None:
     after = settings(proj)
     stop = after["hooks"]["Stop"]
     assert len(stop) == 2 and stop[1] == {"hooks": [{"type": "command", "command": "say done"}]}
-    assert stop[0]["hooks"][0]["command"] == f"/new/code-trajectory hook stop --project {shlex.quote(str(proj))}"
+    assert stop[0]["hooks"][0]["command"] == '/new/code-trajectory hook stop --project "$CLAUDE_PROJECT_DIR"'
     assert len(after["hooks"]["PostToolUse"]) == 2 and len(after["hooks"]["UserPromptSubmit"]) == 1
     assert EXE not in json.dumps(after)
 

@@ -52,7 +52,9 @@ def run_uninstall(name: str, proj: Path, env: dict[str, str], **kw) -> list[inst
 
 
 def expected_entry(name: str, proj: Path, exe: str = EXE) -> dict:
-    entry = {"command": exe, "args": ["serve", "--project", str(proj)]}
+    """The entry install writes: shared files name the project as the client expands it (or not at all)."""
+    project = client(name).project_arg if client(name).shared else str(proj)
+    entry = {"command": exe, "args": ["serve", *(["--project", project] if project else [])]}
     return {"type": "stdio", **entry} if name in ("claude-code", "vscode") else entry
 
 
@@ -360,9 +362,10 @@ def test_project_defaults_to_cwd_and_is_absolute(proj: Path, env: dict[str, str]
     (proj / "sub").mkdir()
     monkeypatch.chdir(proj / "sub")
     changes = inst.install("cursor", "..", exe=EXE, env=env, platform="linux")
-    assert changes[0].action == "unchanged"
+    assert changes[0].action == "unchanged" and changes[0].path == proj / ".cursor" / "mcp.json"
+    # the shared file names the project as Cursor expands it, not by this machine's path
     assert json.loads((proj / ".cursor" / "mcp.json").read_text())["mcpServers"]["code-trajectory"]["args"][-1] \
-        == str(proj)
+        == "${workspaceFolder}"
 
 
 def test_unknown_client_lists_valid_names(proj: Path) -> None:
@@ -381,7 +384,8 @@ def test_hooks_only_for_claude_code(proj: Path, env: dict[str, str]) -> None:
 def test_exe_as_argument_list(proj: Path, env: dict[str, str]) -> None:
     run_install("cursor", proj, env, exe=["/usr/bin/python3", "-m", "code_trajectory"])
     entry = json.loads((proj / ".cursor" / "mcp.json").read_text())["mcpServers"]["code-trajectory"]
-    assert entry == {"command": "/usr/bin/python3", "args": ["-m", "code_trajectory", "serve", "--project", str(proj)]}
+    assert entry == {"command": "/usr/bin/python3",
+                     "args": ["-m", "code_trajectory", "serve", "--project", "${workspaceFolder}"]}
     assert run_install("cursor", proj, env, exe=["/usr/bin/python3", "-m", "code_trajectory"])[0].action == "unchanged"
     assert run_uninstall("cursor", proj, env)[0].action == "removed"
 

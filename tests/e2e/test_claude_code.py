@@ -378,9 +378,6 @@ def test_a_claude_session_is_recorded_with_intent_tools_and_stop_checkpoint(clau
     print(f"claude -p session: {seconds:.1f} s")
 
 
-@pytest.mark.xfail(strict=False, reason="install writes the project's absolute path into the committed .mcp.json "
-                                        "and hooks, so a worktree's session records into the original checkout "
-                                        "(issue 24: fixed by the install change that finds the project at run time)")
 def test_a_session_in_a_git_worktree_records_into_the_worktree(claude: str, tmp_path: Path) -> None:
     project = set_up_project(tmp_path / "project")
     git(project, "add", ".mcp.json", ".claude/settings.json")

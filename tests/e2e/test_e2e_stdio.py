@@ -73,7 +73,9 @@ def params(env: dict[str, str], project: Path | None = None) -> StdioServerParam
     args = [*command[1:], "serve", "--debounce", DEBOUNCE]
     if project is not None:
         args += ["--project", str(project)]
-    return StdioServerParameters(command=command[0], args=args, env=env)
+    # started in the home directory, which is never recorded: without --project the server follows its working
+    # directory (issue 24), and the test's own checkout must not be it
+    return StdioServerParameters(command=command[0], args=args, env=env, cwd=env["HOME"])
 
 
 # -- helpers over the client ------------------------------------------------------------------------

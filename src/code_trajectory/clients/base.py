@@ -6,11 +6,19 @@ one object that satisfies :class:`Client`: where the client keeps its MCP config
 entry. The install logic (:mod:`code_trajectory.clients.install`) is the same for all of them; the command line
 of every entry comes from one method, :meth:`StdioClient.server_command`.
 
+Shared and per-user files: a client file meant to be committed (``shared``: ``.mcp.json``,
+``.cursor/mcp.json``, ``.vscode/mcp.json``, ``.claude/settings.json``) holds no machine path: it runs
+``code-trajectory`` by name (:data:`SHARED_EXE`, found on each user's ``PATH``) and names the project
+only through what the client expands at run time (:attr:`StdioClient.project_arg`, e.g.
+``${workspaceFolder}``), or not at all (the server then follows the client's roots or working
+directory). A per-user file (claude-desktop's, Claude Code's local scope in ``~/.claude.json``) may
+hold this machine's absolute paths.
+
 The helpers here answer two questions for install and uninstall:
 
-- *which executable runs the server* (:func:`default_exe`, :func:`exe_argv`): this installation's
-  ``code-trajectory`` console script by absolute path, so the client starts the same version in the
-  same environment whatever its ``PATH`` is;
+- *which executable runs the server* (:func:`default_exe`, :func:`exe_argv`): by name in shared
+  files; in per-user files this installation's ``code-trajectory`` console script by absolute path,
+  so the client starts the same version in the same environment whatever its ``PATH`` is;
 - *is this entry ours* (:func:`is_our_server`, :func:`server_project`, :func:`our_hook_kind`): an
   entry is code-trajectory's when its command line runs a ``code-trajectory`` executable (or
   ``python -m code_trajectory``) with the ``serve`` subcommand; for hooks, the ``hook
@@ -39,6 +47,8 @@ _EXE_NAMES = frozenset({"code-trajectory"})
 _MODULE = "code_trajectory"
 #: The subcommands of ``code-trajectory hook`` that install writes into Claude Code's settings.
 HOOK_KINDS = ("prompt", "edit", "stop")
+#: The command written into shared (committed) files: the console script by name, found on each user's PATH.
+SHARED_EXE = "code-trajectory"
 
 Exe = str | Sequence[str]
 
@@ -59,6 +69,16 @@ class Client(Protocol):
         file_format: ``"json"`` (JSON or JSONC), ``"toml"`` or ``"yaml"``: which editor keeps the file.
         owns_file: True when the whole file is code-trajectory's (a Continue block file): uninstall then
             deletes it once it holds no server.
+        shared: True when :meth:`config_path` is a project file meant to be committed (the entry then runs
+            :data:`SHARED_EXE` by name and holds no machine path); False for a per-user file.
+        project_arg: what follows ``--project`` in a shared entry, expanded by the client at run time
+            (``"${workspaceFolder}"``), or None to write no ``--project`` (the server follows the client's
+            roots, else its working directory). Per-user entries always carry the absolute project.
+
+    Optional (read with ``getattr``; :class:`StdioClient` provides them): ``local_config(project, env,
+    platform)`` returns ``(file, key_path)``, the per-user file and the keys leading to the servers
+    object that ``install --local`` writes for this project alone, or None when the client has no such
+    place.
     """
 
     name: str
@@ -68,6 +88,8 @@ class Client(Protocol):
     hint: str
     file_format: str
     owns_file: bool
+    shared: bool
+    project_arg: str | None
 
     @property
     def docs(self) -> tuple[str, ...]:  # read-only: a client's own tuple type (say tuple[str, str]) then fits
@@ -81,8 +103,8 @@ class Client(Protocol):
         """
         ...
 
-    def entry(self, exe: Exe, project: Path) -> dict[str, Any]:
-        """The server entry that runs ``exe serve --project <project>`` over stdio."""
+    def entry(self, exe: Exe, project: Path | str | None) -> dict[str, Any]:
+        """The server entry that runs ``exe serve [--project <project>]`` over stdio (None: no ``--project``)."""
         ...
 
     def entry_name(self, project: Path) -> str:
@@ -125,21 +147,29 @@ class StdioClient:
     hint = ""
     file_format = "json"
     owns_file = False
+    shared = True
+    project_arg: str | None = None
     #: Whether the entry carries ``"type": "stdio"`` (VS Code requires it; Claude Code writes it).
     with_type = False
 
     def config_path(self, project: Path, env: Mapping[str, str], platform: str) -> Path:
         raise NotImplementedError
 
-    def server_command(self, exe: Exe, project: Path) -> tuple[str, list[str]]:
-        """The one place that decides how a client starts code-trajectory: ``(command, args)``.
+    def local_config(self, project: Path, env: Mapping[str, str], platform: str) -> tuple[Path, tuple[str, ...]] | None:
+        """The per-user file and key path of the servers object for this project alone (``install --local``), or
+        None when the client has none (the default)."""
+        return None
+
+    def server_command(self, exe: Exe, project: Path | str | None) -> tuple[str, list[str]]:
+        """The one place that decides how a client starts code-trajectory: ``(command, args)``; ``project`` None
+        writes no ``--project`` (the server then follows the client's roots or working directory).
 
         Every client's :meth:`entry` is built from this pair, whatever the file's schema.
         """
         argv = exe_argv(exe)
-        return argv[0], [*argv[1:], "serve", "--project", str(project)]
+        return argv[0], [*argv[1:], "serve", *(["--project", str(project)] if project is not None else [])]
 
-    def entry(self, exe: Exe, project: Path) -> dict[str, Any]:
+    def entry(self, exe: Exe, project: Path | str | None) -> dict[str, Any]:
         command, args = self.server_command(exe, project)
         entry: dict[str, Any] = {"type": "stdio"} if self.with_type else {}
         entry["command"] = command
@@ -210,6 +240,11 @@ def default_exe(executable: str | None = None, which: Any = shutil.which) -> lis
     if found:
         return [os.path.abspath(found)]
     return [str(python), "-m", _MODULE]
+
+
+def on_path(which: Any = shutil.which) -> str | None:
+    """Where :data:`SHARED_EXE` is found on ``PATH`` (what a shared entry runs), or None."""
+    return which(SHARED_EXE)
 
 
 def exe_argv(exe: Exe) -> list[str]:

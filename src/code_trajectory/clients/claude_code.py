@@ -14,8 +14,20 @@ Format, as verified (docs corpus, 2026):
   ``claude mcp add`` itself writes (``"type": "stdio"``, e.g. https://www.cnblogs.com/LexLuc/p/19164475).
   We write ``"type": "stdio"`` too, so the entry looks like one Claude Code made.
 
-Hooks (``install claude-code --hooks``) go to ``.claude/settings.json``: see
-:mod:`code_trajectory.clients.hooks`.
+- ``.mcp.json`` is shared, so the entry is ``{"type": "stdio", "command": "code-trajectory", "args":
+  ["serve"]}``: no machine path, no ``--project``. Claude Code does not expand ``${CLAUDE_PROJECT_DIR}``
+  in ``.mcp.json`` (it reports the variable missing; found with the real client, issue 24); it starts a
+  project's servers in the directory it was started in and lists that directory as the MCP root, from
+  which the server finds the project (its git top level: see
+  :mod:`code_trajectory.recording.service`).
+- The *local* scope (``claude mcp add --scope local``, the default of ``claude mcp add``) keeps a
+  user's private servers for one project in ``~/.claude.json`` (``$CLAUDE_CONFIG_DIR/.claude.json``
+  when that is set) under ``projects["<absolute project path>"].mcpServers``, and wins over the
+  project scope for the same name (scope table cited above). ``install claude-code --local`` writes
+  there, with this machine's absolute executable.
+
+Hooks (``install claude-code --hooks``) go to ``.claude/settings.json`` (``--local``:
+``.claude/settings.local.json``): see :mod:`code_trajectory.clients.hooks`.
 """
 
 from __future__ import annotations
@@ -24,6 +36,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from code_trajectory.clients.base import StdioClient
+from code_trajectory.core.errors import InvalidArgumentError
 
 
 class ClaudeCode(StdioClient):
@@ -39,6 +52,19 @@ class ClaudeCode(StdioClient):
 
     def config_path(self, project: Path, env: Mapping[str, str], platform: str) -> Path:
         return project / ".mcp.json"
+
+    def local_config(self, project: Path, env: Mapping[str, str], platform: str) -> tuple[Path, tuple[str, ...]]:
+        """``~/.claude.json`` (or ``$CLAUDE_CONFIG_DIR/.claude.json``), keys ``projects``, ``<project>``,
+        ``mcpServers``.
+
+        Raises:
+            InvalidArgumentError: neither ``CLAUDE_CONFIG_DIR`` nor ``HOME`` (``USERPROFILE`` on Windows) is set.
+        """
+        base = env.get("CLAUDE_CONFIG_DIR") or env.get("HOME") or (env.get("USERPROFILE") if platform == "win32"
+                                                                    else None)
+        if not base:
+            raise InvalidArgumentError("cannot locate Claude Code's ~/.claude.json: HOME is not set; set HOME")
+        return Path(base) / ".claude.json", ("projects", str(project), "mcpServers")
 
 
 CLIENT = ClaudeCode()

@@ -39,6 +39,7 @@ class ClaudeDesktop(StdioClient):
     title = "Claude Desktop"
     servers_key = "mcpServers"
     global_config = True
+    shared = False
     docs: tuple[str, ...] = ("MCP user quickstart - https://modelcontextprotocol.io/quickstart/user",)
     hint = "Quit and restart Claude Desktop to load the change."
 

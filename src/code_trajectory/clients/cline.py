@@ -27,6 +27,7 @@ class Cline(StdioClient):
     title = "Cline"
     servers_key = "mcpServers"
     global_config = True
+    shared = False
     docs: tuple[str, ...] = ("Cline MCP servers - https://docs.cline.bot/mcp/configuring-mcp-servers",)
     hint = "Cline reloads the file by itself; check the server under Cline > MCP Servers > Installed."
 

@@ -28,6 +28,7 @@ class Codex(StdioClient):
     title = "Codex CLI"
     servers_key = "mcp_servers"
     global_config = True
+    shared = False
     file_format = "toml"
     docs: tuple[str, ...] = ("Codex configuration: MCP servers - https://github.com/openai/codex/blob/main/docs/config.md",)
     hint = "Codex starts the server in its next session; `codex mcp list` shows it."

@@ -5,8 +5,8 @@ The CLI builds one sub-parser per command, lets :func:`install_arguments` /
 the parsed namespace. They print a short human text on stdout and return 0; failures are raised as
 :class:`code_trajectory.core.errors.TrajectoryError` (the CLI prints them as one line and exits 2)::
 
-    code-trajectory install CLIENT [--project P] [--hooks] [--dry-run]
-    code-trajectory uninstall CLIENT [--project P] [--dry-run]
+    code-trajectory install CLIENT [--project P] [--hooks] [--local] [--dry-run]
+    code-trajectory uninstall CLIENT [--project P] [--local] [--dry-run]
 
 Only the standard library is imported here, so the commands start fast.
 """
@@ -26,17 +26,21 @@ def _common(parser: argparse.ArgumentParser) -> None:
                         help="project directory (default: the current directory)")
     parser.add_argument("--dry-run", action="store_true",
                         help="print the change as a unified diff and write nothing")
+    parser.add_argument("--local", action="store_true",
+                        help="claude-code only: this machine's set-up for this project alone (Claude Code's local "
+                             "scope in ~/.claude.json and .claude/settings.local.json, with the absolute "
+                             "executable) instead of the shared .mcp.json and .claude/settings.json")
 
 
 def install_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add ``CLIENT``, ``--project``, ``--hooks`` and ``--dry-run`` to ``parser``."""
+    """Add ``CLIENT``, ``--project``, ``--hooks``, ``--local`` and ``--dry-run`` to ``parser``."""
     _common(parser)
     parser.add_argument("--hooks", action="store_true",
                         help="claude-code only: also add code-trajectory's hooks to .claude/settings.json")
 
 
 def uninstall_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add ``CLIENT``, ``--project`` and ``--dry-run`` to ``parser``."""
+    """Add ``CLIENT``, ``--project``, ``--local`` and ``--dry-run`` to ``parser``."""
     _common(parser)
 
 
@@ -51,7 +55,7 @@ def install(args: argparse.Namespace) -> int:
     from code_trajectory.clients import install as _install
 
     changes = _install.install(args.client, getattr(args, "project", None), exe=getattr(args, "exe", None),
-                               hooks=bool(getattr(args, "hooks", False)),
+                               hooks=bool(getattr(args, "hooks", False)), local=bool(getattr(args, "local", False)),
                                dry_run=bool(getattr(args, "dry_run", False)))
     print(_install.render(changes))
     return 0
@@ -66,6 +70,7 @@ def uninstall(args: argparse.Namespace) -> int:
     from code_trajectory.clients import install as _install
 
     changes = _install.uninstall(args.client, getattr(args, "project", None),
+                                 local=bool(getattr(args, "local", False)),
                                  dry_run=bool(getattr(args, "dry_run", False)))
     print(_install.render(changes))
     return 0

@@ -79,9 +79,9 @@ class Continue(StdioClient):
     def config_path(self, project: Path, env: Mapping[str, str], platform: str) -> Path:
         return project / ".continue" / "mcpServers" / f"{SERVER_NAME}.yaml"
 
-    def entry(self, exe: Exe, project: Path) -> dict[str, Any]:
+    def entry(self, exe: Exe, project: Path | str | None) -> dict[str, Any]:
         command, args = self.server_command(exe, project)
-        return {"name": self.entry_name(project), "type": "stdio", "command": command, "args": args}
+        return {"name": SERVER_NAME, "type": "stdio", "command": command, "args": args}  # one project per file
 
     def named(self, entry: dict[str, Any], name: str) -> dict[str, Any]:
         return {**entry, "name": name}

@@ -29,6 +29,7 @@ class Goose(StdioClient):
     title = "Goose"
     servers_key = "extensions"
     global_config = True
+    shared = False
     file_format = "yaml"
     docs: tuple[str, ...] = ("Goose configuration files - https://block.github.io/goose/docs/guides/config-files",)
     hint = "Start a new Goose session to load the extension (goose session, or a new chat in Goose Desktop)."
@@ -38,11 +39,12 @@ class Goose(StdioClient):
             return appdata(env, platform, self.title) / "Block" / "goose" / "config" / "config.yaml"
         return xdg_config(env, platform, self.title) / "goose" / "config.yaml"
 
-    def entry(self, exe: Exe, project: Path) -> dict[str, Any]:
+    def entry(self, exe: Exe, project: Path | str | None) -> dict[str, Any]:
         command, args = self.server_command(exe, project)
-        return {"enabled": True, "type": "stdio", "name": self.entry_name(project), "cmd": command, "args": args,
+        where = Path(project) if project is not None else Path.cwd()  # a per-user file: always the absolute project
+        return {"enabled": True, "type": "stdio", "name": self.entry_name(where), "cmd": command, "args": args,
                 "envs": {}, "timeout": TIMEOUT,
-                "description": f"code-trajectory: how the code of {project.name or project} evolved"}
+                "description": f"code-trajectory: how the code of {where.name or where} evolved"}
 
     def named(self, entry: dict[str, Any], name: str) -> dict[str, Any]:
         return {**entry, "name": name}

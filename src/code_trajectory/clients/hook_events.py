@@ -13,8 +13,10 @@ Claude Code writes the event's JSON on the hook's stdin (Claude Code hooks refer
   :mod:`code_trajectory.recording.checkpoint_requests`; it answers within a second), else a full scan here
   records what changed.
 
-The project is ``--project`` (install writes it into every hook); without it, the recorded project holding stdin's
-``cwd``: a hook without ``--project`` never creates ``.trajectory/``, it does nothing where no history exists.
+The project is found from ``--project`` (install writes ``--project "$CLAUDE_PROJECT_DIR"`` into every hook, which
+Claude Code's shell expands: the directory's git top level, as every command finds it); without it (or empty, when
+the variable is unset), the recorded project holding stdin's ``cwd``: a hook without ``--project`` never creates
+``.trajectory/``, it does nothing where no history exists.
 
 A hook never fails the agent: it always exits 0 and says what went wrong on stderr. It imports neither the MCP SDK
 nor the watcher, and an edit costs one O(changed) snapshot, so it adds little to the agent's turn.

@@ -5,7 +5,9 @@ https://docs.anthropic.com/en/docs/claude-code/hooks and its translations at
 https://docs.claude.com/de/docs/claude-code/hooks and others):
 
 - project settings live in ``.claude/settings.json`` (beside the user's ``~/.claude/settings.json``
-  and the uncommitted ``.claude/settings.local.json``);
+  and the uncommitted ``.claude/settings.local.json``); hooks of every settings file all run;
+- Claude Code sets ``CLAUDE_PROJECT_DIR`` (the project's absolute path) for hook commands, which run
+  in a shell: ``"$CLAUDE_PROJECT_DIR"`` names the project without writing a machine path;
 - ``{"hooks": {"<Event>": [{"matcher": "<regex>", "hooks": [{"type": "command", "command": "<shell
   command>", "timeout": <seconds>}]}]}}``; ``matcher`` is a case-sensitive tool-name pattern that
   applies to ``PreToolUse``/``PostToolUse`` and "supports regex" such as ``Edit|Write``; events
@@ -17,10 +19,15 @@ The hooks written (the ``hook`` subcommand is code-trajectory's; commands are PO
 ==================  ============================================  ==========================================
 event               matcher                                       command
 ==================  ============================================  ==========================================
-UserPromptSubmit    (none)                                        ``<exe> hook prompt --project <P>``
-PostToolUse         ``Edit|Write|MultiEdit|NotebookEdit``         ``<exe> hook edit --project <P>``
-Stop                (none)                                        ``<exe> hook stop --project <P>``
+UserPromptSubmit    (none)                                        ``<exe> hook prompt --project "$CLAUDE_PROJECT_DIR"``
+PostToolUse         ``Edit|Write|MultiEdit|NotebookEdit``         ``<exe> hook edit --project "$CLAUDE_PROJECT_DIR"``
+Stop                (none)                                        ``<exe> hook stop --project "$CLAUDE_PROJECT_DIR"``
 ==================  ============================================  ==========================================
+
+``<exe>`` is ``code-trajectory`` by name in the shared ``.claude/settings.json``; ``install --local``
+writes the hooks into ``.claude/settings.local.json`` with this machine's absolute executable instead.
+The hook finds the project from that directory as every command does (its git top level, see
+:func:`code_trajectory.project.find_project_root`), so a worktree or a clone records itself.
 
 A hook is recognised as ours by its command (``code-trajectory hook prompt|edit|stop``, whatever the
 executable's path), so a reinstall after the executable moved updates it in place, and uninstall
@@ -55,17 +62,25 @@ HOOKS: tuple[HookSpec, ...] = (
 )
 
 
-def settings_path(project: Path) -> Path:
-    """``<project>/.claude/settings.json``, the shared project settings of Claude Code."""
-    return project / ".claude" / "settings.json"
+#: How a hook names the project: Claude Code's variable, expanded by the shell that runs the hook.
+PROJECT_WORD = '"$CLAUDE_PROJECT_DIR"'
 
 
-def hook_command(exe: Exe, kind: str, project: Path) -> str:
-    """The shell command of one hook: ``<exe> hook <kind> --project <project>``, quoted."""
-    return shell_command(exe, "hook", kind, "--project", str(project))
+def settings_path(project: Path, *, local: bool = False) -> Path:
+    """``<project>/.claude/settings.json``, the shared project settings of Claude Code, or with ``local`` the
+    user's uncommitted ``<project>/.claude/settings.local.json``."""
+    return project / ".claude" / ("settings.local.json" if local else "settings.json")
 
 
-def desired_group(spec: HookSpec, exe: Exe, project: Path) -> dict[str, Any]:
+def hook_command(exe: Exe, kind: str, project: Path | None = None) -> str:
+    """The shell command of one hook: ``<exe> hook <kind> --project "$CLAUDE_PROJECT_DIR"`` (``exe`` quoted).
+
+    ``project`` is accepted for compatibility and not written: the hook names no machine path.
+    """
+    return f"{shell_command(exe, 'hook', kind)} --project {PROJECT_WORD}"
+
+
+def desired_group(spec: HookSpec, exe: Exe, project: Path | None = None) -> dict[str, Any]:
     """The matcher group holding our one hook for ``spec``."""
     group: dict[str, Any] = {"matcher": spec.matcher} if spec.matcher is not None else {}
     group["hooks"] = [{"type": "command", "command": hook_command(exe, spec.kind, project),
@@ -91,7 +106,7 @@ def _ours(group: Any, kind: str) -> list[int]:
             if isinstance(h, dict) and our_hook_kind(h.get("command")) == kind]
 
 
-def merge(settings: dict[str, Any], exe: Exe, project: Path) -> str | None:
+def merge(settings: dict[str, Any], exe: Exe, project: Path | None = None) -> str | None:
     """Put our hooks into ``settings`` (in place); return a note when something had to be dropped.
 
     Per event: the first of our hooks of that kind is updated in place (its group's matcher is set

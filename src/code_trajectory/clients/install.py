@@ -1,14 +1,26 @@
 """Install and uninstall code-trajectory's MCP server entry in a client's config file.
 
-``install("cursor", project)`` writes, into ``<project>/.cursor/mcp.json``::
+``install("cursor", project)`` writes, into the shared (committed) ``<project>/.cursor/mcp.json``::
 
-    {"mcpServers": {"code-trajectory": {"command": "<abs exe>", "args": ["serve", "--project", "<abs P>"]}}}
+    {"mcpServers": {"code-trajectory": {"command": "code-trajectory", "args": ["serve", "--project", "${workspaceFolder}"]}}}
 
-keeping every other key and server, in order. A second identical install writes nothing
-(``unchanged``); a changed executable path updates the entry in place (``updated``). The file
-rules (backups of anything a rewrite would lose, atomic writes, dry-run diffs) are those of
-:mod:`code_trajectory.clients.jsonfile`; the per-client formats and their documentation sources are
-in the client modules (:mod:`~code_trajectory.clients.claude_code`, ...).
+keeping every other key and server, in order. What goes where (see the README's client table):
+
+- *shared* files (``.mcp.json``, ``.cursor/mcp.json``, ``.vscode/mcp.json``, ``.claude/settings.json``) hold
+  no machine path: ``code-trajectory`` by name, the project as the client expands it at run time
+  (``${workspaceFolder}``, ``"$CLAUDE_PROJECT_DIR"`` in hooks) or not at all (Claude Code: the server finds
+  the project from the client's roots or working directory). A worktree or a clone of a committed set-up
+  therefore records itself. When ``code-trajectory`` is not on ``PATH``, install says so and what to do;
+- *per-user* files hold this machine's absolute paths: claude-desktop's config, and with ``local=True``
+  (``--local``, claude-code) Claude Code's local scope in ``~/.claude.json`` and ``.claude/settings.local.json``.
+
+A second identical install writes nothing (``unchanged``); a changed entry is updated in place
+(``updated``). The file rules (backups of anything a rewrite would lose, atomic writes, dry-run diffs) are
+those of :mod:`code_trajectory.clients.jsonfile`. Install notes each file's previous bytes in the
+:mod:`~code_trajectory.clients.ledger`, so uninstall is exact: a file install created goes away, a file it
+edited gets its bytes back (when nothing else changed in it since; otherwise only our entries are removed).
+Writes inside a recorded project are snapshotted as set-up, not as the agent's work
+(:mod:`~code_trajectory.clients.own_writes`).
 
 Which entry is ours: one whose command line runs ``code-trajectory serve`` (any path to the
 executable, or ``python -m code_trajectory``) and, in a per-project file, is named
@@ -20,6 +32,7 @@ never replaced nor removed: install refuses and says what to do.
 from __future__ import annotations
 
 import datetime as _dt
+import logging
 import os
 import sys
 from collections.abc import Mapping
@@ -27,22 +40,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from code_trajectory.clients import docfile, jsonfile
+from code_trajectory.clients import docfile, jsonfile, ledger
 from code_trajectory.clients import hooks as _hooks
 from code_trajectory.clients.base import (
+    SHARED_EXE,
     Client,
     Exe,
     default_exe,
     exe_argv,
     is_our_server,
+    on_path,
     same_path,
     server_argv,
     server_project,
     shell_command,
 )
+from code_trajectory.clients.own_writes import SetupRecorder
 from code_trajectory.clients.registry import client as _client
 from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.project import check_recordable
+
+log = logging.getLogger(__name__)
 
 ACTIONS = ("created", "updated", "unchanged", "removed", "absent")
 
@@ -62,6 +80,8 @@ class Change:
         note: a reason worth telling (why a backup was made, why a file was left alone), or None.
         dry_run: True when nothing was written on purpose.
         project: the project the entry is for.
+        warning: something the user must act on for the set-up to work (``code-trajectory`` not on
+            ``PATH``), or None.
     """
 
     client: str
@@ -73,6 +93,7 @@ class Change:
     note: str | None = None
     dry_run: bool = False
     project: Path | None = None
+    warning: str | None = None
 
 
 def resolve_project(project: str | os.PathLike[str] | None) -> Path:
@@ -99,12 +120,54 @@ def _context(client_name: str, project: Any, env: Mapping[str, str] | None,
     return client, root, path
 
 
-def _edit(client: Client, path: Path, mutate: Any, **kw: Any) -> jsonfile.Edit:
-    """Edit ``path`` with the editor of ``client.file_format`` (:mod:`.jsonfile` or :mod:`.docfile`)."""
-    if client.file_format == "json":
+def _edit(client: Client | None, path: Path, mutate: Any, **kw: Any) -> jsonfile.Edit:
+    """Edit ``path`` with the editor of ``client.file_format`` (:mod:`.jsonfile` or :mod:`.docfile`; None: a JSON
+    settings file)."""
+    if client is None or client.file_format == "json":
         kw.pop("remove_if", None)
         return jsonfile.edit(path, mutate, **kw)
+    kw.pop("previous", None)  # docfile gives the exact bytes back by itself (it edits the text in place)
     return docfile.edit(path, docfile.FORMATS[client.file_format], mutate, **kw)
+
+
+def _servers_of(client: Client, data: Any, keys: tuple[str, ...], *,
+                create: bool = True) -> tuple[Any | None, str | None]:
+    """The servers mapping of ``client`` in ``data``: the client's own (format-aware) lookup for its usual key,
+    :func:`_servers` for another key path (``install --local``)."""
+    if keys == (client.servers_key,):
+        if not create and not isinstance(data.get(client.servers_key), (Mapping, list)):
+            return None, None
+        return client.servers(data)
+    return _servers(data, keys, create=create)
+
+
+def _servers(data: dict[str, Any], keys: tuple[str, ...], *, create: bool = True) -> tuple[dict[str, Any] | None,
+                                                                                       str | None]:
+    """The servers object at ``keys`` in ``data`` (made when missing and ``create``); the note when a
+    non-object had to be replaced. Only the last key's value is ever replaced: a non-object on the way
+    (``projects`` in ``~/.claude.json``) is refused, never overwritten.
+
+    Raises:
+        InvalidArgumentError: a key on the way holds something that is not an object (with ``create``).
+    """
+    node = data
+    for key in keys[:-1]:
+        child = node.get(key)
+        if child is None and create:
+            child = node[key] = {}
+        if not isinstance(child, dict):
+            if not create:
+                return None, None
+            raise InvalidArgumentError(f'"{key}" holds {jsonfile.kind_of(child)}, not an object; fix the file '
+                                       "or add the entry by hand")
+        node = child
+    key = keys[-1]
+    servers = node.get(key)
+    if isinstance(servers, dict) or not create:
+        return (servers if isinstance(servers, dict) else None), None
+    note = f'"{key}" held {jsonfile.kind_of(servers)}, not an object; it was replaced' if key in node else None
+    node[key] = {}
+    return node[key], note
 
 
 def _ours_for(client: Client, name: str, entry: Any, project: Path) -> bool:
@@ -123,17 +186,79 @@ def _describe(client: Client, entry: Any) -> str:
     return shell_command(argv) if argv else "an entry that is not a stdio command"
 
 
+@dataclass(frozen=True)
+class _Target:
+    """Where an install goes: the servers file and the key path to its servers object, the executable, what
+    follows ``--project`` (None: nothing), the hooks settings file, and whether the files are shared."""
+
+    path: Path
+    keys: tuple[str, ...]
+    argv: list[str]
+    project_arg: Path | str | None
+    settings: Path
+    shared: bool
+
+
+def _target(client: Client, root: Path, exe: Exe | None, local: bool, env: Mapping[str, str] | None,
+            platform: str | None) -> _Target:
+    env_ = os.environ if env is None else env
+    plat = platform or sys.platform
+    if local:
+        local_config = getattr(client, "local_config", None)
+        found = local_config(root, env_, plat) if local_config is not None else None
+        if found is None:
+            raise InvalidArgumentError(f"--local applies to claude-code only, not {client.name}; drop --local "
+                                       f"({client.name}'s file is {'per-user already' if not getattr(client, 'shared', True) else 'shared'})")
+        return _Target(found[0], tuple(found[1]), exe_argv(exe if exe is not None else default_exe()), root,
+                       _hooks.settings_path(root, local=True), False)
+    path = client.config_path(root, env_, plat)
+    if not getattr(client, "shared", True):  # a per-user file: this machine's paths
+        return _Target(path, (client.servers_key,), exe_argv(exe if exe is not None else default_exe()), root,
+                       _hooks.settings_path(root), False)
+    return _Target(path, (client.servers_key,), exe_argv(exe if exe is not None else [SHARED_EXE]),
+                   getattr(client, "project_arg", None), _hooks.settings_path(root), True)
+
+
+def _path_warning(client: Client, target: _Target, exe: Exe | None) -> str | None:
+    """What to do when a shared entry's ``code-trajectory`` is not on this machine's ``PATH``, or None."""
+    if not target.shared or exe is not None or on_path() is not None:
+        return None
+    here = default_exe()
+    local = " or run `code-trajectory install claude-code --local` to use it from this machine's " \
+            "per-user settings only" if client.name == "claude-code" else ""
+    return (f"`{SHARED_EXE}` is not on PATH, so {client.title} cannot start what the shared file names: put it "
+            f"on PATH for everyone who uses the project (`pipx install code-trajectory` or `uv tool install "
+            f"code-trajectory`; here: link {shell_command(here)} into a directory on PATH){local}")
+
+
+def _write(client: Client | None, path: Path, mutate: Any, *, dry_run: bool,
+           now: _dt.datetime | None) -> jsonfile.Edit:
+    """:func:`_edit` for install (``client`` None: a JSON settings file), noting the previous bytes in the ledger when the file is written."""
+    before = ledger.read_bytes(path)
+    made = ledger.missing_dirs(path)
+    result = _edit(client, path, mutate, dry_run=dry_run, now=now)
+    if not dry_run and result.action in ("created", "updated"):
+        after = ledger.read_bytes(path)
+        if after is not None:
+            ledger.note_write(path, before, after, made, result.backup)
+    return result
+
+
 def install(client_name: str, project: str | os.PathLike[str] | None = None, *, exe: Exe | None = None,
-            hooks: bool = False, dry_run: bool = False, env: Mapping[str, str] | None = None,
+            hooks: bool = False, local: bool = False, dry_run: bool = False, env: Mapping[str, str] | None = None,
             platform: str | None = None, now: _dt.datetime | None = None) -> list[Change]:
     """Write code-trajectory's server entry for ``project`` into ``client_name``'s config file.
 
     Args:
         client_name: a name from :data:`code_trajectory.clients.registry.CLIENTS`.
         project: the project directory (default: the current directory); resolved to absolute.
-        exe: the command that starts code-trajectory, as one path or an argument list
-            (default: :func:`code_trajectory.clients.base.default_exe`).
-        hooks: also merge the Claude Code hooks into ``.claude/settings.json`` (claude-code only).
+        exe: the command that starts code-trajectory, as one path or an argument list (default:
+            ``code-trajectory`` by name in shared files, :func:`code_trajectory.clients.base.default_exe`
+            in per-user ones).
+        hooks: also merge the Claude Code hooks into ``.claude/settings.json`` (claude-code only;
+            ``.claude/settings.local.json`` with ``local``).
+        local: write this machine's set-up to the client's per-user place for this project instead of the
+            shared files (claude-code: local scope in ``~/.claude.json``).
         dry_run: compute the changes and their diffs, write nothing.
         env: the environment used to locate per-user files (default ``os.environ``).
         platform: a ``sys.platform`` value (default: this one).
@@ -143,22 +268,24 @@ def install(client_name: str, project: str | os.PathLike[str] | None = None, *, 
         One :class:`Change` per file: the client's config, then the settings when ``hooks``.
 
     Raises:
-        InvalidArgumentError: unknown client, missing project, ``hooks`` for another client, or a
+        InvalidArgumentError: unknown client, missing project, ``hooks`` or ``local`` for another client, or a
             foreign server already holding every name we could use.
         ProjectError: the project is a directory that is never recorded (the home directory, our own storage:
             :func:`code_trajectory.project.check_recordable`), so the server entry could never start.
         TrajectoryError: a file cannot be read, backed up or written.
     """
-    client, root, path = _context(client_name, project, env, platform)
-    check_recordable(root, creating=False)  # the entry runs `serve --project <root>`, which would refuse it
+    client, root, _ = _context(client_name, project, env, platform)
+    check_recordable(root, creating=False)  # the entry's server would refuse it
     if hooks and client.name != "claude-code":
         raise InvalidArgumentError(f"--hooks applies to claude-code only, not {client.name}; drop --hooks")
-    argv = exe_argv(exe if exe is not None else default_exe())
-    wanted = client.entry(argv, root)
+    target = _target(client, root, exe, local, env, platform)
+    path = target.path
+    wanted = client.entry(target.argv, target.project_arg)
     chosen: list[str] = []
 
     def mutate(data: dict[str, Any]) -> str | None:
-        servers, note = client.servers(data)
+        servers, note = _servers_of(client, data, target.keys)
+        assert servers is not None
         name = next((n for n, e in servers.items() if _ours_for(client, n, e, root)), None)
         if name is None:
             candidates = [client.entry_name(root), *client.alternate_names(root)]
@@ -174,73 +301,114 @@ def install(client_name: str, project: str | os.PathLike[str] | None = None, *, 
             servers[name] = entry
         return note
 
-    result = _edit(client, path, mutate, dry_run=dry_run, now=now)
-    changes = [_change(client.name, root, result, f'server "{chosen[0]}"')]
-    if hooks:
-        result = jsonfile.edit(_hooks.settings_path(root), lambda s: _hooks.merge(s, argv, root),
-                               dry_run=dry_run, now=now)
-        changes.append(_change(client.name, root, result, "hooks"))
+    warning = _path_warning(client, target, exe)
+    setup = SetupRecorder(root, f"install {client.name}", enabled=not dry_run)
+    changes: list[Change] = []
+    try:
+        result = _write(client, path, mutate, dry_run=dry_run, now=now)
+        changes.append(_change(client.name, root, result, f'server "{chosen[0]}"', warning=warning))
+        if hooks:
+            result = _write(None, target.settings, lambda s: _hooks.merge(s, target.argv), dry_run=dry_run,
+                            now=now)
+            changes.append(_change(client.name, root, result, "hooks"))
+    finally:
+        _label(setup, changes)
     return changes
 
 
-def uninstall(client_name: str, project: str | os.PathLike[str] | None = None, *, dry_run: bool = False,
-              env: Mapping[str, str] | None = None, platform: str | None = None,
+def _label(setup: SetupRecorder, changes: list[Change]) -> None:
+    """Record the files ``changes`` wrote as set-up (:class:`SetupRecorder`), and close it."""
+    written = [ch.path for ch in changes if not ch.dry_run and ch.action in ("created", "updated", "removed")]
+    note = setup.record(written)
+    if note:
+        log.info(note)
+
+
+def uninstall(client_name: str, project: str | os.PathLike[str] | None = None, *, local: bool = False,
+              dry_run: bool = False, env: Mapping[str, str] | None = None, platform: str | None = None,
               now: _dt.datetime | None = None) -> list[Change]:
-    """Remove code-trajectory's entry for ``project`` from ``client_name``'s config file.
+    """Remove code-trajectory's entry for ``project`` from ``client_name``'s config file, exactly.
 
     Only entries that are ours (see the module docstring) are removed; everything else, including a
-    foreign server named ``code-trajectory``, is kept. A file that cannot be parsed is left
-    untouched (``unchanged`` with a note). For claude-code, our hooks are removed from
-    ``.claude/settings.json`` too (the file is only touched when it holds some).
+    foreign server named ``code-trajectory``, is kept. When what is left is what the file held before
+    install (the :mod:`~code_trajectory.clients.ledger` keeps those bytes), the file gets its previous bytes
+    back; a file install created (or, with no record, one left holding nothing but empty objects) is
+    deleted, with the directories install created for it. A file that cannot be parsed is left untouched
+    (``unchanged`` with a note). For claude-code, our hooks are removed from ``.claude/settings.json``
+    (``.claude/settings.local.json`` with ``local``) too; the file is only touched when it exists.
 
     Args and raises: as :func:`install` (without ``exe`` and ``hooks``).
 
     Returns:
         One :class:`Change` per file looked at: ``removed``, ``absent`` or ``unchanged``.
     """
-    client, root, path = _context(client_name, project, env, platform)
+    client, root, _ = _context(client_name, project, env, platform)
+    target = _target(client, root, None, local, env, platform)
     removed: list[str] = []
 
     def mutate(data: Any) -> None:
-        if not isinstance(data.get(client.servers_key), (Mapping, list)):
-            return
-        servers, _ = client.servers(data)
-        for name in [n for n, e in servers.items() if _ours_for(client, n, e, root)]:
-            del servers[name]
-            removed.append(name)
+        servers, _note = _servers_of(client, data, target.keys, create=False)
+        if servers is not None:
+            for name in [n for n, e in servers.items() if _ours_for(client, n, e, root)]:
+                del servers[name]
+                removed.append(name)
 
     def emptied(data: Any) -> bool:  # a file that is all ours (Continue's block file) goes once it serves nothing
         return client.owns_file and bool(removed) and not client.servers(data)[0]
 
-    result = _edit(client, path, mutate, dry_run=dry_run, replace_unreadable=False, remove_if=emptied, now=now)
-    what = ", ".join(f'server "{n}"' for n in removed) or f'server "{client.entry_name(root)}"'
-    changes = [_change(client.name, root, result, what, removal=True)]
-    if client.name == "claude-code":
-        settings = _hooks.settings_path(root)
-        if settings.exists():
-            result = jsonfile.edit(settings, _remove_hooks, dry_run=dry_run, replace_unreadable=False, now=now)
+    setup = SetupRecorder(root, f"uninstall {client.name}", enabled=not dry_run)
+    changes: list[Change] = []
+    try:
+        result = _undo(client, target.path, mutate, dry_run=dry_run, now=now, shared_file=not local,
+                       remove_if=emptied)
+        what = ", ".join(f'server "{n}"' for n in removed) or f'server "{client.entry_name(root)}"'
+        changes.append(_change(client.name, root, result, what, removal=True))
+        if client.name == "claude-code" and target.settings.exists():
+            result = _undo(None, target.settings, _remove_hooks, dry_run=dry_run, now=now, shared_file=True)
             changes.append(_change(client.name, root, result, "hooks", removal=True))
+    finally:
+        _label(setup, changes)
     return changes
+
+
+def _undo(client: Client | None, path: Path, mutate: Any, *, dry_run: bool, now: _dt.datetime | None,
+          shared_file: bool, remove_if: Any = None) -> jsonfile.Edit:
+    """``jsonfile.edit`` for uninstall with the ledger's previous bytes; a deleted file takes the directories
+    install made for it along. ``shared_file`` False (``~/.claude.json``): never deleted, only restored."""
+    entry = ledger.get(path)
+    previous = entry.before if entry is not None else None
+    if not shared_file and previous is None:
+        previous = jsonfile.UNKNOWN
+    result = _edit(client, path, mutate, dry_run=dry_run, replace_unreadable=False, now=now, previous=previous,
+                   remove_if=remove_if)
+    if not dry_run and result.action in ("updated", "deleted"):
+        if result.action == "deleted":
+            ledger.remove_dirs(path, entry)
+        elif entry is not None and ledger.read_bytes(path) == entry.before:
+            ledger.remove_backups(path, entry)
+        ledger.forget(path)
+    return result
 
 
 def _remove_hooks(settings: dict[str, Any]) -> None:
     _hooks.remove(settings)
 
 
-def _change(client: str, project: Path, edit: jsonfile.Edit, what: str, *, removal: bool = False) -> Change:
+def _change(client: str, project: Path, edit: jsonfile.Edit, what: str, *, removal: bool = False,
+            warning: str | None = None) -> Change:
     """A :class:`Change` from an :class:`~code_trajectory.clients.jsonfile.Edit`.
 
-    For a removal, ``updated`` becomes ``removed``; ``unchanged`` stays when the file was left alone
+    For a removal, ``updated`` and ``deleted`` become ``removed``; ``unchanged`` stays when the file was left alone
     because it could not be parsed (the note says so), and otherwise becomes ``absent``.
     """
     action = edit.action
     if removal:
-        if action == "updated":
+        if action in ("updated", "deleted"):
             action = "removed"
         elif not (action == "unchanged" and edit.backup_reason):
             action = "absent"
     return Change(client=client, path=edit.path, action=action, backup=edit.backup, diff=edit.diff, what=what,
-                  note=edit.backup_reason, dry_run=edit.dry_run, project=project)
+                  note=edit.backup_reason, dry_run=edit.dry_run, project=project, warning=warning)
 
 
 _VERBS = {"created": ("created", "would create"), "updated": ("updated", "would update"),
@@ -275,6 +443,8 @@ def render(changes: list[Change], *, show_diff: bool | None = None) -> str:
             lines.append(f"  backup of the previous file: {ch.backup} ({ch.note})")
         elif ch.dry_run and ch.note and ch.action in _VERBS:
             lines.append(f"  would back up the previous file first: {ch.note}")
+        if ch.warning:
+            lines.append(f"  warning: {ch.warning}")
         if (show_diff if show_diff is not None else ch.dry_run) and ch.diff:
             lines.append(ch.diff.rstrip("\n"))
     if changes and any(ch.dry_run for ch in changes):
@@ -285,5 +455,6 @@ def render(changes: list[Change], *, show_diff: bool | None = None) -> str:
             lines.append(client.hint)
         project = changes[0].project
         where = f" --project {shell_command([str(project)])}" if project is not None else ""
-        lines.append(f"to undo: code-trajectory uninstall {changes[0].client}{where}")
+        local = " --local" if changes[0].path.name == ".claude.json" else ""
+        lines.append(f"to undo: code-trajectory uninstall {changes[0].client}{where}{local}")
     return "\n".join(lines)

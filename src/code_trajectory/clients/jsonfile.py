@@ -89,8 +89,8 @@ class Edit:
 
     Attributes:
         path: the file.
-        action: ``created``, ``updated``, ``unchanged`` (nothing to do, nothing written) or
-            ``absent`` (no file and nothing to write).
+        action: ``created``, ``updated``, ``deleted`` (left holding nothing, see :func:`edit`), ``unchanged``
+            (nothing to do, nothing written) or ``absent`` (no file and nothing to write).
         backup: the backup made before rewriting, or None (always None in a dry run).
         backup_reason: why the previous content needed a backup (also set in a dry run), or None.
         diff: unified diff of the change (``""`` when nothing changed).
@@ -250,8 +250,8 @@ def backup(path: Path, now: _dt.datetime | None = None) -> Path:
     raise TrajectoryError(f"cannot back up {path}: 1000 backups from {stamp} already exist; remove old ones")
 
 
-def atomic_write(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` (UTF-8) atomically, keeping its mode; create parents.
+def atomic_write(path: Path, text: str | bytes) -> None:
+    """Replace ``path`` with ``text`` (UTF-8; bytes as they are) atomically, keeping its mode; create parents.
 
     A symlink is followed: its target is replaced, the link stays.
 
@@ -270,7 +270,7 @@ def atomic_write(path: Path, text: str) -> None:
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as f:
-                f.write(text.encode("utf-8"))
+                f.write(text.encode("utf-8") if isinstance(text, str) else text)
                 f.flush()
                 os.fsync(f.fileno())
             os.chmod(tmp, mode)
@@ -306,8 +306,22 @@ def _fsync_dir(directory: Path) -> None:
 Mutator = Callable[[dict[str, Any]], "str | None"]
 
 
+def hollow(value: Any) -> bool:
+    """Whether a JSON value holds nothing: an object or array whose members are all hollow (``{}``,
+    ``{"mcpServers": {}}``, ``{"hooks": {}}``)."""
+    if isinstance(value, dict):
+        return all(hollow(v) for v in value.values())
+    if isinstance(value, list):
+        return all(hollow(v) for v in value)
+    return False
+
+
+#: ``previous`` of :func:`edit` when nothing is known of the file before install.
+UNKNOWN: Any = object()
+
+
 def edit(path: Path, mutate: Mutator, *, dry_run: bool = False, replace_unreadable: bool = True,
-         now: _dt.datetime | None = None) -> Edit:
+         now: _dt.datetime | None = None, previous: bytes | None = UNKNOWN) -> Edit:
     """Apply ``mutate`` to the object in ``path`` and write the result back if it changed.
 
     Args:
@@ -318,9 +332,14 @@ def edit(path: Path, mutate: Mutator, *, dry_run: bool = False, replace_unreadab
             from ``{}`` after backing it up; False (uninstall) leaves it untouched and answers
             ``unchanged`` with ``backup_reason`` telling why.
         now: the time used in a backup's name (default: now).
+        previous: for an uninstall, the file's bytes before install (None: install created it; default
+            :data:`UNKNOWN`). When ``mutate`` leaves what ``previous`` held (empty objects and arrays aside),
+            those bytes are written back
+            exactly; when it leaves a :func:`hollow` object and install created the file (or nothing is
+            known), the file is deleted (``deleted``).
 
     Raises:
-        TrajectoryError: the file cannot be read, backed up or written.
+        TrajectoryError: the file cannot be read, backed up, written or deleted.
     """
     loaded = read(path)
     if loaded.data is None and not replace_unreadable:
@@ -337,6 +356,15 @@ def edit(path: Path, mutate: Mutator, *, dry_run: bool = False, replace_unreadab
     if loaded.refuse:
         raise TrajectoryError(f"{path} {loaded.refuse}; left as it was: make it plain JSON (or JSONC) and run "
                               "again, or add the entry by hand")
+    old_for_diff = (loaded.text.removeprefix(_BOM) if loaded.text else "") if loaded.exists else None
+    if loaded.exists and previous is not UNKNOWN:
+        restored = _restore(data, previous)
+        if restored is not None:
+            new_text = None if restored is _DELETE else bytes(restored).decode("utf-8", "replace")
+            diff = unified_diff(path, old_for_diff, None if new_text is None else new_text.removeprefix(_BOM))
+            if not dry_run:
+                _unlink(path) if restored is _DELETE else atomic_write(path, restored)
+            return Edit(path, "deleted" if restored is _DELETE else "updated", None, None, diff, dry_run)
     spliced = None
     if loaded.exists and loaded.data is not None and not loaded.duplicates:
         spliced = jsonsplice.splice(loaded.text.removeprefix(_BOM), before, data, loaded.indent, loaded.newline)
@@ -348,10 +376,44 @@ def edit(path: Path, mutate: Mutator, *, dry_run: bool = False, replace_unreadab
     if loaded.exists and new_text == loaded.text:
         return Edit(path, "unchanged", None, None, "", dry_run)
     action = "updated" if loaded.exists else "created"
-    old_for_diff = (loaded.text.removeprefix(_BOM) if loaded.text else "") if loaded.exists else None
     diff = unified_diff(path, old_for_diff, new_text.removeprefix(_BOM))
     if dry_run:
         return Edit(path, action, None, reason, diff, True)
     saved = backup(path, now) if loaded.exists and reason else None
     atomic_write(path, new_text)
     return Edit(path, action, saved, reason, diff, False)
+
+
+_DELETE: Any = object()  # _restore's answer "delete the file"
+
+
+def _restore(data: dict[str, Any], previous: bytes | None) -> Any:
+    """What to put back for an uninstall's result ``data``: ``previous`` when it parses to ``data``,
+    :data:`_DELETE` when the file was ours (``previous`` None) and ``data`` is :func:`hollow`, else None."""
+    if previous is None:
+        return _DELETE if hollow(data) else None
+    try:
+        text = previous.decode("utf-8").removeprefix(_BOM)
+        before = jsontext.loads(text)[0] if text.strip() else {}
+    except (UnicodeDecodeError, jsontext.JSONTextError):
+        return None
+    # equal but for empty objects and lists (an event whose only hook was ours is dropped, with its list)
+    return previous if _pruned(before) == _pruned(data) else None
+
+
+def _pruned(value: Any) -> Any:
+    """``value`` without its :func:`hollow` members (objects and arrays that hold nothing)."""
+    if isinstance(value, dict):
+        return {k: _pruned(v) for k, v in value.items() if not (isinstance(v, (dict, list)) and hollow(v))}
+    if isinstance(value, list):
+        return [_pruned(v) for v in value if not (isinstance(v, (dict, list)) and hollow(v))]
+    return value
+
+
+def _unlink(path: Path) -> None:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise TrajectoryError(f"cannot remove {path}: {exc.strerror or exc}; remove it by hand") from None

@@ -5,7 +5,10 @@ https://code.visualstudio.com/docs/copilot/reference/mcp-configuration (and its 
 https://code.visualstudio.com/docs/agents/reference/mcp-configuration.md): the file is
 ``.vscode/mcp.json`` in the workspace; servers sit in a top-level ``servers`` object (beside an
 optional ``inputs`` array, kept as is); a stdio server *requires* ``"type": "stdio"`` and
-``command``, with optional ``args``, ``env``, ``envFile``.
+``command``, with optional ``args``, ``env``, ``envFile``; "you can use predefined variables in the
+server configuration, for example to refer to the workspace folder (``${workspaceFolder}``)". The
+file is shared, so the entry runs ``code-trajectory`` by name with ``serve --project
+${workspaceFolder}``.
 
 VS Code's own JSON files accept comments and trailing commas (JSONC: see
 https://github.com/microsoft/vscode/issues/191988), so this file may hold them; the reader is
@@ -28,6 +31,8 @@ class VSCode(StdioClient):
     servers_key = "servers"
     with_type = True
     docs: tuple[str, ...] = ("MCP configuration reference - https://code.visualstudio.com/docs/copilot/reference/mcp-configuration",)
+    #: expanded by the client to the open folder (``${workspaceFolder}``: see the module docstring)
+    project_arg: str | None = "${workspaceFolder}"
     hint = "VS Code starts it from the MCP view (or the Start code lens in .vscode/mcp.json)."
 
     def config_path(self, project: Path, env: Mapping[str, str], platform: str) -> Path:

@@ -24,6 +24,7 @@ class Windsurf(StdioClient):
     title = "Windsurf"
     servers_key = "mcpServers"
     global_config = True
+    shared = False
     docs: tuple[str, ...] = ("Windsurf Cascade MCP - https://docs.windsurf.com/windsurf/cascade/mcp",)
     hint = "Press Refresh in Windsurf's MCP panel (Cascade > MCP servers) to load the change."
 

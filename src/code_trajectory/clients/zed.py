@@ -28,6 +28,7 @@ class Zed(StdioClient):
     title = "Zed"
     servers_key = "context_servers"
     global_config = True
+    shared = False
     docs: tuple[str, ...] = ("Model Context Protocol - https://zed.dev/docs/ai/mcp",)
     hint = "Zed picks the change up on its own; the server shows in the Agent panel's settings."
 
@@ -36,7 +37,7 @@ class Zed(StdioClient):
             return appdata(env, platform, self.title) / "Zed" / "settings.json"
         return xdg_config(env, platform, self.title) / "zed" / "settings.json"
 
-    def entry(self, exe: Exe, project: Path) -> dict[str, Any]:
+    def entry(self, exe: Exe, project: Path | str | None) -> dict[str, Any]:
         command, args = self.server_command(exe, project)
         return {"source": "custom", "command": command, "args": args}
 

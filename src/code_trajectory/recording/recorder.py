@@ -230,10 +230,11 @@ class Recorder(RecoveryMixin):
 
     def record_paths(self, paths: Iterable[str], *, kind: str = messages.KIND_SNAPSHOT,
                      note: str | None = None, restored_from: tuple[str, str] | None = None,
-                     origin: str | None = None) -> Snapshot | None:
+                     origin: str | None = None, with_intent: bool = True) -> Snapshot | None:
         """Snapshot the current content of ``paths`` (relative to the root) on top of the last tree.
 
-        ``origin`` says who made the change when an agent's hook records it (``Trajectory-Origin``).
+        ``origin`` says who made the change when an agent's hook records it (``Trajectory-Origin``);
+        ``with_intent=False`` leaves the current intent off (a change that is not the agent's work).
 
         A path that no longer exists is deleted from the tree (with everything under it);
         a directory is rescanned as a whole; an excluded path is removed if recorded.
@@ -281,7 +282,8 @@ class Recorder(RecoveryMixin):
             # a deleted path may be a whole directory: then let the diff count the files first
             expected = None if any(v is None for v in changes.values()) else len(changes)
             return self._commit(tree, kind=kind, note=note, oversize=oversize, started=started,
-                                expected=expected, restored_from=restored_from, origin=origin)
+                                expected=expected, restored_from=restored_from, origin=origin,
+                                with_intent=with_intent)
 
     def record_entries(self, changes: Mapping[str, TreeEntry | None], *, kind: str = messages.KIND_SNAPSHOT,
                        note: str | None = None, restored_from: tuple[str, str] | None = None) -> Snapshot | None:

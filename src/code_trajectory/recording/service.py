@@ -1,8 +1,17 @@
-"""The project the MCP server currently records, switchable at run time: what every feature's tools share."""
+"""The project the MCP server currently records, switchable at run time: what every feature's tools share.
+
+Which project: ``serve --project P`` fixes it. Without it the server *follows the client*
+(:attr:`TrajectoryService.follow_client`): once the client has sent ``notifications/initialized`` and again on
+every ``notifications/roots/list_changed``, the project is found from the client's first ``file://`` root that is a
+directory, or, when the client offers no roots, from the server's working directory (Claude Code, Cursor and VS
+Code start a project's servers there), by the project rule of :func:`code_trajectory.project.find_project_root`:
+the nearest recorded directory above it, else the git top level (``git rev-parse --show-toplevel``), else the
+directory itself. A root in ``repo/sub`` therefore records ``repo``; a linked worktree or a clone records itself.
+``configure_project`` is an explicit choice: it stops the following.
+"""
 
 from __future__ import annotations
 
-import functools
 import logging
 import threading
 from collections.abc import Callable
@@ -12,13 +21,15 @@ from urllib.parse import unquote, urlparse
 
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.core.errors import NotConfiguredError, TrajectoryError
-from code_trajectory.project import resolve_project_root
+from code_trajectory.project import check_recordable, find_project_root, has_shadow_repo, resolve_project_root
 from code_trajectory.recording.session import ProjectSession
 
 log = logging.getLogger(__name__)
 
 #: How long a tool call waits for a start-up scan still running before answering from what is recorded, seconds.
 STARTUP_WAIT_SECONDS = 10.0
+#: How long the server waits for the client's answer to ``roots/list`` before using its working directory, seconds.
+ROOTS_TIMEOUT_SECONDS = 10.0
 
 
 class TrajectoryService:
@@ -31,13 +42,17 @@ class TrajectoryService:
         settings_factory: builds settings for a project root (config files + overrides).
         force_polling: passed to watchers (tests).
         journal_dir: the journal repository chosen on the command line (``serve --journal-dir``), or None.
+        follow_client: find the project from the client's roots (or the working directory) when the client
+            initializes and when its roots change (``serve`` without ``--project``); see the module docstring.
     """
 
     def __init__(self, settings_factory: Callable[[Path], TrajectorySettings], *,
-                 force_polling: bool | None = None, journal_dir: Path | None = None) -> None:
+                 force_polling: bool | None = None, journal_dir: Path | None = None,
+                 follow_client: bool = False) -> None:
         self._settings_factory = settings_factory
         self._force_polling = force_polling
         self.journal_dir = journal_dir
+        self.follow_client = follow_client
         self._session: ProjectSession | None = None
         self._startup_error: TrajectoryError | None = None
         self._lock = threading.RLock()
@@ -103,7 +118,8 @@ class TrajectoryService:
                 self._session = None
 
     async def session_for(self, ctx: Any | None) -> ProjectSession:
-        """The configured project; configured from the client's first MCP root when none is and it offers roots.
+        """The configured project; when none is, the one :meth:`follow` finds (following the client), else the
+        project of the client's first MCP root when it offers roots.
 
         Args:
             ctx: the tool call's ``mcp.server.mcpserver.Context``, or None.
@@ -116,6 +132,9 @@ class TrajectoryService:
         except NotConfiguredError:
             if ctx is None:
                 raise
+            if self.follow_client:  # no notifications/initialized seen yet (or a client without that handshake)
+                await self.follow(ctx.session)
+                return self.project()
             from mcp.types import ClientCapabilities, RootsCapability
 
             if not ctx.session.check_client_capability(ClientCapabilities(roots=RootsCapability())):
@@ -128,30 +147,100 @@ class TrajectoryService:
             while session.importing and anyio.current_time() < deadline:
                 await anyio.sleep(0.05)
             return session
-        import warnings
-
         import anyio.to_thread
-        from mcp.shared.exceptions import MCPDeprecationWarning
+
+        directory = await client_directory(ctx.session, cwd_fallback=False)
+        if directory is not None:
+            root = project_for_directory(directory)
+            log.info("configuring the project %s from the client's root %s", root, directory)
+            session, _ = await anyio.to_thread.run_sync(lambda: self.configure(str(root), background=True))
+            return session
+        return self.project()
+
+    async def follow(self, client_session: Any) -> Path | None:
+        """Configure the project the client is in (roots, else the working directory) when following the client.
+
+        Called on ``notifications/initialized`` and ``notifications/roots/list_changed``. A directory that must
+        never be recorded (the home directory, the file system root...) is not configured: the reason is kept
+        for the tools (:meth:`startup_failed`) and logged. Never raises.
+
+        Args:
+            client_session: the connection's ``ServerSession`` (to send ``roots/list``).
+
+        Returns:
+            The project now recorded, or None (not following, no usable directory, or refused).
+        """
+        if not self.follow_client:
+            return None
+        import anyio.to_thread
+
+        try:
+            directory = await client_directory(client_session, cwd_fallback=True)
+            if directory is None:
+                return None
+            root = project_for_directory(directory)
+            check_recordable(root, creating=not has_shadow_repo(root))
+            session, started = await anyio.to_thread.run_sync(lambda: self.configure(str(root), background=True))
+        except TrajectoryError as exc:
+            log.warning("not recording the client's directory: %s", exc)
+            if self._session is None:
+                self.startup_failed(exc)
+            return None
+        except Exception:
+            log.exception("following the client's roots failed")
+            return None
+        if started:
+            log.info("recording %s, the project of the client's root or working directory", session.root)
+        return session.root
+
+
+def project_for_directory(directory: Path) -> Path:
+    """The project a client directory belongs to (:func:`code_trajectory.project.find_project_root`): the nearest
+    recorded directory above it, else its git top level, else itself; absolute and resolved."""
+    return find_project_root(directory)
+
+
+async def client_directory(client_session: Any, *, cwd_fallback: bool) -> Path | None:
+    """The directory the client works in: its first ``file://`` root that is a directory (``roots/list``, when
+    the client declares the roots capability), else the working directory when ``cwd_fallback``, else None."""
+    import warnings
+
+    from mcp.shared.exceptions import MCPDeprecationWarning
+    from mcp.types import ClientCapabilities, RootsCapability
+
+    roots: list[Any] = []
+    if client_session.check_client_capability(ClientCapabilities(roots=RootsCapability())):
+        import anyio
 
         try:
             with warnings.catch_warnings():  # the SDK marks roots deprecated (SEP-2577); clients still send them
                 warnings.simplefilter("ignore", MCPDeprecationWarning)
-                roots = (await ctx.session.list_roots()).roots
-        except Exception as exc:  # noqa: BLE001 - roots are a convenience
+                with anyio.fail_after(ROOTS_TIMEOUT_SECONDS):
+                    roots = list((await client_session.list_roots()).roots)
+        except Exception as exc:  # noqa: BLE001 - roots are a convenience (TimeoutError: a client that never answers)
             log.info("client roots unavailable: %s", exc)
-            roots = []
-        for root in roots:
-            path = _root_from_uri(str(root.uri))
-            if path is not None and path.is_dir():
-                log.info("configuring the project from the client's root %s", path)
-                configure = functools.partial(self.configure, str(path), background=True)
-                session, _ = await anyio.to_thread.run_sync(configure)
-                return session
-        return self.project()
+    for root in roots:
+        path = _root_from_uri(str(root.uri))
+        if path is not None and path.is_dir():
+            return path
+    if cwd_fallback:
+        try:
+            return Path.cwd()
+        except OSError:  # the working directory was removed
+            return None
+    return None
 
 
 def _root_from_uri(uri: str) -> Path | None:
+    """The local path of a ``file://`` URI (``file:///C:/x`` on Windows too), or None for other schemes, a remote
+    host, a relative path or a NUL byte."""
     parsed = urlparse(uri)
-    if parsed.scheme != "file":
+    if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
         return None
-    return Path(unquote(parsed.path))
+    text = unquote(parsed.path)
+    if "\0" in text:
+        return None
+    if len(text) >= 3 and text[0] == "/" and text[2] == ":" and text[1].isalpha():  # /C:/... (RFC 8089)
+        text = text[1:]
+    path = Path(text)
+    return path if path.is_absolute() else None

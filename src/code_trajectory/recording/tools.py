@@ -27,6 +27,7 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
         """Start recording a project: call first, with the project's absolute path. Configuring the path that is
         already recorded keeps the running recorder; another path stops it and starts the new one."""
         session, started = await in_thread(lambda: app.configure(path, background=True))
+        app.follow_client = False  # an explicit choice: the client's roots no longer move the project
         if not started:
             return f"Already recording {session.root}; nothing was restarted."
         # report progress while the start-up scan runs; a large project keeps importing in the background
