@@ -379,15 +379,31 @@ def _undo(client: Client | None, path: Path, mutate: Any, *, dry_run: bool, now:
     previous = entry.before if entry is not None else None
     if not shared_file and previous is None:
         previous = jsonfile.UNKNOWN
+    if client is not None and client.file_format != "json" and previous is None:
+        # a TOML/YAML file install created goes once nothing but empty tables is left (JSON: jsonfile.edit does it)
+        ours_alone = remove_if
+
+        def remove_if(data: Any) -> bool:
+            return bool(ours_alone and ours_alone(data)) or _hollow(data)
+
     result = _edit(client, path, mutate, dry_run=dry_run, replace_unreadable=False, now=now, previous=previous,
                    remove_if=remove_if)
     if not dry_run and result.action in ("updated", "deleted"):
-        if result.action == "deleted":
+        if result.action == "deleted" or (previous is None and not path.exists()):
             ledger.remove_dirs(path, entry)
         elif entry is not None and ledger.read_bytes(path) == entry.before:
             ledger.remove_backups(path, entry)
         ledger.forget(path)
     return result
+
+
+def _hollow(value: Any) -> bool:
+    """Whether a parsed TOML/YAML value holds nothing: mappings and lists whose members are all hollow."""
+    if isinstance(value, Mapping):
+        return all(_hollow(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_hollow(v) for v in value)
+    return False
 
 
 def _remove_hooks(settings: dict[str, Any]) -> None:
