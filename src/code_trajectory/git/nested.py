@@ -30,6 +30,8 @@ import re
 import shutil
 from pathlib import Path
 
+from code_trajectory.core.atomic import replace_file
+
 log = logging.getLogger(__name__)
 
 MARKER = ".git"
@@ -66,21 +68,11 @@ def ensure_excluded(info_exclude: Path, line: str) -> bool:
     if line in text.splitlines():
         return True
     addition = ("" if not text or text.endswith("\n") else "\n") + f"{EXCLUDE_COMMENT}\n{line}\n"
-    tmp = info_exclude.with_name(f".{info_exclude.name}.code-trajectory-{os.getpid()}")
     try:
         info_exclude.parent.mkdir(exist_ok=True)
-        tmp.write_text(text + addition, "utf-8", "surrogateescape")
-        try:
-            os.chmod(tmp, info_exclude.stat().st_mode & 0o7777)
-        except FileNotFoundError:
-            pass
-        os.replace(tmp, info_exclude)
+        replace_file(info_exclude, text + addition)
     except OSError as exc:
         log.warning("cannot add %s to %s: %s", line, info_exclude, exc)
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
         return False
     return True
 

@@ -39,6 +39,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from code_trajectory.core.atomic import replace_file
 from code_trajectory.core.errors import GitError, LockContentionError, StorageError
 from code_trajectory.git import gitcmd, packs, untrusted
 from code_trajectory.git.gitcmd import BatchProcess, Git, read_exact, read_line
@@ -493,7 +494,7 @@ def _write_if_changed(path: Path, text: str) -> None:
             return
     except (OSError, UnicodeDecodeError):
         pass
-    path.write_text(text, "utf-8")
+    replace_file(path, text)
 
 
 def git_mode(st: os.stat_result) -> str | None:

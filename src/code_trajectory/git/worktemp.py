@@ -25,6 +25,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from code_trajectory.core.atomic import replace_file
+
 log = logging.getLogger(__name__)
 
 PREFIX = ".ct-"
@@ -78,9 +80,8 @@ def begin(git_dir: Path, dirs: set[str], safety_snapshot: str | None, source: st
     journal = Journal(secrets.token_hex(4), sorted(dirs), safety_snapshot, source, os.getpid())
     folder = git_dir / JOURNAL_DIR
     folder.mkdir(exist_ok=True)
-    tmp = folder / f"{journal.token}.tmp"
-    tmp.write_text(json.dumps({k: v for k, v in journal.__dict__.items() if not k.startswith("_")}), encoding="utf-8")
-    os.replace(tmp, folder / f"{journal.token}.json")
+    replace_file(folder / f"{journal.token}.json",
+                 json.dumps({k: v for k, v in journal.__dict__.items() if not k.startswith("_")}))
     return journal
 
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
 from datetime import datetime, timezone
 from pathlib import Path
 
+from code_trajectory.core.atomic import replace_file
 from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.git import messages
 from code_trajectory.recording.liveness import read_recorder_state
@@ -126,10 +126,8 @@ class IntentStore:
         if not clean:
             raise InvalidArgumentError("intent must be a non-empty sentence, e.g. 'Fix login retry'")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps({"intent": clean, "set_at": datetime.now(timezone.utc).isoformat(),
-                                   "session": session or None}), "utf-8")
-        os.replace(tmp, self.path)
+        replace_file(self.path, json.dumps({"intent": clean, "set_at": datetime.now(timezone.utc).isoformat(),
+                                            "session": session or None}))
         return clean
 
     def clear(self) -> None:

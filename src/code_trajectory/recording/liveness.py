@@ -16,6 +16,8 @@ from pathlib import Path
 
 import filelock
 
+from code_trajectory.core.atomic import replace_file
+
 STATE_FILE = "recorder.json"
 #: Where a recorder notes that it started a new history because ``.trajectory`` vanished or was damaged.
 RESTARTS_FILE = "history-restarts.json"
@@ -31,9 +33,7 @@ def write_recorder_state(state_dir: Path, *, started: bool) -> None:
     data.update({"pid": os.getpid(), "started_at": now} if started else {"stopped_at": now})
     try:
         state_dir.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps(data), "utf-8")
-        os.replace(tmp, path)
+        replace_file(path, json.dumps(data))
     except OSError:
         pass
 
@@ -109,9 +109,7 @@ def note_history_restart(state_dir: Path, notice: str) -> None:
     entries = history_restarts(state_dir)
     entries.append({"at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "notice": notice[:1000]})
     try:
-        tmp = state_dir / f"{RESTARTS_FILE}.tmp{os.getpid()}"
-        tmp.write_text(json.dumps(entries[-MAX_RESTARTS_KEPT:]), "utf-8")
-        os.replace(tmp, state_dir / RESTARTS_FILE)
+        replace_file(state_dir / RESTARTS_FILE, json.dumps(entries[-MAX_RESTARTS_KEPT:]))
     except OSError:
         pass
 
