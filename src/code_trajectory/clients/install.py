@@ -44,8 +44,6 @@ from code_trajectory.clients.registry import client as _client
 from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.project import check_recordable
 
-ACTIONS = ("created", "updated", "unchanged", "removed", "absent")
-
 
 @dataclass(frozen=True)
 class Change:

@@ -15,7 +15,7 @@ from code_trajectory.git import messages
 from code_trajectory.git.diffs import MAX_COUNTED_FILES, is_commit_id, parse_records
 from code_trajectory.git.gitcmd import split_z
 from code_trajectory.git.messages import FileChange
-from code_trajectory.git.shadow import ShadowRepo, branch_of_ref
+from code_trajectory.git.shadow import ShadowRepo
 
 #: ``git log`` format: commit, parents, committer time (unix s), subject, trailers.
 LOG_FORMAT = "%x1e%H%x1f%P%x1f%ct%x1f%s%x1f%(trailers:unfold,separator=%x1d)"
@@ -235,11 +235,6 @@ def sessions(records: list[CommitRecord], gap_seconds: float) -> list[list[Commi
         else:
             result.append([record])
     return result
-
-
-def shadow_branch_refs(repo: ShadowRepo) -> dict[str, str]:
-    """Return ``{project branch: shadow ref}`` for every shadow ref."""
-    return {branch_of_ref(ref): ref for ref in repo.shadow_refs()}
 
 
 def blob_text(repo: ShadowRepo, oid: str, limit: int = 200_000) -> str | None:

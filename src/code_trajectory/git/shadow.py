@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from code_trajectory.core.atomic import replace_file
-from code_trajectory.core.errors import GitError, LockContentionError, StorageError
+from code_trajectory.core.errors import LockContentionError, StorageError
 from code_trajectory.git import gitcmd, packs, untrusted
 from code_trajectory.git.gitcmd import BatchProcess, Git, read_exact, read_line
 
@@ -162,8 +162,6 @@ class ShadowRepo:
         self._empty_tree_written = False
         self._pending: list[tuple[bytes, bytes | packs.Deflated, str]] | None = None
         self._pending_bytes = 0
-        #: Packs written by this process (maintenance rolls them up).
-        self.packs_written = 0
 
     # -- layout ----------------------------------------------------------------------------
 
@@ -394,7 +392,6 @@ class ShadowRepo:
             packs.write_pack(self.git_dir / "objects", objects)
         except OSError as exc:
             raise StorageError(f"cannot write a pack into {self.git_dir / 'objects'}: {exc}") from exc
-        self.packs_written += 1
 
     def pack_count(self) -> int:
         """Number of pack files in the repository."""
@@ -508,9 +505,3 @@ def git_mode(st: os.stat_result) -> str | None:
     if stat.S_ISLNK(st.st_mode):
         return MODE_SYMLINK
     return None
-
-
-def check_error_is_missing_ref(exc: GitError) -> bool:
-    """True when ``update-ref`` failed because the ref moved (the compare-and-swap lost)."""
-    text = exc.stderr.lower()
-    return "but expected" in text or "reference already exists" in text or "is at" in text

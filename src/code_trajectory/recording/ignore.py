@@ -205,10 +205,6 @@ class RecordingPolicy:
         """Number of tracked paths under the root (as of the last read of the index)."""
         return len(self._tracked.current)
 
-    def tracked_nbytes(self) -> int:
-        """Memory held by the tracked set, bytes."""
-        return self._tracked.current.nbytes
-
     def _refresh(self) -> None:
         if self._tracked.never_read:  # no verdict used it yet: its first read is the baseline, not a change
             return

@@ -15,7 +15,6 @@ from code_trajectory.testruns.parsers import MAX_FAILURES, MAX_TEST_ID_CHARS, cl
 log = logging.getLogger(__name__)
 
 OUTCOMES = ("passed", "failed", "error")
-RUNNERS = ("pytest", "unittest", "jest", "vitest", "go", "cargo", "node", "generic", "pytest-plugin", "agent")
 COUNT_NAMES = ("passed", "failed", "errors", "skipped")
 
 MAX_COMMAND_CHARS = 500
@@ -90,13 +89,6 @@ class TestRun:
     def started(self) -> datetime | None:
         """``started_at`` as an aware datetime (None when missing or malformed)."""
         return parse_time(self.started_at)
-
-    @property
-    def failing_count(self) -> int:
-        """Number of failing tests: listed plus unlisted, or the counts when larger."""
-        named = len(self.failures) + self.more_failures
-        counted = (self.failed or 0) + (self.errors or 0)
-        return max(named, counted)
 
     def counts_text(self) -> str:
         """``41 passed, 2 failed, 1 error, 3 skipped`` (zero counts other than passed left out); '' if unknown."""
