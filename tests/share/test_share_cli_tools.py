@@ -17,6 +17,7 @@ from code_trajectory.share.push import maybe_auto_push
 from code_trajectory.share.tools import register
 from conftest import git
 
+
 @pytest.fixture
 def team(tmp_path: Path):
     return make_team(tmp_path)

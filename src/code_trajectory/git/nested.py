@@ -31,6 +31,7 @@ import shutil
 from pathlib import Path
 
 from code_trajectory.core.atomic import replace_file
+from code_trajectory.core.paths import SHADOW_DIR_NAME
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +49,7 @@ EXCLUDE_COMMENT = "# code-trajectory: its shadow repository (a nested repository
 _SPECIAL = re.compile(r"([\\*?\[])")
 
 
-def exclude_line(prefix: str, name: str = ".trajectory") -> str:
+def exclude_line(prefix: str, name: str = SHADOW_DIR_NAME) -> str:
     """The ``info/exclude`` pattern of the shadow repository ``name`` of a project ``prefix`` below the work
     tree's top (``""`` or ``packages/app/``): ``/packages/app/.trajectory``, glob characters escaped
     (gitignore(5): a backslash quotes them). No trailing slash, so a ``.trajectory`` symlink matches too."""

@@ -26,7 +26,7 @@ import functools
 import re
 
 #: The names a work tree must never receive, lower case, without the leading dot: git's repository and ours
-#: (:data:`code_trajectory.git.shadow.SHADOW_DIR_NAME`; not configurable).
+#: (:data:`code_trajectory.core.paths.SHADOW_DIR_NAME`; not configurable).
 PROTECTED = ("git", "trajectory")
 #: Files git reads from the work tree and refuses as symlinks (read-cache.c, verify_path: ``is_*_dotgitmodules``,
 #: ``dotgitattributes``, ``dotgitignore``, ``dotmailmap``).

@@ -21,6 +21,11 @@ Layout of ``.trajectory/`` (mode 0700)::
     write.lock                             held while a snapshot ref is updated
     state/                                 code-trajectory's own state (stat cache, intent, checkpoint
                                            requests to the recording process)
+
+Why one module over 450 lines: it is one job, :class:`ShadowRepo`, the only reader and writer of the shadow
+repository's objects and refs (with the cat-file process, the tree cache and the pending pack they share); what
+is not that job lives beside it (creation in :mod:`.create`, packs in :mod:`.packs`, trees in :mod:`.trees`,
+health in :mod:`.health`).
 """
 
 from __future__ import annotations
@@ -39,14 +44,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from code_trajectory.core.atomic import replace_file
 from code_trajectory.core.errors import LockContentionError, StorageError
+from code_trajectory.core.paths import SHADOW_DIR_NAME
 from code_trajectory.git import gitcmd, packs, untrusted
 from code_trajectory.git.gitcmd import BatchProcess, Git, read_exact, read_line
 
 log = logging.getLogger(__name__)
 
-SHADOW_DIR_NAME = ".trajectory"
 SHADOW_REF_PREFIX = "refs/heads/shadow/"
 ZERO_OID = "0" * 40
 EMPTY_TREE_OID = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -468,30 +472,6 @@ class ShadowRepo:
             return self.resolve(ref)
         found = self._cat_file(ref)
         return found[0] if found is not None and found[1] == "commit" else None
-
-
-#: ``.trajectory/.gitignore``: git ignores a directory whose own ``.gitignore`` says ``*`` (as virtualenvs and
-#: pytest's cache do), so ``git status`` and ``git add -A`` of the project never see the shadow repository, and no
-#: tracked file (the project's ``.gitignore``) nor anything under the project's ``.git`` is written for it.
-SELF_IGNORE = "# code-trajectory: the shadow repository is not part of the project's git\n*\n"
-
-
-def hide_from_project_git(directory: Path) -> None:
-    """Make the project's git ignore ``directory`` (a shadow repository, or one moved aside): ``.gitignore`` with ``*``.
-
-    Raises:
-        OSError: the file cannot be written.
-    """
-    _write_if_changed(directory / ".gitignore", SELF_IGNORE)
-
-
-def _write_if_changed(path: Path, text: str) -> None:
-    try:
-        if path.read_text("utf-8") == text:
-            return
-    except (OSError, UnicodeDecodeError):
-        pass
-    replace_file(path, text)
 
 
 def git_mode(st: os.stat_result) -> str | None:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from code_trajectory.core.atomic import replace_file
+from code_trajectory.git.create import pid_running
 
 log = logging.getLogger(__name__)
 
@@ -93,18 +94,6 @@ def end(git_dir: Path, journal: Journal) -> None:
         pass
 
 
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # another user's process: leave its files alone
-    return True
-
-
 def _read(path: Path) -> Journal | None:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
@@ -162,7 +151,7 @@ def clear_leftovers(root: Path, git_dir: Path) -> list[str]:
         if journal is None:
             log.warning("ignoring an unreadable restore journal %s", path)
             continue
-        if _alive(journal.pid):
+        if pid_running(journal.pid):
             continue
         removed = 0
         for rel in journal.dirs:

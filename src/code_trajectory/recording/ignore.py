@@ -47,12 +47,12 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from code_trajectory.core.paths import SHADOW_DIR_NAME
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.worktemp import is_temp_name
 from code_trajectory.recording.gitignore import Rules, Source, anywhere, read_lines
 from code_trajectory.recording.tracked import TrackedFiles
 
-SHADOW_DIR_NAME = ".trajectory"
 GITIGNORE = ".gitignore"
 #: Files by which a directory declares itself generated, so it is never recorded (nor watched):
 #: ``pyvenv.cfg`` marks a Python virtual environment (PEP 405; ``python -m venv`` writes it first), and
