@@ -8,6 +8,7 @@ from pathlib import Path
 
 from code_trajectory.core.atomic import replace_file
 from code_trajectory.core.errors import InvalidArgumentError
+from code_trajectory.core.when import parse_stored_time
 from code_trajectory.git import messages
 from code_trajectory.recording.liveness import read_recorder_state
 
@@ -56,15 +57,15 @@ class IntentStore:
         owner = data.get("session")
         if session and isinstance(owner, str) and owner:
             return intent if owner == session else None
-        stopped = _time(read_recorder_state(self.path.parent).get("stopped_at"))
-        set_at = _time(data.get("set_at"))
+        stopped = parse_stored_time(read_recorder_state(self.path.parent).get("stopped_at"))
+        set_at = parse_stored_time(data.get("set_at"))
         if stopped is not None and set_at is not None and set_at <= stopped:
             return None
         return intent
 
     def set_at(self) -> datetime | None:
         """When the current intent was set (UTC), or None when none is set or its time is unreadable."""
-        return _time(self._read().get("set_at"))
+        return parse_stored_time(self._read().get("set_at"))
 
     def end_stale(self, previous: dict, *, alive_since: datetime | None = None) -> bool:
         """At the start of a recording process: forget an intent that belongs to an earlier recording session.
@@ -87,7 +88,7 @@ class IntentStore:
         now = datetime.now(timezone.utc)
         if set_at is None or not previous or set_at >= (alive_since or now):
             return False
-        stopped = _time(previous.get("stopped_at"))
+        stopped = parse_stored_time(previous.get("stopped_at"))
         stale = set_at <= stopped if stopped is not None else (now - set_at).total_seconds() > START_GRACE_SECONDS
         if stale:
             self.clear()
@@ -136,14 +137,3 @@ class IntentStore:
             self.path.unlink()
         except FileNotFoundError:
             pass
-
-
-def _time(value: object) -> datetime | None:
-    """An ISO 8601 time as an aware datetime (naive ones are UTC), or None when ``value`` is not one."""
-    if not isinstance(value, str):
-        return None
-    try:
-        when = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)

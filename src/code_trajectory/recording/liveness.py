@@ -17,6 +17,7 @@ from pathlib import Path
 import filelock
 
 from code_trajectory.core.atomic import replace_file
+from code_trajectory.core.when import parse_stored_time
 
 STATE_FILE = "recorder.json"
 #: Where a recorder notes that it started a new history because ``.trajectory`` vanished or was damaged.
@@ -71,19 +72,10 @@ def idle_notice(root: Path, repo) -> str | None:
     if recording_now(repo.git_dir):
         return None
     state = read_recorder_state(repo.state_dir)
-    since = state.get("stopped_at")
-    when = None
-    if isinstance(since, str):
-        try:
-            when = datetime.fromisoformat(since)
-        except ValueError:
-            when = None
+    when = parse_stored_time(state.get("stopped_at"))  # a naive time (a hand-edited file) is UTC, never a crash
     if when is None:
         tip = repo.git.text(["log", "-1", "--format=%cI", "--all"], check=False) if repo.shadow_refs() else ""
-        try:
-            when = datetime.fromisoformat(tip) if tip else None
-        except ValueError:
-            when = None
+        when = parse_stored_time(tip)
     ago = ""
     if when is not None:
         seconds = max(0, int((datetime.now(timezone.utc) - when).total_seconds()))

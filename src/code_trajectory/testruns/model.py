@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from typing import Any
 
+from code_trajectory.core.when import parse_stored_time
 from code_trajectory.testruns.parsers import MAX_FAILURES, MAX_TEST_ID_CHARS, clip, one_line, short_test_name  # noqa: F401
 
 log = logging.getLogger(__name__)
@@ -88,7 +89,7 @@ class TestRun:
     @property
     def started(self) -> datetime | None:
         """``started_at`` as an aware datetime (None when missing or malformed)."""
-        return parse_time(self.started_at)
+        return parse_stored_time(self.started_at)
 
     def counts_text(self) -> str:
         """``41 passed, 2 failed, 1 error, 3 skipped`` (zero counts other than passed left out); '' if unknown."""
@@ -216,17 +217,6 @@ class TestRun:
         if isinstance(data, (str, bytes)):
             data = json.loads(data)
         return cls.from_dict(data)  # type: ignore[arg-type]
-
-
-def parse_time(text: str | None) -> datetime | None:
-    """Parse an ISO 8601 time; naive times are taken as UTC; None when malformed."""
-    if not text:
-        return None
-    try:
-        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
 
 
 def utc_now_iso() -> str:
