@@ -1,10 +1,11 @@
 """The ``code-trajectory`` command line: a lazy table of commands, each owned by its feature package.
 
 Only the standard library is imported at start; the chosen command's module is imported alone, so
-``code-trajectory recap`` or a hook starts without the MCP SDK or the watcher. A command ``NAME`` in
-:data:`COMMANDS` is served by two functions of its module: ``NAME_arguments(parser)`` adds its options
-and ``NAME(args) -> int`` runs it (``-`` in a name becomes ``_``); the commands that parse their own
-arguments (``recap``, ``journal``) have ``main(argv) -> int``. Errors print one line on stderr
+``code-trajectory recap`` or a hook starts without the MCP SDK or the watcher. That is why :data:`COMMANDS` names
+its functions as ``"module:function"`` strings rather than holding them: holding them would import every
+feature at start. Each row names both of a command's functions explicitly: ``arguments(parser)`` adds its
+options and ``run(args) -> int`` runs it; a command that parses its own arguments (``recap``, ``journal``) has no
+``arguments`` and its ``run`` is ``main(argv) -> int``. Errors print one line on stderr
 (``code-trajectory: error: ...``) and exit with status 2.
 """
 
@@ -18,50 +19,108 @@ if TYPE_CHECKING:  # argparse itself is imported when a parser is built
 
 EXIT_ERROR = 2
 
-#: Every command: ``name -> (module, one-line help)``, in the order ``--help`` lists them.
-COMMANDS: dict[str, tuple[str, str]] = {
-    "serve": ("code_trajectory.server", "run the MCP server over stdio"),
-    "watch": ("code_trajectory.recording.commands", "record a project in the foreground, one line per snapshot"),
-    "log": ("code_trajectory.history.commands", "recent commits across the project (get_global_trajectory)"),
-    "file": ("code_trajectory.history.commands", "how one file evolved (get_file_trajectory)"),
-    "session": ("code_trajectory.history.commands", "summary of the last session (get_session_summary)"),
-    "symbol": ("code_trajectory.history.commands", "how one function, class or method changed (get_symbol_trajectory)"),
-    "search": ("code_trajectory.history.commands", "snapshots that added or removed some text (search_trajectory)"),
-    "compare": ("code_trajectory.history.commands", "the change between two snapshots, or one and now (compare)"),
-    "restore": ("code_trajectory.restore.commands",
-                "put files back as a snapshot had them (a safety snapshot first undoes it)"),
-    "intent": ("code_trajectory.recording.commands", "set the intent recorded with the next snapshots"),
-    "consolidate": ("code_trajectory.recording.commands",
-                    "squash the trailing snapshots into one [CONSOLIDATE] commit"),
-    "checkpoint": ("code_trajectory.recording.commands", "snapshot the project now"),
-    "status": ("code_trajectory.recording.commands", "shadow repository facts: branches, snapshots, size"),
-    "test": ("code_trajectory.testruns.commands",
-             "snapshot, run a test command, record its outcome; exits with its status"),
-    "test-history": ("code_trajectory.testruns.commands", "recorded test runs (get_test_history)"),
-    "since-green": ("code_trajectory.testruns.commands",
-                    "what changed since the last green test run (diff_since_green)"),
-    "recap": ("code_trajectory.recap.commands",
-              "goal, decisions, insights, risks of the current work (see `recap --help`)"),
-    "journal": ("code_trajectory.journal.commands", "the journal of what was learned (see `journal --help`)"),
-    "ui": ("code_trajectory.ui.commands", "a local timeline page of the history: diffs, live updates, restore"),
-    "push": ("code_trajectory.share.commands",
-             "push this project's trajectory to refs/trajectory/<you>/* on its git remote"),
-    "pull": ("code_trajectory.share.commands", "fetch teammates' trajectories from the git remote (read-only)"),
-    "list-trajectories": ("code_trajectory.share.commands",
-                          "trajectories readable here: ours and pulled (list_trajectories)"),
-    "install": ("code_trajectory.clients.commands", "add the MCP server (and hooks) to a client's config"),
-    "uninstall": ("code_trajectory.clients.commands", "remove the MCP server (and hooks) from a client's config"),
-    "hook": ("code_trajectory.clients.hook_events", "handle a Claude Code hook event (JSON on stdin); run by the hooks"),
+
+class Command:
+    """One CLI command: its help line and its functions, each ``"module:function"`` (imported when it runs).
+
+    A plain class, not a ``NamedTuple`` or dataclass: ``typing`` and ``dataclasses`` cost more to import than a
+    hook's whole run should.
+
+    Attributes:
+        help: the line ``--help`` shows.
+        run: ``function(args: argparse.Namespace) -> int``, or ``main(argv: list[str]) -> int`` when
+            ``arguments`` is None.
+        arguments: ``function(parser: argparse.ArgumentParser) -> None`` adding the command's options; None for
+            a command that parses its own.
+    """
+
+    __slots__ = ("help", "run", "arguments")
+
+    def __init__(self, help: str, run: str, arguments: str | None) -> None:
+        self.help = help
+        self.run = run
+        self.arguments = arguments
+
+
+def load(target: str):  # -> Callable[..., int]; not annotated: that would import typing at start
+    """The function a ``"module:function"`` string of :data:`COMMANDS` names (its module imported now)."""
+    import importlib
+
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+_SERVER = "code_trajectory.server"
+_RECORDING = "code_trajectory.recording.commands"
+_HISTORY = "code_trajectory.history.commands"
+_RESTORE = "code_trajectory.restore.commands"
+_TESTRUNS = "code_trajectory.testruns.commands"
+_RECAP = "code_trajectory.recap.commands"
+_JOURNAL = "code_trajectory.journal.commands"
+_UI = "code_trajectory.ui.commands"
+_SHARE = "code_trajectory.share.commands"
+_CLIENTS = "code_trajectory.clients.commands"
+_HOOKS = "code_trajectory.clients.hook_events"
+
+#: Every command, in the order ``--help`` lists them.
+COMMANDS: dict[str, Command] = {
+    "serve": Command("run the MCP server over stdio",
+                     f"{_SERVER}:serve", f"{_SERVER}:serve_arguments"),
+    "watch": Command("record a project in the foreground, one line per snapshot",
+                     f"{_RECORDING}:watch", f"{_RECORDING}:watch_arguments"),
+    "log": Command("recent commits across the project (get_global_trajectory)",
+                   f"{_HISTORY}:log", f"{_HISTORY}:log_arguments"),
+    "file": Command("how one file evolved (get_file_trajectory)",
+                    f"{_HISTORY}:file", f"{_HISTORY}:file_arguments"),
+    "session": Command("summary of the last session (get_session_summary)",
+                       f"{_HISTORY}:session", f"{_HISTORY}:session_arguments"),
+    "symbol": Command("how one function, class or method changed (get_symbol_trajectory)",
+                      f"{_HISTORY}:symbol", f"{_HISTORY}:symbol_arguments"),
+    "search": Command("snapshots that added or removed some text (search_trajectory)",
+                      f"{_HISTORY}:search", f"{_HISTORY}:search_arguments"),
+    "compare": Command("the change between two snapshots, or one and now (compare)",
+                       f"{_HISTORY}:compare", f"{_HISTORY}:compare_arguments"),
+    "restore": Command("put files back as a snapshot had them (a safety snapshot first undoes it)",
+                       f"{_RESTORE}:restore", f"{_RESTORE}:restore_arguments"),
+    "intent": Command("set the intent recorded with the next snapshots",
+                      f"{_RECORDING}:intent", f"{_RECORDING}:intent_arguments"),
+    "consolidate": Command("squash the trailing snapshots into one [CONSOLIDATE] commit",
+                           f"{_RECORDING}:consolidate", f"{_RECORDING}:consolidate_arguments"),
+    "checkpoint": Command("snapshot the project now",
+                          f"{_RECORDING}:checkpoint", f"{_RECORDING}:checkpoint_arguments"),
+    "status": Command("shadow repository facts: branches, snapshots, size",
+                      f"{_RECORDING}:status", f"{_RECORDING}:status_arguments"),
+    "test": Command("snapshot, run a test command, record its outcome; exits with its status",
+                    f"{_TESTRUNS}:test", f"{_TESTRUNS}:test_arguments"),
+    "test-history": Command("recorded test runs (get_test_history)",
+                            f"{_TESTRUNS}:test_history", f"{_TESTRUNS}:test_history_arguments"),
+    "since-green": Command("what changed since the last green test run (diff_since_green)",
+                           f"{_TESTRUNS}:since_green", f"{_TESTRUNS}:since_green_arguments"),
+    "recap": Command("goal, decisions, insights, risks of the current work (see `recap --help`)",
+                     f"{_RECAP}:main", None),
+    "journal": Command("the journal of what was learned (see `journal --help`)",
+                       f"{_JOURNAL}:main", None),
+    "ui": Command("a local timeline page of the history: diffs, live updates, restore",
+                  f"{_UI}:ui", f"{_UI}:ui_arguments"),
+    "push": Command("push this project's trajectory to refs/trajectory/<you>/* on its git remote",
+                    f"{_SHARE}:push", f"{_SHARE}:push_arguments"),
+    "pull": Command("fetch teammates' trajectories from the git remote (read-only)",
+                    f"{_SHARE}:pull", f"{_SHARE}:pull_arguments"),
+    "list-trajectories": Command("trajectories readable here: ours and pulled (list_trajectories)",
+                                 f"{_SHARE}:list_trajectories", f"{_SHARE}:list_trajectories_arguments"),
+    "install": Command("add the MCP server (and hooks) to a client's config",
+                       f"{_CLIENTS}:install", f"{_CLIENTS}:install_arguments"),
+    "uninstall": Command("remove the MCP server (and hooks) from a client's config",
+                         f"{_CLIENTS}:uninstall", f"{_CLIENTS}:uninstall_arguments"),
+    "hook": Command("handle a Claude Code hook event (JSON on stdin); run by the hooks",
+                    f"{_HOOKS}:hook", f"{_HOOKS}:hook_arguments"),
 }
-#: Commands that parse their own arguments: their module's ``main(argv)`` gets the rest of the line.
-OWN_PARSER = frozenset({"recap", "journal"})
 
 
 def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
     """The argument parser: every command's (for ``--help``) or, with ``selected``, that one command's, its
     module imported to add its options."""
     import argparse
-    import importlib
 
     class Parser(argparse.ArgumentParser):
         """Usage errors as one line on stderr, exit status 2, like every other error of the CLI."""
@@ -76,36 +135,33 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
 
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=Parser)
-    for name, (module, help_text) in COMMANDS.items():
+    for name, row in COMMANDS.items():
         if selected is not None and name != selected:
             continue  # one command's parser is all a command line needs (~1 ms each, a hook pays for it)
-        if name in OWN_PARSER:
-            sub.add_parser(name, help=help_text, add_help=False)
+        if row.arguments is None:
+            sub.add_parser(name, help=row.help, add_help=False)
             continue
-        command = sub.add_parser(name, help=help_text)
+        command = sub.add_parser(name, help=row.help)
         if name == selected:
-            getattr(importlib.import_module(module), name.replace("-", "_") + "_arguments")(command)
+            load(row.arguments)(command)
     return parser
 
 
 def run(argv: list[str]) -> int:
     """Run one command line (without the program name); returns the exit status."""
-    import importlib
-
     from code_trajectory import wiring
 
     wiring.install()  # the capabilities' handlers of the lower layers' hooks, the same as the server's
     name = argv[0] if argv else None
-    if name in OWN_PARSER:
-        return importlib.import_module(COMMANDS[name][0]).main(argv[1:])
+    if name in COMMANDS and COMMANDS[name].arguments is None:
+        return load(COMMANDS[name].run)(argv[1:])
     args = build_parser(name if name in COMMANDS else None).parse_args(argv)
     if args.command != "serve":
         # file names and intents may hold bytes that are not UTF-8: show them escaped, never crash on them
         for stream in (sys.stdout, sys.stderr):
             if hasattr(stream, "reconfigure"):
                 stream.reconfigure(errors="backslashreplace")
-    module = importlib.import_module(COMMANDS[args.command][0])
-    return getattr(module, args.command.replace("-", "_"))(args)
+    return load(COMMANDS[args.command].run)(args)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,9 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from code_trajectory.core.errors import InvalidArgumentError, PathOutsideProjectError, ProjectError
-
-#: Name of the shadow repository's directory in the project root.
-SHADOW_DIR_NAME = ".trajectory"
+from code_trajectory.core.paths import SHADOW_DIR_NAME
 
 
 def has_shadow_repo(directory: Path) -> bool:

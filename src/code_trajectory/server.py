@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import logging
 import os
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
@@ -25,7 +25,14 @@ from code_trajectory.core.errors import UntrustedRepositoryError
 from code_trajectory.core.logs import configure_logging
 from code_trajectory.core.shutdown import StopRequest
 from code_trajectory.git.gitcmd import check_git_version
+from code_trajectory.history import tools as history_tools
+from code_trajectory.journal import tools as journal_tools
+from code_trajectory.recap import tools as recap_tools
+from code_trajectory.recording import tools as recording_tools
 from code_trajectory.recording.service import TrajectoryService
+from code_trajectory.restore import tools as restore_tools
+from code_trajectory.share import tools as share_tools
+from code_trajectory.testruns import tools as testruns_tools
 
 log = logging.getLogger(__name__)
 
@@ -33,8 +40,11 @@ log = logging.getLogger(__name__)
 #: pending), seconds: a flush waits up to 10 s for another process's ``write.lock``.
 STOP_DEADLINE_SECONDS = 15.0
 
-#: The feature packages whose ``tools.register(mcp, app)`` make up the server, in ``tools/list`` order.
-FEATURES = ("recording", "history", "restore", "testruns", "recap", "journal", "share")
+#: The ``register(mcp, app)`` of each feature package's ``tools`` module: they make up the server, in
+#: ``tools/list`` order.
+FEATURES: tuple[Callable[[MCPServer, TrajectoryService], object], ...] = (
+    recording_tools.register, history_tools.register, restore_tools.register, testruns_tools.register,
+    recap_tools.register, journal_tools.register, share_tools.register)
 
 INSTRUCTIONS = """\
 code-trajectory records every save of the project into a shadow git history (.trajectory/) and tells you how the
@@ -106,8 +116,8 @@ def build_server(service: TrajectoryService, *, journal_dir: Path | None = None)
     if journal_dir is not None:
         service.journal_dir = journal_dir
     mcp = TrajectoryMCPServer("code-trajectory", instructions=INSTRUCTIONS, version=__version__, log_level="INFO")
-    for feature in FEATURES:
-        importlib.import_module(f"code_trajectory.{feature}.tools").register(mcp, service)
+    for register in FEATURES:
+        register(mcp, service)
     _follow_client(mcp, service)
     return mcp
 

@@ -68,3 +68,20 @@ def test_watch_prints_one_line_per_snapshot(project: Path) -> None:
             proc.wait(timeout=20)
     assert proc.returncode == 0
     assert git(project, "--git-dir=.trajectory", "rev-list", "--count", "refs/heads/shadow/main").strip() == "2"
+
+
+def test_every_command_row_names_functions_that_exist() -> None:
+    """Each row of the lazy table names its two functions explicitly; both must exist and build a parser."""
+    import argparse
+
+    from code_trajectory import cli
+
+    for name, row in cli.COMMANDS.items():
+        assert callable(cli.load(row.run)), name
+        if row.arguments is None:
+            assert row.run.endswith(":main"), name
+            continue
+        parser = argparse.ArgumentParser(prog=name)
+        cli.load(row.arguments)(parser)
+        assert parser.format_usage().startswith("usage: "), name
+    assert isinstance(cli.build_parser(), argparse.ArgumentParser)  # every row's parser, as --help builds it

@@ -17,26 +17,13 @@ from code_trajectory.share.push import maybe_auto_push
 from code_trajectory.share.tools import register
 from conftest import git
 
-SHARE_COMMANDS = {
-    "push": ("code_trajectory.share.commands", "push this project's trajectory to its git remote"),
-    "pull": ("code_trajectory.share.commands", "fetch teammates' trajectories from the git remote"),
-    "list-trajectories": ("code_trajectory.share.commands", "trajectories readable here (list_trajectories)"),
-}
-
 
 @pytest.fixture
 def team(tmp_path: Path):
     return make_team(tmp_path)
 
 
-@pytest.fixture
-def commands(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The rows the CLI's COMMANDS table gets for this package (until they are added there)."""
-    for name, row in SHARE_COMMANDS.items():
-        monkeypatch.setitem(cli.COMMANDS, name, row)
-
-
-def test_cli_push_dry_run_push_again_pull_list(team, commands, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_push_dry_run_push_again_pull_list(team, capsys: pytest.CaptureFixture[str]) -> None:
     record(team.alice, [("src/app.py", "v = 1\n")], intent="Tune v", consolidate_as="Tune v")
     before = remote_refs(team.remote)
     assert cli.main(["push", "--project", str(team.alice), "--dry-run"]) == 0
@@ -58,7 +45,7 @@ def test_cli_push_dry_run_push_again_pull_list(team, commands, capsys: pytest.Ca
     assert "- `main` (ours)" in out
 
 
-def test_cli_errors_are_one_line_with_status_2(team, commands, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_errors_are_one_line_with_status_2(team, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["push", "--project", str(team.alice)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("code-trajectory: error: nothing is recorded") and err.count("\n") == 1

@@ -34,8 +34,6 @@ from code_trajectory.project import add_project_option
 EVENTS = ("prompt", "edit", "stop")
 #: Tools whose PostToolUse snapshots the file they edited, and the tool_input key naming it.
 EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
-#: Longest intent taken from a prompt, characters (as set_trajectory_intent).
-MAX_INTENT_CHARS = 200
 #: Characters of the first line redacted beyond the intent's length, so that a secret the cut would split is still
 #: recognised whole (longer than any token format of :mod:`code_trajectory.core.secrets`); the rest is never read.
 REDACT_WINDOW = 4096
@@ -47,6 +45,7 @@ def intent_from_prompt(prompt: str) -> str | None:
     Only the start of that line is redacted (:data:`REDACT_WINDOW`), so a prompt of any size costs the same.
     """
     from code_trajectory.core.secrets import redact
+    from code_trajectory.git.messages import MAX_INTENT_CHARS  # as set_trajectory_intent
 
     head = prompt.lstrip()[:MAX_INTENT_CHARS + REDACT_WINDOW]
     line = redact(head.splitlines()[0] if head else "").strip()

@@ -62,8 +62,6 @@ from code_trajectory.project import check_recordable
 
 log = logging.getLogger(__name__)
 
-ACTIONS = ("created", "updated", "unchanged", "removed", "absent")
-
 
 @dataclass(frozen=True)
 class Change:

@@ -20,7 +20,7 @@ Guarantees:
 - *Backups*: a file whose content a rewrite would lose in part (invalid JSON, a top level that is
   not an object, comments, a repeated key, or a value ``mutate`` had to discard) is first copied to
   ``<name>.bak-<YYYYmmdd-HHMMSS>`` beside it (``-1``, ``-2``... when that exists; never overwritten).
-- *Atomic write*: a temp file in the same directory, fsynced, then ``os.replace``; the file's mode
+- *Atomic write*: :func:`code_trajectory.core.atomic.replace_file`; the file's mode
   is kept (new files get ``0o666 & ~umask``); parent directories are created; a symlinked config
   is written through to its target; the text ends with a newline and keeps the file's indent
   (two spaces by default) and line endings.
@@ -29,18 +29,17 @@ Guarantees:
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import datetime as _dt
 import difflib
 import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 
 from code_trajectory.clients import jsonsplice, jsontext
+from code_trajectory.core.atomic import replace_file
 from code_trajectory.core.errors import TrajectoryError
 
 _BOM = "\ufeff"
@@ -261,44 +260,11 @@ def atomic_write(path: Path, text: str | bytes) -> None:
     target = Path(os.path.realpath(path)) if path.is_symlink() else path
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            mode = target.stat().st_mode & 0o7777
-        except FileNotFoundError:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(text.encode("utf-8") if isinstance(text, str) else text)
-                f.flush()
-                os.fsync(f.fileno())
-            os.chmod(tmp, mode)
-            os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        _fsync_dir(target.parent)
+        # keeps the mode; a new file gets 0o666 & ~umask
+        replace_file(target, text.encode("utf-8") if isinstance(text, str) else text)
     except OSError as exc:
         raise TrajectoryError(f"cannot write {path}: {exc.strerror or exc}; check the permissions of "
                               f"{target.parent}") from None
-
-
-def _fsync_dir(directory: Path) -> None:
-    """Make a rename in ``directory`` durable where the OS allows it (not on Windows)."""
-    if os.name != "posix":
-        return
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 #: ``mutate(data)`` changes ``data`` in place; it returns why it had to discard part of what was

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from code_trajectory.core.errors import ConfigError
-from code_trajectory.core.paths import APP_NAME, HOME_ENV, home_dir  # noqa: F401 - re-exported
+from code_trajectory.core.paths import APP_NAME, HOME_ENV, SHADOW_DIR_NAME, home_dir  # noqa: F401 - re-exported
 
 CONFIG_ENV = "CODE_TRAJECTORY_CONFIG"
 
@@ -72,7 +72,7 @@ def load_table(name: str, project_root: Path | None = None) -> dict[str, Any]:
     merged: dict[str, Any] = {}
     paths = [config_path()]
     if project_root is not None:
-        paths.append(Path(project_root) / ".trajectory" / "config.toml")
+        paths.append(Path(project_root) / SHADOW_DIR_NAME / "config.toml")
     for path in paths:
         table = _read_toml(path).get(name, {})
         if not isinstance(table, dict):

@@ -14,7 +14,7 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Collection
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import anyio.to_thread
 from mcp.server.mcpserver.exceptions import ToolError
@@ -32,6 +32,8 @@ T = TypeVar("T")
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 WRITES_IDEMPOTENT = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True)
+#: Reads only, but two calls may answer differently (it asks the client's model through MCP sampling).
+READ_ONLY_SAMPLING = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
                               open_world_hint=False)
 
@@ -131,14 +133,23 @@ def connection_state(ctx: Any) -> dict[str, Any] | None:
         return entry[1]
 
 
-def tool(mcp: Any, annotations: ToolAnnotations) -> Callable[[F], F]:
-    """Register the decorated ``async`` function as an MCP tool of ``mcp`` with ``annotations``.
+def tool(mcp: Any, annotations: ToolAnnotations, *, output: type | None = None,
+         title: str | None = None) -> Callable[[F], F]:
+    """Register the decorated ``async`` function as an MCP tool of ``mcp`` with ``annotations``: the one way
+    every feature package registers its tools.
 
-    The function's docstring (dedented, see :func:`inspect.cleandoc`) is the tool's description and its
-    signature the input schema. Its return value becomes the tool result: an
+    The function's name is the tool's name, its docstring (dedented, see :func:`inspect.cleandoc`) the tool's
+    description and its signature the input schema. Its return value becomes the tool result: an
     :class:`~code_trajectory.core.answer.Answer` gives its markdown as the text content and its ``data`` as
-    structured content (no output schema is declared, so ``tools/list`` stays small); a plain ``str`` gives
-    text only. Every exception becomes a tool error (:func:`tool_errors`).
+    structured content; a :class:`~mcp.types.CallToolResult` (see :func:`result`) is passed on as it is; a plain
+    ``str`` gives text only. Every exception becomes a tool error (:func:`tool_errors`).
+
+    Args:
+        mcp: the server.
+        annotations: the MCP tool annotations (:data:`READ_ONLY`, :data:`WRITES`, ...).
+        output: a pydantic model of the structured content: the SDK validates every answer against it (the
+            server does not list it, so ``tools/list`` stays small: see ``server.TrajectoryMCPServer``).
+        title: the tool's human-readable title, if any.
     """
 
     def decorate(fn: F) -> F:
@@ -155,11 +166,12 @@ def tool(mcp: Any, annotations: ToolAnnotations) -> Callable[[F], F]:
             return result(str.__str__(value), getattr(value, "data", None) or None)
 
         # evaluated in the tool's module (its annotations may be strings: ``from __future__ import annotations``)
-        signature = inspect.signature(fn, eval_str=True).replace(return_annotation=CallToolResult)
+        returns = CallToolResult if output is None else Annotated[CallToolResult, output]
+        signature = inspect.signature(fn, eval_str=True).replace(return_annotation=returns)
         run.__signature__ = signature  # type: ignore[attr-defined]  # read by inspect.signature; not in typeshed
         run.__annotations__ = {**{name: p.annotation for name, p in signature.parameters.items()},
-                               "return": CallToolResult}
-        mcp.tool(description=inspect.cleandoc(fn.__doc__ or ""), annotations=annotations)(run)
+                               "return": returns}
+        mcp.tool(description=inspect.cleandoc(fn.__doc__ or ""), annotations=annotations, title=title)(run)
         return fn
 
     return decorate

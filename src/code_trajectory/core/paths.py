@@ -1,4 +1,5 @@
-"""Where per-user state lives; standard library only, so the fast CLI paths can import it.
+"""Where state lives: per user (:func:`home_dir`) and per project (:data:`SHADOW_DIR_NAME`); standard library
+only, so the fast CLI paths can import it.
 
 All per-user state lives under one directory, :func:`home_dir`: the value of
 the environment variable ``CODE_TRAJECTORY_HOME`` when set, otherwise the
@@ -9,6 +10,8 @@ e.g. ``~/.local/share/code-trajectory`` on Linux).
 import os
 from pathlib import Path
 
+#: Name of the shadow repository's directory in the project root (not configurable).
+SHADOW_DIR_NAME = ".trajectory"
 HOME_ENV = "CODE_TRAJECTORY_HOME"
 APP_NAME = "code-trajectory"
 

@@ -39,6 +39,18 @@ def parse_when(text: str, *, now: datetime | None = None) -> datetime | None:
     return moment if moment.tzinfo else moment.astimezone()
 
 
+def parse_stored_time(value: object) -> datetime | None:
+    """An ISO 8601 time this package wrote into one of its files, as an aware datetime (a naive one is UTC, as it
+    was written); None when ``value`` is not a string holding one (a missing or damaged field)."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
 def require_when(text: str, what: str = "since") -> datetime:
     """:func:`parse_when`, raising a clear error for anything else.
 

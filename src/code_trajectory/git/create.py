@@ -29,10 +29,11 @@ import shutil
 import time
 from pathlib import Path
 
+from code_trajectory.core.atomic import replace_file
 from code_trajectory.core.errors import StorageError
+from code_trajectory.core.paths import SHADOW_DIR_NAME
 from code_trajectory.git import untrusted
 from code_trajectory.git.gitcmd import Git
-from code_trajectory.git.shadow import _write_if_changed, hide_from_project_git
 from code_trajectory.git.shadow_config import DIFF_DRIVERS
 
 log = logging.getLogger(__name__)
@@ -48,12 +49,12 @@ CREATE_ATTEMPTS = 3
 _TEMP_RE = re.compile(r"^(?P<pid>\d+)-[0-9a-f]+$")
 
 
-def temp_dir_name(git_dir_name: str = ".trajectory") -> str:
+def temp_dir_name(git_dir_name: str = SHADOW_DIR_NAME) -> str:
     """The name of a new temporary directory for ``git_dir_name``: ``<name>.tmp-<pid>-<8 hex digits>``."""
     return f"{git_dir_name}{TEMP_INFIX}{os.getpid()}-{secrets.token_hex(4)}"
 
 
-def is_temp_dir_name(name: str, git_dir_name: str = ".trajectory") -> bool:
+def is_temp_dir_name(name: str, git_dir_name: str = SHADOW_DIR_NAME) -> bool:
     """True when ``name`` is a temporary directory of :func:`temp_dir_name` (whoever created it)."""
     prefix = git_dir_name + TEMP_INFIX
     return name.startswith(prefix) and _TEMP_RE.match(name[len(prefix):]) is not None
@@ -222,3 +223,27 @@ def ensure_repository(git_dir: Path) -> bool:
     except OSError as exc:
         raise StorageError(f"cannot create the shadow repository in {git_dir}: {exc}") from exc
     return created
+
+
+#: ``.trajectory/.gitignore``: git ignores a directory whose own ``.gitignore`` says ``*`` (as virtualenvs and
+#: pytest's cache do), so ``git status`` and ``git add -A`` of the project never see the shadow repository, and no
+#: tracked file (the project's ``.gitignore``) nor anything under the project's ``.git`` is written for it.
+SELF_IGNORE = "# code-trajectory: the shadow repository is not part of the project's git\n*\n"
+
+
+def hide_from_project_git(directory: Path) -> None:
+    """Make the project's git ignore ``directory`` (a shadow repository, or one moved aside): ``.gitignore`` with ``*``.
+
+    Raises:
+        OSError: the file cannot be written.
+    """
+    _write_if_changed(directory / ".gitignore", SELF_IGNORE)
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    try:
+        if path.read_text("utf-8") == text:
+            return
+    except (OSError, UnicodeDecodeError):
+        pass
+    replace_file(path, text)

@@ -27,7 +27,8 @@ from pathlib import Path
 
 from code_trajectory.core.errors import GitError, StorageError
 from code_trajectory.git import nested
-from code_trajectory.git.shadow import ShadowRepo, hide_from_project_git
+from code_trajectory.git.create import hide_from_project_git
+from code_trajectory.git.shadow import ShadowRepo
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from code_trajectory.git import messages
 from code_trajectory.git.diffs import MAX_COUNTED_FILES, is_commit_id, parse_records
 from code_trajectory.git.gitcmd import split_z
 from code_trajectory.git.messages import FileChange
-from code_trajectory.git.shadow import ShadowRepo, branch_of_ref
+from code_trajectory.git.shadow import ShadowRepo
 
 #: Files listed per commit by :func:`describe_files` unless told (the global trajectory, a checkpoint's answer).
 FILES_PER_COMMIT = 25
@@ -238,11 +238,6 @@ def sessions(records: list[CommitRecord], gap_seconds: float) -> list[list[Commi
         else:
             result.append([record])
     return result
-
-
-def shadow_branch_refs(repo: ShadowRepo) -> dict[str, str]:
-    """Return ``{project branch: shadow ref}`` for every shadow ref."""
-    return {branch_of_ref(ref): ref for ref in repo.shadow_refs()}
 
 
 def blob_text(repo: ShadowRepo, oid: str, limit: int = 200_000) -> str | None:

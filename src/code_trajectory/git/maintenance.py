@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 import threading
 import time
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from typing import Any
 
 import filelock
 
+from code_trajectory.core.atomic import replace_file
 from code_trajectory.git.shadow import ShadowRepo
 
 log = logging.getLogger(__name__)
@@ -93,7 +93,7 @@ def run_maintenance(repo: ShadowRepo, *, cap_bytes: int | None = None,
             enforce_size_cap(repo, cap_bytes, retention_days)
         report = MaintenanceReport(time.perf_counter() - started, loose_before, _loose_count(repo),
                                    datetime.now(UTC).isoformat())
-        (repo.state_dir / "maintenance.json").write_text(json.dumps(report.__dict__), "utf-8")
+        replace_file(repo.state_dir / "maintenance.json", json.dumps(report.__dict__), fsync=False)
         log.info("maintenance seconds=%.2f loose_before=%d loose_after=%d", report.seconds, loose_before,
                  report.loose_after)
         return report
@@ -146,9 +146,7 @@ def enforce_size_cap(repo: ShadowRepo, cap_bytes: int, retention_days: float) ->
         return 0
     shallow = repo.git_dir / "shallow"
     existing = set(shallow.read_text().split()) if shallow.exists() else set()
-    tmp = shallow.with_suffix(".tmp")
-    tmp.write_text("".join(f"{oid}\n" for oid in sorted(existing | boundaries)))
-    os.replace(tmp, shallow)
+    replace_file(shallow, "".join(f"{oid}\n" for oid in sorted(existing | boundaries)))
     drop_commit_graph(repo)  # git neither uses nor rewrites a commit-graph in a repository with shallow boundaries
     repo.git.run(["reflog", "expire", f"--expire={cutoff}", f"--expire-unreachable={cutoff}", "--all"])
     repo.git.run(["repack", "-A", "-d", "-q"])

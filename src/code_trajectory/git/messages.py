@@ -180,7 +180,7 @@ def git_operation_message(*, when: datetime, label: str, kind: str, reflog: str,
     Args:
         when: the snapshot time (aware datetime).
         label: the operation as shown, e.g. ``[CHECKOUT] feature → main`` (see
-            :func:`code_trajectory.git.project.last_work_tree_operation`).
+            :meth:`code_trajectory.git.project.ReflogCursor.new_operation`).
         kind: the operation (``checkout``, ``stash``...), stored in the ``Trajectory-Git-Operation`` trailer.
         reflog: git's reflog message, kept in the body.
         branch: the project branch after the operation.

@@ -24,12 +24,14 @@ A project that is not a git repository gets no marker (no git there to clean it)
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import re
 import shutil
 from pathlib import Path
+
+from code_trajectory.core.atomic import replace_file
+from code_trajectory.core.paths import SHADOW_DIR_NAME
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +49,7 @@ EXCLUDE_COMMENT = "# code-trajectory: its shadow repository (a nested repository
 _SPECIAL = re.compile(r"([\\*?\[])")
 
 
-def exclude_line(prefix: str, name: str = ".trajectory") -> str:
+def exclude_line(prefix: str, name: str = SHADOW_DIR_NAME) -> str:
     """The ``info/exclude`` pattern of the shadow repository ``name`` of a project ``prefix`` below the work
     tree's top (``""`` or ``packages/app/``): ``/packages/app/.trajectory``, glob characters escaped
     (gitignore(5): a backslash quotes them). No trailing slash, so a ``.trajectory`` symlink matches too."""
@@ -67,17 +69,11 @@ def ensure_excluded(info_exclude: Path, line: str) -> bool:
     if line in text.splitlines():
         return True
     addition = ("" if not text or text.endswith("\n") else "\n") + f"{EXCLUDE_COMMENT}\n{line}\n"
-    tmp = info_exclude.with_name(f".{info_exclude.name}.code-trajectory-{os.getpid()}")
     try:
         info_exclude.parent.mkdir(exist_ok=True)
-        tmp.write_text(text + addition, "utf-8", "surrogateescape")
-        with contextlib.suppress(FileNotFoundError):
-            os.chmod(tmp, info_exclude.stat().st_mode & 0o7777)
-        os.replace(tmp, info_exclude)
+        replace_file(info_exclude, text + addition)
     except OSError as exc:
         log.warning("cannot add %s to %s: %s", line, info_exclude, exc)
-        with contextlib.suppress(OSError):
-            tmp.unlink()
         return False
     return True
 

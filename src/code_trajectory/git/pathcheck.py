@@ -25,14 +25,15 @@ from __future__ import annotations
 import functools
 import re
 
+from code_trajectory.git.shadow import MODE_SYMLINK
+
 #: The names a work tree must never receive, lower case, without the leading dot: git's repository and ours
-#: (:data:`code_trajectory.git.shadow.SHADOW_DIR_NAME`; not configurable).
+#: (:data:`code_trajectory.core.paths.SHADOW_DIR_NAME`; not configurable).
 PROTECTED = ("git", "trajectory")
 #: Files git reads from the work tree and refuses as symlinks (read-cache.c, verify_path: ``is_*_dotgitmodules``,
 #: ``dotgitattributes``, ``dotgitignore``, ``dotmailmap``).
 NO_SYMLINK = ("gitmodules", "gitattributes", "gitignore", "mailmap")
 MODE_GITLINK = "160000"
-MODE_SYMLINK = "120000"
 #: Code points HFS+ ignores when comparing file names (git's utf8.c, ``next_hfs_char``).
 HFS_IGNORED = frozenset([0x200C, 0x200D, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x206A, 0x2070), 0xFEFF])
 

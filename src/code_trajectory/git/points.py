@@ -4,8 +4,8 @@ A checkpoint whose work tree matches the last snapshot writes no commit (no empt
 lives in a tag object instead: ``refs/tags/checkpoints/<YYYYmmddTHHMMSS.ffffff>`` in the shadow repository,
 pointing at the snapshot, with the checkpoint's message as the tag message and the branch in a
 ``Trajectory-Branch`` line. Tags keep their snapshots reachable (maintenance's size cap never drops them),
-consolidation never squashes a named snapshot, and :mod:`code_trajectory.git.refs` resolves a reference by
-the message (exact, newest wins).
+consolidation never squashes a named snapshot, and :func:`code_trajectory.git.snapshots.resolve_snapshot`
+resolves a reference by the message (exact, newest wins).
 """
 
 from __future__ import annotations

@@ -21,6 +21,11 @@ Layout of ``.trajectory/`` (mode 0700)::
     write.lock                             held while a snapshot ref is updated
     state/                                 code-trajectory's own state (stat cache, intent, checkpoint
                                            requests to the recording process)
+
+Why one module over 450 lines: it is one job, :class:`ShadowRepo`, the only reader and writer of the shadow
+repository's objects and refs (with the cat-file process, the tree cache and the pending pack they share); what
+is not that job lives beside it (creation in :mod:`.create`, packs in :mod:`.packs`, trees in :mod:`.trees`,
+health in :mod:`.health`).
 """
 
 from __future__ import annotations
@@ -40,13 +45,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from code_trajectory.core.errors import GitError, LockContentionError, StorageError
+from code_trajectory.core.errors import LockContentionError, StorageError
+from code_trajectory.core.paths import SHADOW_DIR_NAME
 from code_trajectory.git import gitcmd, packs, untrusted
 from code_trajectory.git.gitcmd import BatchProcess, Git, read_exact, read_line
 
 log = logging.getLogger(__name__)
 
-SHADOW_DIR_NAME = ".trajectory"
 SHADOW_REF_PREFIX = "refs/heads/shadow/"
 ZERO_OID = "0" * 40
 EMPTY_TREE_OID = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -162,8 +167,6 @@ class ShadowRepo:
         self._empty_tree_written = False
         self._pending: list[tuple[bytes, bytes | packs.Deflated, str]] | None = None
         self._pending_bytes = 0
-        #: Packs written by this process (maintenance rolls them up).
-        self.packs_written = 0
 
     # -- layout ----------------------------------------------------------------------------
 
@@ -394,7 +397,6 @@ class ShadowRepo:
             packs.write_pack(self.git_dir / "objects", objects)
         except OSError as exc:
             raise StorageError(f"cannot write a pack into {self.git_dir / 'objects'}: {exc}") from exc
-        self.packs_written += 1
 
     def pack_count(self) -> int:
         """Number of pack files in the repository."""
@@ -473,30 +475,6 @@ class ShadowRepo:
         return found[0] if found is not None and found[1] == "commit" else None
 
 
-#: ``.trajectory/.gitignore``: git ignores a directory whose own ``.gitignore`` says ``*`` (as virtualenvs and
-#: pytest's cache do), so ``git status`` and ``git add -A`` of the project never see the shadow repository, and no
-#: tracked file (the project's ``.gitignore``) nor anything under the project's ``.git`` is written for it.
-SELF_IGNORE = "# code-trajectory: the shadow repository is not part of the project's git\n*\n"
-
-
-def hide_from_project_git(directory: Path) -> None:
-    """Make the project's git ignore ``directory`` (a shadow repository, or one moved aside): ``.gitignore`` with ``*``.
-
-    Raises:
-        OSError: the file cannot be written.
-    """
-    _write_if_changed(directory / ".gitignore", SELF_IGNORE)
-
-
-def _write_if_changed(path: Path, text: str) -> None:
-    try:
-        if path.read_text("utf-8") == text:
-            return
-    except (OSError, UnicodeDecodeError):
-        pass
-    path.write_text(text, "utf-8")
-
-
 def git_mode(st: os.stat_result) -> str | None:
     """Return the git mode of a file from its ``lstat``, or None for what git cannot store.
 
@@ -508,9 +486,3 @@ def git_mode(st: os.stat_result) -> str | None:
     if stat.S_ISLNK(st.st_mode):
         return MODE_SYMLINK
     return None
-
-
-def check_error_is_missing_ref(exc: GitError) -> bool:
-    """True when ``update-ref`` failed because the ref moved (the compare-and-swap lost)."""
-    text = exc.stderr.lower()
-    return "but expected" in text or "reference already exists" in text or "is at" in text

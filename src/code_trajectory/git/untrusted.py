@@ -32,6 +32,7 @@ import os
 import time
 from pathlib import Path
 
+from code_trajectory.core.atomic import replace_file
 from code_trajectory.core.errors import GitError, LockContentionError, UntrustedRepositoryError
 from code_trajectory.git.gitcmd import Git, split_z
 from code_trajectory.git.project import ProjectRepo
@@ -289,12 +290,8 @@ def _read(path: Path) -> str | None:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
     try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
+        replace_file(path, data)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
         if exc.errno != errno.ENOENT:
             raise

@@ -26,6 +26,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from code_trajectory.core.atomic import replace_file
+from code_trajectory.git.create import pid_running
+
 log = logging.getLogger(__name__)
 
 PREFIX = ".ct-"
@@ -79,9 +82,8 @@ def begin(git_dir: Path, dirs: set[str], safety_snapshot: str | None, source: st
     journal = Journal(secrets.token_hex(4), sorted(dirs), safety_snapshot, source, os.getpid())
     folder = git_dir / JOURNAL_DIR
     folder.mkdir(exist_ok=True)
-    tmp = folder / f"{journal.token}.tmp"
-    tmp.write_text(json.dumps({k: v for k, v in journal.__dict__.items() if not k.startswith("_")}), encoding="utf-8")
-    os.replace(tmp, folder / f"{journal.token}.json")
+    replace_file(folder / f"{journal.token}.json",
+                 json.dumps({k: v for k, v in journal.__dict__.items() if not k.startswith("_")}))
     return journal
 
 
@@ -89,18 +91,6 @@ def end(git_dir: Path, journal: Journal) -> None:
     """Remove the journal of a restore that finished (or was put back)."""
     with contextlib.suppress(FileNotFoundError):
         os.unlink(git_dir / JOURNAL_DIR / f"{journal.token}.json")
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # another user's process: leave its files alone
-    return True
 
 
 def _read(path: Path) -> Journal | None:
@@ -160,7 +150,7 @@ def clear_leftovers(root: Path, git_dir: Path) -> list[str]:
         if journal is None:
             log.warning("ignoring an unreadable restore journal %s", path)
             continue
-        if _alive(journal.pid):
+        if pid_running(journal.pid):
             continue
         removed = 0
         for rel in journal.dirs:

@@ -1,4 +1,4 @@
-"""CLI commands of the narratives: ``log``, ``file``, ``session``.
+"""CLI commands of the history: ``log``, ``file``, ``session``, ``symbol``, ``search``, ``compare``.
 
 Each command ``NAME`` is a pair ``NAME_arguments(parser)`` / ``NAME(args) -> int`` (see :mod:`code_trajectory.cli`).
 """

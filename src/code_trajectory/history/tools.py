@@ -1,4 +1,5 @@
-"""MCP tools of the narratives: get_file_trajectory, get_global_trajectory, get_session_summary."""
+"""MCP tools of the history: get_file_trajectory, get_global_trajectory, get_session_summary, get_symbol_trajectory,
+search_trajectory, compare (and the resources and prompts of :mod:`.resources`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,9 @@
-"""The git-backed journal store: sections are markdown files, entries are commit messages (see the package docstring)."""
+"""The git-backed journal store: sections are markdown files, entries are commit messages (see the package docstring).
+
+Why one module over 450 lines: it is one job, :class:`JournalStore`, the journal's git plumbing (its repository,
+lock, history cache and compare-and-swap of the branch are shared by every read and write); searching, syncing and
+the table of contents live in :mod:`.search`, :mod:`.sync` and :mod:`.toc`.
+"""
 
 from __future__ import annotations
 

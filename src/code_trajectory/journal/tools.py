@@ -1,11 +1,12 @@
 """The journal's MCP tools: ``journal_search``, ``journal_read``, ``journal_toc``,
 ``journal_list_entries``, ``journal_write`` and ``journal_synthesize_conflict``.
 
-Register them on a server with :func:`register_journal_tools`. Every tool
-returns readable text plus structured content in the shapes of
-``journal-design.md`` (published as the tool's output schema); bad ids, paths
-and arguments become tool errors (``isError``) with a message the model can act
-on.
+Register them on a server with :func:`register_journal_tools` (each with
+:func:`code_trajectory.core.mcp_util.tool`: its docstring is its description).
+Every tool returns readable text plus structured content in the shapes of
+``journal-design.md`` (the pydantic models below, which the SDK validates each
+answer against; ``tools/list`` does not list them); bad ids, paths and arguments
+become tool errors (``isError``) with a message the model can act on.
 
 Write protection: ``journal_write(path, ...)`` is allowed only after
 ``journal_read(path)`` in the same MCP session, and only while the section is
@@ -31,11 +32,20 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import CallToolResult, ToolAnnotations
+from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
 from code_trajectory.core.errors import InvalidArgumentError, JournalConflictError
-from code_trajectory.core.mcp_util import READ_ONLY, WRITES, connection_state, result, tool_errors
+from code_trajectory.core.mcp_util import (
+    READ_ONLY,
+    READ_ONLY_SAMPLING,
+    WRITES,
+    connection_state,
+    in_thread,
+    result,
+    tool,
+)
+from code_trajectory.journal.model import UNCHECKED
 from code_trajectory.journal.service import Journal, merge_prompt
 from code_trajectory.journal.settings import JournalSettings
 from code_trajectory.journal.text import normalize_path
@@ -49,7 +59,7 @@ SAMPLING_TIMEOUT_SECONDS = 120.0
 SettingsSource = JournalSettings | Callable[[], JournalSettings] | str | os.PathLike[str] | None
 
 
-# --------------------------------------------------------------------------- output schemas
+# --------------------------------------------------------------------------- structured content
 
 class SearchHitModel(BaseModel):
     id: str = Field(description="Entry id 'path#sha'")
@@ -186,69 +196,80 @@ def register_journal_tools(mcp: MCPServer, settings: SettingsSource = None) -> J
     """
     toolset = JournalToolset(settings)
 
-    @tool_errors
-    def journal_search(
+    @tool(mcp, READ_ONLY, output=SearchOutput)
+    async def journal_search(
         work_context: Annotated[str, Field(description="Kind of work, e.g. 'debugging memory retrieval'")],
         content: Annotated[str, Field(description="What is sought")],
         salience_threshold: Annotated[float | None, Field(description="Minimum score 0-1 (default 0.5)")] = None,
-    ) -> Annotated[CallToolResult, SearchOutput]:
-        text, data = toolset.journal.search(work_context, content, salience_threshold)
+    ) -> CallToolResult:
+        """Search journal entries by work context and content (semantic when the model is installed, lexical
+        otherwise); recent entries rank higher among similar matches."""
+        text, data = await in_thread(lambda: toolset.journal.search(work_context, content, salience_threshold))
         return result(text, data)
 
-    @tool_errors
-    def journal_read(
+    @tool(mcp, READ_ONLY, output=ReadOutput)
+    async def journal_read(
         id: Annotated[str, Field(description="'section/path' (overview) or 'section/path#sha' (entry)")],
         ctx: Context,
-    ) -> Annotated[CallToolResult, ReadOutput]:
-        text, data, version = toolset.journal.read(id)
-        if version is None or isinstance(version, str):  # not UNCHECKED (an entry read)
+    ) -> CallToolResult:
+        """Read a journal overview ('path') or a specific entry ('path#sha'). Reading a section's overview is
+        required before journal_write to it."""
+        text, data, version = await in_thread(lambda: toolset.journal.read(id))
+        if version is not UNCHECKED:
+            assert version is None or isinstance(version, str)  # an overview's version (UNCHECKED: an entry read)
             toolset.reads(ctx)[data["path"]] = version
         return result(text, data)
 
-    @tool_errors
-    def journal_toc(
+    @tool(mcp, READ_ONLY, output=TocNode)
+    async def journal_toc(
         id: Annotated[str, Field(description="Section to start from; '' for the root")] = "",
         depth: Annotated[int, Field(description="Levels to descend (1: the start only)")] = 1,
-    ) -> Annotated[CallToolResult, TocNode]:
-        text, data = toolset.journal.toc(id, depth)
+    ) -> CallToolResult:
+        """Get the table of contents showing journal sections and subsections."""
+        text, data = await in_thread(lambda: toolset.journal.toc(id, depth))
         return result(text, data)
 
-    @tool_errors
-    def journal_list_entries(
+    @tool(mcp, READ_ONLY, output=ListOutput)
+    async def journal_list_entries(
         path: Annotated[str, Field(description="Journal section path")],
         start: Annotated[int, Field(description="Starting index (0 = most recent)")] = 0,
         length: Annotated[int, Field(description="Number of entries to return (1-1000)")] = 10,
-    ) -> Annotated[CallToolResult, ListOutput]:
-        text, data = toolset.journal.list_entries(path, start, length)
+    ) -> CallToolResult:
+        """List entries for a specific journal section, newest first, with paging."""
+        text, data = await in_thread(lambda: toolset.journal.list_entries(path, start, length))
         return result(text, data)
 
-    @tool_errors
-    def journal_write(
+    @tool(mcp, WRITES, output=WriteOutput)
+    async def journal_write(
         path: Annotated[str, Field(description="Section path; a new one is created")],
         entry: Annotated[str, Field(description="The entry; first line 'work_context: <kind of work>'")],
         ctx: Context,
         overview: Annotated[str | None, Field(description="New overview, when understanding shifted")] = None,
         summary: Annotated[str | None, Field(description="Brief summary for the commit")] = None,
-    ) -> Annotated[CallToolResult, WriteOutput]:
+    ) -> CallToolResult:
+        """Add a new journal entry and optionally update the overview synthesis. Allowed only after journal_read
+        of the section in this session; if the section changed since, re-read and retry."""
         section = normalize_path(path)
         reads = toolset.reads(ctx)
         if section not in reads:
             raise JournalConflictError(
                 f"write refused: section {section!r} was not read in this session. Call journal_read('{section}') "
                 "first (it shows the current overview, so your entry and overview build on it), then journal_write.")
-        text, data, version = toolset.journal.write(section, entry, overview, summary,
-                                                    expected_version=reads[section])
+        text, data, version = await in_thread(lambda: toolset.journal.write(section, entry, overview, summary,
+                                                                             expected_version=reads[section]))
         reads[section] = version  # our own commit: a later write by someone else still conflicts
         return result(text, data)
 
-    @tool_errors
+    @tool(mcp, READ_ONLY_SAMPLING, output=SynthesisOutput)
     async def journal_synthesize_conflict(
         section: Annotated[str, Field(description="The journal section whose overviews conflict")],
         version_a: Annotated[str, Field(description="One version of the overview")],
         version_b: Annotated[str, Field(description="The other version of the overview")],
         work_context: Annotated[str, Field(description="What kind of work led to this conflict")],
         ctx: Context,
-    ) -> Annotated[CallToolResult, SynthesisOutput]:
+    ) -> CallToolResult:
+        """Synthesize conflicting journal overviews: asks the client's model through MCP sampling when the
+        client supports it, otherwise returns a merge prompt to act on."""
         section = normalize_path(section)
         if not (version_a or "").strip() or not (version_b or "").strip():
             raise InvalidArgumentError("version_a and version_b must both be non-empty overviews")
@@ -267,29 +288,6 @@ def register_journal_tools(mcp: MCPServer, settings: SettingsSource = None) -> J
                 "note": note}
         return result(f"{note}\n\n{prompt}", data)
 
-    mcp.add_tool(journal_search, name="journal_search",
-                 description="Search journal entries by work context and content (semantic when the model is "
-                             "installed, lexical otherwise); recent entries rank higher among similar matches.",
-                 annotations=READ_ONLY)
-    mcp.add_tool(journal_read, name="journal_read",
-                 description="Read a journal overview ('path') or a specific entry ('path#sha'). Reading a section's "
-                             "overview is required before journal_write to it.",
-                 annotations=READ_ONLY)
-    mcp.add_tool(journal_toc, name="journal_toc",
-                 description="Get the table of contents showing journal sections and subsections.",
-                 annotations=READ_ONLY)
-    mcp.add_tool(journal_list_entries, name="journal_list_entries",
-                 description="List entries for a specific journal section, newest first, with paging.",
-                 annotations=READ_ONLY)
-    mcp.add_tool(journal_write, name="journal_write",
-                 description="Add a new journal entry and optionally update the overview synthesis. Allowed only "
-                             "after journal_read of the section in this session; if the section changed since, "
-                             "re-read and retry.",
-                 annotations=WRITES)
-    mcp.add_tool(journal_synthesize_conflict, name="journal_synthesize_conflict",
-                 description="Synthesize conflicting journal overviews: asks the client's model through MCP "
-                             "sampling when the client supports it, otherwise returns a merge prompt to act on.",
-                 annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False))
     return toolset
 
 

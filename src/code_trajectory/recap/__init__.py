@@ -47,7 +47,8 @@ long or non-ASCII paths.
 
 *Writes* happen under a file lock (``<file>.lock``, ``filelock``) and are atomic:
 the new document is written to a temporary file in the same directory, fsynced,
-renamed over the old one with :func:`os.replace`, and the directory is fsynced.
+renamed over the old one with :func:`os.replace`, and the directory is fsynced
+(:func:`code_trajectory.core.atomic.replace_file`).
 *Reads* take no lock: a reader sees either the old or the new document.
 
 *Corrupt files* (not JSON, not the schema) are never overwritten: the next write

@@ -8,7 +8,7 @@ Usage::
 
 Without ``--project`` the project is the nearest directory, from the current one
 upwards, that has a recap, a ``.trajectory/`` directory or a ``.git`` entry
-(:func:`code_trajectory.recap.store.find_project_root`). ``--json`` prints the same
+(:func:`code_trajectory.recap.location.find_project_root`). ``--json`` prints the same
 structure the MCP tools return (``get_recap``: ``{goal, entries, filePath, ...}``),
 UTF-8 encoded; otherwise markdown for people. Errors go to stderr with exit
 status 2.

@@ -7,6 +7,7 @@ import os
 from enum import StrEnum
 from pathlib import Path
 
+from code_trajectory.core.atomic import replace_file
 from code_trajectory.core.errors import InvalidArgumentError, ProjectError, RecapError
 from code_trajectory.recap.location import (  # noqa: F401
     ARCHIVE_DIRNAME,
@@ -250,20 +251,6 @@ def get_recap(project_root: str | os.PathLike[str]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- writing
 
 
-def _fsync_dir(directory: Path) -> None:
-    """Make a rename in ``directory`` durable; best effort (Windows and some file systems cannot)."""
-    if os.name == "nt":
-        return
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    except OSError:
-        pass  # the rename itself already happened; only its durability across a crash is weaker
-
-
 def _encode(doc: dict[str, Any]) -> bytes:
     text = json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
     try:
@@ -273,22 +260,10 @@ def _encode(doc: dict[str, Any]) -> bytes:
 
 
 def _atomic_write(file: Path, doc: dict[str, Any]) -> None:
-    """Write ``doc`` to ``file`` atomically: temp file in the same directory, fsync, rename, fsync dir."""
-    data = _encode(doc)
-    tmp = file.with_name(f".{file.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    """Write ``doc`` to ``file`` atomically (:func:`code_trajectory.core.atomic.replace_file`), mode 0600."""
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, file)
-        _fsync_dir(file.parent)
+        replace_file(file, _encode(doc), mode=0o600)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise RecapError(f"cannot write recap file {file}: {exc.strerror or exc}") from exc
 
 

@@ -3,13 +3,11 @@
 A thin layer over :mod:`code_trajectory.recap.store`: each tool resolves the current
 project with the ``project_root`` callable given by the server, calls the pure
 function, and answers with readable markdown plus structured content matching
-the published output schema. Errors become tool errors through
-:func:`code_trajectory.core.mcp_util.tool_errors` (``NotConfiguredError`` from
+the pydantic models below (the SDK validates each answer against them). Tools are
+registered with :func:`code_trajectory.core.mcp_util.tool` (the docstring is the
+description); errors become tool errors (``NotConfiguredError`` from
 ``project_root()`` included).
 """
-
-# No ``from __future__ import annotations``: the SDK reads these annotations at
-# registration time to build the input and output schemas.
 
 from collections.abc import Callable
 from pathlib import Path
@@ -19,7 +17,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
-from code_trajectory.core.mcp_util import READ_ONLY, WRITES_IDEMPOTENT, result, tool_errors
+from code_trajectory.core.mcp_util import READ_ONLY, WRITES_IDEMPOTENT, in_thread, result, tool
 from code_trajectory.recap import render
 from code_trajectory.recap import store as recap
 
@@ -63,21 +61,6 @@ class AddEntryOutput(BaseModel):
     warning: str | None = Field(default=None, description="set when a corrupt recap file was moved aside")
 
 
-SET_GOAL_DESCRIPTION = (
-    "Record the goal of the current work (the problem being solved), once at the start of a task. "
-    "A different goal archives the previous recap so two pieces of work never mix; "
-    "repeating the current goal changes nothing. Returns {success: true}."
-)
-ADD_ENTRY_DESCRIPTION = (
-    "Record context that would otherwise scroll away, as it happens: a decision, insight, risk, assumption, fix "
-    "(a later correction) or other. One or two sentences with the reason; an identical entry is skipped."
-)
-GET_RECAP_DESCRIPTION = (
-    "The goal and every decision, insight, risk, assumption and fix recorded for this project: read it when "
-    "resuming work or before a decision earlier choices may constrain."
-)
-
-
 def _with_warning(text: str, answer: dict[str, object]) -> str:
     warning = answer.get("warning")
     return f"{text}\n\nWarning: {warning}" if warning else text
@@ -90,11 +73,14 @@ def register_recap_tools(mcp: MCPServer, project_root: Callable[[], Path]) -> No
     directory or raises ``NotConfiguredError`` (reported to the model as a tool error).
     """
 
-    @tool_errors
-    def set_goal(
+    @tool(mcp, WRITES_IDEMPOTENT, output=SetGoalOutput, title="Set the goal")
+    async def set_goal(
         goal: Annotated[str, Field(description="the goal in one or two sentences")],
-    ) -> Annotated[CallToolResult, SetGoalOutput]:
-        answer = recap.set_goal(project_root(), goal)
+    ) -> CallToolResult:
+        """Record the goal of the current work (the problem being solved), once at the start of a task. A different
+        goal archives the previous recap so two pieces of work never mix; repeating the current goal changes
+        nothing. Returns {success: true}."""
+        answer = await in_thread(lambda: recap.set_goal(project_root(), goal))
         if answer["unchanged"]:
             text = "The goal was already set to this; nothing changed."
         elif answer["archivedTo"]:
@@ -103,29 +89,26 @@ def register_recap_tools(mcp: MCPServer, project_root: Callable[[], Path]) -> No
             text = "Goal set."
         return result(_with_warning(text, answer), answer)
 
-    @tool_errors
-    def add_entry(
+    @tool(mcp, WRITES_IDEMPOTENT, output=AddEntryOutput, title="Add a recap entry")
+    async def add_entry(
         type: Annotated[recap.EntryType, Field(description="the kind of entry")],
         content: Annotated[str, Field(description="the entry in one or two sentences, with the reason")],
-    ) -> Annotated[CallToolResult, AddEntryOutput]:
-        answer = recap.add_entry(project_root(), type, content)
+    ) -> CallToolResult:
+        """Record context that would otherwise scroll away, as it happens: a decision, insight, risk, assumption,
+        fix (a later correction) or other. One or two sentences with the reason; an identical entry is skipped."""
+        answer = await in_thread(lambda: recap.add_entry(project_root(), type, content))
         if answer["skipped"]:
             text = f"Skipped: the same {type} is already recorded (id {answer['id']}, {answer['timestamp']})."
         else:
             text = f"Recorded {type} {answer['id']} at {answer['timestamp']}."
         return result(_with_warning(text, answer), answer)
 
-    @tool_errors
-    def get_recap() -> Annotated[CallToolResult, RecapOutput]:
-        answer = recap.get_recap(project_root())
+    @tool(mcp, READ_ONLY, output=RecapOutput, title="Read the recap")
+    async def get_recap() -> CallToolResult:
+        """The goal and every decision, insight, risk, assumption and fix recorded for this project: read it when
+        resuming work or before a decision earlier choices may constrain."""
+        answer = await in_thread(lambda: recap.get_recap(project_root()))
         return result(render.render_markdown(answer), answer)
-
-    mcp.add_tool(set_goal, name="set_goal", title="Set the goal", description=SET_GOAL_DESCRIPTION,
-                 annotations=WRITES_IDEMPOTENT)
-    mcp.add_tool(add_entry, name="add_entry", title="Add a recap entry", description=ADD_ENTRY_DESCRIPTION,
-                 annotations=WRITES_IDEMPOTENT)
-    mcp.add_tool(get_recap, name="get_recap", title="Read the recap", description=GET_RECAP_DESCRIPTION,
-                 annotations=READ_ONLY)
 
 
 def register(mcp: MCPServer, app) -> None:

@@ -41,6 +41,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from code_trajectory.core.atomic import replace_file
+
 log = logging.getLogger(__name__)
 
 #: The directory under ``.trajectory/state`` holding requests and answers.
@@ -66,7 +68,9 @@ MAX_ENTRIES_PER_POLL = 256
 #: Age past which a claimed request, an answer or a temporary file of ours is removed, seconds.
 STALE_SECONDS = 60.0
 
-_NAME = re.compile(r"^(?P<id>[0-9a-f]{32})\.(?P<kind>request|taken|answer|request\.tmp|answer\.tmp)$")
+#: A file of the requests directory: a request, a claim, an answer, or a temporary file of
+#: :func:`code_trajectory.core.atomic.replace_file` (``kind`` None: removed when stale, as a kill may leave it).
+_NAME = re.compile(r"^(?:(?P<id>[0-9a-f]{32})\.(?P<kind>request|taken|answer)|\.ct-[0-9a-f]{12}\.tmp)$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
 
 
@@ -127,13 +131,7 @@ def read_bounded(path: Path, limit: int) -> bytes | None:
 
 
 def _write_atomically(directory: Path, name: str, payload: dict) -> None:
-    tmp = directory / f"{name}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    try:
-        os.write(fd, json.dumps(payload).encode("utf-8"))
-    finally:
-        os.close(fd)
-    os.replace(tmp, directory / name)
+    replace_file(directory / name, json.dumps(payload), mode=0o600, fsync=False)  # lost in a crash: re-asked
 
 
 def parse_request(request_id: str, data: bytes) -> CheckpointRequest:

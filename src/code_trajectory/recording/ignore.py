@@ -48,12 +48,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from code_trajectory.core.paths import SHADOW_DIR_NAME
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.worktemp import is_temp_name
 from code_trajectory.recording.gitignore import Rules, Source, anywhere, read_lines
 from code_trajectory.recording.tracked import TrackedFiles
 
-SHADOW_DIR_NAME = ".trajectory"
 GITIGNORE = ".gitignore"
 #: Files by which a directory declares itself generated, so it is never recorded (nor watched):
 #: ``pyvenv.cfg`` marks a Python virtual environment (PEP 405; ``python -m venv`` writes it first), and
@@ -206,10 +206,6 @@ class RecordingPolicy:
     def tracked_count(self) -> int:
         """Number of tracked paths under the root (as of the last read of the index)."""
         return len(self._tracked.current)
-
-    def tracked_nbytes(self) -> int:
-        """Memory held by the tracked set, bytes."""
-        return self._tracked.current.nbytes
 
     def _refresh(self) -> None:
         if self._tracked.never_read:  # no verdict used it yet: its first read is the baseline, not a change

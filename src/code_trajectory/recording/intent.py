@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from datetime import UTC, datetime
 from pathlib import Path
 
+from code_trajectory.core.atomic import replace_file
 from code_trajectory.core.errors import InvalidArgumentError
+from code_trajectory.core.when import parse_stored_time
 from code_trajectory.git import messages
 from code_trajectory.recording.liveness import read_recorder_state
 
@@ -57,15 +58,15 @@ class IntentStore:
         owner = data.get("session")
         if session and isinstance(owner, str) and owner:
             return intent if owner == session else None
-        stopped = _time(read_recorder_state(self.path.parent).get("stopped_at"))
-        set_at = _time(data.get("set_at"))
+        stopped = parse_stored_time(read_recorder_state(self.path.parent).get("stopped_at"))
+        set_at = parse_stored_time(data.get("set_at"))
         if stopped is not None and set_at is not None and set_at <= stopped:
             return None
         return intent
 
     def set_at(self) -> datetime | None:
         """When the current intent was set (UTC), or None when none is set or its time is unreadable."""
-        return _time(self._read().get("set_at"))
+        return parse_stored_time(self._read().get("set_at"))
 
     def end_stale(self, previous: dict, *, alive_since: datetime | None = None) -> bool:
         """At the start of a recording process: forget an intent that belongs to an earlier recording session.
@@ -88,7 +89,7 @@ class IntentStore:
         now = datetime.now(UTC)
         if set_at is None or not previous or set_at >= (alive_since or now):
             return False
-        stopped = _time(previous.get("stopped_at"))
+        stopped = parse_stored_time(previous.get("stopped_at"))
         stale = set_at <= stopped if stopped is not None else (now - set_at).total_seconds() > START_GRACE_SECONDS
         if stale:
             self.clear()
@@ -127,24 +128,11 @@ class IntentStore:
         if not clean:
             raise InvalidArgumentError("intent must be a non-empty sentence, e.g. 'Fix login retry'")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps({"intent": clean, "set_at": datetime.now(UTC).isoformat(),
-                                   "session": session or None}), "utf-8")
-        os.replace(tmp, self.path)
+        replace_file(self.path, json.dumps({"intent": clean, "set_at": datetime.now(UTC).isoformat(),
+                                            "session": session or None}))
         return clean
 
     def clear(self) -> None:
         """Forget the intent."""
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
-
-
-def _time(value: object) -> datetime | None:
-    """An ISO 8601 time as an aware datetime (naive ones are UTC), or None when ``value`` is not one."""
-    if not isinstance(value, str):
-        return None
-    try:
-        when = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)

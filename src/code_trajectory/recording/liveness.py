@@ -9,12 +9,16 @@ for ``code-trajectory status``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from datetime import UTC, datetime
 from pathlib import Path
 
 import filelock
+
+from code_trajectory.core.atomic import replace_file
+from code_trajectory.core.when import parse_stored_time
 
 STATE_FILE = "recorder.json"
 #: Where a recorder notes that it started a new history because ``.trajectory`` vanished or was damaged.
@@ -31,9 +35,7 @@ def write_recorder_state(state_dir: Path, *, started: bool) -> None:
     data.update({"pid": os.getpid(), "started_at": now} if started else {"stopped_at": now})
     try:
         state_dir.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps(data), "utf-8")
-        os.replace(tmp, path)
+        replace_file(path, json.dumps(data))
     except OSError:
         pass
 
@@ -71,19 +73,10 @@ def idle_notice(root: Path, repo) -> str | None:
     if recording_now(repo.git_dir):
         return None
     state = read_recorder_state(repo.state_dir)
-    since = state.get("stopped_at")
-    when = None
-    if isinstance(since, str):
-        try:
-            when = datetime.fromisoformat(since)
-        except ValueError:
-            when = None
+    when = parse_stored_time(state.get("stopped_at"))  # a naive time (a hand-edited file) is UTC, never a crash
     if when is None:
         tip = repo.git.text(["log", "-1", "--format=%cI", "--all"], check=False) if repo.shadow_refs() else ""
-        try:
-            when = datetime.fromisoformat(tip) if tip else None
-        except ValueError:
-            when = None
+        when = parse_stored_time(tip)
     ago = ""
     if when is not None:
         seconds = max(0, int((datetime.now(UTC) - when).total_seconds()))
@@ -108,12 +101,8 @@ def note_history_restart(state_dir: Path, notice: str) -> None:
     """Note in ``state_dir`` (the new history's) that a recorder started it and why; best effort."""
     entries = history_restarts(state_dir)
     entries.append({"at": datetime.now(UTC).isoformat(timespec="seconds"), "notice": notice[:1000]})
-    try:
-        tmp = state_dir / f"{RESTARTS_FILE}.tmp{os.getpid()}"
-        tmp.write_text(json.dumps(entries[-MAX_RESTARTS_KEPT:]), "utf-8")
-        os.replace(tmp, state_dir / RESTARTS_FILE)
-    except OSError:
-        pass
+    with contextlib.suppress(OSError):
+        replace_file(state_dir / RESTARTS_FILE, json.dumps(entries[-MAX_RESTARTS_KEPT:]))
 
 
 def history_restarts(state_dir: Path) -> list[dict]:

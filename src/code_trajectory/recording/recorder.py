@@ -17,6 +17,10 @@ commit is written with ``commit-tree`` and the shadow ref moved with
 ``update-ref <new> <old>`` — a compare-and-swap — under ``.trajectory/write.lock``
 so that two processes never interleave. A snapshot that cannot be written now
 (lock held, disk full) keeps its paths pending and is retried; nothing is dropped.
+
+Why one module over 450 lines: it is one job, :class:`Recorder`, from changed paths to one compare-and-swapped
+commit under the write lock; its neighbours already carry the rest (recovery in :mod:`.recovery`, blobs in
+:mod:`.blobs`, the full scan in :mod:`.fullscan`, messages in :mod:`code_trajectory.git.messages`).
 """
 
 from __future__ import annotations
@@ -144,7 +148,7 @@ class Recorder(RecoveryMixin):
     def note_git_activity(self, *, stash: bool = False) -> None:
         """Say that git wrote the project's ``HEAD``, reflog or stash: the next snapshot may be a git operation's.
 
-        The next ordinary snapshot reads the reflog (:func:`code_trajectory.git.project.last_work_tree_operation`):
+        The next ordinary snapshot reads the reflog (:meth:`code_trajectory.git.project.ReflogCursor.new_operation`):
         when a checkout, reset, merge, rebase, pull, cherry-pick, revert or stash rewrote files, the snapshot is
         recorded as that operation (``[CHECKOUT] feature → main``, no intent), not as the agent's edits.
         """

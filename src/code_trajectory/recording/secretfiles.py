@@ -9,10 +9,11 @@ refused); a snapshot of some paths updates those paths only. Never pushed (``sta
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
+
+from code_trajectory.core.atomic import replace_file
 
 FILE_NAME = "secret-files.json"
 
@@ -31,10 +32,8 @@ def load(state_dir: Path) -> dict[str, str]:
 def _save(state_dir: Path, files: dict[str, str]) -> None:
     state_dir.mkdir(parents=True, exist_ok=True)
     path = state_dir / FILE_NAME
-    tmp = path.with_name(f"{FILE_NAME}.tmp{os.getpid()}")
-    tmp.write_text(json.dumps({"files": dict(sorted(files.items())),
-                               "scanned_at": datetime.now(UTC).isoformat()}), "utf-8")
-    os.replace(tmp, path)
+    replace_file(path, json.dumps({"files": dict(sorted(files.items())),
+                                   "scanned_at": datetime.now(UTC).isoformat()}))
 
 
 def save_scan(state_dir: Path, denied: Iterable[str], contents: dict[str, str]) -> None:

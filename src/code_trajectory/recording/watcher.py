@@ -24,6 +24,10 @@ watched are polled instead; the log and ``get_session_summary`` say so, and a
 rescan covers anything that changed meanwhile. A batch large enough that the kernel's
 event queue may have overflowed (``watchfiles`` does not report it) is rescanned too.
 Maintenance of the shadow repository runs on the snapshot thread once the project has been quiet.
+
+Why one module over 450 lines: it is one job, :class:`Watcher`, the state machine from events to snapshots (its
+pending paths, debounce clock, watch groups and snapshot thread share one condition and its locks); the watch groups
+live in :mod:`.watchgroups` and the snapshots in :mod:`.recorder`.
 """
 
 from __future__ import annotations

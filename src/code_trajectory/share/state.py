@@ -10,7 +10,7 @@ Layout (version 1)::
      "pulled": {"origin": {"url": "...", "time": "...", "refs": {"refs/remotes-trajectory/bob@example.com/main":
                                                                  "<40 hex>"}}}}
 
-Written atomically (a temporary file, then ``os.replace``); an unreadable file reads as empty, so a
+Written atomically (:func:`code_trajectory.core.atomic.replace_file`); an unreadable file reads as empty, so a
 damaged state never blocks a push (the remote's refs are read again anyway).
 """
 
@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any
 
 import filelock
 
+from code_trajectory.core.atomic import replace_file
 from code_trajectory.core.errors import StorageError, TrajectoryError
 
 log = logging.getLogger(__name__)
@@ -73,14 +73,10 @@ def save_state(state_dir: Path, data: dict[str, Any]) -> None:
         StorageError: the file cannot be written.
     """
     path = state_path(state_dir)
-    tmp = path.with_name(f"{STATE_FILE}.tmp{os.getpid()}")
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(data, indent=1, sort_keys=True), "utf-8")
-        os.replace(tmp, path)
+        replace_file(path, json.dumps(data, indent=1, sort_keys=True))
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
         raise StorageError(f"cannot write {path}: {exc}") from exc
 
 

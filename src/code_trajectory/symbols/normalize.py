@@ -23,6 +23,10 @@ differ (see :mod:`.changes`). All keys are BLAKE2b digests (see :mod:`.base`).
 Assumption used by the comparisons: a symbol's keys are a function of its bytes, its
 qualified name (before disambiguation) and whether it is a namespace, so two symbols
 with identical bytes and names have equal keys without normalising either.
+
+Why one module over 450 lines: it is one job, the keys, and its parts (chunking, the nesting model and
+:class:`LazyKeys`) are one algorithm whose invariants (each byte in one chunk, keys a function of bytes and name)
+hold only together; comparing keys lives in :mod:`.changes` and :mod:`.same`.
 """
 
 from __future__ import annotations

@@ -14,20 +14,21 @@ import threading
 
 from .base import LanguageSupport
 
-#: module name under ``code_trajectory.symbols.languages`` -> (attribute, extensions, file names)
+#: language -> (its object, ``"module:attribute"`` under ``code_trajectory.symbols.languages``, imported on first
+#: use: a string so that no grammar is imported before a file needs it; extensions; file names)
 _TABLE: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
-    "python": ("LANGUAGE", (".py", ".pyi", ".pyw"), ("SConstruct", "SConscript")),
-    "javascript": ("LANGUAGE", (".js", ".mjs", ".cjs", ".jsx"), ()),
-    "typescript": ("TYPESCRIPT", (".ts", ".mts", ".cts"), ()),
-    "typescript:tsx": ("TSX", (".tsx",), ()),
-    "go": ("LANGUAGE", (".go",), ()),
-    "rust": ("LANGUAGE", (".rs",), ()),
-    "java": ("LANGUAGE", (".java",), ()),
-    "c": ("LANGUAGE", (".c", ".h"), ()),
-    "cpp": ("LANGUAGE", (".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".h++", ".ipp", ".tpp", ".inl"), ()),
-    "ruby": ("LANGUAGE", (".rb", ".rake", ".gemspec", ".ru"), ("Rakefile", "Gemfile", "Guardfile", "Vagrantfile")),
-    "csharp": ("LANGUAGE", (".cs",), ()),
-    "php": ("LANGUAGE", (".php", ".phtml"), ()),
+    "python": ("python:LANGUAGE", (".py", ".pyi", ".pyw"), ("SConstruct", "SConscript")),
+    "javascript": ("javascript:LANGUAGE", (".js", ".mjs", ".cjs", ".jsx"), ()),
+    "typescript": ("typescript:TYPESCRIPT", (".ts", ".mts", ".cts"), ()),
+    "tsx": ("typescript:TSX", (".tsx",), ()),
+    "go": ("go:LANGUAGE", (".go",), ()),
+    "rust": ("rust:LANGUAGE", (".rs",), ()),
+    "java": ("java:LANGUAGE", (".java",), ()),
+    "c": ("c:LANGUAGE", (".c", ".h"), ()),
+    "cpp": ("cpp:LANGUAGE", (".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".h++", ".ipp", ".tpp", ".inl"), ()),
+    "ruby": ("ruby:LANGUAGE", (".rb", ".rake", ".gemspec", ".ru"), ("Rakefile", "Gemfile", "Guardfile", "Vagrantfile")),
+    "csharp": ("csharp:LANGUAGE", (".cs",), ()),
+    "php": ("php:LANGUAGE", (".php", ".phtml"), ()),
 }
 
 _BY_EXTENSION: dict[str, str] = {ext: key for key, (_, exts, _) in _TABLE.items() for ext in exts}
@@ -68,7 +69,7 @@ def _load(key: str) -> LanguageSupport:
         with _LOCK:
             language = _LOADED.get(key)
             if language is None:
-                module = importlib.import_module(f"{__package__}.languages.{key.split(':')[0]}")
-                language = getattr(module, _TABLE[key][0])
+                module, _, attribute = _TABLE[key][0].partition(":")
+                language = getattr(importlib.import_module(f"{__package__}.languages.{module}"), attribute)
                 _LOADED[key] = language
     return language

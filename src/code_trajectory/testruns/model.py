@@ -10,12 +10,12 @@ from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any
 
+from code_trajectory.core.when import parse_stored_time
 from code_trajectory.testruns.parsers import MAX_FAILURES, MAX_TEST_ID_CHARS, clip, one_line, short_test_name  # noqa: F401
 
 log = logging.getLogger(__name__)
 
 OUTCOMES = ("passed", "failed", "error")
-RUNNERS = ("pytest", "unittest", "jest", "vitest", "go", "cargo", "node", "generic", "pytest-plugin", "agent")
 COUNT_NAMES = ("passed", "failed", "errors", "skipped")
 
 MAX_COMMAND_CHARS = 500
@@ -89,14 +89,7 @@ class TestRun:
     @property
     def started(self) -> datetime | None:
         """``started_at`` as an aware datetime (None when missing or malformed)."""
-        return parse_time(self.started_at)
-
-    @property
-    def failing_count(self) -> int:
-        """Number of failing tests: listed plus unlisted, or the counts when larger."""
-        named = len(self.failures) + self.more_failures
-        counted = (self.failed or 0) + (self.errors or 0)
-        return max(named, counted)
+        return parse_stored_time(self.started_at)
 
     def counts_text(self) -> str:
         """``41 passed, 2 failed, 1 error, 3 skipped`` (zero counts other than passed left out); '' if unknown."""
@@ -223,17 +216,6 @@ class TestRun:
         """
         parsed = json.loads(data) if isinstance(data, (str, bytes)) else data
         return cls.from_dict(parsed)
-
-
-def parse_time(text: str | None) -> datetime | None:
-    """Parse an ISO 8601 time; naive times are taken as UTC; None when malformed."""
-    if not text:
-        return None
-    try:
-        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
 def utc_now_iso() -> str:

@@ -37,7 +37,7 @@ from typing import Any
 
 from code_trajectory.core.errors import InvalidArgumentError, StorageError, TrajectoryError
 from code_trajectory.git.messages import KIND_SNAPSHOT
-from code_trajectory.git.shadow import SHADOW_DIR_NAME, ShadowRepo, shadow_ref
+from code_trajectory.git.shadow import ShadowRepo, shadow_ref
 from code_trajectory.testruns.model import MAX_COMMAND_CHARS, OUTCOMES, OUTPUT_TAIL_BYTES, TestRun, utc_now_iso
 from code_trajectory.testruns.parsers import MAX_FAILURES, MAX_TEST_ID_CHARS, clip, dedupe, one_line
 from code_trajectory.testruns.runner import OutputCollector, exit_status, run_command
@@ -53,22 +53,6 @@ MAX_DURATION_SECONDS = 7 * 24 * 3600.0
 
 
 # -- snapshot, run, record -------------------------------------------------------------------------------
-
-
-def find_project_root(start: Path) -> Path:
-    """The project a test run in ``start`` belongs to.
-
-    The nearest directory at or above ``start`` holding a shadow repository
-    (``.trajectory/HEAD``); else the nearest holding ``.git``; else ``start`` itself.
-    """
-    start = Path(start).resolve()
-    for candidate in (start, *start.parents):
-        if (candidate / SHADOW_DIR_NAME / "HEAD").is_file():
-            return candidate
-    for candidate in (start, *start.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return start
 
 
 def snapshot_for_run(recorder, note: str | None = None) -> tuple[str, str]:

@@ -21,7 +21,7 @@ from code_trajectory.core.errors import InvalidArgumentError, TrajectoryError
 from code_trajectory.git import log
 from code_trajectory.git.log import CommitRecord, FileVersion
 from code_trajectory.git.messages import FileChange
-from code_trajectory.git.shadow import ShadowRepo, branch_of_ref, shadow_ref
+from code_trajectory.git.shadow import ZERO_OID, ShadowRepo, branch_of_ref, shadow_ref
 from code_trajectory.testruns import store as testruns
 from code_trajectory.ui import render
 from code_trajectory.ui.views import (
@@ -56,7 +56,6 @@ INLINE_VERSIONS = 5
 SYMBOL_VERSIONS = 25
 #: New snapshots a live update carries at most (more: the page reloads its list).
 MAX_LIVE = 300
-ZERO_OID = "0" * 40
 _OID = re.compile(r"^[0-9a-f]{40}$")
 #: What git refuses in a branch name (``git check-ref-format``) and what would make a revision expression of it.
 _NOT_A_BRANCH = re.compile(r"[~^:?*\[\\\s\x00-\x1f\x7f]|\.\.|@\{|^/|/$|\.lock$")
