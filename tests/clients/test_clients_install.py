@@ -14,7 +14,7 @@ import pytest
 from code_trajectory.clients import install as inst
 from code_trajectory.clients.registry import CLIENTS, client
 from code_trajectory.core.errors import InvalidArgumentError, TrajectoryError
-from conftest import server_command, subprocess_env
+from support import server_command, subprocess_env
 
 EXE = "/opt/ct/bin/code-trajectory"
 NEW_EXE = "/opt/ct2/bin/code-trajectory"

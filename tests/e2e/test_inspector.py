@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ROOT, server_command
+from support import REPO_ROOT, server_command
 
 pytestmark = pytest.mark.e2e
 

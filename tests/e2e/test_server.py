@@ -13,7 +13,7 @@ from mcp.types import Root
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.recording.service import TrajectoryService
 from code_trajectory.server import build_server
-from conftest import git, wait_for, write
+from support import git, wait_for, write
 
 TRAJECTORY_TOOLS = {"configure_project", "set_trajectory_intent", "get_file_trajectory", "get_global_trajectory",
                     "get_session_summary", "consolidate", "checkpoint"}

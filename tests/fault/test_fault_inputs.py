@@ -39,7 +39,6 @@ from pathlib import Path
 
 import anyio.from_thread
 import pytest
-from fault_report import report, run_git
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client
@@ -50,7 +49,8 @@ from code_trajectory.recording.blobs import OVERSIZE_MARKER
 from code_trajectory.recording.service import TrajectoryService
 from code_trajectory.recording.session import ProjectSession
 from code_trajectory.server import build_server
-from conftest import write
+from support import write
+from support.fault_report import report, run_git
 
 EXAMPLES = int(os.environ.get("CT_INPUT_EXAMPLES", "2000"))  # in all, shared by the tools
 GENERIC_CRASH = re.compile(r"failed unexpectedly|^Error executing tool \S+?:?\s*$", re.DOTALL)

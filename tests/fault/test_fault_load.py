@@ -22,12 +22,11 @@ import threading
 import time
 from pathlib import Path
 
-from fault_report import ExpectedTree, report, rss_kib, shadow_tree, tree_diff
-
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.history import service as history_service
 from code_trajectory.recording.session import ProjectSession
-from conftest import git
+from support import git
+from support.fault_report import ExpectedTree, report, rss_kib, shadow_tree, tree_diff
 
 WRITES = 10_000
 STORM_FILES = 1_000

@@ -17,7 +17,7 @@ import pytest
 
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.recording.recorder import Recorder
-from conftest import file_size_limit, git, mcp_client, server_command, subprocess_env, write
+from support import file_size_limit, git, mcp_client, server_command, subprocess_env, write
 
 
 def record(root: Path, checkpoint: str | None = None) -> str:

@@ -18,7 +18,7 @@ from code_trajectory.git import health
 from code_trajectory.history import service as history_service
 from code_trajectory.recording.recorder import Recorder
 from code_trajectory.recording.session import ProjectSession
-from conftest import git, write
+from support import git, write
 
 DEBOUNCE = 0.3
 

@@ -1,7 +1,7 @@
 """Everything inside ``.trajectory/`` is untrusted (issue 21): no program named by the shadow repository's
 config, by the project's or the shadow's attributes ever runs, through the CLI and the in-memory MCP client.
 
-Each attack points git at a script that would create a marker file (``tests/hostile.py``); every test asserts
+Each attack points git at a script that would create a marker file (``tests/support/hostile.py``); every test asserts
 that no marker appears and that the commands still answer.
 """
 
@@ -18,8 +18,8 @@ from code_trajectory.git.gitcmd import Git
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.git.shadow_config import SHADOW_REPO_CONFIG
 from code_trajectory.git.untrusted import vet
-from conftest import git, mcp_client, write
-from hostile import commit_history_into_project, fired, make_programs, poison_shadow
+from support import git, mcp_client, write
+from support.hostile import commit_history_into_project, fired, make_programs, poison_shadow
 
 pytestmark = pytest.mark.anyio
 

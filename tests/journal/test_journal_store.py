@@ -15,7 +15,7 @@ from code_trajectory.journal.settings import JournalSettings
 from code_trajectory.journal.store import JournalStore
 from code_trajectory.journal.text import normalize_path, parse_id, read_entry_count, render_section, strip_entry_count
 from code_trajectory.journal.toc import table_of_contents
-from conftest import SRC
+from support import SRC
 
 
 @pytest.fixture

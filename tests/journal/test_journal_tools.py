@@ -232,7 +232,7 @@ async def test_stdio_server_keeps_stdout_clean(tmp_path: Path) -> None:
 
     from mcp import StdioServerParameters
 
-    from conftest import SRC as src
+    from support import SRC as src
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env["PYTHONPATH"] = str(src)

@@ -18,7 +18,7 @@ from code_trajectory.recording.recorder import Recorder
 from code_trajectory.recording.service import TrajectoryService
 from code_trajectory.recording.status import disk_usage, project_status
 from code_trajectory.server import build_server
-from conftest import git, server_command, subprocess_env, write
+from support import git, server_command, subprocess_env, write
 
 
 @pytest.fixture

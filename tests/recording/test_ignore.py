@@ -9,22 +9,9 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from code_trajectory.core.config import DEFAULT_DENY_PATTERNS
-from code_trajectory.git.project import ProjectRepo
-from code_trajectory.recording.ignore import RecordingPolicy
 from code_trajectory.recording.worktree import scan
-from conftest import git, git_repo, write
-
-
-def git_view(root: Path) -> set[str]:
-    """Files `git add -A` would take: tracked plus untracked-not-ignored, as git status sees them."""
-    out = git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
-    return {p for p in out.split("\0") if p}
-
-
-def policy_for(root: Path, deny: tuple[str, ...] = ()) -> RecordingPolicy:
-    repo = ProjectRepo.discover(root)
-    return RecordingPolicy(root, deny_patterns=deny, info_exclude=repo.info_exclude,
-                           global_excludes=repo.global_excludes())
+from support import git, git_repo, write
+from support.gitdirs import git_view, policy_for
 
 
 def test_nested_gitignores_negation_info_exclude_and_global_excludes(tmp_path: Path, isolated_env: Path) -> None:

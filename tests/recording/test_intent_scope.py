@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git, server_command, shadow_count, subprocess_env, wait_for, watching, write
+from support import git, server_command, shadow_count, subprocess_env, wait_for, watching, write
 
 
 def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:

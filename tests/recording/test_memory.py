@@ -14,7 +14,7 @@ from code_trajectory.git.shadow import MODE_FILE, ShadowRepo, TreeEntry
 from code_trajectory.recording import recorder as recorder_module
 from code_trajectory.recording import session as session_module
 from code_trajectory.recording.session import ProjectSession
-from conftest import write
+from support import write
 
 
 def test_parsed_trees_kept_in_memory_are_bounded_and_read_again(tmp_path: Path, monkeypatch) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git, server_command, shadow_count, subprocess_env, wait_for, write
+from support import git, server_command, shadow_count, subprocess_env, wait_for, write
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -290,7 +290,7 @@ def test_flush_pending_snapshots_at_once_without_the_debounce(project: Path) -> 
     from several threads at the same time as the snapshot loop."""
     import threading
 
-    from conftest import watching
+    from support import watching
 
     with watching(project, debounce=30) as session:
         watcher = session.watcher

@@ -15,7 +15,7 @@ from mcp import Client, StdioServerParameters
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.git import nested
 from code_trajectory.recording.session import ProjectSession
-from conftest import git, git_repo, server_command, shadow_count, subprocess_env, wait_for, write
+from support import git, git_repo, server_command, shadow_count, subprocess_env, wait_for, write
 
 GIT_COMMANDS = (
     [["clean", "-fdx"]],

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from code_trajectory.recording import watcher as watcher_module
-from conftest import git, wait_for, watching, write
-from conftest import shadow_count as count
+from support import git, wait_for, watching, write
+from support import shadow_count as count
 
 LONG = 60.0  # a debounce that never fires during a test: only checkpoints write snapshots
 

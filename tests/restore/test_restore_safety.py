@@ -17,7 +17,7 @@ from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.git.pathcheck import unsafe_reason
 from code_trajectory.recording.recorder import Recorder
 from code_trajectory.restore.service import restore
-from conftest import git, hand_built_commit, mcp_client, server_command, subprocess_env, write
+from support import git, hand_built_commit, mcp_client, server_command, subprocess_env, write
 
 HOOK = b"#!/bin/sh\ntouch /tmp/pwned-by-a-snapshot\n"
 #: Paths of a hostile snapshot: .git and .trajectory as some file system (or git itself) would read them.

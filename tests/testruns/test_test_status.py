@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import mcp_client, write
+from support import mcp_client, write
 
 
 def text(result) -> str:

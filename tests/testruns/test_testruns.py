@@ -23,7 +23,7 @@ from code_trajectory.recording.recorder import Recorder
 from code_trajectory.testruns import model, parsers, runner, service, store
 from code_trajectory.testruns.model import TestRun
 from code_trajectory.testruns.parsers import parse_output
-from conftest import git, write
+from support import git, write
 
 PY = sys.executable
 PYTEST = [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider"]

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import git, write
+from support import git, write
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
