@@ -143,6 +143,7 @@ async def test_watcher_snapshots_show_up_in_answers(service: TrajectoryService, 
         assert "Watcher e2e" in text(result) and "A `src/watched.py` (+1)" in text(result)
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_queries_answer_while_the_start_up_scan_runs(service: TrajectoryService, project: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:

@@ -159,6 +159,7 @@ def restart(root: Path) -> None:
         recorder.close()
 
 
+@pytest.mark.slow
 def test_sigkill_during_snapshots_leaves_a_valid_repository_and_reconcile_catches_up(tmp_path: Path) -> None:
     """See the module docstring. git lock files a kill leaves behind (``<ref>.lock``, ``HEAD.lock``,
     ``packed-refs.lock``, ``objects/info/commit-graphs/commit-graph-chain.lock``) are counted

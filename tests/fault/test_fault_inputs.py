@@ -159,6 +159,7 @@ def answer_text(result) -> str:
     return "".join(getattr(c, "text", "") for c in result.content)
 
 
+@pytest.mark.slow
 def test_every_tool_answers_generated_arguments_without_crashing(project: Path, tmp_path: Path) -> None:
     other = tmp_path / "other"
     write(other, "notes.txt", "another project\n")
@@ -280,6 +281,7 @@ def expand(arg: str | bytes, names: dict[str, str]) -> str | bytes:
     return arg.format(**names) if "{" in arg else arg
 
 
+@pytest.mark.slow
 def test_cli_rejects_bad_arguments_with_one_error_line(project: Path, tmp_path: Path) -> None:
     (project / "escape").symlink_to(tmp_path, target_is_directory=True)
     names = {"outside": str(tmp_path / "elsewhere"), "afile": str(project / "src" / "app.py"),

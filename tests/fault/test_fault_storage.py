@@ -95,6 +95,7 @@ def test_concurrent_tool_calls_in_one_server_are_safe(project: Path) -> None:
         s.close()
 
 
+@pytest.mark.slow
 def test_a_held_ref_lock_delays_the_snapshot_which_is_then_written(project: Path) -> None:
     s = session(project)
     lock = project / ".trajectory" / "refs" / "heads" / "shadow" / "main.lock"
@@ -198,6 +199,7 @@ def small_disk(tmp_path: Path):
     subprocess.run(["umount", "-l", str(mount)], capture_output=True)
 
 
+@pytest.mark.slow
 def test_disk_full_reports_clearly_keeps_the_repository_and_resumes(small_disk: Path) -> None:
     root = small_disk / "project"
     root.mkdir()

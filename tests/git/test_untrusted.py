@@ -93,6 +93,7 @@ def test_config_is_reduced_to_our_keys_and_the_removal_reported_once(project: Pa
     assert fired(markers) == []
 
 
+@pytest.mark.slow
 def test_cli_commands_run_no_program_of_a_hostile_shadow(project: Path, tmp_path: Path) -> None:
     recorded(project)
     markers = poison_shadow(project, tmp_path / "attack")
@@ -135,6 +136,7 @@ async def test_forced_overrides_hold_without_the_reducer(project: Path, tmp_path
     assert fired(markers) == []
 
 
+@pytest.mark.slow
 def test_cloned_trajectory_is_refused_with_one_line(tmp_path: Path) -> None:
     attacker = tmp_path / "attacker"
     attacker.mkdir()

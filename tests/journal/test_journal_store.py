@@ -241,6 +241,7 @@ for i in range(int(sys.argv[3])):
 """
 
 
+@pytest.mark.slow
 def test_two_processes_write_concurrently_nothing_lost(tmp_path: Path) -> None:
     journal = tmp_path / "journal"
     env = {**os.environ, "PYTHONPATH": str(SRC)}

@@ -224,6 +224,7 @@ mcp.run()
 """
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_stdio_server_keeps_stdout_clean(tmp_path: Path) -> None:
     """Over real stdio, a search (loading the model when installed) leaves the JSON-RPC stream intact."""

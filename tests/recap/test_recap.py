@@ -335,6 +335,7 @@ for i in range(100):
 """
 
 
+@pytest.mark.slow
 def test_two_processes_adding_100_entries_each_end_with_200(ct_home: Path, spaced_dir: Path) -> None:
     env = subprocess_env(CODE_TRAJECTORY_HOME=str(ct_home), HOME=str(ct_home.parent / "userhome"))
     writers = [subprocess.Popen([sys.executable, "-c", _WRITER, str(spaced_dir), tag], env=env,

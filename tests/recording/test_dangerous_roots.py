@@ -108,6 +108,7 @@ def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
                           stdin=subprocess.DEVNULL, timeout=120)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["home", "home via symlink", "storage ancestor"])
 def test_every_cli_command_that_starts_recording_refuses_a_dangerous_root(kind: str, tmp_path: Path,
                                                                          isolated_env: Path,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -73,6 +74,7 @@ def policy_view(project: Path) -> set[str]:
     return set(scan(project, policy_for(project)).files)
 
 
+@pytest.mark.slow
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(paths=st.lists(st.lists(NAMES, min_size=1, max_size=3), min_size=1, max_size=12, unique_by=tuple),
        root_rules=st.lists(PATTERNS, max_size=5), sub_rules=st.lists(PATTERNS, max_size=4),

@@ -150,6 +150,7 @@ def assert_edit_recorded(project: Path) -> None:
     assert state.get("stopped_at", "") >= state["started_at"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", STOPS)
 def test_serve_stopped_by_a_client_snapshots_the_pending_edit(project: Path, tmp_path: Path, how: str) -> None:
     log = tmp_path / "serve.log"
@@ -211,6 +212,7 @@ def importer_of(pid: int) -> int | None:
                 None)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("command", "how"), [("serve", "SIGTERM"), ("serve", "SIGKILL"), ("watch", "SIGTERM")])
 def test_a_stop_during_the_import_of_20000_files_leaves_no_process(tmp_path: Path, command: str, how: str) -> None:
     """SIGTERM: the process stops its import child; SIGKILL (no clean-up at all): the kernel kills the child."""

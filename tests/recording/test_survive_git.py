@@ -153,6 +153,7 @@ def record_history_of(root: Path) -> int:
     return shadow_count(root)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("recreated_by", ["the watcher", "a one-shot command"])
 def test_deleted_while_a_watcher_records_it_is_said_once_and_a_new_history_starts(project: Path,
                                                                                   recreated_by: str) -> None:

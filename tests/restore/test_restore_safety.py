@@ -114,6 +114,7 @@ def test_hand_built_hostile_snapshot_is_refused_by_the_cli_and_other_files_resto
     assert not (project / ".git" / "hooks" / "pre-commit").exists() and no_temp_files(project)
 
 
+@pytest.mark.slow
 def test_a_file_over_the_size_cap_is_never_replaced_by_its_note(project: Path) -> None:
     big = os.urandom(6 * 1024 * 1024)
     write(project, "data/big.bin", big)

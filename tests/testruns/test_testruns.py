@@ -257,6 +257,7 @@ def test_plugin_failure_to_record_does_not_change_the_session(tmp_path: Path) ->
     assert "1 passed" in proc.stdout
 
 
+@pytest.mark.slow
 def test_plugin_entry_point_and_explicit_p_coexist(tmp_path: Path) -> None:
     """The entry point line given for pyproject.toml: auto-loaded, and harmless next to ``-p``."""
     site = tmp_path / "site"

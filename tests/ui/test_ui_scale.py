@@ -32,6 +32,7 @@ def big_history(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[st
     return root, build_history(root, SNAPSHOTS)
 
 
+@pytest.mark.slow
 def test_server_answers_fast_on_10k_snapshots(big_history) -> None:
     root, oids = big_history
     with running_ui(root) as ui:
