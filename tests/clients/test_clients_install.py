@@ -23,13 +23,6 @@ NOW = dt.datetime(2025, 3, 4, 5, 6, 7)
 
 
 @pytest.fixture
-def proj(tmp_path: Path) -> Path:
-    root = tmp_path / "my proj"
-    root.mkdir()
-    return root.resolve()
-
-
-@pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
     """The environment the per-user files are located from (claude-desktop): a temp HOME only."""
     home = tmp_path / "home"
