@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run import generate, git_base, median_ms, project_dir  # noqa: E402
+from run import generate, git_base, median_ms, project_dir
 
 
 def main() -> int:

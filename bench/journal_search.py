@@ -26,9 +26,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from code_trajectory.journal.embedding import semantic_status  # noqa: E402
-from code_trajectory.journal.search import SearchIndex  # noqa: E402
-from code_trajectory.journal.settings import JournalSettings  # noqa: E402
+from code_trajectory.journal.embedding import semantic_status
+from code_trajectory.journal.search import SearchIndex
+from code_trajectory.journal.settings import JournalSettings
 from code_trajectory.journal.store import JournalStore
 from code_trajectory.journal.text import render_section
 

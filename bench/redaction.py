@@ -16,14 +16,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from code_trajectory.core.secrets import JOIN_GAP, redact  # noqa: E402
+from code_trajectory.core.secrets import JOIN_GAP, redact
 
 SIZE = 1 << 20
 
 
 def texts() -> dict[str, str]:
     rnd = random.Random(7)
-    fill = lambda unit: (unit * (SIZE // len(unit) + 1))[:SIZE]  # noqa: E731
+    fill = lambda unit: (unit * (SIZE // len(unit) + 1))[:SIZE]
     return {
         "random printable": "".join(rnd.choice(string.printable) for _ in range(SIZE)),
         "a-a-a…": fill("a-"),

@@ -36,11 +36,13 @@ from pathlib import Path
 
 os.environ.setdefault("CODE_TRAJECTORY_HOME", tempfile.mkdtemp(prefix="ct-bench-home-"))
 
-from code_trajectory.core.config import TrajectorySettings  # noqa: E402
-from code_trajectory.git.gitcmd import base_env  # noqa: E402
-from code_trajectory.git.maintenance import BackgroundMaintenance, MaintenancePolicy, run_maintenance  # noqa: E402
+import contextlib
+
+from code_trajectory.core.config import TrajectorySettings
+from code_trajectory.git.gitcmd import base_env
+from code_trajectory.git.maintenance import BackgroundMaintenance, MaintenancePolicy, run_maintenance
 from code_trajectory.history import service as history_service
-from code_trajectory.recording.session import ProjectSession  # noqa: E402
+from code_trajectory.recording.session import ProjectSession
 
 
 def generate(root: Path, files: int, dirs: int, ignored: int, seed: int = 7) -> int:
@@ -145,10 +147,8 @@ def proc_stats(pid: int) -> tuple[int, int, float]:
     """(inotify watches, resident KiB, cpu seconds) of a process, from /proc."""
     watches = 0
     for fd in os.listdir(f"/proc/{pid}/fdinfo"):
-        try:
+        with contextlib.suppress(OSError):
             watches += Path(f"/proc/{pid}/fdinfo/{fd}").read_text().count("inotify wd:")
-        except OSError:
-            pass
     rss = 0
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -195,7 +195,7 @@ def main() -> int:
             for n in range(args.runs):
                 chosen = rng.sample(rels, count)
                 touch(root, chosen, n)
-                ours.append(timed(lambda: recorder.record_paths(chosen)))
+                ours.append(timed(lambda chosen=chosen: recorder.record_paths(chosen)))
             for n in range(max(3, args.runs // 3)):
                 chosen = rng.sample(rels, count)
                 touch(root, chosen, 1000 + n)

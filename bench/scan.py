@@ -29,10 +29,10 @@ from pathlib import Path
 os.environ.setdefault("CODE_TRAJECTORY_HOME", tempfile.mkdtemp(prefix="ct-bench-home-"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run import generate, git_base, proc_stats, project_dir, timed, touch  # noqa: E402
+from run import generate, git_base, proc_stats, project_dir, timed, touch
 
-from code_trajectory.core.config import TrajectorySettings  # noqa: E402
-from code_trajectory.recording.recorder import Recorder  # noqa: E402
+from code_trajectory.core.config import TrajectorySettings
+from code_trajectory.recording.recorder import Recorder
 
 RESTART = ("import sys; from pathlib import Path; from code_trajectory.core.config import TrajectorySettings; "
            "from code_trajectory.recording.recorder import Recorder; root = Path(sys.argv[1]); "
@@ -87,7 +87,7 @@ def main() -> int:
             ours.append(timed(lambda: subprocess.run([sys.executable, "-c", RESTART, str(root)], check=True,
                                                      env=env)))
             git_status.append(timed(lambda: git_base(base, root, "status", "--porcelain")))
-            git_commit.append(timed(lambda: (git_base(base, root, "add", "-A"),
+            git_commit.append(timed(lambda n=n: (git_base(base, root, "add", "-A"),
                                              git_base(base, root, "commit", "-q", "-m", f"x{n}"))))
             recorder = Recorder.open(root, settings)
             try:
@@ -97,7 +97,7 @@ def main() -> int:
             finally:
                 recorder.close()
             touch(root, [files[2 * args.runs + n]], n)
-            cli.append(timed(lambda: subprocess.run(
+            cli.append(timed(lambda n=n: subprocess.run(
                 [sys.executable, "-m", "code_trajectory", "checkpoint", "--project", str(root), "-m", f"bench {n}"],
                 check=True, env=env, capture_output=True)))
         proc = subprocess.Popen([sys.executable, "-m", "code_trajectory", "serve", "--project", str(root)],

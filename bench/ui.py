@@ -28,8 +28,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 sys.path.insert(0, str(HERE.parent / "tests"))
 
-from code_trajectory.ui.security import cookie_name  # noqa: E402
-from support.ui import build_history, chromium_page, request, running_ui  # noqa: E402
+from code_trajectory.ui.security import cookie_name
+from support.ui import build_history, chromium_page, request, running_ui
 
 PAINT = """() => {
   const nav = performance.getEntriesByType('navigation')[0];

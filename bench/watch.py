@@ -32,12 +32,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import anyio  # noqa: E402
-from mcp import Client, StdioServerParameters  # noqa: E402
-from run import add_tree_arguments, generate_tree, git_base, project_dir, tree_size  # noqa: E402
+import anyio
+from mcp import Client, StdioServerParameters
+from run import add_tree_arguments, generate_tree, git_base, project_dir, tree_size
 
-from code_trajectory.git.gitcmd import base_env  # noqa: E402
-from code_trajectory.git.shadow import shadow_ref  # noqa: E402
+from code_trajectory.git.gitcmd import base_env
+from code_trajectory.git.shadow import shadow_ref
 
 REF = shadow_ref("main")
 POLL = 0.002

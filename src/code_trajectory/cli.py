@@ -11,6 +11,10 @@ arguments (``recap``, ``journal``) have ``main(argv) -> int``. Errors print one 
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:  # argparse itself is imported when a parser is built
+    import argparse
 
 EXIT_ERROR = 2
 
@@ -53,7 +57,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 OWN_PARSER = frozenset({"recap", "journal"})
 
 
-def build_parser(selected: str | None = None) -> argparse.ArgumentParser:  # noqa: F821
+def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
     """The argument parser: every command's (for ``--help``) or, with ``selected``, that one command's, its
     module imported to add its options."""
     import argparse
@@ -62,7 +66,7 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:  # noq
     class Parser(argparse.ArgumentParser):
         """Usage errors as one line on stderr, exit status 2, like every other error of the CLI."""
 
-        def error(self, message: str) -> None:  # type: ignore[override]
+        def error(self, message: str) -> NoReturn:
             self.exit(EXIT_ERROR, f"code-trajectory: error: {message} (see `{self.prog} --help`)\n")
 
     parser = Parser(
@@ -88,6 +92,9 @@ def run(argv: list[str]) -> int:
     """Run one command line (without the program name); returns the exit status."""
     import importlib
 
+    from code_trajectory import wiring
+
+    wiring.install()  # the capabilities' handlers of the lower layers' hooks, the same as the server's
     name = argv[0] if argv else None
     if name in OWN_PARSER:
         return importlib.import_module(COMMANDS[name][0]).main(argv[1:])

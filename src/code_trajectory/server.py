@@ -9,6 +9,7 @@ builds the server, calls them in :data:`FEATURES` order and runs it. Every tool 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import logging
 import os
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
 
-from code_trajectory import __version__
+from code_trajectory import __version__, wiring
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.core.errors import UntrustedRepositoryError
 from code_trajectory.core.logs import configure_logging
@@ -57,7 +58,7 @@ class TrajectoryMCPServer(MCPServer):
       recap and journal tools still validate theirs against their pydantic models when they answer.
     """
 
-    async def list_tools(self):  # type: ignore[override]
+    async def list_tools(self):
         tools = await super().list_tools()
         return [tool.model_copy(update={"input_schema": compact_schema(tool.input_schema), "output_schema": None})
                 for tool in tools]
@@ -101,6 +102,7 @@ def build_server(service: TrajectoryService, *, journal_dir: Path | None = None)
         service: the configured project (possibly none yet) shared by the tools.
         journal_dir: the journal repository (``serve --journal-dir``); None for the configured default.
     """
+    wiring.install()  # the capabilities' handlers of the lower layers' hooks (idempotent; the CLI's too)
     if journal_dir is not None:
         service.journal_dir = journal_dir
     mcp = TrajectoryMCPServer("code-trajectory", instructions=INSTRUCTIONS, version=__version__, log_level="INFO")
@@ -178,7 +180,7 @@ def _stop_on_request(stop: StopRequest, service: TrajectoryService) -> None:
     timer.start()
     try:
         service.close()
-    except Exception:  # noqa: BLE001 - the process ends either way
+    except Exception:  # the process ends either way
         log.exception("closing the project failed")
     _exit_now(0)
 
@@ -192,8 +194,6 @@ def _exit_late() -> None:
 def _exit_now(status: int) -> None:
     """End the process with ``status`` now, after flushing stdout and stderr (no interpreter clean-up)."""
     for stream in (sys.stderr, sys.stdout):
-        try:
+        with contextlib.suppress(OSError, ValueError):
             stream.flush()
-        except (OSError, ValueError):
-            pass
     os._exit(status)

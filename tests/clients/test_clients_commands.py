@@ -39,9 +39,9 @@ def test_arguments() -> None:
 
 def test_unknown_client_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_:
-        parse(commands.install_arguments, ["zed"])
+        parse(commands.install_arguments, ["emacs"])
     assert exit_.value.code == 2
-    assert "invalid choice: 'zed'" in capsys.readouterr().err
+    assert "invalid choice: 'emacs'" in capsys.readouterr().err
 
 
 def test_install_and_uninstall_commands(proj: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -12,13 +12,15 @@ from pathlib import Path
 import pytest
 
 from code_trajectory.clients import install as inst
+from code_trajectory.clients import jsontext
 from code_trajectory.clients.registry import CLIENTS, client
 from code_trajectory.core.errors import InvalidArgumentError, TrajectoryError
 from support import server_command, subprocess_env
 
 EXE = "/opt/ct/bin/code-trajectory"
 NEW_EXE = "/opt/ct2/bin/code-trajectory"
-ALL = list(CLIENTS)
+#: The clients whose file is JSON with ``{"command", "args"}`` entries (the others: test_clients_formats.py).
+ALL = [n for n, c in CLIENTS.items() if c.file_format == "json" and n != "zed"]
 NOW = dt.datetime(2025, 3, 4, 5, 6, 7)
 
 
@@ -181,7 +183,7 @@ def test_backup_never_overwrites_an_existing_one(proj: Path, env: dict[str, str]
     assert change.backup.read_text() == "not json"
 
 
-def test_vscode_jsonc_is_parsed_kept_and_backed_up(proj: Path, env: dict[str, str]) -> None:
+def test_vscode_jsonc_keeps_its_comments_and_layout(proj: Path, env: dict[str, str]) -> None:
     path = proj / ".vscode" / "mcp.json"
     path.parent.mkdir()
     original = """// workspace MCP servers
@@ -199,14 +201,20 @@ def test_vscode_jsonc_is_parsed_kept_and_backed_up(proj: Path, env: dict[str, st
     changes = run_install("vscode", proj, env)
     change = changes[0]
     assert change.action == "updated"
-    assert change.backup is not None and change.backup.read_text() == original
-    assert "comments or trailing commas" in change.note
-    data = json.loads(path.read_text())
+    assert change.backup is None and change.note is None and backups(path) == []
+    text = path.read_text()
+    # every line of the original is still there, in order: the entry is spliced in, nothing is rewritten
+    lines = iter(text.splitlines())
+    assert all(any(line == mine for mine in lines) for line in original.replace(" // trailing", "").splitlines())
+    assert "// trailing" in text and "/* inputs first */" in text and text.startswith("// workspace MCP servers\n")
+    data, _ = jsontext.loads(text)
     assert list(data) == ["inputs", "servers"]
     assert data["inputs"][0]["description"] == "a // not a comment"
     assert data["servers"]["fetch"]["args"] == ["mcp-server-fetch", "/*x*/"]
     assert list(data["servers"]) == ["fetch", "code-trajectory"]
-    assert "comments or trailing commas" in inst.render(changes)
+    assert data["servers"]["code-trajectory"] == expected_entry("vscode", proj)
+    run_uninstall("vscode", proj, env)
+    assert path.read_text() == original
 
 
 def test_repeated_key_is_backed_up_before_a_rewrite(proj: Path, env: dict[str, str]) -> None:
@@ -351,9 +359,10 @@ def test_project_defaults_to_cwd_and_is_absolute(proj: Path, env: dict[str, str]
 
 
 def test_unknown_client_lists_valid_names(proj: Path) -> None:
-    with pytest.raises(InvalidArgumentError, match="unknown client 'zed'; choose one of: claude-code, "
-                                                   "claude-desktop, cursor, vscode"):
-        inst.install("zed", proj, exe=EXE)
+    with pytest.raises(InvalidArgumentError, match="unknown client 'emacs'; choose one of: claude-code, "
+                                                   "claude-desktop, cursor, vscode, gemini, codex, windsurf, zed, "
+                                                   "cline, continue, goose"):
+        inst.install("emacs", proj, exe=EXE)
 
 
 def test_hooks_only_for_claude_code(proj: Path, env: dict[str, str]) -> None:

@@ -131,7 +131,7 @@ async def wait_for_snapshot(client: Client, seen: set[str], *, contains: str = "
 async def test_lists_every_tool_and_configure_is_idempotent(server_env: dict[str, str], spaced_repo: Path) -> None:
     async with Client(params(server_env, spaced_repo)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-        assert TRAJECTORY_TOOLS <= set(tools), sorted(tools)
+        assert set(tools) >= TRAJECTORY_TOOLS, sorted(tools)
         for name in TRAJECTORY_TOOLS:
             assert tools[name].description, name
             assert tools[name].input_schema["type"] == "object"
@@ -404,7 +404,7 @@ def test_stdout_carries_only_json_rpc(server_env: dict[str, str], spaced_repo: P
         send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
         names = {tool["name"] for tool in response(2)["result"]["tools"]}
-        assert TRAJECTORY_TOOLS <= names
+        assert names >= TRAJECTORY_TOOLS
         # calls that log (errors, snapshots) must still log on stderr only
         send({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
               "params": {"name": "get_file_trajectory", "arguments": {"filepath": "../../etc/passwd"}}})

@@ -113,7 +113,7 @@ def test_inspector_lists_our_tools(inspector: list[str], workspace: dict[str, Pa
     done = run_inspector(inspector, workspace, "--method", "tools/list", "--strict")
     assert done.returncode == 0, done.stderr[-3000:]
     tools = {tool["name"]: tool for tool in _json(done)["result"]["tools"]}
-    assert TRAJECTORY_TOOLS <= set(tools), sorted(tools)
+    assert set(tools) >= TRAJECTORY_TOOLS, sorted(tools)
     schema = tools["get_file_trajectory"]["inputSchema"]
     assert schema["required"] == ["filepath"]
     assert schema["properties"]["depth"]["default"] == 5

@@ -35,7 +35,7 @@ def text(result) -> str:
 async def test_tools_are_listed_with_annotations(service: TrajectoryService) -> None:
     async with Client(build_server(service)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert TRAJECTORY_TOOLS <= set(tools)
+    assert set(tools) >= TRAJECTORY_TOOLS
     for name in TRAJECTORY_TOOLS:
         assert tools[name].description and len(tools[name].description) > 40
         assert tools[name].annotations.read_only_hint is (name in READ_ONLY), name

@@ -20,6 +20,7 @@ exits with status 3 (a product failure, not a kill).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import random
@@ -133,10 +134,8 @@ def work(root: Path, seed: int, phase_fd: int) -> None:
 
 def main() -> None:
     root, phase_file = Path(sys.argv[1]), Path(sys.argv[2])
-    try:
+    with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
     for line in sys.stdin:
         seed = int(line)
         phase_fd = os.open(phase_file, os.O_RDWR | os.O_CREAT, 0o600)
@@ -152,10 +151,8 @@ def main() -> None:
             finally:
                 os._exit(status)
         os.close(phase_fd)
-        try:
+        with contextlib.suppress(OSError):  # the worker did it first (or is already gone)
             os.setpgid(pid, pid)
-        except OSError:  # the worker did it first (or is already gone)
-            pass
         print(f"pid {pid}", flush=True)
         worker_status = None
         while True:  # the worker, then every orphaned git process (we are their subreaper)

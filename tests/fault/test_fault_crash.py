@@ -21,6 +21,7 @@ cycle's ``fsck`` (it reads the whole history) from making the test quadratic.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import re
@@ -81,10 +82,8 @@ class Zygote:
 
     def close(self) -> None:
         if self.current is not None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.current, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         if self.proc.stdin is not None:
             self.proc.stdin.close()
         try:
@@ -125,10 +124,8 @@ def age(paths: list[Path], seconds: float = 3600.0) -> None:
     """Make files look ``seconds`` old (as if the restart came that much later)."""
     then = time.time() - seconds
     for path in paths:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.utime(path, (then, then))
-        except FileNotFoundError:
-            pass
 
 
 STALE_GRAPH = re.compile(r"^commit-graph parent list for commit [0-9a-f]{40} is too long$")

@@ -128,7 +128,7 @@ def test_secrets_never_reach_the_shadow_repository(tmp_path: Path, isolated_env:
             control = f"CONTROL-{phase}-{uuid.uuid4().hex}"
             controls.append(control)
             write(root, f"visible{phase}.txt", control + "\n")
-            wait_for(lambda: tip_has(root, f"visible{phase}.txt", control))
+            wait_for(lambda phase=phase, control=control: tip_has(root, f"visible{phase}.txt", control))
             time.sleep(1.0)  # let any straggling event of the burst be snapshotted too
             session.checkpoint(f"phase {phase}")
         for rel in ["sub/dir/.env", "notes.secret", ".aws/credentials"]:

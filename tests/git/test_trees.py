@@ -42,7 +42,7 @@ def test_edits_match_git_write_tree(tmp_path_factory, steps) -> None:
         for n, step in enumerate(steps):
             changes: dict[str, TreeEntry | None] = {}
 
-            def put(key: str, value: TreeEntry | None) -> None:
+            def put(key: str, value: TreeEntry | None, changes: dict[str, TreeEntry | None] = changes) -> None:
                 changes.pop(key, None)  # re-insert at the end: changes apply in order
                 changes[key] = value
 

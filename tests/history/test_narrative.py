@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -138,7 +138,7 @@ def test_session_summary_reports_gaps_intents_and_files(session: ProjectSession)
 
 
 def test_sessions_split_at_gaps() -> None:
-    base = datetime(2026, 1, 1, 12, tzinfo=timezone.utc)
+    base = datetime(2026, 1, 1, 12, tzinfo=UTC)
     times = [base, base - timedelta(minutes=30), base - timedelta(hours=2), base - timedelta(hours=2, minutes=5)]
     records = [CommitRecord(str(i), [], t, "[AUTO-TRJ]", {}) for i, t in enumerate(times)]
     split = sessions(records, 3600)

@@ -120,7 +120,7 @@ def test_corpus_queries_avoid_shared_content_words() -> None:
     def words(text: str) -> set[str]:
         return {w.strip(".,;:()'\"").lower() for w in text.split()} - stop - {""}
 
-    for context, content, target in QUERIES:
+    for _context, content, target in QUERIES:
         shared = words(content) & words(ENTRIES[target][2])
         assert not shared, (content, shared)
 

@@ -7,6 +7,7 @@ import os
 import subprocess
 import threading
 import time
+from datetime import UTC
 from pathlib import Path
 
 import pytest
@@ -360,9 +361,9 @@ def test_gitignore_change_triggers_full_rescan(project: Path, recorder: Recorder
 
 
 def test_messages_parse_trailers_roundtrip() -> None:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    text = messages.snapshot_message(when=datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc),
+    text = messages.snapshot_message(when=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC),
                                      intent="multi\nline   intent", branch="main", changes=[])
     assert "Trajectory-Intent: multi line intent" in text
     blob_ = "Trajectory-Kind: snapshot\x1dTrajectory-Intent: a: b"

@@ -11,6 +11,7 @@ project, remains.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -125,10 +126,8 @@ def stop(proc: subprocess.Popen, steps: list) -> float:
 def finish(proc: subprocess.Popen) -> None:
     for stream in (proc.stdin, proc.stdout):
         if stream is not None:
-            try:
+            with contextlib.suppress(OSError):
                 stream.close()
-            except OSError:
-                pass
     if proc.poll() is None:
         proc.kill()
         proc.wait()

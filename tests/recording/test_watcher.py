@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from pathlib import Path
@@ -97,10 +98,8 @@ def test_configure_same_path_keeps_watcher_and_other_path_switches(project: Path
 def inotify_watches() -> int:
     total = 0
     for fd in os.listdir("/proc/self/fdinfo"):
-        try:
+        with contextlib.suppress(OSError):
             total += Path(f"/proc/self/fdinfo/{fd}").read_text().count("inotify wd:")
-        except OSError:
-            pass
     return total
 
 

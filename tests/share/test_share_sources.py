@@ -41,10 +41,12 @@ async def test_bob_reads_alices_file_trajectory_session_and_intents(tmp_path) ->
 
 def test_auto_push_after_a_consolidation_only_when_asked(tmp_path) -> None:
     """Issue 17.4: nothing is pushed without the command, or ``[share] auto_push = true`` (off by default)."""
+    from code_trajectory import wiring
     from code_trajectory.recording.session import ProjectSession
     from support import wait_for, write
     from support.share_env import remote_refs
 
+    wiring.install()  # what the server and the CLI do at start: the auto push is share's handler of a consolidation
     team = make_team(tmp_path)
     session = ProjectSession(team.alice, TrajectorySettings.load(team.alice))
     try:

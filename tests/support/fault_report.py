@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -85,10 +86,8 @@ class ExpectedTree:
         self.index = scratch / "throwaway.index"
 
     def __call__(self, work_tree: Path) -> str:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             self.index.unlink()
-        except FileNotFoundError:
-            pass
         env = git_env(GIT_INDEX_FILE=str(self.index))
         base = [f"--git-dir={self.git_dir}", f"--work-tree={work_tree}"]
         run_git(*base, "add", "-A", cwd=work_tree, env=env)

@@ -16,7 +16,7 @@ import subprocess
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 CHROMIUM = "/usr/bin/chromium"
@@ -58,7 +58,7 @@ def build_history(root: Path, count: int, *, branch: str = "main", files: int = 
     rng = random.Random(seed)
     names = [f"src/pkg{i % 5}/module_{i:03d}.py" for i in range(files)]
     contents = {name: [f"def f{n}(x):\n", f"    return x + {n}\n", "\n"] for n, name in enumerate(names)}
-    when = start or datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
+    when = start or datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
     intents = ["Parse the config file", "Fix the retry loop", "Add the export command", "Speed up the index",
                None, "Refactor the store"]
     out: list[bytes] = []

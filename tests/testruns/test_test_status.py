@@ -64,3 +64,25 @@ def test_cli_test_wrapper_records_and_exits_with_the_command_status(project: Pat
     proc = subprocess.run([sys.executable, "-m", "code_trajectory", "test", "--", "no-such-runner-xyz"],
                           cwd=project, env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 127 and "command not found" in proc.stderr
+
+
+def test_cli_consolidation_carries_the_test_runs_and_status_shows_sharing(project: Path) -> None:
+    """The one-shot commands get the server's wiring (issue 25): a ``consolidate`` run from the command line carries
+    the last snapshot's test runs to the ``[CONSOLIDATE]`` commit, and ``status`` has share's lines."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") and k != "CODE_TRAJECTORY_PYTEST"}
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "code_trajectory", *args], cwd=project, env=env,
+                              capture_output=True, text=True, timeout=120)
+
+    assert cli("intent", "Break main on purpose").returncode == 0
+    write(project, "src/app.py", "def main():\n    return 2\n")
+    proc = cli("test", "--", sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests")
+    assert proc.returncode == 1 and "0 passed, 1 failed: test_main" in proc.stderr, proc.stderr
+    proc = cli("consolidate", "Broke main on purpose")
+    assert proc.returncode == 0 and "Consolidated" in proc.stdout, proc.stderr
+    log = cli("log", "--limit", "1").stdout
+    assert "[CONSOLIDATE]" in log
+    assert " - Broke main on purpose\n- tests: 0 passed, 1 failed: test_main\n" in log  # on the [CONSOLIDATE] commit
+    status = cli("status")
+    assert status.returncode == 0 and "Sharing: nothing pushed yet (auto_push off)" in status.stdout, status.stderr

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -158,7 +158,7 @@ def test_restores_are_marked(demo) -> None:
     root, commits = demo
     with ShadowRepo(root) as repo:
         tree = repo.commit_tree_oid(commits["v1"])
-        when = datetime.now(timezone.utc)
+        when = datetime.now(UTC)
         message = messages.snapshot_message(when=when, intent=None, branch="main",
                                             changes=[FileChange("M", "src/signing.py")], kind="restore")
         message = message.replace(messages.SNAPSHOT_PREFIX, "[RESTORE]", 1)

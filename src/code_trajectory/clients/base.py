@@ -1,9 +1,10 @@
 """What every MCP client module provides, and how code-trajectory's own entries are recognised.
 
-A client module (``claude_code``, ``claude_desktop``, ``cursor``, ``vscode``) holds one object that
-satisfies :class:`Client`: where the client keeps its MCP configuration, under which top-level key
-the servers live, and the shape of one stdio server entry. The install logic
-(:mod:`code_trajectory.clients.install`) is the same for all of them.
+A client module (``claude_code``, ``claude_desktop``, ``cursor``, ``vscode``, ``gemini``, ``codex``, ...) holds
+one object that satisfies :class:`Client`: where the client keeps its MCP configuration, in which file format
+(``json``, ``toml``, ``yaml``), under which top-level key the servers live, and the shape of one stdio server
+entry. The install logic (:mod:`code_trajectory.clients.install`) is the same for all of them; the command line
+of every entry comes from one method, :meth:`StdioClient.server_command`.
 
 The helpers here answer two questions for install and uninstall:
 
@@ -18,13 +19,15 @@ The helpers here answer two questions for install and uninstall:
 
 from __future__ import annotations
 
+import hashlib
 import ntpath
 import os
 import posixpath
+import re
 import shlex
 import shutil
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -53,14 +56,22 @@ class Client(Protocol):
         docs: where the file format was verified (titles and addresses), for the docstrings and
             for people who want to check.
         hint: one sentence telling what to do after install (restart, approve, ...), or ``""``.
+        file_format: ``"json"`` (JSON or JSONC), ``"toml"`` or ``"yaml"``: which editor keeps the file.
+        owns_file: True when the whole file is code-trajectory's (a Continue block file): uninstall then
+            deletes it once it holds no server.
     """
 
     name: str
     title: str
     servers_key: str
     global_config: bool
-    docs: tuple[str, ...]
     hint: str
+    file_format: str
+    owns_file: bool
+
+    @property
+    def docs(self) -> tuple[str, ...]:  # read-only: a client's own tuple type (say tuple[str, str]) then fits
+        ...
 
     def config_path(self, project: Path, env: Mapping[str, str], platform: str) -> Path:
         """The config file for ``project`` (absolute) given the environment and ``sys.platform``.
@@ -82,6 +93,22 @@ class Client(Protocol):
         """Names to try, in order, when :meth:`entry_name` is taken by another entry (may be empty)."""
         ...
 
+    def servers(self, data: MutableMapping[str, Any]) -> tuple[MutableMapping[str, Any], str | None]:
+        """The name-to-entry mapping inside the parsed file ``data``, created when missing.
+
+        Returns the mapping (a live view: changes go into ``data``) and a note when something that was
+        not a mapping had to be replaced, else None.
+        """
+        ...
+
+    def as_stdio(self, entry: Any) -> Any:
+        """``entry`` in the ``{"command": str, "args": [str]}`` shape that :func:`is_our_server` reads."""
+        ...
+
+    def named(self, entry: dict[str, Any], name: str) -> dict[str, Any]:
+        """``entry`` as stored under ``name`` (for schemas that repeat the name inside the entry)."""
+        ...
+
 
 class StdioClient:
     """A base for clients whose entry is ``{["type": "stdio",] "command": ..., "args": [...]}``.
@@ -96,27 +123,74 @@ class StdioClient:
     global_config = False
     docs: tuple[str, ...] = ()
     hint = ""
+    file_format = "json"
+    owns_file = False
     #: Whether the entry carries ``"type": "stdio"`` (VS Code requires it; Claude Code writes it).
     with_type = False
 
     def config_path(self, project: Path, env: Mapping[str, str], platform: str) -> Path:
         raise NotImplementedError
 
-    def entry(self, exe: Exe, project: Path) -> dict[str, Any]:
+    def server_command(self, exe: Exe, project: Path) -> tuple[str, list[str]]:
+        """The one place that decides how a client starts code-trajectory: ``(command, args)``.
+
+        Every client's :meth:`entry` is built from this pair, whatever the file's schema.
+        """
         argv = exe_argv(exe)
+        return argv[0], [*argv[1:], "serve", "--project", str(project)]
+
+    def entry(self, exe: Exe, project: Path) -> dict[str, Any]:
+        command, args = self.server_command(exe, project)
         entry: dict[str, Any] = {"type": "stdio"} if self.with_type else {}
-        entry["command"] = argv[0]
-        entry["args"] = [*argv[1:], "serve", "--project", str(project)]
+        entry["command"] = command
+        entry["args"] = args
         return entry
 
     def entry_name(self, project: Path) -> str:
         return SERVER_NAME
 
     def alternate_names(self, project: Path) -> list[str]:
-        return []
+        """For a per-user file (:attr:`global_config`): ``code-trajectory-<directory name>``, then that name with the
+        first 8 hex digits of a SHA-256 of the full path; none for a per-project file."""
+        if not self.global_config:
+            return []
+        slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", project.name).strip("-.") or "project"
+        digest = hashlib.sha256(str(project).encode("utf-8", "surrogateescape")).hexdigest()[:8]
+        return [f"{SERVER_NAME}-{slug}", f"{SERVER_NAME}-{slug}-{digest}"]
+
+    def servers(self, data: MutableMapping[str, Any]) -> tuple[MutableMapping[str, Any], str | None]:
+        found = data.get(self.servers_key)
+        if isinstance(found, MutableMapping):
+            return found, None
+        note = (f'"{self.servers_key}" held {kind_of(found)}, not a mapping; it was replaced'
+                if self.servers_key in data else None)
+        data[self.servers_key] = self.new_servers()
+        return data[self.servers_key], note
+
+    def new_servers(self) -> Any:
+        """The empty mapping stored under :attr:`servers_key` when the file has none."""
+        return {}
+
+    def as_stdio(self, entry: Any) -> Any:
+        return entry
+
+    def named(self, entry: dict[str, Any], name: str) -> dict[str, Any]:
+        return entry
 
     def __repr__(self) -> str:
         return f"<client {self.name}>"
+
+
+def kind_of(value: Any) -> str:
+    """How a parsed value is named in messages: ``a list``, ``null``, ``a str``, ``a dict``..."""
+    if isinstance(value, list):
+        return "a list"
+    if value is None:
+        return "null"
+    for plain in (bool, int, float, str):
+        if isinstance(value, plain):
+            return f"a {plain.__name__}"
+    return "a mapping" if isinstance(value, Mapping) else f"a {type(value).__name__}"
 
 
 def default_exe(executable: str | None = None, which: Any = shutil.which) -> list[str]:

@@ -17,18 +17,16 @@ Format and location, as verified (docs corpus, 2026):
 Naming: the file is global, so the entry carries ``--project P`` and one entry exists per
 project. The first project installed gets ``code-trajectory``; a project whose preferred name is
 held by another entry gets ``code-trajectory-<directory name>`` (then that name with the first
-8 hex digits of a hash of the full path). Install and uninstall find a project's entry by its
+8 hex digits of a hash of the full path: :meth:`~code_trajectory.clients.base.StdioClient.alternate_names`). Install and uninstall find a project's entry by its
 ``--project`` argument, not by its name, so the name never has to be remembered.
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from code_trajectory.clients.base import SERVER_NAME, StdioClient
+from code_trajectory.clients.base import StdioClient
 from code_trajectory.core.errors import InvalidArgumentError
 
 FILE_NAME = "claude_desktop_config.json"
@@ -41,7 +39,7 @@ class ClaudeDesktop(StdioClient):
     title = "Claude Desktop"
     servers_key = "mcpServers"
     global_config = True
-    docs = ("MCP user quickstart - https://modelcontextprotocol.io/quickstart/user",)
+    docs: tuple[str, ...] = ("MCP user quickstart - https://modelcontextprotocol.io/quickstart/user",)
     hint = "Quit and restart Claude Desktop to load the change."
 
     def config_path(self, project: Path, env: Mapping[str, str], platform: str) -> Path:
@@ -64,11 +62,6 @@ class ClaudeDesktop(StdioClient):
         if xdg and Path(xdg).is_absolute():  # the XDG spec says to ignore a relative value
             return Path(xdg) / "Claude" / FILE_NAME
         return _home(env) / ".config" / "Claude" / FILE_NAME
-
-    def alternate_names(self, project: Path) -> list[str]:
-        slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", project.name).strip("-.") or "project"
-        digest = hashlib.sha256(str(project).encode("utf-8", "surrogateescape")).hexdigest()[:8]
-        return [f"{SERVER_NAME}-{slug}", f"{SERVER_NAME}-{slug}-{digest}"]
 
 
 def _home(env: Mapping[str, str]) -> Path:

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from code_trajectory.clients import docfile, jsonfile
 from code_trajectory.clients import hooks as _hooks
-from code_trajectory.clients import jsonfile
 from code_trajectory.clients.base import (
     Client,
     Exe,
@@ -99,18 +99,17 @@ def _context(client_name: str, project: Any, env: Mapping[str, str] | None,
     return client, root, path
 
 
-def _servers(data: dict[str, Any], key: str) -> tuple[dict[str, Any], str | None]:
-    """``data[key]``, made an object when missing; the note when a non-object had to be replaced."""
-    servers = data.get(key)
-    if isinstance(servers, dict):
-        return servers, None
-    note = f'"{key}" held {jsonfile.kind_of(servers)}, not an object; it was replaced' if key in data else None
-    data[key] = {}
-    return data[key], note
+def _edit(client: Client, path: Path, mutate: Any, **kw: Any) -> jsonfile.Edit:
+    """Edit ``path`` with the editor of ``client.file_format`` (:mod:`.jsonfile` or :mod:`.docfile`)."""
+    if client.file_format == "json":
+        kw.pop("remove_if", None)
+        return jsonfile.edit(path, mutate, **kw)
+    return docfile.edit(path, docfile.FORMATS[client.file_format], mutate, **kw)
 
 
 def _ours_for(client: Client, name: str, entry: Any, project: Path) -> bool:
     """Whether ``entry`` (called ``name``) is code-trajectory's entry for ``project`` in ``client``'s file."""
+    entry = client.as_stdio(entry)
     if not is_our_server(entry):
         return False
     served = server_project(entry)
@@ -119,8 +118,8 @@ def _ours_for(client: Client, name: str, entry: Any, project: Path) -> bool:
     return not client.global_config and name == client.entry_name(project)
 
 
-def _describe(entry: Any) -> str:
-    argv = server_argv(entry)
+def _describe(client: Client, entry: Any) -> str:
+    argv = server_argv(client.as_stdio(entry))
     return shell_command(argv) if argv else "an entry that is not a stdio command"
 
 
@@ -159,7 +158,7 @@ def install(client_name: str, project: str | os.PathLike[str] | None = None, *, 
     chosen: list[str] = []
 
     def mutate(data: dict[str, Any]) -> str | None:
-        servers, note = _servers(data, client.servers_key)
+        servers, note = client.servers(data)
         name = next((n for n, e in servers.items() if _ours_for(client, n, e, root)), None)
         if name is None:
             candidates = [client.entry_name(root), *client.alternate_names(root)]
@@ -167,14 +166,15 @@ def install(client_name: str, project: str | os.PathLike[str] | None = None, *, 
             if name is None:
                 taken = candidates[0]
                 raise InvalidArgumentError(
-                    f"{path} already has a server named {taken!r} that runs {_describe(servers[taken])}, "
+                    f"{path} already has a server named {taken!r} that runs {_describe(client, servers[taken])}, "
                     f"not code-trajectory; rename or remove that entry, then run install again")
         chosen.append(name)
-        if servers.get(name) != wanted:
-            servers[name] = wanted
+        entry = client.named(wanted, name)
+        if servers.get(name) != entry:
+            servers[name] = entry
         return note
 
-    result = jsonfile.edit(path, mutate, dry_run=dry_run, now=now)
+    result = _edit(client, path, mutate, dry_run=dry_run, now=now)
     changes = [_change(client.name, root, result, f'server "{chosen[0]}"')]
     if hooks:
         result = jsonfile.edit(_hooks.settings_path(root), lambda s: _hooks.merge(s, argv, root),
@@ -201,14 +201,18 @@ def uninstall(client_name: str, project: str | os.PathLike[str] | None = None, *
     client, root, path = _context(client_name, project, env, platform)
     removed: list[str] = []
 
-    def mutate(data: dict[str, Any]) -> None:
-        servers = data.get(client.servers_key)
-        if isinstance(servers, dict):
-            for name in [n for n, e in servers.items() if _ours_for(client, n, e, root)]:
-                del servers[name]
-                removed.append(name)
+    def mutate(data: Any) -> None:
+        if not isinstance(data.get(client.servers_key), (Mapping, list)):
+            return
+        servers, _ = client.servers(data)
+        for name in [n for n, e in servers.items() if _ours_for(client, n, e, root)]:
+            del servers[name]
+            removed.append(name)
 
-    result = jsonfile.edit(path, mutate, dry_run=dry_run, replace_unreadable=False, now=now)
+    def emptied(data: Any) -> bool:  # a file that is all ours (Continue's block file) goes once it serves nothing
+        return client.owns_file and bool(removed) and not client.servers(data)[0]
+
+    result = _edit(client, path, mutate, dry_run=dry_run, replace_unreadable=False, remove_if=emptied, now=now)
     what = ", ".join(f'server "{n}"' for n in removed) or f'server "{client.entry_name(root)}"'
     changes = [_change(client.name, root, result, what, removal=True)]
     if client.name == "claude-code":
@@ -271,9 +275,8 @@ def render(changes: list[Change], *, show_diff: bool | None = None) -> str:
             lines.append(f"  backup of the previous file: {ch.backup} ({ch.note})")
         elif ch.dry_run and ch.note and ch.action in _VERBS:
             lines.append(f"  would back up the previous file first: {ch.note}")
-        if show_diff if show_diff is not None else ch.dry_run:
-            if ch.diff:
-                lines.append(ch.diff.rstrip("\n"))
+        if (show_diff if show_diff is not None else ch.dry_run) and ch.diff:
+            lines.append(ch.diff.rstrip("\n"))
     if changes and any(ch.dry_run for ch in changes):
         lines.append("dry run: nothing written")
     elif installed:

@@ -14,6 +14,9 @@ Guarantees:
   numbers, ``NaN``), whose values a rewrite would change, is never rewritten: :func:`edit` raises one line.
 - *Tolerant read*: comments (``//``, ``/* */``) and trailing commas are accepted (JSONC, as VS Code
   writes; read with the ``json5`` package); an empty file reads as ``{}``; a UTF-8 byte-order mark is kept.
+- *Edits, not rewrites*: a change is spliced into the file's text (:mod:`code_trajectory.clients.jsonsplice`), so
+  comments, trailing commas and layout outside the changed values keep their bytes; only when that cannot be done
+  exactly (a repeated key, reordered keys, an unparsable file) is the whole document written in the layout below.
 - *Backups*: a file whose content a rewrite would lose in part (invalid JSON, a top level that is
   not an object, comments, a repeated key, or a value ``mutate`` had to discard) is first copied to
   ``<name>.bak-<YYYYmmdd-HHMMSS>`` beside it (``-1``, ``-2``... when that exists; never overwritten).
@@ -26,6 +29,7 @@ Guarantees:
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import datetime as _dt
 import difflib
@@ -34,9 +38,9 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
-from code_trajectory.clients import jsontext
+from code_trajectory.clients import jsonsplice, jsontext
 from code_trajectory.core.errors import TrajectoryError
 
 _BOM = "\ufeff"
@@ -57,6 +61,7 @@ class Loaded:
         bom: whether the file began with a UTF-8 byte-order mark.
         refuse: why the file must not be rewritten (JSON5 syntax beyond JSONC, whose values a rewrite would write
             differently), or None; :func:`edit` then changes nothing and raises.
+        duplicates: whether an object repeats a key (then the text is never spliced, see :func:`edit`).
     """
 
     exists: bool
@@ -67,6 +72,15 @@ class Loaded:
     newline: str = "\n"
     bom: bool = False
     refuse: str | None = None
+    duplicates: bool = False
+
+
+class _Style(TypedDict):
+    """How a file is written, as read from it: :class:`Loaded`'s ``indent``, ``newline`` and ``bom``."""
+
+    indent: int | str
+    newline: str
+    bom: bool
 
 
 @dataclass(frozen=True)
@@ -107,16 +121,16 @@ def detect_indent(text: str) -> int | str:
     return 2
 
 
-def read(path: Path) -> Loaded:
-    """Read and parse ``path`` tolerantly (see the module docstring).
+def read_bytes(path: Path) -> bytes | None:
+    """The bytes of config file ``path``, or None when it does not exist.
 
     Raises:
-        TrajectoryError: the path is a directory or cannot be read (permissions, I/O error).
+        TrajectoryError: the path is a directory or cannot be read (permissions, I/O error), in one line.
     """
     try:
-        raw = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
-        return Loaded(exists=False, text="", data={}, problem=None)
+        return None
     except IsADirectoryError:
         raise TrajectoryError(f"{path} is a directory, not a config file; move it away and run again") from None
     except NotADirectoryError:
@@ -124,13 +138,24 @@ def read(path: Path) -> Loaded:
                               "move that file away and run again") from None
     except OSError as exc:
         raise TrajectoryError(f"cannot read {path}: {exc.strerror or exc}; check its permissions") from None
+
+
+def read(path: Path) -> Loaded:
+    """Read and parse ``path`` tolerantly (see the module docstring).
+
+    Raises:
+        TrajectoryError: the path is a directory or cannot be read (permissions, I/O error).
+    """
+    raw = read_bytes(path)
+    if raw is None:
+        return Loaded(exists=False, text="", data={}, problem=None)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         return Loaded(exists=True, text="", data=None, problem=f"is not UTF-8 text ({exc.reason} at byte {exc.start})")
     bom = text.startswith(_BOM)
     body = text[1:] if bom else text
-    style = {"indent": detect_indent(body), "newline": "\r\n" if "\r\n" in body else "\n", "bom": bom}
+    style = _Style(indent=detect_indent(body), newline="\r\n" if "\r\n" in body else "\n", bom=bom)
     if not body.strip():
         return Loaded(exists=True, text=text, data={}, problem=None, **style)
     problem = None
@@ -152,7 +177,7 @@ def read(path: Path) -> Loaded:
     if not isinstance(data, dict):
         return Loaded(exists=True, text=text, data=None, problem=f"holds {kind_of(data)} at the top level, not an object",
                       **style)
-    return Loaded(exists=True, text=text, data=data, problem=problem, **style)
+    return Loaded(exists=True, text=text, data=data, problem=problem, duplicates=bool(duplicates), **style)
 
 
 def kind_of(value: Any) -> str:
@@ -251,10 +276,8 @@ def atomic_write(path: Path, text: str) -> None:
             os.chmod(tmp, mode)
             os.replace(tmp, target)
         except BaseException:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(tmp)
-            except OSError:
-                pass
             raise
         _fsync_dir(target.parent)
     except OSError as exc:
@@ -314,7 +337,14 @@ def edit(path: Path, mutate: Mutator, *, dry_run: bool = False, replace_unreadab
     if loaded.refuse:
         raise TrajectoryError(f"{path} {loaded.refuse}; left as it was: make it plain JSON (or JSONC) and run "
                               "again, or add the entry by hand")
-    new_text = dumps(data, loaded)
+    spliced = None
+    if loaded.exists and loaded.data is not None and not loaded.duplicates:
+        spliced = jsonsplice.splice(loaded.text.removeprefix(_BOM), before, data, loaded.indent, loaded.newline)
+    if spliced is not None:  # only the changed values are new text: comments and layout stay, nothing is lost
+        new_text = (_BOM + spliced) if loaded.bom else spliced
+        reason = discarded or None
+    else:
+        new_text = dumps(data, loaded)
     if loaded.exists and new_text == loaded.text:
         return Edit(path, "unchanged", None, None, "", dry_run)
     action = "updated" if loaded.exists else "created"

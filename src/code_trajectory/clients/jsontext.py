@@ -209,7 +209,7 @@ def dumps(value: Any, indent: int | str = 2) -> str:
     out: list[str] = []
 
     def emit(item: Any, level: int) -> None:
-        if isinstance(item, dict) or isinstance(item, list):
+        if isinstance(item, (dict, list)):
             if not item:
                 out.append("{}" if isinstance(item, dict) else "[]")
                 return

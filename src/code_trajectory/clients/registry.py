@@ -6,13 +6,26 @@ To add a client: write a module with a ``CLIENT`` object satisfying
 
 from __future__ import annotations
 
-from code_trajectory.clients import claude_code, claude_desktop, cursor, vscode
+from code_trajectory.clients import (
+    claude_code,
+    claude_desktop,
+    cline,
+    codex,
+    continue_dev,
+    cursor,
+    gemini,
+    goose,
+    vscode,
+    windsurf,
+    zed,
+)
 from code_trajectory.clients.base import Client
 from code_trajectory.core.errors import InvalidArgumentError
 
 #: Every client by name, in the order shown to people.
-CLIENTS: dict[str, Client] = {c.name: c for c in (claude_code.CLIENT, claude_desktop.CLIENT,
-                                                  cursor.CLIENT, vscode.CLIENT)}
+CLIENTS: dict[str, Client] = {c.name: c for c in (claude_code.CLIENT, claude_desktop.CLIENT, cursor.CLIENT,
+                                                  vscode.CLIENT, gemini.CLIENT, codex.CLIENT, windsurf.CLIENT,
+                                                  zed.CLIENT, cline.CLIENT, continue_dev.CLIENT, goose.CLIENT)}
 
 
 def client(name: str) -> Client:

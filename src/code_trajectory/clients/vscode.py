@@ -27,7 +27,7 @@ class VSCode(StdioClient):
     title = "VS Code"
     servers_key = "servers"
     with_type = True
-    docs = ("MCP configuration reference - https://code.visualstudio.com/docs/copilot/reference/mcp-configuration",)
+    docs: tuple[str, ...] = ("MCP configuration reference - https://code.visualstudio.com/docs/copilot/reference/mcp-configuration",)
     hint = "VS Code starts it from the MCP view (or the Start code lens in .vscode/mcp.json)."
 
     def config_path(self, project: Path, env: Mapping[str, str], platform: str) -> Path:

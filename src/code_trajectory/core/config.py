@@ -165,7 +165,8 @@ class TrajectorySettings:
             values[key] = value
         values.update({k: v for k, v in overrides.items() if v is not None})
         try:
-            settings = replace(cls(), **{k: (tuple(v) if k == "deny_patterns" else v) for k, v in values.items()})
+            changes: dict[str, Any] = {k: (tuple(v) if k == "deny_patterns" else v) for k, v in values.items()}
+            settings = replace(cls(), **changes)
             for name in ("debounce_seconds", "max_delay_seconds", "session_gap_seconds"):
                 object.__setattr__(settings, name, float(getattr(settings, name)))
             object.__setattr__(settings, "retention_days", float(settings.retention_days))

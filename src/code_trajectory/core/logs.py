@@ -15,7 +15,7 @@ def configure_logging(level: int = logging.INFO) -> None:
     if not any(getattr(h, "_code_trajectory", False) for h in root.handlers):
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        handler._code_trajectory = True  # type: ignore[attr-defined]
+        handler._code_trajectory = True  # type: ignore[attr-defined]  # our mark: installed once
         root.addHandler(handler)
     root.setLevel(level)
     logging.getLogger("watchfiles").setLevel(logging.WARNING)  # it logs every batch at INFO

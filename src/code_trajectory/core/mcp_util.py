@@ -13,7 +13,7 @@ import inspect
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any, TypeVar
 
 import anyio.to_thread
@@ -62,10 +62,10 @@ def tool_errors(fn: F) -> F:
                 return await fn(*args, **kwargs)
             except ToolError:
                 raise
-            except Exception as exc:  # noqa: BLE001 - the boundary: everything becomes a tool error
+            except Exception as exc:  # the boundary: everything becomes a tool error
                 raise _translate(name, exc) from exc
 
-        return async_wrapper  # type: ignore[return-value]
+        return async_wrapper  # type: ignore[return-value]  # functools.wraps: it is called as fn is
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -73,10 +73,10 @@ def tool_errors(fn: F) -> F:
             return fn(*args, **kwargs)
         except ToolError:
             raise
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise _translate(name, exc) from exc
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper  # type: ignore[return-value]  # functools.wraps: it is called as fn is
 
 
 def result(text: str, structured: dict[str, Any] | None = None) -> CallToolResult:
@@ -110,11 +110,14 @@ def connection_state(ctx: Any) -> dict[str, Any] | None:
         params = ctx.session.client_params
     except Exception:  # noqa: BLE001 - no request context (a direct call)
         return None
+    modern: Collection[str] = ()
     try:
         from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+        modern = MODERN_PROTOCOL_VERSIONS
     except ImportError:  # pragma: no cover - older SDKs have no stateless protocol
-        MODERN_PROTOCOL_VERSIONS = ()
-    if params is None or protocol in MODERN_PROTOCOL_VERSIONS:
+        pass
+    if params is None or protocol in modern:
         return None
     with _CONNECTIONS_LOCK:
         entry = _CONNECTIONS.get(id(params))
@@ -153,7 +156,7 @@ def tool(mcp: Any, annotations: ToolAnnotations) -> Callable[[F], F]:
 
         # evaluated in the tool's module (its annotations may be strings: ``from __future__ import annotations``)
         signature = inspect.signature(fn, eval_str=True).replace(return_annotation=CallToolResult)
-        run.__signature__ = signature  # type: ignore[attr-defined]
+        run.__signature__ = signature  # type: ignore[attr-defined]  # read by inspect.signature; not in typeshed
         run.__annotations__ = {**{name: p.annotation for name, p in signature.parameters.items()},
                                "return": CallToolResult}
         mcp.tool(description=inspect.cleandoc(fn.__doc__ or ""), annotations=annotations)(run)

@@ -44,7 +44,7 @@ def release_free_memory() -> bool:
     if _libc is None:
         return False
     try:
-        _libc.malloc_trim(0)  # type: ignore[union-attr]
+        _libc.malloc_trim(0)
     except (OSError, AttributeError) as exc:  # pragma: no cover - musl has no malloc_trim
         log.debug("malloc_trim failed: %s", exc)
         return False

@@ -16,6 +16,10 @@ replacements (each costs a Python call) stays under ``len(text) / JOIN_GAP``.
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # for the annotations only: the functions below import re2 where they use it
+    import re2
 
 #: What a secret is replaced with.
 REDACTED = "[redacted]"
@@ -82,7 +86,7 @@ OWN_RULES: tuple[tuple[str, str], ...] = (
 
 
 @functools.lru_cache(maxsize=2)
-def _matcher(joined: bool):
+def _matcher(joined: bool) -> re2._Regexp[str]:
     """The compiled RE2 expression of every rule: one secret per match, or (``joined``) a run of secrets at most
     :data:`JOIN_GAP` characters apart (twice the program, so compiled only for long texts)."""
     import re2
@@ -139,7 +143,7 @@ _NPM_TOKEN_MARK = b"_authToken"
 
 
 @functools.lru_cache(maxsize=1)
-def _content_matcher():
+def _content_matcher() -> re2._Regexp[bytes]:
     import re2
 
     options = re2.Options()

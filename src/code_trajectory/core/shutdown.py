@@ -24,6 +24,8 @@ import stat
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +63,7 @@ class StopRequest:
     def restore(self) -> None:
         """Give the signals :meth:`install` took their previous handlers back (main thread only)."""
         for sig, handler in self._previous.items():
-            signal.signal(sig, handler)  # type: ignore[arg-type]
+            signal.signal(sig, handler)  # type: ignore[arg-type]  # as signal() gave it (None: set from C)
         self._previous.clear()
 
     def ignore(self) -> None:
@@ -110,10 +112,8 @@ class StopRequest:
         if self.reason is None:
             self.reason = reason
         self.count += 1
-        try:
+        with contextlib.suppress(OSError):  # the pipe is full: a wake-up is already pending
             os.write(self._write_fd, b"\0")
-        except OSError:  # the pipe is full: a wake-up is already pending
-            pass
 
     @property
     def requested(self) -> bool:
@@ -153,7 +153,7 @@ def die_with_parent(parent_pid: int, *, watch_stdin: bool = True) -> None:
         threading.Thread(target=_until_stdin_ends, args=(os._exit, 1), name="exit-with-parent", daemon=True).start()
 
 
-def _until_stdin_ends(then, argument) -> None:
+def _until_stdin_ends(then: Callable[[int], object], argument: int) -> None:
     """Read stdin (discarding it) until its end or an error, then call ``then(argument)``."""
     try:
         while os.read(0, 65536):
@@ -163,7 +163,7 @@ def _until_stdin_ends(then, argument) -> None:
     then(argument)
 
 
-def stop_child(proc: subprocess.Popen, timeout: float = CHILD_TERM_SECONDS) -> None:
+def stop_child(proc: subprocess.Popen[Any], timeout: float = CHILD_TERM_SECONDS) -> None:
     """Stop a child process and reap it: close its stdin, SIGTERM, then SIGKILL after ``timeout`` seconds."""
     if proc.stdin is not None:
         with contextlib.suppress(OSError):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from code_trajectory.core.errors import InvalidArgumentError
 
@@ -51,4 +51,4 @@ def require_when(text: str, what: str = "since") -> datetime:
     if moment is None:
         raise InvalidArgumentError(f"{what} {text!r} is not a time: give ISO 8601 ('2026-11-23T14:00') or "
                                    "'N minutes|hours|days ago'")
-    return moment.astimezone(timezone.utc)
+    return moment.astimezone(UTC)

@@ -101,7 +101,10 @@ def clear_stale_temp_dirs(git_dir: Path, *, older_than: float = STALE_TEMP_DIR_S
         if not is_temp_dir_name(name, git_dir.name):
             continue
         path = git_dir.parent / name
-        pid = int(_TEMP_RE.match(name[len(git_dir.name + TEMP_INFIX):]).group("pid"))  # type: ignore[union-attr]
+        match = _TEMP_RE.match(name[len(git_dir.name + TEMP_INFIX):])
+        if match is None:  # is_temp_dir_name matched it: not reached
+            continue
+        pid = int(match.group("pid"))
         try:
             age = now - path.lstat().st_mtime
         except OSError:

@@ -34,7 +34,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import IO, TypeVar
+from typing import IO, Any, TypeVar
 
 from code_trajectory.core.errors import GitError, GitUnavailableError, LockContentionError
 
@@ -181,8 +181,8 @@ def git_executable() -> str:
     exe = shutil.which("git")
     if exe is None:
         raise GitUnavailableError(
-            "git was not found on PATH; code-trajectory needs git >= %d.%d (https://git-scm.com/downloads)"
-            % MIN_GIT_VERSION
+            "git was not found on PATH; code-trajectory needs git >= {}.{} (https://git-scm.com/downloads)".format(
+                *MIN_GIT_VERSION)
         )
     return exe
 
@@ -296,15 +296,15 @@ class Git:
             raise cls(f"git {' '.join(args[:2])} failed ({proc.returncode}): {stderr}", args_=tuple(args),
                       returncode=proc.returncode, stderr=stderr)
 
-    def out(self, args: Sequence[str], **kwargs) -> bytes:
+    def out(self, args: Sequence[str], **kwargs: Any) -> bytes:
         """Run ``git <args>`` and return its stdout (see :meth:`run`)."""
         return self.run(args, **kwargs).stdout
 
-    def text(self, args: Sequence[str], **kwargs) -> str:
+    def text(self, args: Sequence[str], **kwargs: Any) -> str:
         """Run ``git <args>`` and return stdout decoded as UTF-8 (with replacement), stripped."""
         return self.out(args, **kwargs).decode("utf-8", "replace").strip()
 
-    def popen(self, args: Sequence[str], **kwargs) -> subprocess.Popen[bytes]:
+    def popen(self, args: Sequence[str], **kwargs: Any) -> subprocess.Popen[bytes]:
         """Start ``git <args>`` with pipes for stdin and stdout; stderr is captured too."""
         return subprocess.Popen(self.argv(args), stdin=kwargs.pop("stdin", subprocess.PIPE),
                                 stdout=subprocess.PIPE, stderr=kwargs.pop("stderr", subprocess.PIPE),
@@ -344,6 +344,7 @@ class BatchProcess:
         proc = self.git.popen(self.args, stderr=subprocess.PIPE)
         self._stderr_chunks = []
         chunks = self._stderr_chunks
+        assert proc.stderr is not None  # stderr=PIPE
 
         def drain(stream: IO[bytes] = proc.stderr) -> None:  # keep stderr from filling its pipe
             try:

@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -64,10 +65,8 @@ def _open_paths() -> set[str] | None:
             continue
         try:
             for fd in (entry / "fd").iterdir():
-                try:
+                with contextlib.suppress(OSError):
                     held.add(os.readlink(fd))
-                except OSError:
-                    pass
         except OSError:
             pass
     return held

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from code_trajectory.git import messages
 from code_trajectory.git.diffs import MAX_COUNTED_FILES, is_commit_id, parse_records
 from code_trajectory.git.gitcmd import split_z
 from code_trajectory.git.messages import FileChange
 from code_trajectory.git.shadow import ShadowRepo, branch_of_ref
+
+#: Files listed per commit by :func:`describe_files` unless told (the global trajectory, a checkpoint's answer).
+FILES_PER_COMMIT = 25
 
 #: ``git log`` format: commit, parents, committer time (unix s), subject, trailers.
 LOG_FORMAT = "%x1e%H%x1f%P%x1f%ct%x1f%s%x1f%(trailers:unfold,separator=%x1d)"
@@ -107,7 +110,7 @@ def _parse_log(out: bytes) -> list[CommitRecord]:
             continue
         oid, parents, ctime, subject, trailers = fields[:5]
         record = CommitRecord(oid, parents.split() if parents else [],
-                              datetime.fromtimestamp(int(ctime), timezone.utc).astimezone(), subject,
+                              datetime.fromtimestamp(int(ctime), UTC).astimezone(), subject,
                               messages.parse_trailers(trailers))
         tokens = [t for t in split_z(rest.lstrip(b"\n")) if t] if rest else []
         if tokens:
@@ -206,7 +209,7 @@ def file_history(repo: ShadowRepo, ref: str, path: str) -> list[FileVersion]:
             break
         full = read_log(repo, [oldest.record.oid], limit=1)  # all of that commit's changes, renames detected
         renamed = next((c for c in (full[0].changes if full else []) if c.path == current and c.old_path), None)
-        if renamed is None:
+        if renamed is None or renamed.old_path is None:
             break
         versions[-1] = FileVersion(oldest.record, current, renamed)
         current, start = renamed.old_path, oldest.record.parents[0]
@@ -256,3 +259,19 @@ def blob_text(repo: ShadowRepo, oid: str, limit: int = 200_000) -> str | None:
 def display_path(path: str) -> str:
     """A path safe to show: undecodable bytes escaped (``\\xNN``)."""
     return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def describe_files(changes: list[FileChange], limit: int = FILES_PER_COMMIT,
+                   symbols: dict[str, str] | None = None) -> list[str]:
+    """Markdown bullet lines for file changes, ``... and N more`` past ``limit``; with ``symbols`` (by path), each
+    line ends with the symbols that changed in that file (``: modified Auth.login; added Auth.retry``)."""
+    lines = []
+    for change in changes[:limit]:
+        where = (f"`{display_path(change.old_path)}` → `{display_path(change.path)}`" if change.old_path
+                 else f"`{display_path(change.path)}`")
+        counts = change.counts()
+        named = (symbols or {}).get(change.path)
+        lines.append(f"  - {change.status} {where}{' ' + counts if counts else ''}{': ' + named if named else ''}")
+    if len(changes) > limit:
+        lines.append(f"  - ... and {len(changes) - limit} more")
+    return lines

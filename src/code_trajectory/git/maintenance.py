@@ -15,13 +15,15 @@ accumulated.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import threading
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
+from typing import Any
 
 import filelock
 
@@ -90,7 +92,7 @@ def run_maintenance(repo: ShadowRepo, *, cap_bytes: int | None = None,
         if cap_bytes is not None:
             enforce_size_cap(repo, cap_bytes, retention_days)
         report = MaintenanceReport(time.perf_counter() - started, loose_before, _loose_count(repo),
-                                   datetime.now(timezone.utc).isoformat())
+                                   datetime.now(UTC).isoformat())
         (repo.state_dir / "maintenance.json").write_text(json.dumps(report.__dict__), "utf-8")
         log.info("maintenance seconds=%.2f loose_before=%d loose_after=%d", report.seconds, loose_before,
                  report.loose_after)
@@ -113,10 +115,8 @@ def drop_commit_graph(repo: ShadowRepo) -> None:
     """Remove the commit-graph files: one listing parents beyond a shallow boundary would be stale."""
     info = repo.git_dir / "objects" / "info"
     for path in [info / "commit-graph", *(info / "commit-graphs").glob("*")]:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             path.unlink()
-        except FileNotFoundError:
-            pass
 
 
 def enforce_size_cap(repo: ShadowRepo, cap_bytes: int, retention_days: float) -> int:
@@ -173,7 +173,7 @@ class BackgroundMaintenance:
     move refs; the ``maintenance.lock`` keeps two runs from overlapping.
     """
 
-    def __init__(self, repo: ShadowRepo, **options) -> None:
+    def __init__(self, repo: ShadowRepo, **options: Any) -> None:
         self.repo = repo
         self.options = options
         self._thread: threading.Thread | None = None

@@ -24,6 +24,7 @@ A project that is not a git repository gets no marker (no git there to clean it)
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -70,17 +71,13 @@ def ensure_excluded(info_exclude: Path, line: str) -> bool:
     try:
         info_exclude.parent.mkdir(exist_ok=True)
         tmp.write_text(text + addition, "utf-8", "surrogateescape")
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.chmod(tmp, info_exclude.stat().st_mode & 0o7777)
-        except FileNotFoundError:
-            pass
         os.replace(tmp, info_exclude)
     except OSError as exc:
         log.warning("cannot add %s to %s: %s", line, info_exclude, exc)
-        try:
+        with contextlib.suppress(OSError):
             tmp.unlink()
-        except OSError:
-            pass
         return False
     return True
 

@@ -95,14 +95,14 @@ def write_pack(objects_dir: Path, objects: list[tuple[bytes, bytes | Deflated, s
     large = [offset for _, _, offset in index_rows if offset >= 0x80000000]
     idx = bytearray(b"\xfftOc" + struct.pack(">I", 2))
     counts = [0] * 256
-    for oid, _, _ in index_rows:
-        counts[oid[0]] += 1
+    for raw_oid, _, _ in index_rows:
+        counts[raw_oid[0]] += 1
     running = 0
     for count in counts:
         running += count
         idx += struct.pack(">I", running)
-    for oid, _, _ in index_rows:
-        idx += oid
+    for raw_oid, _, _ in index_rows:
+        idx += raw_oid
     for _, crc, _ in index_rows:
         idx += struct.pack(">I", crc)
     large_pos = 0
@@ -121,11 +121,11 @@ def write_pack(objects_dir: Path, objects: list[tuple[bytes, bytes | Deflated, s
     pack_dir.mkdir(parents=True, exist_ok=True)
     final_pack = pack_dir / f"pack-{name}.pack"
     final_idx = pack_dir / f"pack-{name}.idx"
-    for data, final in ((pack, final_pack), (idx, final_idx)):
+    for content, final in ((pack, final_pack), (idx, final_idx)):
         fd, tmp = tempfile.mkstemp(prefix="tmp_pack_", dir=pack_dir)
         try:
             with os.fdopen(fd, "wb") as f:
-                f.write(data)
+                f.write(content)
             os.chmod(tmp, 0o444)
             os.replace(tmp, final)
         except BaseException:

@@ -11,7 +11,7 @@ the message (exact, newest wins).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from code_trajectory.git import messages
 from code_trajectory.git.shadow import ShadowRepo
@@ -46,12 +46,12 @@ def name_point(repo: ShadowRepo, commit: str, message: str, branch: str) -> Poin
     Raises:
         GitError: the tag cannot be written.
     """
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     clean = messages.free_text(message, 500) or f"checkpoint {now.astimezone().strftime('%H:%M:%S')}"
     ref = POINTS_PREFIX + now.strftime("%Y%m%dT%H%M%S.%f")
     body = f"{clean}\n\n{messages.TRAILER_BRANCH}: {branch}\n"
     tag = repo.git.text(["mktag"], input=(f"object {commit}\ntype commit\ntag {ref[len('refs/tags/'):]}\n"
-                                          f"tagger {_identity(now)}\n\n{body}").encode("utf-8"))
+                                          f"tagger {_identity(now)}\n\n{body}").encode())
     repo.update_ref(ref, tag, None, f"code-trajectory checkpoint: {clean[:80]}")
     return Point(ref, commit, clean, branch, now)
 
@@ -74,7 +74,7 @@ def points(repo: ShadowRepo) -> list[Point]:
         subject, _, rest = contents.partition("\n")
         trailers = messages.parse_trailers(rest.strip(), separator="\n")
         try:
-            when = datetime.fromtimestamp(int(stamp), timezone.utc)
+            when = datetime.fromtimestamp(int(stamp), UTC)
         except ValueError:
             continue
         found.append(Point(ref, commit, subject.strip(), trailers.get(messages.TRAILER_BRANCH), when))

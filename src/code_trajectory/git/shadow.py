@@ -38,6 +38,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from code_trajectory.core.errors import GitError, LockContentionError, StorageError
 from code_trajectory.git import gitcmd, packs, untrusted
@@ -257,7 +258,7 @@ class ShadowRepo:
     def _cat_file(self, name: str) -> tuple[str, str, bytes] | None:
         """Ask the running ``cat-file --batch`` for ``name``: ``(object id, type, content)`` or None if missing."""
 
-        def reader(stream) -> tuple[str, str, bytes] | None:
+        def reader(stream: IO[bytes]) -> tuple[str, str, bytes] | None:
             header = read_line(stream).decode("utf-8", "replace")
             parts = header.split()
             if len(parts) == 2 and parts[1] == "missing":

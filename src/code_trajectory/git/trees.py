@@ -27,7 +27,7 @@ _DELETE = _Delete()
 @dataclass
 class _Node:
     reset: bool = False  # start from an empty tree instead of the base subtree
-    children: dict[bytes, "TreeEntry | _Delete | _Node"] = field(default_factory=dict)
+    children: dict[bytes, TreeEntry | _Delete | _Node] = field(default_factory=dict)
 
 
 def apply_changes(repo: ShadowRepo, base_tree: str | None, changes: Changes) -> str:
@@ -49,18 +49,17 @@ def apply_changes(repo: ShadowRepo, base_tree: str | None, changes: Changes) -> 
         parts = [os.fsencode(p) for p in path.split("/") if p]
         if not parts:
             continue
-        node: _Node | None = root
+        node = root
         for part in parts[:-1]:
             child = node.children.get(part)
             if not isinstance(child, _Node):
                 if entry is None and child is not None:
-                    node = None  # deleting under a path already deleted or now a file: nothing to do
-                    break
+                    break  # deleting under a path already deleted or now a file: nothing to do
                 # absent: edit the base subtree; deleted or replaced by a file: start afresh
                 child = _Node(reset=child is not None)
                 node.children[part] = child
             node = child
-        if node is not None:
+        else:
             node.children[parts[-1]] = _DELETE if entry is None else entry
     return _edit(repo, base_tree, root)
 

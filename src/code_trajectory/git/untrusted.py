@@ -24,6 +24,7 @@ stamp, since its files get a new inode and ctime (which no user can set).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import logging
@@ -265,10 +266,8 @@ def _replace_config(config: Path, text: str) -> None:
             os.fsync(out.fileno())
         os.replace(lock, config)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(lock)
-        except OSError:
-            pass
         raise
 
 
@@ -295,9 +294,7 @@ def _write_atomic(path: Path, data: bytes) -> None:
         tmp.write_bytes(data)
         os.replace(tmp, path)
     except OSError as exc:
-        try:
+        with contextlib.suppress(OSError):
             tmp.unlink()
-        except OSError:
-            pass
         if exc.errno != errno.ENOENT:
             raise

@@ -14,6 +14,7 @@ records a name of this form (:func:`is_temp_name`).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import logging
@@ -55,7 +56,7 @@ class Journal:
     safety_snapshot: str | None
     source: str
     pid: int
-    _counter: itertools.count = field(default_factory=itertools.count, repr=False, compare=False)
+    _counter: itertools.count[int] = field(default_factory=itertools.count, repr=False, compare=False)
 
     def next_index(self) -> int:
         """A number not given before in this restore (for :meth:`temp_name`)."""
@@ -86,10 +87,8 @@ def begin(git_dir: Path, dirs: set[str], safety_snapshot: str | None, source: st
 
 def end(git_dir: Path, journal: Journal) -> None:
     """Remove the journal of a restore that finished (or was put back)."""
-    try:
+    with contextlib.suppress(FileNotFoundError):
         os.unlink(git_dir / JOURNAL_DIR / f"{journal.token}.json")
-    except FileNotFoundError:
-        pass
 
 
 def _alive(pid: int) -> bool:
@@ -191,7 +190,5 @@ def clear_leftovers(root: Path, git_dir: Path) -> list[str]:
 
 
 def _unlink(path: Path) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.unlink(path)
-    except OSError:
-        pass

@@ -72,8 +72,8 @@ def render_net_change(repo: ShadowRepo, old_commit: str | None, new_tree: str, b
                      "added": change.added, "deleted": change.deleted, "symbols": symbols, "diff_shown": False})
     budget = budget_tokens * CHARS_PER_TOKEN
     room = max(0, min(int(budget * DIFF_SHARE), budget - len(heading) - sum(len(x) + 1 for x in lines) - 600))
-    diffs = []
-    left_out = []
+    diffs: list[str] = []
+    left_out: list[str] = []
     for change, item in zip(changes, data):
         if change.status == "D" or room < 200:
             if change.status != "D":

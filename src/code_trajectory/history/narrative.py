@@ -13,13 +13,10 @@ import posixpath
 import re
 from datetime import datetime
 
-from code_trajectory.git.log import CommitRecord, display_path
-from code_trajectory.git.messages import FileChange
+from code_trajectory.git.log import CommitRecord, describe_files, display_path
 
 #: Characters per token used to estimate the size of an answer.
 CHARS_PER_TOKEN = 4
-#: Files listed per commit in the global trajectory.
-FILES_PER_COMMIT = 25
 
 
 _HUNK_RE = re.compile(r"^@@ [^@]* @@ ?(.*)$")
@@ -54,8 +51,7 @@ def fit(text: str, budget_tokens: int) -> str:
     limit = budget_tokens * CHARS_PER_TOKEN
     if len(text) <= limit:
         return text
-    marker = "\n\n… [answer cut to fit the {} token budget; ask for less (smaller depth or limit)]".format(
-        budget_tokens)
+    marker = f"\n\n… [answer cut to fit the {budget_tokens} token budget; ask for less (smaller depth or limit)]"
     return text[: max(0, limit - len(marker))].rstrip() + marker
 
 
@@ -68,7 +64,7 @@ def cut_diff(diff: str, max_chars: int, how_to_see: str) -> str:
     size = 0
     hunks_total = sum(1 for line in lines if line.startswith("@@"))
     hunks_kept = 0
-    for i, line in enumerate(lines):
+    for line in lines:
         if size + len(line) + 1 > max_chars:
             break
         if line.startswith("@@"):
@@ -118,22 +114,6 @@ def hunk_labels(diff: str) -> list[str]:
     if searching and label and label not in labels:
         labels.append(label)
     return labels
-
-
-def describe_files(changes: list[FileChange], limit: int = FILES_PER_COMMIT,
-                   symbols: dict[str, str] | None = None) -> list[str]:
-    """Markdown bullet lines for file changes, ``... and N more`` past ``limit``; with ``symbols`` (by path), each
-    line ends with the symbols that changed in that file (``: modified Auth.login; added Auth.retry``)."""
-    lines = []
-    for change in changes[:limit]:
-        where = (f"`{display_path(change.old_path)}` → `{display_path(change.path)}`" if change.old_path
-                 else f"`{display_path(change.path)}`")
-        counts = change.counts()
-        named = (symbols or {}).get(change.path)
-        lines.append(f"  - {change.status} {where}{' ' + counts if counts else ''}{': ' + named if named else ''}")
-    if len(changes) > limit:
-        lines.append(f"  - ... and {len(changes) - limit} more")
-    return lines
 
 
 def message_head(record: CommitRecord) -> str:

@@ -79,7 +79,7 @@ def heading(version: Version, previous_intent: str | None, hooks_seen: bool = Fa
         lines.append(f"- Content {version.oversize}")
     elif version.one_line_kind:
         lines.append(f"- {version.one_line_kind[0].upper()}{version.one_line_kind[1:]}"
-                     f"{': ' + symbols if symbols and symbols != version.symbols.kind else ''}")
+                     f"{': ' + symbols if symbols and version.symbols and symbols != version.symbols.kind else ''}")
     elif symbols:
         lines.append(f"- Symbols: {symbols}")
     if version.revert_of is not None:
@@ -195,7 +195,7 @@ def _version_data(version: Version, detail: str) -> dict:
 def _ranges(numbers: list[int]) -> str:
     """``1-3, 5`` for ``[1, 2, 3, 5]``."""
     parts, start, prev = [], numbers[0], numbers[0]
-    for n in numbers[1:] + [None]:  # type: ignore[list-item]
+    for n in [*numbers[1:], None]:
         if n is not None and n == prev + 1:
             prev = n
             continue

@@ -8,6 +8,7 @@ and removed (``-``) lines are shown, newest first, with the snapshot's time, int
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -49,6 +50,7 @@ def search(repo: ShadowRepo, ref: str, query: str, *, regex: bool = False, path:
         raise InvalidArgumentError("query must be the text (or with regex=true the regular expression) to look for")
     if len(query) > MAX_QUERY_CHARS:
         raise InvalidArgumentError(f"query is {len(query)} characters; at most {MAX_QUERY_CHARS}")
+    matches: Callable[[str], object]  # truthy when the line matches
     if regex:
         try:
             pattern = re.compile(query)
@@ -57,7 +59,8 @@ def search(repo: ShadowRepo, ref: str, query: str, *, regex: bool = False, path:
                                        "text as it is") from None
         matches = pattern.search
     else:
-        matches = lambda line: query in line  # noqa: E731
+        def matches(line: str) -> bool:
+            return query in line
     args = ["log", f"--format={_FORMAT}", "-p", "-U0", "--no-color", "--no-ext-diff", "--no-renames",
             f"-n{int(limit)}", ("-G" + posix_regex(query)) if regex else ("-S" + query)]
     if since is not None:
@@ -82,9 +85,7 @@ def search(repo: ShadowRepo, ref: str, query: str, *, regex: bool = False, path:
         current = None
         for line in patch.split("\n"):
             if line.startswith("+++ ") or line.startswith("--- "):
-                if line.startswith("+++ b/"):
-                    current = line[6:]
-                elif line.startswith("--- a/") and current is None:
+                if line.startswith("+++ b/") or (line.startswith("--- a/") and current is None):
                     current = line[6:]
                 continue
             if line.startswith("diff --git "):

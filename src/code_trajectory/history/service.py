@@ -5,7 +5,6 @@ the MCP tools (:mod:`.tools`) and the CLI (:mod:`.commands`) call them."""
 from __future__ import annotations
 
 import logging
-import os
 from datetime import datetime
 from pathlib import Path
 
@@ -16,12 +15,12 @@ from code_trajectory.git import log
 from code_trajectory.git.diffs import tree_changes
 from code_trajectory.git.shadow import branch_of_ref, shadow_ref
 from code_trajectory.git.snapshots import resolve_snapshot
+from code_trajectory.git.trees import list_files
 from code_trajectory.history import compare as compare_mod
-from code_trajectory.history import narrative, render_file, search, summary, symbol_history, versions
+from code_trajectory.history import hooks, narrative, render_file, search, summary, symbol_history, versions
 from code_trajectory.project import check_range, confine, path_exists
 from code_trajectory.recording.session import ProjectSession
 from code_trajectory.symbols import language_for
-from code_trajectory.testruns import store as testruns
 
 MAX_DEPTH = 200
 MAX_LIMIT = 1000
@@ -104,16 +103,11 @@ def file_trajectory(session: ProjectSession, filepath: str, depth: int = 5, bran
         return narrative.never_recorded(rel, session.recorder.policy.explain(rel), path_exists(session.root / rel), [])
     entries = log.file_history(repo, ref, rel)
     if not entries:
-        candidates = []
-        try:
-            out = repo.git.out(["ls-tree", "-r", "-z", "--name-only", "--full-tree", ref])
-            candidates = [os.fsdecode(p) for p in out.split(b"\0") if p]
-        except Exception:  # noqa: BLE001 - suggestions are a courtesy
-            pass
+        candidates = list(list_files(repo, ref))  # a tree that cannot be read is a GitError, not "no suggestions"
         return narrative.never_recorded(rel, session.recorder.policy.explain(rel), path_exists(session.root / rel),
                                         candidates, is_directory=_is_dir(session.root / rel))
     shown = min(depth, len(entries))
-    marks = testruns.marks_for(repo, [e.record.oid for e in entries[:shown]])
+    marks = hooks.commit_marks(repo, [e.record.oid for e in entries[:shown]])
     shown_versions = versions.build(repo, entries, shown, marks)
     note = None
     last = entries[0]
@@ -164,7 +158,7 @@ def global_trajectory(session: ProjectSession, limit: int = 20, since_consolidat
     log.add_line_counts(repo, records)
     text = narrative.global_trajectory(records, branch, session.settings.token_budget,
                                        since_consolidate=since_consolidate, reached_consolidation=reached,
-                                       more_available=more, marks=testruns.marks_for(repo, [r.oid for r in records]),
+                                       more_available=more, marks=hooks.commit_marks(repo, [r.oid for r in records]),
                                        symbols=versions.symbols_of(repo, records))
     return Answer(text, {"branch": branch, "commits": [commit_data(r) for r in records], "more_available": more})
 
@@ -311,12 +305,12 @@ def compare(session: ProjectSession, from_snapshot: str, to_snapshot: str = "now
 def full_session_summary(session: ProjectSession, source: str | None = None) -> str:
     """The session summary with the test status and the recap: what ``get_session_summary`` and ``session`` show.
 
-    The test status comes from :mod:`code_trajectory.testruns.report`, the recap from
-    :mod:`code_trajectory.recap.render` (their public functions); a recap that cannot be read is
-    left out with a log line, never failing the summary.
+    The test status comes from the sections registered with :func:`code_trajectory.history.hooks.on_summary_section`
+    (``testruns``' ``## Tests``, registered by :mod:`code_trajectory.wiring`), the recap from
+    :mod:`code_trajectory.recap.render`; a recap that cannot be read is left out with a log line, never failing
+    the summary.
     """
     from code_trajectory.recap.render import recap_for_summary
-    from code_trajectory.testruns.report import tests_section
 
     recap_text = None
     try:
@@ -325,4 +319,4 @@ def full_session_summary(session: ProjectSession, source: str | None = None) -> 
         logging.getLogger(__name__).warning("recap unavailable for the summary: %s", exc)
     if source is not None:  # another author's trajectory: our recap and test runs are not about it
         return session_summary(session, source=source)
-    return session_summary(session, recap=recap_text, tests=tests_section(session))
+    return session_summary(session, recap=recap_text, tests=hooks.summary_sections(session))

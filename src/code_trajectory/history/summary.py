@@ -13,21 +13,23 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from code_trajectory.git.log import CommitRecord, display_path
+from code_trajectory.git.log import CommitRecord, describe_files, display_path
 from code_trajectory.git.messages import FileChange
-from code_trajectory.history.narrative import describe_files, fit, fmt_duration, fmt_time
+from code_trajectory.history.narrative import fit, fmt_duration, fmt_time
 
 #: Files listed per branch under "files most changed".
 FILES_LISTED = 8
 #: Extensions of source code: their files rank first among changed files.
-SOURCE_EXTENSIONS = frozenset(
-    ".py .pyi .js .jsx .mjs .cjs .ts .tsx .go .rs .java .kt .kts .scala .c .h .cc .cpp .cxx .hpp .hh .cs .rb .php "
-    ".swift .m .mm .lua .sh .bash .zsh .sql .r .jl .ex .exs .erl .hs .ml .clj .dart .vue .svelte".split())
+SOURCE_EXTENSIONS = frozenset({".py", ".pyi", ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".go", ".rs", ".java",
+                               ".kt", ".kts", ".scala", ".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".cs",
+                               ".rb", ".php", ".swift", ".m", ".mm", ".lua", ".sh", ".bash", ".zsh", ".sql", ".r",
+                               ".jl", ".ex", ".exs", ".erl", ".hs", ".ml", ".clj", ".dart", ".vue", ".svelte"})
 #: Names and extensions of files that are usually generated, vendored or binary assets: they rank last.
 GENERATED_NAMES = frozenset({"package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock", "Cargo.lock",
                              "go.sum", "uv.lock", "Pipfile.lock", "composer.lock", "Gemfile.lock"})
-GENERATED_EXTENSIONS = frozenset(".lock .min.js .map .svg .png .jpg .jpeg .gif .ico .pdf .woff .woff2 .ttf .pyc "
-                                 ".so .dll .dylib .o .a .class .jar .whl .zip .gz".split())
+GENERATED_EXTENSIONS = frozenset({".lock", ".min.js", ".map", ".svg", ".png", ".jpg", ".jpeg", ".gif", ".ico",
+                                  ".pdf", ".woff", ".woff2", ".ttf", ".pyc", ".so", ".dll", ".dylib", ".o", ".a",
+                                  ".class", ".jar", ".whl", ".zip", ".gz"})
 GENERATED_DIRS = frozenset({"dist", "build", "vendor", "node_modules", "__pycache__", "target", "out", "assets",
                             "static", "generated", "gen", "coverage"})
 

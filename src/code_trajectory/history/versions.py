@@ -106,10 +106,10 @@ def describe_symbols(changes: SymbolChanges) -> str:
             parts.append("imports changed")
         if changes.top_level_changed:
             parts.append("top-level code changed")
-    for label, names in (("moved", changes.moved), ("reformatted", changes.reformatted),
-                         ("comments changed in", changes.comments_changed)):
-        if names:
-            parts.append(f"{label} {', '.join(names)}")
+    for label, symbols in (("moved", changes.moved), ("reformatted", changes.reformatted),
+                           ("comments changed in", changes.comments_changed)):
+        if symbols:
+            parts.append(f"{label} {', '.join(symbols)}")
     return "; ".join(parts)
 
 

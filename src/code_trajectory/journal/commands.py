@@ -81,7 +81,7 @@ def _read_file(name: str) -> str:
         with open(name, encoding="utf-8") as f:
             return f.read()
     except OSError as exc:
-        raise SystemExit(_fail(f"cannot read {name}: {exc}"))
+        raise SystemExit(_fail(f"cannot read {name}: {exc}")) from exc
 
 
 def _fail(message: str) -> int:

@@ -178,7 +178,7 @@ class Embedder:
             options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
             session = ort.InferenceSession(str(files.onnx), sess_options=options,
                                            providers=["CPUExecutionProvider"])
-        except Exception as exc:  # noqa: BLE001 - any loader failure means "no semantic model"
+        except Exception as exc:  # any loader failure means "no semantic model"
             raise ModelUnavailable(f"cannot load the embedding model from {files.onnx}: {exc}") from exc
         self._tokenizer = tokenizer
         self._session = session

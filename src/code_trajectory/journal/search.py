@@ -28,6 +28,7 @@ import re
 import sqlite3
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -241,16 +242,18 @@ class SearchIndex:
                     texts[h] = row[0]
             self._embed_and_store(embedder, texts)
         stored: dict[str, dict[str, list[tuple[int, bytes]]]] = {}
+        records: Iterable[tuple[str, str, int, bytes]]
         if len(wanted) > 2000:
             records = conn.execute("SELECT text_hash, field, chunk, vec FROM vectors WHERE model=?", (model,))
         else:
-            records = []
+            found: list[tuple[str, str, int, bytes]] = []
             wanted_list = sorted(wanted)
             for start in range(0, len(wanted_list), 500):
                 part = wanted_list[start:start + 500]
-                records.extend(conn.execute(
-                    "SELECT text_hash, field, chunk, vec FROM vectors WHERE model=? AND text_hash IN (%s)"
-                    % ",".join("?" * len(part)), (model, *part)))
+                found.extend(conn.execute(
+                    "SELECT text_hash, field, chunk, vec FROM vectors WHERE model=? AND text_hash IN "
+                    f"({','.join('?' * len(part))})", (model, *part)))
+            records = found
         for h, fld, chunk, blob in records:
             if h in wanted:
                 stored.setdefault(h, {}).setdefault(fld, []).append((chunk, blob))

@@ -105,7 +105,7 @@ class Journal:
         path, sha = parse_id(journal_id)
         if sha is not None:
             entry = self.store.read_entry(path, sha)
-            data = {"id": entry.id, "type": "entry", "path": path, "content": entry.text,
+            data: dict[str, Any] = {"id": entry.id, "type": "entry", "path": path, "content": entry.text,
                     "timestamp": iso(entry.timestamp), "summary": entry.summary,
                     "work_context": entry.work_context, "author": entry.author}
             text = f"Journal entry {entry.id} ({iso(entry.timestamp)}, {entry.author or 'unknown author'}):\n\n" \

@@ -43,8 +43,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from code_trajectory.core.config import home_dir, load_table
+from code_trajectory.core.config import load_table
 from code_trajectory.core.errors import ConfigError
+from code_trajectory.core.paths import home_dir
 
 JOURNAL_DIR_ENV = "CODE_TRAJECTORY_JOURNAL_DIR"
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import secrets
@@ -25,7 +26,7 @@ from code_trajectory.journal.model import (
     make_entry,
 )
 from code_trajectory.journal.settings import JournalSettings
-from code_trajectory.journal.text import (  # noqa: F401
+from code_trajectory.journal.text import (
     ID_SHA_LEN,
     MAX_OVERVIEW_CHARS,
     SUFFIX,
@@ -204,7 +205,9 @@ class JournalStore:
         out = self.git.out(["log", "-z", "--no-merges", "--no-renames", "--format=%x1e%H%x1f%at",
                             "--name-only", rev_range, "--"])
         commits: list[Commit] = []
-        sha, ts, files = None, 0, []
+        sha: str | None = None
+        ts = 0
+        files: list[str] = []
         for token in split_z(out):
             text = token.decode("utf-8", "replace")
             if text.startswith("\x1e"):
@@ -298,7 +301,7 @@ class JournalStore:
             raise InvalidArgumentError("length must be between 1 and 1000")
         head = self.head()
         total = self.count_entries(path, head)
-        if total == 0:
+        if total == 0 or head is None:  # an empty journal (no head) has no entries
             raise JournalError(f"no section {path!r} in the journal; journal_toc lists the sections")
         out = self.git.out(["log", "--no-merges", "--no-notes", f"--skip={start}", f"-n{length}",
                             "--format=%x1e%H%x1f%at%x1f%an%x1f%B", head, "--", path + SUFFIX])
@@ -418,10 +421,8 @@ class JournalStore:
                 self.git.run(["update-index", "--add", "--cacheinfo", f"100644,{blob},{file}"], env=index_env)
             tree = self.git.text(["write-tree"], env=index_env)
         finally:
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 index.unlink()
-            except FileNotFoundError:
-                pass
         args = ["commit-tree", tree]
         for p in (parents if parents is not None else ([parent] if parent else [])):
             args += ["-p", p]

@@ -6,7 +6,7 @@ Pure functions; see :mod:`code_trajectory.journal.store` for the layout they des
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from code_trajectory.core.errors import InvalidArgumentError
 
@@ -145,7 +145,7 @@ def derive_summary(text: str, limit: int = 100) -> str:
 
 def iso(ts: int) -> str:
     """``ts`` (epoch seconds) as ISO 8601 UTC, e.g. ``2024-07-21T18:00:00Z``."""
-    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(ts, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def build_message(entry: str, summary: str | None) -> str:
@@ -176,10 +176,7 @@ def build_message(entry: str, summary: str | None) -> str:
 
 def conflict_message(path: str, expected: object, current: str | None) -> str:
     """The merge error a model gets when the section moved since it was read."""
-    if expected is None:
-        was = "did not exist yet"
-    else:
-        was = f"was at version {str(expected)[:ID_SHA_LEN]}"
+    was = "did not exist yet" if expected is None else f"was at version {str(expected)[:ID_SHA_LEN]}"
     now = f"is now at version {current[:ID_SHA_LEN]}" if current else "no longer exists"
     return (f"merge conflict: section {path!r} {was} when you read it and {now} (another session wrote to it). "
             f"Call journal_read('{path}') again, merge your understanding with the new overview "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from code_trajectory.core.errors import InvalidArgumentError, JournalError
 from code_trajectory.journal.store import JournalStore
 from code_trajectory.journal.text import iso, parse_id
@@ -52,9 +54,9 @@ def table_of_contents(store: JournalStore, journal_id: str = "", depth: int = 1)
         stamps = [latest[s] for s in existing if (s == node or s.startswith(node + "/")) and s in latest]
         return max(stamps) if stamps else None
 
-    def build(node: str, levels_left: int) -> dict:
+    def build(node: str, levels_left: int) -> dict[str, Any]:
         ts = subtree_latest(node)
-        item = {
+        item: dict[str, Any] = {
             "id": node,
             "type": "section" if node in existing else "group",
             "last_updated": iso(ts) if ts else None,

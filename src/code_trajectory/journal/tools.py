@@ -36,7 +36,6 @@ from pydantic import BaseModel, Field
 
 from code_trajectory.core.errors import InvalidArgumentError, JournalConflictError
 from code_trajectory.core.mcp_util import READ_ONLY, WRITES, connection_state, result, tool_errors
-from code_trajectory.journal.model import UNCHECKED
 from code_trajectory.journal.service import Journal, merge_prompt
 from code_trajectory.journal.settings import JournalSettings
 from code_trajectory.journal.text import normalize_path
@@ -202,7 +201,7 @@ def register_journal_tools(mcp: MCPServer, settings: SettingsSource = None) -> J
         ctx: Context,
     ) -> Annotated[CallToolResult, ReadOutput]:
         text, data, version = toolset.journal.read(id)
-        if version is not UNCHECKED:
+        if version is None or isinstance(version, str):  # not UNCHECKED (an entry read)
             toolset.reads(ctx)[data["path"]] = version
         return result(text, data)
 
@@ -290,7 +289,7 @@ def register_journal_tools(mcp: MCPServer, settings: SettingsSource = None) -> J
     mcp.add_tool(journal_synthesize_conflict, name="journal_synthesize_conflict",
                  description="Synthesize conflicting journal overviews: asks the client's model through MCP "
                              "sampling when the client supports it, otherwise returns a merge prompt to act on.",
-                 annotations=ToolAnnotations(readOnlyHint=True, destructiveHint=False, openWorldHint=False))
+                 annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False))
     return toolset
 
 

@@ -43,13 +43,13 @@ def write_blobs(repo: ShadowRepo, root: Path, infos: list[FileInfo], cap: int, p
     """
     entries: dict[str, TreeEntry | None] = {}
     oversize: dict[str, int] = {}
-    root = str(root)
+    root_dir = str(root)
     regular = [i for i in infos if i.mode != MODE_SYMLINK and i.size <= cap]
     for info in infos:
         if info.mode == MODE_SYMLINK:
             try:
                 entries[info.rel] = TreeEntry(MODE_SYMLINK, repo.write_blob(
-                    os.readlink(os.fsencode(os.path.join(root, info.rel)))))
+                    os.readlink(os.fsencode(os.path.join(root_dir, info.rel)))))
             except (FileNotFoundError, NotADirectoryError):
                 entries[info.rel] = None
             except OSError as exc:
@@ -62,7 +62,7 @@ def write_blobs(repo: ShadowRepo, root: Path, infos: list[FileInfo], cap: int, p
     def load(info: FileInfo):
         """Read, hash and compress one file (on a worker thread: I/O and zlib release the GIL)."""
         try:
-            data = _read_regular(os.path.join(root, info.rel), cap)
+            data = _read_regular(os.path.join(root_dir, info.rel), cap)
         except (FileNotFoundError, NotADirectoryError):
             return info, "gone"
         except OSError as exc:

@@ -28,6 +28,7 @@ symlinks), fields are type-checked and bounded, and nothing in them is ever run.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -223,10 +224,8 @@ def ask(state_dir: Path, message: str | None, *, name_only: bool, pickup_timeout
 
 
 def _unlink(path: Path) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.unlink(path)
-    except OSError:
-        pass
 
 
 class RequestServer:
@@ -258,7 +257,7 @@ class RequestServer:
         while not self._stop.wait(POLL_SECONDS):
             try:
                 self.poll()
-            except Exception:  # noqa: BLE001 - never let the thread die
+            except Exception:  # never let the thread die
                 log.exception("answering checkpoint requests failed")
 
     def poll(self) -> int:
@@ -267,10 +266,8 @@ class RequestServer:
             names = self._names()
         except FileNotFoundError:
             if self.directory.parent.is_dir():  # .trajectory was recreated: so is the directory
-                try:
+                with contextlib.suppress(OSError):
                     self.directory.mkdir(mode=0o700, exist_ok=True)
-                except OSError:
-                    pass
             return 0
         except OSError as exc:
             log.debug("cannot list %s: %s", self.directory, exc)

@@ -8,8 +8,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from code_trajectory.project import add_project_option
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 
 def open_session(project_option: str | None, *, create: bool = True, **overrides):
@@ -105,8 +109,8 @@ class _ProgressPrinter:
     """Progress of the start-up scan on stderr with a rich progress bar (only on a terminal)."""
 
     def __init__(self) -> None:
-        self._progress = None
-        self._task = None
+        self._progress: Progress | None = None
+        self._task: TaskID | None = None
         if sys.stderr.isatty():
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -163,11 +167,12 @@ def status_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def status(args: argparse.Namespace) -> int:
-    """Facts about the shadow repository: branches, snapshot counts, size, maintenance."""
+    """Facts about the shadow repository: branches, snapshot counts, size, maintenance; then what the capabilities
+    add (:func:`code_trajectory.recording.hooks.on_status`: what is shared where)."""
     from code_trajectory.project import project_from_option
+    from code_trajectory.recording.hooks import status_lines
     from code_trajectory.recording.status import project_status
-    from code_trajectory.share.service import share_status_lines
 
     root = project_from_option(args.project)
-    print("\n".join([project_status(root), *share_status_lines(root)]))
+    print("\n".join([project_status(root), *status_lines(root)]))  # sharing: see code_trajectory.wiring
     return 0

@@ -32,9 +32,10 @@ class Rules:
     def from_lines(cls, lines: list[str]) -> Rules:
         """Compile the lines of a gitignore file (blank lines and comments are dropped)."""
         spec = GitIgnoreSpec.from_lines(lines)
-        compiled = [(p.regex, bool(p.include), p.pattern, p.pattern.rstrip().endswith("/"))  # type: ignore
-                    for p in spec.patterns
-                    if p.include is not None and getattr(p, "regex", None) is not None]
+        compiled: list[tuple[re.Pattern[str], bool, str, bool]] = [
+            (p.regex, bool(p.include), p.pattern, p.pattern.rstrip().endswith("/"))
+            for p in spec.patterns
+            if p.include is not None and isinstance(p.regex, re.Pattern) and isinstance(p.pattern, str)]
 
         def union(items: list[re.Pattern[str]]) -> re.Pattern[str] | None:
             if not items:

@@ -46,6 +46,7 @@ import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.worktemp import is_temp_name
@@ -115,6 +116,7 @@ class RecordingPolicy:
         self._deny = Rules.from_lines([anywhere(p) for p in self.deny_patterns])
         self.info_exclude = info_exclude
         self.global_excludes = global_excludes
+        # not DISCOVER: a ProjectRepo or None (an `is` test on a sentinel object does not narrow the type)
         self.project: ProjectRepo | None = (ProjectRepo.discover(self.root) if project is DISCOVER
                                             else project)  # type: ignore[assignment]
         self._lock = threading.RLock()
@@ -195,7 +197,7 @@ class RecordingPolicy:
         """
         with self._lock:
             if self._tracked.never_read:
-                self._tracked.current  # the baseline later changes are compared with
+                _ = self._tracked.current  # reading it takes the baseline later changes are compared with
             else:
                 self._refresh()
             flipped, self._flipped = sorted(self._flipped), set()
@@ -372,6 +374,15 @@ class RecordingPolicy:
         """True for paths whose change alters the rules (a ``.gitignore`` or a generated-directory marker anywhere)."""
         name = rel.rpartition("/")[2]
         return name == GITIGNORE or name in GENERATED_MARKERS
+
+
+class WalkPolicy(Protocol):
+    """What a walk of the work tree asks of a policy (:class:`RecordingPolicy`, or :class:`SubtreePolicy` for a
+    walk rooted in a subdirectory)."""
+
+    def entry_excluded(self, parent_rel: str, name: str, is_dir: bool) -> bool:
+        """True when the entry ``name`` of the directory ``parent_rel`` (relative to the walk's root) is skipped."""
+        ...
 
 
 class SubtreePolicy:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from code_trajectory.core.errors import InvalidArgumentError
@@ -84,7 +85,7 @@ class IntentStore:
             True when an intent was forgotten.
         """
         set_at = self.set_at()
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         if set_at is None or not previous or set_at >= (alive_since or now):
             return False
         stopped = _time(previous.get("stopped_at"))
@@ -98,7 +99,7 @@ class IntentStore:
         set_at = self.set_at()
         if set_at is None:
             return None
-        return max(0.0, (datetime.now(timezone.utc) - set_at).total_seconds())
+        return max(0.0, (datetime.now(UTC) - set_at).total_seconds())
 
     def describe(self) -> str | None:
         """The intent with its age, e.g. ``"Fix login retry" (set 12 min ago)``, or None when none is set."""
@@ -127,17 +128,15 @@ class IntentStore:
             raise InvalidArgumentError("intent must be a non-empty sentence, e.g. 'Fix login retry'")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps({"intent": clean, "set_at": datetime.now(timezone.utc).isoformat(),
+        tmp.write_text(json.dumps({"intent": clean, "set_at": datetime.now(UTC).isoformat(),
                                    "session": session or None}), "utf-8")
         os.replace(tmp, self.path)
         return clean
 
     def clear(self) -> None:
         """Forget the intent."""
-        try:
+        with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
-        except FileNotFoundError:
-            pass
 
 
 def _time(value: object) -> datetime | None:
@@ -148,4 +147,4 @@ def _time(value: object) -> datetime | None:
         when = datetime.fromisoformat(value)
     except ValueError:
         return None
-    return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)

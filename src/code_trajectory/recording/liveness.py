@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import filelock
@@ -26,7 +26,7 @@ MAX_RESTARTS_KEPT = 5
 def write_recorder_state(state_dir: Path, *, started: bool) -> None:
     """Note that this process started (``started``) or stopped recording; best effort (a failure is ignored)."""
     path = state_dir / STATE_FILE
-    now = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    now = datetime.now(UTC).isoformat(timespec="milliseconds")
     data = read_recorder_state(state_dir) if not started else {}
     data.update({"pid": os.getpid(), "started_at": now} if started else {"stopped_at": now})
     try:
@@ -86,7 +86,7 @@ def idle_notice(root: Path, repo) -> str | None:
             when = None
     ago = ""
     if when is not None:
-        seconds = max(0, int((datetime.now(timezone.utc) - when).total_seconds()))
+        seconds = max(0, int((datetime.now(UTC) - when).total_seconds()))
         ago = (f" since {when.astimezone().strftime('%Y-%m-%d %H:%M')} ({_duration(seconds)} ago)"
                if "stopped_at" in state else f"; the last snapshot was taken {_duration(seconds)} ago")
     return (f"nothing is recording this project now{ago}: edits made meanwhile are not in the history until "
@@ -107,7 +107,7 @@ def _duration(seconds: int) -> str:
 def note_history_restart(state_dir: Path, notice: str) -> None:
     """Note in ``state_dir`` (the new history's) that a recorder started it and why; best effort."""
     entries = history_restarts(state_dir)
-    entries.append({"at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "notice": notice[:1000]})
+    entries.append({"at": datetime.now(UTC).isoformat(timespec="seconds"), "notice": notice[:1000]})
     try:
         tmp = state_dir / f"{RESTARTS_FILE}.tmp{os.getpid()}"
         tmp.write_text(json.dumps(entries[-MAX_RESTARTS_KEPT:]), "utf-8")

@@ -10,16 +10,22 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from code_trajectory.core.errors import LockContentionError, ProjectError
 from code_trajectory.git import health
+from code_trajectory.git.project import ProjectRepo
+from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.recording.ignore import RecordingPolicy
 from code_trajectory.recording.liveness import note_history_restart
 from code_trajectory.recording.opening import protect_history
 from code_trajectory.recording.statcache import StatCache
+
+if TYPE_CHECKING:
+    import filelock
 
 log = logging.getLogger(__name__)
 
@@ -34,12 +40,41 @@ def shadow_identity(git_dir: Path) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
+class _Recorder(Protocol):
+    """What :class:`RecoveryMixin` uses of the :class:`~code_trajectory.recording.recorder.Recorder` it is mixed
+    into (the type of ``self`` in its methods)."""
+
+    root: Path
+    repo: ShadowRepo
+    project: ProjectRepo
+    policy: RecordingPolicy
+    stat_cache: StatCache
+    notices: list[str]
+    restart_listeners: list[Callable[[], None]]
+    _shadow_id: tuple[int, int] | None
+    _write_lock: filelock.FileLock
+    _last_tree: str | None
+    _last_commit: str | None
+    _head_ref: str | None
+
+    def _new_write_lock(self) -> filelock.FileLock: ...
+
+    def _guard(self) -> bool: ...
+
+    def _restart_history(self, notice: str) -> None: ...
+
+
 class RecoveryMixin:
     """The recovery half of :class:`~code_trajectory.recording.recorder.Recorder` (its attributes ``root``,
     ``repo``, ``_shadow_id``, ``project``, ``policy``, ``stat_cache``, ``notices``, ``restart_listeners`` and its cached tip and
-    write lock are used)."""
+    write lock are used: see :class:`_Recorder`)."""
 
-    def _guard(self) -> bool:
+    # the cached tip, which _restart_history clears (declared here, or mypy takes its None for their type)
+    _last_tree: str | None
+    _last_commit: str | None
+    _head_ref: str | None
+
+    def _guard(self: _Recorder) -> bool:
         """Recreate ``.trajectory`` if it vanished, or take up the new one another process made after it vanished
         (its identity differs from the one this recorder opened); True when it had to (a full rescan is then due)."""
         if self.repo.exists() and shadow_identity(self.repo.git_dir) == self._shadow_id:
@@ -51,7 +86,7 @@ class RecoveryMixin:
                               f"history is lost and a new one started at {datetime.now().strftime('%H:%M:%S')}")
         return True
 
-    def _needs_full_scan(self, paths: Iterable[str]) -> bool:
+    def _needs_full_scan(self: _Recorder, paths: Iterable[str]) -> bool:
         """Before a snapshot of changed ``paths``: must a full scan (:meth:`reconcile`) take its place?
 
         True when ``.trajectory`` had to be recreated (:meth:`_guard`) or when one of ``paths`` is an ignore
@@ -67,7 +102,7 @@ class RecoveryMixin:
             return True
         return False
 
-    def _restart_history(self, notice: str) -> None:
+    def _restart_history(self: _Recorder, notice: str) -> None:
         """Start a new history in a new ``.trajectory``, then say so once: the log (stderr), :attr:`notices` (tool
         answers, the session summary) and ``.trajectory/state`` (``code-trajectory status``); then call each of
         :attr:`restart_listeners` (the recording session takes the new ``recorder.lock``).
@@ -90,10 +125,10 @@ class RecoveryMixin:
         for listener in list(self.restart_listeners):
             try:
                 listener()
-            except Exception:  # noqa: BLE001 - the new history is there; a listener must not undo it
+            except Exception:  # the new history is there; a listener must not undo it
                 log.exception("a listener of the history restart failed")
 
-    def _recover(self, exc: BaseException) -> bool:
+    def _recover(self: _Recorder, exc: BaseException) -> bool:
         """React to a failed write: clear stale locks, or replace a damaged repository. True to retry now."""
         if isinstance(exc, LockContentionError):
             return bool(health.clear_stale_locks(self.repo.git_dir))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 FILE_NAME = "secret-files.json"
@@ -33,7 +33,7 @@ def _save(state_dir: Path, files: dict[str, str]) -> None:
     path = state_dir / FILE_NAME
     tmp = path.with_name(f"{FILE_NAME}.tmp{os.getpid()}")
     tmp.write_text(json.dumps({"files": dict(sorted(files.items())),
-                               "scanned_at": datetime.now(timezone.utc).isoformat()}), "utf-8")
+                               "scanned_at": datetime.now(UTC).isoformat()}), "utf-8")
     os.replace(tmp, path)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Callable
@@ -143,7 +144,8 @@ class TrajectoryService:
             path = _root_from_uri(str(root.uri))
             if path is not None and path.is_dir():
                 log.info("configuring the project from the client's root %s", path)
-                session, _ = await anyio.to_thread.run_sync(lambda: self.configure(str(path), background=True))
+                configure = functools.partial(self.configure, str(path), background=True)
+                session, _ = await anyio.to_thread.run_sync(configure)
                 return session
         return self.project()
 

@@ -5,18 +5,21 @@ and, for the server and ``watch``, a :class:`~code_trajectory.recording.watcher.
 one process records a project (the holder of ``.trajectory/recorder.lock``), the others answer
 queries and take over when it exits. The read-only narratives live in
 :mod:`code_trajectory.history`, the test status in :mod:`code_trajectory.testruns`; they take a
-session and read through its recorder.
+session and read through its recorder. What those capabilities do when this session consolidates
+(carry test runs, push) they register through :mod:`code_trajectory.recording.hooks`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import subprocess
 import threading
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import filelock
 
@@ -26,15 +29,17 @@ from code_trajectory.core.memory import release_free_memory
 from code_trajectory.core.shutdown import stop_child
 from code_trajectory.git import messages
 from code_trajectory.git.gitcmd import check_git_version
+from code_trajectory.git.log import describe_files
 from code_trajectory.git.points import name_point
 from code_trajectory.git.shadow import shadow_ref
-from code_trajectory.history import narrative
-from code_trajectory.recording import checkpoint_requests
+from code_trajectory.recording import checkpoint_requests, hooks
 from code_trajectory.recording.checkpoint_requests import CheckpointAnswer, CheckpointRequest, RequestServer
 from code_trajectory.recording.consolidate import consolidate
 from code_trajectory.recording.liveness import idle_notice, read_recorder_state, recording_now, write_recorder_state
 from code_trajectory.recording.recorder import Recorder, Snapshot
-from code_trajectory.testruns import store as testruns
+
+if TYPE_CHECKING:
+    from code_trajectory.recording.watcher import Watcher
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +77,7 @@ class ProjectSession:
         self.root = root
         self.settings = settings
         self.recorder = Recorder.open(root, settings, create=create)
-        self.watcher = None
+        self.watcher: Watcher | None = None
         self._watch = watch
         self._on_snapshot = on_snapshot
         self._force_polling = force_polling
@@ -91,7 +96,7 @@ class ProjectSession:
         #: ``recorder`` when this process records the project, ``follower`` while another one does.
         self.role = "recorder"
         self._scan_started = False
-        self._created = datetime.now(timezone.utc)
+        self._created = datetime.now(UTC)
 
     def start(self, progress: Callable[[str, int, int | None], None] | None = None, *,
               background: bool = False) -> Snapshot | None:
@@ -125,15 +130,18 @@ class ProjectSession:
 
     def _wait_to_record(self) -> None:
         while not self._closing.wait(TAKEOVER_POLL_SECONDS):
+            lock = self._recording_lock
+            if lock is None:  # only start() runs this thread, once it made the lock
+                return
             try:
-                self._recording_lock.acquire()
+                lock.acquire()
             except filelock.Timeout:
                 continue
             except OSError as exc:  # .trajectory removed meanwhile: try again later
                 log.debug("cannot take the recorder lock: %s", exc)
                 continue
             if self._closing.is_set():
-                self._recording_lock.release()
+                lock.release()
                 return
             log.info("the recording process of %s exited; this one records now", self.root)
             self.role = "recorder"
@@ -204,10 +212,8 @@ class ProjectSession:
             log.warning("cannot hold the recorder lock of the new history (%s); another process may record too", exc)
             return
         self._recording_lock = lock
-        try:
+        with contextlib.suppress(OSError):
             old.release()
-        except OSError:
-            pass
         write_recorder_state(self.recorder.repo.state_dir, started=True)
 
     def _adopt(self, child: subprocess.Popen) -> None:
@@ -249,10 +255,8 @@ class ProjectSession:
             self.watcher = None
         if self._recording_lock is not None and self._recording_lock.is_locked:
             write_recorder_state(self.recorder.repo.state_dir, started=False)
-            try:
+            with contextlib.suppress(OSError):
                 self._recording_lock.release()
-            except OSError:
-                pass
         self.recorder.close()
 
     def check_alive(self) -> None:
@@ -332,7 +336,7 @@ class ProjectSession:
         if snapshot is None:
             return CheckpointAnswer(True, f"Nothing changed since the last snapshot, so no new snapshot was needed. "
                                           f"{name}", tip)
-        files = "\n".join(narrative.describe_files(snapshot.changes, 30))
+        files = "\n".join(describe_files(snapshot.changes, 30))
         return CheckpointAnswer(True, f"Checkpoint recorded on shadow branch `{snapshot.branch}` as "
                                       f"`{snapshot.commit[:12]}`:\n{snapshot.subject}\n{name}\n\nFiles:\n{files}", tip)
 
@@ -354,6 +358,7 @@ class ProjectSession:
             TrajectoryError: the snapshot could not be written (its changes stay pending).
         """
         watcher = self.watcher
+        why: str | None
         if watcher is None:
             why = "no watcher in this process"
         elif not self._started.is_set() or self.import_error is not None:
@@ -373,9 +378,9 @@ class ProjectSession:
         result = consolidate(self.recorder, intent)
         if result.commit is None:
             return result.message
-        # the consolidated commit has the last snapshot's tree: its test runs still describe it
-        testruns.copy_runs(self.recorder.repo, result.squashed_commits[0], result.commit)
-        self._auto_push()
+        # the capabilities above react (test runs carried to the same tree, auto push): see recording.hooks
+        hooks.consolidated(hooks.Consolidated(self.root, self.recorder.repo, result.commit,
+                                              tuple(result.squashed_commits)))
         shown = result.squashed_records[-CONSOLIDATE_LISTED:]
         lines = [f"Consolidated {result.squashed} snapshot(s) of the current task on shadow branch `{result.branch}` "
                  f"into `{result.commit[:12]}`: {result.message}", "", "Squashed, oldest first:"]
@@ -386,22 +391,6 @@ class ProjectSession:
         lines += ["", "Earlier snapshots, checkpoints and other tasks are kept. The squashed snapshots stay reachable "
                   f"through the reflog: `git --git-dir=.trajectory reflog {shadow_ref(result.branch)}`."]
         return "\n".join(lines)
-
-    def _auto_push(self) -> None:
-        """Push the trajectory after a consolidation when ``[share] auto_push = true`` (off by default), on a thread:
-        it goes over the network. Failures are logged, never raised (see ``share.push.maybe_auto_push``)."""
-        from code_trajectory.share.settings import ShareSettings
-
-        try:
-            enabled = ShareSettings.load(self.root).auto_push
-        except Exception as exc:  # noqa: BLE001 - a bad [share] table must not fail the consolidation
-            log.warning("share settings unreadable, no auto push: %s", exc)
-            return
-        if enabled:
-            from code_trajectory.share.push import maybe_auto_push
-
-            threading.Thread(target=maybe_auto_push, args=(self.root,), name="trajectory-auto-push",
-                             daemon=True).start()
 
     def status_notices(self) -> list[str]:
         """What a reader of the history must know about the recording itself (damage, follower, scan, watcher,

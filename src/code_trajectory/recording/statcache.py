@@ -20,6 +20,7 @@ wrote in between (a generation number, checked in the write's transaction).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -112,10 +113,8 @@ class StatCache:
             except sqlite3.DatabaseError as exc:
                 log.warning("stat cache %s is unreadable (%s); starting a new one", self.path, exc)
                 for suffix in ("", "-wal", "-shm"):
-                    try:
+                    with contextlib.suppress(OSError):
                         os.unlink(f"{self.path}{suffix}")
-                    except OSError:
-                        pass
                 self._db = self._open()
         return self._db
 

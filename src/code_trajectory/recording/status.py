@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -17,10 +18,8 @@ def directory_size(path: Path) -> int:
     total = 0
     for dirpath, _dirs, files in os.walk(path):
         for name in files:
-            try:
+            with contextlib.suppress(OSError):
                 total += os.lstat(os.path.join(dirpath, name)).st_size
-            except OSError:
-                pass
     return total
 
 

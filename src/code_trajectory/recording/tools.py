@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Annotated
 
 import anyio
@@ -33,10 +34,8 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
         while session.importing and anyio.current_time() < deadline:
             await anyio.sleep(0.5)
             phase, done, total = session.import_progress
-            try:
+            with contextlib.suppress(Exception):  # progress is best effort (no token, closed stream)
                 await ctx.report_progress(done, total, f"start-up scan: {phase}")
-            except Exception:  # noqa: BLE001 - progress is best effort (no token, closed stream)
-                pass
         if session.importing:
             phase, done, total = session.import_progress
             return (f"Recording {session.root} on shadow branch `{session.branch}`. The start-up scan of a large "

@@ -32,7 +32,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import watchfiles
@@ -279,7 +279,7 @@ class Watcher:
     def _group(self, dirs: list[str], *, polling: bool) -> WatchGroup:
         return WatchGroup(dirs, on_batch=self._on_batch, watch_filter=self._filter, polling=polling, sync=self.sync)
 
-    def _rebuild(self, *, rescan: bool = True, adding: list[str] = ()) -> None:
+    def _rebuild(self, *, rescan: bool = True, adding: Iterable[str] = ()) -> None:
         """Replace every watch group by one over all recorded directories.
 
         The new groups watch before the old ones stop: a native old group stops once it has handed over every
@@ -497,7 +497,7 @@ class Watcher:
             self.last_error = f"snapshot failed, will retry: {exc}"
             log.warning(self.last_error)
             return False
-        except Exception as exc:  # noqa: BLE001 - never let the watcher thread die
+        except Exception as exc:  # never let the watcher thread die
             self.last_error = f"snapshot failed unexpectedly, will retry: {exc!r}"
             log.exception("snapshot failed unexpectedly")
             return False
@@ -516,5 +516,5 @@ class Watcher:
         if self.on_snapshot is not None:
             try:
                 self.on_snapshot(snapshot)
-            except Exception:  # noqa: BLE001
+            except Exception:
                 log.exception("snapshot callback failed")

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import watchfiles
 
-from code_trajectory.recording.ignore import RecordingPolicy
+from code_trajectory.recording.ignore import WalkPolicy
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ READY_TIMEOUT = 60.0
 Batch = set[tuple[watchfiles.Change, str]]
 
 
-def recorded_directories(root: Path, policy: RecordingPolicy) -> list[str]:
+def recorded_directories(root: Path, policy: WalkPolicy) -> list[str]:
     """Every directory under ``root`` (``root`` included) that the policy records, as absolute paths.
 
     Symlinked directories are not followed; unreadable ones are skipped.
@@ -134,10 +134,8 @@ class SyncPoint:
     def remove(self, names: Iterable[str]) -> None:
         """Delete tokens once waited for (their deletion events are ignored)."""
         for name in names:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(self.prefix + name)
-            except OSError:
-                pass
 
     def seen(self, group: WatchGroup, names: set[str]) -> None:
         """Called by ``group`` once it handed over every event of the batch that held the tokens ``names``."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from code_trajectory.git.shadow import git_mode
-from code_trajectory.recording.ignore import RecordingPolicy
+from code_trajectory.recording.ignore import WalkPolicy
 
 log = logging.getLogger(__name__)
 
@@ -132,7 +132,7 @@ class _IgnoreFileChanged(Exception):
     """A ``.gitignore`` changed under a listed directory: the verdicts below it may have too."""
 
 
-def scan(root: Path, policy: RecordingPolicy, *, progress: Callable[[int], None] | None = None,
+def scan(root: Path, policy: WalkPolicy, *, progress: Callable[[int], None] | None = None,
          listings: Mapping[str, DirListing] | None = None) -> ScanResult:
     """Walk the work tree under ``root`` and return every recordable file.
 
@@ -153,7 +153,7 @@ def scan(root: Path, policy: RecordingPolicy, *, progress: Callable[[int], None]
         return _scan(root, policy, progress, {})
 
 
-def _scan(root: Path, policy: RecordingPolicy, progress: Callable[[int], None] | None,
+def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None,
           listings: Mapping[str, DirListing]) -> ScanResult:
     started_ns = time.time_ns()
     result = ScanResult({}, [], [])

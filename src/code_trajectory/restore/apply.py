@@ -19,9 +19,9 @@ import stat
 import subprocess
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Generator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import closing
+from contextlib import closing, suppress
 from pathlib import Path
 
 from code_trajectory.core.errors import InvalidArgumentError, StorageError
@@ -96,7 +96,7 @@ def blob_bytes(repo: ShadowRepo, oid: str) -> bytes:
     return found[1]
 
 
-def read_blobs(repo: ShadowRepo, oids: list[str]) -> Iterator[bytes]:
+def read_blobs(repo: ShadowRepo, oids: list[str]) -> Generator[bytes, None, None]:
     """The contents of the blobs ``oids``, in order, read from one ``git cat-file --batch`` fed by a thread (no
     round trip per blob).
 
@@ -108,24 +108,25 @@ def read_blobs(repo: ShadowRepo, oids: list[str]) -> Iterator[bytes]:
             yield blob_bytes(repo, oid)
         return
     proc = repo.git.popen(["cat-file", "--batch"], stderr=subprocess.DEVNULL)
+    stdin, stdout = proc.stdin, proc.stdout
+    assert stdin is not None and stdout is not None  # popen pipes both
 
     def feed() -> None:
         try:
             for start in range(0, len(oids), 512):
                 chunk = memoryview("".join(f"{oid}\n" for oid in oids[start:start + 512]).encode("ascii"))
                 while chunk:
-                    chunk = chunk[proc.stdin.write(chunk):]
+                    chunk = chunk[stdin.write(chunk):]
         except (BrokenPipeError, ValueError):
             pass  # the reader stopped early
         finally:
-            try:
-                proc.stdin.close()
-            except OSError:
-                pass
+            with suppress(OSError):
+                stdin.close()
 
     feeder = threading.Thread(target=feed, name="restore-blobs", daemon=True)
     feeder.start()
-    stream = io.BufferedReader(proc.stdout, 1 << 16)
+    # Popen gives a BufferedReader (it has readinto); typeshed types Popen.stdout as IO[bytes], which lacks it
+    stream = io.BufferedReader(stdout, 1 << 16)  # type: ignore[type-var]
     try:
         for oid in oids:
             header = stream.readline().split()
@@ -211,10 +212,8 @@ def _remove_empty_dirs(path: str) -> None:
 
 
 def _unlink_stale(path: str) -> None:
-    try:
+    with suppress(FileNotFoundError):
         os.unlink(path)
-    except FileNotFoundError:
-        pass
 
 
 def current_oid(root: Path, rel: str, mode: str) -> str | None:

@@ -24,6 +24,7 @@ A dry run writes nothing and answers with the diff that would be applied.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import os
 from dataclasses import dataclass, field
@@ -191,6 +192,7 @@ def _restore(session: ProjectSession, snapshot: str, paths: list[str] | None, *,
     scope = _named_paths(session.root, paths)  # None: the whole project, or globs
     target_entries = trees.list_files(repo, repo.commit_tree_oid(resolved.commit), scope)
     refuse_unsafe(_matching(session.root, paths, target_entries), resolved.commit)
+    current_tree: str | None  # None: nothing recorded yet, every target file is new
     with recorder.writing():
         if dry_run:
             current_tree = recorder.work_tree_tree()
@@ -249,10 +251,8 @@ def _matching(root: Path, patterns: list[str] | None, entries: dict[str, TreeEnt
         return entries
     found: dict[str, TreeEntry] = {}
     for pattern in patterns:
-        try:
+        with contextlib.suppress(InvalidArgumentError):
             found.update((p, entries[p]) for p in select(root, [pattern], set(entries)))
-        except InvalidArgumentError:
-            pass
     return found
 
 

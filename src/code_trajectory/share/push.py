@@ -20,6 +20,7 @@ refused push loses nothing. How the network call finds credentials and why no ho
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from code_trajectory.core.text import format_size
 from code_trajectory.git.log import read_log
 from code_trajectory.git.project import DETACHED_BRANCH, NO_GIT_BRANCH
 from code_trajectory.git.shadow import ShadowRepo, branch_of_ref
+from code_trajectory.recording.hooks import Consolidated
 from code_trajectory.share import state as share_state
 from code_trajectory.share.names import UnsafeRefError, check_branch_name, check_ref_format, push_ref
 from code_trajectory.share.settings import ShareSettings
@@ -306,7 +308,9 @@ def _record(repo: ShadowRepo, data: dict, target: RemoteTarget, report: PushRepo
         return
     entry = data["pushed"].get(target.name)
     entry = entry if isinstance(entry, dict) else {}
-    refs = entry.get("refs") if isinstance(entry.get("refs"), dict) else {}
+    refs = entry.get("refs")
+    if not isinstance(refs, dict):
+        refs = {}
     data["pushed"][target.name], entry["refs"] = entry, refs
     now = share_state.now_iso()
     for r in done:
@@ -342,8 +346,8 @@ def _failure_message(report: PushReport, failure: str | None) -> str:
 def maybe_auto_push(root: Path) -> PushReport | None:
     """Push after a consolidation when ``[share] auto_push = true``; never raises.
 
-    Called on a worker thread (it talks to the network) by
-    :meth:`code_trajectory.recording.session.ProjectSession.consolidate` after each consolidation.
+    Called on a worker thread (it talks to the network) by :func:`push_after_consolidation` after each
+    consolidation.
 
     Returns:
         The report, or None when auto push is off, the settings are unreadable, or the push failed
@@ -363,3 +367,18 @@ def maybe_auto_push(root: Path) -> PushReport | None:
         return None
     log.info("auto push: %s", report.text().splitlines()[0])
     return report
+
+
+def push_after_consolidation(event: Consolidated) -> None:
+    """The handler of :func:`code_trajectory.recording.hooks.on_consolidated` (registered by
+    :mod:`code_trajectory.wiring`): when ``[share] auto_push = true`` (off by default), push the trajectory on a
+    thread, since it goes over the network. Never raises: unreadable settings and failures are logged (see
+    :func:`maybe_auto_push`)."""
+    try:
+        enabled = ShareSettings.load(event.root).auto_push
+    except Exception as exc:  # noqa: BLE001 - a bad [share] table must not fail the consolidation
+        log.warning("share settings unreadable, no auto push: %s", exc)
+        return
+    if enabled:
+        threading.Thread(target=maybe_auto_push, args=(event.root,), name="trajectory-auto-push",
+                         daemon=True).start()

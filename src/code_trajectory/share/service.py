@@ -203,8 +203,8 @@ def share_status_lines(root: Path) -> list[str]:
         for remote, entry in sorted(pushed.items()):
             lines.append(f"- Shared to `{remote}` ({entry.get('url', '?')}) as `{entry.get('author_id', '?')}`: "
                          f"last push {entry.get('time', 'never')} (auto_push {auto})")
-            refs = entry.get("refs") if isinstance(entry.get("refs"), dict) else {}
-            for ref, info in sorted(refs.items()):
+            refs = entry.get("refs")
+            for ref, info in sorted(refs.items() if isinstance(refs, dict) else ()):
                 if isinstance(info, dict):
                     lines.append(f"  - {ref}: {_compare(repo, info)}")
         for remote, entry in sorted(data["pulled"].items()):

@@ -21,7 +21,7 @@ import json
 import logging
 import os
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,7 @@ LOCK_TIMEOUT = 120.0
 
 def now_iso() -> str:
     """The current time, UTC, ISO 8601 to the second."""
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def state_path(state_dir: Path) -> Path:

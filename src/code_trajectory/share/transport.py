@@ -162,8 +162,8 @@ def resolve_remote(root: Path, name: str | None = None, settings: ShareSettings 
         GitUnavailableError: git is older than 2.31.
     """
     if check_git_version()[:2] < MIN_SHARE_GIT_VERSION:
-        raise GitUnavailableError("sharing trajectories needs git >= %d.%d (credentials are passed through "
-                                  "GIT_CONFIG_COUNT); upgrade git" % MIN_SHARE_GIT_VERSION)
+        raise GitUnavailableError("sharing trajectories needs git >= {}.{} (credentials are passed through "
+                                  "GIT_CONFIG_COUNT); upgrade git".format(*MIN_SHARE_GIT_VERSION))
     root = Path(root)
     project = project_repo(root)
     git = _project_git(project)

@@ -87,6 +87,8 @@ class Symbol:
     start_line: int
     end_line: int
     parent: str | None
+    _keys: Any  # the engine's LazyKeys, as passed to __init__ (None for a symbol built without its source)
+    _index: int  # this symbol's position in ``_keys``
 
     def __init__(self, name: str, kind: str, start_line: int, end_line: int, parent: str | None,
                  keys: Any = None, index: int = -1) -> None:
@@ -218,6 +220,9 @@ class FileAnalysis:
     symbols: tuple[Symbol, ...]
     skipped: str | None
     has_errors: bool
+    _keys: Any  # the engine's LazyKeys, as passed to __init__ (None for a skipped file)
+    _text_hash: str | None
+    _code_key: str | None
 
     def __init__(self, language: str, symbols: tuple[Symbol, ...], skipped: str | None, has_errors: bool,
                  keys: Any = None, text_hash: str | None = None) -> None:

@@ -19,6 +19,7 @@ for the same blob at once parse it once: the second waits for the first's result
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import OrderedDict, deque
 from collections.abc import Callable
@@ -171,7 +172,7 @@ class SymbolCache:
                 sides.append(None)
             else:  # the new side is parsed incrementally from the old one
                 previous = sides[0] if sides else None
-                sides.append(self.analysis_for_blob(oid, path, lambda o=oid: load(o), previous=previous))
+                sides.append(self.analysis_for_blob(oid, path, functools.partial(load, oid), previous=previous))
         return compare_analyses(path, sides[0], sides[1])
 
 

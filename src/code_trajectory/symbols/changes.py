@@ -216,10 +216,12 @@ def _diff(path: str, old: FileAnalysis, new: FileAnalysis, parents: dict[str, st
     added_by = {s.name: s for s in added}
     for r in list(removed):
         parent = r.parent
-        new_parent = pairs.get(parent) if parent is not None else None
-        if new_parent is None or new_parent == parent or not r.name.startswith(parent):  # type: ignore[arg-type]
+        if parent is None:
             continue
-        target = added_by.get(new_parent + r.name[len(parent):])  # type: ignore[arg-type]
+        new_parent = pairs.get(parent)
+        if new_parent is None or new_parent == parent or not r.name.startswith(parent):
+            continue
+        target = added_by.get(new_parent + r.name[len(parent):])
         if target is not None and target in added:
             _pair(r, target, pairs, removed, added)
     for old_name, new_name in list(renamed.items()):

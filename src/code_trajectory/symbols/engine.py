@@ -152,7 +152,8 @@ class TreeSitterLanguage:
                             f"symbol extraction for {self.name} is unavailable: {exc}; install the "
                             f"tree-sitter grammar package for {self.name}") from exc
                 compiled = self._compiled
-        return compiled  # type: ignore[return-value]
+        assert compiled is not None  # set above, under the lock
+        return compiled
 
     def _tools(self) -> tuple[Any, Any, Any]:
         tools = getattr(self._local, "tools", None)

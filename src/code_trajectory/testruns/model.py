@@ -7,7 +7,7 @@ import logging
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from code_trajectory.testruns.parsers import MAX_FAILURES, MAX_TEST_ID_CHARS, clip, one_line, short_test_name  # noqa: F401
@@ -221,9 +221,8 @@ class TestRun:
         Raises:
             ValueError: not JSON, or not a test run.
         """
-        if isinstance(data, (str, bytes)):
-            data = json.loads(data)
-        return cls.from_dict(data)  # type: ignore[arg-type]
+        parsed = json.loads(data) if isinstance(data, (str, bytes)) else data
+        return cls.from_dict(parsed)
 
 
 def parse_time(text: str | None) -> datetime | None:
@@ -234,11 +233,11 @@ def parse_time(text: str | None) -> datetime | None:
         when = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
 def utc_now_iso() -> str:
     """The current time, ISO 8601 in UTC with millisecond precision."""
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 

@@ -20,6 +20,10 @@ module, so ``-p code_trajectory.testruns.pytest_plugin`` next to the installed e
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the plugin loads in every pytest run: imports stay lazy
+    from pathlib import Path
 
 ENV_VAR = "CODE_TRAJECTORY_PYTEST"
 _TRUE = ("1", "true", "yes", "on")
@@ -84,7 +88,7 @@ class _SessionRecorder:
         self.config = config
         self.counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
         self.failures: list[tuple[str, str]] = []
-        self.root = None
+        self.root: Path | None = None
         self.commit: str | None = None
         self.branch: str | None = None
         self.started_at = ""
@@ -167,6 +171,9 @@ class _SessionRecorder:
 
         from code_trajectory.testruns import model, parsers, runner, service
 
+        root, commit = self.root, self.commit
+        if root is None or commit is None:  # the snapshot before the run failed: nothing to record on
+            return
         args = [str(a) for a in self.config.invocation_params.args]
         command = "pytest" + (" " + shlex.join(args) if args else "")
         failures = parsers.dedupe(self.failures)
@@ -176,10 +183,11 @@ class _SessionRecorder:
             duration_seconds=round(time.monotonic() - self.t0, 3), started_at=self.started_at,
             failures=failures[:parsers.MAX_FAILURES],
             more_failures=max(len(failures) - parsers.MAX_FAILURES, 0),
-            commit=self.commit, branch=self.branch, **self.counts)
+            commit=commit, branch=self.branch, passed=self.counts["passed"], failed=self.counts["failed"],
+            errors=self.counts["errors"], skipped=self.counts["skipped"])
         run.outcome, run.message = runner.pytest_verdict(status, run.errors)
-        service.record_on(self.root, run)
-        self.note = f"recorded on snapshot {self.commit[:12]}: {run.summary_line()}"
+        service.record_on(root, run)
+        self.note = f"recorded on snapshot {commit[:12]}: {run.summary_line()}"
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if self.note:

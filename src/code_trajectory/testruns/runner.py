@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -190,10 +191,8 @@ def run_command(argv: Sequence[str], cwd: Path, *, echo: bool = True, max_output
     if timeout is not None:
         def on_timeout() -> None:
             timed_out.set()
-            try:
+            with contextlib.suppress(OSError):
                 proc.kill()
-            except OSError:
-                pass
 
         timer = threading.Timer(timeout, on_timeout)
         timer.daemon = True
@@ -232,10 +231,8 @@ def run_command(argv: Sequence[str], cwd: Path, *, echo: bool = True, max_output
     finally:
         if timer is not None:
             timer.cancel()
-        try:
+        with contextlib.suppress(OSError):
             proc.stdout.close()
-        except OSError:
-            pass
     duration = round(time.monotonic() - t0, 3)
 
     runner, counts, failures = parse_output(collector.parse_text())

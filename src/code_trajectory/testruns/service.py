@@ -271,7 +271,8 @@ def validate_agent_result(*, command: Any, passed: Any = None, failed: Any = Non
         raise InvalidArgumentError("outcome 'passed' contradicts the failed/errors counts or failing_tests; "
                                    "use 'failed'")
     run = TestRun(command=one_line(command, MAX_COMMAND_CHARS), outcome=outcome, exit_code=exit_code,
-                  duration_seconds=duration_seconds, runner="agent", started_at=utc_now_iso(), **counts)
+                  duration_seconds=duration_seconds, runner="agent", started_at=utc_now_iso(),
+                  passed=counts["passed"], failed=counts["failed"], errors=counts["errors"], skipped=counts["skipped"])
     run.failures = failures[:MAX_FAILURES]
     run.more_failures = max(len(failures) - MAX_FAILURES, 0)
     if output:

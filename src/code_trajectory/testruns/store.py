@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from code_trajectory.core.errors import InvalidArgumentError, LockContentionError, StorageError
 from code_trajectory.git.log import read_log
 from code_trajectory.git.messages import TRAILER_SQUASHED_RANGE
 from code_trajectory.git.shadow import ShadowRepo
+from code_trajectory.recording.hooks import Consolidated
 from code_trajectory.testruns.model import TestRun
 
 log = logging.getLogger(__name__)
@@ -119,6 +120,13 @@ def copy_runs(repo: ShadowRepo, source: str, target: str) -> int:
     return len(runs)
 
 
+def carry_runs(event: Consolidated) -> None:
+    """The handler of :func:`code_trajectory.recording.hooks.on_consolidated` (registered by
+    :mod:`code_trajectory.wiring`): the ``[CONSOLIDATE]`` commit has the last squashed snapshot's tree, so that
+    snapshot's test runs still describe it and are copied to it (see :func:`copy_runs`)."""
+    copy_runs(event.repo, event.squashed[0], event.commit)
+
+
 def runs_for(repo: ShadowRepo, commits: Iterable[str]) -> dict[str, list[TestRun]]:
     """The runs recorded on each of ``commits`` (full ids), oldest first; commits without runs are left out.
 
@@ -154,7 +162,7 @@ def marks_for(repo: ShadowRepo, commits: Iterable[str]) -> dict[str, str]:
     """
     marks = {}
     for commit, runs in runs_for(repo, commits).items():
-        epoch = datetime.min.replace(tzinfo=timezone.utc)
+        epoch = datetime.min.replace(tzinfo=UTC)
         newest = max(runs, key=lambda r: r.started or epoch)
         line = newest.summary_line()
         if len({r.outcome for r in runs}) > 1:
@@ -169,7 +177,7 @@ def _all_runs(repo: ShadowRepo) -> list[TestRun]:
         for run in _read_note(repo, blob):
             run.commit = run.commit or commit
             runs.append(run)
-    epoch = datetime.min.replace(tzinfo=timezone.utc)
+    epoch = datetime.min.replace(tzinfo=UTC)
     runs.sort(key=lambda r: r.started or epoch, reverse=True)
     return runs
 

@@ -66,8 +66,8 @@ class State:
 
     def url(self, route: str = "/", /, **extra: str | None) -> str:
         """``route`` with this state's query (empty values left out) plus ``extra`` (None drops a key)."""
-        params = {"branch": self.branch, "q": self.filters.text, "path": self.filters.path,
-                  "view": "" if self.view == "unified" else self.view}
+        params: dict[str, str | None] = {"branch": self.branch, "q": self.filters.text, "path": self.filters.path,
+                                         "view": "" if self.view == "unified" else self.view}
         params.update(extra)
         query = urlencode([(k, v) for k, v in params.items() if v], encoding="utf-8", errors="surrogateescape")
         return route + ("?" + query if query else "")
@@ -187,7 +187,7 @@ class Page:
         args = query_args(request)
         state = self.state(args)
         page = self.history.timeline(state.branch, state.filters)
-        pane = None
+        pane: tuple[str, object] | None = None  # (kind, what the template shows in the side pane)
         file_path = args.get("file")
         if file_path:
             pane = ("file", self.history.file(state.branch, file_path))
@@ -288,7 +288,7 @@ class Page:
 
 
 def create_app(root: Path, *, token: str, port: int, gap_seconds: float,
-               default_branch: str | None = None) -> TokenGuard:
+               default_branch: str | None = None) -> tuple[TokenGuard, Page]:
     """Build the ASGI application serving ``root``'s history, behind the token guard.
 
     Args:
@@ -298,7 +298,7 @@ def create_app(root: Path, *, token: str, port: int, gap_seconds: float,
         default_branch: the branch shown when the URL names none (None: see :class:`Page`).
 
     Returns:
-        The guarded application; its ``page`` attribute is the :class:`Page` (close it when the server stops).
+        ``(application, page)``: the guarded application and its :class:`Page` (close it when the server stops).
     """
     page = Page(root, ShadowRepo(root), gap_seconds, csrf_value(token), default_branch)
 
@@ -322,7 +322,5 @@ def create_app(root: Path, *, token: str, port: int, gap_seconds: float,
     ]
     app = Starlette(routes=routes, lifespan=lifespan,
                     exception_handlers={Exception: page.error, TrajectoryError: page.error})
-    guarded = TokenGuard(app, token=token, port=port)
-    guarded.page = page  # type: ignore[attr-defined]
-    return guarded
+    return TokenGuard(app, token=token, port=port), page
 

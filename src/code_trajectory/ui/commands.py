@@ -53,7 +53,12 @@ def ui(args: argparse.Namespace) -> int:
             if not args.no_browser:
                 threading.Thread(target=_open_browser, args=(server,), name="open-browser", daemon=True).start()
             stop.watch_stdin()
-            threading.Thread(target=lambda: (stop.wait(), server.stop()), name="ui-stop", daemon=True).start()
+
+            def stop_when_asked() -> None:
+                stop.wait()
+                server.stop()
+
+            threading.Thread(target=stop_when_asked, name="ui-stop", daemon=True).start()
             server.run()
         finally:
             server.close()

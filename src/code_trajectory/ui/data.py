@@ -15,7 +15,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from code_trajectory.core.errors import InvalidArgumentError, TrajectoryError
 from code_trajectory.git import log
@@ -114,7 +114,7 @@ class SessionIndex:
 
 
 def _time(stamp: int) -> datetime:
-    return datetime.fromtimestamp(stamp, timezone.utc).astimezone()
+    return datetime.fromtimestamp(stamp, UTC).astimezone()
 
 
 class History:
@@ -192,13 +192,12 @@ class History:
             if oid is not None and (not _OID.match(oid) or oid not in index):
                 raise HistoryChangedError("the history changed since the page was loaded; reload it")
         records: list[CommitRecord] = []
-        next_cursor, scanned, scanned_out = None, 0, False
+        next_cursor, scanned_out = None, False
         chunk = limit + 1 if not filters.active else SCAN_CHUNK
-        for record in self._walk(cursor or tip, chunk):
+        for scanned, record in enumerate(self._walk(cursor or tip, chunk)):
             if filters.active and scanned >= MAX_SCAN:
                 next_cursor, scanned_out = record.oid, True
                 break
-            scanned += 1
             if filters.matches(record):
                 if len(records) == limit:
                     next_cursor = record.oid
@@ -233,7 +232,7 @@ class History:
         """The test verdict of each of ``oids`` that has a recorded run: the newest run's line."""
         marks = {}
         for oid, runs in testruns.runs_for(self.repo, oids).items():
-            newest = max(runs, key=lambda r: r.started or datetime.min.replace(tzinfo=timezone.utc))
+            newest = max(runs, key=lambda r: r.started or datetime.min.replace(tzinfo=UTC))
             text = newest.summary_line()
             if len({r.outcome for r in runs}) > 1:
                 text += f" ({len(runs)} runs, not all {newest.outcome})"

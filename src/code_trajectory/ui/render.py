@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from markupsafe import Markup, escape
 
@@ -94,9 +95,9 @@ def _lexer_for(path: str):
     from pygments.util import ClassNotFound
 
     name = path.rsplit("/", 1)[-1]
-    options = {"stripnl": False, "stripall": False, "ensurenl": False}
+    options: dict[str, Any] = {"stripnl": False, "stripall": False, "ensurenl": False}
     try:
-        return get_lexer_for_filename(name, **options)
+        return get_lexer_for_filename(name, None, **options)
     except ClassNotFound:
         return TextLexer(**options)
     except Exception:  # noqa: BLE001 - a lexer plugin that fails to load must not break the page
@@ -164,7 +165,7 @@ def stylesheet(light: str = "default", dark: str = "github-dark") -> str:
     dark = dark if dark in styles else "monokai"
     light_css = HtmlFormatter(style=light).get_style_defs(CSS_SCOPE)
     dark_css = HtmlFormatter(style=dark).get_style_defs(CSS_SCOPE)
-    keep = lambda css: "\n".join(line for line in css.splitlines()  # noqa: E731
+    keep = lambda css: "\n".join(line for line in css.splitlines()
                                  if line.startswith(CSS_SCOPE + " .") and "linenos" not in line)
     return (f"/* Pygments styles {light} and {dark} */\n{keep(light_css)}\n"
             f"@media (prefers-color-scheme: dark) {{\n{keep(dark_css)}\n}}\n")
@@ -270,18 +271,18 @@ def split_rows(diff: FileDiff) -> list[SplitRow]:
     """The rows of a side-by-side view of ``diff``: a header per hunk, context on both sides, and each run of
     deletions paired line by line with the run of additions that follows it."""
     rows: list[SplitRow] = []
+    dels: list[DiffLine] = []
+    adds: list[DiffLine] = []
+
+    def flush() -> None:
+        for i in range(max(len(dels), len(adds))):
+            rows.append(SplitRow(left=dels[i] if i < len(dels) else None,
+                                 right=adds[i] if i < len(adds) else None))
+        dels.clear()
+        adds.clear()
+
     for hunk in diff.hunks:
         rows.append(SplitRow(hunk=hunk))
-        dels: list[DiffLine] = []
-        adds: list[DiffLine] = []
-
-        def flush() -> None:
-            for i in range(max(len(dels), len(adds))):
-                rows.append(SplitRow(left=dels[i] if i < len(dels) else None,
-                                     right=adds[i] if i < len(adds) else None))
-            dels.clear()
-            adds.clear()
-
         for line in hunk.lines:
             if line.kind == "del":
                 if adds:

@@ -81,8 +81,8 @@ class UIServer:
         self.socket = bind_loopback(port)
         self.port: int = self.socket.getsockname()[1]
         try:
-            self.app = create_app(root, token=self.token, port=self.port, gap_seconds=settings.session_gap_seconds,
-                                  default_branch=default_branch)
+            self.app, self.page = create_app(root, token=self.token, port=self.port,
+                                             gap_seconds=settings.session_gap_seconds, default_branch=default_branch)
         except BaseException:
             self.socket.close()
             raise
@@ -90,7 +90,7 @@ class UIServer:
                                 server_header=False, proxy_headers=False,
                                 timeout_graceful_shutdown=GRACEFUL_SECONDS)
         self.server = uvicorn.Server(config)
-        threading.Thread(target=self.app.page.warm_up, name="ui-warm-up", daemon=True).start()
+        threading.Thread(target=self.page.warm_up, name="ui-warm-up", daemon=True).start()
 
     @property
     def base_url(self) -> str:
@@ -123,4 +123,4 @@ class UIServer:
     def close(self) -> None:
         """Release the socket and the shadow repository's git processes (idempotent)."""
         self.socket.close()
-        self.app.page.close()
+        self.page.close()

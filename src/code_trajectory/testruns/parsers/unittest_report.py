@@ -62,9 +62,9 @@ def parse_unittest(lines: list[str], ran_at: int, summary: re.Match[str]) -> Par
                 elif line.strip():
                     indented = line.startswith((" ", "\t"))
                     stripped = line.strip()
-                    if not indented and not stripped.startswith(("Traceback", "During handling", "The above")):
-                        if previous_indented or not reason:  # the exception line right after the frames
-                            reason = stripped
+                    if (not indented and not stripped.startswith(("Traceback", "During handling", "The above"))
+                            and (previous_indented or not reason)):  # the exception line right after the frames
+                        reason = stripped
                     previous_indented = indented
                 j += 1
             if m.group(1) == "UNEXPECTED SUCCESS":

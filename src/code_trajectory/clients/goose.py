@@ -1,0 +1,56 @@
+"""Goose: the ``extensions`` mapping of the user's ``config.yaml``.
+
+Location and format, as verified (docs corpus, 2026), "Configuration Overview" -
+https://block.github.io/goose/docs/guides/config-files: the file is ``~/.config/goose/config.yaml`` on macOS and
+Linux and ``%APPDATA%\\Block\\goose\\config\\config.yaml`` on Windows (we honour an absolute ``XDG_CONFIG_HOME``, as
+Goose's XDG directory strategy does); extensions sit under ``extensions``, keyed by name, and a stdio (command-line)
+one is ``{enabled, type: stdio, name, cmd, args, envs, timeout, description}`` (same page, "Extensions", and the
+example in https://www.mintlify.com/block/goose/api/extensions/overview). The file is edited with ``ruamel.yaml``
+(:mod:`.docfile`), which keeps its comments and layout. Per user: one entry per project.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from code_trajectory.clients.base import Exe, StdioClient
+from code_trajectory.clients.userdirs import appdata, xdg_config
+
+#: Seconds Goose waits for a tool call (its documented default for new extensions).
+TIMEOUT = 300
+
+
+class Goose(StdioClient):
+    """Goose's ``config.yaml``, key ``extensions``, entry ``{enabled, type: stdio, name, cmd, args, ...}``."""
+
+    name = "goose"
+    title = "Goose"
+    servers_key = "extensions"
+    global_config = True
+    file_format = "yaml"
+    docs: tuple[str, ...] = ("Goose configuration files - https://block.github.io/goose/docs/guides/config-files",)
+    hint = "Start a new Goose session to load the extension (goose session, or a new chat in Goose Desktop)."
+
+    def config_path(self, project: Path, env: Mapping[str, str], platform: str) -> Path:
+        if platform == "win32":
+            return appdata(env, platform, self.title) / "Block" / "goose" / "config" / "config.yaml"
+        return xdg_config(env, platform, self.title) / "goose" / "config.yaml"
+
+    def entry(self, exe: Exe, project: Path) -> dict[str, Any]:
+        command, args = self.server_command(exe, project)
+        return {"enabled": True, "type": "stdio", "name": self.entry_name(project), "cmd": command, "args": args,
+                "envs": {}, "timeout": TIMEOUT,
+                "description": f"code-trajectory: how the code of {project.name or project} evolved"}
+
+    def named(self, entry: dict[str, Any], name: str) -> dict[str, Any]:
+        return {**entry, "name": name}
+
+    def as_stdio(self, entry: Any) -> Any:
+        if isinstance(entry, Mapping) and "cmd" in entry:
+            return {"command": entry.get("cmd"), "args": entry.get("args", [])}
+        return entry
+
+
+CLIENT = Goose()

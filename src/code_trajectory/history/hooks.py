@@ -1,0 +1,60 @@
+"""What the capabilities above history add to its answers, without history importing them.
+
+history sits below ``testruns`` (whose reports are built from history's narratives; see the README's architecture
+section and the import contract in ``pyproject.toml``). The composition layer (:mod:`code_trajectory.wiring`)
+registers the built-in providers once per process, for the MCP server and every CLI command alike:
+
+* :func:`on_commit_marks`: ``testruns`` marks each listed snapshot with its newest test run
+  (``get_file_trajectory``, ``get_global_trajectory``);
+* :func:`on_summary_section`: ``testruns`` adds the ``## Tests`` section to the session summary.
+
+A process that registers nothing answers the same, without those additions. Registering the same provider twice
+keeps one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from code_trajectory.git.shadow import ShadowRepo
+    from code_trajectory.recording.session import ProjectSession
+
+#: ``marks(repo, commits) -> {commit: one line}`` for the commits (full ids) that have something to show.
+CommitMarks = Callable[["ShadowRepo", list[str]], dict[str, str]]
+#: ``section(session) -> markdown or None``: a section of the session summary, shown before the recap.
+SummarySection = Callable[["ProjectSession"], "str | None"]
+
+_marks: list[CommitMarks] = []
+_sections: list[SummarySection] = []
+
+
+def on_commit_marks(provider: CommitMarks) -> CommitMarks:
+    """Register ``provider`` of per-snapshot marks; returns it (usable as a decorator)."""
+    if provider not in _marks:
+        _marks.append(provider)
+    return provider
+
+
+def on_summary_section(section: SummarySection) -> SummarySection:
+    """Register ``section`` of the session summary; returns it (usable as a decorator)."""
+    if section not in _sections:
+        _sections.append(section)
+    return section
+
+
+def commit_marks(repo: ShadowRepo, commits: Iterable[str]) -> dict[str, str]:
+    """``{commit: mark}`` from every registered provider (several marks of one commit joined by ``; ``)."""
+    wanted = list(commits)
+    merged: dict[str, str] = {}
+    for provider in list(_marks):
+        for commit, mark in provider(repo, wanted).items():
+            merged[commit] = f"{merged[commit]}; {mark}" if commit in merged else mark
+    return merged
+
+
+def summary_sections(session: ProjectSession) -> str | None:
+    """The registered summary sections that have something to say, joined by a blank line; None when none has."""
+    found = [text for section in list(_sections) if (text := section(session))]
+    return "\n\n".join(found) or None
