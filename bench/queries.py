@@ -24,7 +24,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
-sys.path.insert(0, str(HERE.parent / "tests" / "ui"))
+sys.path.insert(0, str(HERE.parent / "tests"))
 os.environ.setdefault("CODE_TRAJECTORY_HOME", tempfile.mkdtemp(prefix="ct-bench-home-"))
 
 
@@ -34,12 +34,12 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
     from run import median_ms  # bench/run.py: this script's directory is on sys.path
-    from ui_support import build_history
 
     from code_trajectory.core.config import TrajectorySettings
     from code_trajectory.git.gitcmd import base_env
     from code_trajectory.history import service
     from code_trajectory.recording.session import ProjectSession
+    from support.ui import build_history
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "project"

@@ -5,7 +5,7 @@ Usage::
     PYTHONPATH=src python bench/ui.py [--snapshots 10000] [--runs 5] [--keep DIR]
 
 Builds a shadow repository of ``--snapshots`` commits in one ``git fast-import`` (the builder of
-``tests/ui/ui_support.py``: an import of 40 files, then snapshots touching one or two files, a session gap every
+``tests/support/ui.py``: an import of 40 files, then snapshots touching one or two files, a session gap every
 250), optionally writes the commit-graph that the recorder's maintenance keeps (``--commit-graph``), serves it, and
 opens the page ``--runs`` times in headless Chromium (Debian's ``/usr/bin/chromium`` through Playwright), printing
 per run: the server time of ``GET /`` (first page of 150 rows and the newest snapshot's diff), the browser's
@@ -26,11 +26,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
-sys.path.insert(0, str(HERE.parent / "tests" / "ui"))
-
-from ui_support import build_history, chromium_page, request, running_ui
+sys.path.insert(0, str(HERE.parent / "tests"))
 
 from code_trajectory.ui.security import cookie_name
+from support.ui import build_history, chromium_page, request, running_ui
 
 PAINT = """() => {
   const nav = performance.getEntriesByType('navigation')[0];

@@ -1,36 +1,17 @@
-"""Shared fixtures: an isolated environment and real git repositories in temp dirs."""
+"""Shared fixtures: an isolated environment and real git repositories in temp dirs.
+
+Helper functions (``git``, ``write``, ``git_repo``, ``mcp_client`` ...) live in the ``support`` package beside this
+file; tests import them from there (``from support import git``), never from ``conftest``.
+"""
 
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-import sys
-import time
-from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
 import pytest
 
-#: The repository's root and its ``src`` directory (tests live one or two levels below).
-REPO_ROOT = Path(__file__).resolve().parent.parent
-SRC = REPO_ROOT / "src"
-
-
-def server_command() -> list[str]:
-    """The ``code-trajectory`` console script installed next to this interpreter, else ``python -m code_trajectory``."""
-    script = Path(sys.executable).with_name("code-trajectory")
-    if script.is_file():
-        return [str(script)]
-    found = shutil.which("code-trajectory")
-    return [found] if found else [sys.executable, "-m", "code_trajectory"]
-
-
-def subprocess_env(**extra: str) -> dict[str, str]:
-    """This test's environment (isolated homes) with ``src`` first on ``PYTHONPATH``, plus ``extra``."""
-    env = dict(os.environ, **extra)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), env.get("PYTHONPATH")]))
-    return env
+from support import git_repo, write
 
 
 @pytest.fixture(autouse=True)
@@ -48,52 +29,6 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
         if key.startswith("GIT_"):
             monkeypatch.delenv(key)
     return home
-
-
-def git(cwd: Path, *args: str, check: bool = True) -> str:
-    """Run git in ``cwd`` as a user would (fixed identity, no global config); return stdout."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1", GIT_AUTHOR_NAME="Dev",
-               GIT_AUTHOR_EMAIL="dev@example.com", GIT_COMMITTER_NAME="Dev", GIT_COMMITTER_EMAIL="dev@example.com")
-    proc = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, encoding="utf-8",
-                          errors="surrogateescape")
-    if check and proc.returncode != 0:
-        raise AssertionError(f"git {' '.join(args)} failed: {proc.stderr}")
-    return proc.stdout
-
-
-def write(root: Path, rel: str, text: str | bytes) -> Path:
-    """Write a file under ``root``, creating parent directories."""
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(text, bytes):
-        path.write_bytes(text)
-    else:
-        path.write_text(text)
-    return path
-
-
-def git_repo(root: Path, files: dict[str, str | bytes], *, branch: str | None = None,
-             commit: str | None = None) -> Path:
-    """A git repository at ``root`` (created with its parents): ``git init``, then ``files`` written.
-
-    Args:
-        root: the work tree.
-        files: relative path -> content (see :func:`write`), written after ``git init``.
-        branch: the initial branch (``git init -b``); git's default when None.
-        commit: when given, everything is added and committed with this message.
-
-    Returns:
-        ``root``.
-    """
-    root.mkdir(parents=True, exist_ok=True)
-    git(root, "init", "-q", *(("-b", branch) if branch else ()))
-    for rel, text in files.items():
-        write(root, rel, text)
-    if commit is not None:
-        git(root, "add", "-A")
-        git(root, "commit", "-q", "-m", commit)
-    return root
 
 
 @pytest.fixture
@@ -146,128 +81,3 @@ def spaced_dir(tmp_path: Path) -> Path:
     root.mkdir(parents=True)
     return root
 
-
-def wait_for(predicate, timeout: float = 15.0, step: float = 0.1):
-    """Poll ``predicate`` every ``step`` seconds until it returns a true value (returned) or ``timeout`` s pass."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(step)
-    raise AssertionError("condition not met in time")
-
-
-def shadow_count(root: Path, ref: str = "refs/heads/shadow/main") -> int:
-    """Number of commits on a shadow ref of the project at ``root`` (0 when the ref does not exist)."""
-    out = git(root, "--git-dir=.trajectory", "rev-list", "--count", ref, check=False)
-    return int(out.strip() or 0)
-
-
-@contextmanager
-def watching(root: Path, debounce: float = 0.4, **settings):
-    """A started, watching :class:`ProjectSession` of ``root`` with a short debounce (seconds), closed on exit.
-
-    Args:
-        root: the project.
-        debounce: ``debounce_seconds``; settings: other :meth:`TrajectorySettings.load` overrides.
-
-    Yields:
-        The session.
-    """
-    from code_trajectory.core.config import TrajectorySettings
-    from code_trajectory.recording.session import ProjectSession
-
-    session = ProjectSession(root, TrajectorySettings.load(root, debounce_seconds=debounce, **settings), watch=True)
-    session.start()
-    try:
-        yield session
-    finally:
-        session.close()
-
-
-@asynccontextmanager
-async def mcp_client(root: Path, **settings):
-    """An MCP SDK client of a fresh server (:func:`~code_trajectory.server.build_server`) configured for ``root``.
-
-    Args:
-        root: the project the client's first call (``configure_project``) opens.
-        settings: :meth:`TrajectorySettings.load` overrides; ``debounce_seconds`` is 30 unless given (no
-            watcher snapshot comes between a test's steps).
-
-    Yields:
-        The connected ``mcp.Client``; on exit the client disconnects and the service is closed.
-    """
-    from mcp import Client
-
-    from code_trajectory.core.config import TrajectorySettings
-    from code_trajectory.recording.service import TrajectoryService
-    from code_trajectory.server import build_server
-
-    settings.setdefault("debounce_seconds", 30)
-    app = TrajectoryService(lambda r: TrajectorySettings.load(r, **settings))
-    try:
-        async with Client(build_server(app)) as client:
-            await client.call_tool("configure_project", {"path": str(root)})
-            yield client
-    finally:
-        app.close()
-
-
-def hand_built_commit(git_dir: Path, files: dict[str, bytes | tuple[str, bytes]], *, parent: str | None = None,
-                      ref: str | None = None) -> str:
-    """Write a commit by hand into the repository ``git_dir`` (``git mktree``/``commit-tree``, no check of the
-    names: what a hostile snapshot is made of) and return its id.
-
-    Args:
-        files: path -> content (mode 100644), or ``(mode, content)``; a mode ``160000`` takes a commit id as text.
-        parent: the commit's parent; ref: a ref to point at it (``refs/heads/shadow/x``).
-    """
-    def run(*args: str, data: bytes | None = None) -> str:
-        proc = subprocess.run(["git", f"--git-dir={git_dir}", *args], input=data, capture_output=True,
-                              env=dict({k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
-                                       GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1", GIT_AUTHOR_NAME="Eve",
-                                       GIT_AUTHOR_EMAIL="eve@example.com", GIT_COMMITTER_NAME="Eve",
-                                       GIT_COMMITTER_EMAIL="eve@example.com"))
-        assert proc.returncode == 0, proc.stderr
-        return proc.stdout.decode().strip()
-
-    def tree(node: dict) -> str:
-        lines = []
-        for name, value in sorted(node.items()):
-            if isinstance(value, dict):
-                lines.append(f"040000 tree {tree(value)}\t{name}")
-            else:
-                mode, content = value
-                if mode == "160000":
-                    lines.append(f"160000 commit {content.decode()}\t{name}")
-                else:
-                    lines.append(f"{mode} blob {run('hash-object', '-w', '--stdin', data=content)}\t{name}")
-        return run("mktree", "--missing", data="".join(f"{line}\n" for line in lines).encode("utf-8",
-                                                                                            "surrogateescape"))
-
-    root: dict = {}
-    for path, value in files.items():
-        node = root
-        *dirs, name = path.split("/")
-        for part in dirs:
-            node = node.setdefault(part, {})
-        node[name] = value if isinstance(value, tuple) else ("100644", value)
-    commit = run("commit-tree", tree(root), *(["-p", parent] if parent else []), "-m", "a hand-built snapshot")
-    if ref:
-        run("update-ref", ref, commit)
-    return commit
-
-
-@contextmanager
-def file_size_limit(limit: int):
-    """Within the block, this process may not write a file past ``limit`` bytes (``RLIMIT_FSIZE``): a write past it
-    fails with EFBIG (Python ignores SIGXFSZ), a real write failure no check beforehand can foresee."""
-    import resource
-
-    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
-    try:
-        yield
-    finally:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ROOT
+from support import REPO_ROOT
 
 #: A generous bound for one run (a full mypy run takes ~15-20 s on two cores), seconds: a hang detector.
 TIMEOUT = 600

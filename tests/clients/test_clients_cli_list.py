@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git_repo, server_command, subprocess_env
+from support import git_repo, server_command, subprocess_env
 
 
 def cli_env(home: Path) -> dict[str, str]:

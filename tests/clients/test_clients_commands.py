@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import pwd
+import shlex
 import subprocess
 import sys
 import textwrap
@@ -17,13 +18,6 @@ from code_trajectory.clients import commands
 from code_trajectory.core.errors import InvalidArgumentError
 
 EXE = "/opt/ct/bin/code-trajectory"
-
-
-@pytest.fixture
-def proj(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    root.mkdir()
-    return root.resolve()
 
 
 def parse(fill, argv: list[str]) -> argparse.Namespace:
@@ -56,7 +50,7 @@ def test_install_and_uninstall_commands(proj: Path, capsys: pytest.CaptureFixtur
     out = capsys.readouterr().out
     path = proj / ".cursor" / "mcp.json"
     assert f'cursor server "code-trajectory": created in {path}' in out
-    assert f"to undo: code-trajectory uninstall cursor --project {proj}" in out
+    assert f"to undo: code-trajectory uninstall cursor --project {shlex.quote(str(proj))}" in out
     assert json.loads(path.read_text())["mcpServers"]["code-trajectory"]["command"] == EXE
 
     assert commands.install(ns) == 0

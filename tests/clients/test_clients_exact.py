@@ -12,7 +12,7 @@ from code_trajectory.clients import install as inst
 from code_trajectory.clients.registry import CLIENTS, client
 from code_trajectory.git import log
 from code_trajectory.git.shadow import ShadowRepo
-from conftest import shadow_count, wait_for, watching, write
+from support import shadow_count, wait_for, watching, write
 
 EXE = "/opt/ct/bin/code-trajectory"
 

@@ -20,7 +20,7 @@ from code_trajectory.clients import install as inst
 from code_trajectory.clients import jsontext
 from code_trajectory.clients.registry import client
 from code_trajectory.core.errors import TrajectoryError
-from conftest import server_command, subprocess_env
+from support import server_command, subprocess_env
 
 EXE = "/opt/ct/bin/code-trajectory"
 NOW = dt.datetime(2025, 3, 4, 5, 6, 7)

@@ -16,7 +16,7 @@ from code_trajectory.clients.hook_events import intent_from_prompt
 from code_trajectory.git import log
 from code_trajectory.git.points import points
 from code_trajectory.git.shadow import ShadowRepo
-from conftest import git, mcp_client, server_command, shadow_count, wait_for, write
+from support import git, mcp_client, server_command, shadow_count, wait_for, write
 
 
 def install_hooks(project: Path) -> dict[str, str]:

@@ -6,19 +6,10 @@ import json
 import shlex
 from pathlib import Path
 
-import pytest
-
 from code_trajectory.clients import hooks
 from code_trajectory.clients import install as inst
 
 EXE = "/opt/my tools/bin/code-trajectory"  # a space: the commands must be quoted
-
-
-@pytest.fixture
-def proj(tmp_path: Path) -> Path:
-    root = tmp_path / "proj it"
-    root.mkdir()
-    return root.resolve()
 
 
 def settings(proj: Path) -> dict:

@@ -15,20 +15,13 @@ from code_trajectory.clients import install as inst
 from code_trajectory.clients import jsontext
 from code_trajectory.clients.registry import CLIENTS, client
 from code_trajectory.core.errors import InvalidArgumentError, TrajectoryError
-from conftest import server_command, subprocess_env
+from support import server_command, subprocess_env
 
 EXE = "/opt/ct/bin/code-trajectory"
 NEW_EXE = "/opt/ct2/bin/code-trajectory"
 #: The clients whose file is JSON with ``{"command", "args"}`` entries (the others: test_clients_formats.py).
 ALL = [n for n, c in CLIENTS.items() if c.file_format == "json" and n != "zed"]
 NOW = dt.datetime(2025, 3, 4, 5, 6, 7)
-
-
-@pytest.fixture
-def proj(tmp_path: Path) -> Path:
-    root = tmp_path / "my proj"
-    root.mkdir()
-    return root.resolve()
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from mcp import Client, StdioServerParameters
 from mcp.types import ListRootsResult, Root
 
 from code_trajectory.project import has_shadow_repo
-from conftest import git, server_command, shadow_count, subprocess_env, write
+from support import git, server_command, shadow_count, subprocess_env, write
 
 SHARED = (".mcp.json", ".claude/settings.json")
 #: roots are what Claude Code, Cursor and VS Code send today; the SDK marks them deprecated (SEP-2577)

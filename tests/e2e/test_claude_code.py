@@ -55,7 +55,7 @@ from typing import Any
 
 import pytest
 
-from conftest import REPO_ROOT, git, git_repo, server_command, subprocess_env
+from support import REPO_ROOT, git, git_repo, server_command, subprocess_env
 
 pytestmark = pytest.mark.e2e
 
@@ -234,7 +234,7 @@ def edit_session(root: Path) -> list[list[dict[str, Any]]]:
 # -- running Claude Code --------------------------------------------------------------------------------------------
 
 def claude_env(model_url: str = "http://127.0.0.1:9") -> dict[str, str]:
-    """This test's environment for ``claude``: the isolated homes (conftest), our ``src`` first on PYTHONPATH (the
+    """This test's environment for ``claude``: the isolated homes (conftest's isolated_env), our ``src`` first on PYTHONPATH (the
     hooks and the server it starts run this checkout), the scripted model, a dummy key, no traffic beyond the model;
     no inherited Anthropic or Claude Code setting; this installation's ``code-trajectory`` first on PATH. The user
     settings (written under the temporary HOME) approve the projects' ``.mcp.json`` servers; the user's

@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import git, write
+from support import git, write
 
 
 def cli(*args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess[str]:

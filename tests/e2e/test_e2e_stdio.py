@@ -13,7 +13,6 @@ checking that every line on stdout is JSON (logs must go to stderr).
 from __future__ import annotations
 
 import json
-import os
 import queue
 import re
 import subprocess
@@ -26,7 +25,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from conftest import git, git_repo, server_command
+from support import git, git_repo, server_command
 
 pytestmark = pytest.mark.e2e
 
@@ -41,26 +40,14 @@ HEADING = re.compile(r"^### .* — `([0-9a-f]{12})`$", re.M)
 
 
 
-@pytest.fixture
-def server_env(tmp_path: Path) -> dict[str, str]:
-    """Environment of the server process: private state dirs, no GIT_* variables."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.pop("CODE_TRAJECTORY_CONFIG", None)
-    home = tmp_path / "home"
-    for sub in ("", ".config", "state"):
-        (home / sub).mkdir(parents=True, exist_ok=True)
-    env.update(CODE_TRAJECTORY_HOME=str(home / "state"), HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
-               PYTHONUNBUFFERED="1")
-    return env
-
-
 def make_repo(root: Path, files: dict[str, str]) -> Path:
     """A git repository at ``root`` (branch ``main``) with ``files`` committed; returns its resolved path."""
     return git_repo(root, files, branch="main", commit="initial").resolve()
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
+def spaced_repo(tmp_path: Path) -> Path:
+    """A git repository (one commit) whose name holds a space: ``<tmp>/my project``."""
     return make_repo(tmp_path / "my project", {
         "src/app.py": "def main():\n    return 1\n",
         "src/util.py": "def helper(x):\n    return x * 2\n",
@@ -143,8 +130,8 @@ async def wait_for_snapshot(client: Client, seen: set[str], *, contains: str = "
 # -- the tests ----------------------------------------------------------------------------------------
 
 @pytest.mark.anyio
-async def test_lists_every_tool_and_configure_is_idempotent(server_env: dict[str, str], project: Path) -> None:
-    async with Client(params(server_env, project)) as client:
+async def test_lists_every_tool_and_configure_is_idempotent(server_env: dict[str, str], spaced_repo: Path) -> None:
+    async with Client(params(server_env, spaced_repo)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         assert set(tools) >= TRAJECTORY_TOOLS, sorted(tools)
         for name in TRAJECTORY_TOOLS:
@@ -154,27 +141,27 @@ async def test_lists_every_tool_and_configure_is_idempotent(server_env: dict[str
         assert tools["get_file_trajectory"].annotations.read_only_hint is True
         assert tools["consolidate"].annotations.read_only_hint is False
 
-        again = await call(client, "configure_project", {"path": str(project)})
-        assert "Already recording" in again and str(project) in again
+        again = await call(client, "configure_project", {"path": str(spaced_repo)})
+        assert "Already recording" in again and str(spaced_repo) in again
         # the start-up snapshot recorded the committed files
         first = await call(client, "get_global_trajectory")
         assert "[AUTO-TRJ]" in first and "src/app.py" in first
         # the shadow history lives in the project, and the project's own git is untouched
-        assert (project / ".trajectory").is_dir()
-        assert git(project, "rev-list", "--count", "HEAD").strip() == "1"
-        assert not (project / ".gitignore").exists()  # none was created, and none is ever edited
-        assert ".trajectory" not in git(project, "status", "--porcelain", "--untracked-files=all")
+        assert (spaced_repo / ".trajectory").is_dir()
+        assert git(spaced_repo, "rev-list", "--count", "HEAD").strip() == "1"
+        assert not (spaced_repo / ".gitignore").exists()  # none was created, and none is ever edited
+        assert ".trajectory" not in git(spaced_repo, "status", "--porcelain", "--untracked-files=all")
 
 
 @pytest.mark.anyio
-async def test_intent_is_carried_by_the_next_snapshot(server_env: dict[str, str], project: Path) -> None:
-    async with Client(params(server_env, project)) as client:
+async def test_intent_is_carried_by_the_next_snapshot(server_env: dict[str, str], spaced_repo: Path) -> None:
+    async with Client(params(server_env, spaced_repo)) as client:
         seen = await shas(client)
         answer = await call(client, "set_trajectory_intent", {"intent": "Refactoring the helpers"})
         assert "Refactoring the helpers" in answer
 
-        (project / "src" / "util.py").write_text("def helper(x):\n    return x * 3\n")
-        (project / "src" / "extra.py").write_text("VALUE = 42\n")
+        (spaced_repo / "src" / "util.py").write_text("def helper(x):\n    return x * 3\n")
+        (spaced_repo / "src" / "extra.py").write_text("VALUE = 42\n")
         _, section = await wait_for_snapshot(client, seen, contains="src/util.py")
         assert "[AUTO-TRJ]" in section
         assert "Refactoring the helpers" in section.splitlines()[1], section  # in the commit message itself
@@ -182,17 +169,17 @@ async def test_intent_is_carried_by_the_next_snapshot(server_env: dict[str, str]
 
         # a new intent replaces the old one for the following snapshots
         await call(client, "set_trajectory_intent", {"intent": "Adding a constant"})
-        (project / "src" / "extra.py").write_text("VALUE = 43\n")
+        (spaced_repo / "src" / "extra.py").write_text("VALUE = 43\n")
         _, section = await wait_for_snapshot(client, seen, contains="src/extra.py")
         assert "Adding a constant" in section and "Refactoring the helpers" not in section
 
 
 @pytest.mark.anyio
-async def test_file_trajectory_detects_a_revert(server_env: dict[str, str], project: Path) -> None:
-    target = project / "src" / "app.py"
+async def test_file_trajectory_detects_a_revert(server_env: dict[str, str], spaced_repo: Path) -> None:
+    target = spaced_repo / "src" / "app.py"
     version_a = "def main():\n    return 'A'\n"
     version_b = "def main():\n    value = 'B'\n    return value\n"
-    async with Client(params(server_env, project)) as client:
+    async with Client(params(server_env, spaced_repo)) as client:
         seen = await shas(client)
         await call(client, "set_trajectory_intent", {"intent": "Trying an idea"})
         for content in (version_a, version_b, version_a):
@@ -218,17 +205,17 @@ async def test_file_trajectory_detects_a_revert(server_env: dict[str, str], proj
 
 
 @pytest.mark.anyio
-async def test_file_trajectory_follows_a_rename(server_env: dict[str, str], project: Path) -> None:
-    async with Client(params(server_env, project)) as client:
+async def test_file_trajectory_follows_a_rename(server_env: dict[str, str], spaced_repo: Path) -> None:
+    async with Client(params(server_env, spaced_repo)) as client:
         seen = await shas(client)
-        (project / "src" / "util.py").rename(project / "src" / "helpers.py")
+        (spaced_repo / "src" / "util.py").rename(spaced_repo / "src" / "helpers.py")
         _, section = await wait_for_snapshot(client, seen, contains="helpers.py")
         assert "util.py" in section, section
 
         history = await call(client, "get_file_trajectory", {"filepath": "src/helpers.py"})
         assert "renamed from `src/util.py`" in history, history
         assert "return x * 2" in history  # the content from before the rename is in the history
-        (project / "src" / "helpers.py").write_text("def helper(x):\n    return x + x\n")
+        (spaced_repo / "src" / "helpers.py").write_text("def helper(x):\n    return x + x\n")
         await wait_for_snapshot(client, seen, contains="helpers.py")
         history = await call(client, "get_file_trajectory", {"filepath": "src/helpers.py"})
         assert "renamed from `src/util.py`" in history and "+    return x + x" in history
@@ -238,12 +225,12 @@ async def test_file_trajectory_follows_a_rename(server_env: dict[str, str], proj
 
 
 @pytest.mark.anyio
-async def test_session_summary_checkpoint_and_consolidate(server_env: dict[str, str], project: Path) -> None:
-    async with Client(params(server_env, project)) as client:
+async def test_session_summary_checkpoint_and_consolidate(server_env: dict[str, str], spaced_repo: Path) -> None:
+    async with Client(params(server_env, spaced_repo)) as client:
         seen = await shas(client)
         await call(client, "set_trajectory_intent", {"intent": "Build the login form"})
         for n in range(3):
-            (project / "src" / "login.py").write_text(f"ATTEMPTS = {n}\n" + "x = 1\n" * n)
+            (spaced_repo / "src" / "login.py").write_text(f"ATTEMPTS = {n}\n" + "x = 1\n" * n)
             await wait_for_snapshot(client, seen, contains="src/login.py")
 
         summary = await call(client, "get_session_summary")
@@ -252,7 +239,7 @@ async def test_session_summary_checkpoint_and_consolidate(server_env: dict[str, 
         assert "the current session continues" in summary
         assert "src/login.py" in summary and "Build the login form" in summary
 
-        (project / "README.md").write_text("# demo\n\nNow with a login form.\n")
+        (spaced_repo / "README.md").write_text("# demo\n\nNow with a login form.\n")
         checkpoint = await call(client, "checkpoint", {"message": "before the risky part"})
         assert "Checkpoint recorded" in checkpoint and "README.md" in checkpoint
         nothing = await call(client, "checkpoint")
@@ -265,7 +252,7 @@ async def test_session_summary_checkpoint_and_consolidate(server_env: dict[str, 
         kept = await call(client, "consolidate", {"intent": "Implemented the login form"})
         assert "Nothing to consolidate" in kept and "checkpoint" in kept
         for n in range(2):  # the rest of the task: squashed by the next consolidate, and only that
-            (project / "src" / "login.py").write_text(f"ATTEMPTS = {n + 10}\n")
+            (spaced_repo / "src" / "login.py").write_text(f"ATTEMPTS = {n + 10}\n")
             await wait_for_snapshot(client, seen, contains="src/login.py")
         before = sections(await call(client, "get_global_trajectory", {"limit": 1000}))
         done = await call(client, "consolidate", {"intent": "Implemented the login form"})
@@ -282,7 +269,7 @@ async def test_session_summary_checkpoint_and_consolidate(server_env: dict[str, 
 
         # since_consolidate stops at the [CONSOLIDATE] commit
         seen.add(commits[-1][0])
-        (project / "src" / "login.py").write_text("ATTEMPTS = 5\n")
+        (spaced_repo / "src" / "login.py").write_text("ATTEMPTS = 5\n")
         new_sha, _ = await wait_for_snapshot(client, seen, contains="src/login.py")
         since = await call(client, "get_global_trajectory", {"since_consolidate": True})
         assert "since the last consolidation" in since, since
@@ -291,16 +278,16 @@ async def test_session_summary_checkpoint_and_consolidate(server_env: dict[str, 
         # the file history survives the squash, the squashed work now as one consolidated change
         history = await call(client, "get_file_trajectory", {"filepath": "src/login.py", "depth": 10})
         assert "consolidation" in history
-        assert git(project, "rev-list", "--count", "HEAD").strip() == "1"  # the project's git untouched
+        assert git(spaced_repo, "rev-list", "--count", "HEAD").strip() == "1"  # the project's git untouched
 
 
 @pytest.mark.anyio
-async def test_no_pending_changes_right_after_a_snapshot(server_env: dict[str, str], project: Path) -> None:
-    slow = params(server_env, project)
+async def test_no_pending_changes_right_after_a_snapshot(server_env: dict[str, str], spaced_repo: Path) -> None:
+    slow = params(server_env, spaced_repo)
     slow.args[slow.args.index("--debounce") + 1] = "1.5"  # a long window makes the check deterministic
     async with Client(slow) as client:
         seen = await shas(client)
-        (project / "src" / "app.py").write_text("def main():\n    return 'pending?'\n")
+        (spaced_repo / "src" / "app.py").write_text("def main():\n    return 'pending?'\n")
         await wait_for_snapshot(client, seen, contains="src/app.py")
         for _ in range(10):  # over one second, well inside the 1.5 s debounce a spurious change would start
             summary = await call(client, "get_session_summary")
@@ -309,7 +296,7 @@ async def test_no_pending_changes_right_after_a_snapshot(server_env: dict[str, s
 
 
 @pytest.mark.anyio
-async def test_unconfigured_server_asks_for_configure_project(server_env: dict[str, str], project: Path,
+async def test_unconfigured_server_asks_for_configure_project(server_env: dict[str, str], spaced_repo: Path,
                                                               tmp_path: Path) -> None:
     async with Client(params(server_env)) as client:
         for name, args in [("get_global_trajectory", {}), ("get_session_summary", {}),
@@ -322,8 +309,8 @@ async def test_unconfigured_server_asks_for_configure_project(server_env: dict[s
         assert "absolute" in await call_error(client, "configure_project", {"path": "relative/path"})
         assert "does not exist" in await call_error(client, "configure_project",
                                                     {"path": str(tmp_path / "missing")})
-        started = await call(client, "configure_project", {"path": str(project)})
-        assert started.startswith(f"Recording {project}")
+        started = await call(client, "configure_project", {"path": str(spaced_repo)})
+        assert started.startswith(f"Recording {spaced_repo}")
         assert "[AUTO-TRJ]" in await call(client, "get_global_trajectory")
 
         # switching to another project restarts the recorder there
@@ -335,9 +322,9 @@ async def test_unconfigured_server_asks_for_configure_project(server_env: dict[s
 
 @pytest.mark.anyio
 async def test_bad_arguments_are_tool_errors_and_the_server_keeps_answering(server_env: dict[str, str],
-                                                                          project: Path) -> None:
-    (project.parent / "secret.txt").write_text("outside\n")
-    async with Client(params(server_env, project)) as client:
+                                                                          spaced_repo: Path) -> None:
+    (spaced_repo.parent / "secret.txt").write_text("outside\n")
+    async with Client(params(server_env, spaced_repo)) as client:
         cases = [
             ("get_file_trajectory", {"filepath": "../../etc/passwd"}, "outside the project"),
             ("get_file_trajectory", {"filepath": "/etc/passwd"}, "outside the project"),
@@ -357,13 +344,13 @@ async def test_bad_arguments_are_tool_errors_and_the_server_keeps_answering(serv
             assert "Traceback" not in message
 
         # symlink pointing out of the project
-        (project / "escape").symlink_to(project.parent / "secret.txt")
+        (spaced_repo / "escape").symlink_to(spaced_repo.parent / "secret.txt")
         assert "outside" in await call_error(client, "get_file_trajectory", {"filepath": "escape"})
 
         # still alive and still recording
         seen = await shas(client)
         await call(client, "set_trajectory_intent", {"intent": "After the errors"})
-        (project / "src" / "app.py").write_text("def main():\n    return 2\n")
+        (spaced_repo / "src" / "app.py").write_text("def main():\n    return 2\n")
         _, section = await wait_for_snapshot(client, seen, contains="src/app.py")
         assert "After the errors" in section
         assert "configure_project" not in await call(client, "get_session_summary")
@@ -377,10 +364,10 @@ def _reader(stream: Any, lines: queue.Queue[str | None]) -> None:
     lines.put(None)
 
 
-def test_stdout_carries_only_json_rpc(server_env: dict[str, str], project: Path) -> None:
+def test_stdout_carries_only_json_rpc(server_env: dict[str, str], spaced_repo: Path) -> None:
     """Drive the server by hand: every stdout line must be a JSON-RPC message."""
     command = server_command()
-    proc = subprocess.Popen([*command, "serve", "--project", str(project), "--debounce", DEBOUNCE],
+    proc = subprocess.Popen([*command, "serve", "--project", str(spaced_repo), "--debounce", DEBOUNCE],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=server_env, bufsize=1)
     out: queue.Queue[str | None] = queue.Queue()
@@ -429,7 +416,7 @@ def test_stdout_carries_only_json_rpc(server_env: dict[str, str], project: Path)
         assert response(4)["result"]["isError"] is True
         send({"jsonrpc": "2.0", "id": 5, "method": "no/such/method"})
         assert "error" in response(5)
-        (project / "src" / "app.py").write_text("def main():\n    return 'by hand'\n")
+        (spaced_repo / "src" / "app.py").write_text("def main():\n    return 'by hand'\n")
         send({"jsonrpc": "2.0", "id": 6, "method": "tools/call",
               "params": {"name": "checkpoint", "arguments": {"message": "by hand"}}})
         assert "Checkpoint recorded" in response(6)["result"]["content"][0]["text"]

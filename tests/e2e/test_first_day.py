@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
-from conftest import git, server_command, write
+from support import git, server_command, write
 
 
 def cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

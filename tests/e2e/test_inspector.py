@@ -27,9 +27,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ROOT, server_command
+from support import REPO_ROOT, server_command
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]  # the Inspector (Node) starts per test: 8-20 s each
 
 INSPECTOR_VERSION = "2.12.0"
 INSPECTOR_PACKAGE = f"@modelcontextprotocol/inspector@{INSPECTOR_VERSION}"

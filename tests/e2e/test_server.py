@@ -13,7 +13,7 @@ from mcp.types import Root
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.recording.service import TrajectoryService
 from code_trajectory.server import build_server
-from conftest import git, wait_for, write
+from support import git, wait_for, write
 
 TRAJECTORY_TOOLS = {"configure_project", "set_trajectory_intent", "get_file_trajectory", "get_global_trajectory",
                     "get_session_summary", "consolidate", "checkpoint"}
@@ -143,6 +143,7 @@ async def test_watcher_snapshots_show_up_in_answers(service: TrajectoryService, 
         assert "Watcher e2e" in text(result) and "A `src/watched.py` (+1)" in text(result)
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_queries_answer_while_the_start_up_scan_runs(service: TrajectoryService, project: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,15 +1,13 @@
 """Everything inside ``.trajectory/`` is untrusted (issue 21), through the real ``serve`` over stdio (the MCP SDK
 client: a bare ``initialize``, then tool calls) and the timeline page's HTTP API.
 
-The hostile programs of ``tests/hostile.py`` would each create a marker file; no marker may appear, and the
+The hostile programs of ``tests/support/hostile.py`` would each create a marker file; no marker may appear, and the
 server and the page must keep answering.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,25 +16,12 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from code_trajectory.ui.security import CSRF_HEADER, cookie_name, csrf_value
-from conftest import git, git_repo, server_command, write
-from hostile import commit_history_into_project, fired, poison_shadow
+from support import git, git_repo, server_command, write
+from support.hostile import commit_history_into_project, fired, poison_shadow
+from support.ui import record_demo, request, running_ui
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "ui"))
-from ui_support import record_demo, request, running_ui
-
-
-@pytest.fixture
-def server_env(tmp_path: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.pop("CODE_TRAJECTORY_CONFIG", None)
-    home = tmp_path / "home"
-    for sub in ("", ".config", "state"):
-        (home / sub).mkdir(parents=True, exist_ok=True)
-    env.update(CODE_TRAJECTORY_HOME=str(home / "state"), HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
-               PYTHONUNBUFFERED="1")
-    return env
 
 
 def params(env: dict[str, str], project: Path) -> StdioServerParameters:

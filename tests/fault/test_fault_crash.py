@@ -34,11 +34,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from fault_report import ExpectedTree, fsck, report, shadow_tree, tree_diff
 
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.git.maintenance import run_maintenance
 from code_trajectory.recording.recorder import Recorder
+from support.fault_report import ExpectedTree, fsck, report, shadow_tree, tree_diff
 
 CYCLES = int(os.environ.get("CT_CRASH_CYCLES", "200"))
 #: Cycles per shadow repository: every EPOCH cycles the test starts a new one (each cycle's fsck --strict
@@ -97,7 +97,7 @@ class Zygote:
 
 
 def make_project(root: Path) -> None:
-    from conftest import git, write
+    from support import git, write
 
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
@@ -156,6 +156,7 @@ def restart(root: Path) -> None:
         recorder.close()
 
 
+@pytest.mark.slow
 def test_sigkill_during_snapshots_leaves_a_valid_repository_and_reconcile_catches_up(tmp_path: Path) -> None:
     """See the module docstring. git lock files a kill leaves behind (``<ref>.lock``, ``HEAD.lock``,
     ``packed-refs.lock``, ``objects/info/commit-graphs/commit-graph-chain.lock``) are counted

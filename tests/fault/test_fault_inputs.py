@@ -39,7 +39,6 @@ from pathlib import Path
 
 import anyio.from_thread
 import pytest
-from fault_report import report, run_git
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client
@@ -50,7 +49,8 @@ from code_trajectory.recording.blobs import OVERSIZE_MARKER
 from code_trajectory.recording.service import TrajectoryService
 from code_trajectory.recording.session import ProjectSession
 from code_trajectory.server import build_server
-from conftest import write
+from support import write
+from support.fault_report import report, run_git
 
 EXAMPLES = int(os.environ.get("CT_INPUT_EXAMPLES", "2000"))  # in all, shared by the tools
 GENERIC_CRASH = re.compile(r"failed unexpectedly|^Error executing tool \S+?:?\s*$", re.DOTALL)
@@ -159,6 +159,7 @@ def answer_text(result) -> str:
     return "".join(getattr(c, "text", "") for c in result.content)
 
 
+@pytest.mark.slow
 def test_every_tool_answers_generated_arguments_without_crashing(project: Path, tmp_path: Path) -> None:
     other = tmp_path / "other"
     write(other, "notes.txt", "another project\n")
@@ -280,6 +281,7 @@ def expand(arg: str | bytes, names: dict[str, str]) -> str | bytes:
     return arg.format(**names) if "{" in arg else arg
 
 
+@pytest.mark.slow
 def test_cli_rejects_bad_arguments_with_one_error_line(project: Path, tmp_path: Path) -> None:
     (project / "escape").symlink_to(tmp_path, target_is_directory=True)
     names = {"outside": str(tmp_path / "elsewhere"), "afile": str(project / "src" / "app.py"),

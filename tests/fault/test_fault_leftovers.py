@@ -18,7 +18,7 @@ from code_trajectory.git import create, health
 from code_trajectory.git.maintenance import run_maintenance
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.recording.recorder import Recorder
-from conftest import git, shadow_count, subprocess_env, write
+from support import git, shadow_count, subprocess_env, write
 
 
 def age(path: Path, seconds: float = 3600.0) -> None:

@@ -22,12 +22,13 @@ import threading
 import time
 from pathlib import Path
 
-from fault_report import ExpectedTree, report, rss_kib, shadow_tree, tree_diff
+import pytest
 
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.history import service as history_service
 from code_trajectory.recording.session import ProjectSession
-from conftest import git
+from support import git
+from support.fault_report import ExpectedTree, report, rss_kib, shadow_tree, tree_diff
 
 WRITES = 10_000
 STORM_FILES = 1_000
@@ -86,6 +87,7 @@ def fast_import_rewrite(root: Path, base: str, branch: str, files: int) -> None:
                    capture_output=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_write_storm_and_huge_checkout(project: Path, tmp_path: Path) -> None:
     started = time.monotonic()
     root = project

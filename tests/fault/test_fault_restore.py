@@ -17,7 +17,7 @@ import pytest
 
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.recording.recorder import Recorder
-from conftest import file_size_limit, git, mcp_client, server_command, subprocess_env, write
+from support import file_size_limit, git, mcp_client, server_command, subprocess_env, write
 
 
 def record(root: Path, checkpoint: str | None = None) -> str:
@@ -110,6 +110,7 @@ async def test_a_failed_write_is_put_back_and_named_through_the_sdk_client(proje
     assert work_tree(project) == before
 
 
+@pytest.mark.slow
 def test_a_killed_restore_leaves_nothing_recorded_and_says_how_to_undo(project: Path) -> None:
     count = 3000
     for i in range(count):

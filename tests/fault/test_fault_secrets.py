@@ -28,13 +28,12 @@ import time
 import uuid
 from pathlib import Path
 
-from fault_report import all_objects, report, run_git
-
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.history import service as history_service
 from code_trajectory.recording.recorder import Recorder
 from code_trajectory.recording.session import ProjectSession
-from conftest import git_repo, write
+from support import git_repo, write
+from support.fault_report import all_objects, report, run_git
 
 #: Paths on the built-in deny list (README "Secrets"), at the root and nested.
 BUILTIN_SECRETS = [

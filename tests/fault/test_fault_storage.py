@@ -18,7 +18,7 @@ from code_trajectory.git import health
 from code_trajectory.history import service as history_service
 from code_trajectory.recording.recorder import Recorder
 from code_trajectory.recording.session import ProjectSession
-from conftest import git, write
+from support import git, write
 
 DEBOUNCE = 0.3
 
@@ -95,6 +95,7 @@ def test_concurrent_tool_calls_in_one_server_are_safe(project: Path) -> None:
         s.close()
 
 
+@pytest.mark.slow
 def test_a_held_ref_lock_delays_the_snapshot_which_is_then_written(project: Path) -> None:
     s = session(project)
     lock = project / ".trajectory" / "refs" / "heads" / "shadow" / "main.lock"
@@ -198,6 +199,7 @@ def small_disk(tmp_path: Path):
     subprocess.run(["umount", "-l", str(mount)], capture_output=True)
 
 
+@pytest.mark.slow
 def test_disk_full_reports_clearly_keeps_the_repository_and_resumes(small_disk: Path) -> None:
     root = small_disk / "project"
     root.mkdir()

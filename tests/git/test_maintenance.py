@@ -10,7 +10,7 @@ from pathlib import Path
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.git.maintenance import enforce_size_cap, last_report, repository_bytes, run_maintenance
 from code_trajectory.recording.recorder import Recorder
-from conftest import git, write
+from support import git, write
 
 
 def shadow(root: Path, *args: str) -> str:

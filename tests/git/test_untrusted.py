@@ -1,7 +1,7 @@
 """Everything inside ``.trajectory/`` is untrusted (issue 21): no program named by the shadow repository's
 config, by the project's or the shadow's attributes ever runs, through the CLI and the in-memory MCP client.
 
-Each attack points git at a script that would create a marker file (``tests/hostile.py``); every test asserts
+Each attack points git at a script that would create a marker file (``tests/support/hostile.py``); every test asserts
 that no marker appears and that the commands still answer.
 """
 
@@ -18,8 +18,8 @@ from code_trajectory.git.gitcmd import Git
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.git.shadow_config import SHADOW_REPO_CONFIG
 from code_trajectory.git.untrusted import vet
-from conftest import git, mcp_client, write
-from hostile import commit_history_into_project, fired, make_programs, poison_shadow
+from support import git, mcp_client, write
+from support.hostile import commit_history_into_project, fired, make_programs, poison_shadow
 
 pytestmark = pytest.mark.anyio
 
@@ -93,6 +93,7 @@ def test_config_is_reduced_to_our_keys_and_the_removal_reported_once(project: Pa
     assert fired(markers) == []
 
 
+@pytest.mark.slow
 def test_cli_commands_run_no_program_of_a_hostile_shadow(project: Path, tmp_path: Path) -> None:
     recorded(project)
     markers = poison_shadow(project, tmp_path / "attack")
@@ -135,6 +136,7 @@ async def test_forced_overrides_hold_without_the_reducer(project: Path, tmp_path
     assert fired(markers) == []
 
 
+@pytest.mark.slow
 def test_cloned_trajectory_is_refused_with_one_line(tmp_path: Path) -> None:
     attacker = tmp_path / "attacker"
     attacker.mkdir()

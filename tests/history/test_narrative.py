@@ -13,7 +13,7 @@ from code_trajectory.git.log import CommitRecord, sessions
 from code_trajectory.history import narrative
 from code_trajectory.history import service as history_service
 from code_trajectory.recording.session import ProjectSession
-from conftest import write
+from support import write
 
 
 def edit(session: ProjectSession, rel: str, text: str) -> None:

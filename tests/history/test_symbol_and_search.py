@@ -9,7 +9,7 @@ import pytest
 from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.history import service
 from code_trajectory.recording.session import ProjectSession
-from conftest import mcp_client, write
+from support import mcp_client, write
 
 APP_V1 = "class App:\n    def run(self):\n        return 1\n\n    def stop(self):\n        return 0\n"
 APP_V2 = APP_V1.replace("return 1", "return 2")

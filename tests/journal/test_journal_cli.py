@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from code_trajectory.journal.commands import main
-from conftest import SRC
+from support import SRC
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

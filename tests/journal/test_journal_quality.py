@@ -125,6 +125,7 @@ def test_corpus_queries_avoid_shared_content_words() -> None:
         assert not shared, (content, shared)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not HAVE_MODEL, reason=f"semantic extra not installed: {WHY_NOT}")
 def test_semantic_recall_at_3(tmp_path: Path) -> None:
     now = time.time()

@@ -15,7 +15,7 @@ from code_trajectory.journal.settings import JournalSettings
 from code_trajectory.journal.store import JournalStore
 from code_trajectory.journal.text import normalize_path, parse_id, read_entry_count, render_section, strip_entry_count
 from code_trajectory.journal.toc import table_of_contents
-from conftest import SRC
+from support import SRC
 
 
 @pytest.fixture
@@ -241,6 +241,7 @@ for i in range(int(sys.argv[3])):
 """
 
 
+@pytest.mark.slow
 def test_two_processes_write_concurrently_nothing_lost(tmp_path: Path) -> None:
     journal = tmp_path / "journal"
     env = {**os.environ, "PYTHONPATH": str(SRC)}

@@ -23,7 +23,7 @@ def git(*args: str, cwd: Path | None = None) -> str:
 
 
 @pytest.fixture
-def team(tmp_path: Path) -> tuple[Path, JournalStore, JournalStore]:
+def journal_team(tmp_path: Path) -> tuple[Path, JournalStore, JournalStore]:
     remote = tmp_path / "remote.git"
     git("init", "-q", "--bare", str(remote))
     alice = JournalStore(JournalSettings.load(journal_dir=tmp_path / "alice", commit_author="Alice <alice@x>"))
@@ -35,8 +35,8 @@ def texts(store: JournalStore, path: str) -> list[str]:
     return [e.text for e in store.list_entries(path, 0, 1000)[1]]
 
 
-def test_publish_then_clone_by_sync(team) -> None:
-    remote, alice, bob = team
+def test_publish_then_clone_by_sync(journal_team) -> None:
+    remote, alice, bob = journal_team
     alice.write("proj", "work_context: setup\n\nfirst", overview="# Project")
     report = sync_journal(alice, remote=str(remote))
     assert report.action == "published" and report.pushed
@@ -47,8 +47,8 @@ def test_publish_then_clone_by_sync(team) -> None:
     assert sync_journal(bob).action == "up-to-date"  # the remote is remembered
 
 
-def test_concurrent_entries_merge_without_conflict(team) -> None:
-    remote, alice, bob = team
+def test_concurrent_entries_merge_without_conflict(journal_team) -> None:
+    remote, alice, bob = journal_team
     alice.write("proj", "a0", overview="# Project")
     sync_journal(alice, remote=str(remote))
     sync_journal(bob, remote=str(remote))
@@ -73,8 +73,8 @@ def test_concurrent_entries_merge_without_conflict(team) -> None:
     assert authors.count("Bob") == 2 and authors.count("Alice") == 2
 
 
-def test_overview_change_on_one_side_is_kept(team) -> None:
-    remote, alice, bob = team
+def test_overview_change_on_one_side_is_kept(journal_team) -> None:
+    remote, alice, bob = journal_team
     alice.write("proj", "a0", overview="# v1")
     sync_journal(alice, remote=str(remote))
     sync_journal(bob, remote=str(remote))
@@ -87,8 +87,8 @@ def test_overview_change_on_one_side_is_kept(team) -> None:
     assert alice.read_overview("proj").content == "# v2 by bob"
 
 
-def test_overview_conflict_reported_and_resolved(team) -> None:
-    remote, alice, bob = team
+def test_overview_conflict_reported_and_resolved(journal_team) -> None:
+    remote, alice, bob = journal_team
     alice.write("proj", "a0", overview="# v1")
     sync_journal(alice, remote=str(remote))
     sync_journal(bob, remote=str(remote))
@@ -114,8 +114,8 @@ def test_overview_conflict_reported_and_resolved(team) -> None:
     assert alice.read_overview("proj").content == "# Alice's and Bob's view"
 
 
-def test_push_race_is_retried(team, monkeypatch: pytest.MonkeyPatch) -> None:
-    remote, alice, bob = team
+def test_push_race_is_retried(journal_team, monkeypatch: pytest.MonkeyPatch) -> None:
+    remote, alice, bob = journal_team
     alice.write("proj", "a0")
     sync_journal(alice, remote=str(remote))
     sync_journal(bob, remote=str(remote))
@@ -140,8 +140,8 @@ def test_push_race_is_retried(team, monkeypatch: pytest.MonkeyPatch) -> None:
     assert sorted(texts(alice, "proj")) == ["a0", "a1", "b1"]
 
 
-def test_sync_errors(team, tmp_path: Path) -> None:
-    remote, alice, _bob = team
+def test_sync_errors(journal_team, tmp_path: Path) -> None:
+    remote, alice, _bob = journal_team
     with pytest.raises(JournalError, match="no remote"):
         sync_journal(alice)
     with pytest.raises(InvalidArgumentError):
@@ -152,8 +152,8 @@ def test_sync_errors(team, tmp_path: Path) -> None:
         sync_journal(alice, remote=str(remote), branch="../x")
 
 
-def test_cli_sync_two_clones(team, capsys: pytest.CaptureFixture[str]) -> None:
-    remote, alice, bob = team
+def test_cli_sync_two_clones(journal_team, capsys: pytest.CaptureFixture[str]) -> None:
+    remote, alice, bob = journal_team
     assert cli(["write", "proj", "--journal-dir", str(alice.root), "-m", "from the cli",
                 "--overview", "# CLI"]) == 0
     assert cli(["--journal-dir", str(alice.root), "sync", "--remote", str(remote)]) == 0

@@ -224,6 +224,7 @@ mcp.run()
 """
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_stdio_server_keeps_stdout_clean(tmp_path: Path) -> None:
     """Over real stdio, a search (loading the model when installed) leaves the JSON-RPC stream intact."""
@@ -232,7 +233,7 @@ async def test_stdio_server_keeps_stdout_clean(tmp_path: Path) -> None:
 
     from mcp import StdioServerParameters
 
-    from conftest import SRC as src
+    from support import SRC as src
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env["PYTHONPATH"] = str(src)

@@ -18,17 +18,9 @@ from hypothesis import strategies as st
 from code_trajectory.core.errors import InvalidArgumentError, ProjectError, RecapError
 from code_trajectory.recap import location, render
 from code_trajectory.recap import store as recap
-from conftest import subprocess_env
+from support import subprocess_env
 
 NAME_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789._-")
-
-
-@pytest.fixture
-def project(spaced_dir: Path) -> Path:
-    """The recap's project: a plain directory whose name holds a space."""
-    return spaced_dir
-
-
 
 
 # --------------------------------------------------------------------------- path encoding
@@ -73,10 +65,10 @@ def test_my_project_and_my_dash_project_get_different_files(ct_home: Path) -> No
     assert recap.recap_file_name("/tmp/my project").startswith("tmp-my-project-")  # readable slug
 
 
-def test_equivalent_spellings_share_a_file(ct_home: Path, project: Path, tmp_path: Path) -> None:
+def test_equivalent_spellings_share_a_file(ct_home: Path, spaced_dir: Path, tmp_path: Path) -> None:
     link = tmp_path / "link"
-    link.symlink_to(project)
-    spellings = [project, str(project) + "/", project / "sub" / "..", link]
+    link.symlink_to(spaced_dir)
+    spellings = [spaced_dir, str(spaced_dir) + "/", spaced_dir / "sub" / "..", link]
     assert len({recap.recap_file_name(p) for p in spellings}) == 1
 
 
@@ -123,9 +115,9 @@ def test_paths_round_trip_through_storage(ct_home: Path, tmp_path: Path) -> None
     assert len(files) == len(dirs)
 
 
-def test_project_path_of_rejects_a_renamed_file(ct_home: Path, project: Path) -> None:
-    recap.set_goal(project, "goal")
-    file = recap.recap_path(project)
+def test_project_path_of_rejects_a_renamed_file(ct_home: Path, spaced_dir: Path) -> None:
+    recap.set_goal(spaced_dir, "goal")
+    file = recap.recap_path(spaced_dir)
     renamed = file.with_name("other-" + "0" * 32 + ".json")
     file.rename(renamed)
     with pytest.raises(RecapError, match="does not match its file name"):
@@ -142,27 +134,27 @@ def _parse_utc(timestamp: str) -> datetime:
     return moment
 
 
-def test_empty_recap_reads_without_creating_anything(ct_home: Path, project: Path) -> None:
-    got = recap.get_recap(project)
-    assert got == {"goal": None, "entries": [], "filePath": str(recap.recap_path(project)),
-                   "projectPath": str(project)}
+def test_empty_recap_reads_without_creating_anything(ct_home: Path, spaced_dir: Path) -> None:
+    got = recap.get_recap(spaced_dir)
+    assert got == {"goal": None, "entries": [], "filePath": str(recap.recap_path(spaced_dir)),
+                   "projectPath": str(spaced_dir)}
     assert not ct_home.exists()
 
 
-def test_set_goal_add_entry_get_recap(ct_home: Path, project: Path) -> None:
-    assert recap.set_goal(project, "  Fix the login loop  ") == {"success": True, "archivedTo": None,
+def test_set_goal_add_entry_get_recap(ct_home: Path, spaced_dir: Path) -> None:
+    assert recap.set_goal(spaced_dir, "  Fix the login loop  ") == {"success": True, "archivedTo": None,
                                                                  "unchanged": False}
-    added = [recap.add_entry(project, kind, f"{kind} content") for kind in recap.ENTRY_TYPES]
+    added = [recap.add_entry(spaced_dir, kind, f"{kind} content") for kind in recap.ENTRY_TYPES]
     for answer in added:
         assert uuid.UUID(answer["id"]).version == 4
         _parse_utc(answer["timestamp"])
         assert answer["skipped"] is False
-    got = recap.get_recap(project)
+    got = recap.get_recap(spaced_dir)
     assert got["goal"] == "Fix the login loop"
     assert [(e["id"], e["type"], e["content"]) for e in got["entries"]] == [
         (a["id"], kind, f"{kind} content") for a, kind in zip(added, recap.ENTRY_TYPES, strict=True)]
-    stored = json.loads(recap.recap_path(project).read_text(encoding="utf-8"))
-    assert stored["version"] == 1 and stored["projectPath"] == str(project)
+    stored = json.loads(recap.recap_path(spaced_dir).read_text(encoding="utf-8"))
+    assert stored["version"] == 1 and stored["projectPath"] == str(spaced_dir)
     _parse_utc(stored["updatedAt"])
 
 
@@ -171,13 +163,13 @@ def test_entry_types_are_declared_once() -> None:
     assert set(recap.ENTRY_TYPE_HELP) == set(recap.ENTRY_TYPES)
 
 
-def test_duplicate_entries_are_skipped(ct_home: Path, project: Path) -> None:
-    first = recap.add_entry(project, "decision", "Use soft reset to keep changes")
-    again = recap.add_entry(project, "Decision", "  use SOFT reset\n to keep   changes ")
+def test_duplicate_entries_are_skipped(ct_home: Path, spaced_dir: Path) -> None:
+    first = recap.add_entry(spaced_dir, "decision", "Use soft reset to keep changes")
+    again = recap.add_entry(spaced_dir, "Decision", "  use SOFT reset\n to keep   changes ")
     assert again == {"id": first["id"], "timestamp": first["timestamp"], "skipped": True}
-    other_type = recap.add_entry(project, "risk", "Use soft reset to keep changes")
+    other_type = recap.add_entry(spaced_dir, "risk", "Use soft reset to keep changes")
     assert other_type["skipped"] is False
-    assert len(recap.get_recap(project)["entries"]) == 2
+    assert len(recap.get_recap(spaced_dir)["entries"]) == 2
 
 
 @pytest.mark.parametrize(("kind", "content", "message"), [
@@ -186,15 +178,15 @@ def test_duplicate_entries_are_skipped(ct_home: Path, project: Path) -> None:
     ("decision", "x" * (recap.MAX_CONTENT_CHARS + 1), "the limit is 4000"),
     ("decision", 42, "content must be a string"),
 ])
-def test_add_entry_rejects_bad_input(ct_home: Path, project: Path, kind: str, content: object, message: str) -> None:
+def test_add_entry_rejects_bad_input(ct_home: Path, spaced_dir: Path, kind: str, content: object, message: str) -> None:
     with pytest.raises(InvalidArgumentError, match=message):
-        recap.add_entry(project, kind, content)  # type: ignore[arg-type]
-    assert not recap.recap_path(project).exists()
+        recap.add_entry(spaced_dir, kind, content)  # type: ignore[arg-type]
+    assert not recap.recap_path(spaced_dir).exists()
 
 
-def test_set_goal_rejects_empty_goal(ct_home: Path, project: Path) -> None:
+def test_set_goal_rejects_empty_goal(ct_home: Path, spaced_dir: Path) -> None:
     with pytest.raises(InvalidArgumentError, match="goal is empty"):
-        recap.set_goal(project, "")
+        recap.set_goal(spaced_dir, "")
 
 
 def test_writes_need_an_existing_project(ct_home: Path, tmp_path: Path) -> None:
@@ -202,61 +194,61 @@ def test_writes_need_an_existing_project(ct_home: Path, tmp_path: Path) -> None:
         recap.add_entry(tmp_path / "missing", "decision", "x")
 
 
-def test_no_temporary_files_are_left(ct_home: Path, project: Path) -> None:
+def test_no_temporary_files_are_left(ct_home: Path, spaced_dir: Path) -> None:
     for i in range(5):
-        recap.add_entry(project, "insight", f"insight {i}")
-    recap.set_goal(project, "a goal")
-    recap.set_goal(project, "another goal")
+        recap.add_entry(spaced_dir, "insight", f"insight {i}")
+    recap.set_goal(spaced_dir, "a goal")
+    recap.set_goal(spaced_dir, "another goal")
     leftovers = [p.name for p in (ct_home / "recaps").rglob("*") if p.name.endswith(".tmp")]
     assert leftovers == []
 
 
-def test_unwritable_storage_is_a_recap_error(ct_home: Path, project: Path) -> None:
+def test_unwritable_storage_is_a_recap_error(ct_home: Path, spaced_dir: Path) -> None:
     ct_home.mkdir(parents=True)
     (ct_home / "recaps").write_text("not a directory")
     with pytest.raises(RecapError, match="cannot prepare recap storage"):
-        recap.add_entry(project, "decision", "x")
+        recap.add_entry(spaced_dir, "decision", "x")
 
 
 # --------------------------------------------------------------------------- goal and archive
 
 
-def test_new_goal_archives_previous_recap(ct_home: Path, project: Path) -> None:
-    recap.set_goal(project, "first goal")
-    entry = recap.add_entry(project, "decision", "first decision")
-    answer = recap.set_goal(project, "second goal")
+def test_new_goal_archives_previous_recap(ct_home: Path, spaced_dir: Path) -> None:
+    recap.set_goal(spaced_dir, "first goal")
+    entry = recap.add_entry(spaced_dir, "decision", "first decision")
+    answer = recap.set_goal(spaced_dir, "second goal")
     archived = Path(answer["archivedTo"])
     assert archived.parent == ct_home / "recaps" / "archived"
-    assert archived.name.startswith(recap.recap_path(project).stem + ".")
+    assert archived.name.startswith(recap.recap_path(spaced_dir).stem + ".")
     old = json.loads(archived.read_text(encoding="utf-8"))
     assert old["goal"] == "first goal"
     assert [e["id"] for e in old["entries"]] == [entry["id"]]
-    assert old["projectPath"] == str(project)
+    assert old["projectPath"] == str(spaced_dir)
     _parse_utc(old["archivedAt"])
-    current = recap.get_recap(project)
+    current = recap.get_recap(spaced_dir)
     assert current["goal"] == "second goal" and current["entries"] == []
 
 
-def test_same_goal_again_changes_nothing(ct_home: Path, project: Path) -> None:
-    recap.set_goal(project, "Fix the login loop")
-    recap.add_entry(project, "risk", "sessions may expire")
-    assert recap.set_goal(project, "fix the  login loop") == {"success": True, "archivedTo": None,
+def test_same_goal_again_changes_nothing(ct_home: Path, spaced_dir: Path) -> None:
+    recap.set_goal(spaced_dir, "Fix the login loop")
+    recap.add_entry(spaced_dir, "risk", "sessions may expire")
+    assert recap.set_goal(spaced_dir, "fix the  login loop") == {"success": True, "archivedTo": None,
                                                               "unchanged": True}
-    assert len(recap.get_recap(project)["entries"]) == 1
+    assert len(recap.get_recap(spaced_dir)["entries"]) == 1
     assert not (ct_home / "recaps" / "archived").exists()
 
 
-def test_entries_without_goal_are_archived_by_a_goal(ct_home: Path, project: Path) -> None:
-    recap.add_entry(project, "insight", "found before the goal")
-    answer = recap.set_goal(project, "goal")
+def test_entries_without_goal_are_archived_by_a_goal(ct_home: Path, spaced_dir: Path) -> None:
+    recap.add_entry(spaced_dir, "insight", "found before the goal")
+    answer = recap.set_goal(spaced_dir, "goal")
     assert answer["archivedTo"] is not None
-    assert recap.get_recap(project)["entries"] == []
+    assert recap.get_recap(spaced_dir)["entries"] == []
 
 
-def test_archives_never_overwrite_each_other(ct_home: Path, project: Path) -> None:
+def test_archives_never_overwrite_each_other(ct_home: Path, spaced_dir: Path) -> None:
     archived = set()
     for i in range(5):
-        archived.add(recap.set_goal(project, f"goal {i}")["archivedTo"])
+        archived.add(recap.set_goal(spaced_dir, f"goal {i}")["archivedTo"])
     archived.discard(None)
     assert len(archived) == 4
     assert len(list((ct_home / "recaps" / "archived").iterdir())) == 4
@@ -279,56 +271,56 @@ CORRUPT_CONTENTS = [
 
 
 @pytest.mark.parametrize("content", CORRUPT_CONTENTS, ids=range(len(CORRUPT_CONTENTS)))
-def test_corrupt_file_is_reported_by_reads_and_moved_aside_by_writes(ct_home: Path, project: Path,
+def test_corrupt_file_is_reported_by_reads_and_moved_aside_by_writes(ct_home: Path, spaced_dir: Path,
                                                                      content: bytes) -> None:
-    file = recap.recap_path(project)
+    file = recap.recap_path(spaced_dir)
     file.parent.mkdir(parents=True)
     file.write_bytes(content)
 
-    got = recap.get_recap(project)
+    got = recap.get_recap(spaced_dir)
     assert got["goal"] is None and got["entries"] == []
     assert "is corrupt" in got["warning"] and "left untouched" in got["warning"]
     assert file.read_bytes() == content  # a read changes nothing
 
-    answer = recap.add_entry(project, "fix", "recovered")
+    answer = recap.add_entry(spaced_dir, "fix", "recovered")
     assert "moved to" in answer["warning"]
     aside = [p for p in file.parent.iterdir() if p.name.startswith(file.name + ".corrupt-")]
     assert len(aside) == 1 and aside[0].read_bytes() == content  # never overwritten
     assert str(aside[0]) in answer["warning"]
-    got = recap.get_recap(project)
+    got = recap.get_recap(spaced_dir)
     assert "warning" not in got
     assert [e["content"] for e in got["entries"]] == ["recovered"]
 
 
-def test_corrupt_file_before_set_goal(ct_home: Path, project: Path) -> None:
-    file = recap.recap_path(project)
+def test_corrupt_file_before_set_goal(ct_home: Path, spaced_dir: Path) -> None:
+    file = recap.recap_path(spaced_dir)
     file.parent.mkdir(parents=True)
     file.write_text("oops")
-    answer = recap.set_goal(project, "goal")
+    answer = recap.set_goal(spaced_dir, "goal")
     assert answer["success"] is True and "moved to" in answer["warning"]
     assert answer["archivedTo"] is None
-    assert recap.get_recap(project)["goal"] == "goal"
+    assert recap.get_recap(spaced_dir)["goal"] == "goal"
 
 
-def test_file_of_another_project_is_refused_and_kept(ct_home: Path, project: Path) -> None:
-    file = recap.recap_path(project)
+def test_file_of_another_project_is_refused_and_kept(ct_home: Path, spaced_dir: Path) -> None:
+    file = recap.recap_path(spaced_dir)
     file.parent.mkdir(parents=True)
     foreign = json.dumps({"version": 1, "projectPath": "/somewhere/else", "goal": "g", "entries": []})
     file.write_text(foreign)
     with pytest.raises(RecapError, match="belongs to project '/somewhere/else'"):
-        recap.get_recap(project)
+        recap.get_recap(spaced_dir)
     with pytest.raises(RecapError, match="belongs to project"):
-        recap.add_entry(project, "decision", "x")
+        recap.add_entry(spaced_dir, "decision", "x")
     assert file.read_text() == foreign
 
 
-def test_newer_format_is_refused_and_kept(ct_home: Path, project: Path) -> None:
-    file = recap.recap_path(project)
+def test_newer_format_is_refused_and_kept(ct_home: Path, spaced_dir: Path) -> None:
+    file = recap.recap_path(spaced_dir)
     file.parent.mkdir(parents=True)
-    newer = json.dumps({"version": 99, "projectPath": str(project), "entries": []})
+    newer = json.dumps({"version": 99, "projectPath": str(spaced_dir), "entries": []})
     file.write_text(newer)
     with pytest.raises(RecapError, match="newer than this"):
-        recap.add_entry(project, "decision", "x")
+        recap.add_entry(spaced_dir, "decision", "x")
     assert file.read_text() == newer
 
 
@@ -343,19 +335,20 @@ for i in range(100):
 """
 
 
-def test_two_processes_adding_100_entries_each_end_with_200(ct_home: Path, project: Path) -> None:
+@pytest.mark.slow
+def test_two_processes_adding_100_entries_each_end_with_200(ct_home: Path, spaced_dir: Path) -> None:
     env = subprocess_env(CODE_TRAJECTORY_HOME=str(ct_home), HOME=str(ct_home.parent / "userhome"))
-    writers = [subprocess.Popen([sys.executable, "-c", _WRITER, str(project), tag], env=env,
+    writers = [subprocess.Popen([sys.executable, "-c", _WRITER, str(spaced_dir), tag], env=env,
                                 stderr=subprocess.PIPE) for tag in ("a", "b")]
     reads = 0
     while any(w.poll() is None for w in writers):  # concurrent readers never see a partial file
-        got = recap.get_recap(project)
+        got = recap.get_recap(spaced_dir)
         assert "warning" not in got
         reads += 1
     for writer in writers:
         _, err = writer.communicate(timeout=120)
         assert writer.returncode == 0, err.decode()
-    entries = recap.get_recap(project)["entries"]
+    entries = recap.get_recap(spaced_dir)["entries"]
     assert len(entries) == 200
     assert len({e["id"] for e in entries}) == 200
     for tag in ("a", "b"):  # each writer's entries keep their order
@@ -367,30 +360,30 @@ def test_two_processes_adding_100_entries_each_end_with_200(ct_home: Path, proje
 # --------------------------------------------------------------------------- rendering and summary
 
 
-def test_render_markdown_groups_entries_by_type(ct_home: Path, project: Path) -> None:
-    recap.set_goal(project, "Ship recap")
-    recap.add_entry(project, "fix", "the lock path was wrong")
-    recap.add_entry(project, "decision", "JSON file per project")
-    recap.add_entry(project, "decision", "multi\nline")
-    text = render.render_markdown(recap.get_recap(project))
+def test_render_markdown_groups_entries_by_type(ct_home: Path, spaced_dir: Path) -> None:
+    recap.set_goal(spaced_dir, "Ship recap")
+    recap.add_entry(spaced_dir, "fix", "the lock path was wrong")
+    recap.add_entry(spaced_dir, "decision", "JSON file per project")
+    recap.add_entry(spaced_dir, "decision", "multi\nline")
+    text = render.render_markdown(recap.get_recap(spaced_dir))
     assert "**Goal:** Ship recap" in text
     assert text.index("## Decisions (2)") < text.index("## Fixes (1)")
     assert "- multi\n  line" in text
-    assert str(recap.recap_path(project)) in text
+    assert str(recap.recap_path(spaced_dir)) in text
 
 
-def test_render_markdown_of_empty_recap(ct_home: Path, project: Path) -> None:
-    text = render.render_markdown(recap.get_recap(project))
+def test_render_markdown_of_empty_recap(ct_home: Path, spaced_dir: Path) -> None:
+    text = render.render_markdown(recap.get_recap(spaced_dir))
     assert "not set" in text and "No entries yet" in text
 
 
-def test_recap_for_summary(ct_home: Path, project: Path) -> None:
-    assert render.recap_for_summary(project) is None
-    recap.set_goal(project, "Fix the login loop")
+def test_recap_for_summary(ct_home: Path, spaced_dir: Path) -> None:
+    assert render.recap_for_summary(spaced_dir) is None
+    recap.set_goal(spaced_dir, "Fix the login loop")
     for i in range(8):
-        recap.add_entry(project, "decision", f"decision number {i}")
-    recap.add_entry(project, "fix", "long " * 200)
-    text = render.recap_for_summary(project, latest=5)
+        recap.add_entry(spaced_dir, "decision", f"decision number {i}")
+    recap.add_entry(spaced_dir, "fix", "long " * 200)
+    text = render.recap_for_summary(spaced_dir, latest=5)
     assert text is not None
     assert "**Goal:** Fix the login loop" in text
     assert "(5 of 9" in text
@@ -399,14 +392,14 @@ def test_recap_for_summary(ct_home: Path, project: Path) -> None:
     assert "…" in text and len(text) < 2000
 
 
-def test_recap_for_summary_never_raises(ct_home: Path, project: Path) -> None:
-    file = recap.recap_path(project)
+def test_recap_for_summary_never_raises(ct_home: Path, spaced_dir: Path) -> None:
+    file = recap.recap_path(spaced_dir)
     file.parent.mkdir(parents=True)
     file.write_text("{broken")
-    text = render.recap_for_summary(project)
+    text = render.recap_for_summary(spaced_dir)
     assert text is not None and "Recap unavailable" in text and "corrupt" in text
     file.write_text(json.dumps({"projectPath": "/else", "entries": []}))
-    text = render.recap_for_summary(project)
+    text = render.recap_for_summary(spaced_dir)
     assert text is not None and "belongs to project" in text
 
 
@@ -433,16 +426,16 @@ def test_unusable_project_paths_are_clear_errors(ct_home: Path) -> None:
         recap.add_entry("/tmp/a\0b", "decision", "x")
 
 
-def test_a_held_lock_times_out_with_a_clear_error(ct_home: Path, project: Path,
+def test_a_held_lock_times_out_with_a_clear_error(ct_home: Path, spaced_dir: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     import filelock
 
-    recap.add_entry(project, "decision", "before the lock")
+    recap.add_entry(spaced_dir, "decision", "before the lock")
     monkeypatch.setattr(recap, "LOCK_TIMEOUT_SECONDS", 0.2)
-    holder = filelock.FileLock(f"{recap.recap_path(project)}.lock")
+    holder = filelock.FileLock(f"{recap.recap_path(spaced_dir)}.lock")
     with holder:
         with pytest.raises(RecapError, match="stayed locked by another process"):
-            recap.add_entry(project, "decision", "while locked")
-        assert len(recap.get_recap(project)["entries"]) == 1  # reads never wait for the lock
-    recap.add_entry(project, "decision", "after the lock")
-    assert len(recap.get_recap(project)["entries"]) == 2
+            recap.add_entry(spaced_dir, "decision", "while locked")
+        assert len(recap.get_recap(spaced_dir)["entries"]) == 1  # reads never wait for the lock
+    recap.add_entry(spaced_dir, "decision", "after the lock")
+    assert len(recap.get_recap(spaced_dir)["entries"]) == 2

@@ -11,7 +11,7 @@ import pytest
 
 from code_trajectory.recap import store as recap
 from code_trajectory.recap.commands import UsageError, main, parse_args
-from conftest import subprocess_env
+from support import subprocess_env
 
 #: What the read-only CLI must never import: the MCP SDK and its stack, the watcher, the server,
 #: the journal and any model runtime. (filelock is allowed for writes only.)
@@ -20,50 +20,44 @@ HEAVY_MODULES = ("mcp", "pydantic", "anyio", "watchfiles", "rich", "filelock", "
                  "code_trajectory.journal")
 
 
-@pytest.fixture
-def project(spaced_dir: Path) -> Path:
-    """The recap's project: a plain directory whose name holds a space."""
-    return spaced_dir
-
-
 def _env(ct_home: Path) -> dict[str, str]:
     # JSON output must not depend on the terminal's encoding
     return subprocess_env(CODE_TRAJECTORY_HOME=str(ct_home), HOME=str(ct_home.parent / "userhome"),
                           PYTHONIOENCODING="ascii")
 
 
-def test_show_markdown_and_json(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    recap.set_goal(project, "Fix the login loop")
-    recap.add_entry(project, "decision", "Use soft reset — keeps changes")
-    assert main(["--project", str(project)]) == 0
+def test_show_markdown_and_json(spaced_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    recap.set_goal(spaced_dir, "Fix the login loop")
+    recap.add_entry(spaced_dir, "decision", "Use soft reset — keeps changes")
+    assert main(["--project", str(spaced_dir)]) == 0
     out = capsys.readouterr().out
     assert "**Goal:** Fix the login loop" in out and "## Decisions (1)" in out
 
-    assert main(["--json", f"--project={project}"]) == 0
-    assert json.loads(capsys.readouterr().out) == recap.get_recap(project)
+    assert main(["--json", f"--project={spaced_dir}"]) == 0
+    assert json.loads(capsys.readouterr().out) == recap.get_recap(spaced_dir)
 
 
-def test_add_and_goal_use_the_same_functions(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["goal", "Ship", "the", "recap", "--project", str(project)]) == 0
+def test_add_and_goal_use_the_same_functions(spaced_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["goal", "Ship", "the", "recap", "--project", str(spaced_dir)]) == 0
     assert "Goal set" in capsys.readouterr().out
-    assert main(["add", "decision", "One", "file", "per", "project", "--project", str(project)]) == 0
+    assert main(["add", "decision", "One", "file", "per", "project", "--project", str(spaced_dir)]) == 0
     assert "Recorded decision" in capsys.readouterr().out
-    assert main(["--project", str(project), "add", "--json", "DECISION", "one file per project"]) == 0
+    assert main(["--project", str(spaced_dir), "add", "--json", "DECISION", "one file per project"]) == 0
     answer = json.loads(capsys.readouterr().out)
     assert answer["skipped"] is True
-    got = recap.get_recap(project)
+    got = recap.get_recap(spaced_dir)
     assert got["goal"] == "Ship the recap"
     assert [(e["type"], e["content"]) for e in got["entries"]] == [("decision", "One file per project")]
     assert got["entries"][0]["id"] == answer["id"]
 
-    assert main(["goal", "--json", "Next thing", "--project", str(project)]) == 0
+    assert main(["goal", "--json", "Next thing", "--project", str(spaced_dir)]) == 0
     answer = json.loads(capsys.readouterr().out)
     assert answer["success"] is True and Path(answer["archivedTo"]).is_file()
 
 
-def test_double_dash_allows_text_starting_with_dash(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--project", str(project), "add", "risk", "--", "-f", "--json", "may", "lose", "work"]) == 0
-    assert recap.get_recap(project)["entries"][0]["content"] == "-f --json may lose work"
+def test_double_dash_allows_text_starting_with_dash(spaced_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--project", str(spaced_dir), "add", "risk", "--", "-f", "--json", "may", "lose", "work"]) == 0
+    assert recap.get_recap(spaced_dir)["entries"][0]["content"] == "-f --json may lose work"
     assert not capsys.readouterr().out.startswith("{")  # --json after -- is text, not the option
 
 
@@ -76,13 +70,13 @@ def test_double_dash_allows_text_starting_with_dash(project: Path, capsys: pytes
     (["add", "decision", "-x"], "put -- before text"),
     (["--project"], "--project needs a PATH"),
 ])
-def test_errors_go_to_stderr_with_status_2(project: Path, capsys: pytest.CaptureFixture[str], argv: list[str],
+def test_errors_go_to_stderr_with_status_2(spaced_dir: Path, capsys: pytest.CaptureFixture[str], argv: list[str],
                                            message: str) -> None:
-    assert main([*argv, "--project", str(project)] if argv != ["--project"] else argv) == 2
+    assert main([*argv, "--project", str(spaced_dir)] if argv != ["--project"] else argv) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     assert message in captured.err
-    assert not recap.recap_path(project).exists()
+    assert not recap.recap_path(spaced_dir).exists()
 
 
 def test_missing_project_directory_on_write(ct_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -121,13 +115,13 @@ def test_default_project_is_found_from_the_current_directory(tmp_path: Path, ct_
     assert json.loads(capsys.readouterr().out)["projectPath"] == str(repo)
 
 
-def test_corrupt_file_warning(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    file = recap.recap_path(project)
+def test_corrupt_file_warning(spaced_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    file = recap.recap_path(spaced_dir)
     file.parent.mkdir(parents=True)
     file.write_text("{oops")
-    assert main(["--project", str(project)]) == 0
+    assert main(["--project", str(spaced_dir)]) == 0
     assert "corrupt" in capsys.readouterr().out
-    assert main(["add", "fix", "again", "--project", str(project)]) == 0
+    assert main(["add", "fix", "again", "--project", str(spaced_dir)]) == 0
     captured = capsys.readouterr()
     assert "moved to" in captured.err and "Recorded fix" in captured.out
 
@@ -146,9 +140,9 @@ print(json.dumps({{"status": status, "heavy": heavy, "output": output}}))
 
 
 @pytest.mark.parametrize("argv", [["--json"], [], ["add", "insight", "light"], ["goal", "light goal"]])
-def test_cli_imports_nothing_heavy(project: Path, ct_home: Path, argv: list[str]) -> None:
+def test_cli_imports_nothing_heavy(spaced_dir: Path, ct_home: Path, argv: list[str]) -> None:
     code = _PROBE.format(heavy=HEAVY_MODULES)
-    done = subprocess.run([sys.executable, "-c", code, *argv, "--project", str(project)], env=_env(ct_home),
+    done = subprocess.run([sys.executable, "-c", code, *argv, "--project", str(spaced_dir)], env=_env(ct_home),
                           capture_output=True, text=True, check=True)
     report = json.loads(done.stdout)
     assert report["status"] == 0, done.stderr
@@ -157,26 +151,26 @@ def test_cli_imports_nothing_heavy(project: Path, ct_home: Path, argv: list[str]
     assert "mcp" not in report["heavy"]
 
 
-def test_json_output_is_utf8_whatever_the_terminal(project: Path, ct_home: Path) -> None:
-    recap.set_goal(project, "Réparer la boucle — 日本語")
+def test_json_output_is_utf8_whatever_the_terminal(spaced_dir: Path, ct_home: Path) -> None:
+    recap.set_goal(spaced_dir, "Réparer la boucle — 日本語")
     code = "import sys; from code_trajectory.recap.commands import main; sys.exit(main(sys.argv[1:]))"
-    done = subprocess.run([sys.executable, "-c", code, "--json", "--project", str(project)], env=_env(ct_home),
+    done = subprocess.run([sys.executable, "-c", code, "--json", "--project", str(spaced_dir)], env=_env(ct_home),
                           capture_output=True, check=True)
     assert json.loads(done.stdout.decode("utf-8"))["goal"] == "Réparer la boucle — 日本語"
 
 
-def test_console_entry_point_when_available(project: Path, ct_home: Path) -> None:
+def test_console_entry_point_when_available(spaced_dir: Path, ct_home: Path) -> None:
     env = _env(ct_home)
     if subprocess.run([sys.executable, "-c", "import code_trajectory.cli"], env=env,
                       capture_output=True, check=False).returncode != 0:
         pytest.skip("code_trajectory.cli is not importable yet")
-    recap.add_entry(project, "assumption", "the cli forwards to recap_cli.main")
+    recap.add_entry(spaced_dir, "assumption", "the cli forwards to recap_cli.main")
     code = ("import runpy, sys, json\n"
             "sys.argv = ['code-trajectory', 'recap', '--json', '--project', sys.argv[1]]\n"
             "try:\n    runpy.run_module('code_trajectory', run_name='__main__')\n"
             "except SystemExit as e:\n    status = e.code\n"
             f"print('HEAVY', json.dumps(sorted(m for m in {HEAVY_MODULES!r} if m in sys.modules)))\n")
-    done = subprocess.run([sys.executable, "-c", code, str(project)], env=env, capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-c", code, str(spaced_dir)], env=env, capture_output=True, text=True,
                           encoding="utf-8", check=False)
     assert done.returncode == 0, done.stderr
     body, _, heavy_line = done.stdout.rpartition("HEAVY ")

@@ -18,12 +18,6 @@ from code_trajectory.recap.tools import register_recap_tools
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def project(spaced_dir: Path) -> Path:
-    """The recap's project: a plain directory whose name holds a space."""
-    return spaced_dir
-
-
 def _server(project_root: Callable[[], Path]) -> MCPServer:
     server = MCPServer("recap-test")
     register_recap_tools(server, project_root)
@@ -34,8 +28,8 @@ def _text(result: object) -> str:
     return "\n".join(block.text for block in result.content)  # type: ignore[attr-defined]
 
 
-async def test_tools_are_listed_with_schemas_and_hints(project: Path) -> None:
-    async with Client(_server(lambda: project)) as client:
+async def test_tools_are_listed_with_schemas_and_hints(spaced_dir: Path) -> None:
+    async with Client(_server(lambda: spaced_dir)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
     assert set(tools) == {"set_goal", "add_entry", "get_recap"}
     assert tools["get_recap"].annotations.read_only_hint is True
@@ -52,8 +46,8 @@ async def test_tools_are_listed_with_schemas_and_hints(project: Path) -> None:
         assert kind in tools["add_entry"].description
 
 
-async def test_set_goal_add_entry_get_recap(project: Path) -> None:
-    async with Client(_server(lambda: project)) as client:
+async def test_set_goal_add_entry_get_recap(spaced_dir: Path) -> None:
+    async with Client(_server(lambda: spaced_dir)) as client:
         goal = await client.call_tool("set_goal", {"goal": "Fix the login loop"})
         assert not goal.is_error
         assert goal.structured_content["success"] is True
@@ -75,24 +69,24 @@ async def test_set_goal_add_entry_get_recap(project: Path) -> None:
     assert [(e["type"], e["content"]) for e in data["entries"]] == [
         ("decision", "Use soft reset"), ("fix", "Redirect kept the query string")]
     assert data["entries"][0]["id"] == entry_id
-    assert data["filePath"] == str(recap.recap_path(project))
+    assert data["filePath"] == str(recap.recap_path(spaced_dir))
     assert Path(data["filePath"]).is_file()
     text = _text(got)
     assert "**Goal:** Fix the login loop" in text and "## Fixes (1)" in text
 
 
-async def test_duplicate_entry_is_skipped_with_existing_id(project: Path) -> None:
-    async with Client(_server(lambda: project)) as client:
+async def test_duplicate_entry_is_skipped_with_existing_id(spaced_dir: Path) -> None:
+    async with Client(_server(lambda: spaced_dir)) as client:
         first = await client.call_tool("add_entry", {"type": "insight", "content": "The cache is per user"})
         again = await client.call_tool("add_entry", {"type": "insight", "content": "the cache is  per user"})
     assert again.structured_content["skipped"] is True
     assert again.structured_content["id"] == first.structured_content["id"]
     assert "Skipped" in _text(again)
-    assert len(recap.get_recap(project)["entries"]) == 1
+    assert len(recap.get_recap(spaced_dir)["entries"]) == 1
 
 
-async def test_new_goal_archives_through_the_tool(project: Path, ct_home: Path) -> None:
-    async with Client(_server(lambda: project)) as client:
+async def test_new_goal_archives_through_the_tool(spaced_dir: Path, ct_home: Path) -> None:
+    async with Client(_server(lambda: spaced_dir)) as client:
         await client.call_tool("set_goal", {"goal": "first"})
         await client.call_tool("add_entry", {"type": "risk", "content": "might break"})
         second = await client.call_tool("set_goal", {"goal": "second"})
@@ -109,12 +103,12 @@ async def test_new_goal_archives_through_the_tool(project: Path, ct_home: Path) 
     ({"type": "decision", "content": "   "}, "content is empty"),
     ({"type": "decision"}, "content"),
 ])
-async def test_bad_entries_are_tool_errors(project: Path, arguments: dict[str, str], message: str) -> None:
-    async with Client(_server(lambda: project)) as client:
+async def test_bad_entries_are_tool_errors(spaced_dir: Path, arguments: dict[str, str], message: str) -> None:
+    async with Client(_server(lambda: spaced_dir)) as client:
         result = await client.call_tool("add_entry", arguments)
     assert result.is_error
     assert message in _text(result)
-    assert not recap.recap_path(project).exists()
+    assert not recap.recap_path(spaced_dir).exists()
 
 
 async def test_missing_project_is_a_tool_error(ct_home: Path) -> None:
@@ -129,11 +123,11 @@ async def test_missing_project_is_a_tool_error(ct_home: Path) -> None:
             assert "configure_project" in _text(result)
 
 
-async def test_corrupt_file_is_reported_through_the_tools(project: Path) -> None:
-    file = recap.recap_path(project)
+async def test_corrupt_file_is_reported_through_the_tools(spaced_dir: Path) -> None:
+    file = recap.recap_path(spaced_dir)
     file.parent.mkdir(parents=True)
     file.write_text("{corrupt")
-    async with Client(_server(lambda: project)) as client:
+    async with Client(_server(lambda: spaced_dir)) as client:
         read = await client.call_tool("get_recap", {})
         assert not read.is_error and "corrupt" in read.structured_content["warning"]
         assert "Warning" in _text(read)

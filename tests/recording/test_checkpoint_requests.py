@@ -14,7 +14,7 @@ from code_trajectory.git.points import points
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.recording import checkpoint_requests
 from code_trajectory.recording.liveness import recording_now
-from conftest import git, server_command, shadow_count, subprocess_env, wait_for, watching, write
+from support import git, server_command, shadow_count, subprocess_env, wait_for, watching, write
 
 
 def start_watch(project: Path, debounce: float = 30.0) -> subprocess.Popen:

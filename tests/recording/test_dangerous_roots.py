@@ -18,7 +18,7 @@ from code_trajectory.recording.recorder import Recorder
 from code_trajectory.recording.service import TrajectoryService
 from code_trajectory.recording.status import disk_usage, project_status
 from code_trajectory.server import build_server
-from conftest import git, server_command, subprocess_env, write
+from support import git, server_command, subprocess_env, write
 
 
 @pytest.fixture
@@ -108,6 +108,7 @@ def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
                           stdin=subprocess.DEVNULL, timeout=120)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["home", "home via symlink", "storage ancestor"])
 def test_every_cli_command_that_starts_recording_refuses_a_dangerous_root(kind: str, tmp_path: Path,
                                                                          isolated_env: Path,

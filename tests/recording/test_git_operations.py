@@ -11,7 +11,7 @@ from pathlib import Path
 
 from code_trajectory.git import log
 from code_trajectory.git.shadow import ShadowRepo
-from conftest import git, shadow_count, wait_for, watching, write
+from support import git, shadow_count, wait_for, watching, write
 
 CALC = "def add(a, b):\n    return a + b\n"
 CALC_MORE = CALC + "\n\ndef sub(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"

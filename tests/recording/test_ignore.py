@@ -5,26 +5,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from code_trajectory.core.config import DEFAULT_DENY_PATTERNS
-from code_trajectory.git.project import ProjectRepo
-from code_trajectory.recording.ignore import RecordingPolicy
 from code_trajectory.recording.worktree import scan
-from conftest import git, git_repo, write
-
-
-def git_view(root: Path) -> set[str]:
-    """Files `git add -A` would take: tracked plus untracked-not-ignored, as git status sees them."""
-    out = git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
-    return {p for p in out.split("\0") if p}
-
-
-def policy_for(root: Path, deny: tuple[str, ...] = ()) -> RecordingPolicy:
-    repo = ProjectRepo.discover(root)
-    return RecordingPolicy(root, deny_patterns=deny, info_exclude=repo.info_exclude,
-                           global_excludes=repo.global_excludes())
+from support import git, git_repo, write
+from support.gitdirs import git_view, policy_for
 
 
 def test_nested_gitignores_negation_info_exclude_and_global_excludes(tmp_path: Path, isolated_env: Path) -> None:
@@ -86,6 +74,7 @@ def policy_view(project: Path) -> set[str]:
     return set(scan(project, policy_for(project)).files)
 
 
+@pytest.mark.slow
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(paths=st.lists(st.lists(NAMES, min_size=1, max_size=3), min_size=1, max_size=12, unique_by=tuple),
        root_rules=st.lists(PATTERNS, max_size=5), sub_rules=st.lists(PATTERNS, max_size=4),

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_ignore import git_view, policy_for
-from test_ignore_nested import all_git_dirs, assert_untouched_but_the_exclude_line, shadow_files
-
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.recording.recorder import Recorder
 from code_trajectory.recording.worktree import scan
-from conftest import git, git_repo, write
+from support import git, git_repo, write
+from support.gitdirs import all_git_dirs, assert_untouched_but_the_exclude_line, git_view, policy_for, shadow_files
 
 
 def make_monorepo(tmp_path: Path, isolated_env: Path) -> tuple[Path, Path]:

@@ -5,9 +5,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from test_ignore import git_view, policy_for
-from test_ignore_nested import git_dir_fingerprint
-
 from code_trajectory.core.config import DEFAULT_DENY_PATTERNS, TrajectorySettings
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.recording.ignore import RecordingPolicy
@@ -15,7 +12,8 @@ from code_trajectory.recording.recorder import Recorder
 from code_trajectory.recording.tracked import TrackedPaths
 from code_trajectory.recording.watcher import recorded_directories
 from code_trajectory.recording.worktree import scan
-from conftest import git, write
+from support import git, write
+from support.gitdirs import git_dir_fingerprint, git_view, policy_for
 
 
 def shadow_files(root: Path, ref: str) -> set[str]:

@@ -9,7 +9,7 @@ from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.core.errors import StorageError
 from code_trajectory.recording import importer
 from code_trajectory.recording.session import ProjectSession
-from conftest import git, shadow_count, write
+from support import git, shadow_count, write
 
 
 def test_the_import_of_a_new_project_is_written_by_a_child_process(project: Path, monkeypatch) -> None:

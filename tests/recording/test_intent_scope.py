@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git, server_command, shadow_count, subprocess_env, wait_for, watching, write
+from support import git, server_command, shadow_count, subprocess_env, wait_for, watching, write
 
 
 def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
@@ -97,6 +97,7 @@ def test_after_a_crash_an_old_intent_is_ended_too(project: Path, monkeypatch: py
         assert edit(project, "def main():\n    return 5\n")[1] == ""
 
 
+@pytest.mark.slow
 def test_the_hooks_of_another_session_do_not_carry_a_prompt(project: Path) -> None:
     cli("checkpoint", "--project", str(project))
     prompt(project, "session-a", "Task of session A")
@@ -114,6 +115,7 @@ def test_the_hooks_of_another_session_do_not_carry_a_prompt(project: Path) -> No
     assert names.count("turn ended") == 2 and names.count("Task of session A") == 1, names
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_the_import_of_a_server_start_carries_no_intent(project: Path) -> None:
     from mcp import Client, StdioServerParameters
@@ -154,6 +156,7 @@ def test_a_server_that_takes_over_recording_keeps_the_intent_set_while_it_ran(pr
         follower.close()
 
 
+@pytest.mark.slow
 def test_between_sessions_the_cli_does_not_carry_the_last_sessions_intent(project: Path) -> None:
     """Nothing records: a ``checkpoint`` does not carry what the stopped session was doing; an intent given
     after the stop is carried (it is for the work about to be done)."""

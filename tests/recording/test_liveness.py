@@ -6,7 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from conftest import server_command, subprocess_env
+from support import server_command, subprocess_env
 
 
 def _cli(project: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -14,7 +14,7 @@ from code_trajectory.git.shadow import MODE_FILE, ShadowRepo, TreeEntry
 from code_trajectory.recording import recorder as recorder_module
 from code_trajectory.recording import session as session_module
 from code_trajectory.recording.session import ProjectSession
-from conftest import write
+from support import write
 
 
 def test_parsed_trees_kept_in_memory_are_bounded_and_read_again(tmp_path: Path, monkeypatch) -> None:
@@ -25,10 +25,10 @@ def test_parsed_trees_kept_in_memory_are_bounded_and_read_again(tmp_path: Path, 
         blob = repo.write_object(b"blob", b"x\n")
         trees = [repo.write_tree({f"f{i}-{j}".encode(): TreeEntry(MODE_FILE, blob) for j in range(4)})
                  for i in range(6)]
-        assert repo._tree_cache_entries <= 10 and len(repo._tree_cache) <= 3
+        assert repo.cached_trees[0] <= 3 and repo.cached_trees[1] <= 10
         assert set(repo.read_tree(trees[0])) == {f"f0-{j}".encode() for j in range(4)}  # evicted, read from disk
         repo.forget_trees()
-        assert repo._tree_cache_entries == 0 and not repo._tree_cache
+        assert repo.cached_trees == (0, 0)
     finally:
         repo.close()
 
@@ -44,7 +44,7 @@ def test_a_large_start_up_scan_keeps_no_file_list_and_no_caches(project: Path, m
     try:
         snap = session.start(background=False)
         assert snap is not None and snap.subject and snap.changes == []  # 15 files imported, list dropped
-        assert released and not session.recorder.repo._tree_cache
+        assert released and session.recorder.repo.cached_trees == (0, 0)
         write(project, "pkg/m0.py", "x = 'after the import'\n")
         later = session.recorder.reconcile()  # the dropped caches are rebuilt on demand
         assert [c.path for c in later.changes] == ["pkg/m0.py"]

@@ -19,7 +19,7 @@ from code_trajectory.git.shadow import shadow_ref
 from code_trajectory.recording.blobs import OVERSIZE_MARKER
 from code_trajectory.recording.consolidate import consolidate
 from code_trajectory.recording.recorder import Recorder
-from conftest import git, git_repo, write
+from support import git, git_repo, write
 
 
 def open_recorder(root: Path, **settings) -> Recorder:

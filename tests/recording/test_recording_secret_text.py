@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git, mcp_client, server_command, write
+from support import git, mcp_client, server_command, write
 
 SECRETS = {
     "github": "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUV",

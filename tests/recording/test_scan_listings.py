@@ -8,12 +8,12 @@ import time
 from pathlib import Path
 
 import pytest
-from test_ignore import policy_for
 
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.recording.recorder import Recorder
 from code_trajectory.recording.worktree import ScanResult, scan
-from conftest import git, write
+from support import git, write
+from support.gitdirs import policy_for
 
 
 def age_everything(root: Path, seconds: float = 10.0) -> None:

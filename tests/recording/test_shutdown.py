@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git, server_command, shadow_count, subprocess_env, wait_for, write
+from support import git, server_command, shadow_count, subprocess_env, wait_for, write
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -149,6 +149,7 @@ def assert_edit_recorded(project: Path) -> None:
     assert state.get("stopped_at", "") >= state["started_at"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", STOPS)
 def test_serve_stopped_by_a_client_snapshots_the_pending_edit(project: Path, tmp_path: Path, how: str) -> None:
     log = tmp_path / "serve.log"
@@ -210,6 +211,7 @@ def importer_of(pid: int) -> int | None:
                 None)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("command", "how"), [("serve", "SIGTERM"), ("serve", "SIGKILL"), ("watch", "SIGTERM")])
 def test_a_stop_during_the_import_of_20000_files_leaves_no_process(tmp_path: Path, command: str, how: str) -> None:
     """SIGTERM: the process stops its import child; SIGKILL (no clean-up at all): the kernel kills the child."""
@@ -289,7 +291,7 @@ def test_flush_pending_snapshots_at_once_without_the_debounce(project: Path) -> 
     from several threads at the same time as the snapshot loop."""
     import threading
 
-    from conftest import watching
+    from support import watching
 
     with watching(project, debounce=30) as session:
         watcher = session.watcher

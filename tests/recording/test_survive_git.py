@@ -15,7 +15,7 @@ from mcp import Client, StdioServerParameters
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.git import nested
 from code_trajectory.recording.session import ProjectSession
-from conftest import git, git_repo, server_command, shadow_count, subprocess_env, wait_for, write
+from support import git, git_repo, server_command, shadow_count, subprocess_env, wait_for, write
 
 GIT_COMMANDS = (
     [["clean", "-fdx"]],
@@ -153,6 +153,7 @@ def record_history_of(root: Path) -> int:
     return shadow_count(root)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("recreated_by", ["the watcher", "a one-shot command"])
 def test_deleted_while_a_watcher_records_it_is_said_once_and_a_new_history_starts(project: Path,
                                                                                   recreated_by: str) -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from code_trajectory.recording import watcher as watcher_module
-from conftest import git, wait_for, watching, write
-from conftest import shadow_count as count
+from support import git, wait_for, watching, write
+from support import shadow_count as count
 
 LONG = 60.0  # a debounce that never fires during a test: only checkpoints write snapshots
 
@@ -90,7 +90,7 @@ def test_replaced_watch_groups_hand_over_without_a_rescan(project: Path, monkeyp
         assert all(shadow_file(project, f"new{i}/a.py") == f"A = 'edited {i}'\n" for i in range(4))
         assert shadow_file(project, "src/app.py") == "EDITED = 1\n"
         assert scans == []
-        wait_for(lambda: len([g for g in session.watcher._groups if g.thread.is_alive()]) <= 2)
+        wait_for(lambda: session.watcher.live_groups <= 2)
 
 
 def test_checkpoint_scans_when_the_watcher_cannot_vouch(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,8 +11,8 @@ from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.history import service as history_service
 from code_trajectory.recording.service import TrajectoryService
 from code_trajectory.recording.session import ProjectSession
-from conftest import git, wait_for, watching, write
-from conftest import shadow_count as count
+from support import git, wait_for, watching, write
+from support import shadow_count as count
 
 DEBOUNCE = 0.4
 

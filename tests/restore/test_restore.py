@@ -16,7 +16,7 @@ from code_trajectory.git.points import points
 from code_trajectory.history import service as history
 from code_trajectory.recording.session import ProjectSession
 from code_trajectory.restore.service import restore
-from conftest import git, mcp_client, write
+from support import git, mcp_client, write
 
 BINARY = bytes(range(256)) * 16
 

@@ -17,7 +17,7 @@ from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.git.pathcheck import unsafe_reason
 from code_trajectory.recording.recorder import Recorder
 from code_trajectory.restore.service import restore
-from conftest import git, hand_built_commit, mcp_client, server_command, subprocess_env, write
+from support import git, hand_built_commit, mcp_client, server_command, subprocess_env, write
 
 HOOK = b"#!/bin/sh\ntouch /tmp/pwned-by-a-snapshot\n"
 #: Paths of a hostile snapshot: .git and .trajectory as some file system (or git itself) would read them.
@@ -114,6 +114,7 @@ def test_hand_built_hostile_snapshot_is_refused_by_the_cli_and_other_files_resto
     assert not (project / ".git" / "hooks" / "pre-commit").exists() and no_temp_files(project)
 
 
+@pytest.mark.slow
 def test_a_file_over_the_size_cap_is_never_replaced_by_its_note(project: Path) -> None:
     big = os.urandom(6 * 1024 * 1024)
     write(project, "data/big.bin", big)

@@ -3,24 +3,18 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
-from share_env import ALICE, make_team, record, remote_refs
 
 from code_trajectory import cli
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.recording.service import TrajectoryService
 from code_trajectory.share.push import maybe_auto_push
 from code_trajectory.share.tools import register
-from conftest import git
-
-
-@pytest.fixture
-def team(tmp_path: Path):
-    return make_team(tmp_path)
+from support import git
+from support.share_env import ALICE, record, remote_refs
 
 
 def test_cli_push_dry_run_push_again_pull_list(team, capsys: pytest.CaptureFixture[str]) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from share_env import ALICE, BOB, git_dir_fingerprint, make_team, record, remote_refs, shadow_git, shadow_tip
 
 from code_trajectory.core.errors import GitError, InvalidArgumentError
 from code_trajectory.git.log import read_log
@@ -14,12 +13,8 @@ from code_trajectory.share.pull import pull
 from code_trajectory.share.push import push
 from code_trajectory.share.service import list_sources, resolve_source, share_status_lines
 from code_trajectory.share.state import load_state
-from conftest import git, write
-
-
-@pytest.fixture
-def team(tmp_path: Path):
-    return make_team(tmp_path)
+from support import git, write
+from support.share_env import ALICE, BOB, git_dir_fingerprint, record, remote_refs, shadow_git, shadow_tip
 
 
 def test_alice_pushes_bob_pulls_and_reads_her_history(team) -> None:

@@ -6,18 +6,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from share_env import ALICE, BOB, make_team, record, remote_refs, shadow_git
 
 from code_trajectory.core.errors import GitError
 from code_trajectory.share.pull import pull
 from code_trajectory.share.push import push
 from code_trajectory.share.transport import resolve_remote
-from conftest import git, write
-
-
-@pytest.fixture
-def team(tmp_path: Path):
-    return make_team(tmp_path)
+from support import git, write
+from support.share_env import ALICE, BOB, record, remote_refs, shadow_git
 
 
 def has_object(repo: Path, oid: str) -> bool:

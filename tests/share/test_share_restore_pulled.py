@@ -7,12 +7,12 @@ import subprocess
 from pathlib import Path
 
 import anyio
-from share_env import ALICE, make_team
-from share_env import record as share_record
 
 from code_trajectory.share.pull import pull
 from code_trajectory.share.push import push
-from conftest import git, hand_built_commit, mcp_client, server_command, subprocess_env
+from support import git, hand_built_commit, mcp_client, server_command, subprocess_env
+from support.share_env import ALICE, make_team
+from support.share_env import record as share_record
 
 HOOK = b"#!/bin/sh\ntouch /tmp/pwned-by-a-snapshot\n"
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from share_env import ALICE, make_team, record
 
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.share.pull import pull
 from code_trajectory.share.push import push
-from conftest import mcp_client
+from support import mcp_client
+from support.share_env import ALICE, make_team, record
 
 
 @pytest.mark.anyio
@@ -41,11 +41,10 @@ async def test_bob_reads_alices_file_trajectory_session_and_intents(tmp_path) ->
 
 def test_auto_push_after_a_consolidation_only_when_asked(tmp_path) -> None:
     """Issue 17.4: nothing is pushed without the command, or ``[share] auto_push = true`` (off by default)."""
-    from share_env import remote_refs
-
     from code_trajectory import wiring
     from code_trajectory.recording.session import ProjectSession
-    from conftest import wait_for, write
+    from support import wait_for, write
+    from support.share_env import remote_refs
 
     wiring.install()  # what the server and the CLI do at start: the auto push is share's handler of a consolidation
     team = make_team(tmp_path)

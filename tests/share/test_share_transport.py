@@ -15,19 +15,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from share_env import ALICE, make_team, record, remote_refs
 
 from code_trajectory.git.gitcmd import TRANSPORT_RESETS
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.share.pull import pull
 from code_trajectory.share.push import push
 from code_trajectory.share.transport import network_env, resolve_remote, transport_config
-from conftest import git
-
-
-@pytest.fixture
-def team(tmp_path: Path):
-    return make_team(tmp_path)
+from support import git
+from support.share_env import ALICE, record, remote_refs
 
 
 @pytest.fixture(autouse=True)
@@ -51,7 +46,7 @@ def script(path: Path, body: str) -> Path:
 
 
 def users_git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """git as the user runs it: with their global config (unlike conftest's ``git``)."""
+    """git as the user runs it: with their global config (unlike ``support.git``)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     return subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True)
 

@@ -10,11 +10,11 @@ import subprocess
 import sys
 
 import pytest
-from share_env import ALICE, make_team, record
 
 from code_trajectory.share.push import push
-from conftest import mcp_client
-from hostile import fired, poison_shadow, sign_tips
+from support import mcp_client
+from support.hostile import fired, poison_shadow, sign_tips
+from support.share_env import ALICE, make_team, record
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import mcp_client, write
+from support import mcp_client, write
 
 
 def text(result) -> str:
@@ -49,6 +49,7 @@ async def test_runs_are_marked_listed_and_diffed_since_green(project: Path) -> N
         assert "[CONSOLIDATE]" in log and "- tests: 2 passed, 1 failed" in log  # the runs follow the squash
 
 
+@pytest.mark.slow
 def test_cli_test_wrapper_records_and_exits_with_the_command_status(project: Path) -> None:
     write(project, "tests/test_app.py", "def test_ok():\n    assert True\n\n\ndef test_bad():\n    assert 1 == 2\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") and k != "CODE_TRAJECTORY_PYTEST"}

@@ -23,7 +23,7 @@ from code_trajectory.recording.recorder import Recorder
 from code_trajectory.testruns import model, parsers, runner, service, store
 from code_trajectory.testruns.model import TestRun
 from code_trajectory.testruns.parsers import parse_output
-from conftest import git, write
+from support import git, write
 
 PY = sys.executable
 PYTEST = [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
@@ -257,6 +257,7 @@ def test_plugin_failure_to_record_does_not_change_the_session(tmp_path: Path) ->
     assert "1 passed" in proc.stdout
 
 
+@pytest.mark.slow
 def test_plugin_entry_point_and_explicit_p_coexist(tmp_path: Path) -> None:
     """The entry point line given for pyproject.toml: auto-loaded, and harmless next to ``-p``."""
     site = tmp_path / "site"

@@ -8,7 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import git, write
+import pytest
+
+from support import git, write
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -17,6 +19,7 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_runs_on_ancestors_count_on_a_new_branch(project: Path) -> None:
     ok = cli("test", "--", sys.executable, "-c", "print('== 3 passed in 0.01s ==')", cwd=project)
     assert ok.returncode == 0, ok.stderr

@@ -8,11 +8,11 @@ import json
 from pathlib import Path
 
 import pytest
-from ui_support import DEMO_V1, DEMO_V3, record_demo, request, running_ui
 
 from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.ui import actions
 from code_trajectory.ui.security import CSRF_HEADER, cookie_name, csrf_value
+from support.ui import DEMO_V1, DEMO_V3, record_demo, request, running_ui
 
 
 @pytest.fixture

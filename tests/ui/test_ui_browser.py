@@ -12,7 +12,9 @@ import struct
 from pathlib import Path
 
 import pytest
-from ui_support import (
+
+from support import REPO_ROOT
+from support.ui import (
     DEMO_V1,
     DEMO_V2,
     DEMO_V3,
@@ -22,8 +24,6 @@ from ui_support import (
     record_edit,
     running_ui,
 )
-
-from conftest import REPO_ROOT
 
 pytestmark = pytest.mark.skipif(browser_missing_reason() is not None, reason=browser_missing_reason() or "")
 TIMEOUT = 15_000  # ms

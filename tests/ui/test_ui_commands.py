@@ -10,13 +10,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from ui_support import record_demo, request
 
 from code_trajectory.core.errors import InvalidArgumentError, ProjectError
 from code_trajectory.ui import commands
 from code_trajectory.ui.security import cookie_name
 from code_trajectory.ui.server import UIServer
-from conftest import server_command, subprocess_env
+from support import server_command, subprocess_env
+from support.ui import record_demo, request
 
 #: Until the CLI table lists ``ui``, the command is run through its module (the same two functions).
 RUNNER = ("import argparse, sys\nfrom code_trajectory.ui import commands\np = argparse.ArgumentParser()\n"

@@ -6,7 +6,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from ui_support import DEMO_V2, DEMO_V3, build_history, record_demo, record_edit
 
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.git import messages
@@ -17,14 +16,15 @@ from code_trajectory.recording.recorder import Recorder
 from code_trajectory.ui import data
 from code_trajectory.ui.app import Page, State
 from code_trajectory.ui.data import Filters, History, HistoryChangedError, NotFoundError
-from conftest import git
+from support import git
+from support.ui import DEMO_V2, DEMO_V3, build_history, record_demo, record_edit
 
 HOUR = 3600.0
 
 
 @pytest.fixture
 def demo(project: Path) -> tuple[Path, dict[str, str]]:
-    """The ``project`` fixture with the demo history recorded (see ``ui_support.record_demo``)."""
+    """The ``project`` fixture with the demo history recorded (see ``support.ui.record_demo``)."""
     return project, record_demo(project)
 
 

@@ -9,11 +9,10 @@ import re
 from html import unescape
 from pathlib import Path
 
-from ui_support import record_demo, request, running_ui
-
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.recording.recorder import Recorder
 from code_trajectory.ui.security import cookie_name
+from support.ui import record_demo, request, running_ui
 
 NAME = os.fsdecode(b"caf\xe9 <b>.txt")  # Latin-1 bytes, and markup in the name
 

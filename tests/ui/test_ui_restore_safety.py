@@ -9,12 +9,11 @@ import json
 import os
 from pathlib import Path
 
-from ui_support import request, running_ui
-
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.recording.recorder import Recorder
 from code_trajectory.ui.security import CSRF_HEADER, cookie_name, csrf_value
-from conftest import file_size_limit, hand_built_commit, write
+from support import file_size_limit, hand_built_commit, write
+from support.ui import request, running_ui
 
 
 def post(ui, payload: dict) -> tuple[int, dict]:

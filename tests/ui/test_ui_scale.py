@@ -1,6 +1,6 @@
 """10,000 snapshots stay responsive: first paint within a second, pages of rows, older pages on scroll.
 
-The history is written by ``git fast-import`` (``ui_support.build_history``, about five seconds). ``bench/ui.py``
+The history is written by ``git fast-import`` (``support.ui.build_history``, about five seconds). ``bench/ui.py``
 prints the same figures in more detail.
 """
 
@@ -10,10 +10,10 @@ import time
 from pathlib import Path
 
 import pytest
-from ui_support import browser_missing_reason, build_history, chromium_page, request, running_ui
 
 from code_trajectory.ui.data import PAGE_SIZE
 from code_trajectory.ui.security import cookie_name
+from support.ui import browser_missing_reason, build_history, chromium_page, request, running_ui
 
 SNAPSHOTS = 10_000
 FIRST_PAINT = "() => performance.getEntriesByName('first-contentful-paint').map(e => e.startTime)[0]"
@@ -32,6 +32,7 @@ def big_history(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[st
     return root, build_history(root, SNAPSHOTS)
 
 
+@pytest.mark.slow
 def test_server_answers_fast_on_10k_snapshots(big_history) -> None:
     root, oids = big_history
     with running_ui(root) as ui:

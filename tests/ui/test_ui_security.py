@@ -7,10 +7,10 @@ import socket
 from pathlib import Path
 
 import pytest
-from ui_support import record_demo, request, running_ui
 
 from code_trajectory.ui import data
 from code_trajectory.ui.security import CSRF_HEADER, cookie_name, csrf_value
+from support.ui import record_demo, request, running_ui
 
 
 @pytest.fixture

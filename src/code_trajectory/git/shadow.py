@@ -195,6 +195,13 @@ class ShadowRepo:
         self.forget_trees()
         self._empty_tree_written = False
 
+    @property
+    def cached_trees(self) -> tuple[int, int]:
+        """The parsed trees kept in memory: ``(trees, entries of them all)``; the entries stay within
+        ``MAX_CACHED_TREE_ENTRIES`` unless one tree alone is larger."""
+        with self._tree_cache_lock:
+            return len(self._tree_cache), self._tree_cache_entries
+
     def forget_trees(self) -> None:
         """Drop the parsed trees kept in memory (they are read again on demand)."""
         with self._tree_cache_lock:

@@ -212,6 +212,12 @@ class Watcher:
         """Number of directories watched (natively or by polling)."""
         return len(self._watched)
 
+    @property
+    def live_groups(self) -> int:
+        """Number of watch groups whose thread is running (each watches a set of directories)."""
+        with self._groups_lock:
+            return sum(1 for group in self._groups if group.thread.is_alive())
+
     def vouch(self, timeout: float = SYNC_TIMEOUT) -> str | None:
         """Hand every event the OS delivered before this call to the recorder, then say whether the recorder's
         pending paths are all that changed since the last snapshot (so a ``checkpoint`` may record just them).

@@ -14,7 +14,7 @@ import stat
 import subprocess
 from pathlib import Path
 
-from conftest import git, write
+from support import git, write
 
 #: Names of the programs a hostile config points at, one per attack.
 PROGRAMS = ("textconv", "textconv-info", "gpg", "clean", "smudge", "process", "external", "pager",
@@ -107,7 +107,7 @@ def fired(markers: Path) -> list[str]:
 
 
 def edit(root: Path, rel: str, text: str) -> None:
-    """Write a file of the project (a convenience re-export of conftest's ``write``)."""
+    """Write a file of the project (a convenience re-export of ``support.write``)."""
     write(root, rel, text)
 
 

@@ -1,8 +1,9 @@
-"""Helpers shared by the fault-injection tests (``tests/test_fault_*.py``).
+"""Helpers shared by the fault-injection tests (``tests/fault/test_fault_*.py``).
 
 * :func:`report` prints the one-line summary of a fault test and, when
   ``CT_RELIABILITY_REPORT`` is set, writes the counts as JSON: to that file when it
-  ends in ``.json`` (merged with what is already there, one key per test), else to
+  ends in ``.json`` (merged with what is already there, one key per test, under a file lock: the
+  tests run in parallel pytest-xdist workers), else to
   ``<dir>/fault_<name>.json``. Printing alone would be lost without ``pytest -s``.
 * :func:`expected_tree` is the tree id ``git add -A`` would give the project: a
   throwaway index in a scratch git directory whose work tree is the project, so the
@@ -18,6 +19,8 @@ import json
 import os
 import subprocess
 from pathlib import Path
+
+from filelock import FileLock
 
 REPORT_ENV = "CT_RELIABILITY_REPORT"
 
@@ -47,21 +50,26 @@ def report(name: str, line: str, **counts: object) -> dict[str, object]:
         path = Path(target)
         if path.suffix == ".json":
             path.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                merged = json.loads(path.read_text("utf-8"))
-                if not isinstance(merged, dict):
+            with FileLock(f"{path}.lock"):  # read, merge and replace as one step among the xdist workers
+                try:
+                    merged = json.loads(path.read_text("utf-8"))
+                    if not isinstance(merged, dict):
+                        merged = {}
+                except (OSError, ValueError):
                     merged = {}
-            except (OSError, ValueError):
-                merged = {}
-            merged[name] = data
+                merged[name] = data
+                _replace(path, merged)
         else:
             path.mkdir(parents=True, exist_ok=True)
-            path = path / f"fault_{name}.json"
-            merged = data
-        tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-        tmp.write_text(json.dumps(merged, indent=2, sort_keys=True) + "\n", "utf-8")
-        os.replace(tmp, path)
+            _replace(path / f"fault_{name}.json", data)
     return data
+
+
+def _replace(path: Path, data: dict[str, object]) -> None:
+    """Write ``data`` as JSON to ``path`` through a temporary file and a rename (readers never see half a file)."""
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", "utf-8")
+    os.replace(tmp, path)
 
 
 class ExpectedTree:

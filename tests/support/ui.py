@@ -1,7 +1,8 @@
 """Helpers of the ``ui`` tests: a synthetic shadow history built with ``git fast-import``, a UI server in a thread,
 and a headless Chromium driven by Playwright (skipped with a reason when either is missing).
 
-Imported by the ``test_ui_*`` modules (pytest puts this directory on ``sys.path``) and by ``bench/ui.py``.
+Imported as ``support.ui`` by the ``test_ui_*`` modules (``pythonpath`` puts ``tests`` on ``sys.path``) and by
+``bench/ui.py``.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from pathlib import Path
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.recording.consolidate import consolidate
 from code_trajectory.recording.recorder import Recorder
-from conftest import git, write
+from support import git, write
 
 ALICE = "alice@example.com"
 BOB = "bob@example.com"
