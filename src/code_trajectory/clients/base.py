@@ -39,6 +39,8 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from code_trajectory.clients.userdirs import appdata, home, xdg_config
+
 #: The server name written into every client file (claude-desktop may add a suffix, see there).
 SERVER_NAME = "code-trajectory"
 #: Executable names that are code-trajectory's console script (``.exe`` is dropped before comparing).
@@ -209,6 +211,42 @@ class StdioClient:
 
     def __repr__(self) -> str:
         return f"<client {self.name}>"
+
+
+class UserFileClient(StdioClient):
+    """A base for clients whose file is the user's own, one for every project (:attr:`global_config`, not
+    :attr:`shared`): each entry carries its project's absolute path, and each project gets its own entry.
+
+    Subclasses say where the file lies as path parts below a per-user directory (:mod:`.userdirs`), or override
+    :meth:`config_path`:
+
+    - :attr:`home_path`: below the home directory on every platform (when set, the others are not read);
+    - :attr:`appdata_path`: on Windows, below the roaming application data (``APPDATA``);
+    - :attr:`mac_path`: on macOS, below ``~/Library/Application Support``; empty: as on Linux;
+    - :attr:`xdg_path`: elsewhere, below the XDG config directory (``XDG_CONFIG_HOME`` when absolute, else
+      ``~/.config``).
+    """
+
+    global_config = True
+    shared = False
+    home_path: tuple[str, ...] = ()
+    appdata_path: tuple[str, ...] = ()
+    mac_path: tuple[str, ...] = ()
+    xdg_path: tuple[str, ...] = ()
+
+    def config_path(self, project: Path, env: Mapping[str, str], platform: str) -> Path:
+        """The file for ``platform`` (a ``sys.platform`` value), from ``env`` alone (``project`` is not used).
+
+        Raises:
+            InvalidArgumentError: the environment lacks the variable the location needs (``HOME``, ``APPDATA``...).
+        """
+        if self.home_path:
+            return home(env, platform, self.title).joinpath(*self.home_path)
+        if platform == "win32":
+            return appdata(env, platform, self.title).joinpath(*self.appdata_path)
+        if platform == "darwin" and self.mac_path:
+            return (home(env, platform, self.title) / "Library" / "Application Support").joinpath(*self.mac_path)
+        return xdg_config(env, platform, self.title).joinpath(*self.xdg_path)
 
 
 def kind_of(value: Any) -> str:

@@ -23,53 +23,19 @@ held by another entry gets ``code-trajectory-<directory name>`` (then that name 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
-
-from code_trajectory.clients.base import StdioClient
-from code_trajectory.core.errors import InvalidArgumentError
+from code_trajectory.clients.base import UserFileClient
 
 FILE_NAME = "claude_desktop_config.json"
 
 
-class ClaudeDesktop(StdioClient):
+class ClaudeDesktop(UserFileClient):
     """The per-user ``claude_desktop_config.json``, key ``mcpServers``, one entry per project."""
 
     name = "claude-desktop"
     title = "Claude Desktop"
-    servers_key = "mcpServers"
-    global_config = True
-    shared = False
     docs: tuple[str, ...] = ("MCP user quickstart - https://modelcontextprotocol.io/quickstart/user",)
     hint = "Quit and restart Claude Desktop to load the change."
-
-    def config_path(self, project: Path, env: Mapping[str, str], platform: str) -> Path:
-        """The config file for ``platform`` (a ``sys.platform`` value) from ``env`` alone.
-
-        Raises:
-            InvalidArgumentError: on Windows when neither ``APPDATA`` nor ``USERPROFILE`` is set;
-                elsewhere when ``HOME`` is not set (and, on Linux, ``XDG_CONFIG_HOME`` neither).
-        """
-        if platform == "win32":
-            if env.get("APPDATA"):
-                return Path(env["APPDATA"]) / "Claude" / FILE_NAME
-            if env.get("USERPROFILE"):
-                return Path(env["USERPROFILE"]) / "AppData" / "Roaming" / "Claude" / FILE_NAME
-            raise InvalidArgumentError("cannot locate Claude Desktop's config: APPDATA is not set; "
-                                       "set APPDATA to your roaming application data folder")
-        if platform == "darwin":
-            return _home(env) / "Library" / "Application Support" / "Claude" / FILE_NAME
-        xdg = env.get("XDG_CONFIG_HOME", "")
-        if xdg and Path(xdg).is_absolute():  # the XDG spec says to ignore a relative value
-            return Path(xdg) / "Claude" / FILE_NAME
-        return _home(env) / ".config" / "Claude" / FILE_NAME
-
-
-def _home(env: Mapping[str, str]) -> Path:
-    home = env.get("HOME")
-    if not home:
-        raise InvalidArgumentError("cannot locate Claude Desktop's config: HOME is not set; set HOME")
-    return Path(home)
+    appdata_path = mac_path = xdg_path = ("Claude", FILE_NAME)
 
 
 CLIENT = ClaudeDesktop()

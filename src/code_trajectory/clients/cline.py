@@ -11,32 +11,18 @@ https://docs.neurolink.ink/docs/mcp/configuration). Servers sit under ``mcpServe
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
-
-from code_trajectory.clients.base import StdioClient
-from code_trajectory.clients.userdirs import appdata, home, xdg_config
-
-_TAIL = ("Code", "User", "globalStorage", "saoudrizwan.claude-dev", "settings", "cline_mcp_settings.json")
+from code_trajectory.clients.base import UserFileClient
 
 
-class Cline(StdioClient):
+class Cline(UserFileClient):
     """VS Code's ``globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json``, key ``mcpServers``."""
 
     name = "cline"
     title = "Cline"
-    servers_key = "mcpServers"
-    global_config = True
-    shared = False
     docs: tuple[str, ...] = ("Cline MCP servers - https://docs.cline.bot/mcp/configuring-mcp-servers",)
     hint = "Cline reloads the file by itself; check the server under Cline > MCP Servers > Installed."
-
-    def config_path(self, project: Path, env: Mapping[str, str], platform: str) -> Path:
-        if platform == "win32":
-            return appdata(env, platform, self.title).joinpath(*_TAIL)
-        if platform == "darwin":
-            return (home(env, platform, self.title) / "Library" / "Application Support").joinpath(*_TAIL)
-        return xdg_config(env, platform, self.title).joinpath(*_TAIL)
+    appdata_path = mac_path = xdg_path = (
+        "Code", "User", "globalStorage", "saoudrizwan.claude-dev", "settings", "cline_mcp_settings.json")
 
 
 CLIENT = Cline()

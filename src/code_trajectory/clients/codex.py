@@ -17,18 +17,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from code_trajectory.clients.base import StdioClient
+from code_trajectory.clients.base import UserFileClient
 from code_trajectory.clients.userdirs import home
 
 
-class Codex(StdioClient):
+class Codex(UserFileClient):
     """``$CODEX_HOME/config.toml`` (default ``~/.codex``), tables ``[mcp_servers.<name>]``."""
 
     name = "codex"
     title = "Codex CLI"
     servers_key = "mcp_servers"
-    global_config = True
-    shared = False
     file_format = "toml"
     docs: tuple[str, ...] = ("Codex configuration: MCP servers - https://github.com/openai/codex/blob/main/docs/config.md",)
     hint = "Codex starts the server in its next session; `codex mcp list` shows it."

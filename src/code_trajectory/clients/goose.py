@@ -15,29 +15,24 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from code_trajectory.clients.base import Exe, StdioClient
-from code_trajectory.clients.userdirs import appdata, xdg_config
+from code_trajectory.clients.base import Exe, UserFileClient
 
 #: Seconds Goose waits for a tool call (its documented default for new extensions).
 TIMEOUT = 300
 
 
-class Goose(StdioClient):
+class Goose(UserFileClient):
     """Goose's ``config.yaml``, key ``extensions``, entry ``{enabled, type: stdio, name, cmd, args, ...}``."""
 
     name = "goose"
     title = "Goose"
     servers_key = "extensions"
-    global_config = True
-    shared = False
     file_format = "yaml"
     docs: tuple[str, ...] = ("Goose configuration files - https://block.github.io/goose/docs/guides/config-files",)
     hint = "Start a new Goose session to load the extension (goose session, or a new chat in Goose Desktop)."
 
-    def config_path(self, project: Path, env: Mapping[str, str], platform: str) -> Path:
-        if platform == "win32":
-            return appdata(env, platform, self.title) / "Block" / "goose" / "config" / "config.yaml"
-        return xdg_config(env, platform, self.title) / "goose" / "config.yaml"
+    appdata_path = ("Block", "goose", "config", "config.yaml")
+    xdg_path = ("goose", "config.yaml")
 
     def entry(self, exe: Exe, project: Path | str | None) -> dict[str, Any]:
         command, args = self.server_command(exe, project)

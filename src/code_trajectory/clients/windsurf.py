@@ -10,26 +10,17 @@ carries ``--project`` and each project gets its own entry (naming as claude-desk
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
-
-from code_trajectory.clients.base import StdioClient
-from code_trajectory.clients.userdirs import home
+from code_trajectory.clients.base import UserFileClient
 
 
-class Windsurf(StdioClient):
+class Windsurf(UserFileClient):
     """``~/.codeium/windsurf/mcp_config.json``, key ``mcpServers``, one entry per project."""
 
     name = "windsurf"
     title = "Windsurf"
-    servers_key = "mcpServers"
-    global_config = True
-    shared = False
     docs: tuple[str, ...] = ("Windsurf Cascade MCP - https://docs.windsurf.com/windsurf/cascade/mcp",)
     hint = "Press Refresh in Windsurf's MCP panel (Cascade > MCP servers) to load the change."
-
-    def config_path(self, project: Path, env: Mapping[str, str], platform: str) -> Path:
-        return home(env, platform, self.title) / ".codeium" / "windsurf" / "mcp_config.json"
+    home_path = (".codeium", "windsurf", "mcp_config.json")
 
 
 CLIENT = Windsurf()

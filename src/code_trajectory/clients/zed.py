@@ -17,25 +17,20 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from code_trajectory.clients.base import Exe, StdioClient
-from code_trajectory.clients.userdirs import appdata, xdg_config
+from code_trajectory.clients.base import Exe, UserFileClient
 
 
-class Zed(StdioClient):
+class Zed(UserFileClient):
     """Zed's user ``settings.json``, key ``context_servers``, entry ``{"source": "custom", "command", "args"}``."""
 
     name = "zed"
     title = "Zed"
     servers_key = "context_servers"
-    global_config = True
-    shared = False
     docs: tuple[str, ...] = ("Model Context Protocol - https://zed.dev/docs/ai/mcp",)
     hint = "Zed picks the change up on its own; the server shows in the Agent panel's settings."
 
-    def config_path(self, project: Path, env: Mapping[str, str], platform: str) -> Path:
-        if platform == "win32":
-            return appdata(env, platform, self.title) / "Zed" / "settings.json"
-        return xdg_config(env, platform, self.title) / "zed" / "settings.json"
+    appdata_path = ("Zed", "settings.json")
+    xdg_path = ("zed", "settings.json")
 
     def entry(self, exe: Exe, project: Path | str | None) -> dict[str, Any]:
         command, args = self.server_command(exe, project)
