@@ -15,20 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from code_trajectory.core.config import TrajectorySettings
-from code_trajectory.recording.recorder import Recorder
-from support import file_size_limit, git, mcp_client, server_command, subprocess_env, write
-
-
-def record(root: Path, checkpoint: str | None = None) -> str:
-    recorder = Recorder.open(root, TrajectorySettings.load(root))
-    try:
-        recorder.reconcile()
-        if checkpoint:
-            recorder.checkpoint(checkpoint)
-        return recorder.latest_commit("main")
-    finally:
-        recorder.close()
+from support import file_size_limit, git, mcp_client, record_now, server_command, subprocess_env, write
 
 
 def work_tree(root: Path) -> dict[str, bytes]:
@@ -54,7 +41,7 @@ def test_a_write_failing_part_way_puts_back_what_was_written(project: Path) -> N
         write(project, f"src/c{i:02}.py", f"C{i} = 'snapshot'\n")
     write(project, "src/big.bin", os.urandom(2 * 1024 * 1024))  # under the 5 MiB cap: recorded
     write(project, "docs/guide", "a file in the snapshot\n")
-    snapshot = record(project, "good")
+    snapshot = record_now(project, "good")
     (project / "docs" / "guide").unlink()
     write(project, "docs/guide/notes.md", "a directory now: removed, then put back\n")
     for i in range(12):
@@ -62,7 +49,7 @@ def test_a_write_failing_part_way_puts_back_what_was_written(project: Path) -> N
         write(project, f"src/c{i:02}.py", f"C{i} = 'now'\n")
     write(project, "src/big.bin", b"small now\n")
     write(project, "src/new.py", "created after the snapshot\n")
-    record(project)
+    record_now(project)
     before = work_tree(project)
 
     done = cli(project, "restore", snapshot, file_size_limit=1024 * 1024)
@@ -85,11 +72,11 @@ def half_restorable(root: Path) -> str:
     for i in range(12):
         write(root, f"src/a{i:02}.py", f"A{i} = 'snapshot'\n")
     write(root, "src/big.bin", os.urandom(2 * 1024 * 1024))
-    snapshot = record(root, "good")
+    snapshot = record_now(root, "good")
     for i in range(12):
         write(root, f"src/a{i:02}.py", f"A{i} = 'now'\n")
     write(root, "src/big.bin", b"small now\n")
-    record(root)
+    record_now(root)
     return snapshot
 
 
@@ -115,10 +102,10 @@ def test_a_killed_restore_leaves_nothing_recorded_and_says_how_to_undo(project: 
     count = 3000
     for i in range(count):
         write(project, f"w/d{i % 30:02}/f{i:04}.txt", f"snapshot {i}\n" * 400)
-    snapshot = record(project, "good")
+    snapshot = record_now(project, "good")
     for i in range(count):
         write(project, f"w/d{i % 30:02}/f{i:04}.txt", f"now {i}\n" * 400)
-    record(project)
+    record_now(project)
     before = work_tree(project)
     first = project / "w" / "d00" / "f0000.txt"
 

@@ -12,12 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.git.pathcheck import unsafe_reason
-from code_trajectory.recording.recorder import Recorder
 from code_trajectory.restore.service import restore
-from support import git, hand_built_commit, mcp_client, server_command, subprocess_env, write
+from support import git, hand_built_commit, mcp_client, record_now, server_command, subprocess_env, write
 
 HOOK = b"#!/bin/sh\ntouch /tmp/pwned-by-a-snapshot\n"
 #: Paths of a hostile snapshot: .git and .trajectory as some file system (or git itself) would read them.
@@ -53,18 +51,6 @@ def digest(root: Path, *, skip: tuple[str, ...] = ()) -> dict[str, str]:
     return found
 
 
-def record(root: Path, checkpoint: str | None = None) -> str:
-    """Record the work tree now (the start-up scan of a real recorder); returns the branch's latest snapshot."""
-    recorder = Recorder.open(root, TrajectorySettings.load(root))
-    try:
-        recorder.reconcile()
-        if checkpoint:
-            recorder.checkpoint(checkpoint)
-        return recorder.latest_commit("main")
-    finally:
-        recorder.close()
-
-
 def shadow_tip(root: Path) -> str:
     return git(root, "--git-dir=.trajectory", "rev-parse", "refs/heads/shadow/main").strip()
 
@@ -75,7 +61,7 @@ def no_temp_files(root: Path) -> bool:
 
 @pytest.mark.parametrize("path", sorted(HOSTILE))
 def test_every_spelling_of_git_and_trajectory_is_refused(project: Path, path: str) -> None:
-    tip = record(project)
+    tip = record_now(project)
     evil = hand_built_commit(project / ".trajectory", {"src/app.py": b"X = 'evil'\n", path: HOSTILE[path]},
                              parent=tip, ref="refs/heads/shadow/evil")
     before = digest(project)
@@ -97,7 +83,7 @@ def test_path_rules_follow_git() -> None:
 
 
 def test_hand_built_hostile_snapshot_is_refused_by_the_cli_and_other_files_restore(project: Path) -> None:
-    tip = record(project)
+    tip = record_now(project)
     evil = hand_built_commit(project / ".trajectory", {"src/app.py": b"X = 'from the snapshot'\n", **HOSTILE,
                                                        "vendor/lib": ("160000", b"1" * 40)},
                              parent=tip, ref="refs/heads/shadow/evil")
@@ -118,7 +104,7 @@ def test_hand_built_hostile_snapshot_is_refused_by_the_cli_and_other_files_resto
 def test_a_file_over_the_size_cap_is_never_replaced_by_its_note(project: Path) -> None:
     big = os.urandom(6 * 1024 * 1024)
     write(project, "data/big.bin", big)
-    snapshot = record(project, "with the big file")
+    snapshot = record_now(project, "with the big file")
     write(project, "src/app.py", "def main():\n    return 2\n")
     os.utime(project / "data" / "big.bin")  # touched: its size note changes, its content does not
     done = cli(project, "restore", snapshot)
@@ -133,13 +119,13 @@ def test_a_file_over_the_size_cap_is_never_replaced_by_its_note(project: Path) -
     assert (project / "src" / "app.py").read_text() == "def main():\n    return 2\n"
     # a big file created after the snapshot is not removed: it could not be brought back
     write(project, "data/later.bin", os.urandom(6 * 1024 * 1024))
-    record(project)
+    record_now(project)
     again = cli(project, "restore", snapshot)
     assert again.returncode == 0 and (project / "data" / "later.bin").stat().st_size == 6 * 1024 * 1024
     assert "`data/later.bin`" in again.stdout and no_temp_files(project)
     # the file is small now (recorded with its content): the snapshot's note is still never written over it
     write(project, "data/big.bin", "small now\n")
-    record(project)
+    record_now(project)
     for args in (["restore", "--dry-run", snapshot], ["restore", snapshot], ["restore", snapshot, "data/big.bin"]):
         done = cli(project, *args)
         assert done.returncode == 0, done.stderr
@@ -171,7 +157,7 @@ def test_a_240_byte_name_restores_and_a_name_too_long_stops_before_any_write(pro
     name = "n" * 240
     write(project, f"src/{name}", "first\n")
     write(project, "src/other.py", "A = 1\n")
-    good = record(project, "good")
+    good = record_now(project, "good")
     write(project, f"src/{name}", "second\n")
     write(project, "src/other.py", "A = 2\n")
     done = cli(project, "restore", good)
@@ -180,7 +166,7 @@ def test_a_240_byte_name_restores_and_a_name_too_long_stops_before_any_write(pro
     assert no_temp_files(project)
     # a snapshot (hand-built) holding a 300-byte name: refused before anything is written
     write(project, "src/other.py", "A = 3\n")
-    tip = record(project)
+    tip = record_now(project)
     evil = hand_built_commit(project / ".trajectory", {"src/other.py": b"A = 9\n", "src/" + "x" * 300: b"y"},
                              parent=tip)
     before = digest(project, skip=(".trajectory",))
@@ -193,12 +179,12 @@ def test_a_240_byte_name_restores_and_a_name_too_long_stops_before_any_write(pro
 async def test_a_directory_in_the_way_stops_the_restore_before_any_write(project: Path) -> None:
     write(project, "docs/guide", "a file\n")
     write(project, "src/app.py", "def main():\n    return 'snap'\n")
-    snap = record(project, "snap")
+    snap = record_now(project, "snap")
     (project / "docs" / "guide").unlink()
     write(project, "docs/guide/notes.md", "recorded\n")  # a directory now stands where the snapshot has a file,
     write(project, "docs/guide/debug.log", "not recorded\n")  # holding a file the restore must not remove (ignored)
     write(project, "src/app.py", "def main():\n    return 'now'\n")
-    record(project)
+    record_now(project)
     before = digest(project, skip=(".trajectory",))
     done = cli(project, "restore", snap)
     assert done.returncode != 0 and "a directory stands there" in done.stderr
@@ -211,7 +197,7 @@ async def test_a_directory_in_the_way_stops_the_restore_before_any_write(project
     # once only recorded files are there, the restore removes them and puts the file in the directory's place
     (project / "docs" / "guide" / "debug.log").unlink()
     write(project, "docs/guide/sub/deeper.md", "recorded\n")
-    record(project)
+    record_now(project)
     fine = cli(project, "restore", snap)
     assert fine.returncode == 0, fine.stderr
     assert (project / "docs" / "guide").read_text() == "a file\n"
@@ -219,7 +205,7 @@ async def test_a_directory_in_the_way_stops_the_restore_before_any_write(project
 
 
 def test_a_hostile_tip_of_our_own_branch_never_makes_restore_remove_git_files(project: Path) -> None:
-    good = record(project, "good")
+    good = record_now(project, "good")
     config = (project / ".git" / "config").read_bytes()
     # our own shadow branch's tip replaced by a hand-built snapshot listing the project's .git/config
     hand_built_commit(project / ".trajectory", {"src/app.py": b"X = 1\n", ".git/config": config,
@@ -234,6 +220,6 @@ def test_a_hostile_tip_of_our_own_branch_never_makes_restore_remove_git_files(pr
 def test_temporary_names_are_never_recorded(project: Path) -> None:
     write(project, "src/.ct-0a1b2c3d4", "a killed restore's temporary file\n")  # the form restore writes
     write(project, "src/.ct-notes.md", "an ordinary file\n")
-    record(project)
+    record_now(project)
     names = git(project, "--git-dir=.trajectory", "ls-tree", "-r", "--name-only", "refs/heads/shadow/main").split()
     assert "src/.ct-notes.md" in names and "src/.ct-0a1b2c3d4" not in names

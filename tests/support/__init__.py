@@ -100,6 +100,22 @@ def shadow_count(root: Path, ref: str = "refs/heads/shadow/main") -> int:
     return int(out.strip() or 0)
 
 
+def record_now(root: Path, checkpoint: str | None = None) -> str:
+    """Record the work tree of ``root`` now (a real recorder's start-up scan), then a checkpoint named
+    ``checkpoint`` when given; returns the id of the latest snapshot on the ``main`` shadow branch."""
+    from code_trajectory.core.config import TrajectorySettings
+    from code_trajectory.recording.recorder import Recorder
+
+    recorder = Recorder.open(root, TrajectorySettings.load(root))
+    try:
+        recorder.reconcile()
+        if checkpoint:
+            recorder.checkpoint(checkpoint)
+        return recorder.latest_commit("main")
+    finally:
+        recorder.close()
+
+
 @contextmanager
 def watching(root: Path, debounce: float = 0.4, **settings):
     """A started, watching :class:`ProjectSession` of ``root`` with a short debounce (seconds), closed on exit.

@@ -9,10 +9,8 @@ import json
 import os
 from pathlib import Path
 
-from code_trajectory.core.config import TrajectorySettings
-from code_trajectory.recording.recorder import Recorder
 from code_trajectory.ui.security import CSRF_HEADER, cookie_name, csrf_value
-from support import file_size_limit, hand_built_commit, write
+from support import file_size_limit, hand_built_commit, record_now, write
 from support.ui import request, running_ui
 
 
@@ -23,17 +21,6 @@ def post(ui, payload: dict) -> tuple[int, dict]:
     return status, json.loads(body)
 
 
-def record(root: Path, checkpoint: str | None = None) -> str:
-    recorder = Recorder.open(root, TrajectorySettings.load(root))
-    try:
-        recorder.reconcile()
-        if checkpoint:
-            recorder.checkpoint(checkpoint)
-        return recorder.latest_commit("main")
-    finally:
-        recorder.close()
-
-
 def files(root: Path) -> dict[str, str]:
     """Every file under ``root`` (``.git`` included, the shadow repository not): path -> content hash."""
     return {p.relative_to(root).as_posix(): hashlib.sha1(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*"))
@@ -41,7 +28,7 @@ def files(root: Path) -> dict[str, str]:
 
 
 def test_hostile_snapshot_is_refused_by_the_page(project: Path) -> None:
-    tip = record(project)
+    tip = record_now(project)
     evil = hand_built_commit(project / ".trajectory", {
         ".git/hooks/pre-commit": ("100755", b"#!/bin/sh\necho pwned\n"), ".trajectory/config": b"x",
         ".GIT./x": b"x", "git~1/x": b"x", ".Trajectory/x": b"x", "src/app.py": b"evil = 1\n"},
@@ -62,7 +49,7 @@ def test_size_cap_long_name_and_directory_in_the_way_through_the_page(project: P
     write(project, "data/big.bin", big)
     write(project, long_name, "first\n")
     write(project, "docs/guide", "a file\n")
-    good = record(project, "good")
+    good = record_now(project, "good")
     write(project, long_name, "second\n")
     os.utime(project / "data" / "big.bin")
     with running_ui(project) as ui:
@@ -90,11 +77,11 @@ def test_a_failed_write_is_put_back_and_named_by_the_page(project: Path) -> None
     for i in range(8):
         write(project, f"src/a{i}.py", f"A{i} = 'snapshot'\n")
     write(project, "src/big.bin", os.urandom(2 * 1024 * 1024))
-    good = record(project, "good")
+    good = record_now(project, "good")
     for i in range(8):
         write(project, f"src/a{i}.py", f"A{i} = 'now'\n")
     write(project, "src/big.bin", b"small now\n")
-    record(project)
+    record_now(project)
     before = files(project)
     with running_ui(project) as ui:
         with file_size_limit(1024 * 1024):  # the UI server runs in this process: its write of big.bin fails
