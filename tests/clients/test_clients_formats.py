@@ -243,40 +243,37 @@ def test_zed_old_shape_is_recognised_and_rewritten(proj: Path, env: dict[str, st
     our_entry("zed", text, proj)
 
 
+def install_over_a_backup(name: str, original: str, proj: Path, env: dict[str, str], note: str) -> tuple[Path, str]:
+    """Install ``name`` over its file holding ``original``, which cannot be kept as it is; checks that the file was
+    backed up first, that the change's note says ``note`` and that our entry is in. Returns the file and the note."""
+    path = path_of(name, proj, env)
+    write(path, original)
+    [change] = run_install(name, proj, env)
+    assert change.backup is not None and change.backup.read_text() == original
+    assert note in change.note
+    our_entry(name, path.read_text(), proj)
+    return path, change.note
+
+
 def test_json_that_cannot_be_spliced_is_rewritten_after_a_backup(proj: Path, env: dict[str, str]) -> None:
     """A repeated key: the text cannot be edited in place, so the whole file is written anew, after a backup."""
-    path = path_of("zed", proj, env)
-    original = '// mine\n{"theme": "a", "theme": "b"}\n'
-    write(path, original)
-    [change] = run_install("zed", proj, env)
-    assert change.backup is not None and change.backup.read_text() == original
-    assert "repeats the key 'theme'" in change.note and "comments" in change.note
+    path, note = install_over_a_backup("zed", '// mine\n{"theme": "a", "theme": "b"}\n', proj, env,
+                                       "repeats the key 'theme'")
+    assert "comments" in note
     assert load("zed", path.read_text())["theme"] == "b"
-    our_entry("zed", path.read_text(), proj)
 
 
 def test_lossy_yaml_layout_is_backed_up_first(proj: Path, env: dict[str, str]) -> None:
     """YAML that ruamel.yaml lays out differently (4-space sequence indent, a document marker): backup, then write."""
-    path = path_of("goose", proj, env)
     original = "---\nextensions:\n    fetch:\n        args:\n            - -y\n        cmd: npx\n"
-    write(path, original)
-    [change] = run_install("goose", proj, env)
-    assert change.backup is not None and change.backup.read_text() == original
-    assert "round-tripping" in change.note
-    data = load("goose", path.read_text())
-    assert data["extensions"]["fetch"] == {"args": ["-y"], "cmd": "npx"}
-    our_entry("goose", path.read_text(), proj)
+    path, _ = install_over_a_backup("goose", original, proj, env, "round-tripping")
+    assert load("goose", path.read_text())["extensions"]["fetch"] == {"args": ["-y"], "cmd": "npx"}
 
 
 def test_servers_key_of_the_wrong_type_is_replaced_with_a_backup(proj: Path, env: dict[str, str]) -> None:
-    path = path_of("codex", proj, env)
-    original = 'model = "o3"\nmcp_servers = 3\n'
-    write(path, original)
-    [change] = run_install("codex", proj, env)
-    assert change.backup is not None and change.backup.read_text() == original
-    assert '"mcp_servers" held a int' in change.note
+    path, _ = install_over_a_backup("codex", 'model = "o3"\nmcp_servers = 3\n', proj, env,
+                                    '"mcp_servers" held a int')
     assert tomllib.loads(path.read_text())["model"] == "o3"
-    our_entry("codex", path.read_text(), proj)
 
 
 HOSTILE = [
