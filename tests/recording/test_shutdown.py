@@ -151,33 +151,23 @@ def assert_edit_recorded(project: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("how", STOPS)
-def test_serve_stopped_by_a_client_snapshots_the_pending_edit(project: Path, tmp_path: Path, how: str) -> None:
-    log = tmp_path / "serve.log"
-    proc = start(["serve", "--project", str(project), "--debounce", DEBOUNCE], log)
+@pytest.mark.parametrize("command", ["serve", "watch"])
+def test_a_stopped_recorder_snapshots_the_pending_edit(project: Path, tmp_path: Path, command: str, how: str) -> None:
+    """``serve`` (stopped by its client) and ``watch`` record an edit still waiting for its debounce as they stop."""
+    log = tmp_path / f"{command}.log"
+    where = ["--project", str(project)] if command == "serve" else [str(project)]
+    proc = start([command, *where, "--debounce", DEBOUNCE], log)
     try:
-        assert initialize(proc)["result"]["serverInfo"]["name"] == "code-trajectory"
-        wait_for(lambda: recording(project, proc), timeout=60)
+        if command == "serve":
+            assert initialize(proc)["result"]["serverInfo"]["name"] == "code-trajectory"
+        wait_for(lambda: recording(project, proc) and (command == "serve" or "watching" in log.read_text()),
+                 timeout=60)
         write(project, "src/app.py", EDIT)
         time.sleep(0.3)
         elapsed = stop(proc, STOPS[how])
     finally:
         finish(proc)
-    assert_stopped_cleanly(f"serve/{how}", proc, project, elapsed, log)
-    assert_edit_recorded(project)
-
-
-@pytest.mark.parametrize("how", STOPS)
-def test_watch_stopped_snapshots_the_pending_edit(project: Path, tmp_path: Path, how: str) -> None:
-    log = tmp_path / "watch.log"
-    proc = start(["watch", str(project), "--debounce", DEBOUNCE], log)
-    try:
-        wait_for(lambda: recording(project, proc) and "watching" in log.read_text(), timeout=60)
-        write(project, "src/app.py", EDIT)
-        time.sleep(0.3)
-        elapsed = stop(proc, STOPS[how])
-    finally:
-        finish(proc)
-    assert_stopped_cleanly(f"watch/{how}", proc, project, elapsed, log)
+    assert_stopped_cleanly(f"{command}/{how}", proc, project, elapsed, log)
     assert_edit_recorded(project)
 
 
