@@ -60,6 +60,15 @@ def write(root: Path, rel: str, text: str | bytes) -> Path:
     return path
 
 
+def write_files(root: Path, files: dict[str, str | bytes]) -> Path:
+    """A directory ``root`` (created with its parents, not a git repository) holding ``files``: relative path ->
+    content (see :func:`write`). Returns ``root``."""
+    root.mkdir(parents=True, exist_ok=True)
+    for rel, text in files.items():
+        write(root, rel, text)
+    return root
+
+
 def git_repo(root: Path, files: dict[str, str | bytes], *, branch: str | None = None,
              commit: str | None = None) -> Path:
     """A git repository at ``root`` (created with its parents): ``git init``, then ``files`` written.
@@ -75,8 +84,7 @@ def git_repo(root: Path, files: dict[str, str | bytes], *, branch: str | None = 
     """
     root.mkdir(parents=True, exist_ok=True)
     git(root, "init", "-q", *(("-b", branch) if branch else ()))
-    for rel, text in files.items():
-        write(root, rel, text)
+    write_files(root, files)
     if commit is not None:
         git(root, "add", "-A")
         git(root, "commit", "-q", "-m", commit)

@@ -23,7 +23,7 @@ from code_trajectory.recording.recorder import Recorder
 from code_trajectory.testruns import model, parsers, runner, service, store
 from code_trajectory.testruns.model import TestRun
 from code_trajectory.testruns.parsers import parse_output
-from support import git, write
+from support import git, write, write_files
 
 PY = sys.executable
 PYTEST = [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
@@ -122,15 +122,13 @@ def test_pytest_green_then_red_via_run_and_record(project: Path, monkeypatch: py
 
 
 def test_unittest_runner(tmp_path: Path) -> None:
-    root = tmp_path / "ut"
-    root.mkdir()
-    write(root, "test_mod.py", (
+    root = write_files(tmp_path / "ut", {"test_mod.py": (
         "import unittest\n\n"
         "class T(unittest.TestCase):\n"
         "    def test_ok(self):\n        pass\n"
         "    def test_fail(self):\n        self.assertEqual(1, 2)\n"
         "    def test_error(self):\n        raise KeyError('nope')\n"
-        "    @unittest.skip('x')\n    def test_skip(self):\n        pass\n"))
+        "    @unittest.skip('x')\n    def test_skip(self):\n        pass\n")})
     run, status = service.run_and_record(root, [PY, "-m", "unittest"], echo=False)
     assert status == 1 and run.record_error is None
     assert (run.runner, run.outcome, run.passed, run.failed, run.errors, run.skipped) == \
@@ -158,15 +156,14 @@ def test_cargo_runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CARGO_TARGET_DIR", str(tmp_path / "target"))
     monkeypatch.setenv("RUST_BACKTRACE", "0")
     monkeypatch.setenv("CARGO_TERM_COLOR", "never")
-    root = tmp_path / "crate"
-    root.mkdir()
-    write(root, "Cargo.toml", '[package]\nname = "tiny"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n')
-    write(root, "src/lib.rs", (
-        "pub fn add(a: i32, b: i32) -> i32 { a + b }\n\n"
-        "#[cfg(test)]\nmod tests {\n    use super::*;\n"
-        "    #[test]\n    fn adds() { assert_eq!(add(1, 2), 3); }\n"
-        "    #[test]\n    fn login() { assert_eq!(add(2, 2), 5); }\n"
-        "    #[test]\n    #[ignore]\n    fn later() {}\n}\n"))
+    root = write_files(tmp_path / "crate", {
+        "Cargo.toml": '[package]\nname = "tiny"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n',
+        "src/lib.rs": (
+            "pub fn add(a: i32, b: i32) -> i32 { a + b }\n\n"
+            "#[cfg(test)]\nmod tests {\n    use super::*;\n"
+            "    #[test]\n    fn adds() { assert_eq!(add(1, 2), 3); }\n"
+            "    #[test]\n    fn login() { assert_eq!(add(2, 2), 5); }\n"
+            "    #[test]\n    #[ignore]\n    fn later() {}\n}\n")})
     run, status = service.run_and_record(root, ["cargo", "test", "--offline", "-q"], echo=False, timeout=120)
     if run.runner != "cargo":  # no toolchain usable offline here: nothing to check
         pytest.skip(f"cargo could not build offline: {run.output_tail[-300:]}")
@@ -178,12 +175,10 @@ def test_cargo_runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_node_test_runner(tmp_path: Path) -> None:
-    root = tmp_path / "js"
-    root.mkdir()
-    write(root, "sum.test.js", (
+    root = write_files(tmp_path / "js", {"sum.test.js": (
         "const test = require('node:test');\nconst assert = require('node:assert');\n"
         "test('adds', () => { assert.strictEqual(1 + 1, 2); });\n"
-        "test('logs in', () => { throw new Error('login is broken'); });\n"))
+        "test('logs in', () => { throw new Error('login is broken'); });\n")})
     run, status = service.run_and_record(root, ["node", "--test"], echo=False, timeout=60)
     assert status == 1
     assert (run.runner, run.outcome, run.passed, run.failed) == ("node", "failed", 1, 1)
@@ -247,9 +242,7 @@ def test_plugin_is_inert_unless_enabled(tmp_path: Path) -> None:
 
 
 def test_plugin_failure_to_record_does_not_change_the_session(tmp_path: Path) -> None:
-    root = tmp_path / "green"
-    root.mkdir()
-    write(root, "test_ok.py", "def test_ok():\n    pass\n")
+    root = write_files(tmp_path / "green", {"test_ok.py": "def test_ok():\n    pass\n"})
     proc = _run_pytest(root, "-p", "code_trajectory.testruns.pytest_plugin", "--trajectory",
                        "--trajectory-project", str(tmp_path / "missing"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
