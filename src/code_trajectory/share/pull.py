@@ -38,10 +38,9 @@ from code_trajectory.share.transport import (
     FETCH_CONFIG,
     RemoteTarget,
     author_id,
-    config_args,
     ls_remote,
-    network_env,
     resolve_remote,
+    run_network,
 )
 
 log = logging.getLogger(__name__)
@@ -204,10 +203,10 @@ def pull(root: Path, *, remote: str | None = None, interactive: bool = False,
 def _fetch_some(repo: ShadowRepo, target: RemoteTarget, refs: dict[str, str], interactive: bool) -> str | None:
     """One ``git fetch`` of ``{local ref: remote ref}``; git's error text when it failed, else None."""
     refspecs = "".join(f"+{remote_ref}:{local}\n" for local, remote_ref in sorted(refs.items()))
-    args = config_args(FETCH_CONFIG) + ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
-                                        "--recurse-submodules=no", "--no-prune", "--stdin", target.url]
-    proc = repo.git.run(args, input=refspecs.encode("utf-8", "surrogateescape"), check=False, lock_retry_seconds=0,
-                        env=network_env(target, interactive=interactive))
+    args = ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--recurse-submodules=no", "--no-prune",
+            "--stdin", target.url]
+    proc = run_network(repo.git, target, FETCH_CONFIG, args, interactive=interactive,
+                       input=refspecs.encode("utf-8", "surrogateescape"))
     return None if proc.returncode == 0 else proc.stderr.decode("utf-8", "replace").strip() or "git fetch failed"
 
 

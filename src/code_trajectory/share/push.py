@@ -33,15 +33,7 @@ from code_trajectory.recording.hooks import Consolidated
 from code_trajectory.share import state as share_state
 from code_trajectory.share.names import UnsafeRefError, check_branch_name, check_ref_format, push_ref
 from code_trajectory.share.settings import ShareSettings
-from code_trajectory.share.transport import (
-    PUSH_CONFIG,
-    RemoteTarget,
-    author_id,
-    config_args,
-    ls_remote,
-    network_env,
-    resolve_remote,
-)
+from code_trajectory.share.transport import PUSH_CONFIG, RemoteTarget, author_id, ls_remote, resolve_remote, run_network
 
 log = logging.getLogger(__name__)
 
@@ -279,13 +271,11 @@ def push(root: Path, *, remote: str | None = None, dry_run: bool = False, consol
 
 def _send(repo: ShadowRepo, target: RemoteTarget, report: PushReport, interactive: bool) -> str | None:
     """Run the one ``git push``; mark rejected refs; return git's error text when it failed, else None."""
-    args = config_args(PUSH_CONFIG) + ["push", "--porcelain", "--no-verify", "--no-follow-tags", "--no-signed",
-                                       "--recurse-submodules=no"]
+    args = ["push", "--porcelain", "--no-verify", "--no-follow-tags", "--no-signed", "--recurse-submodules=no"]
     sent = report.sent
     args += [f"--force-with-lease={r.remote_ref}:{r.old or ''}" for r in sent]
     args += [target.url] + [f"{r.new}:{r.remote_ref}" for r in sent]
-    proc = repo.git.run(args, check=False, lock_retry_seconds=0,
-                        env=network_env(target, interactive=interactive))
+    proc = run_network(repo.git, target, PUSH_CONFIG, args, interactive=interactive)
     results: dict[str, tuple[str, str]] = {}
     for line in proc.stdout.decode("utf-8", "replace").splitlines():
         parts = line.split("\t")

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -223,6 +224,17 @@ def config_args(settings: tuple[str, ...]) -> list[str]:
     for item in settings:
         args += ["-c", item]
     return args
+
+
+def run_network(git: Git, target: RemoteTarget, settings: tuple[str, ...], args: list[str], *,
+                interactive: bool = False, input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    """``git -c <settings> <args>`` (a ``push`` or ``fetch`` to ``target``) in :func:`network_env`'s environment.
+
+    Unchecked and without lock retries (a network call is not repeated behind the caller's back): the caller reads
+    the exit status and git's stderr of the returned process.
+    """
+    return git.run(config_args(settings) + args, input=input, check=False, lock_retry_seconds=0,
+                   env=network_env(target, interactive=interactive))
 
 
 def ls_remote(git: Git, target: RemoteTarget, *, interactive: bool = False,
