@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -245,35 +246,36 @@ def alive(pid: int) -> bool:
     return any(p == pid for p, _, _ in processes())
 
 
-def test_a_child_dies_when_its_parent_is_killed() -> None:
-    """prctl(PR_SET_PDEATHSIG): the parent gets SIGKILL (no clean-up of its own), the silent child dies."""
-    parent = subprocess.Popen([sys.executable, "-c", PARENT, CHILD, "no-stdin"], stdin=subprocess.PIPE,
+@contextlib.contextmanager
+def parent_and_child(watch: str) -> Iterator[tuple[subprocess.Popen, int]]:
+    """A running PARENT and the pid of its CHILD, checked alive (``watch``: ``"stdin"`` makes the child watch its
+    stdin too, ``"no-stdin"`` not); the parent is stopped after the block."""
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, CHILD, watch], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, env=subprocess_env())
     try:
         child = int(parent.stdout.readline())
         time.sleep(0.5)
         assert alive(child)
+        yield parent, child
+    finally:
+        finish(parent)
+
+
+def test_a_child_dies_when_its_parent_is_killed() -> None:
+    """prctl(PR_SET_PDEATHSIG): the parent gets SIGKILL (no clean-up of its own), the silent child dies."""
+    with parent_and_child("no-stdin") as (parent, child):
         parent.kill()
         parent.wait()
         wait_for(lambda: not alive(child), timeout=EXIT_BOUND, step=0.05)
-    finally:
-        finish(parent)
 
 
 def test_a_child_exits_when_its_parent_closes_its_stdin() -> None:
     """The platform-independent way: the pipe on the child's stdin reaches end of file."""
-    parent = subprocess.Popen([sys.executable, "-c", PARENT, CHILD, "stdin"], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, env=subprocess_env())
-    try:
-        child = int(parent.stdout.readline())
-        time.sleep(0.5)
-        assert alive(child)
+    with parent_and_child("stdin") as (parent, child):
         parent.stdin.write(b"close\n")
         parent.stdin.flush()
         wait_for(lambda: not alive(child), timeout=EXIT_BOUND, step=0.05)
         assert parent.poll() is None
-    finally:
-        finish(parent)
 
 
 def test_flush_pending_snapshots_at_once_without_the_debounce(project: Path) -> None:
