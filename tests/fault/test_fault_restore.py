@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from support import file_size_limit, git, mcp_client, record_now, server_command, subprocess_env, write
+from support import file_size_limit, git, half_restorable, mcp_client, record_now, server_command, subprocess_env, write
 
 
 def work_tree(root: Path) -> dict[str, bytes]:
@@ -65,19 +65,6 @@ def test_a_write_failing_part_way_puts_back_what_was_written(project: Path) -> N
     again = cli(project, "restore", snapshot)
     assert again.returncode == 0, again.stderr
     assert (project / "src" / "a00.py").read_text() == "A0 = 'snapshot'\n" and not (project / "src" / "new.py").exists()
-
-
-def half_restorable(root: Path) -> str:
-    """Record a snapshot of small files and a 2 MB one, then change them all; returns the snapshot."""
-    for i in range(12):
-        write(root, f"src/a{i:02}.py", f"A{i} = 'snapshot'\n")
-    write(root, "src/big.bin", os.urandom(2 * 1024 * 1024))
-    snapshot = record_now(root, "good")
-    for i in range(12):
-        write(root, f"src/a{i:02}.py", f"A{i} = 'now'\n")
-    write(root, "src/big.bin", b"small now\n")
-    record_now(root)
-    return snapshot
 
 
 @pytest.mark.anyio

@@ -124,6 +124,20 @@ def record_now(root: Path, checkpoint: str | None = None) -> str:
         recorder.close()
 
 
+def half_restorable(root: Path) -> str:
+    """Record a snapshot of twelve small files (``src/a00.py``...) and a 2 MB one (``src/big.bin``), then change them
+    all and record again; returns the first snapshot (a restore of it writes 2 MB into ``src/big.bin``)."""
+    for i in range(12):
+        write(root, f"src/a{i:02}.py", f"A{i} = 'snapshot'\n")
+    write(root, "src/big.bin", os.urandom(2 * 1024 * 1024))
+    snapshot = record_now(root, "good")
+    for i in range(12):
+        write(root, f"src/a{i:02}.py", f"A{i} = 'now'\n")
+    write(root, "src/big.bin", b"small now\n")
+    record_now(root)
+    return snapshot
+
+
 @contextmanager
 def watching(root: Path, debounce: float = 0.4, **settings):
     """A started, watching :class:`ProjectSession` of ``root`` with a short debounce (seconds), closed on exit.

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 from code_trajectory.ui.security import CSRF_HEADER, cookie_name, csrf_value
-from support import file_size_limit, hand_built_commit, record_now, write
+from support import file_size_limit, half_restorable, hand_built_commit, record_now, write
 from support.ui import request, running_ui
 
 
@@ -74,14 +74,7 @@ def test_size_cap_long_name_and_directory_in_the_way_through_the_page(project: P
 
 
 def test_a_failed_write_is_put_back_and_named_by_the_page(project: Path) -> None:
-    for i in range(8):
-        write(project, f"src/a{i}.py", f"A{i} = 'snapshot'\n")
-    write(project, "src/big.bin", os.urandom(2 * 1024 * 1024))
-    good = record_now(project, "good")
-    for i in range(8):
-        write(project, f"src/a{i}.py", f"A{i} = 'now'\n")
-    write(project, "src/big.bin", b"small now\n")
-    record_now(project)
+    good = half_restorable(project)
     before = files(project)
     with running_ui(project) as ui:
         with file_size_limit(1024 * 1024):  # the UI server runs in this process: its write of big.bin fails
