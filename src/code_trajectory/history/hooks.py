@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
+from code_trajectory.core.registry import Registry
+
 if TYPE_CHECKING:
     from code_trajectory.git.shadow import ShadowRepo
     from code_trajectory.recording.session import ProjectSession
@@ -26,29 +28,20 @@ CommitMarks = Callable[["ShadowRepo", list[str]], dict[str, str]]
 #: ``section(session) -> markdown or None``: a section of the session summary, shown before the recap.
 SummarySection = Callable[["ProjectSession"], "str | None"]
 
-_marks: list[CommitMarks] = []
-_sections: list[SummarySection] = []
+_marks: Registry[CommitMarks] = Registry()
+_sections: Registry[SummarySection] = Registry()
 
-
-def on_commit_marks(provider: CommitMarks) -> CommitMarks:
-    """Register ``provider`` of per-snapshot marks; returns it (usable as a decorator)."""
-    if provider not in _marks:
-        _marks.append(provider)
-    return provider
-
-
-def on_summary_section(section: SummarySection) -> SummarySection:
-    """Register ``section`` of the session summary; returns it (usable as a decorator)."""
-    if section not in _sections:
-        _sections.append(section)
-    return section
+#: ``on_commit_marks(provider)``: register a provider of per-snapshot marks; returns it (usable as a decorator).
+on_commit_marks = _marks.register
+#: ``on_summary_section(section)``: register a section of the session summary; returns it (usable as a decorator).
+on_summary_section = _sections.register
 
 
 def commit_marks(repo: ShadowRepo, commits: Iterable[str]) -> dict[str, str]:
     """``{commit: mark}`` from every registered provider (several marks of one commit joined by ``; ``)."""
     wanted = list(commits)
     merged: dict[str, str] = {}
-    for provider in list(_marks):
+    for provider in _marks:
         for commit, mark in provider(repo, wanted).items():
             merged[commit] = f"{merged[commit]}; {mark}" if commit in merged else mark
     return merged
@@ -56,5 +49,5 @@ def commit_marks(repo: ShadowRepo, commits: Iterable[str]) -> dict[str, str]:
 
 def summary_sections(session: ProjectSession) -> str | None:
     """The registered summary sections that have something to say, joined by a blank line; None when none has."""
-    found = [text for section in list(_sections) if (text := section(session))]
+    found = [text for section in _sections if (text := section(session))]
     return "\n\n".join(found) or None

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from code_trajectory.core.registry import Registry
+
 if TYPE_CHECKING:
     from code_trajectory.git.shadow import ShadowRepo
 
@@ -47,30 +49,22 @@ ConsolidatedHandler = Callable[[Consolidated], None]
 #: ``lines(root) -> markdown bullet lines`` appended to ``code-trajectory status`` (``root``: the project directory).
 StatusLines = Callable[[Path], list[str]]
 
-_consolidated: list[ConsolidatedHandler] = []
-_status: list[StatusLines] = []
+_consolidated: Registry[ConsolidatedHandler] = Registry()
+_status: Registry[StatusLines] = Registry()
 
-
-def on_consolidated(handler: ConsolidatedHandler) -> ConsolidatedHandler:
-    """Register ``handler`` for every consolidation of this process; returns it (usable as a decorator)."""
-    if handler not in _consolidated:
-        _consolidated.append(handler)
-    return handler
-
-
-def on_status(lines: StatusLines) -> StatusLines:
-    """Register ``lines`` for ``code-trajectory status``; returns it (usable as a decorator)."""
-    if lines not in _status:
-        _status.append(lines)
-    return lines
+#: ``on_consolidated(handler)``: register a handler for every consolidation of this process; returns it (usable as
+#: a decorator).
+on_consolidated = _consolidated.register
+#: ``on_status(lines)``: register lines for ``code-trajectory status``; returns it (usable as a decorator).
+on_status = _status.register
 
 
 def consolidated(event: Consolidated) -> None:
     """Tell every registered handler about ``event`` (see :data:`ConsolidatedHandler`)."""
-    for handler in list(_consolidated):
+    for handler in _consolidated:
         handler(event)
 
 
 def status_lines(root: Path) -> list[str]:
     """The registered status lines for the project at ``root``, in registration order."""
-    return [line for lines in list(_status) for line in lines(root)]
+    return [line for lines in _status for line in lines(root)]
