@@ -29,8 +29,9 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="re
 
 #: The debounce of the processes under test: an edit 0.3 s before the stop is still pending, seconds.
 DEBOUNCE = "2"
-#: A hang detector, not a timing assertion: the figure measured is printed (the target is under 1 s), seconds.
-EXIT_BOUND = 5.0
+#: A hang detector, not a timing assertion: the figure measured is printed (the target is under 1 s; 0.06-0.33 s on
+#: a quiet 2-core machine), seconds. Generous, as the suite runs in parallel on 2 shared cores.
+EXIT_BOUND = 15.0
 #: The stops measured with the real clients (issue 22).
 STOPS = {
     "SIGINT": [signal.SIGINT],
@@ -216,8 +217,10 @@ def test_a_stop_during_the_import_of_20000_files_leaves_no_process(tmp_path: Pat
         # well into the import: the child runs git processes of its own (the import takes ~1.5 s here)
         grandchildren = wait_for(lambda: [cmd for _, pp, cmd in processes() if pp == child]
                                  or not Path(f"/proc/{child}").exists(), timeout=60, step=0.01)
-        assert isinstance(grandchildren, list) and shadow_count(project) == 0, "the import finished too early"
-        print(f"\n{command} import/{how}: stopped while the import child ran {grandchildren}")
+        assert isinstance(grandchildren, list), "the import child ended before it ran git"
+        # on a loaded machine the import may commit before the stop lands: no process may be left either way
+        when = "while the import child ran" if shadow_count(project) == 0 else "just after the import committed"
+        print(f"\n{command} import/{how}: stopped {when}: {grandchildren}")
         elapsed = stop(proc, [getattr(signal, how)])
     finally:
         finish(proc)
