@@ -27,6 +27,10 @@ executable, or ``python -m code_trajectory``) and, in a per-project file, is nam
 ``code-trajectory`` or serves this project; in claude-desktop's global file, one that serves this
 project (``--project`` names the same directory). A foreign server called ``code-trajectory`` is
 never replaced nor removed: install refuses and says what to do.
+
+One job, though over 450 lines: the install/uninstall transaction of one client entry (where it goes, which entry
+is ours, the ledger round trip, the set-up snapshot, and the text people read); the file formats live in
+:mod:`.jsonfile` and :mod:`.docfile`, the per-client facts in the client modules.
 """
 
 from __future__ import annotations
