@@ -47,12 +47,14 @@ def ui(args: argparse.Namespace) -> int:
     try:
         server = UIServer(root, port=args.port)
         try:
+            # before the URL is printed: a parent that reads the URL and then closes our stdin must find it watched
+            # (a pipe already at its end when watched counts as no lifeline at all)
+            stop.watch_stdin()
             print(f"code-trajectory ui: {root}", flush=True)
             print(f"open {server.url}", flush=True)
             print("Ctrl-C to stop", file=sys.stderr, flush=True)
             if not args.no_browser:
                 threading.Thread(target=_open_browser, args=(server,), name="open-browser", daemon=True).start()
-            stop.watch_stdin()
 
             def stop_when_asked() -> None:
                 stop.wait()
