@@ -219,7 +219,9 @@ def test_a_hostile_tip_of_our_own_branch_never_makes_restore_remove_git_files(pr
 
 def test_temporary_names_are_never_recorded(project: Path) -> None:
     write(project, "src/.ct-0a1b2c3d4", "a killed restore's temporary file\n")  # the form restore writes
+    write(project, ".claude/.ct-0123456789ab.tmp", "{}\n")  # the form core.atomic writes (install, killed)
     write(project, "src/.ct-notes.md", "an ordinary file\n")
     record_now(project)
     names = git(project, "--git-dir=.trajectory", "ls-tree", "-r", "--name-only", "refs/heads/shadow/main").split()
     assert "src/.ct-notes.md" in names and "src/.ct-0a1b2c3d4" not in names
+    assert ".claude/.ct-0123456789ab.tmp" not in names

@@ -41,7 +41,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from code_trajectory.core.atomic import replace_file
+from code_trajectory.core.atomic import is_temp_name, replace_file
 
 log = logging.getLogger(__name__)
 
@@ -68,9 +68,10 @@ MAX_ENTRIES_PER_POLL = 256
 #: Age past which a claimed request, an answer or a temporary file of ours is removed, seconds.
 STALE_SECONDS = 60.0
 
-#: A file of the requests directory: a request, a claim, an answer, or a temporary file of
-#: :func:`code_trajectory.core.atomic.replace_file` (``kind`` None: removed when stale, as a kill may leave it).
-_NAME = re.compile(r"^(?:(?P<id>[0-9a-f]{32})\.(?P<kind>request|taken|answer)|\.ct-[0-9a-f]{12}\.tmp)$")
+#: A file of the requests directory: a request, a claim or an answer. A temporary file of
+#: :func:`code_trajectory.core.atomic.replace_file` (:func:`~code_trajectory.core.atomic.is_temp_name`) is listed
+#: too, with no kind: removed when stale, as a kill may leave it.
+_NAME = re.compile(r"^(?P<id>[0-9a-f]{32})\.(?P<kind>request|taken|answer)$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
 
 
@@ -272,30 +273,33 @@ class RequestServer:
             return 0
         handled = 0
         now = time.time()
-        for name, match in names:
-            if match.group("kind") != "request":
+        for name, request_id, kind in names:
+            if kind != "request" or request_id is None:
                 self._remove_if_stale(name, now)
                 continue
             if handled >= MAX_REQUESTS_PER_POLL or self._stop.is_set():
                 break
-            taken = self.directory / f"{match.group('id')}.taken"
+            taken = self.directory / f"{request_id}.taken"
             try:
                 os.rename(self.directory / name, taken)
             except OSError:
                 continue  # withdrawn by its asker meanwhile
             handled += 1
-            self._answer(match.group("id"), taken)
+            self._answer(request_id, taken)
         return handled
 
-    def _names(self) -> list[tuple[str, re.Match[str]]]:
-        found = []
+    def _names(self) -> list[tuple[str, str | None, str | None]]:
+        """``(name, request id, kind)`` of our files in the directory; id and kind None for a temporary file."""
+        found: list[tuple[str, str | None, str | None]] = []
         with os.scandir(self.directory) as entries:
             for i, entry in enumerate(entries):
                 if i >= MAX_ENTRIES_PER_POLL:
                     break
                 match = _NAME.match(entry.name)
                 if match is not None:
-                    found.append((entry.name, match))
+                    found.append((entry.name, match.group("id"), match.group("kind")))
+                elif is_temp_name(entry.name):
+                    found.append((entry.name, None, None))
         return found
 
     def _answer(self, request_id: str, taken: Path) -> None:

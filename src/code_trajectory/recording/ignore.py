@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from code_trajectory.core.atomic import is_temp_name as is_atomic_temp_name
 from code_trajectory.core.paths import SHADOW_DIR_NAME
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.worktemp import is_temp_name
@@ -250,8 +251,8 @@ class RecordingPolicy:
         if name == SHADOW_DIR_NAME or name.startswith((SHADOW_DIR_NAME + ".corrupt-", SHADOW_DIR_NAME + ".tmp-")):
             return ("the shadow repository .trajectory/ (and damaged copies moved aside, and one being created) "
                     "are never recorded")
-        if not is_dir and is_temp_name(name):
-            return "a restore's temporary file (.ct-<hex>) is never recorded"
+        if not is_dir and (is_temp_name(name) or is_atomic_temp_name(name)):
+            return "a temporary file of code-trajectory's (a restore's, or an atomic write's) is never recorded"
         if is_dir:
             generated = generated_directory(self.root / rel)
             if generated:
