@@ -159,13 +159,18 @@ async def test_queries_answer_while_the_start_up_scan_runs(service: TrajectorySe
         return real(*args, **kwargs)
 
     monkeypatch.setattr(importer, "import_in_child", slow_import)
-    monkeypatch.setattr("code_trajectory.recording.tools.CONFIGURE_WAIT_SECONDS", 1.0)
     async with Client(build_server(service)) as client:
         result = await client.call_tool("configure_project", {"path": str(project)})
         assert not result.is_error and "still running in the background" in text(result)
         assert (await client.list_tools()).tools
         summary = await client.call_tool("get_session_summary", {})
         assert "start-up scan is still running" in text(summary)
+        for name, arguments in (("get_global_trajectory", {}), ("get_file_trajectory", {"filepath": "src/app.py"}),
+                                ("search_trajectory", {"query": "anything"})):
+            result = await client.call_tool(name, arguments)
+            assert not result.is_error, (name, text(result))
+            assert "start-up scan is still running" in text(result), (name, text(result))
+        assert service.project().importing  # every answer above came while the import was held back
         release.set()
         session = service.project()
         assert session.wait_started(30)

@@ -183,6 +183,9 @@ async def mcp_client(root: Path, **settings):
     try:
         async with Client(build_server(app)) as client:
             await client.call_tool("configure_project", {"path": str(root)})
+            # configure answers within a second while a slow machine may still import: the tests' steps start
+            # from the imported project
+            assert app.project().wait_started(120), "the start-up scan did not finish"
             yield client
     finally:
         app.close()

@@ -3,15 +3,33 @@ search_trajectory, compare (and the resources and prompts of :mod:`.resources`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated
 
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
+from code_trajectory.core.answer import Answer
 from code_trajectory.core.mcp_util import READ_ONLY, in_thread, tool
 from code_trajectory.history import resources, service
 from code_trajectory.history.service import MAX_DEPTH, MAX_LIMIT
 from code_trajectory.recording.service import TrajectoryService
+from code_trajectory.recording.session import ProjectSession
+
+
+async def read(session: ProjectSession, query: Callable[[], str]) -> str:
+    """Run the history ``query`` on a worker thread; while the start-up scan still runs (a large project's answers
+    come at once, from what is recorded so far), its answer starts with a notice saying so and how far the scan got
+    (also as ``data["importing"]``: phase, done, total)."""
+    answer = await in_thread(query)
+    if not session.importing:
+        return answer
+    phase, done, total = session.import_progress
+    notice = (f"**Notice:** the start-up scan is still running ({phase}: {done}{f' of {total}' if total else ''}); "
+              "this answer holds what is recorded so far: ask again in a while.\n\n")
+    data = dict(getattr(answer, "data", {}) or {})
+    data["importing"] = {"phase": phase, "done": done, **({"total": total} if total else {})}
+    return Answer(notice + str.__str__(answer), data)
 
 
 def register(mcp: MCPServer, app: TrajectoryService) -> None:
@@ -29,7 +47,7 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
         """How one file evolved: its last `depth` versions, each with the symbols that changed, newest diffs
         whole, renames followed, reverts detected. Use before editing a file."""
         session = await app.session_for(ctx)
-        return await in_thread(lambda: service.file_trajectory(session, filepath, depth, branch,
+        return await read(session, lambda: service.file_trajectory(session, filepath, depth, branch,
                                                                            source))
 
     @tool(mcp, READ_ONLY)
@@ -44,7 +62,7 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
         """What changed across the project recently: snapshots oldest to newest with files, +/- counts and
         changed symbols. Use to see ripple effects or what happened while you were away."""
         session = await app.session_for(ctx)
-        return await in_thread(lambda: service.global_trajectory(session, limit, since_consolidate,
+        return await read(session, lambda: service.global_trajectory(session, limit, since_consolidate,
                                                                              branch, source))
 
     @tool(mcp, READ_ONLY)
@@ -67,7 +85,7 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
         """The versions in which one function, class or method changed, each with only its own diff; follows
         renames and moves to another file."""
         session = await app.session_for(ctx)
-        return await in_thread(lambda: service.symbol_trajectory(session, filepath, symbol, depth))
+        return await read(session, lambda: service.symbol_trajectory(session, filepath, symbol, depth))
 
     @tool(mcp, READ_ONLY)
     async def search_trajectory(
@@ -82,7 +100,7 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
         """Snapshots that added or removed matching text, newest first, with the lines: when did this line
         appear, and when did it go."""
         session = await app.session_for(ctx)
-        return await in_thread(lambda: service.search_trajectory(session, query, regex, path, since, limit,
+        return await read(session, lambda: service.search_trajectory(session, query, regex, path, since, limit,
                                                                              source=source))
 
     @tool(mcp, READ_ONLY)
@@ -95,4 +113,4 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
         """The change between two snapshots, or a snapshot and now: per file the counts, changed symbols and
         diffs."""
         session = await app.session_for(ctx)
-        return await in_thread(lambda: service.compare(session, from_snapshot, to_snapshot, filepath))
+        return await read(session, lambda: service.compare(session, from_snapshot, to_snapshot, filepath))

@@ -26,8 +26,10 @@ from code_trajectory.recording.session import ProjectSession
 
 log = logging.getLogger(__name__)
 
-#: How long a tool call waits for a start-up scan still running before answering from what is recorded, seconds.
-STARTUP_WAIT_SECONDS = 10.0
+#: How long after a project's session started a tool call may still wait for its start-up scan, seconds: a small
+#: project's first answer holds its import, a large one's answers at once from what is recorded, with the scan's
+#: progress (issue 29: every tool answers within 1 s of start-up at any size, also while the import runs).
+FIRST_ANSWER_SECONDS = 0.8
 #: How long the server waits for the client's answer to ``roots/list`` before using its working directory, seconds.
 ROOTS_TIMEOUT_SECONDS = 10.0
 
@@ -140,12 +142,7 @@ class TrajectoryService:
             if not ctx.session.check_client_capability(ClientCapabilities(roots=RootsCapability())):
                 raise
         else:
-            # a query right after start waits briefly for the start-up scan rather than answering "nothing yet"
-            import anyio
-
-            deadline = anyio.current_time() + STARTUP_WAIT_SECONDS
-            while session.importing and anyio.current_time() < deadline:
-                await anyio.sleep(0.05)
+            await wait_briefly_for_import(session)
             return session
         import anyio.to_thread
 
@@ -192,6 +189,19 @@ class TrajectoryService:
         if started:
             log.info("recording %s, the project of the client's root or working directory", session.root)
         return session.root
+
+
+async def wait_briefly_for_import(session: ProjectSession) -> None:
+    """Wait while ``session``'s start-up scan runs, until :data:`FIRST_ANSWER_SECONDS` after the session started
+    (not after the call: a later call never waits). The answer given after it says how far the scan got
+    (:meth:`ProjectSession.status_notices`)."""
+    import time
+
+    import anyio
+
+    deadline = session.started_monotonic + FIRST_ANSWER_SECONDS
+    while session.importing and time.monotonic() < deadline:
+        await anyio.sleep(0.02)
 
 
 def project_for_directory(directory: Path) -> Path:

@@ -16,6 +16,7 @@ import dataclasses
 import logging
 import subprocess
 import threading
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -97,6 +98,8 @@ class ProjectSession:
         self.role = "recorder"
         self._scan_started = False
         self._created = datetime.now(UTC)
+        #: ``time.monotonic()`` when this session was made: the start of its first answers' short wait
+        self.started_monotonic = time.monotonic()
 
     def start(self, progress: Callable[[str, int, int | None], None] | None = None, *,
               background: bool = False) -> Snapshot | None:

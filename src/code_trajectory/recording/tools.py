@@ -5,15 +5,11 @@ from __future__ import annotations
 import contextlib
 from typing import Annotated
 
-import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
 from code_trajectory.core.mcp_util import WRITES, in_thread, tool
-from code_trajectory.recording.service import TrajectoryService
-
-#: How long configure_project waits for the start-up scan before answering (the scan goes on), seconds.
-CONFIGURE_WAIT_SECONDS = 20.0
+from code_trajectory.recording.service import TrajectoryService, wait_briefly_for_import
 
 
 def register(mcp: MCPServer, app: TrajectoryService) -> None:
@@ -30,14 +26,13 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
         app.follow_client = False  # an explicit choice: the client's roots no longer move the project
         if not started:
             return f"Already recording {session.root}; nothing was restarted."
-        # report progress while the start-up scan runs; a large project keeps importing in the background
-        deadline = anyio.current_time() + CONFIGURE_WAIT_SECONDS
-        while session.importing and anyio.current_time() < deadline:
-            await anyio.sleep(0.5)
+        # a small project's import ends within the first answer's short wait; a large one keeps importing in the
+        # background while every tool answers from what is recorded so far
+        await wait_briefly_for_import(session)
+        if session.importing:
             phase, done, total = session.import_progress
             with contextlib.suppress(Exception):  # progress is best effort (no token, closed stream)
                 await ctx.report_progress(done, total, f"start-up scan: {phase}")
-        if session.importing:
             phase, done, total = session.import_progress
             return (f"Recording {session.root} on shadow branch `{session.branch}`. The start-up scan of a large "
                     f"project is still running in the background ({phase}: {done}{f' of {total}' if total else ''}"
