@@ -7,7 +7,9 @@ Claude Code writes the event's JSON on the hook's stdin (Claude Code hooks refer
   current intent, on disk, where the server, the CLI and the next snapshots read it; it belongs to the session
   (``session_id``): the hooks of another session do not carry it, and the next server start ends it;
 * ``edit`` (PostToolUse for Edit, Write, MultiEdit, NotebookEdit): the edited file is snapshotted at once, with
-  ``Trajectory-Origin: claude-code; tool=<tool>; session=<id>``; a path outside the project is ignored;
+  ``Trajectory-Origin: claude-code; tool=<tool>; session=<id>``; a path outside the project is ignored. When a
+  watcher or server records the project, the hook hands the edit over to it (one small file, see
+  :mod:`code_trajectory.recording.handoff`) and exits: the recording process takes that snapshot;
 * ``stop`` (Stop): the end of the turn names a checkpoint after the intent holding every save made before the hook
   ran, shell commands' included: a watcher or server recording the project is asked to take it (see
   :mod:`code_trajectory.recording.checkpoint_requests`; it answers within a second), else a full scan here
@@ -29,6 +31,7 @@ import json
 import sys
 from pathlib import Path
 
+from code_trajectory.core.paths import SHADOW_DIR_NAME
 from code_trajectory.project import add_project_option
 
 EVENTS = ("prompt", "edit", "stop")
@@ -117,7 +120,6 @@ def handle(event: str, payload: dict, project: str | None) -> str | None:
 
 
 def _prompt(root: Path, payload: dict) -> str | None:
-    from code_trajectory.git.shadow import ShadowRepo
     from code_trajectory.recording.intent import IntentStore
 
     prompt = payload.get("prompt")
@@ -126,6 +128,14 @@ def _prompt(root: Path, payload: dict) -> str | None:
     intent = intent_from_prompt(prompt)
     if intent is None:
         return None
+    state_dir = root / SHADOW_DIR_NAME / "state"
+    if (root / SHADOW_DIR_NAME / "HEAD").is_file() and state_dir.is_dir() and not state_dir.is_symlink():
+        # the history exists: the intent is one small file, written without opening the shadow repository (whose
+        # modules cost more to import than the write itself)
+        IntentStore(state_dir).set(intent, session=_session(payload) or None)
+        return None
+    from code_trajectory.git.shadow import ShadowRepo
+
     repo = ShadowRepo(root)
     try:
         if not repo.exists():
@@ -160,7 +170,7 @@ def _edit(root: Path, payload: dict) -> str | None:
 
     tool = payload.get("tool_name")
     key = EDIT_TOOLS.get(tool) if isinstance(tool, str) else None
-    if key is None:
+    if key is None or not isinstance(tool, str):
         return f"not an edit tool: {tool!r}"
     target = (payload.get("tool_input") or {}).get(key) if isinstance(payload.get("tool_input"), dict) else None
     if not isinstance(target, str) or not target:
@@ -170,7 +180,13 @@ def _edit(root: Path, payload: dict) -> str | None:
     except PathOutsideProjectError:
         return None  # an edit outside the project is not ours to record
     session = _session(payload)
-    origin = f"claude-code; tool={tool}" + (f"; session={session}" if session else "")
+    from code_trajectory.recording import handoff
+
+    git_dir = root / SHADOW_DIR_NAME
+    if handoff.recording_now(git_dir) and handoff.hand_over_edit(git_dir / "state", rel, client="claude-code",
+                                                                 tool=tool, session=session):
+        return None  # the recording process snapshots it (within its next listing, 0.1 s)
+    origin = handoff.edit_origin("claude-code", tool, session)
     recorder = _open(root, payload)
     try:
         recorder.record_paths([rel], origin=origin)

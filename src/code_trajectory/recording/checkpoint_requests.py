@@ -42,11 +42,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from code_trajectory.core.atomic import is_temp_name, replace_file
+from code_trajectory.recording.handoff import EDIT_KIND, REQUEST_DIR, HandedOverEdit, parse_edit
 
 log = logging.getLogger(__name__)
 
-#: The directory under ``.trajectory/state`` holding requests and answers.
-REQUEST_DIR = "requests"
 #: How often the recording process lists the request directory, seconds (a listing of a near-empty directory;
 #: measured: 0.3 % of a core at 20 listings a second, 0.15 % at 10).
 POLL_SECONDS = 0.1
@@ -71,7 +70,7 @@ STALE_SECONDS = 60.0
 #: A file of the requests directory: a request, a claim or an answer. A temporary file of
 #: :func:`code_trajectory.core.atomic.replace_file` (:func:`~code_trajectory.core.atomic.is_temp_name`) is listed
 #: too, with no kind: removed when stale, as a kill may leave it.
-_NAME = re.compile(r"^(?P<id>[0-9a-f]{32})\.(?P<kind>request|taken|answer)$")
+_NAME = re.compile(r"^(?P<id>[0-9a-f]{32})\.(?P<kind>request|taken|answer|edit)$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
 
 
@@ -236,9 +235,15 @@ class RequestServer:
             exception it raises is answered as a failure (the asker then records on its own).
     """
 
-    def __init__(self, state_dir: Path, handle: Callable[[CheckpointRequest], CheckpointAnswer]) -> None:
+    def __init__(self, state_dir: Path, handle: Callable[[CheckpointRequest], CheckpointAnswer],
+                 handle_edit: Callable[[HandedOverEdit], None] | None = None,
+                 ready: Callable[[], bool] = lambda: True) -> None:
         self.directory = request_dir(state_dir)
         self.handle = handle
+        #: records an edit a hook handed over (:mod:`code_trajectory.recording.handoff`); None: left to go stale
+        self.handle_edit = handle_edit
+        #: False while hand-overs must wait (the start-up scan runs): they are claimed on a later listing
+        self.ready = ready
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="trajectory-requests", daemon=True)
 
@@ -273,8 +278,15 @@ class RequestServer:
             return 0
         handled = 0
         now = time.time()
+        edits_ready: bool | None = None
         for name, request_id, kind in names:
-            if kind != "request" or request_id is None:
+            if kind == EDIT_KIND and request_id is not None and self.handle_edit is not None:
+                if edits_ready is None:
+                    edits_ready = self.ready()
+                if not edits_ready:
+                    self._remove_if_stale(name, now)
+                    continue
+            elif kind != "request" or request_id is None:
                 self._remove_if_stale(name, now)
                 continue
             if handled >= MAX_REQUESTS_PER_POLL or self._stop.is_set():
@@ -285,8 +297,25 @@ class RequestServer:
             except OSError:
                 continue  # withdrawn by its asker meanwhile
             handled += 1
-            self._answer(request_id, taken)
+            if kind == EDIT_KIND:
+                self._record_edit(taken)
+            else:
+                self._answer(request_id, taken)
         return handled
+
+    def _record_edit(self, taken: Path) -> None:
+        data = read_bounded(taken, MAX_REQUEST_BYTES * 2)
+        try:
+            if data is None:
+                raise ValueError("not a regular file of at most 8 KiB")
+            edit = parse_edit(data)
+            assert self.handle_edit is not None
+            self.handle_edit(edit)
+        except ValueError as exc:
+            log.warning("ignored an invalid edit hand-over %s: %s", taken.name, exc)
+        except Exception as exc:  # noqa: BLE001 - the edit is still recorded by the watcher or the next scan
+            log.warning("recording a handed-over edit failed: %s", exc)
+        _unlink(taken)
 
     def _names(self) -> list[tuple[str, str | None, str | None]]:
         """``(name, request id, kind)`` of our files in the directory; id and kind None for a temporary file."""

@@ -15,8 +15,6 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-import filelock
-
 from code_trajectory.core.atomic import replace_file
 from code_trajectory.core.when import parse_stored_time
 
@@ -50,16 +48,42 @@ def read_recorder_state(state_dir: Path) -> dict:
 
 
 def recording_now(git_dir: Path) -> bool:
-    """True when a process holds the project's ``recorder.lock`` (a watcher or server records it now)."""
-    lock = filelock.FileLock(str(git_dir / "recorder.lock"), timeout=0, thread_local=False)
+    """True when a process holds ``<git_dir>/recorder.lock`` (a watcher or server records the project now).
+
+    Every recording process takes that lock through ``filelock``, which uses ``flock(2)`` on POSIX: the probe is a
+    non-blocking ``flock`` of the file opened read-only, so it never creates the file and costs no import of
+    ``filelock`` (the edit hook asks this on every edit). Where ``fcntl`` is missing (Windows) ``filelock`` probes.
+    """
+    path = git_dir / "recorder.lock"
     try:
-        lock.acquire()
-    except filelock.Timeout:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        import filelock
+
+        lock = filelock.FileLock(str(path), timeout=0, thread_local=False)
+        try:
+            lock.acquire()
+        except filelock.Timeout:
+            return True
+        except OSError:
+            return False
+        lock.release()
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC)
+    except OSError:
+        return False  # never created: nothing records here
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
         return True
     except OSError:
         return False
-    lock.release()
-    return False
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
 
 
 def idle_notice(root: Path, repo) -> str | None:

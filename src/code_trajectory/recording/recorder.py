@@ -230,6 +230,17 @@ class Recorder(RecoveryMixin):
                     self._pending_rescan = True
                 raise
 
+    @contextlib.contextmanager
+    def acting_for(self, agent_session: str | None) -> Iterator[Recorder]:
+        """Record for another agent session meanwhile (its intent, see :attr:`agent_session`): every snapshot is
+        taken under this recorder's lock, so no other thread's snapshot carries that session's intent."""
+        with self._lock:
+            saved, self.agent_session = self.agent_session, agent_session
+            try:
+                yield self
+            finally:
+                self.agent_session = saved
+
     # -- the hot path -----------------------------------------------------------------------
 
     def record_paths(self, paths: Iterable[str], *, kind: str = messages.KIND_SNAPSHOT,

@@ -36,6 +36,7 @@ from code_trajectory.git.shadow import shadow_ref
 from code_trajectory.recording import checkpoint_requests, hooks
 from code_trajectory.recording.checkpoint_requests import CheckpointAnswer, CheckpointRequest, RequestServer
 from code_trajectory.recording.consolidate import consolidate
+from code_trajectory.recording.handoff import HandedOverEdit
 from code_trajectory.recording.liveness import idle_notice, read_recorder_state, recording_now, write_recorder_state
 from code_trajectory.recording.recorder import Recorder, Snapshot
 
@@ -164,7 +165,9 @@ class ProjectSession:
             self.watcher = Watcher(self.recorder, self.settings, on_snapshot=self._on_snapshot,
                                    force_polling=self._force_polling, max_native_dirs=self._max_native_dirs)
             self.watcher.start()  # events during the scan are queued, not lost
-            self._requests = RequestServer(self.recorder.repo.state_dir, self._answer_request)
+            self._requests = RequestServer(self.recorder.repo.state_dir, self._answer_request,
+                                           handle_edit=self._record_handed_over_edit,
+                                           ready=lambda: self._started.is_set() and self.import_error is None)
             self._requests.start()
             self.recorder.restart_listeners.append(self._relock)
 
@@ -348,6 +351,20 @@ class ProjectSession:
         if not self._started.is_set() or self.import_error is not None:
             return CheckpointAnswer(False, "the start-up scan has not completed")
         return self._checkpoint_here(request.message, name_only=request.name_only)
+
+    def _record_handed_over_edit(self, edit: HandedOverEdit) -> None:
+        """Snapshot the file an agent's edit hook handed over (:mod:`~code_trajectory.recording.handoff`), tagged
+        with its origin and carrying that agent session's intent; a path outside the project is ignored."""
+        from code_trajectory.core.errors import PathOutsideProjectError
+        from code_trajectory.project import confine
+
+        try:
+            rel = confine(self.root, edit.path)
+        except PathOutsideProjectError:
+            log.warning("ignored a handed-over edit outside the project: %r", edit.path)
+            return
+        with self.recorder.acting_for(edit.session or None):
+            self.recorder.record_paths([rel], origin=edit.origin)
 
     def record_checkpoint(self, note: str | None = None, *, kind: str = messages.KIND_CHECKPOINT) -> Snapshot | None:
         """Snapshot the exact current state now (see :meth:`Recorder.checkpoint`); the snapshot, or None when
