@@ -237,6 +237,91 @@ class ProjectRepo:
             blobs[os.fsdecode(path)] = fields[1].decode("ascii")  # relative to the root (git's cwd)
         return blobs
 
+    def index_with_stat(self) -> list[IndexEntry] | None:
+        """The index's stage-0 entries under the root with git's stat data, for files that match HEAD.
+
+        Read-only: ``git ls-files -z --stage --debug --full-name`` (the index is not refreshed or written), then
+        ``git diff-index --cached --name-only -z HEAD`` to leave out what is staged but not committed (a blob that
+        only the index holds is not taken: see :mod:`code_trajectory.recording.index_seed`).
+
+        Returns:
+            The entries (paths relative to the root), or None when the project is not in a work tree, has no
+            commit, or git failed (logged).
+        """
+        if self.git_dir is None or self.work_tree is None:
+            return None
+        env = Git(self.root / ".git", None, isolated=False).env
+        outputs = []
+        for args in (["ls-files", "-z", "--stage", "--debug", "--full-name"],
+                     ["diff-index", "--cached", "--name-only", "-z", "--no-renames", "HEAD", "--"]):
+            try:
+                proc = subprocess.run(project_argv(args), cwd=self.root, env=env, capture_output=True, timeout=600)
+            except (OSError, subprocess.SubprocessError) as exc:
+                log.warning("cannot read the index of %s: %s", self.root, exc)
+                return None
+            if proc.returncode != 0:
+                log.info("not reusing the index of %s: git %s: %s", self.root, args[0],
+                         proc.stderr.decode("utf-8", "replace").strip())
+                return None
+            outputs.append(proc.stdout)
+        prefix = self.prefix.encode("utf-8", "surrogateescape")
+        staged = {p for p in outputs[1].split(b"\0") if p}
+        entries = []
+        for match in _DEBUG_RECORD.finditer(outputs[0]):
+            path = match.group("path")
+            if match.group("stage") != b"0" or path in staged or not path.startswith(prefix):
+                continue
+            entries.append(IndexEntry(os.fsdecode(path[len(prefix):]), match.group("mode").decode(),
+                                      match.group("oid").decode(), int(match.group("size")),
+                                      int(match.group("ms")) * 1_000_000_000 + int(match.group("mn")),
+                                      int(match.group("cs")) * 1_000_000_000 + int(match.group("cn")),
+                                      int(match.group("ino"))))
+        return entries
+
+    def attribute_values(self, paths: list[str], attribute: str) -> dict[str, str] | None:
+        """``{path: value}`` of a git attribute for ``paths`` relative to the root (``git check-attr --stdin -z``),
+        leaving out ``unspecified``; None when git failed (the caller must then assume the worst)."""
+        if self.git_dir is None or self.work_tree is None:
+            return None
+        env = Git(self.root / ".git", None, isolated=False).env
+        data = b"".join(os.fsencode(p) + b"\0" for p in paths)
+        try:
+            proc = subprocess.run(project_argv(["check-attr", "--stdin", "-z", attribute]), cwd=self.root, env=env,
+                                  input=data, capture_output=True, timeout=600)
+        except (OSError, subprocess.SubprocessError) as exc:
+            log.warning("cannot read git attributes in %s: %s", self.root, exc)
+            return None
+        if proc.returncode != 0:
+            return None
+        fields = proc.stdout.split(b"\0")
+        return {os.fsdecode(fields[i]): fields[i + 2].decode("utf-8", "replace")
+                for i in range(0, len(fields) - 2, 3) if fields[i + 2] != b"unspecified"}
+
+    def attribute_files(self) -> list[Path]:
+        """The attribute files git may read for this work tree besides the tracked ``.gitattributes`` files:
+        ``$GIT_COMMON_DIR/info/attributes``, the user's (``core.attributesFile``, else
+        ``$XDG_CONFIG_HOME/git/attributes`` or ``~/.config/git/attributes``) and the system's
+        (``/etc/gitattributes``), those that exist."""
+        found = []
+        if self.common_dir is not None:
+            found.append(self.common_dir / "info" / "attributes")
+        env = Git(self.root, None, isolated=False).env
+        try:
+            proc = subprocess.run(project_argv(["config", "--path", "--get", "core.attributesFile"]),
+                                  cwd=self.root, env=env, capture_output=True, timeout=30)
+            value = proc.stdout.decode("utf-8", "surrogateescape").strip()
+        except (OSError, subprocess.SubprocessError):
+            value = ""
+        xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+        found.append(Path(value).expanduser() if value else Path(xdg) / "git" / "attributes")
+        found.append(Path("/etc/gitattributes"))
+        return [path for path in found if path.is_file()]
+
+    @property
+    def objects_dir(self) -> Path | None:
+        """The repository's ``objects`` directory (in the common git dir), or None outside git."""
+        return self.common_dir / "objects" if self.common_dir is not None else None
+
     def global_excludes(self) -> Path:
         """The user's global excludes file: ``core.excludesFile`` or git's default location."""
         env = Git(self.root, None, isolated=False).env
@@ -250,6 +335,35 @@ class ProjectRepo:
             path = Path(value).expanduser()
             return path if path.is_absolute() else self.root / path
         return default_global_excludes()
+
+
+#: One record of ``git ls-files -z --stage --debug``: ``<mode> <oid> <stage>TAB<path>NUL`` then the stat lines
+#: (git's ``ls-files.c`` ``print_debug``: ctime, mtime as ``sec:nsec``, dev and ino, uid and gid, size and flags).
+_DEBUG_RECORD = re.compile(
+    rb"(?P<mode>[0-7]{6}) (?P<oid>[0-9a-f]{40,64}) (?P<stage>[0-3])\t(?P<path>[^\0]*)\0"
+    rb"  ctime: (?P<cs>\d+):(?P<cn>\d+)\n  mtime: (?P<ms>\d+):(?P<mn>\d+)\n"
+    rb"  dev: \d+\tino: (?P<ino>\d+)\n  uid: \d+\tgid: \d+\n  size: (?P<size>\d+)\tflags: [0-9a-f]+\n")
+
+
+@dataclass(frozen=True)
+class IndexEntry:
+    """A file of the project's index with git's stat data (git keeps each field as 32 bits: seconds, inode and
+    size are the low 32 bits of the real values).
+
+    Attributes:
+        path: relative to the project root, ``/``-separated.
+        mode: ``100644``, ``100755``, ``120000`` or ``160000``.
+        oid: the blob (or, for a submodule, commit) id.
+        size, mtime_ns, ctime_ns, ino: as the index holds them.
+    """
+
+    path: str
+    mode: str
+    oid: str
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    ino: int
 
 
 def _index_entries(output: bytes, prefix: bytes) -> Iterator[tuple[bytes, bool]]:

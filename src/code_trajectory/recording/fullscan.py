@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,7 +51,8 @@ class FullScan:
 
 def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache: StatCache,
               base_tree: Callable[[], str | None], *, max_file_bytes: int,
-              progress: ProgressFn | None = None) -> FullScan:
+              progress: ProgressFn | None = None,
+              seed: Callable[[Mapping[str, FileInfo]], dict[str, str]] | None = None) -> FullScan:
     """Scan the whole work tree under ``root`` into a tree written to ``repo``.
 
     Args:
@@ -62,6 +63,8 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
         base_tree: called once the work tree is walked: the tree to compare with (the last recorded state).
         max_file_bytes: files larger than this are stored as a size note.
         progress: called with ``(phase, done, total)``.
+        seed: for an initial import (no base tree), called with the scan's files: the blob ids already known for
+            some of them (present in ``repo``), which are not read (:mod:`.index_seed`: the project's index).
 
     Raises:
         StorageError, GitError: objects cannot be written.
@@ -81,8 +84,12 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
     recorded = cached.entries() if rows_are_base else trees.list_files(repo, base)
     changes: dict[str, TreeEntry | None] = {path: None for path in recorded if path not in result.files}
     to_hash: list[FileInfo] = []
+    seeded = seed(result.files) if seed is not None and base is None else {}
+    reused: list[tuple[FileInfo, str]] = []
     for rel, info in result.files.items():
         oid = CachedScan.trusted(info, cached.rows.get(rel))
+        if oid is None and (oid := seeded.get(rel)) is not None:
+            reused.append((info, oid))
         if oid is None:
             to_hash.append(info)
         elif not rows_are_base and recorded.get(rel) != (entry := TreeEntry(info.mode, oid)):
@@ -98,7 +105,7 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
             elif recorded.get(rel) != written:
                 changes[rel] = written
         by_rel = {i.rel: i for i in to_hash}
-        hashed = [(by_rel[rel], e.oid) for rel, e in entries.items() if e is not None]
+        hashed = [(by_rel[rel], e.oid) for rel, e in entries.items() if e is not None] + reused
         if progress:
             progress("write", 0, len(changes))
         tree = trees.apply_changes(repo, base, changes) if changes or base is None else base

@@ -47,6 +47,7 @@ from code_trajectory.recording.blobs import write_blobs
 from code_trajectory.recording.commit_message import Snapshot, compose, mark_oversize
 from code_trajectory.recording.fullscan import FullScan, ProgressFn, full_scan
 from code_trajectory.recording.ignore import RecordingPolicy, SubtreePolicy
+from code_trajectory.recording.index_seed import seed_from_index
 from code_trajectory.recording.intent import IntentStore
 from code_trajectory.recording.opening import open_shadow_repository
 from code_trajectory.recording.recovery import RecoveryMixin, shadow_identity
@@ -368,7 +369,9 @@ class Recorder(RecoveryMixin):
         """Scan the whole work tree into a tree (see :func:`~code_trajectory.recording.fullscan.full_scan`)."""
         with self._lock:
             found = full_scan(self.root, self.policy, self.repo, self.stat_cache, self._base_tree,
-                              max_file_bytes=self.settings.max_file_bytes, progress=progress)
+                              max_file_bytes=self.settings.max_file_bytes, progress=progress,
+                              seed=lambda files: seed_from_index(self.project, self.repo, files,
+                                                                 max_file_bytes=self.settings.max_file_bytes))
             self._scanned_files = found.files
             return found
 

@@ -1,0 +1,145 @@
+"""Objects the project's own repository already holds, made available to the shadow repository by hard links.
+
+The initial import of a git project whose index is fresh need not read, hash and compress the files git already
+stored (issue 29: import what git already has). The shadow repository reuses the index's blob ids; the objects
+behind them are made present in ``.trajectory/objects`` by hard links to the project's own files:
+
+- every pack (``objects/pack/pack-<id>.pack`` with its ``.idx``, and ``.rev`` when present) is linked under the
+  same name: a pack and its index never change once written (gitformat-pack(5)), and a hard link is a second name
+  of the same inode, so the user's ``git gc --prune=now``, ``repack -ad`` or a history rewrite, which delete or
+  replace *their* names, leave ours whole. No ``objects/info/alternates`` is written: an alternate breaks as soon
+  as the other repository prunes;
+- a loose object (``objects/<2 hex>/<38 hex>``) a reused blob needs is linked the same way.
+
+Links are made only within one file system (``os.link``; ``EXDEV`` and every other failure leave the object to be
+hashed from the work tree instead) and never follow a symlink (a pack that is a symlink is not linked). What is
+linked is data that git validates when it reads it (pack checksums, object ids); nothing in it can run a program.
+The linked packs hold the project's whole history, at no extra disk cost while the project's own packs exist; the
+shadow's own maintenance (``git gc`` of ``.trajectory``) keeps only what the shadow history reaches.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+
+from code_trajectory.git.gitcmd import Git
+
+__all__ = ["link_loose_objects", "link_packs", "object_sizes"]
+
+log = logging.getLogger(__name__)
+
+#: The suffixes of a pack's files that are linked (the pack first: an index without its pack is never left).
+PACK_SUFFIXES = (".pack", ".rev", ".idx")
+
+
+def _link(source: Path, target: Path) -> bool:
+    """Hard-link ``source`` (a regular file, not through a symlink) as ``target``; False when it cannot be."""
+    try:
+        if not stat.S_ISREG(os.lstat(source).st_mode):
+            return False
+        os.link(source, target, follow_symlinks=False)
+    except FileExistsError:
+        return True
+    except OSError as exc:
+        log.debug("cannot link %s: %s", source, exc)
+        return False
+    return True
+
+
+def link_packs(source_objects: Path, target_objects: Path) -> int:
+    """Hard-link every pack of ``source_objects`` (a git ``objects`` directory) into ``target_objects``.
+
+    A pack is linked whole or not at all: its ``.pack`` (and ``.rev``) first, the ``.idx`` last (git only looks
+    at packs through their index), and a pack whose ``.idx`` cannot be linked has its other links removed.
+
+    Returns:
+        How many packs are now present in ``target_objects`` that came from ``source_objects``.
+    """
+    source_dir, target_dir = source_objects / "pack", target_objects / "pack"
+    try:
+        names = sorted(entry.name for entry in os.scandir(source_dir) if entry.name.endswith(".idx"))
+    except OSError:
+        return 0
+    target_dir.mkdir(parents=True, exist_ok=True)
+    linked = 0
+    for idx in names:
+        stem = idx[:-len(".idx")]
+        if not stem.startswith("pack-") or (source_dir / f"{stem}.promisor").exists():
+            continue  # a promisor pack belongs to a partial clone: its objects may be missing on purpose
+        made: list[Path] = []
+        complete = True
+        for suffix in PACK_SUFFIXES:
+            source = source_dir / f"{stem}{suffix}"
+            if suffix == ".rev" and not source.exists():
+                continue
+            target = target_dir / f"{stem}{suffix}"
+            if target.exists() or _link(source, target):
+                made.append(target)
+            else:
+                complete = False
+                break
+        if complete:
+            linked += 1
+        else:
+            for target in made:
+                with contextlib.suppress(OSError):
+                    target.unlink()
+    return linked
+
+
+def link_loose_objects(source_objects: Path, target_objects: Path, oids: Iterable[str]) -> int:
+    """Hard-link those of the objects ``oids`` that ``source_objects`` holds as loose objects into
+    ``target_objects`` (an object not loose there, or already present, is skipped).
+
+    Returns:
+        How many were linked.
+    """
+    source_root, target_root = os.fspath(source_objects), os.fspath(target_objects)
+    made_dirs: set[str] = set()
+    linked = 0
+    for oid in oids:
+        if len(oid) < 4 or oid.strip("0123456789abcdef"):
+            continue
+        head, tail = oid[:2], oid[2:]
+        source = os.path.join(source_root, head, tail)
+        if head not in made_dirs:
+            if not os.path.isdir(os.path.join(source_root, head)):
+                continue
+            os.makedirs(os.path.join(target_root, head), exist_ok=True)
+            made_dirs.add(head)
+        try:
+            if not stat.S_ISREG(os.lstat(source).st_mode):
+                continue
+            os.link(source, os.path.join(target_root, head, tail), follow_symlinks=False)
+        except FileExistsError:
+            continue
+        except OSError:
+            continue  # not loose there (packed, or missing): found in a pack, or hashed from the work tree
+        linked += 1
+    return linked
+
+
+def object_sizes(git: Git, oids: Iterable[str]) -> dict[str, tuple[str, int]]:
+    """``{oid: (type, size in bytes)}`` of the objects of ``git``'s repository among ``oids`` (missing ones left out).
+
+    One ``git cat-file --batch-check`` over all of them (read-only).
+
+    Raises:
+        GitError: git failed.
+    """
+    wanted = list(dict.fromkeys(oids))
+    if not wanted:
+        return {}
+    out = git.run(["cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)"],
+                  input="\n".join(wanted).encode("ascii") + b"\n").stdout
+    found: dict[str, tuple[str, int]] = {}
+    for line in out.decode("ascii", "replace").splitlines():
+        parts = line.split(" ")
+        if len(parts) == 3 and parts[2].isdigit():
+            found[parts[0]] = (parts[1], int(parts[2]))
+    return found

@@ -1,0 +1,123 @@
+"""The initial import reuses what the project's git index already knows (issue 29: import what git already has)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+from support import git, git_repo, server_command, subprocess_env, write
+
+
+def import_project(root: Path) -> None:
+    """The initial import, as a user starts it (``code-trajectory checkpoint``)."""
+    proc = subprocess.run([*server_command(), "checkpoint", "--project", str(root), "-m", "start"],
+                          env=subprocess_env(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+
+
+def recorded(root: Path) -> dict[str, str]:
+    """``{path: blob id}`` of the newest snapshot."""
+    out = git(root, "--git-dir=.trajectory", "ls-tree", "-r", "-z", "HEAD")
+    entries = {}
+    for record in out.split("\0"):
+        if record:
+            meta, _, path = record.partition("\t")
+            entries[path] = meta.split()[2]
+    return entries
+
+
+def work_tree_blobs(root: Path, paths: list[str]) -> dict[str, str]:
+    """What git computes from the bytes in the work tree (``hash-object --no-filters``)."""
+    out = git(root, "hash-object", "--no-filters", *paths)
+    return dict(zip(paths, out.split(), strict=True))
+
+
+def linked_objects(root: Path) -> int:
+    """Files in the shadow's objects directory that are hard links (a second name of the project's objects)."""
+    return sum(1 for p in (root / ".trajectory" / "objects").rglob("*") if p.is_file() and p.stat().st_nlink > 1)
+
+
+def a_library(root: Path, files: int = 60) -> Path:
+    git_repo(root, {f"pkg/m{i}.py": f"def f{i}():\n    return {i}\n" for i in range(files)},
+             branch="main", commit="initial")
+    return root
+
+
+def settle(root: Path) -> None:
+    """Make the index fresh and not racy, as it is some time after the last ``git status``."""
+    time.sleep(0.05)
+    git(root, "status", "--porcelain")
+
+
+def test_unchanged_tracked_files_come_from_the_index_and_every_file_is_recorded_as_the_work_tree_has_it(
+        tmp_path: Path) -> None:
+    root = a_library(tmp_path / "lib")
+    write(root, "pkg/m1.py", "def f1():\n    return 'edited, not staged'\n")
+    write(root, "pkg/m2.py", "def f2():\n    return 'staged, not committed'\n")
+    git(root, "add", "pkg/m2.py")
+    write(root, "notes.txt", "untracked\n")
+    settle(root)
+    import_project(root)
+    entries = recorded(root)
+    paths = sorted(p for p in entries if not p.startswith(".git"))
+    assert entries == {**entries, **work_tree_blobs(root, paths)}  # every recorded file is the work tree's bytes
+    assert {"pkg/m1.py", "pkg/m2.py", "notes.txt"} <= set(entries)
+    assert linked_objects(root) >= 50  # the unchanged files were not read again: their objects are git's own
+
+
+def test_packs_are_shared_by_hard_links_that_survive_gc_prune_and_a_rebase(tmp_path: Path) -> None:
+    root = a_library(tmp_path / "lib")
+    git(root, "gc", "-q")
+    settle(root)
+    import_project(root)
+    packs = list((root / ".trajectory" / "objects" / "pack").glob("pack-*.pack"))
+    assert packs and all(p.stat().st_nlink == 2 for p in packs)
+    before = recorded(root)
+    # the user rewrites their history and prunes everything unreachable
+    write(root, "pkg/m3.py", "def f3():\n    return 'rewritten'\n")
+    git(root, "commit", "-qam", "rewrite")
+    git(root, "rebase", "-q", "--exec", "true", "HEAD~1")
+    git(root, "commit", "-q", "--amend", "-m", "amended")
+    git(root, "reflog", "expire", "--expire=now", "--all")
+    git(root, "gc", "-q", "--prune=now", "--aggressive")
+    assert all(p.stat().st_nlink == 1 for p in packs)  # the project's own names are gone
+    fsck = subprocess.run(["git", "--git-dir", str(root / ".trajectory"), "fsck", "--full", "--no-dangling"],
+                          capture_output=True, text=True, env=subprocess_env())
+    assert fsck.returncode == 0, fsck.stderr
+    assert git(root, "--git-dir=.trajectory", "show", "HEAD:pkg/m3.py") == "def f3():\n    return 3\n"
+    assert recorded(root) == before
+
+
+def test_a_clean_filter_that_keeps_the_size_is_not_trusted(tmp_path: Path) -> None:
+    root = tmp_path / "lib"
+    git_repo(root, {".gitattributes": "*.txt filter=upper\n", "a.txt": "lower case text\n"}, branch="main")
+    git(root, "config", "filter.upper.clean", "tr a-z A-Z")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "initial")
+    assert git(root, "show", "HEAD:a.txt") == "LOWER CASE TEXT\n"  # the index holds the cleaned content
+    settle(root)
+    import_project(root)
+    assert git(root, "--git-dir=.trajectory", "show", "HEAD:a.txt") == "lower case text\n"
+
+
+def test_end_of_line_conversion_is_recorded_as_the_work_tree_has_it(tmp_path: Path) -> None:
+    root = tmp_path / "lib"
+    git_repo(root, {".gitattributes": "*.txt text eol=crlf\n", "a.txt": "one\ntwo\n"}, branch="main",
+             commit="initial")
+    os.remove(root / "a.txt")
+    git(root, "checkout", "--", "a.txt")  # written with CRLF, the index has LF
+    assert (root / "a.txt").read_bytes() == b"one\r\ntwo\r\n"
+    settle(root)
+    import_project(root)
+    shown = subprocess.run(["git", "--git-dir", str(root / ".trajectory"), "cat-file", "blob", "HEAD:a.txt"],
+                           capture_output=True, env=subprocess_env()).stdout
+    assert shown == b"one\r\ntwo\r\n"
+
+
+def test_a_project_without_git_imports_as_before(plain_dir: Path) -> None:
+    write(plain_dir, "a.py", "x = 1\n")
+    import_project(plain_dir)
+    assert git(plain_dir, "--git-dir=.trajectory", "show", "HEAD:a.py") == "x = 1\n"
+    assert linked_objects(plain_dir) == 0
