@@ -67,12 +67,14 @@ def _symbols(repo: ShadowRepo, oid: str, path: str) -> list[Symbol]:
     return symbols_for_blob(oid, path, lambda: load(oid)) or []
 
 
-def _text_of(repo: ShadowRepo, oid: str, symbol: Symbol | None) -> list[str]:
+def _text_of(repo: ShadowRepo, oid: str, symbol: Symbol | None) -> tuple[int, list[str]]:
+    """The symbol's first line (its doc comment's, when one is directly above it) and its lines."""
     if symbol is None or not oid or oid == ZERO_OID:
-        return []
+        return 0, []
     data = _load(repo)(oid) or b""
     lines = data.decode("utf-8", "replace").split("\n")
-    return lines[documented_start(symbol) - 1:symbol.end_line]
+    start = documented_start(symbol)
+    return start, lines[start - 1:symbol.end_line]
 
 
 def own_diff(repo: ShadowRepo, entry: log.FileVersion, old_name: str | None, new_name: str | None) -> str:
@@ -81,10 +83,9 @@ def own_diff(repo: ShadowRepo, entry: log.FileVersion, old_name: str | None, new
     old_path = change.old_path or entry.path
     old_symbol = next((s for s in _symbols(repo, change.old_oid, old_path) if s.name == old_name), None)
     new_symbol = next((s for s in _symbols(repo, change.new_oid, entry.path) if s.name == new_name), None)
-    old_lines, new_lines = _text_of(repo, change.old_oid, old_symbol), _text_of(repo, change.new_oid, new_symbol)
+    (start_old, old_lines), (start_new, new_lines) = (_text_of(repo, change.old_oid, old_symbol),
+                                                      _text_of(repo, change.new_oid, new_symbol))
     diff = list(difflib.unified_diff(old_lines, new_lines, lineterm="", n=SYMBOL_DIFF_CONTEXT))[2:]
-    start_old = documented_start(old_symbol) if old_symbol else 0
-    start_new = documented_start(new_symbol) if new_symbol else 0
     shifted = []
     for line in diff:
         if line.startswith("@@"):  # hunk positions relative to the file, not to the symbol
@@ -176,10 +177,10 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
 def _baseline(repo: ShadowRepo, entry: log.FileVersion, name: str, show: bool) -> SymbolVersion:
     """The symbol as its file's first recorded version had it: one line (its size, where it starts), or its body."""
     symbol = next((s for s in _symbols(repo, entry.change.new_oid, entry.path) if s.name == name), None)
-    lines = len(_text_of(repo, entry.change.new_oid, symbol))
+    start, lines = _text_of(repo, entry.change.new_oid, symbol)
     where = "when recording began" if entry.record.is_import or not entry.record.parents else "with its file"
-    note = (f"As first recorded ({where}): {lines} line{'s' if lines != 1 else ''}, starts at line "
-            f"{documented_start(symbol) if symbol else '?'}; its body: show_baseline=true (CLI `--baseline`).")
+    note = (f"As first recorded ({where}): {len(lines)} line{'s' if len(lines) != 1 else ''}, starts at line "
+            f"{start or '?'}; its body: show_baseline=true (CLI `--baseline`).")
     return SymbolVersion(entry, name, "as first recorded", own_diff(repo, entry, None, name) if show else "",
                          "" if show else note)
 
