@@ -64,8 +64,9 @@ def test_docstring_and_comment_edits_in_every_narrative_and_the_symbol_history(p
     symbol_out = cli("symbol", "src/cli.py", "echo", cwd=project)
     headings = [s.split("\n", 1)[0] for s in sections(symbol_out)]
     assert len(headings) == 4, symbol_out
-    assert headings[0].endswith("as first recorded"), headings  # the baseline: one line, no body
-    assert "As first recorded (when recording began): 4 lines, starts at line 4" in symbol_out
+    # the baseline: one line, no body
+    assert "as first recorded (when recording began: 4 lines, starts at line 4)" in headings[0]
+    assert "(its body: show_baseline=true, CLI `--baseline`)" in symbol_out
     assert "+def echo(text):" not in symbol_out
     assert "docstring of `echo` changed · checkpoint: Better help" in headings[1]
     assert "comment in `echo`: `# write it out` → `# write it, no newline` · checkpoint: Clarify" in headings[2]
@@ -73,7 +74,7 @@ def test_docstring_and_comment_edits_in_every_narrative_and_the_symbol_history(p
     assert '-    """Print TEXT."""' in sections(symbol_out)[1]
 
     full = cli("symbol", "src/cli.py", "echo", "--baseline", cwd=project)
-    assert "+def echo(text):" in full and '+    """Print TEXT."""' in full and "As first recorded" not in full
+    assert "+def echo(text):" in full and '+    """Print TEXT."""' in full and "show_baseline" not in full
 
 
 def test_a_checkpoint_name_is_the_heading_of_its_version_when_there_is_no_intent(project: Path) -> None:
@@ -108,6 +109,7 @@ async def test_doc_comments_occurrence_names_and_the_baseline_through_the_sdk_cl
         assert not result.is_error
         assert "doc comment of `greet` changed · checkpoint: Warmer docs, double" in text
         assert "- * Greets someone.\n+ * Greets someone warmly." in text  # the doc comment above it is its own
+        assert "as first recorded (when recording began: 6 lines, starts at line 1)" in text
         assert [v["what"] for v in result.structured_content["versions"]] == [
             "as first recorded", "doc comment of `greet` changed"]
 
@@ -120,4 +122,4 @@ async def test_doc_comments_occurrence_names_and_the_baseline_through_the_sdk_cl
         text = result.content[0].text
         assert "# Trajectory of the 2nd definition of `Context.invoke` (`Context.invoke@2`)" in text
         assert result.structured_content["symbol"] == "Context.invoke@2"  # the machine id stays in the data
-        assert "+    def invoke(self, x):" in text and "As first recorded" not in text
+        assert "+    def invoke(self, x):" in text and "show_baseline" not in text

@@ -42,7 +42,8 @@ class SymbolVersion:
         name: the symbol's qualified name in that version.
         what: ``modified``, ``docstring changed``, ``renamed from X``, ``added``, ``as first recorded`` ...
         diff: the unified diff of its own lines (empty for a baseline not asked for).
-        note: a one-line account shown instead of an empty diff (a baseline's size and first line).
+        note: what the heading adds to ``what`` (a baseline's size and first line: ``when recording began: 73
+            lines, starts at line 12``).
     """
 
     entry: log.FileVersion
@@ -179,10 +180,8 @@ def _baseline(repo: ShadowRepo, entry: log.FileVersion, name: str, show: bool) -
     symbol = next((s for s in _symbols(repo, entry.change.new_oid, entry.path) if s.name == name), None)
     start, lines = _text_of(repo, entry.change.new_oid, symbol)
     where = "when recording began" if entry.record.is_import or not entry.record.parents else "with its file"
-    note = (f"As first recorded ({where}): {len(lines)} line{'s' if len(lines) != 1 else ''}, starts at line "
-            f"{start or '?'}; its body: show_baseline=true (CLI `--baseline`).")
-    return SymbolVersion(entry, name, "as first recorded", own_diff(repo, entry, None, name) if show else "",
-                         "" if show else note)
+    note = f"{where}: {len(lines)} line{'s' if len(lines) != 1 else ''}, starts at line {start or '?'}"
+    return SymbolVersion(entry, name, "as first recorded", own_diff(repo, entry, None, name) if show else "", note)
 
 
 def why(record: log.CommitRecord, names: dict[str, list[str]]) -> tuple[str, str | None]:
@@ -248,16 +247,24 @@ def render(path: str, branch: str, name: str, versions: list[SymbolVersion], bud
     shown = f"`{name}`" if readable(name) == name else f"the {readable(name, quote=True)} (`{name}`)"
     head = f"# Trajectory of {shown} in `{path}`\nShadow branch `{branch}`: {len(versions)} change(s), oldest first."
     blocks = []
+    previous_intent = None
     for version in reversed(versions):
         record = version.entry.record
         label, intent = why(record, names or {})
-        line = f"## {fmt_time(record.time)} · `{record.oid[:12]}` · {version.what}{label}"
+        what = f"{version.what} ({version.note})" if version.note else version.what
+        line = f"## {fmt_time(record.time)} · `{record.oid[:12]}` · {what}{label}"
         if version.entry.path != path:
             line += f" (in `{version.entry.path}`)"
-        if intent:
+        if intent and intent != previous_intent:  # an intent is said where it starts, as in the file trajectory
             line += f"\n- Intent: {intent}"
-        blocks.append((line, f"```diff\n{version.diff}\n```" if version.diff else
-                       version.note or "(no textual change of its own)"))
+        previous_intent = intent or previous_intent
+        if version.diff:
+            body = f"```diff\n{version.diff}\n```"
+        elif version.what == "as first recorded":
+            body = "(its body: show_baseline=true, CLI `--baseline`)"
+        else:
+            body = "(no textual change of its own)"
+        blocks.append((line, body))
     limit = budget_tokens * CHARS_PER_TOKEN - len(head) - 300
     out, used, cut = [], sum(len(h) for h, _ in blocks), 0
     for heading, body in reversed(blocks):  # newest first keep their diffs
