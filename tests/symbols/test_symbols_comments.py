@@ -74,3 +74,10 @@ def test_occurrence_suffixes_read_as_ordinals() -> None:
     src = b"def f():\n    return 1\n\n\ndef f():\n    return 2\n"
     changes = compare("m.py", src, src.replace(b"return 2", b"return 3"))
     assert changes is not None and changes.modified == ("f@2",) and changes.summary() == "modified 2nd definition of f"
+
+
+def test_a_docstring_changed_with_the_imports_is_code_not_a_one_line_import_change() -> None:
+    src = b'import os\n\n\ndef f():\n    """Doc."""\n    return os.sep\n'
+    changes = compare("m.py", src, src.replace(b"import os", b"import os, sys").replace(b"Doc.", b"Docs."))
+    assert changes is not None and changes.kind == "code"
+    assert changes.summary() == "docstring of `f` changed; imports changed"

@@ -143,7 +143,7 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
             continue
         renamed_from = next((old for old, new in changes.renamed if new == current), None)
         if renamed_from is not None:
-            result.append(SymbolVersion(entry, current, f"renamed from {renamed_from}",
+            result.append(SymbolVersion(entry, current, f"renamed from {readable(renamed_from)}",
                                         own_diff(repo, entry, renamed_from, current)))
             current = renamed_from
             continue
@@ -166,7 +166,7 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
                     result.append(SymbolVersion(entry, current, "added", own_diff(repo, entry, None, current)))
                 break
             other_path, other_name = moved
-            result.append(SymbolVersion(entry, current, f"moved from {other_path} ({other_name})",
+            result.append(SymbolVersion(entry, current, f"moved from {other_path} ({readable(other_name)})",
                                         own_diff(repo, entry, None, current)))
             moves += 1
             current = other_name

@@ -59,7 +59,7 @@ class SymbolChanges:
         kind: one of :data:`CHANGE_KINDS`: ``added``/``deleted`` (one side is absent),
             ``unchanged`` (identical bytes), ``whitespace-only`` (same tokens and comments),
             ``comment-only`` (same code, comments differ), ``doc-only`` (same code, a docstring or doc
-            comment differs, other comments may too), ``import-only``
+            comment differs, other comments may too; with imports changed too it is ``code``), ``import-only``
             (only import statements differ in code), ``code``, or ``skipped`` (see ``skipped``).
         added, removed: every symbol only in the new / old version (children of an added
             class included; :meth:`summary` folds them into their parent).
@@ -293,8 +293,8 @@ def _diff(path: str, old: FileAnalysis, new: FileAnalysis, parents: dict[str, st
         comments = list(dict.fromkeys([*(e.symbol for e in edits if not e.doc and e.symbol is not None
                                           and e.symbol not in said),
                                        *(n for n in comments if n not in explained)]))
-        if kind == "comment-only" and (docs or module_doc):
-            kind = "doc-only"
+        if docs or module_doc:  # a docstring is code (a CLI's --help): never a one-line cosmetic change
+            kind = {"comment-only": "doc-only", "import-only": "code"}.get(kind, kind)
     return SymbolChanges(
         path, new.language, kind,
         added=tuple(s.name for s in added), removed=tuple(s.name for s in removed),
