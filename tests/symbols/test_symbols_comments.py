@@ -81,3 +81,19 @@ def test_a_docstring_changed_with_the_imports_is_code_not_a_one_line_import_chan
     changes = compare("m.py", src, src.replace(b"import os", b"import os, sys").replace(b"Doc.", b"Docs."))
     assert changes is not None and changes.kind == "code"
     assert changes.summary() == "docstring of `f` changed; imports changed"
+
+
+def test_a_docstring_and_a_comment_of_one_function_are_told_apart() -> None:
+    src = b'def f():\n    """Doc."""\n    return 1\n'
+    new = b'def f():\n    """Doc, longer."""\n    # then a comment\n    return 1\n'
+    changes = compare("m.py", src, new)
+    assert changes is not None
+    assert [(e.doc, e.old, e.new) for e in changes.comment_edits] == [
+        (True, '"""Doc."""', '"""Doc, longer."""'), (False, None, "# then a comment")]
+    assert changes.summary() == "docstring of `f` changed; comment added in `f`: `# then a comment`"
+    # a docstring and a comment of one function both changed: each is paired with its own kind
+    src = b'def f():\n    """Doc."""\n    # old note\n    return 1\n'
+    new = b'def f():\n    """Docs."""\n    # new note\n    return 1\n'
+    changes = compare("m.py", src, new)
+    assert changes is not None
+    assert changes.summary() == "docstring of `f` changed; comment in `f`: `# old note` → `# new note`"

@@ -101,8 +101,10 @@ def comment_edits(old: FileAnalysis, new: FileAnalysis, old_to_new: dict[str, st
         gone.setdefault(before[n].symbol, []).append(before[n])
     edits: list[tuple[int, CommentEdit]] = []
     for c in added:
-        mine = gone.get(c.symbol)
-        o = mine.pop(0) if mine else None
+        mine = gone.get(c.symbol) or []
+        o = next((x for x in mine if x.doc == c.doc), mine[0] if mine else None)  # a docstring pairs a docstring
+        if o is not None:
+            mine.remove(o)
         doc = c.doc or (o is not None and o.doc)
         edits.append((c.start, CommentEdit(c.symbol, doc, _text(o), _text(c))))
     for rest in gone.values():
