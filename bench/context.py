@@ -9,7 +9,11 @@ file at each commit, at its path of that commit). Then, over the same newest ``-
 * changed-symbol recall: for every version, the functions and classes whose lines changed (for Python
   computed independently with ``ast``; for other languages from the tree-sitter spans of
   ``code_trajectory.symbols``), and how many of them our answer names in that version's section;
-* the newest change's lines: how many of its added and removed lines our answer shows.
+* the newest change's lines: how many of its added and removed lines our answer shows;
+* docstring and comment changes (Python files, found independently with ``ast`` and ``tokenize``): the
+  functions, classes and modules whose docstring changed, and how many of them our answer names in that
+  version's section (``docstring of `X` changed``, or ``X`` said modified); the comments added or changed, and
+  how many of them our answer shows (quoted, ``comment in `X`: `# old` → `# new```, or in a diff it shows).
 
 Usage: python bench/context.py [--depth 10] [--commits 14] [REPO:PATH ...]
 """
@@ -147,12 +151,69 @@ def measure(case: str, depth: int, commits: int) -> dict:
         named += len(found)
         if os.environ.get("CONTEXT_DEBUG") and names - found:
             print(f"  missed in {sha[:10]}: {sorted(names - found)}", file=sys.stderr)
+    docs, comments = _docs_and_comments_named(shown, sections, previous, len(contents))
     newest_old = previous.get(len(contents) - 1, "")
     newest_lines = [line for line in _diff_lines(newest_old, contents[-1][2]) if line.strip()]
     last_section = sections[-1] if sections else ""
     shown_lines = sum(1 for line in newest_lines if line in last_section)
     return {"case": f"{Path(repo).parent.name.replace('+', '/')}:{path}", "ours": len(answer) // 4,
-            "git_log_p": len(baseline) // 4, "symbols": (named, wanted), "newest": (shown_lines, len(newest_lines))}
+            "git_log_p": len(baseline) // 4, "symbols": (named, wanted), "newest": (shown_lines, len(newest_lines)),
+            "docstrings": docs, "comments": comments}
+
+
+def docstrings(text: str) -> dict[str, str]:
+    """Qualified name (``<module>`` for the module) -> docstring of every function, class and the module (``ast``)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return {}
+    found = {"<module>": ast.get_docstring(tree, clean=False) or ""}
+
+    def walk(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                found[name] = ast.get_docstring(child, clean=False) or ""
+                walk(child, name + ".")
+
+    walk(tree, "")
+    return found
+
+
+def comments(text: str) -> list[str]:
+    """The text of every ``#`` comment of a Python source, in order (``tokenize``)."""
+    import io
+    import tokenize
+
+    try:
+        return [t.string for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type == tokenize.COMMENT]
+    except (tokenize.TokenError, SyntaxError):
+        return []
+
+
+def _docs_and_comments_named(shown: list, sections: list[str], previous: dict[int, str],
+                             total: int) -> tuple[tuple[int, int], tuple[int, int]]:
+    """``((docstrings named, changed), (comments named, changed))`` over the shown versions of a Python file."""
+    from collections import Counter
+
+    docs_named = docs_wanted = comments_named = comments_wanted = 0
+    for (_, p, text), section, index in zip(shown, sections, range(total - len(sections), total)):
+        old = previous.get(index)
+        if not p.endswith(".py") or old is None:
+            continue
+        before, after = docstrings(old), docstrings(text)
+        for name in after:
+            if name in before and before[name] != after[name]:
+                docs_wanted += 1
+                short = name.split(".")[-1]
+                said = (f"`{name}`" in section and "docstring" in section) or (
+                    name == "<module>" and "module docstring" in section) or re.search(
+                    rf"modified [^\n]*\b{re.escape(short)}\b", section) is not None
+                docs_named += said
+        changed = Counter(comments(text)) - Counter(comments(old))
+        comments_wanted += sum(changed.values())
+        comments_named += sum(n for c, n in changed.items() if c in section)  # quoted, or in a diff shown
+    return (docs_named, docs_wanted), (comments_named, comments_wanted)
 
 
 def _diff_lines(old: str, new: str) -> list[str]:
@@ -169,15 +230,20 @@ def main() -> int:
     parser.add_argument("--commits", type=int, default=14)
     args = parser.parse_args()
     print("| file | ours (tokens) | git log -p (tokens) | ratio | changed symbols named | newest change's lines "
-          "shown |\n|---|---|---|---|---|---|")
+          "shown | docstring changes named | changed comments said |\n|---|---|---|---|---|---|---|---|")
     for case in args.cases:
         if not Path(case.rsplit(":", 1)[0]).exists():
-            print(f"| {case} | (repository not found: skipped) | | | | |")
+            print(f"| {case} | (repository not found: skipped) | | | | | | |")
             continue
         r = measure(case, args.depth, args.commits)
         print(f"| {r['case']} | {r['ours']:,} | {r['git_log_p']:,} | {r['git_log_p'] / max(r['ours'], 1):.2f}x fewer "
-              f"| {r['symbols'][0]} / {r['symbols'][1]} | {r['newest'][0]} / {r['newest'][1]} |", flush=True)
+              f"| {r['symbols'][0]} / {r['symbols'][1]} | {r['newest'][0]} / {r['newest'][1]} "
+              f"| {_pair(r['docstrings'])} | {_pair(r['comments'])} |", flush=True)
     return 0
+
+
+def _pair(counts: tuple[int, int]) -> str:
+    return f"{counts[0]} / {counts[1]}" if counts[1] else "-"
 
 
 if __name__ == "__main__":

@@ -119,12 +119,17 @@ def test_reindenting_into_a_block_is_code_not_whitespace():
     assert changes.kind == "code" and changes.modified == ("Serializer.dumps",)
 
 
-def test_comment_and_docstring_changes_are_comment_only():
+def test_a_comment_change_is_comment_only_and_a_docstring_change_is_its_symbols():
     comment = compare("s.py", BASE, edit("# parse the payload", "# parse the JSON payload"))
     assert comment.kind == "comment-only"
     assert comment.comments_changed == ("Serializer.loads",) and comment.modified == ()
+    assert comment.summary() == ("comment-only; comment in `Serializer.loads`: `# parse the payload` → "
+                                 "`# parse the JSON payload`")
     doc = compare("s.py", BASE, edit('"""Serialises with a salt."""', '"""Serialises, salted."""'))
-    assert doc.kind == "comment-only" and doc.comments_changed == ("Serializer",)
+    assert doc.kind == "doc-only" and doc.docs_changed == ("Serializer",) and doc.comments_changed == ()
+    assert doc.summary() == "docstring of `Serializer` changed"
+    assert [(e.symbol, e.doc, e.old, e.new) for e in doc.comment_edits] == [
+        ("Serializer", True, '"""Serialises with a salt."""', '"""Serialises, salted."""')]
 
 
 def test_string_contents_are_code_even_when_only_spaces_differ():

@@ -1,7 +1,9 @@
 """Golden results: ``compare`` and ``extract`` on ~450 generated edits across the 11 languages.
 
 The expected results in ``golden_compare.json`` were produced by the first, eager
-implementation of the package (every key hashed at analysis time, commit ``ef70917``).
+implementation of the package (every key hashed at analysis time, commit ``ef70917``), and
+regenerated once when docstrings and doc comments became changes of their symbols
+(``doc-only``, ``docs_changed``, short comments quoted in the summary, ``@N`` read as ordinals).
 They pin the observable semantics (innermost reporting, renames, moves, reformatted,
 comments-only, import-only, overload naming, line spans) so that a faster implementation
 can be checked against them edit by edit.
@@ -94,6 +96,7 @@ def describe(changes) -> dict:
         "kind": changes.kind, "added": list(changes.added), "removed": list(changes.removed),
         "modified": list(changes.modified), "renamed": [list(r) for r in changes.renamed],
         "reformatted": list(changes.reformatted), "comments_changed": list(changes.comments_changed),
+        "docs_changed": list(changes.docs_changed),
         "moved": list(changes.moved), "imports_changed": changes.imports_changed,
         "top_level_changed": changes.top_level_changed, "skipped": changes.skipped,
         "has_errors": changes.has_errors,

@@ -62,6 +62,8 @@ def symbol_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("filepath", metavar="PATH", help="file path relative to the project root")
     parser.add_argument("symbol", metavar="SYMBOL", help="function, class or method, e.g. Serializer.loads")
     parser.add_argument("--depth", type=int, default=10, help="number of changes (default 10)")
+    parser.add_argument("--baseline", action="store_true",
+                        help="show the symbol's body as first recorded (default: one line, its size and first line)")
     _branch_option(parser)
 
 
@@ -70,7 +72,8 @@ def symbol(args: argparse.Namespace) -> int:
     from code_trajectory.history import service
 
     return print_with_session(args.project, lambda s: service.symbol_trajectory(s, args.filepath, args.symbol,
-                                                                                args.depth, args.branch),
+                                                                                args.depth, args.branch,
+                                                                                show_baseline=args.baseline),
                               create=False)
 
 

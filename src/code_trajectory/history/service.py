@@ -216,7 +216,7 @@ def session_summary(session: ProjectSession, recap: str | None = None, notices: 
 
 
 def symbol_trajectory(session: ProjectSession, filepath: str, symbol: str, depth: int = 10,
-                      branch: str | None = None) -> str:
+                      branch: str | None = None, show_baseline: bool = False) -> str:
     """The versions in which one function, class or method changed, each with only its own diff.
 
     Args:
@@ -225,6 +225,7 @@ def symbol_trajectory(session: ProjectSession, filepath: str, symbol: str, depth
         symbol: the qualified name (``Serializer.loads``) or an unambiguous short one (``loads``).
         depth: changes shown at most, 1 to :data:`MAX_DEPTH`.
         branch: a recorded branch; None for the current one.
+        show_baseline: show the symbol's body as first recorded instead of one line (its size, first line).
 
     Raises:
         InvalidArgumentError: a bad path, depth or branch; no such symbol (the closest names are listed).
@@ -238,8 +239,10 @@ def symbol_trajectory(session: ProjectSession, filepath: str, symbol: str, depth
     tip = session.recorder.latest_commit(branch)
     if tip is None:
         raise InvalidArgumentError("nothing is recorded yet: there is no symbol history to show")
-    name, found = symbol_history.trace(session.recorder.repo, tip, rel, symbol.strip(), depth)
-    return symbol_history.render(rel, branch, name, found, session.settings.token_budget)
+    repo = session.recorder.repo
+    name, found = symbol_history.trace(repo, tip, rel, symbol.strip(), depth, show_baseline=show_baseline)
+    return symbol_history.render(rel, branch, name, found, session.settings.token_budget,
+                                 symbol_history.named_points(repo))
 
 
 def search_trajectory(session: ProjectSession, query: str, regex: bool = False, path: str | None = None,

@@ -1,5 +1,11 @@
 """One symbol's trajectory: the versions in which a function, class or method changed, each with only its own diff.
 
+A version counts when the symbol's code, its docstring or doc comment, or a comment in it changed. Its own lines
+include the doc comment directly above it (JSDoc, Javadoc, Go). The version where the symbol first appears in the
+file's first recorded version is its baseline, not an addition (it existed before, or came with its file): it is
+said in one line (size, first line) unless asked for its body. Each heading says why: the snapshot's intent, the
+checkpoint's name (or a named point on the snapshot), or the git operation.
+
 The symbol is followed backwards from the newest version: across renames inside the file (a removed and an
 added symbol with the same body, see :mod:`code_trajectory.symbols`) and, where it is detectable, across a
 move to another file in the same snapshot (it was added here while a symbol with the same body was removed
@@ -9,15 +15,17 @@ from another file of that snapshot): then its history continues in that file.
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 
 from code_trajectory.core.answer import Answer
 from code_trajectory.core.errors import InvalidArgumentError
-from code_trajectory.git import log
+from code_trajectory.git import log, points
 from code_trajectory.git.shadow import ZERO_OID, ShadowRepo
 from code_trajectory.history.narrative import CHARS_PER_TOKEN, fit, fmt_time
 from code_trajectory.history.versions import symbol_changes
-from code_trajectory.symbols import Symbol, closest_names, find, language_for, symbols_for_blob
+from code_trajectory.symbols import Symbol, closest_names, find, language_for, readable, symbols_for_blob
+from code_trajectory.symbols.comments import describe_comments, documented_start
 
 #: Context lines around the changes of a symbol's own diff.
 SYMBOL_DIFF_CONTEXT = 2
@@ -27,12 +35,22 @@ MAX_MOVES = 10
 
 @dataclass
 class SymbolVersion:
-    """One version in which the symbol changed: what happened and its own diff."""
+    """One version in which the symbol changed: what happened and its own diff.
+
+    Attributes:
+        entry: the commit and the file's change in it.
+        name: the symbol's qualified name in that version.
+        what: ``modified``, ``docstring changed``, ``renamed from X``, ``added``, ``as first recorded`` ...
+        diff: the unified diff of its own lines (empty for a baseline not asked for).
+        note: what the heading adds to ``what`` (a baseline's size and first line: ``when recording began: 73
+            lines, starts at line 12``).
+    """
 
     entry: log.FileVersion
     name: str
     what: str
     diff: str
+    note: str = ""
 
 
 def _load(repo: ShadowRepo):
@@ -50,12 +68,14 @@ def _symbols(repo: ShadowRepo, oid: str, path: str) -> list[Symbol]:
     return symbols_for_blob(oid, path, lambda: load(oid)) or []
 
 
-def _text_of(repo: ShadowRepo, oid: str, symbol: Symbol | None) -> list[str]:
+def _text_of(repo: ShadowRepo, oid: str, symbol: Symbol | None) -> tuple[int, list[str]]:
+    """The symbol's first line (its doc comment's, when one is directly above it) and its lines."""
     if symbol is None or not oid or oid == ZERO_OID:
-        return []
+        return 0, []
     data = _load(repo)(oid) or b""
     lines = data.decode("utf-8", "replace").split("\n")
-    return lines[symbol.start_line - 1:symbol.end_line]
+    start = documented_start(symbol)
+    return start, lines[start - 1:symbol.end_line]
 
 
 def own_diff(repo: ShadowRepo, entry: log.FileVersion, old_name: str | None, new_name: str | None) -> str:
@@ -64,10 +84,9 @@ def own_diff(repo: ShadowRepo, entry: log.FileVersion, old_name: str | None, new
     old_path = change.old_path or entry.path
     old_symbol = next((s for s in _symbols(repo, change.old_oid, old_path) if s.name == old_name), None)
     new_symbol = next((s for s in _symbols(repo, change.new_oid, entry.path) if s.name == new_name), None)
-    old_lines, new_lines = _text_of(repo, change.old_oid, old_symbol), _text_of(repo, change.new_oid, new_symbol)
+    (start_old, old_lines), (start_new, new_lines) = (_text_of(repo, change.old_oid, old_symbol),
+                                                      _text_of(repo, change.new_oid, new_symbol))
     diff = list(difflib.unified_diff(old_lines, new_lines, lineterm="", n=SYMBOL_DIFF_CONTEXT))[2:]
-    start_old = old_symbol.start_line if old_symbol else 0
-    start_new = new_symbol.start_line if new_symbol else 0
     shifted = []
     for line in diff:
         if line.startswith("@@"):  # hunk positions relative to the file, not to the symbol
@@ -80,8 +99,12 @@ def own_diff(repo: ShadowRepo, entry: log.FileVersion, old_name: str | None, new
     return "\n".join(shifted)
 
 
-def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int) -> tuple[str, list[SymbolVersion]]:
+def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
+          show_baseline: bool = False) -> tuple[str, list[SymbolVersion]]:
     """Follow ``symbol`` (qualified or an unambiguous short name) in ``path`` back from ``tip``.
+
+    ``show_baseline``: give the baseline (the symbol in its file's first recorded version) its whole body as a
+    diff instead of one line.
 
     Returns:
         ``(qualified name now, versions newest first, at most depth)``.
@@ -120,27 +143,78 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int) -> tup
             continue
         renamed_from = next((old for old, new in changes.renamed if new == current), None)
         if renamed_from is not None:
-            result.append(SymbolVersion(entry, current, f"renamed from {renamed_from}",
+            result.append(SymbolVersion(entry, current, f"renamed from {readable(renamed_from)}",
                                         own_diff(repo, entry, renamed_from, current)))
             current = renamed_from
             continue
         if current in changes.modified:
             result.append(SymbolVersion(entry, current, "modified", own_diff(repo, entry, current, current)))
+        elif current in changes.docs_changed or current in changes.comments_changed:
+            mine = tuple(e for e in changes.comment_edits if e.symbol == current)
+            what = "; ".join(describe_comments(mine, changes.language, (current,)
+                                               if current in changes.comments_changed else ()))
+            result.append(SymbolVersion(entry, current, what or "comments changed",
+                                        own_diff(repo, entry, current, current)))
         elif current in changes.removed:
             result.append(SymbolVersion(entry, current, "removed", own_diff(repo, entry, current, None)))
         elif current in changes.added:
             moved = _moved_from(repo, entry, current) if moves < MAX_MOVES else None
             if moved is None:
-                result.append(SymbolVersion(entry, current, "added", own_diff(repo, entry, None, current)))
+                if not entries and entry.change.old_oid in ("", ZERO_OID):  # the file's first recorded version
+                    result.append(_baseline(repo, entry, current, show_baseline))
+                else:
+                    result.append(SymbolVersion(entry, current, "added", own_diff(repo, entry, None, current)))
                 break
             other_path, other_name = moved
-            result.append(SymbolVersion(entry, current, f"moved from {other_path} ({other_name})",
+            result.append(SymbolVersion(entry, current, f"moved from {other_path} ({readable(other_name)})",
                                         own_diff(repo, entry, None, current)))
             moves += 1
             current = other_name
             parent = entry.record.parents[0] if entry.record.parents else None
             entries = log.file_history(repo, parent, other_path) if parent else []
     return name, result
+
+
+def _baseline(repo: ShadowRepo, entry: log.FileVersion, name: str, show: bool) -> SymbolVersion:
+    """The symbol as its file's first recorded version had it: one line (its size, where it starts), or its body."""
+    symbol = next((s for s in _symbols(repo, entry.change.new_oid, entry.path) if s.name == name), None)
+    start, lines = _text_of(repo, entry.change.new_oid, symbol)
+    where = "when recording began" if entry.record.is_import or not entry.record.parents else "with its file"
+    note = f"{where}: {len(lines)} line{'s' if len(lines) != 1 else ''}, starts at line {start or '?'}"
+    return SymbolVersion(entry, name, "as first recorded", own_diff(repo, entry, None, name) if show else "", note)
+
+
+def why(record: log.CommitRecord, names: dict[str, list[str]]) -> tuple[str, str | None]:
+    """Why a snapshot was taken, for a heading: ``(label, intent)``.
+
+    ``label`` is `` · checkpoint: <name>`` (the checkpoint's own name, else the named points on the snapshot), or
+    `` · [CHECKOUT] … by git`` for a git operation, or `` · restore`` / `` · consolidation``, else empty;
+    ``intent`` is the snapshot's intent or None. ``names``: named points by commit (:func:`named_points`).
+    """
+    label = ""
+    named = [record.checkpoint_note] if record.checkpoint_note else names.get(record.oid, [])
+    if named:
+        label = f" · checkpoint: {'; '.join(dict.fromkeys(named))}"
+    elif record.is_git_operation:
+        label = f" · {record.subject.split(' - ')[0]} by git"
+    elif record.kind == "restore":
+        label = " · restore"
+    elif record.is_consolidation:
+        label = " · consolidation"
+    return label, record.intent
+
+
+#: The name :func:`code_trajectory.git.points.name_point` gives a checkpoint called without a message: it says no why.
+_DEFAULT_POINT_NAME = re.compile(r"checkpoint \d\d:\d\d:\d\d")
+
+
+def named_points(repo: ShadowRepo) -> dict[str, list[str]]:
+    """The names of the named points (checkpoints) by the commit they name, oldest first (default names left out)."""
+    found: dict[str, list[str]] = {}
+    for point in reversed(points.points(repo)):
+        if not _DEFAULT_POINT_NAME.fullmatch(point.message):
+            found.setdefault(point.commit, []).append(point.message)
+    return found
 
 
 def _moved_from(repo: ShadowRepo, entry: log.FileVersion, name: str) -> tuple[str, str] | None:
@@ -163,18 +237,34 @@ def _moved_from(repo: ShadowRepo, entry: log.FileVersion, name: str) -> tuple[st
     return None
 
 
-def render(path: str, branch: str, name: str, versions: list[SymbolVersion], budget_tokens: int) -> Answer:
-    """Markdown of a symbol's versions, oldest first; the oldest diffs are dropped first to fit the budget."""
-    head = f"# Trajectory of `{name}` in `{path}`\nShadow branch `{branch}`: {len(versions)} change(s), oldest first."
+def render(path: str, branch: str, name: str, versions: list[SymbolVersion], budget_tokens: int,
+           names: dict[str, list[str]] | None = None) -> Answer:
+    """Markdown of a symbol's versions, oldest first; the oldest diffs are dropped first to fit the budget.
+
+    ``names``: named points by commit (:func:`named_points`), said in the headings of snapshots without a
+    checkpoint name of their own.
+    """
+    shown = f"`{name}`" if readable(name) == name else f"the {readable(name, quote=True)} (`{name}`)"
+    head = f"# Trajectory of {shown} in `{path}`\nShadow branch `{branch}`: {len(versions)} change(s), oldest first."
     blocks = []
+    previous_intent = None
     for version in reversed(versions):
         record = version.entry.record
-        line = f"## {fmt_time(record.time)} · `{record.oid[:12]}` · {version.what}"
+        label, intent = why(record, names or {})
+        what = f"{version.what} ({version.note})" if version.note else version.what
+        line = f"## {fmt_time(record.time)} · `{record.oid[:12]}` · {what}{label}"
         if version.entry.path != path:
             line += f" (in `{version.entry.path}`)"
-        if record.intent:
-            line += f"\n- Intent: {record.intent}"
-        blocks.append((line, f"```diff\n{version.diff}\n```" if version.diff else "(no textual change of its own)"))
+        if intent and intent != previous_intent:  # an intent is said where it starts, as in the file trajectory
+            line += f"\n- Intent: {intent}"
+        previous_intent = intent or previous_intent
+        if version.diff:
+            body = f"```diff\n{version.diff}\n```"
+        elif version.what == "as first recorded":
+            body = "(its body: show_baseline=true, CLI `--baseline`)"
+        else:
+            body = "(no textual change of its own)"
+        blocks.append((line, body))
     limit = budget_tokens * CHARS_PER_TOKEN - len(head) - 300
     out, used, cut = [], sum(len(h) for h, _ in blocks), 0
     for heading, body in reversed(blocks):  # newest first keep their diffs
@@ -189,5 +279,7 @@ def render(path: str, branch: str, name: str, versions: list[SymbolVersion], bud
         text += f"\n\n_{cut} older diff(s) left out to fit the budget; call with a smaller depth._"
     data = {"path": path, "symbol": name, "branch": branch, "versions": [
         {"commit": v.entry.record.oid, "time": v.entry.record.time.isoformat(), "what": v.what, "name": v.name,
-         "path": v.entry.path, "intent": v.entry.record.intent} for v in reversed(versions)]}
+         "path": v.entry.path, "intent": v.entry.record.intent,
+         "checkpoint": v.entry.record.checkpoint_note or "; ".join((names or {}).get(v.entry.record.oid, [])) or None}
+        for v in reversed(versions)]}
     return Answer(fit(text, budget_tokens), data)

@@ -81,11 +81,14 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
         symbol: Annotated[str, Field(description="Function, class or method, e.g. 'Serializer.loads'")],
         ctx: Context,
         depth: Annotated[int, Field(description=f"Changes, 1 to {MAX_DEPTH}")] = 10,
+        show_baseline: Annotated[bool, Field(description="Show its body as first recorded, not one line")] = False,
     ) -> str:
-        """The versions in which one function, class or method changed, each with only its own diff; follows
-        renames and moves to another file."""
+        """The versions in which one function, class or method changed (code, docstring, comments), each with only
+        its own diff; follows renames and moves to another file. Its first recorded state is one line unless
+        show_baseline."""
         session = await app.session_for(ctx)
-        return await read(session, lambda: service.symbol_trajectory(session, filepath, symbol, depth))
+        return await read(session, lambda: service.symbol_trajectory(session, filepath, symbol, depth,
+                                                             show_baseline=show_baseline))
 
     @tool(mcp, READ_ONLY)
     async def search_trajectory(

@@ -16,7 +16,7 @@ from datetime import datetime
 from code_trajectory.git import log
 from code_trajectory.git.messages import FileChange
 from code_trajectory.git.shadow import ZERO_OID, ShadowRepo, oversize_size
-from code_trajectory.symbols import SymbolChanges, compare_blobs, language_for
+from code_trajectory.symbols import SymbolChanges, compare_blobs, language_for, readable
 
 #: Lines of git's diff header that repeat what the version's heading already says.
 _HEADER_LINE = re.compile(r"^(diff --git |index [0-9a-f]|--- |\+\+\+ |similarity index |rename from |rename to |"
@@ -78,7 +78,8 @@ class Version:
 
 def describe_symbols(changes: SymbolChanges) -> str:
     """One line naming every changed symbol: modified, added and removed (with their members), renamed,
-    then what changed outside symbols (imports, top-level code) and cosmetic changes."""
+    then what changed outside symbols (imports, top-level code), docstrings and comments (a short comment quoted),
+    and cosmetic changes. A name with an occurrence suffix reads as such (``3rd definition of Context.invoke``)."""
     parts = []
 
     def grouped(names: tuple[str, ...]) -> list[str]:
@@ -94,11 +95,12 @@ def describe_symbols(changes: SymbolChanges) -> str:
             else:
                 members.setdefault(parent, []).append(name[len(parent) + 1:] if name.startswith(parent + ".")
                                                       else name)
-        return [f"{n} ({', '.join(members[n])})" if n in members else n for n in tops]
+        return [f"{readable(n)} ({', '.join(readable(m) for m in members[n])})" if n in members else readable(n)
+                for n in tops]
 
-    for label, names in (("modified", list(changes.modified)), ("added", grouped(changes.added)),
+    for label, names in (("modified", [readable(n) for n in changes.modified]), ("added", grouped(changes.added)),
                          ("removed", grouped(changes.removed)),
-                         ("renamed", [f"{a} -> {b}" for a, b in changes.renamed])):
+                         ("renamed", [f"{readable(a)} -> {readable(b)}" for a, b in changes.renamed])):
         if names:
             parts.append(f"{label} {', '.join(names)}")
     if changes.kind not in ("added", "deleted"):
@@ -106,10 +108,10 @@ def describe_symbols(changes: SymbolChanges) -> str:
             parts.append("imports changed")
         if changes.top_level_changed:
             parts.append("top-level code changed")
-    for label, symbols in (("moved", changes.moved), ("reformatted", changes.reformatted),
-                           ("comments changed in", changes.comments_changed)):
+    parts += changes.comment_parts()
+    for label, symbols in (("moved", changes.moved), ("reformatted", changes.reformatted)):
         if symbols:
-            parts.append(f"{label} {', '.join(symbols)}")
+            parts.append(f"{label} {', '.join(readable(n) for n in symbols)}")
     return "; ".join(parts)
 
 

@@ -32,13 +32,15 @@ from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
 from .base import FileAnalysis, Symbol, short_name
+from .comments import CommentEdit, comment_edits, describe_comments
+from .lookup import readable
 from .registry import language_for
 from .same import same_body, same_imports, same_own, same_top, same_top_text
 from .same import same_comments as same_comments_everywhere
 
 #: Values of :attr:`SymbolChanges.kind`.
-CHANGE_KINDS = ("unchanged", "added", "deleted", "whitespace-only", "comment-only", "import-only", "code",
-                "skipped")
+CHANGE_KINDS = ("unchanged", "added", "deleted", "whitespace-only", "comment-only", "doc-only", "import-only",
+                "code", "skipped")
 
 _ALIAS = re.compile(r"(\([^()]*\)|@\d+)$")
 _TRAIT_FORM = re.compile(r"<([^<>]*?) as [^<>]*>::")
@@ -56,14 +58,21 @@ class SymbolChanges:
         language: the language module's name.
         kind: one of :data:`CHANGE_KINDS`: ``added``/``deleted`` (one side is absent),
             ``unchanged`` (identical bytes), ``whitespace-only`` (same tokens and comments),
-            ``comment-only`` (same code, comments or docstrings differ), ``import-only``
+            ``comment-only`` (same code, comments differ), ``doc-only`` (same code, a docstring or doc
+            comment differs, other comments may too; with imports changed too it is ``code``), ``import-only``
             (only import statements differ in code), ``code``, or ``skipped`` (see ``skipped``).
         added, removed: every symbol only in the new / old version (children of an added
             class included; :meth:`summary` folds them into their parent).
         modified: symbols whose own code changed (innermost, see module docstring).
         renamed: ``(old, new)`` pairs with an unchanged body.
         reformatted: symbols whose own text changed in whitespace only.
-        comments_changed: symbols whose own comments or docstring changed (code unchanged).
+        comments_changed: symbols whose own comments changed (code unchanged; docstrings and doc comments
+            are in ``docs_changed``).
+        docs_changed: symbols whose docstring (Python) or doc comment (``/** */``, ``///``, see
+            :mod:`.comments`) changed, their code unchanged.
+        module_doc_changed: the module's docstring changed.
+        comment_edits: every comment, docstring and doc comment that changed, with its text (see
+            :class:`~code_trajectory.symbols.comments.CommentEdit`); empty when no comment changed.
         moved: symbols whose order among their siblings changed.
         imports_changed: import statements at file/namespace level differ.
         top_level_changed: code outside every symbol (imports excluded) differs.
@@ -82,6 +91,9 @@ class SymbolChanges:
     renamed: tuple[tuple[str, str], ...] = ()
     reformatted: tuple[str, ...] = ()
     comments_changed: tuple[str, ...] = ()
+    docs_changed: tuple[str, ...] = ()
+    module_doc_changed: bool = False
+    comment_edits: tuple[CommentEdit, ...] = ()
     moved: tuple[str, ...] = ()
     imports_changed: bool = False
     top_level_changed: bool = False
@@ -93,6 +105,13 @@ class SymbolChanges:
     def touched(self) -> tuple[str, ...]:
         """Every name that changed meaningfully: added, removed, modified, and the new names of renames."""
         return self.added + self.removed + self.modified + tuple(new for _, new in self.renamed)
+
+    def comment_parts(self) -> list[str]:
+        """Docstring, doc-comment and comment changes in words (``docstring of `echo` changed``, a short comment
+        quoted: ``comment in `foo`: `# old` → `# new```), leaving out symbols already said added, removed or
+        modified; see :func:`~code_trajectory.symbols.comments.describe_comments`."""
+        return describe_comments(self.comment_edits, self.language, self.comments_changed,
+                                 frozenset(self.added + self.removed + self.modified))
 
     def summary(self) -> str:
         """Return a one-line description, e.g. ``modified Serializer.loads; added Serializer.iter_unsigners``.
@@ -111,10 +130,10 @@ class SymbolChanges:
                              ("removed", fold(self.removed)),
                              ("renamed", [f"{a} -> {b}" for a, b in self.renamed]),
                              ("moved", list(self.moved)),
-                             ("reformatted", list(self.reformatted)),
-                             ("comments changed in", list(self.comments_changed))):
+                             ("reformatted", list(self.reformatted))):
             if names:
-                parts.append(f"{label} {', '.join(names)}")
+                parts.append(f"{label} {', '.join(readable(n) for n in names)}")
+        parts += self.comment_parts()
         if self.imports_changed and self.kind not in ("added", "deleted"):
             parts.append("imports changed")
         if self.top_level_changed and self.kind not in ("added", "deleted"):
@@ -253,16 +272,35 @@ def _diff(path: str, old: FileAnalysis, new: FileAnalysis, parents: dict[str, st
     imports_equal = same_imports(ok, nk)
     structure_equal = same_top_code and _same_structure(old, new)
     if imports_equal and structure_equal:
-        kind = "whitespace-only" if same_comments_everywhere(ok, nk) else "comment-only"
-    elif structure_equal:
-        kind = "import-only"
+        comments_equal = same_comments_everywhere(ok, nk)
+        kind = "whitespace-only" if comments_equal else "comment-only"
     else:
-        kind = "code"
+        comments_equal = not comments and same_comments_everywhere(ok, nk)
+        kind = "import-only" if structure_equal else "code"
+    edits = () if comments_equal else comment_edits(old, new, pairs)
+    docs: tuple[str, ...] = ()
+    module_doc = False
+    if edits:
+        said = {*modified, *(s.name for s in added), *(s.name for s in removed)}
+        docs = tuple(dict.fromkeys(e.symbol for e in edits if e.doc and e.symbol is not None and e.symbol not in said))
+        module_doc = any(e.doc and e.symbol is None for e in edits)
+        explained = set()
+        for e in edits:
+            name = e.symbol
+            while name is not None and name not in explained:
+                explained.add(name)
+                name = parents.get(name)
+        comments = list(dict.fromkeys([*(e.symbol for e in edits if not e.doc and e.symbol is not None
+                                          and e.symbol not in said),
+                                       *(n for n in comments if n not in explained)]))
+        if docs or module_doc:  # a docstring is code (a CLI's --help): never a one-line cosmetic change
+            kind = {"comment-only": "doc-only", "import-only": "code"}.get(kind, kind)
     return SymbolChanges(
         path, new.language, kind,
         added=tuple(s.name for s in added), removed=tuple(s.name for s in removed),
         modified=tuple(modified), renamed=tuple(renamed.items()), reformatted=tuple(reformatted),
-        comments_changed=tuple(comments), moved=_moved(old, new, pairs),
+        comments_changed=tuple(comments), docs_changed=docs, module_doc_changed=module_doc, comment_edits=edits,
+        moved=_moved(old, new, pairs),
         imports_changed=not imports_equal, top_level_changed=not same_top_code and not same_top_text(ok, nk),
         has_errors=new.has_errors, parents=parents)
 

@@ -105,6 +105,10 @@ class TreeSitterLanguage:
         definitions, extras: the query sources described in the module docstring.
         grammar_module, grammar_function: the grammar package (``tree_sitter_java``) and its function that
             returns the language pointer (``language``), imported on first use by :meth:`grammar`.
+        doc_prefixes: a comment starting with one of these directly above a definition (or at the start of
+            its span) documents it (``/**``: JSDoc, Javadoc); see :mod:`.comments`.
+        docstrings: the ``extras`` ``@comment`` captures include docstrings (Python), told apart from
+            comments by their syntax (see :mod:`.comments`).
     """
 
     name: str = ""
@@ -116,6 +120,8 @@ class TreeSitterLanguage:
     extras = ""
     grammar_module = ""
     grammar_function = "language"
+    doc_prefixes: tuple[str, ...] = ()
+    docstrings = False
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable, Sequence
 
 from code_trajectory.core.errors import InvalidArgumentError
@@ -10,6 +11,25 @@ from code_trajectory.core.errors import InvalidArgumentError
 from .base import Symbol, short_name
 
 _SEPARATORS = (".", "::", "#", "\\")
+#: The occurrence suffix of a disambiguated name (see :class:`~code_trajectory.symbols.base.Symbol`).
+_OCCURRENCE = re.compile(r"^(.+)@(\d+)$")
+
+
+def ordinal(n: int) -> str:
+    """``1st``, ``2nd``, ``3rd``, ``4th``, ``11th``, ``12th``, ``21st`` ..."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def readable(name: str, quote: bool = False) -> str:
+    """A qualified name as a reader understands it: ``Context.invoke@3`` (the third definition of ``invoke`` in
+    ``Context`` in one file, see :func:`code_trajectory.symbols.engine.disambiguate`) is
+    ``3rd definition of Context.invoke``; any other name is itself. ``quote`` puts the name in backticks.
+    Machine-readable data keeps the name itself."""
+    found = _OCCURRENCE.match(name)
+    base = found.group(1) if found else name
+    shown = f"`{base}`" if quote else base
+    return f"{ordinal(int(found.group(2)))} definition of {shown}" if found else shown
 
 
 def symbol_span(symbols: Iterable[Symbol], qualified_name: str) -> tuple[int, int] | None:

@@ -50,6 +50,7 @@ class EcmaScript(TreeSitterLanguage):
     """Naming hooks common to JavaScript and TypeScript."""
 
     wrappers = frozenset({"export_statement", "expression_statement", "ambient_declaration"})
+    doc_prefixes = ("/**",)  # JSDoc, TSDoc
 
     def definition(self, kind: str, node: Any, caps: dict[str, list[Any]]) -> Def | None:
         """See :meth:`TreeSitterLanguage.definition`; handles declarators, assignments and default exports."""

@@ -21,6 +21,7 @@ class C(TreeSitterLanguage):
     name = "c"
     extensions = (".c", ".h")
     grammar_module = "tree_sitter_c"
+    doc_prefixes = ("/**", "///", "/*!", "//!")  # Doxygen
     definitions = """
     (function_definition) @def.function
     (struct_specifier name: (_) @name body: (_)) @def.struct

@@ -32,6 +32,7 @@ class Cpp(TreeSitterLanguage):
     name = "cpp"
     extensions = (".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".h++", ".ipp", ".tpp", ".inl")
     grammar_module = "tree_sitter_cpp"
+    doc_prefixes = ("/**", "///", "/*!", "//!")  # Doxygen
     separator = "::"
     wrappers = frozenset({"template_declaration"})
     definitions = """

@@ -23,6 +23,7 @@ class CSharp(TreeSitterLanguage):
     name = "csharp"
     extensions = (".cs",)
     grammar_module = "tree_sitter_c_sharp"
+    doc_prefixes = ("///", "/**")  # XML documentation comments
     definitions = """
     (namespace_declaration name: (_) @name) @def.namespace
     (file_scoped_namespace_declaration name: (_) @name) @def.namespace

@@ -20,6 +20,7 @@ class Go(TreeSitterLanguage):
     name = "go"
     extensions = (".go",)
     grammar_module = "tree_sitter_go"
+    doc_prefixes = ("//",)  # go doc: the comment directly above a declaration
     definitions = """
     (function_declaration name: (identifier) @name) @def.function
     (method_declaration receiver: (parameter_list (parameter_declaration type: (_) @receiver))

@@ -21,6 +21,7 @@ class Java(TreeSitterLanguage):
     name = "java"
     extensions = (".java",)
     grammar_module = "tree_sitter_java"
+    doc_prefixes = ("/**",)  # Javadoc
     definitions = """
     (class_declaration name: (_) @name) @def.class
     (interface_declaration name: (_) @name) @def.interface

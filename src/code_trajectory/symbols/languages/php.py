@@ -19,6 +19,7 @@ class Php(TreeSitterLanguage):
     name = "php"
     extensions = (".php", ".phtml")
     grammar_module = "tree_sitter_php"
+    doc_prefixes = ("/**",)  # PHPDoc
     grammar_function = "language_php"
     definitions = """
     (namespace_definition name: (_) @name body: (_)) @def.namespace

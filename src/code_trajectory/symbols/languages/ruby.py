@@ -24,6 +24,7 @@ class Ruby(TreeSitterLanguage):
     name = "ruby"
     extensions = (".rb", ".rake", ".gemspec", ".ru")
     grammar_module = "tree_sitter_ruby"
+    doc_prefixes = ("#",)  # RDoc/YARD: the comment directly above a definition
     filenames = ("Rakefile", "Gemfile", "Guardfile", "Vagrantfile")
     separator = "::"
     definitions = """

@@ -29,6 +29,7 @@ class Rust(TreeSitterLanguage):
     name = "rust"
     extensions = (".rs",)
     grammar_module = "tree_sitter_rust"
+    doc_prefixes = ("///", "/**")  # rustdoc
     separator = "::"
     definitions = """
     (function_item name: (_) @name) @def.function

@@ -1,0 +1,292 @@
+"""Which comments, docstrings and doc comments changed between two versions of a file, and to whom they belong.
+
+:func:`comment_edits` lists the comments that differ (added, removed or changed; whitespace inside a comment
+does not count), each attributed:
+
+* to the symbol it *documents*: a Python docstring (a string as the first statement of a ``def``/``class``
+  body; at the top of the file, the module's docstring), or a comment with one of the language's
+  :attr:`doc_prefixes <code_trajectory.symbols.engine.TreeSitterLanguage.doc_prefixes>` (``/**`` for
+  JSDoc and Javadoc, ``///`` for Rust and C#, any ``//`` for Go: the conventions of ``jsdoc``, ``javadoc``,
+  ``rustdoc`` and ``go doc``) directly above the definition or at the start of its span, with no blank line
+  between (a run of ``///`` lines is one doc comment);
+* else to the innermost symbol around it, or to the file (``symbol`` None).
+
+:func:`describe_comments` says them in words for the narratives: ``docstring of `echo` changed``, and a
+short comment edit with its text (``comment in `foo`: `# old` → `# new```).
+
+Cost: nothing is computed unless the file's comments differ (:func:`code_trajectory.symbols.same.same_comments`);
+then one ``extras`` query per version over the whole file (the syntax tree is reparsed when it was released).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from .base import FileAnalysis, Symbol
+from .normalize import COMMENT
+
+#: A comment is quoted in a narrative when it has at most this many lines and characters on each side
+#: (longer ones are named only: ``comments changed in foo``).
+SHORT_COMMENT_LINES = 3
+SHORT_COMMENT_CHARS = 200
+#: How far above a definition its doc comment may start (bytes).
+DOC_LOOKBACK_BYTES = 16384
+#: At most this many comment edits are quoted in one file's line; more are named only.
+MAX_QUOTED_EDITS = 3
+
+_TOKENS = re.compile(rb"\w+|\S")
+#: Node types whose body's first string statement is a Python docstring.
+_DOCSTRING_OWNERS = frozenset({"function_definition", "class_definition", "module"})
+
+
+@dataclass(frozen=True, slots=True)
+class CommentEdit:
+    """One comment that changed between two versions of a file.
+
+    Attributes:
+        symbol: the qualified name (in the new version) of the symbol the comment documents (``doc``) or sits
+            in; ``None`` for the file itself (a module docstring, a comment outside every symbol).
+        doc: the comment is a docstring or doc comment of ``symbol`` (of the module when ``symbol`` is None).
+        old, new: the comment's exact text before / after; ``None`` when it was added / removed.
+    """
+
+    symbol: str | None
+    doc: bool
+    old: str | None
+    new: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Comment:
+    start: int
+    end: int
+    text: bytes
+    key: bytes  # tokens only: whitespace inside a comment does not count
+    symbol: str | None
+    doc: bool
+
+
+def comment_edits(old: FileAnalysis, new: FileAnalysis, old_to_new: dict[str, str]) -> tuple[CommentEdit, ...]:
+    """The comments that differ between two analysed versions of one file, in the new version's order.
+
+    Args:
+        old, new: analyses of the two versions (neither skipped).
+        old_to_new: qualified names of the old version matched to the new one (renames); names absent
+            from it are kept as they were.
+
+    Returns:
+        The edits (see :class:`CommentEdit`); a changed comment pairs its old and new text, in order.
+    """
+    before = [c if c.symbol is None else _Comment(c.start, c.end, c.text, c.key, old_to_new.get(c.symbol, c.symbol),
+                                                   c.doc)
+              for c in _comments(old)]
+    after = _comments(new)
+    # unchanged: the same text under the same owner on both sides (a comment moving with its symbol is unchanged)
+    left: dict[tuple[str | None, bytes], list[int]] = {}
+    for n, c in enumerate(before):
+        left.setdefault((c.symbol, c.key), []).append(n)
+    added = []
+    for c in after:
+        same = left.get((c.symbol, c.key))
+        if same:
+            same.pop(0)
+        else:
+            added.append(c)
+    removed = sorted(n for ns in left.values() for n in ns)
+    # what is left under one owner is paired in order (a changed comment), the rest is added or removed
+    gone: dict[str | None, list[_Comment]] = {}
+    for n in removed:
+        gone.setdefault(before[n].symbol, []).append(before[n])
+    edits: list[tuple[int, CommentEdit]] = []
+    for c in added:
+        mine = gone.get(c.symbol) or []
+        o = next((x for x in mine if x.doc == c.doc), mine[0] if mine else None)  # a docstring pairs a docstring
+        if o is not None:
+            mine.remove(o)
+        doc = c.doc or (o is not None and o.doc)
+        edits.append((c.start, CommentEdit(c.symbol, doc, _text(o), _text(c))))
+    for rest in gone.values():
+        edits += [(_new_position(o, new), CommentEdit(o.symbol, o.doc, _text(o), None)) for o in rest]
+    edits.sort(key=lambda pair: pair[0])
+    return tuple(edit for _, edit in edits)
+
+
+def _new_position(comment: _Comment, new: FileAnalysis) -> int:
+    """Where a removed comment's owner is in the new version (the end of the file for the file's own)."""
+    keys = new._keys
+    for s in new.symbols:
+        if s.name == comment.symbol:
+            return keys.starts[s._index]
+    return len(keys.source)
+
+
+def _text(comment: _Comment | None) -> str | None:
+    return None if comment is None else comment.text.decode("utf-8", "replace")
+
+
+def _comments(analysis: FileAnalysis) -> list[_Comment]:
+    """Every comment (Python: docstring) of one version with its owner, in source order."""
+    keys = analysis._keys
+    language = keys.language
+    source: bytes = keys.source
+    with keys._lock:  # the syntax tree is not to be queried by two threads at once
+        tree = keys.tree if keys.tree is not None else language.parse(source)
+        spans = sorted({(s, e) for s, e, kind, _ in language.specials(tree, 0, len(source)) if kind == COMMENT})
+        docstrings = {(s, e) for s, e in spans if _is_docstring(tree, s, e)} if language.docstrings else set()
+    symbols = [(keys.starts[s._index], keys.ends[s._index], s.name) for s in analysis.symbols]
+    prefixes = tuple(p.encode() for p in getattr(language, "doc_prefixes", ()))
+    runs = _runs(source, spans) if prefixes else {}
+    found = []
+    for s, e in spans:
+        text = source[s:e]
+        owner = _innermost(symbols, s)
+        doc = (s, e) in docstrings
+        if not doc and prefixes and text.startswith(prefixes):
+            run_start, run_end = runs[(s, e)]
+            documented = _documented(symbols, source, run_start, run_end)
+            if documented is not None:
+                owner, doc = documented, True
+        found.append(_Comment(s, e, text, b" ".join(_TOKENS.findall(text)), owner, doc))
+    return found
+
+
+def _is_docstring(tree: Any, start: int, end: int) -> bool:
+    """The comment span is a string that is the first statement of a ``def``/``class`` body or of the module."""
+    node = tree.root_node.descendant_for_byte_range(start, end)
+    if node is None or node.type != "string":
+        return False
+    statement = node.parent
+    holder = statement.parent if statement is not None else None
+    if holder is not None and holder.type == "block":
+        holder = holder.parent
+    return holder is not None and holder.type in _DOCSTRING_OWNERS
+
+
+def _runs(source: bytes, spans: list[tuple[int, int]]) -> dict[tuple[int, int], tuple[int, int]]:
+    """Per comment, the start and end of the run of comments it belongs to (adjacent: no blank line between)."""
+    runs: dict[tuple[int, int], tuple[int, int]] = {}
+    group: list[tuple[int, int]] = []
+
+    def close() -> None:
+        for span in group:
+            runs[span] = (group[0][0], group[-1][1])
+
+    for span in spans:
+        if group and not _adjacent(source, group[-1][1], span[0]):
+            close()
+            group = []
+        group.append(span)
+    close()
+    return runs
+
+
+def _adjacent(source: bytes, end: int, start: int) -> bool:
+    """Only whitespace between ``end`` and ``start``, with at most one line break."""
+    gap = source[end:start]
+    return not gap.strip() and gap.count(b"\n") <= 1
+
+
+def _innermost(symbols: list[tuple[int, int, str]], pos: int) -> str | None:
+    best = None
+    best_start = -1
+    for s, e, name in symbols:
+        if s <= pos < e and s >= best_start:
+            best, best_start = name, s
+    return best
+
+
+def _documented(symbols: list[tuple[int, int, str]], source: bytes, run_start: int, run_end: int) -> str | None:
+    """The symbol a run of doc comments documents: one starting right after it (whitespace, one line break at
+    most), or one whose span starts with it (Rust's spans hold their doc comments)."""
+    for s, _, name in symbols:
+        if s == run_start or (s >= run_end and _adjacent(source, run_end, s)):
+            return name
+    return None
+
+
+# ------------------------------------------------------------------------------------------------ narrative
+
+
+def _quote(text: str) -> str:
+    one = " ".join(text.split())
+    return f"`` {one} ``" if "`" in one else f"`{one}`"
+
+
+def _short(text: str | None) -> bool:
+    return text is None or (text.count("\n") < SHORT_COMMENT_LINES and len(text) <= SHORT_COMMENT_CHARS)
+
+
+def _code(name: str) -> str:
+    from .lookup import readable
+
+    return readable(name, quote=True)
+
+
+def describe_comments(edits: tuple[CommentEdit, ...], language: str, comments_changed: tuple[str, ...] = (),
+                      skip: frozenset[str] = frozenset()) -> list[str]:
+    """The narrative's words for comment edits: documented symbols first, then the other comments.
+
+    Args:
+        edits: the file's edits (:func:`comment_edits`).
+        language: the language module's name (``python`` says "docstring", others "doc comment").
+        comments_changed: symbols whose own comments changed, named when their edits are not quoted.
+        skip: symbols whose change is already said otherwise (modified, added, removed): their edits are left out.
+
+    Returns:
+        Parts such as ``docstring of `echo` changed``, ``module docstring changed``,
+        ``comment in `foo`: `# old` → `# new```, ``comments changed in foo, bar``.
+    """
+    word = "docstring" if language == "python" else "doc comment"
+    parts = []
+    documented = list(dict.fromkeys(e.symbol for e in edits if e.doc and e.symbol is not None
+                                    and e.symbol not in skip))
+    if documented:
+        listed = ", ".join(_code(n) for n in documented)
+        parts.append(f"{word}{'s' if len(documented) > 1 else ''} of {listed} changed")
+    if any(e.doc and e.symbol is None for e in edits):
+        parts.append(f"module {word} changed")
+    plain = [e for e in edits if not e.doc and e.symbol not in skip]
+    quoted = len(plain) <= MAX_QUOTED_EDITS and all(_short(e.old) and _short(e.new) for e in plain)
+    if quoted:
+        for e in plain:
+            where = f" in {_code(e.symbol)}" if e.symbol else ""
+            if e.old is None:
+                parts.append(f"comment added{where}: {_quote(e.new or '')}")
+            elif e.new is None:
+                parts.append(f"comment removed{where.replace(' in ', ' from ')}: {_quote(e.old)}")
+            else:
+                parts.append(f"comment{where}: {_quote(e.old)} → {_quote(e.new)}")
+    names = list(dict.fromkeys([*(e.symbol for e in plain if e.symbol is not None),
+                                *(n for n in comments_changed if n not in skip)]))
+    if quoted:
+        names = [n for n in names if n not in {e.symbol for e in plain}]
+    if names:
+        parts.append(f"comments changed in {', '.join(_code(n) for n in names)}")
+    if not quoted and any(e.symbol is None for e in plain):
+        parts.append("comments changed outside symbols")
+    return parts
+
+
+def documented_start(symbol: Symbol) -> int:
+    """The first line (1-based) of ``symbol`` with the doc comment directly above it (see :func:`comment_edits`),
+    else its :attr:`~code_trajectory.symbols.base.Symbol.start_line`; for a symbol built without its source,
+    its start line."""
+    keys = symbol._keys
+    language: Any = getattr(keys, "language", None)
+    prefixes = tuple(p.encode() for p in getattr(language, "doc_prefixes", ()))
+    if language is None or not prefixes:
+        return symbol.start_line
+    source: bytes = keys.source
+    start = keys.starts[symbol._index]
+    lo = max(0, start - DOC_LOOKBACK_BYTES)
+    with keys._lock:
+        tree = keys.tree if keys.tree is not None else language.parse(source)
+        spans = sorted({(s, e) for s, e, kind, _ in language.specials(tree, lo, start) if kind == COMMENT and e <= start})
+    first = start
+    for s, e in reversed(spans):
+        if not source[s:e].startswith(prefixes) or not _adjacent(source, e, first):
+            break
+        first = s
+    return symbol.start_line - source.count(b"\n", first, start)

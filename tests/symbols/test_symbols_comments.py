@@ -1,0 +1,99 @@
+"""Docstrings, doc comments and comments as changes of their symbols (issue 23.3), and ``@N`` names read as ordinals
+(issue 23.5), on real grammars."""
+
+from __future__ import annotations
+
+import pytest
+
+from code_trajectory.symbols import compare, readable
+
+PY = b'''"""Tools."""
+
+
+def echo(text):
+    """Print TEXT."""
+    if text:
+        """Not a docstring: a string statement in a block."""
+    # say it
+    return text
+'''
+
+
+@pytest.mark.parametrize(("path", "old", "new", "kind", "summary"), [
+    ("m.py", PY, PY.replace(b"Print TEXT.", b"Print TEXT, then a newline."), "doc-only",
+     "docstring of `echo` changed"),
+    ("m.py", PY, PY.replace(b'"""Tools."""', b'"""Small tools."""'), "doc-only", "module docstring changed"),
+    ("m.py", PY, PY.replace(b"Not a docstring", b"Still not a docstring"), "comment-only",
+     'comment-only; comment in `echo`: `"""Not a docstring: a string statement in a block."""` → '
+     '`"""Still not a docstring: a string statement in a block."""`'),
+    ("m.py", PY, PY.replace(b"# say it", b"# say it\n    # twice"), "comment-only",
+     "comment-only; comment added in `echo`: `# twice`"),
+    ("m.py", PY, PY.replace(b"Print TEXT.", b"Print it.").replace(b"return text", b"return text * 2"), "code",
+     "modified echo"),  # a modified symbol is said once
+    ("a.js", b"/**\n * Greets.\n */\nexport function greet(n) {\n  return n;\n}\n",
+     b"/**\n * Greets warmly.\n */\nexport function greet(n) {\n  return n;\n}\n", "doc-only",
+     "doc comment of `greet` changed"),
+    ("a.ts", b"class A {\n  /** Runs. */\n  run(): number { return 1; }\n}\n",
+     b"class A {\n  /** Runs fast. */\n  run(): number { return 1; }\n}\n", "doc-only",
+     "doc comment of `A.run` changed"),
+    ("a.go", b"package m\n\n// Add adds.\n// Twice.\nfunc Add(a int) int { return a }\n",
+     b"package m\n\n// Add adds.\n// Once.\nfunc Add(a int) int { return a }\n", "doc-only",
+     "doc comment of `Add` changed"),
+    ("a.go", b"package m\n\n// stray\n\nfunc Add(a int) int { return a }\n",
+     b"package m\n\n// strayed\n\nfunc Add(a int) int { return a }\n", "comment-only",
+     "comment-only; comment: `// stray` → `// strayed`"),  # a blank line between: not Add's doc
+    ("a.rs", b"/// Adds.\n#[inline]\nfn add(a: i32) -> i32 { a }\n",
+     b"/// Adds one.\n#[inline]\nfn add(a: i32) -> i32 { a }\n", "doc-only", "doc comment of `add` changed"),
+    ("A.java", b"class A {\n  /** Runs. */\n  @Override\n  public int run() { return 1; }\n  // c\n  int x() { return 2; }\n}\n",
+     b"class A {\n  /** Runs now. */\n  @Override\n  public int run() { return 1; }\n  // c\n  int x() { return 2; }\n}\n",
+     "doc-only", "doc comment of `A.run` changed"),
+])
+def test_doc_and_comment_changes_are_said_as_their_symbols(path: str, old: bytes, new: bytes, kind: str,
+                                                            summary: str) -> None:
+    changes = compare(path, old, new)
+    assert changes is not None
+    assert (changes.kind, changes.summary()) == (kind, summary)
+
+
+def test_a_long_comment_edit_is_named_not_quoted_and_a_moved_symbol_keeps_its_comments() -> None:
+    long_comment = "    # " + " ".join(f"word{i}" for i in range(60))  # over 200 characters
+    old = f"def f():\n{long_comment}\n    return 1\n".encode()
+    changes = compare("m.py", old, old.replace(b"word30", b"thirty"))
+    assert changes is not None and changes.summary() == "comment-only; comments changed in `f`"
+    two = b"def a():\n    # same words\n    return 1\n\n\ndef b():\n    # same words\n    return 2\n"
+    moved = b"def b():\n    # same words\n    return 2\n\n\ndef a():\n    # same words\n    return 1\n"
+    changes = compare("m.py", two, moved)
+    assert changes is not None and changes.comment_edits == () and "comment" not in changes.summary()
+
+
+def test_occurrence_suffixes_read_as_ordinals() -> None:
+    assert readable("Context.invoke@3") == "3rd definition of Context.invoke"
+    assert readable("f@2", quote=True) == "2nd definition of `f`"
+    assert readable("x@11") == "11th definition of x" and readable("x@21") == "21st definition of x"
+    assert readable("Foo.bar(int)") == "Foo.bar(int)" and readable("a@b.c") == "a@b.c"
+    src = b"def f():\n    return 1\n\n\ndef f():\n    return 2\n"
+    changes = compare("m.py", src, src.replace(b"return 2", b"return 3"))
+    assert changes is not None and changes.modified == ("f@2",) and changes.summary() == "modified 2nd definition of f"
+
+
+def test_a_docstring_changed_with_the_imports_is_code_not_a_one_line_import_change() -> None:
+    src = b'import os\n\n\ndef f():\n    """Doc."""\n    return os.sep\n'
+    changes = compare("m.py", src, src.replace(b"import os", b"import os, sys").replace(b"Doc.", b"Docs."))
+    assert changes is not None and changes.kind == "code"
+    assert changes.summary() == "docstring of `f` changed; imports changed"
+
+
+def test_a_docstring_and_a_comment_of_one_function_are_told_apart() -> None:
+    src = b'def f():\n    """Doc."""\n    return 1\n'
+    new = b'def f():\n    """Doc, longer."""\n    # then a comment\n    return 1\n'
+    changes = compare("m.py", src, new)
+    assert changes is not None
+    assert [(e.doc, e.old, e.new) for e in changes.comment_edits] == [
+        (True, '"""Doc."""', '"""Doc, longer."""'), (False, None, "# then a comment")]
+    assert changes.summary() == "docstring of `f` changed; comment added in `f`: `# then a comment`"
+    # a docstring and a comment of one function both changed: each is paired with its own kind
+    src = b'def f():\n    """Doc."""\n    # old note\n    return 1\n'
+    new = b'def f():\n    """Docs."""\n    # new note\n    return 1\n'
+    changes = compare("m.py", src, new)
+    assert changes is not None
+    assert changes.summary() == "docstring of `f` changed; comment in `f`: `# old note` → `# new note`"
