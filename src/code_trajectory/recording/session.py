@@ -33,6 +33,7 @@ from code_trajectory.git.log import describe_files
 from code_trajectory.git.points import name_point
 from code_trajectory.git.shadow import shadow_ref
 from code_trajectory.recording import checkpoint_requests, hooks
+from code_trajectory.recording.catchup import CatchUp, note_mark
 from code_trajectory.recording.checkpoint_requests import CheckpointAnswer, CheckpointRequest, RequestServer
 from code_trajectory.recording.consolidate import consolidate
 from code_trajectory.recording.liveness import idle_notice, read_recorder_state, recording_now, write_recorder_state
@@ -151,9 +152,12 @@ class ProjectSession:
 
     def _start_recording(self, background: bool) -> Snapshot | None:
         self._scan_started = True
+        catch_up = CatchUp()
         if self._watch:
             state_dir = self.recorder.repo.state_dir
-            if self.recorder.intent.end_stale(read_recorder_state(state_dir), alive_since=self._created):
+            previous = read_recorder_state(state_dir)
+            catch_up = CatchUp.from_state(previous)  # the scan's changes were made since the last recorder stopped
+            if self.recorder.intent.end_stale(previous, alive_since=self._created):
                 log.info("the intent of an earlier session was ended: a new recording session starts")
             write_recorder_state(state_dir, started=True)
             from code_trajectory.recording.watcher import Watcher
@@ -177,7 +181,7 @@ class ProjectSession:
 
                     snap = import_in_child(self.recorder, note, started=self._adopt)
                 else:
-                    snap = self.recorder.reconcile(progress=note, with_intent=False)
+                    snap = self.recorder.reconcile(progress=note, with_intent=False, catch_up=catch_up)
                 if snap is not None and len(snap.changes) > KEEP_STARTUP_CHANGES:
                     snap = dataclasses.replace(snap, changes=[])
                     release_free_memory()
@@ -254,6 +258,8 @@ class ProjectSession:
             self.watcher.stop(flush=scanned)
             self.watcher = None
         if self._recording_lock is not None and self._recording_lock.is_locked:
+            if scanned:  # the stash as this process leaves it: a stash gone at the next start was popped meanwhile
+                note_mark(self.recorder.repo.state_dir, self.recorder.project)
             write_recorder_state(self.recorder.repo.state_dir, started=False)
             with contextlib.suppress(OSError):
                 self._recording_lock.release()
