@@ -30,7 +30,7 @@ from code_trajectory.core.shutdown import stop_child
 from code_trajectory.git import messages
 from code_trajectory.git.gitcmd import check_git_version
 from code_trajectory.git.log import describe_files
-from code_trajectory.git.points import name_point
+from code_trajectory.git.points import AUTO_TURN, name_point
 from code_trajectory.git.shadow import shadow_ref
 from code_trajectory.recording import checkpoint_requests, hooks
 from code_trajectory.recording.catchup import CatchUp, note_mark
@@ -305,7 +305,7 @@ class ProjectSession:
         Args:
             message: the checkpoint's message (None or empty: a point named after the time).
             name_only: the message names the point but is not stored in the snapshot's message (the ``Stop``
-                hook's ``turn ended ...``).
+                hook's ``turn ended ...``); the point is marked automatic (``turn``), not a name the user chose.
 
         Returns:
             ``ok`` True, ``text`` the answer (markdown), ``commit`` the named snapshot (None when nothing is
@@ -337,7 +337,8 @@ class ProjectSession:
         tip = snapshot.commit if snapshot is not None else self.recorder.latest_commit(self.branch)
         if tip is None:
             return CheckpointAnswer(True, "Nothing is recorded yet (an empty project): no checkpoint could be named.")
-        point = name_point(self.recorder.repo, tip, message or "", self.branch)
+        point = name_point(self.recorder.repo, tip, message or "", self.branch,
+                           automatic=AUTO_TURN if name_only else None)
         name = f"Named point \"{point.message}\" on `{tip[:12]}` (refer to it by this name in restore and compare)."
         if snapshot is None:
             return CheckpointAnswer(True, f"Nothing changed since the last snapshot, so no new snapshot was needed. "

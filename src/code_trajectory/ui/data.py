@@ -18,10 +18,12 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 
 from code_trajectory.core.errors import InvalidArgumentError, TrajectoryError
-from code_trajectory.git import log
+from code_trajectory.git import log, points
 from code_trajectory.git.log import CommitRecord, FileVersion
 from code_trajectory.git.messages import FileChange
+from code_trajectory.git.points import Point
 from code_trajectory.git.shadow import ZERO_OID, ShadowRepo, branch_of_ref, shadow_ref
+from code_trajectory.history import markers
 from code_trajectory.testruns import store as testruns
 from code_trajectory.ui import render
 from code_trajectory.ui.views import (
@@ -218,14 +220,24 @@ class History:
         """Rows for ``records`` (newest first, on ``branch``'s chain): line counts, verdicts, session headers."""
         log.add_line_counts(self.repo, records)
         marks = self.marks([r.oid for r in records])
+        named = self.points([r.oid for r in records])
         rows = []
         above = index.session(prev) if prev else None
         for record in records:
             session = index.session(record.oid)
-            rows.append(make_row(record, branch, marks.get(record.oid),
-                             session if session is not None and session != above else None))
+            row = make_row(record, branch, marks.get(record.oid),
+                           session if session is not None and session != above else None)
+            row.points = named.get(record.oid, [])
+            rows.append(row)
             above = session
         return rows
+
+    def points(self, oids: list[str]) -> dict[str, list[Point]]:
+        """The named points on each of ``oids`` that has any, oldest first (see :mod:`code_trajectory.history.markers`)."""
+        found: dict[str, list[Point]] = {}
+        for point in markers.on_commits(points.points(self.repo), oids):
+            found.setdefault(point.commit, []).append(point)
+        return found
 
     def marks(self, oids: list[str]) -> dict[str, TestMark]:
         """The test verdict of each of ``oids`` that has a recorded run: the newest run's line."""
@@ -297,6 +309,7 @@ class History:
         record = self.record(oid)
         runs = testruns.runs_for(self.repo, [oid]).get(oid, [])
         row = make_row(record, branch, self.marks([oid]).get(oid), None)
+        row.points = self.points([oid]).get(oid, [])
         many_imported = record.is_import and len(record.changes) > INLINE_DIFFS
         files = []
         for i, change in enumerate(record.changes):

@@ -11,6 +11,7 @@ from datetime import datetime
 
 from code_trajectory.git.log import CommitRecord, FileVersion
 from code_trajectory.git.messages import CONSOLIDATE_PREFIX, TRAILER_SQUASHED, FileChange
+from code_trajectory.git.points import Point
 from code_trajectory.testruns.model import TestRun
 from code_trajectory.ui import render
 
@@ -91,6 +92,7 @@ class Row:
         foreign_branch: the project branch it was recorded on when not the one shown (the chain of a new branch
             starts with the snapshots of the branch it came from).
         session: set when a session header goes before this row (the first row shown of its session).
+        points: the named points on this snapshot, oldest first (also those named when nothing changed).
     """
 
     record: CommitRecord
@@ -102,10 +104,20 @@ class Row:
     test: TestMark | None
     foreign_branch: str | None
     session: Session | None = None
+    points: list[Point] = field(default_factory=list)
 
     @property
     def oid(self) -> str:
         return self.record.oid
+
+    @property
+    def user_points(self) -> list[Point]:
+        """The points named by the user (the automatic ones apart: see :func:`code_trajectory.git.points.automatic_kind`)."""
+        return [p for p in self.points if p.automatic is None]
+
+    @property
+    def automatic_points(self) -> list[Point]:
+        return [p for p in self.points if p.automatic is not None]
 
     @property
     def kind(self) -> str:
