@@ -102,6 +102,17 @@ def test_the_timeline_page_shows_the_points(named: Path) -> None:
         rows = json.loads(body)["html"]
         assert status == 200 and "⚑ before the refactor" in rows and "⚑ release candidate" in rows
 
+        # a point named while the page is open and nothing changed: no new row, the live update brings its marker
+        tip = page.split('data-tip="')[1].split('"')[0]
+        known = page.split('data-points="')[1].split('"')[0]
+        status, _, body = request(ui.port, "GET", f"/api/poll?branch=main&tip={tip}&points={known}", headers=cookie)
+        assert status == 200 and "points" not in json.loads(body)  # nothing new
+        cli(named, "checkpoint", "-m", "seen live")
+        status, _, body = request(ui.port, "GET", f"/api/poll?branch=main&tip={tip}&points={known}", headers=cookie)
+        update = json.loads(body)
+        assert update["html"] == "" and update["points_key"] != known
+        assert "⚑ seen live" in update["points"][tip] and "⚑ before the refactor" not in update["points"][tip]
+
 
 def test_points_named_before_they_were_marked_are_told_by_their_pattern(project: Path) -> None:
     cli(project, "checkpoint", "-m", "mine")

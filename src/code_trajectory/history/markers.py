@@ -46,6 +46,15 @@ def commit_marks(named: list[Point]) -> dict[str, str]:
     return marks
 
 
+def with_marks(marks: dict[str, str], named: list[Point]) -> dict[str, str]:
+    """``marks`` (``{commit: line}`` of other providers, e.g. test runs) with :func:`commit_marks` of ``named`` put
+    first on their commits: where the user stood comes before what ran there."""
+    merged = dict(marks)
+    for commit, mark in commit_marks(named).items():
+        merged[commit] = f"{mark}; {merged[commit]}" if commit in merged else mark
+    return merged
+
+
 def names_line(named: list[Point]) -> str | None:
     """One line listing the user's names of ``named`` (oldest first) apart from the automatic ones (counted by kind),
     None when there are none: ``Named points: "release" 17:20 `1a2b3c4d5e6f`; automatic: 3 (2 turn ended, 1 before

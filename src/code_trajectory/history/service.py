@@ -157,9 +157,7 @@ def global_trajectory(session: ProjectSession, limit: int = 20, since_consolidat
         records = records[:limit]
     log.add_line_counts(repo, records)
     named = markers.on_commits(points.points(repo), [r.oid for r in records])
-    marks = hooks.commit_marks(repo, [r.oid for r in records])
-    for oid, mark in markers.commit_marks(named).items():  # the named points first: they say where the user stood
-        marks[oid] = f"{mark}; {marks[oid]}" if oid in marks else mark
+    marks = markers.with_marks(hooks.commit_marks(repo, [r.oid for r in records]), named)
     text = narrative.global_trajectory(records, branch, session.settings.token_budget,
                                        since_consolidate=since_consolidate, reached_consolidation=reached,
                                        more_available=more, marks=marks, symbols=versions.symbols_of(repo, records))

@@ -135,6 +135,7 @@ class TimelinePage:
         scanned_out: a filter stopped after :data:`MAX_SCAN` snapshots without filling the page.
         total, session_count: snapshots and sessions on the whole chain.
         notes: the commit of the test-run notes ref (a change means new verdicts).
+        points_key: what the named points are now (a change means a point was named, see ``History.points_key``).
     """
 
     branch: str
@@ -145,6 +146,7 @@ class TimelinePage:
     total: int
     session_count: int
     notes: str | None
+    points_key: str = ""
 
 
 @dataclass
@@ -158,10 +160,14 @@ class Update:
         reload: the page must reload its list.
         marks: test verdicts of the newest :data:`MAX_LIVE` snapshots when the notes changed, else None.
         total, session_count: snapshots and sessions on the chain now (None when the tip did not move).
+        points_key: what the named points are now; ``points``: when they changed, the points on each of the newest
+            :data:`MAX_LIVE` snapshots (a point named while nothing changed adds no row), else None.
     """
 
     tip: str | None
     notes: str | None
+    points_key: str = ""
+    points: dict[str, list[Point]] | None = None
     rows: list[Row] = field(default_factory=list)
     same_session: bool = False
     reload: bool = False
