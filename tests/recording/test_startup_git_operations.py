@@ -172,3 +172,24 @@ def test_a_hostile_reflog_is_text_and_its_malformed_lines_are_skipped(calc: Path
     assert [op.kind for op in found] == ["checkout"]
     combined = combine(found, "while not recording")
     assert combined is not None and "$(touch" in combined.label and not (calc / "pwned").exists()
+
+
+def test_without_a_readable_mark_the_reflog_is_read_from_the_last_stop(calc: Path) -> None:
+    """An older history (no ``reflog-mark.json``) or a damaged mark: entries after the last stop still label the
+    catch-up; a stash pop, which leaves no entry, cannot be seen and its change is "changed while not recording"."""
+    import time
+
+    from support import watching
+
+    with watching(calc):
+        pass
+    (calc / ".trajectory" / "state" / "reflog-mark.json").write_text('{"head_size": "a lot", "stash": ["$(id)"]}')
+    time.sleep(1.1)  # reflog times are whole seconds: without the mark, entries of the stop's own second are left out
+    git(calc, "checkout", "-q", "-b", "other")
+    write(calc, "calc.py", CALC + "# other\n")
+    git(calc, "commit", "-q", "-am", "other work")
+    with watching(calc):
+        pass
+    committed = records(calc, "other")[0]
+    assert committed.subject.startswith("[CHECKOUT][COMMIT] ") and "main → other; other work" in committed.subject
+    assert committed.intent is None and [c.path for c in committed.changes] == ["calc.py"]
