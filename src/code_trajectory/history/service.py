@@ -125,7 +125,8 @@ def global_trajectory(session: ProjectSession, limit: int = 20, since_consolidat
     each with its files, +/- counts and the symbols that changed in them.
 
     Returns:
-        An :class:`~code_trajectory.core.answer.Answer` (markdown; data: every snapshot's fields).
+        An :class:`~code_trajectory.core.answer.Answer` (markdown; data: every snapshot's fields, and the named
+        points on them, oldest first: :func:`code_trajectory.history.markers.data`).
 
     Raises:
         InvalidArgumentError: a bad limit, flag or branch.
@@ -176,7 +177,9 @@ def commit_data(record: log.CommitRecord) -> dict:
 
 def session_summary(session: ProjectSession, recap: str | None = None, notices: list[str] | None = None,
                     tests: str | None = None, source: str | None = None) -> str:
-    """Markdown summary of the last session and whether a new one starts now.
+    """Markdown summary of the last session and whether a new one starts now; an
+    :class:`~code_trajectory.core.answer.Answer` whose data holds the points named on the last session's snapshots
+    (``named_points``, oldest first, see :func:`code_trajectory.history.markers.data`).
 
     Args:
         session: the project.
