@@ -58,6 +58,10 @@ KIND_GIT = "git"
 KIND_RESTORE = "restore"
 RESTORE_PREFIX = "[RESTORE]"
 
+#: What the first line of a start-up snapshot says of changes no git operation explains: they were made while nothing
+#: recorded, by someone (no intent is theirs).
+UNRECORDED = "changed while not recording"
+
 #: Files named in the first line before ``... and N more``.
 SUBJECT_FILES = 5
 #: Files listed in the body.
@@ -140,7 +144,8 @@ def summarize(changes: list[FileChange], max_items: int = SUBJECT_FILES) -> str:
 
 
 def snapshot_message(*, when: datetime, intent: str | None, branch: str, changes: list[FileChange],
-                     kind: str = KIND_SNAPSHOT, note: str | None = None, origin: str | None = None) -> str:
+                     kind: str = KIND_SNAPSHOT, note: str | None = None, origin: str | None = None,
+                     unrecorded: bool = False) -> str:
     """Compose a snapshot's commit message (see the module docstring).
 
     Args:
@@ -151,8 +156,12 @@ def snapshot_message(*, when: datetime, intent: str | None, branch: str, changes
         kind: one of ``snapshot``, ``checkpoint``, ``reconcile``.
         note: the checkpoint message given by the caller, if any.
         origin: who made the change, for a snapshot taken by an agent's hook (see :data:`TRAILER_ORIGIN`).
+        unrecorded: the changes were made while nothing recorded (the start-up scan's catch-up): the first line
+            says :data:`UNRECORDED` where an intent would stand.
     """
     parts = [f"{SNAPSHOT_PREFIX} {when.strftime('%H:%M:%S')}"]
+    if unrecorded:
+        parts.append(UNRECORDED)
     if intent:
         parts.append(free_text(intent))
     if note:
@@ -180,15 +189,17 @@ def git_operation_message(*, when: datetime, label: str, kind: str, reflog: str,
     Args:
         when: the snapshot time (aware datetime).
         label: the operation as shown, e.g. ``[CHECKOUT] feature → main`` (see
-            :meth:`code_trajectory.git.project.ReflogCursor.new_operation`).
+            :meth:`code_trajectory.git.reflog.ReflogCursor.new_operation`).
         kind: the operation (``checkout``, ``stash``...), stored in the ``Trajectory-Git-Operation`` trailer.
-        reflog: git's reflog message, kept in the body.
+        reflog: git's reflog message, kept in the body (several, one a line, for operations made while nothing
+            recorded: each becomes a ``reflog:`` line).
         branch: the project branch after the operation.
         changes: the file changes against the parent commit.
     """
     head, _, rest = label.partition("] ")
     subject = f"{head}] {when.strftime('%H:%M:%S')} - {free_text(rest, 120)} - {summarize(changes)}"
-    body = [f"reflog: {free_text(reflog, 300)}", ""] + [c.describe() for c in changes[:BODY_FILES]]
+    body = [f"reflog: {free_text(line, 300)}" for line in reflog.splitlines() or [""]]
+    body += [""] + [c.describe() for c in changes[:BODY_FILES]]
     if len(changes) > BODY_FILES:
         body.append(f"... and {len(changes) - BODY_FILES} more")
     trailers = [(TRAILER_KIND, KIND_GIT), (TRAILER_GIT_OPERATION, kind), (TRAILER_BRANCH, branch),

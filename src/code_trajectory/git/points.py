@@ -6,10 +6,17 @@ pointing at the snapshot, with the checkpoint's message as the tag message and t
 ``Trajectory-Branch`` line. Tags keep their snapshots reachable (maintenance's size cap never drops them),
 consolidation never squashes a named snapshot, and :func:`code_trajectory.git.snapshots.resolve_snapshot`
 resolves a reference by the message (exact, newest wins).
+
+Some names are made by the tools, not chosen by the user: the safety point of a restore (``before restore of
+<commit> (...)``), the end of an agent's turn (``turn ended HH:MM:SS[: intent]``, Claude Code's ``Stop`` hook) and a
+checkpoint without a message (``checkpoint HH:MM:SS``). They are marked when named (a ``Trajectory-Automatic``
+line saying which: ``restore``, ``turn``, ``unnamed``); points named before that mark existed are recognised by
+those patterns (:func:`automatic_kind`), so every answer can list the user's names apart from them.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -17,6 +24,18 @@ from code_trajectory.git import messages
 from code_trajectory.git.shadow import ShadowRepo
 
 POINTS_PREFIX = "refs/tags/checkpoints/"
+#: The tag line that marks a name made by the tools, and its values.
+TRAILER_AUTOMATIC = "Trajectory-Automatic"
+AUTO_RESTORE = "restore"
+AUTO_TURN = "turn"
+AUTO_UNNAMED = "unnamed"
+#: How each automatic name reads, for the points named before they were marked (the formats of ``restore``'s safety
+#: point, Claude Code's ``Stop`` hook and :func:`name_point` without a message).
+_AUTOMATIC_PATTERNS = (
+    (re.compile(r"before restore of [0-9a-f]{7,40}\b"), AUTO_RESTORE),
+    (re.compile(r"turn ended \d\d:\d\d:\d\d\b"), AUTO_TURN),
+    (re.compile(r"checkpoint \d\d:\d\d:\d\d$"), AUTO_UNNAMED),
+)
 #: Fields of one ``for-each-ref`` line, separated by US (0x1f), records by RS (0x1e).
 _FORMAT = "%(refname)%1f%(*objectname)%1f%(taggerdate:unix)%1f%(contents)%1e"
 
@@ -31,6 +50,7 @@ class Point:
         message: the checkpoint's message (one line).
         branch: the project branch the snapshot was on.
         time: when the point was named (aware, UTC).
+        automatic: None for a name the user chose; else which tool made it (``restore``, ``turn``, ``unnamed``).
     """
 
     ref: str
@@ -38,22 +58,31 @@ class Point:
     message: str
     branch: str | None
     time: datetime
+    automatic: str | None = None
 
 
-def name_point(repo: ShadowRepo, commit: str, message: str, branch: str) -> Point:
+def name_point(repo: ShadowRepo, commit: str, message: str, branch: str, *, automatic: str | None = None) -> Point:
     """Tag ``commit`` with ``message`` (secrets redacted, collapsed to one line) as a named point; return it.
+
+    Args:
+        automatic: which tool made the name (``restore``, ``turn``); None for the user's. An empty ``message``
+            gives the automatic name ``checkpoint HH:MM:SS`` (``unnamed``).
 
     Raises:
         GitError: the tag cannot be written.
     """
     now = datetime.now(UTC)
-    clean = messages.free_text(message, 500) or f"checkpoint {now.astimezone().strftime('%H:%M:%S')}"
+    clean = messages.free_text(message, 500)
+    if not clean:
+        clean, automatic = f"checkpoint {now.astimezone().strftime('%H:%M:%S')}", automatic or AUTO_UNNAMED
     ref = POINTS_PREFIX + now.strftime("%Y%m%dT%H%M%S.%f")
     body = f"{clean}\n\n{messages.TRAILER_BRANCH}: {branch}\n"
+    if automatic:
+        body += f"{TRAILER_AUTOMATIC}: {messages.one_line(automatic, 40)}\n"
     tag = repo.git.text(["mktag"], input=(f"object {commit}\ntype commit\ntag {ref[len('refs/tags/'):]}\n"
                                           f"tagger {_identity(now)}\n\n{body}").encode())
     repo.update_ref(ref, tag, None, f"code-trajectory checkpoint: {clean[:80]}")
-    return Point(ref, commit, clean, branch, now)
+    return Point(ref, commit, clean, branch, now, automatic)
 
 
 def _identity(now: datetime) -> str:
@@ -77,9 +106,23 @@ def points(repo: ShadowRepo) -> list[Point]:
             when = datetime.fromtimestamp(int(stamp), UTC)
         except ValueError:
             continue
-        found.append(Point(ref, commit, subject.strip(), trailers.get(messages.TRAILER_BRANCH), when))
+        name = subject.strip()
+        found.append(Point(ref, commit, name, trailers.get(messages.TRAILER_BRANCH), when,
+                           _automatic(trailers.get(TRAILER_AUTOMATIC), name)))
     found.sort(key=lambda p: (p.time, p.ref), reverse=True)
     return found
+
+
+def _automatic(marked: str | None, name: str) -> str | None:
+    if marked:  # untrusted text: only a known value is kept as such
+        return marked if marked in (AUTO_RESTORE, AUTO_TURN, AUTO_UNNAMED) else "automatic"
+    return automatic_kind(name)
+
+
+def automatic_kind(name: str) -> str | None:
+    """Which tool made the point name ``name`` by its pattern (``restore``, ``turn``, ``unnamed``), None when it reads
+    as the user's: for points named before automatic names were marked."""
+    return next((kind for pattern, kind in _AUTOMATIC_PATTERNS if pattern.match(name)), None)
 
 
 def named_commits(repo: ShadowRepo) -> set[str]:

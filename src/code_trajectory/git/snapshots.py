@@ -78,11 +78,27 @@ def resolve_snapshot(repo: ShadowRepo, text: str, tip: str | None) -> Resolved:
             raise InvalidArgumentError(f"no snapshot of this branch at or before {_fmt(moment)} (the first one is "
                                        f"later); try a later time or '~N'")
         return Resolved(commit, f"the last snapshot at or before {_fmt(moment)}")
-    names = list(dict.fromkeys([p.message for p in named] + [note for _, note in notes]))
-    close = difflib.get_close_matches(ref, names, n=5, cutoff=0.4) or names[:5]
-    listed = "; ".join(f'"{n}"' for n in close) if close else "none yet (checkpoint(message) names one)"
     raise InvalidArgumentError(f"no snapshot named {ref!r}: it is not '~N', a commit id of the shadow repository, "
-                               f"a checkpoint's message or a time. Nearest checkpoints: {listed}")
+                               f"a checkpoint's message or a time. {_nearest(ref, named, notes)}")
+
+
+def _nearest(ref: str, named: list[points.Point], notes: list[tuple[str, str]]) -> str:
+    """The checkpoint names nearest ``ref``: the user's first (closest, then newest), then a few automatic ones
+    (``turn ended ...``, ``before restore of ...``: see :func:`code_trajectory.git.points.automatic_kind`)."""
+    users = list(dict.fromkeys([p.message for p in named if p.automatic is None]
+                               + [note for _, note in notes if points.automatic_kind(note) is None]))
+    auto = list(dict.fromkeys([p.message for p in named if p.automatic is not None]
+                              + [note for _, note in notes if points.automatic_kind(note) is not None]))
+    close = difflib.get_close_matches(ref, users, n=8, cutoff=0.4)
+    close += [n for n in users if n not in close][:8 - len(close)]  # then the newest
+    text = ("Nearest checkpoints: " + "; ".join(f'"{n}"' for n in close)
+            + (f" (named by you; {len(users)} in all)" if len(users) > len(close) else " (named by you)")
+            if close else "Nearest checkpoints: none named by you yet (checkpoint(message) names one)")
+    if auto:
+        near = difflib.get_close_matches(ref, auto, n=3, cutoff=0.6) or auto[:2]
+        text += f". Automatic ones ({len(auto)}): " + "; ".join(f'"{n}"' for n in near) + (
+            ", ..." if len(auto) > len(near) else "")
+    return text
 
 
 def _checkpoint_notes(repo: ShadowRepo, tip: str | None) -> list[tuple[str, str]]:

@@ -11,13 +11,13 @@ from pathlib import Path
 from code_trajectory.core.answer import Answer
 from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.core.when import require_when
-from code_trajectory.git import log
+from code_trajectory.git import log, points
 from code_trajectory.git.diffs import tree_changes
 from code_trajectory.git.shadow import branch_of_ref, shadow_ref
 from code_trajectory.git.snapshots import resolve_snapshot
 from code_trajectory.git.trees import list_files
 from code_trajectory.history import compare as compare_mod
-from code_trajectory.history import hooks, narrative, render_file, search, summary, symbol_history, versions
+from code_trajectory.history import hooks, markers, narrative, render_file, search, summary, symbol_history, versions
 from code_trajectory.project import check_range, confine, path_exists
 from code_trajectory.recording.session import ProjectSession
 from code_trajectory.symbols import language_for
@@ -125,7 +125,8 @@ def global_trajectory(session: ProjectSession, limit: int = 20, since_consolidat
     each with its files, +/- counts and the symbols that changed in them.
 
     Returns:
-        An :class:`~code_trajectory.core.answer.Answer` (markdown; data: every snapshot's fields).
+        An :class:`~code_trajectory.core.answer.Answer` (markdown; data: every snapshot's fields, and the named
+        points on them, oldest first: :func:`code_trajectory.history.markers.data`).
 
     Raises:
         InvalidArgumentError: a bad limit, flag or branch.
@@ -156,11 +157,15 @@ def global_trajectory(session: ProjectSession, limit: int = 20, since_consolidat
         more = len(records) > limit
         records = records[:limit]
     log.add_line_counts(repo, records)
+    named = markers.on_commits(points.points(repo), [r.oid for r in records])
+    marks = markers.with_marks(hooks.commit_marks(repo, [r.oid for r in records]), named)
     text = narrative.global_trajectory(records, branch, session.settings.token_budget,
                                        since_consolidate=since_consolidate, reached_consolidation=reached,
-                                       more_available=more, marks=hooks.commit_marks(repo, [r.oid for r in records]),
-                                       symbols=versions.symbols_of(repo, records))
-    return Answer(text, {"branch": branch, "commits": [commit_data(r) for r in records], "more_available": more})
+                                       more_available=more, marks=marks, symbols=versions.symbols_of(repo, records))
+    line = markers.names_line(named)
+    return Answer(f"{text}\n\n{line}" if line else text,
+                  {"branch": branch, "commits": [commit_data(r) for r in records], "more_available": more,
+                   "named_points": markers.data(named)})
 
 
 def commit_data(record: log.CommitRecord) -> dict:
@@ -172,7 +177,9 @@ def commit_data(record: log.CommitRecord) -> dict:
 
 def session_summary(session: ProjectSession, recap: str | None = None, notices: list[str] | None = None,
                     tests: str | None = None, source: str | None = None) -> str:
-    """Markdown summary of the last session and whether a new one starts now.
+    """Markdown summary of the last session and whether a new one starts now; an
+    :class:`~code_trajectory.core.answer.Answer` whose data holds the points named on the last session's snapshots
+    (``named_points``, oldest first, see :func:`code_trajectory.history.markers.data`).
 
     Args:
         session: the project.
@@ -208,11 +215,15 @@ def session_summary(session: ProjectSession, recap: str | None = None, notices: 
         net_symbols = {path: line for changes in net_by_branch.values() for change in changes[:SUMMARY_SYMBOL_FILES]
                        if (line := versions.symbol_line_of(repo, change)) for path in [change.path]}
     all_notices = session.status_notices() + list(notices or [])
-    return summary.render(now=datetime.now().astimezone(), gap_seconds=gap, sessions=sessions,
+    # the points named in the last session, also on a snapshot it did not change (named when nothing changed)
+    named = markers.on_commits(points.points(repo), [r.oid for r in sessions[0]]) if sessions else []
+    text = summary.render(now=datetime.now().astimezone(), gap_seconds=gap, sessions=sessions,
                           current_intent=session.recorder.intent.describe(), current_branch=session.branch,
                           net_by_branch=net_by_branch, net_symbols=net_symbols,
                           pending=session.recorder.has_pending(), recap=recap,
-                          budget_tokens=session.settings.token_budget, notices=all_notices, tests=tests)
+                          budget_tokens=session.settings.token_budget, notices=all_notices, tests=tests,
+                          points_line=markers.names_line(named))
+    return Answer(text, {"named_points": markers.data(named)})
 
 
 def symbol_trajectory(session: ProjectSession, filepath: str, symbol: str, depth: int = 10,

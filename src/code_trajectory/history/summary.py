@@ -82,7 +82,7 @@ def split_by_branch(records: list[CommitRecord]) -> list[BranchWork]:
 def render(*, now: datetime, gap_seconds: float, sessions: list[list[CommitRecord]], current_intent: str | None,
            current_branch: str, net_by_branch: dict[str, list[FileChange]], pending: bool, recap: str | None,
            budget_tokens: int, notices: list[str], tests: str | None = None,
-           net_symbols: dict[str, str] | None = None) -> str:
+           net_symbols: dict[str, str] | None = None, points_line: str | None = None) -> str:
     """Render the session summary as markdown within ``budget_tokens``.
 
     Args:
@@ -96,6 +96,8 @@ def render(*, now: datetime, gap_seconds: float, sessions: list[list[CommitRecor
         net_symbols: the symbols that changed in those files, by path (named after each file).
         pending: changes are waiting for the debounce.
         recap, tests: markdown sections shown after the work (None: left out).
+        points_line: the points named in the session (see :func:`code_trajectory.history.markers.names_line`),
+            shown before the final state.
         budget_tokens: the token budget of the answer.
         notices: what the reader must know first (recording stopped, damage...).
     """
@@ -123,6 +125,8 @@ def render(*, now: datetime, gap_seconds: float, sessions: list[list[CommitRecor
                f"{len(last)} snapshot(s) on " + ", ".join(f"`{w.branch}`" for w in work))
     for branch_work in work:
         out.append(_branch_section(branch_work, net_by_branch.get(branch_work.branch), net_symbols or {}))
+    if points_line:
+        out.append(points_line)
     out.append(f"Final state: last snapshot {fmt_time(newest.time)} `{newest.oid[:12]}` on `{newest.branch or '?'}`: "
                f"{newest.subject}")
     out += [section for section in (tests, recap) if section]

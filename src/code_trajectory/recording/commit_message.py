@@ -14,7 +14,8 @@ from datetime import datetime
 from code_trajectory.core.text import format_size
 from code_trajectory.git import diffs, messages
 from code_trajectory.git.messages import FileChange
-from code_trajectory.git.project import GitOperation, ProjectRepo
+from code_trajectory.git.project import ProjectRepo
+from code_trajectory.git.reflog import GitOperation
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.recording import gitops
 
@@ -64,7 +65,7 @@ def mark_oversize(changes: list[FileChange], oversize: dict[str, int]) -> list[F
 def compose(repo: ShadowRepo, project: ProjectRepo, *, tree: str, parent: str | None, parent_tree: str | None,
             changes: list[FileChange], kind: str, branch: str, now: datetime, intent: str | None,
             operation: GitOperation | None, note: str | None = None, origin: str | None = None,
-            restored_from: tuple[str, str] | None = None) -> Composed:
+            restored_from: tuple[str, str] | None = None, unrecorded: bool = False) -> Composed:
     """Decide what the snapshot of ``tree`` (after ``parent``) says.
 
     Args:
@@ -79,13 +80,15 @@ def compose(repo: ShadowRepo, project: ProjectRepo, *, tree: str, parent: str | 
         operation: the git operation seen since the last snapshot, if any.
         note, origin: a checkpoint's note; who made the change (a hook's trailer).
         restored_from: ``(commit, how it was named)`` for a restore.
+        unrecorded: the start-up scan's catch-up of changes made while nothing recorded: what ``operation`` (the
+            git operations of that time) does not explain is said to be so (:data:`messages.UNRECORDED`).
 
     Raises:
         GitError, StorageError: git's share cannot be committed.
     """
     if parent is None and kind == messages.KIND_RECONCILE:
         kind = messages.KIND_IMPORT
-    if operation is not None and operation.kind != "stash":  # a stash's changes are unstaged by nature
+    if operation is not None and not operation.unstaged:  # what a stash pop puts back is unstaged by nature
         ours = gitops.operation_paths(project, changes)
         if not ours:
             operation = None  # git changed no file (`checkout -b`): the edits are the agent's
@@ -108,4 +111,6 @@ def compose(repo: ShadowRepo, project: ProjectRepo, *, tree: str, parent: str | 
         return Composed(parent, kind, messages.restore_message(when=now, intent=intent, branch=branch, changes=changes,
                                                                source=restored_from[0], how=restored_from[1]), changes)
     return Composed(parent, kind, messages.snapshot_message(when=now, intent=intent, branch=branch, changes=changes,
-                                                            kind=kind, note=note, origin=origin), changes)
+                                                            kind=kind, note=note, origin=origin,
+                                                            unrecorded=unrecorded and kind != messages.KIND_IMPORT),
+                    changes)

@@ -85,6 +85,7 @@ def main(argv: list[str]) -> int:
     from code_trajectory.core.config import TrajectorySettings
     from code_trajectory.core.logs import configure_logging
     from code_trajectory.core.shutdown import die_with_parent
+    from code_trajectory.recording.catchup import CatchUp
 
     if len(argv) > 1:
         die_with_parent(int(argv[1]))
@@ -99,7 +100,8 @@ def main(argv: list[str]) -> int:
         recorder = Recorder.open(root, TrajectorySettings.load(root))
         try:
             snap = recorder.reconcile(progress=lambda phase, done, total: emit({"progress": [phase, done, total]}),
-                                      with_intent=False)  # the import records what was there before: no task
+                                      with_intent=False,  # the import records what was there before: no task
+                                      catch_up=CatchUp())  # notes the stash, so a later pop is seen
         finally:
             recorder.close()
     except Exception as exc:  # noqa: BLE001 - reported to the parent, which raises it

@@ -40,10 +40,12 @@ from code_trajectory.core.errors import LockContentionError, StorageError
 from code_trajectory.core.memory import release_free_memory
 from code_trajectory.git import diffs, health, messages, trees
 from code_trajectory.git.messages import FileChange
-from code_trajectory.git.project import GitOperation, ProjectRepo, ReflogCursor
+from code_trajectory.git.project import ProjectRepo
+from code_trajectory.git.reflog import GitOperation, ReflogCursor
 from code_trajectory.git.shadow import ShadowRepo, TreeEntry, shadow_ref
-from code_trajectory.recording import secretfiles
+from code_trajectory.recording import catchup, secretfiles
 from code_trajectory.recording.blobs import write_blobs
+from code_trajectory.recording.catchup import CatchUp
 from code_trajectory.recording.commit_message import Snapshot, compose, mark_oversize
 from code_trajectory.recording.fullscan import FullScan, ProgressFn, full_scan
 from code_trajectory.recording.ignore import RecordingPolicy, SubtreePolicy
@@ -149,7 +151,7 @@ class Recorder(RecoveryMixin):
     def note_git_activity(self, *, stash: bool = False) -> None:
         """Say that git wrote the project's ``HEAD``, reflog or stash: the next snapshot may be a git operation's.
 
-        The next ordinary snapshot reads the reflog (:meth:`code_trajectory.git.project.ReflogCursor.new_operation`):
+        The next ordinary snapshot reads the reflog (:meth:`code_trajectory.git.reflog.ReflogCursor.new_operation`):
         when a checkout, reset, merge, rebase, pull, cherry-pick, revert or stash rewrote files, the snapshot is
         recorded as that operation (``[CHECKOUT] feature → main``, no intent), not as the agent's edits.
         """
@@ -166,6 +168,7 @@ class Recorder(RecoveryMixin):
         operation = self._reflog.new_operation()  # always advances, so old entries never come back
         if self._git_activity is None:
             return None
+        catchup.note_mark(self.repo.state_dir, self.project)  # the reflogs as recorded (see catchup)
         self._git_activity, self._stash_touched = None, False
         return operation
 
@@ -339,7 +342,8 @@ class Recorder(RecoveryMixin):
 
     def reconcile(self, *, kind: str = messages.KIND_RECONCILE, note: str | None = None,
                   progress: ProgressFn | None = None,
-                  restored_from: tuple[str, str] | None = None, with_intent: bool = True) -> Snapshot | None:
+                  restored_from: tuple[str, str] | None = None, with_intent: bool = True,
+                  catch_up: CatchUp | None = None) -> Snapshot | None:
         """Scan the whole work tree and snapshot any difference from the last recorded tree.
 
         Args:
@@ -348,6 +352,8 @@ class Recorder(RecoveryMixin):
             progress: called with ``(phase, done, total)``; phases ``scan``, ``hash``, ``write``.
             with_intent: carry the current intent; False for the start-up scan, which records what changed
                 while nothing recorded (no prompt's work: issue 22).
+            catch_up: given for the start-up scan: what git did meanwhile labels the snapshot, and the rest is
+                "changed while not recording" (:mod:`code_trajectory.recording.catchup`); the stash ids are noted.
 
         Returns:
             The snapshot, or None when the work tree matches the last snapshot.
@@ -359,8 +365,15 @@ class Recorder(RecoveryMixin):
             self._pending_rescan = False
             found = self._scan(progress)
             try:
+                operation = None
+                if catch_up is not None:
+                    last = self.latest_commit()
+                    last_time = int(self.repo.git.text(["log", "-1", "--format=%ct", last])) if last else None
+                    operation = catchup.unrecorded_operation(self.project, self.repo.state_dir, catch_up, last_time)
+                    catchup.note_mark(self.repo.state_dir, self.project)
                 return self._commit(found.tree, kind=kind, note=note, oversize=found.oversize, started=started,
-                                    imported=found.imported, restored_from=restored_from, with_intent=with_intent)
+                                    imported=found.imported, restored_from=restored_from, with_intent=with_intent,
+                                    unrecorded=catch_up is not None, unrecorded_operation=operation)
             finally:
                 if self._scanned_files >= RELEASE_MEMORY_AFTER_FILES:
                     self._release_memory()
@@ -453,10 +466,15 @@ class Recorder(RecoveryMixin):
                 started: float, expected: int | None = None,
                 imported: list[tuple[str, TreeEntry]] | None = None,
                 restored_from: tuple[str, str] | None = None, origin: str | None = None,
-                with_intent: bool = True) -> Snapshot | None:
+                with_intent: bool = True, unrecorded: bool = False,
+                unrecorded_operation: GitOperation | None = None) -> Snapshot | None:
+        """Commit ``tree`` after the branch's tip; ``unrecorded`` for the start-up scan, whose changes were made while
+        nothing recorded, with the git operations made meanwhile (``unrecorded_operation``, in place of a live one)."""
         branch = self.project.current_branch()
         ref = shadow_ref(branch)
         operation = self._take_git_operation() if kind in (messages.KIND_SNAPSHOT, messages.KIND_RECONCILE) else None
+        if unrecorded_operation is not None:
+            operation = unrecorded_operation
         try:
             with self._write_lock:
                 tip = self.repo.resolve_ref(ref)
@@ -475,7 +493,8 @@ class Recorder(RecoveryMixin):
                 composed = compose(self.repo, self.project, tree=tree, parent=parent, parent_tree=parent_tree,
                                    changes=changes, kind=kind, branch=branch, now=now,
                                    intent=self.intent.get(session=self.agent_session) if with_intent else None,
-                                   operation=operation, note=note, origin=origin, restored_from=restored_from)
+                                   operation=operation, note=note, origin=origin, restored_from=restored_from,
+                                   unrecorded=unrecorded)
                 parent, kind, message, changes = (composed.parent, composed.kind, composed.message,
                                                   composed.changes)
                 offset = now.strftime("%z") or "+0000"

@@ -31,9 +31,10 @@ from code_trajectory.core.shutdown import stop_child
 from code_trajectory.git import messages
 from code_trajectory.git.gitcmd import check_git_version
 from code_trajectory.git.log import describe_files
-from code_trajectory.git.points import name_point
+from code_trajectory.git.points import AUTO_TURN, name_point
 from code_trajectory.git.shadow import shadow_ref
 from code_trajectory.recording import checkpoint_requests, hooks
+from code_trajectory.recording.catchup import CatchUp, note_mark
 from code_trajectory.recording.checkpoint_requests import CheckpointAnswer, CheckpointRequest, RequestServer
 from code_trajectory.recording.consolidate import consolidate
 from code_trajectory.recording.handoff import HandedOverEdit
@@ -155,9 +156,12 @@ class ProjectSession:
 
     def _start_recording(self, background: bool) -> Snapshot | None:
         self._scan_started = True
+        catch_up = CatchUp()
         if self._watch:
             state_dir = self.recorder.repo.state_dir
-            if self.recorder.intent.end_stale(read_recorder_state(state_dir), alive_since=self._created):
+            previous = read_recorder_state(state_dir)
+            catch_up = CatchUp.from_state(previous)  # the scan's changes were made since the last recorder stopped
+            if self.recorder.intent.end_stale(previous, alive_since=self._created):
                 log.info("the intent of an earlier session was ended: a new recording session starts")
             write_recorder_state(state_dir, started=True)
             from code_trajectory.recording.watcher import Watcher
@@ -183,7 +187,7 @@ class ProjectSession:
 
                     snap = import_in_child(self.recorder, note, started=self._adopt)
                 else:
-                    snap = self.recorder.reconcile(progress=note, with_intent=False)
+                    snap = self.recorder.reconcile(progress=note, with_intent=False, catch_up=catch_up)
                 if snap is not None and len(snap.changes) > KEEP_STARTUP_CHANGES:
                     snap = dataclasses.replace(snap, changes=[])
                     release_free_memory()
@@ -260,6 +264,8 @@ class ProjectSession:
             self.watcher.stop(flush=scanned)
             self.watcher = None
         if self._recording_lock is not None and self._recording_lock.is_locked:
+            if scanned:  # the stash as this process leaves it: a stash gone at the next start was popped meanwhile
+                note_mark(self.recorder.repo.state_dir, self.recorder.project)
             write_recorder_state(self.recorder.repo.state_dir, started=False)
             with contextlib.suppress(OSError):
                 self._recording_lock.release()
@@ -305,7 +311,7 @@ class ProjectSession:
         Args:
             message: the checkpoint's message (None or empty: a point named after the time).
             name_only: the message names the point but is not stored in the snapshot's message (the ``Stop``
-                hook's ``turn ended ...``).
+                hook's ``turn ended ...``); the point is marked automatic (``turn``), not a name the user chose.
 
         Returns:
             ``ok`` True, ``text`` the answer (markdown), ``commit`` the named snapshot (None when nothing is
@@ -337,7 +343,8 @@ class ProjectSession:
         tip = snapshot.commit if snapshot is not None else self.recorder.latest_commit(self.branch)
         if tip is None:
             return CheckpointAnswer(True, "Nothing is recorded yet (an empty project): no checkpoint could be named.")
-        point = name_point(self.recorder.repo, tip, message or "", self.branch)
+        point = name_point(self.recorder.repo, tip, message or "", self.branch,
+                           automatic=AUTO_TURN if name_only else None)
         name = f"Named point \"{point.message}\" on `{tip[:12]}` (refer to it by this name in restore and compare)."
         if snapshot is None:
             return CheckpointAnswer(True, f"Nothing changed since the last snapshot, so no new snapshot was needed. "

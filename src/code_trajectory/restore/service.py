@@ -34,7 +34,7 @@ from code_trajectory.core.answer import Answer
 from code_trajectory.core.errors import InvalidArgumentError, ProjectError, StorageError
 from code_trajectory.git import messages, trees, worktemp
 from code_trajectory.git.pathcheck import unsafe_reason
-from code_trajectory.git.points import name_point
+from code_trajectory.git.points import AUTO_RESTORE, name_point
 from code_trajectory.git.shadow import ShadowRepo, TreeEntry
 from code_trajectory.git.snapshots import resolve_snapshot
 from code_trajectory.history.narrative import fit
@@ -206,7 +206,7 @@ def _restore(session: ProjectSession, snapshot: str, paths: list[str] | None, *,
             current_tree = repo.commit_tree_oid(result.safety_snapshot) if result.safety_snapshot else None
             if result.safety_snapshot:
                 name_point(repo, result.safety_snapshot, f"before restore of {resolved.commit[:12]} "
-                           f"({resolved.how})", branch)
+                           f"({resolved.how})", branch, automatic=AUTO_RESTORE)
         current = trees.list_files(repo, current_tree, scope)
         chosen = select(session.root, paths, set(target_entries) | set(current))
         writes = sorted(p for p in chosen if p in target_entries and target_entries[p] != current.get(p))

@@ -10,7 +10,8 @@
 ``GET /fragment/file``                    HTML of a file's pane (``path``)
 ``GET /fragment/diff/{oid}``              HTML of one file's diff in a snapshot (``file``; ``symbols=1``: its
                                           changed symbols first)
-``GET /api/poll``                         JSON: new rows since ``tip``, new test verdicts since ``notes``
+``GET /api/poll``                         JSON: new rows since ``tip``, new test verdicts since ``notes``, named
+                                          points since ``points``
 ``POST /api/restore``                     JSON in ``{snapshot, paths, dry_run}``, out ``{outcome, html}``
 ``GET /static/…``                         the stylesheet, the script, the icon, the highlighting CSS
 ========================================  ===========================================================================
@@ -207,7 +208,7 @@ class Page:
                                      prev=args.get("prev") or None)
         html = self.fragment("rows.html", rows=page.rows, state=state)
         return JSONResponse({"html": html, "next_cursor": page.next_cursor, "scanned_out": page.scanned_out,
-                             "tip": page.tip or "", "notes": page.notes or ""})
+                             "tip": page.tip or "", "notes": page.notes or "", "points": page.points_key})
 
     def snapshot(self, request: Request) -> Response:
         state = self.state(query_args(request))
@@ -234,13 +235,19 @@ class Page:
         args = query_args(request)
         state = self.state(args)
         update = self.history.updates(state.branch, args.get("tip") or None, args.get("notes") or None,
-                                      state.filters, args.get("top") or None)
+                                      state.filters, args.get("top") or None,
+                                      None if "points" not in args else args["points"].strip("-"))  # "-": none yet
         body: dict[str, Any] = {"tip": update.tip or "", "notes": update.notes or "", "reload": update.reload,
                                 "same_session": update.same_session, "count": len(update.rows), "html": ""}
         if update.rows:
             body["html"] = self.fragment("rows.html", rows=update.rows, state=state)
         if update.total is not None:
             body["totals"] = self.fragment("totals.html", total=update.total, sessions=update.session_count)
+        body["points_key"] = update.points_key
+        if update.points is not None:  # a point named while nothing changed adds no row: its marker comes here
+            body["points"] = {oid: self.fragment("points.html", users=[p for p in found if p.automatic is None],
+                                                 auto=[p for p in found if p.automatic is not None])
+                              for oid, found in update.points.items()}
         if update.marks is not None:
             body["marks"] = {oid: self.fragment("mark.html", mark=mark) for oid, mark in update.marks.items()}
         return JSONResponse(body)

@@ -18,10 +18,12 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 
 from code_trajectory.core.errors import InvalidArgumentError, TrajectoryError
-from code_trajectory.git import log
+from code_trajectory.git import log, points
 from code_trajectory.git.log import CommitRecord, FileVersion
 from code_trajectory.git.messages import FileChange
+from code_trajectory.git.points import Point
 from code_trajectory.git.shadow import ZERO_OID, ShadowRepo, branch_of_ref, shadow_ref
+from code_trajectory.history import markers
 from code_trajectory.testruns import store as testruns
 from code_trajectory.ui import render
 from code_trajectory.ui.views import (
@@ -185,7 +187,7 @@ class History:
         if tip is None:
             if branch in self.branches():
                 raise NotFoundError(f"the shadow ref of branch {branch!r} cannot be read")
-            return TimelinePage(branch, None, [], None, False, 0, 0, self.notes_tip())
+            return TimelinePage(branch, None, [], None, False, 0, 0, self.notes_tip(), self.points_key())
         index = self.index(tip)
         for oid in (cursor, prev):
             if oid is not None and (not _OID.match(oid) or oid not in index):
@@ -204,7 +206,7 @@ class History:
                 records.append(record)
         rows = self.rows(records, branch, index, prev=prev)
         return TimelinePage(branch, tip, rows, next_cursor, scanned_out, len(index), len(index.sessions),
-                            self.notes_tip())
+                            self.notes_tip(), self.points_key())
 
     def _walk(self, start: str, chunk: int) -> Iterator[CommitRecord]:
         position: str | None = start
@@ -218,14 +220,29 @@ class History:
         """Rows for ``records`` (newest first, on ``branch``'s chain): line counts, verdicts, session headers."""
         log.add_line_counts(self.repo, records)
         marks = self.marks([r.oid for r in records])
+        named = self.points([r.oid for r in records])
         rows = []
         above = index.session(prev) if prev else None
         for record in records:
             session = index.session(record.oid)
-            rows.append(make_row(record, branch, marks.get(record.oid),
-                             session if session is not None and session != above else None))
+            row = make_row(record, branch, marks.get(record.oid),
+                           session if session is not None and session != above else None)
+            row.points = named.get(record.oid, [])
+            rows.append(row)
             above = session
         return rows
+
+    def points_key(self) -> str:
+        """What the named points are now, as a short text that changes when a point is named or removed."""
+        named = points.points(self.repo)
+        return f"{len(named)}:{named[0].ref.rsplit('/', 1)[-1]}" if named else ""
+
+    def points(self, oids: list[str]) -> dict[str, list[Point]]:
+        """The named points on each of ``oids`` that has any, oldest first (see :mod:`code_trajectory.history.markers`)."""
+        found: dict[str, list[Point]] = {}
+        for point in markers.on_commits(points.points(self.repo), oids):
+            found.setdefault(point.commit, []).append(point)
+        return found
 
     def marks(self, oids: list[str]) -> dict[str, TestMark]:
         """The test verdict of each of ``oids`` that has a recorded run: the newest run's line."""
@@ -239,7 +256,7 @@ class History:
         return marks
 
     def updates(self, branch: str, known_tip: str | None, known_notes: str | None, filters: Filters = Filters(),
-                top: str | None = None) -> Update:
+                top: str | None = None, known_points: str | None = None) -> Update:
         """What is new on ``branch`` since the page saw ``known_tip`` and ``known_notes``.
 
         Args:
@@ -247,12 +264,18 @@ class History:
             known_tip, known_notes: the tip and notes commit the page was rendered with ('' or None: none).
             filters: the page's filters.
             top: the row on top of the page, if any (to tell whether the new rows continue its session).
+            known_points: the :meth:`points_key` the page was rendered with (None: not asked, points left alone).
         """
         tip, notes = self.tip(branch), self.notes_tip()
-        update = Update(tip, notes)
+        update = Update(tip, notes, self.points_key())
         if (notes or None) != (known_notes or None) and tip is not None:
             chain = log.read_log(self.repo, [tip], limit=MAX_LIVE, first_parent=True, with_changes=False)
             update.marks = self.marks([r.oid for r in chain])
+        if known_points is not None and known_points != update.points_key and tip is not None:
+            chain = log.read_log(self.repo, [tip], limit=MAX_LIVE, first_parent=True, with_changes=False)
+            oids = [r.oid for r in chain]
+            found = self.points(oids)
+            update.points = {oid: found.get(oid, []) for oid in oids}
         if (tip or None) == (known_tip or None):
             return update
         if tip is None or not known_tip:
@@ -297,6 +320,7 @@ class History:
         record = self.record(oid)
         runs = testruns.runs_for(self.repo, [oid]).get(oid, [])
         row = make_row(record, branch, self.marks([oid]).get(oid), None)
+        row.points = self.points([oid]).get(oid, [])
         many_imported = record.is_import and len(record.changes) > INLINE_DIFFS
         files = []
         for i, change in enumerate(record.changes):

@@ -11,6 +11,7 @@ from datetime import datetime
 
 from code_trajectory.git.log import CommitRecord, FileVersion
 from code_trajectory.git.messages import CONSOLIDATE_PREFIX, TRAILER_SQUASHED, FileChange
+from code_trajectory.git.points import Point
 from code_trajectory.testruns.model import TestRun
 from code_trajectory.ui import render
 
@@ -91,6 +92,7 @@ class Row:
         foreign_branch: the project branch it was recorded on when not the one shown (the chain of a new branch
             starts with the snapshots of the branch it came from).
         session: set when a session header goes before this row (the first row shown of its session).
+        points: the named points on this snapshot, oldest first (also those named when nothing changed).
     """
 
     record: CommitRecord
@@ -102,10 +104,20 @@ class Row:
     test: TestMark | None
     foreign_branch: str | None
     session: Session | None = None
+    points: list[Point] = field(default_factory=list)
 
     @property
     def oid(self) -> str:
         return self.record.oid
+
+    @property
+    def user_points(self) -> list[Point]:
+        """The points named by the user (the automatic ones apart: see :func:`code_trajectory.git.points.automatic_kind`)."""
+        return [p for p in self.points if p.automatic is None]
+
+    @property
+    def automatic_points(self) -> list[Point]:
+        return [p for p in self.points if p.automatic is not None]
 
     @property
     def kind(self) -> str:
@@ -123,6 +135,7 @@ class TimelinePage:
         scanned_out: a filter stopped after :data:`MAX_SCAN` snapshots without filling the page.
         total, session_count: snapshots and sessions on the whole chain.
         notes: the commit of the test-run notes ref (a change means new verdicts).
+        points_key: what the named points are now (a change means a point was named, see ``History.points_key``).
     """
 
     branch: str
@@ -133,6 +146,7 @@ class TimelinePage:
     total: int
     session_count: int
     notes: str | None
+    points_key: str = ""
 
 
 @dataclass
@@ -146,10 +160,14 @@ class Update:
         reload: the page must reload its list.
         marks: test verdicts of the newest :data:`MAX_LIVE` snapshots when the notes changed, else None.
         total, session_count: snapshots and sessions on the chain now (None when the tip did not move).
+        points_key: what the named points are now; ``points``: when they changed, the points on each of the newest
+            :data:`MAX_LIVE` snapshots (a point named while nothing changed adds no row), else None.
     """
 
     tip: str | None
     notes: str | None
+    points_key: str = ""
+    points: dict[str, list[Point]] | None = None
     rows: list[Row] = field(default_factory=list)
     same_session: bool = False
     reload: bool = False

@@ -19,7 +19,7 @@
     history.replaceState(null, "", entry.pathname + entry.search + entry.hash);
   }
 
-  const state = rows.dataset; // branch, q, path, view, tip, notes, cursor
+  const state = rows.dataset; // branch, q, path, view, tip, notes, points, cursor
   const query = (extra = {}) => {
     const p = new URLSearchParams();
     for (const k of ["branch", "q", "path", "view"]) if (state[k]) p.set(k, state[k]);
@@ -151,6 +151,7 @@
     rows.innerHTML = data.html;
     state.tip = data.tip || "";
     state.notes = data.notes || "";
+    state.points = data.points || "";
     setCursor(data.next_cursor, data.scanned_out);
     if (open) { const li = rows.querySelector(`li.snap[data-oid="${CSS.escape(open)}"]`); if (li) select(li, false); }
   }
@@ -162,7 +163,7 @@
     polling = true;
     const top = $("li.snap", rows);
     try {
-      const d = await getJSON(`/api/poll?${query({ tip: state.tip, notes: state.notes, top: top && top.dataset.oid })}`);
+      const d = await getJSON(`/api/poll?${query({ tip: state.tip, notes: state.notes, points: state.points || "-", top: top && top.dataset.oid })}`);
       live.classList.remove("off");
       $("#live-text").textContent = "live";
       if (d.reload) { await reloadList(); return; }
@@ -176,6 +177,11 @@
       state.tip = d.tip;
       state.notes = d.notes;
       if (d.totals) $("#totals").innerHTML = d.totals;
+      state.points = d.points_key;
+      for (const [oid, html] of Object.entries(d.points || {})) {
+        const slot = rows.querySelector(`li.snap[data-oid="${CSS.escape(oid)}"] .points-slot`);
+        if (slot) slot.innerHTML = html;
+      }
       for (const [oid, html] of Object.entries(d.marks || {})) {
         const slot = rows.querySelector(`li.snap[data-oid="${CSS.escape(oid)}"] .mark-slot`);
         if (slot) slot.innerHTML = html;

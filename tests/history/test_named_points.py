@@ -1,0 +1,134 @@
+"""Issue 23.4: named points are markers in every timeline, also when named while nothing changed (the name points at
+an existing snapshot), and the user's names are listed apart from the automatic ones ("turn ended …", "before
+restore of …").
+
+Before, a checkpoint named when nothing changed appeared in no ``get_global_trajectory``, ``get_session_summary``,
+``log`` or UI output; the only way to see the names was a wrong name's error, crowded with automatic names. Real git
+in temp dirs; the CLI as a process (``checkpoint``, ``hook stop``, ``restore``, ``log``, ``session``), the server
+through the MCP SDK client, and the timeline UI over HTTP.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from code_trajectory.git.points import AUTO_TURN, name_point, points
+from code_trajectory.git.shadow import ShadowRepo
+from support import mcp_client, server_command, subprocess_env, write
+from support.ui import request, running_ui
+
+
+def cli(project: Path, *args: str, stdin: str | None = None, ok: bool = True) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run([*server_command(), *args, "--project", str(project)], input=stdin, capture_output=True,
+                          text=True, timeout=60, env=subprocess_env())
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert (proc.returncode == 0) == ok, proc.stderr
+    return proc
+
+
+@pytest.fixture
+def named(project: Path) -> Path:
+    """A history with the user's points (one named when nothing changed), a turn's end and a restore's safety point."""
+    cli(project, "checkpoint", "-m", "before the refactor")
+    write(project, "src/app.py", "def main():\n    return 2\n")
+    cli(project, "checkpoint", "-m", "refactor done")
+    out = cli(project, "checkpoint", "-m", "release candidate").stdout  # nothing changed: a name, no snapshot
+    assert "no new snapshot" in out, out
+    cli(project, "hook", "stop", stdin=json.dumps({"session_id": "s1", "cwd": str(project),
+                                                   "hook_event_name": "Stop"}))
+    cli(project, "restore", "before the refactor")  # names "before restore of …" on the state it replaces
+    return project
+
+
+def test_log_and_session_show_the_points_and_list_the_users_names_apart(named: Path) -> None:
+    log_text = cli(named, "log").stdout
+    # named while nothing changed: under the snapshot it names, after the name given with that snapshot
+    entry = next(e for e in log_text.split("### ") if '"release candidate" (' in e)
+    assert "checkpoint: refactor done" in entry and 'Named points "refactor done" (' in entry, log_text
+    assert "2 automatic points (1 turn ended, 1 before restore;" in entry, entry
+    names = next(line for line in log_text.splitlines() if line.startswith("Named points:"))
+    assert names.index('"before the refactor"') < names.index('"refactor done"') < names.index('"release candidate"')
+    assert "turn ended" not in names.split("; automatic:")[0] and "before restore" not in names.split("; automatic:")[0]
+    assert "; automatic: 2 (1 turn ended, 1 before restore)" in names, names
+
+    summary = cli(named, "session").stdout
+    assert '"release candidate"' in summary and "automatic: 2" in summary, summary
+
+    # a wrong name's error lists the user's names first, the automatic ones after
+    error = cli(named, "restore", "release candidat", ok=False).stderr
+    assert error.index('"release candidate"') < error.index("Automatic ones (2)"), error
+    assert error.index('"refactor done"') < error.index("turn ended"), error
+
+
+@pytest.mark.anyio
+async def test_the_tools_mark_the_points_in_text_and_data_in_timeline_order(named: Path) -> None:
+    async with mcp_client(named) as client:
+        answer = await client.call_tool("get_global_trajectory", {"limit": 10})
+        assert not answer.is_error and '"release candidate" (' in answer.content[0].text
+        marks = answer.structured_content["named_points"]
+        assert [m["name"] for m in marks if m["automatic"] is None] == ["before the refactor", "refactor done",
+                                                                          "release candidate"]
+        assert [m["automatic"] for m in marks if m["automatic"]] == ["turn", "restore"]
+        assert [m["time"] for m in marks] == sorted(m["time"] for m in marks)
+        commits = {c["commit"] for c in answer.structured_content["commits"]}
+        assert all(m["commit"] in commits for m in marks)
+
+        summary = await client.call_tool("get_session_summary", {})
+        assert '"release candidate"' in summary.content[0].text
+        assert [m["name"] for m in summary.structured_content["named_points"]][2] == "release candidate"
+
+        # named through the tool while nothing changed: a marker at once
+        await client.call_tool("checkpoint", {"message": "after the restore"})
+        await client.call_tool("checkpoint", {"message": "ship it"})
+        text = (await client.call_tool("get_global_trajectory", {"limit": 3})).content[0].text
+        assert 'Named points "after the restore"' in text and '"ship it"' in text, text
+
+
+def test_the_timeline_page_shows_the_points(named: Path) -> None:
+    with running_ui(named) as ui:
+        status, _, body = request(ui.port, "GET", f"/?token={ui.token}")
+        page = body.decode()
+        assert status == 200 and "⚑ release candidate" in page and "⚑ refactor done" in page
+        auto = page.split('class="point auto" title="')[1]  # counted apart, listed in the title
+        title, shown = auto.split('">', 1)
+        assert title.startswith("turn ended ") and "\nbefore restore of " in title and "⚑" not in title
+        assert shown.startswith("2 automatic points</span>")
+        cookie = {"Cookie": f"{_cookie(ui.port)}={ui.token}"}
+        status, _, body = request(ui.port, "GET", "/fragment/rows?branch=main", headers=cookie)
+        rows = json.loads(body)["html"]
+        assert status == 200 and "⚑ before the refactor" in rows and "⚑ release candidate" in rows
+
+        # a point named while the page is open and nothing changed: no new row, the live update brings its marker
+        tip = page.split('data-tip="')[1].split('"')[0]
+        known = page.split('data-points="')[1].split('"')[0]
+        status, _, body = request(ui.port, "GET", f"/api/poll?branch=main&tip={tip}&points={known}", headers=cookie)
+        assert status == 200 and "points" not in json.loads(body)  # nothing new
+        cli(named, "checkpoint", "-m", "seen live")
+        status, _, body = request(ui.port, "GET", f"/api/poll?branch=main&tip={tip}&points={known}", headers=cookie)
+        update = json.loads(body)
+        assert update["html"] == "" and update["points_key"] != known
+        assert "⚑ seen live" in update["points"][tip] and "⚑ before the refactor" not in update["points"][tip]
+
+
+def test_points_named_before_they_were_marked_are_told_by_their_pattern(project: Path) -> None:
+    cli(project, "checkpoint", "-m", "mine")
+    with ShadowRepo(project) as repo:
+        tip = repo.resolve("refs/heads/shadow/main")
+        assert tip is not None
+        # as older versions named them: no Trajectory-Automatic line
+        name_point(repo, tip, "turn ended 10:00:00: Fix the login retry", "main")
+        name_point(repo, tip, "before restore of 0123456789ab (~1)", "main")
+        name_point(repo, tip, "turn ended soon", "main", automatic=AUTO_TURN)
+        found = {p.message: p.automatic for p in points(repo)}
+    assert found == {"mine": None, "turn ended 10:00:00: Fix the login retry": "turn",
+                     "before restore of 0123456789ab (~1)": "restore", "turn ended soon": "turn"}
+
+
+def _cookie(port: int) -> str:
+    from code_trajectory.ui.security import cookie_name
+
+    return cookie_name(port)
