@@ -8,11 +8,12 @@ operations that cancel out (a reset and the reset back, a stash and its pop: the
 was) are said in one line. Then the budget buys diffs:
 
 1. the newest version's diff, whole whenever the budget has room for it (cut hunk-wise only past the budget);
-2. then the older versions' diffs by importance: changed lines, halved and halved again with age
-   (:data:`RECENCY_DECAY`), the agent's edits before git's operations (:data:`OPERATION_WEIGHT`), while they stay
-   within :data:`HISTORY_SHARE` of the size of all the shown diffs (at least :data:`MIN_DIFF_TOKENS`): the point
-   of the narrative is to say what changed in fewer tokens than ``git log -p`` (``bench/context.py``). The most
-   important diff that does not fit is cut hunk-wise rather than dropped for smaller, older ones.
+2. then the older versions' diffs by importance: changed lines, fading with age (:data:`RECENCY_DECAY`), the
+   agent's edits before git's operations (:data:`OPERATION_WEIGHT`). The most important one is whole whenever
+   the budget has room for it; the others while all the diffs stay within :data:`HISTORY_SHARE` of the size of
+   all the shown diffs (at least :data:`MIN_DIFF_TOKENS`): the point of the narrative is to say what changed in
+   fewer tokens than ``git log -p`` (``bench/context.py``). A diff that does not fit is cut hunk-wise (when at
+   least :data:`MIN_CUT_CHARS` are left) rather than dropped for smaller, older ones.
 
 No version and no changed symbol is dropped; the answer names the diffs it left out and the exact ``compare``
 call (and CLI command) that shows each. Whitespace-, comment- and import-only changes are said in one line.
@@ -172,8 +173,8 @@ def importance(versions: list[Version], i: int, size: int) -> float:
 
 def _spend(repo: ShadowRepo, versions: list[Version], collapsed: set[int], room: int) -> tuple[list[str], list[str]]:
     """The body (a diff, hunk labels, a note, or nothing) and detail level of each version, within ``room``
-    characters: the newest diff whole if it fits at all, then the older ones by :func:`importance` within
-    :data:`HISTORY_SHARE` of all the diffs."""
+    characters: the newest diff whole if it fits at all, then the most important older one (:func:`importance`)
+    whole if it fits, then the others by importance within :data:`HISTORY_SHARE` of all the diffs."""
     bodies = [""] * len(versions)
     detail = ["no net change" if i in collapsed else "heading" for i in range(len(versions))]
     newest = len(versions) - 1
@@ -208,8 +209,10 @@ def _spend(repo: ShadowRepo, versions: list[Version], collapsed: set[int], room:
         bodies[newest] = f"```diff\n{diff}\n```"
         room -= len(bodies[newest])
         share -= len(bodies[newest])
-    room = max(0, min(room, share))
     order = sorted(diffs, key=lambda k: (-importance(versions, k, len(diffs[k])), -k))
+    if order:  # the most important older change is whole too, while the answer has room for it
+        share = max(share, len(diffs[order[0]]) + 12)
+    room = max(0, min(room, share))
     for i in order:
         version, diff = versions[i], diffs[i]
         if len(diff) + 12 <= room:
