@@ -151,11 +151,11 @@ def test_cancelling_git_operations_headings_and_long_symbol_lists(project: Path)
 
 def test_a_long_symbol_list_ends_with_n_more(session: ProjectSession) -> None:
     session.set_intent("Add many helpers")
-    write(session.root, "helpers.py", "".join(f"def helper_{i:03}():\n    return {i}\n\n\n" for i in range(75)))
+    write(session.root, "helpers.py", "".join(f"def helper_{i:03}():\n    return {i}\n\n\n" for i in range(145)))
     assert session.recorder.record_paths(["helpers.py"]) is not None
     text = cli(session.root, "file", "helpers.py")
     symbols = next(line for line in text.split("\n") if line.startswith("- Symbols:"))
-    assert symbols.endswith("+ 45 more") and symbols.count("helper_") == 30
+    assert symbols.endswith("+ 45 more") and symbols.count("helper_") == 100
     log = cli(session.root, "log", "--limit", "1")
     assert "+ 45 more" in log
 
@@ -189,7 +189,7 @@ def test_checkpoint_names_and_stash_pop_in_every_heading(session: ProjectSession
 
 @pytest.mark.anyio
 async def test_the_biggest_recent_change_gets_its_diff_before_older_small_ones(project: Path) -> None:
-    """A 30-version answer: the big change three versions back is shown, the oldest small ones are left out."""
+    """A 30-version answer: the big change three versions back gets its diff before older small ones."""
     write(project, "lib.py", module(set()))
     async with mcp_client(project) as client:
         async def step(intent: str, text: str) -> None:
@@ -215,8 +215,9 @@ async def test_the_biggest_recent_change_gets_its_diff_before_older_small_ones(p
     numbers = sorted(int(n) for n in found if "–" not in n)
     strict = next(n for n in numbers if "strict variant" in found[str(n)].split("\n")[0])
     assert strict == numbers[-3]
-    assert "diff cut" not in found[str(strict)]
-    assert all(f"+def func_040_strict_{v}(value):" in found[str(strict)] for v in range(16))  # whole
+    # the biggest recent change: its diff, as much as the older diffs' share holds, and where the rest is
+    assert all(f"+def func_040_strict_{v}(value):" in found[str(strict)] for v in range(3))
+    assert "diff cut" in found[str(strict)] and "git --git-dir=.trajectory show" in found[str(strict)]
     assert "```diff" in found[str(numbers[-1])]  # the newest: whole
     oldest_small = numbers[1:6]
     assert all("```diff" not in found[str(n)] for n in oldest_small)  # older small ones: left out, named
@@ -231,3 +232,29 @@ def expand(ranges: str) -> set[int]:
         first, _, last = part.partition("-")
         found.update(range(int(first), int(last or first) + 1))
     return found
+
+
+@pytest.mark.anyio
+async def test_compare_fills_the_budget_and_names_the_call_for_each_left_out_file(project: Path) -> None:
+    def rewrite(tag: str) -> None:
+        for name in "abcdef":
+            write(project, f"src/{name}.py", "".join(f"VALUE_{i:03} = '{tag} {name} {i:03} {'x' * 24}'\n"
+                                                     for i in range(60)))
+
+    async with mcp_client(project) as client:
+        rewrite("old")
+        assert not (await client.call_tool("checkpoint", {"message": "before the rename"})).is_error
+        rewrite("new")
+        result = await client.call_tool("compare", {"from_snapshot": "before the rename"})
+        assert not result.is_error
+        text = result.content[0].text
+        assert "- From: " in text and "checkpoint: before the rename" in text and "- To: the work tree" in text
+        assert len(text) // 4 <= 8000 and len(text) // 4 > 6000  # the diffs fill the budget, no fixed share
+        assert "diff cut" not in text  # whole diffs while they fit; the others are named
+        calls = re.findall(r"`compare\((from_snapshot=\"[0-9a-f]{12}\", to_snapshot=\"now\", "
+                           r"filepath=\"(src/[a-f]\.py)\")\)`", text)
+        assert calls and all(f"### `{path}`" not in text for _, path in calls)
+        path = calls[0][1]
+        alone = await client.call_tool("compare", {"from_snapshot": "before the rename", "filepath": path})
+    shown = alone.content[0].text
+    assert f"### `{path}`" in shown and "+VALUE_059 = 'new" in shown and "diff cut" not in shown

@@ -8,6 +8,9 @@ allows, so a breaking one-line change is shown line for line rather than as ``M 
 
 from __future__ import annotations
 
+import json
+import shlex
+
 from code_trajectory.core.answer import Answer
 from code_trajectory.git.diffs import tree_changes
 from code_trajectory.git.log import display_path
@@ -108,8 +111,8 @@ def left_out_note(old_commit: str | None, new_label: str, left_out: list[str]) -
     names = ", ".join(f"`{display_path(p)}`" for p in left_out[:20])
     more = f" and {len(left_out) - 20} more" if len(left_out) > 20 else ""
     lines = [f"_Diffs left out to fit the budget: {names}{more}. One file at a time:_"]
-    lines += [f"- `compare(from_snapshot=\"{old}\", to_snapshot=\"{new_label}\", filepath=\"{p}\")` "
-              f"(CLI: `code-trajectory compare {old} {new_label} --file '{p}'`)" for p in left_out[:CALLS_SPELLED]]
+    lines += [f"- `compare(from_snapshot=\"{old}\", to_snapshot=\"{new_label}\", filepath={json.dumps(p)})` "
+              f"(CLI: `code-trajectory compare {old} {new_label} --file {shlex.quote(p)}`)" for p in left_out[:CALLS_SPELLED]]
     if len(left_out) > CALLS_SPELLED:
         lines.append("- the others alike, with their `filepath`")
     return "\n".join(lines)
@@ -119,7 +122,7 @@ def _whole_diff_how(old_commit: str | None, new_label: str, path: str, *, alone:
     """How to see a cut diff whole: this file alone through ``compare``, or (already alone) git itself."""
     old = (old_commit or "")[:12]
     if not alone:
-        return f"this file alone: `compare(from_snapshot=\"{old}\", to_snapshot=\"{new_label}\", filepath=\"{path}\")`"
+        return f"this file alone: `compare(from_snapshot=\"{old}\", to_snapshot=\"{new_label}\", filepath={json.dumps(path)})`"
     if new_label == "now":
-        return f"the whole diff: `git --git-dir=.trajectory --work-tree=. diff {old} -- '{path}'`"
-    return f"the whole diff: `git --git-dir=.trajectory diff {old} {new_label} -- '{path}'`"
+        return f"the whole diff: `git --git-dir=.trajectory --work-tree=. diff {old} -- {shlex.quote(path)}`"
+    return f"the whole diff: `git --git-dir=.trajectory diff {old} {new_label} -- {shlex.quote(path)}`"

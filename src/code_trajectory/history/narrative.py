@@ -59,16 +59,18 @@ def fit(text: str, budget_tokens: int) -> str:
 
 
 def cut_diff(diff: str, max_chars: int, how_to_see: str) -> str:
-    """Keep whole hunks of ``diff`` while they fit in ``max_chars``; say what was left out."""
+    """Keep whole lines of ``diff`` while they and the closing marker (what was left out, ``how_to_see``) fit in
+    ``max_chars``; ``diff`` itself when it fits."""
     if len(diff) <= max_chars:
         return diff
     lines = diff.split("\n")
+    hunks_total = sum(1 for line in lines if line.startswith("@@"))
+    marker_room = len(how_to_see) + 90  # "… [diff cut: N more line(s), N more hunk(s) not shown; …]"
     kept: list[str] = []
     size = 0
-    hunks_total = sum(1 for line in lines if line.startswith("@@"))
     hunks_kept = 0
     for line in lines:
-        if size + len(line) + 1 > max_chars:
+        if size + len(line) + 1 > max_chars - marker_room:
             break
         if line.startswith("@@"):
             hunks_kept += 1
@@ -78,8 +80,6 @@ def cut_diff(diff: str, max_chars: int, how_to_see: str) -> str:
     marker = (f"… [diff cut: {left} more line(s), {max(0, hunks_total - hunks_kept)} more hunk(s) not shown; "
               f"{how_to_see}]")
     return "\n".join(kept) + "\n" + marker
-
-
 
 
 #: A line that opens a definition in common languages; used to refine git's hunk header, which names

@@ -9,17 +9,21 @@ was) are said in one line. Then the budget buys diffs:
 
 1. the newest version's diff, whole whenever the budget has room for it (cut hunk-wise only past the budget);
 2. then the older versions' diffs by importance: changed lines, fading with age (:data:`RECENCY_DECAY`), the
-   agent's edits before git's operations (:data:`OPERATION_WEIGHT`). The most important one is whole whenever
-   the budget has room for it; the others while all the diffs stay within :data:`HISTORY_SHARE` of the size of
-   all the shown diffs (at least :data:`MIN_DIFF_TOKENS`): the point of the narrative is to say what changed in
-   fewer tokens than ``git log -p`` (``bench/context.py``). A diff that does not fit is cut hunk-wise (when at
-   least :data:`MIN_CUT_CHARS` are left) rather than dropped for smaller, older ones.
+   agent's edits before git's operations (:data:`OPERATION_WEIGHT`), while all the diffs stay within
+   :data:`HISTORY_SHARE` of the size of all the shown diffs (at least :data:`MIN_DIFF_TOKENS`, at most
+   :data:`OLDER_DIFFS_TOKENS`; the most important older diff may come on top of the newest when it fits in that
+   share by itself): the point of the narrative is
+   to say what changed in fewer tokens than ``git log -p`` (``bench/context.py``). A diff that does not fit is
+   cut line-wise (when at least :data:`MIN_CUT_CHARS` are left) rather than dropped for smaller, older ones.
 
 No version and no changed symbol is dropped; the answer names the diffs it left out and the exact ``compare``
 call (and CLI command) that shows each. Whitespace-, comment- and import-only changes are said in one line.
 """
 
 from __future__ import annotations
+
+import json
+import shlex
 
 from code_trajectory.core.answer import Answer
 from code_trajectory.git.log import display_path
@@ -31,6 +35,8 @@ from code_trajectory.history.versions import Version
 #: Share of the size of all the shown versions' diffs that the older versions' diffs may take with the newest
 #: one, so a history is told in about half the tokens of ``git log -p`` too (``bench/context.py``).
 HISTORY_SHARE = 0.35
+#: The older versions' diffs take at most this many tokens in all, whatever the share (the newest has no cap).
+OLDER_DIFFS_TOKENS = 2500
 #: Diffs up to this many tokens in all are always shown whole, whatever HISTORY_SHARE says (small histories).
 MIN_DIFF_TOKENS = 600
 #: An imported file (the state when recording began) is shown whole only up to this many lines.
@@ -42,8 +48,6 @@ RECENCY_DECAY = 0.87
 OPERATION_WEIGHT = 0.25
 #: An older diff that does not fit whole is cut to the room left when that is at least this many characters.
 MIN_CUT_CHARS = 1200
-#: Characters kept for the closing note that names the left-out diffs and how to get them.
-NOTE_RESERVE = 900
 #: Left-out diffs whose exact ``compare`` call the closing note spells out (the most important first).
 CALLS_SPELLED = 3
 
@@ -147,9 +151,10 @@ def render(repo: ShadowRepo, path: str, branch: str, versions: list[Version], to
             continue
         headings[i] = "\n".join(heading(version, previous, hooks_seen))
         previous = version.record.intent or previous
+    reserve = len(_left_out_note(path, versions, [i for i in range(len(versions)) if i not in group_of])) + 40
     bodies, detail = _spend(repo, versions, set(group_of),
                             budget_tokens * CHARS_PER_TOKEN - sum(len(h) + 1 for h in head)
-                            - sum(len(h) + 12 for h in headings) - NOTE_RESERVE)
+                            - sum(len(h) + 12 for h in headings) - reserve)
     out = ["\n".join(head)]
     for text, body in zip(headings, bodies):
         if text:
@@ -173,8 +178,8 @@ def importance(versions: list[Version], i: int, size: int) -> float:
 
 def _spend(repo: ShadowRepo, versions: list[Version], collapsed: set[int], room: int) -> tuple[list[str], list[str]]:
     """The body (a diff, hunk labels, a note, or nothing) and detail level of each version, within ``room``
-    characters: the newest diff whole if it fits at all, then the most important older one (:func:`importance`)
-    whole if it fits, then the others by importance within :data:`HISTORY_SHARE` of all the diffs."""
+    characters: the newest diff whole if it fits at all, then the older ones by :func:`importance` within
+    :data:`HISTORY_SHARE` of all the diffs (the most important one whole when it alone fits in that share)."""
     bodies = [""] * len(versions)
     detail = ["no net change" if i in collapsed else "heading" for i in range(len(versions))]
     newest = len(versions) - 1
@@ -197,12 +202,13 @@ def _spend(repo: ShadowRepo, versions: list[Version], collapsed: set[int], room:
             continue
         diffs[i] = diff
     room = max(0, room)
-    share = max(int(sum(len(d) + 12 for d in diffs.values()) * HISTORY_SHARE), MIN_DIFF_TOKENS * CHARS_PER_TOKEN)
+    full_share = share = min(max(int(sum(len(d) + 12 for d in diffs.values()) * HISTORY_SHARE),
+                                 MIN_DIFF_TOKENS * CHARS_PER_TOKEN), OLDER_DIFFS_TOKENS * CHARS_PER_TOKEN)
     if newest in diffs:  # the newest change: whole whenever the answer has room for it
         version = versions[newest]
         diff = diffs.pop(newest)
         if len(diff) + 12 > room:
-            diff = cut_diff(diff, max(room - 12, 400), _cut_how(version))
+            diff = cut_diff(diff, max(room - 12, 600), _cut_how(version))
             detail[newest] = "cut"
         else:
             detail[newest] = "full"
@@ -210,8 +216,8 @@ def _spend(repo: ShadowRepo, versions: list[Version], collapsed: set[int], room:
         room -= len(bodies[newest])
         share -= len(bodies[newest])
     order = sorted(diffs, key=lambda k: (-importance(versions, k, len(diffs[k])), -k))
-    if order:  # the most important older change is whole too, while the answer has room for it
-        share = max(share, len(diffs[order[0]]) + 12)
+    if order:  # the most important older change: whole when it fits in the share by itself, else cut to it
+        share = max(share, min(len(diffs[order[0]]) + 12, full_share))
     room = max(0, min(room, share))
     for i in order:
         version, diff = versions[i], diffs[i]
@@ -229,8 +235,8 @@ def _spend(repo: ShadowRepo, versions: list[Version], collapsed: set[int], room:
 
 
 def _cut_how(version: Version) -> str:
-    return (f"the whole diff: `git --git-dir=.trajectory show {version.record.oid[:12]} -- '{version.entry.path}'`; "
-            "one symbol's: get_symbol_trajectory")
+    return (f"the whole diff: `git --git-dir=.trajectory show {version.record.oid[:12]} -- "
+            f"{shlex.quote(version.entry.path)}`; one symbol's: get_symbol_trajectory")
 
 
 def _compare_call(version: Version) -> str:
@@ -238,8 +244,8 @@ def _compare_call(version: Version) -> str:
     parent, where the file is as the version before left it)."""
     record, path = version.record, version.entry.path
     before = record.parents[0][:12] if record.parents else ""
-    return (f"`compare(from_snapshot=\"{before}\", to_snapshot=\"{record.oid[:12]}\", filepath=\"{path}\")` "
-            f"(CLI: `code-trajectory compare {before} {record.oid[:12]} --file '{path}'`)")
+    return (f"`compare(from_snapshot=\"{before}\", to_snapshot=\"{record.oid[:12]}\", filepath={json.dumps(path)})` "
+            f"(CLI: `code-trajectory compare {before} {record.oid[:12]} --file {shlex.quote(path)}`)")
 
 
 def _left_out_note(path: str, versions: list[Version], elided: list[int]) -> str:
@@ -252,7 +258,7 @@ def _left_out_note(path: str, versions: list[Version], elided: list[int]) -> str
     if len(elided) > len(top):
         lines.append("- the others alike: `from_snapshot` the snapshot before the version (the id in the heading "
                      "before it), `to_snapshot` the version's own id")
-    lines.append(f"- one symbol's changes across them: `get_symbol_trajectory(filepath=\"{path}\", symbol=...)`")
+    lines.append(f"- one symbol's changes across them: `get_symbol_trajectory(filepath={json.dumps(path)}, symbol=...)`")
     return "\n".join(lines)
 
 

@@ -76,9 +76,10 @@ class Version:
         return describe_symbols(self.symbols) or None
 
 
-#: Symbol names one line lists at most; past it the line ends with ``+ N more`` (a file's first version listed
-#: ~200 names, ~500 tokens: issue 23). The structured content keeps every name.
-SYMBOLS_LISTED = 30
+#: Symbol names one line lists at most (about 250 tokens); past it the line ends with ``+ N more`` (a file's
+#: first version listed ~200 names, ~500 tokens: issue 23). A real change rarely names more (the largest of
+#: ``bench/context.py``'s replays: 111). The structured content keeps every name.
+SYMBOLS_LISTED = 100
 
 
 def describe_symbols(changes: SymbolChanges, limit: int = SYMBOLS_LISTED) -> str:
