@@ -116,11 +116,12 @@ def test_the_newest_big_change_is_whole_and_older_diffs_are_one_command_away(pro
     # the older one-line tunings: left out, each one call away, and that call shows it
     note = text[text.index("_Diffs of version(s)"):]
     assert "left out" in note and "code-trajectory compare" in note and "get_symbol_trajectory" in note
-    command = re.search(r"- version (\d+): .*CLI: `code-trajectory (compare [^`]+)`", note)
+    command = re.search(r"Version (\d+)'s: `compare\(from_snapshot=\"(\w+)\", to_snapshot=\"(\w+)\", "
+                        r"filepath=\"lib.py\"\)`, CLI `code-trajectory (compare \2 \3 --file lib.py)`", note)
     assert command is not None
     number = int(command.group(1))
     assert "```diff" not in found[command.group(1)]
-    shown = cli(project, *shlex.split(command.group(2)))
+    shown = cli(project, *shlex.split(command.group(4)))
     k = number - 2 if number < marks["reset"] else number - 4  # version 2 is func_000's tuning; 2 resets later
     assert f"+    return value * 2 + {k}  # tuned" in shown and f"-    return value + {k}" in shown
 

@@ -48,8 +48,6 @@ RECENCY_DECAY = 0.87
 OPERATION_WEIGHT = 0.25
 #: An older diff that does not fit whole is cut to the room left when that is at least this many characters.
 MIN_CUT_CHARS = 1200
-#: Left-out diffs whose exact ``compare`` call the closing note spells out (the most important first).
-CALLS_SPELLED = 3
 
 _STATUS = {"A": "added", "M": "modified", "D": "deleted", "R": "renamed", "T": "type changed", "C": "copied"}
 
@@ -239,27 +237,19 @@ def _cut_how(version: Version) -> str:
             f"{shlex.quote(version.entry.path)}`; one symbol's: get_symbol_trajectory")
 
 
-def _compare_call(version: Version) -> str:
-    """The exact ``compare`` tool call and CLI command that show ``version``'s diff (its snapshot against its
-    parent, where the file is as the version before left it)."""
-    record, path = version.record, version.entry.path
-    before = record.parents[0][:12] if record.parents else ""
-    return (f"`compare(from_snapshot=\"{before}\", to_snapshot=\"{record.oid[:12]}\", filepath={json.dumps(path)})` "
-            f"(CLI: `code-trajectory compare {before} {record.oid[:12]} --file {shlex.quote(path)}`)")
-
-
 def _left_out_note(path: str, versions: list[Version], elided: list[int]) -> str:
-    """Which diffs were left out, and the exact calls that show them (the most important spelled out)."""
+    """Which diffs were left out, and the exact ``compare`` call and CLI command that show one (the most important
+    one spelled out: its snapshot against its parent, where the file is as the version before left it)."""
     numbers = [versions[i].number for i in elided]
-    top = sorted(elided, key=lambda k: -importance(versions, k, 0))[:CALLS_SPELLED]
-    lines = [f"_Diffs of version(s) {_ranges(numbers)} left out to keep this answer short (their headings name "
-             "every changed symbol). Each is one call away:_"]
-    lines += [f"- version {versions[i].number}: {_compare_call(versions[i])}" for i in sorted(top, reverse=True)]
-    if len(elided) > len(top):
-        lines.append("- the others alike: `from_snapshot` the snapshot before the version (the id in the heading "
-                     "before it), `to_snapshot` the version's own id")
-    lines.append(f"- one symbol's changes across them: `get_symbol_trajectory(filepath={json.dumps(path)}, symbol=...)`")
-    return "\n".join(lines)
+    top = versions[max(elided, key=lambda k: (importance(versions, k, 0), k))] if elided else versions[-1]
+    record, where = top.record, top.entry.path
+    before = record.parents[0][:12] if record.parents else "<id before>"
+    return (f"_Diffs of version(s) {_ranges(numbers)} left out to keep this answer short (their headings name every "
+            f"changed symbol). Version {top.number}'s: `compare(from_snapshot=\"{before}\", to_snapshot="
+            f"\"{record.oid[:12]}\", filepath={json.dumps(where)})`, CLI `code-trajectory compare {before} "
+            f"{record.oid[:12]} --file {shlex.quote(where)}`; the others alike, from the last id in the heading above "
+            f"each to its own; one symbol's changes: `get_symbol_trajectory(filepath={json.dumps(path)}, "
+            "symbol=...)`._")
 
 
 def _version_data(version: Version, detail: str) -> dict:
