@@ -259,3 +259,21 @@ async def test_compare_fills_the_budget_and_names_the_call_for_each_left_out_fil
         alone = await client.call_tool("compare", {"from_snapshot": "before the rename", "filepath": path})
     shown = alone.content[0].text
     assert f"### `{path}`" in shown and "+VALUE_059 = 'new" in shown and "diff cut" not in shown
+
+
+def test_net_zero_spans_find_operations_that_end_where_they_began() -> None:
+    from code_trajectory.history.headings import Step, net_zero_spans
+
+    def steps(*chain: tuple[str, str, bool]) -> list[Step]:
+        return [Step(a, b, op) for a, b, op in chain]
+
+    # an edit, a reset and the reset back, an edit
+    assert net_zero_spans(steps(("A", "B", False), ("B", "C", True), ("C", "B", True), ("B", "D", False))) == [(1, 2)]
+    # stash, checkout, checkout back, pop: one run of four
+    assert net_zero_spans(steps(("W", "H", True), ("H", "F", True), ("F", "H", True), ("H", "W", True))) == [(0, 3)]
+    # a stash never popped, then a checkout and the checkout back: only those two
+    assert net_zero_spans(steps(("W", "H", True), ("H", "F", True), ("F", "H", True))) == [(1, 2)]
+    # the agent's edit in between: not git's to cancel
+    assert net_zero_spans(steps(("A", "B", True), ("B", "C", False), ("C", "A", True))) == []
+    # a file that did not exist, created by a checkout and removed by the checkout back
+    assert net_zero_spans(steps((None, "B", True), ("B", None, True))) == [(0, 1)]

@@ -45,7 +45,8 @@ def why(record: CommitRecord, *, previous_intent: str | None = None, import_file
     Returns:
         ``checkpoint: before refactor · Intent: Fix login`` (name and intent, either alone), ``[RESET] moving to
         HEAD~1 (git)``, ``restore: [RESTORE] from abc123 (~2)``, ``consolidation: Fix login``, ``start of recording:
-        42 files``, or ``no intent set`` for a snapshot nobody explained.
+        42 files``, or ``no intent set`` for a snapshot nobody explained (``found by a full scan, no intent set`` for
+        a start-up scan's or a rescan's).
     """
     if record.is_import:
         files = len(record.changes)
@@ -65,6 +66,8 @@ def why(record: CommitRecord, *, previous_intent: str | None = None, import_file
         parts.append(f"Intent: {intent}")
     if record.kind == "restore":
         parts.append(f"restore: {operation_label(record)}")
+    if not parts and record.kind == "reconcile":  # a start-up or rescan's snapshot: saves nothing recorded one by one
+        return "found by a full scan, no intent set"
     return " · ".join(parts) if parts else "no intent set"
 
 
