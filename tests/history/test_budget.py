@@ -148,6 +148,7 @@ def test_cancelling_git_operations_headings_and_long_symbol_lists(project: Path)
     assert "Intent: Clamp the second half" in log
     summary = cli(project, "session")
     assert "[RESET] moving to HEAD~1, then [RESET] moving to ORIG_HEAD: back to where it was" in summary
+    assert "13 earlier, then" in summary and "\"Clamp the second half\"" in summary  # the newest intents, not the first
 
 
 def test_a_long_symbol_list_ends_with_n_more(session: ProjectSession) -> None:

@@ -193,7 +193,8 @@ def _spend(repo: ShadowRepo, versions: list[Version], collapsed: set[int], room:
             symbols = len(version.symbols.added) if version.symbols is not None else 0
             bodies[i] = (f"- The file as recording began: {diff.count(chr(10))} lines"
                          f"{f', {symbols} symbol(s)' if symbols else ''}, not shown (later versions show the edits; "
-                         f"`git --git-dir=.trajectory show {version.record.oid[:12]}:{version.entry.path}` prints it)")
+                         f"`git --git-dir=.trajectory show {shlex.quote(version.record.oid[:12] + ':' + version.entry.path)}` "
+                         "prints it)")
             continue
         if not diff:
             bodies[i] = "(no textual diff: binary content or a pure rename)"

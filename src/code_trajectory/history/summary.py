@@ -20,6 +20,8 @@ from code_trajectory.history.narrative import fit, fmt_duration, fmt_time
 
 #: Files listed per branch under "files most changed".
 FILES_LISTED = 8
+#: Intents listed per branch, the newest (the earlier ones are counted).
+INTENTS_LISTED = 12
 #: Extensions of source code: their files rank first among changed files.
 SOURCE_EXTENSIONS = frozenset({".py", ".pyi", ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".go", ".rs", ".java",
                                ".kt", ".kts", ".scala", ".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".cs",
@@ -149,8 +151,9 @@ def _branch_section(work: BranchWork, net: list[FileChange] | None, symbols: dic
             else:
                 intents.append((record.intent, record.time, record.time))
     if intents:
-        lines.append("- Intents, in order: " + "; ".join(
-            f"\"{i}\" ({t0.strftime('%H:%M')}–{t1.strftime('%H:%M')})" for i, t0, t1 in intents[:12]))
+        earlier = f"{len(intents) - INTENTS_LISTED} earlier, then " if len(intents) > INTENTS_LISTED else ""
+        lines.append(f"- Intents, in order: {earlier}" + "; ".join(
+            f"\"{i}\" ({t0.strftime('%H:%M')}–{t1.strftime('%H:%M')})" for i, t0, t1 in intents[-INTENTS_LISTED:]))
     files = work.ranked_files()
     if files:
         shown = ", ".join(f"`{display_path(p)}` ({n} snapshot(s), +{a} -{d})" for p, n, a, d in files[:FILES_LISTED])
