@@ -182,6 +182,8 @@ def test_checkpoint_names_and_stash_pop_in_every_heading(session: ProjectSession
     assert len(stash) == 1 and "no net change" in stash[0]
     log = cli(root, "log")
     assert "checkpoint: replay 1a2b3c4d" in log and log.count("no net change") == 1
+    found = [line for line in cli(root, "search", "return 2").split("\n") if line.startswith("## ")]
+    assert any("checkpoint: replay 1a2b3c4d" in h for h in found) and any("no intent set" in h for h in found)
     compared = cli(root, "compare", "replay 1a2b3c4d")
     assert "- From: " in compared and "checkpoint: replay 1a2b3c4d" in compared
     assert "- To: the work tree as it is now" in compared

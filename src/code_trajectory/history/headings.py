@@ -71,6 +71,15 @@ def why(record: CommitRecord, *, previous_intent: str | None = None, import_file
     return " · ".join(parts) if parts else "no intent set"
 
 
+def label(record: CommitRecord) -> str:
+    """A project-wide heading's line: the kind's prefix and :func:`why` (``[AUTO-TRJ] Intent: Fix login``,
+    ``[AUTO-TRJ] checkpoint: before refactor``, ``[RESET] moving to HEAD~1 (git)``); a consolidation's first line."""
+    if record.is_consolidation:
+        return record.subject
+    text = why(record)
+    return text if text.startswith("[") else f"{record.subject.split(' ', 1)[0]} {text}"
+
+
 @dataclass(frozen=True)
 class Step:
     """One change in a sequence, for :func:`net_zero_spans`.

@@ -14,7 +14,8 @@ import re
 from datetime import datetime
 
 from code_trajectory.git.log import CommitRecord, describe_files, display_path
-from code_trajectory.history.headings import Step, net_zero_line, net_zero_spans, why
+from code_trajectory.history.headings import Step, net_zero_line, net_zero_spans
+from code_trajectory.history.headings import label as why_label
 
 #: Characters per token used to estimate the size of an answer.
 CHARS_PER_TOKEN = 4
@@ -211,12 +212,7 @@ def global_trajectory(records: list[CommitRecord], branch: str, budget_tokens: i
             entries.append(f"### {fmt_time(record.time)} — `{record.oid[:12]}` to `{group[-1].oid[:12]}`\n"
                            f"{net_zero_line(group)}")
             continue
-        label = why(record)
-        if record.is_consolidation:
-            label = message_head(record)
-        elif not label.startswith("["):
-            label = f"{record.subject.split(' ', 1)[0]} {label}"  # the kind's prefix: [AUTO-TRJ], [RESTORE]
-        lines = [f"### {fmt_time(record.time)} — `{record.oid[:12]}`", label]
+        lines = [f"### {fmt_time(record.time)} — `{record.oid[:12]}`", why_label(record)]
         if marks and record.oid in marks:
             lines.append(f"- {marks[record.oid]}")
         if not record.is_import or len(record.changes) <= IMPORT_FILES_LISTED:  # else its heading counts them
