@@ -14,6 +14,10 @@ file at each commit, at its path of that commit). Then, over the same newest ``-
   functions, classes and modules whose docstring changed, and how many of them our answer names in that
   version's section (``docstring of `X` changed``, or ``X`` said modified); the comments added or changed, and
   how many of them our answer shows (quoted, ``comment in `X`: `# old` → `# new```, or in a diff it shows).
+* whether the newest change's diff is whole (no "diff cut" marker);
+* the largest newest change kept whole (issue 23): each history is replayed a second time, ending at its biggest
+  change (most added plus removed lines among the replayed commits), so that change is the newest one asked
+  about; the table's last line names the largest such change shown whole, and any that was cut.
 
 Usage: python bench/context.py [--depth 10] [--commits 14] [REPO:PATH ...]
 """
@@ -113,7 +117,7 @@ def changed_symbols(path: str, old: str | None, new: str) -> set[str]:
             | (set(new_spans) - set(old_spans)) | (set(old_spans) - set(new_spans)))
 
 
-def measure(case: str, depth: int, commits: int) -> dict:
+def measure(case: str, depth: int, commits: int, *, end_at_biggest: bool = False) -> dict:
     from code_trajectory.core.config import TrajectorySettings
     from code_trajectory.history import service
     from code_trajectory.recording.session import ProjectSession
@@ -121,6 +125,9 @@ def measure(case: str, depth: int, commits: int) -> dict:
     repo, path = case.rsplit(":", 1)
     steps = history(repo, path, commits)
     contents = [(sha, p, git(repo, "show", f"{sha}:{p}")) for sha, p in steps]
+    if end_at_biggest:  # the biggest change becomes the newest one
+        sizes = [len(_diff_lines(contents[i - 1][2] if i else "", text)) for i, (_, _, text) in enumerate(contents)]
+        contents = contents[:max(range(1, len(contents)), key=lambda i: sizes[i]) + 1]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "project"
         root.mkdir()
@@ -153,12 +160,16 @@ def measure(case: str, depth: int, commits: int) -> dict:
             print(f"  missed in {sha[:10]}: {sorted(names - found)}", file=sys.stderr)
     docs, comments = _docs_and_comments_named(shown, sections, previous, len(contents))
     newest_old = previous.get(len(contents) - 1, "")
-    newest_lines = [line for line in _diff_lines(newest_old, contents[-1][2]) if line.strip()]
+    newest_diff = _diff_lines(newest_old, contents[-1][2], signs=True)
+    newest_lines = [line[1:] for line in newest_diff if line[1:].strip()]
     last_section = sections[-1] if sections else ""
     shown_lines = sum(1 for line in newest_lines if line in last_section)
+    whole = shown_lines == len(newest_lines) and "diff cut" not in last_section
+    size = (sum(line[0] == "+" for line in newest_diff), sum(line[0] == "-" for line in newest_diff))
     return {"case": f"{Path(repo).parent.name.replace('+', '/')}:{path}", "ours": len(answer) // 4,
             "git_log_p": len(baseline) // 4, "symbols": (named, wanted), "newest": (shown_lines, len(newest_lines)),
-            "docstrings": docs, "comments": comments}
+            "docstrings": docs, "comments": comments,
+            "newest_size": size, "newest_whole": whole, "newest_commit": contents[-1][0][:10]}
 
 
 def docstrings(text: str) -> dict[str, str]:
@@ -216,11 +227,17 @@ def _docs_and_comments_named(shown: list, sections: list[str], previous: dict[in
     return (docs_named, docs_wanted), (comments_named, comments_wanted)
 
 
-def _diff_lines(old: str, new: str) -> list[str]:
+def _diff_lines(old: str, new: str, *, signs: bool = False) -> list[str]:
+    """The added and removed lines from ``old`` to ``new`` (with their ``+``/``-`` when ``signs``)."""
     import difflib
 
-    return [line[1:] for line in difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=0)
+    return [line if signs else line[1:]
+            for line in difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=0)
             if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+
+
+def _newest(r: dict) -> str:
+    return f"+{r['newest_size'][0]} -{r['newest_size'][1]}, {'whole' if r['newest_whole'] else 'cut'}"
 
 
 def main() -> int:
@@ -230,15 +247,32 @@ def main() -> int:
     parser.add_argument("--commits", type=int, default=14)
     args = parser.parse_args()
     print("| file | ours (tokens) | git log -p (tokens) | ratio | changed symbols named | newest change's lines "
-          "shown | docstring changes named | changed comments said |\n|---|---|---|---|---|---|---|---|")
+          "shown | newest change | docstring changes named | changed comments said |\n|---|---|---|---|---|---|---|---|---|")
+    biggest = []
     for case in args.cases:
         if not Path(case.rsplit(":", 1)[0]).exists():
-            print(f"| {case} | (repository not found: skipped) | | | | | | |")
+            print(f"| {case} | (repository not found: skipped) | | | | | | | |")
             continue
         r = measure(case, args.depth, args.commits)
         print(f"| {r['case']} | {r['ours']:,} | {r['git_log_p']:,} | {r['git_log_p'] / max(r['ours'], 1):.2f}x fewer "
-              f"| {r['symbols'][0]} / {r['symbols'][1]} | {r['newest'][0]} / {r['newest'][1]} "
-              f"| {_pair(r['docstrings'])} | {_pair(r['comments'])} |", flush=True)
+              f"| {r['symbols'][0]} / {r['symbols'][1]} | {r['newest'][0]} / {r['newest'][1]} | {_newest(r)} "
+              f"| {_pair(r['docstrings'])} | {_pair(r['comments'])} |",
+              flush=True)
+        biggest.append(measure(case, args.depth, args.commits, end_at_biggest=True))
+    if biggest:
+        print("\nEach history replayed again up to its biggest change, which is then the newest one asked about:\n")
+        print("| file | biggest change (commit) | ours (tokens) | its lines shown | whole |\n|---|---|---|---|---|")
+        for r in biggest:
+            print(f"| {r['case']} | +{r['newest_size'][0]} -{r['newest_size'][1]} ({r['newest_commit']}) | "
+                  f"{r['ours']:,} | {r['newest'][0]} / {r['newest'][1]} | {'yes' if r['newest_whole'] else 'no'} |")
+        kept = [r for r in biggest if r["newest_whole"]]
+        top = max(kept, key=lambda r: sum(r["newest_size"]), default=None)
+        print("\nLargest newest change kept whole: " + (f"+{top['newest_size'][0]} -{top['newest_size'][1]} lines "
+                                                       f"({top['case']}, {top['ours']:,} tokens)" if top else "none"))
+        cut = [r for r in biggest if not r["newest_whole"]]
+        if cut:
+            print("Newest changes cut: " + "; ".join(f"+{r['newest_size'][0]} -{r['newest_size'][1]} ({r['case']})"
+                                                  for r in cut))
     return 0
 
 

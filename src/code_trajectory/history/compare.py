@@ -8,6 +8,9 @@ allows, so a breaking one-line change is shown line for line rather than as ``M 
 
 from __future__ import annotations
 
+import json
+import shlex
+
 from code_trajectory.core.answer import Answer
 from code_trajectory.git.diffs import tree_changes
 from code_trajectory.git.log import display_path
@@ -17,8 +20,10 @@ from code_trajectory.history.narrative import CHARS_PER_TOKEN, cut_diff, fit
 from code_trajectory.history.summary import relevance_tier
 from code_trajectory.history.versions import DIFF_CONTEXT, describe_symbols, oversize_note, symbol_changes
 
-#: Share of the budget the diffs may use.
-DIFF_SHARE = 0.6
+#: Characters kept for the file list's closing note (which diffs were left out, and the calls that show them).
+NOTE_RESERVE = 600
+#: Left-out files whose exact ``compare`` call the note spells out.
+CALLS_SPELLED = 3
 
 
 def file_diff(repo: ShadowRepo, old_tree: str | None, new_tree: str, change: FileChange) -> str:
@@ -70,8 +75,8 @@ def render_net_change(repo: ShadowRepo, old_commit: str | None, new_tree: str, b
         lines.append(f"- {change.status} {where}{' ' + counts if counts else ''}{': ' + symbols if symbols else ''}")
         data.append({"status": change.status, "path": change.path, "old_path": change.old_path,
                      "added": change.added, "deleted": change.deleted, "symbols": symbols, "diff_shown": False})
-    budget = budget_tokens * CHARS_PER_TOKEN
-    room = max(0, min(int(budget * DIFF_SHARE), budget - len(heading) - sum(len(x) + 1 for x in lines) - 600))
+    budget = budget_tokens * CHARS_PER_TOKEN  # no share or per-diff cap: the diffs may fill what the list leaves
+    room = max(0, budget - len(heading) - sum(len(x) + 1 for x in lines) - 100 - NOTE_RESERVE)
     diffs: list[str] = []
     left_out: list[str] = []
     for change, item in zip(changes, data):
@@ -86,7 +91,7 @@ def render_net_change(repo: ShadowRepo, old_commit: str | None, new_tree: str, b
             if diffs:  # later files: name them, the first one is cut to fit
                 left_out.append(change.path)
                 continue
-            diff = cut_diff(diff, room - 40, f"call with filepath='{change.path}' for this file alone")
+            diff = cut_diff(diff, room - 40, _whole_diff_how(old_commit, new_label, change.path, alone=only is not None))
         block = f"### `{display_path(change.path)}`\n```diff\n{diff}\n```"
         diffs.append(block)
         room -= len(block)
@@ -96,8 +101,28 @@ def render_net_change(repo: ShadowRepo, old_commit: str | None, new_tree: str, b
         out.append("## Diffs")
         out += diffs
     if left_out:
-        out.append(f"_Diffs left out to fit the budget: {', '.join(f'`{p}`' for p in left_out[:20])}"
-                   f"{f' and {len(left_out) - 20} more' if len(left_out) > 20 else ''}; ask for one file with "
-                   f"`filepath`, or run `git --git-dir=.trajectory diff {(old_commit or '')[:12]} {new_label} -- "
-                   "<path>`._")
+        out.append(left_out_note(old_commit, new_label, left_out))
     return Answer(fit("\n\n".join(out), budget_tokens), {"files": data})
+
+
+def left_out_note(old_commit: str | None, new_label: str, left_out: list[str]) -> str:
+    """Which files' diffs were left out, and the exact ``compare`` call and CLI command that show each."""
+    old = (old_commit or "")[:12]
+    names = ", ".join(f"`{display_path(p)}`" for p in left_out[:20])
+    more = f" and {len(left_out) - 20} more" if len(left_out) > 20 else ""
+    lines = [f"_Diffs left out to fit the budget: {names}{more}. One file at a time:_"]
+    lines += [f"- `compare(from_snapshot=\"{old}\", to_snapshot=\"{new_label}\", filepath={json.dumps(p)})` "
+              f"(CLI: `code-trajectory compare {old} {new_label} --file {shlex.quote(p)}`)" for p in left_out[:CALLS_SPELLED]]
+    if len(left_out) > CALLS_SPELLED:
+        lines.append("- the others alike, with their `filepath`")
+    return "\n".join(lines)
+
+
+def _whole_diff_how(old_commit: str | None, new_label: str, path: str, *, alone: bool) -> str:
+    """How to see a cut diff whole: this file alone through ``compare``, or (already alone) git itself."""
+    old = (old_commit or "")[:12]
+    if not alone:
+        return f"this file alone: `compare(from_snapshot=\"{old}\", to_snapshot=\"{new_label}\", filepath={json.dumps(path)})`"
+    if new_label == "now":
+        return f"the whole diff: `git --git-dir=.trajectory --work-tree=. diff {old} -- {shlex.quote(path)}`"
+    return f"the whole diff: `git --git-dir=.trajectory diff {old} {new_label} -- {shlex.quote(path)}`"

@@ -14,9 +14,13 @@ import re
 from datetime import datetime
 
 from code_trajectory.git.log import CommitRecord, describe_files, display_path
+from code_trajectory.history.headings import Step, net_zero_line, net_zero_spans
+from code_trajectory.history.headings import label as why_label
 
 #: Characters per token used to estimate the size of an answer.
 CHARS_PER_TOKEN = 4
+#: The start of recording lists its files up to this many; past it its heading only counts them.
+IMPORT_FILES_LISTED = 10
 
 
 _HUNK_RE = re.compile(r"^@@ [^@]* @@ ?(.*)$")
@@ -56,16 +60,18 @@ def fit(text: str, budget_tokens: int) -> str:
 
 
 def cut_diff(diff: str, max_chars: int, how_to_see: str) -> str:
-    """Keep whole hunks of ``diff`` while they fit in ``max_chars``; say what was left out."""
+    """Keep whole lines of ``diff`` while they and the closing marker (what was left out, ``how_to_see``) fit in
+    ``max_chars``; ``diff`` itself when it fits."""
     if len(diff) <= max_chars:
         return diff
     lines = diff.split("\n")
+    hunks_total = sum(1 for line in lines if line.startswith("@@"))
+    marker_room = len(how_to_see) + 90  # "… [diff cut: N more line(s), N more hunk(s) not shown; …]"
     kept: list[str] = []
     size = 0
-    hunks_total = sum(1 for line in lines if line.startswith("@@"))
     hunks_kept = 0
     for line in lines:
-        if size + len(line) + 1 > max_chars:
+        if size + len(line) + 1 > max_chars - marker_room:
             break
         if line.startswith("@@"):
             hunks_kept += 1
@@ -75,8 +81,6 @@ def cut_diff(diff: str, max_chars: int, how_to_see: str) -> str:
     marker = (f"… [diff cut: {left} more line(s), {max(0, hunks_total - hunks_kept)} more hunk(s) not shown; "
               f"{how_to_see}]")
     return "\n".join(kept) + "\n" + marker
-
-
 
 
 #: A line that opens a definition in common languages; used to refine git's hunk header, which names
@@ -168,10 +172,18 @@ def never_recorded(path: str, reason: str | None, exists: bool, candidates: list
 
 def global_trajectory(records: list[CommitRecord], branch: str, budget_tokens: int, *, since_consolidate: bool,
                       reached_consolidation: bool, more_available: bool, marks: dict[str, str] | None = None,
-                      title: str | None = None, symbols: dict[str, dict[str, str]] | None = None) -> str:
+                      title: str | None = None, symbols: dict[str, dict[str, str]] | None = None,
+                      trees: dict[str, str] | None = None) -> str:
     """Render recent project-wide history; ``records`` are newest first, rendered oldest to newest.
 
-    ``symbols`` maps a commit id to ``{path: changed symbols}`` for its files (see ``history.symbols_of``).
+    Each entry's heading says why the snapshot exists (:func:`code_trajectory.history.headings.why`); the start
+    of recording is one line (``start of recording: 1204 file(s)``), its files listed only up to
+    :data:`IMPORT_FILES_LISTED`.
+
+    Args:
+        symbols: ``{commit: {path: changed symbols}}`` for the files of each commit (see ``versions.symbols_of``).
+        trees: ``{commit: tree id}`` of the git operations and restores and of their first parents: a run of them
+            that ends on the tree it started from is said in one line (``headings.net_zero_spans``).
     """
     if not records:
         if since_consolidate and reached_consolidation:
@@ -184,13 +196,28 @@ def global_trajectory(records: list[CommitRecord], branch: str, budget_tokens: i
              else "since the start of the recorded history" if since_consolidate
              else f"the last {len(records)} commit(s)")
     head += f"{len(records)} commit(s), {scope}, oldest to newest."
+    chronological = list(reversed(records))
+    trees = trees or {}
+    spans = net_zero_spans([Step(trees.get(r.parents[0]) if r.parents else None, trees.get(r.oid),
+                                 (r.is_git_operation or r.kind == "restore") and r.oid in trees)
+                            for r in chronological])
+    starts = {a: b for a, b in spans}
+    inside = {k for a, b in spans for k in range(a + 1, b + 1)}
     entries = []
-    for record in reversed(records):
-        lines = [f"### {fmt_time(record.time)} — `{record.oid[:12]}`", message_head(record)]
+    for i, record in enumerate(chronological):
+        if i in inside:
+            continue
+        if i in starts:
+            group = chronological[i:starts[i] + 1]
+            entries.append(f"### {fmt_time(record.time)} — `{record.oid[:12]}` to `{group[-1].oid[:12]}`\n"
+                           f"{net_zero_line(group)}")
+            continue
+        lines = [f"### {fmt_time(record.time)} — `{record.oid[:12]}`", why_label(record)]
         if marks and record.oid in marks:
             lines.append(f"- {marks[record.oid]}")
-        lines.append(f"- Files changed ({len(record.changes)}):")
-        lines += describe_files(record.changes, symbols=(symbols or {}).get(record.oid))
+        if not record.is_import or len(record.changes) <= IMPORT_FILES_LISTED:  # else its heading counts them
+            lines.append(f"- Files changed ({len(record.changes)}):")
+            lines += describe_files(record.changes, symbols=(symbols or {}).get(record.oid))
         entries.append("\n".join(lines))
     limit = budget_tokens * CHARS_PER_TOKEN - len(head) - 300
     kept: list[str] = []

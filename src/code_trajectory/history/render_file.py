@@ -1,37 +1,53 @@
-"""A file's trajectory as markdown within a token budget, spent newest version first.
+"""A file's trajectory as markdown within a token budget, spent newest version first, then by importance.
 
-Every shown version keeps its heading: time, snapshot id, change and +/- counts, the symbols that changed
-(``modified Serializer.loads, added Serializer.iter_unsigners``), the intent when it changed, test runs and
-reverts. Then the budget buys diffs, newest first: the newest versions keep their whole diff (cut hunk-wise
-only when one diff alone exceeds what is left), older ones degrade to the git hunk headers (the enclosing
-function of each hunk), then to the heading alone. So no version and no changed symbol is ever dropped, and
-the answer says which diffs it left out and how to get them. Whitespace-, comment- and import-only changes
-are said in one line.
+Every shown version keeps its heading: time, snapshot id, change and +/- counts, why it exists (the intent, the
+checkpoint's name, the git operation: :func:`code_trajectory.history.headings.why`), the symbols that changed
+(``modified Serializer.loads, added Serializer.iter_unsigners``, at most
+:data:`~code_trajectory.history.versions.SYMBOLS_LISTED` names then ``+ N more``), test runs and reverts. Git
+operations that cancel out (a reset and the reset back, a stash and its pop: the file's blob id is back where it
+was) are said in one line. Then the budget buys diffs:
 
-Diffs are limited to :data:`DIFF_SHARE` of the budget (at most :data:`MAX_DIFF_TOKENS`) and to
-:data:`HISTORY_SHARE` of the size of all the shown diffs: the point of the narrative is to say what changed in
-fewer tokens than ``git log -p``, with the newest change whole (measured by ``bench/context.py``).
+1. the newest version's diff, whole whenever the budget has room for it (cut hunk-wise only past the budget);
+2. then the older versions' diffs by importance: changed lines, fading with age (:data:`RECENCY_DECAY`), the
+   agent's edits before git's operations (:data:`OPERATION_WEIGHT`), while all the diffs stay within
+   :data:`HISTORY_SHARE` of the size of all the shown diffs (at least :data:`MIN_DIFF_TOKENS`, at most
+   :data:`OLDER_DIFFS_TOKENS`; the most important older diff may come on top of the newest when it fits in that
+   share by itself): the point of the narrative is
+   to say what changed in fewer tokens than ``git log -p`` (``bench/context.py``). A diff that does not fit is
+   cut line-wise (when at least :data:`MIN_CUT_CHARS` are left) rather than dropped for smaller, older ones.
+
+No version and no changed symbol is dropped; the answer names the diffs it left out and the exact ``compare``
+call (and CLI command) that shows each. Whitespace-, comment- and import-only changes are said in one line.
 """
 
 from __future__ import annotations
 
+import json
+import shlex
+
 from code_trajectory.core.answer import Answer
 from code_trajectory.git.log import display_path
 from code_trajectory.git.shadow import ShadowRepo
+from code_trajectory.history.headings import Step, net_zero_line, net_zero_spans, why
 from code_trajectory.history.narrative import CHARS_PER_TOKEN, cut_diff, fit, fmt_time, hunk_labels
 from code_trajectory.history.versions import Version
 
-#: Share of the token budget that diffs may use; the rest is for the headings of every version.
-DIFF_SHARE = 0.5
-#: Most tokens of diffs in one answer, whatever the budget.
-MAX_DIFF_TOKENS = 2500
-#: Share of the size of all the shown versions' diffs that the answer's diffs may take (the newest is always whole),
-#: so a short history is told in about half the tokens of ``git log -p`` too (``bench/context.py``).
+#: Share of the size of all the shown versions' diffs that the older versions' diffs may take with the newest
+#: one, so a history is told in about half the tokens of ``git log -p`` too (``bench/context.py``).
 HISTORY_SHARE = 0.35
-#: Diffs up to this many tokens are always shown whole, whatever HISTORY_SHARE says (small histories).
+#: The older versions' diffs take at most this many tokens in all, whatever the share (the newest has no cap).
+OLDER_DIFFS_TOKENS = 2500
+#: Diffs up to this many tokens in all are always shown whole, whatever HISTORY_SHARE says (small histories).
 MIN_DIFF_TOKENS = 600
 #: An imported file (the state when recording began) is shown whole only up to this many lines.
 IMPORT_LINES_SHOWN = 40
+#: Importance of an older diff: its changed lines times RECENCY_DECAY to the power of its age (versions newer
+#: than it): a change 5 versions older needs about twice the lines to come first.
+RECENCY_DECAY = 0.87
+#: Weight of a git operation's or a restore's diff against an edit's (prefer showing the agent's edits).
+OPERATION_WEIGHT = 0.25
+#: An older diff that does not fit whole is cut to the room left when that is at least this many characters.
+MIN_CUT_CHARS = 1200
 
 _STATUS = {"A": "added", "M": "modified", "D": "deleted", "R": "renamed", "T": "type changed", "C": "copied"}
 
@@ -52,35 +68,27 @@ def who(version: Version, hooks_seen: bool) -> str:
     return ""
 
 
+def _is_operation(version: Version) -> bool:
+    return version.record.is_git_operation or version.record.kind == "restore"
+
+
 def heading(version: Version, previous_intent: str | None, hooks_seen: bool = False) -> list[str]:
-    """The lines every shown version keeps, whatever the budget."""
+    """The lines every shown version keeps, whatever the budget: the first says when, what and why."""
     record, change = version.record, version.entry.change
     what = _STATUS.get(change.status, change.status)
     if change.old_path:
         what += f" from `{display_path(change.old_path)}`"
     counts = change.counts()
-    kind = ""
-    if record.is_git_operation:
-        kind = f" · {record.subject.split(' - ')[0].split('] ')[0]}] by git"
-    elif record.is_import:
-        kind = " · as recording began"
-    elif record.is_consolidation:
-        kind = " · consolidation"
-    elif record.kind == "checkpoint":
-        kind = f" · checkpoint{': ' + record.checkpoint_note if record.checkpoint_note else ''}"
-    elif record.kind == "restore":
-        kind = " · restore"
     lines = [f"## {version.number}. {fmt_time(record.time)} · `{record.oid[:12]}` · {what}"
-             f"{' ' + counts if counts else ''}{kind}{who(version, hooks_seen)}"]
-    if record.intent and record.intent != previous_intent:
-        lines.append(f"- Intent: {record.intent}")
+             f"{' ' + counts if counts else ''} · {why(record, previous_intent=previous_intent, import_files=False)}"
+             f"{who(version, hooks_seen)}"]
     symbols = version.symbol_line()
     if version.oversize:
         lines.append(f"- Content {version.oversize}")
     elif version.one_line_kind:
         lines.append(f"- {version.one_line_kind[0].upper()}{version.one_line_kind[1:]}"
                      f"{': ' + symbols if symbols and version.symbols and symbols != version.symbols.kind else ''}")
-    elif symbols:
+    elif symbols and not record.is_import:  # the first recorded state: its symbols are not news
         lines.append(f"- Symbols: {symbols}")
     if version.revert_of is not None:
         lines.append(f"- **[Revert Detected]** (Matches state from {fmt_time(version.revert_of)})")
@@ -89,13 +97,23 @@ def heading(version: Version, previous_intent: str | None, hooks_seen: bool = Fa
     return lines
 
 
+def collapsed_heading(group: list[Version]) -> str:
+    """One line for versions that cancel out: numbers, times, ids and what they were."""
+    first, last = group[0], group[-1]
+    start, end = fmt_time(first.record.time), fmt_time(last.record.time)
+    end = end.split(" ", 1)[1] if end[:10] == start[:10] else end
+    return (f"## {first.number}–{last.number}. {start} → {end} · "
+            + " ".join(f"`{v.record.oid[:12]}`" for v in group) + " · "
+            + net_zero_line([v.record for v in group]))
+
+
 def _wants_diff(version: Version) -> bool:
     return not (version.oversize or version.one_line_kind or version.entry.change.status == "D")
 
 
 def render(repo: ShadowRepo, path: str, branch: str, versions: list[Version], total: int, budget_tokens: int, *,
            state_note: str | None = None, symbols_available: bool = True) -> Answer:
-    """Render ``versions`` (oldest first) of ``path`` within ``budget_tokens``; newest diffs first.
+    """Render ``versions`` (oldest first) of ``path`` within ``budget_tokens``: the newest diff, then by importance.
 
     Args:
         repo: the shadow repository (diffs are read from it as they are shown).
@@ -108,7 +126,8 @@ def render(repo: ShadowRepo, path: str, branch: str, versions: list[Version], to
         symbols_available: False when the file's language has no symbol support (said once).
 
     Returns:
-        The markdown and its data: every shown version's commit, time, change, counts, symbols, detail level.
+        The markdown and its data: every shown version's commit, time, change, counts, symbols and ``detail``
+        (``full``, ``cut``, ``hunks``, ``heading``, ``one line`` or ``no net change``), and ``diffs_left_out``.
     """
     head = [f"# Trajectory of `{display_path(path)}`",
             f"Shadow branch `{branch}`: the last {len(versions)} of {total} recorded change(s) to this file, "
@@ -117,65 +136,121 @@ def render(repo: ShadowRepo, path: str, branch: str, versions: list[Version], to
         head.append(state_note)
     if not symbols_available:
         head.append("(No symbol support for this file type: hunks are labelled with git's function headers.)")
-    headings, previous = [], None
+    spans = net_zero_spans([Step(v.entry.change.old_oid, v.entry.change.new_oid, _is_operation(v)) for v in versions])
+    group_of = {k: (a, b) for a, b in spans for k in range(a, b + 1)}
+    headings: list[str] = [""] * len(versions)
+    previous = None
     hooks_seen = any(v.record.origin for v in versions)
-    for version in versions:
-        headings.append("\n".join(heading(version, previous, hooks_seen)))
+    for i, version in enumerate(versions):
+        if i in group_of:
+            a, b = group_of[i]
+            if i == a:
+                headings[i] = collapsed_heading(versions[a:b + 1])
+            continue
+        headings[i] = "\n".join(heading(version, previous, hooks_seen))
         previous = version.record.intent or previous
-    budget = budget_tokens * CHARS_PER_TOKEN
-    fixed = sum(len(h) for h in head) + sum(len(h) + 12 for h in headings) + 400
-    room = max(0, min(budget - fixed, int(budget * DIFF_SHARE), MAX_DIFF_TOKENS * CHARS_PER_TOKEN))
-    # diffs also stay within HISTORY_SHARE of what all the shown diffs would take (but the newest is whole)
-    sizes = [len(v.diff(repo)) + 12 for v in versions if _wants_diff(v)]
-    if sizes:
-        room = min(room, max(int(sum(sizes) * HISTORY_SHARE), len(versions[-1].diff(repo)) + 12,
-                             MIN_DIFF_TOKENS * CHARS_PER_TOKEN))
-    bodies: list[str] = [""] * len(versions)
-    detail = ["heading"] * len(versions)
-    for i in range(len(versions) - 1, -1, -1):  # newest first
-        version = versions[i]
-        newest = i == len(versions) - 1
-        if not _wants_diff(version) and not (newest and version.one_line_kind):  # the newest: always its lines
+    reserve = len(_left_out_note(path, versions, [i for i in range(len(versions)) if i not in group_of])) + 40
+    bodies, detail = _spend(repo, versions, set(group_of),
+                            budget_tokens * CHARS_PER_TOKEN - sum(len(h) + 1 for h in head)
+                            - sum(len(h) + 12 for h in headings) - reserve)
+    out = ["\n".join(head)]
+    for text, body in zip(headings, bodies):
+        if text:
+            out.append(f"{text}\n\n{body}" if body.startswith("```") else f"{text}\n{body}" if body else text)
+    elided = [i for i, d in enumerate(detail) if d in ("heading", "hunks") and _wants_diff(versions[i])
+              and not versions[i].record.is_import]
+    if elided:
+        out.append(_left_out_note(path, versions, elided))
+    data = {"path": path, "branch": branch, "total_versions": total, "versions": [
+        _version_data(v, d) for v, d in zip(versions, detail)], "diffs_left_out": [versions[i].number for i in elided]}
+    return Answer(fit("\n\n".join(out), budget_tokens), data)
+
+
+def importance(versions: list[Version], i: int, size: int) -> float:
+    """How much version ``i``'s diff is worth showing: changed lines (else its size in 40-character lines), times
+    :data:`RECENCY_DECAY` per newer version, times :data:`OPERATION_WEIGHT` for git's operations and restores."""
+    change = versions[i].entry.change
+    lines = (change.added or 0) + (change.deleted or 0) or size / 40
+    return lines * RECENCY_DECAY ** (len(versions) - 1 - i) * (OPERATION_WEIGHT if _is_operation(versions[i]) else 1)
+
+
+def _spend(repo: ShadowRepo, versions: list[Version], collapsed: set[int], room: int) -> tuple[list[str], list[str]]:
+    """The body (a diff, hunk labels, a note, or nothing) and detail level of each version, within ``room``
+    characters: the newest diff whole if it fits at all, then the older ones by :func:`importance` within
+    :data:`HISTORY_SHARE` of all the diffs (the most important one whole when it alone fits in that share)."""
+    bodies = [""] * len(versions)
+    detail = ["no net change" if i in collapsed else "heading" for i in range(len(versions))]
+    newest = len(versions) - 1
+    diffs: dict[int, str] = {}
+    for i, version in enumerate(versions):
+        if i in collapsed:
+            continue
+        if not _wants_diff(version) and not (i == newest and version.one_line_kind):  # the newest: always its lines
             detail[i] = "one line" if version.one_line_kind or version.oversize else "heading"
             continue
         diff = version.diff(repo)
         if version.record.is_import and diff.count("\n") > IMPORT_LINES_SHOWN:
-            bodies[i] = (f"(the file as it was when recording began, {diff.count(chr(10))} lines: not shown; later "
-                         "versions show the edits)")
-            detail[i] = "heading"
+            symbols = len(version.symbols.added) if version.symbols is not None else 0
+            bodies[i] = (f"- The file as recording began: {diff.count(chr(10))} lines"
+                         f"{f', {symbols} symbol(s)' if symbols else ''}, not shown (later versions show the edits; "
+                         f"`git --git-dir=.trajectory show {shlex.quote(version.record.oid[:12] + ':' + version.entry.path)}` "
+                         "prints it)")
             continue
         if not diff:
             bodies[i] = "(no textual diff: binary content or a pure rename)"
             continue
-        block = len(diff) + 12
-        if block <= room or i == len(versions) - 1:
-            if block > room:  # the newest diff alone is too big: as much as fits, hunk by hunk
-                how = (f"call get_symbol_trajectory for one symbol's diff, or run `git --git-dir=.trajectory show "
-                       f"{version.record.oid[:12]} -- '{version.entry.path}'`")
-                diff = cut_diff(diff, max(room - 12, 400), how)
-            bodies[i] = f"```diff\n{diff}\n```"
-            detail[i] = "full"
-            room -= len(bodies[i])
-            continue
-        if version.symbols is None:  # no symbols: git's hunk headers say where the change was
+        diffs[i] = diff
+    room = max(0, room)
+    full_share = share = min(max(int(sum(len(d) + 12 for d in diffs.values()) * HISTORY_SHARE),
+                                 MIN_DIFF_TOKENS * CHARS_PER_TOKEN), OLDER_DIFFS_TOKENS * CHARS_PER_TOKEN)
+    if newest in diffs:  # the newest change: whole whenever the answer has room for it
+        version = versions[newest]
+        diff = diffs.pop(newest)
+        if len(diff) + 12 > room:
+            diff = cut_diff(diff, max(room - 12, 600), _cut_how(version))
+            detail[newest] = "cut"
+        else:
+            detail[newest] = "full"
+        bodies[newest] = f"```diff\n{diff}\n```"
+        room -= len(bodies[newest])
+        share -= len(bodies[newest])
+    order = sorted(diffs, key=lambda k: (-importance(versions, k, len(diffs[k])), -k))
+    if order:  # the most important older change: whole when it fits in the share by itself, else cut to it
+        share = max(share, min(len(diffs[order[0]]) + 12, full_share))
+    room = max(0, min(room, share))
+    for i in order:
+        version, diff = versions[i], diffs[i]
+        if len(diff) + 12 <= room:
+            bodies[i], detail[i] = f"```diff\n{diff}\n```", "full"
+        elif room >= MIN_CUT_CHARS:  # the most important left: part of it rather than smaller, older ones
+            bodies[i], detail[i] = f"```diff\n{cut_diff(diff, room - 12, _cut_how(version))}\n```", "cut"
+        elif version.symbols is None:  # no symbols: git's hunk headers say where the change was
             labels = hunk_labels(diff)
             line = "- Hunks in: " + ", ".join(f"`{label}`" for label in labels[:12]) if labels else ""
             if line and len(line) <= room:
-                bodies[i] = line
-                detail[i] = "hunks"
-                room -= len(line)
-    out = ["\n".join(head)]
-    for text, body in zip(headings, bodies):
-        out.append(f"{text}\n\n{body}" if body.startswith("```") else f"{text}\n{body}" if body else text)
-    elided = [v.number for v, d in zip(versions, detail) if d in ("heading", "hunks") and _wants_diff(v)]
-    if elided:
-        out.append(f"_Diffs of version(s) {_ranges(elided)} left out to keep this answer short (their headings "
-                   "name every changed symbol). For them: get_file_trajectory with a smaller depth, "
-                   "get_symbol_trajectory(filepath, symbol) for one symbol's changes, or `git --git-dir=.trajectory "
-                   "show <id> -- <path>`._")
-    data = {"path": path, "branch": branch, "total_versions": total, "versions": [
-        _version_data(v, d) for v, d in zip(versions, detail)], "diffs_left_out": elided}
-    return Answer(fit("\n\n".join(out), budget_tokens), data)
+                bodies[i], detail[i] = line, "hunks"
+        room -= len(bodies[i])
+    return bodies, detail
+
+
+def _cut_how(version: Version) -> str:
+    return (f"the whole diff: `git --git-dir=.trajectory show {version.record.oid[:12]} -- "
+            f"{shlex.quote(version.entry.path)}`; one symbol's: get_symbol_trajectory")
+
+
+def _left_out_note(path: str, versions: list[Version], elided: list[int]) -> str:
+    """Which diffs were left out, and the exact ``compare`` call and CLI command that show one (the most important
+    one spelled out: its snapshot against its parent, where the file is as the version before left it)."""
+    numbers = [versions[i].number for i in elided]
+    top = versions[max(elided, key=lambda k: (importance(versions, k, 0), k))] if elided else versions[-1]
+    record, where = top.record, top.entry.path
+    before = record.parents[0][:12] if record.parents else "<id before>"
+    return (f"_Diffs of version(s) {_ranges(numbers)} left out to keep this answer short (their headings name every "
+            f"changed symbol). Version {top.number}'s: `compare(from_snapshot=\"{before}\", to_snapshot="
+            f"\"{record.oid[:12]}\", filepath={json.dumps(where)})`, CLI `code-trajectory compare {before} "
+            f"{record.oid[:12]} --file {shlex.quote(where)}`; the others alike, from the last id in the heading above "
+            f"each to its own; one symbol's changes: `get_symbol_trajectory(filepath={json.dumps(path)}, "
+            "symbol=...)`._")
 
 
 def _version_data(version: Version, detail: str) -> dict:

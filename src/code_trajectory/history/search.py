@@ -16,7 +16,8 @@ from code_trajectory.core.answer import Answer
 from code_trajectory.core.errors import GitError, InvalidArgumentError
 from code_trajectory.git import log, messages
 from code_trajectory.git.shadow import ShadowRepo
-from code_trajectory.history.narrative import fit, fmt_time, message_head
+from code_trajectory.history.headings import label
+from code_trajectory.history.narrative import fit, fmt_time
 
 #: Matching lines shown per snapshot.
 LINES_PER_HIT = 12
@@ -109,7 +110,7 @@ def render(query: str, branch: str, hits: list[Hit], budget_tokens: int, *, rege
            f"{len(hits)} snapshot(s) added (+) or removed (-) it, newest first."]
     for hit in hits:
         record = hit.record
-        block = [f"## {fmt_time(record.time)} · `{record.oid[:12]}` · {message_head(record)}"]
+        block = [f"## {fmt_time(record.time)} · `{record.oid[:12]}` · {label(record)}"]
         for path, lines in hit.lines.items():
             block.append(f"- `{path}`:")
             block += [f"  `{line}`" for line in lines]

@@ -9,15 +9,25 @@ from datetime import datetime
 from pathlib import Path
 
 from code_trajectory.core.answer import Answer
-from code_trajectory.core.errors import InvalidArgumentError
+from code_trajectory.core.errors import InvalidArgumentError, StorageError
 from code_trajectory.core.when import require_when
 from code_trajectory.git import log, points
 from code_trajectory.git.diffs import tree_changes
-from code_trajectory.git.shadow import branch_of_ref, shadow_ref
+from code_trajectory.git.shadow import ShadowRepo, branch_of_ref, shadow_ref
 from code_trajectory.git.snapshots import resolve_snapshot
 from code_trajectory.git.trees import list_files
 from code_trajectory.history import compare as compare_mod
-from code_trajectory.history import hooks, markers, narrative, render_file, search, summary, symbol_history, versions
+from code_trajectory.history import (
+    headings,
+    hooks,
+    markers,
+    narrative,
+    render_file,
+    search,
+    summary,
+    symbol_history,
+    versions,
+)
 from code_trajectory.project import check_range, confine, path_exists
 from code_trajectory.recording.session import ProjectSession
 from code_trajectory.symbols import language_for
@@ -161,11 +171,26 @@ def global_trajectory(session: ProjectSession, limit: int = 20, since_consolidat
     marks = markers.with_marks(hooks.commit_marks(repo, [r.oid for r in records]), named)
     text = narrative.global_trajectory(records, branch, session.settings.token_budget,
                                        since_consolidate=since_consolidate, reached_consolidation=reached,
-                                       more_available=more, marks=marks, symbols=versions.symbols_of(repo, records))
+                                       more_available=more, marks=marks, symbols=versions.symbols_of(repo, records),
+                                       trees=operation_trees(repo, records))
     line = markers.names_line(named)
     return Answer(f"{text}\n\n{line}" if line else text,
                   {"branch": branch, "commits": [commit_data(r) for r in records], "more_available": more,
                    "named_points": markers.data(named)})
+
+
+def operation_trees(repo: ShadowRepo, records: list[log.CommitRecord]) -> dict[str, str]:
+    """``{commit: tree id}`` of the git operations and restores among ``records`` and of their first parents: what
+    :func:`code_trajectory.history.headings.net_zero_spans` compares to find operations that cancel out."""
+    trees: dict[str, str] = {}
+    for record in records:
+        if record.is_git_operation or record.kind == "restore":
+            for oid in [record.oid, *record.parents[:1]]:
+                try:
+                    trees.setdefault(oid, repo.commit_tree_oid(oid))
+                except StorageError:  # a parent not fetched with a shared trajectory: nothing to compare
+                    continue
+    return trees
 
 
 def commit_data(record: log.CommitRecord) -> dict:
@@ -222,7 +247,8 @@ def session_summary(session: ProjectSession, recap: str | None = None, notices: 
                           net_by_branch=net_by_branch, net_symbols=net_symbols,
                           pending=session.recorder.has_pending(), recap=recap,
                           budget_tokens=session.settings.token_budget, notices=all_notices, tests=tests,
-                          points_line=markers.names_line(named))
+                          points_line=markers.names_line(named),
+                          trees=operation_trees(repo, sessions[0]) if sessions else None)
     return Answer(text, {"named_points": markers.data(named)})
 
 
@@ -311,9 +337,17 @@ def compare(session: ProjectSession, from_snapshot: str, to_snapshot: str = "now
         new = resolve_snapshot(repo, to_snapshot, tip)
         new_tree, new_label, new_how = repo.commit_tree_oid(new.commit), new.commit[:12], f"`{new.commit[:12]}` ({new.how})"
     heading = (f"# Compare `{old.commit[:12]}` ({old.how}) → {new_how}" + (f", `{rel}` only" if rel else ""))
+    heading += f"\n- From: {_point_why(repo, old.commit)}"
+    heading += f"\n- To: {'the work tree as it is now' if new_label == 'now' else _point_why(repo, new.commit)}"
     answer = compare_mod.render_net_change(repo, old.commit, new_tree, session.settings.token_budget,
                                            heading=heading, new_label=new_label, only=rel)
     return Answer(answer, {**answer.data, "from": old.commit, "to": new_label})
+
+
+def _point_why(repo: ShadowRepo, commit: str) -> str:
+    """``2026-11-25 14:02:11 · Intent: Fix login``: when a snapshot was taken and why (:func:`headings.why`)."""
+    found = log.read_log(repo, [commit], limit=1, with_changes=False)
+    return f"{narrative.fmt_time(found[0].time)} · {headings.why(found[0], import_files=False)}" if found else commit[:12]
 
 
 def full_session_summary(session: ProjectSession, source: str | None = None) -> str:

@@ -15,10 +15,13 @@ from datetime import datetime
 
 from code_trajectory.git.log import CommitRecord, describe_files, display_path
 from code_trajectory.git.messages import FileChange
+from code_trajectory.history.headings import Step, net_zero_line, net_zero_spans, operation_label, why
 from code_trajectory.history.narrative import fit, fmt_duration, fmt_time
 
 #: Files listed per branch under "files most changed".
 FILES_LISTED = 8
+#: Intents listed per branch, the newest (the earlier ones are counted).
+INTENTS_LISTED = 12
 #: Extensions of source code: their files rank first among changed files.
 SOURCE_EXTENSIONS = frozenset({".py", ".pyi", ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".go", ".rs", ".java",
                                ".kt", ".kts", ".scala", ".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".cs",
@@ -82,7 +85,8 @@ def split_by_branch(records: list[CommitRecord]) -> list[BranchWork]:
 def render(*, now: datetime, gap_seconds: float, sessions: list[list[CommitRecord]], current_intent: str | None,
            current_branch: str, net_by_branch: dict[str, list[FileChange]], pending: bool, recap: str | None,
            budget_tokens: int, notices: list[str], tests: str | None = None,
-           net_symbols: dict[str, str] | None = None, points_line: str | None = None) -> str:
+           net_symbols: dict[str, str] | None = None, points_line: str | None = None,
+           trees: dict[str, str] | None = None) -> str:
     """Render the session summary as markdown within ``budget_tokens``.
 
     Args:
@@ -94,6 +98,8 @@ def render(*, now: datetime, gap_seconds: float, sessions: list[list[CommitRecor
         net_by_branch: per branch of the last session, the net change from before its first snapshot of the
             session to its last one.
         net_symbols: the symbols that changed in those files, by path (named after each file).
+        trees: ``{commit: tree id}`` of the git operations and their first parents: operations that cancel out
+            are said in one line (:func:`code_trajectory.history.headings.net_zero_spans`).
         pending: changes are waiting for the debounce.
         recap, tests: markdown sections shown after the work (None: left out).
         points_line: the points named in the session (see :func:`code_trajectory.history.markers.names_line`),
@@ -124,11 +130,12 @@ def render(*, now: datetime, gap_seconds: float, sessions: list[list[CommitRecor
     out.append(f"## Last session: {fmt_time(oldest.time)} → {fmt_time(newest.time)} ({fmt_duration(span)}), "
                f"{len(last)} snapshot(s) on " + ", ".join(f"`{w.branch}`" for w in work))
     for branch_work in work:
-        out.append(_branch_section(branch_work, net_by_branch.get(branch_work.branch), net_symbols or {}))
+        out.append(_branch_section(branch_work, net_by_branch.get(branch_work.branch), net_symbols or {},
+                                   trees or {}))
     if points_line:
         out.append(points_line)
     out.append(f"Final state: last snapshot {fmt_time(newest.time)} `{newest.oid[:12]}` on `{newest.branch or '?'}`: "
-               f"{newest.subject}")
+               f"{why(newest)}")
     out += [section for section in (tests, recap) if section]
     if len(sessions) > 1:
         prev = sessions[1]
@@ -137,7 +144,8 @@ def render(*, now: datetime, gap_seconds: float, sessions: list[list[CommitRecor
     return fit("\n\n".join(out), budget_tokens)
 
 
-def _branch_section(work: BranchWork, net: list[FileChange] | None, symbols: dict[str, str]) -> str:
+def _branch_section(work: BranchWork, net: list[FileChange] | None, symbols: dict[str, str],
+                    trees: dict[str, str]) -> str:
     edits = work.edits()
     lines = [f"### On `{work.branch}`: {len(edits)} edit snapshot(s)"]
     intents: list[tuple[str, datetime, datetime]] = []
@@ -148,18 +156,21 @@ def _branch_section(work: BranchWork, net: list[FileChange] | None, symbols: dic
             else:
                 intents.append((record.intent, record.time, record.time))
     if intents:
-        lines.append("- Intents, in order: " + "; ".join(
-            f"\"{i}\" ({t0.strftime('%H:%M')}–{t1.strftime('%H:%M')})" for i, t0, t1 in intents[:12]))
+        earlier = f"{len(intents) - INTENTS_LISTED} earlier, then " if len(intents) > INTENTS_LISTED else ""
+        lines.append(f"- Intents, in order: {earlier}" + "; ".join(
+            f"\"{i}\" ({t0.strftime('%H:%M')}–{t1.strftime('%H:%M')})" for i, t0, t1 in intents[-INTENTS_LISTED:]))
     files = work.ranked_files()
     if files:
         shown = ", ".join(f"`{display_path(p)}` ({n} snapshot(s), +{a} -{d})" for p, n, a, d in files[:FILES_LISTED])
         more = f", and {len(files) - FILES_LISTED} more" if len(files) > FILES_LISTED else ""
         lines.append(f"- Files most changed: {shown}{more}")
-    operations = [r for r in work.records if r.is_git_operation]
+    checkpoints = [r for r in reversed(work.records) if r.checkpoint_note]
+    if checkpoints:
+        lines.append("- Checkpoints: " + "; ".join(f"\"{r.checkpoint_note}\" ({r.time.astimezone().strftime('%H:%M')})"
+                                                  for r in checkpoints[-12:]))
+    operations = _operations(work.records, trees)
     if operations:
-        lines.append("- Git operations: " + "; ".join(
-            f"{r.time.astimezone().strftime('%H:%M')} {r.subject.split(' - ')[0].split('] ')[0]}] "
-            f"{r.subject.split(' - ')[1] if ' - ' in r.subject else ''}".strip() for r in reversed(operations[:8])))
+        lines.append("- Git operations: " + "; ".join(operations[-8:]))
     consolidations = [r for r in work.records if r.is_consolidation]
     if consolidations:
         lines.append("- Consolidations: " + "; ".join(f"{fmt_time(r.time)} {r.subject}" for r in consolidations[:5]))
@@ -168,3 +179,21 @@ def _branch_section(work: BranchWork, net: list[FileChange] | None, symbols: dic
                      f"- Net change on `{work.branch}`: none (this branch ended where it began in the session)")
         lines += describe_files(sorted(net, key=lambda c: (relevance_tier(c.path), c.path)), 20, symbols=symbols)
     return "\n".join(lines)
+
+
+def _operations(records: list[CommitRecord], trees: dict[str, str]) -> list[str]:
+    """``14:02 [RESET] moving to HEAD~1`` for each git operation of ``records`` (newest first), oldest first; a
+    run of them that ends on the tree it started from is one entry (``… back to where it was, no net change``)."""
+    chronological = list(reversed(records))
+    spans = net_zero_spans([Step(trees.get(r.parents[0]) if r.parents else None, trees.get(r.oid),
+                                 r.is_git_operation and r.oid in trees) for r in chronological])
+    starts = {a: b for a, b in spans}
+    inside = {k for a, b in spans for k in range(a + 1, b + 1)}
+    found = []
+    for i, record in enumerate(chronological):
+        if i in inside or not record.is_git_operation:
+            continue
+        when = record.time.astimezone().strftime("%H:%M")
+        found.append(f"{when} {net_zero_line(chronological[i:starts[i] + 1])}" if i in starts
+                     else f"{when} {operation_label(record)}")
+    return found

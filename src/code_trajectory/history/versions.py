@@ -76,13 +76,25 @@ class Version:
         return describe_symbols(self.symbols) or None
 
 
-def describe_symbols(changes: SymbolChanges) -> str:
-    """One line naming every changed symbol: modified, added and removed (with their members), renamed,
-    then what changed outside symbols (imports, top-level code), docstrings and comments (a short comment quoted),
-    and cosmetic changes. A name with an occurrence suffix reads as such (``3rd definition of Context.invoke``)."""
-    parts = []
+#: Symbol names one line lists at most (about 250 tokens); past it the line ends with ``+ N more`` (a file's
+#: first version listed ~200 names, ~500 tokens: issue 23). A real change rarely names more (the largest of
+#: ``bench/context.py``'s replays: 111). The structured content keeps every name.
+SYMBOLS_LISTED = 100
 
-    def grouped(names: tuple[str, ...]) -> list[str]:
+
+def describe_symbols(changes: SymbolChanges, limit: int = SYMBOLS_LISTED) -> str:
+    """One line naming the changed symbols: modified, added and removed (with their members), renamed,
+    then what changed outside symbols (imports, top-level code), docstrings and comments (a short comment quoted),
+    and cosmetic changes. A name with an occurrence suffix reads as such (``3rd definition of Context.invoke``).
+
+    At most ``limit`` names are listed (a class and each of its members count one); the rest are counted in a
+    closing ``+ N more``.
+    """
+    parts = []
+    room = limit
+    more = 0
+
+    def grouped(names: tuple[str, ...]) -> list[tuple[str, list[str]]]:
         inside = set(names)
         members: dict[str, list[str]] = {}
         tops = []
@@ -95,14 +107,34 @@ def describe_symbols(changes: SymbolChanges) -> str:
             else:
                 members.setdefault(parent, []).append(name[len(parent) + 1:] if name.startswith(parent + ".")
                                                       else name)
-        return [f"{readable(n)} ({', '.join(readable(m) for m in members[n])})" if n in members else readable(n)
-                for n in tops]
+        return [(readable(n), [readable(m) for m in members.get(n, [])]) for n in tops]
 
-    for label, names in (("modified", [readable(n) for n in changes.modified]), ("added", grouped(changes.added)),
-                         ("removed", grouped(changes.removed)),
-                         ("renamed", [f"{readable(a)} -> {readable(b)}" for a, b in changes.renamed])):
+    def listed(entries: list[tuple[str, list[str]]]) -> list[str]:
+        nonlocal room, more
+        out = []
+        for name, members in entries:
+            if room <= 0:
+                more += 1 + len(members)
+                continue
+            shown = members[:room - 1]
+            room -= 1 + len(shown)
+            more += len(members) - len(shown)
+            cut = ", …" if len(shown) < len(members) else ""
+            out.append(f"{name} ({', '.join(shown)}{cut})" if shown else f"{name} (…)" if members else name)
+        return out
+
+    none: list[str] = []
+    sections: list[tuple[str, list[tuple[str, list[str]]]]] = [
+        ("modified", [(readable(n), none) for n in changes.modified]), ("added", grouped(changes.added)),
+        ("removed", grouped(changes.removed)),
+        ("renamed", [(f"{readable(a)} -> {readable(b)}", none) for a, b in changes.renamed])]
+    for label, entries in sections:
+        names = listed(entries)
         if names:
             parts.append(f"{label} {', '.join(names)}")
+    if more and parts:
+        parts[-1] += f" + {more} more"
+        more = 0
     if changes.kind not in ("added", "deleted"):
         if changes.imports_changed:
             parts.append("imports changed")
@@ -110,8 +142,12 @@ def describe_symbols(changes: SymbolChanges) -> str:
             parts.append("top-level code changed")
     parts += changes.comment_parts()
     for label, symbols in (("moved", changes.moved), ("reformatted", changes.reformatted)):
-        if symbols:
-            parts.append(f"{label} {', '.join(readable(n) for n in symbols)}")
+        names = listed([(readable(n), none) for n in symbols])
+        if names:
+            parts.append(f"{label} {', '.join(names)}{f' + {more} more' if more else ''}")
+        elif more:
+            parts.append(f"{label} {more} symbol(s)")
+        more = 0
     return "; ".join(parts)
 
 

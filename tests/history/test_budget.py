@@ -1,0 +1,282 @@
+"""Issue 23, item 5: the answer budget is spent newest first by importance, git operations that cancel out are one
+line, every heading says why, long symbol lists end with "+ N more".
+
+A real project (git, a reset and the reset back, a stash and its pop) is recorded by the recorder the watcher drives
+(``note_git_activity`` is what the watcher calls when git writes the reflog), then asked through the CLI (a
+subprocess, as a user runs it) and the MCP SDK client (as an agent does).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from code_trajectory.core.config import TrajectorySettings
+from code_trajectory.recording.session import ProjectSession
+from support import git, mcp_client, subprocess_env, write
+
+FUNCS = 60
+#: The newest change rewrites these functions: about +170/-50 lines, over 10,000 characters of diff (the old
+#: fixed cap was 2,500 tokens, 10,000 characters).
+REWRITTEN = range(30, 54)
+
+
+def small(i: int, tuned: bool = False) -> str:
+    body = f"    return value * 2 + {i}  # tuned\n" if tuned else f"    return value + {i}\n"
+    return f"def func_{i:03}(value):\n    \"\"\"Return value plus {i}.\"\"\"\n{body}\n\n"
+
+
+def rewritten(i: int) -> str:
+    return (f"def func_{i:03}(value):\n"
+            f"    \"\"\"Scale value by {i} and clamp it to the configured window of accepted results.\"\"\"\n"
+            f"    scaled = value * {i} + OFFSETS_BY_FUNCTION_NAME.get(\"func_{i:03}\", 0)\n"
+            f"    if scaled > UPPER_LIMIT_FOR_ALL_FUNCTIONS_IN_THIS_MODULE:\n"
+            f"        scaled = UPPER_LIMIT_FOR_ALL_FUNCTIONS_IN_THIS_MODULE - {i}\n"
+            f"    elif scaled < LOWER_LIMIT_FOR_ALL_FUNCTIONS_IN_THIS_MODULE:\n"
+            f"        scaled = LOWER_LIMIT_FOR_ALL_FUNCTIONS_IN_THIS_MODULE + {i}\n"
+            f"    return scaled\n\n\n")
+
+
+def module(tuned: set[int], rewrite: bool = False) -> str:
+    return "".join(rewritten(i) if rewrite and i in REWRITTEN else small(i, i in tuned) for i in range(FUNCS))
+
+
+def record(session: ProjectSession, *, git_operation: bool = False) -> None:
+    if git_operation:
+        session.recorder.note_git_activity()  # what the watcher does when git writes the project's reflog
+    assert session.recorder.record_paths(["lib.py"]) is not None
+
+
+def build_history(project: Path) -> dict[str, int]:
+    """``lib.py``: recorded as it was, 24 one-line tunings (each with its intent), a ``git reset --hard HEAD~1``
+    and the reset back after the 12th, then a big newest rewrite. Returns the file's version numbers of note."""
+    write(project, "lib.py", module(set()))
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "lib")
+    session = ProjectSession(project, TrajectorySettings.load(project))
+    session.start()  # the start-up scan: the start of recording
+    try:
+        tuned: set[int] = set()
+        for k in range(24):
+            session.set_intent(f"Tune func_{k:03}")
+            tuned.add(k)
+            write(project, "lib.py", module(tuned))
+            record(session)
+            if k == 11:
+                git(project, "commit", "-q", "-am", "tuned")
+                git(project, "reset", "-q", "--hard", "HEAD~1")
+                record(session, git_operation=True)
+                git(project, "reset", "-q", "--hard", "ORIG_HEAD")
+                record(session, git_operation=True)
+        session.set_intent("Clamp the second half")
+        write(project, "lib.py", module(tuned, rewrite=True))
+        record(session)
+    finally:
+        session.close()
+    return {"reset": 14, "newest": 28}
+
+
+def cli(project: Path, *args: str) -> str:
+    proc = subprocess.run([sys.executable, "-m", "code_trajectory", *args], cwd=project, env=subprocess_env(),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def sections(text: str) -> dict[str, str]:
+    """``{"3": section, "14–15": section}``: the versions of a file trajectory by their number(s)."""
+    parts = re.split(r"\n(?=## \d)", text)
+    return {re.match(r"## ([\d–]+)\.", p).group(1): p for p in parts[1:] if re.match(r"## ([\d–]+)\.", p)}
+
+
+def changed_lines(old: str, new: str) -> list[str]:
+    import difflib
+
+    return [line for line in difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=0)
+            if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+
+
+def test_the_newest_big_change_is_whole_and_older_diffs_are_one_command_away(project: Path) -> None:
+    marks = build_history(project)
+    text = cli(project, "file", "lib.py", "--depth", "30")
+    assert len(text) // 4 <= 8000
+    found = sections(text)
+    newest = found[str(marks["newest"])]
+    tuned = set(range(24))
+    lines = changed_lines(module(tuned), module(tuned, rewrite=True))
+    assert len([x for x in lines if x[0] == "+"]) >= 160 and len("\n".join(lines)) > 10_000
+    assert "diff cut" not in newest
+    assert all(line in newest for line in lines)  # every added and removed line: the change is whole
+    assert "Intent: Clamp the second half" in newest.split("\n")[0]
+    # the older one-line tunings: left out, each one call away, and that call shows it
+    note = text[text.index("_Diffs of version(s)"):]
+    assert "left out" in note and "code-trajectory compare" in note and "get_symbol_trajectory" in note
+    command = re.search(r"Version (\d+)'s: `compare\(from_snapshot=\"(\w+)\", to_snapshot=\"(\w+)\", "
+                        r"filepath=\"lib.py\"\)`, CLI `code-trajectory (compare \2 \3 --file lib.py)`", note)
+    assert command is not None
+    number = int(command.group(1))
+    assert "```diff" not in found[command.group(1)]
+    shown = cli(project, *shlex.split(command.group(4)))
+    k = number - 2 if number < marks["reset"] else number - 4  # version 2 is func_000's tuning; 2 resets later
+    assert f"+    return value * 2 + {k}  # tuned" in shown and f"-    return value + {k}" in shown
+
+
+def test_cancelling_git_operations_headings_and_long_symbol_lists(project: Path) -> None:
+    marks = build_history(project)
+    text = cli(project, "file", "lib.py", "--depth", "30")
+    found = sections(text)
+    reset = found[f"{marks['reset']}–{marks['reset'] + 1}"]
+    assert reset.strip().count("\n") == 0  # one line, no diff
+    assert "[RESET] moving to HEAD~1, then [RESET] moving to ORIG_HEAD: back to where it was, no net change" in reset
+    assert text.count("[RESET]") == 2 and "Revert Detected" not in text
+    for section in found.values():  # every heading says why
+        first = section.split("\n")[0]
+        assert re.search(r"Intent: Tune func_\d{3}|Intent: Clamp|start of recording|\[RESET\]", first), first
+    start = found["1"]
+    assert "start of recording" in start and "func_059" not in start and "60 symbol(s)" in start
+    symbols = next(line for line in found[str(marks["newest"])].split("\n") if line.startswith("- Symbols:"))
+    assert "more" not in symbols and len(re.findall(r"func_\d{3}", symbols)) == len(REWRITTEN)  # under the cap
+
+    log = cli(project, "log", "--limit", "40")
+    assert log.count("back to where it was, no net change") == 1 and log.count("[RESET]") == 2
+    assert "[AUTO-TRJ] start of recording: 4 file(s)" in log
+    assert "Intent: Clamp the second half" in log
+    summary = cli(project, "session")
+    assert "[RESET] moving to HEAD~1, then [RESET] moving to ORIG_HEAD: back to where it was" in summary
+    assert "13 earlier, then" in summary and "\"Clamp the second half\"" in summary  # the newest intents, not the first
+
+
+def test_a_long_symbol_list_ends_with_n_more(session: ProjectSession) -> None:
+    session.set_intent("Add many helpers")
+    write(session.root, "helpers.py", "".join(f"def helper_{i:03}():\n    return {i}\n\n\n" for i in range(145)))
+    assert session.recorder.record_paths(["helpers.py"]) is not None
+    text = cli(session.root, "file", "helpers.py")
+    symbols = next(line for line in text.split("\n") if line.startswith("- Symbols:"))
+    assert symbols.endswith("+ 45 more") and symbols.count("helper_") == 100
+    log = cli(session.root, "log", "--limit", "1")
+    assert "+ 45 more" in log
+
+
+def test_checkpoint_names_and_stash_pop_in_every_heading(session: ProjectSession) -> None:
+    root = session.root
+    write(root, "src/app.py", "def main():\n    return 2\n")
+    session.checkpoint("replay 1a2b3c4d")  # no intent: the checkpoint's name is the why
+    write(root, "src/app.py", "def main():\n    return 3\n")
+    assert session.recorder.record_paths(["src/app.py"]) is not None
+    git(root, "stash", "-q")
+    session.recorder.note_git_activity(stash=True)
+    assert session.recorder.record_paths(["src/app.py"]) is not None
+    git(root, "stash", "pop", "-q")
+    session.recorder.note_git_activity(stash=True)
+    assert session.recorder.record_paths(["src/app.py"]) is not None
+    text = cli(root, "file", "src/app.py", "--depth", "10")
+    headings = [line for line in text.split("\n") if line.startswith("## ")]
+    assert any("checkpoint: replay 1a2b3c4d" in h for h in headings)
+    assert any("no intent set" in h for h in headings)  # said, not left blank
+    stash = [h for h in headings if "[STASH]" in h]
+    assert len(stash) == 1 and "no net change" in stash[0]
+    log = cli(root, "log")
+    assert "checkpoint: replay 1a2b3c4d" in log and log.count("no net change") == 1
+    found = [line for line in cli(root, "search", "return 2").split("\n") if line.startswith("## ")]
+    assert any("checkpoint: replay 1a2b3c4d" in h for h in found) and any("no intent set" in h for h in found)
+    compared = cli(root, "compare", "replay 1a2b3c4d")
+    assert "- From: " in compared and "checkpoint: replay 1a2b3c4d" in compared
+    assert "- To: the work tree as it is now" in compared
+    summary = cli(root, "session")
+    assert "Checkpoints: \"replay 1a2b3c4d\"" in summary and "no net change" in summary
+
+
+@pytest.mark.anyio
+async def test_the_biggest_recent_change_gets_its_diff_before_older_small_ones(project: Path) -> None:
+    """A 30-version answer: the big change three versions back gets its diff before older small ones."""
+    write(project, "lib.py", module(set()))
+    async with mcp_client(project) as client:
+        async def step(intent: str, text: str) -> None:
+            assert not (await client.call_tool("set_trajectory_intent", {"intent": intent})).is_error
+            write(project, "lib.py", text)
+            assert not (await client.call_tool("checkpoint", {})).is_error
+
+        tuned: set[int] = set()
+        for k in range(26):
+            tuned.add(k)
+            await step(f"Tune func_{k:03}", module(tuned))
+        variants = "".join(rewritten(40).replace("func_040", f"func_040_strict_{v}") for v in range(16))
+        big = module(tuned).replace(small(40), rewritten(40) + variants)  # about +130 lines, 8,000 characters
+        await step("Add a strict variant of func_040", big)
+        for k in (26, 27):
+            tuned.add(k)
+            await step(f"Tune func_{k:03}", big.replace(small(k), small(k, True)))
+            big = big.replace(small(k), small(k, True))
+        result = await client.call_tool("get_file_trajectory", {"filepath": "lib.py", "depth": 30})
+    assert not result.is_error
+    text = result.content[0].text
+    found = sections(text)
+    numbers = sorted(int(n) for n in found if "–" not in n)
+    strict = next(n for n in numbers if "strict variant" in found[str(n)].split("\n")[0])
+    assert strict == numbers[-3]
+    # the biggest recent change: its diff, as much as the older diffs' share holds, and where the rest is
+    assert all(f"+def func_040_strict_{v}(value):" in found[str(strict)] for v in range(3))
+    assert "diff cut" in found[str(strict)] and "git --git-dir=.trajectory show" in found[str(strict)]
+    assert "```diff" in found[str(numbers[-1])]  # the newest: whole
+    oldest_small = numbers[1:6]
+    assert all("```diff" not in found[str(n)] for n in oldest_small)  # older small ones: left out, named
+    left_out = re.search(r"Diffs of version\(s\) ([\d, -]+) left out", text)
+    assert left_out is not None and set(oldest_small) <= expand(left_out.group(1))
+
+
+def expand(ranges: str) -> set[int]:
+    """``{2, 3, 4, 7}`` for ``2-4, 7``."""
+    found: set[int] = set()
+    for part in ranges.split(", "):
+        first, _, last = part.partition("-")
+        found.update(range(int(first), int(last or first) + 1))
+    return found
+
+
+@pytest.mark.anyio
+async def test_compare_fills_the_budget_and_names_the_call_for_each_left_out_file(project: Path) -> None:
+    def rewrite(tag: str) -> None:
+        for name in "abcdef":
+            write(project, f"src/{name}.py", "".join(f"VALUE_{i:03} = '{tag} {name} {i:03} {'x' * 24}'\n"
+                                                     for i in range(60)))
+
+    async with mcp_client(project) as client:
+        rewrite("old")
+        assert not (await client.call_tool("checkpoint", {"message": "before the rename"})).is_error
+        rewrite("new")
+        result = await client.call_tool("compare", {"from_snapshot": "before the rename"})
+        assert not result.is_error
+        text = result.content[0].text
+        assert "- From: " in text and "checkpoint: before the rename" in text and "- To: the work tree" in text
+        assert len(text) // 4 <= 8000 and len(text) // 4 > 6000  # the diffs fill the budget, no fixed share
+        assert "diff cut" not in text  # whole diffs while they fit; the others are named
+        calls = re.findall(r"`compare\((from_snapshot=\"[0-9a-f]{12}\", to_snapshot=\"now\", "
+                           r"filepath=\"(src/[a-f]\.py)\")\)`", text)
+        assert calls and all(f"### `{path}`" not in text for _, path in calls)
+        path = calls[0][1]
+        alone = await client.call_tool("compare", {"from_snapshot": "before the rename", "filepath": path})
+    shown = alone.content[0].text
+    assert f"### `{path}`" in shown and "+VALUE_059 = 'new" in shown and "diff cut" not in shown
+
+
+def test_net_zero_spans_find_operations_that_end_where_they_began() -> None:
+    from code_trajectory.history.headings import Step, net_zero_spans
+
+    def steps(*chain: tuple[str, str, bool]) -> list[Step]:
+        return [Step(a, b, op) for a, b, op in chain]
+
+    # an edit, a reset and the reset back, an edit
+    assert net_zero_spans(steps(("A", "B", False), ("B", "C", True), ("C", "B", True), ("B", "D", False))) == [(1, 2)]
+    # stash, checkout, checkout back, pop: one run of four
+    assert net_zero_spans(steps(("W", "H", True), ("H", "F", True), ("F", "H", True), ("H", "W", True))) == [(0, 3)]
+    # a stash never popped, then a checkout and the checkout back: only those two
+    assert net_zero_spans(steps(("W", "H", True), ("H", "F", True), ("F", "H", True))) == [(1, 2)]
+    # the agent's edit in between: not git's to cancel
+    assert net_zero_spans(steps(("A", "B", True), ("B", "C", False), ("C", "A", True))) == []
+    # a file that did not exist, created by a checkout and removed by the checkout back
+    assert net_zero_spans(steps((None, "B", True), ("B", None, True))) == [(0, 1)]
