@@ -62,10 +62,13 @@ def since_green_arguments(parser: argparse.ArgumentParser) -> None:
     add_project_option(parser)
     parser.add_argument("filepath", nargs="?", metavar="PATH", help="one file relative to the project root")
     _branch_option(parser)
+    parser.add_argument("--scope", metavar="SCOPE", help="'full' (default) or pytest selection arguments relative "
+                                                         "to the project root, e.g. 'tests/test_api.py -k login'")
 
 
 def since_green(args: argparse.Namespace) -> int:
-    """What changed since the last green test run (``diff_since_green``)."""
+    """What changed since the last snapshot green for ``--scope`` (default: the full suite; ``diff_since_green``)."""
     from code_trajectory.testruns import report
 
-    return print_with_session(args.project, lambda s: report.diff_since_green(s, args.filepath, args.branch), create=False)
+    return print_with_session(args.project, lambda s: report.diff_since_green(s, args.filepath, args.branch,
+                                                                              args.scope), create=False)
