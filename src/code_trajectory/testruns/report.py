@@ -88,7 +88,7 @@ def tests_section(session: ProjectSession, branch: str | None = None) -> str | N
             line += (f"; the newest passing run is {other.scope.label()} on {where(other, branch)}, which does not "
                      "prove the full suite")
         lines.append(line + ".")
-    elif green is last:
+    elif green == last:
         lines.append("- The last run was green (full suite).")
     else:
         lines.append(f"- Last green (full suite): {_when(green)} on {where(green, branch)}; call `diff_since_green` "
