@@ -12,10 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.testruns import store
 from code_trajectory.testruns.scope import Scope, parse_query
 from code_trajectory.testruns.selection import command_scope
+from code_trajectory.ui.data import History
 from support import mcp_client, write
 
 PLUGIN = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
@@ -78,6 +80,13 @@ async def test_full_suite_red_then_subset_green_on_the_same_snapshot_is_not_gree
     assert newest.summary_line() == "tests (partial: tests/test_a.py): 2 passed, 1 xfailed, 1 xpassed"
     # the command as typed
     assert newest.command == shlex.join([*PLUGIN, "tests/test_a.py"])
+    # the UI's timeline mark: the newest run passed, but over part of the suite on a red snapshot
+    history = History(ShadowRepo(suite), TrajectorySettings.load(suite).session_gap_seconds)
+    try:
+        mark = history.marks([newest.commit])[newest.commit]
+    finally:
+        history.repo.close()
+    assert mark.partial and "tests (partial: tests/test_a.py): 2 passed" in mark.text and "not all passed" in mark.text
 
     async with mcp_client(suite) as client:
         since = await client.call_tool("diff_since_green", {})
