@@ -136,6 +136,25 @@ async def test_full_suite_red_then_subset_green_on_the_same_snapshot_is_not_gree
     assert "passed (partial)" in history_cli and "1 xfailed, 1 xpassed" in history_cli
 
 
+@pytest.mark.anyio
+async def test_agent_reports_get_their_scope_from_the_command(project: Path) -> None:
+    async with mcp_client(project) as client:
+        full = await client.call_tool("record_test_result", {"command": "python -m pytest -q", "passed": 3,
+                                                             "xfailed": 1, "xpassed": 2})
+        assert "(shadow branch `main`, full suite): tests: 3 passed, 1 xfailed, 2 xpassed" in text(full)
+        part = await client.call_tool("record_test_result", {
+            "command": "pytest tests/test_app.py -k main", "failed": 1,
+            "failing_tests": ["tests/test_app.py::test_main: assert 2 == 1"]})
+        assert "): tests (partial: tests/test_app.py -k main): 1 failed: test_main" in text(part)
+        other = await client.call_tool("record_test_result", {"command": "npm run e2e", "passed": 4})
+        assert "unknown scope (the selection of this command is not read)" in text(other)
+        # the later partial failure on the same snapshot overlaps the full suite: not green for it any more
+        since = text(await client.call_tool("diff_since_green", {}))
+        assert "No snapshot on `main` is green for the full suite" in since and "proves no scope" in since
+        history = await client.call_tool("get_test_history", {})
+        assert [r["xpassed"] for r in history.structured_content["runs"]] == [None, None, 2]
+
+
 def test_since_green_goes_back_past_a_snapshot_whose_full_suite_failed(suite: Path) -> None:
     write(suite, "tests/test_b.py", SUITE_B_ENV)
     assert run(suite, *PLUGIN, SUITE_FIXED="1").returncode == 0
@@ -233,6 +252,29 @@ def test_legacy_runs_without_a_scope_still_load_and_prove_nothing(suite: Path) -
 ])
 def test_command_scope(suite: Path, argv: list[str], cwd: str, expected: Scope) -> None:
     assert command_scope(argv, suite / cwd, suite) == expected
+
+
+@pytest.mark.parametrize("name, content", [
+    ("pyproject.toml", "[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\n"),
+    ("pytest.ini", "[pytest]\ntestpaths = tests\n"),
+    ("setup.cfg", "[tool:pytest]\ntestpaths =\n    tests\n"),
+])
+def test_testpaths_given_explicitly_are_the_full_suite(suite: Path, name: str, content: str) -> None:
+    write(suite, name, content)
+    assert command_scope(["pytest", "tests/"], suite, suite) == Scope.full()
+    assert command_scope(["pytest", "tests/test_a.py"], suite, suite) == Scope.partial(["tests/test_a.py"])
+    write(suite, name, "[broken")  # an unreadable configuration: the path is taken as given
+    assert command_scope(["pytest", "tests"], suite, suite) == Scope.partial(["tests"])
+
+
+def test_plugin_takes_testpaths_given_explicitly_for_the_full_suite(suite: Path) -> None:
+    write(suite, "pytest.ini", "[pytest]\ntestpaths = tests\n")
+    assert run(suite, *PLUGIN, "tests").returncode == 1
+    assert run(suite, *PLUGIN, "--deselect", "tests/test_b.py::test_three", "tests").returncode == 1
+    deselected, full = runs(suite)
+    assert full.scope.is_full
+    assert deselected.scope == Scope.partial([], ["--deselect tests/test_b.py::test_three"])
+    assert "1 failed" in deselected.summary_line()
 
 
 def test_overlap_and_cover_rules() -> None:

@@ -36,7 +36,8 @@ def test(args: argparse.Namespace) -> int:
     if test_run.record_error:
         print(f"code-trajectory: the run was not recorded: {test_run.record_error}", file=sys.stderr)
     else:
-        print(f"code-trajectory: recorded on `{(test_run.commit or '?')[:12]}`: {test_run.summary_line()}",
+        scope = "" if test_run.scope.kind == "partial" else f" ({test_run.scope.label()})"  # partial: in the line
+        print(f"code-trajectory: recorded on `{(test_run.commit or '?')[:12]}`{scope}: {test_run.summary_line()}",
               file=sys.stderr)
     return status
 

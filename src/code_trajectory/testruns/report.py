@@ -218,5 +218,6 @@ def diff_since_green(session: ProjectSession, filepath: str | None = None, branc
 def record_test_result(session: ProjectSession, **fields) -> str:
     """Record a test run the agent performed itself on the current state; return a confirmation."""
     run = service.record_agent_result(session.root, recorder=session.recorder, settings=session.settings, **fields)
-    return (f"Recorded on snapshot `{(run.commit or '?')[:12]}` (shadow branch `{run.branch}`): "
+    scope = "" if run.scope.kind == "partial" else f", {run.scope.label()}"  # a partial scope is in the line
+    return (f"Recorded on snapshot `{(run.commit or '?')[:12]}` (shadow branch `{run.branch}`{scope}): "
             f"{run.summary_line()}")

@@ -138,7 +138,51 @@ def pytest_scope(args: Sequence[str], cwd: Path, root: Path, *, check_paths: boo
         if rel is None:
             return Scope.unknown(f"{path} is outside the project")
         paths.append(rel)
+    if chosen and set(paths) == set(ini_testpaths(root) or ()):
+        paths = ["."]  # `pytest tests` where testpaths = ["tests"]: the whole suite
     return Scope.partial(paths, filters)
+
+
+def _words(value: object) -> list[str]:
+    if isinstance(value, str):
+        return value.split()
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def ini_testpaths(root: Path) -> list[str] | None:
+    """The ``testpaths`` of pytest's configuration file in ``root`` (the first of ``pytest.ini``, ``.pytest.ini``,
+    ``pyproject.toml`` with a ``[tool.pytest.ini_options]`` or ``[tool.pytest]`` table, ``tox.ini`` ``[pytest]``,
+    ``setup.cfg`` ``[tool:pytest]``: pytest's order), normalised like scope paths; None when unset or unreadable.
+    Globs are not expanded (such an entry never equals a path)."""
+    import configparser
+    import posixpath
+    import tomllib
+
+    try:
+        for name, section in (("pytest.ini", "pytest"), (".pytest.ini", "pytest"), ("pyproject.toml", None),
+                              ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):
+            path = root / name
+            if not path.is_file() or path.stat().st_size > 1 << 20:
+                continue
+            if section is None:
+                tool = tomllib.loads(path.read_text("utf-8")).get("tool", {})
+                table = tool.get("pytest") if isinstance(tool, dict) else None
+                if not isinstance(table, dict):
+                    continue
+                options = table.get("ini_options", table)
+                values = _words(options.get("testpaths") if isinstance(options, dict) else None)
+            else:
+                parser = configparser.ConfigParser(interpolation=None)
+                parser.read_string(path.read_text("utf-8"))
+                if not parser.has_section(section):
+                    if name.endswith("pytest.ini"):
+                        return None  # pytest.ini is pytest's configuration even without the section
+                    continue
+                values = _words(parser.get(section, "testpaths", fallback=""))
+            return [posixpath.normpath(v) for v in values] or None
+    except (OSError, ValueError, configparser.Error):  # tomllib.TOMLDecodeError is a ValueError
+        return None
+    return None
 
 
 def command_scope(argv: Sequence[str], cwd: Path, root: Path, *, check_paths: bool = True) -> Scope:
