@@ -20,20 +20,19 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
     async def record_test_result(
         command: Annotated[str, Field(description="The command you ran, e.g. 'pytest -q'")],
         ctx: Context,
-        passed: Annotated[int | None, Field(description="Count", ge=0)] = None,
-        failed: Annotated[int | None, Field(description="Count", ge=0)] = None,
-        errors: Annotated[int | None, Field(description="Count", ge=0)] = None,
-        skipped: Annotated[int | None, Field(description="Count", ge=0)] = None,
-        xfailed: Annotated[int | None, Field(description="Count of expected failures (xfail) that failed", ge=0)] = None,
-        xpassed: Annotated[int | None, Field(description="Count of expected failures that passed", ge=0)] = None,
+        passed: Annotated[int | None, Field(ge=0)] = None,
+        failed: Annotated[int | None, Field(ge=0)] = None,
+        errors: Annotated[int | None, Field(ge=0)] = None,
+        skipped: Annotated[int | None, Field(ge=0)] = None,
+        xfailed: Annotated[int | None, Field(ge=0)] = None,
+        xpassed: Annotated[int | None, Field(ge=0)] = None,
         failing_tests: Annotated[list[str] | None, Field(
             description="Failing test ids, optionally 'id: reason'")] = None,
-        duration_seconds: Annotated[float | None, Field(description="Seconds", ge=0)] = None,
-        exit_code: Annotated[int | None, Field(description="Exit status")] = None,
+        duration_seconds: Annotated[float | None, Field(ge=0)] = None,
+        exit_code: int | None = None,
     ) -> str:
-        """Record a test run you ran on the current state (snapshotted first): trajectories then show which
-        snapshot was green. Its scope is read from the command as run at the project root (`pytest -q`: the full
-        suite; `pytest tests/test_a.py -k login`: partial)."""
+        """Record a test run you ran on the current state (snapshotted first); its scope is read from the
+        command. Trajectories then show which snapshot was green."""
         session = await app.session_for(ctx)
         failures = None
         if failing_tests is not None:
