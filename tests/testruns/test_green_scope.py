@@ -98,7 +98,7 @@ async def test_full_suite_red_then_subset_green_on_the_same_snapshot_is_not_gree
 
         summary = text(await client.call_tool("get_session_summary", {}))
         assert "The last run was green" not in summary
-        assert "- Last run (partial: tests/test_a.py):" in summary
+        assert "- Last run (partial): " in summary and "— tests (partial: tests/test_a.py): 2 passed" in summary
         assert "The full suite was never green on `main`" in summary
 
         history = await client.call_tool("get_test_history", {})
@@ -188,8 +188,10 @@ def test_since_green_goes_back_past_a_snapshot_whose_full_suite_failed(suite: Pa
 
 @pytest.mark.slow
 def test_runner_records_the_command_as_typed_with_its_scope(suite: Path) -> None:
-    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_a.py::test_one"]
-    proc = cli(suite, "test", "--", *argv)
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
+            "code_trajectory.testruns.pytest_plugin", "tests/test_a.py::test_one"]
+    # the plugin enabled by the environment does not record the run a second time
+    proc = run(suite, sys.executable, "-m", "code_trajectory", "test", "--", *argv, CODE_TRAJECTORY_PYTEST="1")
     assert proc.returncode == 0, proc.stderr
     assert "tests (partial: tests/test_a.py::test_one): 1 passed" in proc.stderr
     [recorded] = runs(suite)

@@ -196,10 +196,19 @@ class _SessionRecorder:
             more_failures=max(len(failures) - parsers.MAX_FAILURES, 0),
             commit=commit, branch=self.branch, passed=self.counts["passed"], failed=self.counts["failed"],
             errors=self.counts["errors"], skipped=self.counts["skipped"], xfailed=self.counts["xfailed"],
-            xpassed=self.counts["xpassed"], scope=self._scope(root))
+            xpassed=self.counts["xpassed"], scope=self._safe_scope(root))
         run.outcome, run.message = runner.pytest_verdict(status, run.errors)
         service.record_on(root, run)
         self.note = f"recorded on snapshot {commit[:12]}: {run.summary_line()}"
+
+    def _safe_scope(self, root: Path):
+        """:meth:`_scope`, or an unknown scope saying why it could not be read (the run is recorded anyway)."""
+        try:
+            return self._scope(root)
+        except Exception as exc:  # noqa: BLE001 - a surprising config (another pytest, a plugin) loses the scope only
+            from code_trajectory.testruns.scope import Scope
+
+            return Scope.unknown(f"the selection could not be read: {type(exc).__name__}")
 
     def _scope(self, root: Path):
         """What this session selected, as a :class:`~code_trajectory.testruns.scope.Scope` of the project ``root``."""

@@ -79,8 +79,9 @@ def tests_section(session: ProjectSession, branch: str | None = None) -> str | N
         return None
     full = Scope.full()
     green = greens.last_green(repo, tip, full)
-    lines = ["## Tests", f"- Last run ({last.scope.label()}): {_when(last)} on {where(last, branch)} — "
-             f"{last.summary_line()} (`{last.command}`)"]
+    kind = {"full": "full suite", "partial": "partial"}.get(last.scope.kind, "unknown scope")
+    lines = ["## Tests", f"- Last run ({kind}): {_when(last)} on {where(last, branch)} — {last.summary_line()} "
+             f"(`{last.command}`)"]
     if green is None:
         line = f"- The full suite was never green on `{branch}` in the recorded runs"
         other = greens.newest_other_pass(repo, tip, full)

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -42,6 +43,7 @@ from code_trajectory.git.messages import KIND_SNAPSHOT
 from code_trajectory.git.shadow import ShadowRepo, shadow_ref
 from code_trajectory.testruns.model import MAX_COMMAND_CHARS, OUTCOMES, OUTPUT_TAIL_BYTES, TestRun, utc_now_iso
 from code_trajectory.testruns.parsers import MAX_FAILURES, MAX_TEST_ID_CHARS, clip, dedupe, one_line
+from code_trajectory.testruns.pytest_plugin import ENV_VAR as PLUGIN_ENV
 from code_trajectory.testruns.runner import OutputCollector, exit_status, run_command
 from code_trajectory.testruns.selection import command_line_scope, command_scope
 from code_trajectory.testruns.store import record_run
@@ -114,7 +116,8 @@ def run_and_record(root: Path, argv: Sequence[str], settings=None, *, cwd: Path 
                    max_output_bytes: int = OUTPUT_TAIL_BYTES) -> tuple[TestRun, int]:
     """Snapshot the project, run ``argv``, record the run on the snapshot.
 
-    The command runs even when the snapshot fails (the failure is in ``run.record_error``
+    The command runs without ``CODE_TRAJECTORY_PYTEST`` in its environment (the run is recorded here; the pytest
+    plugin would record it a second time). The command runs even when the snapshot fails (the failure is in ``run.record_error``
     and the run is not recorded); a run is never lost to a crash of ours: recording
     errors are reported the same way.
 
@@ -148,8 +151,9 @@ def run_and_record(root: Path, argv: Sequence[str], settings=None, *, cwd: Path 
         problem = f"no snapshot was taken, so the run is not recorded: {exc}"
         log.warning("%s", problem)
     try:
+        env = {k: v for k, v in os.environ.items() if k != PLUGIN_ENV}  # recorded here, not again by the plugin
         run = run_command(argv, cwd if cwd is not None else root, echo=echo, timeout=timeout,
-                          max_output_bytes=max_output_bytes)
+                          max_output_bytes=max_output_bytes, env=env)
         run.commit, run.branch = commit, branch
         run.scope = command_scope(argv, cwd if cwd is not None else root, root)
         if commit is not None:
