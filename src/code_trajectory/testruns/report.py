@@ -14,7 +14,7 @@ from code_trajectory.project import check_range, confine, path_exists
 from code_trajectory.recording.session import ProjectSession
 from code_trajectory.testruns import green as greens
 from code_trajectory.testruns import service, store
-from code_trajectory.testruns.model import TestRun
+from code_trajectory.testruns.model import COUNT_NAMES, TestRun
 from code_trajectory.testruns.scope import Scope, parse_query
 
 MAX_LIMIT = 1000
@@ -22,13 +22,16 @@ MAX_LIMIT = 1000
 LISTED_FAILURES = 10
 
 
-def run_data(run: TestRun) -> dict[str, Any]:
-    """A run as structured content: its stored fields without the output tail, failures as listed in the text,
-    and its scope's label."""
-    data = run.to_dict()
-    data.pop("output_tail", None)
-    data["failures"] = data["failures"][:LISTED_FAILURES]
-    data["scope_label"] = run.scope.label()
+def run_data(run: TestRun, *, failures: bool = False) -> dict[str, Any]:
+    """A run as structured content, no larger than its text: ``commit`` (full id), ``outcome``, ``command``,
+    ``scope`` (its label: ``full suite``, ``partial: …``, ``unknown scope …``), ``passed`` and the non-zero other
+    counts (see :class:`TestRun`), and with ``failures`` the ids of the failing tests the text lists."""
+    data: dict[str, Any] = {"commit": run.commit, "outcome": run.outcome, "command": run.command,
+                            "scope": run.scope.label()}
+    data.update({name: getattr(run, name) for name in COUNT_NAMES
+                 if getattr(run, name) or (name == "passed" and run.passed is not None)})
+    if failures and run.failures:
+        data["failures"] = [test for test, _ in run.failures[:LISTED_FAILURES]]
     return data
 
 
@@ -124,7 +127,7 @@ def test_history(session: ProjectSession, limit: int = 10, branch: str | None = 
         parts.append("\n".join(lines))
     text = narrative.fit("\n\n".join(parts), session.settings.token_budget)
     shown = [run for run in runs if f"on {where(run, branch)}" in text]  # the runs the text kept
-    return Answer(text, {"branch": branch, "runs": [run_data(run) for run in shown]})
+    return Answer(text, {"branch": branch, "runs": [run_data(run, failures=True) for run in shown]})
 
 def _check_known(session: ProjectSession, rel: str, tip: str | None) -> None:
     """Refuse a path that no snapshot of any branch holds and that is not in the project either.
