@@ -282,6 +282,21 @@ def test_plugin_takes_testpaths_given_explicitly_for_the_full_suite(suite: Path)
     assert "1 failed" in deselected.summary_line()
 
 
+def test_plugin_scope_of_ini_addopts_and_of_a_plugin_deselecting(suite: Path) -> None:
+    """Options in the ini's addopts define the suite; tests a plugin deselects make the run partial."""
+    write(suite, "pytest.ini", "[pytest]\naddopts = -m 'not slow'\nmarkers =\n    slow: slow tests\n")
+    write(suite, "tests/test_b.py", "import pytest\n\n\n@pytest.mark.slow\ndef test_slow():\n    pass\n")
+    assert run(suite, *PLUGIN).returncode == 0
+    assert runs(suite)[0].scope.is_full
+    write(suite, "conftest.py", "def pytest_collection_modifyitems(config, items):\n"
+                                "    dropped = [i for i in items if i.name == 'test_one']\n"
+                                "    items[:] = [i for i in items if i.name != 'test_one']\n"
+                                "    config.hook.pytest_deselected(items=dropped)\n")
+    write(suite, "pytest.ini", "[pytest]\nmarkers =\n    slow: slow tests\n")
+    assert run(suite, *PLUGIN).returncode == 0
+    assert runs(suite)[0].scope == Scope.partial([], ["1 deselected"])
+
+
 def test_overlap_and_cover_rules() -> None:
     full, a, a_one, b = (parse_query(None), parse_query("tests/a.py"), parse_query("tests/a.py::test_one"),
                          parse_query("tests/b.py"))
