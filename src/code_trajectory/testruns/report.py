@@ -182,9 +182,11 @@ def diff_since_green(session: ProjectSession, filepath: str | None = None, branc
     if green is None or green.commit is None:
         text = f"No snapshot on `{branch}` is green for {phrase}: nothing to compare with."
         other = greens.newest_other_pass(repo, tip, query) if tip else None
+        askable = other is not None and all(f.startswith("-") for f in other.scope.filters)  # not "2 deselected"
         if other is not None and other.scope.kind == "partial":
-            text += (f" The newest passing run is {other.scope.label()} on {where(other, branch)}: call with "
-                     f"scope={greens.query_text(other.scope)!r} to compare with it.")
+            text += f" The newest passing run is {other.scope.label()} on {where(other, branch)}"
+            text += (f": call with scope={greens.query_text(other.scope)!r} to compare with it." if askable else
+                     "; its selection (tests a plugin deselected) cannot be asked for.")
         elif other is not None:
             text += (f" The newest passing run, on {where(other, branch)}, has an {other.scope.label()}, which "
                      "proves no scope.")
