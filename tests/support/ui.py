@@ -146,6 +146,7 @@ def record_demo(root: Path) -> dict[str, str]:
     from code_trajectory.recording.recorder import Recorder
     from code_trajectory.testruns import store
     from code_trajectory.testruns.model import TestRun
+    from code_trajectory.testruns.scope import Scope
 
     commits: dict[str, str] = {}
     recorder = Recorder.open(root, TrajectorySettings.load(root))
@@ -162,6 +163,7 @@ def record_demo(root: Path) -> dict[str, str]:
             "    assert s.unsign(s.sign('a')) == 'a'\n")
         commits["tests"] = recorder.record_paths(["tests/test_signing.py"]).commit
         store.record_run(recorder.repo, TestRun(command="pytest -q", outcome="failed", passed=2, failed=1,
+                                                scope=Scope.full(),
                                                 failures=[("tests/test_signing.py::test_roundtrip", "ValueError")],
                                                 commit=commits["tests"], branch="main",
                                                 started_at="2026-01-05T10:00:00+00:00"))
@@ -169,7 +171,7 @@ def record_demo(root: Path) -> dict[str, str]:
         commits["checkpoint"] = recorder.checkpoint("salted signatures").commit
         store.record_run(recorder.repo, TestRun(command="pytest -q", outcome="passed", passed=3,
                                                 commit=commits["checkpoint"], branch="main",
-                                                started_at="2026-01-05T10:05:00+00:00"))
+                                                started_at="2026-01-05T10:05:00+00:00", scope=Scope.full()))
     finally:
         recorder.close()
     return commits

@@ -34,7 +34,7 @@ async def test_runs_are_marked_listed_and_diffed_since_green(project: Path) -> N
         assert runs.index("failed on") < runs.index("passed on")
         assert "AssertionError: 'broken' != 1" in runs
         summary = text(await client.call_tool("get_session_summary", {}))
-        assert "## Tests" in summary and "Last green:" in summary and "diff_since_green" in summary
+        assert "## Tests" in summary and "Last green (full suite):" in summary and "diff_since_green" in summary
         since = text(await client.call_tool("diff_since_green", {}))
         assert "Last green run" in since and "M `src/app.py` (+1 -1)" in since
         # the breaking line itself, not only the file list (issue 12.3), and the symbol it is in
@@ -77,7 +77,7 @@ def test_cli_consolidation_carries_the_test_runs_and_status_shows_sharing(projec
 
     assert cli("intent", "Break main on purpose").returncode == 0
     write(project, "src/app.py", "def main():\n    return 2\n")
-    proc = cli("test", "--", sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests")
+    proc = cli("test", "--", sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider")  # the full suite
     assert proc.returncode == 1 and "0 passed, 1 failed: test_main" in proc.stderr, proc.stderr
     proc = cli("consolidate", "Broke main on purpose")
     assert proc.returncode == 0 and "Consolidated" in proc.stdout, proc.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import pwd
+import shlex
 import shutil
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from code_trajectory.git.shadow import ShadowRepo, shadow_ref
 from code_trajectory.project import find_project_root
 from code_trajectory.recording.consolidate import consolidate
 from code_trajectory.recording.recorder import Recorder
-from code_trajectory.testruns import model, parsers, runner, service, store
+from code_trajectory.testruns import green, model, parsers, runner, service, store
 from code_trajectory.testruns.model import TestRun
 from code_trajectory.testruns.parsers import parse_output
 from support import git, write, write_files
@@ -106,8 +107,8 @@ def test_pytest_green_then_red_via_run_and_record(project: Path, monkeypatch: py
     try:
         runs = store.history(repo, 10)
         assert [r.outcome for r in runs] == ["failed", "passed", "passed"]
-        assert store.last_green(repo).commit == green_commit
-        assert store.last_green(repo, branch="other") is None
+        proof = green.last_green(repo, red.commit)  # the full suite (no path given, run at the root)
+        assert proof is not None and proof.commit == green_commit and proof.scope.is_full
         assert store.last_run(repo).commit == red.commit
         by_commit = store.runs_for(repo, [green_commit, red.commit, "0" * 40])
         assert [len(by_commit[green_commit]), len(by_commit[red.commit])] == [2, 1]
@@ -213,7 +214,9 @@ def test_plugin_records_exact_counts(tmp_path: Path) -> None:
     assert run.failures == [("tests/test_calc.py::test_login", "AssertionError: login is broken"),
                             ("tests/test_calc.py::test_db", "RuntimeError: no database")]
     assert run.commit == shadow_tip(root) and run.branch == "main"
-    assert run.command.startswith("pytest ") and "--trajectory" in run.command
+    # the command as typed (python -m pytest ..., not "pytest" + pytest's view of the arguments); no selection
+    assert run.command == shlex.join([*PYTEST, "-p", "code_trajectory.testruns.pytest_plugin", "--trajectory"])
+    assert run.scope.is_full
     assert run.summary_line() == "tests: 1 passed, 1 failed, 1 error, 1 skipped: test_login, test_db"
 
     # the environment variable enables it too; a collection error is a red run
@@ -766,7 +769,7 @@ not ok 2 - suite
 
 
 @pytest.mark.parametrize("text, runner, counts, failures", [
-    (PYTEST_DEFAULT, "pytest", (2, 2, 1, 2), [
+    (PYTEST_DEFAULT, "pytest", (2, 2, 1, 1), [  # the xfailed test is counted apart, not as skipped
         ("tests/test_x.py::test_login", "AssertionError: bad login"),
         ("tests/test_x.py::test_param[a b]", "AssertionError: assert 'a b' == 'c'"),
         ("tests/test_x.py::test_err", "RuntimeError: fixture broke")]),
@@ -803,6 +806,8 @@ def test_parse_output(text: str, runner: str, counts: tuple, failures: list) -> 
     assert parsed.counts is not None
     assert tuple(parsed.counts[k] for k in ("passed", "failed", "errors", "skipped")) == counts
     assert parsed.failures == failures
+    if text is PYTEST_DEFAULT:
+        assert (parsed.counts["xfailed"], parsed.counts["xpassed"]) == (1, 0)
 
 
 def test_parse_unknown_output_and_outcome_from_exit_code(tmp_path: Path) -> None:
@@ -824,7 +829,7 @@ def test_last_summary_wins_over_captured_inner_output() -> None:
             "FAILED tests/test_outer.py::test_it - assert False\n"
             "========================= 1 failed, 10 passed in 2.00s =========================\n")
     parsed = parse_output(text)
-    assert parsed.counts == {"passed": 10, "failed": 1, "errors": 0, "skipped": 0}
+    assert parsed.counts == {"passed": 10, "failed": 1, "errors": 0, "skipped": 0, "xfailed": 0, "xpassed": 0}
     assert parsed.failures == [("tests/test_outer.py::test_it", "assert False")]
 
 

@@ -126,6 +126,7 @@ def record_story(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from code_trajectory.recording.recorder import Recorder
     from code_trajectory.testruns import store
     from code_trajectory.testruns.model import TestRun
+    from code_trajectory.testruns.scope import Scope
 
     class Clock(datetime):
         current = datetime.now().astimezone().replace(hour=9, minute=12, second=5, microsecond=0) - timedelta(days=1)
@@ -149,7 +150,7 @@ def record_story(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         if run:
             outcome, passed, failed = run
             store.record_run(recorder.repo, TestRun(
-                command="pytest -q", outcome=outcome, passed=passed, failed=failed, commit=snap.commit,
+                command="pytest -q", outcome=outcome, passed=passed, failed=failed, commit=snap.commit, scope=Scope.full(),
                 branch="main", started_at=Clock.current.isoformat(),
                 failures=[("tests/test_signing.py::test_roundtrip", "ValueError: bad signature")] if failed else []))
 

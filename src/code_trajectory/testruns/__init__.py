@@ -5,9 +5,11 @@ which tests failed with a one-line reason each, and the tail of the output. It i
 stored with the shadow commit it ran on, never in the project: as a git note under
 ``refs/notes/trajectory-tests`` in the shadow repository.
 
-Modules: :mod:`.model` (the record), :mod:`.runner` (running a command),
-:mod:`.parsers` (one module per runner's output format), :mod:`.store` (the git
-notes), :mod:`.service` (snapshot, run, record; an agent's report),
+Modules: :mod:`.model` (the record), :mod:`.scope` (which tests a run ran, and how
+scopes overlap), :mod:`.selection` (a command's scope), :mod:`.runner` (running a
+command), :mod:`.parsers` (one module per runner's output format), :mod:`.store` (the
+git notes), :mod:`.green` (when a snapshot is green, per scope), :mod:`.service`
+(snapshot, run, record; an agent's report),
 :mod:`.pytest_plugin`, and the front ends :mod:`.tools` (MCP) and :mod:`.commands`
 (CLI). This ``__init__`` imports nothing, so the pytest plugin stays light.
 """

@@ -36,7 +36,8 @@ def test(args: argparse.Namespace) -> int:
     if test_run.record_error:
         print(f"code-trajectory: the run was not recorded: {test_run.record_error}", file=sys.stderr)
     else:
-        print(f"code-trajectory: recorded on `{(test_run.commit or '?')[:12]}`: {test_run.summary_line()}",
+        scope = "" if test_run.scope.kind == "partial" else f" ({test_run.scope.label()})"  # partial: in the line
+        print(f"code-trajectory: recorded on `{(test_run.commit or '?')[:12]}`{scope}: {test_run.summary_line()}",
               file=sys.stderr)
     return status
 
@@ -62,10 +63,13 @@ def since_green_arguments(parser: argparse.ArgumentParser) -> None:
     add_project_option(parser)
     parser.add_argument("filepath", nargs="?", metavar="PATH", help="one file relative to the project root")
     _branch_option(parser)
+    parser.add_argument("--scope", metavar="SCOPE", help="'full' (default) or pytest selection arguments relative "
+                                                         "to the project root, e.g. 'tests/test_api.py -k login'")
 
 
 def since_green(args: argparse.Namespace) -> int:
-    """What changed since the last green test run (``diff_since_green``)."""
+    """What changed since the last snapshot green for ``--scope`` (default: the full suite; ``diff_since_green``)."""
     from code_trajectory.testruns import report
 
-    return print_with_session(args.project, lambda s: report.diff_since_green(s, args.filepath, args.branch), create=False)
+    return print_with_session(args.project, lambda s: report.diff_since_green(s, args.filepath, args.branch,
+                                                                              args.scope), create=False)

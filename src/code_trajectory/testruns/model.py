@@ -12,11 +12,14 @@ from typing import Any
 
 from code_trajectory.core.when import parse_stored_time
 from code_trajectory.testruns.parsers import MAX_FAILURES, MAX_TEST_ID_CHARS, clip, one_line, short_test_name  # noqa: F401
+from code_trajectory.testruns.scope import LEGACY_NOTE, Scope
 
 log = logging.getLogger(__name__)
 
 OUTCOMES = ("passed", "failed", "error")
-COUNT_NAMES = ("passed", "failed", "errors", "skipped")
+#: The counts of a run. ``xfailed``/``xpassed`` are pytest's expected failures that failed / passed anyway
+#: (``@pytest.mark.xfail``): counted apart from ``skipped`` and ``passed``, as in pytest's summary line.
+COUNT_NAMES = ("passed", "failed", "errors", "skipped", "xfailed", "xpassed")
 
 MAX_COMMAND_CHARS = 500
 #: Bytes of output stored with a run.
@@ -38,7 +41,9 @@ class TestRun:
             not found, killed, timed out, interrupted, a runner's usage or internal error).
         exit_code: the exit status; negative for a signal (``-9``); 127 for a command not found;
             None when unknown.
-        passed, failed, errors, skipped: counts, None when unknown.
+        passed, failed, errors, skipped, xfailed, xpassed: counts, None when unknown (``xfailed``: tests
+            marked xfail that failed as expected; ``xpassed``: that passed anyway, not strict; neither is in
+            ``passed`` nor ``skipped``).
         duration_seconds: wall time, seconds (None when unknown).
         failures: ``(test id, one-line reason)`` of failing tests, at most :data:`MAX_FAILURES`.
         more_failures: failing tests beyond those listed in ``failures``.
@@ -50,6 +55,9 @@ class TestRun:
         output_bytes: total size of the output, bytes.
         commit: the shadow commit the run ran on (None only before it is recorded).
         branch: the project branch of that commit.
+        scope: which tests the run ran (:class:`~code_trajectory.testruns.scope.Scope`: the full suite, a
+            partial selection, or unknown). A run stored without one (recorded before scopes were kept) reads as
+            unknown with the note :data:`~code_trajectory.testruns.scope.LEGACY_NOTE`.
         message: why the outcome is ``error`` (``command not found: foo``, ``killed by signal
             SIGKILL (9)``), or another remark; None otherwise.
         record_error: not stored: why recording failed in :func:`run_and_record` (None when recorded).
@@ -66,6 +74,8 @@ class TestRun:
     failed: int | None = None
     errors: int | None = None
     skipped: int | None = None
+    xfailed: int | None = None
+    xpassed: int | None = None
     duration_seconds: float | None = None
     failures: list[tuple[str, str]] = field(default_factory=list)
     more_failures: int = 0
@@ -76,6 +86,7 @@ class TestRun:
     commit: str | None = None
     branch: str | None = None
     message: str | None = None
+    scope: Scope = field(default_factory=Scope.unknown)
     record_error: str | None = field(default=None, compare=False, repr=False)
     squashed_into: str | None = field(default=None, compare=False, repr=False)
 
@@ -87,12 +98,18 @@ class TestRun:
         return self.outcome == "passed"
 
     @property
+    def is_red(self) -> bool:
+        """True when the run reports failing tests: outcome ``failed``, or ``error`` (killed, timed out) after
+        failures or errors were counted. A run stopped before any verdict is neither green nor red."""
+        return self.outcome == "failed" or bool(self.failed or self.errors or self.failures)
+
+    @property
     def started(self) -> datetime | None:
         """``started_at`` as an aware datetime (None when missing or malformed)."""
         return parse_stored_time(self.started_at)
 
     def counts_text(self) -> str:
-        """``41 passed, 2 failed, 1 error, 3 skipped`` (zero counts other than passed left out); '' if unknown."""
+        """``41 passed, 2 failed, 1 error, 3 skipped, 1 xfailed`` (zero counts other than passed left out); '' if unknown."""
         parts = []
         if self.passed is not None:
             parts.append(f"{self.passed} passed")
@@ -102,6 +119,10 @@ class TestRun:
             parts.append(f"{self.errors} error" + ("s" if self.errors != 1 else ""))
         if self.skipped:
             parts.append(f"{self.skipped} skipped")
+        if self.xfailed:
+            parts.append(f"{self.xfailed} xfailed")
+        if self.xpassed:
+            parts.append(f"{self.xpassed} xpassed")
         if not parts and any(getattr(self, n) is not None for n in COUNT_NAMES):
             parts.append("0 passed")
         return ", ".join(parts)
@@ -111,20 +132,22 @@ class TestRun:
 
         Examples: ``tests: 41 passed, 2 failed: test_login, test_logout``,
         ``tests: failed (exit 1)``, ``tests: error: command not found: nosetests``,
-        ``tests: 3 passed, 60 failed: test_a, test_b, ... and 58 more``.
+        ``tests: 3 passed, 60 failed: test_a, test_b, ... and 58 more``; a partial run says so:
+        ``tests (partial: tests/test_a.py): 3 passed``.
         """
         counts = self.counts_text()
+        label = f"tests ({self.scope.label(60)})" if self.scope.kind == "partial" else "tests"
         if self.outcome == "error":
-            head = "tests: error: " + (self.message or (f"exit {self.exit_code}" if self.exit_code is not None
+            head = f"{label}: error: " + (self.message or (f"exit {self.exit_code}" if self.exit_code is not None
                                                          else "no verdict"))
             if counts:
                 head += f" ({counts})"
         elif counts:
-            head = f"tests: {counts}"
+            head = f"{label}: {counts}"
             if self.outcome == "failed" and not (self.failed or self.errors) and not self.failures:
                 head += f"; failed (exit {self.exit_code})" if self.exit_code is not None else "; failed"
         else:
-            head = f"tests: {self.outcome}" + (f" (exit {self.exit_code})" if self.exit_code is not None else "")
+            head = f"{label}: {self.outcome}" + (f" (exit {self.exit_code})" if self.exit_code is not None else "")
         head = clip(head, limit)
         if not self.failures:
             return head
@@ -157,6 +180,8 @@ class TestRun:
             value = getattr(self, f.name)
             if f.name == "failures":
                 value = [[t, r] for t, r in value]
+            elif f.name == "scope":
+                value = value.to_dict()
             data[f.name] = value
         return data
 
@@ -205,6 +230,7 @@ class TestRun:
             value = data.get(name)
             if isinstance(value, str):
                 setattr(run, name, value)
+        run.scope = Scope.from_dict(data["scope"]) if "scope" in data else Scope.unknown(LEGACY_NOTE)
         return run
 
     @classmethod

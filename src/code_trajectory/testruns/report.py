@@ -4,14 +4,47 @@ green, and an agent's own report. Plain functions over a
 
 from __future__ import annotations
 
+from typing import Any
+
 from code_trajectory.core.answer import Answer
+from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.git import log
 from code_trajectory.history import compare, narrative, render_file, versions
-from code_trajectory.project import check_range, confine
+from code_trajectory.project import check_range, confine, path_exists
 from code_trajectory.recording.session import ProjectSession
+from code_trajectory.testruns import green as greens
 from code_trajectory.testruns import service, store
+from code_trajectory.testruns.model import COUNT_NAMES, TestRun
+from code_trajectory.testruns.scope import Scope, parse_query
 
 MAX_LIMIT = 1000
+#: Failing tests listed per run in the test history.
+LISTED_FAILURES = 10
+
+
+def run_data(run: TestRun, *, failures: bool = False) -> dict[str, Any]:
+    """A run as structured content, no larger than its text: ``commit`` (full id), ``outcome``, ``command``,
+    ``scope`` (its label: ``full suite``, ``partial: …``, ``unknown scope …``), ``passed`` and the non-zero other
+    counts (see :class:`TestRun`), and with ``failures`` the ids of the failing tests the text lists."""
+    data: dict[str, Any] = {"commit": run.commit, "outcome": run.outcome, "command": run.command,
+                            "scope": run.scope.label()}
+    data.update({name: getattr(run, name) for name in COUNT_NAMES
+                 if getattr(run, name) or (name == "passed" and run.passed is not None)})
+    if failures and run.failures:
+        data["failures"] = [test for test, _ in run.failures[:LISTED_FAILURES]]
+    return data
+
+
+def _when(run: TestRun) -> str:
+    return narrative.fmt_time(run.started) if run.started else "?"
+
+
+def _query(scope: str | None) -> Scope:
+    try:
+        return parse_query(scope)
+    except ValueError as exc:
+        raise InvalidArgumentError(f"{exc}; give 'full' (the default) or pytest selection arguments relative to "
+                                   "the project root, e.g. 'tests/test_api.py' or 'tests -k login'") from None
 
 
 def branch_and_tip(session: ProjectSession, branch: str | None) -> tuple[str, str | None]:
@@ -38,7 +71,8 @@ def where(run, branch: str) -> str:
 
 
 def tests_section(session: ProjectSession, branch: str | None = None) -> str | None:
-    """``## Tests`` lines for the summary: last run and when tests were last green, on ``branch`` and its ancestors."""
+    """``## Tests`` lines for the summary: the last run (with its scope) and when the full suite was last green, on
+    ``branch`` and its ancestors (see :mod:`code_trajectory.testruns.green`)."""
     repo = session.recorder.repo
     branch, tip = branch_and_tip(session, branch)
     if tip is None:
@@ -46,20 +80,29 @@ def tests_section(session: ProjectSession, branch: str | None = None) -> str | N
     last = store.last_run(repo, tip=tip)
     if last is None:
         return None
-    green = last if last.is_green else store.last_green(repo, tip=tip)
-    lines = ["## Tests", f"- Last run: {narrative.fmt_time(last.started) if last.started else '?'} on "
-             f"{where(last, branch)} — {last.summary_line()} (`{last.command}`)"]
+    full = Scope.full()
+    green = greens.last_green(repo, tip, full)
+    kind = {"full": "full suite", "partial": "partial"}.get(last.scope.kind, "unknown scope")
+    lines = ["## Tests", f"- Last run ({kind}): {_when(last)} on {where(last, branch)} — {last.summary_line()} "
+             f"(`{last.command}`)"]
     if green is None:
-        lines.append(f"- Never green on `{branch}` in the recorded runs.")
-    elif green is not last:
-        lines.append(f"- Last green: {narrative.fmt_time(green.started) if green.started else '?'} on "
-                     f"{where(green, branch)}; call `diff_since_green` to see what changed since.")
+        line = f"- The full suite was never green on `{branch}` in the recorded runs"
+        other = greens.newest_other_pass(repo, tip, full)
+        if other is not None:
+            line += (f"; the newest passing run is {other.scope.label()} on {where(other, branch)}, which does not "
+                     "prove the full suite")
+        lines.append(line + ".")
+    elif green == last:
+        lines.append("- The last run was green (full suite).")
     else:
-        lines.append("- The last run was green.")
+        lines.append(f"- Last green (full suite): {_when(green)} on {where(green, branch)}; call `diff_since_green` "
+                     "to see what changed since.")
     return "\n".join(lines)
 
+
 def test_history(session: ProjectSession, limit: int = 10, branch: str | None = None) -> str:
-    """Markdown list of recorded test runs on ``branch`` (default: the current one) and its ancestors, newest first."""
+    """Markdown list of recorded test runs on ``branch`` (default: the current one) and its ancestors, newest first,
+    each with its scope (partial runs marked); an :class:`Answer` whose data lists the runs shown."""
     check_range("limit", limit, 1, MAX_LIMIT)
     branch, tip = branch_and_tip(session, branch)
     runs = store.history(session.recorder.repo, limit, tip=tip) if tip else []
@@ -69,43 +112,101 @@ def test_history(session: ProjectSession, limit: int = 10, branch: str | None = 
                 "run with `record_test_result`.")
     parts = [f"# Test runs (shadow branch `{branch}`), newest first"]
     for run in runs:
-        when = narrative.fmt_time(run.started) if run.started else "?"
         duration = f", {run.duration_seconds:.1f} s" if run.duration_seconds is not None else ""
-        lines = [f"### {when} — {run.outcome} on {where(run, branch)}",
-                 f"- Command: `{run.command}` ({run.runner}{duration})", f"- {run.summary_line()}"]
+        partial = " (partial)" if run.scope.kind == "partial" else ""
+        lines = [f"### {_when(run)} — {run.outcome}{partial} on {where(run, branch)}",
+                 f"- Command: `{run.command}` ({run.runner}{duration})", f"- Scope: {run.scope.label()}",
+                 f"- {run.summary_line()}"]
         if run.message:
             lines.append(f"- Note: {run.message}")
-        for test, reason in run.failures[:10]:
+        for test, reason in run.failures[:LISTED_FAILURES]:
             lines.append(f"  - `{test}`: {reason}")
-        extra = max(0, len(run.failures) - 10) + run.more_failures
+        extra = max(0, len(run.failures) - LISTED_FAILURES) + run.more_failures
         if extra:
             lines.append(f"  - ... and {extra} more")
         parts.append("\n".join(lines))
-    return narrative.fit("\n\n".join(parts), session.settings.token_budget)
+    text = narrative.fit("\n\n".join(parts), session.settings.token_budget)
+    shown = [run for run in runs if f"on {where(run, branch)}" in text]  # the runs the text kept
+    return Answer(text, {"branch": branch, "runs": [run_data(run, failures=True) for run in shown]})
 
-def diff_since_green(session: ProjectSession, filepath: str | None = None, branch: str | None = None) -> str:
-    """What changed since the last snapshot whose tests passed (on ``branch`` or its ancestors), for one file or
-    the project."""
+def _check_known(session: ProjectSession, rel: str, tip: str | None) -> None:
+    """Refuse a path that no snapshot of any branch holds and that is not in the project either.
+
+    Raises:
+        InvalidArgumentError: such a path (the message names recorded paths with similar names).
+    """
     repo = session.recorder.repo
+    if path_exists(session.root / rel):
+        return
+    if tip is not None and log.file_history(repo, tip, rel):
+        return
+    if repo.git.text(["log", "--all", "-1", "--format=%H", "--", rel]).strip():
+        return
+    from code_trajectory.git.trees import list_files
+
+    close = narrative.similar_paths(rel, list(list_files(repo, repo.commit_tree_oid(tip)))) if tip else []
+    hint = f" Recorded paths with similar names: {', '.join(close)}." if close else ""
+    raise InvalidArgumentError(f"{rel!r} is in no snapshot and not in the project: give a file path relative to the "
+                               f"project root, or omit filepath for the whole project.{hint}")
+
+
+def diff_since_green(session: ProjectSession, filepath: str | None = None, branch: str | None = None,
+                     scope: str | None = None) -> str:
+    """What changed since the last snapshot green for ``scope`` (default: the full suite; see
+    :mod:`code_trajectory.testruns.green`) on ``branch`` or its ancestors, for one file or the project.
+
+    Args:
+        session: the project.
+        filepath: one file relative to the project root; None for the whole project.
+        branch: a recorded branch; None for the current one.
+        scope: ``full`` (default) or pytest selection arguments relative to the project root (``tests/test_a.py``,
+            ``tests -k login``).
+
+    Returns:
+        An :class:`Answer`: markdown naming the scope answered for; data with ``scope``, ``green_run`` (None when
+        nothing is green for the scope) and, for the project, the net change.
+
+    Raises:
+        InvalidArgumentError, PathOutsideProjectError: a bad path (one in no snapshot and not in the project
+            included), scope or branch.
+    """
+    repo = session.recorder.repo
+    query = _query(scope)
     rel = confine(session.root, filepath) if filepath is not None else None  # a bad path is an error first
     branch, tip = branch_and_tip(session, branch)
-    green = store.last_green(repo, tip=tip) if tip else None
+    if rel is not None:
+        _check_known(session, rel, tip)
+    green = greens.last_green(repo, tip, query) if tip else None
+    phrase = greens.scope_phrase(query)
+    data: dict[str, Any] = {"scope": greens.query_text(query), "green_run": run_data(green) if green else None}
     if green is None or green.commit is None:
-        return (f"No green test run recorded on `{branch}`: nothing to compare with. Record runs with "
-                "`code-trajectory test -- <command>`, `pytest --trajectory` or `record_test_result`.")
-    head = (f"Last green run: {narrative.fmt_time(green.started) if green.started else '?'} on "
-            f"{where(green, branch)} — {green.summary_line()} (`{green.command}`).")
+        text = f"No snapshot on `{branch}` is green for {phrase}: nothing to compare with."
+        other = greens.newest_other_pass(repo, tip, query) if tip else None
+        askable = other is not None and all(f.startswith("-") for f in other.scope.filters)  # not "2 deselected"
+        if other is not None and other.scope.kind == "partial":
+            text += f" The newest passing run is {other.scope.label()} on {where(other, branch)}"
+            text += (f": call with scope={greens.query_text(other.scope)!r} to compare with it." if askable else
+                     "; its selection (tests a plugin deselected) cannot be asked for.")
+        elif other is not None:
+            text += (f" The newest passing run, on {where(other, branch)}, has an {other.scope.label()}, which "
+                     "proves no scope.")
+        text += (" Record runs with `code-trajectory test -- <command>`, `pytest --trajectory` or "
+                 "`record_test_result`.")
+        return Answer(text, data)
+    head = (f"Last green run for {phrase}: {_when(green)} on {where(green, branch)} — {green.summary_line()} "
+            f"(`{green.command}`).")
     if tip is None or tip == green.commit:
-        return head + "\n\nNothing was recorded since: the latest snapshot is the green one."
+        return Answer(head + f"\n\nNothing was recorded since: the latest snapshot is green for {phrase}.", data)
     if rel is not None:
         entries = log.file_history(repo, tip, rel)
         after = {r.oid for r in log.read_log(repo, [f"{green.commit}..{tip}"], with_changes=False)}
         entries = [e for e in entries if e.record.oid in after]
         if not entries:
-            return head + f"\n\n`{rel}` has not changed since then."
+            return Answer(head + f"\n\n`{rel}` has not changed since then.", data)
         shown = versions.build(repo, entries, len(entries), store.marks_for(repo, [e.record.oid for e in entries]))
-        return render_file.render(repo, rel, branch, shown, len(entries), session.settings.token_budget,
-                                  state_note=head)
+        rendered = render_file.render(repo, rel, branch, shown, len(entries), session.settings.token_budget,
+                                      state_note=head)
+        return Answer(rendered, {**rendered.data, **data})
     records = log.read_log(repo, [f"{green.commit}..{tip}"], limit=MAX_LIMIT, first_parent=True)
     net = compare.render_net_change(repo, green.commit, repo.commit_tree_oid(tip),
                                     max(1000, session.settings.token_budget - 1200),
@@ -116,11 +217,13 @@ def diff_since_green(session: ProjectSession, filepath: str | None = None, branc
              + (f" ({marks[r.oid]})" if r.oid in marks else "") for r in reversed(records[:30])]
     text = f"{net}\n\n## Snapshots since the green run, oldest first\n" + "\n".join(steps)
     return Answer(narrative.fit(text, session.settings.token_budget),
-                  {**net.data, "green_commit": green.commit, "tip": tip, "snapshots": [r.oid for r in records]})
+                  {**net.data, **data, "green_commit": green.commit, "tip": tip,
+                   "snapshots": [r.oid for r in records]})
 
 
 def record_test_result(session: ProjectSession, **fields) -> str:
     """Record a test run the agent performed itself on the current state; return a confirmation."""
     run = service.record_agent_result(session.root, recorder=session.recorder, settings=session.settings, **fields)
-    return (f"Recorded on snapshot `{(run.commit or '?')[:12]}` (shadow branch `{run.branch}`): "
+    scope = "" if run.scope.kind == "partial" else f", {run.scope.label()}"  # a partial scope is in the line
+    return (f"Recorded on snapshot `{(run.commit or '?')[:12]}` (shadow branch `{run.branch}`{scope}): "
             f"{run.summary_line()}")

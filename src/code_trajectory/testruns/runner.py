@@ -243,7 +243,7 @@ def run_command(argv: Sequence[str], cwd: Path, *, echo: bool = True, max_output
                   output_bytes=collector.total)
     if counts:
         for name in COUNT_NAMES:
-            setattr(run, name, counts[name])
+            setattr(run, name, counts.get(name))
     run.failures = failures[:MAX_FAILURES]
     run.more_failures = max(len(failures) - MAX_FAILURES, 0)
     run.outcome, run.message = _verdict(run, timed_out=timed_out.is_set(), interrupted=interrupted,

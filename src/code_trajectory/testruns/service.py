@@ -17,8 +17,10 @@ Ways in:
 * :mod:`code_trajectory.testruns.pytest_plugin` — exact counts from pytest itself;
 * :func:`record_agent_result` — an agent that ran the tests itself reports them.
 
-Ways out: :func:`runs_for` (the runs of many commits, for the narratives),
-:func:`history` (newest first) and :func:`last_green`.
+Each run records its scope (:mod:`code_trajectory.testruns.selection`): what the command
+selected, read from pytest's arguments (or the plugin's view of the session), else an
+unknown scope. Ways out: :mod:`code_trajectory.testruns.store` (:func:`runs_for`,
+:func:`history`) and :func:`code_trajectory.testruns.green.last_green`.
 
 Faults are recorded, not raised: a command that does not exist (exit status
 127, outcome ``error``), a runner killed by a signal (outcome ``error``, the
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -40,7 +43,9 @@ from code_trajectory.git.messages import KIND_SNAPSHOT
 from code_trajectory.git.shadow import ShadowRepo, shadow_ref
 from code_trajectory.testruns.model import MAX_COMMAND_CHARS, OUTCOMES, OUTPUT_TAIL_BYTES, TestRun, utc_now_iso
 from code_trajectory.testruns.parsers import MAX_FAILURES, MAX_TEST_ID_CHARS, clip, dedupe, one_line
+from code_trajectory.testruns.pytest_plugin import ENV_VAR as PLUGIN_ENV
 from code_trajectory.testruns.runner import OutputCollector, exit_status, run_command
+from code_trajectory.testruns.selection import command_line_scope, command_scope
 from code_trajectory.testruns.store import record_run
 
 log = logging.getLogger(__name__)
@@ -111,7 +116,8 @@ def run_and_record(root: Path, argv: Sequence[str], settings=None, *, cwd: Path 
                    max_output_bytes: int = OUTPUT_TAIL_BYTES) -> tuple[TestRun, int]:
     """Snapshot the project, run ``argv``, record the run on the snapshot.
 
-    The command runs even when the snapshot fails (the failure is in ``run.record_error``
+    The command runs without ``CODE_TRAJECTORY_PYTEST`` in its environment (the run is recorded here; the pytest
+    plugin would record it a second time). The command runs even when the snapshot fails (the failure is in ``run.record_error``
     and the run is not recorded); a run is never lost to a crash of ours: recording
     errors are reported the same way.
 
@@ -145,9 +151,11 @@ def run_and_record(root: Path, argv: Sequence[str], settings=None, *, cwd: Path 
         problem = f"no snapshot was taken, so the run is not recorded: {exc}"
         log.warning("%s", problem)
     try:
+        env = {k: v for k, v in os.environ.items() if k != PLUGIN_ENV}  # recorded here, not again by the plugin
         run = run_command(argv, cwd if cwd is not None else root, echo=echo, timeout=timeout,
-                          max_output_bytes=max_output_bytes)
+                          max_output_bytes=max_output_bytes, env=env)
         run.commit, run.branch = commit, branch
+        run.scope = command_scope(argv, cwd if cwd is not None else root, root)
         if commit is not None:
             try:
                 record_run(recorder.repo, run)
@@ -210,7 +218,8 @@ def _check_failures(items: Any) -> list[tuple[str, str]]:
 
 
 def validate_agent_result(*, command: Any, passed: Any = None, failed: Any = None, errors: Any = None,
-                          skipped: Any = None, failing_tests: Any = None, duration_seconds: Any = None,
+                          skipped: Any = None, xfailed: Any = None, xpassed: Any = None, failing_tests: Any = None,
+                          duration_seconds: Any = None,
                           outcome: Any = None, exit_code: Any = None, output: Any = None) -> TestRun:
     """Check an agent's report and build the run (``commit`` still None).
 
@@ -223,7 +232,8 @@ def validate_agent_result(*, command: Any, passed: Any = None, failed: Any = Non
     if len(command) > 10 * MAX_COMMAND_CHARS or "\0" in command:
         raise InvalidArgumentError(f"command must be one line of at most {10 * MAX_COMMAND_CHARS} characters")
     counts = {name: _check_count(name, value) for name, value in
-              (("passed", passed), ("failed", failed), ("errors", errors), ("skipped", skipped))}
+              (("passed", passed), ("failed", failed), ("errors", errors), ("skipped", skipped),
+               ("xfailed", xfailed), ("xpassed", xpassed))}
     failures = _check_failures(failing_tests)
     if duration_seconds is not None:
         if isinstance(duration_seconds, bool) or not isinstance(duration_seconds, (int, float)) or \
@@ -256,7 +266,8 @@ def validate_agent_result(*, command: Any, passed: Any = None, failed: Any = Non
                                    "use 'failed'")
     run = TestRun(command=one_line(command, MAX_COMMAND_CHARS), outcome=outcome, exit_code=exit_code,
                   duration_seconds=duration_seconds, runner="agent", started_at=utc_now_iso(),
-                  passed=counts["passed"], failed=counts["failed"], errors=counts["errors"], skipped=counts["skipped"])
+                  passed=counts["passed"], failed=counts["failed"], errors=counts["errors"], skipped=counts["skipped"],
+                  xfailed=counts["xfailed"], xpassed=counts["xpassed"])
     run.failures = failures[:MAX_FAILURES]
     run.more_failures = max(len(failures) - MAX_FAILURES, 0)
     if output:
@@ -272,18 +283,20 @@ def validate_agent_result(*, command: Any, passed: Any = None, failed: Any = Non
 
 
 def record_agent_result(root: Path, *, command: str, passed: int | None = None, failed: int | None = None,
-                        errors: int | None = None, skipped: int | None = None,
+                        errors: int | None = None, skipped: int | None = None, xfailed: int | None = None,
+                        xpassed: int | None = None,
                         failing_tests: Sequence[Any] | None = None, duration_seconds: float | None = None,
                         outcome: str | None = None, exit_code: int | None = None, output: str | None = None,
                         settings=None, recorder=None) -> TestRun:
     """Record a test run an agent performed itself (the MCP tool ``record_test_result``).
 
-    The project is snapshotted first (the run is taken to be of the current state).
+    The project is snapshotted first (the run is taken to be of the current state). The run's scope is read
+    from ``command`` as if run at the project root (:func:`~code_trajectory.testruns.selection.command_line_scope`).
 
     Args:
         root: the project root.
         command: the command that was run.
-        passed, failed, errors, skipped: counts (omit the unknown ones).
+        passed, failed, errors, skipped, xfailed, xpassed: counts (omit the unknown ones).
         failing_tests: test ids, or ``{"test": id, "reason": text}`` objects, or ``[id, reason]`` pairs.
         duration_seconds: how long the run took.
         outcome: ``passed``/``failed``/``error``; derived from the counts when omitted.
@@ -300,8 +313,10 @@ def record_agent_result(root: Path, *, command: str, passed: int | None = None, 
         TrajectoryError: the snapshot or the note could not be written.
     """
     run = validate_agent_result(command=command, passed=passed, failed=failed, errors=errors, skipped=skipped,
-                                failing_tests=failing_tests, duration_seconds=duration_seconds, outcome=outcome,
+                                xfailed=xfailed, xpassed=xpassed, failing_tests=failing_tests,
+                                duration_seconds=duration_seconds, outcome=outcome,
                                 exit_code=exit_code, output=output)
+    run.scope = command_line_scope(run.command, Path(root))
     own = None
     try:
         if recorder is None:

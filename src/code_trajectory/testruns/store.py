@@ -171,7 +171,8 @@ def marks_for(repo: ShadowRepo, commits: Iterable[str]) -> dict[str, str]:
     return marks
 
 
-def _all_runs(repo: ShadowRepo) -> list[TestRun]:
+def all_runs(repo: ShadowRepo) -> list[TestRun]:
+    """Every recorded run, newest first (by ``started_at``; runs without a time last)."""
     runs: list[TestRun] = []
     for commit, blob in _notes_listing(repo).items():
         for run in _read_note(repo, blob):
@@ -215,7 +216,7 @@ def history(repo: ShadowRepo, limit: int = 10, *, branch: str | None = None, tip
     """
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise InvalidArgumentError(f"limit must be a positive integer, got {limit!r}")
-    runs = _all_runs(repo)
+    runs = all_runs(repo)
     if branch is not None:
         runs = [r for r in runs if r.branch == branch]
     if tip is not None:
@@ -235,12 +236,3 @@ def last_run(repo: ShadowRepo, *, branch: str | None = None, tip: str | None = N
     """The newest recorded run (see :func:`history` for ``branch`` and ``tip``), or None."""
     runs = history(repo, 1, branch=branch, tip=tip)
     return runs[0] if runs else None
-
-
-def last_green(repo: ShadowRepo, *, branch: str | None = None, tip: str | None = None) -> TestRun | None:
-    """The newest run that passed (see :func:`history` for ``branch`` and ``tip``), or None when none did."""
-    reachable = lineage(repo, tip)[0] if tip is not None else None
-    for run in _all_runs(repo):
-        if run.is_green and (branch is None or run.branch == branch) and (reachable is None or run.commit in reachable):
-            return run
-    return None

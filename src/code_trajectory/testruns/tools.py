@@ -20,17 +20,19 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
     async def record_test_result(
         command: Annotated[str, Field(description="The command you ran, e.g. 'pytest -q'")],
         ctx: Context,
-        passed: Annotated[int | None, Field(description="Count", ge=0)] = None,
-        failed: Annotated[int | None, Field(description="Count", ge=0)] = None,
-        errors: Annotated[int | None, Field(description="Count", ge=0)] = None,
-        skipped: Annotated[int | None, Field(description="Count", ge=0)] = None,
+        passed: Annotated[int | None, Field(ge=0)] = None,
+        failed: Annotated[int | None, Field(ge=0)] = None,
+        errors: Annotated[int | None, Field(ge=0)] = None,
+        skipped: Annotated[int | None, Field(ge=0)] = None,
+        xfailed: Annotated[int | None, Field(ge=0)] = None,
+        xpassed: Annotated[int | None, Field(ge=0)] = None,
         failing_tests: Annotated[list[str] | None, Field(
             description="Failing test ids, optionally 'id: reason'")] = None,
-        duration_seconds: Annotated[float | None, Field(description="Seconds", ge=0)] = None,
-        exit_code: Annotated[int | None, Field(description="Exit status")] = None,
+        duration_seconds: Annotated[float | None, Field(ge=0)] = None,
+        exit_code: int | None = None,
     ) -> str:
-        """Record a test run you ran on the current state (snapshotted first): trajectories then show which
-        snapshot was green."""
+        """Record a test run you ran on the current state (snapshotted first); its scope is read from the
+        command. Trajectories then show which snapshot was green."""
         session = await app.session_for(ctx)
         failures = None
         if failing_tests is not None:
@@ -38,7 +40,7 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
                         for item in failing_tests]
         return await in_thread(lambda: report.record_test_result(
             session, command=command, passed=passed, failed=failed, errors=errors, skipped=skipped,
-            failing_tests=failures, duration_seconds=duration_seconds, exit_code=exit_code))
+            xfailed=xfailed, xpassed=xpassed, failing_tests=failures, duration_seconds=duration_seconds, exit_code=exit_code))
 
     @tool(mcp, READ_ONLY)
     async def get_test_history(
@@ -46,8 +48,8 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
         limit: Annotated[int, Field(description=f"Number of runs, 1 to {MAX_LIMIT}")] = 10,
         branch: Annotated[str | None, Field(description="A recorded branch; default: the current one")] = None,
     ) -> str:
-        """Recorded test runs on the current branch, newest first: when, on which snapshot, counts and failing
-        tests. Use to see when tests were last green."""
+        """Recorded test runs on the current branch, newest first: when, on which snapshot, scope (full suite or
+        partial), counts and failing tests. Use to see when tests were last green."""
         session = await app.session_for(ctx)
         return await in_thread(lambda: report.test_history(session, limit, branch))
 
@@ -57,8 +59,11 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
         filepath: Annotated[str | None, Field(description="One file relative to the project root; omit for the "
                                                           "whole project")] = None,
         branch: Annotated[str | None, Field(description="A recorded branch; default: the current one")] = None,
+        scope: Annotated[str | None, Field(description="'full' (default) or pytest selection arguments relative "
+                                                       "to the project root, e.g. 'tests/test_api.py -k login'")] = None,
     ) -> str:
-        """What changed since the last snapshot whose tests passed (one file or the project): use when tests
-        fail to find what broke without re-running anything."""
+        """What changed since the last snapshot green for a scope (default: the full suite; a snapshot where any
+        overlapping run failed is not green): use when tests fail to find what broke without re-running
+        anything. The answer names the scope it is for."""
         session = await app.session_for(ctx)
-        return await in_thread(lambda: report.diff_since_green(session, filepath, branch))
+        return await in_thread(lambda: report.diff_since_green(session, filepath, branch, scope))

@@ -25,6 +25,8 @@ from code_trajectory.git.points import Point
 from code_trajectory.git.shadow import ZERO_OID, ShadowRepo, branch_of_ref, shadow_ref
 from code_trajectory.history import markers
 from code_trajectory.testruns import store as testruns
+from code_trajectory.testruns.green import green_proof
+from code_trajectory.testruns.scope import Scope
 from code_trajectory.ui import render
 from code_trajectory.ui.views import (
     FileEntry,
@@ -245,14 +247,16 @@ class History:
         return found
 
     def marks(self, oids: list[str]) -> dict[str, TestMark]:
-        """The test verdict of each of ``oids`` that has a recorded run: the newest run's line."""
+        """The test verdict of each of ``oids`` that has a recorded run: the newest run's line, marked partial when
+        it passed but the snapshot is not green for the full suite."""
         marks = {}
         for oid, runs in testruns.runs_for(self.repo, oids).items():
             newest = max(runs, key=lambda r: r.started or datetime.min.replace(tzinfo=UTC))
             text = newest.summary_line()
             if len({r.outcome for r in runs}) > 1:
                 text += f" ({len(runs)} runs, not all {newest.outcome})"
-            marks[oid] = TestMark(text, newest.is_green, len(runs))
+            partial = newest.is_green and green_proof(runs, Scope.full()) is None
+            marks[oid] = TestMark(text, newest.is_green, len(runs), partial)
         return marks
 
     def updates(self, branch: str, known_tip: str | None, known_notes: str | None, filters: Filters = Filters(),

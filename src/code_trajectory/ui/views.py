@@ -50,13 +50,16 @@ class Filters:
 
 @dataclass(frozen=True)
 class TestMark:
-    """The verdict shown on a snapshot: the newest run's summary line and whether it passed."""
+    """The verdict shown on a snapshot: the newest run's summary line and whether it passed; ``partial`` when it
+    passed but the snapshot is not green for the full suite (a partial or unknown scope, or a full-suite failure
+    on it; see :mod:`code_trajectory.testruns.green`)."""
 
     __test__ = False  # not a pytest test class
 
     text: str
     green: bool
     runs: int
+    partial: bool = False
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,7 @@ class Parsed(NamedTuple):
 
     Attributes:
         runner: the runner recognised, or ``generic`` when none.
-        counts: ``{"passed", "failed", "errors", "skipped": int | None}``, or None when no
+        counts: ``{"passed", "failed", "errors", "skipped", "xfailed", "xpassed": int | None}``, or None when no
             summary was recognised.
         failures: ``(test id, one-line reason)`` in output order (not capped).
     """
@@ -82,8 +82,11 @@ def clean_output(text: str) -> str:
 
 
 def make_counts(passed: int | None = None, failed: int | None = None, errors: int | None = None,
-            skipped: int | None = None) -> dict[str, int | None]:
-    return {"passed": passed, "failed": failed, "errors": errors, "skipped": skipped}
+                skipped: int | None = None, xfailed: int | None = None,
+                xpassed: int | None = None) -> dict[str, int | None]:
+    """The counts of a run by name (see :class:`~code_trajectory.testruns.model.TestRun`); None: unknown."""
+    return {"passed": passed, "failed": failed, "errors": errors, "skipped": skipped, "xfailed": xfailed,
+            "xpassed": xpassed}
 
 
 def dedupe(failures: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:

@@ -16,10 +16,10 @@ _PYTEST_VERBOSE = re.compile(r"^(\S+::\S.*?) (FAILED|ERROR)(?:\s+\[\s*\d+%\])?\s
 
 @after_summary(_PYTEST_SUMMARY)
 def parse_pytest(lines: list[str], summary_at: int, summary: re.Match[str]) -> Parsed | None:
-    values = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
+    values = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0, "xfailed": 0, "xpassed": 0}
     for number, word in _PYTEST_ITEM.findall(lines[summary_at]):
         n = int(number)
-        key = {"xpassed": "passed", "xfailed": "skipped", "error": "errors"}.get(word, word)
+        key = "errors" if word == "error" else word
         values[key] += n
     header = None
     for i in range(summary_at - 1, -1, -1):
