@@ -63,11 +63,14 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
         symbol: Annotated[str, Field(description="Function, class or method, e.g. 'Serializer.loads'")],
         ctx: Context,
         depth: Annotated[int, Field(description=f"Changes, 1 to {MAX_DEPTH}")] = 10,
+        branch: Annotated[str | None, Field(description="Recorded branch; default current")] = None,
+        source: Annotated[str | None, Field(description="Shared trajectory, e.g. 'bob@x.org/main'")] = None,
     ) -> str:
         """The versions in which one function, class or method changed, each with only its own diff; follows
         renames and moves to another file."""
         session = await app.session_for(ctx)
-        return await in_thread(lambda: service.symbol_trajectory(session, filepath, symbol, depth))
+        return await in_thread(lambda: service.symbol_trajectory(session, filepath, symbol, depth, branch,
+                                                                 source))
 
     @tool(mcp, READ_ONLY)
     async def search_trajectory(
@@ -91,8 +94,9 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
         ctx: Context,
         to_snapshot: Annotated[str, Field(description="Same, or 'now' for the work tree")] = "now",
         filepath: Annotated[str | None, Field(description="One file; default the whole project")] = None,
+        source: Annotated[str | None, Field(description="Shared trajectory whose snapshots are named")] = None,
     ) -> str:
         """The change between two snapshots, or a snapshot and now: per file the counts, changed symbols and
         diffs."""
         session = await app.session_for(ctx)
-        return await in_thread(lambda: service.compare(session, from_snapshot, to_snapshot, filepath))
+        return await in_thread(lambda: service.compare(session, from_snapshot, to_snapshot, filepath, source))

@@ -14,33 +14,40 @@ from code_trajectory.testruns import service, store
 MAX_LIMIT = 1000
 
 
-def branch_and_tip(session: ProjectSession, branch: str | None) -> tuple[str, str | None]:
+def branch_and_tip(session: ProjectSession, branch: str | None,
+                   source: str | None = None) -> tuple[str, str | None]:
     """The branch asked for (default: the project's current one) and the snapshot its runs are read from: its
     shadow ref's tip, or for a branch with no snapshot yet the snapshot it starts from (the newest of any branch).
+    With ``source``, the shared trajectory of that name and its newest snapshot (its runs are those its author
+    pushed beside it).
 
     Raises:
-        InvalidArgumentError: ``branch`` is not a string naming a recorded branch (the message lists them).
+        InvalidArgumentError: ``branch`` is not a string naming a recorded branch, or ``source`` names no
+            trajectory (the message lists them), or both are given.
     """
-    from code_trajectory.history.service import resolve_branch
+    from code_trajectory.history.service import read_point, resolve_branch
 
+    if source is not None:
+        return read_point(session, branch, source)
     name = resolve_branch(session, branch)
     return name, session.recorder.latest_commit(name)
 
 
-def where(run, branch: str) -> str:
+def where(run, branch: str, source: str | None = None) -> str:
     """`` on `abc123` `` plus where that snapshot sits for ``branch``: an ancestor's, or squashed."""
     text = f"`{(run.commit or '?')[:12]}`"
     if run.squashed_into:
         text += f" (squashed into `{run.squashed_into[:12]}`)"
-    elif run.branch and run.branch != branch:
+    elif run.branch and run.branch != (branch.partition("/")[2] if source else branch):  # a source: author/branch
         text += f" (on `{run.branch}`, an ancestor of `{branch}`)"
     return text
 
 
-def tests_section(session: ProjectSession, branch: str | None = None) -> str | None:
-    """``## Tests`` lines for the summary: last run and when tests were last green, on ``branch`` and its ancestors."""
+def tests_section(session: ProjectSession, branch: str | None = None, source: str | None = None) -> str | None:
+    """``## Tests`` lines for the summary: last run and when tests were last green, on ``branch`` (or the shared
+    trajectory ``source``) and its ancestors."""
     repo = session.recorder.repo
-    branch, tip = branch_and_tip(session, branch)
+    branch, tip = branch_and_tip(session, branch, source)
     if tip is None:
         return None
     last = store.last_run(repo, tip=tip)
@@ -48,20 +55,22 @@ def tests_section(session: ProjectSession, branch: str | None = None) -> str | N
         return None
     green = last if last.is_green else store.last_green(repo, tip=tip)
     lines = ["## Tests", f"- Last run: {narrative.fmt_time(last.started) if last.started else '?'} on "
-             f"{where(last, branch)} — {last.summary_line()} (`{last.command}`)"]
+             f"{where(last, branch, source)} — {last.summary_line()} (`{last.command}`)"]
     if green is None:
         lines.append(f"- Never green on `{branch}` in the recorded runs.")
     elif green is not last:
         lines.append(f"- Last green: {narrative.fmt_time(green.started) if green.started else '?'} on "
-                     f"{where(green, branch)}; call `diff_since_green` to see what changed since.")
+                     f"{where(green, branch, source)}; call `diff_since_green` to see what changed since.")
     else:
         lines.append("- The last run was green.")
     return "\n".join(lines)
 
-def test_history(session: ProjectSession, limit: int = 10, branch: str | None = None) -> str:
-    """Markdown list of recorded test runs on ``branch`` (default: the current one) and its ancestors, newest first."""
+def test_history(session: ProjectSession, limit: int = 10, branch: str | None = None,
+                 source: str | None = None) -> str:
+    """Markdown list of recorded test runs on ``branch`` (default: the current one; or the shared trajectory
+    ``source``) and its ancestors, newest first."""
     check_range("limit", limit, 1, MAX_LIMIT)
-    branch, tip = branch_and_tip(session, branch)
+    branch, tip = branch_and_tip(session, branch, source)
     runs = store.history(session.recorder.repo, limit, tip=tip) if tip else []
     if not runs:
         return (f"# Test runs (shadow branch `{branch}`)\n\nNo test runs recorded yet. Run tests through "
@@ -71,7 +80,7 @@ def test_history(session: ProjectSession, limit: int = 10, branch: str | None = 
     for run in runs:
         when = narrative.fmt_time(run.started) if run.started else "?"
         duration = f", {run.duration_seconds:.1f} s" if run.duration_seconds is not None else ""
-        lines = [f"### {when} — {run.outcome} on {where(run, branch)}",
+        lines = [f"### {when} — {run.outcome} on {where(run, branch, source)}",
                  f"- Command: `{run.command}` ({run.runner}{duration})", f"- {run.summary_line()}"]
         if run.message:
             lines.append(f"- Note: {run.message}")
@@ -83,18 +92,19 @@ def test_history(session: ProjectSession, limit: int = 10, branch: str | None = 
         parts.append("\n".join(lines))
     return narrative.fit("\n\n".join(parts), session.settings.token_budget)
 
-def diff_since_green(session: ProjectSession, filepath: str | None = None, branch: str | None = None) -> str:
-    """What changed since the last snapshot whose tests passed (on ``branch`` or its ancestors), for one file or
-    the project."""
+def diff_since_green(session: ProjectSession, filepath: str | None = None, branch: str | None = None,
+                     source: str | None = None) -> str:
+    """What changed since the last snapshot whose tests passed (on ``branch`` or its ancestors; or in the shared
+    trajectory ``source``), for one file or the project."""
     repo = session.recorder.repo
     rel = confine(session.root, filepath) if filepath is not None else None  # a bad path is an error first
-    branch, tip = branch_and_tip(session, branch)
+    branch, tip = branch_and_tip(session, branch, source)
     green = store.last_green(repo, tip=tip) if tip else None
     if green is None or green.commit is None:
         return (f"No green test run recorded on `{branch}`: nothing to compare with. Record runs with "
                 "`code-trajectory test -- <command>`, `pytest --trajectory` or `record_test_result`.")
     head = (f"Last green run: {narrative.fmt_time(green.started) if green.started else '?'} on "
-            f"{where(green, branch)} — {green.summary_line()} (`{green.command}`).")
+            f"{where(green, branch, source)} — {green.summary_line()} (`{green.command}`).")
     if tip is None or tip == green.commit:
         return head + "\n\nNothing was recorded since: the latest snapshot is the green one."
     if rel is not None:

@@ -45,11 +45,12 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
         ctx: Context,
         limit: Annotated[int, Field(description=f"Number of runs, 1 to {MAX_LIMIT}")] = 10,
         branch: Annotated[str | None, Field(description="A recorded branch; default: the current one")] = None,
+        source: Annotated[str | None, Field(description="Shared trajectory, e.g. 'bob@x.org/main'")] = None,
     ) -> str:
         """Recorded test runs on the current branch, newest first: when, on which snapshot, counts and failing
         tests. Use to see when tests were last green."""
         session = await app.session_for(ctx)
-        return await in_thread(lambda: report.test_history(session, limit, branch))
+        return await in_thread(lambda: report.test_history(session, limit, branch, source))
 
     @tool(mcp, READ_ONLY)
     async def diff_since_green(
@@ -57,8 +58,9 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
         filepath: Annotated[str | None, Field(description="One file relative to the project root; omit for the "
                                                           "whole project")] = None,
         branch: Annotated[str | None, Field(description="A recorded branch; default: the current one")] = None,
+        source: Annotated[str | None, Field(description="Shared trajectory, e.g. 'bob@x.org/main'")] = None,
     ) -> str:
         """What changed since the last snapshot whose tests passed (one file or the project): use when tests
         fail to find what broke without re-running anything."""
         session = await app.session_for(ctx)
-        return await in_thread(lambda: report.diff_since_green(session, filepath, branch))
+        return await in_thread(lambda: report.diff_since_green(session, filepath, branch, source))
