@@ -137,7 +137,7 @@ def global_trajectory(session: ProjectSession, limit: int = 20, since_consolidat
         raise InvalidArgumentError("since_consolidate must be true or false")
     repo = session.recorder.repo
     if source is not None:
-        branch, ref = read_point(session, None, source)
+        branch, ref = read_point(session, branch, source)
     else:
         branch = resolve_branch(session, branch)
         ref = shadow_ref(branch)
