@@ -104,6 +104,8 @@ def test_the_sdk_client_reads_alice_with_source_and_refuses_an_unknown_one(tmp_p
                 assert not answer.is_error, answer.content[0].text
                 return answer.content[0].text
 
+            assert "No test runs recorded yet" in await text("get_test_history")  # hers stay hers
+            assert "current intent: (none set" in await text("get_session_summary")
             ours = await text("get_symbol_trajectory", filepath="src/app.py", symbol="main")
             assert "return 2" not in ours  # Bob's own main still returns 1
             theirs = await text("get_symbol_trajectory", filepath="src/app.py", symbol="main", source=SOURCE)

@@ -9,6 +9,12 @@ shadow branches (``refs/heads/shadow/*``), no tags, no ``FETCH_HEAD``. Objects a
 arrive (``fetch.fsckObjects``/``transfer.fsckObjects``), and a ref that does not name a commit is
 dropped. Our own author id's refs are not fetched (they are our shadow branches already).
 
+Beside each fetched source, its data (``refs/trajectory-data/<a>/<b>``: named points, intent, test runs; see
+:mod:`code_trajectory.share.data`, which checks it when it is read) is fetched into
+``refs/remotes-trajectory-data/<a>/<b>``, its name derived from the checked source name; data without its source,
+or not a commit, is deleted. A project with no shadow repository yet gets one first, created as recording creates
+it (:func:`code_trajectory.recording.opening.open_shadow_repository`): a teammate's history can be read first.
+
 Sources deleted on the remote since the last pull from it are pruned locally (and the report says
 so); a source pulled from another remote is left alone. Pulled histories are rewritten freely by
 their authors (consolidation), so each fetch is forced.

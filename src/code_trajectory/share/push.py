@@ -1,8 +1,9 @@
 """``code-trajectory push``: the shadow history of this project, pushed to the project's git remote.
 
 Each shadow branch ``refs/heads/shadow/<branch>`` goes to ``refs/trajectory/<author-id>/<branch>`` on
-the remote, and nothing else: the refspecs are built here, one per branch, with an explicit
-destination, so no push can write under ``refs/heads``, ``refs/tags`` or any other author's
+the remote, its data (named points, intent, test runs: :mod:`code_trajectory.share.data`) to
+``refs/trajectory-data/<author-id>/<branch>``, and nothing else: the refspecs are built here, one per
+ref, with an explicit destination, so no push can write under ``refs/heads``, ``refs/tags`` or any other author's
 namespace. Only recorded commits go (secrets were never recorded: see the recorder's deny list),
 and with ``--consolidated`` only up to the last ``[CONSOLIDATE]`` commit of each branch, so the
 snapshots since (every keystroke) stay local.
@@ -132,8 +133,9 @@ class PushReport:
         if self.sent or self.data_sent:
             verb = "Would send" if self.dry_run else "Sent"
             lines.append(f"{verb} about {self.objects} object(s) ({format_size(self.bytes)} on disk). Only "
-                         f"refs/trajectory/{self.author_id}/* {'would be' if self.dry_run else 'were'} written on "
-                         "the remote; never refs/heads or refs/tags.")
+                         f"refs/trajectory/{self.author_id}/* and refs/trajectory-data/{self.author_id}/* "
+                         f"{'would be' if self.dry_run else 'were'} written on the remote; never refs/heads or "
+                         "refs/tags.")
         return "\n".join(lines)
 
 
