@@ -14,7 +14,7 @@ from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.core.when import require_when
 from code_trajectory.git import log
 from code_trajectory.git.diffs import tree_changes
-from code_trajectory.git.shadow import branch_of_ref, shadow_ref
+from code_trajectory.git.shadow import SHADOW_REF_PREFIX, branch_of_ref, shadow_ref
 from code_trajectory.git.snapshots import resolve_snapshot
 from code_trajectory.git.trees import list_files
 from code_trajectory.history import compare as compare_mod
@@ -185,12 +185,15 @@ def session_summary(session: ProjectSession, recap: str | None = None, notices: 
     session.check_alive()
     repo = session.recorder.repo
     current_intent, current_branch = session.recorder.intent.describe(), session.branch
+    foreign = False
     if source is not None:
         from code_trajectory.share.service import resolve_source, source_intent
 
         refs = [resolve_source(repo, source)]
-        notices = [f"this is the shared trajectory `{source}`, read-only"] + list(notices or [])
-        current_intent, current_branch = source_intent(repo, refs[0]) or "(none shared)", source
+        foreign = not refs[0].startswith(SHADOW_REF_PREFIX)
+        if foreign:  # another author's: their intent, never ours
+            notices = [f"this is the shared trajectory `{source}`, read-only"] + list(notices or [])
+            current_intent, current_branch = source_intent(repo, refs[0]) or "(none shared)", source
     else:
         refs = list(repo.shadow_refs())
     records = log.read_log(repo, refs, limit=SESSION_SCAN_LIMIT, date_order=True)
@@ -210,11 +213,11 @@ def session_summary(session: ProjectSession, recap: str | None = None, notices: 
             net_by_branch[work.branch] = tree_changes(repo, start_tree, repo.commit_tree_oid(work.records[0].oid))
         net_symbols = {path: line for changes in net_by_branch.values() for change in changes[:SUMMARY_SYMBOL_FILES]
                        if (line := versions.symbol_line_of(repo, change)) for path in [change.path]}
-    all_notices = (session.status_notices() if source is None else []) + list(notices or [])
+    all_notices = ([] if foreign else session.status_notices()) + list(notices or [])
     return summary.render(now=datetime.now().astimezone(), gap_seconds=gap, sessions=sessions,
                           current_intent=current_intent, current_branch=current_branch,
                           net_by_branch=net_by_branch, net_symbols=net_symbols,
-                          pending=session.recorder.has_pending() if source is None else False, recap=recap,
+                          pending=not foreign and session.recorder.has_pending(), recap=recap,
                           budget_tokens=session.settings.token_budget, notices=all_notices, tests=tests)
 
 

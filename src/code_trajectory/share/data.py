@@ -269,8 +269,11 @@ def read_shared(repo: ShadowRepo, source_ref: str) -> SharedData:
     data_ref = data_ref_of_source(source_ref)
     if data_ref is None:
         return EMPTY
-    data = repo.resolve(data_ref)
-    tip = repo.resolve(source_ref)
+    return _read_at(repo, data_ref, repo.resolve(data_ref), repo.resolve(source_ref))
+
+
+def _read_at(repo: ShadowRepo, data_ref: str, data: str | None, tip: str | None) -> SharedData:
+    """:func:`read_shared` once the data ref's and the source's commits are known (None: missing)."""
     if data is None or tip is None:
         return EMPTY
     key = (str(repo.git_dir), data, tip)
@@ -307,12 +310,14 @@ def _parse(repo: ShadowRepo, data: str, tip: str, data_ref: str) -> SharedData:
 
 
 def all_pulled(repo: ShadowRepo) -> list[SharedData]:
-    """The data of every pulled source that has some."""
-    found = []
-    for data_ref in sorted(repo.refs_under(DATA_PULL_PREFIX)):
-        source = source_ref_of_data(data_ref)
-        if source is not None:
-            found.append(read_shared(repo, source))
+    """The data of every pulled source that has some (two ``for-each-ref`` calls, whatever the number of sources;
+    the pull leaves only commits under both namespaces)."""
+    data_refs = repo.refs_under(DATA_PULL_PREFIX)
+    if not data_refs:
+        return []
+    sources = repo.refs_under(PULL_PREFIX)
+    found = [_read_at(repo, data_ref, oid, sources.get(source_ref_of_data(data_ref) or ""))
+             for data_ref, oid in sorted(data_refs.items())]
     return [d for d in found if d is not EMPTY]
 
 
@@ -336,7 +341,7 @@ def point_marks(repo: ShadowRepo, commits: list[str]) -> dict[str, str]:
     """``{commit: 'named point "x"'}`` for the listed commits that a pulled source named (the marks provider of
     :func:`code_trajectory.history.hooks.on_commit_marks`, registered by :mod:`code_trajectory.wiring`)."""
     wanted = set(commits)
-    if not wanted or not repo.refs_under(DATA_PULL_PREFIX):
+    if not wanted:
         return {}
     names: dict[str, list[str]] = {}
     for shared in all_pulled(repo):
