@@ -163,3 +163,17 @@ def test_hostile_shared_data_is_checked_never_trusted(tmp_path: Path) -> None:
     cli(team.bob, "pull")
     log = cli(team.bob, "log", "--source", SOURCE).stdout
     assert "named point" not in log and "tests: 1 passed" not in log  # a tree of unknown shape is left out whole
+
+
+def test_a_token_a_test_printed_stays_on_the_machine(tmp_path: Path) -> None:
+    """A run's output is kept locally as the test printed it; what ``push`` sends of it has secrets redacted."""
+    team = make_team(tmp_path)
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    cli(team.alice, "checkpoint", "-m", "start")
+    cli(team.alice, "test", "--", sys.executable, "-c", f"print('using {token}'); print('1 passed in 0.01s')")
+    tip = git(team.alice, "--git-dir=.trajectory", "rev-parse", "refs/heads/shadow/main").strip()
+    local = git(team.alice, "--git-dir=.trajectory", "notes", "--ref=refs/notes/trajectory-tests", "show", tip)
+    assert token in local  # the local record keeps what the test printed
+    cli(team.alice, "push")
+    shared = git(team.remote, "show", f"refs/trajectory-data/{SOURCE}:tests.json")
+    assert '"passed":1' in shared and token not in shared and "[redacted]" in shared

@@ -10,16 +10,31 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from code_trajectory.core.secrets import redact
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.share.data import pulled_test_runs
 from code_trajectory.testruns.model import TestRun
 
+#: Free-text fields of a run that leave the machine with ``push`` only after :func:`redact` (a test may print a
+#: token; the recorder's deny list keeps secret files out of snapshots, not out of a run's output).
+REDACTED_FIELDS = ("command", "output_tail", "message")
+
 
 def export_runs(repo: ShadowRepo, commits: set[str]) -> list[dict]:
-    """The runs recorded on ``commits`` (full ids of our own snapshots), as JSON objects."""
+    """The runs recorded on ``commits`` (full ids of our own snapshots), as JSON objects, secrets redacted from their
+    free text (:data:`REDACTED_FIELDS` and the failing tests' reasons)."""
     from code_trajectory.testruns.store import runs_for
 
-    return [run.to_dict() for runs in runs_for(repo, sorted(commits), pulled=False).values() for run in runs]
+    exported = []
+    for runs in runs_for(repo, sorted(commits), pulled=False).values():
+        for run in runs:
+            data = run.to_dict()
+            for name in REDACTED_FIELDS:
+                if isinstance(data.get(name), str):
+                    data[name] = redact(data[name])
+            data["failures"] = [[test, redact(reason)] for test, reason in run.failures]
+            exported.append(data)
+    return exported
 
 
 def pulled_runs(repo: ShadowRepo, commits: Iterable[str] | None = None) -> dict[str, list[TestRun]]:
