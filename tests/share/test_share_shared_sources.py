@@ -54,7 +54,7 @@ def test_bob_pulls_before_recording_and_reads_alice_through_the_cli(tmp_path: Pa
     b = team.bob
     assert not (b / ".trajectory").exists()
     pulled = cli(b, "pull").stdout
-    assert f"new: `{SOURCE}`" in pulled
+    assert f"new: `{SOURCE}`" in pulled and ".trajectory/ was created" in pulled
     assert git(b, "status", "--porcelain") == ""  # the new .trajectory is hidden from the project's git
 
     listed = cli(b, "list-trajectories").stdout
@@ -86,7 +86,7 @@ def test_bob_pulls_before_recording_and_reads_alice_through_the_cli(tmp_path: Pa
         assert wrong.stdout == ""
     both = cli(b, "log", "--source", SOURCE, "--branch", "main", status=2)
     assert "not both" in both.stderr
-    cli(b, "pull")  # again: a later command still warns of nothing
+    assert ".trajectory/ was created" not in cli(b, "pull").stdout  # again: a later command still warns of nothing
     lock = b / ".trajectory" / "state" / "share.lock"
     os.utime(lock, (time.time() - 3600, time.time() - 3600))
     cli(b, "status")

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from code_trajectory.core.errors import GitError, TrajectoryError
 from code_trajectory.git.shadow import ShadowRepo
+from code_trajectory.project import has_shadow_repo
 from code_trajectory.recording.opening import open_shadow_repository
 from code_trajectory.share import state as share_state
 from code_trajectory.share.data import (
@@ -73,6 +74,7 @@ class PullReport:
         pruned: local refs deleted because their source is gone from the remote.
         rejected: ``(remote ref as printable text, reason)`` for names skipped as unsafe.
         own: refs of our own author id, not fetched.
+        created: the shadow repository was created by this pull (nothing of ours was recorded before).
     """
 
     target: RemoteTarget
@@ -82,6 +84,7 @@ class PullReport:
     pruned: list[str] = field(default_factory=list)
     rejected: list[tuple[str, str]] = field(default_factory=list)
     own: int = 0
+    created: bool = False
 
     def text(self) -> str:
         """The report as markdown."""
@@ -95,6 +98,10 @@ class PullReport:
             lines.append(f"- {self.own} source(s) of your own author id skipped (they are your shadow branches)")
         for name, reason in self.rejected:
             lines.append(f"- WARNING: skipped unsafe ref {name}: {reason}")
+        if self.created:
+            lines.append("- Nothing of yours is recorded yet: .trajectory/ was created to hold what was pulled "
+                         "(hidden from the project's git); recording starts with `code-trajectory watch` or an MCP "
+                         "client.")
         if total == 0 and not self.pruned:
             lines.append(f"- Nobody has pushed a trajectory to this remote yet ({PUSH_PREFIX}* is empty).")
         else:
@@ -199,6 +206,7 @@ def pull(root: Path, *, remote: str | None = None, interactive: bool = False,
     root = Path(root)
     settings = settings or ShareSettings.load(root)
     target = resolve_remote(root, remote, settings, push=False)  # before anything is created: a git project
+    created = not has_shadow_repo(root)
     repo, notices = open_shadow_repository(root, create=True)  # as recording opens it: a pull may come first
     for notice in notices:
         log.warning("%s", notice)
@@ -207,7 +215,7 @@ def pull(root: Path, *, remote: str | None = None, interactive: bool = False,
             own = author_id(root, settings)
         except TrajectoryError:  # without an author id nothing of ours can be on the remote
             own = None
-        report = PullReport(target)
+        report = PullReport(target, created=created)
         with share_state.share_lock(repo.state_dir):
             advertised = ls_remote(repo.git, target, interactive=interactive,
                                    patterns=(PUSH_PREFIX + "*", DATA_PUSH_PREFIX + "*"))
