@@ -142,10 +142,10 @@ def test_hostile_shared_data_is_checked_never_trusted(tmp_path: Path) -> None:
     foreign = "1" * 40
     points = [{"commit": tip, "message": "evil\x1b[31m\u202e name" + "x" * 5000, "branch": "main", "time": "nope"},
               {"commit": foreign, "message": "outside", "branch": "main", "time": "2026-01-01T00:00:00+00:00"},
-              "not an object", {"commit": tip}]
+              "not an object", {"commit": tip}, {"commit": [tip], "message": "a list for an id"}]
     runs = [{"commit": tip, "command": "pytest\x1b]0;title\x07", "outcome": "passed", "passed": 7,
              "output_tail": "y" * 100_000, "failures": [["t", "r"]] * 10_000},
-            {"commit": foreign, "command": "pytest", "outcome": "failed"}]
+            {"commit": foreign, "command": "pytest", "outcome": "failed"}, {"commit": {}, "outcome": "failed"}]
     data_ref = f"refs/trajectory-data/{SOURCE}"
     hand_built_commit(team.remote, {"points.json": json.dumps(points).encode(), "tests.json": json.dumps(runs).encode(),
                                     "intent.json": b"\xff not json"}, ref=data_ref)

@@ -230,7 +230,7 @@ def _read_json(repo: ShadowRepo, tree: dict, name: str) -> Any:
 def _points(value: Any, history: set[str]) -> tuple[SharedPoint, ...]:
     found = []
     for item in value[:MAX_POINTS] if isinstance(value, list) else ():
-        if not isinstance(item, dict) or item.get("commit") not in history:
+        if not isinstance(item, dict) or not isinstance(item.get("commit"), str) or item["commit"] not in history:
             continue
         message = _clean_text(item.get("message"), 500)
         if not message or not message.strip():
@@ -255,7 +255,7 @@ def _intent(value: Any) -> SharedIntent | None:
 def _runs(value: Any, history: set[str]) -> tuple[dict, ...]:
     runs = []
     for item in value[:MAX_RUNS] if isinstance(value, list) else ():
-        if isinstance(item, dict) and item.get("commit") in history:
+        if isinstance(item, dict) and isinstance(item.get("commit"), str) and item["commit"] in history:
             cleaned = clean_value(item)
             if isinstance(cleaned, dict):
                 runs.append(cleaned)
