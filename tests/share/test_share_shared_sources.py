@@ -65,7 +65,8 @@ def test_bob_pulls_before_recording_and_reads_alice_through_the_cli(tmp_path: Pa
     file = cli(b, "file", "src/app.py", "--source", SOURCE).stdout
     assert "+    return 2" in file and "tests: 1 passed" in file
     session = cli(b, "session", "--source", SOURCE).stdout
-    assert 'current intent: "Make main return 2"' in session and "(none set" not in session
+    assert 'current intent: "Make main return 2" (set ' in session and f"{ALICE}'s, shared with the last push" in session
+    assert "(none set" not in session
     assert "## Tests" in session and "The last run was green." in session
     assert '"before the change" on `' in session and '"main returns 2" on `' in session
     history = cli(b, "test-history", "--source", SOURCE).stdout
@@ -156,7 +157,7 @@ def test_hostile_shared_data_is_checked_never_trusted(tmp_path: Path) -> None:
     history = cli(team.bob, "test-history", "--source", SOURCE).stdout
     assert "\x1b" not in history and "\x07" not in history and "failed" not in history
     session = cli(team.bob, "session", "--source", SOURCE).stdout
-    assert 'current intent: "Make main return 2" (the latest on its snapshots' in session  # from the commits
+    assert f'current intent: "Make main return 2" (the latest on {ALICE}\'s snapshots' in session  # from the commits
 
     hand_built_commit(team.remote, {"points.json": json.dumps(points).encode(), "hooks/post-checkout": b"#!/bin/sh\n"},
                       ref=data_ref)

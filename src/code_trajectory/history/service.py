@@ -184,7 +184,7 @@ def session_summary(session: ProjectSession, recap: str | None = None, notices: 
     """
     session.check_alive()
     repo = session.recorder.repo
-    current_intent, current_branch = session.recorder.intent.describe(), session.branch
+    current_intent = session.recorder.intent.describe()
     foreign = False
     if source is not None:
         from code_trajectory.share.service import resolve_source, source_intent
@@ -193,7 +193,7 @@ def session_summary(session: ProjectSession, recap: str | None = None, notices: 
         foreign = not refs[0].startswith(SHADOW_REF_PREFIX)
         if foreign:  # another author's: their intent, never ours
             notices = [f"this is the shared trajectory `{source}`, read-only"] + list(notices or [])
-            current_intent, current_branch = source_intent(repo, refs[0]) or "(none shared)", source
+            current_intent = source_intent(repo, refs[0]) or "(none shared)"
     else:
         refs = list(repo.shadow_refs())
     records = log.read_log(repo, refs, limit=SESSION_SCAN_LIMIT, date_order=True)
@@ -215,7 +215,7 @@ def session_summary(session: ProjectSession, recap: str | None = None, notices: 
                        if (line := versions.symbol_line_of(repo, change)) for path in [change.path]}
     all_notices = ([] if foreign else session.status_notices()) + list(notices or [])
     return summary.render(now=datetime.now().astimezone(), gap_seconds=gap, sessions=sessions,
-                          current_intent=current_intent, current_branch=current_branch,
+                          current_intent=current_intent, current_branch=session.branch,
                           net_by_branch=net_by_branch, net_symbols=net_symbols,
                           pending=not foreign and session.recorder.has_pending(), recap=recap,
                           budget_tokens=session.settings.token_budget, notices=all_notices, tests=tests)

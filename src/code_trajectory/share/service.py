@@ -143,13 +143,18 @@ def source_intent(repo: ShadowRepo, ref: str) -> str | None:
     current intent its author shared with the last push, else the latest intent recorded on its snapshots; None
     when it has none."""
     shared = read_shared(repo, ref).intent
+    try:
+        author = split_pulled_ref(ref)[0]
+    except ValueError:
+        author = "its author"
     if shared is not None:
-        return f"{shared.describe()}, shared with the last push"
+        return f"{shared.describe()}, {author}'s, shared with the last push"
     records = read_log(repo, [ref], limit=INTENT_LOOKBACK, first_parent=True, with_changes=False)
     found = next((r for r in records if r.intent), None)
     if found is None:
         return None
-    return f"\"{_one_line(found.intent)}\" (the latest on its snapshots, {found.time.strftime('%Y-%m-%d %H:%M')})"
+    return (f"\"{_one_line(found.intent)}\" (the latest on {author}'s snapshots, "
+            f"{found.time.strftime('%Y-%m-%d %H:%M')})")
 
 
 def points_text(repo: ShadowRepo, source: str) -> str | None:
