@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from code_trajectory.history import hooks as history_hooks
 from code_trajectory.recording import hooks as recording_hooks
+from code_trajectory.share import hooks as share_hooks
 
 if TYPE_CHECKING:
     from code_trajectory.git.shadow import ShadowRepo
@@ -30,14 +31,19 @@ def install() -> None:
     * a consolidation carries the last squashed snapshot's test runs to the new commit, then pushes when
       ``[share] auto_push = true``;
     * ``code-trajectory status`` adds what is shared where;
-    * the file and global trajectories mark snapshots with their test runs, and the session summary shows the
-      ``## Tests`` section.
+    * the file and global trajectories mark snapshots with their test runs (pulled ones' too) and with the named
+      points of pulled trajectories, and the session summary shows the ``## Tests`` section (a shared
+      trajectory's for ``source``);
+    * ``push`` sends the test runs of the pushed snapshots beside each branch.
     """
     recording_hooks.on_consolidated(_carry_test_runs)
     recording_hooks.on_consolidated(_auto_push)
     recording_hooks.on_status(_share_status)
     history_hooks.on_commit_marks(_test_marks)
+    history_hooks.on_commit_marks(_shared_point_marks)
     history_hooks.on_summary_section(_tests_section)
+    history_hooks.on_source_summary_section(_source_tests_section)
+    share_hooks.on_export_test_runs(_export_test_runs)
 
 
 def _carry_test_runs(event: recording_hooks.Consolidated) -> None:
@@ -68,3 +74,21 @@ def _tests_section(session: ProjectSession) -> str | None:
     from code_trajectory.testruns.report import tests_section
 
     return tests_section(session)
+
+
+def _shared_point_marks(repo: ShadowRepo, commits: list[str]) -> dict[str, str]:
+    from code_trajectory.share.data import point_marks
+
+    return point_marks(repo, commits)
+
+
+def _source_tests_section(session: ProjectSession, source: str) -> str | None:
+    from code_trajectory.testruns.report import tests_section
+
+    return tests_section(session, source=source)
+
+
+def _export_test_runs(repo: ShadowRepo, commits: set[str]) -> list[dict]:
+    from code_trajectory.testruns.shared import export_runs
+
+    return export_runs(repo, commits)

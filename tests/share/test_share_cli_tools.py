@@ -27,6 +27,9 @@ def test_cli_push_dry_run_push_again_pull_list(team, capsys: pytest.CaptureFixtu
 
     assert cli.main(["push", "--project", str(team.alice / "src"), "--consolidated"]) == 0  # found upward
     assert "Pushed to `origin`" in capsys.readouterr().out
+    assert cli.main(["push", "--project", str(team.alice)]) == 0  # the same snapshots, now with the current intent
+    out = capsys.readouterr().out
+    assert "`main` → " in out and ": up to date" in out and "intent) → " in out
     assert cli.main(["push", "--project", str(team.alice)]) == 0
     assert capsys.readouterr().out.startswith("Nothing to push")
 

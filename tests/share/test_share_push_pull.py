@@ -47,7 +47,7 @@ def test_alice_pushes_bob_pulls_and_reads_her_history(team) -> None:
     assert shadow_git(team.bob, "for-each-ref", "refs/heads/") == bob_shadow_before
     refs = shadow_git(team.bob, "for-each-ref", "--format=%(refname)").split()
     assert [r for r in refs if not r.startswith(("refs/heads/shadow/", "refs/notes/"))] == \
-        [f"refs/remotes-trajectory/{ALICE}/main"]
+        [f"refs/remotes-trajectory-data/{ALICE}/main", f"refs/remotes-trajectory/{ALICE}/main"]  # and its data
     assert not (team.bob / ".trajectory" / "FETCH_HEAD").exists()
 
     with ShadowRepo(team.bob) as repo:
@@ -253,7 +253,10 @@ def test_malicious_ref_names_from_the_remote_are_rejected(team) -> None:
     assert shadow_git(team.bob, "for-each-ref", "refs/heads/") == before
     local = shadow_git(team.bob, "for-each-ref", "--format=%(refname)").split()
     assert [r for r in local if r.startswith("refs/remotes-trajectory/")] == [f"refs/remotes-trajectory/{ALICE}/main"]
-    assert all(r.startswith(("refs/heads/shadow/", "refs/remotes-trajectory/", "refs/notes/")) for r in local)
+    assert [r for r in local if r.startswith("refs/remotes-trajectory-data/")] == \
+        [f"refs/remotes-trajectory-data/{ALICE}/main"]  # only beside a source that passed
+    assert all(r.startswith(("refs/heads/shadow/", "refs/remotes-trajectory/", "refs/remotes-trajectory-data/",
+                             "refs/notes/")) for r in local)
 
 
 def test_status_lines_show_what_is_shared_where(team) -> None:

@@ -42,8 +42,9 @@ STALE_LOCK_SECONDS = 2.0
 #: than ``--expire`` (builtin/prune.c, prune_tmp_file; ``git gc`` passes ``gc.pruneExpire``, 2 weeks by
 #: default, git-gc(1)); maintenance does that too, this shorter age only serves the clean-up at start.
 STALE_AGE_SECONDS = 600.0
-#: Our own lock files: flock()-based, released by the kernel when their owner dies, never stale.
-OWN_LOCKS = {"write.lock", "recorder.lock", "maintenance.lock", "tests.lock"}
+#: Our own lock files: flock()-based, released by the kernel when their owner dies, never stale (filelock leaves
+#: the file in place after a release; ``share.lock`` is ``state/share.lock``, held by push and pull).
+OWN_LOCKS = {"write.lock", "recorder.lock", "maintenance.lock", "tests.lock", "share.lock"}
 #: Other temporary files git creates exclusively and renames into place, which block the next run of the
 #: same command when a kill leaves them behind (``git pack-refs`` writes ``packed-refs.new``).
 GIT_TEMP_FILES = {"packed-refs.new"}

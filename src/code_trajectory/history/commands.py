@@ -11,8 +11,16 @@ from code_trajectory.project import add_project_option
 from code_trajectory.recording.commands import print_with_session
 
 
+def add_source_option(parser: argparse.ArgumentParser) -> None:
+    """``--source NAME``: read a shared trajectory (``code-trajectory list-trajectories`` lists them)."""
+    parser.add_argument("--source", metavar="NAME",
+                        help="a shared trajectory to read instead of ours, e.g. alice@example.com/main "
+                             "(list-trajectories lists them)")
+
+
 def _branch_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--branch", metavar="BRANCH", help="a recorded branch (default: the current one)")
+    add_source_option(parser)
 
 
 def log_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,7 +35,7 @@ def log(args: argparse.Namespace) -> int:
     from code_trajectory.history import service
 
     return print_with_session(args.project, lambda s: service.global_trajectory(s, args.limit, args.since_consolidate,
-                                                                                      args.branch),
+                                                                                      args.branch, args.source),
                               create=False)
 
 
@@ -42,19 +50,21 @@ def file(args: argparse.Namespace) -> int:
     """How one file evolved (``get_file_trajectory``)."""
     from code_trajectory.history import service
 
-    return print_with_session(args.project, lambda s: service.file_trajectory(s, args.filepath, args.depth, args.branch),
+    return print_with_session(args.project, lambda s: service.file_trajectory(s, args.filepath, args.depth, args.branch,
+                                                                              args.source),
                               create=False)
 
 
 def session_arguments(parser: argparse.ArgumentParser) -> None:
     add_project_option(parser)
+    add_source_option(parser)
 
 
 def session(args: argparse.Namespace) -> int:
     """Summary of the last session (``get_session_summary``)."""
     from code_trajectory.history import service
 
-    return print_with_session(args.project, service.full_session_summary, create=False)
+    return print_with_session(args.project, lambda s: service.full_session_summary(s, args.source), create=False)
 
 
 def symbol_arguments(parser: argparse.ArgumentParser) -> None:
@@ -72,7 +82,7 @@ def symbol(args: argparse.Namespace) -> int:
     from code_trajectory.history import service
 
     return print_with_session(args.project, lambda s: service.symbol_trajectory(s, args.filepath, args.symbol,
-                                                                                args.depth, args.branch,
+                                                                                args.depth, args.branch, args.source,
                                                                                 show_baseline=args.baseline),
                               create=False)
 
@@ -92,7 +102,7 @@ def search(args: argparse.Namespace) -> int:
     from code_trajectory.history import service
 
     return print_with_session(args.project, lambda s: service.search_trajectory(
-        s, args.query, args.regex, args.path, args.since, args.limit, args.branch), create=False)
+        s, args.query, args.regex, args.path, args.since, args.limit, args.branch, args.source), create=False)
 
 
 def compare_arguments(parser: argparse.ArgumentParser) -> None:
@@ -100,6 +110,7 @@ def compare_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("from_snapshot", metavar="FROM", help="commit id, checkpoint message, ~N or a time")
     parser.add_argument("to_snapshot", metavar="TO", nargs="?", default="now", help="the same, or now (default)")
     parser.add_argument("--file", dest="filepath", metavar="PATH", help="one file relative to the project root")
+    add_source_option(parser)
 
 
 def compare(args: argparse.Namespace) -> int:
@@ -107,4 +118,4 @@ def compare(args: argparse.Namespace) -> int:
     from code_trajectory.history import service
 
     return print_with_session(args.project, lambda s: service.compare(s, args.from_snapshot, args.to_snapshot,
-                                                                      args.filepath), create=False)
+                                                                      args.filepath, args.source), create=False)

@@ -4,6 +4,7 @@ the MCP tools (:mod:`.tools`) and the CLI (:mod:`.commands`) call them."""
 
 from __future__ import annotations
 
+import functools
 import logging
 from datetime import datetime
 from pathlib import Path
@@ -13,7 +14,7 @@ from code_trajectory.core.errors import InvalidArgumentError, StorageError
 from code_trajectory.core.when import require_when
 from code_trajectory.git import log, points
 from code_trajectory.git.diffs import tree_changes
-from code_trajectory.git.shadow import ShadowRepo, branch_of_ref, shadow_ref
+from code_trajectory.git.shadow import SHADOW_REF_PREFIX, ShadowRepo, branch_of_ref, shadow_ref
 from code_trajectory.git.snapshots import resolve_snapshot
 from code_trajectory.git.trees import list_files
 from code_trajectory.history import compare as compare_mod
@@ -147,7 +148,7 @@ def global_trajectory(session: ProjectSession, limit: int = 20, since_consolidat
         raise InvalidArgumentError("since_consolidate must be true or false")
     repo = session.recorder.repo
     if source is not None:
-        branch, ref = read_point(session, None, source)
+        branch, ref = read_point(session, branch, source)
     else:
         branch = resolve_branch(session, branch)
         ref = shadow_ref(branch)
@@ -215,11 +216,16 @@ def session_summary(session: ProjectSession, recap: str | None = None, notices: 
     """
     session.check_alive()
     repo = session.recorder.repo
+    current_intent = session.recorder.intent.describe()
+    foreign = False
     if source is not None:
-        from code_trajectory.share.service import resolve_source
+        from code_trajectory.share.service import resolve_source, source_intent
 
         refs = [resolve_source(repo, source)]
-        notices = [f"this is the shared trajectory `{source}`, read-only"] + list(notices or [])
+        foreign = not refs[0].startswith(SHADOW_REF_PREFIX)
+        if foreign:  # another author's: their intent, never ours
+            notices = [f"this is the shared trajectory `{source}`, read-only"] + list(notices or [])
+            current_intent = source_intent(repo, refs[0]) or "(none shared)"
     else:
         refs = list(repo.shadow_refs())
     records = log.read_log(repo, refs, limit=SESSION_SCAN_LIMIT, date_order=True)
@@ -239,13 +245,13 @@ def session_summary(session: ProjectSession, recap: str | None = None, notices: 
             net_by_branch[work.branch] = tree_changes(repo, start_tree, repo.commit_tree_oid(work.records[0].oid))
         net_symbols = {path: line for changes in net_by_branch.values() for change in changes[:SUMMARY_SYMBOL_FILES]
                        if (line := versions.symbol_line_of(repo, change)) for path in [change.path]}
-    all_notices = session.status_notices() + list(notices or [])
+    all_notices = ([] if foreign else session.status_notices()) + list(notices or [])
     # the points named in the last session, also on a snapshot it did not change (named when nothing changed)
     named = markers.on_commits(points.points(repo), [r.oid for r in sessions[0]]) if sessions else []
     text = summary.render(now=datetime.now().astimezone(), gap_seconds=gap, sessions=sessions,
-                          current_intent=session.recorder.intent.describe(), current_branch=session.branch,
+                          current_intent=current_intent, current_branch=session.branch,
                           net_by_branch=net_by_branch, net_symbols=net_symbols,
-                          pending=session.recorder.has_pending(), recap=recap,
+                          pending=not foreign and session.recorder.has_pending(), recap=recap,
                           budget_tokens=session.settings.token_budget, notices=all_notices, tests=tests,
                           points_line=markers.names_line(named),
                           trees=operation_trees(repo, sessions[0]) if sessions else None)
@@ -253,7 +259,7 @@ def session_summary(session: ProjectSession, recap: str | None = None, notices: 
 
 
 def symbol_trajectory(session: ProjectSession, filepath: str, symbol: str, depth: int = 10,
-                      branch: str | None = None, show_baseline: bool = False) -> str:
+                      branch: str | None = None, source: str | None = None, show_baseline: bool = False) -> str:
     """The versions in which one function, class or method changed, each with only its own diff.
 
     Args:
@@ -263,17 +269,17 @@ def symbol_trajectory(session: ProjectSession, filepath: str, symbol: str, depth
         depth: changes shown at most, 1 to :data:`MAX_DEPTH`.
         branch: a recorded branch; None for the current one.
         show_baseline: show the symbol's body as first recorded instead of one line (its size, first line).
+        source: a shared trajectory to read instead (``alice@example.com/main``; see ``list_trajectories``).
 
     Raises:
-        InvalidArgumentError: a bad path, depth or branch; no such symbol (the closest names are listed).
+        InvalidArgumentError: a bad path, depth, branch or source; no such symbol (the closest names are listed).
     """
     session.check_alive()
     check_range("depth", depth, 1, MAX_DEPTH)
     rel = confine(session.root, filepath)
     if not isinstance(symbol, str) or not symbol.strip() or "\0" in symbol:
         raise InvalidArgumentError("symbol must be a function, class or method name, e.g. 'Serializer.loads'")
-    branch = resolve_branch(session, branch)
-    tip = session.recorder.latest_commit(branch)
+    branch, tip = read_point(session, branch, source)
     if tip is None:
         raise InvalidArgumentError("nothing is recorded yet: there is no symbol history to show")
     repo = session.recorder.repo
@@ -295,9 +301,10 @@ def search_trajectory(session: ProjectSession, query: str, regex: bool = False, 
         since: only snapshots after this time (ISO 8601 or ``10 minutes ago``).
         limit: snapshots at most, 1 to :data:`MAX_LIMIT`.
         branch: a recorded branch; None for the current one.
+        source: a shared trajectory to search instead (see ``list_trajectories``).
 
     Raises:
-        InvalidArgumentError: an empty query, an invalid regex, a bad path, time, limit or branch.
+        InvalidArgumentError: an empty query, an invalid regex, a bad path, time, limit, branch or source.
     """
     session.check_alive()
     check_range("limit", limit, 1, MAX_LIMIT)
@@ -313,7 +320,7 @@ def search_trajectory(session: ProjectSession, query: str, regex: bool = False, 
 
 
 def compare(session: ProjectSession, from_snapshot: str, to_snapshot: str = "now",
-            filepath: str | None = None) -> str:
+            filepath: str | None = None, source: str | None = None) -> str:
     """The change between two snapshots, or a snapshot and the work tree (``to_snapshot="now"``), per file: counts,
     changed symbols and the diffs within the budget.
 
@@ -322,19 +329,26 @@ def compare(session: ProjectSession, from_snapshot: str, to_snapshot: str = "now
         from_snapshot, to_snapshot: snapshot references (commit id, checkpoint message, ``~N``, a time); ``now`` for
             the work tree as it is (scanned, nothing recorded).
         filepath: one file relative to the project root; None for the whole project.
+        source: a shared trajectory whose snapshots the references name (``~N`` counts back from its newest, a
+            name is one of its named points first); ``now`` is still our work tree.
 
     Raises:
-        InvalidArgumentError: a bad reference or path.
+        InvalidArgumentError: a bad reference, path or source.
     """
     session.check_alive()
     rel = confine(session.root, filepath) if filepath is not None else None
     repo, recorder = session.recorder.repo, session.recorder
-    tip = recorder.latest_commit(session.branch)
-    old = resolve_snapshot(repo, from_snapshot, tip)
+    if source is None:
+        resolve = functools.partial(resolve_snapshot, repo, tip=recorder.latest_commit(session.branch))
+    else:
+        from code_trajectory.share.service import resolve_in_source
+
+        resolve = functools.partial(resolve_in_source, repo, source)
+    old = resolve(from_snapshot)
     if isinstance(to_snapshot, str) and to_snapshot.strip().lower() == "now":
         new_tree, new_label, new_how = recorder.work_tree_tree(), "now", "the work tree now"
     else:
-        new = resolve_snapshot(repo, to_snapshot, tip)
+        new = resolve(to_snapshot)
         new_tree, new_label, new_how = repo.commit_tree_oid(new.commit), new.commit[:12], f"`{new.commit[:12]}` ({new.how})"
     heading = (f"# Compare `{old.commit[:12]}` ({old.how}) → {new_how}" + (f", `{rel}` only" if rel else ""))
     heading += f"\n- From: {_point_why(repo, old.commit)}"
@@ -366,5 +380,8 @@ def full_session_summary(session: ProjectSession, source: str | None = None) -> 
     except Exception as exc:  # noqa: BLE001 - the summary still answers without the recap
         logging.getLogger(__name__).warning("recap unavailable for the summary: %s", exc)
     if source is not None:  # another author's trajectory: our recap and test runs are not about it
-        return session_summary(session, source=source)
+        from code_trajectory.share.service import points_text
+
+        sections = [hooks.source_summary_sections(session, source), points_text(session.recorder.repo, source)]
+        return session_summary(session, source=source, tests="\n\n".join(filter(None, sections)) or None)
     return session_summary(session, recap=recap_text, tests=hooks.summary_sections(session))

@@ -82,12 +82,14 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
         ctx: Context,
         depth: Annotated[int, Field(description=f"Changes, 1 to {MAX_DEPTH}")] = 10,
         show_baseline: Annotated[bool, Field(description="Show its body as first recorded, not one line")] = False,
+        branch: Annotated[str | None, Field(description="Recorded branch; default current")] = None,
+        source: Annotated[str | None, Field(description="Shared trajectory, e.g. 'bob@x.org/main'")] = None,
     ) -> str:
         """The versions in which one function, class or method changed (code, docstring, comments), each with only
         its own diff; follows renames and moves to another file. Its first recorded state is one line unless
         show_baseline."""
         session = await app.session_for(ctx)
-        return await read(session, lambda: service.symbol_trajectory(session, filepath, symbol, depth,
+        return await read(session, lambda: service.symbol_trajectory(session, filepath, symbol, depth, branch, source,
                                                              show_baseline=show_baseline))
 
     @tool(mcp, READ_ONLY)
@@ -112,8 +114,9 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
         ctx: Context,
         to_snapshot: Annotated[str, Field(description="Same, or 'now' for the work tree")] = "now",
         filepath: Annotated[str | None, Field(description="One file; default the whole project")] = None,
+        source: Annotated[str | None, Field(description="Shared trajectory whose snapshots are named")] = None,
     ) -> str:
         """The change between two snapshots, or a snapshot and now: per file the counts, changed symbols and
         diffs."""
         session = await app.session_for(ctx)
-        return await read(session, lambda: service.compare(session, from_snapshot, to_snapshot, filepath))
+        return await read(session, lambda: service.compare(session, from_snapshot, to_snapshot, filepath, source))

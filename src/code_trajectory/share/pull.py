@@ -9,6 +9,12 @@ shadow branches (``refs/heads/shadow/*``), no tags, no ``FETCH_HEAD``. Objects a
 arrive (``fetch.fsckObjects``/``transfer.fsckObjects``), and a ref that does not name a commit is
 dropped. Our own author id's refs are not fetched (they are our shadow branches already).
 
+Beside each fetched source, its data (``refs/trajectory-data/<a>/<b>``: named points, intent, test runs; see
+:mod:`code_trajectory.share.data`, which checks it when it is read) is fetched into
+``refs/remotes-trajectory-data/<a>/<b>``, its name derived from the checked source name; data without its source,
+or not a commit, is deleted. A project with no shadow repository yet gets one first, created as recording creates
+it (:func:`code_trajectory.recording.opening.open_shadow_repository`): a teammate's history can be read first.
+
 Sources deleted on the remote since the last pull from it are pruned locally (and the report says
 so); a source pulled from another remote is left alone. Pulled histories are rewritten freely by
 their authors (consolidation), so each fetch is forced.
@@ -22,7 +28,16 @@ from pathlib import Path
 
 from code_trajectory.core.errors import GitError, TrajectoryError
 from code_trajectory.git.shadow import ShadowRepo
+from code_trajectory.project import has_shadow_repo
+from code_trajectory.recording.opening import open_shadow_repository
 from code_trajectory.share import state as share_state
+from code_trajectory.share.data import (
+    DATA_PULL_PREFIX,
+    DATA_PUSH_PREFIX,
+    data_pulled_ref,
+    data_push_ref,
+    source_ref_of_data,
+)
 from code_trajectory.share.names import (
     PULL_PREFIX,
     PUSH_PREFIX,
@@ -31,8 +46,8 @@ from code_trajectory.share.names import (
     display,
     parse_remote_ref,
     pulled_ref,
+    split_pulled_ref,
 )
-from code_trajectory.share.push import require_shadow_repo
 from code_trajectory.share.settings import ShareSettings
 from code_trajectory.share.transport import (
     FETCH_CONFIG,
@@ -59,6 +74,7 @@ class PullReport:
         pruned: local refs deleted because their source is gone from the remote.
         rejected: ``(remote ref as printable text, reason)`` for names skipped as unsafe.
         own: refs of our own author id, not fetched.
+        created: the shadow repository was created by this pull (nothing of ours was recorded before).
     """
 
     target: RemoteTarget
@@ -68,6 +84,7 @@ class PullReport:
     pruned: list[str] = field(default_factory=list)
     rejected: list[tuple[str, str]] = field(default_factory=list)
     own: int = 0
+    created: bool = False
 
     def text(self) -> str:
         """The report as markdown."""
@@ -81,6 +98,10 @@ class PullReport:
             lines.append(f"- {self.own} source(s) of your own author id skipped (they are your shadow branches)")
         for name, reason in self.rejected:
             lines.append(f"- WARNING: skipped unsafe ref {name}: {reason}")
+        if self.created:
+            lines.append("- Nothing of yours is recorded yet: .trajectory/ was created to hold what was pulled "
+                         "(hidden from the project's git); recording starts with `code-trajectory watch` or an MCP "
+                         "client.")
         if total == 0 and not self.pruned:
             lines.append(f"- Nobody has pushed a trajectory to this remote yet ({PUSH_PREFIX}* is empty).")
         else:
@@ -126,11 +147,36 @@ def pulled_refs(repo: ShadowRepo) -> dict[str, tuple[str, str]]:
     return refs
 
 
+def select_data(advertised: dict[str, str], chosen: dict[str, str]) -> dict[str, str]:
+    """``{local data ref: remote data ref}`` for the chosen sources whose data the remote advertises (see
+    :mod:`code_trajectory.share.data`); the names are derived from the sources' checked names, never taken as sent."""
+    beside = {}
+    for local in chosen:
+        author, branch = split_pulled_ref(local)
+        remote_ref = data_push_ref(author, branch)
+        if remote_ref in advertised:
+            beside[data_pulled_ref(author, branch)] = remote_ref
+    return beside
+
+
+def _prune_data(repo: ShadowRepo, sources: set[str], refreshed: set[str], fetched: set[str]) -> None:
+    """Delete the pulled data refs whose source is gone (not in ``sources``), whose source was pulled again
+    (``refreshed``) without data (not in ``fetched``), or that name no commit."""
+    listing = repo.git.out(["for-each-ref", "--format=%(objectname) %(objecttype) %(refname)", DATA_PULL_PREFIX])
+    stale = {}
+    for line in listing.decode("utf-8", "surrogateescape").splitlines():
+        oid, kind, ref = line.split(" ", 2)
+        source = source_ref_of_data(ref)
+        if source not in sources or (source in refreshed and ref not in fetched) or kind != "commit":
+            stale[ref] = oid
+    _delete_refs(repo, stale)
+
+
 def _delete_refs(repo: ShadowRepo, refs: dict[str, str]) -> None:
-    """Delete ``{ref: expected object id}`` in one transaction; only refs under the pulled namespace."""
+    """Delete ``{ref: expected object id}`` in one transaction; only refs under the pulled namespaces."""
     lines = []
     for ref, oid in sorted(refs.items()):
-        assert ref.startswith(PULL_PREFIX), ref
+        assert ref.startswith((PULL_PREFIX, DATA_PULL_PREFIX)), ref
         lines.append(f"delete {ref} {oid}\n")
     if lines:
         repo.git.run(["update-ref", "--stdin"], input="".join(lines).encode("utf-8", "surrogateescape"))
@@ -150,24 +196,31 @@ def pull(root: Path, *, remote: str | None = None, interactive: bool = False,
         The report (new, updated, unchanged, pruned, rejected sources).
 
     Raises:
-        ProjectError: nothing is recorded yet (no shadow repository to fetch into).
+        ProjectError: the project may not be recorded (the home directory, inside another recorded project...;
+            see :func:`code_trajectory.project.check_recordable`). A project recorded nowhere yet gets its shadow
+            repository here, created as recording creates it, so a teammate's history can be read first.
         InvalidArgumentError: not a git project, or no such remote.
         GitError: the remote cannot be reached, or the fetch failed (e.g. an object failed verification);
             our own shadow branches are never changed.
     """
     root = Path(root)
     settings = settings or ShareSettings.load(root)
-    with ShadowRepo(root) as repo:
-        require_shadow_repo(repo)
-        target = resolve_remote(root, remote, settings, push=False)
+    target = resolve_remote(root, remote, settings, push=False)  # before anything is created: a git project
+    created = not has_shadow_repo(root)
+    repo, notices = open_shadow_repository(root, create=True)  # as recording opens it: a pull may come first
+    for notice in notices:
+        log.warning("%s", notice)
+    with repo:
         try:
             own = author_id(root, settings)
         except TrajectoryError:  # without an author id nothing of ours can be on the remote
             own = None
-        report = PullReport(target)
+        report = PullReport(target, created=created)
         with share_state.share_lock(repo.state_dir):
-            advertised = ls_remote(repo.git, target, interactive=interactive, patterns=(PUSH_PREFIX + "*",))
+            advertised = ls_remote(repo.git, target, interactive=interactive,
+                                   patterns=(PUSH_PREFIX + "*", DATA_PUSH_PREFIX + "*"))
             chosen = select_sources(advertised, own, report)
+            beside = select_data(advertised, chosen)
             data = share_state.load_state(repo.state_dir)
             others = {ref for name, entry in data["pulled"].items() if name != target.name and isinstance(entry, dict)
                       for ref in (entry.get("refs") or {})}
@@ -175,11 +228,13 @@ def pull(root: Path, *, remote: str | None = None, interactive: bool = False,
             stale = {ref: oid for ref, (oid, _kind) in before.items() if ref not in chosen and ref not in others}
             _delete_refs(repo, stale)  # first, so a source renamed from a/x to a/x/y does not clash
             report.pruned = sorted(stale)
-            failed = _fetch(repo, target, chosen, interactive) if chosen else {}
+            wanted = {**chosen, **beside}
+            failed = _fetch(repo, target, wanted, interactive) if chosen else {}
             for ref, reason in failed.items():
-                report.rejected.append((display(chosen[ref]), reason))
-                log.warning("pull: skipped %s from %s: %s", chosen[ref], target.name, reason)
+                report.rejected.append((display(wanted[ref]), reason))
+                log.warning("pull: skipped %s from %s: %s", wanted[ref], target.name, reason)
             after = pulled_refs(repo)
+            _prune_data(repo, set(after), set(chosen), {ref for ref in beside if ref not in failed})
             bad = {ref: oid for ref, (oid, kind) in after.items() if ref in chosen and kind != "commit"}
             _delete_refs(repo, bad)
             for ref in sorted(chosen):

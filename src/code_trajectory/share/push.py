@@ -1,8 +1,9 @@
 """``code-trajectory push``: the shadow history of this project, pushed to the project's git remote.
 
 Each shadow branch ``refs/heads/shadow/<branch>`` goes to ``refs/trajectory/<author-id>/<branch>`` on
-the remote, and nothing else: the refspecs are built here, one per branch, with an explicit
-destination, so no push can write under ``refs/heads``, ``refs/tags`` or any other author's
+the remote, its data (named points, intent, test runs: :mod:`code_trajectory.share.data`) to
+``refs/trajectory-data/<author-id>/<branch>``, and nothing else: the refspecs are built here, one per
+ref, with an explicit destination, so no push can write under ``refs/heads``, ``refs/tags`` or any other author's
 namespace. Only recorded commits go (secrets were never recorded: see the recorder's deny list),
 and with ``--consolidated`` only up to the last ``[CONSOLIDATE]`` commit of each branch, so the
 snapshots since (every keystroke) stay local.
@@ -30,8 +31,9 @@ from code_trajectory.git.log import read_log
 from code_trajectory.git.project import DETACHED_BRANCH, NO_GIT_BRANCH
 from code_trajectory.git.shadow import ShadowRepo, branch_of_ref
 from code_trajectory.recording.hooks import Consolidated
+from code_trajectory.share import data as share_data
 from code_trajectory.share import state as share_state
-from code_trajectory.share.names import UnsafeRefError, check_branch_name, check_ref_format, push_ref
+from code_trajectory.share.names import PUSH_PREFIX, UnsafeRefError, check_branch_name, check_ref_format, push_ref
 from code_trajectory.share.settings import ShareSettings
 from code_trajectory.share.transport import PUSH_CONFIG, RemoteTarget, author_id, ls_remote, resolve_remote, run_network
 
@@ -86,6 +88,9 @@ class PushReport:
     objects: int = 0
     bytes: int = 0
     last_push: str | None = None
+    #: The data refs beside the branches (``refs/trajectory-data/...``: named points, intent, test runs; see
+    #: :mod:`code_trajectory.share.data`); ``branch`` is the branch they describe, ``reason`` what they hold.
+    data: list[RefPush] = field(default_factory=list)
 
     @property
     def sent(self) -> list[RefPush]:
@@ -93,9 +98,15 @@ class PushReport:
         return [r for r in self.refs if r.sends]
 
     @property
+    def data_sent(self) -> list[RefPush]:
+        """Data refs written (or, in a dry run, that would be written)."""
+        return [d for d in self.data if d.sends]
+
+    @property
     def noop(self) -> bool:
-        """True when nothing needs to go: every shared branch is already on the remote."""
-        return not self.sent and not any(r.status in ("refused", "rejected") for r in self.refs)
+        """True when nothing needs to go: every shared branch and its data is already on the remote."""
+        return not self.sent and not self.data_sent and not any(
+            r.status in ("refused", "rejected") for r in self.refs + self.data)
 
     def text(self) -> str:
         """The report as markdown."""
@@ -116,12 +127,15 @@ class PushReport:
             if r.reason:
                 detail += f": {r.reason}"
             lines.append(f"- `{r.branch}` → {r.remote_ref}: {detail}")
+        for d in self.data:
+            lines.append(f"- data of `{d.branch}` ({d.reason}) → {d.remote_ref}: {d.status}")
         lines += [f"- Not shared: {note}" for note in self.skipped]
-        if self.sent:
+        if self.sent or self.data_sent:
             verb = "Would send" if self.dry_run else "Sent"
             lines.append(f"{verb} about {self.objects} object(s) ({format_size(self.bytes)} on disk). Only "
-                         f"refs/trajectory/{self.author_id}/* {'would be' if self.dry_run else 'were'} written on "
-                         "the remote; never refs/heads or refs/tags.")
+                         f"refs/trajectory/{self.author_id}/* and refs/trajectory-data/{self.author_id}/* "
+                         f"{'would be' if self.dry_run else 'were'} written on the remote; never refs/heads or "
+                         "refs/tags.")
         return "\n".join(lines)
 
 
@@ -254,25 +268,50 @@ def push(root: Path, *, remote: str | None = None, dry_run: bool = False, consol
             advertised = ls_remote(repo.git, target, interactive=interactive)
             haves = local_commits(repo, list(advertised.values()))
             classify(repo, refs, advertised, haves)
-            wants = [r.new for r in report.sent]
+            report.data = plan_data(repo, refs, advertised, consolidated)
+            wants = [r.new for r in report.sent + report.data_sent]
             if wants:
                 report.objects = _rev_list(repo, ["--objects", "--count"], wants, haves)
                 report.bytes = _rev_list(repo, ["--objects", "--disk-usage"], wants, haves)
             if dry_run:
                 return report
-            failure = _send(repo, target, report, interactive) if report.sent else None
+            failure = _send(repo, target, report, interactive) if report.sent or report.data_sent else None
             _record(repo, data, target, report)
-            refused = [r for r in refs if r.status in ("refused", "rejected")]
+            refused = [r for r in refs + report.data if r.status in ("refused", "rejected")]
             if failure is not None or refused:
                 raise GitError(_failure_message(report, failure), args_=("push",),
                                stderr=failure or "")
             return report
 
 
+def plan_data(repo: ShadowRepo, refs: list[RefPush], advertised: dict[str, str], consolidated: bool) -> list[RefPush]:
+    """The data refs to push beside ``refs`` (classified): one per branch the remote has or gets, written now
+    (:func:`code_trajectory.share.data.build_data_commit`); the current intent goes with the project's current
+    branch, unless ``consolidated`` (the work since the last consolidation stays local)."""
+    from code_trajectory.git.project import ProjectRepo
+
+    project = ProjectRepo.discover(repo.root)
+    current = project.current_branch() if project.is_git else None
+    planned = []
+    for r in refs:
+        if not (r.sends or r.status == "up to date"):
+            continue
+        author = r.remote_ref[len(PUSH_PREFIX):].partition("/")[0]
+        remote_ref = share_data.data_push_ref(author, r.branch)
+        new, counts = share_data.build_data_commit(repo, r.branch, r.new,
+                                                   intent=not consolidated and r.branch == current)
+        old = advertised.get(remote_ref)
+        status = "up to date" if old == new else "new" if old is None else "rewrite"
+        held = f"{counts['points']} named point(s), {counts['runs']} test run(s)" + (", intent" if counts["intent"]
+                                                                                      else "")
+        planned.append(RefPush(r.branch, r.local_ref, remote_ref, new, old, status, reason=held))
+    return planned
+
+
 def _send(repo: ShadowRepo, target: RemoteTarget, report: PushReport, interactive: bool) -> str | None:
     """Run the one ``git push``; mark rejected refs; return git's error text when it failed, else None."""
     args = ["push", "--porcelain", "--no-verify", "--no-follow-tags", "--no-signed", "--recurse-submodules=no"]
-    sent = report.sent
+    sent = report.sent + report.data_sent
     args += [f"--force-with-lease={r.remote_ref}:{r.old or ''}" for r in sent]
     args += [target.url] + [f"{r.new}:{r.remote_ref}" for r in sent]
     proc = run_network(repo.git, target, PUSH_CONFIG, args, interactive=interactive)

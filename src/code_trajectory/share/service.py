@@ -20,6 +20,8 @@ from pathlib import Path
 from code_trajectory.core.errors import InvalidArgumentError, TrajectoryError
 from code_trajectory.git.log import read_log
 from code_trajectory.git.shadow import SHADOW_REF_PREFIX, ShadowRepo, branch_of_ref
+from code_trajectory.git.snapshots import Resolved, resolve_snapshot
+from code_trajectory.share.data import points_section, read_shared, resolve_shared_point
 from code_trajectory.share.names import PULL_PREFIX, display, pulled_ref, sanitize_author_id, split_pulled_ref
 from code_trajectory.share.settings import ShareSettings
 from code_trajectory.share.state import load_state
@@ -129,10 +131,64 @@ def resolve_source(repo: ShadowRepo, source: str) -> str:
 
 def _summary(repo: ShadowRepo, ref: str) -> tuple[datetime | None, str | None, str]:
     records = read_log(repo, [ref], limit=INTENT_LOOKBACK, first_parent=True, with_changes=False)
+    shared = read_shared(repo, ref).intent
     if not records:
-        return None, None, ""
-    intent = next((r.intent for r in records if r.intent), None)
+        return None, shared.text if shared else None, ""
+    intent = shared.text if shared else next((r.intent for r in records if r.intent), None)
     return records[0].time, intent, records[0].subject
+
+
+def source_intent(repo: ShadowRepo, ref: str) -> str | None:
+    """The intent of the trajectory at ``ref`` (a ref :func:`resolve_source` returned), for its session summary: the
+    current intent its author shared with the last push, else the latest intent recorded on its snapshots; None
+    when it has none."""
+    shared = read_shared(repo, ref).intent
+    try:
+        author = split_pulled_ref(ref)[0]
+    except ValueError:
+        author = "its author"
+    if shared is not None:
+        return f"{shared.describe()}, {author}'s, shared with the last push"
+    records = read_log(repo, [ref], limit=INTENT_LOOKBACK, first_parent=True, with_changes=False)
+    found = next((r for r in records if r.intent), None)
+    if found is None:
+        return None
+    return (f"\"{_one_line(found.intent)}\" (the latest on {author}'s snapshots, "
+            f"{found.time.strftime('%Y-%m-%d %H:%M')})")
+
+
+def points_text(repo: ShadowRepo, source: str) -> str | None:
+    """``## Named points`` of the pulled trajectory ``source`` (see :func:`read_shared`), or None when it has none.
+
+    Raises:
+        InvalidArgumentError: no such source (the message lists them).
+    """
+    return points_section(read_shared(repo, resolve_source(repo, source)))
+
+
+def resolve_in_source(repo: ShadowRepo, source: str, text: str) -> Resolved:
+    """The snapshot ``text`` names in the trajectory ``source``: one of its named points (exact message, newest
+    first), else as :func:`code_trajectory.git.snapshots.resolve_snapshot` resolves it against its newest snapshot
+    (``~N``, a commit id, a checkpoint note on its snapshots, a time). A name that would resolve to one of our own
+    named points outside that trajectory is refused, never answered with our data.
+
+    Raises:
+        InvalidArgumentError: no such source, or the reference names none of its snapshots.
+    """
+    ref = resolve_source(repo, source)
+    tip = repo.resolve(ref)
+    if isinstance(text, str):
+        named = resolve_shared_point(repo, ref, text)
+        if named is not None:
+            return Resolved(named, f"named point \"{text.strip()}\" of `{source}`")
+    found = resolve_snapshot(repo, text, tip)
+    if found.how.startswith("checkpoint") and tip is not None and repo.git.run(
+            ["merge-base", "--is-ancestor", found.commit, tip], check=False).returncode != 0:
+        names = [p.message for p in read_shared(repo, ref).points[:10]]
+        listed = "; ".join(f'"{n}"' for n in names) or "none shared"
+        raise InvalidArgumentError(f"{text!r} names none of the snapshots of `{source}` (it is one of your own named "
+                                   f"points); its named points: {listed}")
+    return found
 
 
 def list_sources(repo: ShadowRepo) -> list[Source]:

@@ -43,7 +43,10 @@ def test(args: argparse.Namespace) -> int:
 
 
 def _branch_option(parser: argparse.ArgumentParser) -> None:
+    from code_trajectory.history.commands import add_source_option
+
     parser.add_argument("--branch", metavar="BRANCH", help="a recorded branch (default: the current one)")
+    add_source_option(parser)
 
 
 def test_history_arguments(parser: argparse.ArgumentParser) -> None:
@@ -56,7 +59,7 @@ def test_history(args: argparse.Namespace) -> int:
     """Recorded test runs (``get_test_history``)."""
     from code_trajectory.testruns import report
 
-    return print_with_session(args.project, lambda s: report.test_history(s, args.limit, args.branch), create=False)
+    return print_with_session(args.project, lambda s: report.test_history(s, args.limit, args.branch, args.source), create=False)
 
 
 def since_green_arguments(parser: argparse.ArgumentParser) -> None:
@@ -72,4 +75,5 @@ def since_green(args: argparse.Namespace) -> int:
     from code_trajectory.testruns import report
 
     return print_with_session(args.project, lambda s: report.diff_since_green(s, args.filepath, args.branch,
-                                                                              args.scope), create=False)
+                                                                              args.scope, args.source),
+                         create=False)

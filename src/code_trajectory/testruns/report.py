@@ -47,34 +47,40 @@ def _query(scope: str | None) -> Scope:
                                    "the project root, e.g. 'tests/test_api.py' or 'tests -k login'") from None
 
 
-def branch_and_tip(session: ProjectSession, branch: str | None) -> tuple[str, str | None]:
+def branch_and_tip(session: ProjectSession, branch: str | None,
+                   source: str | None = None) -> tuple[str, str | None]:
     """The branch asked for (default: the project's current one) and the snapshot its runs are read from: its
     shadow ref's tip, or for a branch with no snapshot yet the snapshot it starts from (the newest of any branch).
+    With ``source``, the shared trajectory of that name and its newest snapshot (its runs are those its author
+    pushed beside it).
 
     Raises:
-        InvalidArgumentError: ``branch`` is not a string naming a recorded branch (the message lists them).
+        InvalidArgumentError: ``branch`` is not a string naming a recorded branch, or ``source`` names no
+            trajectory (the message lists them), or both are given.
     """
-    from code_trajectory.history.service import resolve_branch
+    from code_trajectory.history.service import read_point, resolve_branch
 
+    if source is not None:
+        return read_point(session, branch, source)
     name = resolve_branch(session, branch)
     return name, session.recorder.latest_commit(name)
 
 
-def where(run, branch: str) -> str:
+def where(run, branch: str, source: str | None = None) -> str:
     """`` on `abc123` `` plus where that snapshot sits for ``branch``: an ancestor's, or squashed."""
     text = f"`{(run.commit or '?')[:12]}`"
     if run.squashed_into:
         text += f" (squashed into `{run.squashed_into[:12]}`)"
-    elif run.branch and run.branch != branch:
+    elif run.branch and run.branch != (branch.partition("/")[2] if source else branch):  # a source: author/branch
         text += f" (on `{run.branch}`, an ancestor of `{branch}`)"
     return text
 
 
-def tests_section(session: ProjectSession, branch: str | None = None) -> str | None:
+def tests_section(session: ProjectSession, branch: str | None = None, source: str | None = None) -> str | None:
     """``## Tests`` lines for the summary: the last run (with its scope) and when the full suite was last green, on
-    ``branch`` and its ancestors (see :mod:`code_trajectory.testruns.green`)."""
+    ``branch`` (or the shared trajectory ``source``) and its ancestors (see :mod:`code_trajectory.testruns.green`)."""
     repo = session.recorder.repo
-    branch, tip = branch_and_tip(session, branch)
+    branch, tip = branch_and_tip(session, branch, source)
     if tip is None:
         return None
     last = store.last_run(repo, tip=tip)
@@ -83,28 +89,29 @@ def tests_section(session: ProjectSession, branch: str | None = None) -> str | N
     full = Scope.full()
     green = greens.last_green(repo, tip, full)
     kind = {"full": "full suite", "partial": "partial"}.get(last.scope.kind, "unknown scope")
-    lines = ["## Tests", f"- Last run ({kind}): {_when(last)} on {where(last, branch)} — {last.summary_line()} "
+    lines = ["## Tests", f"- Last run ({kind}): {_when(last)} on {where(last, branch, source)} — {last.summary_line()} "
              f"(`{last.command}`)"]
     if green is None:
         line = f"- The full suite was never green on `{branch}` in the recorded runs"
         other = greens.newest_other_pass(repo, tip, full)
         if other is not None:
-            line += (f"; the newest passing run is {other.scope.label()} on {where(other, branch)}, which does not "
+            line += (f"; the newest passing run is {other.scope.label()} on {where(other, branch, source)}, which does not "
                      "prove the full suite")
         lines.append(line + ".")
     elif green == last:
         lines.append("- The last run was green (full suite).")
     else:
-        lines.append(f"- Last green (full suite): {_when(green)} on {where(green, branch)}; call `diff_since_green` "
+        lines.append(f"- Last green (full suite): {_when(green)} on {where(green, branch, source)}; call `diff_since_green` "
                      "to see what changed since.")
     return "\n".join(lines)
 
-
-def test_history(session: ProjectSession, limit: int = 10, branch: str | None = None) -> str:
-    """Markdown list of recorded test runs on ``branch`` (default: the current one) and its ancestors, newest first,
-    each with its scope (partial runs marked); an :class:`Answer` whose data lists the runs shown."""
+def test_history(session: ProjectSession, limit: int = 10, branch: str | None = None,
+                 source: str | None = None) -> str:
+    """Markdown list of recorded test runs on ``branch`` (default: the current one; or the shared trajectory
+    ``source``) and its ancestors, newest first, each with its scope (partial runs marked); an :class:`Answer`
+    whose data lists the runs shown."""
     check_range("limit", limit, 1, MAX_LIMIT)
-    branch, tip = branch_and_tip(session, branch)
+    branch, tip = branch_and_tip(session, branch, source)
     runs = store.history(session.recorder.repo, limit, tip=tip) if tip else []
     if not runs:
         return (f"# Test runs (shadow branch `{branch}`)\n\nNo test runs recorded yet. Run tests through "
@@ -114,7 +121,7 @@ def test_history(session: ProjectSession, limit: int = 10, branch: str | None = 
     for run in runs:
         duration = f", {run.duration_seconds:.1f} s" if run.duration_seconds is not None else ""
         partial = " (partial)" if run.scope.kind == "partial" else ""
-        lines = [f"### {_when(run)} — {run.outcome}{partial} on {where(run, branch)}",
+        lines = [f"### {_when(run)} — {run.outcome}{partial} on {where(run, branch, source)}",
                  f"- Command: `{run.command}` ({run.runner}{duration})", f"- Scope: {run.scope.label()}",
                  f"- {run.summary_line()}"]
         if run.message:
@@ -126,7 +133,7 @@ def test_history(session: ProjectSession, limit: int = 10, branch: str | None = 
             lines.append(f"  - ... and {extra} more")
         parts.append("\n".join(lines))
     text = narrative.fit("\n\n".join(parts), session.settings.token_budget)
-    shown = [run for run in runs if f"on {where(run, branch)}" in text]  # the runs the text kept
+    shown = [run for run in runs if f"on {where(run, branch, source)}" in text]  # the runs the text kept
     return Answer(text, {"branch": branch, "runs": [run_data(run, failures=True) for run in shown]})
 
 def _check_known(session: ProjectSession, rel: str, tip: str | None) -> None:
@@ -151,7 +158,7 @@ def _check_known(session: ProjectSession, rel: str, tip: str | None) -> None:
 
 
 def diff_since_green(session: ProjectSession, filepath: str | None = None, branch: str | None = None,
-                     scope: str | None = None) -> str:
+                     scope: str | None = None, source: str | None = None) -> str:
     """What changed since the last snapshot green for ``scope`` (default: the full suite; see
     :mod:`code_trajectory.testruns.green`) on ``branch`` or its ancestors, for one file or the project.
 
@@ -161,6 +168,7 @@ def diff_since_green(session: ProjectSession, filepath: str | None = None, branc
         branch: a recorded branch; None for the current one.
         scope: ``full`` (default) or pytest selection arguments relative to the project root (``tests/test_a.py``,
             ``tests -k login``).
+        source: a shared trajectory (``author/branch``) to answer from instead of our own history.
 
     Returns:
         An :class:`Answer`: markdown naming the scope answered for; data with ``scope``, ``green_run`` (None when
@@ -173,7 +181,7 @@ def diff_since_green(session: ProjectSession, filepath: str | None = None, branc
     repo = session.recorder.repo
     query = _query(scope)
     rel = confine(session.root, filepath) if filepath is not None else None  # a bad path is an error first
-    branch, tip = branch_and_tip(session, branch)
+    branch, tip = branch_and_tip(session, branch, source)
     if rel is not None:
         _check_known(session, rel, tip)
     green = greens.last_green(repo, tip, query) if tip else None
@@ -184,16 +192,16 @@ def diff_since_green(session: ProjectSession, filepath: str | None = None, branc
         other = greens.newest_other_pass(repo, tip, query) if tip else None
         askable = other is not None and all(f.startswith("-") for f in other.scope.filters)  # not "2 deselected"
         if other is not None and other.scope.kind == "partial":
-            text += f" The newest passing run is {other.scope.label()} on {where(other, branch)}"
+            text += f" The newest passing run is {other.scope.label()} on {where(other, branch, source)}"
             text += (f": call with scope={greens.query_text(other.scope)!r} to compare with it." if askable else
                      "; its selection (tests a plugin deselected) cannot be asked for.")
         elif other is not None:
-            text += (f" The newest passing run, on {where(other, branch)}, has an {other.scope.label()}, which "
+            text += (f" The newest passing run, on {where(other, branch, source)}, has an {other.scope.label()}, which "
                      "proves no scope.")
         text += (" Record runs with `code-trajectory test -- <command>`, `pytest --trajectory` or "
                  "`record_test_result`.")
         return Answer(text, data)
-    head = (f"Last green run for {phrase}: {_when(green)} on {where(green, branch)} — {green.summary_line()} "
+    head = (f"Last green run for {phrase}: {_when(green)} on {where(green, branch, source)} — {green.summary_line()} "
             f"(`{green.command}`).")
     if tip is None or tip == green.commit:
         return Answer(head + f"\n\nNothing was recorded since: the latest snapshot is green for {phrase}.", data)

@@ -127,19 +127,24 @@ def carry_runs(event: Consolidated) -> None:
     copy_runs(event.repo, event.squashed[0], event.commit)
 
 
-def runs_for(repo: ShadowRepo, commits: Iterable[str]) -> dict[str, list[TestRun]]:
+def runs_for(repo: ShadowRepo, commits: Iterable[str], *, pulled: bool = True) -> dict[str, list[TestRun]]:
     """The runs recorded on each of ``commits`` (full ids), oldest first; commits without runs are left out.
 
     One ``git notes list`` for all commits, then the notes through the shadow repository's
-    ``cat-file --batch`` process.
+    ``cat-file --batch`` process; with ``pulled``, a commit of a pulled trajectory gets the runs its author
+    shared (:mod:`code_trajectory.testruns.shared`).
     """
     wanted = list(dict.fromkeys(commits))
     if not wanted:
         return {}
     listing = _notes_listing(repo)
-    if not listing:
-        return {}
     result: dict[str, list[TestRun]] = {}
+    if pulled:
+        from code_trajectory.testruns.shared import pulled_runs
+
+        result.update(pulled_runs(repo, wanted))
+    if not listing:
+        return result
     for commit in wanted:
         blob = listing.get(commit)
         if blob is None and 4 <= len(commit) < 40:
@@ -172,8 +177,12 @@ def marks_for(repo: ShadowRepo, commits: Iterable[str]) -> dict[str, str]:
 
 
 def all_runs(repo: ShadowRepo) -> list[TestRun]:
-    """Every recorded run, newest first (by ``started_at``; runs without a time last)."""
-    runs: list[TestRun] = []
+    """Every recorded run, newest first (by ``started_at``; runs without a time last): ours (notes), and those
+    pulled trajectories shared (on their own commits; a branch's lineage selects them only for that trajectory's
+    tip)."""
+    from code_trajectory.testruns.shared import pulled_runs
+
+    runs: list[TestRun] = [run for found in pulled_runs(repo).values() for run in found]
     for commit, blob in _notes_listing(repo).items():
         for run in _read_note(repo, blob):
             run.commit = run.commit or commit

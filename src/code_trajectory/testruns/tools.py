@@ -47,11 +47,12 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
         ctx: Context,
         limit: Annotated[int, Field(description=f"Number of runs, 1 to {MAX_LIMIT}")] = 10,
         branch: Annotated[str | None, Field(description="A recorded branch; default: the current one")] = None,
+        source: Annotated[str | None, Field(description="Shared trajectory, e.g. 'bob@x.org/main'")] = None,
     ) -> str:
         """Recorded test runs on the current branch, newest first: when, on which snapshot, scope (full suite or
         partial), counts and failing tests. Use to see when tests were last green."""
         session = await app.session_for(ctx)
-        return await in_thread(lambda: report.test_history(session, limit, branch))
+        return await in_thread(lambda: report.test_history(session, limit, branch, source))
 
     @tool(mcp, READ_ONLY)
     async def diff_since_green(
@@ -61,9 +62,10 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
         branch: Annotated[str | None, Field(description="A recorded branch; default: the current one")] = None,
         scope: Annotated[str | None, Field(description="'full' (default) or pytest selection arguments relative "
                                                        "to the project root, e.g. 'tests/test_api.py -k login'")] = None,
+        source: Annotated[str | None, Field(description="Shared trajectory, e.g. 'bob@x.org/main'")] = None,
     ) -> str:
         """What changed since the last snapshot green for a scope (default: the full suite; a snapshot where any
         overlapping run failed is not green): use when tests fail to find what broke without re-running
         anything. The answer names the scope it is for."""
         session = await app.session_for(ctx)
-        return await in_thread(lambda: report.diff_since_green(session, filepath, branch, scope))
+        return await in_thread(lambda: report.diff_since_green(session, filepath, branch, scope, source))
