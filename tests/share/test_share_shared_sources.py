@@ -37,7 +37,7 @@ def alice_records_and_pushes(team: Team) -> None:
     cli(a, "checkpoint", "-m", "before the change")
     write(a, "src/app.py", "def main():\n    return 2\n")
     cli(a, "checkpoint", "-m", "main returns 2")
-    cli(a, "test", "--", sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_app.py")
+    cli(a, "test", "--", sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider")
     pushed = cli(a, "push").stdout
     assert f"data of `main` (2 named point(s), 1 test run(s), intent) → refs/trajectory-data/{SOURCE}" in pushed
     lock = a / ".trajectory" / "state" / "share.lock"
@@ -67,12 +67,12 @@ def test_bob_pulls_before_recording_and_reads_alice_through_the_cli(tmp_path: Pa
     session = cli(b, "session", "--source", SOURCE).stdout
     assert 'current intent: "Make main return 2" (set ' in session and f"{ALICE}'s, shared with the last push" in session
     assert "(none set" not in session
-    assert "## Tests" in session and "The last run was green." in session
+    assert "## Tests" in session and "The last run was green (full suite)." in session
     assert '"before the change" on `' in session and '"main returns 2" on `' in session
     history = cli(b, "test-history", "--source", SOURCE).stdout
     assert "— passed on `" in history and "tests: 1 passed" in history and "pytest" in history
     green = cli(b, "since-green", "--source", SOURCE).stdout
-    assert green.startswith("Last green run: ") and "the latest snapshot is the green one" in green
+    assert green.startswith("Last green run for the full suite: ") and "the latest snapshot is green for the full suite" in green
     symbol = cli(b, "symbol", "src/app.py", "main", "--source", SOURCE).stdout
     assert "+    return 2" in symbol and SOURCE in symbol
     compared = cli(b, "compare", "before the change", "main returns 2", "--source", SOURCE).stdout

@@ -81,13 +81,12 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
         symbol: Annotated[str, Field(description="Function, class or method, e.g. 'Serializer.loads'")],
         ctx: Context,
         depth: Annotated[int, Field(description=f"Changes, 1 to {MAX_DEPTH}")] = 10,
-        show_baseline: Annotated[bool, Field(description="Show its body as first recorded, not one line")] = False,
+        show_baseline: Annotated[bool, Field(description="Its first recorded body, not one line")] = False,
         branch: Annotated[str | None, Field(description="Recorded branch; default current")] = None,
         source: Annotated[str | None, Field(description="Shared trajectory, e.g. 'bob@x.org/main'")] = None,
     ) -> str:
-        """The versions in which one function, class or method changed (code, docstring, comments), each with only
-        its own diff; follows renames and moves to another file. Its first recorded state is one line unless
-        show_baseline."""
+        """Versions in which one function, class or method changed (code, docstring, comments), each with its
+        own diff; follows renames and moves."""
         session = await app.session_for(ctx)
         return await read(session, lambda: service.symbol_trajectory(session, filepath, symbol, depth, branch, source,
                                                              show_baseline=show_baseline))
