@@ -17,7 +17,7 @@ from code_trajectory.git.shadow import branch_of_ref, shadow_ref
 from code_trajectory.git.snapshots import resolve_snapshot
 from code_trajectory.git.trees import list_files
 from code_trajectory.history import compare as compare_mod
-from code_trajectory.history import hooks, narrative, render_file, search, summary, symbol_history, versions
+from code_trajectory.history import hooks, narrative, recent, render_file, search, summary, symbol_history, versions
 from code_trajectory.project import check_range, confine, path_exists
 from code_trajectory.recording.session import ProjectSession
 from code_trajectory.symbols import language_for
@@ -141,9 +141,8 @@ def global_trajectory(session: ProjectSession, limit: int = 20, since_consolidat
         branch = resolve_branch(session, branch)
         ref = shadow_ref(branch)
     if ref is None or repo.resolve(ref) is None:
-        return narrative.global_trajectory([], branch, session.settings.token_budget,
-                                           since_consolidate=since_consolidate, reached_consolidation=False,
-                                           more_available=False)
+        return recent.render([], branch, session.settings.token_budget, since_consolidate=since_consolidate,
+                             reached_consolidation=False, more_available=False)
     read = MAX_LIMIT if since_consolidate else limit + 1
     records = log.read_log(repo, [ref], limit=read, first_parent=True)
     reached = False
@@ -156,10 +155,10 @@ def global_trajectory(session: ProjectSession, limit: int = 20, since_consolidat
         more = len(records) > limit
         records = records[:limit]
     log.add_line_counts(repo, records)
-    text = narrative.global_trajectory(records, branch, session.settings.token_budget,
-                                       since_consolidate=since_consolidate, reached_consolidation=reached,
-                                       more_available=more, marks=hooks.commit_marks(repo, [r.oid for r in records]),
-                                       symbols=versions.symbols_of(repo, records))
+    text = recent.render(records, branch, session.settings.token_budget, since_consolidate=since_consolidate,
+                         reached_consolidation=reached, more_available=more,
+                         marks=hooks.commit_marks(repo, [r.oid for r in records]),
+                         symbols=versions.symbols_of(repo, records))
     return Answer(text, {"branch": branch, "commits": [commit_data(r) for r in records], "more_available": more})
 
 
