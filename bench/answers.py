@@ -351,10 +351,11 @@ def run_repo(repo: Path, n: int, modes: list[str], work: Path, env: dict[str, st
 
 def log_symbols(root: Path, recent: list[Commit], symbols: dict[str, dict[str, list[str]]],
                 env: dict[str, str]) -> tuple[int, int]:
-    """How many of the changed symbols of the last 10 commits ``log --limit 10`` names (git's log names none)."""
+    """How many of the changed symbols of the last 10 commits ``log --limit 10`` names (git's log names none);
+    ``delay@3`` (the parser's third ``delay``) is named by ``delay``."""
     answer = ask_product(root, ["log", "--limit", "10"], env)
     names = [name for c in recent for names in symbols[c.sha].values() for name in names]
-    return sum(1 for name in names if name.split(".")[-1] in answer), len(names)
+    return sum(1 for name in names if re.sub(r"@\d+", "", name).split(".")[-1] in answer), len(names)
 
 
 # -- report ----------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from code_trajectory.history.narrative import estimate_tokens
+from code_trajectory.history.recent import fold_symbols
 from support import git, git_repo, subprocess_env, write
 
 BASE = '''"""Client for the billing API."""
@@ -112,3 +113,10 @@ def test_search_holds_what_git_pickaxe_shows_in_fewer_tokens(project: Path, tmp_
         assert line[0] + line[1:].strip() in answer, line
     assert "`src/billing.py`" in answer
     assert estimate_tokens(answer) * 2 <= estimate_tokens(pickaxe), (answer, pickaxe)  # 5x+ on real histories
+
+
+def test_repeated_names_of_one_change_are_said_once() -> None:
+    line = ("modified fetch@4, fetch@5, Ky.create; added Pager (__init__, wait), delay, delay@2; "
+            "top-level code changed; renamed a -> b")
+    assert fold_symbols(line) == ("modified fetch ×2, Ky.create; added Pager (__init__, wait), delay ×2; "
+                                  "top-level code changed; renamed a -> b")

@@ -9,6 +9,8 @@ by ``bench/answers.py`` against ``git log --stat`` (which names no symbol): see 
 
 from __future__ import annotations
 
+import re
+
 from code_trajectory.git import messages
 from code_trajectory.git.log import CommitRecord, describe_files
 from code_trajectory.history.narrative import CHARS_PER_TOKEN, fit, fmt_time, message_head
@@ -108,5 +110,44 @@ def _entry(record: CommitRecord, previous: CommitRecord | None, marks: dict[str,
     lines = [f"## {when if with_date else when[11:]} · {record.oid[:12]} · {reason(record, previous)}"]
     if marks and record.oid in marks:
         lines.append(f"- {marks[record.oid]}")
-    lines += describe_files(record.changes, symbols=(symbols or {}).get(record.oid), bare=True)
+    named = {path: fold_symbols(line) for path, line in ((symbols or {}).get(record.oid) or {}).items()}
+    lines += describe_files(record.changes, symbols=named, bare=True)
     return "\n".join(lines)
+
+
+_OCCURRENCE = re.compile(r"@\d+\b")
+
+
+def _split_names(text: str) -> list[str]:
+    """``a, b (c, d), e`` -> ``["a", "b (c, d)", "e"]``: commas inside parentheses do not split."""
+    names, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += (char == "(") - (char == ")")
+        if depth == 0 and text.startswith(", ", i):
+            names.append(text[start:i])
+            start = i + 2
+    names.append(text[start:])
+    return names
+
+
+def fold_symbols(line: str) -> str:
+    """A changed-symbols line with each name said once per kind of change: the occurrences of one name that the
+    parser told apart (``delay@3, delay@4, delay@5``, anonymous callbacks in tests) become ``delay ×3``.
+
+    Args:
+        line: ``SymbolChanges.summary()``'s line (``modified a, b@2; added c; imports changed``).
+    """
+    groups = []
+    for group in line.split("; "):
+        label, sep, rest = group.partition(" ")
+        if label == "comments" and rest.startswith("changed in "):
+            label, rest = "comments changed in", rest.removeprefix("changed in ")
+        if not sep or label not in ("modified", "added", "removed", "moved", "reformatted", "comments changed in"):
+            groups.append(group)
+            continue
+        counts: dict[str, int] = {}
+        for name in _split_names(rest):
+            base = _OCCURRENCE.sub("", name)
+            counts[base] = counts.get(base, 0) + 1
+        groups.append(f"{label} " + ", ".join(name + (f" ×{n}" if n > 1 else "") for name, n in counts.items()))
+    return "; ".join(groups)
