@@ -11,6 +11,7 @@ kind      product CLI                                            git command (ov
 ========  =====================================================  =======================================================
 symbol    ``symbol F NAME --depth 10`` (the 10 most-changed)     ``git log --first-parent -n10 -L<first>,<last>:F``
 search    ``search TEXT`` (10 identifiers one commit added)      ``git log --first-parent -p -S TEXT``
+          to a source file
 log       ``log --limit 10``                                     ``git log --first-parent --stat -10``
 file      ``file F --depth 5`` (the 3 most-changed files)        ``git log --first-parent -p -5 -- F``
 compare   ``compare A B`` (snapshots of commits N-10 and N-5)     ``git diff A B``
@@ -219,14 +220,19 @@ def questions(repo: Path, base: str, commits: list[Commit], symbols: dict[str, d
         first, last = found[0], found[1]
         asked.append(Question("symbol", f"{path}:{name}", ["symbol", path, name, "--depth", "10"],
                               ["log", "--first-parent", "-n10", f"-L{first},{last}:{path}", span]))
-    # search: identifiers one commit introduced (absent from its parent's tree), one per commit, newest first
+    # search: identifiers one commit introduced in a source file (absent from its parent's tree), one per commit,
+    # newest first
     for commit in reversed(commits):
         if len([q for q in asked if q.kind == "search"]) == 10:
             break
         diff = git(repo, "diff", "-U0", "--no-renames", commit.parent, commit.sha)
         seen: set[str] = set()
+        code = False  # only identifiers of source files the product parses: what an agent looks for
         for line in diff.split("\n"):
-            if not line.startswith("+") or line.startswith("+++"):
+            if line.startswith("+++ "):
+                code = line.startswith("+++ b/") and language_for(line[6:]) is not None
+                continue
+            if not code or not line.startswith("+"):
                 continue
             for ident in _IDENT.findall(line):
                 if ident in seen:

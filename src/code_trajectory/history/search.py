@@ -120,8 +120,7 @@ def render(query: str, branch: str, hits: list[Hit], budget_tokens: int, *, rege
     if not hits:
         return Answer(f"# Search for {what} (shadow branch `{branch}`)\n\nNo snapshot added or removed it.",
                       {"query": query, "hits": []})
-    out = [f"# Search for {what} (shadow branch `{branch}`): {len(hits)} snapshot(s), newest first (+ added, "
-           "- removed)"]
+    out = [f"# Search for {what} on `{branch}`: {len(hits)} snapshot(s), newest first (+ added, - removed)"]
     for hit in hits:
         record = hit.record
         block = [f"## {fmt_time(record.time)} · {record.oid[:12]} · {reason(record)}"]
