@@ -3,20 +3,21 @@
 For each git repository given (a path to a clone; bare repositories work too), its last ``-n`` first-parent commits
 are replayed into a fresh project, one ``checkpoint`` per commit (the commit's tree written into the work tree):
 once with the commit's subject as the **intent** (``set_intent`` then ``checkpoint``), once as the checkpoint's
-**name** (``checkpoint(subject)``). Questions and their facts come from git alone (the symbol changes from the
-product's own parser, ``code_trajectory.symbols``):
+**name** (``checkpoint(subject)``). git is asked about the same history: a linear copy of those commits (same
+trees, messages, authors, dates; see :func:`linear_copy`). Questions and their facts come from git alone (the
+symbol changes from the product's own parser, ``code_trajectory.symbols``):
 
-========  =====================================================  =======================================================
-kind      product CLI                                            git command (over the replayed range)
-========  =====================================================  =======================================================
-symbol    ``symbol F NAME --depth 10`` (the 10 most-changed)     ``git log --first-parent -n10 -L<first>,<last>:F``
-search    ``search TEXT`` (10 identifiers one commit added)      ``git log --first-parent -p -S TEXT``
-          to a source file
-log       ``log --limit 10``                                     ``git log --first-parent --stat -10``
-file      ``file F --depth 5`` (the 3 most-changed files)        ``git log --first-parent -p -5 -- F``
+========  =====================================================  ==========================================
+kind      product CLI                                            git command (on the linear copy)
+========  =====================================================  ==========================================
+symbol    ``symbol F NAME --depth 10`` (the 10 most-changed)     ``git log -n10 -L<first>,<last>:F BASE..``
+search    ``search TEXT`` (10 identifiers, each added by one     ``git log -p -S TEXT BASE..``
+          commit to a source file)
+log       ``log --limit 10``                                     ``git log --stat -10``
+file      ``file F --depth 5`` (the 3 most-changed files)        ``git log -p -5 BASE.. -- F``
 compare   ``compare A B`` (snapshots of commits N-10 and N-5)     ``git diff A B``
 since     ``compare P`` (P: commit N-5 by its name, or id)       ``git diff P HEAD``
-========  =====================================================  =======================================================
+========  =====================================================  ==========================================
 
 Facts, each counted only where git's own answer holds it: the subject of every commit git's answer lists (why it
 changed: the intent or the checkpoint's name), the changed lines it shows (``+``/``-`` lines with 8+ characters and
@@ -157,6 +158,32 @@ def replay(repo: Path, base: str, commits: list[Commit], root: Path, mode: str) 
     return snapshots
 
 
+def linear_copy(repo: Path, base: str, commits: list[Commit], work: Path) -> tuple[Path, dict[str, str]]:
+    """A bare repository in ``work`` borrowing ``repo``'s objects (``objects/info/alternates``) whose history is
+    ``base`` then each commit, one parent each: the same trees, messages, authors and dates, so git answers about
+    the very history the product recorded (on the first-parent chain of a merge-based project, ``git log -L`` and
+    ``-S`` would otherwise show merges without their diff). Returns the copy and source commit -> copied commit.
+    """
+    copy = work / f"{repo.name}-linear.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(copy)], check=True)
+    objects = git(repo, "rev-parse", "--path-format=absolute", "--git-path", "objects").strip()
+    (copy / "objects" / "info" / "alternates").write_text(objects + "\n")
+    mapping: dict[str, str] = {}
+    previous = None
+    for sha in [base, *(c.sha for c in commits)]:
+        fields = git(repo, "log", "-1", "--date=raw", "--format=%an%x00%ae%x00%ad%x00%cn%x00%ce%x00%cd%x00%B", sha)
+        an, ae, ad, cn, ce, cd, body = fields.split("\0", 6)
+        env = {**{k: v for k, v in os.environ.items() if not k.startswith("GIT_")}, "GIT_AUTHOR_NAME": an,
+               "GIT_AUTHOR_EMAIL": ae, "GIT_AUTHOR_DATE": ad, "GIT_COMMITTER_NAME": cn, "GIT_COMMITTER_EMAIL": ce,
+               "GIT_COMMITTER_DATE": cd}
+        made = subprocess.run(["git", "-C", str(copy), "commit-tree", f"{sha}^{{tree}}",
+                               *(["-p", previous] if previous else [])], input=body.encode(), env=env,
+                              capture_output=True, check=True)
+        previous = mapping[sha] = made.stdout.decode().strip()
+    subprocess.run(["git", "-C", str(copy), "update-ref", "HEAD", str(previous)], check=True)
+    return copy, mapping
+
+
 # -- questions and facts from git ------------------------------------------------------------------
 
 @dataclass
@@ -196,10 +223,12 @@ def language_of(commits: list[Commit]) -> str:
 
 
 def questions(repo: Path, base: str, commits: list[Commit], symbols: dict[str, dict[str, list[str]]],
-              snapshots: dict[str, str], mode: str) -> list[Question]:
+              snapshots: dict[str, str], mode: str, linear: dict[str, str]) -> list[Question]:
+    """The questions, each with the product's CLI arguments and git's (for the linear copy: ``linear`` maps a
+    source commit to its copy there, see :func:`linear_copy`)."""
     from code_trajectory.symbols import language_for, symbol_span
 
-    span = f"{base}..HEAD"
+    span = f"{linear[base]}..HEAD"
     asked: list[Question] = []
     # symbol: the 10 most-changed symbols that exist at HEAD (ties: the most recently changed first)
     counts: Counter[tuple[str, str]] = Counter()
@@ -219,7 +248,7 @@ def questions(repo: Path, base: str, commits: list[Commit], symbols: dict[str, d
             continue
         first, last = found[0], found[1]
         asked.append(Question("symbol", f"{path}:{name}", ["symbol", path, name, "--depth", "10"],
-                              ["log", "--first-parent", "-n10", f"-L{first},{last}:{path}", span]))
+                              ["log", "-n10", f"-L{first},{last}:{path}", span]))
     # search: identifiers one commit introduced in a source file (absent from its parent's tree), one per commit,
     # newest first
     for commit in reversed(commits):
@@ -242,23 +271,23 @@ def questions(repo: Path, base: str, commits: list[Commit], symbols: dict[str, d
                                       capture_output=True)
                 if grep.returncode == 1:
                     asked.append(Question("search", ident, ["search", ident],
-                                          ["log", "--first-parent", "-p", f"-S{ident}", span]))
+                                          ["log", "-p", f"-S{ident}", span]))
                     break
             else:
                 continue
             break
-    asked.append(Question("log", "last 10", ["log", "--limit", "10"], ["log", "--first-parent", "--stat", "-10"]))
+    asked.append(Question("log", "last 10", ["log", "--limit", "10"], ["log", "--stat", "-10"]))
     files = Counter(path for c in commits for status, path in c.changes if status != "D")
     chosen = [p for p, _ in files.most_common() if language_for(p) is not None][:3]
     for path in chosen:
         asked.append(Question("file", path, ["file", path, "--depth", "5"],
-                              ["log", "--first-parent", "-p", "-5", span, "--", path]))
+                              ["log", "-p", "-5", span, "--", path]))
     if len(commits) >= 11:
         a, b = commits[-11], commits[-6]
         asked.append(Question("compare", f"{a.sha[:8]}..{b.sha[:8]}",
-                              ["compare", snapshots[a.sha][:12], snapshots[b.sha][:12]], ["diff", a.sha, b.sha]))
+                              ["compare", snapshots[a.sha][:12], snapshots[b.sha][:12]], ["diff", linear[a.sha], linear[b.sha]]))
         point = b.subject if mode == "name" else snapshots[b.sha][:12]
-        asked.append(Question("since", f"since {b.sha[:8]}", ["compare", point], ["diff", b.sha, "HEAD"]))
+        asked.append(Question("since", f"since {b.sha[:8]}", ["compare", point], ["diff", linear[b.sha], "HEAD"]))
     return asked
 
 
@@ -327,7 +356,8 @@ class Tally:
 
 def run_repo(repo: Path, n: int, modes: list[str], work: Path, env: dict[str, str], verbose: bool) -> dict:
     base, commits = commits_of(repo, n)
-    subjects = {c.sha: c.subject for c in commits}
+    copy, linear = linear_copy(repo, base, commits, work)
+    subjects = {linear[c.sha]: c.subject for c in commits}
     symbols = changed_symbols(repo, commits)
     result: dict = {"repo": repo.name, "head": commits[-1].sha[:12], "language": language_of(commits),
                     "commits": len(commits), "runs": {}}
@@ -335,8 +365,13 @@ def run_repo(repo: Path, n: int, modes: list[str], work: Path, env: dict[str, st
         root = work / f"{repo.name}-{mode}"
         snapshots = replay(repo, base, commits, root, mode)
         tallies = {kind: Tally() for kind in KINDS}
-        for question in questions(repo, base, commits, symbols, snapshots, mode):
-            git_answer = git(repo, *question.git)
+        for question in questions(repo, base, commits, symbols, snapshots, mode, linear):
+            try:
+                git_answer = git(copy, *question.git)
+            except subprocess.CalledProcessError as exc:  # a question git cannot answer is not asked
+                print(f"  [{mode}] {question.kind} {question.label}: git failed, skipped: {exc.stderr[:200]!r}",
+                      file=sys.stderr)
+                continue
             product = ask_product(root, question.product, env)
             facts = facts_of(question, git_answer, subjects)
             hits = [f for f in facts if found(f, norm(product))]
