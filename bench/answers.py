@@ -23,7 +23,7 @@ Facts, each counted only where git's own answer holds it: the subject of every c
 changed: the intent or the checkpoint's name), the changed lines it shows (``+``/``-`` lines with 8+ characters and
 3+ letters or digits), the paths it names (search: the files where the text appeared; log: the ``--stat`` paths;
 compare: the changed files). A fact is found when the answer holds it (whitespace collapsed; lines compared on
-their first 100 characters, subjects on their first 60). Tokens are the product's own estimate
+their first 100 characters, subjects on their first 40). Tokens are the product's own estimate
 (``code_trajectory.history.narrative.estimate_tokens``: 4 characters a token) for both answers. The recent log must
 also name the changed symbols of each snapshot, which git's answer does not hold: that is counted apart
 (``symbols named``).
@@ -48,6 +48,9 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 sys.path.insert(0, str(SRC))
 
 KINDS = ("symbol", "search", "log", "file", "compare", "since")
+#: Characters of a subject that must appear: answers may shorten an intent their previous heading showed whole
+#: (48 characters, ``history.recent.REPEATED_INTENT_CHARS``).
+SUBJECT_CHARS = 40
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{7,}")
 _EXT_LANGUAGE = {".py": "Python", ".ts": "TypeScript", ".tsx": "TypeScript", ".js": "JavaScript",
                  ".mjs": "JavaScript", ".go": "Go", ".rs": "Rust", ".java": "Java", ".rb": "Ruby", ".c": "C",
@@ -325,7 +328,7 @@ def facts_of(question: Question, answer: str, subjects: dict[str, str]) -> list[
 def found(fact: str, answer: str) -> bool:
     kind, _, text = fact.partition(":")
     if kind == "why":
-        return norm(text)[:60] in answer
+        return norm(text)[:SUBJECT_CHARS] in answer
     if kind == "line":
         return text[1:] in answer
     return text in answer
