@@ -41,7 +41,7 @@ def reason(record: CommitRecord, previous: CommitRecord | None = None) -> str:
         if previous is not None and previous.intent == intent and len(intent) > REPEATED_INTENT_CHARS:
             intent = intent[:REPEATED_INTENT_CHARS - 1].rstrip() + "…"
         parts.append(f"Intent: {intent}")
-    if parts and not record.is_git_operation and not record.is_consolidation:
+    if parts and not (record.is_git_operation or record.is_consolidation or record.kind == messages.KIND_RESTORE):
         return " · ".join(parts)
     if record.is_import:
         return "start of recording"
