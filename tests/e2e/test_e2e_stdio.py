@@ -33,7 +33,7 @@ DEBOUNCE = "0.3"
 SNAPSHOT_TIMEOUT = 15.0
 TRAJECTORY_TOOLS = {"configure_project", "set_trajectory_intent", "get_file_trajectory", "get_global_trajectory",
                     "get_session_summary", "consolidate", "checkpoint"}
-HEADING = re.compile(r"^### .* — `([0-9a-f]{12})`$", re.M)
+HEADING = re.compile(r"^## (?:\S+ )?\d\d:\d\d:\d\d · ([0-9a-f]{12}) · .*$", re.M)
 
 
 # -- environment and projects ------------------------------------------------------------------------
@@ -145,7 +145,7 @@ async def test_lists_every_tool_and_configure_is_idempotent(server_env: dict[str
         assert "Already recording" in again and str(spaced_repo) in again
         # the start-up snapshot recorded the committed files
         first = await call(client, "get_global_trajectory")
-        assert "[AUTO-TRJ]" in first and "src/app.py" in first
+        assert "start of recording" in first and "src/app.py" in first
         # the shadow history lives in the project, and the project's own git is untouched
         assert (spaced_repo / ".trajectory").is_dir()
         assert git(spaced_repo, "rev-list", "--count", "HEAD").strip() == "1"
@@ -163,8 +163,7 @@ async def test_intent_is_carried_by_the_next_snapshot(server_env: dict[str, str]
         (spaced_repo / "src" / "util.py").write_text("def helper(x):\n    return x * 3\n")
         (spaced_repo / "src" / "extra.py").write_text("VALUE = 42\n")
         _, section = await wait_for_snapshot(client, seen, contains="src/util.py")
-        assert "[AUTO-TRJ]" in section
-        assert "Refactoring the helpers" in section.splitlines()[1], section  # in the commit message itself
+        assert "Intent: Refactoring the helpers" in section.splitlines()[0], section  # the heading says why
         assert "modified helper" in section  # the file line names the changed symbol (issue 12); the intent is once, in the message
 
         # a new intent replaces the old one for the following snapshots
@@ -262,8 +261,8 @@ async def test_session_summary_checkpoint_and_consolidate(server_env: dict[str, 
 
         after = await call(client, "get_global_trajectory", {"limit": 1000})
         commits = sections(after)
-        assert len(commits) == len(before) - 1 and commits[-1][1].splitlines()[1].startswith("[CONSOLIDATE]"), after
-        assert "before the risky part" in after and commits[0][1].splitlines()[1].startswith("[AUTO-TRJ]")
+        assert len(commits) == len(before) - 1 and "[CONSOLIDATE]" in commits[-1][1].splitlines()[0], after
+        assert "before the risky part" in after and "start of recording" in commits[0][1].splitlines()[0]
         again = await call(client, "consolidate", {"intent": "Nothing more"})
         assert "Nothing to consolidate" in again
 
@@ -311,7 +310,7 @@ async def test_unconfigured_server_asks_for_configure_project(server_env: dict[s
                                                     {"path": str(tmp_path / "missing")})
         started = await call(client, "configure_project", {"path": str(spaced_repo)})
         assert started.startswith(f"Recording {spaced_repo}")
-        assert "[AUTO-TRJ]" in await call(client, "get_global_trajectory")
+        assert "start of recording" in await call(client, "get_global_trajectory")
 
         # switching to another project restarts the recorder there
         other = make_repo(tmp_path / "other", {"main.go": "package main\n"})

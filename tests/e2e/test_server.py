@@ -87,7 +87,7 @@ async def test_every_tool_answers_on_a_configured_project(service: TrajectorySer
         result = await client.call_tool("get_file_trajectory", {"filepath": "src/app.py", "depth": 2})
         assert not result.is_error and "# Trajectory of `src/app.py`" in text(result)
         result = await client.call_tool("get_global_trajectory", {"limit": 5})
-        assert "checkpoint: before the risky bit" in text(result)
+        assert 'checkpoint "before the risky bit"' in text(result)
         result = await client.call_tool("get_session_summary", {})
         assert "current session continues" in text(result)
         result = await client.call_tool("consolidate", {"intent": "Counting works"})
@@ -140,7 +140,7 @@ async def test_watcher_snapshots_show_up_in_answers(service: TrajectoryService, 
             if "src/watched.py" in text(result):
                 break
             await anyio.sleep(0.2)
-        assert "Watcher e2e" in text(result) and "A `src/watched.py` (+1)" in text(result)
+        assert "Watcher e2e" in text(result) and "A src/watched.py (+1)" in text(result)
 
 
 @pytest.mark.slow
@@ -175,7 +175,7 @@ async def test_queries_answer_while_the_start_up_scan_runs(service: TrajectorySe
         session = service.project()
         assert session.wait_started(30)
         result = await client.call_tool("get_global_trajectory", {})
-        assert "A `src/app.py`" in text(result)
+        assert "A src/app.py" in text(result)
 
 
 @pytest.mark.anyio

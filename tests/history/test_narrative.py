@@ -99,12 +99,12 @@ def test_global_trajectory_lists_files_with_counts_and_since_consolidate(session
     edit(session, "src/other.py", "VALUE = 1\n")
     text = history_service.global_trajectory(session, limit=20)
     assert text.index("[CONSOLIDATE]") < text.index("src/other.py")
-    assert "M `src/app.py` (+1 -1)" in text
+    assert "M src/app.py (+1 -1)" in text
     since = history_service.global_trajectory(session, since_consolidate=True)
     assert "[CONSOLIDATE]" not in since and "since the last consolidation" in since
-    assert since.count("### ") == 2
+    assert since.count("\n## ") == 2
     limited = history_service.global_trajectory(session, limit=1)
-    assert limited.count("### ") == 1 and "raise `limit`" in limited
+    assert limited.count("\n## ") == 1 and "raise `limit`" in limited
 
 
 def test_answers_fit_the_token_budget(project: Path) -> None:
@@ -117,11 +117,11 @@ def test_answers_fit_the_token_budget(project: Path) -> None:
         text = history_service.file_trajectory(s, "big.py", depth=5)
         assert narrative.estimate_tokens(text) <= 1000
         assert "diff cut:" in text and "git --git-dir=.trajectory show" in text
-        for i in range(60):
-            edit(s, f"f{i}.py", "x\n" * (i + 1))
-        text = history_service.global_trajectory(s, limit=70)
+        for i in range(30):
+            edit(s, f"src/a/rather/long/package/path/module_{i}.py", "x\n" * (i + 1))
+        text = history_service.global_trajectory(s, limit=40)
         assert narrative.estimate_tokens(text) <= 1000
-        assert "older commit(s) not shown" in text
+        assert "older snapshot(s) not shown" in text
     finally:
         s.close()
 

@@ -61,7 +61,7 @@ def test_search_finds_when_a_line_appeared_and_went(session: ProjectSession) -> 
     assert len(hits) == 2  # added, then removed; the snapshot that left it alone is not listed
     assert hits[0]["lines"] == {"src/flags.py": ["-DEBUG = False"]}
     assert hits[1]["lines"] == {"src/flags.py": ["+DEBUG = False"]}
-    assert "`-DEBUG = False`" in found and found.index("-DEBUG") < found.index("+DEBUG")
+    assert "`src/flags.py`: -DEBUG = False" in found and found.index("-DEBUG") < found.index("+DEBUG")
     regex = service.search_trajectory(session, r"RETRIES = \d", regex=True, path="src")
     assert [h["lines"] for h in regex.data["hits"]] == [{"src/flags.py": ["+RETRIES = 3"]}]
     assert service.search_trajectory(session, "DEBUG", since="1 hour ago").data["hits"]

@@ -257,16 +257,18 @@ def display_path(path: str) -> str:
 
 
 def describe_files(changes: list[FileChange], limit: int = FILES_PER_COMMIT,
-                   symbols: dict[str, str] | None = None) -> list[str]:
+                   symbols: dict[str, str] | None = None, *, bare: bool = False) -> list[str]:
     """Markdown bullet lines for file changes, ``... and N more`` past ``limit``; with ``symbols`` (by path), each
-    line ends with the symbols that changed in that file (``: modified Auth.login; added Auth.retry``)."""
+    line ends with the symbols that changed in that file (``: modified Auth.login; added Auth.retry``); ``bare``:
+    without the bullet and the paths' backquotes (``M src/a.py (+3 -1)``, the recent log's lines)."""
     lines = []
+    quote, bullet = ("", "") if bare else ("`", "  - ")
     for change in changes[:limit]:
-        where = (f"`{display_path(change.old_path)}` → `{display_path(change.path)}`" if change.old_path
-                 else f"`{display_path(change.path)}`")
+        where = (f"{quote}{display_path(change.old_path)}{quote} → {quote}{display_path(change.path)}{quote}"
+                 if change.old_path else f"{quote}{display_path(change.path)}{quote}")
         counts = change.counts()
         named = (symbols or {}).get(change.path)
-        lines.append(f"  - {change.status} {where}{' ' + counts if counts else ''}{': ' + named if named else ''}")
+        lines.append(f"{bullet}{change.status} {where}{' ' + counts if counts else ''}{': ' + named if named else ''}")
     if len(changes) > limit:
-        lines.append(f"  - ... and {len(changes) - limit} more")
+        lines.append(f"{bullet}... and {len(changes) - limit} more")
     return lines

@@ -13,9 +13,7 @@ import posixpath
 import re
 from datetime import datetime
 
-from code_trajectory.git.log import CommitRecord, describe_files, display_path
-from code_trajectory.history.headings import Step, net_zero_line, net_zero_spans
-from code_trajectory.history.headings import label as why_label
+from code_trajectory.git.log import CommitRecord, display_path
 
 #: Characters per token used to estimate the size of an answer.
 CHARS_PER_TOKEN = 4
@@ -169,70 +167,3 @@ def never_recorded(path: str, reason: str | None, exists: bool, candidates: list
 
 
 # -- get_global_trajectory -------------------------------------------------------------------------
-
-def global_trajectory(records: list[CommitRecord], branch: str, budget_tokens: int, *, since_consolidate: bool,
-                      reached_consolidation: bool, more_available: bool, marks: dict[str, str] | None = None,
-                      title: str | None = None, symbols: dict[str, dict[str, str]] | None = None,
-                      trees: dict[str, str] | None = None) -> str:
-    """Render recent project-wide history; ``records`` are newest first, rendered oldest to newest.
-
-    Each entry's heading says why the snapshot exists (:func:`code_trajectory.history.headings.why`); the start
-    of recording is one line (``start of recording: 1204 file(s)``), its files listed only up to
-    :data:`IMPORT_FILES_LISTED`.
-
-    Args:
-        symbols: ``{commit: {path: changed symbols}}`` for the files of each commit (see ``versions.symbols_of``).
-        trees: ``{commit: tree id}`` of the git operations and restores and of their first parents: a run of them
-            that ends on the tree it started from is said in one line (``headings.net_zero_spans``).
-    """
-    if not records:
-        if since_consolidate and reached_consolidation:
-            return (f"# Project trajectory (shadow branch `{branch}`)\n\nNo snapshots since the last consolidation: "
-                    "nothing changed after it. Call with `since_consolidate=false` to see earlier commits.")
-        return (f"# Project trajectory (shadow branch `{branch}`)\n\nNo snapshots yet. Snapshots appear after "
-                "files are saved (debounced) or when `checkpoint` is called.")
-    head = f"# {title or 'Project trajectory'} (shadow branch `{branch}`)\n"
-    scope = ("since the last consolidation" if since_consolidate and reached_consolidation
-             else "since the start of the recorded history" if since_consolidate
-             else f"the last {len(records)} commit(s)")
-    head += f"{len(records)} commit(s), {scope}, oldest to newest."
-    chronological = list(reversed(records))
-    trees = trees or {}
-    spans = net_zero_spans([Step(trees.get(r.parents[0]) if r.parents else None, trees.get(r.oid),
-                                 (r.is_git_operation or r.kind == "restore") and r.oid in trees)
-                            for r in chronological])
-    starts = {a: b for a, b in spans}
-    inside = {k for a, b in spans for k in range(a + 1, b + 1)}
-    entries = []
-    for i, record in enumerate(chronological):
-        if i in inside:
-            continue
-        if i in starts:
-            group = chronological[i:starts[i] + 1]
-            entries.append(f"### {fmt_time(record.time)} — `{record.oid[:12]}` to `{group[-1].oid[:12]}`\n"
-                           f"{net_zero_line(group)}")
-            continue
-        lines = [f"### {fmt_time(record.time)} — `{record.oid[:12]}`", why_label(record)]
-        if marks and record.oid in marks:
-            lines.append(f"- {marks[record.oid]}")
-        if not record.is_import or len(record.changes) <= IMPORT_FILES_LISTED:  # else its heading counts them
-            lines.append(f"- Files changed ({len(record.changes)}):")
-            lines += describe_files(record.changes, symbols=(symbols or {}).get(record.oid))
-        entries.append("\n".join(lines))
-    limit = budget_tokens * CHARS_PER_TOKEN - len(head) - 300
-    kept: list[str] = []
-    size = 0
-    for entry in reversed(entries):  # newest first, so the oldest are dropped
-        if size + len(entry) + 2 > limit:
-            break
-        kept.append(entry)
-        size += len(entry) + 2
-    dropped = len(entries) - len(kept)
-    parts = [head]
-    if dropped:
-        parts.append(f"_{dropped} older commit(s) not shown to fit the token budget; call with a smaller limit "
-                     "or `since_consolidate=true`._")
-    elif more_available and not since_consolidate:
-        parts.append("_Older commits exist; raise `limit` to see them._")
-    parts += list(reversed(kept))
-    return fit("\n\n".join(parts), budget_tokens)

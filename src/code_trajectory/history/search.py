@@ -100,22 +100,39 @@ def search(repo: ShadowRepo, ref: str, query: str, *, regex: bool = False, path:
     return hits
 
 
+def _shown_lines(lines: list[str]) -> list[str]:
+    """The matching lines of one file, each once (``(x3)`` when repeated), indentation stripped."""
+    counts: dict[str, int] = {}
+    for line in lines:
+        text = line[:1] + line[1:].strip()
+        counts[text] = counts.get(text, 0) + 1
+    return [text + (f" (x{n})" if n > 1 else "") for text, n in counts.items()]
+
+
 def render(query: str, branch: str, hits: list[Hit], budget_tokens: int, *, regex: bool) -> Answer:
-    """Markdown of the hits, newest first, within the budget."""
+    """Markdown of the hits, newest first, within the budget.
+
+    Each hit is one heading (time, snapshot id, why: :func:`reason`) and per file the matching ``+``/``-`` lines,
+    indentation stripped and each said once; nothing else (no diff headers, no context lines): ``git log -p -S``
+    shows the same facts in five to ten times the tokens (``bench/answers.py``).
+    """
     what = f"regex `{query}`" if regex else f"`{query}`"
     if not hits:
         return Answer(f"# Search for {what} (shadow branch `{branch}`)\n\nNo snapshot added or removed it.",
                       {"query": query, "hits": []})
-    out = [f"# Search for {what} (shadow branch `{branch}`)",
-           f"{len(hits)} snapshot(s) added (+) or removed (-) it, newest first."]
+    out = [f"# Search for {what} on `{branch}`: {len(hits)} snapshot(s), newest first (+ added, - removed)"]
     for hit in hits:
         record = hit.record
         block = [f"## {fmt_time(record.time)} · `{record.oid[:12]}` · {label(record)}"]
         for path, lines in hit.lines.items():
-            block.append(f"- `{path}`:")
-            block += [f"  `{line}`" for line in lines]
+            shown = _shown_lines(lines)
+            if len(shown) == 1:
+                block.append(f"`{path}`: {shown[0]}")
+            else:
+                block.append(f"`{path}`:")
+                block += [f"  {line}" for line in shown]
         out.append("\n".join(block))
     data = {"query": query, "regex": regex, "hits": [
         {"commit": h.record.oid, "time": h.record.time.isoformat(), "intent": h.record.intent,
          "subject": h.record.subject, "lines": h.lines} for h in hits]}
-    return Answer(fit("\n\n".join(out), budget_tokens), data)
+    return Answer(fit("\n".join(out), budget_tokens), data)

@@ -23,6 +23,7 @@ from code_trajectory.history import (
     hooks,
     markers,
     narrative,
+    recent,
     render_file,
     search,
     summary,
@@ -153,9 +154,8 @@ def global_trajectory(session: ProjectSession, limit: int = 20, since_consolidat
         branch = resolve_branch(session, branch)
         ref = shadow_ref(branch)
     if ref is None or repo.resolve(ref) is None:
-        return narrative.global_trajectory([], branch, session.settings.token_budget,
-                                           since_consolidate=since_consolidate, reached_consolidation=False,
-                                           more_available=False)
+        return recent.render([], branch, session.settings.token_budget, since_consolidate=since_consolidate,
+                             reached_consolidation=False, more_available=False)
     read = MAX_LIMIT if since_consolidate else limit + 1
     records = log.read_log(repo, [ref], limit=read, first_parent=True)
     reached = False
@@ -170,10 +170,9 @@ def global_trajectory(session: ProjectSession, limit: int = 20, since_consolidat
     log.add_line_counts(repo, records)
     named = markers.on_commits(points.points(repo), [r.oid for r in records])
     marks = markers.with_marks(hooks.commit_marks(repo, [r.oid for r in records]), named)
-    text = narrative.global_trajectory(records, branch, session.settings.token_budget,
-                                       since_consolidate=since_consolidate, reached_consolidation=reached,
-                                       more_available=more, marks=marks, symbols=versions.symbols_of(repo, records),
-                                       trees=operation_trees(repo, records))
+    text = recent.render(records, branch, session.settings.token_budget, since_consolidate=since_consolidate,
+                         reached_consolidation=reached, more_available=more, marks=marks,
+                         symbols=versions.symbols_of(repo, records), trees=operation_trees(repo, records))
     line = markers.names_line(named)
     return Answer(f"{text}\n\n{line}" if line else text,
                   {"branch": branch, "commits": [commit_data(r) for r in records], "more_available": more,

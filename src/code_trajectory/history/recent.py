@@ -1,0 +1,149 @@
+"""The recent log (``get_global_trajectory``, ``code-trajectory log``): what happened lately, lean.
+
+One heading per snapshot says when, which, and why (:func:`code_trajectory.history.headings.why`: the
+checkpoint's name, the intent, the git operation, the start of recording); then one line per file: the change, the
+path, the +/- counts and the symbols that changed. Nothing is repeated: the date only when the day changes, an intent
+the heading before showed whole shortened, no author, no ``--stat`` bar. A run of git operations (or restores) that
+ends on the tree it started from is one line (:func:`~code_trajectory.history.headings.net_zero_spans`); the start
+of recording lists its files only up to :data:`IMPORT_FILES_LISTED`. Measured
+by ``bench/answers.py`` against ``git log --stat`` (which names no symbol): see the README's context section.
+"""
+
+from __future__ import annotations
+
+import re
+
+from code_trajectory.git.log import CommitRecord, describe_files
+from code_trajectory.history.headings import Step, net_zero_line, net_zero_spans, why
+from code_trajectory.history.narrative import CHARS_PER_TOKEN, fit, fmt_time
+
+#: Files of the start of recording listed at most (its heading counts them all: ``start of recording: 1204
+#: file(s)``; issue 23: a start-of-recording entry listed ~200 names).
+IMPORT_FILES_LISTED = 10
+
+
+def render(records: list[CommitRecord], branch: str, budget_tokens: int, *, since_consolidate: bool,
+           reached_consolidation: bool, more_available: bool, marks: dict[str, str] | None = None,
+           symbols: dict[str, dict[str, str]] | None = None, trees: dict[str, str] | None = None) -> str:
+    """The recent log in markdown, oldest to newest, within ``budget_tokens`` (the oldest dropped first).
+
+    Args:
+        records: the snapshots, newest first, with their file changes and counts read.
+        branch: the shadow branch's project branch, for the title.
+        budget_tokens: the answer's budget, estimated at :data:`~code_trajectory.history.narrative.CHARS_PER_TOKEN`.
+        since_consolidate, reached_consolidation: the records go back to the last consolidation (found or not).
+        more_available: older snapshots exist.
+        marks: ``{commit: mark}`` (test runs), shown under the heading.
+        symbols: ``{commit: {path: changed symbols}}`` (see ``history.versions.symbols_of``).
+        trees: ``{commit: tree id}`` of the git operations and restores and of their first parents (see
+            ``history.service.operation_trees``): operations that cancel out are said in one line.
+    """
+    title = f"# Project trajectory (shadow branch `{branch}`)"
+    if not records:
+        if since_consolidate and reached_consolidation:
+            return (f"{title}\n\nNo snapshots since the last consolidation: nothing changed after it. Call with "
+                    "`since_consolidate=false` to see earlier commits.")
+        return (f"{title}\n\nNo snapshots yet. Snapshots appear after files are saved (debounced) or when "
+                "`checkpoint` is called.")
+    scope = ("since the last consolidation" if since_consolidate and reached_consolidation
+             else "since the start of the recorded history" if since_consolidate
+             else f"the last {len(records)}")
+    head = f"{title}: {len(records)} snapshot(s), {scope}, oldest to newest"
+    groups = _groups(list(reversed(records)), trees or {})
+    fitted = [_entry(group, older, marks, symbols, with_date=True) for group, older in groups]
+    limit = budget_tokens * CHARS_PER_TOKEN - len(head) - 300
+    shown = 0
+    size = 0
+    for entry in reversed(fitted):  # newest first, so the oldest are dropped
+        if size + len(entry) + 1 > limit:
+            break
+        shown += 1
+        size += len(entry) + 1
+    kept_groups = groups[len(groups) - shown:]
+    kept = [_entry(group, older if i else None, marks, symbols,
+                   with_date=not i or older is None or group[0].time.date() != older.time.date())
+            for i, (group, older) in enumerate(kept_groups)]
+    parts = [head]
+    dropped = sum(len(group) for group, _ in groups[:len(groups) - shown])
+    if dropped:
+        parts.append(f"_{dropped} older snapshot(s) not shown to fit the token budget; call with a smaller limit "
+                     "or `since_consolidate=true`._")
+    elif more_available and not since_consolidate:
+        parts.append("_Older snapshots exist; raise `limit` to see them._")
+    parts += kept
+    return fit("\n".join(parts), budget_tokens)
+
+
+def _groups(chronological: list[CommitRecord], trees: dict[str, str]
+            ) -> list[tuple[list[CommitRecord], CommitRecord | None]]:
+    """The entries, oldest first: each a list of snapshots (one, or a run of git operations that cancel out) with
+    the last snapshot of the entry before it."""
+    spans = net_zero_spans([Step(trees.get(r.parents[0]) if r.parents else None, trees.get(r.oid),
+                                 (r.is_git_operation or r.kind == "restore") and r.oid in trees)
+                            for r in chronological])
+    ends = dict(spans)
+    groups: list[tuple[list[CommitRecord], CommitRecord | None]] = []
+    i = 0
+    while i < len(chronological):
+        j = ends.get(i, i)
+        groups.append((chronological[i:j + 1], groups[-1][0][-1] if groups else None))
+        i = j + 1
+    return groups
+
+
+def _entry(group: list[CommitRecord], previous: CommitRecord | None, marks: dict[str, str] | None,
+           symbols: dict[str, dict[str, str]] | None, *, with_date: bool) -> str:
+    """One entry: a snapshot's heading (the date only ``with_date``), its mark and one line per file; or one line
+    for a run of git operations that cancel out."""
+    record = group[0]
+    when = fmt_time(record.time)
+    stamp = when if with_date else when[11:]
+    if len(group) > 1:
+        return f"## {stamp} · {record.oid[:12]} to {group[-1].oid[:12]} · {net_zero_line(group)}"
+    lines = [f"## {stamp} · {record.oid[:12]} · "
+             f"{why(record, previous_intent=previous.intent if previous is not None else None)}"]
+    if marks and record.oid in marks:
+        lines.append(f"- {marks[record.oid]}")
+    if record.is_import and len(record.changes) > IMPORT_FILES_LISTED:
+        return "\n".join(lines)  # its heading counts the files
+    named = {path: fold_symbols(line) for path, line in ((symbols or {}).get(record.oid) or {}).items()}
+    lines += describe_files(record.changes, symbols=named, bare=True)
+    return "\n".join(lines)
+
+
+_OCCURRENCE = re.compile(r"@\d+\b")
+
+
+def _split_names(text: str) -> list[str]:
+    """``a, b (c, d), e`` -> ``["a", "b (c, d)", "e"]``: commas inside parentheses do not split."""
+    names, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += (char == "(") - (char == ")")
+        if depth == 0 and text.startswith(", ", i):
+            names.append(text[start:i])
+            start = i + 2
+    names.append(text[start:])
+    return names
+
+
+def fold_symbols(line: str) -> str:
+    """A changed-symbols line with each name said once per kind of change: the occurrences of one name that the
+    parser told apart (``delay@3, delay@4, delay@5``, anonymous callbacks in tests) become ``delay ×3``.
+
+    Args:
+        line: ``SymbolChanges.summary()``'s line (``modified a, b@2; added c; imports changed``).
+    """
+    groups = []
+    for group in line.split("; "):
+        label, sep, rest = group.partition(" ")
+        if label == "comments" and rest.startswith("changed in "):
+            label, rest = "comments changed in", rest.removeprefix("changed in ")
+        if not sep or label not in ("modified", "added", "removed", "moved", "reformatted", "comments changed in"):
+            groups.append(group)
+            continue
+        counts: dict[str, int] = {}
+        for name in _split_names(rest):
+            base = _OCCURRENCE.sub("", name)
+            counts[base] = counts.get(base, 0) + 1
+        groups.append(f"{label} " + ", ".join(name + (f" ×{n}" if n > 1 else "") for name, n in counts.items()))
+    return "; ".join(groups)

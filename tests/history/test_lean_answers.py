@@ -1,0 +1,122 @@
+"""Issue 28, item 2: the recent log and the search answer, through the CLI, beside git's own answers.
+
+The same four changes are recorded by code-trajectory (the CLI's ``intent`` and ``checkpoint``) and committed in
+a plain git repository with the same subjects; each answer must hold every fact git's answer holds (why: the
+intent or checkpoint name; where: the path; the matching lines), name the changed symbols, and cost fewer tokens
+than ``git log --stat`` / ``git log -p -S``.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from code_trajectory.history.narrative import estimate_tokens
+from code_trajectory.history.recent import fold_symbols
+from support import git, git_repo, subprocess_env, write
+
+BASE = '''"""Client for the billing API."""
+
+import time
+
+
+def fetch(url, attempts=3):
+    """GET url, retrying."""
+    for attempt in range(attempts):
+        try:
+            return _get(url)
+        except OSError:
+            time.sleep(2 ** attempt)
+    raise RuntimeError(url)
+
+
+def _get(url):
+    return url
+
+
+class Invoice:
+    def __init__(self, total):
+        self.total = total
+
+    def tax(self, rate):
+        return self.total * rate
+'''
+
+#: (subject, how it is recorded, changes): each step rewrites ``src/billing.py`` and maybe ``src/config.py``.
+STEPS = [
+    ("Cap the retry delay", "intent", [("time.sleep(2 ** attempt)", "time.sleep(min(2 ** attempt, RETRY_BUDGET))"),
+                                       ('import time\n', 'import time\n\nRETRY_BUDGET = 30\n')]),
+    ("Round taxes to cents", "name", [("return self.total * rate", "return round(self.total * rate, 2)")]),
+    ("Invoices know their currency", "intent", [("def __init__(self, total):\n        self.total = total",
+                                                 "def __init__(self, total, currency='EUR'):\n"
+                                                 "        self.total = total\n        self.currency = currency")]),
+    ("Drop the retry budget", "name", [("min(2 ** attempt, RETRY_BUDGET)", "2 ** attempt"),
+                                       ('\nRETRY_BUDGET = 30\n', '')]),
+]
+
+
+def cli(project: Path, *args: str) -> str:
+    done = subprocess.run([sys.executable, "-m", "code_trajectory", *args, "--project", str(project)],
+                          capture_output=True, text=True, env=subprocess_env(), timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def recorded_and_committed(project: Path, mirror: Path) -> None:
+    """The four steps, recorded in ``project`` through the CLI and committed in ``mirror`` with git."""
+    write(project, "src/billing.py", BASE)
+    cli(project, "checkpoint", "-m", "start")
+    text = BASE
+    for subject, how, changes in STEPS:
+        for old, new in changes:
+            assert old in text
+            text = text.replace(old, new, 1)
+        for root in (project, mirror):
+            write(root, "src/billing.py", text)
+        if how == "intent":
+            cli(project, "intent", subject)
+            cli(project, "checkpoint")
+        else:
+            cli(project, "checkpoint", "-m", subject)
+        git(mirror, "commit", "-q", "-am", subject)
+
+
+def test_recent_log_names_changed_symbols_and_costs_less_than_git_stat(project: Path, tmp_path: Path) -> None:
+    mirror = git_repo(tmp_path / "mirror", {"src/billing.py": BASE}, branch="main", commit="start")
+    recorded_and_committed(project, mirror)
+    answer = cli(project, "log", "--limit", "4")
+    stat = git(mirror, "log", "--stat", "-4")
+    headings = [line for line in answer.splitlines() if line.startswith("## ")]
+    assert len(headings) == 4
+    for (subject, how, _), heading in zip(STEPS, headings):  # oldest first; every heading says why
+        assert (f'Intent: {subject}' if how == "intent" else f'checkpoint "{subject}"') in heading, heading
+        assert subject in stat
+    sections = re.split(r"\n(?=## )", answer)[1:]
+    assert "fetch" in sections[0] and "Invoice.tax" in sections[1] and "Invoice.__init__" in sections[2]
+    assert "fetch" in sections[3] and all("src/billing.py (+" in s for s in sections)
+    assert estimate_tokens(answer) <= estimate_tokens(stat), (answer, stat)
+
+
+def test_search_holds_what_git_pickaxe_shows_in_fewer_tokens(project: Path, tmp_path: Path) -> None:
+    mirror = git_repo(tmp_path / "mirror", {"src/billing.py": BASE}, branch="main", commit="start")
+    recorded_and_committed(project, mirror)
+    answer = cli(project, "search", "RETRY_BUDGET")
+    pickaxe = git(mirror, "log", "-p", "-SRETRY_BUDGET")
+    assert pickaxe.count("\ncommit ") + pickaxe.startswith("commit ") == 2
+    assert answer.count("\n## ") == 2  # the snapshot that added it and the one that removed it, newest first
+    assert answer.index('checkpoint "Drop the retry budget"') < answer.index("Intent: Cap the retry delay")
+    lines = [line for line in pickaxe.splitlines() if line[:1] in "+-" and "RETRY_BUDGET" in line]
+    assert len(lines) == 4
+    for line in lines:
+        assert line[0] + line[1:].strip() in answer, line
+    assert "`src/billing.py`" in answer
+    assert estimate_tokens(answer) * 2 <= estimate_tokens(pickaxe), (answer, pickaxe)  # 5x+ on real histories
+
+
+def test_repeated_names_of_one_change_are_said_once() -> None:
+    line = ("modified fetch@4, fetch@5, Ky.create; added Pager (__init__, wait), delay, delay@2; "
+            "top-level code changed; renamed a -> b")
+    assert fold_symbols(line) == ("modified fetch ×2, Ky.create; added Pager (__init__, wait), delay ×2; "
+                                  "top-level code changed; renamed a -> b")
