@@ -27,7 +27,7 @@ def test_checkpoint_log_file_session_intent_consolidate_status(project: Path) ->
     write(project, "src/app.py", "def start():\n    return 1\n")
     out = cli("checkpoint", "-m", "renamed", cwd=project).stdout
     assert "Rename main" in out and "M `src/app.py`" in out
-    assert 'checkpoint "renamed" · Intent: Rename main' in cli("log", "--limit", "5", cwd=project).stdout
+    assert 'checkpoint: renamed · Intent: Rename main' in cli("log", "--limit", "5", cwd=project).stdout
     file_out = cli("file", "src/app.py", "--depth", "2", cwd=project).stdout
     assert "# Trajectory of `src/app.py`" in file_out and "+def start():" in file_out
     assert "# Session summary" in cli("session", cwd=project).stdout

@@ -87,7 +87,7 @@ async def test_every_tool_answers_on_a_configured_project(service: TrajectorySer
         result = await client.call_tool("get_file_trajectory", {"filepath": "src/app.py", "depth": 2})
         assert not result.is_error and "# Trajectory of `src/app.py`" in text(result)
         result = await client.call_tool("get_global_trajectory", {"limit": 5})
-        assert 'checkpoint "before the risky bit"' in text(result)
+        assert 'checkpoint: before the risky bit' in text(result)
         result = await client.call_tool("get_session_summary", {})
         assert "current session continues" in text(result)
         result = await client.call_tool("consolidate", {"intent": "Counting works"})

@@ -144,7 +144,7 @@ def test_cancelling_git_operations_headings_and_long_symbol_lists(project: Path)
 
     log = cli(project, "log", "--limit", "40")
     assert log.count("back to where it was, no net change") == 1 and log.count("[RESET]") == 2
-    assert "[AUTO-TRJ] start of recording: 4 file(s)" in log
+    assert "start of recording: 4 file(s)" in log
     assert "Intent: Clamp the second half" in log
     summary = cli(project, "session")
     assert "[RESET] moving to HEAD~1, then [RESET] moving to ORIG_HEAD: back to where it was" in summary

@@ -91,7 +91,7 @@ def test_recent_log_names_changed_symbols_and_costs_less_than_git_stat(project: 
     headings = [line for line in answer.splitlines() if line.startswith("## ")]
     assert len(headings) == 4
     for (subject, how, _), heading in zip(STEPS, headings):  # oldest first; every heading says why
-        assert (f'Intent: {subject}' if how == "intent" else f'checkpoint "{subject}"') in heading, heading
+        assert (f'Intent: {subject}' if how == "intent" else f'checkpoint: {subject}') in heading, heading
         assert subject in stat
     sections = re.split(r"\n(?=## )", answer)[1:]
     assert "fetch" in sections[0] and "Invoice.tax" in sections[1] and "Invoice.__init__" in sections[2]
@@ -106,7 +106,7 @@ def test_search_holds_what_git_pickaxe_shows_in_fewer_tokens(project: Path, tmp_
     pickaxe = git(mirror, "log", "-p", "-SRETRY_BUDGET")
     assert pickaxe.count("\ncommit ") + pickaxe.startswith("commit ") == 2
     assert answer.count("\n## ") == 2  # the snapshot that added it and the one that removed it, newest first
-    assert answer.index('checkpoint "Drop the retry budget"') < answer.index("Intent: Cap the retry delay")
+    assert answer.index('checkpoint: Drop the retry budget') < answer.index("Intent: Cap the retry delay")
     lines = [line for line in pickaxe.splitlines() if line[:1] in "+-" and "RETRY_BUDGET" in line]
     assert len(lines) == 4
     for line in lines:

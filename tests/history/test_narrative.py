@@ -117,9 +117,9 @@ def test_answers_fit_the_token_budget(project: Path) -> None:
         text = history_service.file_trajectory(s, "big.py", depth=5)
         assert narrative.estimate_tokens(text) <= 1000
         assert "diff cut:" in text and "git --git-dir=.trajectory show" in text
-        for i in range(30):
+        for i in range(60):
             edit(s, f"src/a/rather/long/package/path/module_{i}.py", "x\n" * (i + 1))
-        text = history_service.global_trajectory(s, limit=40)
+        text = history_service.global_trajectory(s, limit=70)
         assert narrative.estimate_tokens(text) <= 1000
         assert "older snapshot(s) not shown" in text
     finally:

@@ -78,7 +78,7 @@ def test_bob_pulls_before_recording_and_reads_alice_through_the_cli(tmp_path: Pa
     compared = cli(b, "compare", "before the change", "main returns 2", "--source", SOURCE).stdout
     assert f'named point "before the change" of `{SOURCE}`' in compared and "+    return 2" in compared
     found = cli(b, "search", "return 2", "--source", SOURCE).stdout
-    assert "+    return 2" in found
+    assert "+return 2" in found
 
     for command in (["log"], ["file", "src/app.py"], ["symbol", "src/app.py", "main"], ["search", "x"],
                     ["session"], ["compare", "~0"], ["test-history"], ["since-green"]):
@@ -118,7 +118,7 @@ def test_the_sdk_client_reads_alice_with_source_and_refuses_an_unknown_one(tmp_p
             assert 'current intent: "Make main return 2"' in summary and "## Named points" in summary
             assert "tests: 1 passed" in await text("get_test_history", source=SOURCE)
             assert "Last green run" in await text("diff_since_green", source=SOURCE)
-            assert "+    return 2" in await text("search_trajectory", query="return 2", source=SOURCE)
+            assert "+return 2" in await text("search_trajectory", query="return 2", source=SOURCE)
             assert "+    return 2" in await text("compare", from_snapshot="before the change",
                                                   to_snapshot="main returns 2", source=SOURCE)
             calls = {"get_file_trajectory": {"filepath": "src/app.py"}, "get_global_trajectory": {},

@@ -100,8 +100,9 @@ def _entry(group: list[CommitRecord], previous: CommitRecord | None, marks: dict
     stamp = when if with_date else when[11:]
     if len(group) > 1:
         return f"## {stamp} · {record.oid[:12]} to {group[-1].oid[:12]} · {net_zero_line(group)}"
-    lines = [f"## {stamp} · {record.oid[:12]} · "
-             f"{why(record, previous_intent=previous.intent if previous is not None else None)}"]
+    reason = record.subject if record.is_consolidation else why(
+        record, previous_intent=previous.intent if previous is not None else None)
+    lines = [f"## {stamp} · {record.oid[:12]} · {reason}"]
     if marks and record.oid in marks:
         lines.append(f"- {marks[record.oid]}")
     if record.is_import and len(record.changes) > IMPORT_FILES_LISTED:

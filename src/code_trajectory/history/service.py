@@ -168,7 +168,10 @@ def global_trajectory(session: ProjectSession, limit: int = 20, since_consolidat
         more = len(records) > limit
         records = records[:limit]
     log.add_line_counts(repo, records)
-    named = markers.on_commits(points.points(repo), [r.oid for r in records])
+    # a point whose name the snapshot's own heading shows (its checkpoint) is not said twice
+    notes = {r.oid: r.checkpoint_note for r in records}
+    every_point = markers.on_commits(points.points(repo), [r.oid for r in records])
+    named = [p for p in every_point if p.message != notes.get(p.commit)]
     marks = markers.with_marks(hooks.commit_marks(repo, [r.oid for r in records]), named)
     text = recent.render(records, branch, session.settings.token_budget, since_consolidate=since_consolidate,
                          reached_consolidation=reached, more_available=more, marks=marks,
@@ -176,7 +179,7 @@ def global_trajectory(session: ProjectSession, limit: int = 20, since_consolidat
     line = markers.names_line(named)
     return Answer(f"{text}\n\n{line}" if line else text,
                   {"branch": branch, "commits": [commit_data(r) for r in records], "more_available": more,
-                   "named_points": markers.data(named)})
+                   "named_points": markers.data(every_point)})
 
 
 def operation_trees(repo: ShadowRepo, records: list[log.CommitRecord]) -> dict[str, str]:
