@@ -36,7 +36,8 @@ def install_arguments(parser: argparse.ArgumentParser) -> None:
     """Add ``CLIENT``, ``--project``, ``--hooks``, ``--local`` and ``--dry-run`` to ``parser``."""
     _common(parser)
     parser.add_argument("--hooks", action="store_true",
-                        help="claude-code only: also add code-trajectory's hooks to .claude/settings.json")
+                        help="claude-code, gemini, codex: also add code-trajectory's hooks to the project's hook "
+                             "settings (.claude/settings.json, .gemini/settings.json, .codex/hooks.json)")
 
 
 def uninstall_arguments(parser: argparse.ArgumentParser) -> None:

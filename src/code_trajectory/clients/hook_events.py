@@ -1,25 +1,33 @@
-"""``code-trajectory hook prompt|edit|stop``: what Claude Code's hooks run (see :mod:`.hooks` for their set-up).
+"""``code-trajectory hook prompt|edit|stop [--client C]``: what the installed agent hooks run (see :mod:`.hooks` for
+their set-up).
 
-Claude Code writes the event's JSON on the hook's stdin (Claude Code hooks reference: ``session_id``, ``cwd``,
-``hook_event_name``; ``prompt`` for ``UserPromptSubmit``; ``tool_name`` and ``tool_input`` for ``PostToolUse``):
+The client writes the event's JSON on the hook's stdin; every field is untrusted and checked. Claude Code (the
+default, hooks reference: ``session_id``, ``cwd``, ``hook_event_name``; ``prompt`` for ``UserPromptSubmit``;
+``tool_name`` and ``tool_input`` for ``PostToolUse``), Gemini CLI (``--client gemini``: ``BeforeAgent``,
+``AfterTool``, ``AfterAgent``, the same field names) and Codex CLI (``--client codex``: ``UserPromptSubmit``,
+``PostToolUse``, ``Stop``, the same field names) differ only in their edit tools (:data:`EDIT_TOOLS`):
 
-* ``prompt`` (UserPromptSubmit): the prompt's first line (at most 200 characters, secrets redacted) becomes the
-  current intent, on disk, where the server, the CLI and the next snapshots read it; it belongs to the session
-  (``session_id``): the hooks of another session do not carry it, and the next server start ends it;
-* ``edit`` (PostToolUse for Edit, Write, MultiEdit, NotebookEdit): the edited file is snapshotted at once, with
-  ``Trajectory-Origin: claude-code; tool=<tool>; session=<id>``; a path outside the project is ignored;
-* ``stop`` (Stop): the end of the turn names a checkpoint after the intent holding every save made before the hook
+* ``prompt``: the prompt's first line (at most 200 characters, secrets redacted) becomes the current intent, on
+  disk, where the server, the CLI and the next snapshots read it; it belongs to the session (``session_id``): the
+  hooks of another session do not carry it, and the next server start ends it;
+* ``edit``: the edited files are snapshotted at once, with ``Trajectory-Origin: <client>; tool=<tool>;
+  session=<id>``; Claude Code's Edit, Write, MultiEdit, NotebookEdit and Gemini CLI's write_file and replace name
+  one file in ``tool_input``; Codex's apply_patch gives the patch in ``tool_input.command``, whose ``*** Add File:``,
+  ``*** Update File:``, ``*** Delete File:`` and ``*** Move to:`` lines name the files. A relative path is taken
+  from stdin's ``cwd``; a path outside the project is ignored;
+* ``stop``: the end of the turn names a checkpoint after the intent holding every save made before the hook
   ran, shell commands' included: a watcher or server recording the project is asked to take it (see
   :mod:`code_trajectory.recording.checkpoint_requests`; it answers within a second), else a full scan here
   records what changed.
 
-The project is found from ``--project`` (install writes ``--project "$CLAUDE_PROJECT_DIR"`` into every hook, which
-Claude Code's shell expands: the directory's git top level, as every command finds it); without it (or empty, when
-the variable is unset), the recorded project holding stdin's ``cwd``: a hook without ``--project`` never creates
-``.trajectory/``, it does nothing where no history exists.
+The project is found from ``--project`` (Claude Code's hooks say ``--project "$CLAUDE_PROJECT_DIR"``, Gemini CLI's
+``--project $GEMINI_PROJECT_DIR``, which the client expands: the directory's git top level, as every command finds
+it); without it (or empty, when the variable is unset), the recorded project holding stdin's ``cwd`` (Codex's
+hooks): a hook without ``--project`` never creates ``.trajectory/``, it does nothing where no history exists.
 
-A hook never fails the agent: it always exits 0 and says what went wrong on stderr. It imports neither the MCP SDK
-nor the watcher, and an edit costs one O(changed) snapshot, so it adds little to the agent's turn.
+A hook never fails the agent: it always exits 0, writes nothing on stdout (which the clients parse as JSON), and
+says what went wrong on stderr. It imports neither the MCP SDK nor the watcher, and an edit costs one O(changed)
+snapshot, so it adds little to the agent's turn.
 """
 
 from __future__ import annotations
@@ -32,8 +40,22 @@ from pathlib import Path
 from code_trajectory.project import add_project_option
 
 EVENTS = ("prompt", "edit", "stop")
-#: Tools whose PostToolUse snapshots the file they edited, and the tool_input key naming it.
-EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
+#: The clients whose hook input ``--client`` selects (the default first).
+CLIENTS = ("claude-code", "gemini", "codex")
+#: Per client, the tools whose edit hook snapshots what they edited, and the ``tool_input`` key naming the file
+#: (:data:`PATCH`: the key holds a patch whose file lines name the files).
+PATCH = "patch:command"
+EDIT_TOOLS: dict[str, dict[str, str]] = {
+    "claude-code": {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path",
+                    "NotebookEdit": "notebook_path"},
+    "gemini": {"write_file": "file_path", "replace": "file_path"},
+    "codex": {"apply_patch": PATCH},
+}
+#: The file lines of a Codex patch (``codex-rs/apply-patch``'s grammar), and how much of a patch is read.
+_PATCH_FILE_LINES = ("*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: ")
+MAX_PATCH_CHARS = 4 << 20
+#: Files one edit hook records at most (a patch naming more is recorded by the next stop's full scan).
+MAX_EDIT_FILES = 1000
 #: Characters of the first line redacted beyond the intent's length, so that a secret the cut would split is still
 #: recognised whole (longer than any token format of :mod:`code_trajectory.core.secrets`); the rest is never read.
 REDACT_WINDOW = 4096
@@ -55,17 +77,19 @@ def intent_from_prompt(prompt: str) -> str | None:
 
 
 def hook_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("event", choices=EVENTS, help="the Claude Code hook event: prompt, edit or stop")
+    parser.add_argument("event", choices=EVENTS, help="the hook event: prompt, edit or stop")
+    parser.add_argument("--client", choices=CLIENTS, default=CLIENTS[0],
+                        help="the client whose hook input is on stdin (default: claude-code)")
     add_project_option(parser)
 
 
 def hook(args: argparse.Namespace) -> int:
-    """Handle one hook event from Claude Code (JSON on stdin); always exits 0, problems go to stderr."""
+    """Handle one hook event (the client's JSON on stdin); always exits 0, problems go to stderr."""
     try:
         payload = json.loads(sys.stdin.read() or "{}")
         if not isinstance(payload, dict):
             raise ValueError("the hook input is not a JSON object")
-        message = handle(args.event, payload, args.project)
+        message = handle(args.event, payload, args.project, client=getattr(args, "client", CLIENTS[0]))
     except Exception as exc:  # noqa: BLE001 - a hook must never fail the agent
         message = f"skipped: {exc}"
     if message:
@@ -99,9 +123,10 @@ def _project(option: str | None, payload: dict) -> Path | None:
     return found
 
 
-def handle(event: str, payload: dict, project: str | None) -> str | None:
-    """Do what ``event`` asks for the project; return a note for stderr, or None when all went well (or when,
-    without ``--project``, the ``cwd`` belongs to no recorded project: nothing to do).
+def handle(event: str, payload: dict, project: str | None, *, client: str = CLIENTS[0]) -> str | None:
+    """Do what ``event`` asks for the project, reading ``payload`` as ``client`` writes it; return a note for
+    stderr, or None when all went well (or when, without ``--project``, the ``cwd`` belongs to no recorded
+    project: nothing to do).
 
     Raises:
         TrajectoryError, ValueError: the event cannot be handled (the caller reports it and exits 0).
@@ -112,7 +137,7 @@ def handle(event: str, payload: dict, project: str | None) -> str | None:
     if event == "prompt":
         return _prompt(root, payload)
     if event == "edit":
-        return _edit(root, payload)
+        return _edit(root, payload, client)
     return _stop(root, payload)
 
 
@@ -154,26 +179,51 @@ def _open(root: Path, payload: dict):
     return recorder
 
 
-def _edit(root: Path, payload: dict) -> str | None:
-    from code_trajectory.core.errors import PathOutsideProjectError
+def edited_files(client: str, payload: dict) -> tuple[str, list[str]] | str:
+    """The tool and the files an edit hook's ``payload`` names (as written: absolute, or relative to ``cwd``), or
+    a note saying why there are none (not an edit tool of ``client``, no file named)."""
+    tool = payload.get("tool_name")
+    key = EDIT_TOOLS.get(client, {}).get(tool) if isinstance(tool, str) else None
+    if key is None:
+        return f"not an edit tool of {client}: {tool!r}"
+    tool_input = payload.get("tool_input")
+    value = tool_input.get(key.removeprefix("patch:")) if isinstance(tool_input, dict) else None
+    if key == PATCH:
+        value = value if isinstance(value, str) else ""
+        files = [line[len(head):].strip() for line in value[:MAX_PATCH_CHARS].splitlines()
+                 for head in _PATCH_FILE_LINES if line.startswith(head)]
+    else:
+        files = [value] if isinstance(value, str) else []
+    files = [f for f in dict.fromkeys(files) if f and "\0" not in f]
+    return (str(tool), files[:MAX_EDIT_FILES]) if files else f"{tool} named no file"
+
+
+def _edit(root: Path, payload: dict, client: str = CLIENTS[0]) -> str | None:
+    import os
+
+    from code_trajectory.core.errors import InvalidArgumentError, PathOutsideProjectError
     from code_trajectory.project import confine
 
-    tool = payload.get("tool_name")
-    key = EDIT_TOOLS.get(tool) if isinstance(tool, str) else None
-    if key is None:
-        return f"not an edit tool: {tool!r}"
-    target = (payload.get("tool_input") or {}).get(key) if isinstance(payload.get("tool_input"), dict) else None
-    if not isinstance(target, str) or not target:
-        return f"{tool} named no file"
-    try:
-        rel = confine(root, target)
-    except PathOutsideProjectError:
-        return None  # an edit outside the project is not ours to record
+    found = edited_files(client, payload)
+    if isinstance(found, str):
+        return found
+    tool, files = found
+    cwd = payload.get("cwd")
+    rels = []
+    for target in files:
+        if not os.path.isabs(target) and isinstance(cwd, str) and os.path.isabs(cwd) and "\0" not in cwd:
+            target = os.path.join(cwd, target)  # the client's relative paths are its working directory's
+        try:
+            rels.append(confine(root, target))
+        except (PathOutsideProjectError, InvalidArgumentError):
+            continue  # an edit outside the project is not ours to record
+    if not rels:
+        return None
     session = _session(payload)
-    origin = f"claude-code; tool={tool}" + (f"; session={session}" if session else "")
+    origin = f"{client}; tool={tool}" + (f"; session={session}" if session else "")
     recorder = _open(root, payload)
     try:
-        recorder.record_paths([rel], origin=origin)
+        recorder.record_paths(rels, origin=origin)
     finally:
         recorder.close()
     return None
