@@ -80,8 +80,9 @@ def load(name: str, text: str) -> dict:
 def our_entry(name: str, text: str, proj: Path, key: str = "code-trajectory") -> dict:
     """Our entry as the client reads it, checked against the client's schema."""
     data = load(name, text)
-    # Continue's block file lives in the project and is shared: no machine path, the server follows the client
-    args = ["serve"] if name == "continue" else ["serve", "--project", str(proj)]
+    # Continue's block file and Zed's .zed/settings.json live in the project and are shared: no machine path, the
+    # server follows the client's working directory
+    args = ["serve"] if name in ("continue", "zed") else ["serve", "--project", str(proj)]
     if name == "codex":
         entry = data["mcp_servers"][key]
         assert entry == {"command": EXE, "args": args}
@@ -119,7 +120,7 @@ def test_locations_per_os(proj: Path) -> None:
                   / "config.toml"],
         "windsurf": [Path("/h/.codeium/windsurf/mcp_config.json")] * 2
         + [Path(win["USERPROFILE"]) / ".codeium" / "windsurf" / "mcp_config.json"],
-        "zed": [Path("/x/zed/settings.json")] * 2 + [Path(win["APPDATA"]) / "Zed" / "settings.json"],
+        "zed": [proj / ".zed/settings.json"] * 3,
         "cline": [Path("/x/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json"),
                   Path("/h/Library/Application Support/Code/User/globalStorage/saoudrizwan.claude-dev/settings/"
                        "cline_mcp_settings.json"),
@@ -134,7 +135,10 @@ def test_locations_per_os(proj: Path) -> None:
         assert (c.config_path(proj, unix, "linux"), c.config_path(proj, unix, "darwin"),
                 c.config_path(proj, win, "win32")) == (linux, mac, windows), name
     assert client("codex").config_path(proj, {"CODEX_HOME": "/c", "HOME": "/h"}, "linux") == Path("/c/config.toml")
-    assert client("zed").config_path(proj, {"HOME": "/h"}, "linux") == Path("/h/.config/zed/settings.json")
+    zed_user = client("zed").local_config  # type: ignore[attr-defined]  # install zed --local: the user's file
+    assert [zed_user(proj, env, plat)[0] for env, plat in ((unix, "linux"), (unix, "darwin"), (win, "win32"))] == \
+        [Path("/x/zed/settings.json")] * 2 + [Path(win["APPDATA"]) / "Zed" / "settings.json"]
+    assert zed_user(proj, {"HOME": "/h"}, "linux") == (Path("/h/.config/zed/settings.json"), ("context_servers",))
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -40,7 +40,7 @@ import logging
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +85,7 @@ class Change:
         project: the project the entry is for.
         warning: something the user must act on for the set-up to work (``code-trajectory`` not on
             ``PATH``), or None.
+        local: True when the change is to the client's per-user place (``--local``).
     """
 
     client: str
@@ -97,6 +98,7 @@ class Change:
     dry_run: bool = False
     project: Path | None = None
     warning: str | None = None
+    local: bool = False
 
 
 def resolve_project(project: str | os.PathLike[str] | None) -> Path:
@@ -173,15 +175,16 @@ def _servers(data: dict[str, Any], keys: tuple[str, ...], *, create: bool = True
     return node[key], note
 
 
-def _ours_for(client: Client, name: str, entry: Any, project: Path) -> bool:
-    """Whether ``entry`` (called ``name``) is code-trajectory's entry for ``project`` in ``client``'s file."""
+def _ours_for(client: Client, name: str, entry: Any, project: Path, global_file: bool) -> bool:
+    """Whether ``entry`` (called ``name``) is code-trajectory's entry for ``project`` in ``client``'s file
+    (``global_file``: a file serving every project, where only the entry naming ``project`` is ours)."""
     entry = client.as_stdio(entry)
     if not is_our_server(entry):
         return False
     served = server_project(entry)
     if served is not None and same_path(served, project):
         return True
-    return not client.global_config and name == client.entry_name(project)
+    return not global_file and name == client.entry_name(project)
 
 
 def _describe(client: Client, entry: Any) -> str:
@@ -200,6 +203,8 @@ class _Target:
     argv: list[str]
     project_arg: Path | str | None
     shared: bool
+    global_file: bool = False
+    kept: bool = False
     hook_set: _hooks.HookSet | None = None
     settings: Path | None = None
     hook_argv: tuple[str, ...] = ()
@@ -215,19 +220,23 @@ def _target(client: Client, root: Path, exe: Exe | None, local: bool, env: Mappi
         local_config = getattr(client, "local_config", None)
         found = local_config(root, env_, plat) if local_config is not None else None
         if found is None:
-            raise InvalidArgumentError(f"--local applies to claude-code only, not {client.name}; drop --local "
+            raise InvalidArgumentError(f"--local applies to claude-code and zed only, not {client.name}; drop --local "
                                        f"({client.name}'s file is {'per-user already' if not getattr(client, 'shared', True) else 'shared'})")
         path, keys, argv, project_arg, shared = found[0], tuple(found[1]), here, root, False
+        global_file = bool(getattr(client, "local_is_global", False))
     elif not getattr(client, "shared", True):  # a per-user file: this machine's paths
         path, keys, argv, project_arg, shared = client.config_path(root, env_, plat), (client.servers_key,), here, \
             root, False
+        global_file = client.global_config
     else:
         path, keys, argv, shared = client.config_path(root, env_, plat), (client.servers_key,), \
             exe_argv(exe if exe is not None else [SHARED_EXE]), True
         project_arg = getattr(client, "project_arg", None)
+        global_file = client.global_config
     hook_set = _hooks.HOOK_SETS.get(client.name)  # hooks go to the project's settings: shared unless --local
     hook_argv = here if local else exe_argv(exe if exe is not None else [SHARED_EXE])
-    return _Target(path, keys, argv, project_arg, shared, hook_set,
+    kept = local and bool(getattr(client, "local_file_kept", False))
+    return _Target(path, keys, argv, project_arg, shared, global_file, kept, hook_set,
                    hook_set.path(root, local=local) if hook_set is not None else None, tuple(hook_argv))
 
 
@@ -271,7 +280,7 @@ def install(client_name: str, project: str | os.PathLike[str] | None = None, *, 
             ``.claude/settings.json``, ``.claude/settings.local.json`` with ``local``; gemini's
             ``.gemini/settings.json``, the file of its servers; codex's ``.codex/hooks.json``).
         local: write this machine's set-up to the client's per-user place for this project instead of the
-            shared files (claude-code: local scope in ``~/.claude.json``).
+            shared files (claude-code: local scope in ``~/.claude.json``; zed: the user's ``settings.json``).
         dry_run: compute the changes and their diffs, write nothing.
         env: the environment used to locate per-user files (default ``os.environ``).
         platform: a ``sys.platform`` value (default: this one).
@@ -301,9 +310,9 @@ def install(client_name: str, project: str | os.PathLike[str] | None = None, *, 
     def mutate(data: dict[str, Any]) -> str | None:
         servers, note = _servers_of(client, data, target.keys)
         assert servers is not None
-        name = next((n for n, e in servers.items() if _ours_for(client, n, e, root)), None)
+        name = next((n for n, e in servers.items() if _ours_for(client, n, e, root, target.global_file)), None)
         if name is None:
-            candidates = [client.entry_name(root), *client.alternate_names(root)]
+            candidates = [client.entry_name(root), *client.alternate_names(root, target.global_file)]
             name = next((n for n in candidates if n not in servers), None)
             if name is None:
                 taken = candidates[0]
@@ -338,7 +347,7 @@ def install(client_name: str, project: str | os.PathLike[str] | None = None, *, 
             changes.append(_change(client.name, root, result, "hooks"))
     finally:
         _label(setup, changes)
-    return changes
+    return [replace(ch, local=local) for ch in changes]
 
 
 def _label(setup: SetupRecorder, changes: list[Change]) -> None:
@@ -375,7 +384,7 @@ def uninstall(client_name: str, project: str | os.PathLike[str] | None = None, *
     def mutate(data: Any) -> None:
         servers, _note = _servers_of(client, data, target.keys, create=False)
         if servers is not None:
-            for name in [n for n, e in servers.items() if _ours_for(client, n, e, root)]:
+            for name in [n for n, e in servers.items() if _ours_for(client, n, e, root, target.global_file)]:
                 del servers[name]
                 removed.append(name)
 
@@ -393,7 +402,7 @@ def uninstall(client_name: str, project: str | os.PathLike[str] | None = None, *
     changes: list[Change] = []
     try:
         result = _undo(client, target.path, both if together else mutate, dry_run=dry_run, now=now,
-                       shared_file=not local, remove_if=emptied)
+                       shared_file=not target.kept, remove_if=emptied)
         what = ", ".join(f'server "{n}"' for n in removed) or f'server "{client.entry_name(root)}"'
         changes.append(_change(client.name, root, result, what + (" and hooks" if hooks_removed else ""),
                                removal=True))
@@ -402,7 +411,7 @@ def uninstall(client_name: str, project: str | os.PathLike[str] | None = None, *
             changes.append(_change(client.name, root, result, "hooks", removal=True))
     finally:
         _label(setup, changes)
-    return changes
+    return [replace(ch, local=local) for ch in changes]
 
 
 def _undo(client: Client | None, path: Path, mutate: Any, *, dry_run: bool, now: _dt.datetime | None,

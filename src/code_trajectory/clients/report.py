@@ -53,6 +53,6 @@ def render(changes: list[Change], *, show_diff: bool | None = None) -> str:
             lines.append(client.hint)
         project = changes[0].project
         where = f" --project {shell_command([str(project)])}" if project is not None else ""
-        local = " --local" if changes[0].path.name == ".claude.json" else ""
+        local = " --local" if changes[0].local else ""
         lines.append(f"to undo: code-trajectory uninstall {changes[0].client}{where}{local}")
     return "\n".join(lines)
