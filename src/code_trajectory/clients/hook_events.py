@@ -1,17 +1,18 @@
-"""``code-trajectory hook prompt|edit|stop [--client C]``: what the installed agent hooks run (see :mod:`.hooks` for
-their set-up).
+"""``code-trajectory hook prompt|edit|stop``: what the installed agent hooks run (see :mod:`.hooks` for their set-up).
 
-The client writes the event's JSON on the hook's stdin; every field is untrusted and checked. Claude Code (the
-default, hooks reference: ``session_id``, ``cwd``, ``hook_event_name``; ``prompt`` for ``UserPromptSubmit``;
-``tool_name`` and ``tool_input`` for ``PostToolUse``), Gemini CLI (``--client gemini``: ``BeforeAgent``,
-``AfterTool``, ``AfterAgent``, the same field names) and Codex CLI (``--client codex``: ``UserPromptSubmit``,
-``PostToolUse``, ``Stop``, the same field names) differ only in their edit tools (:data:`EDIT_TOOLS`):
+The client writes the event's JSON on the hook's stdin; every field is untrusted and checked. Claude Code (hooks
+reference: ``session_id``, ``cwd``, ``hook_event_name``; ``prompt`` for ``UserPromptSubmit``; ``tool_name`` and
+``tool_input`` for ``PostToolUse``), Gemini CLI (``BeforeAgent``, ``AfterTool``, ``AfterAgent``, the same field
+names) and Codex CLI (``UserPromptSubmit``, ``PostToolUse``, ``Stop``, the same field names) differ only in their
+edit tools, whose names tell the clients apart (:data:`EDIT_TOOLS`). So the command line is the same for every
+client and names no client: an older ``code-trajectory`` on a teammate's ``PATH`` runs a newer set-up's hooks
+without a usage error (exit status 2, which all three clients take as "block the prompt or the turn").
 
 * ``prompt``: the prompt's first line (at most 200 characters, secrets redacted) becomes the current intent, on
   disk, where the server, the CLI and the next snapshots read it; it belongs to the session (``session_id``): the
   hooks of another session do not carry it, and the next server start ends it;
 * ``edit``: the edited files are snapshotted at once, with ``Trajectory-Origin: <client>; tool=<tool>;
-  session=<id>``; Claude Code's Edit, Write, MultiEdit, NotebookEdit and Gemini CLI's write_file and replace name
+  session=<id>`` (the client the tool belongs to); Claude Code's Edit, Write, MultiEdit, NotebookEdit and Gemini CLI's write_file and replace name
   one file in ``tool_input``; Codex's apply_patch gives the patch in ``tool_input.command``, whose ``*** Add File:``,
   ``*** Update File:``, ``*** Delete File:`` and ``*** Move to:`` lines name the files. A relative path is taken
   from stdin's ``cwd``; a path outside the project is ignored;
@@ -25,8 +26,9 @@ The project is found from ``--project`` (Claude Code's hooks say ``--project "$C
 it); without it (or empty, when the variable is unset), the recorded project holding stdin's ``cwd`` (Codex's
 hooks): a hook without ``--project`` never creates ``.trajectory/``, it does nothing where no history exists.
 
-A hook never fails the agent: it always exits 0, writes nothing on stdout (which the clients parse as JSON), and
-says what went wrong on stderr. It imports neither the MCP SDK nor the watcher, and an edit costs one O(changed)
+A hook never fails the agent: it always exits 0, even for an event or an option it does not know (a newer set-up's;
+they are ignored with a note), writes nothing on stdout (which the clients parse as JSON), and says what went wrong
+on stderr. It imports neither the MCP SDK nor the watcher, and an edit costs one O(changed)
 snapshot, so it adds little to the agent's turn.
 """
 
@@ -40,16 +42,14 @@ from pathlib import Path
 from code_trajectory.project import add_project_option
 
 EVENTS = ("prompt", "edit", "stop")
-#: The clients whose hook input ``--client`` selects (the default first).
-CLIENTS = ("claude-code", "gemini", "codex")
-#: Per client, the tools whose edit hook snapshots what they edited, and the ``tool_input`` key naming the file
-#: (:data:`PATCH`: the key holds a patch whose file lines name the files).
+#: The tools whose edit hook snapshots what they edited: tool name -> (the client it belongs to, the ``tool_input``
+#: key naming the file; :data:`PATCH`: the key holds a patch whose file lines name the files).
 PATCH = "patch:command"
-EDIT_TOOLS: dict[str, dict[str, str]] = {
-    "claude-code": {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path",
-                    "NotebookEdit": "notebook_path"},
-    "gemini": {"write_file": "file_path", "replace": "file_path"},
-    "codex": {"apply_patch": PATCH},
+EDIT_TOOLS: dict[str, tuple[str, str]] = {
+    "Edit": ("claude-code", "file_path"), "Write": ("claude-code", "file_path"),
+    "MultiEdit": ("claude-code", "file_path"), "NotebookEdit": ("claude-code", "notebook_path"),
+    "write_file": ("gemini", "file_path"), "replace": ("gemini", "file_path"),
+    "apply_patch": ("codex", PATCH),
 }
 #: The file lines of a Codex patch (``codex-rs/apply-patch``'s grammar), and how much of a patch is read.
 _PATCH_FILE_LINES = ("*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: ")
@@ -77,24 +77,48 @@ def intent_from_prompt(prompt: str) -> str | None:
 
 
 def hook_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("event", choices=EVENTS, help="the hook event: prompt, edit or stop")
-    parser.add_argument("--client", choices=CLIENTS, default=CLIENTS[0],
-                        help="the client whose hook input is on stdin (default: claude-code)")
+    parser.add_argument("event", metavar="EVENT", help="the hook event: prompt, edit or stop (another word is "
+                                                       "ignored with a note, exit status 0)")
     add_project_option(parser)
+    # what follows the event, read by hook() itself so that an option it does not know never exits 2
+    parser.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
 
 
 def hook(args: argparse.Namespace) -> int:
     """Handle one hook event (the client's JSON on stdin); always exits 0, problems go to stderr."""
     try:
+        project, unknown = _options(getattr(args, "rest", None) or [], args.project)
+        if args.event not in EVENTS:
+            raise ValueError(f"unknown hook event {args.event!r} (this version handles {', '.join(EVENTS)}); "
+                             "nothing done")
         payload = json.loads(sys.stdin.read() or "{}")
         if not isinstance(payload, dict):
             raise ValueError("the hook input is not a JSON object")
-        message = handle(args.event, payload, args.project, client=getattr(args, "client", CLIENTS[0]))
+        message = handle(args.event, payload, project)
+        if unknown:
+            message = "; ".join(filter(None, [message, f"ignored {' '.join(unknown)!r}"]))
     except Exception as exc:  # noqa: BLE001 - a hook must never fail the agent
         message = f"skipped: {exc}"
     if message:
         print(f"code-trajectory hook {args.event}: {message}", file=sys.stderr)
     return 0
+
+
+def _options(words: list[str], project: str | None) -> tuple[str | None, list[str]]:
+    """``--project P`` (or ``--project=P``) among the words after the event, and the words that are not it."""
+    unknown: list[str] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word == "--project" and i + 1 < len(words):
+            project, i = words[i + 1], i + 2
+            continue
+        if word.startswith("--project="):
+            project = word.split("=", 1)[1]
+        else:
+            unknown.append(word)
+        i += 1
+    return project, unknown
 
 
 def _project(option: str | None, payload: dict) -> Path | None:
@@ -123,10 +147,9 @@ def _project(option: str | None, payload: dict) -> Path | None:
     return found
 
 
-def handle(event: str, payload: dict, project: str | None, *, client: str = CLIENTS[0]) -> str | None:
-    """Do what ``event`` asks for the project, reading ``payload`` as ``client`` writes it; return a note for
-    stderr, or None when all went well (or when, without ``--project``, the ``cwd`` belongs to no recorded
-    project: nothing to do).
+def handle(event: str, payload: dict, project: str | None) -> str | None:
+    """Do what ``event`` asks for the project; return a note for stderr, or None when all went well (or when,
+    without ``--project``, the ``cwd`` belongs to no recorded project: nothing to do).
 
     Raises:
         TrajectoryError, ValueError: the event cannot be handled (the caller reports it and exits 0).
@@ -137,7 +160,7 @@ def handle(event: str, payload: dict, project: str | None, *, client: str = CLIE
     if event == "prompt":
         return _prompt(root, payload)
     if event == "edit":
-        return _edit(root, payload, client)
+        return _edit(root, payload)
     return _stop(root, payload)
 
 
@@ -179,13 +202,14 @@ def _open(root: Path, payload: dict):
     return recorder
 
 
-def edited_files(client: str, payload: dict) -> tuple[str, list[str]] | str:
-    """The tool and the files an edit hook's ``payload`` names (as written: absolute, or relative to ``cwd``), or
-    a note saying why there are none (not an edit tool of ``client``, no file named)."""
+def edited_files(payload: dict) -> tuple[str, str, list[str]] | str:
+    """The client, the tool and the files an edit hook's ``payload`` names (as written: absolute, or relative to
+    ``cwd``), or a note saying why there are none (not an edit tool, no file named)."""
     tool = payload.get("tool_name")
-    key = EDIT_TOOLS.get(client, {}).get(tool) if isinstance(tool, str) else None
-    if key is None:
-        return f"not an edit tool of {client}: {tool!r}"
+    found = EDIT_TOOLS.get(tool) if isinstance(tool, str) else None
+    if found is None:
+        return f"not an edit tool: {tool!r}"
+    client, key = found
     tool_input = payload.get("tool_input")
     value = tool_input.get(key.removeprefix("patch:")) if isinstance(tool_input, dict) else None
     if key == PATCH:
@@ -195,19 +219,19 @@ def edited_files(client: str, payload: dict) -> tuple[str, list[str]] | str:
     else:
         files = [value] if isinstance(value, str) else []
     files = [f for f in dict.fromkeys(files) if f and "\0" not in f]
-    return (str(tool), files[:MAX_EDIT_FILES]) if files else f"{tool} named no file"
+    return (client, str(tool), files[:MAX_EDIT_FILES]) if files else f"{tool} named no file"
 
 
-def _edit(root: Path, payload: dict, client: str = CLIENTS[0]) -> str | None:
+def _edit(root: Path, payload: dict) -> str | None:
     import os
 
     from code_trajectory.core.errors import InvalidArgumentError, PathOutsideProjectError
     from code_trajectory.project import confine
 
-    found = edited_files(client, payload)
+    found = edited_files(payload)
     if isinstance(found, str):
         return found
-    tool, files = found
+    client, tool, files = found
     cwd = payload.get("cwd")
     rels = []
     for target in files:

@@ -29,17 +29,18 @@ name the files) and ``Stop``; ``timeout`` in seconds. Codex sets no project vari
 recorded project from stdin's ``cwd`` (without ``--project`` it never starts a history).
 
 The hooks written (``<exe>`` is ``code-trajectory`` by name in a shared file; ``--local``: this machine's
-absolute executable; commands are POSIX-shell quoted):
+absolute executable; commands are POSIX-shell quoted). The command is ``<exe> hook prompt|edit|stop`` plus how the
+client names the project, the same for every client: the hook tells the clients apart by their tools' names.
 
-===========  ========================  ====================================  =========================================
-client       prompt                    edit (matcher)                        stop
-===========  ========================  ====================================  =========================================
-claude-code  UserPromptSubmit          PostToolUse                           Stop; ``<exe> hook <kind> --project
-                                       ``Edit|Write|MultiEdit|NotebookEdit`` "$CLAUDE_PROJECT_DIR"``
-gemini       BeforeAgent               AfterTool ``^(write_file|replace)$``  AfterAgent; ``<exe> hook <kind> --client
-                                                                             gemini --project $GEMINI_PROJECT_DIR``
-codex        UserPromptSubmit          PostToolUse ``apply_patch``           Stop; ``<exe> hook <kind> --client codex``
-===========  ========================  ====================================  =========================================
+===========  ================  ==================================================  ==========  =======================
+client       prompt            edit (matcher)                                      stop        then
+===========  ================  ==================================================  ==========  =======================
+claude-code  UserPromptSubmit  PostToolUse ``Edit|Write|MultiEdit|NotebookEdit``   Stop        ``--project
+                                                                                               "$CLAUDE_PROJECT_DIR"``
+gemini       BeforeAgent       AfterTool ``^(write_file|replace)$``                AfterAgent  ``--project
+                                                                                               $GEMINI_PROJECT_DIR``
+codex        UserPromptSubmit  PostToolUse ``apply_patch``                         Stop        (nothing)
+===========  ================  ==================================================  ==========  =======================
 
 A hook is recognised as ours by its command (``code-trajectory hook prompt|edit|stop``, whatever the
 executable's path or options), so a reinstall after the executable moved updates it in place, and uninstall
@@ -72,12 +73,11 @@ class HookSet:
     """One client's hooks: the specs, where they are written, and how the command names the project.
 
     Attributes:
-        client: the client's name (``claude-code``, ``gemini``, ``codex``), also what ``--client`` says.
+        client: the client's name (``claude-code``, ``gemini``, ``codex``).
         specs: the hooks install writes, in this order.
         shared_file: the settings file's path parts below the project (meant to be committed).
         local_file: the user's uncommitted settings file below the project for ``--local``, or None.
         project_word: what follows ``--project`` (the client's own variable), or None to write no ``--project``.
-        client_option: whether the command says ``--client <client>`` (Claude Code's, the default, does not).
     """
 
     client: str
@@ -85,17 +85,16 @@ class HookSet:
     shared_file: tuple[str, ...]
     local_file: tuple[str, ...] | None
     project_word: str | None
-    client_option: bool
 
     def path(self, project: Path, *, local: bool = False) -> Path:
         """The settings file for ``project`` (``local``: the uncommitted one; the shared one when there is none)."""
         return project.joinpath(*(self.local_file if local and self.local_file else self.shared_file))
 
     def command(self, exe: Exe, kind: str) -> str:
-        """The shell command of one hook: ``<exe> hook <kind> [--client C] [--project <word>]`` (``exe`` quoted)."""
-        words = ["hook", kind, *(["--client", self.client] if self.client_option else [])]
+        """The shell command of one hook: ``<exe> hook <kind> [--project <word>]`` (``exe`` quoted); the same for
+        every client (the hook tells them apart by their tools' names)."""
         project = f" --project {self.project_word}" if self.project_word else ""
-        return shell_command(exe, *words) + project
+        return shell_command(exe, "hook", kind) + project
 
     def group(self, spec: HookSpec, exe: Exe) -> dict[str, Any]:
         """The matcher group holding our one hook for ``spec``."""
@@ -111,19 +110,19 @@ CLAUDE_CODE = HookSet("claude-code", (
     HookSpec("UserPromptSubmit", None, "prompt", 10),
     HookSpec("PostToolUse", "Edit|Write|MultiEdit|NotebookEdit", "edit", 10),
     HookSpec("Stop", None, "stop", 30),
-), (".claude", "settings.json"), (".claude", "settings.local.json"), PROJECT_WORD, False)
+), (".claude", "settings.json"), (".claude", "settings.local.json"), PROJECT_WORD)
 #: Gemini CLI's hooks, in the project's ``.gemini/settings.json`` beside its MCP servers (timeouts in ms).
 GEMINI = HookSet("gemini", (
     HookSpec("BeforeAgent", None, "prompt", 10_000),
     HookSpec("AfterTool", "^(write_file|replace)$", "edit", 10_000),
     HookSpec("AfterAgent", None, "stop", 30_000),
-), (".gemini", "settings.json"), None, "$GEMINI_PROJECT_DIR", True)
+), (".gemini", "settings.json"), None, "$GEMINI_PROJECT_DIR")
 #: Codex CLI's hooks, in the project's ``.codex/hooks.json``.
 CODEX = HookSet("codex", (
     HookSpec("UserPromptSubmit", None, "prompt", 10),
     HookSpec("PostToolUse", "apply_patch", "edit", 10),
     HookSpec("Stop", None, "stop", 30),
-), (".codex", "hooks.json"), None, None, True)
+), (".codex", "hooks.json"), None, None)
 #: Every client that takes hooks, by name.
 HOOK_SETS: dict[str, HookSet] = {s.client: s for s in (CLAUDE_CODE, GEMINI, CODEX)}
 
