@@ -143,13 +143,13 @@ def test_codex_server_per_user_and_hooks_in_the_project_both_undone_exactly(repo
         ('server "code-trajectory"', config, "updated"), ("hooks", repo / ".codex" / "hooks.json", "created")]
     assert "# the default model" in config.read_text() and f'"{repo}"' in config.read_text()  # per-user: paths
     data = json.loads((repo / ".codex" / "hooks.json").read_text())
-    assert str(repo) not in json.dumps(data)  # the project's file: no machine path, no --project
+    assert str(repo) not in json.dumps(data)  # the project's file: no machine path (. is where Codex runs it)
     assert data == {"hooks": {
-        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "code-trajectory hook prompt",
+        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "code-trajectory hook prompt --project .",
                                          "timeout": 10}]}],
         "PostToolUse": [{"matcher": "apply_patch", "hooks": [{
-            "type": "command", "command": "code-trajectory hook edit", "timeout": 10}]}],
-        "Stop": [{"hooks": [{"type": "command", "command": "code-trajectory hook stop",
+            "type": "command", "command": "code-trajectory hook edit --project .", "timeout": 10}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "code-trajectory hook stop --project .",
                              "timeout": 30}]}]}}
     assert [c.action for c in inst.install("codex", repo, hooks=True)] == ["unchanged", "unchanged"]
 
@@ -236,7 +236,7 @@ def test_gemini_hooks_as_gemini_runs_them(repo: Path, tmp_path: Path) -> None:
 def test_codex_hooks_as_codex_runs_them(repo: Path, tmp_path: Path) -> None:
     cli("install", "codex", "--hooks", "--project", str(repo))
     hooks = hooks_of(json.loads((repo / ".codex" / "hooks.json").read_text()))
-    record_now(repo)  # the server Codex starts for the project records it first (hooks never start a history)
+    record_now(repo)  # recorded before the turn (the server Codex starts does it), so each snapshot has a parent
     sub = repo / "pkg"
     sub.mkdir()
     base = {"session_id": "c-7", "turn_id": "t-1", "transcript_path": None, "cwd": str(sub),

@@ -111,9 +111,9 @@ def test_codex_reads_the_project_hooks_once_the_project_is_trusted(project: Path
     assert listing["warnings"] == [] and listing["errors"] == []
     hooks = {h["eventName"]: h for h in listing["hooks"]}
     assert {e: (h["command"], h["matcher"], h["timeoutSec"]) for e, h in hooks.items()} == {
-        "userPromptSubmit": ("code-trajectory hook prompt", None, 10),
-        "postToolUse": ("code-trajectory hook edit", "apply_patch", 10),
-        "stop": ("code-trajectory hook stop", None, 30)}
+        "userPromptSubmit": ("code-trajectory hook prompt --project .", None, 10),
+        "postToolUse": ("code-trajectory hook edit --project .", "apply_patch", 10),
+        "stop": ("code-trajectory hook stop --project .", None, 30)}
     # new project hooks wait for the user's review (/hooks) before they run: install never marks them trusted
     assert {h["source"] for h in hooks.values()} == {"project"}
     assert {h["trustStatus"] for h in hooks.values()} == {"untrusted"}

@@ -22,9 +22,10 @@ without a usage error (exit status 2, which all three clients take as "block the
   records what changed.
 
 The project is found from ``--project`` (Claude Code's hooks say ``--project "$CLAUDE_PROJECT_DIR"``, Gemini CLI's
-``--project $GEMINI_PROJECT_DIR``, which the client expands: the directory's git top level, as every command finds
-it); without it (or empty, when the variable is unset), the recorded project holding stdin's ``cwd`` (Codex's
-hooks): a hook without ``--project`` never creates ``.trajectory/``, it does nothing where no history exists.
+``--project $GEMINI_PROJECT_DIR``, which the client expands, Codex's ``--project .``, the directory it runs them
+in: the directory's git top level, as every command finds it); without it (or empty, when the variable is unset),
+the recorded project holding stdin's ``cwd``: a hook without ``--project`` never creates ``.trajectory/``, it does
+nothing where no history exists.
 
 A hook never fails the agent: it always exits 0, even for an event or an option it does not know (a newer set-up's;
 they are ignored with a note), writes nothing on stdout (which the clients parse as JSON), and says what went wrong

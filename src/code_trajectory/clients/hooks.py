@@ -25,8 +25,10 @@ Codex CLI (https://developers.openai.com/codex/hooks, and ``codex-rs/config/src/
 every config layer, the project's ``.codex/hooks.json`` included (a trusted project's; Codex asks the user to
 review new hooks before they run, ``/hooks``); events ``UserPromptSubmit`` (``prompt``), ``PostToolUse`` with
 the tool ``apply_patch`` (``tool_input.command`` holds the patch, whose ``*** Add/Update/Delete File:`` lines
-name the files) and ``Stop``; ``timeout`` in seconds. Codex sets no project variable: the hook finds the
-recorded project from stdin's ``cwd`` (without ``--project`` it never starts a history).
+name the files) and ``Stop``; ``timeout`` in seconds. Codex sets no project variable but runs hooks in the
+session's working directory, inside the project whose ``.codex/`` holds them, so ``--project .`` names it (its git
+top level). Without ``--project`` a hook would act only on a project already recorded, and Codex runs the first
+prompt's hook before its MCP server has recorded anything (found with the real ``codex exec``).
 
 The hooks written (``<exe>`` is ``code-trajectory`` by name in a shared file; ``--local``: this machine's
 absolute executable; commands are POSIX-shell quoted). The command is ``<exe> hook prompt|edit|stop`` plus how the
@@ -39,7 +41,7 @@ claude-code  UserPromptSubmit  PostToolUse ``Edit|Write|MultiEdit|NotebookEdit``
                                                                                                "$CLAUDE_PROJECT_DIR"``
 gemini       BeforeAgent       AfterTool ``^(write_file|replace)$``                AfterAgent  ``--project
                                                                                                $GEMINI_PROJECT_DIR``
-codex        UserPromptSubmit  PostToolUse ``apply_patch``                         Stop        (nothing)
+codex        UserPromptSubmit  PostToolUse ``apply_patch``                         Stop        ``--project .``
 ===========  ================  ==================================================  ==========  =======================
 
 A hook is recognised as ours by its command (``code-trajectory hook prompt|edit|stop``, whatever the
@@ -122,7 +124,7 @@ CODEX = HookSet("codex", (
     HookSpec("UserPromptSubmit", None, "prompt", 10),
     HookSpec("PostToolUse", "apply_patch", "edit", 10),
     HookSpec("Stop", None, "stop", 30),
-), (".codex", "hooks.json"), None, None)
+), (".codex", "hooks.json"), None, ".")
 #: Every client that takes hooks, by name.
 HOOK_SETS: dict[str, HookSet] = {s.client: s for s in (CLAUDE_CODE, GEMINI, CODEX)}
 
