@@ -132,12 +132,6 @@ HOOK_SETS: dict[str, HookSet] = {s.client: s for s in (CLAUDE_CODE, GEMINI, CODE
 HOOKS = CLAUDE_CODE.specs
 
 
-def settings_path(project: Path, *, local: bool = False) -> Path:
-    """``<project>/.claude/settings.json``, the shared project settings of Claude Code, or with ``local`` the
-    user's uncommitted ``<project>/.claude/settings.local.json``."""
-    return CLAUDE_CODE.path(project, local=local)
-
-
 def desired_group(spec: HookSpec, exe: Exe, project: Path | None = None, hook_set: HookSet = CLAUDE_CODE
                   ) -> dict[str, Any]:
     """The matcher group holding our one hook for ``spec`` (``project`` is not written)."""

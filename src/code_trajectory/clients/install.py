@@ -6,13 +6,16 @@
 
 keeping every other key and server, in order. What goes where (see the README's client table):
 
-- *shared* files (``.mcp.json``, ``.cursor/mcp.json``, ``.vscode/mcp.json``, ``.claude/settings.json``) hold
-  no machine path: ``code-trajectory`` by name, the project as the client expands it at run time
-  (``${workspaceFolder}``, ``"$CLAUDE_PROJECT_DIR"`` in hooks) or not at all (Claude Code: the server finds
-  the project from the client's roots or working directory). A worktree or a clone of a committed set-up
-  therefore records itself. When ``code-trajectory`` is not on ``PATH``, install says so and what to do;
-- *per-user* files hold this machine's absolute paths: claude-desktop's config, and with ``local=True``
-  (``--local``, claude-code) Claude Code's local scope in ``~/.claude.json`` and ``.claude/settings.local.json``.
+- *shared* files (``.mcp.json``, ``.cursor/mcp.json``, ``.vscode/mcp.json``, ``.gemini/settings.json``,
+  ``.zed/settings.json``, Continue's block file, and the hooks' ``.claude/settings.json``,
+  ``.codex/hooks.json``) hold no machine path: ``code-trajectory`` by name, the project as the client expands it
+  at run time (``${workspaceFolder}``; in hooks ``"$CLAUDE_PROJECT_DIR"``, ``$GEMINI_PROJECT_DIR``, Codex's ``.``)
+  or not at all (the server finds the project from the client's roots or working directory). A worktree or a
+  clone of a committed set-up therefore records itself. When ``code-trajectory`` is not on ``PATH``, install says
+  so and what to do;
+- *per-user* files hold this machine's absolute paths: the configs of claude-desktop, codex, windsurf, cline and
+  goose, and with ``local=True`` (``--local``) Claude Code's local scope in ``~/.claude.json`` and
+  ``.claude/settings.local.json``, or Zed's user ``settings.json``.
 
 A second identical install writes nothing (``unchanged``); a changed entry is updated in place
 (``updated``). The file rules (backups of anything a rewrite would lose, atomic writes, dry-run diffs) are
