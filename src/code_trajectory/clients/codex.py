@@ -8,7 +8,8 @@ https://dev.to/vibeidedev/codex-mcp-add-configure-and-debug-mcp-servers-in-codex
 ``.codex/config.toml`` is read only once the project is trusted, so we write the user file, which the Codex
 CLI, IDE extension and app all read; one entry per project (naming as claude-desktop). The file is edited with
 ``tomlkit`` (:mod:`.docfile`), which keeps its comments and layout. ``codex mcp list`` shows the server
-(``tests/clients/test_clients_cli_list.py``).
+(``tests/clients/test_clients_cli_list.py``). Its hooks (``install codex --hooks``) go to the project's
+``.codex/hooks.json``, meant to be committed: see :mod:`code_trajectory.clients.hooks`.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ class Codex(UserFileClient):
     servers_key = "mcp_servers"
     file_format = "toml"
     docs: tuple[str, ...] = ("Codex configuration: MCP servers - https://github.com/openai/codex/blob/main/docs/config.md",)
-    hint = "Codex starts the server in its next session; `codex mcp list` shows it."
+    hint = ("Codex starts the server in its next session; `codex mcp list` shows it. Hooks in .codex/hooks.json run "
+            "in a trusted project once you review them (Codex asks; /hooks).")
 
     def config_path(self, project: Path, env: Mapping[str, str], platform: str) -> Path:
         codex_home = env.get("CODEX_HOME", "")
