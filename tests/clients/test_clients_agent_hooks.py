@@ -177,6 +177,24 @@ def test_install_hooks_through_the_cli_says_what_it_wrote(repo: Path) -> None:
     assert "codex hooks: removed from" in out
 
 
+@pytest.mark.parametrize("client", ["gemini", "codex"])
+def test_hook_set_up_in_a_recorded_project_is_recorded_as_set_up(client: str, repo: Path) -> None:
+    """install --hooks and uninstall write project files: each is snapshotted at once as set-up (no intent), never
+    left for a running recorder to take as the agent's work; the per-user file (codex's) is not in the project."""
+    record_now(repo)
+    done = subprocess.run([*server_command(), "hook", "prompt", "--project", str(repo)], capture_output=True,
+                          input=json.dumps({"prompt": "Agent work"}), text=True, timeout=60)
+    assert done.returncode == 0
+    shared = repo / (".gemini/settings.json" if client == "gemini" else ".codex/hooks.json")
+    for what, run in (("install", inst.install), ("uninstall", inst.uninstall)):
+        before = shadow_count(repo)
+        run(client, repo, **({"hooks": True} if what == "install" else {}))
+        assert shadow_count(repo) == before + 1
+        record = newest(repo)
+        assert record.origin == {"client": "code-trajectory", "tool": f"{what} {client}"} and record.intent is None
+        assert changed_files(repo, "refs/heads/shadow/main") == {shared.relative_to(repo).as_posix()}
+
+
 # --- the hooks as the clients run them --------------------------------------------------------------------------
 
 
