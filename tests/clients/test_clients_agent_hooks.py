@@ -322,7 +322,7 @@ def test_an_unknown_event_or_option_is_no_usage_error(repo: Path) -> None:
     """Exit status 2 blocks the prompt or the turn in Claude Code, Gemini CLI and Codex: a hook line from a newer
     set-up (another event, another option) is ignored with a note and exit status 0."""
     payload = json.dumps({"cwd": str(repo), "prompt": "Keep going"})
-    for argv in (["hook", "notify", "--project", str(repo)], ["hook", "prompt", "--future", "x", "--project", str(repo)],
+    for argv in (["hook"], ["hook", "notify", "--project", str(repo)], ["hook", "prompt", "--future", "x", "--project", str(repo)],
                  ["hook", "prompt", f"--project={repo}", "--client"], ["hook", "prompt", "--project"]):
         done = subprocess.run([*server_command(), *argv], input=payload, capture_output=True, text=True, timeout=60)
         assert done.returncode == 0 and done.stdout == "" and "Traceback" not in done.stderr, (argv, done.stderr)

@@ -78,8 +78,8 @@ def intent_from_prompt(prompt: str) -> str | None:
 
 
 def hook_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("event", metavar="EVENT", help="the hook event: prompt, edit or stop (another word is "
-                                                       "ignored with a note, exit status 0)")
+    parser.add_argument("event", metavar="EVENT", nargs="?", help="the hook event: prompt, edit or stop (another "
+                                                                  "word, or none, is ignored with a note, exit 0)")
     add_project_option(parser)
     # what follows the event, read by hook() itself so that an option it does not know never exits 2
     parser.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
@@ -90,8 +90,8 @@ def hook(args: argparse.Namespace) -> int:
     try:
         project, unknown = _options(getattr(args, "rest", None) or [], args.project)
         if args.event not in EVENTS:
-            raise ValueError(f"unknown hook event {args.event!r} (this version handles {', '.join(EVENTS)}); "
-                             "nothing done")
+            given = "no hook event given" if args.event is None else f"unknown hook event {args.event!r}"
+            raise ValueError(f"{given} (this version handles {', '.join(EVENTS)}); nothing done")
         payload = json.loads(sys.stdin.read() or "{}")
         if not isinstance(payload, dict):
             raise ValueError("the hook input is not a JSON object")
@@ -101,7 +101,7 @@ def hook(args: argparse.Namespace) -> int:
     except Exception as exc:  # noqa: BLE001 - a hook must never fail the agent
         message = f"skipped: {exc}"
     if message:
-        print(f"code-trajectory hook {args.event}: {message}", file=sys.stderr)
+        print(" ".join(filter(None, ["code-trajectory hook", args.event])) + f": {message}", file=sys.stderr)
     return 0
 
 
