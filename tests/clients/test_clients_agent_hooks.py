@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from code_trajectory.clients import install as inst
+from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.git import log
 from code_trajectory.git.points import points
 from code_trajectory.git.shadow import ShadowRepo
@@ -134,16 +135,15 @@ def test_gemini_hooks_in_a_new_file_go_with_its_directory(repo: Path) -> None:
     assert not (repo / ".gemini").exists()
 
 
-def test_codex_server_per_user_and_hooks_in_the_project_both_undone_exactly(repo: Path, isolated_env: Path) -> None:
-    config = isolated_env / ".codex" / "config.toml"
-    write(isolated_env, ".codex/config.toml", CODEX_CONFIG)
-    config_before = config.read_bytes()
+def test_codex_server_and_hooks_in_the_project_then_gone(repo: Path) -> None:
     changes = inst.install("codex", repo, hooks=True)
     assert [(c.what, c.path, c.action) for c in changes] == [
-        ('server "code-trajectory"', config, "updated"), ("hooks", repo / ".codex" / "hooks.json", "created")]
-    assert "# the default model" in config.read_text() and f'"{repo}"' in config.read_text()  # per-user: paths
+        ('server "code-trajectory"', repo / ".codex" / "config.toml", "created"),
+        ("hooks", repo / ".codex" / "hooks.json", "created")]
+    config = (repo / ".codex" / "config.toml").read_text()
+    assert config == '[mcp_servers.code-trajectory]\ncommand = "code-trajectory"\nargs = ["serve"]\n'
     data = json.loads((repo / ".codex" / "hooks.json").read_text())
-    assert str(repo) not in json.dumps(data)  # the project's file: no machine path (. is where Codex runs it)
+    assert str(repo) not in json.dumps(data)  # the project's files: no machine path (. is where Codex runs it)
     assert data == {"hooks": {
         "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "code-trajectory hook prompt --project .",
                                          "timeout": 10}]}],
@@ -152,10 +152,20 @@ def test_codex_server_per_user_and_hooks_in_the_project_both_undone_exactly(repo
         "Stop": [{"hooks": [{"type": "command", "command": "code-trajectory hook stop --project .",
                              "timeout": 30}]}]}}
     assert [c.action for c in inst.install("codex", repo, hooks=True)] == ["unchanged", "unchanged"]
-
     assert [c.action for c in inst.uninstall("codex", repo)] == ["removed", "removed"]
-    assert config.read_bytes() == config_before
     assert not (repo / ".codex").exists()
+
+
+def test_codex_local_is_the_users_file_and_takes_no_hooks(repo: Path, isolated_env: Path) -> None:
+    config = write(isolated_env, ".codex/config.toml", CODEX_CONFIG)
+    before = config.read_bytes()
+    [change] = inst.install("codex", repo, local=True)
+    assert change.path == config and change.local and "# the default model" in config.read_text()
+    assert f'"{repo}"' in config.read_text() and not (repo / ".codex").exists()  # per-user: this machine's paths
+    with pytest.raises(InvalidArgumentError, match="keeps hooks only in the project's shared .codex/hooks.json"):
+        inst.install("codex", repo, local=True, hooks=True)
+    assert [c.action for c in inst.uninstall("codex", repo, local=True)] == ["removed"]
+    assert config.read_bytes() == before
 
 
 def test_codex_hooks_merged_into_the_teams_hooks_file_and_given_back(repo: Path) -> None:
@@ -180,19 +190,19 @@ def test_install_hooks_through_the_cli_says_what_it_wrote(repo: Path) -> None:
 @pytest.mark.parametrize("client", ["gemini", "codex"])
 def test_hook_set_up_in_a_recorded_project_is_recorded_as_set_up(client: str, repo: Path) -> None:
     """install --hooks and uninstall write project files: each is snapshotted at once as set-up (no intent), never
-    left for a running recorder to take as the agent's work; the per-user file (codex's) is not in the project."""
+    left for a running recorder to take as the agent's work."""
     record_now(repo)
     done = subprocess.run([*server_command(), "hook", "prompt", "--project", str(repo)], capture_output=True,
                           input=json.dumps({"prompt": "Agent work"}), text=True, timeout=60)
     assert done.returncode == 0
-    shared = repo / (".gemini/settings.json" if client == "gemini" else ".codex/hooks.json")
+    shared = {".gemini/settings.json"} if client == "gemini" else {".codex/config.toml", ".codex/hooks.json"}
     for what, run in (("install", inst.install), ("uninstall", inst.uninstall)):
         before = shadow_count(repo)
         run(client, repo, **({"hooks": True} if what == "install" else {}))
         assert shadow_count(repo) == before + 1
         record = newest(repo)
         assert record.origin == {"client": "code-trajectory", "tool": f"{what} {client}"} and record.intent is None
-        assert changed_files(repo, "refs/heads/shadow/main") == {shared.relative_to(repo).as_posix()}
+        assert changed_files(repo, "refs/heads/shadow/main") == shared
 
 
 # --- the hooks as the clients run them --------------------------------------------------------------------------

@@ -66,15 +66,39 @@ def home(tmp_path: Path) -> Path:
     return path
 
 
+def trust(project: Path, home: Path) -> None:
+    """What accepting Codex's trust prompt for ``project`` writes into the user's config.toml."""
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    with config.open("a") as out:
+        out.write(f'\n[projects."{project}"]\ntrust_level = "trusted"\n')
+
+
+def codex_servers(codex: str, cwd: Path, home: Path) -> list[dict]:
+    proc = subprocess.run([codex, "mcp", "list", "--json"], capture_output=True, text=True, timeout=120,
+                          env=cli_env(home), cwd=cwd)
+    assert proc.returncode == 0, proc.stderr
+    return [s for s in json.loads(proc.stdout) if s["name"].startswith("code-trajectory")]
+
+
 def test_codex_mcp_list_sees_the_server(project: Path, home: Path) -> None:
     codex = find_cli("codex")
     install("codex", project, home)
-    proc = subprocess.run([codex, "mcp", "list", "--json"], capture_output=True, text=True, timeout=120,
-                          env=cli_env(home), cwd=project)
-    assert proc.returncode == 0, proc.stderr
-    [server] = [s for s in json.loads(proc.stdout) if s["name"] == "code-trajectory"]
+    (project / "sub").mkdir()
+    assert codex_servers(codex, project / "sub", home) == []  # an untrusted project's .codex/ is not read
+    trust(project, home)
+    [server] = codex_servers(codex, project / "sub", home)  # the project's file, seen from a subdirectory
     assert server["enabled"] is True and server["transport"]["type"] == "stdio"
-    assert server["transport"]["args"][-2:] == ["--project", str(project)]  # the per-user file names the project
+    assert (server["transport"]["command"], server["transport"]["args"]) == ("code-trajectory", ["serve"])
+
+
+def test_codex_mcp_list_sees_the_local_server_anywhere(project: Path, home: Path, tmp_path: Path) -> None:
+    codex = find_cli("codex")
+    proc = subprocess.run([*server_command(), "install", "codex", "--local", "--project", str(project)],
+                          capture_output=True, text=True, timeout=120, env=cli_env(home))
+    assert proc.returncode == 0, proc.stderr
+    [server] = codex_servers(codex, tmp_path, home)  # the user's file: every session, wherever it runs
+    assert server["transport"]["args"][-2:] == ["--project", str(project)]  # it names the project
     assert Path(server["transport"]["command"]).name.startswith(("code-trajectory", "python"))
 
 
@@ -105,8 +129,7 @@ def test_codex_reads_the_project_hooks_once_the_project_is_trusted(project: Path
     install("codex", project, home)
     [listing] = codex_hooks(codex, project, home)["data"]
     assert listing["hooks"] == []  # an untrusted project's .codex/ is not read
-    with (home / ".codex" / "config.toml").open("a") as config:  # what accepting Codex's trust prompt writes
-        config.write(f'\n[projects."{project}"]\ntrust_level = "trusted"\n')
+    trust(project, home)
     [listing] = codex_hooks(codex, project, home)["data"]
     assert listing["warnings"] == [] and listing["errors"] == []
     hooks = {h["eventName"]: h for h in listing["hooks"]}

@@ -1,6 +1,7 @@
 """Codex CLI itself (``codex exec`` from npm, its own code) in a project set up by ``code-trajectory install codex
---hooks``: Codex reads the per-user ``config.toml`` entry, starts our server, and runs the project's
-``.codex/hooks.json`` around its own ``apply_patch`` and shell tools.
+--hooks``: Codex reads the project's ``.codex/config.toml``, starts our server by name (it finds the project from
+its working directory, a subdirectory here), and runs the project's ``.codex/hooks.json`` around its own
+``apply_patch`` and shell tools.
 
 The CLI is found in the directory ``$CODE_TRAJECTORY_TEST_CLIS`` names (e.g. a ``node_modules/.bin``), else on
 ``PATH``; the test is skipped otherwise (``npm install --prefix /tmp/clis @openai/codex``; nothing is downloaded
@@ -14,8 +15,8 @@ message. Set-up facts, as measured: ``codex exec`` starts the MCP servers of ``c
 starts (ours makes its start-up import before the first answer, which waits for it); project hooks are read only in
 a trusted project (``[projects."<path>"] trust_level = "trusted"``, what accepting Codex's trust prompt writes) and
 run only once reviewed, which ``--dangerously-bypass-hook-trust`` stands in for; Codex runs hooks in the session's
-working directory (here a subdirectory of the project) and gives MCP servers a filtered environment, so the
-server's ``env`` is passed with ``-c``.
+working directory (here a subdirectory of the project), and starts MCP servers there too, with a filtered
+environment: the ``code-trajectory`` on ``PATH`` is a wrapper that runs this checkout with this test's homes.
 """
 
 from __future__ import annotations
@@ -139,14 +140,16 @@ def test_a_codex_session_is_recorded_with_intent_patch_and_stop_checkpoint(tmp_p
     codex = find_codex()
     root = git_repo(tmp_path / "project", {"app.py": "x = 1\n", "pkg/p.txt": "p\n"}, branch="main",
                     commit="initial").resolve()
-    # `code-trajectory` on PATH runs this checkout whatever environment Codex gives the hooks
+    env = {k: v for k, v in subprocess_env().items() if not k.startswith(("OPENAI_", "CODEX_"))}
+    ct_home = Path(env["CODE_TRAJECTORY_HOME"])
+    # `code-trajectory` on PATH runs this checkout with these homes, whatever environment Codex gives the hooks and
+    # the server it starts
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     wrapper = bin_dir / "code-trajectory"
-    wrapper.write_text(f"#!/bin/sh\nPYTHONPATH={shlex.quote(str(SRC))} exec {shlex.quote(sys.executable)} "
-                       "-m code_trajectory \"$@\"\n")
+    wrapper.write_text(f"#!/bin/sh\nPYTHONPATH={shlex.quote(str(SRC))} CODE_TRAJECTORY_HOME={shlex.quote(str(ct_home))} "
+                       f"exec {shlex.quote(sys.executable)} -m code_trajectory \"$@\"\n")
     wrapper.chmod(0o755)
-    env = {k: v for k, v in subprocess_env().items() if not k.startswith(("OPENAI_", "CODEX_"))}
     env["PATH"] = os.pathsep.join([str(bin_dir), env.get("PATH", "")])
     home = Path(env["HOME"])
     done = subprocess.run(["code-trajectory", "install", "codex", "--hooks", "--project", str(root)], env=env,
@@ -154,9 +157,9 @@ def test_a_codex_session_is_recorded_with_intent_patch_and_stop_checkpoint(tmp_p
     assert done.returncode == 0, done.stderr
     assert json.loads((root / ".codex" / "hooks.json").read_text())["hooks"]["PostToolUse"][0]["hooks"][0][
         "command"] == "code-trajectory hook edit --project ."
+    (home / ".codex").mkdir(parents=True, exist_ok=True)
     with (home / ".codex" / "config.toml").open("a") as config:  # accepting Codex's trust prompt for the project
         config.write(f'\n[projects."{root}"]\ntrust_level = "trusted"\n')
-    ct_home = Path(env["CODE_TRAJECTORY_HOME"])
     ct_home.mkdir(parents=True, exist_ok=True)
     (ct_home / "config.toml").write_text(f"[trajectory]\ndebounce_seconds = {WATCHER_DEBOUNCE_SECONDS}\n")
 
@@ -165,21 +168,19 @@ def test_a_codex_session_is_recorded_with_intent_patch_and_stop_checkpoint(tmp_p
         while time.monotonic() < deadline and not shadow(root, "for-each-ref", "refs/heads/"):
             time.sleep(0.1)
 
-    # the server's environment as a TOML inline table (JSON strings are TOML basic strings)
-    server_env = "{" + ", ".join(f"{k} = {json.dumps(v)}" for k, v in
-                                 {"PYTHONPATH": str(SRC), "CODE_TRAJECTORY_HOME": str(ct_home)}.items()) + "}"
     with ScriptedResponses(ready) as model:
         provider = f'{{name = "scripted", base_url = "{model.url}", wire_api = "responses"}}'
         done = subprocess.run(
             [codex, "exec", "--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust",
              "-c", "model_provider=scripted", "-c", f"model_providers.scripted={provider}", "-c", 'model="gpt-5.5"',
-             "-c", f"mcp_servers.code-trajectory.env={server_env}", PROMPT],
+             PROMPT],
             cwd=root / "pkg", env=env, capture_output=True, text=True, timeout=CODEX_TIMEOUT, stdin=subprocess.DEVNULL)
     assert done.returncode == 0, f"codex exec exited {done.returncode}:\n{done.stderr[-3000:]}"
     output = done.stdout + done.stderr
     for event in ("UserPromptSubmit", "PostToolUse", "Stop"):
         assert f"hook: {event} Completed" in output, output[-3000:]
     assert (root / "pkg" / "new.py").read_text() == "y = 1\n" and (root / "app.py").read_text() == "x = 2\n"
+    assert not (root / "pkg" / ".trajectory").exists()  # the server started in pkg/ recorded the project
 
     intent = json.loads((root / ".trajectory" / "state" / "intent.json").read_text())
     assert intent["intent"] == INTENT

@@ -223,7 +223,7 @@ def _target(client: Client, root: Path, exe: Exe | None, local: bool, env: Mappi
         local_config = getattr(client, "local_config", None)
         found = local_config(root, env_, plat) if local_config is not None else None
         if found is None:
-            raise InvalidArgumentError(f"--local applies to claude-code and zed only, not {client.name}; drop --local "
+            raise InvalidArgumentError(f"--local applies to claude-code, codex and zed only, not {client.name}; drop --local "
                                        f"({client.name}'s file is {'per-user already' if not getattr(client, 'shared', True) else 'shared'})")
         path, keys, argv, project_arg, shared = found[0], tuple(found[1]), here, root, False
         global_file = bool(getattr(client, "local_is_global", False))
@@ -306,6 +306,10 @@ def install(client_name: str, project: str | os.PathLike[str] | None = None, *, 
     if hooks and target.hook_set is None:
         raise InvalidArgumentError(f"--hooks applies to {', '.join(_hooks.HOOK_SETS)} only, not {client.name} "
                                    "(it has no hook mechanism); drop --hooks")
+    if hooks and local and target.hook_set is not None and target.hook_set.local_file is None:
+        raise InvalidArgumentError(f"{client.title} keeps hooks only in the project's shared "
+                                   f"{'/'.join(target.hook_set.shared_file)}, which names no machine path: run "
+                                   f"install {client.name} --hooks without --local (code-trajectory on PATH)")
     path = target.path
     wanted = client.entry(target.argv, target.project_arg)
     chosen: list[str] = []
@@ -403,17 +407,20 @@ def uninstall(client_name: str, project: str | os.PathLike[str] | None = None, *
 
     setup = SetupRecorder(root, f"uninstall {client.name}", enabled=not dry_run)
     changes: list[Change] = []
+    hook_changes: list[Change] = []
     try:
+        # the hooks' file first: a directory both files live in (.codex/) goes with the server's file, the first made
+        if target.settings is not None and not together and target.settings.exists():
+            result = _undo(None, target.settings, _remove_hooks, dry_run=dry_run, now=now, shared_file=True)
+            hook_changes.append(_change(client.name, root, result, "hooks", removal=True))
         result = _undo(client, target.path, both if together else mutate, dry_run=dry_run, now=now,
                        shared_file=not target.kept, remove_if=emptied)
         what = ", ".join(f'server "{n}"' for n in removed) or f'server "{client.entry_name(root)}"'
         changes.append(_change(client.name, root, result, what + (" and hooks" if hooks_removed else ""),
                                removal=True))
-        if target.settings is not None and not together and target.settings.exists():
-            result = _undo(None, target.settings, _remove_hooks, dry_run=dry_run, now=now, shared_file=True)
-            changes.append(_change(client.name, root, result, "hooks", removal=True))
+        changes.extend(hook_changes)
     finally:
-        _label(setup, changes)
+        _label(setup, [*changes, *hook_changes])  # (a path twice is recorded once)
     return [replace(ch, local=local) for ch in changes]
 
 
