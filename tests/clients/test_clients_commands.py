@@ -80,7 +80,7 @@ def test_command_errors_are_trajectory_errors(tmp_path: Path) -> None:
     with pytest.raises(InvalidArgumentError, match="does not exist"):
         commands.install(ns)
     ns = argparse.Namespace(client="vscode", project=str(tmp_path), hooks=True, dry_run=False)
-    with pytest.raises(InvalidArgumentError, match="--hooks applies to claude-code only"):
+    with pytest.raises(InvalidArgumentError, match="--hooks applies to claude-code, gemini, codex only"):
         commands.install(ns)
 
 

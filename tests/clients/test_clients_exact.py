@@ -97,10 +97,10 @@ def test_local_scope_is_per_user_and_undone_exactly(project: Path, env: dict[str
     assert tree(project, Path(env["HOME"])) == before
 
 
-def test_local_applies_to_claude_code_only(project: Path, env: dict[str, str]) -> None:
+def test_local_applies_to_claude_code_and_zed_only(project: Path, env: dict[str, str]) -> None:
     from code_trajectory.core.errors import InvalidArgumentError
 
-    with pytest.raises(InvalidArgumentError, match="--local applies to claude-code only"):
+    with pytest.raises(InvalidArgumentError, match="--local applies to claude-code, codex and zed only"):
         inst.install("cursor", project, exe=EXE, env=env, platform="linux", local=True)
 
 

@@ -57,15 +57,24 @@ def env(tmp_path: Path) -> dict[str, str]:
     return {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
 
 
+#: Clients whose per-user TOML file (``--local``) these tests edit: Codex's ``~/.codex/config.toml``, a file that is
+#: the user's whole configuration (its shared ``.codex/config.toml`` is tested in test_clients_agent_hooks.py).
+LOCAL = {"codex"}
+
+
 def path_of(name: str, proj: Path, env: dict[str, str]) -> Path:
+    if name in LOCAL:
+        return client(name).local_config(proj, env, "linux")[0]  # type: ignore[attr-defined]
     return client(name).config_path(proj, env, "linux")
 
 
 def run_install(name: str, proj: Path, env: dict[str, str], **kw) -> list[inst.Change]:
+    kw.setdefault("local", name in LOCAL)
     return inst.install(name, proj, exe=kw.pop("exe", EXE), env=env, platform="linux", now=NOW, **kw)
 
 
 def run_uninstall(name: str, proj: Path, env: dict[str, str], **kw) -> list[inst.Change]:
+    kw.setdefault("local", name in LOCAL)
     return inst.uninstall(name, proj, env=env, platform="linux", now=NOW, **kw)
 
 
@@ -80,8 +89,9 @@ def load(name: str, text: str) -> dict:
 def our_entry(name: str, text: str, proj: Path, key: str = "code-trajectory") -> dict:
     """Our entry as the client reads it, checked against the client's schema."""
     data = load(name, text)
-    # Continue's block file lives in the project and is shared: no machine path, the server follows the client
-    args = ["serve"] if name == "continue" else ["serve", "--project", str(proj)]
+    # Continue's block file and Zed's .zed/settings.json live in the project and are shared: no machine path, the
+    # server follows the client's working directory
+    args = ["serve"] if name in ("continue", "zed") else ["serve", "--project", str(proj)]
     if name == "codex":
         entry = data["mcp_servers"][key]
         assert entry == {"command": EXE, "args": args}
@@ -115,11 +125,10 @@ def test_locations_per_os(proj: Path) -> None:
     win = {"USERPROFILE": r"C:\Users\me", "APPDATA": r"C:\Users\me\AppData\Roaming"}
     expect = {
         "gemini": [proj / ".gemini/settings.json"] * 3,
-        "codex": [Path("/h/.codex/config.toml"), Path("/h/.codex/config.toml"), Path(win["USERPROFILE"]) / ".codex"
-                  / "config.toml"],
+        "codex": [proj / ".codex/config.toml"] * 3,
         "windsurf": [Path("/h/.codeium/windsurf/mcp_config.json")] * 2
         + [Path(win["USERPROFILE"]) / ".codeium" / "windsurf" / "mcp_config.json"],
-        "zed": [Path("/x/zed/settings.json")] * 2 + [Path(win["APPDATA"]) / "Zed" / "settings.json"],
+        "zed": [proj / ".zed/settings.json"] * 3,
         "cline": [Path("/x/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json"),
                   Path("/h/Library/Application Support/Code/User/globalStorage/saoudrizwan.claude-dev/settings/"
                        "cline_mcp_settings.json"),
@@ -133,8 +142,14 @@ def test_locations_per_os(proj: Path) -> None:
         c = client(name)
         assert (c.config_path(proj, unix, "linux"), c.config_path(proj, unix, "darwin"),
                 c.config_path(proj, win, "win32")) == (linux, mac, windows), name
-    assert client("codex").config_path(proj, {"CODEX_HOME": "/c", "HOME": "/h"}, "linux") == Path("/c/config.toml")
-    assert client("zed").config_path(proj, {"HOME": "/h"}, "linux") == Path("/h/.config/zed/settings.json")
+    codex_user = client("codex").local_config  # type: ignore[attr-defined]  # install codex --local
+    assert [codex_user(proj, env, plat)[0] for env, plat in ((unix, "linux"), (unix, "darwin"), (win, "win32"))] == \
+        [Path("/h/.codex/config.toml")] * 2 + [Path(win["USERPROFILE"]) / ".codex" / "config.toml"]
+    assert codex_user(proj, {"CODEX_HOME": "/c", "HOME": "/h"}, "linux")[0] == Path("/c/config.toml")
+    zed_user = client("zed").local_config  # type: ignore[attr-defined]  # install zed --local: the user's file
+    assert [zed_user(proj, env, plat)[0] for env, plat in ((unix, "linux"), (unix, "darwin"), (win, "win32"))] == \
+        [Path("/x/zed/settings.json")] * 2 + [Path(win["APPDATA"]) / "Zed" / "settings.json"]
+    assert zed_user(proj, {"HOME": "/h"}, "linux") == (Path("/h/.config/zed/settings.json"), ("context_servers",))
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -352,10 +367,10 @@ def test_cli_install_codex_and_goose_then_refuse_a_broken_file(proj: Path, tmp_p
     home.mkdir()
     config = home / ".codex" / "config.toml"
     write(config, ORIGINAL["codex"])
-    proc = run_cli("install", "codex", "--project", str(proj), "--dry-run", home=home)
+    proc = run_cli("install", "codex", "--local", "--project", str(proj), "--dry-run", home=home)
     assert proc.returncode == 0 and "+[mcp_servers.code-trajectory]" in proc.stdout
     assert config.read_text() == ORIGINAL["codex"]
-    proc = run_cli("install", "codex", "--project", str(proj), home=home)
+    proc = run_cli("install", "codex", "--local", "--project", str(proj), home=home)
     assert proc.returncode == 0, proc.stderr
     assert f'codex server "code-trajectory": created in {config}' not in proc.stdout  # the file existed
     assert f"updated in {config}" in proc.stdout and "codex mcp list" in proc.stdout

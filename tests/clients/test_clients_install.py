@@ -368,8 +368,8 @@ def test_unknown_client_lists_valid_names(proj: Path) -> None:
         inst.install("emacs", proj, exe=EXE)
 
 
-def test_hooks_only_for_claude_code(proj: Path, env: dict[str, str]) -> None:
-    with pytest.raises(InvalidArgumentError, match="--hooks applies to claude-code only"):
+def test_hooks_only_for_clients_with_hooks(proj: Path, env: dict[str, str]) -> None:
+    with pytest.raises(InvalidArgumentError, match="--hooks applies to claude-code, gemini, codex only"):
         run_install("cursor", proj, env, hooks=True)
     assert not (proj / ".cursor").exists()
 

@@ -80,7 +80,9 @@ class Client(Protocol):
     Optional (read with ``getattr``; :class:`StdioClient` provides them): ``local_config(project, env,
     platform)`` returns ``(file, key_path)``, the per-user file and the keys leading to the servers
     object that ``install --local`` writes for this project alone, or None when the client has no such
-    place.
+    place; ``local_is_global`` says that file serves every project (Zed's user settings: one entry per
+    project, named as in :attr:`global_config` files); ``local_file_kept`` says uninstall never deletes it
+    (``~/.claude.json``, which Claude Code itself writes).
     """
 
     name: str
@@ -113,8 +115,9 @@ class Client(Protocol):
         """The preferred name of the entry for ``project``."""
         ...
 
-    def alternate_names(self, project: Path) -> list[str]:
-        """Names to try, in order, when :meth:`entry_name` is taken by another entry (may be empty)."""
+    def alternate_names(self, project: Path, global_file: bool | None = None) -> list[str]:
+        """Names to try, in order, when :meth:`entry_name` is taken by another entry (may be empty); ``global_file``
+        says whether the file serves every project (default :attr:`global_config`)."""
         ...
 
     def servers(self, data: MutableMapping[str, Any]) -> tuple[MutableMapping[str, Any], str | None]:
@@ -153,6 +156,10 @@ class StdioClient:
     project_arg: str | None = None
     #: Whether the entry carries ``"type": "stdio"`` (VS Code requires it; Claude Code writes it).
     with_type = False
+    #: Whether the ``--local`` file (:meth:`local_config`) serves every project.
+    local_is_global = False
+    #: Whether uninstall --local never deletes the local file, only restores or edits it.
+    local_file_kept = False
 
     def config_path(self, project: Path, env: Mapping[str, str], platform: str) -> Path:
         raise NotImplementedError
@@ -181,10 +188,11 @@ class StdioClient:
     def entry_name(self, project: Path) -> str:
         return SERVER_NAME
 
-    def alternate_names(self, project: Path) -> list[str]:
-        """For a per-user file (:attr:`global_config`): ``code-trajectory-<directory name>``, then that name with the
-        first 8 hex digits of a SHA-256 of the full path; none for a per-project file."""
-        if not self.global_config:
+    def alternate_names(self, project: Path, global_file: bool | None = None) -> list[str]:
+        """For a per-user file (``global_file``, default :attr:`global_config`): ``code-trajectory-<directory
+        name>``, then that name with the first 8 hex digits of a SHA-256 of the full path; none for a per-project
+        file."""
+        if not (self.global_config if global_file is None else global_file):
             return []
         slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", project.name).strip("-.") or "project"
         digest = hashlib.sha256(str(project).encode("utf-8", "surrogateescape")).hexdigest()[:8]

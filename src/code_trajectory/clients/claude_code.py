@@ -46,6 +46,7 @@ class ClaudeCode(StdioClient):
     title = "Claude Code"
     servers_key = "mcpServers"
     with_type = True
+    local_file_kept = True  # ~/.claude.json is Claude Code's own state
     docs = ("Connect Claude Code to tools via MCP - https://code.claude.com/docs/en/mcp",
             "Hooks reference - https://docs.anthropic.com/en/docs/claude-code/hooks")
     hint = "Claude Code asks to approve project servers from .mcp.json the next time it starts here."

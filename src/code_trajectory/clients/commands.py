@@ -27,16 +27,18 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dry-run", action="store_true",
                         help="print the change as a unified diff and write nothing")
     parser.add_argument("--local", action="store_true",
-                        help="claude-code only: this machine's set-up for this project alone (Claude Code's local "
-                             "scope in ~/.claude.json and .claude/settings.local.json, with the absolute "
-                             "executable) instead of the shared .mcp.json and .claude/settings.json")
+                        help="claude-code, codex, zed: this machine's set-up in the user's own files, with the "
+                             "absolute executable, instead of the shared project files (Claude Code's local scope "
+                             "in ~/.claude.json and .claude/settings.local.json; ~/.codex/config.toml; Zed's user "
+                             "settings.json)")
 
 
 def install_arguments(parser: argparse.ArgumentParser) -> None:
     """Add ``CLIENT``, ``--project``, ``--hooks``, ``--local`` and ``--dry-run`` to ``parser``."""
     _common(parser)
     parser.add_argument("--hooks", action="store_true",
-                        help="claude-code only: also add code-trajectory's hooks to .claude/settings.json")
+                        help="claude-code, gemini, codex: also add code-trajectory's hooks to the project's hook "
+                             "settings (.claude/settings.json, .gemini/settings.json, .codex/hooks.json)")
 
 
 def uninstall_arguments(parser: argparse.ArgumentParser) -> None:

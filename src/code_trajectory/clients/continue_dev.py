@@ -8,6 +8,12 @@ https://www.developersdigest.tech/mcp-servers/clients/continue): Continue loads 
 ``mcpServers`` *list* whose items carry ``name``, ``type`` (``stdio``), ``command``, ``args`` and optional ``env``.
 The block file is ours alone: uninstall deletes it once it holds no server. The file is edited with
 ``ruamel.yaml`` (:mod:`.docfile`), so hand edits to it are kept.
+
+The block is shared (meant to be committed): ``code-trajectory serve`` by name, no ``--project``. Continue starts a
+stdio server in the workspace root unless the block gives a ``cwd`` (``resolveCwd`` in Continue's
+``core/context/mcp/MCPConnection.ts``, https://github.com/continuedev/continue; the ``cwd`` key came with
+https://github.com/continuedev/continue/pull/6280) and declares no MCP roots, so the server finds the project
+from its working directory: the git top level above it (a worktree or a clone records itself).
 """
 
 from __future__ import annotations

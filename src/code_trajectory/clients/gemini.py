@@ -10,7 +10,8 @@ reading), which :mod:`.jsonfile` tolerates and backs up before a rewrite.
 
 Folder trust: with ``security.folderTrust`` on, Gemini CLI ignores a project's ``.gemini/settings.json`` until the
 folder is trusted (``/permissions``, or the prompt at start; kept in ``~/.gemini/trustedFolders.json``).
-``gemini mcp list`` run in the project lists the server (``tests/clients/test_clients_cli_list.py``).
+``gemini mcp list`` run in the project lists the server (``tests/clients/test_clients_cli_list.py``). Its hooks
+(``install gemini --hooks``) go to the same file: see :mod:`code_trajectory.clients.hooks`.
 """
 
 from __future__ import annotations

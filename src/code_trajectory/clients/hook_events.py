@@ -1,27 +1,38 @@
-"""``code-trajectory hook prompt|edit|stop``: what Claude Code's hooks run (see :mod:`.hooks` for their set-up).
+"""``code-trajectory hook prompt|edit|stop``: what the installed agent hooks run (see :mod:`.hooks` for their set-up).
 
-Claude Code writes the event's JSON on the hook's stdin (Claude Code hooks reference: ``session_id``, ``cwd``,
-``hook_event_name``; ``prompt`` for ``UserPromptSubmit``; ``tool_name`` and ``tool_input`` for ``PostToolUse``):
+The client writes the event's JSON on the hook's stdin; every field is untrusted and checked. Claude Code (hooks
+reference: ``session_id``, ``cwd``, ``hook_event_name``; ``prompt`` for ``UserPromptSubmit``; ``tool_name`` and
+``tool_input`` for ``PostToolUse``), Gemini CLI (``BeforeAgent``, ``AfterTool``, ``AfterAgent``, the same field
+names) and Codex CLI (``UserPromptSubmit``, ``PostToolUse``, ``Stop``, the same field names) differ only in their
+edit tools, whose names tell the clients apart (:data:`EDIT_TOOLS`). So the command line is the same for every
+client and names no client: an older ``code-trajectory`` on a teammate's ``PATH`` runs a newer set-up's hooks
+without a usage error (exit status 2, which all three clients take as "block the prompt or the turn").
 
-* ``prompt`` (UserPromptSubmit): the prompt's first line (at most 200 characters, secrets redacted) becomes the
-  current intent, on disk, where the server, the CLI and the next snapshots read it; it belongs to the session
-  (``session_id``): the hooks of another session do not carry it, and the next server start ends it;
-* ``edit`` (PostToolUse for Edit, Write, MultiEdit, NotebookEdit): the edited file is snapshotted at once, with
-  ``Trajectory-Origin: claude-code; tool=<tool>; session=<id>``; a path outside the project is ignored. When a
-  watcher or server records the project, the hook hands the edit over to it (one small file, see
-  :mod:`code_trajectory.recording.handoff`) and exits: the recording process takes that snapshot;
-* ``stop`` (Stop): the end of the turn names a checkpoint after the intent holding every save made before the hook
+* ``prompt``: the prompt's first line (at most 200 characters, secrets redacted) becomes the current intent, on
+  disk, where the server, the CLI and the next snapshots read it; it belongs to the session (``session_id``): the
+  hooks of another session do not carry it, and the next server start ends it;
+* ``edit``: the edited files are snapshotted at once, with ``Trajectory-Origin: <client>; tool=<tool>;
+  session=<id>`` (the client the tool belongs to); Claude Code's Edit, Write, MultiEdit, NotebookEdit and Gemini CLI's write_file and replace name
+  one file in ``tool_input``; Codex's apply_patch gives the patch in ``tool_input.command``, whose ``*** Add File:``,
+  ``*** Update File:``, ``*** Delete File:`` and ``*** Move to:`` lines name the files. A relative path is taken
+  from stdin's ``cwd``; a path outside the project is ignored. When a watcher or server records the project, the
+  hook hands the edits over to it (one small file each, see :mod:`code_trajectory.recording.handoff`) and exits:
+  the recording process takes that snapshot;
+* ``stop``: the end of the turn names a checkpoint after the intent holding every save made before the hook
   ran, shell commands' included: a watcher or server recording the project is asked to take it (see
   :mod:`code_trajectory.recording.checkpoint_requests`; it answers within a second), else a full scan here
   records what changed.
 
-The project is found from ``--project`` (install writes ``--project "$CLAUDE_PROJECT_DIR"`` into every hook, which
-Claude Code's shell expands: the directory's git top level, as every command finds it); without it (or empty, when
-the variable is unset), the recorded project holding stdin's ``cwd``: a hook without ``--project`` never creates
-``.trajectory/``, it does nothing where no history exists.
+The project is found from ``--project`` (Claude Code's hooks say ``--project "$CLAUDE_PROJECT_DIR"``, Gemini CLI's
+``--project $GEMINI_PROJECT_DIR``, which the client expands, Codex's ``--project .``, the directory it runs them
+in: the directory's git top level, as every command finds it); without it (or empty, when the variable is unset),
+the recorded project holding stdin's ``cwd``: a hook without ``--project`` never creates ``.trajectory/``, it does
+nothing where no history exists.
 
-A hook never fails the agent: it always exits 0 and says what went wrong on stderr. It imports neither the MCP SDK
-nor the watcher, and an edit costs one O(changed) snapshot, so it adds little to the agent's turn.
+A hook never fails the agent: it always exits 0, even for an event or an option it does not know (a newer set-up's;
+they are ignored with a note), writes nothing on stdout (which the clients parse as JSON), and says what went wrong
+on stderr. It imports neither the MCP SDK nor the watcher, and an edit costs one O(changed)
+snapshot, so it adds little to the agent's turn.
 """
 
 from __future__ import annotations
@@ -35,8 +46,20 @@ from code_trajectory.core.paths import SHADOW_DIR_NAME
 from code_trajectory.project import add_project_option
 
 EVENTS = ("prompt", "edit", "stop")
-#: Tools whose PostToolUse snapshots the file they edited, and the tool_input key naming it.
-EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
+#: The tools whose edit hook snapshots what they edited: tool name -> (the client it belongs to, the ``tool_input``
+#: key naming the file; :data:`PATCH`: the key holds a patch whose file lines name the files).
+PATCH = "patch:command"
+EDIT_TOOLS: dict[str, tuple[str, str]] = {
+    "Edit": ("claude-code", "file_path"), "Write": ("claude-code", "file_path"),
+    "MultiEdit": ("claude-code", "file_path"), "NotebookEdit": ("claude-code", "notebook_path"),
+    "write_file": ("gemini", "file_path"), "replace": ("gemini", "file_path"),
+    "apply_patch": ("codex", PATCH),
+}
+#: The file lines of a Codex patch (``codex-rs/apply-patch``'s grammar), and how much of a patch is read.
+_PATCH_FILE_LINES = ("*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: ")
+MAX_PATCH_CHARS = 4 << 20
+#: Files one edit hook records at most (a patch naming more is recorded by the next stop's full scan).
+MAX_EDIT_FILES = 1000
 #: Characters of the first line redacted beyond the intent's length, so that a secret the cut would split is still
 #: recognised whole (longer than any token format of :mod:`code_trajectory.core.secrets`); the rest is never read.
 REDACT_WINDOW = 4096
@@ -58,22 +81,48 @@ def intent_from_prompt(prompt: str) -> str | None:
 
 
 def hook_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("event", choices=EVENTS, help="the Claude Code hook event: prompt, edit or stop")
+    parser.add_argument("event", metavar="EVENT", nargs="?", help="the hook event: prompt, edit or stop (another "
+                                                                  "word, or none, is ignored with a note, exit 0)")
     add_project_option(parser)
+    # what follows the event, read by hook() itself so that an option it does not know never exits 2
+    parser.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
 
 
 def hook(args: argparse.Namespace) -> int:
-    """Handle one hook event from Claude Code (JSON on stdin); always exits 0, problems go to stderr."""
+    """Handle one hook event (the client's JSON on stdin); always exits 0, problems go to stderr."""
     try:
+        project, unknown = _options(getattr(args, "rest", None) or [], args.project)
+        if args.event not in EVENTS:
+            given = "no hook event given" if args.event is None else f"unknown hook event {args.event!r}"
+            raise ValueError(f"{given} (this version handles {', '.join(EVENTS)}); nothing done")
         payload = json.loads(sys.stdin.read() or "{}")
         if not isinstance(payload, dict):
             raise ValueError("the hook input is not a JSON object")
-        message = handle(args.event, payload, args.project)
+        message = handle(args.event, payload, project)
+        if unknown:
+            message = "; ".join(filter(None, [message, f"ignored {' '.join(unknown)!r}"]))
     except Exception as exc:  # noqa: BLE001 - a hook must never fail the agent
         message = f"skipped: {exc}"
     if message:
-        print(f"code-trajectory hook {args.event}: {message}", file=sys.stderr)
+        print(" ".join(filter(None, ["code-trajectory hook", args.event])) + f": {message}", file=sys.stderr)
     return 0
+
+
+def _options(words: list[str], project: str | None) -> tuple[str | None, list[str]]:
+    """``--project P`` (or ``--project=P``) among the words after the event, and the words that are not it."""
+    unknown: list[str] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word == "--project" and i + 1 < len(words):
+            project, i = words[i + 1], i + 2
+            continue
+        if word.startswith("--project="):
+            project = word.split("=", 1)[1]
+        else:
+            unknown.append(word)
+        i += 1
+    return project, unknown
 
 
 def _project(option: str | None, payload: dict) -> Path | None:
@@ -164,32 +213,58 @@ def _open(root: Path, payload: dict):
     return recorder
 
 
+def edited_files(payload: dict) -> tuple[str, str, list[str]] | str:
+    """The client, the tool and the files an edit hook's ``payload`` names (as written: absolute, or relative to
+    ``cwd``), or a note saying why there are none (not an edit tool, no file named)."""
+    tool = payload.get("tool_name")
+    found = EDIT_TOOLS.get(tool) if isinstance(tool, str) else None
+    if found is None:
+        return f"not an edit tool: {tool!r}"
+    client, key = found
+    tool_input = payload.get("tool_input")
+    value = tool_input.get(key.removeprefix("patch:")) if isinstance(tool_input, dict) else None
+    if key == PATCH:
+        value = value if isinstance(value, str) else ""
+        files = [line[len(head):].strip() for line in value[:MAX_PATCH_CHARS].splitlines()
+                 for head in _PATCH_FILE_LINES if line.startswith(head)]
+    else:
+        files = [value] if isinstance(value, str) else []
+    files = [f for f in dict.fromkeys(files) if f and "\0" not in f]
+    return (client, str(tool), files[:MAX_EDIT_FILES]) if files else f"{tool} named no file"
+
+
 def _edit(root: Path, payload: dict) -> str | None:
-    from code_trajectory.core.errors import PathOutsideProjectError
+    import os
+
+    from code_trajectory.core.errors import InvalidArgumentError, PathOutsideProjectError
     from code_trajectory.project import confine
 
-    tool = payload.get("tool_name")
-    key = EDIT_TOOLS.get(tool) if isinstance(tool, str) else None
-    if key is None or not isinstance(tool, str):
-        return f"not an edit tool: {tool!r}"
-    target = (payload.get("tool_input") or {}).get(key) if isinstance(payload.get("tool_input"), dict) else None
-    if not isinstance(target, str) or not target:
-        return f"{tool} named no file"
-    try:
-        rel = confine(root, target)
-    except PathOutsideProjectError:
-        return None  # an edit outside the project is not ours to record
+    found = edited_files(payload)
+    if isinstance(found, str):
+        return found
+    client, tool, files = found
+    cwd = payload.get("cwd")
+    rels = []
+    for target in files:
+        if not os.path.isabs(target) and isinstance(cwd, str) and os.path.isabs(cwd) and "\0" not in cwd:
+            target = os.path.join(cwd, target)  # the client's relative paths are its working directory's
+        try:
+            rels.append(confine(root, target))
+        except (PathOutsideProjectError, InvalidArgumentError):
+            continue  # an edit outside the project is not ours to record
+    if not rels:
+        return None
     session = _session(payload)
     from code_trajectory.recording import handoff
 
     git_dir = root / SHADOW_DIR_NAME
-    if handoff.recording_now(git_dir) and handoff.hand_over_edit(git_dir / "state", rel, client="claude-code",
-                                                                 tool=tool, session=session):
-        return None  # the recording process snapshots it (within its next listing, 0.1 s)
-    origin = handoff.edit_origin("claude-code", tool, session)
+    if handoff.recording_now(git_dir) and all(
+            handoff.hand_over_edit(git_dir / "state", rel, client=client, tool=tool, session=session) for rel in rels):
+        return None  # the recording process snapshots them (within its next listing, 0.1 s)
+    origin = handoff.edit_origin(client, tool, session)
     recorder = _open(root, payload)
     try:
-        recorder.record_paths([rel], origin=origin)
+        recorder.record_paths(rels, origin=origin)
     finally:
         recorder.close()
     return None

@@ -1,36 +1,51 @@
-"""Claude Code hooks: merge code-trajectory's three hooks into ``<project>/.claude/settings.json``.
+"""Agent hooks: merge code-trajectory's three hooks into a client's hook settings, and take them out again.
 
-Shape, as verified against Claude Code's hooks reference (docs corpus, 2026: "Hooks reference",
-https://docs.anthropic.com/en/docs/claude-code/hooks and its translations at
-https://docs.claude.com/de/docs/claude-code/hooks and others):
+Three clients have a hook mechanism of the same shape (``{"hooks": {"<Event>": [{"matcher": "<pattern>",
+"hooks": [{"type": "command", "command": "<shell command>", "timeout": <n>}]}]}}``; several hooks on one event
+all run, so a user's own hooks are kept beside ours). One :class:`HookSet` per client says where they go and
+what they run; the ``hook`` subcommand (:mod:`.hook_events`) reads each client's stdin.
 
-- project settings live in ``.claude/settings.json`` (beside the user's ``~/.claude/settings.json``
-  and the uncommitted ``.claude/settings.local.json``); hooks of every settings file all run;
-- Claude Code sets ``CLAUDE_PROJECT_DIR`` (the project's absolute path) for hook commands, which run
-  in a shell: ``"$CLAUDE_PROJECT_DIR"`` names the project without writing a machine path;
-- ``{"hooks": {"<Event>": [{"matcher": "<regex>", "hooks": [{"type": "command", "command": "<shell
-  command>", "timeout": <seconds>}]}]}}``; ``matcher`` is a case-sensitive tool-name pattern that
-  applies to ``PreToolUse``/``PostToolUse`` and "supports regex" such as ``Edit|Write``; events
-  without matchers (``UserPromptSubmit``, ``Stop``) may omit it; ``timeout`` is optional, in seconds;
-- several hooks on one event all run (so a user's own hooks are kept beside ours).
+Claude Code (verified against its hooks reference, docs corpus 2026: "Hooks reference",
+https://docs.anthropic.com/en/docs/claude-code/hooks): project settings ``.claude/settings.json`` (shared) or
+``.claude/settings.local.json`` (``--local``); ``CLAUDE_PROJECT_DIR`` is set for hook commands, which run in a
+shell, so ``"$CLAUDE_PROJECT_DIR"`` names the project without writing a machine path; ``matcher`` is a
+regular expression over tool names; ``timeout`` in seconds.
 
-The hooks written (the ``hook`` subcommand is code-trajectory's; commands are POSIX-shell quoted):
+Gemini CLI (its own docs as shipped in ``@google/gemini-cli`` 0.61, ``docs/hooks/reference.md`` and
+``index.md``; https://geminicli.com/docs/hooks/): hooks live in the same ``.gemini/settings.json`` as its MCP
+servers, read in a trusted folder only; events ``BeforeAgent`` (stdin ``prompt``), ``AfterTool`` (``tool_name``,
+``tool_input``; the file tools are ``write_file`` and ``replace``, both with ``file_path``) and ``AfterAgent``
+(end of a turn); ``matcher`` is an unanchored regular expression, so ours is anchored; ``timeout`` in
+milliseconds. Gemini CLI replaces ``$GEMINI_PROJECT_DIR`` in the command text by the shell-quoted project
+directory before running it, so the word is written unquoted. Exit status 2 would block the turn; the hook
+always exits 0.
 
-==================  ============================================  ==========================================
-event               matcher                                       command
-==================  ============================================  ==========================================
-UserPromptSubmit    (none)                                        ``<exe> hook prompt --project "$CLAUDE_PROJECT_DIR"``
-PostToolUse         ``Edit|Write|MultiEdit|NotebookEdit``         ``<exe> hook edit --project "$CLAUDE_PROJECT_DIR"``
-Stop                (none)                                        ``<exe> hook stop --project "$CLAUDE_PROJECT_DIR"``
-==================  ============================================  ==========================================
+Codex CLI (https://developers.openai.com/codex/hooks, and ``codex-rs/config/src/hook_config.rs``,
+``codex-rs/hooks/src/events/`` of https://github.com/openai/codex): hooks are read from ``hooks.json`` beside
+every config layer, the project's ``.codex/hooks.json`` included (a trusted project's; Codex asks the user to
+review new hooks before they run, ``/hooks``); events ``UserPromptSubmit`` (``prompt``), ``PostToolUse`` with
+the tool ``apply_patch`` (``tool_input.command`` holds the patch, whose ``*** Add/Update/Delete File:`` lines
+name the files) and ``Stop``; ``timeout`` in seconds. Codex sets no project variable but runs hooks in the
+session's working directory, inside the project whose ``.codex/`` holds them, so ``--project .`` names it (its git
+top level). Without ``--project`` a hook would act only on a project already recorded, and Codex runs the first
+prompt's hook before its MCP server has recorded anything (found with the real ``codex exec``).
 
-``<exe>`` is ``code-trajectory`` by name in the shared ``.claude/settings.json``; ``install --local``
-writes the hooks into ``.claude/settings.local.json`` with this machine's absolute executable instead.
-The hook finds the project from that directory as every command does (its git top level, see
-:func:`code_trajectory.project.find_project_root`), so a worktree or a clone records itself.
+The hooks written (``<exe>`` is ``code-trajectory`` by name in a shared file; ``--local``: this machine's
+absolute executable; commands are POSIX-shell quoted). The command is ``<exe> hook prompt|edit|stop`` plus how the
+client names the project, the same for every client: the hook tells the clients apart by their tools' names.
+
+===========  ================  ==================================================  ==========  =======================
+client       prompt            edit (matcher)                                      stop        then
+===========  ================  ==================================================  ==========  =======================
+claude-code  UserPromptSubmit  PostToolUse ``Edit|Write|MultiEdit|NotebookEdit``   Stop        ``--project
+                                                                                               "$CLAUDE_PROJECT_DIR"``
+gemini       BeforeAgent       AfterTool ``^(write_file|replace)$``                AfterAgent  ``--project
+                                                                                               $GEMINI_PROJECT_DIR``
+codex        UserPromptSubmit  PostToolUse ``apply_patch``                         Stop        ``--project .``
+===========  ================  ==================================================  ==========  =======================
 
 A hook is recognised as ours by its command (``code-trajectory hook prompt|edit|stop``, whatever the
-executable's path), so a reinstall after the executable moved updates it in place, and uninstall
+executable's path or options), so a reinstall after the executable moved updates it in place, and uninstall
 removes exactly those hooks, plus matcher groups and events left empty by the removal.
 """
 
@@ -40,13 +55,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from code_trajectory.clients.base import Exe, our_hook_kind, shell_command
+from code_trajectory.clients.base import HOOK_KINDS, Exe, our_hook_kind, shell_command
 from code_trajectory.clients.jsonfile import kind_of
 
 
 @dataclass(frozen=True)
 class HookSpec:
-    """One hook to install: the event, its matcher (None: no matcher), the subcommand and timeout."""
+    """One hook to install: the event, its matcher (None: no matcher), the subcommand and the timeout (in the
+    client's unit: seconds for Claude Code and Codex, milliseconds for Gemini CLI)."""
 
     event: str
     matcher: str | None
@@ -54,38 +70,72 @@ class HookSpec:
     timeout: int
 
 
-#: The hooks install writes, in this order.
-HOOKS: tuple[HookSpec, ...] = (
+@dataclass(frozen=True)
+class HookSet:
+    """One client's hooks: the specs, where they are written, and how the command names the project.
+
+    Attributes:
+        client: the client's name (``claude-code``, ``gemini``, ``codex``).
+        specs: the hooks install writes, in this order.
+        shared_file: the settings file's path parts below the project (meant to be committed).
+        local_file: the user's uncommitted settings file below the project for ``--local``, or None.
+        project_word: what follows ``--project`` (the client's own variable), or None to write no ``--project``.
+    """
+
+    client: str
+    specs: tuple[HookSpec, ...]
+    shared_file: tuple[str, ...]
+    local_file: tuple[str, ...] | None
+    project_word: str | None
+
+    def path(self, project: Path, *, local: bool = False) -> Path:
+        """The settings file for ``project`` (``local``: the uncommitted one; the shared one when there is none)."""
+        return project.joinpath(*(self.local_file if local and self.local_file else self.shared_file))
+
+    def command(self, exe: Exe, kind: str) -> str:
+        """The shell command of one hook: ``<exe> hook <kind> [--project <word>]`` (``exe`` quoted); the same for
+        every client (the hook tells them apart by their tools' names)."""
+        project = f" --project {self.project_word}" if self.project_word else ""
+        return shell_command(exe, "hook", kind) + project
+
+    def group(self, spec: HookSpec, exe: Exe) -> dict[str, Any]:
+        """The matcher group holding our one hook for ``spec``."""
+        group: dict[str, Any] = {"matcher": spec.matcher} if spec.matcher is not None else {}
+        group["hooks"] = [{"type": "command", "command": self.command(exe, spec.kind), "timeout": spec.timeout}]
+        return group
+
+
+#: How a Claude Code hook names the project: its variable, expanded by the shell that runs the hook.
+PROJECT_WORD = '"$CLAUDE_PROJECT_DIR"'
+#: Claude Code's hooks (the default of every function here).
+CLAUDE_CODE = HookSet("claude-code", (
     HookSpec("UserPromptSubmit", None, "prompt", 10),
     HookSpec("PostToolUse", "Edit|Write|MultiEdit|NotebookEdit", "edit", 10),
     HookSpec("Stop", None, "stop", 30),
-)
+), (".claude", "settings.json"), (".claude", "settings.local.json"), PROJECT_WORD)
+#: Gemini CLI's hooks, in the project's ``.gemini/settings.json`` beside its MCP servers (timeouts in ms).
+GEMINI = HookSet("gemini", (
+    HookSpec("BeforeAgent", None, "prompt", 10_000),
+    HookSpec("AfterTool", "^(write_file|replace)$", "edit", 10_000),
+    HookSpec("AfterAgent", None, "stop", 30_000),
+), (".gemini", "settings.json"), None, "$GEMINI_PROJECT_DIR")
+#: Codex CLI's hooks, in the project's ``.codex/hooks.json``.
+CODEX = HookSet("codex", (
+    HookSpec("UserPromptSubmit", None, "prompt", 10),
+    HookSpec("PostToolUse", "apply_patch", "edit", 10),
+    HookSpec("Stop", None, "stop", 30),
+), (".codex", "hooks.json"), None, ".")
+#: Every client that takes hooks, by name.
+HOOK_SETS: dict[str, HookSet] = {s.client: s for s in (CLAUDE_CODE, GEMINI, CODEX)}
+
+#: Claude Code's hooks.
+HOOKS = CLAUDE_CODE.specs
 
 
-#: How a hook names the project: Claude Code's variable, expanded by the shell that runs the hook.
-PROJECT_WORD = '"$CLAUDE_PROJECT_DIR"'
-
-
-def settings_path(project: Path, *, local: bool = False) -> Path:
-    """``<project>/.claude/settings.json``, the shared project settings of Claude Code, or with ``local`` the
-    user's uncommitted ``<project>/.claude/settings.local.json``."""
-    return project / ".claude" / ("settings.local.json" if local else "settings.json")
-
-
-def hook_command(exe: Exe, kind: str, project: Path | None = None) -> str:
-    """The shell command of one hook: ``<exe> hook <kind> --project "$CLAUDE_PROJECT_DIR"`` (``exe`` quoted).
-
-    ``project`` is accepted for compatibility and not written: the hook names no machine path.
-    """
-    return f"{shell_command(exe, 'hook', kind)} --project {PROJECT_WORD}"
-
-
-def desired_group(spec: HookSpec, exe: Exe, project: Path | None = None) -> dict[str, Any]:
-    """The matcher group holding our one hook for ``spec``."""
-    group: dict[str, Any] = {"matcher": spec.matcher} if spec.matcher is not None else {}
-    group["hooks"] = [{"type": "command", "command": hook_command(exe, spec.kind, project),
-                       "timeout": spec.timeout}]
-    return group
+def desired_group(spec: HookSpec, exe: Exe, project: Path | None = None, hook_set: HookSet = CLAUDE_CODE
+                  ) -> dict[str, Any]:
+    """The matcher group holding our one hook for ``spec`` (``project`` is not written)."""
+    return hook_set.group(spec, exe)
 
 
 def _hooks_object(settings: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
@@ -106,8 +156,9 @@ def _ours(group: Any, kind: str) -> list[int]:
             if isinstance(h, dict) and our_hook_kind(h.get("command")) == kind]
 
 
-def merge(settings: dict[str, Any], exe: Exe, project: Path | None = None) -> str | None:
-    """Put our hooks into ``settings`` (in place); return a note when something had to be dropped.
+def merge(settings: dict[str, Any], exe: Exe, project: Path | None = None, hook_set: HookSet = CLAUDE_CODE
+          ) -> str | None:
+    """Put ``hook_set``'s hooks into ``settings`` (in place); return a note when something had to be dropped.
 
     Per event: the first of our hooks of that kind is updated in place (its group's matcher is set
     to ours when the group holds only our hook); further copies of it are removed; when there is
@@ -115,13 +166,13 @@ def merge(settings: dict[str, Any], exe: Exe, project: Path | None = None) -> st
     """
     hooks, note = _hooks_object(settings)
     notes = [note] if note else []
-    for spec in HOOKS:
+    for spec in hook_set.specs:
         groups = hooks.get(spec.event)
         if not isinstance(groups, list):
             if spec.event in hooks:
                 notes.append(f'hooks.{spec.event} held {kind_of(groups)}, not a list; it was replaced')
             hooks[spec.event] = groups = []
-        wanted = desired_group(spec, exe, project)
+        wanted = hook_set.group(spec, exe)
         found = False
         for group in list(groups):
             mine = _ours(group, spec.kind)
@@ -162,7 +213,7 @@ def remove(settings: dict[str, Any]) -> list[str]:
         if not isinstance(groups, list):
             continue
         for group in list(groups):
-            mine = [i for kind in {s.kind for s in HOOKS} for i in _ours(group, kind)]
+            mine = [i for kind in HOOK_KINDS for i in _ours(group, kind)]
             if not mine:
                 continue
             for i in sorted(mine, reverse=True):

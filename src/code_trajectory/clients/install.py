@@ -6,13 +6,16 @@
 
 keeping every other key and server, in order. What goes where (see the README's client table):
 
-- *shared* files (``.mcp.json``, ``.cursor/mcp.json``, ``.vscode/mcp.json``, ``.claude/settings.json``) hold
-  no machine path: ``code-trajectory`` by name, the project as the client expands it at run time
-  (``${workspaceFolder}``, ``"$CLAUDE_PROJECT_DIR"`` in hooks) or not at all (Claude Code: the server finds
-  the project from the client's roots or working directory). A worktree or a clone of a committed set-up
-  therefore records itself. When ``code-trajectory`` is not on ``PATH``, install says so and what to do;
-- *per-user* files hold this machine's absolute paths: claude-desktop's config, and with ``local=True``
-  (``--local``, claude-code) Claude Code's local scope in ``~/.claude.json`` and ``.claude/settings.local.json``.
+- *shared* files (``.mcp.json``, ``.cursor/mcp.json``, ``.vscode/mcp.json``, ``.gemini/settings.json``,
+  ``.zed/settings.json``, Continue's block file, and the hooks' ``.claude/settings.json``,
+  ``.codex/hooks.json``) hold no machine path: ``code-trajectory`` by name, the project as the client expands it
+  at run time (``${workspaceFolder}``; in hooks ``"$CLAUDE_PROJECT_DIR"``, ``$GEMINI_PROJECT_DIR``, Codex's ``.``)
+  or not at all (the server finds the project from the client's roots or working directory). A worktree or a
+  clone of a committed set-up therefore records itself. When ``code-trajectory`` is not on ``PATH``, install says
+  so and what to do;
+- *per-user* files hold this machine's absolute paths: the configs of claude-desktop, codex, windsurf, cline and
+  goose, and with ``local=True`` (``--local``) Claude Code's local scope in ``~/.claude.json`` and
+  ``.claude/settings.local.json``, or Zed's user ``settings.json``.
 
 A second identical install writes nothing (``unchanged``); a changed entry is updated in place
 (``updated``). The file rules (backups of anything a rewrite would lose, atomic writes, dry-run diffs) are
@@ -40,7 +43,7 @@ import logging
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +64,7 @@ from code_trajectory.clients.base import (
 )
 from code_trajectory.clients.own_writes import SetupRecorder
 from code_trajectory.clients.registry import client as _client
+from code_trajectory.clients.report import render as render  # the text people read, re-exported
 from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.project import check_recordable
 
@@ -84,6 +88,7 @@ class Change:
         project: the project the entry is for.
         warning: something the user must act on for the set-up to work (``code-trajectory`` not on
             ``PATH``), or None.
+        local: True when the change is to the client's per-user place (``--local``).
     """
 
     client: str
@@ -96,6 +101,7 @@ class Change:
     dry_run: bool = False
     project: Path | None = None
     warning: str | None = None
+    local: bool = False
 
 
 def resolve_project(project: str | os.PathLike[str] | None) -> Path:
@@ -172,15 +178,16 @@ def _servers(data: dict[str, Any], keys: tuple[str, ...], *, create: bool = True
     return node[key], note
 
 
-def _ours_for(client: Client, name: str, entry: Any, project: Path) -> bool:
-    """Whether ``entry`` (called ``name``) is code-trajectory's entry for ``project`` in ``client``'s file."""
+def _ours_for(client: Client, name: str, entry: Any, project: Path, global_file: bool) -> bool:
+    """Whether ``entry`` (called ``name``) is code-trajectory's entry for ``project`` in ``client``'s file
+    (``global_file``: a file serving every project, where only the entry naming ``project`` is ours)."""
     entry = client.as_stdio(entry)
     if not is_our_server(entry):
         return False
     served = server_project(entry)
     if served is not None and same_path(served, project):
         return True
-    return not client.global_config and name == client.entry_name(project)
+    return not global_file and name == client.entry_name(project)
 
 
 def _describe(client: Client, entry: Any) -> str:
@@ -191,39 +198,54 @@ def _describe(client: Client, entry: Any) -> str:
 @dataclass(frozen=True)
 class _Target:
     """Where an install goes: the servers file and the key path to its servers object, the executable, what
-    follows ``--project`` (None: nothing), the hooks settings file, and whether the files are shared."""
+    follows ``--project`` (None: nothing), whether the servers file is shared, the client's hooks (None: it has no
+    hook mechanism), their settings file and the executable they run (by name in a shared settings file)."""
 
     path: Path
     keys: tuple[str, ...]
     argv: list[str]
     project_arg: Path | str | None
-    settings: Path
     shared: bool
+    global_file: bool = False
+    kept: bool = False
+    hook_set: _hooks.HookSet | None = None
+    settings: Path | None = None
+    hook_argv: tuple[str, ...] = ()
 
 
 def _target(client: Client, root: Path, exe: Exe | None, local: bool, env: Mapping[str, str] | None,
             platform: str | None) -> _Target:
     env_ = os.environ if env is None else env
     plat = platform or sys.platform
+    here = exe_argv(exe if exe is not None else default_exe())  # this machine's paths, for per-user files
+    project_arg: Path | str | None
     if local:
         local_config = getattr(client, "local_config", None)
         found = local_config(root, env_, plat) if local_config is not None else None
         if found is None:
-            raise InvalidArgumentError(f"--local applies to claude-code only, not {client.name}; drop --local "
+            raise InvalidArgumentError(f"--local applies to claude-code, codex and zed only, not {client.name}; drop --local "
                                        f"({client.name}'s file is {'per-user already' if not getattr(client, 'shared', True) else 'shared'})")
-        return _Target(found[0], tuple(found[1]), exe_argv(exe if exe is not None else default_exe()), root,
-                       _hooks.settings_path(root, local=True), False)
-    path = client.config_path(root, env_, plat)
-    if not getattr(client, "shared", True):  # a per-user file: this machine's paths
-        return _Target(path, (client.servers_key,), exe_argv(exe if exe is not None else default_exe()), root,
-                       _hooks.settings_path(root), False)
-    return _Target(path, (client.servers_key,), exe_argv(exe if exe is not None else [SHARED_EXE]),
-                   getattr(client, "project_arg", None), _hooks.settings_path(root), True)
+        path, keys, argv, project_arg, shared = found[0], tuple(found[1]), here, root, False
+        global_file = bool(getattr(client, "local_is_global", False))
+    elif not getattr(client, "shared", True):  # a per-user file: this machine's paths
+        path, keys, argv, project_arg, shared = client.config_path(root, env_, plat), (client.servers_key,), here, \
+            root, False
+        global_file = client.global_config
+    else:
+        path, keys, argv, shared = client.config_path(root, env_, plat), (client.servers_key,), \
+            exe_argv(exe if exe is not None else [SHARED_EXE]), True
+        project_arg = getattr(client, "project_arg", None)
+        global_file = client.global_config
+    hook_set = _hooks.HOOK_SETS.get(client.name)  # hooks go to the project's settings: shared unless --local
+    hook_argv = here if local else exe_argv(exe if exe is not None else [SHARED_EXE])
+    kept = local and bool(getattr(client, "local_file_kept", False))
+    return _Target(path, keys, argv, project_arg, shared, global_file, kept, hook_set,
+                   hook_set.path(root, local=local) if hook_set is not None else None, tuple(hook_argv))
 
 
-def _path_warning(client: Client, target: _Target, exe: Exe | None) -> str | None:
-    """What to do when a shared entry's ``code-trajectory`` is not on this machine's ``PATH``, or None."""
-    if not target.shared or exe is not None or on_path() is not None:
+def _path_warning(client: Client, shared: bool, exe: Exe | None) -> str | None:
+    """What to do when a shared file's ``code-trajectory`` is not on this machine's ``PATH``, or None."""
+    if not shared or exe is not None or on_path() is not None:
         return None
     here = default_exe()
     local = " or run `code-trajectory install claude-code --local` to use it from this machine's " \
@@ -257,17 +279,19 @@ def install(client_name: str, project: str | os.PathLike[str] | None = None, *, 
         exe: the command that starts code-trajectory, as one path or an argument list (default:
             ``code-trajectory`` by name in shared files, :func:`code_trajectory.clients.base.default_exe`
             in per-user ones).
-        hooks: also merge the Claude Code hooks into ``.claude/settings.json`` (claude-code only;
-            ``.claude/settings.local.json`` with ``local``).
+        hooks: also merge the client's hooks into its project settings (:data:`.hooks.HOOK_SETS`: claude-code's
+            ``.claude/settings.json``, ``.claude/settings.local.json`` with ``local``; gemini's
+            ``.gemini/settings.json``, the file of its servers; codex's ``.codex/hooks.json``).
         local: write this machine's set-up to the client's per-user place for this project instead of the
-            shared files (claude-code: local scope in ``~/.claude.json``).
+            shared files (claude-code: local scope in ``~/.claude.json``; zed: the user's ``settings.json``).
         dry_run: compute the changes and their diffs, write nothing.
         env: the environment used to locate per-user files (default ``os.environ``).
         platform: a ``sys.platform`` value (default: this one).
         now: the time used in backup names (default: now).
 
     Returns:
-        One :class:`Change` per file: the client's config, then the settings when ``hooks``.
+        One :class:`Change` per file: the client's config, then the hooks' settings when ``hooks`` (one Change
+        when both are the same file).
 
     Raises:
         InvalidArgumentError: unknown client, missing project, ``hooks`` or ``local`` for another client, or a
@@ -278,9 +302,14 @@ def install(client_name: str, project: str | os.PathLike[str] | None = None, *, 
     """
     client, root, _ = _context(client_name, project, env, platform)
     check_recordable(root, creating=False)  # the entry's server would refuse it
-    if hooks and client.name != "claude-code":
-        raise InvalidArgumentError(f"--hooks applies to claude-code only, not {client.name}; drop --hooks")
     target = _target(client, root, exe, local, env, platform)
+    if hooks and target.hook_set is None:
+        raise InvalidArgumentError(f"--hooks applies to {', '.join(_hooks.HOOK_SETS)} only, not {client.name} "
+                                   "(it has no hook mechanism); drop --hooks")
+    if hooks and local and target.hook_set is not None and target.hook_set.local_file is None:
+        raise InvalidArgumentError(f"{client.title} keeps hooks only in the project's shared "
+                                   f"{'/'.join(target.hook_set.shared_file)}, which names no machine path: run "
+                                   f"install {client.name} --hooks without --local (code-trajectory on PATH)")
     path = target.path
     wanted = client.entry(target.argv, target.project_arg)
     chosen: list[str] = []
@@ -288,9 +317,9 @@ def install(client_name: str, project: str | os.PathLike[str] | None = None, *, 
     def mutate(data: dict[str, Any]) -> str | None:
         servers, note = _servers_of(client, data, target.keys)
         assert servers is not None
-        name = next((n for n, e in servers.items() if _ours_for(client, n, e, root)), None)
+        name = next((n for n, e in servers.items() if _ours_for(client, n, e, root, target.global_file)), None)
         if name is None:
-            candidates = [client.entry_name(root), *client.alternate_names(root)]
+            candidates = [client.entry_name(root), *client.alternate_names(root, target.global_file)]
             name = next((n for n in candidates if n not in servers), None)
             if name is None:
                 taken = candidates[0]
@@ -303,19 +332,29 @@ def install(client_name: str, project: str | os.PathLike[str] | None = None, *, 
             servers[name] = entry
         return note
 
-    warning = _path_warning(client, target, exe)
+    def add_hooks(data: dict[str, Any]) -> str | None:
+        assert target.hook_set is not None
+        return _hooks.merge(data, list(target.hook_argv), hook_set=target.hook_set)
+
+    together = hooks and target.settings == path  # gemini: servers and hooks in one settings file
+
+    def both(data: dict[str, Any]) -> str | None:
+        return "; ".join(n for n in (mutate(data), add_hooks(data)) if n) or None
+
+    warning = _path_warning(client, target.shared or (hooks and not local), exe)
     setup = SetupRecorder(root, f"install {client.name}", enabled=not dry_run)
     changes: list[Change] = []
     try:
-        result = _write(client, path, mutate, dry_run=dry_run, now=now)
-        changes.append(_change(client.name, root, result, f'server "{chosen[0]}"', warning=warning))
-        if hooks:
-            result = _write(None, target.settings, lambda s: _hooks.merge(s, target.argv), dry_run=dry_run,
-                            now=now)
+        result = _write(client, path, both if together else mutate, dry_run=dry_run, now=now)
+        what = f'server "{chosen[0]}"' + (" and hooks" if together else "")
+        changes.append(_change(client.name, root, result, what, warning=warning))
+        if hooks and not together:
+            assert target.settings is not None
+            result = _write(None, target.settings, add_hooks, dry_run=dry_run, now=now)
             changes.append(_change(client.name, root, result, "hooks"))
     finally:
         _label(setup, changes)
-    return changes
+    return [replace(ch, local=local) for ch in changes]
 
 
 def _label(setup: SetupRecorder, changes: list[Change]) -> None:
@@ -336,8 +375,9 @@ def uninstall(client_name: str, project: str | os.PathLike[str] | None = None, *
     install (the :mod:`~code_trajectory.clients.ledger` keeps those bytes), the file gets its previous bytes
     back; a file install created (or, with no record, one left holding nothing but empty objects) is
     deleted, with the directories install created for it. A file that cannot be parsed is left untouched
-    (``unchanged`` with a note). For claude-code, our hooks are removed from ``.claude/settings.json``
-    (``.claude/settings.local.json`` with ``local``) too; the file is only touched when it exists.
+    (``unchanged`` with a note). For a client with hooks (claude-code, gemini, codex), our hooks are removed from
+    its hooks settings file too (``.claude/settings.local.json`` with ``local``); that file is only touched when
+    it exists.
 
     Args and raises: as :func:`install` (without ``exe`` and ``hooks``).
 
@@ -351,26 +391,37 @@ def uninstall(client_name: str, project: str | os.PathLike[str] | None = None, *
     def mutate(data: Any) -> None:
         servers, _note = _servers_of(client, data, target.keys, create=False)
         if servers is not None:
-            for name in [n for n, e in servers.items() if _ours_for(client, n, e, root)]:
+            for name in [n for n, e in servers.items() if _ours_for(client, n, e, root, target.global_file)]:
                 del servers[name]
                 removed.append(name)
 
     def emptied(data: Any) -> bool:  # a file that is all ours (Continue's block file) goes once it serves nothing
         return client.owns_file and bool(removed) and not client.servers(data)[0]
 
+    together = target.settings == target.path  # gemini: servers and hooks in one settings file
+    hooks_removed: list[str] = []
+
+    def both(data: Any) -> None:
+        mutate(data)
+        hooks_removed.extend(_hooks.remove(data))
+
     setup = SetupRecorder(root, f"uninstall {client.name}", enabled=not dry_run)
     changes: list[Change] = []
+    hook_changes: list[Change] = []
     try:
-        result = _undo(client, target.path, mutate, dry_run=dry_run, now=now, shared_file=not local,
-                       remove_if=emptied)
-        what = ", ".join(f'server "{n}"' for n in removed) or f'server "{client.entry_name(root)}"'
-        changes.append(_change(client.name, root, result, what, removal=True))
-        if client.name == "claude-code" and target.settings.exists():
+        # the hooks' file first: a directory both files live in (.codex/) goes with the server's file, the first made
+        if target.settings is not None and not together and target.settings.exists():
             result = _undo(None, target.settings, _remove_hooks, dry_run=dry_run, now=now, shared_file=True)
-            changes.append(_change(client.name, root, result, "hooks", removal=True))
+            hook_changes.append(_change(client.name, root, result, "hooks", removal=True))
+        result = _undo(client, target.path, both if together else mutate, dry_run=dry_run, now=now,
+                       shared_file=not target.kept, remove_if=emptied)
+        what = ", ".join(f'server "{n}"' for n in removed) or f'server "{client.entry_name(root)}"'
+        changes.append(_change(client.name, root, result, what + (" and hooks" if hooks_removed else ""),
+                               removal=True))
+        changes.extend(hook_changes)
     finally:
-        _label(setup, changes)
-    return changes
+        _label(setup, [*changes, *hook_changes])  # (a path twice is recorded once)
+    return [replace(ch, local=local) for ch in changes]
 
 
 def _undo(client: Client | None, path: Path, mutate: Any, *, dry_run: bool, now: _dt.datetime | None,
@@ -427,52 +478,3 @@ def _change(client: str, project: Path, edit: jsonfile.Edit, what: str, *, remov
             action = "absent"
     return Change(client=client, path=edit.path, action=action, backup=edit.backup, diff=edit.diff, what=what,
                   note=edit.backup_reason, dry_run=edit.dry_run, project=project, warning=warning)
-
-
-_VERBS = {"created": ("created", "would create"), "updated": ("updated", "would update"),
-          "removed": ("removed", "would remove")}
-
-
-def render(changes: list[Change], *, show_diff: bool | None = None) -> str:
-    """Short human text for ``changes``: what changed where, how to undo it, and the diff in a dry run.
-
-    Args:
-        changes: from :func:`install` or :func:`uninstall`.
-        show_diff: include each diff (default: in a dry run only).
-    """
-    from code_trajectory.clients.registry import CLIENTS
-
-    lines: list[str] = []
-    installed = False
-    for ch in changes:
-        subject = f"{ch.client} {ch.what}"
-        if ch.action in _VERBS:
-            verb = _VERBS[ch.action][1 if ch.dry_run else 0]
-            where = "from" if ch.action == "removed" else "in"
-            lines.append(f"{subject}: {verb} {where} {ch.path}")
-            installed = installed or ch.action != "removed"
-        elif ch.action == "unchanged" and ch.note:
-            lines.append(f"{subject}: nothing done: {ch.note}")
-        elif ch.action == "unchanged":
-            lines.append(f"{subject}: already installed in {ch.path} (nothing written)")
-        else:
-            lines.append(f"{subject}: not found in {ch.path} (nothing to remove)")
-        if ch.backup is not None:
-            lines.append(f"  backup of the previous file: {ch.backup} ({ch.note})")
-        elif ch.dry_run and ch.note and ch.action in _VERBS:
-            lines.append(f"  would back up the previous file first: {ch.note}")
-        if ch.warning:
-            lines.append(f"  warning: {ch.warning}")
-        if (show_diff if show_diff is not None else ch.dry_run) and ch.diff:
-            lines.append(ch.diff.rstrip("\n"))
-    if changes and any(ch.dry_run for ch in changes):
-        lines.append("dry run: nothing written")
-    elif installed:
-        client = CLIENTS.get(changes[0].client)
-        if client is not None and client.hint:
-            lines.append(client.hint)
-        project = changes[0].project
-        where = f" --project {shell_command([str(project)])}" if project is not None else ""
-        local = " --local" if changes[0].path.name == ".claude.json" else ""
-        lines.append(f"to undo: code-trajectory uninstall {changes[0].client}{where}{local}")
-    return "\n".join(lines)

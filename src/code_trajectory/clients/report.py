@@ -1,0 +1,58 @@
+"""The text ``install`` and ``uninstall`` print: what changed where, how to undo it, and the diff of a dry run."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from code_trajectory.clients.base import shell_command
+
+if TYPE_CHECKING:
+    from code_trajectory.clients.install import Change
+
+_VERBS = {"created": ("created", "would create"), "updated": ("updated", "would update"),
+          "removed": ("removed", "would remove")}
+
+
+def render(changes: list[Change], *, show_diff: bool | None = None) -> str:
+    """Short human text for ``changes``: what changed where, how to undo it, and the diff in a dry run.
+
+    Args:
+        changes: from :func:`install` or :func:`uninstall`.
+        show_diff: include each diff (default: in a dry run only).
+    """
+    from code_trajectory.clients.registry import CLIENTS
+
+    lines: list[str] = []
+    installed = False
+    for ch in changes:
+        subject = f"{ch.client} {ch.what}"
+        if ch.action in _VERBS:
+            verb = _VERBS[ch.action][1 if ch.dry_run else 0]
+            where = "from" if ch.action == "removed" else "in"
+            lines.append(f"{subject}: {verb} {where} {ch.path}")
+            installed = installed or ch.action != "removed"
+        elif ch.action == "unchanged" and ch.note:
+            lines.append(f"{subject}: nothing done: {ch.note}")
+        elif ch.action == "unchanged":
+            lines.append(f"{subject}: already installed in {ch.path} (nothing written)")
+        else:
+            lines.append(f"{subject}: not found in {ch.path} (nothing to remove)")
+        if ch.backup is not None:
+            lines.append(f"  backup of the previous file: {ch.backup} ({ch.note})")
+        elif ch.dry_run and ch.note and ch.action in _VERBS:
+            lines.append(f"  would back up the previous file first: {ch.note}")
+        if ch.warning:
+            lines.append(f"  warning: {ch.warning}")
+        if (show_diff if show_diff is not None else ch.dry_run) and ch.diff:
+            lines.append(ch.diff.rstrip("\n"))
+    if changes and any(ch.dry_run for ch in changes):
+        lines.append("dry run: nothing written")
+    elif installed:
+        client = CLIENTS.get(changes[0].client)
+        if client is not None and client.hint:
+            lines.append(client.hint)
+        project = changes[0].project
+        where = f" --project {shell_command([str(project)])}" if project is not None else ""
+        local = " --local" if changes[0].local else ""
+        lines.append(f"to undo: code-trajectory uninstall {changes[0].client}{where}{local}")
+    return "\n".join(lines)
