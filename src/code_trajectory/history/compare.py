@@ -8,7 +8,7 @@ allows, so a breaking one-line change is shown line for line rather than as ``M 
 
 from __future__ import annotations
 
-from code_trajectory.core.answer import Answer
+from code_trajectory.core.answer import Answer, fenced, sections
 from code_trajectory.git.diffs import tree_changes
 from code_trajectory.git.log import display_path
 from code_trajectory.git.messages import FileChange
@@ -55,7 +55,7 @@ def render_net_change(repo: ShadowRepo, old_commit: str | None, new_tree: str, b
         changes = [c for c in changes if only in (c.path, c.old_path)]
     changes.sort(key=lambda c: (relevance_tier(c.path), c.path))
     if not changes:
-        return Answer(f"{heading}\n\nNo difference: the two states are identical.", {"files": []})
+        return Answer(f"{heading}\n\nNo difference: the two states are identical.", {"files": []})  # an empty list
     lines: list[str] = []
     data = []
     for change in changes:
@@ -69,7 +69,8 @@ def render_net_change(repo: ShadowRepo, old_commit: str | None, new_tree: str, b
                  else f"`{display_path(change.path)}`")
         lines.append(f"- {change.status} {where}{' ' + counts if counts else ''}{': ' + symbols if symbols else ''}")
         data.append({"status": change.status, "path": change.path, "old_path": change.old_path,
-                     "added": change.added, "deleted": change.deleted, "symbols": symbols, "diff_shown": False})
+                     "added": change.added, "deleted": change.deleted, "symbols": symbols, "diff_shown": False,
+                     "mark": f"### `{display_path(change.path)}`\n```"})
     budget = budget_tokens * CHARS_PER_TOKEN
     room = max(0, min(int(budget * DIFF_SHARE), budget - len(heading) - sum(len(x) + 1 for x in lines) - 600))
     diffs: list[str] = []
@@ -100,4 +101,20 @@ def render_net_change(repo: ShadowRepo, old_commit: str | None, new_tree: str, b
                    f"{f' and {len(left_out) - 20} more' if len(left_out) > 20 else ''}; ask for one file with "
                    f"`filepath`, or run `git --git-dir=.trajectory diff {(old_commit or '')[:12]} {new_label} -- "
                    "<path>`._")
-    return Answer(fit("\n\n".join(out), budget_tokens), {"files": data})
+    text = fit("\n\n".join(out), budget_tokens)
+    return Answer(text, net_change_data(text, data))
+
+
+#: Columns of a file row of :func:`net_change_data`: status letter, path, lines added, lines deleted, changed
+#: symbols, old path of a rename.
+FILE_COLUMNS = ["status", "path", "+", "-", "symbols", "from"]
+
+
+def net_change_data(text: str, files: list[dict]) -> dict:
+    """The structured content of a net change (see :mod:`code_trajectory.core.answer`): ``files``, rows of ``cols``
+    in the text's order (most relevant first), and ``diffs``: path -> the diff as shown, for the files whose diff
+    the text shows, in its order."""
+    shown_files = [f for f in files if f["diff_shown"]]
+    diffs = {f["path"]: fenced(part) for f, part in zip(shown_files, sections(text, [f["mark"] for f in shown_files]))}
+    return {"cols": FILE_COLUMNS, "files": [[f["status"], f["path"], f["added"], f["deleted"], f["symbols"],
+                                             f["old_path"]] for f in files], "diffs": diffs}

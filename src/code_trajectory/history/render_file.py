@@ -15,7 +15,7 @@ fewer tokens than ``git log -p``, with the newest change whole (measured by ``be
 
 from __future__ import annotations
 
-from code_trajectory.core.answer import Answer
+from code_trajectory.core.answer import Answer, fenced, sections, short, shown, when
 from code_trajectory.git.log import display_path
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.history.narrative import CHARS_PER_TOKEN, cut_diff, fit, fmt_time, hunk_labels
@@ -173,23 +173,43 @@ def render(repo: ShadowRepo, path: str, branch: str, versions: list[Version], to
                    "name every changed symbol). For them: get_file_trajectory with a smaller depth, "
                    "get_symbol_trajectory(filepath, symbol) for one symbol's changes, or `git --git-dir=.trajectory "
                    "show <id> -- <path>`._")
-    data = {"path": path, "branch": branch, "total_versions": total, "versions": [
-        _version_data(v, d) for v, d in zip(versions, detail)], "diffs_left_out": elided}
-    return Answer(fit("\n\n".join(out), budget_tokens), data)
+    text = fit("\n\n".join(out), budget_tokens)
+    return Answer(text, file_data(text, path, branch, versions, total, elided))
 
 
-def _version_data(version: Version, detail: str) -> dict:
-    record, change = version.record, version.entry.change
-    symbols = version.symbols
-    return {
-        "version": version.number, "commit": record.oid, "time": record.time.isoformat(), "kind": record.kind,
-        "intent": record.intent, "origin": record.origin, "path": version.entry.path, "status": change.status, "old_path": change.old_path,
-        "added": change.added, "deleted": change.deleted, "change": symbols.kind if symbols else None,
-        "symbols": None if symbols is None else {
-            "added": list(symbols.added), "removed": list(symbols.removed), "modified": list(symbols.modified),
-            "renamed": [list(pair) for pair in symbols.renamed]},
-        "revert_of": version.revert_of.isoformat() if version.revert_of else None, "tests": version.tests,
-        "not_stored": version.oversize, "detail": detail}
+def file_data(text: str, path: str, branch: str, versions: list[Version], total: int, left_out: list[int]) -> dict:
+    """The structured content of a file's trajectory (see :mod:`code_trajectory.core.answer`): per version shown
+    in ``text``, in its order, ``n`` (its number), ``id``, ``t``, ``kind`` (when not ``snapshot``), ``name``
+    (checkpoint name or git operation), ``status`` (when not ``M``), ``+``/``-`` (lines), ``from`` (old path), ``path`` (when not
+    ``path``), ``intent`` (when it changed, as the text), ``origin`` (client, tool), ``change`` (whitespace-,
+    comment-, import-only...), ``symbols`` (the text's line), ``revert_of``, ``tests``, ``not_stored`` and ``diff``
+    (as shown); ``left_out``: the version numbers whose diff the text left out."""
+    entries, previous = [], None
+    for version in versions:
+        record, change, symbols = version.record, version.entry.change, version.symbols
+        origin = record.origin
+        entries.append({
+            "n": version.number, "id": short(record.oid), "t": when(record.time),
+            "kind": None if record.kind == "snapshot" else record.kind,
+            "name": record.checkpoint_note or record.git_operation, "status": None if change.status == "M" else
+            change.status,
+            "+": change.added or None, "-": change.deleted or None, "from": change.old_path,
+            "path": None if version.entry.path == path else version.entry.path,
+            "intent": record.intent if record.intent != previous else None,
+            "origin": origin and {k: v for k, v in origin.items() if k in ("client", "tool")},
+            "change": symbols.kind if symbols and symbols.kind not in ("code", "added", "removed") else None,
+            "symbols": version.symbol_line(), "revert_of": version.revert_of and when(version.revert_of),
+            "tests": tests_field(version.tests), "not_stored": version.oversize})
+        previous = record.intent or previous
+    entries = shown(text, entries)
+    for entry, part in zip(entries, sections(text, [f"`{e['id']}`" for e in entries])):
+        entry["diff"] = fenced(part)
+    return {"path": path, "branch": branch, "total": total, "versions": entries, "left_out": left_out}
+
+
+def tests_field(line: str | None) -> str | None:
+    """A snapshot's test line without its ``tests: `` prefix (the field's name says it)."""
+    return line.removeprefix("tests: ") if line else None
 
 
 def _ranges(numbers: list[int]) -> str:

@@ -8,7 +8,7 @@ import logging
 from datetime import datetime
 from pathlib import Path
 
-from code_trajectory.core.answer import Answer
+from code_trajectory.core.answer import Answer, short, shown, when
 from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.core.when import require_when
 from code_trajectory.git import log
@@ -17,7 +17,17 @@ from code_trajectory.git.shadow import branch_of_ref, shadow_ref
 from code_trajectory.git.snapshots import resolve_snapshot
 from code_trajectory.git.trees import list_files
 from code_trajectory.history import compare as compare_mod
-from code_trajectory.history import hooks, narrative, render_file, search, summary, symbol_history, versions
+from code_trajectory.history import (
+    fields,
+    hooks,
+    narrative,
+    render_file,
+    search,
+    summary,
+    summary_data,
+    symbol_history,
+    versions,
+)
 from code_trajectory.project import check_range, confine, path_exists
 from code_trajectory.recording.session import ProjectSession
 from code_trajectory.symbols import language_for
@@ -156,19 +166,27 @@ def global_trajectory(session: ProjectSession, limit: int = 20, since_consolidat
         more = len(records) > limit
         records = records[:limit]
     log.add_line_counts(repo, records)
+    marks = hooks.commit_marks(repo, [r.oid for r in records])
+    symbols = versions.symbols_of(repo, records)
     text = narrative.global_trajectory(records, branch, session.settings.token_budget,
                                        since_consolidate=since_consolidate, reached_consolidation=reached,
-                                       more_available=more, marks=hooks.commit_marks(repo, [r.oid for r in records]),
-                                       symbols=versions.symbols_of(repo, records))
-    return Answer(text, {"branch": branch, "commits": [commit_data(r) for r in records], "more_available": more})
+                                       more_available=more, marks=marks, symbols=symbols)
+    return Answer(text, global_data(text, branch, records, marks, symbols, more))
 
 
-def commit_data(record: log.CommitRecord) -> dict:
-    """The fields of one snapshot for structured content: id, time, kind, intent, subject, files with counts."""
-    return {"commit": record.oid, "time": record.time.isoformat(), "kind": record.kind, "intent": record.intent,
-            "subject": record.subject, "files": [
-                {"status": c.status, "path": c.path, "old_path": c.old_path, "added": c.added, "deleted": c.deleted}
-                for c in record.changes[:200]], "files_total": len(record.changes)}
+def global_data(text: str, branch: str, records: list[log.CommitRecord], marks: dict[str, str],
+                symbols: dict[str, dict[str, str]], more: bool) -> dict:
+    """The structured content of the project trajectory (see :mod:`code_trajectory.core.answer`): the snapshots
+    shown in ``text``, oldest to newest as there, each with ``id``, ``t``, ``msg``, ``mark`` (test runs...),
+    ``files`` (rows of ``cols``) and ``more_files``; ``left_out``: snapshots the budget left out; ``more``: older
+    ones exist."""
+    entries = [{"id": short(r.oid), "t": when(r.time), "msg": fields.message_of(r), "mark": marks.get(r.oid),
+                "files": fields.file_rows(r.changes, symbols.get(r.oid)),
+                "more_files": max(0, len(r.changes) - log.FILES_PER_COMMIT) or None} for r in reversed(records)]
+    kept = shown(text, entries)
+    return {"branch": branch, "cols": fields.FILE_COLUMNS, "snapshots": kept, "left_out": len(entries) - len(kept) or None,
+            "more": more or None}
+
 
 def session_summary(session: ProjectSession, recap: str | None = None, notices: list[str] | None = None,
                     tests: str | None = None, source: str | None = None) -> str:
@@ -208,11 +226,15 @@ def session_summary(session: ProjectSession, recap: str | None = None, notices: 
         net_symbols = {path: line for changes in net_by_branch.values() for change in changes[:SUMMARY_SYMBOL_FILES]
                        if (line := versions.symbol_line_of(repo, change)) for path in [change.path]}
     all_notices = session.status_notices() + list(notices or [])
-    return summary.render(now=datetime.now().astimezone(), gap_seconds=gap, sessions=sessions,
-                          current_intent=session.recorder.intent.describe(), current_branch=session.branch,
-                          net_by_branch=net_by_branch, net_symbols=net_symbols,
-                          pending=session.recorder.has_pending(), recap=recap,
-                          budget_tokens=session.settings.token_budget, notices=all_notices, tests=tests)
+    now, intent, pending = datetime.now().astimezone(), session.recorder.intent.describe(), session.recorder.has_pending()
+    text = summary.render(now=now, gap_seconds=gap, sessions=sessions, current_intent=intent,
+                          current_branch=session.branch, net_by_branch=net_by_branch, net_symbols=net_symbols,
+                          pending=pending, recap=recap, budget_tokens=session.settings.token_budget,
+                          notices=all_notices, tests=tests)
+    return Answer(text, summary_data.summary_data(
+        now=now, gap_seconds=gap, sessions=sessions, current_intent=intent, current_branch=session.branch,
+        net_by_branch=net_by_branch, net_symbols=net_symbols, pending=pending, notices=all_notices,
+        sections=[tests, recap]))
 
 
 def symbol_trajectory(session: ProjectSession, filepath: str, symbol: str, depth: int = 10,
@@ -299,7 +321,7 @@ def compare(session: ProjectSession, from_snapshot: str, to_snapshot: str = "now
     heading = (f"# Compare `{old.commit[:12]}` ({old.how}) → {new_how}" + (f", `{rel}` only" if rel else ""))
     answer = compare_mod.render_net_change(repo, old.commit, new_tree, session.settings.token_budget,
                                            heading=heading, new_label=new_label, only=rel)
-    return Answer(answer, {**answer.data, "from": old.commit, "to": new_label})
+    return Answer(answer, {"from": short(old.commit), "to": new_label, **answer.data})
 
 
 def full_session_summary(session: ProjectSession, source: str | None = None) -> str:

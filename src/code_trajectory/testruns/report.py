@@ -9,7 +9,7 @@ from code_trajectory.git import log
 from code_trajectory.history import compare, narrative, render_file, versions
 from code_trajectory.project import check_range, confine
 from code_trajectory.recording.session import ProjectSession
-from code_trajectory.testruns import service, store
+from code_trajectory.testruns import answers, service, store
 
 MAX_LIMIT = 1000
 
@@ -81,7 +81,8 @@ def test_history(session: ProjectSession, limit: int = 10, branch: str | None = 
         if extra:
             lines.append(f"  - ... and {extra} more")
         parts.append("\n".join(lines))
-    return narrative.fit("\n\n".join(parts), session.settings.token_budget)
+    text = narrative.fit("\n\n".join(parts), session.settings.token_budget)
+    return Answer(text, answers.history(text, branch, runs))
 
 def diff_since_green(session: ProjectSession, filepath: str | None = None, branch: str | None = None) -> str:
     """What changed since the last snapshot whose tests passed (on ``branch`` or its ancestors), for one file or
@@ -115,12 +116,12 @@ def diff_since_green(session: ProjectSession, filepath: str | None = None, branc
     steps = [f"- {narrative.fmt_time(r.time)} `{r.oid[:12]}` {narrative.message_head(r)}"
              + (f" ({marks[r.oid]})" if r.oid in marks else "") for r in reversed(records[:30])]
     text = f"{net}\n\n## Snapshots since the green run, oldest first\n" + "\n".join(steps)
-    return Answer(narrative.fit(text, session.settings.token_budget),
-                  {**net.data, "green_commit": green.commit, "tip": tip, "snapshots": [r.oid for r in records]})
+    text = narrative.fit(text, session.settings.token_budget)
+    return Answer(text, answers.since_green(text, green, tip, net.data, records[:30], marks))
 
 
 def record_test_result(session: ProjectSession, **fields) -> str:
     """Record a test run the agent performed itself on the current state; return a confirmation."""
     run = service.record_agent_result(session.root, recorder=session.recorder, settings=session.settings, **fields)
-    return (f"Recorded on snapshot `{(run.commit or '?')[:12]}` (shadow branch `{run.branch}`): "
-            f"{run.summary_line()}")
+    return Answer(f"Recorded on snapshot `{(run.commit or '?')[:12]}` (shadow branch `{run.branch}`): "
+                  f"{run.summary_line()}", answers.recorded(run))
