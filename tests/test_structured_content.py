@@ -141,7 +141,7 @@ async def test_every_tool_answers_with_its_facts_in_its_order_within_its_size(pr
     diffs = [v["diff"] for v in trajectory["versions"] if "diff" in v]
     assert diffs and all(f"```diff\n{d}\n```" in text_of(results["get_file_trajectory"]) for d in diffs)
     assert [v["n"] for v in trajectory["versions"]] == sorted(v["n"] for v in trajectory["versions"])
-    assert any(v.get("name") == "before refactor" and v.get("tests") for v in trajectory["versions"])
+    assert any(v.get("checkpoint") == "before refactor" and v.get("tests") for v in trajectory["versions"])
     project_wide = results["get_global_trajectory"].structured_content
     assert [s["id"] for s in project_wide["snapshots"]] == ids_in_order(text_of(results["get_global_trajectory"]))
     assert [s["t"] for s in project_wide["snapshots"]] == sorted(s["t"] for s in project_wide["snapshots"])
@@ -191,3 +191,35 @@ async def test_the_tools_that_had_none_answer_with_their_facts(project: Path) ->
     assert [row[1] for row in work["net"]] == ["src/app.py", "src/util.py"]
     assert any("last run was green" in line for line in facts["sections"]["Tests"])
     assert answer.size(facts) <= len(text)
+
+
+async def test_what_the_budget_leaves_out_of_the_text_is_left_out_of_the_fields(project: Path) -> None:
+    """With a small budget the text drops the oldest snapshots and cuts diffs: the fields follow it, never larger."""
+    async with mcp_client(project, token_budget=500) as client:
+        await client.call_tool("set_trajectory_intent", {"intent": "Grow the module"})
+        for step in range(12):
+            for name in ("app", "util", "model"):
+                body = "".join(f"def {name}_{i}(value):\n    return value + {step * i}\n\n\n" for i in range(step + 3))
+                write(project, f"src/{name}.py", body)
+            await client.call_tool("checkpoint", {"message": f"step {step}"})
+        answers = {name: await client.call_tool(name, args) for name, args in [
+            ("get_global_trajectory", {"limit": 20}), ("get_file_trajectory", {"filepath": "src/app.py", "depth": 12}),
+            ("get_symbol_trajectory", {"filepath": "src/app.py", "symbol": "app_2", "depth": 12}),
+            ("search_trajectory", {"query": "return value"}), ("compare", {"from_snapshot": "step 0"}),
+            ("get_session_summary", {})]}
+    for name, result in answers.items():
+        text, data = text_of(result), result.structured_content
+        assert not result.is_error and data, name
+        assert answer.size(data) <= len(text), (name, answer.size(data), len(text))
+        found = ids_in_order(answer.compact(data))
+        assert found == [i for i in ids_in_order(text) if i in found], name
+        assert not any(s.endswith(answer.CUT_MARK) and s not in text for s in strings(data)), name
+    project_wide = answers["get_global_trajectory"]
+    shown = [s["id"] for s in project_wide.structured_content["snapshots"]]
+    assert shown == ids_in_order(text_of(project_wide))
+    dropped = re.search(r"(\d+) older commit\(s\) not shown", text_of(project_wide))
+    assert dropped and project_wide.structured_content["left_out"] == int(dropped.group(1))
+    versions = answers["get_file_trajectory"].structured_content["versions"]
+    file_text = text_of(answers["get_file_trajectory"])  # the versions the text's own cut left out are not here
+    assert [v["id"] for v in versions] == ids_in_order(file_text) and len(versions) >= 8
+    assert all(f"```diff\n{v['diff']}\n```" in file_text for v in versions if "diff" in v)

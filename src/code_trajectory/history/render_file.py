@@ -179,8 +179,8 @@ def render(repo: ShadowRepo, path: str, branch: str, versions: list[Version], to
 
 def file_data(text: str, path: str, branch: str, versions: list[Version], total: int, left_out: list[int]) -> dict:
     """The structured content of a file's trajectory (see :mod:`code_trajectory.core.answer`): per version shown
-    in ``text``, in its order, ``n`` (its number), ``id``, ``t``, ``kind`` (when not ``snapshot``), ``name``
-    (checkpoint name or git operation), ``status`` (when not ``M``), ``+``/``-`` (lines), ``from`` (old path), ``path`` (when not
+    in ``text``, in its order, ``n`` (its number), ``id``, ``t``, ``kind`` (when not ``snapshot`` nor a named
+    checkpoint), ``checkpoint`` (the checkpoint's name), ``name`` (the git operation), ``status`` (when not ``M``), ``+``/``-`` (lines), ``from`` (old path), ``path`` (when not
     ``path``), ``intent`` (when it changed, as the text), ``origin`` (client, tool), ``change`` (whitespace-,
     comment-, import-only...), ``symbols`` (the text's line), ``revert_of``, ``tests``, ``not_stored`` and ``diff``
     (as shown); ``left_out``: the version numbers whose diff the text left out."""
@@ -190,9 +190,9 @@ def file_data(text: str, path: str, branch: str, versions: list[Version], total:
         origin = record.origin
         entries.append({
             "n": version.number, "id": short(record.oid), "t": when(record.time),
-            "kind": None if record.kind == "snapshot" else record.kind,
-            "name": record.checkpoint_note or record.git_operation, "status": None if change.status == "M" else
-            change.status,
+            "kind": None if record.kind == "snapshot" or record.checkpoint_note else record.kind,
+            "checkpoint": record.checkpoint_note, "name": record.git_operation,
+            "status": None if change.status == "M" else change.status,
             "+": change.added or None, "-": change.deleted or None, "from": change.old_path,
             "path": None if version.entry.path == path else version.entry.path,
             "intent": record.intent if record.intent != previous else None,

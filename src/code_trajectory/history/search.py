@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from code_trajectory.core.answer import Answer, short, shown, when
+from code_trajectory.core.answer import Answer, sections, short, shown, when
 from code_trajectory.core.errors import GitError, InvalidArgumentError
 from code_trajectory.git import log, messages
 from code_trajectory.git.shadow import ShadowRepo
@@ -123,6 +123,9 @@ def search_data(text: str, query: str, regex: bool, branch: str, hits: list[Hit]
     """The structured content of a search (see :mod:`code_trajectory.core.answer`): ``query``, ``regex`` (when
     true), ``branch`` and the ``hits`` shown, newest first as the text: ``id``, ``t``, ``msg`` and ``lines`` (path ->
     the added ``+`` and removed ``-`` lines shown)."""
-    return {"query": query, "regex": regex or None, "branch": branch, "hits": shown(text, [
-        {"id": short(h.record.oid), "t": when(h.record.time), "msg": fields.message_of(h.record), "lines": h.lines}
-        for h in hits])}
+    entries = shown(text, [{"id": short(h.record.oid), "t": when(h.record.time), "msg": fields.message_of(h.record),
+                            "lines": h.lines} for h in hits])
+    for entry, part in zip(entries, sections(text, [f"`{e['id']}`" for e in entries])):  # a budget cut shows fewer
+        entry["lines"] = {path: [line for line in lines if f"`{line}`" in part]
+                          for path, lines in entry["lines"].items() if f"`{path}`" in part}
+    return {"query": query, "regex": regex or None, "branch": branch, "hits": entries}
