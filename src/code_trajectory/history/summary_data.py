@@ -43,9 +43,9 @@ def _branch(work: BranchWork, net: list[FileChange] | None, symbols: dict[str, s
     return {"branch": work.branch, "edits": len(edits), "intents": intents[:INTENTS],
             "files": [list(row) for row in files[:FILES_LISTED]],
             "more_files": max(0, len(files) - FILES_LISTED) or None,
-            "git": [{"id": short(r.oid), "t": when(r.time), "msg": fields.message_of(r)}
+            "git": [[when(r.time), fields.message_of(r)]
                     for r in reversed([r for r in work.records if r.is_git_operation][:OPERATIONS])],
-            "consolidations": [{"id": short(r.oid), "t": when(r.time), "msg": r.subject}
+            "consolidations": [[when(r.time), r.subject]
                                for r in [r for r in work.records if r.is_consolidation][:CONSOLIDATIONS]],
             "net": fields.file_rows(ranked, symbols, NET_FILES) if net is not None else None,
             "net_files": len(net) if net and len(net) > NET_FILES else None}
@@ -61,7 +61,8 @@ def summary_data(*, now: datetime, gap_seconds: float, sessions: list[list[Commi
     older than the session gap), ``idle_s`` (seconds since it), ``pending``; ``last``: the last session's ``from``
     and ``to`` times, ``snapshots`` and per branch (``branches``, the branch worked on last first) its ``edits``,
     ``intents`` (``[intent, from, to]``, in order), ``files`` most changed (``[path, snapshots, +, -]``, most
-    relevant first), ``git`` operations and ``consolidations``, and the ``net`` change (rows of ``cols``);
+    relevant first), ``git`` operations and ``consolidations`` (``[time, message]``, as the text lists them: without
+    ids), and the ``net`` change (rows of ``cols``);
     ``final``: the last snapshot; the other ``sections`` (tests, recap: ``{title: lines}``, as shown); ``earlier``:
     how many older sessions and the previous one's span."""
     data: dict = {"now": when(now), "branch": current_branch, "intent": current_intent, "notices": notices}
