@@ -109,6 +109,10 @@ async def test_every_tool_answers_with_its_facts_in_its_order_within_its_size(pr
         assert listed <= {name for name, _ in CALLS} | set(results), "a tool this test does not call"
         for name, args in CALLS:
             args = {"path": str(project)} if name == "configure_project" else args
+            if name == "consolidate":  # two automatic snapshots to squash (a reported run snapshots first)
+                for value in (5, 6):
+                    write(project, "src/util.py", f"def util():\n    return {value}\n")
+                    await client.call_tool("record_test_result", {"command": "pytest -q", "passed": 4})
             results[name] = await client.call_tool(name, args)
             results.setdefault(f"{name}:all", []).append(results[name])
     assert {name for name, _ in CALLS} | set(results) >= listed
@@ -223,3 +227,15 @@ async def test_what_the_budget_leaves_out_of_the_text_is_left_out_of_the_fields(
     file_text = text_of(answers["get_file_trajectory"])  # the versions the text's own cut left out are not here
     assert [v["id"] for v in versions] == ids_in_order(file_text) and len(versions) >= 8
     assert all(f"```diff\n{v['diff']}\n```" in file_text for v in versions if "diff" in v)
+
+
+async def test_message_answers_leave_the_message_to_the_text(project: Path) -> None:
+    """Answers with nothing to list (nothing recorded for a path, no test run, nothing to compare) are messages: no
+    structured content, so a client that shows the model only that shows the text instead (answer.message)."""
+    async with mcp_client(project) as client:
+        answers = {name: await client.call_tool(name, args) for name, args in [
+            ("get_file_trajectory", {"filepath": "src/nope.py"}), ("get_test_history", {}),
+            ("diff_since_green", {}), ("compare", {"from_snapshot": "~0"}), ("consolidate", {"intent": "Nothing"})]}
+    for name, result in answers.items():
+        assert not result.is_error and result.structured_content is None, name
+        assert text_of(result).strip(), name

@@ -19,6 +19,8 @@ The guarantee (checked once for every tool by :func:`structured`, which ``mcp_ut
   rows with a column list, no nulls or empty values, one field per fact, no pretty-printing); when the facts of an
   answer would still be longer, the longest strings (diffs first) are cut at a line end with ``…`` as a last
   resort, and that is logged.
+* **Messages**: an answer with nothing to list (nothing recorded yet, no test run, no difference) is a
+  :func:`message`, without structured content: clients then show the model its text.
 * **Order**: entries are in the order of the text (oldest to newest where the text is); an entry the text left
   out for the budget is left out here too (:func:`shown`). :func:`order_problems` checks it.
 
@@ -66,6 +68,14 @@ class Answer(str):
     def text(self) -> str:
         """The markdown, as a plain ``str``."""
         return str.__str__(self)
+
+
+def message(text: str) -> Answer:
+    """An answer that is a message rather than facts to list (nothing recorded for a path yet, no test run, nothing
+    to compare): it has no structured content, so every client, those that hand the model only the structured
+    content when there is one included, shows the model the message itself (MCP's ``structuredContent`` is
+    optional). Fields could only repeat it, in more characters than the text."""
+    return Answer(text)
 
 
 def compact(data: Any) -> str:
@@ -208,11 +218,13 @@ def structured(text: str, data: dict[str, Any] | None, *, keys: bool = True) -> 
     Returns:
         A new dict whose :func:`size` is at most ``len(text)`` characters (the longest strings cut at a line end
         with :data:`CUT_MARK` when it would be more: logged, a builder should not need it), or None when ``data``
-        is empty.
+        is empty once pruned.
     """
     if not data:
         return None
     out: dict[str, Any] = prune(json.loads(compact(data)))
+    if not out:
+        return None
     now = size(out, keys=keys)
     if now <= len(text):
         return out

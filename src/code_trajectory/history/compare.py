@@ -8,7 +8,7 @@ allows, so a breaking one-line change is shown line for line rather than as ``M 
 
 from __future__ import annotations
 
-from code_trajectory.core.answer import Answer, fenced, sections
+from code_trajectory.core.answer import Answer, fenced, message, sections
 from code_trajectory.git.diffs import tree_changes
 from code_trajectory.git.log import display_path
 from code_trajectory.git.messages import FileChange
@@ -55,7 +55,7 @@ def render_net_change(repo: ShadowRepo, old_commit: str | None, new_tree: str, b
         changes = [c for c in changes if only in (c.path, c.old_path)]
     changes.sort(key=lambda c: (relevance_tier(c.path), c.path))
     if not changes:
-        return Answer(f"{heading}\n\nNo difference: the two states are identical.", {"files": []})  # an empty list
+        return message(f"{heading}\n\nNo difference: the two states are identical.")
     lines: list[str] = []
     data = []
     for change in changes:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from code_trajectory.core.answer import Answer, sections, short, shown, when
+from code_trajectory.core.answer import Answer, message, sections, short, shown, when
 from code_trajectory.core.errors import GitError, InvalidArgumentError
 from code_trajectory.git import log, messages
 from code_trajectory.git.shadow import ShadowRepo
@@ -104,8 +104,7 @@ def render(query: str, branch: str, hits: list[Hit], budget_tokens: int, *, rege
     """Markdown of the hits, newest first, within the budget."""
     what = f"regex `{query}`" if regex else f"`{query}`"
     if not hits:
-        return Answer(f"# Search for {what} (shadow branch `{branch}`)\n\nNo snapshot added or removed it.",
-                      {"query": query, "branch": branch, "hits": []})
+        return message(f"# Search for {what} (shadow branch `{branch}`)\n\nNo snapshot added or removed it.")
     out = [f"# Search for {what} (shadow branch `{branch}`)",
            f"{len(hits)} snapshot(s) added (+) or removed (-) it, newest first."]
     for hit in hits:

@@ -8,7 +8,7 @@ import logging
 from datetime import datetime
 from pathlib import Path
 
-from code_trajectory.core.answer import Answer, short, shown, when
+from code_trajectory.core.answer import Answer, message, short, shown, when
 from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.core.when import require_when
 from code_trajectory.git import log
@@ -110,12 +110,14 @@ def file_trajectory(session: ProjectSession, filepath: str, depth: int = 5, bran
     branch, ref = read_point(session, branch, source)  # a new branch starts from the last snapshot
     repo = session.recorder.repo
     if ref is None:
-        return narrative.never_recorded(rel, session.recorder.policy.explain(rel), path_exists(session.root / rel), [])
+        return message(narrative.never_recorded(rel, session.recorder.policy.explain(rel),
+                                                path_exists(session.root / rel), []))
     entries = log.file_history(repo, ref, rel)
     if not entries:
         candidates = list(list_files(repo, ref))  # a tree that cannot be read is a GitError, not "no suggestions"
-        return narrative.never_recorded(rel, session.recorder.policy.explain(rel), path_exists(session.root / rel),
-                                        candidates, is_directory=_is_dir(session.root / rel))
+        return message(narrative.never_recorded(rel, session.recorder.policy.explain(rel),
+                                                path_exists(session.root / rel), candidates,
+                                                is_directory=_is_dir(session.root / rel)))
     shown = min(depth, len(entries))
     marks = hooks.commit_marks(repo, [e.record.oid for e in entries[:shown]])
     shown_versions = versions.build(repo, entries, shown, marks)
@@ -151,9 +153,9 @@ def global_trajectory(session: ProjectSession, limit: int = 20, since_consolidat
         branch = resolve_branch(session, branch)
         ref = shadow_ref(branch)
     if ref is None or repo.resolve(ref) is None:
-        return narrative.global_trajectory([], branch, session.settings.token_budget,
-                                           since_consolidate=since_consolidate, reached_consolidation=False,
-                                           more_available=False)
+        return message(narrative.global_trajectory([], branch, session.settings.token_budget,
+                                                   since_consolidate=since_consolidate, reached_consolidation=False,
+                                                   more_available=False))
     read = MAX_LIMIT if since_consolidate else limit + 1
     records = log.read_log(repo, [ref], limit=read, first_parent=True)
     reached = False
@@ -289,7 +291,7 @@ def search_trajectory(session: ProjectSession, query: str, regex: bool = False, 
     moment = require_when(since) if since is not None else None
     branch, tip = read_point(session, branch, source)
     if tip is None:
-        return Answer("Nothing is recorded yet: no snapshot to search.", {"query": query, "hits": []})
+        return message("Nothing is recorded yet: no snapshot to search.")
     hits = search.search(session.recorder.repo, tip, query, regex=regex, path=rel, since=moment, limit=limit)
     return search.render(query, branch, hits, session.settings.token_budget, regex=regex)
 
@@ -321,6 +323,8 @@ def compare(session: ProjectSession, from_snapshot: str, to_snapshot: str = "now
     heading = (f"# Compare `{old.commit[:12]}` ({old.how}) → {new_how}" + (f", `{rel}` only" if rel else ""))
     answer = compare_mod.render_net_change(repo, old.commit, new_tree, session.settings.token_budget,
                                            heading=heading, new_label=new_label, only=rel)
+    if not answer.data:  # no difference: a message
+        return answer
     return Answer(answer, {"from": short(old.commit), "to": new_label, **answer.data})
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from code_trajectory.core.answer import Answer, short, when
+from code_trajectory.core.answer import Answer, message, short, when
 from code_trajectory.git import log
 from code_trajectory.git.points import points
 from code_trajectory.recording.checkpoint_requests import CheckpointAnswer
@@ -36,7 +36,7 @@ def checkpoint(session: ProjectSession, before: str | None, answer: CheckpointAn
     was taken; else nothing had changed since ``before``, the tip before the call), ``branch``, ``msg`` and
     ``files`` (rows of ``cols``, of a new snapshot)."""
     if answer.commit is None:
-        return Answer(answer.text)
+        return message(answer.text)
     repo = session.recorder.repo
     named = [p for p in points(repo) if p.commit == answer.commit]
     data: dict = {"id": short(answer.commit), "name": max(named, key=lambda p: p.time).message if named else None,
@@ -55,7 +55,7 @@ def consolidation(text: str, result: ConsolidateResult, listed: int) -> Answer:
     many), and ``snapshots``: the last ``listed`` squashed ones (as the text lists them, oldest first), each
     ``id``, ``t`` and its first 3 ``files``."""
     if result.commit is None:
-        return Answer(text, {"branch": result.branch, "squashed": 0})
+        return message(text)
     shown = result.squashed_records[-listed:]
     return Answer(text, {"id": short(result.commit), "branch": result.branch, "msg": result.message,
                          "squashed": result.squashed, "cols": FILE_COLUMNS, "snapshots": [

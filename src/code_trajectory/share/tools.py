@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mcp.server.mcpserver import Context, MCPServer
 
-from code_trajectory.core.answer import Answer, table, when
+from code_trajectory.core.answer import Answer, message, table, when
 from code_trajectory.core.mcp_util import READ_ONLY, in_thread, tool
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.recording.service import TrajectoryService
@@ -20,6 +20,8 @@ def sources_answer(repo: ShadowRepo) -> Answer:
     (:data:`SOURCE_COLUMNS`) in its order; ``more``: sources past the listed ones."""
     text = service.sources_text(repo)
     sources = service.list_sources(repo)
+    if not sources:
+        return message(text)
     cols, rows = table([{"name": s.name, "whose": "ours" if s.ours else s.pulled_from or "pulled",
                          "t": when(s.time) if s.time else None,
                          "intent": s.intent} for s in sources[:service.MAX_LISTED]], SOURCE_COLUMNS)

@@ -4,7 +4,7 @@ green, and an agent's own report. Plain functions over a
 
 from __future__ import annotations
 
-from code_trajectory.core.answer import Answer
+from code_trajectory.core.answer import Answer, message
 from code_trajectory.git import log
 from code_trajectory.history import compare, narrative, render_file, versions
 from code_trajectory.project import check_range, confine
@@ -64,9 +64,9 @@ def test_history(session: ProjectSession, limit: int = 10, branch: str | None = 
     branch, tip = branch_and_tip(session, branch)
     runs = store.history(session.recorder.repo, limit, tip=tip) if tip else []
     if not runs:
-        return (f"# Test runs (shadow branch `{branch}`)\n\nNo test runs recorded yet. Run tests through "
-                "`code-trajectory test -- <command>`, the pytest plugin (`pytest --trajectory`), or report a "
-                "run with `record_test_result`.")
+        return message(f"# Test runs (shadow branch `{branch}`)\n\nNo test runs recorded yet. Run tests through "
+                       "`code-trajectory test -- <command>`, the pytest plugin (`pytest --trajectory`), or report a "
+                       "run with `record_test_result`.")
     parts = [f"# Test runs (shadow branch `{branch}`), newest first"]
     for run in runs:
         when = narrative.fmt_time(run.started) if run.started else "?"
@@ -92,21 +92,24 @@ def diff_since_green(session: ProjectSession, filepath: str | None = None, branc
     branch, tip = branch_and_tip(session, branch)
     green = store.last_green(repo, tip=tip) if tip else None
     if green is None or green.commit is None:
-        return (f"No green test run recorded on `{branch}`: nothing to compare with. Record runs with "
-                "`code-trajectory test -- <command>`, `pytest --trajectory` or `record_test_result`.")
+        return message(f"No green test run recorded on `{branch}`: nothing to compare with. Record runs with "
+                       "`code-trajectory test -- <command>`, `pytest --trajectory` or `record_test_result`.")
     head = (f"Last green run: {narrative.fmt_time(green.started) if green.started else '?'} on "
             f"{where(green, branch)} — {green.summary_line()} (`{green.command}`).")
     if tip is None or tip == green.commit:
-        return head + "\n\nNothing was recorded since: the latest snapshot is the green one."
+        return Answer(head + "\n\nNothing was recorded since: the latest snapshot is the green one.",
+                      {"green": answers.run_fields(green, branch), "changed": False})
     if rel is not None:
         entries = log.file_history(repo, tip, rel)
         after = {r.oid for r in log.read_log(repo, [f"{green.commit}..{tip}"], with_changes=False)}
         entries = [e for e in entries if e.record.oid in after]
         if not entries:
-            return head + f"\n\n`{rel}` has not changed since then."
+            return Answer(head + f"\n\n`{rel}` has not changed since then.",
+                          {"green": answers.run_fields(green, branch), "path": rel, "changed": False})
         shown = versions.build(repo, entries, len(entries), store.marks_for(repo, [e.record.oid for e in entries]))
-        return render_file.render(repo, rel, branch, shown, len(entries), session.settings.token_budget,
-                                  state_note=head)
+        trajectory = render_file.render(repo, rel, branch, shown, len(entries), session.settings.token_budget,
+                                        state_note=head)
+        return Answer(trajectory, {"green": answers.run_fields(green, branch), **trajectory.data})
     records = log.read_log(repo, [f"{green.commit}..{tip}"], limit=MAX_LIMIT, first_parent=True)
     net = compare.render_net_change(repo, green.commit, repo.commit_tree_oid(tip),
                                     max(1000, session.settings.token_budget - 1200),
