@@ -17,7 +17,8 @@ from support import git_repo, write
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Point every per-user location (HOME, CODE_TRAJECTORY_HOME, XDG_CONFIG_HOME) at a temp dir; drop inherited
-    GIT_* variables and our own settings variables. Returns the temporary HOME."""
+    GIT_* variables and our own settings variables; check every tool's structured content
+    (``core.mcp_util.CHECK_ENV``). Returns the temporary HOME."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("CODE_TRAJECTORY_HOME", str(home / "ct-home"))
@@ -25,6 +26,7 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.delenv("CODE_TRAJECTORY_CONFIG", raising=False)
     monkeypatch.delenv("CODE_TRAJECTORY_JOURNAL_DIR", raising=False)
     monkeypatch.delenv("CODE_TRAJECTORY_PYTEST", raising=False)
+    monkeypatch.setenv("CODE_TRAJECTORY_CHECK_ANSWERS", "1")  # structured content out of its text's order fails
     for key in list(os.environ):
         if key.startswith("GIT_"):
             monkeypatch.delenv(key)

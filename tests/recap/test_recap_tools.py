@@ -147,5 +147,5 @@ async def test_project_is_resolved_on_every_call(tmp_path: Path, ct_home: Path) 
         await client.call_tool("set_goal", {"goal": "goal one"})
         current[0] = second
         got = await client.call_tool("get_recap", {})
-    assert got.structured_content["goal"] is None
+    assert got.structured_content.get("goal") is None
     assert recap.get_recap(first)["goal"] == "goal one"

@@ -186,7 +186,7 @@ def test_compare_two_snapshots_and_now(session: ProjectSession) -> None:
     write(session.root, "src/app.py", "def main():\n    return 'unsaved work'\n")
     now = history.compare(session, "after refactor", filepath="src/app.py")
     assert "the work tree now" in now and "+    return 'unsaved work'" in now
-    assert now.data["files"][0]["path"] == "src/app.py"
+    assert now.data["files"][0][1] == "src/app.py"
 
 
 @pytest.mark.anyio

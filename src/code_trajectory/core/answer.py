@@ -1,13 +1,51 @@
-"""An answer of a query: markdown for the reader plus the same facts as fields for programs.
+"""An answer of a query: markdown for the reader plus the same facts as fields for programs and models.
 
 :class:`Answer` is a ``str`` (the markdown the CLI prints and a model reads) that also carries ``data``, a
-JSON-ready dict of the facts (ids, times, paths, counts, symbols) that MCP tools return as structured content,
-so the text is sent once and the fields are not a copy of it. Standard library only.
+JSON-ready dict of the facts the text shows. MCP tools return ``data`` as their structured content
+(:func:`code_trajectory.core.mcp_util.tool`). Some clients hand the model *only* the structured content when
+there is one (Claude Code 2.1: anthropics/claude-code#55677, #79944; VS Code: microsoft/vscode#290063), so the
+fields are not metadata: they hold every fact the text holds (snapshot ids, times, intents, checkpoint names,
+paths, counts, changed symbols, and the diffs and lines the text shows, exactly as shown).
+
+The guarantee (checked once for every tool by :func:`structured`, which ``mcp_util.tool`` applies):
+
+* **Size**: the compact JSON of the structured content (:func:`compact`) is at most as many characters as the
+  text, counting each string as it is shown (:func:`size`: JSON's escapes, ``\n`` for each line break of a diff
+  and ``\"`` for a quote, are not counted; a diff of many short lines would otherwise outweigh its own text by a
+  character a line, and an escape is one token as the character it stands for). A tool whose output shape a
+  specification fixes (the recap's and the journal's, which declare an output schema: ``recap-issue.md``,
+  ``journal-design.md``) is measured by its values alone: the keys and the punctuation are the schema's, not
+  facts; every value (each id, time and score) counts. Builders keep it so (short keys,
+  rows with a column list, no nulls or empty values, one field per fact, no pretty-printing); when the facts of an
+  answer would still be longer, the longest strings (diffs first) are cut at a line end with ``…`` as a last
+  resort, and that is logged.
+* **Messages**: an answer with nothing to list (nothing recorded yet, no test run, no difference) is a
+  :func:`message`, without structured content: clients then show the model its text.
+* **Order**: entries are in the order of the text (oldest to newest where the text is); an entry the text left
+  out for the budget is left out here too (:func:`shown`). :func:`order_problems` checks it.
+
+Shared field names: ``id`` a snapshot id as the text shows it (12 hex digits; every tool accepts it), ``t`` a time
+(ISO 8601 to the second, the machine's local time as in the text), ``msg`` a snapshot's message
+(intent and checkpoint name) as shown, ``diff`` a diff exactly as shown. Standard library only.
 """
 
 from __future__ import annotations
 
+import json
+import logging
+import re
+from datetime import datetime
 from typing import Any
+
+log = logging.getLogger(__name__)
+
+#: The marker that ends a string cut by the last-resort size rule.
+CUT_MARK = "…"
+#: Strings shorter than this are never cut (ids, names, times).
+MIN_CUT = 40
+
+_SNAPSHOT_ID = re.compile(r"^[0-9a-f]{12}$")
+_FENCE = re.compile(r"^```[a-z]*\n(.*?)\n```$", re.S | re.M)
 
 
 class Answer(str):
@@ -15,7 +53,8 @@ class Answer(str):
 
     Args:
         text: the markdown answer.
-        data: JSON-ready fields (str, int, float, bool, None, lists and dicts of them).
+        data: JSON-ready fields (str, int, float, bool, None, lists and dicts of them); see the module docstring
+            for the size and order rule :func:`structured` applies.
     """
 
     data: dict[str, Any]
@@ -29,3 +68,204 @@ class Answer(str):
     def text(self) -> str:
         """The markdown, as a plain ``str``."""
         return str.__str__(self)
+
+
+def message(text: str) -> Answer:
+    """An answer that is a message rather than facts to list (nothing recorded for a path yet, no test run, nothing
+    to compare): it has no structured content, so every client, those that hand the model only the structured
+    content when there is one included, shows the model the message itself (MCP's ``structuredContent`` is
+    optional). Fields could only repeat it, in more characters than the text."""
+    return Answer(text)
+
+
+def compact(data: Any) -> str:
+    """``data`` as compact JSON (no spaces, UTF-8 characters kept): the form its size is measured in."""
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+
+
+def escapes(data: Any) -> int:
+    """Characters JSON adds to escape the strings of ``data`` (``\n`` for a line break, ``\"`` for a quote...)."""
+    if isinstance(data, str):
+        return len(json.dumps(data, ensure_ascii=False)) - 2 - len(data)
+    items = data.values() if isinstance(data, dict) else data if isinstance(data, list) else ()
+    return sum(escapes(item) for item in items) + (sum(escapes(key) for key in data) if isinstance(data, dict) else 0)
+
+
+def _values(data: Any) -> int:
+    """Characters of the scalar values of ``data`` as shown (strings without quotes or escapes)."""
+    if isinstance(data, dict):
+        return sum(_values(item) for item in data.values())
+    if isinstance(data, list):
+        return sum(_values(item) for item in data)
+    return len(data) if isinstance(data, str) else len(compact(data))
+
+
+def size(data: Any, *, keys: bool = True) -> int:
+    """The size the rule bounds: characters of :func:`compact` JSON, strings counted as shown (without
+    :func:`escapes`); with ``keys=False``, for a shape a specification fixes, the characters of the values alone
+    (the keys and JSON's punctuation are the schema's, not facts)."""
+    return len(compact(data)) - escapes(data) if keys else _values(data)
+
+
+def when(moment: datetime) -> str:
+    """A time as structured content gives it (``t``): ISO 8601 to the second in the machine's local time, without
+    the offset, as the text shows it (``2026-11-21T14:02:11``)."""
+    return moment.astimezone().replace(tzinfo=None).isoformat(timespec="seconds")
+
+
+def short(oid: str) -> str:
+    """A snapshot id as the text shows it: its first 12 hex digits."""
+    return oid[:12]
+
+
+def prune(value: Any) -> Any:
+    """``value`` without None, empty strings, lists and dicts in its dicts (recursively); lists keep their
+    positions (rows of a column list), only trailing empty values are dropped."""
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            item = prune(item)
+            if item is None or (isinstance(item, (str, list, dict)) and not item):
+                continue
+            out[key] = item
+        return out
+    if isinstance(value, list):
+        items = [prune(item) for item in value]
+        while items and _empty(items[-1]):
+            items.pop()
+        return items
+    return value
+
+
+def shown(text: str, entries: list[dict[str, Any]], key: str = "id") -> list[dict[str, Any]]:
+    """The ``entries`` (given in the text's order) whose ``key`` the text shows: what a budget cut of the text left
+    out is left out of the data too."""
+    return [entry for entry in entries if entry.get(key) is not None and str(entry[key]) in text]
+
+
+def _empty(value: Any) -> bool:
+    return value is None or (isinstance(value, (str, list, dict)) and not value)
+
+
+def table(entries: list[dict[str, Any]], columns: list[str]) -> tuple[list[str], list[list[Any]]]:
+    """``entries`` as rows: ``(cols, rows)``, a value per column (None where absent), each row without its
+    trailing empty values and ``cols`` only as long as the longest row."""
+    out = []
+    for entry in entries:
+        row = [entry.get(column) for column in columns]
+        while row and _empty(row[-1]):
+            row.pop()
+        out.append(row)
+    return columns[:max((len(row) for row in out), default=0)], out
+
+
+def sections(text: str, marks: list[str]) -> list[str]:
+    """The part of ``text`` each of ``marks`` (in text order) heads: from the mark's first occurrence after the
+    previous mark to the next mark's ("" for a mark not found)."""
+    starts: list[int] = []
+    at = 0
+    for mark in marks:
+        found = text.find(mark, at)
+        starts.append(found)
+        if found >= 0:
+            at = found + len(mark)
+    out = []
+    for i, start in enumerate(starts):
+        if start < 0:
+            out.append("")
+            continue
+        ends = [s for s in starts[i + 1:] if s > start]
+        out.append(text[start:ends[0] if ends else len(text)])
+    return out
+
+
+def fenced(section: str) -> str | None:
+    """The content of the first fenced code block (```` ```diff ````) in ``section``, as shown; None if none."""
+    match = _FENCE.search(section)
+    return match.group(1) if match else None
+
+
+def _strings(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[int, tuple[Any, ...]]]:
+    found: list[tuple[int, tuple[Any, ...]]] = []
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        if isinstance(item, str):
+            found.append((len(item), (*path, key)))
+        else:
+            found += _strings(item, (*path, key))
+    return found
+
+
+def _cut(data: Any, path: tuple[Any, ...], length: int) -> None:
+    node = data
+    for key in path[:-1]:
+        node = node[key]
+    value: str = node[path[-1]]
+    keep = value[:length]
+    if "\n" in keep[length // 2:]:
+        keep = keep[:keep.rindex("\n")]
+    node[path[-1]] = keep.rstrip() + CUT_MARK
+
+
+def structured(text: str, data: dict[str, Any] | None, *, keys: bool = True) -> dict[str, Any] | None:
+    """The structured content of an answer: ``data`` pruned (:func:`prune`) and held to the size of ``text``.
+
+    Args:
+        text: the answer's text.
+        data: its facts.
+        keys: False for a shape a specification fixes (an output schema): the keys are not counted.
+
+    Returns:
+        A new dict whose :func:`size` is at most ``len(text)`` characters (the longest strings cut at a line end
+        with :data:`CUT_MARK` when it would be more: logged, a builder should not need it), or None when ``data``
+        is empty once pruned.
+    """
+    if not data:
+        return None
+    out: dict[str, Any] = prune(json.loads(compact(data)))
+    if not out:
+        return None
+    now = size(out, keys=keys)
+    if now <= len(text):
+        return out
+    log.warning("structured content of %d characters over its text's %d: longest strings cut", now, len(text))
+    while now > len(text):
+        strings = sorted(_strings(out), reverse=True)
+        if strings and strings[0][0] > MIN_CUT:
+            length, path = strings[0]
+            _cut(out, path, max(MIN_CUT - len(CUT_MARK), min(length - (now - len(text)) - 1, length // 2)))
+        elif len(out) > 1:  # only short fields left: the largest goes (never seen with the builders of this package)
+            del out[max(out, key=lambda key: len(compact(out[key])))]
+        else:
+            break
+        now = size(out, keys=keys)
+    return out
+
+
+def order_problems(text: str, data: Any) -> list[str]:
+    """Lists in ``data`` whose entries' ``id`` fields, or rows' first values when they are snapshot ids, do not
+    appear in ``text`` in the same order: one line per problem, empty when the order matches (the rule of the
+    module docstring). Paths are not checked: the text may quote an unusual name."""
+    problems: list[str] = []
+
+    def visit(value: Any, where: str) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                visit(item, f"{where}.{key}")
+        elif isinstance(value, list):
+            marks = [str(item["id"]) for item in value if isinstance(item, dict) and "id" in item]
+            if not marks and all(isinstance(item, list) and item and isinstance(item[0], str)
+                                 and _SNAPSHOT_ID.match(item[0]) for item in value):
+                marks = [item[0] for item in value]
+            at = -1
+            for mark in marks if len(marks) > 1 else []:
+                found = text.find(mark, at + 1)
+                if found < 0:
+                    problems.append(f"{where}: id {mark!r} not in the text after the previous entry's")
+                    break
+                at = found
+            for i, item in enumerate(value):
+                visit(item, f"{where}[{i}]")
+
+    visit(data, "$")
+    return problems

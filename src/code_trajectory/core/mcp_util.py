@@ -3,7 +3,9 @@
 The tools themselves are plain functions in their feature modules; this module
 holds the thin glue: translating :class:`~code_trajectory.core.errors.TrajectoryError`
 into an MCP tool error (``isError`` with the message a model can act on) and
-building results that carry both readable text and structured content.
+building results that carry both readable text and structured content, the latter
+held to the size and order rule of :mod:`code_trajectory.core.answer` in one place
+(:func:`finish`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Collection
@@ -20,6 +23,7 @@ import anyio.to_thread
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
+from code_trajectory.core import answer as answers
 from code_trajectory.core.errors import TrajectoryError
 from code_trajectory.core.memory import release_soon
 
@@ -86,6 +90,39 @@ def result(text: str, structured: dict[str, Any] | None = None) -> CallToolResul
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
 
 
+#: Set (to any non-empty value) to make an order problem of a tool's structured content an error instead of a
+#: logged warning: the tests set it, so a builder that breaks the rule fails them.
+CHECK_ENV = "CODE_TRAJECTORY_CHECK_ANSWERS"
+
+
+def finish(name: str, value: Any, *, schema: bool = False) -> CallToolResult:
+    """The tool result of a tool's return value: an :class:`~code_trajectory.core.answer.Answer` (text and
+    ``data``), a :class:`CallToolResult` or a plain ``str``, with its structured content held to the rule of
+    :mod:`code_trajectory.core.answer` (pruned, at most the size of the text: :func:`answers.structured`; with
+    ``schema``, a tool with a declared output shape, its keys are not counted).
+
+    Raises:
+        AssertionError: with :data:`CHECK_ENV` set, when the entries are not in the text's order.
+    """
+    if isinstance(value, CallToolResult):
+        if value.structured_content is None or value.is_error:
+            return value
+        text = "".join(c.text for c in value.content if isinstance(c, TextContent))
+        data = value.structured_content
+    else:
+        text, data = str.__str__(value), getattr(value, "data", None)
+    content = answers.structured(text, data, keys=not schema)
+    if content is not None:
+        problems = answers.order_problems(text, content)
+        if problems and os.environ.get(CHECK_ENV):
+            raise AssertionError(f"{name}: structured content out of the text's order: {problems}")
+        for problem in problems:
+            log.warning("%s: structured content out of the text's order: %s", name, problem)
+    if isinstance(value, CallToolResult):
+        return value.model_copy(update={"structured_content": content})
+    return result(text, content)
+
+
 async def in_thread(fn: Callable[[], T]) -> T:
     """Run the blocking ``fn`` on a worker thread, so the server keeps answering meanwhile."""
     return await anyio.to_thread.run_sync(fn)
@@ -141,8 +178,9 @@ def tool(mcp: Any, annotations: ToolAnnotations, *, output: type | None = None,
     The function's name is the tool's name, its docstring (dedented, see :func:`inspect.cleandoc`) the tool's
     description and its signature the input schema. Its return value becomes the tool result: an
     :class:`~code_trajectory.core.answer.Answer` gives its markdown as the text content and its ``data`` as
-    structured content; a :class:`~mcp.types.CallToolResult` (see :func:`result`) is passed on as it is; a plain
-    ``str`` gives text only. Every exception becomes a tool error (:func:`tool_errors`).
+    structured content; a :class:`~mcp.types.CallToolResult` (see :func:`result`) is passed on; a plain
+    ``str`` gives text only. Structured content is held to the size and order rule (:func:`finish`). Every
+    exception becomes a tool error (:func:`tool_errors`).
 
     Args:
         mcp: the server.
@@ -161,9 +199,7 @@ def tool(mcp: Any, annotations: ToolAnnotations, *, output: type | None = None,
                 value = await guarded(*args, **kwargs)
             finally:
                 release_soon()  # a query's short-lived objects are handed back once the calls pause
-            if isinstance(value, CallToolResult):
-                return value
-            return result(str.__str__(value), getattr(value, "data", None) or None)
+            return finish(fn.__name__, value, schema=output is not None)
 
         # evaluated in the tool's module (its annotations may be strings: ``from __future__ import annotations``)
         returns = CallToolResult if output is None else Annotated[CallToolResult, output]

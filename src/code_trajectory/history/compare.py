@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import shlex
 
-from code_trajectory.core.answer import Answer
+from code_trajectory.core.answer import Answer, fenced, message, sections
 from code_trajectory.git.diffs import tree_changes
 from code_trajectory.git.log import display_path
 from code_trajectory.git.messages import FileChange
@@ -60,7 +60,7 @@ def render_net_change(repo: ShadowRepo, old_commit: str | None, new_tree: str, b
         changes = [c for c in changes if only in (c.path, c.old_path)]
     changes.sort(key=lambda c: (relevance_tier(c.path), c.path))
     if not changes:
-        return Answer(f"{heading}\n\nNo difference: the two states are identical.", {"files": []})
+        return message(f"{heading}\n\nNo difference: the two states are identical.")
     lines: list[str] = []
     data = []
     for change in changes:
@@ -74,7 +74,8 @@ def render_net_change(repo: ShadowRepo, old_commit: str | None, new_tree: str, b
                  else f"`{display_path(change.path)}`")
         lines.append(f"- {change.status} {where}{' ' + counts if counts else ''}{': ' + symbols if symbols else ''}")
         data.append({"status": change.status, "path": change.path, "old_path": change.old_path,
-                     "added": change.added, "deleted": change.deleted, "symbols": symbols, "diff_shown": False})
+                     "added": change.added, "deleted": change.deleted, "symbols": symbols, "diff_shown": False,
+                     "mark": f"### `{display_path(change.path)}`\n```"})
     budget = budget_tokens * CHARS_PER_TOKEN  # no share or per-diff cap: the diffs may fill what the list leaves
     room = max(0, budget - len(heading) - sum(len(x) + 1 for x in lines) - 100 - NOTE_RESERVE)
     diffs: list[str] = []
@@ -102,7 +103,8 @@ def render_net_change(repo: ShadowRepo, old_commit: str | None, new_tree: str, b
         out += diffs
     if left_out:
         out.append(left_out_note(old_commit, new_label, left_out))
-    return Answer(fit("\n\n".join(out), budget_tokens), {"files": data})
+    text = fit("\n\n".join(out), budget_tokens)
+    return Answer(text, net_change_data(text, data))
 
 
 def left_out_note(old_commit: str | None, new_label: str, left_out: list[str]) -> str:
@@ -126,3 +128,18 @@ def _whole_diff_how(old_commit: str | None, new_label: str, path: str, *, alone:
     if new_label == "now":
         return f"the whole diff: `git --git-dir=.trajectory --work-tree=. diff {old} -- {shlex.quote(path)}`"
     return f"the whole diff: `git --git-dir=.trajectory diff {old} {new_label} -- {shlex.quote(path)}`"
+
+
+#: Columns of a file row of :func:`net_change_data`: status letter, path, lines added, lines deleted, changed
+#: symbols, old path of a rename.
+FILE_COLUMNS = ["status", "path", "+", "-", "symbols", "from"]
+
+
+def net_change_data(text: str, files: list[dict]) -> dict:
+    """The structured content of a net change (see :mod:`code_trajectory.core.answer`): ``files``, rows of ``cols``
+    in the text's order (most relevant first), and ``diffs``: path -> the diff as shown, for the files whose diff
+    the text shows, in its order."""
+    shown_files = [f for f in files if f["diff_shown"]]
+    diffs = {f["path"]: fenced(part) for f, part in zip(shown_files, sections(text, [f["mark"] for f in shown_files]))}
+    return {"cols": FILE_COLUMNS, "files": [[f["status"], f["path"], f["added"], f["deleted"], f["symbols"],
+                                             f["old_path"]] for f in files], "diffs": diffs}

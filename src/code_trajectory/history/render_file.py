@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import shlex
 
-from code_trajectory.core.answer import Answer
+from code_trajectory.core.answer import Answer, fenced, sections, short, shown, when
 from code_trajectory.git.log import display_path
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.history.headings import Step, net_zero_line, net_zero_spans, why
@@ -161,9 +161,8 @@ def render(repo: ShadowRepo, path: str, branch: str, versions: list[Version], to
               and not versions[i].record.is_import]
     if elided:
         out.append(_left_out_note(path, versions, elided))
-    data = {"path": path, "branch": branch, "total_versions": total, "versions": [
-        _version_data(v, d) for v, d in zip(versions, detail)], "diffs_left_out": [versions[i].number for i in elided]}
-    return Answer(fit("\n\n".join(out), budget_tokens), data)
+    text = fit("\n\n".join(out), budget_tokens)
+    return Answer(text, file_data(text, path, branch, versions, total, [versions[i].number for i in elided]))
 
 
 def importance(versions: list[Version], i: int, size: int) -> float:
@@ -253,18 +252,39 @@ def _left_out_note(path: str, versions: list[Version], elided: list[int]) -> str
             "symbol=...)`._")
 
 
-def _version_data(version: Version, detail: str) -> dict:
-    record, change = version.record, version.entry.change
-    symbols = version.symbols
-    return {
-        "version": version.number, "commit": record.oid, "time": record.time.isoformat(), "kind": record.kind,
-        "intent": record.intent, "origin": record.origin, "path": version.entry.path, "status": change.status, "old_path": change.old_path,
-        "added": change.added, "deleted": change.deleted, "change": symbols.kind if symbols else None,
-        "symbols": None if symbols is None else {
-            "added": list(symbols.added), "removed": list(symbols.removed), "modified": list(symbols.modified),
-            "renamed": [list(pair) for pair in symbols.renamed]},
-        "revert_of": version.revert_of.isoformat() if version.revert_of else None, "tests": version.tests,
-        "not_stored": version.oversize, "detail": detail}
+def file_data(text: str, path: str, branch: str, versions: list[Version], total: int, left_out: list[int]) -> dict:
+    """The structured content of a file's trajectory (see :mod:`code_trajectory.core.answer`): per version shown
+    in ``text``, in its order, ``n`` (its number), ``id``, ``t``, ``kind`` (when not ``snapshot`` nor a named
+    checkpoint), ``checkpoint`` (the checkpoint's name), ``name`` (the git operation), ``status`` (when not ``M``), ``+``/``-`` (lines), ``from`` (old path), ``path`` (when not
+    ``path``), ``intent`` (when it changed, as the text), ``origin`` (client, tool), ``change`` (whitespace-,
+    comment-, import-only...), ``symbols`` (the text's line), ``revert_of``, ``tests``, ``not_stored`` and ``diff``
+    (as shown); ``left_out``: the version numbers whose diff the text left out."""
+    entries, previous = [], None
+    for version in versions:
+        record, change, symbols = version.record, version.entry.change, version.symbols
+        origin = record.origin
+        entries.append({
+            "n": version.number, "id": short(record.oid), "t": when(record.time),
+            "kind": None if record.kind == "snapshot" or record.checkpoint_note else record.kind,
+            "checkpoint": record.checkpoint_note, "name": record.git_operation,
+            "status": None if change.status == "M" else change.status,
+            "+": change.added or None, "-": change.deleted or None, "from": change.old_path,
+            "path": None if version.entry.path == path else version.entry.path,
+            "intent": record.intent if record.intent != previous else None,
+            "origin": origin and {k: v for k, v in origin.items() if k in ("client", "tool")},
+            "change": symbols.kind if symbols and symbols.kind not in ("code", "added", "removed") else None,
+            "symbols": version.symbol_line(), "revert_of": version.revert_of and when(version.revert_of),
+            "tests": tests_field(version.tests), "not_stored": version.oversize})
+        previous = record.intent or previous
+    entries = shown(text, entries)
+    for entry, part in zip(entries, sections(text, [f"`{e['id']}`" for e in entries])):
+        entry["diff"] = fenced(part)
+    return {"path": path, "branch": branch, "total": total, "versions": entries, "left_out": left_out}
+
+
+def tests_field(line: str | None) -> str | None:
+    """A snapshot's test line without its ``tests: `` prefix (the field's name says it)."""
+    return line.removeprefix("tests: ") if line else None
 
 
 def _ranges(numbers: list[int]) -> str:

@@ -12,10 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from code_trajectory.core.answer import Answer
+from code_trajectory.core.answer import Answer, message, sections, short, shown, when
 from code_trajectory.core.errors import GitError, InvalidArgumentError
 from code_trajectory.git import log, messages
 from code_trajectory.git.shadow import ShadowRepo
+from code_trajectory.history import fields
 from code_trajectory.history.headings import label
 from code_trajectory.history.narrative import fit, fmt_time
 
@@ -118,8 +119,7 @@ def render(query: str, branch: str, hits: list[Hit], budget_tokens: int, *, rege
     """
     what = f"regex `{query}`" if regex else f"`{query}`"
     if not hits:
-        return Answer(f"# Search for {what} (shadow branch `{branch}`)\n\nNo snapshot added or removed it.",
-                      {"query": query, "hits": []})
+        return message(f"# Search for {what} (shadow branch `{branch}`)\n\nNo snapshot added or removed it.")
     out = [f"# Search for {what} on `{branch}`: {len(hits)} snapshot(s), newest first (+ added, - removed)"]
     for hit in hits:
         record = hit.record
@@ -132,7 +132,17 @@ def render(query: str, branch: str, hits: list[Hit], budget_tokens: int, *, rege
                 block.append(f"`{path}`:")
                 block += [f"  {line}" for line in shown]
         out.append("\n".join(block))
-    data = {"query": query, "regex": regex, "hits": [
-        {"commit": h.record.oid, "time": h.record.time.isoformat(), "intent": h.record.intent,
-         "subject": h.record.subject, "lines": h.lines} for h in hits]}
-    return Answer(fit("\n".join(out), budget_tokens), data)
+    text = fit("\n".join(out), budget_tokens)
+    return Answer(text, search_data(text, query, regex, branch, hits))
+
+
+def search_data(text: str, query: str, regex: bool, branch: str, hits: list[Hit]) -> dict:
+    """The structured content of a search (see :mod:`code_trajectory.core.answer`): ``query``, ``regex`` (when
+    true), ``branch`` and the ``hits`` shown, newest first as the text: ``id``, ``t``, ``msg`` and ``lines`` (path ->
+    the added ``+`` and removed ``-`` lines shown, as shown)."""
+    entries = shown(text, [{"id": short(h.record.oid), "t": when(h.record.time), "msg": fields.message_of(h.record),
+                            "lines": h.lines} for h in hits])
+    for entry, part in zip(entries, sections(text, [f"`{e['id']}`" for e in entries])):  # a budget cut shows fewer
+        entry["lines"] = {path: [line for line in _shown_lines(lines) if line in part]
+                          for path, lines in entry["lines"].items() if f"`{path}`" in part}
+    return {"query": query, "regex": regex or None, "branch": branch, "hits": entries}

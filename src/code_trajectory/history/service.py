@@ -9,7 +9,7 @@ import logging
 from datetime import datetime
 from pathlib import Path
 
-from code_trajectory.core.answer import Answer
+from code_trajectory.core.answer import Answer, message, short, shown, when
 from code_trajectory.core.errors import InvalidArgumentError, StorageError
 from code_trajectory.core.when import require_when
 from code_trajectory.git import log, points
@@ -19,6 +19,7 @@ from code_trajectory.git.snapshots import resolve_snapshot
 from code_trajectory.git.trees import list_files
 from code_trajectory.history import compare as compare_mod
 from code_trajectory.history import (
+    fields,
     headings,
     hooks,
     markers,
@@ -27,6 +28,7 @@ from code_trajectory.history import (
     render_file,
     search,
     summary,
+    summary_data,
     symbol_history,
     versions,
 )
@@ -112,12 +114,14 @@ def file_trajectory(session: ProjectSession, filepath: str, depth: int = 5, bran
     branch, ref = read_point(session, branch, source)  # a new branch starts from the last snapshot
     repo = session.recorder.repo
     if ref is None:
-        return narrative.never_recorded(rel, session.recorder.policy.explain(rel), path_exists(session.root / rel), [])
+        return message(narrative.never_recorded(rel, session.recorder.policy.explain(rel),
+                                                path_exists(session.root / rel), []))
     entries = log.file_history(repo, ref, rel)
     if not entries:
         candidates = list(list_files(repo, ref))  # a tree that cannot be read is a GitError, not "no suggestions"
-        return narrative.never_recorded(rel, session.recorder.policy.explain(rel), path_exists(session.root / rel),
-                                        candidates, is_directory=_is_dir(session.root / rel))
+        return message(narrative.never_recorded(rel, session.recorder.policy.explain(rel),
+                                                path_exists(session.root / rel), candidates,
+                                                is_directory=_is_dir(session.root / rel)))
     shown = min(depth, len(entries))
     marks = hooks.commit_marks(repo, [e.record.oid for e in entries[:shown]])
     shown_versions = versions.build(repo, entries, shown, marks)
@@ -154,8 +158,8 @@ def global_trajectory(session: ProjectSession, limit: int = 20, since_consolidat
         branch = resolve_branch(session, branch)
         ref = shadow_ref(branch)
     if ref is None or repo.resolve(ref) is None:
-        return recent.render([], branch, session.settings.token_budget, since_consolidate=since_consolidate,
-                             reached_consolidation=False, more_available=False)
+        return message(recent.render([], branch, session.settings.token_budget, since_consolidate=since_consolidate,
+                                     reached_consolidation=False, more_available=False))
     read = MAX_LIMIT if since_consolidate else limit + 1
     records = log.read_log(repo, [ref], limit=read, first_parent=True)
     reached = False
@@ -173,13 +177,14 @@ def global_trajectory(session: ProjectSession, limit: int = 20, since_consolidat
     every_point = markers.on_commits(points.points(repo), [r.oid for r in records])
     named = [p for p in every_point if p.message != notes.get(p.commit)]
     marks = markers.with_marks(hooks.commit_marks(repo, [r.oid for r in records]), named)
+    symbols = versions.symbols_of(repo, records)
     text = recent.render(records, branch, session.settings.token_budget, since_consolidate=since_consolidate,
                          reached_consolidation=reached, more_available=more, marks=marks,
-                         symbols=versions.symbols_of(repo, records), trees=operation_trees(repo, records))
+                         symbols=symbols, trees=operation_trees(repo, records))
     line = markers.names_line(named)
-    return Answer(f"{text}\n\n{line}" if line else text,
-                  {"branch": branch, "commits": [commit_data(r) for r in records], "more_available": more,
-                   "named_points": markers.data(every_point)})
+    text = f"{text}\n\n{line}" if line else text
+    return Answer(text, {**global_data(text, branch, records, marks, symbols, more),
+                         "named_points": markers.data(every_point) or None})
 
 
 def operation_trees(repo: ShadowRepo, records: list[log.CommitRecord]) -> dict[str, str]:
@@ -196,12 +201,19 @@ def operation_trees(repo: ShadowRepo, records: list[log.CommitRecord]) -> dict[s
     return trees
 
 
-def commit_data(record: log.CommitRecord) -> dict:
-    """The fields of one snapshot for structured content: id, time, kind, intent, subject, files with counts."""
-    return {"commit": record.oid, "time": record.time.isoformat(), "kind": record.kind, "intent": record.intent,
-            "subject": record.subject, "files": [
-                {"status": c.status, "path": c.path, "old_path": c.old_path, "added": c.added, "deleted": c.deleted}
-                for c in record.changes[:200]], "files_total": len(record.changes)}
+def global_data(text: str, branch: str, records: list[log.CommitRecord], marks: dict[str, str],
+                symbols: dict[str, dict[str, str]], more: bool) -> dict:
+    """The structured content of the project trajectory (see :mod:`code_trajectory.core.answer`): the snapshots
+    shown in ``text``, oldest to newest as there, each with ``id``, ``t``, ``msg``, ``mark`` (test runs...),
+    ``files`` (rows of ``cols``) and ``more_files``; ``left_out``: snapshots the budget left out; ``more``: older
+    ones exist."""
+    entries = [{"id": short(r.oid), "t": when(r.time), "msg": fields.message_of(r), "mark": marks.get(r.oid),
+                "files": fields.file_rows(r.changes, symbols.get(r.oid)),
+                "more_files": max(0, len(r.changes) - log.FILES_PER_COMMIT) or None} for r in reversed(records)]
+    kept = shown(text, entries)
+    return {"branch": branch, "cols": fields.FILE_COLUMNS, "snapshots": kept, "left_out": len(entries) - len(kept) or None,
+            "more": more or None}
+
 
 def session_summary(session: ProjectSession, recap: str | None = None, notices: list[str] | None = None,
                     tests: str | None = None, source: str | None = None) -> str:
@@ -250,14 +262,16 @@ def session_summary(session: ProjectSession, recap: str | None = None, notices: 
     all_notices = ([] if foreign else session.status_notices()) + list(notices or [])
     # the points named in the last session, also on a snapshot it did not change (named when nothing changed)
     named = markers.on_commits(points.points(repo), [r.oid for r in sessions[0]]) if sessions else []
-    text = summary.render(now=datetime.now().astimezone(), gap_seconds=gap, sessions=sessions,
-                          current_intent=current_intent, current_branch=session.branch,
-                          net_by_branch=net_by_branch, net_symbols=net_symbols,
-                          pending=not foreign and session.recorder.has_pending(), recap=recap,
-                          budget_tokens=session.settings.token_budget, notices=all_notices, tests=tests,
-                          points_line=markers.names_line(named),
+    now, pending = datetime.now().astimezone(), not foreign and session.recorder.has_pending()
+    text = summary.render(now=now, gap_seconds=gap, sessions=sessions, current_intent=current_intent,
+                          current_branch=session.branch, net_by_branch=net_by_branch, net_symbols=net_symbols,
+                          pending=pending, recap=recap, budget_tokens=session.settings.token_budget,
+                          notices=all_notices, tests=tests, points_line=markers.names_line(named),
                           trees=operation_trees(repo, sessions[0]) if sessions else None)
-    return Answer(text, {"named_points": markers.data(named)})
+    return Answer(text, {**summary_data.summary_data(
+        now=now, gap_seconds=gap, sessions=sessions, current_intent=current_intent, current_branch=session.branch,
+        net_by_branch=net_by_branch, net_symbols=net_symbols, pending=pending, notices=all_notices,
+        sections=[tests, recap]), "named_points": markers.data(named) or None})
 
 
 def symbol_trajectory(session: ProjectSession, filepath: str, symbol: str, depth: int = 10,
@@ -316,7 +330,7 @@ def search_trajectory(session: ProjectSession, query: str, regex: bool = False, 
     moment = require_when(since) if since is not None else None
     branch, tip = read_point(session, branch, source)
     if tip is None:
-        return Answer("Nothing is recorded yet: no snapshot to search.", {"query": query, "hits": []})
+        return message("Nothing is recorded yet: no snapshot to search.")
     hits = search.search(session.recorder.repo, tip, query, regex=regex, path=rel, since=moment, limit=limit)
     return search.render(query, branch, hits, session.settings.token_budget, regex=regex)
 
@@ -357,7 +371,9 @@ def compare(session: ProjectSession, from_snapshot: str, to_snapshot: str = "now
     heading += f"\n- To: {'the work tree as it is now' if new_label == 'now' else _point_why(repo, new.commit)}"
     answer = compare_mod.render_net_change(repo, old.commit, new_tree, session.settings.token_budget,
                                            heading=heading, new_label=new_label, only=rel)
-    return Answer(answer, {**answer.data, "from": old.commit, "to": new_label})
+    if not answer.data:  # no difference: a message
+        return answer
+    return Answer(answer, {"from": short(old.commit), "to": new_label, **answer.data})
 
 
 def _point_why(repo: ShadowRepo, commit: str) -> str:

@@ -18,7 +18,7 @@ import difflib
 import re
 from dataclasses import dataclass
 
-from code_trajectory.core.answer import Answer
+from code_trajectory.core.answer import Answer, fenced, sections, short, shown, when
 from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.git import log, points
 from code_trajectory.git.shadow import ZERO_OID, ShadowRepo
@@ -277,9 +277,26 @@ def render(path: str, branch: str, name: str, versions: list[SymbolVersion], bud
     text = "\n\n".join([head, *reversed(out)])
     if cut:
         text += f"\n\n_{cut} older diff(s) left out to fit the budget; call with a smaller depth._"
-    data = {"path": path, "symbol": name, "branch": branch, "versions": [
-        {"commit": v.entry.record.oid, "time": v.entry.record.time.isoformat(), "what": v.what, "name": v.name,
-         "path": v.entry.path, "intent": v.entry.record.intent,
-         "checkpoint": v.entry.record.checkpoint_note or "; ".join((names or {}).get(v.entry.record.oid, [])) or None}
-        for v in reversed(versions)]}
-    return Answer(fit(text, budget_tokens), data)
+    text = fit(text, budget_tokens)
+    return Answer(text, symbol_data(text, path, branch, name, versions, names))
+
+
+def symbol_data(text: str, path: str, branch: str, name: str, versions: list[SymbolVersion],
+                names: dict[str, list[str]] | None = None) -> dict:
+    """The structured content of a symbol's trajectory (see :mod:`code_trajectory.core.answer`): ``path``,
+    ``symbol``, ``branch`` and the ``versions`` shown, oldest first as the text: ``id``, ``t``, ``what`` (what
+    happened to the symbol), ``name`` and ``path`` (when not the symbol's, or ``path``), ``intent`` (when it changed), ``checkpoint`` (the names of the points on it) and ``diff``
+    (as shown; absent when the text left it out)."""
+    entries, previous = [], None
+    for v in reversed(versions):
+        record = v.entry.record
+        entries.append({"id": short(record.oid), "t": when(record.time), "what": v.what,
+                        "name": None if v.name == name else v.name,
+                        "path": None if v.entry.path == path else v.entry.path,
+                        "intent": record.intent if record.intent != previous else None,
+                        "checkpoint": record.checkpoint_note or "; ".join((names or {}).get(record.oid, [])) or None})
+        previous = record.intent or previous
+    entries = shown(text, entries)
+    for entry, part in zip(entries, sections(text, [f"`{e['id']}`" for e in entries])):
+        entry["diff"] = fenced(part)
+    return {"path": path, "symbol": name, "branch": branch, "versions": entries}

@@ -107,9 +107,10 @@ class Journal:
             entry = self.store.read_entry(path, sha)
             data: dict[str, Any] = {"id": entry.id, "type": "entry", "path": path, "content": entry.text,
                     "timestamp": iso(entry.timestamp), "summary": entry.summary,
-                    "work_context": entry.work_context, "author": entry.author}
-            text = f"Journal entry {entry.id} ({iso(entry.timestamp)}, {entry.author or 'unknown author'}):\n\n" \
-                   f"{entry.text}"
+                    "work_context": None if f"work_context: {entry.work_context}" in entry.text else
+                    entry.work_context, "author": entry.author}  # no second copy of a line of the content
+            text = f"Journal entry {entry.id} ({iso(entry.timestamp)}, {entry.author or 'unknown author'})" \
+                   f"{': ' + entry.summary if entry.summary else ''}\n\n{entry.text}"
             return text, data, UNCHECKED
         ov = self.store.read_overview(path)
         data = {"id": path, "type": "overview", "path": path, "content": ov.content, "exists": ov.exists,
@@ -191,8 +192,8 @@ class Journal:
                 "entry_count": result.entry_count, "overview_updated": result.overview_updated,
                 "created": result.created, "timestamp": iso(result.timestamp)}
         what = "created section" if result.created else "added to"
-        text = (f"Journal entry {result.id} {what} {result.path} (entry {result.entry_count}"
-                f"{', overview updated' if result.overview_updated else ''}).")
+        text = (f"Journal entry {result.id} {what} {result.path} at {data['timestamp']} (entry "
+                f"{result.entry_count}{', overview updated' if result.overview_updated else ''}).")
         return text, data, result.version
 
     def sync(self, remote: str | None = None, branch: str | None = None) -> tuple[str, dict]:

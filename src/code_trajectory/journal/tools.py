@@ -5,7 +5,8 @@ Register them on a server with :func:`register_journal_tools` (each with
 :func:`code_trajectory.core.mcp_util.tool`: its docstring is its description).
 Every tool returns readable text plus structured content in the shapes of
 ``journal-design.md`` (the pydantic models below, which the SDK validates each
-answer against; ``tools/list`` does not list them); bad ids, paths and arguments
+answer against; ``tools/list`` does not list them), without null or empty fields
+(:mod:`code_trajectory.core.answer`: a field left out has its default); bad ids, paths and arguments
 become tool errors (``isError``) with a message the model can act on.
 
 Write protection: ``journal_write(path, ...)`` is allowed only after
@@ -64,7 +65,7 @@ SettingsSource = JournalSettings | Callable[[], JournalSettings] | str | os.Path
 class SearchHitModel(BaseModel):
     id: str = Field(description="Entry id 'path#sha'")
     path: str
-    content: str = Field(description="The entry text (the commit message)")
+    content: str = Field("", description="The entry text (the commit message)")
     work_context_score: float
     content_score: float
     combined_score: float
@@ -74,17 +75,17 @@ class SearchHitModel(BaseModel):
 
 class SearchOutput(BaseModel):
     ranking: Literal["semantic", "lexical"]
-    ranking_note: str
+    ranking_note: str = ""
     salience_threshold: float
     entries_considered: int
-    results: list[SearchHitModel]
+    results: list[SearchHitModel] = []
 
 
 class ReadOutput(BaseModel):
     id: str
     type: Literal["overview", "entry"]
     path: str
-    content: str
+    content: str = ""
     exists: bool | None = None
     version: str | None = None
     entry_count: int | None = None
@@ -97,9 +98,9 @@ class ReadOutput(BaseModel):
 
 
 class TocNode(BaseModel):
-    id: str
+    id: str = Field("", description="The section; absent for the root")
     type: Literal["root", "section", "group"]
-    last_updated: str | None
+    last_updated: str | None = None
     entry_count: int
     section_count: int | None = None
     subsection_count: int | None = None
@@ -109,14 +110,14 @@ class TocNode(BaseModel):
 class ListedEntry(BaseModel):
     id: str
     timestamp: str
-    summary: str
+    summary: str = ""
 
 
 class ListOutput(BaseModel):
     path: str
     total: int
     start: int
-    entries: list[ListedEntry]
+    entries: list[ListedEntry] = []
 
 
 class WriteOutput(BaseModel):
@@ -132,7 +133,7 @@ class WriteOutput(BaseModel):
 class SynthesisOutput(BaseModel):
     section: str
     method: Literal["sampling", "prompt"]
-    synthesis: str | None = Field(description="The merged overview (sampling), or null")
+    synthesis: str | None = Field(None, description="The merged overview (sampling), or null")
     model: str | None = None
     prompt: str | None = Field(None, description="The merge prompt to act on when no synthesis was produced")
     note: str
@@ -286,7 +287,7 @@ def register_journal_tools(mcp: MCPServer, settings: SettingsSource = None) -> J
                 f"and journal_write('{section}', entry=<why and how they were merged>, overview=<merged>).")
         data = {"section": section, "method": "prompt", "synthesis": None, "model": None, "prompt": prompt,
                 "note": note}
-        return result(f"{note}\n\n{prompt}", data)
+        return result(f"# Merge prompt for {section}\n\n{note}\n\n{prompt}", data)
 
     return toolset
 

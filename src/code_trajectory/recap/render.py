@@ -12,24 +12,32 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-def _bullet(entry: dict[str, Any], *, with_type: bool, limit: int | None = None) -> str:
+def _bullet(entry: dict[str, Any], *, with_type: bool, limit: int | None = None, ids: bool = False) -> str:
     content = entry["content"]
     if limit is not None and len(content) > limit:
         content = content[: limit - 1].rstrip() + "…"
     content = content.replace("\n", "\n  ")
     prefix = f"**{entry['type']}**: " if with_type else ""
-    return f"- {prefix}{content} _({entry['timestamp']})_"
+    return f"- {prefix}{content} _({entry['timestamp']}{', id ' + entry['id'] if ids else ''})_"
+
+
+def in_text_order(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``entries`` in the order :func:`render_markdown` shows them: grouped by type in the order of
+    :data:`ENTRY_TYPES`, oldest first within a type (the order they were given in)."""
+    rank = {kind: i for i, kind in enumerate(ENTRY_TYPES)}
+    return sorted(entries, key=lambda e: rank.get(e["type"], len(rank)))
 
 
 _GROUP_TITLES: dict[str, str] = {"decision": "Decisions", "insight": "Insights", "risk": "Risks",
                  "assumption": "Assumptions", "fix": "Fixes", "other": "Other"}
 
 
-def render_markdown(recap: dict[str, Any]) -> str:
+def render_markdown(recap: dict[str, Any], *, ids: bool = False) -> str:
     """Render a :func:`get_recap` answer as markdown: goal, then entries grouped by type.
 
     Groups follow the order of :data:`ENTRY_TYPES`; entries within a group are
-    chronological. Ends with the file path; a ``warning`` is shown first.
+    chronological (:func:`in_text_order`). Ends with the file path; a ``warning`` is shown first.
+    With ``ids``, each entry's id follows its time (``get_recap``: its structured content has them).
     """
     lines = [f"# Recap of {recap['projectPath']}", ""]
     if recap.get("warning"):
@@ -42,7 +50,7 @@ def render_markdown(recap: dict[str, Any]) -> str:
         group = [e for e in entries if e["type"] == kind]
         if group:
             title = _GROUP_TITLES.get(kind, kind.capitalize())
-            lines += [f"## {title} ({len(group)})", *(_bullet(e, with_type=False) for e in group), ""]
+            lines += [f"## {title} ({len(group)})", *(_bullet(e, with_type=False, ids=ids) for e in group), ""]
     lines.append(f"_File: {recap['filePath']}_")
     return "\n".join(lines) + "\n"
 

@@ -36,8 +36,9 @@ class RecapEntry(BaseModel):
 class RecapOutput(BaseModel):
     """The project's recap."""
 
-    goal: str | None = Field(description="the goal of the current work; null when not set")
-    entries: list[RecapEntry] = Field(description="entries, oldest first")
+    goal: str | None = Field(default=None, description="the goal of the current work; absent when not set")
+    entries: list[RecapEntry] = Field(default=[], description="entries grouped by type as the text shows them "
+                                                                "(decisions, insights...), oldest first in a type")
     filePath: str = Field(description="the JSON file holding this recap")
     projectPath: str = Field(description="the project the recap belongs to")
     warning: str | None = Field(default=None, description="set when the recap file was corrupt")
@@ -86,7 +87,7 @@ def register_recap_tools(mcp: MCPServer, project_root: Callable[[], Path]) -> No
         elif answer["archivedTo"]:
             text = f"Goal set. The previous recap was archived to {answer['archivedTo']}."
         else:
-            text = "Goal set."
+            text = f"Goal set: {goal.strip()}"
         return result(_with_warning(text, answer), answer)
 
     @tool(mcp, WRITES_IDEMPOTENT, output=AddEntryOutput, title="Add a recap entry")
@@ -100,7 +101,7 @@ def register_recap_tools(mcp: MCPServer, project_root: Callable[[], Path]) -> No
         if answer["skipped"]:
             text = f"Skipped: the same {type} is already recorded (id {answer['id']}, {answer['timestamp']})."
         else:
-            text = f"Recorded {type} {answer['id']} at {answer['timestamp']}."
+            text = f"Recorded {type} {answer['id']} at {answer['timestamp']}: {content.strip()}"
         return result(_with_warning(text, answer), answer)
 
     @tool(mcp, READ_ONLY, output=RecapOutput, title="Read the recap")
@@ -108,7 +109,8 @@ def register_recap_tools(mcp: MCPServer, project_root: Callable[[], Path]) -> No
         """The goal and every decision, insight, risk, assumption and fix recorded for this project: read it when
         resuming work or before a decision earlier choices may constrain."""
         answer = await in_thread(lambda: recap.get_recap(project_root()))
-        return result(render.render_markdown(answer), answer)
+        return result(render.render_markdown(answer, ids=True), {**answer, "entries": render.in_text_order(
+            answer["entries"])})
 
 
 def register(mcp: MCPServer, app) -> None:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 import filelock
 
+from code_trajectory.core.answer import Answer
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.core.errors import InvalidArgumentError, ProjectError
 from code_trajectory.core.memory import release_free_memory
@@ -33,7 +34,7 @@ from code_trajectory.git.gitcmd import check_git_version
 from code_trajectory.git.log import describe_files
 from code_trajectory.git.points import AUTO_TURN, name_point
 from code_trajectory.git.shadow import shadow_ref
-from code_trajectory.recording import checkpoint_requests, hooks
+from code_trajectory.recording import answers, checkpoint_requests, hooks
 from code_trajectory.recording.catchup import CatchUp, note_mark
 from code_trajectory.recording.checkpoint_requests import CheckpointAnswer, CheckpointRequest, RequestServer
 from code_trajectory.recording.consolidate import consolidate
@@ -397,14 +398,15 @@ class ProjectSession:
             return self.recorder.checkpoint(note, kind=kind)
         return self.recorder.flush(kind=kind, note=messages.one_line(note) if note else None)
 
-    def consolidate(self, intent: str) -> str:
-        """Squash the trailing snapshots into one ``[CONSOLIDATE]`` commit; return what happened."""
+    def consolidate(self, intent: str) -> Answer:
+        """Squash the trailing snapshots into one ``[CONSOLIDATE]`` commit; return what happened (markdown, and
+        its facts as :func:`~code_trajectory.recording.answers.consolidation` data)."""
         self.check_alive()
         if not isinstance(intent, str):
             raise InvalidArgumentError("intent must be a string")
         result = consolidate(self.recorder, intent)
         if result.commit is None:
-            return result.message
+            return answers.consolidation(result.message, result, CONSOLIDATE_LISTED)
         # the capabilities above react (test runs carried to the same tree, auto push): see recording.hooks
         hooks.consolidated(hooks.Consolidated(self.root, self.recorder.repo, result.commit,
                                               tuple(result.squashed_commits)))
@@ -417,7 +419,7 @@ class ProjectSession:
                   f"{messages.summarize(r.changes, 3) if r.changes else r.subject}" for r in shown]
         lines += ["", "Earlier snapshots, checkpoints and other tasks are kept. The squashed snapshots stay reachable "
                   f"through the reflog: `git --git-dir=.trajectory reflog {shadow_ref(result.branch)}`."]
-        return "\n".join(lines)
+        return answers.consolidation("\n".join(lines), result, CONSOLIDATE_LISTED)
 
     def status_notices(self) -> list[str]:
         """What a reader of the history must know about the recording itself (damage, follower, scan, watcher,

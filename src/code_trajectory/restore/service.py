@@ -30,7 +30,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from code_trajectory.core.answer import Answer
+from code_trajectory.core.answer import Answer, fenced, short
 from code_trajectory.core.errors import InvalidArgumentError, ProjectError, StorageError
 from code_trajectory.git import messages, trees, worktemp
 from code_trajectory.git.pathcheck import unsafe_reason
@@ -83,12 +83,16 @@ class RestoreResult:
     text: str = ""
 
     def answer(self) -> Answer:
-        """The markdown with the result's fields as data."""
-        return Answer(self.text, {"source": self.source, "how": self.how, "safety_snapshot": self.safety_snapshot,
-                                  "commit": self.commit, "written": self.written, "removed": self.removed,
-                                  "saved_first": self.saved_first, "not_recorded": self.not_recorded,
-                                  "other_branch": self.other_branch,
-                                  "dry_run": self.dry_run})
+        """The markdown with the result's fields as data (see :mod:`code_trajectory.core.answer`): ``source``,
+        ``how``, ``safety_snapshot`` and ``commit`` (ids as the text shows them), the paths ``written``,
+        ``removed``, ``saved_first``, ``not_recorded``, ``other_branch``, ``dry_run`` and, for a dry run, the
+        ``diff`` as shown."""
+        return Answer(self.text, {"source": short(self.source) if self.source else None, "how": self.how,
+                                  "safety_snapshot": short(self.safety_snapshot) if self.safety_snapshot else None,
+                                  "commit": short(self.commit) if self.commit else None, "written": self.written,
+                                  "removed": self.removed, "saved_first": self.saved_first,
+                                  "not_recorded": self.not_recorded, "other_branch": self.other_branch,
+                                  "dry_run": self.dry_run, "diff": fenced(self.text) if self.dry_run else None})
 
 
 def git_in_progress(session: ProjectSession) -> str | None:

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from code_trajectory.core.answer import Answer
+from code_trajectory.core.answer import Answer, message
 from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.git import log
 from code_trajectory.history import compare, narrative, render_file, versions
 from code_trajectory.project import check_range, confine, path_exists
 from code_trajectory.recording.session import ProjectSession
+from code_trajectory.testruns import answers, service, store
 from code_trajectory.testruns import green as greens
-from code_trajectory.testruns import service, store
 from code_trajectory.testruns.model import COUNT_NAMES, TestRun
 from code_trajectory.testruns.scope import Scope, parse_query
 
@@ -114,9 +114,9 @@ def test_history(session: ProjectSession, limit: int = 10, branch: str | None = 
     branch, tip = branch_and_tip(session, branch, source)
     runs = store.history(session.recorder.repo, limit, tip=tip) if tip else []
     if not runs:
-        return (f"# Test runs (shadow branch `{branch}`)\n\nNo test runs recorded yet. Run tests through "
-                "`code-trajectory test -- <command>`, the pytest plugin (`pytest --trajectory`), or report a "
-                "run with `record_test_result`.")
+        return message(f"# Test runs (shadow branch `{branch}`)\n\nNo test runs recorded yet. Run tests through "
+                       "`code-trajectory test -- <command>`, the pytest plugin (`pytest --trajectory`), or report a "
+                       "run with `record_test_result`.")
     parts = [f"# Test runs (shadow branch `{branch}`), newest first"]
     for run in runs:
         duration = f", {run.duration_seconds:.1f} s" if run.duration_seconds is not None else ""
@@ -133,8 +133,7 @@ def test_history(session: ProjectSession, limit: int = 10, branch: str | None = 
             lines.append(f"  - ... and {extra} more")
         parts.append("\n".join(lines))
     text = narrative.fit("\n\n".join(parts), session.settings.token_budget)
-    shown = [run for run in runs if f"on {where(run, branch, source)}" in text]  # the runs the text kept
-    return Answer(text, {"branch": branch, "runs": [run_data(run, failures=True) for run in shown]})
+    return Answer(text, answers.history(text, branch, runs))
 
 def _check_known(session: ProjectSession, rel: str, tip: str | None) -> None:
     """Refuse a path that no snapshot of any branch holds and that is not in the project either.
@@ -224,14 +223,13 @@ def diff_since_green(session: ProjectSession, filepath: str | None = None, branc
     steps = [f"- {narrative.fmt_time(r.time)} `{r.oid[:12]}` {narrative.message_head(r)}"
              + (f" ({marks[r.oid]})" if r.oid in marks else "") for r in reversed(records[:30])]
     text = f"{net}\n\n## Snapshots since the green run, oldest first\n" + "\n".join(steps)
-    return Answer(narrative.fit(text, session.settings.token_budget),
-                  {**net.data, **data, "green_commit": green.commit, "tip": tip,
-                   "snapshots": [r.oid for r in records]})
+    text = narrative.fit(text, session.settings.token_budget)
+    return Answer(text, {"scope": data["scope"], **answers.since_green(text, green, tip, net.data, records[:30], marks)})
 
 
 def record_test_result(session: ProjectSession, **fields) -> str:
     """Record a test run the agent performed itself on the current state; return a confirmation."""
     run = service.record_agent_result(session.root, recorder=session.recorder, settings=session.settings, **fields)
     scope = "" if run.scope.kind == "partial" else f", {run.scope.label()}"  # a partial scope is in the line
-    return (f"Recorded on snapshot `{(run.commit or '?')[:12]}` (shadow branch `{run.branch}`{scope}): "
-            f"{run.summary_line()}")
+    return Answer(f"Recorded on snapshot `{(run.commit or '?')[:12]}` (shadow branch `{run.branch}`{scope}): "
+                  f"{run.summary_line()}", answers.recorded(run))

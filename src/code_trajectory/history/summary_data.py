@@ -1,0 +1,89 @@
+"""Structured content of the session summary (``get_session_summary``): the facts :mod:`.summary` renders, as
+fields, under the rule of :mod:`code_trajectory.core.answer` (in the text's order, at most its size, no empty
+fields). Built from the same inputs as the text, beside it, so the text's wording can change freely."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from code_trajectory.core.answer import short, when
+from code_trajectory.git.log import CommitRecord
+from code_trajectory.git.messages import FileChange
+from code_trajectory.history import fields
+from code_trajectory.history.summary import FILES_LISTED, BranchWork, relevance_tier, split_by_branch
+
+#: Net changed files listed per branch (as the text lists them).
+NET_FILES = 20
+#: Intents, git operations and consolidations listed per branch (as the text lists them).
+INTENTS, OPERATIONS, CONSOLIDATIONS = 12, 8, 5
+
+
+def section_lines(markdown: str | None) -> tuple[str, list[str]] | None:
+    """A markdown section another package renders (``## Tests``, ``### Recap``) as ``(title, lines)``: its heading
+    without the ``#`` and its lines without list bullets, as shown."""
+    if not markdown or not markdown.strip():
+        return None
+    lines = [line for line in markdown.strip().split("\n") if line.strip()]
+    title = lines[0].lstrip("#").strip() if lines[0].startswith("#") else ""
+    body = lines[1:] if title else lines
+    return title or "section", [line.strip().removeprefix("- ") for line in body]
+
+
+def _branch(work: BranchWork, net: list[FileChange] | None, symbols: dict[str, str]) -> dict:
+    edits = work.edits()
+    intents: list[list[str]] = []
+    for record in reversed(edits):
+        if record.intent:
+            if intents and intents[-1][0] == record.intent:
+                intents[-1][2] = when(record.time)
+            else:
+                intents.append([record.intent, when(record.time), when(record.time)])
+    files = work.ranked_files()
+    ranked = sorted(net or [], key=lambda c: (relevance_tier(c.path), c.path))
+    return {"branch": work.branch, "edits": len(edits), "intents": intents[:INTENTS],
+            "files": [list(row) for row in files[:FILES_LISTED]],
+            "more_files": max(0, len(files) - FILES_LISTED) or None,
+            "git": [[when(r.time), fields.message_of(r)]
+                    for r in reversed([r for r in work.records if r.is_git_operation][:OPERATIONS])],
+            "consolidations": [[when(r.time), r.subject]
+                               for r in [r for r in work.records if r.is_consolidation][:CONSOLIDATIONS]],
+            "net": fields.file_rows(ranked, symbols, NET_FILES) if net is not None else None,
+            "net_files": len(net) if net and len(net) > NET_FILES else None}
+
+
+def summary_data(*, now: datetime, gap_seconds: float, sessions: list[list[CommitRecord]],
+                 current_intent: str | None, current_branch: str, net_by_branch: dict[str, list[FileChange]],
+                 pending: bool, notices: list[str], sections: list[str | None],
+                 net_symbols: dict[str, str] | None = None) -> dict:
+    """The summary's fields, from the arguments of :func:`code_trajectory.history.summary.render`:
+
+    ``now``, ``branch``, ``intent`` (with its age, as said), ``notices``; ``new_session`` (the last snapshot is
+    older than the session gap), ``idle_s`` (seconds since it), ``pending``; ``last``: the last session's ``from``
+    and ``to`` times, ``snapshots`` and per branch (``branches``, the branch worked on last first) its ``edits``,
+    ``intents`` (``[intent, from, to]``, in order), ``files`` most changed (``[path, snapshots, +, -]``, most
+    relevant first), ``git`` operations and ``consolidations`` (``[time, message]``, as the text lists them: without
+    ids), and the ``net`` change (rows of ``cols``);
+    ``final``: the last snapshot; the other ``sections`` (tests, recap: ``{title: lines}``, as shown); ``earlier``:
+    how many older sessions and the previous one's span."""
+    data: dict = {"now": when(now), "branch": current_branch, "intent": current_intent, "notices": notices}
+    if sessions:
+        last = sessions[0]
+        newest, oldest = last[0], last[-1]
+        idle = (now - newest.time).total_seconds()
+        data.update(new_session=idle > gap_seconds, idle_s=int(idle), pending=pending or None)
+        data["last"] = {"from": when(oldest.time), "to": when(newest.time), "snapshots": len(last),
+                        "cols": fields.FILE_COLUMNS, "branches": [
+                            _branch(work, net_by_branch.get(work.branch), net_symbols or {})
+                            for work in split_by_branch(last)]}
+        data["final"] = {"id": short(newest.oid), "t": when(newest.time), "branch": newest.branch,
+                         "msg": fields.message_of(newest)}
+    for section in sections:
+        found = section_lines(section)
+        if found:
+            data.setdefault("sections", {})[found[0]] = found[1]
+    if len(sessions) > 1:
+        prev = sessions[1]
+        data["earlier"] = {"sessions": len(sessions) - 1, "from": when(prev[-1].time), "to": when(prev[0].time),
+                           "snapshots": len(prev)}
+    return data
+

@@ -1,0 +1,47 @@
+"""core.answer: the size and order rule every tool's structured content is held to (issue 23.6)."""
+
+from __future__ import annotations
+
+import logging
+
+from code_trajectory.core import answer
+
+
+def test_structured_prunes_empty_fields_and_counts_strings_as_shown() -> None:
+    diff = "@@ -1 +1 @@\n-a = \"1\"\n+a = \"2\""
+    text = f"## `0123456789ab` snapshot\n- M `a.py` (+1)\n```diff\n{diff}\n```"
+    data = {"id": "0123456789ab", "intent": None, "files": [], "diff": diff, "rows": [["M", "a.py", 1, None]]}
+    out = answer.structured(text, data)
+    assert out == {"id": "0123456789ab", "diff": diff, "rows": [["M", "a.py", 1]]}
+    assert answer.size(out) == len(answer.compact(out)) - answer.escapes(out) <= len(text)
+    assert answer.structured(text, {"files": [], "note": None}) is None  # nothing left: no structured content
+
+
+def test_the_last_resort_cuts_the_longest_string_at_a_line_end_and_says_so(caplog) -> None:
+    long = "\n".join(f"+line {i}" for i in range(200))
+    with caplog.at_level(logging.WARNING, logger="code_trajectory.core.answer"):
+        out = answer.structured("x" * 600, {"id": "0123456789ab", "diff": long})
+    assert out is not None and answer.size(out) <= 600 and out["id"] == "0123456789ab"
+    assert out["diff"].endswith(answer.CUT_MARK) and long.startswith(out["diff"][:-1])
+    assert out["diff"][:-1].split("\n")[-1] in long.split("\n")  # whole lines only
+    assert "longest strings cut" in caplog.text
+
+
+def test_a_spec_shape_is_measured_by_its_values() -> None:
+    data = {"success": True, "archivedTo": None}
+    assert answer.size(answer.prune(data), keys=False) == len("true")
+    assert answer.structured("Goal set", data, keys=False) == {"success": True}
+
+
+def test_order_problems_names_entries_out_of_the_texts_order() -> None:
+    text = "## `aaaaaaaaaaaa` first\n## `bbbbbbbbbbbb` second mentions `aaaaaaaaaaaa`"
+    assert answer.order_problems(text, {"v": [{"id": "aaaaaaaaaaaa"}, {"id": "bbbbbbbbbbbb"}]}) == []
+    plain = "## `aaaaaaaaaaaa` first\n## `bbbbbbbbbbbb` second"
+    assert answer.order_problems(plain, {"v": [{"id": "bbbbbbbbbbbb"}, {"id": "aaaaaaaaaaaa"}]})
+    assert answer.order_problems(plain, {"runs": [["bbbbbbbbbbbb", "x"], ["aaaaaaaaaaaa", "y"]]})
+    assert answer.shown(text, [{"id": "cccccccccccc"}, {"id": "bbbbbbbbbbbb"}]) == [{"id": "bbbbbbbbbbbb"}]
+
+
+def test_table_rows_keep_positions_and_drop_trailing_empties() -> None:
+    cols, rows = answer.table([{"id": "a", "t": "1"}, {"id": "b", "note": "n"}], ["id", "t", "note", "more"])
+    assert cols == ["id", "t", "note"] and rows == [["a", "1"], ["b", None, "n"]]
