@@ -147,9 +147,9 @@ async def test_every_tool_answers_with_its_facts_in_its_order_within_its_size(pr
     assert [v["n"] for v in trajectory["versions"]] == sorted(v["n"] for v in trajectory["versions"])
     assert any(v.get("checkpoint") == "before refactor" and v.get("tests") for v in trajectory["versions"])
     project_wide = results["get_global_trajectory"].structured_content
-    assert [s["id"] for s in project_wide["snapshots"]] == ids_in_order(text_of(results["get_global_trajectory"]))
-    assert [s["t"] for s in project_wide["snapshots"]] == sorted(s["t"] for s in project_wide["snapshots"])
-    assert any("before refactor" in s["msg"] for s in project_wide["snapshots"])
+    rows = [dict(zip(project_wide["cols"], row, strict=False)) for row in project_wide["snapshots"]]
+    assert [r["id"] for r in rows] == ids_in_order(text_of(results["get_global_trajectory"]))
+    assert any("before refactor" in r["why"] for r in rows)
     symbol = results["get_symbol_trajectory"].structured_content
     assert symbol["symbol"] == "main" and all(v["diff"] in text_of(results["get_symbol_trajectory"])
                                               for v in symbol["versions"] if "diff" in v)
@@ -219,9 +219,9 @@ async def test_what_the_budget_leaves_out_of_the_text_is_left_out_of_the_fields(
         assert found == [i for i in ids_in_order(text) if i in found], name
         assert not any(s.endswith(answer.CUT_MARK) and s not in text for s in strings(data)), name
     project_wide = answers["get_global_trajectory"]
-    shown = [s["id"] for s in project_wide.structured_content["snapshots"]]
+    shown = [row[1] for row in project_wide.structured_content["snapshots"]]
     assert shown == ids_in_order(text_of(project_wide))
-    dropped = re.search(r"(\d+) older commit\(s\) not shown", text_of(project_wide))
+    dropped = re.search(r"(\d+) older snapshot\(s\) not shown", text_of(project_wide))
     assert dropped and project_wide.structured_content["left_out"] == int(dropped.group(1))
     versions = answers["get_file_trajectory"].structured_content["versions"]
     file_text = text_of(answers["get_file_trajectory"])  # the versions the text's own cut left out are not here

@@ -70,13 +70,11 @@ async def test_the_tools_mark_the_points_in_text_and_data_in_timeline_order(name
     async with mcp_client(named) as client:
         answer = await client.call_tool("get_global_trajectory", {"limit": 10})
         assert not answer.is_error and '"release candidate" (' in answer.content[0].text
-        marks = answer.structured_content["named_points"]
-        assert [m["name"] for m in marks if m["automatic"] is None] == ["before the refactor", "refactor done",
-                                                                          "release candidate"]
-        assert [m["automatic"] for m in marks if m["automatic"]] == ["turn", "restore"]
-        assert [m["time"] for m in marks] == sorted(m["time"] for m in marks)
-        commits = {c["commit"] for c in answer.structured_content["commits"]}
-        assert all(m["commit"] in commits for m in marks)
+        marks = answer.structured_content["named_points"]  # those the headings do not name already
+        assert [m["name"] for m in marks] == ["release candidate"]
+        assert [m["t"] for m in marks] == sorted(m["t"] for m in marks)
+        ids = {row[1] for row in answer.structured_content["snapshots"]}
+        assert all(m["on"] in ids for m in marks)
 
         summary = await client.call_tool("get_session_summary", {})
         assert '"release candidate"' in summary.content[0].text

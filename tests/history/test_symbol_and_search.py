@@ -59,11 +59,11 @@ def test_search_finds_when_a_line_appeared_and_went(session: ProjectSession) -> 
     found = service.search_trajectory(session, "DEBUG = False")
     hits = found.data["hits"]
     assert len(hits) == 2  # added, then removed; the snapshot that left it alone is not listed
-    assert hits[0]["lines"] == {"src/flags.py": ["-DEBUG = False"]}
-    assert hits[1]["lines"] == {"src/flags.py": ["+DEBUG = False"]}
+    assert hits[0][3] == "`src/flags.py`: -DEBUG = False"  # rows: time, id, why, lines as shown
+    assert hits[1][3] == "`src/flags.py`: +DEBUG = False"
     assert "`src/flags.py`: -DEBUG = False" in found and found.index("-DEBUG") < found.index("+DEBUG")
     regex = service.search_trajectory(session, r"RETRIES = \d", regex=True, path="src")
-    assert [h["lines"] for h in regex.data["hits"]] == [{"src/flags.py": ["+RETRIES = 3"]}]
+    assert [h[3] for h in regex.data["hits"]] == ["`src/flags.py`: +RETRIES = 3"]
     assert service.search_trajectory(session, "DEBUG", since="1 hour ago").data["hits"]
     assert not service.search_trajectory(session, "DEBUG", since="2099-01-01").data.get("hits")  # a message
     with pytest.raises(InvalidArgumentError, match="invalid regex"):
@@ -81,6 +81,6 @@ async def test_the_new_tools_through_the_sdk_client(project: Path) -> None:
         assert not result.is_error and "+    return 42" in result.content[0].text
         assert result.structured_content["symbol"] == "main"
         result = await client.call_tool("search_trajectory", {"query": "return 42"})
-        assert result.structured_content["hits"][0]["lines"] == {"src/app.py": ["+    return 42"]}
+        assert "`src/app.py`: +return 42" in result.structured_content["hits"][0][3]
         bad = await client.call_tool("get_symbol_trajectory", {"filepath": "src/app.py", "symbol": "mian"})
         assert bad.is_error and "did you mean main" in bad.content[0].text

@@ -74,10 +74,10 @@ def names_line(named: list[Point]) -> str | None:
 
 
 def data(named: list[Point]) -> list[dict[str, str | None]]:
-    """The structured form of ``named`` (oldest first): name, snapshot, time named (ISO 8601), branch, and
-    ``automatic`` (None for the user's names, else which tool named it)."""
-    return [{"name": p.message, "commit": p.commit, "time": p.time.astimezone().isoformat(timespec="seconds"),
-             "branch": p.branch, "automatic": p.automatic} for p in named]
+    """The structured form of the user's names among ``named`` (oldest first, as :func:`names_line` says them):
+    ``name``, ``on`` (the snapshot, 12 hex digits) and ``t`` (when it was named, ``HH:MM`` as the text shows it).
+    Automatic points are left out: the text only counts them."""
+    return [{"name": p.message, "on": p.commit[:12], "t": _hm(p)} for p in named if p.automatic is None]
 
 
 def _hm(point: Point) -> str:

@@ -112,6 +112,34 @@ def _entry(group: list[CommitRecord], previous: CommitRecord | None, marks: dict
     return "\n".join(lines)
 
 
+#: Columns of a snapshot row of :func:`data`.
+SNAPSHOT_COLUMNS = ["t", "id", "why", "files", "mark"]
+_HEADING = re.compile(r"^## (.+?) · ([0-9a-f]{12}(?: to [0-9a-f]{12})?) · (.*)$", re.M)
+
+
+def data(text: str, branch: str, records: list[CommitRecord], marks: dict[str, str] | None, more: bool) -> dict:
+    """The structured content of the recent log :func:`render` wrote as ``text`` (see
+    :mod:`code_trajectory.core.answer`): ``branch``; ``snapshots``, rows of ``cols`` (:data:`SNAPSHOT_COLUMNS`) for
+    the entries the text shows, oldest first as there (``left_out``: how many older ones the budget dropped): the time and the why as the heading says them, the id (or
+    ``<id> to <id>`` for git operations that cancel out), ``files``: the text's lines for its files (change, path,
+    +/- counts, changed symbols), and the test-run ``mark``; ``more``: older snapshots exist. As lean as the text:
+    a program splits a file line at its first space and at ``" ("``."""
+    heads = {m.group(2): (m.group(1), m.group(3), m.end()) for m in _HEADING.finditer(text)}
+    by_id = {r.oid[:12]: r for r in records}
+    rows = []
+    for key, (stamp, reason, end) in sorted(heads.items(), key=lambda item: item[1][2]):
+        record = by_id.get(key[:12])
+        if record is None:
+            continue
+        body = text[end:].split("\n## ", 1)[0].split("\n\n", 1)[0]
+        files = [line for line in body.split("\n")[1:] if line and not line.startswith("- ")]
+        mark = (marks or {}).get(record.oid) if " to " not in key else None
+        rows.append([stamp, key, reason, files] + ([mark] if mark else []))
+    left_out = sum(1 for r in records if r.oid[:12] not in text)  # dropped for the budget, oldest first
+    return {"branch": branch, "cols": SNAPSHOT_COLUMNS, "snapshots": rows, "left_out": left_out or None,
+            "more": more or None}
+
+
 _OCCURRENCE = re.compile(r"@\d+\b")
 
 

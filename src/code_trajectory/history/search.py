@@ -16,7 +16,6 @@ from code_trajectory.core.answer import Answer, message, sections, short, shown,
 from code_trajectory.core.errors import GitError, InvalidArgumentError
 from code_trajectory.git import log, messages
 from code_trajectory.git.shadow import ShadowRepo
-from code_trajectory.history import fields
 from code_trajectory.history.headings import label
 from code_trajectory.history.narrative import fit, fmt_time
 
@@ -138,11 +137,14 @@ def render(query: str, branch: str, hits: list[Hit], budget_tokens: int, *, rege
 
 def search_data(text: str, query: str, regex: bool, branch: str, hits: list[Hit]) -> dict:
     """The structured content of a search (see :mod:`code_trajectory.core.answer`): ``query``, ``regex`` (when
-    true), ``branch`` and the ``hits`` shown, newest first as the text: ``id``, ``t``, ``msg`` and ``lines`` (path ->
-    the added ``+`` and removed ``-`` lines shown, as shown)."""
-    entries = shown(text, [{"id": short(h.record.oid), "t": when(h.record.time), "msg": fields.message_of(h.record),
-                            "lines": h.lines} for h in hits])
+    true) and the ``hits`` shown, newest first as the text, each a row ``[time, snapshot id, why, lines]``: the
+    time, id and why as the heading says them, and the hit's lines as the text shows them (per file its path in
+    backquotes, then the added ``+`` and removed ``-`` lines). As lean as the text (the row's columns are fixed
+    here, not repeated in every answer)."""
+    entries = shown(text, [{"id": short(h.record.oid), "t": when(h.record.time), "msg": label(h.record)}
+                           for h in hits])
+    rows = []
     for entry, part in zip(entries, sections(text, [f"`{e['id']}`" for e in entries])):  # a budget cut shows fewer
-        entry["lines"] = {path: [line for line in _shown_lines(lines) if line in part]
-                          for path, lines in entry["lines"].items() if f"`{path}`" in part}
-    return {"query": query, "regex": regex or None, "branch": branch, "hits": entries}
+        body = part.split("\n", 1)[1].split("\n## ", 1)[0].strip("\n") if "\n" in part else ""
+        rows.append([entry["t"], entry["id"], entry["msg"], body])
+    return {"query": query, "regex": regex or None, "hits": rows}

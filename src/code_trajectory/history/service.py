@@ -9,7 +9,7 @@ import logging
 from datetime import datetime
 from pathlib import Path
 
-from code_trajectory.core.answer import Answer, message, short, shown, when
+from code_trajectory.core.answer import Answer, message, short
 from code_trajectory.core.errors import InvalidArgumentError, StorageError
 from code_trajectory.core.when import require_when
 from code_trajectory.git import log, points
@@ -19,7 +19,6 @@ from code_trajectory.git.snapshots import resolve_snapshot
 from code_trajectory.git.trees import list_files
 from code_trajectory.history import compare as compare_mod
 from code_trajectory.history import (
-    fields,
     headings,
     hooks,
     markers,
@@ -178,13 +177,14 @@ def global_trajectory(session: ProjectSession, limit: int = 20, since_consolidat
     named = [p for p in every_point if p.message != notes.get(p.commit)]
     marks = markers.with_marks(hooks.commit_marks(repo, [r.oid for r in records]), named)
     symbols = versions.symbols_of(repo, records)
+    trees = operation_trees(repo, records)
     text = recent.render(records, branch, session.settings.token_budget, since_consolidate=since_consolidate,
                          reached_consolidation=reached, more_available=more, marks=marks,
-                         symbols=symbols, trees=operation_trees(repo, records))
+                         symbols=symbols, trees=trees)
     line = markers.names_line(named)
     text = f"{text}\n\n{line}" if line else text
-    return Answer(text, {**global_data(text, branch, records, marks, symbols, more),
-                         "named_points": markers.data(every_point) or None})
+    return Answer(text, {**recent.data(text, branch, records, marks, more),
+                         "named_points": markers.data(named) or None})
 
 
 def operation_trees(repo: ShadowRepo, records: list[log.CommitRecord]) -> dict[str, str]:
@@ -199,20 +199,6 @@ def operation_trees(repo: ShadowRepo, records: list[log.CommitRecord]) -> dict[s
                 except StorageError:  # a parent not fetched with a shared trajectory: nothing to compare
                     continue
     return trees
-
-
-def global_data(text: str, branch: str, records: list[log.CommitRecord], marks: dict[str, str],
-                symbols: dict[str, dict[str, str]], more: bool) -> dict:
-    """The structured content of the project trajectory (see :mod:`code_trajectory.core.answer`): the snapshots
-    shown in ``text``, oldest to newest as there, each with ``id``, ``t``, ``msg``, ``mark`` (test runs...),
-    ``files`` (rows of ``cols``) and ``more_files``; ``left_out``: snapshots the budget left out; ``more``: older
-    ones exist."""
-    entries = [{"id": short(r.oid), "t": when(r.time), "msg": fields.message_of(r), "mark": marks.get(r.oid),
-                "files": fields.file_rows(r.changes, symbols.get(r.oid)),
-                "more_files": max(0, len(r.changes) - log.FILES_PER_COMMIT) or None} for r in reversed(records)]
-    kept = shown(text, entries)
-    return {"branch": branch, "cols": fields.FILE_COLUMNS, "snapshots": kept, "left_out": len(entries) - len(kept) or None,
-            "more": more or None}
 
 
 def session_summary(session: ProjectSession, recap: str | None = None, notices: list[str] | None = None,
@@ -268,10 +254,16 @@ def session_summary(session: ProjectSession, recap: str | None = None, notices: 
                           pending=pending, recap=recap, budget_tokens=session.settings.token_budget,
                           notices=all_notices, tests=tests, points_line=markers.names_line(named),
                           trees=operation_trees(repo, sessions[0]) if sessions else None)
-    return Answer(text, {**summary_data.summary_data(
+    fields_ = summary_data.summary_data(
         now=now, gap_seconds=gap, sessions=sessions, current_intent=current_intent, current_branch=session.branch,
         net_by_branch=net_by_branch, net_symbols=net_symbols, pending=pending, notices=all_notices,
-        sections=[tests, recap]), "named_points": markers.data(named) or None})
+        sections=[tests, recap])
+    points_data = markers.data(named)
+    if points_data:  # said before the final state, as the text says them
+        at = list(fields_).index("final") if "final" in fields_ else len(fields_)
+        items = list(fields_.items())
+        fields_ = dict([*items[:at], ("named_points", points_data), *items[at:]])
+    return Answer(text, fields_)
 
 
 def symbol_trajectory(session: ProjectSession, filepath: str, symbol: str, depth: int = 10,

@@ -278,14 +278,13 @@ def render(path: str, branch: str, name: str, versions: list[SymbolVersion], bud
     if cut:
         text += f"\n\n_{cut} older diff(s) left out to fit the budget; call with a smaller depth._"
     text = fit(text, budget_tokens)
-    return Answer(text, symbol_data(text, path, branch, name, versions, names))
+    return Answer(text, symbol_data(text, path, branch, name, versions))
 
 
-def symbol_data(text: str, path: str, branch: str, name: str, versions: list[SymbolVersion],
-                names: dict[str, list[str]] | None = None) -> dict:
+def symbol_data(text: str, path: str, branch: str, name: str, versions: list[SymbolVersion]) -> dict:
     """The structured content of a symbol's trajectory (see :mod:`code_trajectory.core.answer`): ``path``,
     ``symbol``, ``branch`` and the ``versions`` shown, oldest first as the text: ``id``, ``t``, ``what`` (what
-    happened to the symbol), ``name`` and ``path`` (when not the symbol's, or ``path``), ``intent`` (when it changed), ``checkpoint`` (the names of the points on it) and ``diff``
+    happened to the symbol), ``name`` and ``path`` (when not the symbol's, or ``path``), ``intent`` (when it changed) and ``diff``
     (as shown; absent when the text left it out)."""
     entries, previous = [], None
     for v in reversed(versions):
@@ -293,8 +292,7 @@ def symbol_data(text: str, path: str, branch: str, name: str, versions: list[Sym
         entries.append({"id": short(record.oid), "t": when(record.time), "what": v.what,
                         "name": None if v.name == name else v.name,
                         "path": None if v.entry.path == path else v.entry.path,
-                        "intent": record.intent if record.intent != previous else None,
-                        "checkpoint": record.checkpoint_note or "; ".join((names or {}).get(record.oid, [])) or None})
+                        "intent": record.intent if record.intent != previous else None})
         previous = record.intent or previous
     entries = shown(text, entries)
     for entry, part in zip(entries, sections(text, [f"`{e['id']}`" for e in entries])):

@@ -199,7 +199,7 @@ def diff_since_green(session: ProjectSession, filepath: str | None = None, branc
                      "proves no scope.")
         text += (" Record runs with `code-trajectory test -- <command>`, `pytest --trajectory` or "
                  "`record_test_result`.")
-        return Answer(text, data)
+        return message(text)  # nothing to list: the text is the answer (structured content would repeat it)
     head = (f"Last green run for {phrase}: {_when(green)} on {where(green, branch, source)} — {green.summary_line()} "
             f"(`{green.command}`).")
     if tip is None or tip == green.commit:
