@@ -98,7 +98,7 @@ def test_cli_commands_run_no_program_of_a_hostile_shadow(project: Path, tmp_path
     recorded(project)
     markers = poison_shadow(project, tmp_path / "attack")
     first = cli("log", cwd=project)
-    assert "checkpoint \"second\"" in ok(first)
+    assert "checkpoint: second" in ok(first)
     assert "config held settings code-trajectory does not write" in first.stderr
     assert "diff.x.textconv" in first.stderr and "gpg.program" in first.stderr and "include.path" in first.stderr
     poison_shadow(project, tmp_path / "again")  # written in place again: reduced again, nothing runs
@@ -160,7 +160,7 @@ def test_cloned_trajectory_is_refused_with_one_line(tmp_path: Path) -> None:
     git(victim, "rm", "-r", "-q", "--cached", ".trajectory")  # the line's advice, followed
     (victim / ".trajectory").rename(victim / ".trajectory.corrupt-untrusted")
     ok(cli("checkpoint", "-m", "mine", cwd=victim))
-    assert 'checkpoint "mine"' in ok(cli("log", cwd=victim))
+    assert 'checkpoint: mine' in ok(cli("log", cwd=victim))
     assert fired(markers) == []
 
 
