@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 from pathlib import Path
 
 #: Prefix and suffix of the temporary file :func:`replace_file` writes beside its target.
@@ -62,7 +61,8 @@ def replace_file(path: Path | str, data: bytes | str, *, mode: int | None = None
             os.umask(umask)
             mode = 0o666 & ~umask
     while True:
-        tmp = target.with_name(f"{TEMP_PREFIX}{secrets.token_hex(6)}{TEMP_SUFFIX}")
+        # os.urandom is what the secrets module reads; imported without it (hmac, hashlib): every hook writes here
+        tmp = target.with_name(f"{TEMP_PREFIX}{os.urandom(6).hex()}{TEMP_SUFFIX}")
         try:
             fd = os.open(tmp, _CREATE, 0o600)
             break

@@ -26,8 +26,8 @@ This module is imported by the hook on every edit: standard library, :mod:`code_
 from __future__ import annotations
 
 import json
+import os
 import re
-import secrets
 from pathlib import Path
 
 from code_trajectory.core.atomic import replace_file
@@ -75,7 +75,7 @@ def hand_over_edit(state_dir: Path, path: str, *, client: str, tool: str, sessio
     payload = {"path": path, "client": client[:MAX_NAME_CHARS], "tool": tool[:MAX_NAME_CHARS],
                "session": session[:MAX_NAME_CHARS]}
     try:
-        replace_file(state_dir / REQUEST_DIR / f"{secrets.token_hex(16)}.{EDIT_KIND}", json.dumps(payload),
+        replace_file(state_dir / REQUEST_DIR / f"{os.urandom(16).hex()}.{EDIT_KIND}", json.dumps(payload),
                      mode=0o600, fsync=False)
     except OSError:
         return False
