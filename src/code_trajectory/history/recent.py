@@ -141,6 +141,8 @@ def data(text: str, branch: str, records: list[CommitRecord], marks: dict[str, s
 
 
 _OCCURRENCE = re.compile(r"@\d+\b")
+#: An occurrence as :func:`code_trajectory.symbols.readable` says it (``3rd definition of Context.invoke``).
+_ORDINAL = re.compile(r"^\d+(?:st|nd|rd|th) definition of ")
 
 
 def _split_names(text: str) -> list[str]:
@@ -157,7 +159,8 @@ def _split_names(text: str) -> list[str]:
 
 def fold_symbols(line: str) -> str:
     """A changed-symbols line with each name said once per kind of change: the occurrences of one name that the
-    parser told apart (``delay@3, delay@4, delay@5``, anonymous callbacks in tests) become ``delay ×3``.
+    parser told apart (``delay@3, delay@4, delay@5``, or as read ``3rd definition of delay``; anonymous callbacks
+    in tests) become ``delay ×3``.
 
     Args:
         line: ``SymbolChanges.summary()``'s line (``modified a, b@2; added c; imports changed``).
@@ -172,7 +175,7 @@ def fold_symbols(line: str) -> str:
             continue
         counts: dict[str, int] = {}
         for name in _split_names(rest):
-            base = _OCCURRENCE.sub("", name)
+            base = _ORDINAL.sub("", _OCCURRENCE.sub("", name))
             counts[base] = counts.get(base, 0) + 1
         groups.append(f"{label} " + ", ".join(name + (f" ×{n}" if n > 1 else "") for name, n in counts.items()))
     return "; ".join(groups)
