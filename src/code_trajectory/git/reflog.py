@@ -271,6 +271,8 @@ class ReflogCursor:
         self.project = project
         self._head_log, self._stash_log = _log_files(project)
         self._sizes = {path: read_reflog(path, 1 << 62)[1] for path in (self._head_log, self._stash_log) if path}
+        #: the last stash entry read: the reset ``git stash`` writes after it may be read on a later call
+        self._last_stash: GitOperation | None = None
 
     def new_operation(self) -> GitOperation | None:
         """The newest work-tree-rewriting operation written since the previous call, or None (commits and other
@@ -293,4 +295,10 @@ class ReflogCursor:
                 found.append(GitOperation("stash", "[STASH] pop or drop", "stash: an entry was popped or dropped",
                                           int(time.time()), unstaged=True))
         # a stash also resets HEAD in the same second: the stash entry names the operation
-        return max(found, key=lambda op: (op.timestamp, op.kind == "stash")) if found else None
+        newest = max(found, key=lambda op: (op.timestamp, op.kind == "stash")) if found else None
+        if newest is not None and newest.kind == "stash" and newest.timestamp:
+            self._last_stash = newest
+        elif (newest is not None and newest.kind == "reset" and newest.reflog == _STASH_RESET
+              and self._last_stash is not None and 0 <= newest.timestamp - self._last_stash.timestamp <= 2):
+            return self._last_stash  # git wrote the stash entry, then its reset; a read came between the two
+        return newest
