@@ -49,13 +49,14 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from support import REPO_ROOT, git, git_repo, server_command, subprocess_env
+from support.loopback import LoopbackServer
 
 pytestmark = pytest.mark.e2e
 
@@ -120,7 +121,7 @@ def _stream(model: str, blocks: list[dict[str, Any]], stop_reason: str) -> list[
     return events
 
 
-class ScriptedModel:
+class ScriptedModel(LoopbackServer):
     """A Messages API on ``127.0.0.1`` (ephemeral port) answering turn ``n`` of the agent loop with ``turns[n]``.
 
     Args:
@@ -134,26 +135,14 @@ class ScriptedModel:
     count; anything else a 404 in the API's error shape. Every request is kept in :attr:`requests`.
     """
 
+    thread_name = "scripted-model"
+
     def __init__(self, turns: list[list[dict[str, Any]]], before_first: Callable[[], None] | None = None) -> None:
         self.turns = turns
         self.before_first = before_first
         self.requests: list[tuple[str, dict[str, Any]]] = []
         self._first = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, name="scripted-model", daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def __enter__(self) -> ScriptedModel:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        super().__init__()
 
     def answer(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any] | list[dict[str, Any]]]:
         """The status and the message (or, for a streaming request, its events) answering ``body`` at ``path``."""

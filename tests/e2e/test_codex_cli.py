@@ -30,13 +30,14 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from support import SRC, git, git_repo, subprocess_env
+from support.loopback import LoopbackServer
 
 pytestmark = pytest.mark.e2e
 
@@ -67,30 +68,22 @@ def find_codex() -> str:
     return found
 
 
-class ScriptedResponses:
+class ScriptedResponses(LoopbackServer):
     """A Responses API on ``127.0.0.1`` (ephemeral port): the ``n``-th ``POST /v1/responses`` streams ``TURNS[n]``
     (the last one again if more are asked for) between ``response.created`` and ``response.completed``; every
     other request gets a 404. ``before_first`` runs before the first answer."""
+
+    thread_name = "scripted-responses"
 
     def __init__(self, before_first: Callable[[], None]) -> None:
         self.before_first = before_first
         self.paths: list[str] = []
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, name="scripted-responses", daemon=True)
+        super().__init__()
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
-
-    def __enter__(self) -> ScriptedResponses:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        return super().url + "/v1"
 
     def events(self) -> list[dict[str, Any]]:
         with self._lock:

@@ -25,13 +25,14 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from support import SRC, git, git_repo, subprocess_env
+from support.loopback import LoopbackServer
 
 pytestmark = pytest.mark.e2e
 
@@ -67,30 +68,18 @@ def turns(root: Path) -> list[list[dict[str, Any]]]:
     ]
 
 
-class ScriptedGemini:
+class ScriptedGemini(LoopbackServer):
     """A Gemini API on ``127.0.0.1`` (ephemeral port): the ``n``-th streaming call gets ``script[n]`` (the last one
     again if more are asked for); ``before_first`` runs before the first answer."""
+
+    thread_name = "scripted-gemini"
 
     def __init__(self, script: list[list[dict[str, Any]]], before_first: Callable[[], None]) -> None:
         self.script = script
         self.before_first = before_first
         self.streamed = 0
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, name="scripted-gemini", daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def __enter__(self) -> ScriptedGemini:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        super().__init__()
 
     def next_parts(self) -> list[dict[str, Any]]:
         with self._lock:
