@@ -48,8 +48,8 @@ def test_the_edit_hook_hands_over_to_the_recording_process_which_tags_the_snapsh
         assert hook.returncode == 0 and hook.stderr == ""
         handed = list((git_dir / "state" / "requests").glob("*.edit"))
         assert len(handed) == 1 and shadow_count(project) == count  # the hook wrote one file and recorded nothing
-        assert json.loads(handed[0].read_text()) == {"path": "src/app.py", "client": "claude-code", "tool": "Edit",
-                                                     "session": "s1"}
+        assert json.loads(handed[0].read_text()) == {"paths": ["src/app.py"], "client": "claude-code",
+                                                     "tool": "Edit", "session": "s1"}
         claimer(session).poll()  # what the recording process does every 0.1 s
         assert shadow_count(project) == count + 1
         message = last_message(project)
@@ -82,11 +82,14 @@ def test_with_nothing_recording_the_hook_records_the_edit_itself(project: Path) 
 
 @pytest.mark.parametrize("payload", [
     b"not json",
-    json.dumps({"path": "../outside.py", "client": "claude-code", "tool": "Edit", "session": ""}).encode(),
-    json.dumps({"path": "/etc/passwd", "client": "claude-code", "tool": "Edit", "session": ""}).encode(),
-    json.dumps({"path": "a.py", "client": "x\nTrajectory-Origin: forged", "tool": "Edit", "session": ""}).encode(),
-    json.dumps({"path": "a.py", "client": "claude-code", "tool": "Edit", "session": "", "run": "sh"}).encode(),
-    json.dumps({"path": "a.py", "client": "", "tool": "Edit", "session": ""}).encode(),
+    json.dumps({"paths": ["../outside.py"], "client": "claude-code", "tool": "Edit", "session": ""}).encode(),
+    json.dumps({"paths": ["/etc/passwd"], "client": "claude-code", "tool": "Edit", "session": ""}).encode(),
+    json.dumps({"paths": ["a.py"], "client": "x\nTrajectory-Origin: forged", "tool": "Edit", "session": ""}).encode(),
+    json.dumps({"paths": ["a.py"], "client": "claude-code", "tool": "Edit", "session": "", "run": "sh"}).encode(),
+    json.dumps({"paths": ["a.py"], "client": "", "tool": "Edit", "session": ""}).encode(),
+    json.dumps({"paths": [], "client": "claude-code", "tool": "Edit", "session": ""}).encode(),
+    json.dumps({"paths": "a.py", "client": "claude-code", "tool": "Edit", "session": ""}).encode(),
+    json.dumps({"paths": ["a.py"] * 65, "client": "claude-code", "tool": "Edit", "session": ""}).encode(),
 ])
 def test_a_hostile_hand_over_is_refused(payload: bytes) -> None:
     with pytest.raises(ValueError):
@@ -101,7 +104,7 @@ def test_junk_hand_overs_are_removed_and_nothing_is_recorded(project: Path) -> N
         session._requests.stop()
         count = shadow_count(project)
         (directory / f"{'a' * 32}.edit").write_text(json.dumps(
-            {"path": "../../etc/passwd", "client": "claude-code", "tool": "Edit", "session": ""}))
+            {"paths": ["src/app.py", "../../etc/passwd"], "client": "claude-code", "tool": "Edit", "session": ""}))
         (directory / f"{'b' * 32}.edit").write_bytes(b"{" * 10000)
         os.symlink("/dev/zero", directory / f"{'c' * 32}.edit")
         claimer(session).poll()
@@ -113,3 +116,21 @@ def test_junk_hand_overs_are_removed_and_nothing_is_recorded(project: Path) -> N
 def test_the_lock_probe_creates_nothing(tmp_path: Path) -> None:
     assert not recording_now(tmp_path)
     assert not (tmp_path / "recorder.lock").exists()
+
+
+def test_one_tool_call_editing_several_files_is_one_snapshot(project: Path) -> None:
+    """Codex's apply_patch names several files: handed over together, they are snapshotted together."""
+    with watching(project, debounce=30) as session:
+        wait_for((session.recorder.repo.state_dir / "requests").is_dir)
+        assert session._requests is not None
+        session._requests.stop()
+        count = shadow_count(project)
+        write(project, "src/app.py", "def main():\n    return 8\n")
+        write(project, "src/new.py", "VALUE = 8\n")
+        assert handoff.hand_over_edit(project / ".trajectory" / "state", ["src/app.py", "src/new.py"],
+                                      client="codex", tool="apply_patch", session="s4")
+        claimer(session).poll()
+        assert shadow_count(project) == count + 1
+        assert "Trajectory-Origin: codex; tool=apply_patch; session=s4" in last_message(project)
+        changed = git(project, "--git-dir=.trajectory", "show", "--name-only", "--format=", "HEAD").split()
+        assert sorted(changed) == ["src/app.py", "src/new.py"]

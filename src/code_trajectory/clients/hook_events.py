@@ -16,7 +16,7 @@ without a usage error (exit status 2, which all three clients take as "block the
   one file in ``tool_input``; Codex's apply_patch gives the patch in ``tool_input.command``, whose ``*** Add File:``,
   ``*** Update File:``, ``*** Delete File:`` and ``*** Move to:`` lines name the files. A relative path is taken
   from stdin's ``cwd``; a path outside the project is ignored. When a watcher or server records the project, the
-  hook hands the edits over to it (one small file each, see :mod:`code_trajectory.recording.handoff`) and exits:
+  hook hands the edits over to it (one small file, see :mod:`code_trajectory.recording.handoff`) and exits:
   the recording process takes that snapshot;
 * ``stop``: the end of the turn names a checkpoint after the intent holding every save made before the hook
   ran, shell commands' included: a watcher or server recording the project is asked to take it (see
@@ -258,9 +258,9 @@ def _edit(root: Path, payload: dict) -> str | None:
     from code_trajectory.recording import handoff
 
     git_dir = root / SHADOW_DIR_NAME
-    if handoff.recording_now(git_dir) and all(
-            handoff.hand_over_edit(git_dir / "state", rel, client=client, tool=tool, session=session) for rel in rels):
-        return None  # the recording process snapshots them (within its next listing, 0.1 s)
+    if handoff.recording_now(git_dir) and handoff.hand_over_edit(git_dir / "state", rels, client=client, tool=tool,
+                                                                 session=session):
+        return None  # the recording process snapshots them together (within its next listing, 0.1 s)
     origin = handoff.edit_origin(client, tool, session)
     recorder = _open(root, payload)
     try:

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from code_trajectory.core.atomic import is_temp_name, replace_file
-from code_trajectory.recording.handoff import EDIT_KIND, REQUEST_DIR, HandedOverEdit, parse_edit
+from code_trajectory.recording.handoff import EDIT_KIND, MAX_HANDOVER_BYTES, REQUEST_DIR, HandedOverEdit, parse_edit
 
 log = logging.getLogger(__name__)
 
@@ -304,10 +304,10 @@ class RequestServer:
         return handled
 
     def _record_edit(self, taken: Path) -> None:
-        data = read_bounded(taken, MAX_REQUEST_BYTES * 2)
+        data = read_bounded(taken, MAX_HANDOVER_BYTES)
         try:
             if data is None:
-                raise ValueError("not a regular file of at most 8 KiB")
+                raise ValueError(f"not a regular file of at most {MAX_HANDOVER_BYTES} bytes")
             edit = parse_edit(data)
             assert self.handle_edit is not None
             self.handle_edit(edit)

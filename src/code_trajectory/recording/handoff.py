@@ -10,10 +10,11 @@ The hand-over, in ``.trajectory/state/requests/`` beside the checkpoint requests
 (:mod:`code_trajectory.recording.checkpoint_requests`, which also claims and reads these files):
 
 1. the hook writes ``<id>.edit`` (``<id>``: 32 random hex digits) atomically (:func:`code_trajectory.core.atomic.
-   replace_file`), JSON ``{"path": str, "client": str, "tool": str, "session": str}``; ``path`` relative to the
-   project root, as the hook confined it;
+   replace_file`), JSON ``{"paths": [str, ...], "client": str, "tool": str, "session": str}``; ``paths`` (one
+   tool call's files: Codex's ``apply_patch`` may name several, snapshotted together) relative to the project root,
+   as the hook confined them;
 2. the recording process claims it (``rename`` to ``<id>.taken``), validates it (:func:`parse_edit`: exact keys,
-   bounded strings, names of letters, digits and ``._-`` only, a path confined to the project), snapshots the path
+   bounded strings, names of letters, digits and ``._-`` only, paths confined to the project), snapshots the paths
    with that origin for that agent session, and removes the claim. No answer is written: the hook is gone.
 
 A hand-over the recorder never claims (it died between the hook's probe and the file) is removed as stale after
@@ -40,19 +41,22 @@ __all__ = ["EDIT_KIND", "REQUEST_DIR", "HandedOverEdit", "edit_origin", "hand_ov
 REQUEST_DIR = "requests"
 #: Suffix of an edit hand-over file.
 EDIT_KIND = "edit"
-#: Longest path, client, tool and session accepted in a hand-over, characters.
+#: Longest path, client, tool and session accepted in a hand-over, characters; most paths in one hand-over; largest
+#: hand-over file read, bytes.
 MAX_PATH_CHARS = 4096
 MAX_NAME_CHARS = 64
+MAX_PATHS = 64
+MAX_HANDOVER_BYTES = 64 * 1024
 _NAME = re.compile(r"^[A-Za-z0-9._-]*$")
 
 
 class HandedOverEdit:
-    """One validated hand-over: ``path`` (relative to the project root), ``client``, ``tool``, ``session``."""
+    """One validated hand-over: ``paths`` (relative to the project root), ``client``, ``tool``, ``session``."""
 
-    __slots__ = ("client", "path", "session", "tool")
+    __slots__ = ("client", "paths", "session", "tool")
 
-    def __init__(self, path: str, client: str, tool: str, session: str) -> None:
-        self.path, self.client, self.tool, self.session = path, client, tool, session
+    def __init__(self, paths: list[str], client: str, tool: str, session: str) -> None:
+        self.paths, self.client, self.tool, self.session = paths, client, tool, session
 
     @property
     def origin(self) -> str:
@@ -65,18 +69,23 @@ def edit_origin(client: str, tool: str, session: str) -> str:
     return f"{client}; tool={tool}" + (f"; session={session}" if session else "")
 
 
-def hand_over_edit(state_dir: Path, path: str, *, client: str, tool: str, session: str) -> bool:
-    """Write the hand-over of an edit of ``path`` (relative to the project root) for the recording process.
+def hand_over_edit(state_dir: Path, paths: list[str], *, client: str, tool: str, session: str) -> bool:
+    """Write the hand-over of one tool call's edit of ``paths`` (relative to the project root, at most
+    :data:`MAX_PATHS`) for the recording process, which snapshots them together.
 
     Returns:
-        True when written; False when it could not be (no requests directory, a full disk...): the caller then
-        records the edit itself.
+        True when written; False when it could not be (more than :data:`MAX_PATHS` paths or
+        :data:`MAX_HANDOVER_BYTES` bytes, no requests directory, a full disk...): the caller then records the edit
+        itself.
     """
-    payload = {"path": path, "client": client[:MAX_NAME_CHARS], "tool": tool[:MAX_NAME_CHARS],
-               "session": session[:MAX_NAME_CHARS]}
+    if not 1 <= len(paths) <= MAX_PATHS:
+        return False  # the hook records so many files itself: one snapshot, none left out
+    payload = json.dumps({"paths": paths, "client": client[:MAX_NAME_CHARS], "tool": tool[:MAX_NAME_CHARS],
+                          "session": session[:MAX_NAME_CHARS]})
+    if len(payload.encode()) > MAX_HANDOVER_BYTES:
+        return False
     try:
-        replace_file(state_dir / REQUEST_DIR / f"{os.urandom(16).hex()}.{EDIT_KIND}", json.dumps(payload),
-                     mode=0o600, fsync=False)
+        replace_file(state_dir / REQUEST_DIR / f"{os.urandom(16).hex()}.{EDIT_KIND}", payload, mode=0o600, fsync=False)
     except OSError:
         return False
     return True
@@ -86,20 +95,23 @@ def parse_edit(data: bytes) -> HandedOverEdit:
     """Validate a hand-over file's bytes (untrusted: anything running as the user can write there).
 
     Raises:
-        ValueError: not a JSON object of exactly ``path`` (a relative path of at most :data:`MAX_PATH_CHARS`
-            characters, no NUL, no ``..`` part), ``client``, ``tool`` and ``session`` (at most
+        ValueError: not a JSON object of exactly ``paths`` (1 to :data:`MAX_PATHS` relative paths of at most
+            :data:`MAX_PATH_CHARS` characters each, no NUL, no ``..`` part), ``client``, ``tool`` and ``session`` (at most
             :data:`MAX_NAME_CHARS` characters of letters, digits and ``._-``; ``client`` and ``tool`` not empty).
     """
     payload = json.loads(data.decode("utf-8"))
-    if not isinstance(payload, dict) or set(payload) != {"path", "client", "tool", "session"}:
-        raise ValueError("an edit hand-over is an object with exactly the keys path, client, tool and session")
-    path, client, tool, session = (payload[k] for k in ("path", "client", "tool", "session"))
-    if (not isinstance(path, str) or not path or len(path) > MAX_PATH_CHARS or "\0" in path
-            or path.startswith("/") or ".." in path.replace("\\", "/").split("/")):
-        raise ValueError("path must be a non-empty relative path inside the project")
+    if not isinstance(payload, dict) or set(payload) != {"paths", "client", "tool", "session"}:
+        raise ValueError("an edit hand-over is an object with exactly the keys paths, client, tool and session")
+    paths, client, tool, session = (payload[k] for k in ("paths", "client", "tool", "session"))
+    if not isinstance(paths, list) or not 1 <= len(paths) <= MAX_PATHS:
+        raise ValueError(f"paths must be a list of 1 to {MAX_PATHS} paths")
+    for path in paths:
+        if (not isinstance(path, str) or not path or len(path) > MAX_PATH_CHARS or "\0" in path
+                or path.startswith("/") or ".." in path.replace("\\", "/").split("/")):
+            raise ValueError("each path must be a non-empty relative path inside the project")
     for name, value in (("client", client), ("tool", tool), ("session", session)):
         if not isinstance(value, str) or len(value) > MAX_NAME_CHARS or not _NAME.match(value):
             raise ValueError(f"{name} must be at most {MAX_NAME_CHARS} letters, digits or ._-")
     if not client or not tool:
         raise ValueError("client and tool must not be empty")
-    return HandedOverEdit(path, client, tool, session)
+    return HandedOverEdit(paths, client, tool, session)

@@ -361,18 +361,20 @@ class ProjectSession:
         return self._checkpoint_here(request.message, name_only=request.name_only)
 
     def _record_handed_over_edit(self, edit: HandedOverEdit) -> None:
-        """Snapshot the file an agent's edit hook handed over (:mod:`~code_trajectory.recording.handoff`), tagged
-        with its origin and carrying that agent session's intent; a path outside the project is ignored."""
+        """Snapshot the files an agent's edit hook handed over (:mod:`~code_trajectory.recording.handoff`), together,
+        tagged with its origin and carrying that agent session's intent; a path outside the project is ignored."""
         from code_trajectory.core.errors import PathOutsideProjectError
         from code_trajectory.project import confine
 
-        try:
-            rel = confine(self.root, edit.path)
-        except PathOutsideProjectError:
-            log.warning("ignored a handed-over edit outside the project: %r", edit.path)
-            return
-        with self.recorder.acting_for(edit.session or None):
-            self.recorder.record_paths([rel], origin=edit.origin)
+        rels = []
+        for path in edit.paths:
+            try:
+                rels.append(confine(self.root, path))
+            except PathOutsideProjectError:
+                log.warning("ignored a handed-over edit outside the project: %r", path)
+        if rels:
+            with self.recorder.acting_for(edit.session or None):
+                self.recorder.record_paths(rels, origin=edit.origin)
 
     def record_checkpoint(self, note: str | None = None, *, kind: str = messages.KIND_CHECKPOINT) -> Snapshot | None:
         """Snapshot the exact current state now (see :meth:`Recorder.checkpoint`); the snapshot, or None when
