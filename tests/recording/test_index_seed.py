@@ -121,3 +121,24 @@ def test_a_project_without_git_imports_as_before(plain_dir: Path) -> None:
     import_project(plain_dir)
     assert git(plain_dir, "--git-dir=.trajectory", "show", "HEAD:a.py") == "x = 1\n"
     assert linked_objects(plain_dir) == 0
+
+
+def test_a_symlinked_pack_or_loose_object_in_the_project_is_not_linked(tmp_path: Path) -> None:
+    """Only regular files are hard-linked: a pack or loose object that is a symlink (pointing anywhere) is left
+    alone, and the files it stood for are read from the work tree instead."""
+    root = a_library(tmp_path / "lib", files=8)
+    git(root, "gc", "-q")
+    pack_dir = root / ".git" / "objects" / "pack"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for pack in list(pack_dir.glob("pack-*")):
+        moved = outside / pack.name
+        pack.rename(moved)
+        pack.symlink_to(moved)
+    settle(root)
+    import_project(root)
+    shadow_packs = root / ".trajectory" / "objects" / "pack"
+    assert not any(p.is_symlink() or p.stat().st_nlink > 1 for p in shadow_packs.glob("pack-*"))
+    entries = recorded(root)
+    paths = sorted(p for p in entries if p.startswith("pkg/"))
+    assert entries == {**entries, **work_tree_blobs(root, paths)}
