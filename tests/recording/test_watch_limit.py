@@ -108,8 +108,13 @@ async def test_past_the_kernel_watch_limit_the_rest_is_polled_with_one_warning(b
         polled = [i for i in range(DIRS) if (big_project / f"pkg{i:02d}").stat().st_ino not in inodes]
         assert len(polled) >= DIRS - LIMIT
 
-        # the warning: in the summary, naming the sysctl
+        # the warning: in the summary, naming the sysctl; and in `code-trajectory status` run beside the server
         assert SYSCTL in summary and "polled" in summary, summary
+        status = subprocess.run([*command, "status", "--project", str(big_project)], capture_output=True, text=True,
+                                env=subprocess_env(), timeout=120)
+        assert status.returncode == 0, status.stderr
+        line = next((line for line in status.stdout.splitlines() if line.startswith("- Watcher:")), "")
+        assert SYSCTL in line and f"of {DIRS + 4}" in line, status.stdout  # pkg*, the root, .git, .git/logs, refs
 
         # a change in a polled directory is recorded (within a poll interval and the debounce)
         target = big_project / f"pkg{polled[-1]:02d}" / "mod.py"
@@ -138,6 +143,9 @@ async def test_past_the_kernel_watch_limit_the_rest_is_polled_with_one_warning(b
         summary = await answer(client, "get_session_summary")
         assert SYSCTL in summary
 
+    status = subprocess.run([*command, "status", "--project", str(big_project)], capture_output=True, text=True,
+                            env=subprocess_env(), timeout=120)
+    assert "- Watcher:" not in status.stdout  # the server stopped: its note is not shown
     log = log_file.read_text()
     warnings = [line for line in log.splitlines() if " WARNING " in line]
     assert len(warnings) == 1, log  # one clear warning, however many groups were tried or directories added

@@ -86,7 +86,8 @@ class Watcher:
         self.settings = settings
         self.on_snapshot = on_snapshot
         self._native = NativeWatches(lambda dirs, polling: self._group(dirs, polling=polling),
-                                     force_polling=bool(force_polling), max_native_dirs=max_native_dirs)
+                                     force_polling=bool(force_polling), max_native_dirs=max_native_dirs,
+                                     state_dir=recorder.repo.state_dir)
         #: The polling notice last put in :attr:`last_error` (a failed snapshot's message replaces it until cleared).
         self._polling_notice: str | None = None
         self._stop = threading.Event()

@@ -13,19 +13,23 @@ tried the same way (at most :data:`MAX_NATIVE_GROUPS` native groups per call, so
 than half of it). Directories that could not be watched natively are polled by one group every
 :data:`~code_trajectory.recording.watchgroups.POLL_DELAY_MS`. The first time anything is polled, one warning names
 the sysctl to raise; later calls (new directories, rebuilds) log at INFO and update :attr:`NativeWatches.notice`,
-which the watcher reports in ``get_session_summary``.
+which the watcher reports in ``get_session_summary``; the counts go to ``.trajectory/state/watch-limit.json`` for
+``code-trajectory status`` (:func:`status_line`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
 import os
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from code_trajectory.recording import watchgroups
-from code_trajectory.recording.watchgroups import WatchGroup
+if TYPE_CHECKING:  # watchgroups imports watchfiles, which `code-trajectory status` (status_line) does without
+    from code_trajectory.recording.watchgroups import WatchGroup
 
 log = logging.getLogger(__name__)
 
@@ -43,8 +47,11 @@ RELEASE_TIMEOUT = 2.0
 #: Longest wait for each stopped group's thread, seconds.
 STOP_JOIN_SECONDS = 2.0
 
+#: The file in the state directory (``.trajectory/state``) where the recording process notes what it polls.
+STATE_FILE = "watch-limit.json"
+
 #: ``make_group(dirs, polling)``: a new, not started watch group over ``dirs``.
-GroupFactory = Callable[[list[str], bool], WatchGroup]
+GroupFactory = Callable[[list[str], bool], "WatchGroup"]
 
 
 def limit_reached(error: BaseException | None) -> str | None:
@@ -60,6 +67,13 @@ def limit_reached(error: BaseException | None) -> str | None:
     if "Too many open files" in text or "os error 24" in text:
         return INSTANCES_SYSCTL
     return None
+
+
+def poll_seconds() -> float:
+    """How often a polled directory is looked at, seconds (:data:`.watchgroups.POLL_DELAY_MS`)."""
+    from code_trajectory.recording.watchgroups import POLL_DELAY_MS
+
+    return POLL_DELAY_MS / 1000
 
 
 def current_limit(sysctl: str) -> int | None:
@@ -117,6 +131,34 @@ def stop_groups(groups: list[WatchGroup]) -> bool:
     return bool(groups)
 
 
+def status_line(state_dir: Path) -> str | None:
+    """A line for ``code-trajectory status`` when the process recording the project now polls directories.
+
+    Args:
+        state_dir: the shadow repository's state directory (``.trajectory/state``).
+
+    Returns:
+        ``- Watcher: N of M recorded directories are polled ...`` naming the sysctl, or None when nothing records
+        the project now, the note is another process's (a stale file) or it is unreadable. Only numbers and a
+        sysctl from this module's list are taken from the file (it is untrusted).
+    """
+    from code_trajectory.recording.liveness import read_recorder_state, recording_now
+
+    try:
+        data = json.loads((state_dir / STATE_FILE).read_text("utf-8"))
+        pid, polled, total = (int(data[key]) for key in ("pid", "polled", "total"))
+        every = float(data["poll_seconds"])
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+    if polled <= 0 or pid != read_recorder_state(state_dir).get("pid") or not recording_now(state_dir.parent):
+        return None
+    sysctl = data.get("sysctl") if data.get("sysctl") in (WATCHES_SYSCTL, INSTANCES_SYSCTL) else None
+    why = (f"the kernel's limit {sysctl} was reached (raise it, then restart the server)" if sysctl
+           else "they could not be watched natively (see the server's log)")
+    return (f"- Watcher: {polled:,} of {total:,} recorded directories are polled every {every:g} s, not watched "
+            f"natively: {why}")
+
+
 class NativeWatches:
     """Starts watch groups natively as far as the kernel allows and polls the rest (see the module docstring).
 
@@ -125,11 +167,14 @@ class NativeWatches:
         force_polling: poll everything (network file systems, tests).
         max_native_dirs: watch at most this many directories natively per :meth:`start` (None: as many as the
             kernel allows); a knob for tests on machines without user namespaces.
+        state_dir: where to note the counts for ``code-trajectory status`` (:data:`STATE_FILE`); None: nowhere.
     """
 
     def __init__(self, make_group: GroupFactory, *, force_polling: bool = False,
-                 max_native_dirs: int | None = None) -> None:
+                 max_native_dirs: int | None = None, state_dir: Path | None = None) -> None:
         self.make_group = make_group
+        self.state_dir = state_dir
+        self._sysctl: str | None = None
         self.force_polling = force_polling
         self.max_native_dirs = max_native_dirs
         #: Directories polled, and all directories started, since the last :meth:`reset`.
@@ -142,7 +187,7 @@ class NativeWatches:
     def reset(self) -> None:
         """Forget the counts: the caller replaces every group (a rebuild)."""
         self.polled = self.total = 0
-        self.notice = None
+        self.notice = self._sysctl = None
 
     def start(self, dirs: list[str], *, release: Callable[[], bool] | None = None) -> list[WatchGroup]:
         """Start groups watching ``dirs``: natively as far as possible, the rest in one polling group.
@@ -199,12 +244,28 @@ class NativeWatches:
             group.start()
             groups.append(group)
             self.polled += len(polled)
+            self._sysctl = self._sysctl or sysctl
             self._report(sysctl, cause)
+        self._save()
         return groups
+
+    def _save(self) -> None:
+        """Note the counts in :data:`STATE_FILE` (removed when nothing is polled); best effort."""
+        if self.state_dir is None:
+            return
+        path = self.state_dir / STATE_FILE
+        with contextlib.suppress(OSError):
+            if self.polled:
+                from code_trajectory.core.atomic import replace_file
+
+                replace_file(path, json.dumps({"pid": os.getpid(), "polled": self.polled, "total": self.total,
+                                               "sysctl": self._sysctl, "poll_seconds": poll_seconds()}), fsync=False)
+            elif path.exists():
+                path.unlink()
 
     def _report(self, sysctl: str | None, cause: str) -> None:
         """Set :attr:`notice`; log it: a warning the first time, INFO later."""
-        every = f"{watchgroups.POLL_DELAY_MS / 1000:g} s"
+        every = f"{poll_seconds():g} s"
         if sysctl is not None:
             limit = current_limit(sysctl)
             now = f" (now {limit:,})" if limit is not None else ""
