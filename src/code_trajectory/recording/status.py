@@ -88,6 +88,9 @@ def project_status(project: Path, settings: TrajectorySettings | None = None) ->
 
         for restart in history_restarts(repo.state_dir):
             lines.append(f"- **History restarted** {restart['at']}: {restart['notice']}")
+        from code_trajectory.recording.watchlimit import status_line
+
+        lines += filter(None, [status_line(repo.state_dir)])
         refs = repo.shadow_refs()
         for ref, oid in sorted(refs.items()):
             count = repo.git.text(["rev-list", "--count", oid])

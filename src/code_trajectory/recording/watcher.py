@@ -18,10 +18,9 @@ pending paths are all that changed since the last snapshot (then it records just
 
 A move of the project's ``HEAD`` (checkout, switch, rebase) triggers a full
 rescan, so a checkout rewriting thousands of files yields one snapshot on the new
-branch's shadow ref. When native watches run out (the inotify limit,
-``/proc/sys/fs/inotify/max_user_watches``), the directories that could not be
-watched are polled instead; the log and ``get_session_summary`` say so, and a
-rescan covers anything that changed meanwhile. A batch large enough that the kernel's
+branch's shadow ref. When native watches run out (``fs.inotify.max_user_watches``), the
+directories that could not be watched are polled (:mod:`.watchlimit`); one warning and
+``get_session_summary`` say so. A batch large enough that the kernel's
 event queue may have overflowed (``watchfiles`` does not report it) is rescanned too.
 Maintenance of the shadow repository runs on the snapshot thread once the project has been quiet.
 
@@ -48,6 +47,7 @@ from code_trajectory.recording import watchgroups
 from code_trajectory.recording.ignore import SubtreePolicy
 from code_trajectory.recording.recorder import Recorder, Snapshot
 from code_trajectory.recording.watchgroups import SyncPoint, WatchGroup, recorded_directories
+from code_trajectory.recording.watchlimit import NativeWatches, stop_groups
 
 log = logging.getLogger(__name__)
 
@@ -85,8 +85,11 @@ class Watcher:
         self.root = recorder.root
         self.settings = settings
         self.on_snapshot = on_snapshot
-        self.force_polling = bool(force_polling)
-        self.max_native_dirs = max_native_dirs
+        self._native = NativeWatches(lambda dirs, polling: self._group(dirs, polling=polling),
+                                     force_polling=bool(force_polling), max_native_dirs=max_native_dirs,
+                                     state_dir=recorder.repo.state_dir)
+        #: The polling notice last put in :attr:`last_error` (a failed snapshot's message replaces it until cleared).
+        self._polling_notice: str | None = None
         self._stop = threading.Event()
         self._wake = threading.Condition()
         self._first_change: float | None = None
@@ -98,7 +101,6 @@ class Watcher:
         self._groups_lock = threading.Lock()
         self._watched: set[str] = set()
         self.last_error: str | None = None
-        self.polled_dirs = 0
         self.maintenance = MaintenancePolicy()
         #: Where tokens prove that the watch groups handed over every event before them (see :meth:`vouch`).
         self.sync = SyncPoint(recorder.repo.state_dir / "sync")
@@ -203,6 +205,11 @@ class Watcher:
         return not self._stop.is_set() and self._snapshot_thread is not None and self._snapshot_thread.is_alive()
 
     @property
+    def polled_dirs(self) -> int:
+        """Number of directories polled rather than watched natively."""
+        return self._native.polled
+
+    @property
     def polling(self) -> bool:
         """True when some directories are polled rather than watched natively."""
         return self.polled_dirs > 0
@@ -248,37 +255,22 @@ class Watcher:
 
     # -- watch groups -------------------------------------------------------------------------
 
-    def _start_groups(self, dirs: list[str]) -> list[WatchGroup]:
-        """Watch ``dirs``: natively as far as possible, the rest by polling; return once the watches are set."""
-        groups: list[WatchGroup] = []
-        native = [] if self.force_polling else list(dirs)
-        polled = list(dirs) if self.force_polling else []
-        if self.max_native_dirs is not None and len(native) > self.max_native_dirs:
-            polled += native[self.max_native_dirs:]
-            native = native[:self.max_native_dirs]
-        while native:
-            group = self._group(native, polling=False)
-            if group.start():
-                groups.append(group)
-                break
-            if len(native) == 1:
-                polled += native
-                break
-            # out of watches (or another native failure): keep half native, poll the rest
-            half = len(native) // 2
-            log.warning("native watching of %d directories failed (%s); trying %d", len(native), group.error, half)
-            polled += native[half:]
-            native = native[:half]
-        if polled:
-            group = self._group(polled, polling=True)
-            group.start()
-            groups.append(group)
-            self.polled_dirs += len(polled)
-            self.last_error = (f"{len(polled)} director(ies) are polled every {watchgroups.POLL_DELAY_MS / 1000:g} "
-                               "s because they could not be watched natively (inotify watch limit: raise "
-                               "fs.inotify.max_user_watches)")
-            log.warning(self.last_error)
+    def _start_groups(self, dirs: list[str], release: Callable[[], bool] | None = None) -> list[WatchGroup]:
+        """Watch ``dirs``: natively as far as the kernel allows, the rest by polling (see :mod:`.watchlimit`);
+        return once the watches are set."""
+        groups = self._native.start(dirs, release=release)
+        if self.last_error is None or self.last_error == self._polling_notice:
+            self.last_error = self._native.notice
+        self._polling_notice = self._native.notice
         return groups
+
+    def _release_replaced(self, released: list[WatchGroup]) -> bool:
+        """Stop the native groups a rebuild replaces (their watches count against the kernel's limit until then;
+        a rescan covers the gap); add them to ``released``; False when there were none."""
+        with self._groups_lock:
+            live = [g for g in self._groups + self._retiring if not g.polling and not g.stop.is_set()]
+        released += live
+        return stop_groups(live)
 
     def _group(self, dirs: list[str], *, polling: bool) -> WatchGroup:
         return WatchGroup(dirs, on_batch=self._on_batch, watch_filter=self._filter, polling=polling, sync=self.sync)
@@ -292,13 +284,16 @@ class Watcher:
         walk finds a directory that was not watched (other than the new directories ``adding``).
         """
         dirs = recorded_directories(self.root, self.recorder.policy)
-        dirs += [d for d in self._git_watch_dirs if d not in dirs]  # HEAD and reflogs; nothing else passes the filter
+        # HEAD and reflogs (nothing else there passes the filter) right after the root: kept native when halving
+        dirs[1:1] = [d for d in self._git_watch_dirs if d not in dirs]
         if not self.sync.available:
             self.sync.prepare()
         with self._groups_lock:
             unwatched = bool(self._groups) and not self._watched.union(adding).issuperset(dirs)
-            self.polled_dirs = 0
-        groups = self._start_groups(dirs)
+        self._native.reset()
+        released: list[WatchGroup] = []
+        groups = self._start_groups(dirs, release=lambda: self._release_replaced(released))
+        rescan = rescan or bool(released)
         with self._groups_lock:
             old, self._groups = self._groups, groups
             self._watched = set(dirs)
@@ -506,7 +501,7 @@ class Watcher:
             log.exception("snapshot failed unexpectedly")
             return False
         if self.last_error and self.last_error.startswith("snapshot failed"):
-            self.last_error = None
+            self.last_error = self._polling_notice  # the polling notice, when directories are polled
         self._written(snapshot)
         return True
 

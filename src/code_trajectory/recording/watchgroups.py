@@ -232,7 +232,9 @@ class WatchGroup:
                                           stop_event=self.stop, rust_timeout=IDLE_TIMEOUT_MS, yield_on_timeout=True,
                                           raise_interrupt=False, force_polling=self.polling,
                                           poll_delay_ms=POLL_DELAY_MS, recursive=False,
-                                          ignore_permission_denied=True):
+                                          # True would make watchfiles ignore EVERY error of a native watch, the
+                                          # kernel's watch limit included: directories past it went unwatched
+                                          ignore_permission_denied=self.polling):
                 self.ready.set()  # the first yield (a timeout or changes) means the watches are in place
                 if not batch:
                     continue

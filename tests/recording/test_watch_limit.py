@@ -1,0 +1,152 @@
+"""The inotify watch limit reached for real: a ``code-trajectory serve`` whose kernel limit is lower than its project.
+
+The machine's limit (``fs.inotify.max_user_watches``) is never touched. The server runs in a new user namespace
+(``unshare --user --map-root-user``, util-linux) whose own limit, ``/proc/sys/user/max_inotify_watches``, is set
+below the project's directory count: the kernel counts the server's watches against that namespace's limit as well
+as the machine's, so adding watches past it fails with the kernel's own error (``ENOSPC``) while nothing else on the
+machine is affected. The server is the real one, spoken to over stdio with the MCP SDK client; what it watches is
+read from ``/proc/<pid>/fdinfo`` (one ``inotify wd:`` line per watch, with the directory's inode). The test is
+skipped where unprivileged user namespaces are not available.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+
+from support import git, git_repo, server_command, subprocess_env
+
+pytestmark = pytest.mark.e2e
+
+#: Directories of the test project (each with one file), and the watches its server may hold: well below them.
+DIRS = 40
+LIMIT = 16
+SYSCTL = "fs.inotify.max_user_watches"
+
+
+def namespace_limit_works() -> bool:
+    """True when an unprivileged user namespace with its own inotify watch limit can be made here."""
+    try:
+        done = subprocess.run(["unshare", "--user", "--map-root-user", "/bin/sh", "-c",
+                               "echo 1 > /proc/sys/user/max_inotify_watches"], capture_output=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
+@pytest.fixture
+def big_project(tmp_path: Path) -> Path:
+    files = {f"pkg{i:02d}/mod.py": f"VALUE = {i}\n" for i in range(DIRS)}
+    return git_repo(tmp_path / "project", files, branch="main", commit="initial").resolve()
+
+
+def serve_pid(project: Path) -> int | None:
+    """The serve process of ``project`` started by this test (a descendant whose command line names it)."""
+    me = os.getpid()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmd = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+            ppid = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if b"serve" in cmd and str(project).encode() in cmd and ppid == me:
+            return int(entry)
+    return None
+
+
+def watched_inodes(pid: int) -> list[int]:
+    """The inode of every inotify watch the process holds (``/proc/<pid>/fdinfo``)."""
+    found = []
+    for fd in os.listdir(f"/proc/{pid}/fdinfo"):
+        try:
+            text = Path(f"/proc/{pid}/fdinfo/{fd}").read_text()
+        except OSError:
+            continue
+        for line in text.splitlines():
+            if line.startswith("inotify wd:"):
+                fields = dict(part.split(":", 1) for part in line.split()[1:] if ":" in part)
+                found.append(int(fields["ino"], 16))
+    return found
+
+
+async def answer(client: Client, tool: str, args: dict | None = None) -> str:
+    result = await client.call_tool(tool, args or {})
+    body = "\n".join(getattr(block, "text", "") for block in result.content)
+    assert not result.is_error, body
+    return body
+
+
+@pytest.mark.anyio
+@pytest.mark.skipif(not namespace_limit_works(), reason="no unprivileged user namespace with its own inotify limit")
+async def test_past_the_kernel_watch_limit_the_rest_is_polled_with_one_warning(big_project: Path,
+                                                                             tmp_path: Path) -> None:
+    log_file = tmp_path / "serve.log"
+    command = server_command()
+    script = ('echo "$1" > /proc/sys/user/max_inotify_watches || exit 97; shift; log="$1"; shift; '
+              'exec "$@" 2>>"$log"')
+    server = StdioServerParameters(command="unshare", args=[
+        "--user", "--map-root-user", "/bin/sh", "-c", script, "sh", str(LIMIT), str(log_file),
+        *command, "serve", "--project", str(big_project), "--debounce", "0.3"], env=subprocess_env())
+    async with Client(server) as client:
+        summary = await answer(client, "get_session_summary")
+        deadline = time.monotonic() + 60
+        while "start-up scan is still running" in summary and time.monotonic() < deadline:
+            await anyio.sleep(0.2)
+            summary = await answer(client, "get_session_summary")
+        pid = serve_pid(big_project)
+        assert pid is not None, "the serve process was not found"
+        inodes = set(watched_inodes(pid))
+        assert 0 < len(inodes) <= LIMIT  # the kernel's limit held, and some directories are watched natively
+        polled = [i for i in range(DIRS) if (big_project / f"pkg{i:02d}").stat().st_ino not in inodes]
+        assert len(polled) >= DIRS - LIMIT
+
+        # the warning: in the summary, naming the sysctl; and in `code-trajectory status` run beside the server
+        assert SYSCTL in summary and "polled" in summary, summary
+        status = subprocess.run([*command, "status", "--project", str(big_project)], capture_output=True, text=True,
+                                env=subprocess_env(), timeout=120)
+        assert status.returncode == 0, status.stderr
+        line = next((line for line in status.stdout.splitlines() if line.startswith("- Watcher:")), "")
+        assert SYSCTL in line and f"of {DIRS + 4}" in line, status.stdout  # pkg*, the root, .git, .git/logs, refs
+
+        # a change in a polled directory is recorded (within a poll interval and the debounce)
+        target = big_project / f"pkg{polled[-1]:02d}" / "mod.py"
+        target.write_text("VALUE = 'changed while polled'\n")
+        rel = target.relative_to(big_project).as_posix()
+        deadline = time.monotonic() + 30
+        shown = ""
+        while time.monotonic() < deadline:
+            shown = git(big_project, "--git-dir=.trajectory", "show", f"refs/heads/shadow/main:{rel}", check=False)
+            if "changed while polled" in shown:
+                break
+            await anyio.sleep(0.2)
+        assert "changed while polled" in shown
+
+        # a directory created now (more than the limit allows) is watched or polled too
+        (big_project / "fresh").mkdir()
+        (big_project / "fresh" / "new.py").write_text("NEW = 1\n")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            shown = git(big_project, "--git-dir=.trajectory", "show", "refs/heads/shadow/main:fresh/new.py",
+                        check=False)
+            if "NEW = 1" in shown:
+                break
+            await anyio.sleep(0.2)
+        assert "NEW = 1" in shown
+        summary = await answer(client, "get_session_summary")
+        assert SYSCTL in summary
+
+    status = subprocess.run([*command, "status", "--project", str(big_project)], capture_output=True, text=True,
+                            env=subprocess_env(), timeout=120)
+    assert "- Watcher:" not in status.stdout  # the server stopped: its note is not shown
+    log = log_file.read_text()
+    warnings = [line for line in log.splitlines() if " WARNING " in line]
+    assert len(warnings) == 1, log  # one clear warning, however many groups were tried or directories added
+    assert SYSCTL in warnings[0] and "polled" in warnings[0], warnings[0]
