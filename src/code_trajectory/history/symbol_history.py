@@ -1,10 +1,13 @@
 """One symbol's trajectory: the versions in which a function, class or method changed, each with only its own diff.
 
-A version counts when the symbol's code, its docstring or doc comment, or a comment in it changed. Its own lines
-include the doc comment directly above it (JSDoc, Javadoc, Go). The version where the symbol first appears in the
-file's first recorded version is its baseline, not an addition (it existed before, or came with its file): it is
-said in one line (size, first line) unless asked for its body. Each heading says why: the snapshot's intent, the
-checkpoint's name (or a named point on the snapshot), or the git operation.
+A version counts when the symbol's code, its docstring or doc comment, a comment in it, or a symbol nested in it (a
+closure, a method of a class) changed. Its own lines include the doc comment directly above it (JSDoc, Javadoc,
+Go). The version where the symbol first appears in the file's first recorded version is its baseline, not an
+addition (it existed before, or came with its file): it is said in one line (size, first line) unless asked for its
+body. Each heading says why: the snapshot's intent, the checkpoint's name (or a named point on the snapshot), or the
+git operation. Each change is said once (issue 28: as lean as ``git log -L`` three times over, with every line it
+shows): the newest diff with :data:`SYMBOL_DIFF_CONTEXT` lines of context, older ones with their changed lines only,
+hunk headers without the symbol's name (the title's), a day said at its first heading only.
 
 The symbol is followed backwards from the newest version: across renames inside the file (a removed and an
 added symbol with the same body, see :mod:`code_trajectory.symbols`) and, where it is detectable, across a
