@@ -65,8 +65,9 @@ def test_docstring_and_comment_edits_in_every_narrative_and_the_symbol_history(p
     headings = [s.split("\n", 1)[0] for s in sections(symbol_out)]
     assert len(headings) == 4, symbol_out
     # the baseline: one line, no body
-    assert "as first recorded (when recording began: 4 lines, starts at line 4)" in headings[0]
-    assert "(its body: show_baseline=true, CLI `--baseline`)" in symbol_out
+    assert ("as first recorded (when recording began: 4 lines, starts at line 4; its body: show_baseline=true, "
+            "CLI `--baseline`)") in headings[0]
+    assert sections(symbol_out)[0].strip() == headings[0]  # nothing but its heading
     assert "+def echo(text):" not in symbol_out
     assert "docstring of `echo` changed · checkpoint: Better help" in headings[1]
     assert "comment in `echo`: `# write it out` → `# write it, no newline` · checkpoint: Clarify" in headings[2]
@@ -109,7 +110,7 @@ async def test_doc_comments_occurrence_names_and_the_baseline_through_the_sdk_cl
         assert not result.is_error
         assert "doc comment of `greet` changed · checkpoint: Warmer docs, double" in text
         assert "- * Greets someone.\n+ * Greets someone warmly." in text  # the doc comment above it is its own
-        assert "as first recorded (when recording began: 6 lines, starts at line 1)" in text
+        assert "as first recorded (when recording began: 6 lines, starts at line 1; its body:" in text
         assert [v["what"] for v in result.structured_content["versions"]] == [
             "as first recorded", "doc comment of `greet` changed"]
 

@@ -1,10 +1,13 @@
 """One symbol's trajectory: the versions in which a function, class or method changed, each with only its own diff.
 
-A version counts when the symbol's code, its docstring or doc comment, or a comment in it changed. Its own lines
-include the doc comment directly above it (JSDoc, Javadoc, Go). The version where the symbol first appears in the
-file's first recorded version is its baseline, not an addition (it existed before, or came with its file): it is
-said in one line (size, first line) unless asked for its body. Each heading says why: the snapshot's intent, the
-checkpoint's name (or a named point on the snapshot), or the git operation.
+A version counts when the symbol's code, its docstring or doc comment, a comment in it, or a symbol nested in it (a
+closure, a method of a class) changed. Its own lines include the doc comment directly above it (JSDoc, Javadoc,
+Go). The version where the symbol first appears in the file's first recorded version is its baseline, not an
+addition (it existed before, or came with its file): it is said in one line (size, first line) unless asked for its
+body. Each heading says why: the snapshot's intent, the checkpoint's name (or a named point on the snapshot), or the
+git operation. Each change is said once (issue 28: as lean as ``git log -L`` three times over, with every line it
+shows): the newest diff with :data:`SYMBOL_DIFF_CONTEXT` lines of context, older ones with their changed lines only,
+hunk headers without the symbol's name (the title's), a day said at its first heading only.
 
 The symbol is followed backwards from the newest version: across renames inside the file (a removed and an
 added symbol with the same body, see :mod:`code_trajectory.symbols`) and, where it is detectable, across a
@@ -21,14 +24,18 @@ from dataclasses import dataclass
 from code_trajectory.core.answer import Answer, fenced, sections, short, shown, when
 from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.git import log, points
+from code_trajectory.git.messages import one_line
 from code_trajectory.git.shadow import ZERO_OID, ShadowRepo
+from code_trajectory.history.headings import REPEATED_INTENT_CHARS
 from code_trajectory.history.narrative import CHARS_PER_TOKEN, fit, fmt_time
 from code_trajectory.history.versions import symbol_changes
-from code_trajectory.symbols import Symbol, closest_names, find, language_for, readable, symbols_for_blob
+from code_trajectory.symbols import Symbol, SymbolChanges, closest_names, find, language_for, readable, symbols_for_blob
 from code_trajectory.symbols.comments import describe_comments, documented_start
 
-#: Context lines around the changes of a symbol's own diff.
+#: Context lines around the changes of a symbol's own diff: its newest change's (whole, as ``git log -p`` minus
+#: one line) and every older one's (git's answer, ``git log -L``, shows the whole range at every change).
 SYMBOL_DIFF_CONTEXT = 2
+OLDER_DIFF_CONTEXT = 0
 #: Moves to another file followed at most (a guard against pathological histories).
 MAX_MOVES = 10
 
@@ -78,15 +85,17 @@ def _text_of(repo: ShadowRepo, oid: str, symbol: Symbol | None) -> tuple[int, li
     return start, lines[start - 1:symbol.end_line]
 
 
-def own_diff(repo: ShadowRepo, entry: log.FileVersion, old_name: str | None, new_name: str | None) -> str:
-    """The unified diff of one symbol's own lines between the two sides of ``entry`` (line numbers of the file)."""
+def own_diff(repo: ShadowRepo, entry: log.FileVersion, old_name: str | None, new_name: str | None,
+             context: int = SYMBOL_DIFF_CONTEXT) -> str:
+    """The unified diff of one symbol's own lines between the two sides of ``entry``, ``context`` lines around
+    each change; hunk headers give the lines of the file (``@@ -12,4 +12,5 @@``: the symbol is the answer's)."""
     change = entry.change
     old_path = change.old_path or entry.path
     old_symbol = next((s for s in _symbols(repo, change.old_oid, old_path) if s.name == old_name), None)
     new_symbol = next((s for s in _symbols(repo, change.new_oid, entry.path) if s.name == new_name), None)
     (start_old, old_lines), (start_new, new_lines) = (_text_of(repo, change.old_oid, old_symbol),
                                                       _text_of(repo, change.new_oid, new_symbol))
-    diff = list(difflib.unified_diff(old_lines, new_lines, lineterm="", n=SYMBOL_DIFF_CONTEXT))[2:]
+    diff = list(difflib.unified_diff(old_lines, new_lines, lineterm="", n=context))[2:]
     shifted = []
     for line in diff:
         if line.startswith("@@"):  # hunk positions relative to the file, not to the symbol
@@ -94,7 +103,7 @@ def own_diff(repo: ShadowRepo, entry: log.FileVersion, old_name: str | None, new
             o, n = head[0][1:].split(","), head[1][1:].split(",")
             o[0] = str(int(o[0]) + max(start_old - 1, 0))
             n[0] = str(int(n[0]) + max(start_new - 1, 0))
-            line = f"@@ -{','.join(o)} +{','.join(n)} @@ {new_name or old_name}"
+            line = f"@@ -{','.join(o)} +{','.join(n)} @@"
         shifted.append(line)
     return "\n".join(shifted)
 
@@ -141,38 +150,76 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
         changes = symbol_changes(repo, entry.path, entry.change)
         if changes is None:
             continue
+        context = OLDER_DIFF_CONTEXT if result else SYMBOL_DIFF_CONTEXT  # the newest change is shown whole
+
+        def diff(old: str | None, new: str | None) -> str:
+            return own_diff(repo, entry, old, new, context)  # noqa: B023 - called in this iteration only
+
         renamed_from = next((old for old, new in changes.renamed if new == current), None)
         if renamed_from is not None:
             result.append(SymbolVersion(entry, current, f"renamed from {readable(renamed_from)}",
-                                        own_diff(repo, entry, renamed_from, current)))
+                                        diff(renamed_from, current)))
             current = renamed_from
             continue
+        inner = _inner(changes, current, changes.touched)
+        commented = [n for n in (current, *_inner(changes, current, changes.docs_changed + changes.comments_changed))
+                     if n in changes.docs_changed or n in changes.comments_changed]
         if current in changes.modified:
-            result.append(SymbolVersion(entry, current, "modified", own_diff(repo, entry, current, current)))
-        elif current in changes.docs_changed or current in changes.comments_changed:
-            mine = tuple(e for e in changes.comment_edits if e.symbol == current)
-            what = "; ".join(describe_comments(mine, changes.language, (current,)
-                                               if current in changes.comments_changed else ()))
-            result.append(SymbolVersion(entry, current, what or "comments changed",
-                                        own_diff(repo, entry, current, current)))
+            result.append(SymbolVersion(entry, current, "modified", diff(current, current)))
+        elif inner and current not in changes.added and current not in changes.removed:
+            what = f"modified in {', '.join(readable(n) for n in inner)}"
+            result.append(SymbolVersion(entry, current, what, diff(current, current)))
+        elif commented:
+            mine = tuple(e for e in changes.comment_edits if e.symbol in commented)
+            what = "; ".join(describe_comments(mine, changes.language,
+                                               tuple(n for n in commented if n in changes.comments_changed)))
+            result.append(SymbolVersion(entry, current, what or "comments changed", diff(current, current)))
         elif current in changes.removed:
-            result.append(SymbolVersion(entry, current, "removed", own_diff(repo, entry, current, None)))
+            result.append(SymbolVersion(entry, current, "removed", diff(current, None)))
         elif current in changes.added:
             moved = _moved_from(repo, entry, current) if moves < MAX_MOVES else None
             if moved is None:
                 if not entries and entry.change.old_oid in ("", ZERO_OID):  # the file's first recorded version
                     result.append(_baseline(repo, entry, current, show_baseline))
                 else:
-                    result.append(SymbolVersion(entry, current, "added", own_diff(repo, entry, None, current)))
+                    result.append(SymbolVersion(entry, current, "added", diff(None, current)))
                 break
             other_path, other_name = moved
-            result.append(SymbolVersion(entry, current, f"moved from {other_path} ({readable(other_name)})",
-                                        own_diff(repo, entry, None, current)))
+            what = f"moved from {other_path}" + ("" if other_name == current else f" ({readable(other_name)})")
+            result.append(SymbolVersion(entry, current, what, diff(None, current)))
             moves += 1
             current = other_name
             parent = entry.record.parents[0] if entry.record.parents else None
             entries = log.file_history(repo, parent, other_path) if parent else []
+    _said_once(result)
     return name, result
+
+
+def _said_once(versions: list[SymbolVersion]) -> None:
+    """A move whose body is the one the version before it added (its whole body shown there, byte for byte) is said
+    in its heading (``body unchanged``) instead of as a second copy of that body. ``versions``: newest first."""
+    for moved, before in zip(versions, versions[1:]):
+        if (moved.what.startswith("moved from ") and before.what == "added" and moved.diff and before.diff
+                and _added_lines(moved.diff) == _added_lines(before.diff)):
+            moved.diff, moved.note = "", "body unchanged"
+
+
+def _added_lines(diff: str) -> list[str]:
+    return [line for line in diff.split("\n") if not line.startswith("@@")]
+
+
+def _inner(changes: SymbolChanges, name: str, names: tuple[str, ...]) -> list[str]:
+    """Those of ``names`` lexically nested in ``name`` (a closure in a function, a method in a class): their
+    changes are changes of ``name``'s code, although :func:`code_trajectory.symbols.compare` reports only the
+    innermost symbol (``modified Ky.create.function_``, not ``Ky.create``)."""
+    inner = []
+    for changed in dict.fromkeys(names):
+        parent = changes.parents.get(changed)
+        while parent is not None and parent != name:
+            parent = changes.parents.get(parent)
+        if parent == name:
+            inner.append(changed)
+    return inner
 
 
 def _baseline(repo: ShadowRepo, entry: log.FileVersion, name: str, show: bool) -> SymbolVersion:
@@ -181,6 +228,8 @@ def _baseline(repo: ShadowRepo, entry: log.FileVersion, name: str, show: bool) -
     start, lines = _text_of(repo, entry.change.new_oid, symbol)
     where = "when recording began" if entry.record.is_import or not entry.record.parents else "with its file"
     note = f"{where}: {len(lines)} line{'s' if len(lines) != 1 else ''}, starts at line {start or '?'}"
+    if not show:
+        note += "; its body: show_baseline=true, CLI `--baseline`"
     return SymbolVersion(entry, name, "as first recorded", own_diff(repo, entry, None, name) if show else "", note)
 
 
@@ -247,29 +296,34 @@ def render(path: str, branch: str, name: str, versions: list[SymbolVersion], bud
     shown = f"`{name}`" if readable(name) == name else f"the {readable(name, quote=True)} (`{name}`)"
     head = f"# Trajectory of {shown} in `{path}`\nShadow branch `{branch}`: {len(versions)} change(s), oldest first."
     blocks = []
-    previous_intent = None
+    previous_intent, previous_day = None, None
     for version in reversed(versions):
         record = version.entry.record
         label, intent = why(record, names or {})
         what = f"{version.what} ({version.note})" if version.note else version.what
-        line = f"## {fmt_time(record.time)} · `{record.oid[:12]}` · {what}{label}"
+        stamp = fmt_time(record.time)
+        day, clock = stamp.split(" ", 1)
+        line = f"## {clock if day == previous_day else stamp} · `{record.oid[:12]}` · {what}{label}"
+        previous_day = day
         if version.entry.path != path:
             line += f" (in `{version.entry.path}`)"
-        if intent and intent != previous_intent:  # an intent is said where it starts, as in the file trajectory
-            line += f"\n- Intent: {intent}"
+        if intent:  # a repeated intent is shortened, as in every heading (history.headings.why)
+            line += f" · Intent: {one_line(intent, REPEATED_INTENT_CHARS) if intent == previous_intent else intent}"
         previous_intent = intent or previous_intent
         if version.diff:
             body = f"```diff\n{version.diff}\n```"
-        elif version.what == "as first recorded":
-            body = "(its body: show_baseline=true, CLI `--baseline`)"
+        elif version.what == "as first recorded" or version.note == "body unchanged":
+            body = ""
         else:
             body = "(no textual change of its own)"
         blocks.append((line, body))
     limit = budget_tokens * CHARS_PER_TOKEN - len(head) - 300
     out, used, cut = [], sum(len(h) for h, _ in blocks), 0
     for heading, body in reversed(blocks):  # newest first keep their diffs
-        if used + len(body) <= limit:
-            out.append(f"{heading}\n\n{body}")
+        if not body:
+            out.append(heading)
+        elif used + len(body) <= limit:
+            out.append(f"{heading}\n{body}")
             used += len(body)
         else:
             out.append(heading)

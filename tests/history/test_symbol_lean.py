@@ -1,0 +1,102 @@
+"""Issue 28.2 as a user meets it: a symbol's history says each change once and leanly. A change inside a nested
+function or method is a change of the symbol (``git log -L`` shows it); the newest change keeps its context lines,
+older ones show only their changed lines; hunk headers do not repeat the symbol's name; a move with the body the
+version before it added is said in one line; every heading says why on its own line. Real git, the CLI as a
+subprocess."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from support import write
+
+SORT_V1 = '''def order(items):
+    """Sort ITEMS."""
+    def key(item):
+        return item.rank
+
+    ranked = [item for item in items if item.rank is not None]
+    return sorted(ranked, key=key)
+'''
+SORT_V2 = SORT_V1.replace("return item.rank", "return -item.rank")
+SORT_V3 = SORT_V2.replace("if item.rank is not None", "if item.rank")
+
+STEPS_V1 = "def first():\n" + "".join(f"    step_{i} = {i}\n" for i in range(12)) + "    return step_0\n"
+STEPS_V2 = STEPS_V1.replace("step_1 = 1", "step_1 = 100")
+STEPS_V3 = STEPS_V2.replace("step_10 = 10", "step_10 = 1000")
+
+HELPER = "def slugify(text):\n    cleaned = text.strip().lower()\n    return cleaned.replace(' ', '-')\n"
+
+
+def cli(project: Path, *args: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    proc = subprocess.run([sys.executable, "-m", "code_trajectory", *args], cwd=project, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def sections(text: str) -> list[str]:
+    """The per-version sections of a trajectory (``## `` headings), oldest first."""
+    return re.split(r"\n(?=## )", text)[1:]
+
+
+def recorded(project: Path, rel: str, versions: list[str], intents: list[str]) -> None:
+    """``versions[0]`` as recording began, then each next version with its intent, one snapshot each."""
+    write(project, rel, versions[0])
+    cli(project, "checkpoint")
+    for text, intent in zip(versions[1:], intents):
+        write(project, rel, text)
+        cli(project, "intent", intent)
+        cli(project, "checkpoint")
+
+
+def test_a_change_inside_a_nested_function_is_a_change_of_the_symbol(project: Path) -> None:
+    recorded(project, "src/sort.py", [SORT_V1, SORT_V2, SORT_V3], ["Sort by descending rank", "Skip rank zero"])
+    out = cli(project, "symbol", "src/sort.py", "order")
+    parts = sections(out)
+    assert len(parts) == 3, out  # the baseline, the closure's change, the function's own change
+    assert "modified in order.key · Intent: Sort by descending rank" in parts[1]
+    assert "-        return item.rank\n+        return -item.rank" in parts[1]
+    assert "modified · Intent: Skip rank zero" in parts[2]
+    # the closure's own history has its change too, and only it
+    inner = sections(cli(project, "symbol", "src/sort.py", "order.key"))
+    assert len(inner) == 2 and "Sort by descending rank" in inner[1] and "Skip rank zero" not in "".join(inner)
+
+
+def test_older_changes_show_only_their_lines_and_the_newest_keeps_its_context(project: Path) -> None:
+    recorded(project, "src/steps.py", [STEPS_V1, STEPS_V2, STEPS_V3], ["Raise step one", "Raise step ten"])
+    out = cli(project, "symbol", "src/steps.py", "first")
+    baseline, older, newest = sections(out)
+    assert "\n" not in baseline.strip()  # the baseline is its heading only
+    for part, intent in ((older, "Raise step one"), (newest, "Raise step ten")):
+        heading = part.split("\n", 1)[0]
+        assert heading.endswith(f"· modified · Intent: {intent}")  # why, on the heading's own line
+        assert "- Intent" not in part
+    older_lines = older.strip().split("\n")[1:]
+    assert older_lines == ["```diff", "@@ -3 +3 @@", "-    step_1 = 1", "+    step_1 = 100", "```"]
+    assert "@@ -10,5 +10,5 @@\n     step_8 = 8\n     step_9 = 9\n-    step_10 = 10\n+    step_10 = 1000\n" in newest
+    assert "first" not in "".join(line for line in out.split("\n") if line.startswith("@@"))
+    dated = [line.split(" · ")[0] for line in out.split("\n") if line.startswith("## ")]
+    days = [stamp.split()[1] for stamp in dated if len(stamp.split()) == 3]  # "## 2026-11-25 20:06:57"
+    assert days and len(days) == len(set(days))  # a day is said once, at its first heading
+
+
+def test_a_move_of_the_body_just_added_is_said_in_one_line(project: Path) -> None:
+    write(project, "src/app.py", "def main():\n    return 0\n")
+    cli(project, "checkpoint")
+    write(project, "src/app.py", "def main():\n    return 0\n\n\n" + HELPER)
+    cli(project, "checkpoint", "-m", "Add slugify")
+    write(project, "src/app.py", "def main():\n    return 0\n")
+    write(project, "src/text.py", HELPER)
+    cli(project, "checkpoint", "-m", "Move slugify to text")
+    out = cli(project, "symbol", "src/text.py", "slugify")
+    added, moved = sections(out)
+    assert "added · checkpoint: Add slugify" in added and "(in `src/app.py`)" in added
+    assert "+    cleaned = text.strip().lower()" in added
+    assert "moved from src/app.py (body unchanged) · checkpoint: Move slugify to text" in moved
+    assert out.count("cleaned = text.strip().lower()") == 1  # the body is shown once
