@@ -100,3 +100,20 @@ def test_a_move_of_the_body_just_added_is_said_in_one_line(project: Path) -> Non
     assert "+    cleaned = text.strip().lower()" in added
     assert "moved from src/app.py (body unchanged) · checkpoint: Move slugify to text" in moved
     assert out.count("cleaned = text.strip().lower()") == 1  # the body is shown once
+
+
+def test_a_repeated_definition_is_followed_by_its_lines_not_by_its_number(project: Path) -> None:
+    """``helper@2`` is the second ``helper`` in source order: one added above it renumbers it (``helper@3``), which
+    neither changes nor adds it; as ``git log -L`` does, its history follows its lines through git's diff."""
+    one, two = "def helper():\n    return 1\n", "def helper():\n    return 2\n"
+    zero = "def helper():\n    return 0\n"
+    recorded(project, "src/helpers.py", [f"{one}\n\n{two}", f"{zero}\n\n{one}\n\n{two}",
+                                         f"{zero}\n\n{one}\n\n{two.replace('return 2', 'return 22')}"],
+             ["Add a zeroth helper", "Raise the second helper"])
+    out = cli(project, "symbol", "src/helpers.py", "helper@3")
+    baseline, changed = sections(out)
+    assert "as first recorded (when recording began: 2 lines, starts at line 5;" in baseline
+    assert "modified · Intent: Raise the second helper" in changed and "Add a zeroth helper" not in out
+    assert "-    return 2\n+    return 22" in changed
+    added = sections(cli(project, "symbol", "src/helpers.py", "helper"))  # the first helper now: the zeroth
+    assert len(added) == 1 and "added · Intent: Add a zeroth helper" in added[0] and "+    return 0" in added[0]

@@ -29,7 +29,16 @@ from code_trajectory.git.shadow import ZERO_OID, ShadowRepo
 from code_trajectory.history.headings import REPEATED_INTENT_CHARS
 from code_trajectory.history.narrative import CHARS_PER_TOKEN, fit, fmt_time
 from code_trajectory.history.versions import symbol_changes
-from code_trajectory.symbols import Symbol, SymbolChanges, closest_names, find, language_for, readable, symbols_for_blob
+from code_trajectory.symbols import (
+    Symbol,
+    SymbolChanges,
+    closest_names,
+    find,
+    language_for,
+    occurrences,
+    readable,
+    symbols_for_blob,
+)
 from code_trajectory.symbols.comments import describe_comments, documented_start
 
 #: Context lines around the changes of a symbol's own diff: its newest change's (whole, as ``git log -p`` minus
@@ -155,6 +164,13 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
         def diff(old: str | None, new: str | None) -> str:
             return own_diff(repo, entry, old, new, context)  # noqa: B023 - called in this iteration only
 
+        repeated = _repeated(repo, entry, current)
+        if repeated is not None and repeated[0] != "added":
+            how, old_name = repeated
+            if how == "modified":
+                result.append(SymbolVersion(entry, current, how, diff(old_name, current)))
+            current = old_name
+            continue
         renamed_from = next((old for old, new in changes.renamed if new == current), None)
         if renamed_from is not None:
             result.append(SymbolVersion(entry, current, f"renamed from {readable(renamed_from)}",
@@ -164,7 +180,7 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
         inner = _inner(changes, current, changes.touched)
         commented = [n for n in (current, *_inner(changes, current, changes.docs_changed + changes.comments_changed))
                      if n in changes.docs_changed or n in changes.comments_changed]
-        if current in changes.modified:
+        if repeated is None and current in changes.modified:
             result.append(SymbolVersion(entry, current, "modified", diff(current, current)))
         elif inner and current not in changes.added and current not in changes.removed:
             what = f"modified in {', '.join(readable(n) for n in inner)}"
@@ -176,7 +192,7 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
             result.append(SymbolVersion(entry, current, what or "comments changed", diff(current, current)))
         elif current in changes.removed:
             result.append(SymbolVersion(entry, current, "removed", diff(current, None)))
-        elif current in changes.added:
+        elif current in changes.added or repeated is not None:
             moved = _moved_from(repo, entry, current) if moves < MAX_MOVES else None
             if moved is None:
                 if not entries and entry.change.old_oid in ("", ZERO_OID):  # the file's first recorded version
@@ -193,6 +209,54 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
             entries = log.file_history(repo, parent, other_path) if parent else []
     _said_once(result)
     return name, result
+
+
+def _repeated(repo: ShadowRepo, entry: log.FileVersion, name: str) -> tuple[str, str] | None:
+    """For one of several definitions of a name (``fetch@31``: numbered in source order, so a definition added
+    above it renumbers it), what ``entry`` did to it: ``("same", old name)``, ``("modified", old name)`` or
+    ``("added", name)``. The old definition is the one git's diff of the file maps most of its lines to (as
+    ``git log -L`` follows a range), not the one with the same number; None when the name is not repeated on
+    either side."""
+    change = entry.change
+    new = occurrences(_symbols(repo, change.new_oid, entry.path), name)
+    old = occurrences(_symbols(repo, change.old_oid, change.old_path or entry.path), name)
+    if len(new) < 2 and len(old) < 2:
+        return None
+    mine = next((s for s in new if s.name == name), None)
+    if mine is None:
+        return None
+    to_old = _line_map(log.file_patch(repo, entry, context=0))
+    votes: dict[str, int] = {}
+    for line in range(mine.start_line, mine.end_line + 1):
+        was = to_old(line)
+        hit = next((s for s in old if was is not None and s.start_line <= was <= s.end_line), None)
+        if hit is not None:
+            votes[hit.name] = votes.get(hit.name, 0) + 1
+    if not votes:
+        return "added", name
+    before = next(s for s in old if s.name == max(votes, key=lambda n: votes[n]))
+    return ("same" if before.text_hash == mine.text_hash else "modified"), before.name
+
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", re.M)
+
+
+def _line_map(patch: str):
+    """A function from a line of the new side of ``patch`` (a unified diff without context lines) to the same
+    line on the old side, or None for a line the diff added or changed."""
+    hunks = [(int(b or 1), int(c), int(d or 1)) for _a, b, c, d in _HUNK.findall(patch)]
+
+    def to_old(line: int) -> int | None:
+        delta = 0
+        for removed, start, added in hunks:
+            if added and line < start or not added and line <= start:
+                break
+            if added and line < start + added:
+                return None
+            delta += removed - added
+        return line + delta
+
+    return to_old
 
 
 def _said_once(versions: list[SymbolVersion]) -> None:

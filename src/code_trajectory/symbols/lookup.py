@@ -32,6 +32,20 @@ def readable(name: str, quote: bool = False) -> str:
     return f"{ordinal(int(found.group(2)))} definition of {shown}" if found else shown
 
 
+def occurrences(symbols: Iterable[Symbol], name: str) -> list[Symbol]:
+    """The definitions that share ``name`` once its occurrence suffix is dropped (``fetch``, ``fetch@2``,
+    ``fetch@3`` for ``fetch@2``; see :func:`code_trajectory.symbols.engine.disambiguate`), in source order; for a
+    name without repeated definitions, the one symbol so named (or none)."""
+    found = _OCCURRENCE.match(name)
+    base = found.group(1) if found else name
+    out = []
+    for s in symbols:
+        other = _OCCURRENCE.match(s.name)
+        if s.name == base or (other is not None and other.group(1) == base):
+            out.append(s)
+    return out
+
+
 def symbol_span(symbols: Iterable[Symbol], qualified_name: str) -> tuple[int, int] | None:
     """Return ``(start_line, end_line)`` (1-based, inclusive) of the symbol with exactly this name, or ``None``."""
     for s in symbols:
