@@ -160,3 +160,17 @@ def test_an_unnamed_checkpoint_is_not_said_twice_in_the_log_but_a_later_name_is(
     answer = cli(project, "log")
     assert answer.count('automatic point "checkpoint ') == 1, answer
     assert "automatic: 1 (1 without a name)" in answer, answer
+
+
+def test_compare_holds_every_changed_line_of_git_diff_with_less_context(project: Path, tmp_path: Path) -> None:
+    mirror = git_repo(tmp_path / "mirror", {"src/billing.py": BASE}, branch="main", commit="start")
+    recorded_and_committed(project, mirror)
+    answer = cli(project, "compare", "Round taxes to cents")  # the second step, by its name, to now
+    diff = git(mirror, "diff", "HEAD~2", "HEAD")
+    changed = [line for line in diff.splitlines() if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    assert changed and all(line in answer for line in changed), (answer, diff)
+    assert "modified fetch, Invoice.__init__" in answer, answer  # the file's line names the changed symbols
+    # one line of context around each change (git shows 3): two lines above the changed sleep is left out
+    context = "             return _get(url)"
+    assert f"\n{context}\n" in diff and context not in answer, answer
+    assert estimate_tokens(answer) < estimate_tokens(diff) * 1.5, (answer, diff)

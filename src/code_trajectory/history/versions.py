@@ -23,6 +23,9 @@ _HEADER_LINE = re.compile(r"^(diff --git |index [0-9a-f]|--- |\+\+\+ |similarity
                           r"new file mode |deleted file mode )")
 #: Context lines around each change in the diffs shown (git log -p uses 3).
 DIFF_CONTEXT = 2
+#: Context lines around each change where the hunk headers and symbol lines already say where it is: the net
+#: change of ``compare`` and the older versions of a file's trajectory (issue 28: cut context lines, not facts).
+LEAN_CONTEXT = 1
 #: Change kinds said in one line instead of a diff.
 ONE_LINE_KINDS = {"whitespace-only": "whitespace-only change", "comment-only": "comment-only change",
                   "import-only": "import-only change"}
