@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 
 from code_trajectory.history.narrative import estimate_tokens
-from code_trajectory.history.recent import fold_symbols
+from code_trajectory.history.versions import describe_symbols
+from code_trajectory.symbols import CommentEdit, SymbolChanges
 from support import git, git_repo, subprocess_env, write
 
 BASE = '''"""Client for the billing API."""
@@ -116,7 +117,60 @@ def test_search_holds_what_git_pickaxe_shows_in_fewer_tokens(project: Path, tmp_
 
 
 def test_repeated_names_of_one_change_are_said_once() -> None:
-    line = ("modified fetch@4, fetch@5, Ky.create; added Pager (__init__, wait), delay, delay@2; "
-            "top-level code changed; renamed a -> b")
-    assert fold_symbols(line) == ("modified fetch ×2, Ky.create; added Pager (__init__, wait), delay ×2; "
-                                  "top-level code changed; renamed a -> b")
+    changes = SymbolChanges(
+        "test/retry.ts", "typescript", "code", modified=("fetch@4", "fetch@5", "Ky.create"),
+        added=("Pager", "Pager.__init__", "Pager.wait", "delay", "delay@2", "customFetch@2", "customFetch.start@2",
+               "customFetch@3", "customFetch.start@3"),
+        renamed=(("a", "b"),), top_level_changed=True,
+        parents={"Pager.__init__": "Pager", "Pager.wait": "Pager", "customFetch.start@2": "customFetch@2",
+                 "customFetch.start@3": "customFetch@3"})
+    assert describe_symbols(changes, lean=True) == (
+        "modified fetch ×2, Ky.create; added Pager (__init__, wait), delay ×2, customFetch (start) ×2; "
+        "renamed a -> b; top-level code changed")
+    # the full form (file histories) tells the occurrences apart
+    assert "3rd definition of customFetch" in describe_symbols(changes)
+
+
+def test_the_lean_line_names_comments_by_their_symbols_without_their_text() -> None:
+    changes = SymbolChanges(
+        "src/retry.py", "python", "code", modified=("fetch",), imports_changed=True, top_level_changed=True,
+        comment_edits=(CommentEdit("Retry", False, "# old; text", "# new; text"), CommentEdit(None, False, None, "# x"),
+                       CommentEdit("Retry.wait", True, None, '"""Wait."""'), CommentEdit("fetch", False, None, "# y")),
+        moved=("a", "b"))
+    full = describe_symbols(changes)
+    assert "`# old; text` → `# new; text`" in full and "# x" in full
+    assert describe_symbols(changes, lean=True) == (
+        "modified fetch; imports, code, comments changed outside symbols; docstring of `Retry.wait` changed; "
+        "comments changed in `Retry`; 2 symbol(s) moved")
+    # a change of comments only is said whole: the comment is the change
+    only = SymbolChanges("src/retry.py", "python", "comment-only", comment_edits=changes.comment_edits[:1])
+    assert describe_symbols(only, lean=True) == describe_symbols(only)
+    assert "`# old; text` → `# new; text`" in describe_symbols(only, lean=True)
+
+
+def test_an_unnamed_checkpoint_is_not_said_twice_in_the_log_but_a_later_name_is(project: Path) -> None:
+    write(project, "src/billing.py", BASE)
+    cli(project, "intent", "Start billing")
+    cli(project, "checkpoint")  # the snapshot's own point, named "checkpoint HH:MM:SS": its heading says the time
+    answer = cli(project, "log")
+    assert "Intent: Start billing" in answer and "automatic point" not in answer, answer
+    assert "Named points" not in answer, answer
+    out = cli(project, "checkpoint")  # nothing changed: a point named later on the same snapshot is news
+    assert "no new snapshot" in out, out
+    answer = cli(project, "log")
+    assert answer.count('automatic point "checkpoint ') == 1, answer
+    assert "automatic: 1 (1 without a name)" in answer, answer
+
+
+def test_compare_holds_every_changed_line_of_git_diff_with_less_context(project: Path, tmp_path: Path) -> None:
+    mirror = git_repo(tmp_path / "mirror", {"src/billing.py": BASE}, branch="main", commit="start")
+    recorded_and_committed(project, mirror)
+    answer = cli(project, "compare", "Round taxes to cents")  # the second step, by its name, to now
+    diff = git(mirror, "diff", "HEAD~2", "HEAD")
+    changed = [line for line in diff.splitlines() if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    assert changed and all(line in answer for line in changed), (answer, diff)
+    assert "modified fetch, Invoice.__init__" in answer, answer  # the file's line names the changed symbols
+    # one line of context around each change (git shows 3): two lines above the changed sleep is left out
+    context = "             return _get(url)"
+    assert f"\n{context}\n" in diff and context not in answer, answer
+    assert estimate_tokens(answer) < estimate_tokens(diff) * 1.5, (answer, diff)

@@ -18,7 +18,7 @@ from code_trajectory.git.messages import FileChange
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.history.narrative import CHARS_PER_TOKEN, cut_diff, fit
 from code_trajectory.history.summary import relevance_tier
-from code_trajectory.history.versions import DIFF_CONTEXT, describe_symbols, oversize_note, symbol_changes
+from code_trajectory.history.versions import LEAN_CONTEXT, describe_symbols, oversize_note, symbol_changes
 
 #: Characters kept for the file list's closing note (which diffs were left out, and the calls that show them).
 NOTE_RESERVE = 600
@@ -27,11 +27,12 @@ CALLS_SPELLED = 3
 
 
 def file_diff(repo: ShadowRepo, old_tree: str | None, new_tree: str, change: FileChange) -> str:
-    """The diff of one file between two trees, without git's file header lines."""
+    """The diff of one file between two trees, without git's file header lines, with :data:`LEAN_CONTEXT` lines of
+    context (the file's line names the changed symbols, the hunk headers where)."""
     from code_trajectory.git.shadow import EMPTY_TREE_OID
 
     paths = [change.path] + ([change.old_path] if change.old_path else [])
-    out = repo.git.text(["diff-tree", "-p", "-M", "--no-color", "--no-ext-diff", f"-U{DIFF_CONTEXT}",
+    out = repo.git.text(["diff-tree", "-p", "-M", "--no-color", "--no-ext-diff", f"-U{LEAN_CONTEXT}",
                          old_tree or EMPTY_TREE_OID, new_tree, "--", *paths])
     skip = ("diff --git ", "index ", "--- ", "+++ ", "similarity index ", "rename from ", "rename to ",
             "new file mode ", "deleted file mode ")
@@ -67,7 +68,7 @@ def render_net_change(repo: ShadowRepo, old_commit: str | None, new_tree: str, b
         symbols = None
         if change.status != "D" and not oversize_note(repo, change.new_oid):
             found = symbol_changes(repo, change.path, change)
-            symbols = describe_symbols(found) if found is not None and found.kind not in ("unchanged", "skipped") \
+            symbols = describe_symbols(found, lean=True) if found is not None and found.kind not in ("unchanged", "skipped") \
                 else None
         counts = change.counts()
         where = (f"`{display_path(change.old_path)}` → `{display_path(change.path)}`" if change.old_path

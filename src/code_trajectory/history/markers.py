@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
+from code_trajectory.git.log import CommitRecord
 from code_trajectory.git.points import AUTO_RESTORE, AUTO_TURN, AUTO_UNNAMED, Point
 
 #: User's names listed in a line before ``and N more``.
@@ -23,6 +24,25 @@ def on_commits(named: Iterable[Point], commits: Iterable[str]) -> list[Point]:
     """The points of ``named`` that name one of ``commits``, oldest first (timeline order)."""
     wanted = set(commits)
     return sorted((p for p in named if p.commit in wanted), key=lambda p: (p.time, p.ref))
+
+
+def not_in_headings(named: list[Point], records: Iterable[CommitRecord]) -> list[Point]:
+    """The points of ``named`` that the headings of ``records`` (their snapshots) do not say already: a checkpoint's
+    name is in its snapshot's heading (``checkpoint: NAME``), and the name a checkpoint without a message gave its
+    own snapshot (``checkpoint HH:MM:SS``, ``unnamed``: the first such point on a snapshot recorded as a
+    checkpoint without a name) repeats the heading's time. Points named later on the same snapshot stay."""
+    records = list(records)
+    notes = {r.oid: r.checkpoint_note for r in records}
+    unnamed = {r.oid for r in records if r.kind == "checkpoint" and not r.checkpoint_note}
+    kept, own_taken = [], set()
+    for point in named:
+        if point.message == notes.get(point.commit):
+            continue
+        if point.automatic == AUTO_UNNAMED and point.commit in unnamed and point.commit not in own_taken:
+            own_taken.add(point.commit)
+            continue
+        kept.append(point)
+    return kept
 
 
 def commit_marks(named: list[Point]) -> dict[str, str]:

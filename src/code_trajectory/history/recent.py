@@ -34,7 +34,7 @@ def render(records: list[CommitRecord], branch: str, budget_tokens: int, *, sinc
         since_consolidate, reached_consolidation: the records go back to the last consolidation (found or not).
         more_available: older snapshots exist.
         marks: ``{commit: mark}`` (test runs), shown under the heading.
-        symbols: ``{commit: {path: changed symbols}}`` (see ``history.versions.symbols_of``).
+        symbols: ``{commit: {path: changed symbols}}`` (see ``history.versions.symbols_of``, ``lean``).
         trees: ``{commit: tree id}`` of the git operations and restores and of their first parents (see
             ``history.service.operation_trees``): operations that cancel out are said in one line.
     """
@@ -69,7 +69,7 @@ def render(records: list[CommitRecord], branch: str, budget_tokens: int, *, sinc
         parts.append(f"_{dropped} older snapshot(s) not shown to fit the token budget; call with a smaller limit "
                      "or `since_consolidate=true`._")
     elif more_available and not since_consolidate:
-        parts.append("_Older snapshots exist; raise `limit` to see them._")
+        parts.append("_Older ones exist: raise `limit`._")
     parts += kept
     return fit("\n".join(parts), budget_tokens)
 
@@ -107,8 +107,7 @@ def _entry(group: list[CommitRecord], previous: CommitRecord | None, marks: dict
         lines.append(f"- {marks[record.oid]}")
     if record.is_import and len(record.changes) > IMPORT_FILES_LISTED:
         return "\n".join(lines)  # its heading counts the files
-    named = {path: fold_symbols(line) for path, line in ((symbols or {}).get(record.oid) or {}).items()}
-    lines += describe_files(record.changes, symbols=named, bare=True)
+    lines += describe_files(record.changes, symbols=(symbols or {}).get(record.oid), bare=True)
     return "\n".join(lines)
 
 
@@ -122,8 +121,9 @@ def data(text: str, branch: str, records: list[CommitRecord], marks: dict[str, s
     :mod:`code_trajectory.core.answer`): ``branch``; ``snapshots``, rows of ``cols`` (:data:`SNAPSHOT_COLUMNS`) for
     the entries the text shows, oldest first as there (``left_out``: how many older ones the budget dropped): the time and the why as the heading says them, the id (or
     ``<id> to <id>`` for git operations that cancel out), ``files``: the text's lines for its files (change, path,
-    +/- counts, changed symbols), and the test-run ``mark``; ``more``: older snapshots exist. As lean as the text:
-    a program splits a file line at its first space and at ``" ("``."""
+    +/- counts, changed symbols) as one string, a line each, and the test-run ``mark`` (``cols`` only as long as
+    the longest row); ``more``: older snapshots exist. As lean as the text: a program splits ``files`` at line
+    breaks, a file line at its first space and at ``" ("``."""
     heads = {m.group(2): (m.group(1), m.group(3), m.end()) for m in _HEADING.finditer(text)}
     by_id = {r.oid[:12]: r for r in records}
     rows = []
@@ -132,50 +132,10 @@ def data(text: str, branch: str, records: list[CommitRecord], marks: dict[str, s
         if record is None:
             continue
         body = text[end:].split("\n## ", 1)[0].split("\n\n", 1)[0]
-        files = [line for line in body.split("\n")[1:] if line and not line.startswith("- ")]
+        files = "\n".join(line for line in body.split("\n")[1:] if line and not line.startswith("- "))
         mark = (marks or {}).get(record.oid) if " to " not in key else None
-        rows.append([stamp, key, reason, files] + ([mark] if mark else []))
+        rows.append([stamp, key, reason, files or None] + ([mark] if mark else []))
     left_out = sum(1 for r in records if r.oid[:12] not in text)  # dropped for the budget, oldest first
-    return {"branch": branch, "cols": SNAPSHOT_COLUMNS, "snapshots": rows, "left_out": left_out or None,
+    width = max((len(row) for row in rows), default=0)
+    return {"branch": branch, "cols": SNAPSHOT_COLUMNS[:width], "snapshots": rows, "left_out": left_out or None,
             "more": more or None}
-
-
-_OCCURRENCE = re.compile(r"@\d+\b")
-#: An occurrence as :func:`code_trajectory.symbols.readable` says it (``3rd definition of Context.invoke``).
-_ORDINAL = re.compile(r"^\d+(?:st|nd|rd|th) definition of ")
-
-
-def _split_names(text: str) -> list[str]:
-    """``a, b (c, d), e`` -> ``["a", "b (c, d)", "e"]``: commas inside parentheses do not split."""
-    names, depth, start = [], 0, 0
-    for i, char in enumerate(text):
-        depth += (char == "(") - (char == ")")
-        if depth == 0 and text.startswith(", ", i):
-            names.append(text[start:i])
-            start = i + 2
-    names.append(text[start:])
-    return names
-
-
-def fold_symbols(line: str) -> str:
-    """A changed-symbols line with each name said once per kind of change: the occurrences of one name that the
-    parser told apart (``delay@3, delay@4, delay@5``, or as read ``3rd definition of delay``; anonymous callbacks
-    in tests) become ``delay ×3``.
-
-    Args:
-        line: ``SymbolChanges.summary()``'s line (``modified a, b@2; added c; imports changed``).
-    """
-    groups = []
-    for group in line.split("; "):
-        label, sep, rest = group.partition(" ")
-        if label == "comments" and rest.startswith("changed in "):
-            label, rest = "comments changed in", rest.removeprefix("changed in ")
-        if not sep or label not in ("modified", "added", "removed", "moved", "reformatted", "comments changed in"):
-            groups.append(group)
-            continue
-        counts: dict[str, int] = {}
-        for name in _split_names(rest):
-            base = _ORDINAL.sub("", _OCCURRENCE.sub("", name))
-            counts[base] = counts.get(base, 0) + 1
-        groups.append(f"{label} " + ", ".join(name + (f" ×{n}" if n > 1 else "") for name, n in counts.items()))
-    return "; ".join(groups)

@@ -171,12 +171,9 @@ def global_trajectory(session: ProjectSession, limit: int = 20, since_consolidat
         more = len(records) > limit
         records = records[:limit]
     log.add_line_counts(repo, records)
-    # a point whose name the snapshot's own heading shows (its checkpoint) is not said twice
-    notes = {r.oid: r.checkpoint_note for r in records}
-    every_point = markers.on_commits(points.points(repo), [r.oid for r in records])
-    named = [p for p in every_point if p.message != notes.get(p.commit)]
+    named = markers.not_in_headings(markers.on_commits(points.points(repo), [r.oid for r in records]), records)
     marks = markers.with_marks(hooks.commit_marks(repo, [r.oid for r in records]), named)
-    symbols = versions.symbols_of(repo, records)
+    symbols = versions.symbols_of(repo, records, lean=True)
     trees = operation_trees(repo, records)
     text = recent.render(records, branch, session.settings.token_budget, since_consolidate=since_consolidate,
                          reached_consolidation=reached, more_available=more, marks=marks,

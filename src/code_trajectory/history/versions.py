@@ -23,6 +23,9 @@ _HEADER_LINE = re.compile(r"^(diff --git |index [0-9a-f]|--- |\+\+\+ |similarity
                           r"new file mode |deleted file mode )")
 #: Context lines around each change in the diffs shown (git log -p uses 3).
 DIFF_CONTEXT = 2
+#: Context lines around each change where the hunk headers and symbol lines already say where it is: the net
+#: change of ``compare`` and the older versions of a file's trajectory (issue 28: cut context lines, not facts).
+LEAN_CONTEXT = 1
 #: Change kinds said in one line instead of a diff.
 ONE_LINE_KINDS = {"whitespace-only": "whitespace-only change", "comment-only": "comment-only change",
                   "import-only": "import-only change"}
@@ -82,17 +85,25 @@ class Version:
 SYMBOLS_LISTED = 100
 
 
-def describe_symbols(changes: SymbolChanges, limit: int = SYMBOLS_LISTED) -> str:
+def describe_symbols(changes: SymbolChanges, limit: int = SYMBOLS_LISTED, *, lean: bool = False) -> str:
     """One line naming the changed symbols: modified, added and removed (with their members), renamed,
     then what changed outside symbols (imports, top-level code), docstrings and comments (a short comment quoted),
     and cosmetic changes. A name with an occurrence suffix reads as such (``3rd definition of Context.invoke``).
 
     At most ``limit`` names are listed (a class and each of its members count one); the rest are counted in a
     closing ``+ N more``.
+
+    ``lean`` (the recent log, the file list of ``compare``: answers whose diffs, or whose purpose, do not need the
+    comments' text): the occurrences of one name the parser told apart (``delay@3``, ``delay@4``: tests' anonymous
+    callbacks) are said once with a count (``delay ×2``), comments are named by their symbols only when code
+    changed too (``comments changed in `Hooks```, see :func:`lean_comment_parts`), moved symbols are counted
+    (``3 symbol(s) moved``) and what changed outside symbols is one part (``imports, code, comments changed outside
+    symbols``).
     """
     parts = []
     room = limit
     more = 0
+    said = bare if lean else readable
 
     def grouped(names: tuple[str, ...]) -> list[tuple[str, list[str]]]:
         inside = set(names)
@@ -104,10 +115,10 @@ def describe_symbols(changes: SymbolChanges, limit: int = SYMBOLS_LISTED) -> str
                 parent = changes.parents.get(parent)
             if parent is None:
                 tops.append(name)
-            else:
-                members.setdefault(parent, []).append(name[len(parent) + 1:] if name.startswith(parent + ".")
-                                                      else name)
-        return [(readable(n), [readable(m) for m in members.get(n, [])]) for n in tops]
+            else:  # lean: without occurrence suffixes, so `f@2.g@2` is `g` under `f`
+                members.setdefault(parent, []).append(_member(bare(name), bare(parent)) if lean
+                                                      else _member(name, parent))
+        return [(said(n), [said(m) for m in members.get(n, [])]) for n in tops]
 
     def listed(entries: list[tuple[str, list[str]]]) -> list[str]:
         nonlocal room, more
@@ -121,13 +132,13 @@ def describe_symbols(changes: SymbolChanges, limit: int = SYMBOLS_LISTED) -> str
             more += len(members) - len(shown)
             cut = ", …" if len(shown) < len(members) else ""
             out.append(f"{name} ({', '.join(shown)}{cut})" if shown else f"{name} (…)" if members else name)
-        return out
+        return counted(out) if lean else out
 
     none: list[str] = []
     sections: list[tuple[str, list[tuple[str, list[str]]]]] = [
-        ("modified", [(readable(n), none) for n in changes.modified]), ("added", grouped(changes.added)),
+        ("modified", [(said(n), none) for n in changes.modified]), ("added", grouped(changes.added)),
         ("removed", grouped(changes.removed)),
-        ("renamed", [(f"{readable(a)} -> {readable(b)}", none) for a, b in changes.renamed])]
+        ("renamed", [(f"{said(a)} -> {said(b)}", none) for a, b in changes.renamed])]
     for label, entries in sections:
         names = listed(entries)
         if names:
@@ -135,20 +146,74 @@ def describe_symbols(changes: SymbolChanges, limit: int = SYMBOLS_LISTED) -> str
     if more and parts:
         parts[-1] += f" + {more} more"
         more = 0
-    if changes.kind not in ("added", "deleted"):
-        if changes.imports_changed:
-            parts.append("imports changed")
-        if changes.top_level_changed:
-            parts.append("top-level code changed")
-    parts += changes.comment_parts()
-    for label, symbols in (("moved", changes.moved), ("reformatted", changes.reformatted)):
-        names = listed([(readable(n), none) for n in symbols])
+    outside = [word for word, changed in (("imports", changes.imports_changed), ("top-level code",
+                                                                              changes.top_level_changed))
+               if changed and changes.kind not in ("added", "deleted")]
+    comments = lean_comment_parts(changes) if lean else changes.comment_parts()
+    if lean and len(outside) + ("comments changed outside symbols" in comments) > 1:  # one part for them all
+        if "comments changed outside symbols" in comments:
+            comments.remove("comments changed outside symbols")
+            outside.append("comments")
+        parts.append(f"{', '.join(outside)} changed outside symbols".replace("top-level code", "code"))
+    else:
+        parts += [f"{word} changed" for word in outside]
+    parts += comments
+    if lean and changes.moved:
+        parts.append(f"{len(changes.moved)} symbol(s) moved")
+    for label, symbols in (("moved", () if lean else changes.moved), ("reformatted", changes.reformatted)):
+        names = listed([(said(n), none) for n in symbols])
         if names:
             parts.append(f"{label} {', '.join(names)}{f' + {more} more' if more else ''}")
         elif more:
             parts.append(f"{label} {more} symbol(s)")
         more = 0
     return "; ".join(parts)
+
+
+_OCCURRENCE = re.compile(r"@\d+(?=$|[.(])")
+
+
+def bare(name: str) -> str:
+    """``name`` without the occurrence suffixes the parser adds to tell repeated names apart (``delay@3`` and
+    ``customFetch@2.start@2`` are ``delay`` and ``customFetch.start``: see
+    :func:`code_trajectory.symbols.engine.disambiguate`)."""
+    return _OCCURRENCE.sub("", name)
+
+
+def _member(name: str, parent: str) -> str:
+    return name[len(parent) + 1:] if parent and name.startswith(parent + ".") else name
+
+
+def counted(names: list[str]) -> list[str]:
+    """Each name once, in first-seen order, with ``×N`` when it came N > 1 times."""
+    counts: dict[str, int] = {}
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
+    return [name + (f" ×{n}" if n > 1 else "") for name, n in counts.items()]
+
+
+def lean_comment_parts(changes: SymbolChanges) -> list[str]:
+    """The comment and docstring changes of ``changes`` in the words of
+    :meth:`~code_trajectory.symbols.SymbolChanges.comment_parts`, but named by their symbols without the comments'
+    text when code changed too (``docstring of `echo` changed``, ``module docstring changed``, ``comments changed
+    in `Hooks`, `parse```, ``comments changed outside symbols``); a change of comments only is said as that method
+    says it (a short comment quoted: it is the whole change). Symbols said added, removed or modified are left out."""
+    if changes.kind in ("comment-only", "doc-only"):
+        return changes.comment_parts()
+    skip = set(changes.added + changes.removed + changes.modified)
+    word = "docstring" if changes.language == "python" else "doc comment"
+    edits = [e for e in changes.comment_edits if e.symbol not in skip]
+    docs = list(dict.fromkeys(f"`{bare(e.symbol)}`" for e in edits if e.doc and e.symbol is not None))
+    plain = list(dict.fromkeys([*(f"`{bare(e.symbol)}`" for e in edits if not e.doc and e.symbol is not None),
+                                *(f"`{bare(n)}`" for n in changes.comments_changed if n not in skip)]))
+    parts = [f"{word}{'s' if len(docs) > 1 else ''} of {', '.join(docs)} changed"] if docs else []
+    if any(e.doc and e.symbol is None for e in edits):
+        parts.append(f"module {word} changed")
+    if plain:
+        parts.append(f"comments changed in {', '.join(plain)}")
+    if any(not e.doc and e.symbol is None for e in edits):
+        parts.append("comments changed outside symbols")
+    return parts
 
 
 def _blob_loader(repo: ShadowRepo):
@@ -215,26 +280,27 @@ def build(repo: ShadowRepo, entries: list[log.FileVersion], shown: int,
 SYMBOL_FILES_PER_COMMIT = 25
 
 
-def symbol_line_of(repo: ShadowRepo, change: FileChange) -> str | None:
-    """The changed symbols of one file change as one line (:func:`describe_symbols`), or None when there are none."""
+def symbol_line_of(repo: ShadowRepo, change: FileChange, *, lean: bool = False) -> str | None:
+    """The changed symbols of one file change as one line (:func:`describe_symbols`, ``lean`` or not), or None when
+    there are none."""
     if change.status != "D" and oversize_note(repo, change.new_oid):
         return None
     changes = symbol_changes(repo, change.path, change)
     if changes is None or changes.kind in ("unchanged", "skipped"):
         return None
-    return describe_symbols(changes) or None
+    return describe_symbols(changes, lean=lean) or None
 
 
 def symbols_of(repo: ShadowRepo, records: list[log.CommitRecord],
-               max_files: int = SYMBOL_FILES_PER_COMMIT) -> dict[str, dict[str, str]]:
+               max_files: int = SYMBOL_FILES_PER_COMMIT, *, lean: bool = False) -> dict[str, dict[str, str]]:
     """``{commit: {path: changed symbols}}`` for the first ``max_files`` files of each commit (supported languages,
-    content stored, a meaningful change only)."""
+    content stored, a meaningful change only); ``lean``: see :func:`describe_symbols`."""
     found: dict[str, dict[str, str]] = {}
     for record in records:
         if record.is_import:
             continue  # the first scan adds every file: its symbols are not news
         for change in record.changes[:max_files]:
-            line = symbol_line_of(repo, change)
+            line = symbol_line_of(repo, change, lean=lean)
             if line:
                 found.setdefault(record.oid, {})[change.path] = line
     return found
