@@ -115,7 +115,7 @@ def file_trajectory(session: ProjectSession, filepath: str, depth: int = 5, bran
     if ref is None:
         return message(narrative.never_recorded(rel, session.recorder.policy.explain(rel),
                                                 path_exists(session.root / rel), []))
-    entries = log.file_history(repo, ref, rel)
+    entries = log.file_history(repo, ref, rel, counted=depth)  # every version: the total, the reverts
     if not entries:
         candidates = list(list_files(repo, ref))  # a tree that cannot be read is a GitError, not "no suggestions"
         return message(narrative.never_recorded(rel, session.recorder.policy.explain(rel),

@@ -378,7 +378,7 @@ class History:
         tip = self.tip(branch)
         if tip is None:
             raise NotFoundError(f"nothing is recorded on branch {branch!r}")
-        versions = log.file_history(self.repo, tip, path)
+        versions = log.file_history(self.repo, tip, path, counted=0)  # the shown ones are counted below
         if not versions:
             raise NotFoundError(f"no snapshot on branch {branch!r} changed {log.display_path(path)}")
         reverts = _reverts(versions)
