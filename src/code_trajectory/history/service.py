@@ -323,7 +323,8 @@ def search_trajectory(session: ProjectSession, query: str, regex: bool = False, 
     branch, tip = read_point(session, branch, source)
     if tip is None:
         return message("Nothing is recorded yet: no snapshot to search.")
-    hits = search.search(session.recorder.repo, tip, query, regex=regex, path=rel, since=moment, limit=limit)
+    hits = search.search(session.recorder.repo, tip, query, regex=regex, path=rel, since=moment, limit=limit,
+                         index_ref=shadow_ref(branch) if source is None else None)
     return search.render(query, branch, hits, session.settings.token_budget, regex=regex)
 
 
