@@ -47,3 +47,18 @@ def test_a_rewritten_chain_is_read_again_and_the_page_counts_it(project: Path) -
         assert not rewound.extended and len(rewound) == 401 and oids[500] not in rewound
         page = history.timeline("main")
         assert page.total == 401 and len(first) == 600
+
+
+def test_the_server_warm_up_reads_the_sessions_before_the_first_page(project: Path) -> None:
+    from code_trajectory.ui.security import cookie_name
+    from support.ui import request, running_ui
+
+    oids = build_history(project, 300, files=6)
+    with running_ui(project) as ui:
+        assert ui.server.page.warmed.wait(60)
+        history = ui.server.page.history
+        assert list(history._indexes) == [oids[-1]]  # built once, by the warm-up
+        warm = history._indexes[oids[-1]]
+        status, _, body = request(ui.port, "GET", "/", headers={"Cookie": f"{cookie_name(ui.port)}={ui.token}"})
+        assert status == 200 and b"300 snapshots" in body
+        assert history.index(oids[-1]) is warm

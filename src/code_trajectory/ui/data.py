@@ -87,6 +87,7 @@ class History:
         self.gap = gap_seconds
         self._indexes: OrderedDict[str, SessionIndex] = OrderedDict()
         self._lock = threading.Lock()
+        self._building = threading.Lock()
 
     # -- branches and sessions ---------------------------------------------------------------------------------------
 
@@ -108,20 +109,25 @@ class History:
         return self.repo.resolve_ref(testruns.NOTES_REF)
 
     def index(self, tip: str) -> SessionIndex:
-        """The session index of the chain ending at ``tip`` (cached for the last few tips)."""
+        """The session index of the chain ending at ``tip`` (cached for the last few tips; one build at a time, so
+        a page asking while the server's warm-up builds it waits for that build instead of doing it again)."""
         with self._lock:
             cached = self._indexes.get(tip)
             if cached is not None:
                 self._indexes.move_to_end(tip)
                 return cached
-        with self._lock:
-            base = next(reversed(self._indexes.values()), None)  # the last one used: new snapshots on top of it
-        built = SessionIndex(self.repo, tip, self.gap, base)
-        with self._lock:
-            self._indexes[tip] = built
-            while len(self._indexes) > 4:
-                self._indexes.popitem(last=False)
-        return built
+        with self._building:
+            with self._lock:
+                cached = self._indexes.get(tip)
+                base = next(reversed(self._indexes.values()), None)  # the last one used: new snapshots on top
+            if cached is not None:
+                return cached
+            built = SessionIndex(self.repo, tip, self.gap, base)
+            with self._lock:
+                self._indexes[tip] = built
+                while len(self._indexes) > 4:
+                    self._indexes.popitem(last=False)
+            return built
 
     # -- the timeline ------------------------------------------------------------------------------------------------
 
