@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import time
 from pathlib import Path
 
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.git.maintenance import enforce_size_cap, last_report, repository_bytes, run_maintenance
+from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.recording.recorder import Recorder
 from support import git, write
 
@@ -68,3 +70,27 @@ def test_size_cap_drops_old_snapshots_but_keeps_every_branch_tip(project: Path) 
     write(project, "side.txt", "after pruning\n")
     assert recorder.record_paths(["side.txt"]) is not None  # recording goes on on top of the boundary
     recorder.close()
+
+
+def test_maintenance_as_the_watcher_runs_it_keeps_a_long_history_near_git_gc_aggressive(tmp_path: Path) -> None:
+    """Loose snapshots packed every 200 (the watcher's rhythm), packs rolled up with their deltas recomputed: the
+    objects stay within 1.5x of what ``git gc --aggressive`` makes of the same history (issue 29's disk target)."""
+    from support.ui import build_history
+
+    root = tmp_path / "project"
+    root.mkdir()
+
+    def maintain(_done: int) -> None:
+        with ShadowRepo(root) as repo:
+            assert run_maintenance(repo) is not None
+
+    build_history(root, 1000, files=20, chunk=200, loose=True, between=maintain, max_functions=30)
+    copy = tmp_path / "copy.git"
+    shutil.copytree(root / ".trajectory", copy)
+    git(tmp_path, f"--git-dir={copy}", "gc", "-q", "--aggressive", "--prune=now")
+
+    def pack_bytes(git_dir: Path) -> int:
+        return sum(p.stat().st_size for p in (git_dir / "objects" / "pack").iterdir())
+
+    assert not list((root / ".trajectory" / "objects").glob("[0-9a-f][0-9a-f]/*"))  # nothing left loose
+    assert pack_bytes(root / ".trajectory") <= 1.5 * pack_bytes(copy)

@@ -14,7 +14,7 @@ import os
 import random
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -37,7 +37,8 @@ def browser_missing_reason() -> str | None:
 
 
 def build_history(root: Path, count: int, *, branch: str = "main", files: int = 40, seed: int = 7,
-                  start: datetime | None = None) -> list[str]:
+                  start: datetime | None = None, chunk: int = 0, between: Callable[[int], None] | None = None,
+                  loose: bool = False, max_functions: int = 0) -> list[str]:
     """Write ``count`` snapshot commits on ``refs/heads/shadow/<branch>`` of ``root``'s shadow repository at once.
 
     The commits look like the recorder's: an import of ``files`` Python files, then snapshots changing one or two
@@ -45,6 +46,13 @@ def build_history(root: Path, count: int, *, branch: str = "main", files: int = 
     checkpoint every 97th and an intent on most; messages and trailers come from
     :func:`code_trajectory.git.messages.snapshot_message`. One ``git fast-import`` writes them (10,000 commits take
     about two seconds).
+
+    For a long history as the recorder leaves it (``bench/history.py``): ``chunk`` snapshots per ``git fast-import``
+    run (0: one run), each a pack of its own, ``between(snapshots written so far)`` called after each run (the
+    caller's maintenance); ``loose`` leaves each run's objects loose, as the recorder writes a snapshot's few
+    objects (``git.shadow.LOOSE_MAX_OBJECTS``), for maintenance to pack (else one pack, deltas to depth 50);
+    ``max_functions`` (0: no cap) caps the functions a file grows to: past it, an added function replaces the
+    file's oldest added one, so files stop growing as real ones do.
 
     Returns:
         The commit ids, oldest first.
@@ -62,6 +70,7 @@ def build_history(root: Path, count: int, *, branch: str = "main", files: int = 
     intents = ["Parse the config file", "Fix the retry loop", "Add the export command", "Speed up the index",
                None, "Refactor the store"]
     out: list[bytes] = []
+    oids: list[str] = []
     for i in range(count):
         changes: list[FileChange] = []
         kind, note = messages.KIND_SNAPSHOT, None
@@ -75,6 +84,8 @@ def build_history(root: Path, count: int, *, branch: str = "main", files: int = 
             for name in touched:
                 lines = contents[name]
                 if rng.random() < 0.3:
+                    if max_functions and len(lines) >= 3 * max_functions:
+                        del lines[3:6]
                     lines += [f"def g{i}(y):\n", f"    return y * {i}\n", "\n"]
                     changes.append(FileChange("M", name, added=3, deleted=0, counted=True))
                 else:
@@ -89,22 +100,39 @@ def build_history(root: Path, count: int, *, branch: str = "main", files: int = 
         out.append(b"commit refs/heads/shadow/%s\nmark :%d\n" % (branch.encode(), i + 1))
         out.append(b"committer code-trajectory <code-trajectory@localhost> %d +0000\n" % int(when.timestamp()))
         out.append(b"data %d\n%s\n" % (len(message), message))
-        if i:
+        if i and chunk and i % chunk == 0:  # a new fast-import run: it starts from the ref the last one wrote
+            out.append(b"from refs/heads/shadow/%s^0\n" % branch.encode())
+        elif i:
             out.append(b"from :%d\n" % i)
         for name in touched:
             body = "".join(contents[name]).encode()
             out.append(b"M 100644 inline %s\ndata %d\n%s\n" % (name.encode(), len(body), body))
-    marks = root / ".trajectory" / "state" / "fast-import.marks"
-    out.append(b"done\n")
+        if i + 1 == count or (chunk and (i + 1) % chunk == 0):
+            oids += _fast_import(root, out, first_mark=len(oids) + 1, loose=loose)
+            out = []
+            if between is not None:
+                between(i + 1)
+    subprocess.run(["git", f"--git-dir={root / '.trajectory'}", "symbolic-ref", "HEAD",
+                    f"refs/heads/shadow/{branch}"], check=True, env=_git_env(), capture_output=True)
+    return oids
+
+
+def _git_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1")
-    subprocess.run(["git", f"--git-dir={root / '.trajectory'}", "fast-import", "--quiet", "--done",
-                    f"--export-marks={marks}"], input=b"".join(out), check=True, env=env, capture_output=True)
-    subprocess.run(["git", f"--git-dir={root / '.trajectory'}", "symbolic-ref", "HEAD",
-                    f"refs/heads/shadow/{branch}"], check=True, env=env, capture_output=True)
+    return env
+
+
+def _fast_import(root: Path, commands: list[bytes], *, first_mark: int, loose: bool) -> list[str]:
+    """Run one ``git fast-import`` of ``commands`` (commits marked ``first_mark`` onwards); their ids, in order."""
+    marks = root / ".trajectory" / "state" / "fast-import.marks"
+    unpack = ["-c", f"fastimport.unpackLimit={2**31 - 1}"] if loose else []  # git-config(1): fewer objects: loose
+    subprocess.run(["git", f"--git-dir={root / '.trajectory'}", *unpack, "fast-import", "--quiet", "--done",
+                    f"--export-marks={marks}"], input=b"".join(commands) + b"done\n", check=True, env=_git_env(),
+                   capture_output=True)
     by_mark = dict(line.split() for line in marks.read_text().splitlines())
     marks.unlink()
-    return [by_mark[f":{i + 1}"] for i in range(count)]
+    return [by_mark[f":{n}"] for n in range(first_mark, first_mark + len(by_mark))]
 
 
 DEMO_V1 = '''"""Signing and checking tokens."""

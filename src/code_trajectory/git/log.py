@@ -7,6 +7,7 @@ prose of the first line.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -122,7 +123,7 @@ def _parse_log(out: bytes) -> list[CommitRecord]:
 
 def read_log(repo: ShadowRepo, revs: list[str], *, limit: int | None = None, paths: tuple[str, ...] = (),
              follow: bool = False, first_parent: bool = False, with_changes: bool = True,
-             date_order: bool = False) -> list[CommitRecord]:
+             date_order: bool = False, line_counts: bool = True) -> list[CommitRecord]:
     """Return commits reachable from ``revs``, newest first.
 
     Args:
@@ -132,13 +133,17 @@ def read_log(repo: ShadowRepo, revs: list[str], *, limit: int | None = None, pat
         paths: only commits touching these paths (relative to the root).
         follow: follow renames of a single path.
         first_parent: follow only first parents.
-        with_changes: read each commit's file changes (``--raw``; no line counts).
+        with_changes: read each commit's file changes (``--raw``, renames detected; with ``paths``, line counts).
         date_order: order by commit date across several refs.
+        line_counts: False: the ``--raw`` records alone, neither line counts nor rename detection (both read
+            blobs; with ``paths`` naming one file, rename detection finds nothing anyway: the old path is outside).
     """
     if not revs:
         return []
     args = ["log", "-z", "--no-abbrev", f"--format={LOG_FORMAT}"]
-    if with_changes:
+    if with_changes and not line_counts:
+        args.append("--raw")
+    elif with_changes:
         args += ["--raw", "-M"] + (["--numstat"] if paths else [])  # line counts are cheap for a few paths
     if limit is not None:
         args.append(f"-n{int(limit)}")
@@ -185,8 +190,18 @@ class FileVersion:
 MAX_RENAMES_FOLLOWED = 50
 
 
-def file_history(repo: ShadowRepo, ref: str, path: str) -> list[FileVersion]:
-    """Return every commit on ``ref`` that changed ``path`` (following renames), newest first.
+def file_history(repo: ShadowRepo, ref: str, path: str, *, limit: int | None = None,
+                 counted: int | None = None) -> list[FileVersion]:
+    """Return the commits on ``ref`` that changed ``path`` (following renames), newest first.
+
+    Args:
+        repo: the shadow repository.
+        ref: the ref or commit to start from.
+        path: the file, relative to the project root.
+        limit: at most this many versions, the newest (None: every one). git stops walking once it has found
+            them, so a short read costs what the newest versions cost, not the whole history.
+        counted: line counts (``FileChange.counted``) for the newest ``counted`` versions only (None: all); the
+            others carry their status and blob ids (what reverts and symbols need), which cost no blob read.
 
     Renames are followed by hand rather than with ``git log --follow``, which cannot use
     the commit-graph's changed-path Bloom filters: each path's history is a
@@ -197,7 +212,10 @@ def file_history(repo: ShadowRepo, ref: str, path: str) -> list[FileVersion]:
     versions: list[FileVersion] = []
     current, start = path, ref
     for _ in range(MAX_RENAMES_FOLLOWED):
-        records = read_log(repo, [start], paths=(current,))
+        left = None if limit is None else limit - len(versions)
+        if left is not None and left <= 0:
+            break
+        records = read_log(repo, [start], paths=(current,), limit=left, line_counts=False)
         if not records:
             break
         for record in records:
@@ -213,7 +231,32 @@ def file_history(repo: ShadowRepo, ref: str, path: str) -> list[FileVersion]:
             break
         versions[-1] = FileVersion(oldest.record, current, renamed)
         current, start = renamed.old_path, oldest.record.parents[0]
+    _add_counts(repo, versions if counted is None else versions[:counted])
     return versions
+
+
+def _add_counts(repo: ShadowRepo, versions: list[FileVersion]) -> None:
+    """Fill in the line counts of ``versions`` (in place) with one ``git diff-tree --stdin --numstat``; a renamed
+    version keeps its change as rename detection found it (no counts, as before)."""
+    wanted = [v for v in versions if not v.change.counted and not v.change.old_path]
+    if not wanted:
+        return
+    feed = "".join(f"{v.record.oid}\n" for v in wanted).encode()
+    out = repo.git.out(["diff-tree", "--stdin", "-r", "-z", "--no-abbrev", "--root", "--raw", "--numstat",
+                        "--end-of-options", "--", *sorted({v.path for v in wanted})], input=feed)
+    tokens = split_z(out)
+    by_commit: dict[str, list[FileChange]] = {}
+    pos = 0
+    while pos < len(tokens):
+        token = tokens[pos].strip(b"\n")
+        pos += 1
+        if is_commit_id(token):
+            by_commit[token.decode()], pos = parse_records(tokens, pos)
+    for version in wanted:
+        found = next((c for c in by_commit.get(version.record.oid, []) if c.path == version.path), None)
+        if found is not None and found.counted:
+            version.change = dataclasses.replace(version.change, added=found.added, deleted=found.deleted,
+                                                 counted=True)
 
 
 def file_patch(repo: ShadowRepo, version: FileVersion, *, context: int = 3) -> str:

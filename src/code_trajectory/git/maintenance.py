@@ -1,10 +1,14 @@
 """Keeping the shadow repository small and fast to query, off the hot path.
 
-:func:`run_maintenance` packs loose objects (``git repack -d --geometric=2``, so
-packs roll up geometrically instead of being rewritten whole), removes the loose
+:func:`run_maintenance` packs loose objects (``git repack -d -f --geometric=2``, so
+packs roll up geometrically instead of being rewritten whole; ``-f`` computes the deltas
+of the packs it rolls up again: a snapshot's objects are written whole, loose or in a
+pack, and kept whole through roll-ups the history took 1.71x the disk of
+``git gc --aggressive`` at 4,000 snapshots, 1.41x with ``-f``), removes the loose
 copies, and writes a commit-graph with changed-path Bloom filters
 (``git commit-graph write --reachable --changed-paths``), which makes
-``git log -- <path>`` skip commits that cannot touch the path. Reflogs are never
+``git log -- <path>`` skip commits that cannot touch the path, and brings each shadow
+ref's search index up to its tip (:mod:`code_trajectory.git.search_index`). Reflogs are never
 expired (they keep consolidated snapshots reachable) and nothing younger than
 two weeks is pruned, so objects written concurrently by a snapshot are safe.
 
@@ -27,6 +31,7 @@ from typing import Any
 import filelock
 
 from code_trajectory.core.atomic import replace_file
+from code_trajectory.git import search_index
 from code_trajectory.git.shadow import ShadowRepo
 
 log = logging.getLogger(__name__)
@@ -79,7 +84,7 @@ def run_maintenance(repo: ShadowRepo, *, cap_bytes: int | None = None,
 
         clear_leftovers(repo.git_dir)  # e.g. a commit-graph-chain.lock or a tmp_pack_* left by a killed run
         loose_before = _loose_count(repo)
-        repo.git.run(["repack", "-d", "-q", "--geometric=2", "--no-write-bitmap-index"])
+        repo.git.run(["repack", "-d", "-q", "-f", "--geometric=2", "--no-write-bitmap-index"])
         repo.git.run(["prune-packed", "-q"])
         repo.git.run(["prune", "--expire=2.weeks.ago"])
         repo.git.run(["pack-refs", "--all"])
@@ -89,6 +94,7 @@ def run_maintenance(repo: ShadowRepo, *, cap_bytes: int | None = None,
         # and it is older than the --expire age)
         if not (repo.git_dir / "shallow").exists():
             repo.git.run(["commit-graph", "write", "--reachable", "--changed-paths", "--split"])
+        search_index.update_all(repo)
         if cap_bytes is not None:
             enforce_size_cap(repo, cap_bytes, retention_days)
         report = MaintenanceReport(time.perf_counter() - started, loose_before, _loose_count(repo),

@@ -14,7 +14,7 @@ from datetime import datetime
 
 from code_trajectory.core.answer import Answer, message, sections, short, shown, when
 from code_trajectory.core.errors import GitError, InvalidArgumentError
-from code_trajectory.git import log, messages
+from code_trajectory.git import log, messages, search_index
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.history.headings import label
 from code_trajectory.history.narrative import fit, fmt_time
@@ -41,8 +41,11 @@ class Hit:
 
 
 def search(repo: ShadowRepo, ref: str, query: str, *, regex: bool = False, path: str | None = None,
-           since: datetime | None = None, limit: int = 20) -> list[Hit]:
+           since: datetime | None = None, limit: int = 20, index_ref: str | None = None) -> list[Hit]:
     """The snapshots reachable from ``ref`` that added or removed text matching ``query``, newest first.
+
+    ``index_ref``: the shadow ref whose commit ``ref`` is; its search index (:mod:`code_trajectory.git.search_index`)
+    then narrows a text search to the snapshots that can match, and git checks those alone.
 
     Raises:
         InvalidArgumentError: an empty or oversized query, or an invalid regex.
@@ -63,12 +66,21 @@ def search(repo: ShadowRepo, ref: str, query: str, *, regex: bool = False, path:
         def matches(line: str) -> bool:
             return query in line
     args = ["log", f"--format={_FORMAT}", "-p", "-U0", "--no-color", "--no-ext-diff", "--no-renames",
-            f"-n{int(limit)}", ("-G" + posix_regex(query)) if regex else ("-S" + query)]
+            ("-G" + posix_regex(query)) if regex else ("-S" + query)]
     if since is not None:
         args.append(f"--since={since.isoformat()}")
-    args += ["--end-of-options", ref, "--"] + ([path] if path else [])
+    paths = ["--"] + ([path] if path else [])
+    indexed = search_index.plan(repo, index_ref, ref, query) if index_ref and not regex else None
     try:
-        out = repo.git.out(args)
+        if indexed is None:
+            out = repo.git.out(args + [f"-n{int(limit)}", "--end-of-options", ref, *paths])
+        else:  # what the index does not cover yet, then only the snapshots it says can match
+            out = repo.git.out(args + [f"-n{int(limit)}", "--end-of-options", *indexed.newer, *paths]) \
+                if indexed.newer else b""
+            left = int(limit) - out.count(b"\x1e")
+            if left > 0 and indexed.candidates:
+                out += repo.git.out(args + [f"-n{left}", "--no-walk=unsorted", "--stdin", *paths],
+                                    input="".join(f"{oid}\n" for oid in indexed.candidates).encode())
     except GitError as exc:
         raise InvalidArgumentError(f"git could not search for {query!r}: {exc.stderr or exc}") from exc
     hits = []

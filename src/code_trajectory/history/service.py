@@ -115,7 +115,7 @@ def file_trajectory(session: ProjectSession, filepath: str, depth: int = 5, bran
     if ref is None:
         return message(narrative.never_recorded(rel, session.recorder.policy.explain(rel),
                                                 path_exists(session.root / rel), []))
-    entries = log.file_history(repo, ref, rel)
+    entries = log.file_history(repo, ref, rel, counted=depth)  # every version: the total, the reverts
     if not entries:
         candidates = list(list_files(repo, ref))  # a tree that cannot be read is a GitError, not "no suggestions"
         return message(narrative.never_recorded(rel, session.recorder.policy.explain(rel),
@@ -320,7 +320,8 @@ def search_trajectory(session: ProjectSession, query: str, regex: bool = False, 
     branch, tip = read_point(session, branch, source)
     if tip is None:
         return message("Nothing is recorded yet: no snapshot to search.")
-    hits = search.search(session.recorder.repo, tip, query, regex=regex, path=rel, since=moment, limit=limit)
+    hits = search.search(session.recorder.repo, tip, query, regex=regex, path=rel, since=moment, limit=limit,
+                         index_ref=shadow_ref(branch) if source is None else None)
     return search.render(query, branch, hits, session.settings.token_budget, regex=regex)
 
 

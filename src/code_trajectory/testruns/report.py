@@ -144,7 +144,7 @@ def _check_known(session: ProjectSession, rel: str, tip: str | None) -> None:
     repo = session.recorder.repo
     if path_exists(session.root / rel):
         return
-    if tip is not None and log.file_history(repo, tip, rel):
+    if tip is not None and log.file_history(repo, tip, rel, limit=1):
         return
     if repo.git.text(["log", "--all", "-1", "--format=%H", "--", rel]).strip():
         return

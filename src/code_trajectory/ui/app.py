@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -145,12 +146,22 @@ class Page:
         self.project = ProjectRepo.discover(root)
         self.csrf = csrf
         self.env = _environment()
+        self.warmed = threading.Event()
 
     def warm_up(self) -> None:
-        """Compile the templates and load Pygments' lexer table now rather than on the first request."""
-        for name in self.env.list_templates(extensions=["html"]):
-            self.env.get_template(name)
-        render.warm_up()
+        """Compile the templates, load Pygments' lexer table and read the shown branch's sessions now rather than
+        on the first request (:attr:`warmed` is set when done, also after a failure: the request then does it)."""
+        try:
+            for name in self.env.list_templates(extensions=["html"]):
+                self.env.get_template(name)
+            render.warm_up()
+            tip = self.history.tip(self.current_branch())
+            if tip is not None:
+                self.history.index(tip)  # the whole chain's sessions: the one part of the first page that grows
+        except Exception as exc:  # noqa: BLE001 - a warm-up failure only leaves the work to the first request
+            logging.getLogger(__name__).warning("UI warm-up incomplete: %s", exc)
+        finally:
+            self.warmed.set()
 
     def close(self) -> None:
         """Stop the shadow repository's git processes."""

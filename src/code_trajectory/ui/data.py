@@ -4,7 +4,8 @@ Read-only. A branch's timeline is the first-parent chain of its shadow ref (as `
 newest first, in pages of :data:`PAGE_SIZE`; the next page continues from a cursor (a commit id on the chain), so a
 page costs the same at the top of 10 snapshots or deep in 100,000. Sessions split that chain at gaps longer than
 the configured session gap (1 h by default, the rule of ``get_session_summary``); they come from one
-``git rev-list --first-parent --timestamp`` of the chain, cached by tip. Paths are ``/``-separated, relative to the
+``git rev-list --first-parent --timestamp`` of the chain, cached by tip and extended by the new commits alone when
+the tip moved on (:mod:`code_trajectory.ui.sessions`). Paths are ``/``-separated, relative to the
 project root; times are aware datetimes in the machine's zone.
 """
 
@@ -28,12 +29,12 @@ from code_trajectory.testruns import store as testruns
 from code_trajectory.testruns.green import green_proof
 from code_trajectory.testruns.scope import Scope
 from code_trajectory.ui import render
+from code_trajectory.ui.sessions import SessionIndex
 from code_trajectory.ui.views import (
     FileEntry,
     FileView,
     Filters,
     Row,
-    Session,
     SnapshotView,
     TestMark,
     TimelinePage,
@@ -73,53 +74,6 @@ class HistoryChangedError(TrajectoryError):
     """The history the page was showing was rewritten (a consolidation): the page must reload its list."""
 
 
-class SessionIndex:
-    """The sessions of one first-parent chain, from ``git rev-list --first-parent --timestamp <tip>``.
-
-    Args:
-        repo: the shadow repository.
-        tip: the chain's newest commit.
-        gap_seconds: a gap longer than this starts a new session.
-    """
-
-    def __init__(self, repo: ShadowRepo, tip: str, gap_seconds: float) -> None:
-        out = repo.git.out(["rev-list", "--first-parent", "--timestamp", "--end-of-options", tip, "--"])
-        self.tip = tip
-        self.session_of: dict[str, int] = {}
-        self.sessions: list[Session] = []
-        members: list[tuple[str, int]] = []
-
-        def close() -> None:
-            if members:
-                self.sessions.append(Session(members[-1][0], _time(members[0][1]), _time(members[-1][1]),
-                                             len(members)))
-                members.clear()
-
-        for line in out.decode("ascii", "replace").splitlines():
-            stamp, _, oid = line.partition(" ")
-            when = int(stamp)
-            if members and members[-1][1] - when > gap_seconds:
-                close()
-            members.append((oid, when))
-            self.session_of[oid] = len(self.sessions)
-        close()
-
-    def __len__(self) -> int:
-        return len(self.session_of)
-
-    def __contains__(self, oid: str) -> bool:
-        return oid in self.session_of
-
-    def session(self, oid: str) -> Session | None:
-        """The session of commit ``oid`` (None when it is not on the chain)."""
-        index = self.session_of.get(oid)
-        return None if index is None else self.sessions[index]
-
-
-def _time(stamp: int) -> datetime:
-    return datetime.fromtimestamp(stamp, UTC).astimezone()
-
-
 class History:
     """The queries of the page over one shadow repository (thread-safe; one per server).
 
@@ -133,6 +87,7 @@ class History:
         self.gap = gap_seconds
         self._indexes: OrderedDict[str, SessionIndex] = OrderedDict()
         self._lock = threading.Lock()
+        self._building = threading.Lock()
 
     # -- branches and sessions ---------------------------------------------------------------------------------------
 
@@ -154,18 +109,25 @@ class History:
         return self.repo.resolve_ref(testruns.NOTES_REF)
 
     def index(self, tip: str) -> SessionIndex:
-        """The session index of the chain ending at ``tip`` (cached for the last few tips)."""
+        """The session index of the chain ending at ``tip`` (cached for the last few tips; one build at a time, so
+        a page asking while the server's warm-up builds it waits for that build instead of doing it again)."""
         with self._lock:
             cached = self._indexes.get(tip)
             if cached is not None:
                 self._indexes.move_to_end(tip)
                 return cached
-        built = SessionIndex(self.repo, tip, self.gap)
-        with self._lock:
-            self._indexes[tip] = built
-            while len(self._indexes) > 4:
-                self._indexes.popitem(last=False)
-        return built
+        with self._building:
+            with self._lock:
+                cached = self._indexes.get(tip)
+                base = next(reversed(self._indexes.values()), None)  # the last one used: new snapshots on top
+            if cached is not None:
+                return cached
+            built = SessionIndex(self.repo, tip, self.gap, base)
+            with self._lock:
+                self._indexes[tip] = built
+                while len(self._indexes) > 4:
+                    self._indexes.popitem(last=False)
+            return built
 
     # -- the timeline ------------------------------------------------------------------------------------------------
 
@@ -378,7 +340,7 @@ class History:
         tip = self.tip(branch)
         if tip is None:
             raise NotFoundError(f"nothing is recorded on branch {branch!r}")
-        versions = log.file_history(self.repo, tip, path)
+        versions = log.file_history(self.repo, tip, path, counted=0)  # the shown ones are counted below
         if not versions:
             raise NotFoundError(f"no snapshot on branch {branch!r} changed {log.display_path(path)}")
         reverts = _reverts(versions)

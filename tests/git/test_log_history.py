@@ -1,0 +1,62 @@
+"""A file's history read in part: ``limit`` stops the walk at the newest versions, ``counted`` counts lines only for
+the newest ones; both give what the full read gives for those versions, across renames too."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from code_trajectory.core.config import TrajectorySettings
+from code_trajectory.git import log
+from code_trajectory.git.shadow import ShadowRepo
+from code_trajectory.recording.recorder import Recorder
+from support import write
+from support.ui import build_history
+
+REF = "refs/heads/shadow/main"
+
+
+def _key(version: log.FileVersion) -> tuple:
+    change = version.change
+    return version.record.oid, version.path, change.status, change.old_path, change.old_oid, change.new_oid
+
+
+def test_a_limited_read_is_the_newest_part_of_the_full_one_over_a_long_history(project: Path) -> None:
+    build_history(project, 600, files=6, chunk=200, loose=True)  # three fast-import runs, loose objects
+    with ShadowRepo(project) as repo:
+        path = "src/pkg1/module_001.py"
+        full = log.file_history(repo, REF, path)
+        assert len(full) > 60 and all(v.change.counted for v in full)
+        for limit in (1, 10, 37):
+            part = log.file_history(repo, REF, path, limit=limit)
+            assert [_key(v) for v in part] == [_key(v) for v in full[:limit]]
+            assert [v.change.counts() for v in part] == [v.change.counts() for v in full[:limit]]
+        assert len(log.file_history(repo, REF, path, limit=10_000)) == len(full)
+        counted = log.file_history(repo, REF, path, counted=5)
+        assert [_key(v) for v in counted] == [_key(v) for v in full]  # every version, blob ids and all
+        assert [v.change.counts() for v in counted[:5]] == [v.change.counts() for v in full[:5]]
+        assert not any(v.change.counted for v in counted[5:])
+        assert full[-1].change.status == "A" and full[-1].record.is_import
+
+
+def test_a_limited_read_follows_a_rename_only_when_it_needs_older_versions(project: Path) -> None:
+    recorder = Recorder.open(project, TrajectorySettings.load(project))
+    try:
+        recorder.reconcile()
+        body = "def load(path):\n    with open(path) as f:\n        return f.read()\n" + "# padding line\n" * 20
+        for i in range(4):
+            write(project, "src/old_name.py", body + f"VERSION = {i}\n")
+            recorder.record_paths(["src/old_name.py"])
+        (project / "src" / "old_name.py").rename(project / "src" / "new_name.py")
+        recorder.record_paths(["src/old_name.py", "src/new_name.py"])
+        for i in range(3):
+            write(project, "src/new_name.py", body + f"VERSION = {10 + i}\n")
+            recorder.record_paths(["src/new_name.py"])
+        repo = recorder.repo
+        full = log.file_history(repo, REF, "src/new_name.py")
+        assert [v.path for v in full] == ["src/new_name.py"] * 4 + ["src/old_name.py"] * 4
+        assert full[3].change.old_path == "src/old_name.py"
+        for limit in (2, 4, 5, 8):
+            part = log.file_history(repo, REF, "src/new_name.py", limit=limit)
+            assert [_key(v) for v in part] == [_key(v) for v in full[:limit]], limit
+    finally:
+        recorder.close()
