@@ -174,3 +174,22 @@ def test_compare_holds_every_changed_line_of_git_diff_with_less_context(project:
     context = "             return _get(url)"
     assert f"\n{context}\n" in diff and context not in answer, answer
     assert estimate_tokens(answer) < estimate_tokens(diff) * 1.5, (answer, diff)
+
+
+def test_small_older_diffs_are_shown_rather_than_named_by_a_longer_note(project: Path) -> None:
+    """Older diffs that the history's share leaves out are shown when together they are shorter than the note that
+    would name them: a pointer must not cost more than what it points at."""
+    body = BASE
+    write(project, "src/billing.py", body)
+    cli(project, "checkpoint", "-m", "start")
+    for k in range(2):  # two one-line tunings
+        body = body.replace(f"range(attempts{'' if not k else f' + {k - 1}'})", f"range(attempts + {k})")
+        write(project, "src/billing.py", body)
+        cli(project, "checkpoint", "-m", f"tune {k}")
+    big = "".join(f"\ndef helper_{i:03}(value):\n    return value * {i} + len('{'x' * 30}')\n" for i in range(120))
+    write(project, "src/billing.py", body + big)  # the newest: about 8,000 characters of diff
+    cli(project, "checkpoint", "-m", "helpers")
+    answer = cli(project, "file", "src/billing.py", "--depth", "5")
+    for k in range(2):
+        assert f"+    for attempt in range(attempts + {k}):" in answer, answer
+    assert "+def helper_119(value):" in answer and "left out" not in answer, answer

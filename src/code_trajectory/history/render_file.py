@@ -14,7 +14,11 @@ was) are said in one line. Then the budget buys diffs:
    :data:`OLDER_DIFFS_TOKENS`; the most important older diff may come on top of the newest when it fits in that
    share by itself): the point of the narrative is
    to say what changed in fewer tokens than ``git log -p`` (``bench/context.py``). A diff that does not fit is
-   cut line-wise (when at least :data:`MIN_CUT_CHARS` are left) rather than dropped for smaller, older ones.
+   cut line-wise (when at least :data:`MIN_CUT_CHARS` are left) rather than dropped for smaller, older ones;
+   the older diffs have :data:`~code_trajectory.history.versions.LEAN_CONTEXT` lines of context (the newest
+   :data:`~code_trajectory.history.versions.DIFF_CONTEXT`);
+3. the diffs the share leaves out are shown all the same when together they are shorter than the note that would
+   name them (``bench/answers.py``: a version's two changed lines were left out behind a 450-character note).
 
 No version and no changed symbol is dropped; the answer names the diffs it left out and the exact ``compare``
 call (and CLI command) that shows each. Whitespace-, comment- and import-only changes are said in one line.
@@ -30,7 +34,7 @@ from code_trajectory.git.log import display_path
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.history.headings import Step, net_zero_line, net_zero_spans, why
 from code_trajectory.history.narrative import CHARS_PER_TOKEN, cut_diff, fit, fmt_time, hunk_labels
-from code_trajectory.history.versions import Version
+from code_trajectory.history.versions import DIFF_CONTEXT, LEAN_CONTEXT, Version
 
 #: Share of the size of all the shown versions' diffs that the older versions' diffs may take with the newest
 #: one, so a history is told in about half the tokens of ``git log -p`` too (``bench/context.py``).
@@ -152,7 +156,7 @@ def render(repo: ShadowRepo, path: str, branch: str, versions: list[Version], to
     reserve = len(_left_out_note(path, versions, [i for i in range(len(versions)) if i not in group_of])) + 40
     bodies, detail = _spend(repo, versions, set(group_of),
                             budget_tokens * CHARS_PER_TOKEN - sum(len(h) + 1 for h in head)
-                            - sum(len(h) + 12 for h in headings) - reserve)
+                            - sum(len(h) + 12 for h in headings) - reserve, note_chars=reserve)
     out = ["\n".join(head)]
     for text, body in zip(headings, bodies):
         if text:
@@ -173,10 +177,13 @@ def importance(versions: list[Version], i: int, size: int) -> float:
     return lines * RECENCY_DECAY ** (len(versions) - 1 - i) * (OPERATION_WEIGHT if _is_operation(versions[i]) else 1)
 
 
-def _spend(repo: ShadowRepo, versions: list[Version], collapsed: set[int], room: int) -> tuple[list[str], list[str]]:
+def _spend(repo: ShadowRepo, versions: list[Version], collapsed: set[int], room: int, *,
+           note_chars: int = 0) -> tuple[list[str], list[str]]:
     """The body (a diff, hunk labels, a note, or nothing) and detail level of each version, within ``room``
     characters: the newest diff whole if it fits at all, then the older ones by :func:`importance` within
-    :data:`HISTORY_SHARE` of all the diffs (the most important one whole when it alone fits in that share)."""
+    :data:`HISTORY_SHARE` of all the diffs (the most important one whole when it alone fits in that share); the
+    diffs that share leaves out are shown all the same when together they take no more than ``note_chars`` (the
+    note that would name them: a pointer should not cost more than what it points at)."""
     bodies = [""] * len(versions)
     detail = ["no net change" if i in collapsed else "heading" for i in range(len(versions))]
     newest = len(versions) - 1
@@ -187,7 +194,7 @@ def _spend(repo: ShadowRepo, versions: list[Version], collapsed: set[int], room:
         if not _wants_diff(version) and not (i == newest and version.one_line_kind):  # the newest: always its lines
             detail[i] = "one line" if version.one_line_kind or version.oversize else "heading"
             continue
-        diff = version.diff(repo)
+        diff = version.diff(repo, DIFF_CONTEXT if i == newest else LEAN_CONTEXT)  # older: their lines, less context
         if version.record.is_import and diff.count("\n") > IMPORT_LINES_SHOWN:
             symbols = len(version.symbols.added) if version.symbols is not None else 0
             bodies[i] = (f"- The file as recording began: {diff.count(chr(10))} lines"
@@ -216,6 +223,7 @@ def _spend(repo: ShadowRepo, versions: list[Version], collapsed: set[int], room:
     order = sorted(diffs, key=lambda k: (-importance(versions, k, len(diffs[k])), -k))
     if order:  # the most important older change: whole when it fits in the share by itself, else cut to it
         share = max(share, min(len(diffs[order[0]]) + 12, full_share))
+    rest = room - share  # what the budget holds beyond the share
     room = max(0, min(room, share))
     for i in order:
         version, diff = versions[i], diffs[i]
@@ -229,6 +237,10 @@ def _spend(repo: ShadowRepo, versions: list[Version], collapsed: set[int], room:
             if line and len(line) <= room:
                 bodies[i], detail[i] = line, "hunks"
         room -= len(bodies[i])
+    unshown = [i for i in order if detail[i] != "full"]
+    if unshown and sum(len(diffs[i]) + 12 for i in unshown) <= min(note_chars, max(rest, 0) + max(room, 0)):
+        for i in unshown:
+            bodies[i], detail[i] = f"```diff\n{diffs[i]}\n```", "full"
     return bodies, detail
 
 

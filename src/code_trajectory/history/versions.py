@@ -50,7 +50,7 @@ class Version:
     revert_of: datetime | None = None
     tests: str | None = None
     oversize: str | None = None
-    _diff: str | None = field(default=None, repr=False)
+    _diff: tuple[int, str] | None = field(default=None, repr=False)
 
     @property
     def record(self) -> log.CommitRecord:
@@ -61,12 +61,13 @@ class Version:
         """``whitespace-only change`` (comment-, import-only) when the change is said in one line, else None."""
         return ONE_LINE_KINDS.get(self.symbols.kind) if self.symbols is not None else None
 
-    def diff(self, repo: ShadowRepo) -> str:
-        """The version's diff without git's file header lines (hunks with :data:`DIFF_CONTEXT` lines of context)."""
-        if self._diff is None:
-            text = log.file_patch(repo, self.entry, context=DIFF_CONTEXT)
-            self._diff = "\n".join(line for line in text.split("\n") if not _HEADER_LINE.match(line)).strip("\n")
-        return self._diff
+    def diff(self, repo: ShadowRepo, context: int = DIFF_CONTEXT) -> str:
+        """The version's diff without git's file header lines (hunks with ``context`` lines of context)."""
+        if self._diff is None or self._diff[0] != context:
+            text = log.file_patch(repo, self.entry, context=context)
+            self._diff = (context, "\n".join(line for line in text.split("\n")
+                                              if not _HEADER_LINE.match(line)).strip("\n"))
+        return self._diff[1]
 
     def symbol_line(self) -> str | None:
         """``modified Serializer.loads; added Serializer.iter_unsigners``, or None when there are no symbols.
