@@ -9,6 +9,9 @@ an import of 40 Python files, then snapshots changing one or two of them), then 
 * ``get_file_trajectory(depth=10)`` of the most edited file.
 
 Target (issue 12): each query <= 1 s over 10,000 snapshots. Usage: python bench/queries.py [--snapshots N]
+
+The history here is one fast-import pack without the product's maintenance (no commit-graph, no search index):
+``bench/history.py`` builds 100,000 snapshots as the recorder and its maintenance leave them (issue 29's targets).
 """
 
 from __future__ import annotations

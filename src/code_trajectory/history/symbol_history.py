@@ -154,9 +154,13 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
     current = name
     result: list[SymbolVersion] = []
     moves = 0
+    anchor: _Anchor | None = None  # the symbol's text in the newer side of the next version, once known
     while entries and len(result) < depth:
         entry, entries = entries[0], entries[1:]
+        if anchor is not None and _untouched(repo, entry, anchor):
+            continue  # its text and its scopes' first lines are there unchanged: no parse of this version
         changes = symbol_changes(repo, entry.path, entry.change)
+        anchor = _anchor(repo, entry.change.old_oid, entry.change.old_path or entry.path, current)
         if changes is None:
             continue
         context = OLDER_DIFF_CONTEXT if result else SYMBOL_DIFF_CONTEXT  # the newest change is shown whole
@@ -284,6 +288,48 @@ def _inner(changes: SymbolChanges, name: str, names: tuple[str, ...]) -> list[st
         if parent == name:
             inner.append(changed)
     return inner
+
+
+@dataclass
+class _Anchor:
+    """What tells, without parsing, that a version left a symbol alone: the exact text of its lines (its doc
+    comment included, a line of context each side) and the first line of each enclosing symbol (a renamed class
+    renames its methods)."""
+
+    text: bytes
+    scopes: list[bytes]
+
+
+def _anchor(repo: ShadowRepo, oid: str, path: str, name: str) -> _Anchor | None:
+    """The anchor of ``name`` in blob ``oid`` (parsed already: the symbol cache has it), or None when it is not
+    there, or its name depends on other definitions (a ``@N`` occurrence suffix)."""
+    if "@" in name:
+        return None
+    symbols = _symbols(repo, oid, path)
+    symbol = next((s for s in symbols if s.name == name), None)
+    data = _load(repo)(oid) if symbol is not None else None
+    if symbol is None or data is None:
+        return None
+    lines = data.split(b"\n")
+    scopes, parent = [], symbol.parent
+    while parent is not None:
+        enclosing = next((s for s in symbols if s.name == parent), None)
+        if enclosing is None:
+            return None
+        scopes.append(lines[enclosing.start_line - 1])
+        parent = enclosing.parent
+    # a line of context each side: a doc comment removed above it, or a comment below it, is a change to read
+    return _Anchor(b"\n".join(lines[max(documented_start(symbol) - 2, 0):symbol.end_line + 1]), scopes)
+
+
+def _untouched(repo: ShadowRepo, entry: log.FileVersion, anchor: _Anchor) -> bool:
+    """True when the older side of ``entry`` holds the symbol's text exactly once and every scope line: the
+    version changed other lines of the file only (a rename, an addition or a deletion of the file is read)."""
+    change = entry.change
+    if change.old_path or change.status != "M" or not change.old_oid or change.old_oid == ZERO_OID:
+        return False
+    data = _load(repo)(change.old_oid)
+    return data is not None and data.count(anchor.text) == 1 and all(line in data for line in anchor.scopes)
 
 
 def _baseline(repo: ShadowRepo, entry: log.FileVersion, name: str, show: bool) -> SymbolVersion:
