@@ -225,7 +225,8 @@ def session_summary(session: ProjectSession, recap: str | None = None, notices: 
             current_intent = source_intent(repo, refs[0]) or "(none shared)"
     else:
         refs = list(repo.shadow_refs())
-    records = log.read_log(repo, refs, limit=SESSION_SCAN_LIMIT, date_order=True)
+    # the import's changes are every file of the project and the summary counts none of them
+    records = log.read_log(repo, refs, limit=SESSION_SCAN_LIMIT, date_order=True, root_changes=False)
     gap = session.settings.session_gap_seconds
     sessions = log.sessions(records, gap)
     net_by_branch = {}
