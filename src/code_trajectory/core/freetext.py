@@ -7,8 +7,6 @@ these names).
 
 from __future__ import annotations
 
-import re
-
 from code_trajectory.core.secrets import redact
 
 #: Longest intent kept, characters.
@@ -17,7 +15,7 @@ MAX_INTENT_CHARS = 200
 
 def one_line(text: str, limit: int = MAX_INTENT_CHARS) -> str:
     """Collapse whitespace (newlines included) and cut to ``limit`` characters with an ellipsis."""
-    flat = re.sub(r"\s+", " ", text).strip()
+    flat = " ".join(text.split())  # str.split's whitespace is re's \s: Py_UNICODE_ISSPACE
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 

@@ -16,8 +16,8 @@ replacements (each costs a Python call) stays under ``len(text) / JOIN_GAP``.
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a hook's prompt imports this module
 if TYPE_CHECKING:  # for the annotations only: the functions below import re2 where they use it
     import re2
 
