@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -105,28 +106,36 @@ def main() -> int:
         def save(n: int) -> None:
             target.write_text(f"value = {n}\n")
 
-        def hook(payload: bytes) -> None:
-            proc = subprocess.run([*hook_exe, "hook", "edit" if payload is edit else "prompt", "--project",
-                                   str(root)], input=payload, env=env, capture_output=True)
+        def timed(argv: list[str], data: bytes = b"") -> tuple[float, float]:
+            """Wall and CPU (user + system, of the process itself) milliseconds of one run of ``argv``."""
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            started = time.perf_counter()
+            proc = subprocess.run(argv, input=data, env=env, capture_output=True)
+            wall = (time.perf_counter() - started) * 1000
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
             if proc.returncode != 0 or proc.stderr or proc.stdout:
-                raise SystemExit(f"hook failed: {proc.stderr.decode(errors='replace')}")
+                raise SystemExit(f"{argv} failed: {proc.stderr.decode(errors='replace')}")
+            return wall, (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000
 
-        def timed_edits(base_n: int) -> tuple[list[float], list[float]]:
+        python: list[tuple[float, float]] = []
+
+        def hook(event: str) -> tuple[float, float]:
+            python.append(timed([sys.executable, "-c", "pass"]))  # interleaved: the same load for both
+            return timed([*hook_exe, "hook", event, "--project", str(root)], edit if event == "edit" else prompt)
+
+        def timed_edits(base_n: int) -> tuple[list[tuple[float, float]], list[float]]:
             """Each run: save, time the edit hook, time until its snapshot is on disk, wait until all is quiet."""
             spent, landed = [], []
             for n in range(args.runs):
                 save(base_n + n)
                 before = commits(root, env)
-                started = time.perf_counter()
-                hook(edit)
-                spent.append((time.perf_counter() - started) * 1000)
+                spent.append(hook("edit"))
                 landed.append(wait_landed(root, env, before))
                 wait_idle(root)
             return spent, landed
 
-        python = median_ms(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True), args.runs)
-        t_prompt = median_ms(lambda: hook(prompt), args.runs)  # sets the intent the edits carry
-        t_edit_all, landed_idle = timed_edits(0)
+        t_prompt = [hook("prompt") for _ in range(args.runs)]  # sets the intent the edits carry
+        t_edit, landed_idle = timed_edits(0)
         intent = subprocess.run(["git", f"--git-dir={root / '.trajectory'}", "log", "-1", "--all",
                                  "--format=%(trailers:key=Trajectory-Intent,valueonly)%(trailers:key="
                                  "Trajectory-Origin,valueonly)"], capture_output=True, text=True, env=env).stdout
@@ -136,25 +145,29 @@ def main() -> int:
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             wait_recording(root)
-            t_edit_live_all, landed_live = timed_edits(1000)
-            t_prompt_live = median_ms(lambda: hook(prompt), args.runs)
+            t_edit_live, landed_live = timed_edits(1000)
+            t_prompt_live = [hook("prompt") for _ in range(args.runs)]
         finally:
             watcher.terminate()
             watcher.wait(60)
-        python_again = median_ms(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True), args.runs)
-        start_up = min(python, python_again)
-        t_edit, t_edit_live = statistics.median(t_edit_all), statistics.median(t_edit_live_all)
-        print(f"\n{args.files:,} files, {args.runs} runs each, medians; hook: {' '.join(hook_exe[-3:])}\n")
-        print("| measurement | ours | beyond Python start-up | target | snapshot on disk after the hook exits "
-              "|\n|---|---|---|---|---|")
-        print(f"| hook edit, a server records (hand-over) | {t_edit_live:.0f} ms | {t_edit_live - start_up:.0f} ms "
-              f"| <= 30 ms | {statistics.median(landed_live):.0f} ms |")
-        print(f"| hook prompt, a server records | {t_prompt_live:.0f} ms | {t_prompt_live - start_up:.0f} ms "
-              "| <= 30 ms | |")
-        print(f"| hook edit, nothing records (hand-over to a worker) | {t_edit:.0f} ms | {t_edit - start_up:.0f} ms "
-              f"| <= 60 ms | {statistics.median(landed_idle):.0f} ms (git add && git commit: {t_git:.0f} ms) |")
-        print(f"| hook prompt, nothing records | {t_prompt:.0f} ms | {t_prompt - start_up:.0f} ms | <= 60 ms | |")
-        print(f"| python -c pass | {start_up:.0f} ms | | | |")
+        wall0 = statistics.median(w for w, _ in python)
+        cpu0 = statistics.median(c for _, c in python)
+        print(f"\n{args.files:,} files, {args.runs} runs each, medians; hook: {' '.join(hook_exe[-3:])}; "
+              f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores\n")
+        print("| measurement | wall | beyond Python start-up | CPU beyond Python's | target (beyond) | snapshot on disk "
+              "after the hook exits |\n|---|---|---|---|---|---|")
+
+        def row(what: str, runs: list[tuple[float, float]], target: str, landed: str = "") -> None:
+            wall, cpu = statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs)
+            print(f"| {what} | {wall:.0f} ms | {wall - wall0:.0f} ms | {cpu - cpu0:.0f} ms | {target} | {landed} |")
+
+        row("hook edit, a server records (hand-over)", t_edit_live, "<= 30 ms",
+            f"{statistics.median(landed_live):.0f} ms")
+        row("hook prompt, a server records", t_prompt_live, "<= 30 ms")
+        row("hook edit, nothing records (hand-over to a worker)", t_edit, "<= 60 ms",
+            f"{statistics.median(landed_idle):.0f} ms (git add && git commit: {t_git:.0f} ms)")
+        row("hook prompt, nothing records", t_prompt, "<= 60 ms")
+        print(f"| python -c pass | {wall0:.0f} ms | | CPU {cpu0:.0f} ms | | |")
         print(f"\nthe last snapshot's intent and origin: {' / '.join(intent.split())}")
         return 0
     finally:

@@ -45,10 +45,9 @@ class Command:
 
 def load(target: str):  # -> Callable[..., int]; not annotated: that would import typing at start
     """The function a ``"module:function"`` string of :data:`COMMANDS` names (its module imported now)."""
-    import importlib
-
     module, _, name = target.partition(":")
-    return getattr(importlib.import_module(module), name)
+    __import__(module)  # importlib.import_module, without importing importlib (a hook pays for every import)
+    return getattr(sys.modules[module], name)
 
 
 _SERVER = "code_trajectory.server"

@@ -128,8 +128,10 @@ class IntentStore:
         if not clean:
             raise InvalidArgumentError("intent must be a non-empty sentence, e.g. 'Fix login retry'")
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        # no fsync (the rename stays atomic): an intent a power loss takes is set again by the next prompt, and a
+        # hook's prompt should not wait for the disk (issue 29)
         replace_file(self.path, json.dumps({"intent": clean, "set_at": datetime.now(UTC).isoformat(),
-                                            "session": session or None}))
+                                            "session": session or None}), fsync=False)
         return clean
 
     def clear(self) -> None:
