@@ -108,6 +108,24 @@ def test_hand_overs_nobody_claimed_are_recorded_by_the_next_hooks_worker(project
     assert sorted(filter(None, origins)) == ["claude-code; tool=Edit; session=s6", "gemini; tool=write_file; session=s5"]
 
 
+def test_a_hand_over_a_failed_worker_left_makes_the_next_hook_record_in_its_own_process(project: Path) -> None:
+    with watching(project, debounce=30):
+        pass
+    state = project / ".trajectory" / "state"
+    count = shadow_count(project)
+    write(project, "src/left.py", "LEFT = 2\n")
+    assert handoff.hand_over_edit(state, ["src/left.py"], client="codex", tool="apply_patch", session="s10")
+    (left,) = (state / "requests").glob("*.edit")
+    old = left.stat().st_mtime - edit_worker.STUCK_SECONDS - 5
+    os.utime(left, (old, old))  # its worker died (no lock held) long ago
+    assert edit_worker.stuck(state)
+    write(project, "src/app.py", "def main():\n    return 13\n")
+    hook = run_hook(project, "edit", edit_payload(project, "src/app.py", "s10"))
+    assert hook.returncode == 0 and hook.stderr == ""
+    assert shadow_count(project) == count + 2  # recorded before the hook returned: no worker this time
+    assert not edit_worker.pending(state) and not recording_now(project / ".trajectory")
+
+
 def test_the_worker_leaves_the_hand_overs_to_the_process_that_records(project: Path) -> None:
     with watching(project, debounce=30) as session:
         assert session._requests is not None

@@ -289,8 +289,9 @@ def _edit(root: Path, payload: dict) -> str | None:
     if (git_dir / "HEAD").is_file() and handoff.hand_over_edit(git_dir / "state", rels, client=client, tool=tool,
                                                                session=session):
         # the recording process snapshots them together (within its next listing, 0.1 s); when none records, a
-        # worker started here does, and exits; where none can start, this process records every hand-over
-        if handoff.recording_now(git_dir) or edit_worker.start(root):
+        # worker started here does, and exits; where none can start, or an earlier one left a hand-over behind (it
+        # failed: its stderr is /dev/null), this process records every hand-over, and says on stderr what failed
+        if handoff.recording_now(git_dir) or (not edit_worker.stuck(git_dir / "state") and edit_worker.start(root)):
             return None
         edit_worker.drain(root)
         return None

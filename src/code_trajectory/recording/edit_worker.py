@@ -15,8 +15,9 @@ claim, one at a time, with :func:`~code_trajectory.recording.handoff.record_hand
 requests of that short while (the asker then scans on its own at once), releases the lock, and looks once more: a
 hook that wrote its hand-over while the worker held the lock saw the lock held and started no worker, so the worker
 takes the lock again and records it. A worker that fails or is killed loses nothing: its unclaimed hand-overs wait
-for the next edit hook's worker or the next recording process (see :mod:`~code_trajectory.recording.handoff`), and
-the file's content is in the work tree for the next scan.
+for the next recording process (see :mod:`~code_trajectory.recording.handoff`) or the next edit hook, which drains
+them in its own process when one is older than :data:`STUCK_SECONDS` (:func:`stuck`: a failure then reaches the
+client's log on the hook's stderr), and the file's content is in the work tree for the next scan.
 
 Where ``os.posix_spawn`` is missing (Windows) :func:`start` returns False and the hook drains in its own process.
 """
@@ -26,10 +27,13 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import time
 from pathlib import Path
 
 #: The module the worker runs (``python -m``); never taken from data.
 MODULE = "code_trajectory.recording.edit_worker"
+#: Age of an unclaimed hand-over, seconds, past which a hook no longer trusts workers (see :func:`stuck`).
+STUCK_SECONDS = 10.0
 #: Times the worker takes the lock again for hand-overs written while it held it (each round records them all).
 MAX_ROUNDS = 20
 
@@ -64,6 +68,25 @@ def _no_inheritance() -> None:
         if name.isdigit() and int(name) > 2:
             with contextlib.suppress(OSError):  # the listing's own descriptor, closed meanwhile
                 os.set_inheritable(int(name), False)
+
+
+def stuck(state_dir: Path) -> bool:
+    """True when ``state_dir``'s requests directory holds a hand-over older than :data:`STUCK_SECONDS`: while
+    nothing records the project, the worker meant to record it failed or was killed (its stderr is ``/dev/null``),
+    so the hook drains in its own process, where a failure reaches the client's log."""
+    from code_trajectory.recording.handoff import EDIT_KIND, REQUEST_DIR
+
+    oldest = time.time() - STUCK_SECONDS
+    try:
+        with os.scandir(state_dir / REQUEST_DIR) as entries:
+            for entry in entries:
+                if entry.name.endswith(f".{EDIT_KIND}"):
+                    with contextlib.suppress(OSError):
+                        if entry.stat(follow_symlinks=False).st_mtime < oldest:
+                            return True
+    except OSError:
+        return False
+    return False
 
 
 def pending(state_dir: Path) -> bool:
