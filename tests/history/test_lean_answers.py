@@ -141,7 +141,7 @@ def test_the_lean_line_names_comments_by_their_symbols_without_their_text() -> N
     assert "`# old; text` → `# new; text`" in full and "# x" in full
     assert describe_symbols(changes, lean=True) == (
         "modified fetch; imports, code, comments changed outside symbols; docstring of `Retry.wait` changed; "
-        "comments changed in `Retry`; 2 symbol(s) moved")
+        "comments changed in Retry; 2 symbol(s) moved")
     # a change of comments only is said whole: the comment is the change
     only = SymbolChanges("src/retry.py", "python", "comment-only", comment_edits=changes.comment_edits[:1])
     assert describe_symbols(only, lean=True) == describe_symbols(only)

@@ -97,7 +97,7 @@ def describe_symbols(changes: SymbolChanges, limit: int = SYMBOLS_LISTED, *, lea
     ``lean`` (the recent log, the file list of ``compare``: answers whose diffs, or whose purpose, do not need the
     comments' text): the occurrences of one name the parser told apart (``delay@3``, ``delay@4``: tests' anonymous
     callbacks) are said once with a count (``delay ×2``), comments are named by their symbols only when code
-    changed too (``comments changed in `Hooks```, see :func:`lean_comment_parts`), moved symbols are counted
+    changed too (``comments changed in Hooks``, see :func:`lean_comment_parts`), moved symbols are counted
     (``3 symbol(s) moved``) and what changed outside symbols is one part (``imports, code, comments changed outside
     symbols``).
     """
@@ -197,7 +197,7 @@ def lean_comment_parts(changes: SymbolChanges) -> list[str]:
     """The comment and docstring changes of ``changes`` in the words of
     :meth:`~code_trajectory.symbols.SymbolChanges.comment_parts`, but named by their symbols without the comments'
     text when code changed too (``docstring of `echo` changed``, ``module docstring changed``, ``comments changed
-    in `Hooks`, `parse```, ``comments changed outside symbols``); a change of comments only is said as that method
+    in Hooks, parse``, ``comments changed outside symbols``); a change of comments only is said as that method
     says it (a short comment quoted: it is the whole change). Symbols said added, removed or modified are left out."""
     if changes.kind in ("comment-only", "doc-only"):
         return changes.comment_parts()
@@ -205,8 +205,8 @@ def lean_comment_parts(changes: SymbolChanges) -> list[str]:
     word = "docstring" if changes.language == "python" else "doc comment"
     edits = [e for e in changes.comment_edits if e.symbol not in skip]
     docs = list(dict.fromkeys(f"`{bare(e.symbol)}`" for e in edits if e.doc and e.symbol is not None))
-    plain = list(dict.fromkeys([*(f"`{bare(e.symbol)}`" for e in edits if not e.doc and e.symbol is not None),
-                                *(f"`{bare(n)}`" for n in changes.comments_changed if n not in skip)]))
+    plain = list(dict.fromkeys([*(bare(e.symbol) for e in edits if not e.doc and e.symbol is not None),
+                                *(bare(n) for n in changes.comments_changed if n not in skip)]))
     parts = [f"{word}{'s' if len(docs) > 1 else ''} of {', '.join(docs)} changed"] if docs else []
     if any(e.doc and e.symbol is None for e in edits):
         parts.append(f"module {word} changed")
