@@ -60,3 +60,29 @@ def test_a_limited_read_follows_a_rename_only_when_it_needs_older_versions(proje
             assert [_key(v) for v in part] == [_key(v) for v in full[:limit]], limit
     finally:
         recorder.close()
+
+
+def test_file_versions_read_page_by_page_are_the_full_history(project: Path, monkeypatch) -> None:
+    recorder = Recorder.open(project, TrajectorySettings.load(project))
+    try:
+        recorder.reconcile()
+        for i in range(5):
+            write(project, "src/a.py", "def f():\n    return 0\n" + "# pad\n" * 20 + f"V = {i}\n")
+            recorder.record_paths(["src/a.py"])
+        (project / "src" / "a.py").rename(project / "src" / "b.py")
+        recorder.record_paths(["src/a.py", "src/b.py"])
+        for i in range(6):
+            write(project, "src/b.py", "def f():\n    return 0\n" + "# pad\n" * 20 + f"V = {10 + i}\n")
+            recorder.record_paths(["src/b.py"])
+        full = log.file_history(recorder.repo, REF, "src/b.py")
+        assert len(full) == 12 and full[6].change.old_path == "src/a.py"
+        for first in (1, 2, 3):  # with 1: pages 1, 2, 4 end on the rename (the 7th version)
+            monkeypatch.setattr(log.FileVersions, "FIRST_PAGE", first)
+            assert [_key(v) for v in log.FileVersions(recorder.repo, REF, "src/b.py")] == [_key(v) for v in full]
+        paged = log.FileVersions(recorder.repo, REF, "src/b.py")
+        assert _key(paged[11]) == _key(full[11]) and bool(paged[11:]) and not paged[12:]
+        rest = paged[3:]
+        assert [_key(v) for v in rest] == [_key(v) for v in full[3:]] and _key(rest[0]) == _key(full[3])
+        assert not log.FileVersions(recorder.repo, None, "src/b.py")
+    finally:
+        recorder.close()

@@ -7,10 +7,13 @@ prose of the first line.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from code_trajectory.git import messages
 from code_trajectory.git.diffs import MAX_COUNTED_FILES, is_commit_id, parse_records
@@ -237,6 +240,72 @@ def file_history(repo: ShadowRepo, ref: str, path: str, *, limit: int | None = N
         current, start = renamed.old_path, oldest.record.parents[0]
     _add_counts(repo, versions if counted is None else versions[:counted])
     return versions
+
+
+class FileVersions:
+    """A file's versions newest first, as :func:`file_history` reads them, read a page at a time as they are asked
+    for (pages of 64 versions, doubling up to 1,024): a walk that stops after a few versions reads a few.
+
+    Supports what a walk from the newest version uses: ``bool()`` (any version left), ``versions[i]``,
+    ``versions[n:]`` (the same versions without the first n, sharing the pages read) and iteration. Versions carry
+    no line counts (``counted=0``).
+
+    Raises:
+        GitError: reading a page failed (when it is asked for).
+    """
+
+    FIRST_PAGE = 64
+    LAST_PAGE = 1024
+
+    def __init__(self, repo: ShadowRepo, ref: str | None, path: str) -> None:
+        self._pages = _Pages(repo, (ref, path) if ref else None, self.FIRST_PAGE)
+        self._offset = 0
+
+    def __bool__(self) -> bool:
+        return self._pages.get(self._offset) is not None
+
+    def __getitem__(self, key: int | slice) -> Any:
+        if isinstance(key, slice):
+            if key.start is None or key.start < 0 or key.stop is not None or key.step is not None:
+                raise TypeError("FileVersions takes [i] and [n:] only")
+            rest = copy.copy(self)
+            rest._offset = self._offset + key.start
+            return rest
+        found = self._pages.get(self._offset + key) if key >= 0 else None
+        if found is None:
+            raise IndexError(key)
+        return found
+
+    def __iter__(self) -> Iterator[FileVersion]:
+        i = self._offset
+        while (found := self._pages.get(i)) is not None:
+            yield found
+            i += 1
+
+
+@dataclass
+class _Pages:
+    """The pages of :class:`FileVersions` read so far, and where the next one starts (None: no more)."""
+
+    repo: ShadowRepo
+    next: tuple[str, str] | None
+    size: int
+    items: list[FileVersion] = field(default_factory=list)
+
+    def get(self, position: int) -> FileVersion | None:
+        while position >= len(self.items) and self.next is not None:
+            start, path = self.next
+            page = file_history(self.repo, start, path, limit=self.size, counted=0)
+            self.items += page
+            last = page[-1] if page else None
+            self.next = None
+            if last is not None and len(page) >= self.size and last.record.parents:
+                if last.change.old_path:  # a rename (found by file_history): the old path's versions follow
+                    self.next = (last.record.parents[0], last.change.old_path)
+                elif last.change.status != "A":  # more versions of that path below the oldest one read
+                    self.next = (last.record.parents[0], last.path)
+            self.size = min(self.size * 2, FileVersions.LAST_PAGE)
+        return self.items[position] if position < len(self.items) else None
 
 
 def _add_counts(repo: ShadowRepo, versions: list[FileVersion]) -> None:

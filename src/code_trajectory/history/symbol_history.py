@@ -134,7 +134,7 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
     if language_for(path) is None:
         raise InvalidArgumentError(f"no symbol support for {path!r} (its language is not one of tree-sitter's "
                                    "grammars installed here); use get_file_trajectory or search_trajectory instead")
-    entries = log.file_history(repo, tip, path, counted=0)  # its versions' symbols, not their line counts
+    entries = log.FileVersions(repo, tip, path)  # read as far as the walk goes, not the whole history
     if not entries:
         raise InvalidArgumentError(f"{path!r} was never recorded on this branch; check the path")
     known: list[str] = []
@@ -210,7 +210,7 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
             moves += 1
             current = other_name
             parent = entry.record.parents[0] if entry.record.parents else None
-            entries = log.file_history(repo, parent, other_path, counted=0) if parent else []
+            entries = log.FileVersions(repo, parent, other_path)
     _said_once(result)
     return name, result
 
