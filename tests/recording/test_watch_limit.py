@@ -150,3 +150,33 @@ async def test_past_the_kernel_watch_limit_the_rest_is_polled_with_one_warning(b
     warnings = [line for line in log.splitlines() if " WARNING " in line]
     assert len(warnings) == 1, log  # one clear warning, however many groups were tried or directories added
     assert SYSCTL in warnings[0] and "polled" in warnings[0], warnings[0]
+
+
+def test_a_directory_gone_before_its_watch_is_dropped_not_polled(tmp_path: Path) -> None:
+    """A directory removed between the walk and the watch fails the native group with FileNotFoundError (watchfiles
+    reports every native error now): the group is started again without it, nothing is polled, no warning."""
+    from code_trajectory.recording.watchgroups import SyncPoint, WatchGroup
+    from code_trajectory.recording.watchlimit import NativeWatches, stop_groups
+
+    (tmp_path / "state").mkdir()
+    sync = SyncPoint(tmp_path / "state" / "sync")
+    dirs = []
+    for name in ("a", "b", "c"):
+        (tmp_path / name).mkdir()
+        dirs.append(str(tmp_path / name))
+    seen: list[set] = []
+    watches = NativeWatches(lambda group_dirs, polling: WatchGroup(group_dirs, on_batch=seen.append,
+                                                                   watch_filter=lambda change, path: True,
+                                                                   polling=polling, sync=sync))
+    (tmp_path / "b").rmdir()
+    groups = watches.start(dirs)
+    try:
+        assert [g.polling for g in groups] == [False] and groups[0].dirs == [dirs[0], dirs[2]]
+        assert watches.polled == 0 and watches.notice is None
+        (tmp_path / "c" / "new.txt").write_text("x")
+        deadline = time.monotonic() + 15
+        while not any(path.endswith("/c/new.txt") for batch in seen for _change, path in batch):
+            assert time.monotonic() < deadline, seen
+            time.sleep(0.05)
+    finally:
+        stop_groups(groups)
