@@ -47,7 +47,7 @@ from pathlib import Path
 from code_trajectory.git import shared_objects
 from code_trajectory.git.index_file import IndexRow
 from code_trajectory.git.project import ProjectRepo
-from code_trajectory.git.shadow import MODE_EXECUTABLE, MODE_FILE, ShadowRepo
+from code_trajectory.git.shadow import EMPTY_TREE_OID, MODE_EXECUTABLE, MODE_FILE, ShadowRepo
 from code_trajectory.recording.worktree import FileInfo
 
 __all__ = ["IndexSeed"]
@@ -114,7 +114,7 @@ class IndexSeed:
         objects = project.objects_dir
         if objects is None:
             return
-        oid_length = len(repo.empty_tree())
+        oid_length = len(EMPTY_TREE_OID)  # the shadow repository's object format (SHA-1)
         found = project.index_with_stat(oid_bytes=oid_length // 2)
         if not found:
             return
