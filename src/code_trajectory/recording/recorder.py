@@ -206,9 +206,13 @@ class Recorder(RecoveryMixin):
         self._last_commit = commit
 
     def has_pending(self) -> bool:
-        """True when changes are queued."""
-        with self._lock:
-            return bool(self._pending) or self._pending_rescan
+        """True when changes are queued.
+
+        Read without the lock: a full scan, or the initial import in its child process, holds the lock for
+        seconds to minutes, and a summary asked meanwhile must answer at once (issue 29); both fields are read
+        atomically, and an answer a moment old is as good as one taken under the lock.
+        """
+        return bool(self._pending) or self._pending_rescan
 
     def rescan_pending(self) -> bool:
         """True when the next :meth:`flush` will scan the whole work tree (a rescan was asked for)."""
