@@ -169,8 +169,7 @@ class ProjectSession:
 
             self.watcher = Watcher(self.recorder, self.settings, on_snapshot=self._on_snapshot,
                                    force_polling=self._force_polling, max_native_dirs=self._max_native_dirs)
-            if not background:
-                self.watcher.start()  # events during the scan are queued, not lost
+            self.watcher.start()  # events during the scan are queued, not lost
             self._requests = RequestServer(self.recorder.repo.state_dir, self._answer_request,
                                            handle_edit=self._record_handed_over_edit,
                                            ready=lambda: self._started.is_set() and self.import_error is None)
@@ -182,19 +181,8 @@ class ProjectSession:
             if self._progress is not None:
                 self._progress(phase, done, total)
 
-        watcher = self.watcher
-
         def work() -> None:
             try:
-                if background and watcher is not None:
-                    # the watches are set here, before the scan (events during the scan are queued, not lost),
-                    # not before the server answers: at 20,000 directories they take seconds (issue 29)
-                    note("watch", 0, None)
-                    watcher.start()
-                    note("scan", 0, None)
-                    if self._closing.is_set():
-                        watcher.stop(flush=False)  # closed while the watches were being set
-                        return
                 if background and self.recorder.latest_commit() is None:  # the import: in a child process
                     from code_trajectory.recording.importer import import_in_child
 
