@@ -76,3 +76,23 @@ def test_deleting_a_directory_then_adding_under_it_starts_fresh(tmp_path: Path) 
     assert tree == git_tree_of(repo, {"d/new.txt": b})
     assert apply_changes(repo, tree, {"d": None}) == "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
     repo.close()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(paths=st.sets(PATH, min_size=1, max_size=12))
+def test_an_import_tree_built_from_nothing_matches_git_write_tree(tmp_path_factory, paths) -> None:
+    """With no base and no deletion (an initial import), the tree is built directory by directory."""
+    files = sorted(p for p in paths if not any(other.startswith(p + "/") for other in paths))  # files, not dirs
+    root = tmp_path_factory.mktemp("import")
+    repo = ShadowRepo(root)
+    repo.ensure()
+    try:
+        content = {path: repo.hash_bytes(path.encode()) for path in reversed(files)}  # any order
+        with repo.batch():
+            tree = apply_changes(repo, None, {path: TreeEntry(MODE_FILE, oid) for path, oid in content.items()})
+        assert tree == git_tree_of(repo, content)
+        fsck = subprocess.run(["git", f"--git-dir={repo.git_dir}", "fsck", "--strict", "--no-dangling"],
+                              capture_output=True, text=True)
+        assert fsck.returncode == 0, fsck.stderr
+    finally:
+        repo.close()

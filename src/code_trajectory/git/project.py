@@ -3,7 +3,8 @@
 Only ``git rev-parse``, ``git config --get`` and ``git ls-files`` are run against the
 project's repository, with ``GIT_OPTIONAL_LOCKS=0``, ``core.fsmonitor=false`` and no pager
 (:func:`code_trajectory.git.gitcmd.project_argv`, so no hook or program named by config runs); the current branch is read from the ``HEAD`` file and the
-index is only ``stat``-ed. Nothing here can write under the project's ``.git``.
+index is ``stat``-ed, and read for the initial import (:mod:`code_trajectory.git.index_file`). Nothing here can
+write under the project's ``.git``.
 
 The project may be a subdirectory of a git work tree (``repo/packages/app``): then
 :attr:`ProjectRepo.work_tree` is the work tree's top (``repo``) and :attr:`ProjectRepo.prefix`
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from code_trajectory.core.errors import GitError
 from code_trajectory.git.gitcmd import Git, project_argv
+from code_trajectory.git.index_file import IndexFormatError, IndexRow, read_index
 
 log = logging.getLogger(__name__)
 
@@ -237,46 +239,73 @@ class ProjectRepo:
             blobs[os.fsdecode(path)] = fields[1].decode("ascii")  # relative to the root (git's cwd)
         return blobs
 
-    def index_with_stat(self) -> list[IndexEntry] | None:
+    def index_with_stat(self, *, oid_bytes: int = 20) -> tuple[dict[str, IndexRow], int] | None:
         """The index's stage-0 entries under the root with git's stat data, for files that match HEAD.
 
-        Read-only: ``git ls-files -z --stage --debug --full-name`` (the index is not refreshed or written), then
+        Read-only: the index file itself (:func:`code_trajectory.git.index_file.read_index`), or when it is not
+        one that reader understands (a split index...), ``git ls-files -z --stage --debug --full-name``; then
         ``git diff-index --cached --name-only -z HEAD`` to leave out what is staged but not committed (a blob that
         only the index holds is not taken: see :mod:`code_trajectory.recording.index_seed`).
 
+        Args:
+            oid_bytes: the length of an object id (20 for SHA-1, 32 for SHA-256) expected in the index.
+
         Returns:
-            The entries (paths relative to the root), or None when the project is not in a work tree, has no
-            commit, or git failed (logged).
+            ``({path relative to the root: (mode, oid, size, mtime ns, ctime ns, inode)}, the index file's mtime in
+            ns)``, or None when the project is not in a work tree, has no commit, or git failed (logged).
         """
         if self.git_dir is None or self.work_tree is None:
             return None
         env = Git(self.root / ".git", None, isolated=False).env
-        outputs = []
-        for args in (["ls-files", "-z", "--stage", "--debug", "--full-name"],
-                     ["diff-index", "--cached", "--name-only", "-z", "--no-renames", "HEAD", "--"]):
+        try:
+            found = read_index(self.git_dir / "index", oid_bytes=oid_bytes)
+            rows, mtime_ns = found.entries, found.mtime_ns
+        except (OSError, IndexFormatError) as exc:
+            log.info("reading the index of %s with git: %s", self.root, exc)
             try:
-                proc = subprocess.run(project_argv(args), cwd=self.root, env=env, capture_output=True, timeout=600)
-            except (OSError, subprocess.SubprocessError) as exc:
-                log.warning("cannot read the index of %s: %s", self.root, exc)
+                mtime_ns = os.stat(self.git_dir / "index").st_mtime_ns
+            except OSError:
                 return None
-            if proc.returncode != 0:
-                log.info("not reusing the index of %s: git %s: %s", self.root, args[0],
-                         proc.stderr.decode("utf-8", "replace").strip())
+            listed = self._ls_files_debug(env)
+            if listed is None:
                 return None
-            outputs.append(proc.stdout)
+            rows = listed
+        staged = self._project_output(["diff-index", "--cached", "--name-only", "-z", "--no-renames", "HEAD", "--"],
+                                      env)
+        if staged is None:
+            return None
         prefix = self.prefix.encode("utf-8", "surrogateescape")
-        staged = {p for p in outputs[1].split(b"\0") if p}
-        entries = []
-        for match in _DEBUG_RECORD.finditer(outputs[0]):
-            path = match.group("path")
-            if match.group("stage") != b"0" or path in staged or not path.startswith(prefix):
-                continue
-            entries.append(IndexEntry(os.fsdecode(path[len(prefix):]), match.group("mode").decode(),
-                                      match.group("oid").decode(), int(match.group("size")),
-                                      int(match.group("ms")) * 1_000_000_000 + int(match.group("mn")),
-                                      int(match.group("cs")) * 1_000_000_000 + int(match.group("cn")),
-                                      int(match.group("ino"))))
-        return entries
+        cut = len(prefix)
+        for path in staged.split(b"\0"):
+            rows.pop(path, None)
+        return {os.fsdecode(path[cut:]): row for path, row in rows.items() if path.startswith(prefix)}, mtime_ns
+
+    def _project_output(self, args: list[str], env: dict[str, str]) -> bytes | None:
+        """stdout of a read-only git query in the project, or None when git failed (logged)."""
+        try:
+            proc = subprocess.run(project_argv(args), cwd=self.root, env=env, capture_output=True, timeout=600)
+        except (OSError, subprocess.SubprocessError) as exc:
+            log.warning("cannot read the index of %s: %s", self.root, exc)
+            return None
+        if proc.returncode != 0:
+            log.info("not reusing the index of %s: git %s: %s", self.root, args[0],
+                     proc.stderr.decode("utf-8", "replace").strip())
+            return None
+        return proc.stdout
+
+    def _ls_files_debug(self, env: dict[str, str]) -> dict[bytes, IndexRow] | None:
+        """The stage-0 entries of ``git ls-files --stage --debug`` (paths relative to the top of the work tree)."""
+        out = self._project_output(["ls-files", "-z", "--stage", "--debug", "--full-name"], env)
+        if out is None:
+            return None
+        rows: dict[bytes, IndexRow] = {}
+        for match in _DEBUG_RECORD.finditer(out):
+            if match.group("stage") == b"0":
+                rows[match.group("path")] = (
+                    match.group("mode").decode(), match.group("oid").decode(), int(match.group("size")),
+                    int(match.group("ms")) * 1_000_000_000 + int(match.group("mn")),
+                    int(match.group("cs")) * 1_000_000_000 + int(match.group("cn")), int(match.group("ino")))
+        return rows
 
     def attribute_values(self, paths: list[str], attribute: str) -> dict[str, str] | None:
         """``{path: value}`` of a git attribute for ``paths`` relative to the root (``git check-attr --stdin -z``),
@@ -343,27 +372,6 @@ _DEBUG_RECORD = re.compile(
     rb"(?P<mode>[0-7]{6}) (?P<oid>[0-9a-f]{40,64}) (?P<stage>[0-3])\t(?P<path>[^\0]*)\0"
     rb"  ctime: (?P<cs>\d+):(?P<cn>\d+)\n  mtime: (?P<ms>\d+):(?P<mn>\d+)\n"
     rb"  dev: \d+\tino: (?P<ino>\d+)\n  uid: \d+\tgid: \d+\n  size: (?P<size>\d+)\tflags: [0-9a-f]+\n")
-
-
-@dataclass(frozen=True)
-class IndexEntry:
-    """A file of the project's index with git's stat data (git keeps each field as 32 bits: seconds, inode and
-    size are the low 32 bits of the real values).
-
-    Attributes:
-        path: relative to the project root, ``/``-separated.
-        mode: ``100644``, ``100755``, ``120000`` or ``160000``.
-        oid: the blob (or, for a submodule, commit) id.
-        size, mtime_ns, ctime_ns, ino: as the index holds them.
-    """
-
-    path: str
-    mode: str
-    oid: str
-    size: int
-    mtime_ns: int
-    ctime_ns: int
-    ino: int
 
 
 def _index_entries(output: bytes, prefix: bytes) -> Iterator[tuple[bytes, bool]]:

@@ -44,6 +44,8 @@ def apply_changes(repo: ShadowRepo, base_tree: str | None, changes: Changes) -> 
     Returns:
         The new root tree id (the empty tree's id when nothing is left).
     """
+    if base_tree is None and all(entry is not None for entry in changes.values()):
+        return _build(repo, changes)  # an initial import: every directory is new
     root = _Node()
     for path, entry in changes.items():
         parts = [os.fsencode(p) for p in path.split("/") if p]
@@ -62,6 +64,34 @@ def apply_changes(repo: ShadowRepo, base_tree: str | None, changes: Changes) -> 
         else:
             node.children[parts[-1]] = _DELETE if entry is None else entry
     return _edit(repo, base_tree, root)
+
+
+def _build(repo: ShadowRepo, files: Mapping[str, TreeEntry | None]) -> str:
+    """The tree of ``files`` alone (no base, no deletions): grouped by directory, written deepest first.
+
+    Half the cost of the general edit for an import of 100,000s of files (no node per path component)."""
+    fsencode = os.fsencode
+    dirs: dict[str, dict[bytes, TreeEntry]] = {"": {}}
+    for path, entry in files.items():
+        assert entry is not None
+        parent, _, name = path.strip("/").rpartition("/")
+        children = dirs.get(parent)
+        if children is None:
+            children = dirs[parent] = {}
+            up = parent
+            while up:  # its parents, up to the first one known
+                up = up.rpartition("/")[0]
+                if up in dirs:
+                    break
+                dirs[up] = {}
+        if name:
+            children[fsencode(name)] = entry
+    for directory in sorted(dirs, key=lambda d: d.count("/") + 1 if d else 0, reverse=True):
+        oid = repo.write_tree(dirs[directory])
+        if directory:
+            parent, _, name = directory.rpartition("/")
+            dirs[parent][fsencode(name)] = TreeEntry(MODE_TREE, oid)
+    return repo.write_tree(dirs[""])
 
 
 def _edit(repo: ShadowRepo, tree: str | None, node: _Node) -> str:

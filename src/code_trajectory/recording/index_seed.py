@@ -28,61 +28,123 @@ to the files a scan reads. A file taken from the index is one the user committed
 blob is already in the project's object store, and the shadow history is shared (``push``) only to that same
 project's remote. A file only staged, never committed, is read and checked as before. Every later change of any
 file is read and checked as always.
+
+Cost (issue 29: at 500,000 files the import must cost about reading the index, an ``lstat`` per file and writing
+the trees): :class:`IndexSeed` starts on a thread before the walk of the work tree and does what needs no ``lstat``
+meanwhile, mostly in git processes on another core: the index file read in one pass
+(:mod:`code_trajectory.git.index_file`), the staged paths (``git diff-index --cached``), the attribute check,
+the packs linked and the sizes and types of all the index's blobs (one ``git cat-file --batch-check --buffer``).
+After the walk only the comparison with each file's ``lstat`` is left.
 """
 
 from __future__ import annotations
 
 import logging
-import os
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 
 from code_trajectory.git import shared_objects
-from code_trajectory.git.project import IndexEntry, ProjectRepo
-from code_trajectory.git.shadow import MODE_EXECUTABLE, MODE_FILE, ShadowRepo
+from code_trajectory.git.index_file import IndexRow
+from code_trajectory.git.project import ProjectRepo
+from code_trajectory.git.shadow import EMPTY_TREE_OID, MODE_EXECUTABLE, MODE_FILE, ShadowRepo
 from code_trajectory.recording.worktree import FileInfo
 
-__all__ = ["seed_from_index"]
+__all__ = ["IndexSeed"]
 
 log = logging.getLogger(__name__)
 
 _LOW32 = 0xFFFFFFFF
 _NS = 1_000_000_000
+_REGULAR = (MODE_FILE, MODE_EXECUTABLE)
 
 
 def _same_time(ns: int, index_ns: int) -> bool:
     return (ns // _NS) & _LOW32 == index_ns // _NS and ns % _NS == index_ns % _NS
 
 
-def seed_from_index(project: ProjectRepo, repo: ShadowRepo, files: Mapping[str, FileInfo], *,
-                    max_file_bytes: int) -> dict[str, str]:
-    """The blob ids the project's index vouches for, for files of a scan (see the module's rules).
+class IndexSeed:
+    """The blob ids the project's index vouches for, prepared on a thread while the work tree is walked.
 
     Args:
         project: the project's repository (nothing is written to it).
         repo: the shadow repository: the project's packs and the needed loose objects are hard-linked into it.
-        files: the scan's files, path relative to the project root -> what ``lstat`` said.
-        max_file_bytes: the size cap of recorded files.
+        max_file_bytes: the size cap of recorded files (a larger file is recorded as a size note, never seeded).
 
-    Returns:
-        ``{path relative to the root: blob id}``, each present in ``repo``; empty when the project is not a git
-        work tree with a commit, or nothing can be reused. Never raises for git's or the file system's failures
-        (logged): the scan then hashes everything, as without an index.
+    Calling the object with the scan's files (path relative to the project root -> what ``lstat`` said) waits for
+    the thread and returns ``{path: blob id}`` of the files it vouches for, each present in ``repo`` (see the
+    module's rules); ``{}`` when the project is not a git work tree with a commit, or nothing can be reused.
+    Never raises for git's or the file system's failures (logged): the scan then hashes every file, as without
+    an index.
     """
-    try:
-        return _seed(project, repo, files, max_file_bytes)
-    except Exception as exc:  # noqa: BLE001 - an optimisation: without it every file is hashed
-        log.warning("not reusing the project's index for the import: %s", exc)
-        return {}
+
+    def __init__(self, project: ProjectRepo, repo: ShadowRepo, *, max_file_bytes: int) -> None:
+        self._project, self._repo, self._max = project, repo, max_file_bytes
+        self._candidates: dict[str, IndexRow] = {}
+        self._index_mtime_ns = 0
+        self._thread = threading.Thread(target=self._prepare_logged, name="trajectory-index-seed", daemon=True)
+        self._thread.start()
+
+    def __call__(self, files: Mapping[str, FileInfo]) -> dict[str, str]:
+        self._thread.join()
+        seeded: dict[str, str] = {}
+        index_mtime_ns, candidates = self._index_mtime_ns, self._candidates
+        for path, (mode, oid, size, mtime_ns, ctime_ns, ino) in candidates.items():
+            info = files.get(path)
+            if (info is None or info.mode != mode or info.size != size
+                    or info.ino & _LOW32 != ino or info.mtime_ns >= index_mtime_ns
+                    or not _same_time(info.mtime_ns, mtime_ns) or not _same_time(info.ctime_ns, ctime_ns)):
+                continue
+            seeded[path] = oid
+        if candidates:
+            log.info("initial import: %d of %d files taken from the project's index", len(seeded), len(files))
+        return seeded
+
+    def _prepare_logged(self) -> None:
+        try:
+            self._prepare()
+        except Exception as exc:  # noqa: BLE001 - an optimisation: without it every file is hashed
+            log.warning("not reusing the project's index for the import: %s", exc)
+            self._candidates = {}
+
+    def _prepare(self) -> None:
+        """Fill :attr:`_candidates`: the index's regular files whose blob is in the shadow repository with the
+        size the index recorded for the file (no conversion), and no filter attribute."""
+        project, repo = self._project, self._repo
+        objects = project.objects_dir
+        if objects is None:
+            return
+        oid_length = len(EMPTY_TREE_OID)  # the shadow repository's object format (SHA-1)
+        found = project.index_with_stat(oid_bytes=oid_length // 2)
+        if not found:
+            return
+        rows, self._index_mtime_ns = found
+        candidates = {path: row for path, row in rows.items()
+                      if row[0] in _REGULAR and len(row[1]) == oid_length and row[2] <= self._max}
+        if candidates and _filters_possible(project, root=project.root, paths=candidates):
+            filtered = project.attribute_values(sorted(candidates), "filter")
+            if filtered is None:
+                return
+            for path in filtered:
+                candidates.pop(path, None)
+        if not candidates:
+            return
+        packs = shared_objects.link_packs(objects, repo.git_dir / "objects")
+        loose = shared_objects.link_loose_objects(objects, repo.git_dir / "objects",
+                                                  (row[1] for row in candidates.values()))
+        sizes = shared_objects.object_sizes(repo.git, (row[1] for row in candidates.values()))
+        self._candidates = {path: row for path, row in candidates.items() if sizes.get(row[1]) == ("blob", row[2])}
+        log.info("initial import: %d files of the project's index usable (%d packs, %d loose objects linked)",
+                 len(self._candidates), packs, loose)
 
 
-def _filters_possible(project: ProjectRepo, *, root: Path, entries: list[IndexEntry]) -> bool:
+def _filters_possible(project: ProjectRepo, *, root: Path, paths: Mapping[str, object]) -> bool:
     """True when an attribute file that applies mentions ``filter`` (a tracked ``.gitattributes`` as the work tree
     has it, the repository's ``info/attributes``, the user's or the system's attribute file), or when the project
     is a subdirectory of its work tree (the ``.gitattributes`` above it are not looked at: ``check-attr`` is)."""
     if project.prefix:
         return True
-    files = [root / e.path for e in entries if e.path == ".gitattributes" or e.path.endswith("/.gitattributes")]
+    files = [root / p for p in paths if p == ".gitattributes" or p.endswith("/.gitattributes")]
     for path in [*files, *project.attribute_files()]:
         try:
             if b"filter" in path.read_bytes():
@@ -90,44 +152,3 @@ def _filters_possible(project: ProjectRepo, *, root: Path, entries: list[IndexEn
         except OSError:
             return True  # unreadable: assume the worst
     return False
-
-
-def _seed(project: ProjectRepo, repo: ShadowRepo, files: Mapping[str, FileInfo], max_file_bytes: int
-          ) -> dict[str, str]:
-    index_file, objects = project.index_file, project.objects_dir
-    if index_file is None or objects is None or not files:
-        return {}
-    try:
-        index_mtime_ns = os.stat(index_file).st_mtime_ns
-    except OSError:
-        return {}
-    entries = project.index_with_stat()
-    if not entries:
-        return {}
-    oid_length = len(repo.empty_tree())
-    candidates: dict[str, str] = {}
-    for entry in entries:
-        info = files.get(entry.path)
-        if (info is None or entry.mode not in (MODE_FILE, MODE_EXECUTABLE) or info.mode != entry.mode
-                or len(entry.oid) != oid_length or info.size > max_file_bytes
-                or info.size & _LOW32 != entry.size or info.ino & _LOW32 != entry.ino
-                or not _same_time(info.mtime_ns, entry.mtime_ns) or not _same_time(info.ctime_ns, entry.ctime_ns)
-                or info.mtime_ns >= index_mtime_ns):
-            continue
-        candidates[entry.path] = entry.oid
-    if candidates and _filters_possible(project, root=project.root, entries=entries):
-        filtered = project.attribute_values(sorted(candidates), "filter")
-        if filtered is None:
-            return {}
-        for path in filtered:
-            candidates.pop(path, None)
-    if not candidates:
-        return {}
-    packs = shared_objects.link_packs(objects, repo.git_dir / "objects")
-    loose = shared_objects.link_loose_objects(objects, repo.git_dir / "objects", candidates.values())
-    sizes = shared_objects.object_sizes(repo.git, candidates.values())  # all present now: no lookup misses
-    seeded = {path: oid for path, oid in candidates.items()
-              if sizes.get(oid) == ("blob", files[path].size)}
-    log.info("initial import: %d of %d files taken from the project's index (%d packs, %d loose objects linked)",
-             len(seeded), len(files), packs, loose)
-    return seeded

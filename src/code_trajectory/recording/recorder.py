@@ -49,7 +49,7 @@ from code_trajectory.recording.catchup import CatchUp
 from code_trajectory.recording.commit_message import Snapshot, compose, mark_oversize
 from code_trajectory.recording.fullscan import FullScan, ProgressFn, full_scan
 from code_trajectory.recording.ignore import RecordingPolicy, SubtreePolicy
-from code_trajectory.recording.index_seed import seed_from_index
+from code_trajectory.recording.index_seed import IndexSeed
 from code_trajectory.recording.intent import IntentStore
 from code_trajectory.recording.opening import open_shadow_repository
 from code_trajectory.recording.recovery import RecoveryMixin, shadow_identity
@@ -206,9 +206,13 @@ class Recorder(RecoveryMixin):
         self._last_commit = commit
 
     def has_pending(self) -> bool:
-        """True when changes are queued."""
-        with self._lock:
-            return bool(self._pending) or self._pending_rescan
+        """True when changes are queued.
+
+        Read without the lock: a full scan, or the initial import in its child process, holds the lock for
+        seconds to minutes, and a summary asked meanwhile must answer at once (issue 29); both fields are read
+        atomically, and an answer a moment old is as good as one taken under the lock.
+        """
+        return bool(self._pending) or self._pending_rescan
 
     def rescan_pending(self) -> bool:
         """True when the next :meth:`flush` will scan the whole work tree (a rescan was asked for)."""
@@ -381,10 +385,11 @@ class Recorder(RecoveryMixin):
     def _scan(self, progress: ProgressFn | None) -> FullScan:
         """Scan the whole work tree into a tree (see :func:`~code_trajectory.recording.fullscan.full_scan`)."""
         with self._lock:
+            # the initial import: what the project's index knows is read meanwhile, on a thread
+            seed = (IndexSeed(self.project, self.repo, max_file_bytes=self.settings.max_file_bytes)
+                    if self.project.is_git and self._last_tree is None and self.latest_commit() is None else None)
             found = full_scan(self.root, self.policy, self.repo, self.stat_cache, self._base_tree,
-                              max_file_bytes=self.settings.max_file_bytes, progress=progress,
-                              seed=lambda files: seed_from_index(self.project, self.repo, files,
-                                                                 max_file_bytes=self.settings.max_file_bytes))
+                              max_file_bytes=self.settings.max_file_bytes, progress=progress, seed=seed)
             self._scanned_files = found.files
             return found
 

@@ -1,0 +1,168 @@
+"""The initial import at scale against git, in the same run: a plain tree and a git project with a fresh index.
+
+Builds the project of ``bench/run.py`` (``--files`` files in ``--dirs`` directories, default ``files / 25``, plus an
+ignored ``node_modules`` of ``--ignored`` files, default ``files / 5``) and measures, on the same machine and run
+(the machine is shared: read the ratios, not the absolute times):
+
+1. git's baseline: ``git init && git add -A && git commit`` of the tree into a new git directory;
+2. our import of the same tree as a project without git: ``python -m code_trajectory.recording.importer`` (the
+   child process a server runs for its initial import: Python start-up included);
+3. the same import of the tree as a git project whose index is fresh: the baseline's git directory becomes the
+   project's ``.git``, packed once (``git repack -ad``, as a clone's objects are), ``git status`` run; the
+   unchanged tracked files are then taken from the index (``recording/index_seed.py``);
+4. answering at once, for both projects: a real ``code-trajectory serve --project`` over stdio (the official MCP
+   SDK client): the seconds from the spawn to the ``initialize`` answer and to the answers of the first tool
+   calls, made while the initial import runs, and whether they say so.
+
+Each import's phases are timed from its progress lines (``scan``, ``hash``, ``write``: seconds after start).
+
+Usage: ``python bench/import_scale.py --files 500000 --dirs 20000 --ignored 100000`` (default 20,000 files);
+``--fsck`` also runs ``git fsck`` on the shadow repository of the git project (slow at 500,000 files).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("CODE_TRAJECTORY_HOME", tempfile.mkdtemp(prefix="ct-bench-home-"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import anyio
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from run import add_tree_arguments, generate_tree, git_base, project_dir, timed
+
+from code_trajectory.git.gitcmd import base_env
+
+#: The tool calls made right after ``initialize``, while the import runs.
+FIRST_CALLS: list[tuple[str, dict]] = [("get_global_trajectory", {"limit": 5}), ("get_session_summary", {})]
+
+
+def child_env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+
+
+def run_import(root: Path) -> tuple[float, dict[str, float], str]:
+    """Run the import child on ``root`` (its ``.trajectory`` removed first).
+
+    Returns:
+        ``(seconds, {phase: seconds after start when it was first reported}, the child's log lines about the
+        index)``.
+    """
+    shutil.rmtree(root / ".trajectory", ignore_errors=True)
+    phases: dict[str, float] = {}
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "code_trajectory.recording.importer", str(root)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env())
+    assert proc.stdout is not None
+    outcome = None
+    for line in proc.stdout:
+        message = json.loads(line)
+        if "progress" in message:
+            phases.setdefault(message["progress"][0], time.perf_counter() - start)
+        else:
+            outcome = message
+    err = proc.stderr.read().decode("utf-8", "replace") if proc.stderr else ""
+    code = proc.wait()
+    seconds = time.perf_counter() - start
+    if code != 0 or outcome is None or "error" in outcome:
+        raise RuntimeError(f"import failed ({code}): {outcome} {err[-2000:]}")
+    notes = "\n".join(line for line in err.splitlines() if "index" in line)
+    return seconds, phases, notes
+
+
+async def _first_answers(root: Path) -> list[tuple[str, float, bool]]:
+    """Spawn ``serve --project root`` and return ``[(what, seconds after the spawn, says the import runs)]``."""
+    found: list[tuple[str, float, bool]] = []
+    params = StdioServerParameters(command=sys.executable, args=["-m", "code_trajectory", "serve", "--project",
+                                                                  str(root)], env=child_env(), cwd=str(root))
+    start = time.monotonic()
+    with open(os.devnull, "w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog)) as client:
+            found.append(("initialize", time.monotonic() - start, False))
+            for name, arguments in FIRST_CALLS:
+                result = await client.call_tool(name, arguments)
+                text = "\n".join(getattr(block, "text", "") for block in result.content)
+                found.append((name, time.monotonic() - start, "import" in text.lower()))
+    return found
+
+
+def first_answers(root: Path) -> list[tuple[str, float, bool]]:
+    shutil.rmtree(root / ".trajectory", ignore_errors=True)
+    return anyio.run(_first_answers, root)
+
+
+def git_in(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, env=base_env(isolate_config=True))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_tree_arguments(parser, 20_000)
+    parser.add_argument("--fsck", action="store_true", help="git fsck the git project's shadow repository")
+    args = parser.parse_args()
+    work, root = project_dir("ct-bench-import-")
+    rows: list[tuple[str, str, str, str]] = []
+    try:
+        generate_tree(root, args)
+        shutil.rmtree(root / ".git")  # a project without git first
+        base = work / "baseline.git"
+        print("git init && git add -A && git commit ...", file=sys.stderr)
+        t_git = timed(lambda: (git_base(base, root, "init", "-q", "-b", "main"),
+                               git_base(base, root, "config", "core.bare", "false"),
+                               git_base(base, root, "add", "-A"),
+                               git_base(base, root, "commit", "-q", "-m", "import")))
+        git_figure = f"{t_git:.2f} s (git init && git add -A && git commit)"
+        print("import, no git ...", file=sys.stderr)
+        t_plain, phases_plain, _ = run_import(root)
+        rows.append(("initial import, project without git", f"{t_plain:.2f} s", git_figure,
+                     f"{t_plain / t_git:.2f}x (target <= 1.3x)"))
+        print("first answers, no git ...", file=sys.stderr)
+        answers_plain = first_answers(root)
+
+        shutil.move(str(base), str(root / ".git"))
+        git_in(root, "config", "--unset", "core.bare")
+        print("git repack -ad && git status ...", file=sys.stderr)
+        t_repack = timed(lambda: git_in(root, "repack", "-adq"))
+        t_status = timed(lambda: git_in(root, "status", "--porcelain"))
+        print("import, git project with a fresh index ...", file=sys.stderr)
+        t_seeded, phases_seeded, notes = run_import(root)
+        rows.append(("initial import, git project with a fresh packed index", f"{t_seeded:.2f} s", git_figure,
+                     f"{t_seeded / t_git:.2f}x (target <= 0.1x)"))
+        print(notes, file=sys.stderr)
+        if args.fsck:
+            fsck = subprocess.run(["git", f"--git-dir={root / '.trajectory'}", "fsck", "--no-progress"],
+                                  capture_output=True, text=True, env=base_env(isolate_config=True))
+            print(f"git fsck of the shadow repository: exit {fsck.returncode} {fsck.stderr[-500:]}", file=sys.stderr)
+        print("first answers, git project ...", file=sys.stderr)
+        answers_git = first_answers(root)
+
+        for label, answers in (("project without git", answers_plain), ("git project", answers_git)):
+            for what, seconds, says in answers:
+                rows.append((f"{what} answered, {label}, import running", f"{seconds:.2f} s after spawn",
+                             "", "target <= 1 s" + ("; says the import runs" if says else "")))
+        phase_text = "; ".join(f"{label}: " + ", ".join(f"{p} at {s:.1f} s" for p, s in phases.items())
+                               for label, phases in (("no git", phases_plain), ("git", phases_seeded)))
+        print(f"\n{args.files:,} files (+ ignored), git repack -ad {t_repack:.1f} s, git status {t_status:.2f} s; "
+              f"phases: {phase_text}\n")
+        print("| measurement | ours | git (same run) | ratio / target |\n|---|---|---|---|")
+        for row in rows:
+            print("| " + " | ".join(row) + " |")
+        return 0
+    finally:
+        if args.keep:
+            print(f"kept {work}", file=sys.stderr)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

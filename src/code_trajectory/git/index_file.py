@@ -1,0 +1,155 @@
+"""Reading a git index file directly: its entries with their stat data.
+
+The initial import of a git project takes the blob ids the project's index vouches for
+(:mod:`code_trajectory.recording.index_seed`). At 500,000 files, ``git ls-files --stage --debug`` prints some
+150 bytes of text per entry that then have to be parsed again; the index file itself holds the same facts in
+fixed binary fields and is read here in one pass (gitformat-index(5), versions 2, 3 and 4). Nothing is written.
+
+What is not understood is not guessed: a split index (the ``link`` extension), an unknown version, a checksum
+that does not match (a torn or foreign file, or an object format other than the one asked for) raise
+:class:`IndexFormatError`, and the caller asks git instead (``git ls-files``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["IndexFile", "IndexFormatError", "IndexRow", "read_index"]
+
+#: ``ctime sec, ctime nsec, mtime sec, mtime nsec, dev, ino, mode, uid, gid, size`` (gitformat-index(5)).
+_STAT = struct.Struct(">10I")
+_FLAGS = struct.Struct(">H")
+_HEADER = struct.Struct(">4sII")
+_NAME_MASK = 0x0FFF
+_EXTENDED = 0x4000
+_STAGE_SHIFT = 12
+#: Extended flags (version 3 and later): the entry is outside a sparse checkout / only intended to be added.
+_SKIP_WORKTREE = 0x4000
+_INTENT_TO_ADD = 0x2000
+_NS = 1_000_000_000
+
+
+#: ``(mode, oid hex, size, mtime ns, ctime ns, inode)`` of an index entry (git keeps the low 32 bits of seconds,
+#: size and inode).
+IndexRow = tuple[str, str, int, int, int, int]
+
+
+class IndexFormatError(ValueError):
+    """The index file is not one this reader understands (the caller asks git instead)."""
+
+
+@dataclass
+class IndexFile:
+    """What :func:`read_index` found.
+
+    Attributes:
+        entries: ``{path: (mode, oid hex, size, mtime ns, ctime ns, inode)}`` of the stage-0 entries that are
+            neither intended-to-add nor sparse directories; paths are relative to the top of the work tree, as
+            bytes; mode is the octal text git uses (``100644``...); seconds, size and inode are git's low 32 bits.
+        unmerged: paths that have entries of stage 1 to 3 (a conflict).
+        mtime_ns: the index file's mtime when it was read (git's racy-clean rule compares file mtimes with it).
+    """
+
+    entries: dict[bytes, IndexRow]
+    unmerged: set[bytes]
+    mtime_ns: int
+
+
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    """git's offset varint (``read-cache.c`` ``decode_varint``) at ``pos``: ``(value, position after it)``."""
+    byte = data[pos]
+    pos += 1
+    value = byte & 0x7F
+    while byte & 0x80:
+        byte = data[pos]
+        pos += 1
+        value = ((value + 1) << 7) | (byte & 0x7F)
+    return value, pos
+
+
+def read_index(path: Path, *, oid_bytes: int = 20) -> IndexFile:
+    """Read the index file at ``path``.
+
+    Args:
+        path: the index file (``<git dir>/index``).
+        oid_bytes: the length of an object id of the repository: 20 (SHA-1) or 32 (SHA-256).
+
+    Raises:
+        OSError: the file cannot be read.
+        IndexFormatError: not a version 2-4 index with this object id length, a split index, or damaged.
+    """
+    with open(path, "rb") as f:
+        mtime_ns = os.fstat(f.fileno()).st_mtime_ns
+        data = f.read()
+    hash_fn = {20: hashlib.sha1, 32: hashlib.sha256}.get(oid_bytes)
+    if hash_fn is None or len(data) < _HEADER.size + oid_bytes:
+        raise IndexFormatError("not an index file")
+    trailer = data[-oid_bytes:]
+    if trailer != bytes(oid_bytes) and hash_fn(memoryview(data)[:-oid_bytes]).digest() != trailer:
+        raise IndexFormatError("the index's checksum does not match (torn, or another object format)")
+    signature, version, count = _HEADER.unpack_from(data, 0)
+    if signature != b"DIRC" or version not in (2, 3, 4):
+        raise IndexFormatError(f"index version {version} is not read here")
+    entries: dict[bytes, IndexRow] = {}
+    unmerged: set[bytes] = set()
+    pos = _HEADER.size
+    end = len(data) - oid_bytes
+    fixed = _STAT.size + oid_bytes  # the stat fields and the object id, then the flags
+    previous = b""
+    unpack_entry = struct.Struct(f">10I{oid_bytes}sH").unpack_from
+    unpack_flags, find = _FLAGS.unpack_from, data.find
+    modes: dict[int, str] = {}
+    for _ in range(count):
+        start = pos
+        cs, cn, ms, mn, _dev, ino, mode, _uid, _gid, size, oid, flags = unpack_entry(data, pos)
+        pos += fixed + 2
+        extended = 0
+        if flags & _EXTENDED:
+            if version < 3:
+                raise IndexFormatError("an extended flag in a version 2 index")
+            (extended,) = unpack_flags(data, pos)
+            pos += 2
+        if version == 4:
+            strip, pos = _varint(data, pos)
+            nul = find(b"\0", pos)
+            if nul < 0 or strip > len(previous):
+                raise IndexFormatError("a damaged path in a version 4 index")
+            name = previous[:len(previous) - strip] + data[pos:nul]
+            pos = nul + 1
+            previous = name
+        else:
+            length = flags & _NAME_MASK
+            nul = pos + length if length < _NAME_MASK else find(b"\0", pos + _NAME_MASK)
+            if nul >= end or data[nul] != 0:
+                raise IndexFormatError("a damaged path in the index")
+            name = data[pos:nul]
+            pos = start + ((nul - start) // 8 + 1) * 8  # 1 to 8 NUL bytes pad the entry to a multiple of 8
+        if pos > end:
+            raise IndexFormatError("the index's entries run past its end")
+        stage = (flags >> _STAGE_SHIFT) & 3
+        if stage:
+            unmerged.add(name)
+            continue
+        if extended & (_INTENT_TO_ADD | _SKIP_WORKTREE) or mode & 0o170000 == 0o040000:
+            continue  # not content the user committed here (intent to add), or not in the work tree (sparse)
+        text = modes.get(mode)
+        if text is None:
+            text = modes[mode] = f"{mode:06o}"
+        entries[name] = (text, oid.hex(), size, ms * _NS + mn, cs * _NS + cn, ino)
+    _check_extensions(data, pos, end)
+    return IndexFile(entries, unmerged, mtime_ns)
+
+
+def _check_extensions(data: bytes, pos: int, end: int) -> None:
+    """Refuse a split index: its ``link`` extension names another file holding most entries."""
+    while pos + 8 <= end:
+        signature = data[pos:pos + 4]
+        (size,) = struct.unpack_from(">I", data, pos + 4)
+        if signature == b"link":
+            raise IndexFormatError("a split index (its shared part is another file)")
+        pos += 8 + size
+
