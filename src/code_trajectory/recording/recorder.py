@@ -205,14 +205,21 @@ class Recorder(RecoveryMixin):
         """Record that ``commit`` was written on the current branch's shadow ref by a caller holding :meth:`writing`."""
         self._last_commit = commit
 
-    def has_pending(self) -> bool:
+    def has_pending(self, *, wait: bool = True) -> bool:
         """True when changes are queued.
 
-        Read without the lock: a full scan, or the initial import in its child process, holds the lock for
-        seconds to minutes, and a summary asked meanwhile must answer at once (issue 29); both fields are read
-        atomically, and an answer a moment old is as good as one taken under the lock.
+        Args:
+            wait: take the recorder's lock to answer (a snapshot being written puts its paths back when it fails).
+                False answers at once from the fields as they are (a moment old at worst): a full scan, or the
+                initial import in its child process, holds the lock for seconds to minutes, and a summary asked
+                meanwhile must answer at once (issue 29).
         """
-        return bool(self._pending) or self._pending_rescan
+        if not self._lock.acquire(blocking=wait):
+            return bool(self._pending) or self._pending_rescan
+        try:
+            return bool(self._pending) or self._pending_rescan
+        finally:
+            self._lock.release()
 
     def rescan_pending(self) -> bool:
         """True when the next :meth:`flush` will scan the whole work tree (a rescan was asked for)."""
