@@ -163,7 +163,8 @@ def test_a_damaged_cache_is_replaced_and_nothing_is_missed(tree: Path) -> None:
     assert restart(tree) is None
 
 
-def test_a_hostile_cache_is_ignored_safely(tree: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("rows_describe_the_tip", [True, False])
+def test_a_hostile_cache_is_ignored_safely(tree: Path, tmp_path: Path, rows_describe_the_tip: bool) -> None:
     settle(tree)
     outside = tmp_path / "outside.txt"
     outside.write_text("secret outside the project\n")
@@ -179,7 +180,10 @@ def test_a_hostile_cache_is_ignored_safely(tree: Path, tmp_path: Path) -> None:
         db.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?)",
                    (b"../outside.txt", "100644", 1, 1, 1, 1, "0" * 40, 1, b".."))
         db.execute("UPDATE files SET oid = 'not an oid' WHERE path = ?", (b"pkg/sub1/mod.py",))
+        db.execute("UPDATE files SET mode = '5' WHERE path = ?", (b"pkg/sub0/mod.py",))
         db.execute("UPDATE files SET dir = ? WHERE path = ?", (b"pkg/sub3", b"pkg/sub2/mod.py"))
+        if not rows_describe_the_tip:  # then the clean directories' files are taken from their rows
+            db.execute("UPDATE meta SET value = '' WHERE key = 'tree'")
     db.close()
     write(tree, "pkg/sub1/mod.py", "x = 'edited'\n")
     snap = restart(tree)

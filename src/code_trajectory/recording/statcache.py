@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from code_trajectory.core.transactions import immediate_transaction
-from code_trajectory.git.shadow import TreeEntry
+from code_trajectory.git.shadow import MODE_EXECUTABLE, MODE_FILE, MODE_SYMLINK, TreeEntry
 from code_trajectory.recording.worktree import RACY_MARGIN_NS, DirListing, FileInfo
 
 if TYPE_CHECKING:
@@ -172,7 +172,8 @@ class StatCache:
             try:
                 found.listings[os.fsdecode(path)] = DirListing(
                     (mtime_ns, ino), scanned_ns, tuple(json.loads(ignore_file)) if ignore_file else None,
-                    _names(files), _names(subdirs), tuple((n, m) for n, m in json.loads(excluded)),
+                    _names(files), _names(subdirs),
+                    tuple((n, m) for n, m in json.loads(excluded)) if excluded != "[]" else (),
                     stats if isinstance(stats, bytes) else None)
             except (ValueError, TypeError):
                 log.debug("stat cache: listing of %r is not one; that directory will be read", path)
@@ -321,13 +322,17 @@ def _names(packed: bytes) -> tuple[str, ...]:
     """The names of a listing column; ValueError when one is not a plain name (a hostile or damaged cache)."""
     if not packed:
         return ()
-    names = tuple(packed.decode("utf-8", "surrogateescape").split("\0"))
-    if any(not n or n in (".", "..") or "/" in n for n in names):
+    if not isinstance(packed, bytes) or b"/" in packed or _NOT_PLAIN.search(packed):
         raise ValueError("not a plain name")
-    return names
+    return tuple(packed.decode("utf-8", "surrogateescape").split("\0"))
+
+
+#: An empty name, ``.`` or ``..`` in a ``\0``-separated list of names.
+_NOT_PLAIN = re.compile(rb"(?:^|\0)\.{0,2}(?:\0|$)")
 
 
 _OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_MODES = frozenset((MODE_FILE, MODE_EXECUTABLE, MODE_SYMLINK))
 
 
 def _plain_path(rel: str) -> bool:
@@ -335,12 +340,12 @@ def _plain_path(rel: str) -> bool:
 
 
 def _rows(found: Iterable[tuple]) -> dict[str, Row]:
-    """File rows as stored, by path; rows whose path is not a normalized relative path, or whose blob id is not
-    one, are left out (a damaged or hostile cache)."""
+    """File rows as stored, by path; rows whose path is not a normalized relative path, or whose mode or blob id
+    is not one, are left out (a damaged or hostile cache)."""
     rows: dict[str, Row] = {}
     for r in found:
         rel = r[0].decode("utf-8", "surrogateescape") if isinstance(r[0], bytes) else ""
-        if _plain_path(rel) and isinstance(r[6], str) and _OID.fullmatch(r[6]):
+        if _plain_path(rel) and r[1] in _MODES and isinstance(r[6], str) and _OID.fullmatch(r[6]):
             rows[rel] = ((r[1], r[2], r[3], r[4], r[5]), r[6], r[7])
     return rows
 

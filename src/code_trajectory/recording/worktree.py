@@ -107,26 +107,34 @@ def pack_stats(infos: Iterable[FileInfo]) -> bytes | None:
     return packed.tobytes()
 
 
-def _files_unchanged(directory: str, listing: DirListing) -> bool:
-    """True when the ``lstat`` facts of ``listing``'s files pack to its :attr:`DirListing.stats` (see
-    :func:`pack_stats`), taken without a :class:`FileInfo` per file (the cost of a restart is this loop). The
-    names are looked up relative to the directory's descriptor where the platform allows (``fstatat``: one
-    lookup per file instead of one per path component)."""
-    packed = array("q")
-    add = packed.extend
+def _unchanged(directory: str, listing: DirListing) -> bool:
+    """True when the directory still has ``listing``'s names (see :meth:`DirListing.trusted`) and the ``lstat``
+    facts of its files pack to its :attr:`DirListing.stats` (see :func:`pack_stats`), taken without a
+    :class:`FileInfo` per file (the cost of a restart is this loop). The names are looked up relative to the
+    directory's descriptor (``fstatat``: one lookup per file instead of one per path component).
+
+    Raises:
+        _IgnoreFileChanged: the directory's ``.gitignore`` is not the listing's.
+    """
     if not _STAT_DIR_FD:
-        try:
-            for name in listing.files:
-                st = os.lstat(f"{directory}/{name}")
-                add((st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
-        except (OSError, OverflowError):
-            return False
-        return packed.tobytes() == listing.stats
+        return False
     try:
         fd = os.open(directory, _DIR_FLAGS)
     except OSError:
         return False
+    packed = array("q")
+    add = packed.extend
     try:
+        st = os.fstat(fd)
+        try:
+            ignore = os.lstat(".gitignore", dir_fd=fd)
+            ignore_file: IgnoreFileStamp = (ignore.st_mtime_ns, ignore.st_size, ignore.st_ino)
+        except FileNotFoundError:
+            ignore_file = None
+        if ignore_file != listing.ignore_file:
+            raise _IgnoreFileChanged(directory)
+        if not listing.trusted(directory, (st.st_mtime_ns, st.st_ino), ignore_file):
+            return False
         lstat = os.lstat
         for name in listing.files:
             st = lstat(name, dir_fd=fd)
@@ -222,8 +230,14 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
     stack: list[tuple[str, bool]] = [("", False)]  # (directory, whether its parent's listing was reused)
     while stack:
         rel_dir, parent_reused = stack.pop()
-        directory = os.path.join(root, rel_dir) if rel_dir else str(root)
+        directory = f"{root}/{rel_dir}" if rel_dir else str(root)
         old = listings.get(rel_dir)
+        if skip_clean and old is not None and old.stats is not None and _unchanged(directory, old):
+            result.directories.append(rel_dir)
+            result.listings[rel_dir] = result.clean[rel_dir] = old
+            result.reused += 1
+            stack.extend((f"{rel_dir}/{name}" if rel_dir else name, True) for name in old.subdirs)
+            continue
         try:
             st = os.lstat(directory)
         except OSError as exc:
@@ -235,12 +249,6 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
         if old is not None and ignore_file != old.ignore_file:
             raise _IgnoreFileChanged(rel_dir)
         if old is not None and old.trusted(directory, signature, ignore_file):
-            if skip_clean and old.stats is not None and _files_unchanged(directory, old):
-                result.directories.append(rel_dir)
-                result.listings[rel_dir] = result.clean[rel_dir] = old
-                result.reused += 1
-                stack.extend((f"{rel_dir}/{name}" if rel_dir else name, True) for name in old.subdirs)
-                continue
             relisted = _relisted(directory, rel_dir, old)
             if relisted is not None:
                 result.directories.append(rel_dir)
