@@ -50,7 +50,7 @@ def load(target: str):  # -> Callable[..., int]; not annotated: that would impor
     return getattr(sys.modules[module], name)
 
 
-_SERVER = "code_trajectory.server"
+_SERVING = "code_trajectory.serving"  # starts recording, then imports code_trajectory.server (the MCP SDK)
 _RECORDING = "code_trajectory.recording.commands"
 _HISTORY = "code_trajectory.history.commands"
 _RESTORE = "code_trajectory.restore.commands"
@@ -65,7 +65,7 @@ _HOOKS = "code_trajectory.clients.hook_events"
 #: Every command, in the order ``--help`` lists them.
 COMMANDS: dict[str, Command] = {
     "serve": Command("run the MCP server over stdio",
-                     f"{_SERVER}:serve", f"{_SERVER}:serve_arguments"),
+                     f"{_SERVING}:serve", f"{_SERVING}:serve_arguments"),
     "watch": Command("record a project in the foreground, one line per snapshot",
                      f"{_RECORDING}:watch", f"{_RECORDING}:watch_arguments"),
     "log": Command("recent commits across the project (get_global_trajectory)",

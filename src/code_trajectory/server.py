@@ -8,23 +8,14 @@ builds the server, calls them in :data:`FEATURES` order and runs it. Every tool 
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import logging
-import os
-import sys
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
 
 from code_trajectory import __version__, wiring
-from code_trajectory.core.config import TrajectorySettings
-from code_trajectory.core.errors import UntrustedRepositoryError
-from code_trajectory.core.logs import configure_logging
 from code_trajectory.core.shutdown import StopRequest
-from code_trajectory.git.gitcmd import check_git_version
 from code_trajectory.history import tools as history_tools
 from code_trajectory.journal import tools as journal_tools
 from code_trajectory.recap import tools as recap_tools
@@ -35,10 +26,6 @@ from code_trajectory.share import tools as share_tools
 from code_trajectory.testruns import tools as testruns_tools
 
 log = logging.getLogger(__name__)
-
-#: Longest a stop may take before the process exits anyway (status 1; the next start's scan records what was
-#: pending), seconds: a flush waits up to 10 s for another process's ``write.lock``.
-STOP_DEADLINE_SECONDS = 15.0
 
 #: The ``register(mcp, app)`` of each feature package's ``tools`` module: they make up the server, in
 #: ``tools/list`` order.
@@ -135,59 +122,16 @@ def _follow_client(mcp: MCPServer, service: TrajectoryService) -> None:
         lowlevel.add_notification_handler(method, NotificationParams, on_client_directory)
 
 
-def serve_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of ``code-trajectory serve``."""
-    parser.add_argument("--project", metavar="PATH",
-                        help="record this project (default: the project of the client's first root, else of the "
-                             "working directory: its git top level; followed when the client's roots change)")
-    parser.add_argument("--debounce", type=float, metavar="SECONDS", help="quiet time before a snapshot (default 2.0)")
-    parser.add_argument("--journal-dir", type=Path, metavar="DIR", help="journal repository (default <home>/journal)")
-
-
-def serve(args: argparse.Namespace) -> int:
-    """``code-trajectory serve``: run the MCP server over stdio until the client disconnects or stops it.
-
-    Once the server has stopped (the project closed: pending changes recorded, ``stopped_at`` noted), the process
-    ends at once: the interpreter's own clean-up of the server's heap would add about half a second (measured
-    after a client closed stdin, issue 22) and has nothing left to save.
-    """
-    _exit_now(run_server(args.project, debounce=args.debounce, journal_dir=args.journal_dir))
-    return 0  # not reached
-
-
-def run_server(project: str | None, *, debounce: float | None = None, journal_dir: Path | None = None,
-               force_polling: bool | None = None) -> int:
-    """Run the MCP server over stdio until the client disconnects or stops it; returns the exit status.
+def serve_started(service: TrajectoryService, stop: StopRequest, *, journal_dir: Path | None = None) -> int:
+    """Serve MCP over stdio on ``service`` (its project, if any, already recording) until the client disconnects
+    or ``stop`` is requested; returns the exit status.
 
     The end of stdin (Codex CLI) ends the SDK's stdio loop; SIGINT, SIGTERM and SIGHUP (Claude Code: SIGINT then
-    SIGTERM 0.1 s later; Gemini CLI: SIGTERM) are turned into the same orderly stop by :func:`_stop_on_request`.
-    Either way the pending changes are snapshotted at once, ``recorder.json`` notes the stop, child processes are
-    stopped, and the status is 0.
+    SIGTERM 0.1 s later; Gemini CLI: SIGTERM) are turned into the same orderly stop by
+    :func:`code_trajectory.serving.stop_on_request`. Either way the pending changes are snapshotted at once,
+    ``recorder.json`` notes the stop, child processes are stopped, and the status is 0.
     """
-    configure_logging()
-    check_git_version()  # fail at start with a clear message, not at the first tool call
-    if project and "${" in project:  # a client that does not expand ${workspaceFolder} passes it as written
-        log.warning("--project %r holds an unexpanded variable; following the client's roots instead", project)
-        project = None
-    elif project and os.path.isabs(project) and os.path.isdir(project):
-        from code_trajectory.project import find_project_root
-
-        project = str(find_project_root(project))  # a folder inside a repository records the repository
-    service = TrajectoryService(lambda root: TrajectorySettings.load(root, debounce_seconds=debounce),
-                                force_polling=force_polling, journal_dir=journal_dir, follow_client=not project)
-    mcp = build_server(service)
-    stop = StopRequest()
-    stop.install()
-    threading.Thread(target=_stop_on_request, args=(stop, service), name="trajectory-stop", daemon=True).start()
-    if project:
-        # the server answers tools/list and queries while a large project is imported
-        try:
-            session, _ = service.configure(project, background=True)
-        except UntrustedRepositoryError as exc:  # the server still answers; every tool says why, in the same line
-            log.error("cannot record %s: %s", project, exc)
-            service.startup_failed(exc)
-        else:
-            log.info("recording %s on shadow branch %s", session.root, session.branch)
+    mcp = build_server(service, journal_dir=journal_dir)
     try:
         mcp.run("stdio")
         log.info("stopping: the client closed stdin")
@@ -195,38 +139,3 @@ def run_server(project: str | None, *, debounce: float | None = None, journal_di
         service.close()
     stop.ignore()  # stopped: a late signal must not turn status 0 into death by that signal
     return 0
-
-
-def _stop_on_request(stop: StopRequest, service: TrajectoryService) -> None:
-    """Wait for a stop signal, then close the service (snapshotting what is pending) and end the process with
-    status 0.
-
-    The SDK's stdio loop cannot be cancelled while its reader thread blocks on an open stdin (Claude Code leaves
-    it open), so the process ends with ``os._exit`` once the service is closed: that is the clean part of the
-    stop. The work runs on this thread, never in the signal handler: a later signal only records that it came
-    (see :class:`~code_trajectory.core.shutdown.StopRequest`) and cannot interrupt the flush.
-    """
-    stop.wait()
-    log.info("stopping on %s", stop.reason)
-    timer = threading.Timer(STOP_DEADLINE_SECONDS, _exit_late)
-    timer.daemon = True
-    timer.start()
-    try:
-        service.close()
-    except Exception:  # the process ends either way
-        log.exception("closing the project failed")
-    _exit_now(0)
-
-
-def _exit_late() -> None:
-    log.error("stopping took over %.0f s; exiting without waiting further (the next start's scan records "
-              "what was pending)", STOP_DEADLINE_SECONDS)
-    _exit_now(1)
-
-
-def _exit_now(status: int) -> None:
-    """End the process with ``status`` now, after flushing stdout and stderr (no interpreter clean-up)."""
-    for stream in (sys.stderr, sys.stdout):
-        with contextlib.suppress(OSError, ValueError):
-            stream.flush()
-    os._exit(status)

@@ -211,13 +211,14 @@ def test_a_stop_during_the_import_of_20000_files_leaves_no_process(tmp_path: Pat
     log = tmp_path / f"{command}.log"
     proc = start(["serve", "--project", str(project)] if command == "serve" else ["watch", str(project)], log)
     try:
-        if command == "serve":
-            initialize(proc)
+        # serve starts the import before it loads the MCP SDK (code_trajectory.serving): look for it first
         child = wait_for(lambda: importer_of(proc.pid), timeout=60, step=0.02)
         # well into the import: the child runs git processes of its own (the import takes ~1.5 s here)
         grandchildren = wait_for(lambda: [cmd for _, pp, cmd in processes() if pp == child]
                                  or not Path(f"/proc/{child}").exists(), timeout=60, step=0.01)
         assert isinstance(grandchildren, list), "the import child ended before it ran git"
+        if command == "serve":
+            initialize(proc)
         # on a loaded machine the import may commit before the stop lands: no process may be left either way
         when = "while the import child ran" if shadow_count(project) == 0 else "just after the import committed"
         print(f"\n{command} import/{how}: stopped {when}: {grandchildren}")

@@ -10,7 +10,9 @@ is not even listed.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -21,8 +23,8 @@ from code_trajectory.git.shadow import ShadowRepo, TreeEntry
 from code_trajectory.recording import secretfiles
 from code_trajectory.recording.blobs import write_blobs
 from code_trajectory.recording.ignore import RecordingPolicy
-from code_trajectory.recording.statcache import CachedScan, StatCache
-from code_trajectory.recording.worktree import FileInfo, scan
+from code_trajectory.recording.statcache import CachedScan, Row, RowEntries, StatCache
+from code_trajectory.recording.worktree import RACY_MARGIN_NS, DirListing, FileInfo, ScanResult, pack_stats, scan
 
 log = logging.getLogger(__name__)
 
@@ -72,23 +74,28 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
     policy.invalidate()
     scan_started_ns = time.time_ns()
     fingerprint = policy.rules_fingerprint()
-    cached = stat_cache.load(fingerprint)
-    result = scan(root, policy, listings=cached.listings,
+    cached = stat_cache.load(fingerprint, rows=False)
+    result = scan(root, policy, listings=cached.listings, skip_clean=True,
                   progress=(lambda n: progress("scan", n, None)) if progress else None)
     for rel, why in result.skipped[:20]:
         log.info("not recorded: %s (%s)", rel, why)
     base = base_tree()
-    # the rows describe the last scanned tree: when it is the base, no need to list it, and a file whose row is
-    # trusted is unchanged
+    # the rows describe the last scanned tree: when it is the base, no need to list it, a file whose row is
+    # trusted is unchanged, and so is every file of a clean directory (its rows need not even be read)
     rows_are_base = base is not None and cached.tree == base
-    recorded = cached.entries() if rows_are_base else trees.list_files(repo, base)
-    changes: dict[str, TreeEntry | None] = {path: None for path in recorded if path not in result.files}
+    rows = stat_cache.rows_outside(result.clean if rows_are_base else ())
+    files = result.files if rows_are_base else _with_clean_files(root, result, rows)
+    recorded = RowEntries(rows) if rows_are_base else trees.list_files(repo, base)
+    changes: dict[str, TreeEntry | None] = {path: None for path in recorded if path not in files}
     to_hash: list[FileInfo] = []
-    seeded = seed(result.files) if seed is not None and base is None else {}
+    seeded = seed(files) if seed is not None and base is None else {}
     reused: list[tuple[FileInfo, str]] = []
-    for rel, info in result.files.items():
-        oid = CachedScan.trusted(info, cached.rows.get(rel))
-        if oid is None and (oid := seeded.get(rel)) is not None:
+    vouched: set[str] = set()  # files with a row out of the racy window after this scan
+    for rel, info in files.items():
+        oid = CachedScan.trusted(info, rows.get(rel))
+        if oid is not None:
+            vouched.add(rel)
+        elif (oid := seeded.get(rel)) is not None:
             reused.append((info, oid))
         if oid is None:
             to_hash.append(info)
@@ -109,9 +116,46 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
         if progress:
             progress("write", 0, len(changes))
         tree = trees.apply_changes(repo, base, changes) if changes or base is None else base
-    removed = [rel for rel in cached.rows if rel not in result.files or entries.get(rel, True) is None]
-    stat_cache.save(cached, hashed=hashed, removed=removed, listings=result.listings, fingerprint=fingerprint,
-                    tree=tree, scanned_ns=scan_started_ns)
+    vouched.update(info.rel for info, _oid in hashed if info.mtime_ns + RACY_MARGIN_NS <= scan_started_ns)
+    removed = [rel for rel in rows if rel not in files or entries.get(rel, True) is None]
+    stat_cache.save(cached, hashed=hashed, removed=removed, listings=_with_stats(result, files, vouched),
+                    fingerprint=fingerprint, tree=tree, scanned_ns=scan_started_ns)
     secretfiles.save_scan(repo.state_dir, policy.denied(), contents)
     imported = sorted((p, e) for p, e in changes.items() if e is not None) if base is None else None
-    return FullScan(tree, base, oversize, imported, len(result.files))
+    return FullScan(tree, base, oversize, imported, result.count())
+
+
+def _with_clean_files(root: Path, result: ScanResult, rows: Mapping[str, Row]) -> dict[str, FileInfo]:
+    """The scan's files, those of its clean directories included: from their rows (the packed ``lstat`` facts
+    of the directory match them), or from a ``lstat`` where a row is missing."""
+    if not result.clean:
+        return result.files
+    files = dict(result.files)
+    for rel_dir, listing in result.clean.items():
+        for name in listing.files:
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            row = rows.get(rel)
+            if row is not None:
+                files[rel] = FileInfo(rel, *row[0])
+                continue
+            try:
+                info = FileInfo.from_stat(rel, os.lstat(f"{root}/{rel}"))
+            except OSError:
+                continue
+            if info is not None:
+                files[rel] = info
+    return files
+
+
+def _with_stats(result: ScanResult, files: Mapping[str, FileInfo], vouched: set[str]) -> dict[str, DirListing]:
+    """The scan's listings, each directory read (or re-listed) this time with the packed ``lstat`` facts of its
+    files (:func:`~.worktree.pack_stats`) when all of them are ``vouched`` for, else with none."""
+    listings = dict(result.listings)
+    for rel_dir, listing in result.listings.items():
+        if rel_dir in result.clean:
+            continue
+        rels = [f"{rel_dir}/{name}" if rel_dir else name for name in listing.files]
+        stats = pack_stats(files[rel] for rel in rels) if all(rel in vouched for rel in rels) else None
+        if stats != listing.stats:
+            listings[rel_dir] = dataclasses.replace(listing, stats=stats)
+    return listings

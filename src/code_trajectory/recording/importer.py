@@ -24,13 +24,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 from code_trajectory.core.errors import StorageError
+from code_trajectory.recording.catchup import CatchUp
 from code_trajectory.recording.recorder import Recorder, Snapshot
 
 ProgressFn = Callable[[str, int, int | None], None]
 
 
 def import_in_child(recorder: Recorder, progress: ProgressFn | None = None,
-                    started: Callable[[subprocess.Popen], None] | None = None) -> Snapshot | None:
+                    started: Callable[[subprocess.Popen], None] | None = None, *,
+                    catch_up: CatchUp | None = None) -> Snapshot | None:
     """Run the start-up full scan of ``recorder``'s project in a child process; return its snapshot (its file list
     left empty) or None when the work tree matched what was recorded.
 
@@ -40,11 +42,16 @@ def import_in_child(recorder: Recorder, progress: ProgressFn | None = None,
         progress: called with ``(phase, done, total)`` as the child reports them.
         started: called with the child's process once it runs (to stop it on close, see
             :func:`code_trajectory.core.shutdown.stop_child`).
+        catch_up: for the start-up scan of a restart (a large project's, run here too so that it proceeds
+            while the server imports the MCP SDK): when the previous recorder stopped (see
+            :mod:`code_trajectory.recording.catchup`); None for an import.
 
     Raises:
         StorageError: the child failed (its message), or could not be started.
     """
     command = [sys.executable, "-m", "code_trajectory.recording.importer", str(recorder.root), str(os.getpid())]
+    if catch_up is not None:
+        command.append(repr(catch_up.stopped_at) if catch_up.stopped_at is not None else "")
     with recorder.scanning_elsewhere():
         try:
             # stdin: a pipe the child watches; it exits when the pipe closes (this process exited or stopped it)
@@ -85,7 +92,6 @@ def main(argv: list[str]) -> int:
     from code_trajectory.core.config import TrajectorySettings
     from code_trajectory.core.logs import configure_logging
     from code_trajectory.core.shutdown import die_with_parent
-    from code_trajectory.recording.catchup import CatchUp
 
     if len(argv) > 1:
         die_with_parent(int(argv[1]))
@@ -101,7 +107,7 @@ def main(argv: list[str]) -> int:
         try:
             snap = recorder.reconcile(progress=lambda phase, done, total: emit({"progress": [phase, done, total]}),
                                       with_intent=False,  # the import records what was there before: no task
-                                      catch_up=CatchUp())  # notes the stash, so a later pop is seen
+                                      catch_up=CatchUp(_stopped_at(argv)))  # notes the stash, so a later pop is seen
         finally:
             recorder.close()
     except Exception as exc:  # noqa: BLE001 - reported to the parent, which raises it
@@ -111,6 +117,14 @@ def main(argv: list[str]) -> int:
         "commit": snap.commit, "ref": snap.ref, "branch": snap.branch, "kind": snap.kind, "subject": snap.subject,
         "files": len(snap.changes), "elapsed_ms": snap.elapsed_ms}})
     return 0
+
+
+def _stopped_at(argv: list[str]) -> float | None:
+    """The previous recorder's stop (epoch seconds) the parent passed, None when none was (or it is not a number)."""
+    try:
+        return float(argv[2]) if len(argv) > 2 and argv[2] else None
+    except ValueError:
+        return None
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ from code_trajectory.git.gitcmd import check_git_version
 from code_trajectory.git.log import describe_files
 from code_trajectory.git.points import AUTO_TURN, name_point
 from code_trajectory.git.shadow import shadow_ref
-from code_trajectory.recording import answers, checkpoint_requests, hooks
+from code_trajectory.recording import answers, checkpoint_requests, hooks, startup
 from code_trajectory.recording.catchup import CatchUp, note_mark
 from code_trajectory.recording.checkpoint_requests import CheckpointAnswer, CheckpointRequest, RequestServer
 from code_trajectory.recording.consolidate import consolidate
@@ -94,6 +94,7 @@ class ProjectSession:
         self._child: list[subprocess.Popen] = []  # the start-up import's process, when it runs in one
         self._started = threading.Event()
         self._closing = threading.Event()
+        self._watch_lock = threading.Lock()
         self._recording_lock: filelock.FileLock | None = None
         self._requests: RequestServer | None = None
         self._progress: Callable[[str, int, int | None], None] | None = None
@@ -169,7 +170,13 @@ class ProjectSession:
 
             self.watcher = Watcher(self.recorder, self.settings, on_snapshot=self._on_snapshot,
                                    force_polling=self._force_polling, max_native_dirs=self._max_native_dirs)
-            self.watcher.start()  # events during the scan are queued, not lost
+        importing = background and self.recorder.latest_commit() is None
+        # a restart in the background records what changed while stopped first, then watches (see
+        # recording.startup); otherwise the watches come first, and events during the scan are queued, not lost
+        watch_after_scan = self.watcher is not None and background and not importing
+        if self.watcher is not None and not watch_after_scan:
+            self.watcher.start()
+        if self._watch:
             self._requests = RequestServer(self.recorder.repo.state_dir, self._answer_request,
                                            handle_edit=self._record_handed_over_edit,
                                            ready=lambda: self._started.is_set() and self.import_error is None)
@@ -183,12 +190,8 @@ class ProjectSession:
 
         def work() -> None:
             try:
-                if background and self.recorder.latest_commit() is None:  # the import: in a child process
-                    from code_trajectory.recording.importer import import_in_child
-
-                    snap = import_in_child(self.recorder, note, started=self._adopt)
-                else:
-                    snap = self.recorder.reconcile(progress=note, with_intent=False, catch_up=catch_up)
+                snap = startup.startup_scan(self.recorder, importing=importing, background=background,
+                                            catch_up=catch_up, progress=note, started=self._adopt)
                 if snap is not None and len(snap.changes) > KEEP_STARTUP_CHANGES:
                     snap = dataclasses.replace(snap, changes=[])
                     release_free_memory()
@@ -200,6 +203,8 @@ class ProjectSession:
                 else:
                     log.error("start-up scan of %s failed: %s", self.root, exc)
             finally:
+                if watch_after_scan and self.watcher is not None:  # the start-up ends once the watches are set
+                    startup.watch_after_scan(self.recorder, self.watcher, self._watch_lock, self._closing)
                 self._started.set()
 
         if background:
@@ -258,12 +263,13 @@ class ProjectSession:
         if self._child:
             self._started.wait(IMPORT_STOP_SECONDS)  # the import thread notices the child's end
         scanned = self._started.is_set() and self.import_error is None
-        if self.watcher is not None:
+        with self._watch_lock:  # not while _watch_after_scan starts it
+            watcher, self.watcher = self.watcher, None
+        if watcher is not None:
             if not scanned:
                 log.info("the start-up scan of %s did not complete; the next start records the pending changes",
                          self.root)
-            self.watcher.stop(flush=scanned)
-            self.watcher = None
+            watcher.stop(flush=scanned)
         if self._recording_lock is not None and self._recording_lock.is_locked:
             if scanned:  # the stash as this process leaves it: a stash gone at the next start was popped meanwhile
                 note_mark(self.recorder.repo.state_dir, self.recorder.project)

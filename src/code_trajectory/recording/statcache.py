@@ -24,14 +24,15 @@ import contextlib
 import json
 import logging
 import os
+import re
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from code_trajectory.core.transactions import immediate_transaction
-from code_trajectory.git.shadow import TreeEntry
+from code_trajectory.git.shadow import MODE_EXECUTABLE, MODE_FILE, MODE_SYMLINK, TreeEntry
 from code_trajectory.recording.worktree import RACY_MARGIN_NS, DirListing, FileInfo
 
 if TYPE_CHECKING:
@@ -41,6 +42,11 @@ log = logging.getLogger(__name__)
 
 #: ``(lstat signature, blob id, scanned_ns)`` of a file, as stored.
 Row = tuple[tuple[str, int, int, int, int], str, int]
+
+#: The layout of the tables (``PRAGMA user_version``); a cache of another layout is dropped and rebuilt.
+#: 2: each file row names its directory (``dir``, indexed) and each listing packs its files' ``lstat`` facts
+#: (``stats``), so a restart reads only the rows of directories that changed.
+SCHEMA_VERSION = 2
 
 
 @dataclass
@@ -52,9 +58,9 @@ class CachedScan:
     tree: str | None = None
     generation: str | None = None
 
-    def entries(self) -> _RowEntries:
+    def entries(self) -> RowEntries:
         """The rows as tree entries (path relative to the root -> mode and blob id): :attr:`tree`'s content."""
-        return _RowEntries(self.rows)
+        return RowEntries(self.rows)
 
     @staticmethod
     def trusted(info: FileInfo, cached: Row | None) -> str | None:
@@ -125,21 +131,22 @@ class StatCache:
         db = sqlite3.connect(self.path, check_same_thread=False, timeout=30, isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
-        db.execute("CREATE TABLE IF NOT EXISTS files (path BLOB PRIMARY KEY, mode TEXT, size INTEGER,"
-                   " mtime_ns INTEGER, ctime_ns INTEGER, ino INTEGER, oid TEXT, scanned_ns INTEGER)")
-        db.execute("CREATE TABLE IF NOT EXISTS dirs (path BLOB PRIMARY KEY, mtime_ns INTEGER, ino INTEGER,"
-                   " scanned_ns INTEGER, ignore_file TEXT, files BLOB, subdirs BLOB, excluded TEXT)")
-        db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+        if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+            with immediate_transaction(db):  # another process may be upgrading too: check again, inside
+                if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                    _create_schema(db)
         db.execute("SELECT count(*) FROM files").fetchone()
         return db
 
-    def load(self, fingerprint: str) -> CachedScan:
+    def load(self, fingerprint: str, *, rows: bool = True) -> CachedScan:
         """Everything cached; the listings only when made under ``fingerprint``.
 
         Args:
             fingerprint: :meth:`~code_trajectory.recording.ignore.RecordingPolicy.rules_fingerprint` now.
+            rows: also load the file rows (else :attr:`CachedScan.rows` is empty: see :meth:`rows_outside`).
 
-        An unreadable cache loads as empty (every file is then hashed, every directory read).
+        An unreadable cache loads as empty (every file is then hashed, every directory read). A listing whose
+        names are not plain names (a ``/``, ``.``, ``..``: a hostile cache) is left out.
         """
         import sqlite3
 
@@ -149,10 +156,10 @@ class StatCache:
                 db.execute("BEGIN")
                 try:
                     meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
-                    rows = db.execute("SELECT path, mode, size, mtime_ns, ctime_ns, ino, oid, scanned_ns"
-                                      " FROM files").fetchall()
+                    found_rows = (db.execute("SELECT path, mode, size, mtime_ns, ctime_ns, ino, oid, scanned_ns"
+                                             " FROM files").fetchall() if rows else [])
                     dirs = (db.execute("SELECT path, mtime_ns, ino, scanned_ns, ignore_file, files, subdirs,"
-                                       " excluded FROM dirs").fetchall()
+                                       " excluded, stats FROM dirs").fetchall()
                             if meta.get("rules") == fingerprint else [])
                 finally:
                     db.execute("COMMIT")
@@ -160,12 +167,48 @@ class StatCache:
                 log.warning("stat cache unreadable (%s); every file will be hashed", exc)
                 return CachedScan()
         found = CachedScan(tree=meta.get("tree") or None, generation=meta.get("generation"))
-        found.rows = {r[0].decode('utf-8', 'surrogateescape'): ((r[1], r[2], r[3], r[4], r[5]), r[6], r[7]) for r in rows}
-        for path, mtime_ns, ino, scanned_ns, ignore_file, files, subdirs, excluded in dirs:
-            found.listings[os.fsdecode(path)] = DirListing(
-                (mtime_ns, ino), scanned_ns, tuple(json.loads(ignore_file)) if ignore_file else None,
-                _names(files), _names(subdirs), tuple((n, m) for n, m in json.loads(excluded)))
+        found.rows = _rows(found_rows)
+        for path, mtime_ns, ino, scanned_ns, ignore_file, files, subdirs, excluded, stats in dirs:
+            try:
+                found.listings[os.fsdecode(path)] = DirListing(
+                    (mtime_ns, ino), scanned_ns, tuple(json.loads(ignore_file)) if ignore_file else None,
+                    _names(files), _names(subdirs),
+                    tuple((n, m) for n, m in json.loads(excluded)) if excluded != "[]" else (),
+                    stats if isinstance(stats, bytes) else None)
+            except (ValueError, TypeError):
+                log.debug("stat cache: listing of %r is not one; that directory will be read", path)
         return found
+
+    def rows_outside(self, clean: Collection[str]) -> dict[str, Row]:
+        """The file rows, but those of the directories in ``clean`` (paths relative to the root, ``""`` the root).
+
+        A row whose path is not in its ``dir`` column, or is not a normalized relative path, is left out (a
+        hostile cache). An unreadable cache gives no rows (every file is then hashed).
+        """
+        import sqlite3
+
+        with self._lock:
+            try:
+                db = self._conn()
+                db.execute("BEGIN")
+                try:
+                    if not clean:
+                        found = db.execute("SELECT path, mode, size, mtime_ns, ctime_ns, ino, oid, scanned_ns, dir"
+                                           " FROM files").fetchall()
+                    else:
+                        wanted = [d for (d,) in db.execute("SELECT DISTINCT dir FROM files")
+                                  if os.fsdecode(d) not in clean]
+                        found = []
+                        for d in wanted:
+                            found += db.execute("SELECT path, mode, size, mtime_ns, ctime_ns, ino, oid, scanned_ns,"
+                                                " dir FROM files WHERE dir = ?", (d,)).fetchall()
+                finally:
+                    db.execute("COMMIT")
+            except (sqlite3.DatabaseError, UnicodeError, TypeError) as exc:
+                log.warning("stat cache unreadable (%s); every file will be hashed", exc)
+                return {}
+        return _rows(r[:8] for r in found if isinstance(r[0], bytes) and isinstance(r[8], bytes)
+                     and r[0].rpartition(b"/")[0] == r[8])
 
     def save(self, loaded: CachedScan, *, hashed: list[tuple[FileInfo, str]], removed: list[str],
              listings: dict[str, DirListing], fingerprint: str, tree: str | None, scanned_ns: int) -> None:
@@ -195,18 +238,16 @@ class StatCache:
                     row = db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
                     alone = (row[0] if row else None) == loaded.generation
                     db.executemany("DELETE FROM files WHERE path = ?", ((os.fsencode(p),) for p in removed))
-                    db.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)", (
-                        (os.fsencode(f.rel), f.mode, f.size, f.mtime_ns, f.ctime_ns, f.ino, oid, scanned_ns)
-                        for f, oid in hashed))
+                    _insert_rows(db, hashed, scanned_ns)
                     if not alone or not same_rules:
                         db.execute("DELETE FROM dirs")
                         changed, gone = (list(listings.items()), []) if alone else ([], [])
                     db.executemany("DELETE FROM dirs WHERE path = ?", ((os.fsencode(p),) for p in gone))
-                    db.executemany("INSERT OR REPLACE INTO dirs VALUES (?,?,?,?,?,?,?,?)", (
+                    db.executemany("INSERT OR REPLACE INTO dirs VALUES (?,?,?,?,?,?,?,?,?)", (
                         (os.fsencode(rel), lst.signature[0], lst.signature[1], lst.scanned_ns,
                          json.dumps(lst.ignore_file) if lst.ignore_file else None,
                          b"\0".join(map(os.fsencode, lst.files)), b"\0".join(map(os.fsencode, lst.subdirs)),
-                         json.dumps(lst.excluded)) for rel, lst in changed))
+                         json.dumps(lst.excluded), lst.stats) for rel, lst in changed))
                     meta = {"generation": os.urandom(16).hex(), "rules": fingerprint if alone else "",
                             "tree": tree if alone and tree else ""}
                     db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", meta.items())
@@ -236,9 +277,12 @@ class StatCache:
                         key = os.fsencode(rel)
                         db.execute("DELETE FROM files WHERE path = ? OR (path > ? AND path < ?)",
                                    (key, key + b"/", key + b"0"))  # "0" follows "/": everything below rel
-                    db.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)", (
-                        (os.fsencode(f.rel), f.mode, f.size, f.mtime_ns, f.ctime_ns, f.ino, oid, scanned_ns)
-                        for f, oid in hashed))
+                        db.execute("UPDATE dirs SET stats = NULL WHERE path = ? OR (path > ? AND path < ?)",
+                                   (key, key + b"/", key + b"0"))
+                    _insert_rows(db, hashed, scanned_ns)
+                    # the rows of these directories changed: their listings' packed facts no longer vouch for them
+                    db.executemany("UPDATE dirs SET stats = NULL WHERE path = ?", {
+                        (os.fsencode(rel.rpartition("/")[0]),) for rel in [*removed, *(f.rel for f, _ in hashed)]})
                     row = db.execute("SELECT value FROM meta WHERE key = 'tree'").fetchone()
                     claimed = tree if base is not None and row is not None and row[0] == base else ""
                     db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
@@ -254,7 +298,7 @@ class StatCache:
                 self._db = None
 
 
-class _RowEntries(Mapping[str, TreeEntry]):
+class RowEntries(Mapping[str, TreeEntry]):
     """A read-only view of file rows as tree entries, built on access (100,000 rows are never copied)."""
 
     def __init__(self, rows: dict[str, Row]) -> None:
@@ -275,4 +319,52 @@ class _RowEntries(Mapping[str, TreeEntry]):
 
 
 def _names(packed: bytes) -> tuple[str, ...]:
-    return tuple(packed.decode("utf-8", "surrogateescape").split("\0")) if packed else ()
+    """The names of a listing column; ValueError when one is not a plain name (a hostile or damaged cache)."""
+    if not packed:
+        return ()
+    if not isinstance(packed, bytes) or b"/" in packed or _NOT_PLAIN.search(packed):
+        raise ValueError("not a plain name")
+    return tuple(packed.decode("utf-8", "surrogateescape").split("\0"))
+
+
+#: An empty name, ``.`` or ``..`` in a ``\0``-separated list of names.
+_NOT_PLAIN = re.compile(rb"(?:^|\0)\.{0,2}(?:\0|$)")
+
+
+_OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_MODES = frozenset((MODE_FILE, MODE_EXECUTABLE, MODE_SYMLINK))
+
+
+def _plain_path(rel: str) -> bool:
+    return bool(rel) and not rel.startswith("/") and not any(p in ("", ".", "..") for p in rel.split("/"))
+
+
+def _rows(found: Iterable[tuple]) -> dict[str, Row]:
+    """File rows as stored, by path; rows whose path is not a normalized relative path, or whose mode or blob id
+    is not one, are left out (a damaged or hostile cache)."""
+    rows: dict[str, Row] = {}
+    for r in found:
+        rel = r[0].decode("utf-8", "surrogateescape") if isinstance(r[0], bytes) else ""
+        if _plain_path(rel) and r[1] in _MODES and isinstance(r[6], str) and _OID.fullmatch(r[6]):
+            rows[rel] = ((r[1], r[2], r[3], r[4], r[5]), r[6], r[7])
+    return rows
+
+
+def _insert_rows(db: sqlite3.Connection, hashed: list[tuple[FileInfo, str]], scanned_ns: int) -> None:
+    db.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?)", (
+        (os.fsencode(f.rel), f.mode, f.size, f.mtime_ns, f.ctime_ns, f.ino, oid, scanned_ns,
+         os.fsencode(f.rel.rpartition("/")[0])) for f, oid in hashed))
+
+
+def _create_schema(db: sqlite3.Connection) -> None:
+    """Make the tables of :data:`SCHEMA_VERSION`, dropping those of another layout (an older cache: its files are
+    hashed once more at the next scan)."""
+    for table in ("files", "dirs", "meta"):
+        db.execute(f"DROP TABLE IF EXISTS {table}")
+    db.execute("CREATE TABLE files (path BLOB PRIMARY KEY, mode TEXT, size INTEGER, mtime_ns INTEGER,"
+               " ctime_ns INTEGER, ino INTEGER, oid TEXT, scanned_ns INTEGER, dir BLOB)")
+    db.execute("CREATE INDEX files_dir ON files (dir)")
+    db.execute("CREATE TABLE dirs (path BLOB PRIMARY KEY, mtime_ns INTEGER, ino INTEGER, scanned_ns INTEGER,"
+               " ignore_file TEXT, files BLOB, subdirs BLOB, excluded TEXT, stats BLOB)")
+    db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

@@ -422,6 +422,12 @@ class Watcher:
             self.recorder.note_changes(rels, rescan=head_moved or overflow)
             self._touch(event_time)
 
+    def rescan_soon(self) -> None:
+        """Have the snapshot loop scan the whole work tree after the debounce: for changes that may have come before
+        the watches began (see :mod:`code_trajectory.recording.startup`)."""
+        self.recorder.note_changes((), rescan=True)
+        self._touch()
+
     def _touch(self, at: float | None = None) -> None:
         """Note a change that happened at ``at`` (``time.monotonic()`` seconds; now when None)."""
         now = time.monotonic() if at is None else at

@@ -13,7 +13,8 @@ import logging
 import os
 import stat
 import time
-from collections.abc import Callable, Mapping
+from array import array
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -74,6 +75,9 @@ class DirListing:
     #: ``(name, mtime ns)`` of the subdirectories not entered: one that changes (a virtual environment's
     #: ``pyvenv.cfg`` removed) may have to be entered now, without a change of this directory's mtime
     excluded: tuple[tuple[str, int], ...] = ()
+    #: :func:`pack_stats` of ``files`` when the stat cache held a row (blob id, out of the racy window) for each
+    #: of them, else None; while the files' ``lstat`` facts still pack to it, none of them changed
+    stats: bytes | None = None
 
     def trusted(self, directory: str, signature: tuple[int, int], ignore_file: IgnoreFileStamp) -> bool:
         """True when the directory still has the names listed (same stat, not racy, same ``.gitignore``,
@@ -90,12 +94,70 @@ class DirListing:
         return True
 
 
+def pack_stats(infos: Iterable[FileInfo]) -> bytes | None:
+    """The ``lstat`` facts that tell a file changed (size, mtime, ctime, inode, in ns and bytes), packed as
+    64-bit integers in the order given; None when one does not fit. The mode is left out: ``chmod`` sets the
+    ctime (POSIX), so a change of mode changes the packed facts too."""
+    packed = array("q")
+    try:
+        for info in infos:
+            packed.extend((info.size, info.mtime_ns, info.ctime_ns, info.ino))
+    except OverflowError:
+        return None
+    return packed.tobytes()
+
+
+def _unchanged(directory: str, listing: DirListing) -> bool:
+    """True when the directory still has ``listing``'s names (see :meth:`DirListing.trusted`) and the ``lstat``
+    facts of its files pack to its :attr:`DirListing.stats` (see :func:`pack_stats`), taken without a
+    :class:`FileInfo` per file (the cost of a restart is this loop). The names are looked up relative to the
+    directory's descriptor (``fstatat``: one lookup per file instead of one per path component).
+
+    Raises:
+        _IgnoreFileChanged: the directory's ``.gitignore`` is not the listing's.
+    """
+    if not _STAT_DIR_FD:
+        return False
+    try:
+        fd = os.open(directory, _DIR_FLAGS)
+    except OSError:
+        return False
+    packed = array("q")
+    add = packed.extend
+    try:
+        st = os.fstat(fd)
+        try:
+            ignore = os.lstat(".gitignore", dir_fd=fd)
+            ignore_file: IgnoreFileStamp = (ignore.st_mtime_ns, ignore.st_size, ignore.st_ino)
+        except FileNotFoundError:
+            ignore_file = None
+        if ignore_file != listing.ignore_file:
+            raise _IgnoreFileChanged(directory)
+        if not listing.trusted(directory, (st.st_mtime_ns, st.st_ino), ignore_file):
+            return False
+        lstat = os.lstat
+        for name in listing.files:
+            st = lstat(name, dir_fd=fd)
+            add((st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
+    except (OSError, OverflowError):
+        return False
+    finally:
+        os.close(fd)
+    return packed.tobytes() == listing.stats
+
+
+_STAT_DIR_FD = os.stat in os.supports_dir_fd
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
 @dataclass
 class ScanResult:
     """Outcome of a full scan: recordable files by path, plus what was skipped and why.
 
     ``listings`` holds every directory entered (relative to the root, ``""`` for the root), for the
     next scan; ``reused`` counts the directories whose earlier listing was used instead of reading them.
+    ``clean`` holds the directories whose files are all unchanged since their listing's
+    :attr:`DirListing.stats` (only when the scan was asked to skip them): their files are not in ``files``.
     """
 
     files: dict[str, FileInfo]
@@ -103,6 +165,11 @@ class ScanResult:
     directories: list[str]
     listings: dict[str, DirListing] = field(default_factory=dict)
     reused: int = 0
+    clean: dict[str, DirListing] = field(default_factory=dict)
+
+    def count(self) -> int:
+        """How many recordable files the scan found, those of ``clean`` directories included."""
+        return len(self.files) + sum(len(listing.files) for listing in self.clean.values())
 
 
 def _ignore_file_stamp(directory: str) -> IgnoreFileStamp:
@@ -133,7 +200,7 @@ class _IgnoreFileChanged(Exception):
 
 
 def scan(root: Path, policy: WalkPolicy, *, progress: Callable[[int], None] | None = None,
-         listings: Mapping[str, DirListing] | None = None) -> ScanResult:
+         listings: Mapping[str, DirListing] | None = None, skip_clean: bool = False) -> ScanResult:
     """Walk the work tree under ``root`` and return every recordable file.
 
     Args:
@@ -144,25 +211,33 @@ def scan(root: Path, policy: WalkPolicy, *, progress: Callable[[int], None] | No
             :class:`DirListing`); an unchanged directory is then not read again nor its entries
             judged again, only its files' ``lstat`` taken. A changed ``.gitignore`` anywhere makes
             the scan start over without them.
+        skip_clean: a trusted listing whose files' ``lstat`` facts still pack to its
+            :attr:`DirListing.stats` goes to ``clean``, its files left out of ``files``.
 
     Unreadable directories are skipped (logged, listed in ``skipped``).
     """
     try:
-        return _scan(root, policy, progress, listings or {})
+        return _scan(root, policy, progress, listings or {}, skip_clean)
     except _IgnoreFileChanged:
-        return _scan(root, policy, progress, {})
+        return _scan(root, policy, progress, {}, False)
 
 
 def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None,
-          listings: Mapping[str, DirListing]) -> ScanResult:
+          listings: Mapping[str, DirListing], skip_clean: bool) -> ScanResult:
     started_ns = time.time_ns()
     result = ScanResult({}, [], [])
     files, skipped = result.files, result.skipped
     stack: list[tuple[str, bool]] = [("", False)]  # (directory, whether its parent's listing was reused)
     while stack:
         rel_dir, parent_reused = stack.pop()
-        directory = os.path.join(root, rel_dir) if rel_dir else str(root)
+        directory = f"{root}/{rel_dir}" if rel_dir else str(root)
         old = listings.get(rel_dir)
+        if skip_clean and old is not None and old.stats is not None and _unchanged(directory, old):
+            result.directories.append(rel_dir)
+            result.listings[rel_dir] = result.clean[rel_dir] = old
+            result.reused += 1
+            stack.extend((f"{rel_dir}/{name}" if rel_dir else name, True) for name in old.subdirs)
+            continue
         try:
             st = os.lstat(directory)
         except OSError as exc:

@@ -1,0 +1,142 @@
+"""``code-trajectory serve``'s start: recording begins before the MCP SDK is imported.
+
+Importing the SDK and every feature's tools takes about a second of CPU (``python -X importtime``: ``mcp`` alone
+0.6-1 s on this 2-core machine); the start-up scan of a restart does not need them. So the project is opened and its
+start-up scan started first (in the background, or in a child process for a large project: see
+:mod:`code_trajectory.recording.session`), and :mod:`code_trajectory.server` is imported and run afterwards (issue
+29: a restart records what changed while stopped <= 1 s beyond ``git status``; ``initialize`` within 1 s). Stops
+(SIGINT, SIGTERM, SIGHUP) are handled from the start, by :func:`stop_on_request`.
+
+This module imports nothing of the SDK.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import os
+import sys
+import threading
+from pathlib import Path
+
+from code_trajectory.core.config import TrajectorySettings
+from code_trajectory.core.errors import UntrustedRepositoryError
+from code_trajectory.core.logs import configure_logging
+from code_trajectory.core.shutdown import StopRequest
+from code_trajectory.git.gitcmd import check_git_version
+from code_trajectory.recording.service import TrajectoryService
+
+log = logging.getLogger("code_trajectory.server")
+
+#: Longest a stop may take before the process exits anyway (status 1; the next start's scan records what was
+#: pending), seconds: a flush waits up to 10 s for another process's ``write.lock``.
+STOP_DEADLINE_SECONDS = 15.0
+
+
+def serve_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``code-trajectory serve``."""
+    parser.add_argument("--project", metavar="PATH",
+                        help="record this project (default: the project of the client's first root, else of the "
+                             "working directory: its git top level; followed when the client's roots change)")
+    parser.add_argument("--debounce", type=float, metavar="SECONDS", help="quiet time before a snapshot (default 2.0)")
+    parser.add_argument("--journal-dir", type=Path, metavar="DIR", help="journal repository (default <home>/journal)")
+
+
+def serve(args: argparse.Namespace) -> int:
+    """``code-trajectory serve``: run the MCP server over stdio until the client disconnects or stops it.
+
+    Once the server has stopped (the project closed: pending changes recorded, ``stopped_at`` noted), the process
+    ends at once: the interpreter's own clean-up of the server's heap would add about half a second (measured
+    after a client closed stdin, issue 22) and has nothing left to save.
+    """
+    exit_now(run_server(args.project, debounce=args.debounce, journal_dir=args.journal_dir))
+    return 0  # not reached
+
+
+def start_service(project: str | None, *, debounce: float | None = None, journal_dir: Path | None = None,
+                  force_polling: bool | None = None) -> tuple[TrajectoryService, StopRequest]:
+    """Open the project of ``serve`` and start recording it, with stops handled; the MCP server comes next.
+
+    Args:
+        project: ``--project`` as given (None: the client's roots decide, at ``initialize``).
+        debounce: ``--debounce`` seconds; journal_dir: ``--journal-dir``; force_polling: poll, not watch (tests).
+
+    Returns:
+        ``(service, stop)``: the service the tools will share, and the stop request being watched.
+
+    Raises:
+        GitUnavailableError: git is missing or too old (a clear message at start, not at the first tool call).
+    """
+    configure_logging()
+    check_git_version()
+    if project and "${" in project:  # a client that does not expand ${workspaceFolder} passes it as written
+        log.warning("--project %r holds an unexpanded variable; following the client's roots instead", project)
+        project = None
+    elif project and os.path.isabs(project) and os.path.isdir(project):
+        from code_trajectory.project import find_project_root
+
+        project = str(find_project_root(project))  # a folder inside a repository records the repository
+    service = TrajectoryService(lambda root: TrajectorySettings.load(root, debounce_seconds=debounce),
+                                force_polling=force_polling, journal_dir=journal_dir, follow_client=not project)
+    stop = StopRequest()
+    stop.install()
+    threading.Thread(target=stop_on_request, args=(stop, service), name="trajectory-stop", daemon=True).start()
+    if project:
+        # the server answers tools/list and queries while a large project is imported
+        try:
+            session, _ = service.configure(project, background=True)
+        except UntrustedRepositoryError as exc:  # the server still answers; every tool says why, in the same line
+            log.error("cannot record %s: %s", project, exc)
+            service.startup_failed(exc)
+        else:
+            log.info("recording %s on shadow branch %s", session.root, session.branch)
+    return service, stop
+
+
+def run_server(project: str | None, *, debounce: float | None = None, journal_dir: Path | None = None,
+               force_polling: bool | None = None) -> int:
+    """Run the MCP server over stdio until the client disconnects or stops it; returns the exit status.
+
+    The project is opened and its start-up scan started first (:func:`start_service`), then
+    :func:`code_trajectory.server.serve_started` serves.
+    """
+    service, stop = start_service(project, debounce=debounce, journal_dir=journal_dir, force_polling=force_polling)
+    from code_trajectory.server import serve_started  # the SDK: imported while the start-up scan runs
+
+    return serve_started(service, stop, journal_dir=journal_dir)
+
+
+def stop_on_request(stop: StopRequest, service: TrajectoryService) -> None:
+    """Wait for a stop signal, then close the service (snapshotting what is pending) and end the process with
+    status 0.
+
+    The SDK's stdio loop cannot be cancelled while its reader thread blocks on an open stdin (Claude Code leaves
+    it open), so the process ends with ``os._exit`` once the service is closed: that is the clean part of the
+    stop. The work runs on this thread, never in the signal handler: a later signal only records that it came
+    (see :class:`~code_trajectory.core.shutdown.StopRequest`) and cannot interrupt the flush.
+    """
+    stop.wait()
+    log.info("stopping on %s", stop.reason)
+    timer = threading.Timer(STOP_DEADLINE_SECONDS, _exit_late)
+    timer.daemon = True
+    timer.start()
+    try:
+        service.close()
+    except Exception:  # the process ends either way
+        log.exception("closing the project failed")
+    exit_now(0)
+
+
+def _exit_late() -> None:
+    log.error("stopping took over %.0f s; exiting without waiting further (the next start's scan records "
+              "what was pending)", STOP_DEADLINE_SECONDS)
+    exit_now(1)
+
+
+def exit_now(status: int) -> None:
+    """End the process with ``status`` now, after flushing stdout and stderr (no interpreter clean-up)."""
+    for stream in (sys.stderr, sys.stdout):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(status)

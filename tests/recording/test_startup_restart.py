@@ -1,0 +1,72 @@
+"""The start-up of a restart (issue 29): what changed while stopped is recorded first (in a child process for a large
+project), the watcher starts afterwards, and nothing saved between the scan and the watches is lost."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from code_trajectory.core.config import TrajectorySettings
+from code_trajectory.git import messages
+from code_trajectory.recording import importer, startup
+from code_trajectory.recording.session import ProjectSession
+from support import git, wait_for, write
+
+
+def session_of(project: Path) -> ProjectSession:
+    return ProjectSession(project, TrajectorySettings.load(project, debounce_seconds=0.3), watch=True)
+
+
+def recorded(project: Path, rel: str) -> str:
+    return git(project, "--git-dir=.trajectory", "show", f"refs/heads/shadow/main:{rel}", check=False)
+
+
+def first_run(project: Path) -> None:
+    first = session_of(project)
+    first.start(background=False)
+    first.close()
+
+
+def test_a_large_projects_restart_is_scanned_in_a_child_then_watched(project: Path, monkeypatch) -> None:
+    first_run(project)
+    write(project, "src/app.py", "def main():\n    return 'edited while stopped'\n")
+    monkeypatch.setattr(startup, "CHILD_SCAN_FROM_BYTES", 0)  # every project is large
+    calls: list[dict] = []
+    real = importer.import_in_child
+    monkeypatch.setattr(importer, "import_in_child", lambda *a, **k: (calls.append(k), real(*a, **k))[1])
+    session = session_of(project)
+    try:
+        session.start(background=True)
+        assert session.wait_started(60) and session.import_error is None
+        assert len(calls) == 1 and calls[0]["catch_up"].stopped_at is not None  # the first run's stop
+        snap = session.startup_snapshot
+        assert snap is not None and snap.changes == [] and messages.UNRECORDED in snap.subject
+        assert "edited while stopped" in recorded(project, "src/app.py")
+        assert session.watcher is not None and session.watcher.running
+        write(project, "src/later.py", "X = 1\n")  # the watcher records what comes after
+        wait_for(lambda: "X = 1" in recorded(project, "src/later.py"), timeout=30)
+    finally:
+        session.close()
+
+
+def test_a_restart_in_process_records_then_watches_and_rescans_once(project: Path, monkeypatch) -> None:
+    from code_trajectory.recording import watcher as watcher_module
+
+    first_run(project)
+    write(project, "src/app.py", "def main():\n    return 'edited while stopped'\n")
+    original = watcher_module.Watcher.start
+
+    def save_then_watch(self) -> None:  # a save after the scan, before any watch: only the rescan can see it
+        write(project, "src/gap.py", "GAP = 1\n")
+        original(self)
+
+    monkeypatch.setattr(watcher_module.Watcher, "start", save_then_watch)
+    session = session_of(project)
+    try:
+        session.start(background=True)
+        assert session.wait_started(60) and session.import_error is None
+        snap = session.startup_snapshot
+        assert snap is not None and [c.path for c in snap.changes] == ["src/app.py"]  # in process: files kept
+        assert session.watcher is not None and session.watcher.running
+        wait_for(lambda: "GAP = 1" in recorded(project, "src/gap.py"), timeout=30)
+    finally:
+        session.close()

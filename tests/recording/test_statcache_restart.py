@@ -1,0 +1,194 @@
+"""The restart path of the stat cache: a directory whose files' ``lstat`` facts still pack to what its listing
+noted is skipped whole (issue 29), without ever missing a change made while nothing recorded: the racy case,
+an edit that keeps size and mtime, rows changed by snapshots of changed paths, a damaged or hostile cache."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from code_trajectory.core.config import TrajectorySettings
+from code_trajectory.recording import fullscan
+from code_trajectory.recording.recorder import Recorder
+from code_trajectory.recording.worktree import scan
+from support import git, write
+from support.gitdirs import policy_for
+
+
+def age_everything(root: Path, seconds: float = 10.0) -> None:
+    """Set every mtime under ``root`` (``.git`` and ``.trajectory`` left alone) ``seconds`` in the past."""
+    past = time.time() - seconds
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in (".git", ".trajectory")]
+        for name in filenames:
+            os.utime(os.path.join(dirpath, name), (past, past), follow_symlinks=False)
+        os.utime(dirpath, (past, past))
+
+
+@pytest.fixture
+def tree(project: Path) -> Path:
+    for i in range(4):
+        write(project, f"pkg/sub{i}/mod.py", f"x = {i}\n")
+        write(project, f"pkg/sub{i}/deep/data.txt", f"data {i}\n")
+    age_everything(project)
+    return project
+
+
+@pytest.fixture
+def hashed(monkeypatch) -> list[list[str]]:
+    """The paths each full scan read and hashed, one list per scan."""
+    calls: list[list[str]] = []
+    real = fullscan.write_blobs
+
+    def spy(repo, root, infos, *args, **kwargs):
+        calls.append(sorted(i.rel for i in infos))
+        return real(repo, root, infos, *args, **kwargs)
+
+    monkeypatch.setattr(fullscan, "write_blobs", spy)
+    return calls
+
+
+def restart(root: Path):
+    """A new recorder's start-up reconcile, as a restarted server does; returns the snapshot (or None)."""
+    recorder = Recorder.open(root, TrajectorySettings.load(root))
+    try:
+        return recorder.reconcile()
+    finally:
+        recorder.close()
+
+
+def recorded(root: Path, ref: str, rel: str) -> str:
+    return git(root, "--git-dir=.trajectory", "show", f"{ref}:{rel}").strip()
+
+
+def settle(root: Path) -> None:
+    """Two reconciles, then everything aged out of the racy window: the next scan trusts every directory."""
+    restart(root)
+    age_everything(root)
+    restart(root)  # rows and listings now out of the racy window: every listing packs its files' facts
+
+
+def test_unchanged_directories_are_skipped_and_an_edit_while_stopped_is_recorded(tree: Path, hashed) -> None:
+    settle(tree)
+    policy = policy_for(tree)
+    recorder = Recorder.open(tree, TrajectorySettings.load(tree))
+    try:
+        cached = recorder.stat_cache.load(recorder.policy.rules_fingerprint(), rows=False)
+        assert cached.listings["pkg/sub1"].stats is not None
+        skipped = scan(tree, policy, listings=cached.listings, skip_clean=True)
+        assert "pkg/sub1" in skipped.clean and "pkg/sub1/mod.py" not in skipped.files
+        assert skipped.count() == len(scan(tree, policy).files)
+    finally:
+        recorder.close()
+    hashed.clear()
+    write(tree, "pkg/sub2/mod.py", "x = 'edited while stopped'\n")
+    snap = restart(tree)
+    assert snap is not None and [c.path for c in snap.changes] == ["pkg/sub2/mod.py"]
+    assert hashed == [["pkg/sub2/mod.py"]]  # nothing else read
+    assert recorded(tree, snap.ref, "pkg/sub2/mod.py") == "x = 'edited while stopped'"
+    assert restart(tree) is None
+
+
+def test_a_rewrite_in_the_same_timestamp_tick_with_the_same_size_is_recorded(tree: Path) -> None:
+    # the racy case (gitformat-index(5)): the file is scanned within the tick of its last write, then rewritten
+    # with content of the same size and its mtime set back to what the scan saw
+    settle(tree)
+    target = tree / "pkg/sub0/mod.py"
+    target.write_text("x = 'A'\n")
+    first = restart(tree)
+    assert first is not None and recorded(tree, first.ref, "pkg/sub0/mod.py") == "x = 'A'"
+    st = target.stat()
+    target.write_text("x = 'B'\n")
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert target.stat().st_size == st.st_size and target.stat().st_mtime_ns == st.st_mtime_ns
+    snap = restart(tree)
+    assert snap is not None and recorded(tree, snap.ref, "pkg/sub0/mod.py") == "x = 'B'"
+
+
+def test_an_edit_that_keeps_size_and_mtime_out_of_the_racy_window_is_recorded(tree: Path) -> None:
+    settle(tree)
+    target = tree / "pkg/sub3/deep/data.txt"
+    st = target.stat()
+    target.write_text("DATA 3\n")  # same size
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))  # and the old mtime: only the ctime tells
+    snap = restart(tree)
+    assert snap is not None and recorded(tree, snap.ref, "pkg/sub3/deep/data.txt") == "DATA 3"
+
+
+def test_rows_changed_by_snapshots_of_changed_paths_are_not_vouched_for_by_old_listings(tree: Path) -> None:
+    settle(tree)
+    recorder = Recorder.open(tree, TrajectorySettings.load(tree))
+    try:
+        write(tree, "pkg/sub1/added.py", "added\n")
+        write(tree, "pkg/sub2/mod.py", "x = 'saved'\n")
+        past = time.time() - 10
+        for rel in ("pkg/sub1/added.py", "pkg/sub2/mod.py"):
+            os.utime(tree / rel, (past, past))
+        assert recorder.record_paths(["pkg/sub1/added.py", "pkg/sub2/mod.py"]) is not None  # as the watcher does
+        cached = recorder.stat_cache.load(recorder.policy.rules_fingerprint(), rows=False)
+        assert cached.listings["pkg/sub1"].stats is None and cached.listings["pkg/sub2"].stats is None
+    finally:
+        recorder.close()
+    os.unlink(tree / "pkg/sub1/added.py")  # while stopped
+    age_everything(tree)
+    snap = restart(tree)
+    assert snap is not None and {(c.path, c.status) for c in snap.changes} == {("pkg/sub1/added.py", "D")}
+    assert restart(tree) is None
+
+
+def test_a_directory_removed_while_stopped_removes_its_files(tree: Path) -> None:
+    settle(tree)
+    for name in ("mod.py", "deep/data.txt"):
+        os.unlink(tree / "pkg/sub3" / name)
+    os.rmdir(tree / "pkg/sub3/deep")
+    os.rmdir(tree / "pkg/sub3")
+    snap = restart(tree)
+    assert snap is not None
+    assert {(c.path, c.status) for c in snap.changes} == {("pkg/sub3/mod.py", "D"), ("pkg/sub3/deep/data.txt", "D")}
+
+
+def test_a_damaged_cache_is_replaced_and_nothing_is_missed(tree: Path) -> None:
+    settle(tree)
+    cache = tree / ".trajectory/state/statcache.sqlite"
+    for suffix in ("-wal", "-shm"):
+        Path(f"{cache}{suffix}").unlink(missing_ok=True)
+    cache.write_bytes(b"not a database" * 100)
+    write(tree, "pkg/sub0/mod.py", "x = 'edited while the cache was damaged'\n")
+    snap = restart(tree)
+    assert snap is not None and [c.path for c in snap.changes] == ["pkg/sub0/mod.py"]
+    assert restart(tree) is None
+
+
+@pytest.mark.parametrize("rows_describe_the_tip", [True, False])
+def test_a_hostile_cache_is_ignored_safely(tree: Path, tmp_path: Path, rows_describe_the_tip: bool) -> None:
+    settle(tree)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("secret outside the project\n")
+    cache = tree / ".trajectory/state/statcache.sqlite"
+    db = sqlite3.connect(cache)
+    with db:
+        # names that climb out of their directory, a row outside the project, a bogus blob id, garbage stats,
+        # a row filed under another directory than its own
+        rel_out = os.path.relpath(outside, tree / "pkg/sub0")
+        db.execute("UPDATE dirs SET files = ?, stats = ? WHERE path = ?",
+                   (b"mod.py\0" + os.fsencode(rel_out), os.urandom(64), b"pkg/sub0"))
+        db.execute("UPDATE dirs SET stats = ? WHERE path = ?", (12345, b"pkg/sub1"))
+        db.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?)",
+                   (b"../outside.txt", "100644", 1, 1, 1, 1, "0" * 40, 1, b".."))
+        db.execute("UPDATE files SET oid = 'not an oid' WHERE path = ?", (b"pkg/sub1/mod.py",))
+        db.execute("UPDATE files SET mode = '5' WHERE path = ?", (b"pkg/sub0/mod.py",))
+        db.execute("UPDATE files SET dir = ? WHERE path = ?", (b"pkg/sub3", b"pkg/sub2/mod.py"))
+        if not rows_describe_the_tip:  # then the clean directories' files are taken from their rows
+            db.execute("UPDATE meta SET value = '' WHERE key = 'tree'")
+    db.close()
+    write(tree, "pkg/sub1/mod.py", "x = 'edited'\n")
+    snap = restart(tree)
+    assert snap is not None and [c.path for c in snap.changes] == ["pkg/sub1/mod.py"]
+    files = git(tree, "--git-dir=.trajectory", "ls-tree", "-r", "--name-only", snap.ref).split()
+    assert not any(".." in p or "outside" in p for p in files)
+    assert "pkg/sub2/mod.py" in files and "pkg/sub0/mod.py" in files
+    assert restart(tree) is None
