@@ -282,7 +282,8 @@ async def measure(args: argparse.Namespace, root: Path, base: Path, rows: list[t
                               lambda i: one_in(polled, i),
                               lambda commit, exp: exp[1] in shadow_git(root, "show", f"{commit}:{exp[0]}"),
                               watchgroups.POLL_DELAY_MS + 100)
-            warnings = [line for line in log_file.read_text().splitlines() if " WARNING " in line]
+            warnings = [line for line in log_file.read_text().splitlines()
+                        if " WARNING code_trajectory.recording.watch" in line]
             rows.append(("(g) warnings in the server's log; the sysctl named in `get_session_summary`",
                          f"{len(warnings)} warning(s): {warnings[0].split(': ', 1)[-1][:160] if warnings else ''}",
                          "", "one warning naming fs.inotify.max_user_watches; "
