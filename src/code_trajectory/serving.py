@@ -83,9 +83,10 @@ def start_service(project: str | None, *, debounce: float | None = None, journal
     stop.install()
     threading.Thread(target=stop_on_request, args=(stop, service), name="trajectory-stop", daemon=True).start()
     if project:
-        # the server answers tools/list and queries while a large project is imported
+        # the server answers initialize, tools/list and queries while a large project is imported and watched (the
+        # watches are set after the import, with a rescan for the gap: issue 29)
         try:
-            session, _ = service.configure(project, background=True)
+            session, _ = service.configure(project, background=True, watch_first=False)
         except UntrustedRepositoryError as exc:  # the server still answers; every tool says why, in the same line
             log.error("cannot record %s: %s", project, exc)
             service.startup_failed(exc)

@@ -14,6 +14,7 @@ from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.recording import importer
 from code_trajectory.recording.service import TrajectoryService
 from code_trajectory.server import build_server
+from support import git, wait_for, write
 
 #: A hang detector, far above the answer's real cost and far below the import held back for a minute.
 ANSWER_BOUND_SECONDS = 20
@@ -49,6 +50,46 @@ async def test_read_tools_answer_while_the_import_holds_the_recorder(project: Pa
             assert service.project().wait_started(60)
             result = await client.call_tool("get_global_trajectory", {})
             assert "A src/app.py" in result.content[0].text
+    finally:
+        release.set()
+        service.close()
+
+
+@pytest.mark.anyio
+async def test_serve_answers_before_the_import_is_watched_and_records_an_edit_made_meanwhile(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from code_trajectory import serving
+    from code_trajectory.core.shutdown import StopRequest
+    from code_trajectory.recording import watcher as watcher_module
+
+    release, watching = threading.Event(), threading.Event()
+    original = watcher_module.Watcher.start
+
+    def slow_start(self) -> None:  # the watches of a very large tree: set long after start-up
+        watching.set()
+        release.wait(60)
+        original(self)
+
+    monkeypatch.setattr(watcher_module.Watcher, "start", slow_start)
+    monkeypatch.setattr(StopRequest, "install", lambda self, *a, **k: None)  # the test's process keeps its signals
+    monkeypatch.setattr(serving, "stop_on_request", lambda stop, service: None)
+    service, _ = serving.start_service(str(project), debounce=0.3)
+    try:
+        session = service.project()
+        assert await anyio.to_thread.run_sync(lambda: watching.wait(30))  # the import ended; the watches start
+        with anyio.fail_after(ANSWER_BOUND_SECONDS):
+            async with Client(build_server(service)) as client:  # initialize answers without the watches
+                result = await client.call_tool("get_session_summary", {})
+                assert not result.is_error, result.content[0].text
+                assert session.watcher is not None and not session.watcher.running
+                write(project, "src/meanwhile.py", "SAVED = 'before the watches'\n")  # only the rescan sees it
+                release.set()
+                assert await anyio.to_thread.run_sync(lambda: session.wait_started(60))
+                assert session.import_error is None and session.watcher.running
+                await anyio.to_thread.run_sync(lambda: wait_for(
+                    lambda: "before the watches" in git(project, "--git-dir=.trajectory", "show",
+                                                        "refs/heads/shadow/main:src/meanwhile.py", check=False),
+                    timeout=30))
     finally:
         release.set()
         service.close()

@@ -64,13 +64,16 @@ class TrajectoryService:
         needs the project raises it, until ``configure_project`` succeeds."""
         self._startup_error = error
 
-    def configure(self, path: str, *, background: bool = False) -> tuple[ProjectSession, bool]:
+    def configure(self, path: str, *, background: bool = False,
+                  watch_first: bool = True) -> tuple[ProjectSession, bool]:
         """Start recording ``path`` (stopping the previous project); the same path keeps its session.
 
         Args:
             path: the project directory (absolute).
             background: return as soon as the watcher runs, with the start-up scan going on
                 in the background (see :meth:`ProjectSession.start`).
+            watch_first: False: an initial import's watches are set after it, on the start-up thread
+                (``serve --project`` and following the client: see :meth:`ProjectSession.start`).
 
         Returns:
             ``(session, started)``: ``started`` is False when the path was already configured.
@@ -85,7 +88,7 @@ class TrajectoryService:
             session = ProjectSession(root, self._settings_factory(root), watch=True,
                                      force_polling=self._force_polling)
             try:
-                session.start(background=background)
+                session.start(background=background, watch_first=watch_first)
             except BaseException:
                 session.close()
                 raise
@@ -177,7 +180,8 @@ class TrajectoryService:
                 return None
             root = project_for_directory(directory)
             check_recordable(root, creating=not has_shadow_repo(root))
-            session, started = await anyio.to_thread.run_sync(lambda: self.configure(str(root), background=True))
+            session, started = await anyio.to_thread.run_sync(
+                lambda: self.configure(str(root), background=True, watch_first=False))
         except TrajectoryError as exc:
             log.warning("not recording the client's directory: %s", exc)
             if self._session is None:

@@ -106,7 +106,7 @@ class ProjectSession:
         self.started_monotonic = time.monotonic()
 
     def start(self, progress: Callable[[str, int, int | None], None] | None = None, *,
-              background: bool = False) -> Snapshot | None:
+              background: bool = False, watch_first: bool = True) -> Snapshot | None:
         """Start the watcher if asked, then reconcile with the work tree (the start-up snapshot).
 
         Args:
@@ -115,6 +115,11 @@ class ProjectSession:
                 tells whether it still runs, :attr:`import_progress` how far it got, and
                 :meth:`wait_started` waits for it. Queries answer meanwhile from what is
                 recorded so far.
+            watch_first: with ``background``, set the watches of an initial import before returning (the
+                default: ``configure_project``, whose caller edits right after its answer); False sets them on the
+                start-up thread after the import, with a rescan before and after, as a restart does (``serve
+                --project``: one watch per directory takes seconds at 20,000 directories, and ``initialize``
+                must answer within 1 s, issue 29).
 
         Raises:
             TrajectoryError: the start-up reconcile failed (only when not in the background).
@@ -133,7 +138,7 @@ class ProjectSession:
                 self._started.set()
                 threading.Thread(target=self._wait_to_record, name="trajectory-takeover", daemon=True).start()
                 return None
-        return self._start_recording(background)
+        return self._start_recording(background, watch_first=watch_first)
 
     def _wait_to_record(self) -> None:
         while not self._closing.wait(TAKEOVER_POLL_SECONDS):
@@ -156,7 +161,7 @@ class ProjectSession:
             self._start_recording(background=True)
             return
 
-    def _start_recording(self, background: bool) -> Snapshot | None:
+    def _start_recording(self, background: bool, *, watch_first: bool = True) -> Snapshot | None:
         self._scan_started = True
         catch_up = CatchUp()
         if self._watch:
@@ -171,9 +176,10 @@ class ProjectSession:
             self.watcher = Watcher(self.recorder, self.settings, on_snapshot=self._on_snapshot,
                                    force_polling=self._force_polling, max_native_dirs=self._max_native_dirs)
         importing = background and self.recorder.latest_commit() is None
-        # a restart in the background records what changed while stopped first, then watches (see
-        # recording.startup); otherwise the watches come first, and events during the scan are queued, not lost
-        watch_after_scan = self.watcher is not None and background and not importing
+        # a restart in the background (and an import started with watch_first=False) records first, then watches,
+        # with a rescan for the gap (see recording.startup); otherwise the watches come first, and events during the
+        # scan are queued, not lost
+        watch_after_scan = self.watcher is not None and background and (not importing or not watch_first)
         if self.watcher is not None and not watch_after_scan:
             self.watcher.start()
         if self._watch:
