@@ -49,7 +49,7 @@ def why(record: CommitRecord, *, previous_intent: str | None = None, import_file
         a start-up scan's or a rescan's).
     """
     if record.is_import:
-        files = len(record.changes)
+        files = record.change_count
         return f"start of recording: {files} file(s)" if import_files and files else "start of recording"
     if record.is_git_operation:
         return f"{operation_label(record)} (git)"

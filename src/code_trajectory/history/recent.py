@@ -105,8 +105,10 @@ def _entry(group: list[CommitRecord], previous: CommitRecord | None, marks: dict
     lines = [f"## {stamp} · {record.oid[:12]} · {reason}"]
     if marks and record.oid in marks:
         lines.append(f"- {marks[record.oid]}")
-    if record.is_import and len(record.changes) > IMPORT_FILES_LISTED:
+    if record.is_import and record.change_count > IMPORT_FILES_LISTED:
         return "\n".join(lines)  # its heading counts the files
+    if record.files_not_read is not None:  # a first snapshot too large to list (see log.read_root_changes)
+        return "\n".join([*lines, f"A {record.files_not_read} files (the first snapshot; not listed)"])
     lines += describe_files(record.changes, symbols=(symbols or {}).get(record.oid), bare=True)
     return "\n".join(lines)
 

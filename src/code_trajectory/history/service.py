@@ -160,7 +160,9 @@ def global_trajectory(session: ProjectSession, limit: int = 20, since_consolidat
         return message(recent.render([], branch, session.settings.token_budget, since_consolidate=since_consolidate,
                                      reached_consolidation=False, more_available=False))
     read = MAX_LIMIT if since_consolidate else limit + 1
-    records = log.read_log(repo, [ref], limit=read, first_parent=True)
+    # a root commit's changes (the start of recording: every file of the project) are read only when few
+    records = log.read_log(repo, [ref], limit=read, first_parent=True, root_changes=False)
+    log.read_root_changes(repo, records)
     reached = False
     if since_consolidate:
         cut = next((i for i, r in enumerate(records) if r.is_consolidation), None)
