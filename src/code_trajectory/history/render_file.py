@@ -116,7 +116,7 @@ def _wants_diff(version: Version) -> bool:
 
 
 def render(repo: ShadowRepo, path: str, branch: str, versions: list[Version], total: int, budget_tokens: int, *,
-           state_note: str | None = None, symbols_available: bool = True) -> Answer:
+           state_note: str | None = None, symbols_available: bool = True, complete: bool = True) -> Answer:
     """Render ``versions`` (oldest first) of ``path`` within ``budget_tokens``: the newest diff, then by importance.
 
     Args:
@@ -124,18 +124,25 @@ def render(repo: ShadowRepo, path: str, branch: str, versions: list[Version], to
         path: the file, relative to the project root.
         branch: the shadow branch read.
         versions: the versions to show, oldest first (see :func:`code_trajectory.history.versions.build`).
-        total: how many versions the file has in all.
+        total: how many versions the file has in all; with ``complete`` False, how many of the newest were read
+            (the file has more: said as "more than ``total - 1``"; the versions are numbered back from the newest).
         budget_tokens: the answer's budget (4 characters a token).
         state_note: a sentence about the file's state now (deleted, followed across renames).
         symbols_available: False when the file's language has no symbol support (said once).
+        complete: False when not every version was read (see
+            :data:`~code_trajectory.history.versions.LOOKBACK`).
 
     Returns:
         The markdown and its data: every shown version's commit, time, change, counts, symbols and ``detail``
-        (``full``, ``cut``, ``hunks``, ``heading``, ``one line`` or ``no net change``), and ``diffs_left_out``.
+        (``full``, ``cut``, ``hunks``, ``heading``, ``one line`` or ``no net change``), and ``diffs_left_out``;
+        ``total``, or, when not ``complete``, ``more_than`` and ``numbered`` (``back from the newest``).
     """
     head = [f"# Trajectory of `{display_path(path)}`",
             f"Shadow branch `{branch}`: the last {len(versions)} of {total} recorded change(s) to this file, "
-            "oldest to newest."]
+            "oldest to newest." if complete else
+            f"Shadow branch `{branch}`: the last {len(versions)} of more than {total - 1} recorded change(s) to this "
+            f"file (not counted further), oldest to newest, numbered back from the newest (1); reverts are detected "
+            f"among the newest {total} only."]
     if state_note:
         head.append(state_note)
     if not symbols_available:
@@ -166,7 +173,11 @@ def render(repo: ShadowRepo, path: str, branch: str, versions: list[Version], to
     if elided:
         out.append(_left_out_note(path, versions, elided))
     text = fit("\n\n".join(out), budget_tokens)
-    return Answer(text, file_data(text, path, branch, versions, total, [versions[i].number for i in elided]))
+    data = file_data(text, path, branch, versions, total, [versions[i].number for i in elided])
+    if not complete:
+        del data["total"]  # not counted: "more_than" instead, and "n" counted back from the newest (1)
+        data.update(more_than=total - 1, numbered="back from the newest")
+    return Answer(text, data)
 
 
 def importance(versions: list[Version], i: int, size: int) -> float:

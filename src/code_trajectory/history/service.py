@@ -115,7 +115,9 @@ def file_trajectory(session: ProjectSession, filepath: str, depth: int = 5, bran
     if ref is None:
         return message(narrative.never_recorded(rel, session.recorder.policy.explain(rel),
                                                 path_exists(session.root / rel), []))
-    entries = log.file_history(repo, ref, rel, counted=depth)  # every version: the total, the reverts
+    # the newest versions, one more than LOOKBACK: whether there are more (then not counted: issue 29), the reverts
+    entries = log.file_history(repo, ref, rel, limit=versions.LOOKBACK + 1, counted=depth)
+    complete = len(entries) <= versions.LOOKBACK
     if not entries:
         candidates = list(list_files(repo, ref))  # a tree that cannot be read is a GitError, not "no suggestions"
         return message(narrative.never_recorded(rel, session.recorder.policy.explain(rel),
@@ -123,7 +125,7 @@ def file_trajectory(session: ProjectSession, filepath: str, depth: int = 5, bran
                                                 is_directory=_is_dir(session.root / rel)))
     shown = min(depth, len(entries))
     marks = hooks.commit_marks(repo, [e.record.oid for e in entries[:shown]])
-    shown_versions = versions.build(repo, entries, shown, marks)
+    shown_versions = versions.build(repo, entries, shown, marks, complete=complete)
     note = None
     last = entries[0]
     if last.change.status == "D":
@@ -131,6 +133,7 @@ def file_trajectory(session: ProjectSession, filepath: str, depth: int = 5, bran
     elif last.path != rel:
         note = f"Followed across renames: earlier recorded as `{last.path}`."
     return render_file.render(repo, rel, branch, shown_versions, len(entries), session.settings.token_budget,
+                              complete=complete,
                               state_note=note, symbols_available=language_for(rel) is not None)
 
 

@@ -26,6 +26,11 @@ DIFF_CONTEXT = 2
 #: Context lines around each change where the hunk headers and symbol lines already say where it is: the net
 #: change of ``compare`` and the older versions of a file's trajectory (issue 28: cut context lines, not facts).
 LEAN_CONTEXT = 1
+#: Versions of a file read at most for its trajectory, for the reverts and the total (issue 29: reading every version
+#: of a file changed in 1,363 of 100,000 snapshots took 0.25 s of the answer's 0.3 s; its newest 301 take ~0.03 s).
+#: A file with more is said to have "over LOOKBACK" versions, numbered back from the newest.
+LOOKBACK = 300
+
 #: Change kinds said in one line instead of a diff.
 ONE_LINE_KINDS = {"whitespace-only": "whitespace-only change", "comment-only": "comment-only change",
                   "import-only": "import-only change"}
@@ -36,7 +41,8 @@ class Version:
     """One recorded version of a file.
 
     Attributes:
-        number: 1-based position among all recorded versions of the file, oldest first.
+        number: 1-based position among all recorded versions of the file, oldest first; when they were not all
+            read (more than :data:`LOOKBACK`), counted back from the newest version (1).
         entry: the commit and the file's change in it (``path`` is the file's path then).
         symbols: the symbol changes, or None (an unsupported language, binary or oversize content).
         revert_of: when the content equals an earlier recorded state (not the one just before), that state's time.
@@ -251,10 +257,11 @@ def symbol_changes(repo: ShadowRepo, path: str, change: FileChange) -> SymbolCha
 
 
 def build(repo: ShadowRepo, entries: list[log.FileVersion], shown: int,
-          marks: dict[str, str] | None = None) -> list[Version]:
-    """The last ``shown`` versions of a file, oldest first, from ``entries`` (every version, newest first).
+          marks: dict[str, str] | None = None, *, complete: bool = True) -> list[Version]:
+    """The last ``shown`` versions of a file, oldest first, from ``entries`` (newest first: every version when
+    ``complete``, else the newest ones, and the versions are numbered back from the newest, which is 1).
 
-    Reverts are detected over the whole history (by blob id); symbols, size notes and test marks are
+    Reverts are detected over ``entries`` (by blob id); symbols, size notes and test marks are
     computed for the shown versions only.
     """
     chronological = list(reversed(entries))
@@ -270,7 +277,8 @@ def build(repo: ShadowRepo, entries: list[log.FileVersion], shown: int,
         previous = blob
     start = len(chronological) - shown
     versions = []
-    for number, entry in enumerate(chronological[start:], start + 1):
+    for position, entry in enumerate(chronological[start:], start + 1):
+        number = position if complete else len(chronological) + 1 - position
         oversize = oversize_note(repo, entry.change.new_oid)
         versions.append(Version(number, entry, None if oversize else symbol_changes(repo, entry.path, entry.change),
                                 reverts[entry.record.oid], (marks or {}).get(entry.record.oid), oversize))
