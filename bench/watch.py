@@ -40,6 +40,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import anyio
 from mcp import Client, StdioServerParameters
@@ -48,6 +49,7 @@ from run import add_tree_arguments, generate_tree, git_base, proc_stats, project
 from code_trajectory.git.gitcmd import base_env
 from code_trajectory.git.shadow import shadow_ref
 from code_trajectory.recording import watchgroups
+from support.procfs import serve_pid, watched_inodes
 
 REF = shadow_ref("main")
 POLL = 0.002
@@ -88,42 +90,10 @@ def changed_paths(root: Path, commit: str) -> set[str]:
     return set(shadow_git(root, "diff-tree", "-r", "--no-commit-id", "--name-only", f"{commit}^", commit).split())
 
 
-def server_pid(project: Path) -> int | None:
-    """The serve process started by this one (a child whose command line names the project)."""
-    me = os.getpid()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-            cmd = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == me and b"serve" in cmd and str(project).encode() in cmd:
-            return int(entry)
-    return None
-
-
 def memory_kib(pid: int) -> tuple[int, int]:
     """``(VmRSS, VmHWM)`` of ``pid`` in KiB."""
     fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
     return int(fields["VmRSS"].split()[0]), int(fields["VmHWM"].split()[0])
-
-
-def watched_inodes(pid: int) -> set[int]:
-    """The inode of every inotify watch of ``pid`` (``/proc/PID/fdinfo``)."""
-    found = set()
-    for fd in os.listdir(f"/proc/{pid}/fdinfo"):
-        try:
-            text = Path(f"/proc/{pid}/fdinfo/{fd}").read_text()
-        except OSError:
-            continue
-        for line in text.splitlines():
-            if line.startswith("inotify wd:"):
-                fields = dict(part.split(":", 1) for part in line.split()[1:] if ":" in part)
-                found.add(int(fields["ino"], 16))
-    return found
 
 
 def git_commit_time(base: Path, root: Path) -> float:
@@ -161,7 +131,7 @@ async def measure(args: argparse.Namespace, root: Path, base: Path, rows: list[t
             raise SystemExit("the start-up import did not finish")
         print(f"imported in {time.perf_counter() - started:.1f} s", file=sys.stderr)
         summary = await client.call_tool("get_session_summary", {})  # waits for the start-up scan, warms the tools
-        pid = server_pid(root)
+        pid = serve_pid(root)
         rss_imported, hwm_imported = memory_kib(pid) if pid is not None else (0, 0)
         rels = sorted(str(p.relative_to(root)) for p in (root / "src").rglob("*.py"))
         await anyio.sleep(args.debounce + 1)

@@ -11,7 +11,6 @@ skipped where unprivileged user namespaces are not available.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import time
 from pathlib import Path
@@ -21,6 +20,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from support import git, git_repo, server_command, subprocess_env
+from support.procfs import serve_pid, watched_inodes
 
 pytestmark = pytest.mark.e2e
 
@@ -44,37 +44,6 @@ def namespace_limit_works() -> bool:
 def big_project(tmp_path: Path) -> Path:
     files = {f"pkg{i:02d}/mod.py": f"VALUE = {i}\n" for i in range(DIRS)}
     return git_repo(tmp_path / "project", files, branch="main", commit="initial").resolve()
-
-
-def serve_pid(project: Path) -> int | None:
-    """The serve process of ``project`` started by this test (a descendant whose command line names it)."""
-    me = os.getpid()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            cmd = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
-            ppid = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        if b"serve" in cmd and str(project).encode() in cmd and ppid == me:
-            return int(entry)
-    return None
-
-
-def watched_inodes(pid: int) -> list[int]:
-    """The inode of every inotify watch the process holds (``/proc/<pid>/fdinfo``)."""
-    found = []
-    for fd in os.listdir(f"/proc/{pid}/fdinfo"):
-        try:
-            text = Path(f"/proc/{pid}/fdinfo/{fd}").read_text()
-        except OSError:
-            continue
-        for line in text.splitlines():
-            if line.startswith("inotify wd:"):
-                fields = dict(part.split(":", 1) for part in line.split()[1:] if ":" in part)
-                found.append(int(fields["ino"], 16))
-    return found
 
 
 async def answer(client: Client, tool: str, args: dict | None = None) -> str:
@@ -103,7 +72,7 @@ async def test_past_the_kernel_watch_limit_the_rest_is_polled_with_one_warning(b
             summary = await answer(client, "get_session_summary")
         pid = serve_pid(big_project)
         assert pid is not None, "the serve process was not found"
-        inodes = set(watched_inodes(pid))
+        inodes = watched_inodes(pid)
         assert 0 < len(inodes) <= LIMIT  # the kernel's limit held, and some directories are watched natively
         polled = [i for i in range(DIRS) if (big_project / f"pkg{i:02d}").stat().st_ino not in inodes]
         assert len(polled) >= DIRS - LIMIT
