@@ -12,18 +12,8 @@ import pytest
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.recording.recorder import Recorder
 from code_trajectory.recording.worktree import ScanResult, scan
-from support import git, write
+from support import age_everything, git, write
 from support.gitdirs import policy_for
-
-
-def age_everything(root: Path, seconds: float = 10.0) -> None:
-    """Set every mtime under ``root`` (``.git`` left alone) ``seconds`` in the past: listings then trusted."""
-    past = time.time() - seconds
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d != ".git"]
-        for name in filenames:
-            os.utime(os.path.join(dirpath, name), (past, past), follow_symlinks=False)
-        os.utime(dirpath, (past, past))
 
 
 @pytest.fixture

@@ -15,18 +15,11 @@ from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.recording import fullscan
 from code_trajectory.recording.recorder import Recorder
 from code_trajectory.recording.worktree import scan
-from support import git, write
+from support import age_everything, git, write
 from support.gitdirs import policy_for
 
-
-def age_everything(root: Path, seconds: float = 10.0) -> None:
-    """Set every mtime under ``root`` (``.git`` and ``.trajectory`` left alone) ``seconds`` in the past."""
-    past = time.time() - seconds
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d not in (".git", ".trajectory")]
-        for name in filenames:
-            os.utime(os.path.join(dirpath, name), (past, past), follow_symlinks=False)
-        os.utime(dirpath, (past, past))
+#: Left alone by age_everything: git's and the shadow repository's own files.
+SHADOW_AND_GIT = (".git", ".trajectory")
 
 
 @pytest.fixture
@@ -34,7 +27,7 @@ def tree(project: Path) -> Path:
     for i in range(4):
         write(project, f"pkg/sub{i}/mod.py", f"x = {i}\n")
         write(project, f"pkg/sub{i}/deep/data.txt", f"data {i}\n")
-    age_everything(project)
+    age_everything(project, skip=SHADOW_AND_GIT)
     return project
 
 
@@ -68,7 +61,7 @@ def recorded(root: Path, ref: str, rel: str) -> str:
 def settle(root: Path) -> None:
     """Two reconciles, then everything aged out of the racy window: the next scan trusts every directory."""
     restart(root)
-    age_everything(root)
+    age_everything(root, skip=SHADOW_AND_GIT)
     restart(root)  # rows and listings now out of the racy window: every listing packs its files' facts
 
 
@@ -134,7 +127,7 @@ def test_rows_changed_by_snapshots_of_changed_paths_are_not_vouched_for_by_old_l
     finally:
         recorder.close()
     os.unlink(tree / "pkg/sub1/added.py")  # while stopped
-    age_everything(tree)
+    age_everything(tree, skip=SHADOW_AND_GIT)
     snap = restart(tree)
     assert snap is not None and {(c.path, c.status) for c in snap.changes} == {("pkg/sub1/added.py", "D")}
     assert restart(tree) is None
