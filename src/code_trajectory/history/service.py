@@ -25,6 +25,7 @@ from code_trajectory.history import (
     narrative,
     recent,
     render_file,
+    render_symbol,
     search,
     summary,
     summary_data,
@@ -295,8 +296,8 @@ def symbol_trajectory(session: ProjectSession, filepath: str, symbol: str, depth
         raise InvalidArgumentError("nothing is recorded yet: there is no symbol history to show")
     repo = session.recorder.repo
     name, found = symbol_history.trace(repo, tip, rel, symbol.strip(), depth, show_baseline=show_baseline)
-    return symbol_history.render(rel, branch, name, found, session.settings.token_budget,
-                                 symbol_history.named_points(repo))
+    return render_symbol.render(rel, branch, name, found, session.settings.token_budget,
+                                render_symbol.named_points(repo))
 
 
 def search_trajectory(session: ProjectSession, query: str, regex: bool = False, path: str | None = None,
