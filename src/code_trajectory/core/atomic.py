@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from pathlib import Path
 
 #: Prefix and suffix of the temporary file :func:`replace_file` writes beside its target.
@@ -35,6 +36,25 @@ def is_temp_name(name: str) -> bool:
             and name.endswith(TEMP_SUFFIX))
 
 
+def new_file_mode() -> int:
+    """0o666 less the process's umask: the bits ``open(2)`` would give a new file.
+
+    Read from ``/proc/self/status`` (``Umask:``, Linux 4.7+) where it exists: the portable way, setting the umask to
+    learn it, changes it for a moment for every thread of the process, and a file another thread creates in that
+    moment would get no umask at all.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    umask = os.umask(0o077)  # the moment's umask is the strictest, not none
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def replace_file(path: Path | str, data: bytes | str, *, mode: int | None = None, fsync: bool = True) -> None:
     """Replace the file ``path`` with ``data`` atomically (or create it); the parent directory must exist.
 
@@ -44,7 +64,8 @@ def replace_file(path: Path | str, data: bytes | str, *, mode: int | None = None
         data: the new content; ``str`` is encoded as UTF-8 (lone surrogates as ``surrogateescape``, as
             undecodable file names read by Python).
         mode: the new file's permission bits (e.g. ``0o600``), applied as given (no umask); None keeps the
-            replaced file's bits, or 0o666 less the process's umask for a new file.
+            replaced regular file's bits, or :func:`new_file_mode` when there is none (a symlink or a FIFO at
+            ``path`` lends nothing).
         fsync: False skips the two fsyncs (the rename is still atomic, but a crash may lose it), for files
             that are cheap to lose and written often.
 
@@ -55,11 +76,10 @@ def replace_file(path: Path | str, data: bytes | str, *, mode: int | None = None
     body = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
     if mode is None:
         try:
-            mode = target.stat().st_mode & 0o7777
+            st = target.lstat()  # not stat(): a symlink to /dev/zero would lend its 0o666
+            mode = st.st_mode & 0o7777 if stat.S_ISREG(st.st_mode) else new_file_mode()
         except FileNotFoundError:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
+            mode = new_file_mode()
     while True:
         # os.urandom is what the secrets module reads; imported without it (hmac, hashlib): every hook writes here
         tmp = target.with_name(f"{TEMP_PREFIX}{os.urandom(6).hex()}{TEMP_SUFFIX}")

@@ -25,6 +25,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+from code_trajectory.core.bounded_read import read_bounded
 from code_trajectory.core.errors import GitError, StorageError
 from code_trajectory.git import nested
 from code_trajectory.git.create import hide_from_project_git
@@ -252,7 +253,7 @@ def verify(repo: ShadowRepo) -> str | None:
     if refs_dir.is_dir():
         for path in refs_dir.rglob("*"):
             if path.is_file() and not path.name.endswith(".lock"):
-                content = path.read_text("ascii", "replace").strip()
+                content = (read_bounded(path, 4096) or b"").decode("ascii", "replace").strip()
                 if not re.fullmatch(r"[0-9a-f]{40}", content):
                     return f"ref {path.relative_to(repo.git_dir)} is broken ({content[:40]!r})"
     try:

@@ -31,6 +31,7 @@ from typing import Any
 import filelock
 
 from code_trajectory.core.atomic import replace_file
+from code_trajectory.core.bounded_read import read_json_object
 from code_trajectory.git import search_index
 from code_trajectory.git.shadow import ShadowRepo
 
@@ -165,7 +166,7 @@ def enforce_size_cap(repo: ShadowRepo, cap_bytes: int, retention_days: float) ->
 def last_report(repo: ShadowRepo) -> MaintenanceReport | None:
     """The last maintenance run recorded in ``.trajectory/state/maintenance.json``, if any."""
     try:
-        return MaintenanceReport(**json.loads((repo.state_dir / "maintenance.json").read_text("utf-8")))
+        return MaintenanceReport(**(read_json_object(repo.state_dir / "maintenance.json") or {}))
     except (OSError, ValueError, TypeError):
         return None
 

@@ -31,6 +31,7 @@ import shutil
 from pathlib import Path
 
 from code_trajectory.core.atomic import replace_file
+from code_trajectory.core.bounded_read import read_bounded
 from code_trajectory.core.paths import SHADOW_DIR_NAME
 
 log = logging.getLogger(__name__)
@@ -86,9 +87,9 @@ def has_marker(git_dir: Path) -> bool:
     try:
         if marker.is_symlink():
             return False
-        return ((marker / "HEAD").read_text("utf-8") == MARKER_HEAD
-                and (marker / "config").read_text("utf-8") == MARKER_CONFIG)
-    except (OSError, ValueError):
+        return (read_bounded(marker / "HEAD", 4096) == MARKER_HEAD.encode()
+                and read_bounded(marker / "config", 4096) == MARKER_CONFIG.encode())
+    except OSError:
         return False
 
 

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from code_trajectory.core.bounded_read import read_bounded
 from code_trajectory.core.errors import GitError
 from code_trajectory.git.gitcmd import Git, project_argv
 from code_trajectory.git.index_file import IndexFormatError, IndexRow, read_index
@@ -170,10 +171,10 @@ class ProjectRepo:
         """
         if self.git_dir is None:
             return NO_GIT_BRANCH
-        try:
-            head = (self.git_dir / "HEAD").read_text("utf-8", "surrogateescape").strip()
-        except OSError:
+        data = read_bounded(self.git_dir / "HEAD", 4096)  # the user's repository may be a hostile clone's
+        if data is None:
             return DETACHED_BRANCH
+        head = data.decode("utf-8", "surrogateescape").strip()
         if head.startswith("ref: refs/heads/") and head != "ref: refs/heads/.invalid":
             return head[len("ref: refs/heads/"):]
         if head.startswith("ref:"):  # reftable backend keeps a placeholder in HEAD: ask git

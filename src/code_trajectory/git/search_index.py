@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from code_trajectory.core.atomic import replace_file
+from code_trajectory.core.bounded_read import read_bounded
 from code_trajectory.core.errors import GitError
 from code_trajectory.git.shadow import ShadowRepo
 
@@ -39,6 +40,8 @@ BITS = 256
 #: Distinct trigrams past which a commit's signature is all ones (an import, a generated file): always a candidate.
 SATURATED_TRIGRAMS = 1500
 MAGIC = b"CTSI1\n"
+#: Largest index file read, bytes: 32 bytes of signature per commit, so ~8 million snapshots of one branch.
+MAX_INDEX_BYTES = 256 * 1024 * 1024
 _HEADER = struct.Struct("<20sI")  # the tip the index covers, the number of commits
 _ALL = (1 << BITS) - 1
 
@@ -65,9 +68,8 @@ def signature(lines: list[bytes]) -> int:
 
 def load(repo: ShadowRepo, ref: str) -> StoredIndex | None:
     """The stored index of ``ref``, or None (none yet, or a file that does not parse)."""
-    try:
-        data = _index_path(repo, ref).read_bytes()
-    except OSError:
+    data = read_bounded(_index_path(repo, ref), MAX_INDEX_BYTES)
+    if data is None:
         return None
     try:
         return StoredIndex.parse(data)

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from code_trajectory.core.atomic import replace_file
+from code_trajectory.core.bounded_read import read_json_object
 from code_trajectory.git.create import pid_running
 
 log = logging.getLogger(__name__)
@@ -95,7 +96,9 @@ def end(git_dir: Path, journal: Journal) -> None:
 
 def _read(path: Path) -> Journal | None:
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = read_json_object(path)
+        if raw is None:
+            return None
         journal = Journal(str(raw["token"]), [str(d) for d in raw["dirs"]], raw.get("safety_snapshot"),
                           str(raw.get("source", "")), int(raw["pid"]))
     except (OSError, ValueError, KeyError, TypeError):

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from code_trajectory.core.bounded_read import drop_planted_cache
 from code_trajectory.core.errors import InvalidArgumentError, JournalError
 from code_trajectory.core.transactions import immediate_transaction
 from code_trajectory.journal import embedding
@@ -132,6 +133,7 @@ class SearchIndex:
         self.store.ensure()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            drop_planted_cache(self.path)  # a symlink or a FIFO: SQLite would follow it or block
             conn = sqlite3.connect(str(self.path), timeout=30.0, check_same_thread=False, isolation_level=None)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
@@ -153,7 +155,7 @@ class SearchIndex:
                              "PRIMARY KEY (text_hash, model))")
                 conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
                 conn.execute("COMMIT")
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:
             raise JournalError(f"cannot open the search cache {self.path}: {exc}") from exc
         self._conn = conn
         return conn

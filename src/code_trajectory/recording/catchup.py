@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from code_trajectory.core.atomic import replace_file
+from code_trajectory.core.bounded_read import read_json_object
 from code_trajectory.core.when import parse_stored_time
 from code_trajectory.git import reflog
 from code_trajectory.git.project import ProjectRepo
@@ -75,11 +76,8 @@ def note_mark(state_dir: Path, project: ProjectRepo) -> None:
 def last_mark(state_dir: Path) -> reflog.ReflogMark | None:
     """The mark noted by :func:`note_mark`, None when none was (an older history) or the file is not one (it is
     untrusted: anything but a size, a line and a list of commit ids counts as unknown)."""
-    try:
-        data = json.loads((state_dir / MARK_FILE).read_text("utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict):
+    data = read_json_object(state_dir / MARK_FILE)
+    if data is None:
         return None
     size, last, ids = data.get("head_size"), data.get("head_last"), data.get("stash")
     if (not isinstance(size, int) or isinstance(size, bool) or size < 0 or not isinstance(last, str)

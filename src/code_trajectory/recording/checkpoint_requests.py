@@ -34,7 +34,6 @@ import logging
 import os
 import re
 import secrets
-import stat
 import threading
 import time
 from collections.abc import Callable
@@ -42,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from code_trajectory.core.atomic import is_temp_name, replace_file
+from code_trajectory.core.bounded_read import read_bounded
 from code_trajectory.recording.handoff import EDIT_KIND, MAX_HANDOVER_BYTES, REQUEST_DIR, HandedOverEdit, parse_edit
 
 log = logging.getLogger(__name__)
@@ -108,26 +108,6 @@ class CheckpointAnswer:
 def request_dir(state_dir: Path) -> Path:
     """``<state_dir>/requests``."""
     return state_dir / REQUEST_DIR
-
-
-def read_bounded(path: Path, limit: int) -> bytes | None:
-    """The bytes of the regular file ``path`` (not followed when a symlink), or None when it is missing, not a
-    regular file, or larger than ``limit`` bytes."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
-            return None
-        data = os.read(fd, limit + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    return data if len(data) <= limit else None
 
 
 def _write_atomically(directory: Path, name: str, payload: dict) -> None:

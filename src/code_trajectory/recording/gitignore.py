@@ -12,6 +12,8 @@ from pathlib import Path
 
 from pathspec import GitIgnoreSpec
 
+from code_trajectory.core.bounded_read import PATTERN_FILE_LIMIT, read_bounded
+
 
 @dataclass(frozen=True)
 class Rules:
@@ -92,10 +94,11 @@ class Source:
 
 
 def read_lines(path: Path) -> list[str] | None:
-    """The lines of a pattern file, or None when it cannot be read (missing, a directory, no permission)."""
-    try:
-        data = path.read_bytes()
-    except OSError:
+    """The lines of a pattern file, or None when it cannot be read (missing, a directory, no permission), is a
+    symlink or not a regular file (git does not follow an in-tree ``.gitignore`` symlink either) or larger than
+    :data:`~code_trajectory.core.bounded_read.PATTERN_FILE_LIMIT` (see :func:`~code_trajectory.core.bounded_read.read_bounded`)."""
+    data = read_bounded(path, PATTERN_FILE_LIMIT)
+    if data is None:
         return None
     return data.decode("utf-8", "surrogateescape").splitlines()
 

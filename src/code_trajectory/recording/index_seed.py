@@ -40,10 +40,12 @@ After the walk only the comparison with each file's ``lstat`` is left.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Mapping
 from pathlib import Path
 
+from code_trajectory.core.bounded_read import PATTERN_FILE_LIMIT, read_bounded
 from code_trajectory.git import shared_objects
 from code_trajectory.git.index_file import IndexRow
 from code_trajectory.git.project import ProjectRepo
@@ -146,9 +148,9 @@ def _filters_possible(project: ProjectRepo, *, root: Path, paths: Mapping[str, o
         return True
     files = [root / p for p in paths if p == ".gitattributes" or p.endswith("/.gitattributes")]
     for path in [*files, *project.attribute_files()]:
-        try:
-            if b"filter" in path.read_bytes():
-                return True
-        except OSError:
-            return True  # unreadable: assume the worst
+        if not os.path.lexists(path):
+            continue
+        data = read_bounded(path, PATTERN_FILE_LIMIT)
+        if data is None or b"filter" in data:
+            return True  # unreadable, a symlink, a FIFO or too large: assume the worst
     return False

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from code_trajectory.core.atomic import replace_file
+from code_trajectory.core.bounded_read import read_json_object
 from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.core.when import parse_stored_time
 from code_trajectory.git import messages
@@ -35,11 +36,7 @@ class IntentStore:
         self.path = state_dir / "intent.json"
 
     def _read(self) -> dict:
-        try:
-            data = json.loads(self.path.read_text("utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
+        return read_json_object(self.path) or {}
 
     def get(self, *, session: str | None = None) -> str | None:
         """Return the intent, or None when none is set or it belongs to another session.

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from code_trajectory.core.atomic import replace_file
+from code_trajectory.core.bounded_read import read_json, read_json_object
 from code_trajectory.core.when import parse_stored_time
 
 STATE_FILE = "recorder.json"
@@ -40,11 +41,7 @@ def write_recorder_state(state_dir: Path, *, started: bool) -> None:
 
 def read_recorder_state(state_dir: Path) -> dict:
     """The last recorder state written (``{}`` when none or unreadable)."""
-    try:
-        data = json.loads((state_dir / STATE_FILE).read_text("utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    return read_json_object(state_dir / STATE_FILE) or {}
 
 
 def recording_now(git_dir: Path) -> bool:
@@ -132,10 +129,7 @@ def note_history_restart(state_dir: Path, notice: str) -> None:
 def history_restarts(state_dir: Path) -> list[dict]:
     """The restarts noted by :func:`note_history_restart`, oldest first: ``{"at": ISO 8601, "notice": text}``
     (malformed entries are dropped: the file is untrusted)."""
-    try:
-        data = json.loads((state_dir / RESTARTS_FILE).read_text("utf-8"))
-    except (OSError, ValueError):
-        return []
+    data = read_json(state_dir / RESTARTS_FILE)
     if not isinstance(data, list):
         return []
     return [{"at": e["at"], "notice": e["notice"][:1000]} for e in data[-MAX_RESTARTS_KEPT:]

@@ -35,6 +35,7 @@ from pathlib import Path
 
 import filelock
 
+from code_trajectory.core.bounded_read import read_bounded
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.core.errors import LockContentionError, StorageError
 from code_trajectory.core.memory import release_free_memory
@@ -408,10 +409,7 @@ class Recorder(RecoveryMixin):
     def _point_head(self, ref: str) -> None:
         """Make the shadow repository's ``HEAD`` the symbolic ref ``ref`` (the branch being recorded), so a
         plain ``git --git-dir=.trajectory log`` shows it; no git process when it already is."""
-        try:
-            current = (self.repo.git_dir / "HEAD").read_text("utf-8", "replace")
-        except OSError:
-            current = ""
+        current = (read_bounded(self.repo.git_dir / "HEAD", 4096) or b"").decode("utf-8", "replace")
         if current != f"ref: {ref}\n":  # a symbolic ref's file (gitrepository-layout(5))
             health.clear_stale_locks(self.repo.git_dir)
             self.repo.git.run(["symbolic-ref", "HEAD", ref], check=False)

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from code_trajectory.core.atomic import replace_file
+from code_trajectory.core.bounded_read import read_json_object
 
 FILE_NAME = "secret-files.json"
 
@@ -21,9 +22,8 @@ FILE_NAME = "secret-files.json"
 def load(state_dir: Path) -> dict[str, str]:
     """``{path: why}`` of the files last found to be secrets; empty when none (or the file is unreadable)."""
     try:
-        data = json.loads((state_dir / FILE_NAME).read_text("utf-8"))
-        files = data["files"]
-    except (OSError, ValueError, KeyError, TypeError):
+        files = (read_json_object(state_dir / FILE_NAME) or {})["files"]
+    except KeyError:
         return {}
     return {k: v for k, v in files.items() if isinstance(k, str) and isinstance(v, str)} if isinstance(files, dict) \
         else {}

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from code_trajectory.core.bounded_read import drop_planted_cache
 from code_trajectory.core.transactions import immediate_transaction
 from code_trajectory.git.shadow import MODE_EXECUTABLE, MODE_FILE, MODE_SYMLINK, TreeEntry
 from code_trajectory.recording.worktree import RACY_MARGIN_NS, DirListing, FileInfo
@@ -128,6 +129,7 @@ class StatCache:
         import sqlite3
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        drop_planted_cache(self.path)  # a symlink or a FIFO in a copied .trajectory: SQLite would follow or block
         db = sqlite3.connect(self.path, check_same_thread=False, timeout=30, isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")

@@ -28,6 +28,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from code_trajectory.core.bounded_read import read_json_object
+
 if TYPE_CHECKING:  # watchgroups imports watchfiles, which `code-trajectory status` (status_line) does without
     from code_trajectory.recording.watchgroups import WatchGroup
 
@@ -145,7 +147,9 @@ def status_line(state_dir: Path) -> str | None:
     from code_trajectory.recording.liveness import read_recorder_state, recording_now
 
     try:
-        data = json.loads((state_dir / STATE_FILE).read_text("utf-8"))
+        data = read_json_object(state_dir / STATE_FILE)
+        if data is None:
+            return None
         pid, polled, total = (int(data[key]) for key in ("pid", "polled", "total"))
         every = float(data["poll_seconds"])
     except (OSError, ValueError, TypeError, KeyError):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,6 +28,7 @@ from typing import Any
 import filelock
 
 from code_trajectory.core.atomic import replace_file
+from code_trajectory.core.bounded_read import STATE_FILE_LIMIT, read_json_object
 from code_trajectory.core.errors import StorageError, TrajectoryError
 
 log = logging.getLogger(__name__)
@@ -50,14 +52,11 @@ def state_path(state_dir: Path) -> Path:
 def load_state(state_dir: Path) -> dict[str, Any]:
     """Read the share state; ``{"version": 1, "pushed": {}, "pulled": {}}`` when missing or unreadable."""
     empty: dict[str, Any] = {"version": 1, "pushed": {}, "pulled": {}}
-    try:
-        data = json.loads(state_path(state_dir).read_text("utf-8"))
-    except FileNotFoundError:
-        return empty
-    except (OSError, ValueError) as exc:
-        log.warning("ignoring unreadable %s: %s", state_path(state_dir), exc)
-        return empty
-    if not isinstance(data, dict):
+    data = read_json_object(state_path(state_dir))
+    if data is None:
+        if os.path.lexists(state_path(state_dir)):
+            log.warning("ignoring %s: not a regular file holding a JSON object of at most %d bytes",
+                        state_path(state_dir), STATE_FILE_LIMIT)
         return empty
     for key in ("pushed", "pulled"):
         if not isinstance(data.get(key), dict):
