@@ -83,6 +83,12 @@ class StorageError(TrajectoryError):
     """The shadow repository in ``.trajectory/`` cannot be written or read (disk full, corrupted, removed)."""
 
 
+class ObjectTooLargeError(StorageError):
+    """An object of the shadow repository is larger than a reader takes into memory
+    (:attr:`code_trajectory.git.shadow.ShadowRepo.max_object_bytes`): recorded with a larger size cap, or planted.
+    Answers treat it as content they cannot show."""
+
+
 class UntrustedRepositoryError(StorageError):
     """``.trajectory/`` was not made here for this user: the project's git tracks it (it came with a clone),
     another user owns it, or it points git elsewhere. The message says how to start a new one."""

@@ -392,10 +392,10 @@ def sessions(records: list[CommitRecord], gap_seconds: float) -> list[list[Commi
 
 def blob_text(repo: ShadowRepo, oid: str, limit: int = 200_000) -> str | None:
     """Return a blob's text (at most ``limit`` bytes), or None for missing or binary content."""
-    obj = repo.read_object(oid)
-    if obj is None or obj[0] != "blob":
+    found = repo.read_blob_or_none(oid)
+    if found is None:
         return None
-    data = obj[1][:limit]
+    data = found[:limit]
     if b"\0" in data[:8000]:
         return None
     return data.decode("utf-8", "replace")

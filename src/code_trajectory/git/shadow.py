@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from code_trajectory.core.errors import LockContentionError, StorageError
+from code_trajectory.core.errors import GitError, LockContentionError, ObjectTooLargeError, StorageError
 from code_trajectory.core.paths import SHADOW_DIR_NAME
 from code_trajectory.git import gitcmd, packs, untrusted
 from code_trajectory.git.gitcmd import BatchProcess, Git, read_exact, read_line
@@ -59,6 +59,10 @@ EMPTY_TREE_OID = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 #: Snapshots edit trees along the changed paths, whose trees stay cached; an initial import of 100,000 files
 #: would otherwise keep all of them (~20 MB measured with tracemalloc).
 MAX_CACHED_TREE_ENTRIES = 20_000
+#: Largest object read into memory by default, bytes (:attr:`ShadowRepo.max_object_bytes`). The recorder stores
+#: files up to ``max_file_bytes`` (5 MiB unless configured), so a larger object came from a history recorded with
+#: a larger setting, or was planted: a blob of 4 GiB of zeros compresses to 4 MiB in a pack.
+MAX_OBJECT_BYTES = 256 * 1024 * 1024
 
 MODE_FILE = "100644"
 MODE_EXECUTABLE = "100755"
@@ -132,6 +136,11 @@ def _parse_tree(data: bytes) -> dict[bytes, TreeEntry]:
     return entries
 
 
+class _TooLarge(EOFError):
+    """Raised inside ``cat-file``'s reader for an object over the limit: the batch process is restarted (its pipe
+    still holds the object) and :class:`ObjectTooLargeError` raised instead."""
+
+
 class ShadowRepo:
     """The shadow repository of one project.
 
@@ -160,6 +169,9 @@ class ShadowRepo:
                 self.notices.append(untrusted.removed_notice(removed))
         self.git = Git(self.git_dir, self.root, isolated=True)
         self._cat = BatchProcess(self.git, ["cat-file", "--batch"], "cat-file")
+        #: Objects larger than this are refused, not read (see :data:`MAX_OBJECT_BYTES`); the recorder raises it to
+        #: its ``max_file_bytes`` when that is larger.
+        self.max_object_bytes = MAX_OBJECT_BYTES
         self._tree_cache: OrderedDict[str, dict[bytes, TreeEntry]] = OrderedDict()
         self._tree_cache_lock = threading.Lock()
         self._tree_cache_entries = 0
@@ -266,18 +278,47 @@ class ShadowRepo:
             parts = header.split()
             if len(parts) == 2 and parts[1] == "missing":
                 return None
-            if len(parts) != 3:
+            if len(parts) != 3 or not parts[2].isdigit():
                 raise EOFError(f"unexpected cat-file header {header!r}")
+            if int(parts[2]) > self.max_object_bytes:  # raising here restarts cat-file: its pipe holds the rest
+                raise _TooLarge(f"object {parts[0]} is {int(parts[2]):,} bytes, more than the "
+                                f"{self.max_object_bytes:,} read at most (a damaged or planted .trajectory?)")
             return parts[0], parts[1], read_exact(stream, int(parts[2]) + 1)[:-1]
 
-        return self._cat.request(name.encode() + b"\n", reader)
+        try:
+            return self._cat.request(name.encode() + b"\n", reader)
+        except GitError as exc:
+            if isinstance(exc.__cause__, _TooLarge):
+                raise ObjectTooLargeError(str(exc.__cause__)) from None
+            raise
 
     def read_object(self, oid: str) -> tuple[str, bytes] | None:
-        """Return ``(type, content)`` of an object, or None when it is missing."""
+        """Return ``(type, content)`` of an object, or None when it is missing.
+
+        Raises:
+            ValueError: ``oid`` is not an object id.
+            ObjectTooLargeError: the object is larger than :attr:`max_object_bytes` (not read).
+            GitError: ``cat-file`` failed.
+        """
         if not _OID_RE.match(oid):
             raise ValueError(f"not an object id: {oid!r}")
         found = self._cat_file(oid)
         return None if found is None else (found[1], found[2])
+
+    def read_blob_or_none(self, oid: str) -> bytes | None:
+        """The content of blob ``oid`` for an answer to show; None when it is missing, not a blob, or larger than
+        :attr:`max_object_bytes` (an answer shows no content it cannot hold, rather than failing).
+
+        Raises:
+            ValueError: ``oid`` is not an object id.
+            GitError: ``cat-file`` failed.
+        """
+        try:
+            found = self.read_object(oid)
+        except ObjectTooLargeError as exc:
+            log.warning("%s", exc)
+            return None
+        return found[1] if found is not None and found[0] == "blob" else None
 
     def read_tree(self, oid: str | None) -> dict[bytes, TreeEntry]:
         """Return the entries of tree ``oid`` by name (bytes); None or the empty tree give ``{}``.

@@ -66,11 +66,7 @@ class SymbolVersion:
 
 
 def _load(repo: ShadowRepo):
-    def load(oid: str) -> bytes | None:
-        found = repo.read_object(oid)
-        return found[1] if found is not None and found[0] == "blob" else None
-
-    return load
+    return repo.read_blob_or_none
 
 
 def _symbols(repo: ShadowRepo, oid: str, path: str) -> list[Symbol]:

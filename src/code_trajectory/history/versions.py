@@ -224,19 +224,15 @@ def lean_comment_parts(changes: SymbolChanges) -> list[str]:
 
 
 def _blob_loader(repo: ShadowRepo):
-    def load(oid: str) -> bytes | None:
-        found = repo.read_object(oid)
-        return found[1] if found is not None and found[0] == "blob" else None
-
-    return load
+    return repo.read_blob_or_none
 
 
 def oversize_note(repo: ShadowRepo, oid: str) -> str | None:
     """The recorder's size note when blob ``oid`` stands for a file over the size cap (``not stored: 12.3 MiB``)."""
     if oid == ZERO_OID:
         return None
-    found = repo.read_object(oid)
-    size = oversize_size(found[1]) if found is not None and found[0] == "blob" else None
+    found = repo.read_blob_or_none(oid)
+    size = oversize_size(found) if found is not None else None
     if size is None:
         return None
     from code_trajectory.core.text import format_size

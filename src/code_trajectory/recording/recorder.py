@@ -128,6 +128,7 @@ class Recorder(RecoveryMixin):
         """
         project = ProjectRepo.discover(root)
         repo, notices = open_shadow_repository(root, create=create, project=project)
+        repo.max_object_bytes = max(repo.max_object_bytes, settings.max_file_bytes)  # what it records, it reads
         policy = RecordingPolicy(root, deny_patterns=settings.all_deny_patterns, project=project,
                                  info_exclude=project.info_exclude, global_excludes=project.global_excludes())
         recorder = cls(root, settings, repo, project, policy)

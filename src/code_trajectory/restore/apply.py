@@ -133,6 +133,9 @@ def read_blobs(repo: ShadowRepo, oids: list[str]) -> Generator[bytes, None, None
             if len(header) != 3 or header[1] != b"blob":
                 raise StorageError(f"blob {oid} is missing from the shadow repository")
             size = int(header[2])
+            if size > repo.max_object_bytes:
+                raise StorageError(f"blob {oid} is {size:,} bytes, more than the {repo.max_object_bytes:,} read at "
+                                   "most (a damaged or planted .trajectory?)")
             data = stream.read(size + 1)
             if len(data) != size + 1:
                 raise StorageError(f"blob {oid} could not be read from the shadow repository")

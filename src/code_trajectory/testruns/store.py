@@ -65,10 +65,8 @@ def _notes_listing(repo: ShadowRepo) -> dict[str, str]:
 
 
 def _read_note(repo: ShadowRepo, blob: str) -> list[TestRun]:
-    obj = repo.read_object(blob)
-    if obj is None or obj[0] != "blob":
-        return []
-    return _parse_note(obj[1])
+    data = repo.read_blob_or_none(blob)
+    return [] if data is None else _parse_note(data)
 
 
 def record_run(repo: ShadowRepo, run: TestRun) -> None:

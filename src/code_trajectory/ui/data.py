@@ -299,12 +299,8 @@ class History:
         """The one-line summary of the symbols ``change`` touched, or None (unsupported language, or unreadable)."""
         from code_trajectory.symbols import compare_blobs
 
-        def load(oid: str) -> bytes | None:
-            found = self.repo.read_object(oid)
-            return found[1] if found is not None and found[0] == "blob" else None
-
         try:
-            changes = compare_blobs(change.path, change.old_oid, change.new_oid, load)
+            changes = compare_blobs(change.path, change.old_oid, change.new_oid, self.repo.read_blob_or_none)
         except Exception as exc:  # noqa: BLE001 - symbols are a courtesy: the diff is still shown
             logger.warning("symbols of %s unavailable: %s", log.display_path(change.path), exc)
             return None
