@@ -90,3 +90,12 @@ def test_new_file_mode_is_what_open_gives_a_new_file(tmp_path: Path) -> None:
         assert stat.S_IMODE((tmp_path / "probe").stat().st_mode) == new_file_mode()
     finally:
         os.umask(old)
+
+
+def test_a_symlink_is_followed_only_when_asked_and_must_still_lead_to_a_regular_file(tmp_path: Path) -> None:
+    (tmp_path / "dotfiles-ignore").write_text("*.log\n")
+    (tmp_path / "ignore").symlink_to(tmp_path / "dotfiles-ignore")
+    (tmp_path / "zero").symlink_to("/dev/zero")
+    assert read_bounded(tmp_path / "ignore", 100) is None
+    assert read_bounded(tmp_path / "ignore", 100, follow_symlinks=True) == b"*.log\n"
+    assert read_bounded(tmp_path / "zero", 100, follow_symlinks=True) is None

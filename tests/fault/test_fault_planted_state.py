@@ -67,3 +67,19 @@ def test_planted_state_files_are_ignored_and_every_command_answers(project: Path
         st = (state / name).lstat()
         assert stat.S_ISREG(st.st_mode), name  # rewritten as a regular file, never written through the link
         assert not st.st_mode & stat.S_IWOTH, name  # no 0o666 taken from /dev/zero
+
+
+def test_a_fifo_for_a_config_file_or_a_cache_tag_does_not_hang(project: Path) -> None:
+    record_now(project)
+    os.mkfifo(project / ".trajectory" / "config.toml")
+    done = run(project, "status")
+    assert done.returncode != 0 and "config.toml" in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    (project / ".trajectory" / "config.toml").unlink()
+
+    (project / "cache").mkdir()
+    os.mkfifo(project / "cache" / "CACHEDIR.TAG")  # the walk asks every directory for one
+    write(project, "src/new.py", "x = 1\n")
+    done = run(project, "checkpoint", "-m", "with a fifo tag")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "src/new.py" in run(project, "log").stdout

@@ -28,8 +28,8 @@ from typing import Any
 __all__ = ["PATTERN_FILE_LIMIT", "STATE_FILE_LIMIT", "drop_planted_cache", "read_bounded", "read_json",
            "read_json_object"]
 
-_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-          | getattr(os, "O_BINARY", 0))
+_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 #: Bound for a JSON state file of ``.trajectory/state`` (bytes). The largest written is ``secret-files.json``,
 #: a list of paths; 16 MiB holds ~100,000 long paths.
@@ -39,19 +39,21 @@ STATE_FILE_LIMIT = 16 * 1024 * 1024
 PATTERN_FILE_LIMIT = 100 * 1024 * 1024
 
 
-def read_bounded(path: str | os.PathLike[str], limit: int) -> bytes | None:
+def read_bounded(path: str | os.PathLike[str], limit: int, *, follow_symlinks: bool = False) -> bytes | None:
     """The bytes of the regular file ``path``, or None.
 
     Args:
-        path: the file (absolute, or relative to the working directory); a symlink is not followed.
+        path: the file (absolute, or relative to the working directory).
         limit: the largest size accepted, bytes.
+        follow_symlinks: follow a symlink at ``path`` (for the user's own files, such as a global excludes file
+            kept in a dotfiles repository); what it leads to must still be a regular file within ``limit``.
 
     Returns:
-        The file's bytes; None when it is missing or unreadable, a symlink, not a regular file (a FIFO, a device,
-        a directory, a socket), or larger than ``limit`` bytes. Never raises ``OSError``.
+        The file's bytes; None when it is missing or unreadable, a symlink (unless followed), not a regular file
+        (a FIFO, a device, a directory, a socket), or larger than ``limit`` bytes. Never raises ``OSError``.
     """
     try:
-        fd = os.open(path, _FLAGS)
+        fd = os.open(path, _FLAGS if follow_symlinks else _FLAGS | _NOFOLLOW)
     except OSError:
         return None
     try:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from code_trajectory.core.bounded_read import read_bounded
 from code_trajectory.core.errors import ConfigError
 from code_trajectory.core.paths import APP_NAME, HOME_ENV, SHADOW_DIR_NAME, home_dir  # noqa: F401 - re-exported
 
@@ -42,19 +43,22 @@ def config_path() -> Path:
     return Path(override).expanduser() if override else home_dir() / "config.toml"
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        f = path.open("rb")
-    except FileNotFoundError:
+#: Largest config file read, bytes (a real one is a few hundred).
+CONFIG_FILE_LIMIT = 1024 * 1024
+
+
+def _read_toml(path: Path, *, follow_symlinks: bool) -> dict[str, Any]:
+    if not os.path.lexists(path):
         return {}
-    except OSError as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc}") from exc
+    data = read_bounded(path, CONFIG_FILE_LIMIT, follow_symlinks=follow_symlinks)
+    if data is None:
+        raise ConfigError(f"cannot read config file {path}: not a readable regular file of at most "
+                          f"{CONFIG_FILE_LIMIT:,} bytes{'' if follow_symlinks else ' (a symlink is not followed there)'}")
     import tomllib  # only when there is a file: a hook that finds none does not pay for the parser
 
     try:
-        with f:
-            return tomllib.load(f)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        return tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"cannot read config file {path}: {exc}") from exc
 
 
@@ -73,8 +77,8 @@ def load_table(name: str, project_root: Path | None = None) -> dict[str, Any]:
     paths = [config_path()]
     if project_root is not None:
         paths.append(Path(project_root) / SHADOW_DIR_NAME / "config.toml")
-    for path in paths:
-        table = _read_toml(path).get(name, {})
+    for path in paths:  # the user's own file may be a link (dotfiles); the project's came with its tree
+        table = _read_toml(path, follow_symlinks=path == paths[0]).get(name, {})
         if not isinstance(table, dict):
             raise ConfigError(f"[{name}] in {path} must be a table")
         merged.update(table)

@@ -93,11 +93,12 @@ class Source:
         return self.lead + (rel[len(self.base) + 1:] if self.base else rel)
 
 
-def read_lines(path: Path) -> list[str] | None:
+def read_lines(path: Path, *, follow_symlinks: bool = False) -> list[str] | None:
     """The lines of a pattern file, or None when it cannot be read (missing, a directory, no permission), is a
-    symlink or not a regular file (git does not follow an in-tree ``.gitignore`` symlink either) or larger than
+    symlink (unless ``follow_symlinks``: the user's global excludes file and ``info/exclude``; git follows no
+    in-tree ``.gitignore`` symlink) or not a regular file, or larger than
     :data:`~code_trajectory.core.bounded_read.PATTERN_FILE_LIMIT` (see :func:`~code_trajectory.core.bounded_read.read_bounded`)."""
-    data = read_bounded(path, PATTERN_FILE_LIMIT)
+    data = read_bounded(path, PATTERN_FILE_LIMIT, follow_symlinks=follow_symlinks)
     if data is None:
         return None
     return data.decode("utf-8", "surrogateescape").splitlines()

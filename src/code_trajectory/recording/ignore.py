@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Protocol
 
 from code_trajectory.core.atomic import is_temp_name as is_atomic_temp_name
+from code_trajectory.core.bounded_read import read_bounded
 from code_trajectory.core.paths import SHADOW_DIR_NAME
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.worktemp import is_temp_name
@@ -143,7 +144,7 @@ class RecordingPolicy:
                             ("info/exclude", self.info_exclude)):
             if path is None:
                 continue
-            lines = read_lines(path)
+            lines = read_lines(path, follow_symlinks=True)  # the user's own files, often kept as dotfiles
             if lines:
                 sources.append(Source(f"{label} {path}", "", lead, Rules.from_lines(lines)))
         for path, file_lead in self.project.enclosing_gitignores() if self.project is not None else ():
@@ -410,10 +411,7 @@ def generated_directory(path: Path) -> str | None:
     """
     if os.path.isfile(path / "pyvenv.cfg"):
         return "a Python virtual environment (it holds pyvenv.cfg): generated, never recorded"
-    try:
-        with open(path / "CACHEDIR.TAG", "rb") as f:
-            if f.read(len(CACHEDIR_SIGNATURE)) == CACHEDIR_SIGNATURE:
-                return "a cache directory (it holds a CACHEDIR.TAG): generated, never recorded"
-    except OSError:
-        pass
+    tag = read_bounded(path / "CACHEDIR.TAG", 1 << 16, follow_symlinks=True)  # a FIFO there would block the walk
+    if tag is not None and tag.startswith(CACHEDIR_SIGNATURE):
+        return "a cache directory (it holds a CACHEDIR.TAG): generated, never recorded"
     return None

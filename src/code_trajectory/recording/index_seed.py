@@ -147,10 +147,11 @@ def _filters_possible(project: ProjectRepo, *, root: Path, paths: Mapping[str, o
     if project.prefix:
         return True
     files = [root / p for p in paths if p == ".gitattributes" or p.endswith("/.gitattributes")]
-    for path in [*files, *project.attribute_files()]:
+    users = project.attribute_files()  # the user's own and the system's: followed when links
+    for path in [*files, *users]:
         if not os.path.lexists(path):
             continue
-        data = read_bounded(path, PATTERN_FILE_LIMIT)
+        data = read_bounded(path, PATTERN_FILE_LIMIT, follow_symlinks=path in users)
         if data is None or b"filter" in data:
             return True  # unreadable, a symlink, a FIFO or too large: assume the worst
     return False
