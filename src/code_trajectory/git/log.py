@@ -310,6 +310,10 @@ class FileVersions:
             raise IndexError(key)
         return found
 
+    def ready(self) -> int:
+        """How many versions are read already (``versions[:ready()]`` costs no git call)."""
+        return max(len(self._pages.items) - self._offset, 0)
+
     def __iter__(self) -> Iterator[FileVersion]:
         i = self._offset
         while (found := self._pages.get(i)) is not None:

@@ -40,7 +40,7 @@ import tempfile
 import threading
 import zlib
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -278,6 +278,46 @@ class ShadowRepo:
             raise ValueError(f"not an object id: {oid!r}")
         found = self._cat_file(oid)
         return None if found is None else (found[1], found[2])
+
+    #: Objects asked for in one round trip by :meth:`each_object`: their requests (41 bytes each) must fit the
+    #: pipe's buffer (64 KiB on Linux), written before any answer is read.
+    BATCH = 256
+
+    def each_object(self, oids: list[str], visit: Callable[[tuple[str, bytes] | None], None]) -> None:
+        """Read objects in round trips of :data:`BATCH` to the running ``cat-file --batch`` (one request per
+        object costs a round trip each: 0.3 s for 700 blobs at 100,000 snapshots), calling ``visit`` with each
+        one's ``(type, content)`` (None when missing), in order; no content is kept.
+
+        Raises:
+            ValueError: an id is not 40 hex digits.
+            GitError: the cat-file process failed.
+        """
+        for oid in oids:
+            if not _OID_RE.match(oid):
+                raise ValueError(f"not an object id: {oid!r}")
+        for start in range(0, len(oids), self.BATCH):
+            chunk = oids[start:start + self.BATCH]
+
+            def reader(stream: IO[bytes], count: int = len(chunk)) -> BaseException | None:
+                failed = None  # visit's own error: raised once every answer is read (the stream stays in step)
+                for _ in range(count):
+                    parts = read_line(stream).decode("utf-8", "replace").split()
+                    if len(parts) == 2 and parts[1] == "missing":
+                        found = None
+                    elif len(parts) == 3 and parts[2].isdigit():
+                        found = parts[1], read_exact(stream, int(parts[2]) + 1)[:-1]
+                    else:
+                        raise EOFError(f"unexpected cat-file header {' '.join(parts)!r}")
+                    if failed is None:
+                        try:
+                            visit(found)
+                        except Exception as exc:  # noqa: BLE001 - re-raised below
+                            failed = exc
+                return failed
+
+            failed = self._cat.request("".join(f"{oid}\n" for oid in chunk).encode(), reader)
+            if failed is not None:
+                raise failed
 
     def read_tree(self, oid: str | None) -> dict[bytes, TreeEntry]:
         """Return the entries of tree ``oid`` by name (bytes); None or the empty tree give ``{}``.

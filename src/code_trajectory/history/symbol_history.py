@@ -18,6 +18,7 @@ from another file of that snapshot): then its history continues in that file.
 from __future__ import annotations
 
 import difflib
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -152,9 +153,10 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
     moves = 0
     anchor: _Anchor | None = None  # the symbol's text in the newer side of the next version, once known
     while entries and len(result) < depth:
+        if anchor is not None and (skipped := _untouched(repo, entries, anchor)):
+            entries = entries[skipped:]  # its text and its scopes' first lines are there unchanged: no parse
+            continue
         entry, entries = entries[0], entries[1:]
-        if anchor is not None and _untouched(repo, entry, anchor):
-            continue  # its text and its scopes' first lines are there unchanged: no parse of this version
         changes = symbol_changes(repo, entry.path, entry.change)
         anchor = _anchor(repo, entry.change.old_oid, entry.change.old_path or entry.path, current)
         if changes is None:
@@ -318,14 +320,32 @@ def _anchor(repo: ShadowRepo, oid: str, path: str, name: str) -> _Anchor | None:
     return _Anchor(b"\n".join(lines[max(documented_start(symbol) - 2, 0):symbol.end_line + 1]), scopes)
 
 
-def _untouched(repo: ShadowRepo, entry: log.FileVersion, anchor: _Anchor) -> bool:
-    """True when the older side of ``entry`` holds the symbol's text exactly once and every scope line: the
-    version changed other lines of the file only (a rename, an addition or a deletion of the file is read)."""
-    change = entry.change
-    if change.old_path or change.status != "M" or not change.old_oid or change.old_oid == ZERO_OID:
-        return False
-    data = _load(repo)(change.old_oid)
-    return data is not None and data.count(anchor.text) == 1 and all(line in data for line in anchor.scopes)
+def _untouched(repo: ShadowRepo, entries: log.FileVersions, anchor: _Anchor) -> int:
+    """How many of the next ``entries`` left the symbol alone: each one's older side holds the symbol's text exactly
+    once and every scope line, so it changed other lines of the file only (a rename, an addition or a deletion of
+    the file is read). Only versions read already are looked at (at least the next one); their older sides are
+    read a few round trips at a time (8, then 4 times as many, up to :data:`ShadowRepo.BATCH`)."""
+    eligible = []
+    for entry in itertools.islice(entries, max(entries.ready(), 1)):
+        change = entry.change
+        if change.old_path or change.status != "M" or not change.old_oid or change.old_oid == ZERO_OID:
+            break
+        eligible.append(change.old_oid)
+    alone, ended = 0, False
+
+    def visit(found: tuple[str, bytes] | None) -> None:
+        nonlocal alone, ended
+        data = found[1] if found is not None and found[0] == "blob" else None
+        if ended or data is None or data.count(anchor.text) != 1 or not all(line in data for line in anchor.scopes):
+            ended = True
+        else:
+            alone += 1
+
+    size = 8
+    while alone < len(eligible) and not ended:
+        repo.each_object(eligible[alone:alone + size], visit)
+        size = min(size * 4, repo.BATCH)
+    return alone
 
 
 def _baseline(repo: ShadowRepo, entry: log.FileVersion, name: str, show: bool) -> SymbolVersion:
