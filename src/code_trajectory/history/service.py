@@ -295,7 +295,8 @@ def symbol_trajectory(session: ProjectSession, filepath: str, symbol: str, depth
     if tip is None:
         raise InvalidArgumentError("nothing is recorded yet: there is no symbol history to show")
     repo = session.recorder.repo
-    name, found = symbol_history.trace(repo, tip, rel, symbol.strip(), depth, show_baseline=show_baseline)
+    name, found = symbol_history.trace(repo, tip, rel, symbol.strip(), depth, show_baseline=show_baseline,
+                                       index_ref=shadow_ref(branch) if source is None else None)
     return render_symbol.render(rel, branch, name, found, session.settings.token_budget,
                                 render_symbol.named_points(repo))
 

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 
 from code_trajectory.core.errors import InvalidArgumentError
-from code_trajectory.git import log
+from code_trajectory.git import indexed_log, log
 from code_trajectory.git.shadow import ZERO_OID, ShadowRepo
 from code_trajectory.history.versions import symbol_changes
 from code_trajectory.symbols import (
@@ -115,11 +115,13 @@ def own_diff(repo: ShadowRepo, entry: log.FileVersion, old_name: str | None, new
 
 
 def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
-          show_baseline: bool = False) -> tuple[str, list[SymbolVersion]]:
+          show_baseline: bool = False, index_ref: str | None = None) -> tuple[str, list[SymbolVersion]]:
     """Follow ``symbol`` (qualified or an unambiguous short name) in ``path`` back from ``tip``.
 
     ``show_baseline``: give the baseline (the symbol in its file's first recorded version) its whole body as a
-    diff instead of one line.
+    diff instead of one line. ``index_ref``: the shadow ref whose commit ``tip`` is; its file index
+    (:mod:`code_trajectory.git.file_index`) lists the file's versions without walking the history (the same
+    versions: a stale, damaged or disagreeing index is passed over for ``git log``).
 
     Returns:
         ``(qualified name now, versions newest first, at most depth)``.
@@ -131,7 +133,8 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
     if language_for(path) is None:
         raise InvalidArgumentError(f"no symbol support for {path!r} (its language is not one of tree-sitter's "
                                    "grammars installed here); use get_file_trajectory or search_trajectory instead")
-    entries = log.FileVersions(repo, tip, path)  # read as far as the walk goes, not the whole history
+    lister = indexed_log.open_log(repo, index_ref, tip) if index_ref else None
+    entries = log.FileVersions(repo, tip, path, lister)  # read as far as the walk goes, not the whole history
     if not entries:
         raise InvalidArgumentError(f"{path!r} was never recorded on this branch; check the path")
     known: list[str] = []
@@ -208,7 +211,7 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
             moves += 1
             current = other_name
             parent = entry.record.parents[0] if entry.record.parents else None
-            entries = log.FileVersions(repo, parent, other_path)
+            entries = log.FileVersions(repo, parent, other_path, lister)
     _said_once(result)
     return name, result
 
@@ -324,7 +327,7 @@ def _untouched(repo: ShadowRepo, entries: log.FileVersions, anchor: _Anchor) -> 
     """How many of the next ``entries`` left the symbol alone: each one's older side holds the symbol's text exactly
     once and every scope line, so it changed other lines of the file only (a rename, an addition or a deletion of
     the file is read). Only versions read already are looked at (at least the next one); their older sides are
-    read a few round trips at a time (8, then 4 times as many, up to :data:`ShadowRepo.BATCH`)."""
+    read a few round trips at a time (16, then twice as many each time, up to :data:`ShadowRepo.BATCH`)."""
     eligible = []
     for entry in itertools.islice(entries, max(entries.ready(), 1)):
         change = entry.change
@@ -341,10 +344,10 @@ def _untouched(repo: ShadowRepo, entries: log.FileVersions, anchor: _Anchor) -> 
         else:
             alone += 1
 
-    size = 8
+    size = 16
     while alone < len(eligible) and not ended:
         repo.each_object(eligible[alone:alone + size], visit)
-        size = min(size * 4, repo.BATCH)
+        size = min(size * 2, repo.BATCH)
     return alone
 
 
