@@ -299,13 +299,28 @@ class ShadowRepo:
             chunk = oids[start:start + self.BATCH]
 
             def reader(stream: IO[bytes], count: int = len(chunk)) -> BaseException | None:
-                failed = None  # visit's own error: raised once every answer is read (the stream stays in step)
+                # the answers are read 64 KiB at a time (the pipe is unbuffered: a readline is a read per byte),
+                # never past the last one: what git answers beyond it is a broken stream (EOFError kills it)
+                buf, pos, failed = bytearray(), 0, None  # visit's own error: raised once every answer is read
+
+                def need(size: int) -> None:
+                    while len(buf) < size:
+                        data = stream.read(1 << 16)
+                        if not data:
+                            raise EOFError("git process ended unexpectedly")
+                        buf.extend(data)
+
                 for _ in range(count):
-                    parts = read_line(stream).decode("utf-8", "replace").split()
+                    while (end := buf.find(b"\n", pos)) < 0:
+                        need(len(buf) + 1)
+                    parts = bytes(buf[pos:end]).decode("utf-8", "replace").split()
+                    pos = end + 1
                     if len(parts) == 2 and parts[1] == "missing":
                         found = None
                     elif len(parts) == 3 and parts[2].isdigit():
-                        found = parts[1], read_exact(stream, int(parts[2]) + 1)[:-1]
+                        need(pos + int(parts[2]) + 1)
+                        found = parts[1], bytes(buf[pos:pos + int(parts[2])])
+                        pos += int(parts[2]) + 1
                     else:
                         raise EOFError(f"unexpected cat-file header {' '.join(parts)!r}")
                     if failed is None:
@@ -313,6 +328,10 @@ class ShadowRepo:
                             visit(found)
                         except Exception as exc:  # noqa: BLE001 - re-raised below
                             failed = exc
+                    del buf[:pos]
+                    pos = 0
+                if buf:
+                    raise EOFError("cat-file answered more than it was asked")
                 return failed
 
             failed = self._cat.request("".join(f"{oid}\n" for oid in chunk).encode(), reader)

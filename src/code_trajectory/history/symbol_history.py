@@ -327,7 +327,8 @@ def _untouched(repo: ShadowRepo, entries: log.FileVersions, anchor: _Anchor) -> 
     """How many of the next ``entries`` left the symbol alone: each one's older side holds the symbol's text exactly
     once and every scope line, so it changed other lines of the file only (a rename, an addition or a deletion of
     the file is read). Only versions read already are looked at (at least the next one); their older sides are
-    read a few round trips at a time (16, then twice as many each time, up to :data:`ShadowRepo.BATCH`)."""
+    read 64, then :data:`ShadowRepo.BATCH` a round trip (reading past the end of the run costs less than a round
+    trip more on a loaded machine)."""
     eligible = []
     for entry in itertools.islice(entries, max(entries.ready(), 1)):
         change = entry.change
@@ -344,10 +345,10 @@ def _untouched(repo: ShadowRepo, entries: log.FileVersions, anchor: _Anchor) -> 
         else:
             alone += 1
 
-    size = 16
+    size = 64
     while alone < len(eligible) and not ended:
         repo.each_object(eligible[alone:alone + size], visit)
-        size = min(size * 2, repo.BATCH)
+        size = repo.BATCH
     return alone
 
 
