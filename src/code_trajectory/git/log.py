@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -173,6 +173,27 @@ def read_log(repo: ShadowRepo, revs: list[str], *, limit: int | None = None, pat
     return _parse_log(repo.git.out(args))
 
 
+def read_commits(repo: ShadowRepo, oids: list[str], path: str) -> list[CommitRecord]:
+    """The commits ``oids`` (as given, without walking) that changed ``path``, with their ``--raw`` records of it,
+    as :func:`read_log` reads them with ``paths=(path,)`` and ``line_counts=False``; a commit that did not change
+    it is left out.
+
+    Raises:
+        GitError: git failed (e.g. an id that is not a commit here).
+    """
+    if not oids:
+        return []
+    return _parse_log(repo.git.out(["log", "-z", "--no-abbrev", f"--format={LOG_FORMAT}", "--raw",
+                                    "--no-walk=unsorted", "--stdin", "--", path],
+                                   input="".join(f"{oid}\n" for oid in oids).encode()))
+
+
+#: Lists the commits at or before a start commit that changed a path, newest first, at most a limit, as
+#: ``read_log(repo, [start], paths=(path,), limit=limit, line_counts=False)`` does; None when it cannot answer
+#: (``git log`` is then asked). See :mod:`code_trajectory.git.indexed_log`.
+Lister = Callable[[str, str, int | None], list[CommitRecord] | None]
+
+
 #: A root commit (the start of recording) whose tree holds more files than this is not read file by file for the
 #: recent log (:func:`read_root_changes`): at 500,000 files its changes took 0.5 GB of Python objects.
 ROOT_CHANGES_READ = 1000
@@ -232,7 +253,7 @@ MAX_RENAMES_FOLLOWED = 50
 
 
 def file_history(repo: ShadowRepo, ref: str, path: str, *, limit: int | None = None,
-                 counted: int | None = None) -> list[FileVersion]:
+                 counted: int | None = None, lister: Lister | None = None) -> list[FileVersion]:
     """Return the commits on ``ref`` that changed ``path`` (following renames), newest first.
 
     Args:
@@ -243,6 +264,8 @@ def file_history(repo: ShadowRepo, ref: str, path: str, *, limit: int | None = N
             them, so a short read costs what the newest versions cost, not the whole history.
         counted: line counts (``FileChange.counted``) for the newest ``counted`` versions only (None: all); the
             others carry their status and blob ids (what reverts and symbols need), which cost no blob read.
+        lister: lists each path's commits instead of ``git log`` where it can (a branch's file index:
+            :func:`code_trajectory.git.indexed_log.open_log`); the versions are the same.
 
     Renames are followed by hand rather than with ``git log --follow``, which cannot use
     the commit-graph's changed-path Bloom filters: each path's history is a
@@ -256,7 +279,9 @@ def file_history(repo: ShadowRepo, ref: str, path: str, *, limit: int | None = N
         left = None if limit is None else limit - len(versions)
         if left is not None and left <= 0:
             break
-        records = read_log(repo, [start], paths=(current,), limit=left, line_counts=False)
+        listed = lister(start, current, left) if lister is not None else None
+        records = listed if listed is not None else read_log(repo, [start], paths=(current,), limit=left,
+                                                             line_counts=False)
         if not records:
             break
         for record in records:
@@ -291,8 +316,8 @@ class FileVersions:
     FIRST_PAGE = 64
     LAST_PAGE = 1024
 
-    def __init__(self, repo: ShadowRepo, ref: str | None, path: str) -> None:
-        self._pages = _Pages(repo, (ref, path) if ref else None, self.FIRST_PAGE)
+    def __init__(self, repo: ShadowRepo, ref: str | None, path: str, lister: Lister | None = None) -> None:
+        self._pages = _Pages(repo, (ref, path) if ref else None, self.FIRST_PAGE, lister)
         self._offset = 0
 
     def __bool__(self) -> bool:
@@ -310,6 +335,10 @@ class FileVersions:
             raise IndexError(key)
         return found
 
+    def ready(self) -> int:
+        """How many versions are read already (``versions[:ready()]`` costs no git call)."""
+        return max(len(self._pages.items) - self._offset, 0)
+
     def __iter__(self) -> Iterator[FileVersion]:
         i = self._offset
         while (found := self._pages.get(i)) is not None:
@@ -324,12 +353,13 @@ class _Pages:
     repo: ShadowRepo
     next: tuple[str, str] | None
     size: int
+    lister: Lister | None = None
     items: list[FileVersion] = field(default_factory=list)
 
     def get(self, position: int) -> FileVersion | None:
         while position >= len(self.items) and self.next is not None:
             start, path = self.next
-            page = file_history(self.repo, start, path, limit=self.size, counted=0)
+            page = file_history(self.repo, start, path, limit=self.size, counted=0, lister=self.lister)
             self.items += page
             last = page[-1] if page else None
             self.next = None

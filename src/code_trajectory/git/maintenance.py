@@ -8,7 +8,8 @@ pack, and kept whole through roll-ups the history took 1.71x the disk of
 copies, and writes a commit-graph with changed-path Bloom filters
 (``git commit-graph write --reachable --changed-paths``), which makes
 ``git log -- <path>`` skip commits that cannot touch the path, and brings each shadow
-ref's search index up to its tip (:mod:`code_trajectory.git.search_index`). Reflogs are never
+ref's search index and file index up to its tip (:mod:`code_trajectory.git.search_index`,
+:mod:`code_trajectory.git.file_index`). Reflogs are never
 expired (they keep consolidated snapshots reachable) and nothing younger than
 two weeks is pruned, so objects written concurrently by a snapshot are safe.
 
@@ -32,7 +33,7 @@ import filelock
 
 from code_trajectory.core.atomic import replace_file
 from code_trajectory.core.bounded_read import read_json_object
-from code_trajectory.git import search_index
+from code_trajectory.git import file_index, search_index
 from code_trajectory.git.shadow import ShadowRepo
 
 log = logging.getLogger(__name__)
@@ -96,6 +97,7 @@ def run_maintenance(repo: ShadowRepo, *, cap_bytes: int | None = None,
         if not (repo.git_dir / "shallow").exists():
             repo.git.run(["commit-graph", "write", "--reachable", "--changed-paths", "--split"])
         search_index.update_all(repo)
+        file_index.update_all(repo)
         if cap_bytes is not None:
             enforce_size_cap(repo, cap_bytes, retention_days)
         report = MaintenanceReport(time.perf_counter() - started, loose_before, _loose_count(repo),

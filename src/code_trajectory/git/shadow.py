@@ -40,7 +40,7 @@ import tempfile
 import threading
 import zlib
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -319,6 +319,76 @@ class ShadowRepo:
             log.warning("%s", exc)
             return None
         return found[1] if found is not None and found[0] == "blob" else None
+
+    #: Objects asked for in one round trip by :meth:`each_object`: their requests (41 bytes each) must fit the
+    #: pipe's buffer (64 KiB on Linux), written before any answer is read.
+    BATCH = 256
+
+    def each_object(self, oids: list[str], visit: Callable[[tuple[str, bytes] | None], None]) -> None:
+        """Read objects in round trips of :data:`BATCH` to the running ``cat-file --batch`` (one request per
+        object costs a round trip each: 0.3 s for 700 blobs at 100,000 snapshots), calling ``visit`` with each
+        one's ``(type, content)`` (None when missing), in order; no content is kept.
+
+        Raises:
+            ValueError: an id is not 40 hex digits.
+            ObjectTooLargeError: an object is larger than :attr:`max_object_bytes` (not read; the rest of its
+                round trip is not visited).
+            GitError: the cat-file process failed.
+        """
+        for oid in oids:
+            if not _OID_RE.match(oid):
+                raise ValueError(f"not an object id: {oid!r}")
+        for start in range(0, len(oids), self.BATCH):
+            chunk = oids[start:start + self.BATCH]
+
+            def reader(stream: IO[bytes], count: int = len(chunk)) -> BaseException | None:
+                # the answers are read 64 KiB at a time (the pipe is unbuffered: a readline is a read per byte),
+                # never past the last one: what git answers beyond it is a broken stream (EOFError kills it)
+                buf, pos, failed = bytearray(), 0, None  # visit's own error: raised once every answer is read
+
+                def need(size: int) -> None:
+                    while len(buf) < size:
+                        data = stream.read(1 << 16)
+                        if not data:
+                            raise EOFError("git process ended unexpectedly")
+                        buf.extend(data)
+
+                for _ in range(count):
+                    while (end := buf.find(b"\n", pos)) < 0:
+                        need(len(buf) + 1)
+                    parts = bytes(buf[pos:end]).decode("utf-8", "replace").split()
+                    pos = end + 1
+                    if len(parts) == 2 and parts[1] == "missing":
+                        found = None
+                    elif len(parts) == 3 and parts[2].isdigit():
+                        if int(parts[2]) > self.max_object_bytes:  # as in _cat_file: cat-file is restarted
+                            raise _TooLarge(f"object {parts[0]} is {int(parts[2]):,} bytes, more than the "
+                                            f"{self.max_object_bytes:,} read at most (a damaged or planted "
+                                            ".trajectory?)")
+                        need(pos + int(parts[2]) + 1)
+                        found = parts[1], bytes(buf[pos:pos + int(parts[2])])
+                        pos += int(parts[2]) + 1
+                    else:
+                        raise EOFError(f"unexpected cat-file header {' '.join(parts)!r}")
+                    if failed is None:
+                        try:
+                            visit(found)
+                        except Exception as exc:  # noqa: BLE001 - re-raised below
+                            failed = exc
+                    del buf[:pos]
+                    pos = 0
+                if buf:
+                    raise EOFError("cat-file answered more than it was asked")
+                return failed
+
+            try:
+                failed = self._cat.request("".join(f"{oid}\n" for oid in chunk).encode(), reader)
+            except GitError as exc:
+                if isinstance(exc.__cause__, _TooLarge):
+                    raise ObjectTooLargeError(str(exc.__cause__)) from None
+                raise
+            if failed is not None:
+                raise failed
 
     def read_tree(self, oid: str | None) -> dict[bytes, TreeEntry]:
         """Return the entries of tree ``oid`` by name (bytes); None or the empty tree give ``{}``.

@@ -12,7 +12,7 @@ from pathlib import Path
 from code_trajectory.core.answer import Answer, message, short
 from code_trajectory.core.errors import InvalidArgumentError, StorageError
 from code_trajectory.core.when import require_when
-from code_trajectory.git import log, points
+from code_trajectory.git import indexed_log, log, points
 from code_trajectory.git.diffs import tree_changes
 from code_trajectory.git.shadow import SHADOW_REF_PREFIX, ShadowRepo, branch_of_ref, shadow_ref
 from code_trajectory.git.snapshots import resolve_snapshot
@@ -117,7 +117,8 @@ def file_trajectory(session: ProjectSession, filepath: str, depth: int = 5, bran
         return message(narrative.never_recorded(rel, session.recorder.policy.explain(rel),
                                                 path_exists(session.root / rel), []))
     # the newest versions, one more than LOOKBACK: whether there are more (then not counted: issue 29), the reverts
-    entries = log.file_history(repo, ref, rel, limit=versions.LOOKBACK + 1, counted=depth)
+    entries = log.file_history(repo, ref, rel, limit=versions.LOOKBACK + 1, counted=depth,
+                               lister=indexed_log.open_log(repo, shadow_ref(branch), ref) if source is None else None)
     complete = len(entries) <= versions.LOOKBACK
     if not entries:
         candidates = list(list_files(repo, ref))  # a tree that cannot be read is a GitError, not "no suggestions"
@@ -295,7 +296,8 @@ def symbol_trajectory(session: ProjectSession, filepath: str, symbol: str, depth
     if tip is None:
         raise InvalidArgumentError("nothing is recorded yet: there is no symbol history to show")
     repo = session.recorder.repo
-    name, found = symbol_history.trace(repo, tip, rel, symbol.strip(), depth, show_baseline=show_baseline)
+    name, found = symbol_history.trace(repo, tip, rel, symbol.strip(), depth, show_baseline=show_baseline,
+                                       index_ref=shadow_ref(branch) if source is None else None)
     return render_symbol.render(rel, branch, name, found, session.settings.token_budget,
                                 render_symbol.named_points(repo))
 

@@ -18,11 +18,12 @@ from another file of that snapshot): then its history continues in that file.
 from __future__ import annotations
 
 import difflib
+import itertools
 import re
 from dataclasses import dataclass
 
 from code_trajectory.core.errors import InvalidArgumentError
-from code_trajectory.git import log
+from code_trajectory.git import indexed_log, log
 from code_trajectory.git.shadow import ZERO_OID, ShadowRepo
 from code_trajectory.history.versions import symbol_changes
 from code_trajectory.symbols import (
@@ -110,11 +111,13 @@ def own_diff(repo: ShadowRepo, entry: log.FileVersion, old_name: str | None, new
 
 
 def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
-          show_baseline: bool = False) -> tuple[str, list[SymbolVersion]]:
+          show_baseline: bool = False, index_ref: str | None = None) -> tuple[str, list[SymbolVersion]]:
     """Follow ``symbol`` (qualified or an unambiguous short name) in ``path`` back from ``tip``.
 
     ``show_baseline``: give the baseline (the symbol in its file's first recorded version) its whole body as a
-    diff instead of one line.
+    diff instead of one line. ``index_ref``: the shadow ref whose commit ``tip`` is; its file index
+    (:mod:`code_trajectory.git.file_index`) lists the file's versions without walking the history (the same
+    versions: a stale, damaged or disagreeing index is passed over for ``git log``).
 
     Returns:
         ``(qualified name now, versions newest first, at most depth)``.
@@ -126,7 +129,8 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
     if language_for(path) is None:
         raise InvalidArgumentError(f"no symbol support for {path!r} (its language is not one of tree-sitter's "
                                    "grammars installed here); use get_file_trajectory or search_trajectory instead")
-    entries = log.FileVersions(repo, tip, path)  # read as far as the walk goes, not the whole history
+    lister = indexed_log.open_log(repo, index_ref, tip) if index_ref else None
+    entries = log.FileVersions(repo, tip, path, lister)  # read as far as the walk goes, not the whole history
     if not entries:
         raise InvalidArgumentError(f"{path!r} was never recorded on this branch; check the path")
     known: list[str] = []
@@ -148,9 +152,10 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
     moves = 0
     anchor: _Anchor | None = None  # the symbol's text in the newer side of the next version, once known
     while entries and len(result) < depth:
+        if anchor is not None and (skipped := _untouched(repo, entries, anchor)):
+            entries = entries[skipped:]  # its text and its scopes' first lines are there unchanged: no parse
+            continue
         entry, entries = entries[0], entries[1:]
-        if anchor is not None and _untouched(repo, entry, anchor):
-            continue  # its text and its scopes' first lines are there unchanged: no parse of this version
         changes = symbol_changes(repo, entry.path, entry.change)
         anchor = _anchor(repo, entry.change.old_oid, entry.change.old_path or entry.path, current)
         if changes is None:
@@ -202,7 +207,7 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
             moves += 1
             current = other_name
             parent = entry.record.parents[0] if entry.record.parents else None
-            entries = log.FileVersions(repo, parent, other_path)
+            entries = log.FileVersions(repo, parent, other_path, lister)
     _said_once(result)
     return name, result
 
@@ -314,14 +319,33 @@ def _anchor(repo: ShadowRepo, oid: str, path: str, name: str) -> _Anchor | None:
     return _Anchor(b"\n".join(lines[max(documented_start(symbol) - 2, 0):symbol.end_line + 1]), scopes)
 
 
-def _untouched(repo: ShadowRepo, entry: log.FileVersion, anchor: _Anchor) -> bool:
-    """True when the older side of ``entry`` holds the symbol's text exactly once and every scope line: the
-    version changed other lines of the file only (a rename, an addition or a deletion of the file is read)."""
-    change = entry.change
-    if change.old_path or change.status != "M" or not change.old_oid or change.old_oid == ZERO_OID:
-        return False
-    data = _load(repo)(change.old_oid)
-    return data is not None and data.count(anchor.text) == 1 and all(line in data for line in anchor.scopes)
+def _untouched(repo: ShadowRepo, entries: log.FileVersions, anchor: _Anchor) -> int:
+    """How many of the next ``entries`` left the symbol alone: each one's older side holds the symbol's text exactly
+    once and every scope line, so it changed other lines of the file only (a rename, an addition or a deletion of
+    the file is read). Only versions read already are looked at (at least the next one); their older sides are
+    read 64, then :data:`ShadowRepo.BATCH` a round trip (reading past the end of the run costs less than a round
+    trip more on a loaded machine)."""
+    eligible = []
+    for entry in itertools.islice(entries, max(entries.ready(), 1)):
+        change = entry.change
+        if change.old_path or change.status != "M" or not change.old_oid or change.old_oid == ZERO_OID:
+            break
+        eligible.append(change.old_oid)
+    alone, ended = 0, False
+
+    def visit(found: tuple[str, bytes] | None) -> None:
+        nonlocal alone, ended
+        data = found[1] if found is not None and found[0] == "blob" else None
+        if ended or data is None or data.count(anchor.text) != 1 or not all(line in data for line in anchor.scopes):
+            ended = True
+        else:
+            alone += 1
+
+    size = 64
+    while alone < len(eligible) and not ended:
+        repo.each_object(eligible[alone:alone + size], visit)
+        size = repo.BATCH
+    return alone
 
 
 def _baseline(repo: ShadowRepo, entry: log.FileVersion, name: str, show: bool) -> SymbolVersion:

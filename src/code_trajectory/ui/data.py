@@ -19,12 +19,13 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 
 from code_trajectory.core.errors import InvalidArgumentError, TrajectoryError
-from code_trajectory.git import log, points
+from code_trajectory.git import indexed_log, log, points
 from code_trajectory.git.log import CommitRecord, FileVersion
 from code_trajectory.git.messages import FileChange
 from code_trajectory.git.points import Point
 from code_trajectory.git.shadow import ZERO_OID, ShadowRepo, branch_of_ref, shadow_ref
 from code_trajectory.history import markers
+from code_trajectory.history.versions import LOOKBACK
 from code_trajectory.testruns import store as testruns
 from code_trajectory.testruns.green import green_proof
 from code_trajectory.testruns.scope import Scope
@@ -329,6 +330,9 @@ class History:
 
     def file(self, branch: str, path: str) -> FileView:
         """The versions of ``path`` on ``branch``, newest first, each with symbols; the newest with their diff.
+        Its newest ``LOOKBACK + 1`` versions are read (:data:`code_trajectory.history.versions.LOOKBACK`, as
+        ``get_file_trajectory`` reads them; through the branch's file index when there is one): a file with more
+        says "more than LOOKBACK", and reverts are found among those.
 
         Raises:
             NotFoundError: the branch has no shadow ref, or no snapshot on it changed ``path``.
@@ -336,9 +340,11 @@ class History:
         tip = self.tip(branch)
         if tip is None:
             raise NotFoundError(f"nothing is recorded on branch {branch!r}")
-        versions = log.file_history(self.repo, tip, path, counted=0)  # the shown ones are counted below
+        versions = log.file_history(self.repo, tip, path, limit=LOOKBACK + 1, counted=0,  # the shown: counted below
+                                    lister=indexed_log.open_log(self.repo, shadow_ref(branch), tip))
         if not versions:
             raise NotFoundError(f"no snapshot on branch {branch!r} changed {log.display_path(path)}")
+        more = len(versions) > LOOKBACK
         reverts = _reverts(versions)
         shown = versions[:FILE_VERSIONS]
         records = list({v.record.oid: v.record for v in shown}.values())
@@ -353,7 +359,7 @@ class History:
             diff = self.diff(version.record, change) if i < INLINE_VERSIONS else None
             views.append(VersionView(version, row, change, self.symbols(change) if i < SYMBOL_VERSIONS else None,
                                      diff, reverts.get(version.record.oid)))
-        return FileView(path, branch, views, len(versions))
+        return FileView(path, branch, views, min(len(versions), LOOKBACK), more)
 
 
 def _reverts(versions: list[FileVersion]) -> dict[str, datetime]:

@@ -213,12 +213,14 @@ class VersionView:
 
 @dataclass
 class FileView:
-    """A file's trajectory on a branch: its versions, newest first (renames followed)."""
+    """A file's trajectory on a branch: its versions, newest first (renames followed); ``total`` versions, or
+    more than that when ``more`` (they were not all read)."""
 
     path: str
     branch: str
     versions: list[VersionView]
     total: int
+    more: bool = False
 
 
 def make_row(record: CommitRecord, branch: str, test: TestMark | None, session: Session | None) -> Row:
