@@ -127,8 +127,12 @@ def test_repeated_names_of_one_change_are_said_once() -> None:
     assert describe_symbols(changes, lean=True) == (
         "modified fetch ×2, Ky.create; added Pager (__init__, wait), delay ×2, customFetch (start) ×2; "
         "renamed a -> b; top-level code changed")
-    # the full form (file histories) tells the occurrences apart
-    assert "3rd definition of customFetch" in describe_symbols(changes)
+    # the full form (file histories) tells a lone occurrence apart, and says repeated ones once with a count too
+    assert describe_symbols(changes) == (
+        "modified fetch ×2, Ky.create; added Pager (__init__, wait), delay ×2, customFetch (start) ×2; "
+        "renamed a -> b; top-level code changed")
+    lone = SymbolChanges("src/ctx.py", "python", "code", modified=("Context.invoke@2", "parse@3", "parse@4", "run"))
+    assert describe_symbols(lone) == "modified 2nd definition of Context.invoke, parse ×2, run"
 
 
 def test_the_lean_line_names_comments_by_their_symbols_without_their_text() -> None:
@@ -177,8 +181,7 @@ def test_compare_holds_every_changed_line_of_git_diff_with_less_context(project:
 
 
 def test_small_older_diffs_are_shown_rather_than_named_by_a_longer_note(project: Path) -> None:
-    """Older diffs that the history's share leaves out are shown when together they are shorter than the note that
-    would name them: a pointer must not cost more than what it points at."""
+    """Older diffs are shown beside a big newest one (the budget is a cap, not a share), not named by a note."""
     body = BASE
     write(project, "src/billing.py", body)
     cli(project, "checkpoint", "-m", "start")

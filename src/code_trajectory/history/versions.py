@@ -25,7 +25,7 @@ _HEADER_LINE = re.compile(r"^(diff --git |index [0-9a-f]|--- |\+\+\+ |similarity
 DIFF_CONTEXT = 2
 #: Context lines around each change where the hunk headers and symbol lines already say where it is: the net
 #: change of ``compare`` and the older versions of a file's trajectory (issue 28: cut context lines, not facts).
-LEAN_CONTEXT = 1
+LEAN_CONTEXT = 0
 #: Versions of a file read at most for its trajectory, for the reverts and the total (issue 29: reading every version
 #: of a file changed in 1,363 of 100,000 snapshots took 0.25 s of the answer's 0.3 s; its newest 301 take ~0.03 s).
 #: A file with more is said to have "over LOOKBACK" versions, numbered back from the newest.
@@ -95,7 +95,8 @@ SYMBOLS_LISTED = 100
 def describe_symbols(changes: SymbolChanges, limit: int = SYMBOLS_LISTED, *, lean: bool = False) -> str:
     """One line naming the changed symbols: modified, added and removed (with their members), renamed,
     then what changed outside symbols (imports, top-level code), docstrings and comments (a short comment quoted),
-    and cosmetic changes. A name with an occurrence suffix reads as such (``3rd definition of Context.invoke``).
+    and cosmetic changes. A name with an occurrence suffix reads as such (``3rd definition of Context.invoke``),
+unless the list holds several occurrences of that name: then they are said once with a count (``parseJson ×9``).
 
     At most ``limit`` names are listed (a class and each of its members count one); the rest are counted in a
     closing ``+ N more``.
@@ -112,6 +113,17 @@ def describe_symbols(changes: SymbolChanges, limit: int = SYMBOLS_LISTED, *, lea
     more = 0
     said = bare if lean else readable
 
+    def folded(names: tuple[str, ...]) -> dict[str, str]:
+        """How each name of one list is said: ``lean``, bare; else readable, but a name the parser told apart
+        several times in the list bare, so that :func:`counted` says it once (``parseJson ×9``, not "parseJson,
+        2nd definition of parseJson, ..., 9th definition of parseJson": issue 28, cut repetition)."""
+        if lean:
+            return {n: bare(n) for n in names}
+        times: dict[str, int] = {}
+        for n in names:
+            times[bare(n)] = times.get(bare(n), 0) + 1
+        return {n: bare(n) if times[bare(n)] > 1 else readable(n) for n in names}
+
     def grouped(names: tuple[str, ...]) -> list[tuple[str, list[str]]]:
         inside = set(names)
         members: dict[str, list[str]] = {}
@@ -122,10 +134,16 @@ def describe_symbols(changes: SymbolChanges, limit: int = SYMBOLS_LISTED, *, lea
                 parent = changes.parents.get(parent)
             if parent is None:
                 tops.append(name)
-            else:  # lean: without occurrence suffixes, so `f@2.g@2` is `g` under `f`
-                members.setdefault(parent, []).append(_member(bare(name), bare(parent)) if lean
-                                                      else _member(name, parent))
-        return [(said(n), [said(m) for m in members.get(n, [])]) for n in tops]
+            else:
+                members.setdefault(parent, []).append(name)
+        tops_said = folded(tuple(tops))
+
+        def member(name: str, parent: str) -> str:
+            if lean or tops_said[parent] != readable(parent):  # bare, so `f@2.g@2` is `g` under `f` (and matches)
+                return bare(_member(bare(name), bare(parent)))
+            return said(_member(name, parent))
+
+        return [(tops_said[n], [member(m, n) for m in members.get(n, [])]) for n in tops]
 
     def listed(entries: list[tuple[str, list[str]]]) -> list[str]:
         nonlocal room, more
@@ -139,11 +157,11 @@ def describe_symbols(changes: SymbolChanges, limit: int = SYMBOLS_LISTED, *, lea
             more += len(members) - len(shown)
             cut = ", …" if len(shown) < len(members) else ""
             out.append(f"{name} ({', '.join(shown)}{cut})" if shown else f"{name} (…)" if members else name)
-        return counted(out) if lean else out
+        return counted(out)
 
     none: list[str] = []
     sections: list[tuple[str, list[tuple[str, list[str]]]]] = [
-        ("modified", [(said(n), none) for n in changes.modified]), ("added", grouped(changes.added)),
+        ("modified", [(name, none) for name in folded(changes.modified).values()]), ("added", grouped(changes.added)),
         ("removed", grouped(changes.removed)),
         ("renamed", [(f"{said(a)} -> {said(b)}", none) for a, b in changes.renamed])]
     for label, entries in sections:
@@ -168,7 +186,7 @@ def describe_symbols(changes: SymbolChanges, limit: int = SYMBOLS_LISTED, *, lea
     if lean and changes.moved:
         parts.append(f"{len(changes.moved)} symbol(s) moved")
     for label, symbols in (("moved", () if lean else changes.moved), ("reformatted", changes.reformatted)):
-        names = listed([(said(n), none) for n in symbols])
+        names = listed([(name, none) for name in folded(tuple(symbols)).values()])
         if names:
             parts.append(f"{label} {', '.join(names)}{f' + {more} more' if more else ''}")
         elif more:
