@@ -103,10 +103,10 @@ unless the list holds several occurrences of that name: then they are said once 
 
     ``lean`` (the recent log, the file list of ``compare``: answers whose diffs, or whose purpose, do not need the
     comments' text): the occurrences of one name the parser told apart (``delay@3``, ``delay@4``: tests' anonymous
-    callbacks) are said once with a count (``delay ×2``), comments are named by their symbols only when code
-    changed too (``comments changed in Hooks``, see :func:`lean_comment_parts`), moved symbols are counted
-    (``3 symbol(s) moved``) and what changed outside symbols is one part (``imports, code, comments changed outside
-    symbols``).
+    callbacks) are said once with a count (``delay ×2``), comments are named by their symbols without their text
+    (``comments changed in Hooks``, see :func:`lean_comment_parts`), moved symbols are counted
+    (``3 symbol(s) moved``) and what changed outside symbols is one part (``imports, code, comments outside
+    symbols``, ``code outside symbols``; ``imports changed`` alone).
     """
     parts = []
     room = limit
@@ -115,7 +115,7 @@ unless the list holds several occurrences of that name: then they are said once 
 
     def folded(names: tuple[str, ...]) -> dict[str, str]:
         """How each name of one list is said: ``lean``, bare; else readable, but a name the parser told apart
-        several times in the list bare, so that :func:`counted` says it once (``parseJson ×9``, not "parseJson,
+        several times in the list bare, so that it is said once with a count (``parseJson ×9``, not "parseJson,
         2nd definition of parseJson, ..., 9th definition of parseJson": issue 28, cut repetition)."""
         if lean:
             return {n: bare(n) for n in names}
@@ -147,17 +147,22 @@ unless the list holds several occurrences of that name: then they are said once 
 
     def listed(entries: list[tuple[str, list[str]]]) -> list[str]:
         nonlocal room, more
-        out = []
+        merged: dict[str, tuple[int, list[str]]] = {}  # a name said once: its members together, its count
         for name, members in entries:
+            times, union = merged.get(name, (0, []))
+            merged[name] = (times + 1, union + [m for m in members if m not in union])
+        out = []
+        for name, (times, members) in merged.items():
             if room <= 0:
-                more += 1 + len(members)
+                more += times + len(members)
                 continue
             shown = members[:room - 1]
-            room -= 1 + len(shown)
+            room -= times + len(shown)
             more += len(members) - len(shown)
             cut = ", …" if len(shown) < len(members) else ""
-            out.append(f"{name} ({', '.join(shown)}{cut})" if shown else f"{name} (…)" if members else name)
-        return counted(out)
+            said_once = f"{name} ({', '.join(shown)}{cut})" if shown else f"{name} (…)" if members else name
+            out.append(said_once + (f" ×{times}" if times > 1 else ""))
+        return out
 
     none: list[str] = []
     sections: list[tuple[str, list[tuple[str, list[str]]]]] = [
@@ -175,11 +180,11 @@ unless the list holds several occurrences of that name: then they are said once 
                                                                               changes.top_level_changed))
                if changed and changes.kind not in ("added", "deleted")]
     comments = lean_comment_parts(changes) if lean else changes.comment_parts()
-    if lean and len(outside) + ("comments changed outside symbols" in comments) > 1:  # one part for them all
-        if "comments changed outside symbols" in comments:
-            comments.remove("comments changed outside symbols")
-            outside.append("comments")
-        parts.append(f"{', '.join(outside)} changed outside symbols".replace("top-level code", "code"))
+    if lean and "comments changed outside symbols" in comments:
+        comments.remove("comments changed outside symbols")
+        outside.append("comments")
+    if lean and outside and outside != ["imports"]:  # one part for them all, the line says they changed
+        parts.append(f"{', '.join(outside)} outside symbols".replace("top-level code", "code"))
     else:
         parts += [f"{word} changed" for word in outside]
     parts += comments
@@ -209,22 +214,13 @@ def _member(name: str, parent: str) -> str:
     return name[len(parent) + 1:] if parent and name.startswith(parent + ".") else name
 
 
-def counted(names: list[str]) -> list[str]:
-    """Each name once, in first-seen order, with ``×N`` when it came N > 1 times."""
-    counts: dict[str, int] = {}
-    for name in names:
-        counts[name] = counts.get(name, 0) + 1
-    return [name + (f" ×{n}" if n > 1 else "") for name, n in counts.items()]
-
-
 def lean_comment_parts(changes: SymbolChanges) -> list[str]:
     """The comment and docstring changes of ``changes`` in the words of
     :meth:`~code_trajectory.symbols.SymbolChanges.comment_parts`, but named by their symbols without the comments'
-    text when code changed too (``docstring of `echo` changed``, ``module docstring changed``, ``comments changed
-    in Hooks, parse``, ``comments changed outside symbols``); a change of comments only is said as that method
-    says it (a short comment quoted: it is the whole change). Symbols said added, removed or modified are left out."""
-    if changes.kind in ("comment-only", "doc-only"):
-        return changes.comment_parts()
+    text (``docstring of `echo` changed``, ``module docstring changed``, ``comments changed in Hooks, parse``,
+    ``comments changed outside symbols``), a change of comments only too (the file history and the diffs quote
+    them; issue 28: a quoted comment made the recent log longer than ``git log --stat``). Symbols said added,
+    removed or modified are left out."""
     skip = set(changes.added + changes.removed + changes.modified)
     word = "docstring" if changes.language == "python" else "doc comment"
     edits = [e for e in changes.comment_edits if e.symbol not in skip]
