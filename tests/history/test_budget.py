@@ -245,14 +245,18 @@ async def test_past_the_budget_the_biggest_recent_change_gets_its_diff_before_ol
     numbers = sorted(int(n) for n in found if "–" not in n)
     strict = next(n for n in numbers if "strict variant" in found[str(n)].split("\n")[0])
     assert strict == numbers[-3]
-    # the biggest recent change: its diff, as much as the older diffs' share holds, and where the rest is
+    # the biggest recent change: its diff cut to half the room left, and where the rest is
     assert all(f"+def func_040_strict_{v}(value):" in found[str(strict)] for v in range(3))
     assert "diff cut" in found[str(strict)] and "git --git-dir=.trajectory show" in found[str(strict)]
     assert "```diff" in found[str(numbers[-1])]  # the newest: whole
-    oldest_small = numbers[1:6]
-    assert all("```diff" not in found[str(n)] for n in oldest_small)  # older small ones: left out, named
+    # the big one is cut to half the room: the other half buys small ones, the newer first; the oldest are named
     left_out = re.search(r"Diffs of version\(s\) ([\d, -]+) left out", text)
-    assert left_out is not None and set(oldest_small) <= expand(left_out.group(1))
+    assert left_out is not None
+    named = expand(left_out.group(1))
+    smaller = [n for n in numbers[1:-1] if n != strict]
+    shown_small = [n for n in smaller if "```diff" in found[str(n)]]
+    assert shown_small and named and min(shown_small) > max(named), (shown_small, named)
+    assert all("```diff" not in found[str(n)] for n in named) and set(smaller) == set(shown_small) | named
 
 
 def expand(ranges: str) -> set[int]:

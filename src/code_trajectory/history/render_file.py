@@ -16,7 +16,8 @@ repetition, not facts):
 
 The token budget is a safety cap, not a share: only when the diffs do not all fit in it are the older ones chosen
 by importance (changed lines, fading with age: :data:`RECENCY_DECAY`; the agent's edits before git's operations:
-:data:`OPERATION_WEIGHT`), a diff that does not fit cut line-wise when at least :data:`MIN_CUT_CHARS` are left, and
+:data:`OPERATION_WEIGHT`), a diff that does not fit cut line-wise to half the room left (at least
+:data:`MIN_CUT_CHARS`), and
 the answer names the diffs it left out, their changed lines, and the exact ``compare`` call (and CLI command) that
 shows each. No version and no changed symbol is dropped.
 """
@@ -188,7 +189,8 @@ def importance(versions: list[Version], i: int, size: int) -> float:
 def _spend(repo: ShadowRepo, versions: list[Version], collapsed: set[int], room: int) -> tuple[list[str], list[str]]:
     """The body (a diff, hunk labels, a note, or nothing) and detail level of each version, within ``room``
     characters: the newest diff whole if it fits at all (else cut), then the older ones by :func:`importance` while
-    they fit (the most important left cut when at least :data:`MIN_CUT_CHARS` are left)."""
+    they fit; one that does not is cut to half the room left (at least :data:`MIN_CUT_CHARS`), so that a huge diff
+    (a file's first version) does not take the room of every smaller one after it."""
     bodies = [""] * len(versions)
     detail = ["no net change" if i in collapsed else "heading" for i in range(len(versions))]
     newest = len(versions) - 1
@@ -219,8 +221,9 @@ def _spend(repo: ShadowRepo, versions: list[Version], collapsed: set[int], room:
         version, diff = versions[i], diffs[i]
         if len(diff) + 12 <= room:
             bodies[i], detail[i] = f"```diff\n{diff}\n```", "full"
-        elif i == newest or room >= MIN_CUT_CHARS:  # part of the most important left rather than smaller ones
-            bodies[i], detail[i] = f"```diff\n{cut_diff(diff, max(room - 12, 600), _cut_how(version))}\n```", "cut"
+        elif i == newest or room >= MIN_CUT_CHARS:  # part of the most important left, and room for smaller ones
+            share = room if i == newest else max(MIN_CUT_CHARS, room // 2)
+            bodies[i], detail[i] = f"```diff\n{cut_diff(diff, max(share - 12, 600), _cut_how(version))}\n```", "cut"
         elif version.symbols is None:  # no symbols: git's hunk headers say where the change was
             labels = hunk_labels(diff)
             line = "- Hunks in: " + ", ".join(f"`{label}`" for label in labels[:12]) if labels else ""
