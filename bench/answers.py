@@ -24,7 +24,9 @@ changed: the intent or the checkpoint's name), the changed lines it shows (``+``
 3+ letters or digits), the paths it names (search: the files where the text appeared; log: the ``--stat`` paths;
 compare: the changed files). A fact is found when the answer holds it (whitespace collapsed; lines compared on
 their first 100 characters, subjects on their first 40). Tokens are the product's own estimate
-(``code_trajectory.history.narrative.estimate_tokens``: 4 characters a token) for both answers. The recent log must
+(``code_trajectory.history.narrative.estimate_tokens``: 4 characters a token) for both answers; the last column
+gives the ratio again with every run of whitespace collapsed in both answers (indentation costs little in a BPE
+tokenizer: a ratio that changed much there would owe it to the estimate). The recent log must
 also name the changed symbols of each snapshot, which git's answer does not hold: that is counted apart
 (``symbols named``).
 
@@ -84,6 +86,12 @@ def tokens(text: str) -> int:
     from code_trajectory.history.narrative import estimate_tokens
 
     return estimate_tokens(text)
+
+
+def dense_tokens(text: str) -> int:
+    """:func:`tokens` of ``text`` with every run of whitespace (indentation included) collapsed to one space: how
+    much a ratio owes to whitespace, which BPE tokenizers pack more densely than 4 characters a token."""
+    return tokens(norm(text))
 
 
 # -- replay ----------------------------------------------------------------------------------------
@@ -351,6 +359,8 @@ class Tally:
     product_found: int = 0
     git_tokens: int = 0
     product_tokens: int = 0
+    git_dense: int = 0  # tokens with every run of whitespace collapsed to one space (see dense_tokens)
+    product_dense: int = 0
 
     def add(self, other: Tally) -> None:
         for name in vars(self):
@@ -379,7 +389,8 @@ def run_repo(repo: Path, n: int, modes: list[str], work: Path, env: dict[str, st
             facts = facts_of(question, git_answer, subjects)
             hits = [f for f in facts if found(f, norm(product))]
             tally = tallies[question.kind]
-            tally.add(Tally(1, len(facts), len(hits), tokens(git_answer), tokens(product)))
+            tally.add(Tally(1, len(facts), len(hits), tokens(git_answer), tokens(product), dense_tokens(git_answer),
+                            dense_tokens(product)))
             if verbose:
                 print(f"  [{mode}] {question.kind} {question.label}: {len(hits)}/{len(facts)} facts, "
                       f"{tokens(product)} vs git {tokens(git_answer)} tokens", file=sys.stderr)
@@ -417,7 +428,7 @@ def report(results: list[dict], modes: list[str]) -> str:
     for mode in modes:
         lines += ["", f"Subjects as the checkpoint's {'intent' if mode == 'intent' else 'name'} ({mode} run):", "",
                   "| language | kind | questions | facts, git | facts, product | tokens, git | tokens, product "
-                  "| git / product |", "|---|---|---|---|---|---|---|---|"]
+                  "| git / product | same, whitespace collapsed |", "|---|---|---|---|---|---|---|---|---|"]
         overall = Tally()
         by_kind = {kind: Tally() for kind in KINDS}
         for result in results:
@@ -428,14 +439,23 @@ def report(results: list[dict], modes: list[str]) -> str:
                 by_kind[kind].add(t)
                 overall.add(t)
                 lines.append(f"| {result['language']} | {kind} | {t.questions} | {t.facts} | {t.product_found} | "
-                             f"{t.git_tokens:,} | {t.product_tokens:,} | {ratio(t.git_tokens, t.product_tokens)} |")
+                             f"{t.git_tokens:,} | {t.product_tokens:,} | {ratio(t.git_tokens, t.product_tokens)} | "
+                             f"{ratio(t.git_dense, t.product_dense)} |")
+            t = Tally()
+            for kind in KINDS:
+                t.add(result["runs"][mode][kind])
+            lines.append(f"| {result['language']} | all | {t.questions} | {t.facts} | {t.product_found} | "
+                         f"{t.git_tokens:,} | {t.product_tokens:,} | {ratio(t.git_tokens, t.product_tokens)} | "
+                         f"{ratio(t.git_dense, t.product_dense)} |")
         for kind, t in by_kind.items():
             if t.questions:
                 lines.append(f"| all | {kind} | {t.questions} | {t.facts} | {t.product_found} | {t.git_tokens:,} | "
-                             f"{t.product_tokens:,} | {ratio(t.git_tokens, t.product_tokens)} |")
+                             f"{t.product_tokens:,} | {ratio(t.git_tokens, t.product_tokens)} | "
+                             f"{ratio(t.git_dense, t.product_dense)} |")
         lines.append(f"| all | all | {overall.questions} | {overall.facts} | {overall.product_found} | "
                      f"{overall.git_tokens:,} | {overall.product_tokens:,} | "
-                     f"{ratio(overall.git_tokens, overall.product_tokens)} |")
+                     f"{ratio(overall.git_tokens, overall.product_tokens)} | "
+                     f"{ratio(overall.git_dense, overall.product_dense)} |")
     return "\n".join(lines)
 
 

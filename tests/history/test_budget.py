@@ -1,5 +1,8 @@
-"""Issue 23, item 5: the answer budget is spent newest first by importance, git operations that cancel out are one
-line, every heading says why, long symbol lists end with "+ N more".
+"""Issue 23, item 5 and issue 28: a file's trajectory holds every changed line of every shown version (the newest
+with context, the older ones with their changed lines only); the token budget is only a safety cap, past which the
+older diffs are chosen newest first by importance and the rest named with their changed lines and the call that
+shows each. Git operations that cancel out are one line, every heading says why, long symbol lists end with
+"+ N more".
 
 A real project (git, a reset and the reset back, a stash and its pop) is recorded by the recorder the watcher drives
 (``note_git_activity`` is what the watcher calls when git writes the reflog), then asked through the CLI (a
@@ -101,7 +104,7 @@ def changed_lines(old: str, new: str) -> list[str]:
             if line[:1] in "+-" and not line.startswith(("+++", "---"))]
 
 
-def test_the_newest_big_change_is_whole_and_older_diffs_are_one_command_away(project: Path) -> None:
+def test_every_changed_line_of_every_version_the_older_ones_without_context(project: Path) -> None:
     marks = build_history(project)
     text = cli(project, "file", "lib.py", "--depth", "30")
     assert len(text) // 4 <= 8000
@@ -110,17 +113,39 @@ def test_the_newest_big_change_is_whole_and_older_diffs_are_one_command_away(pro
     tuned = set(range(24))
     lines = changed_lines(module(tuned), module(tuned, rewrite=True))
     assert len([x for x in lines if x[0] == "+"]) >= 160 and len("\n".join(lines)) > 10_000
-    assert "diff cut" not in newest
+    assert "diff cut" not in newest and "left out" not in text
     assert all(line in newest for line in lines)  # every added and removed line: the change is whole
+    assert "\n \n" in newest or "\n     " in newest  # with its context lines
     assert "Intent: Clamp the second half" in newest.split("\n")[0]
-    # the older one-line tunings: left out, each one call away, and that call shows it
+    for k in range(24):  # every older one-line tuning: its two changed lines, and no context line around them
+        section = found[str(k + 2 if k < 12 else k + 4)]
+        assert f"Intent: Tune func_{k:03}" in section.split("\n")[0]
+        diff = section[section.index("```diff\n") + 8:section.rindex("\n```")]
+        assert f"-    return value + {k}\n+    return value * 2 + {k}  # tuned" in diff
+        assert [line[:1] for line in diff.split("\n")] == ["@", "-", "+"], diff
+
+
+def test_past_the_budget_older_diffs_are_named_with_their_lines_and_one_command_away(project: Path) -> None:
+    marks = build_history(project)
+    (project / ".trajectory" / "config.toml").write_text("[trajectory]\ntoken_budget = 4400\n")
+    text = cli(project, "file", "lib.py", "--depth", "30")
+    assert len(text) // 4 <= 4400
+    found = sections(text)
+    newest = found[str(marks["newest"])]
+    tuned = set(range(24))
+    assert all(line in newest for line in changed_lines(module(tuned), module(tuned, rewrite=True)))  # whole
     note = text[text.index("_Diffs of version(s)"):]
-    assert "left out" in note and "code-trajectory compare" in note and "get_symbol_trajectory" in note
+    left_out = re.search(r"Diffs of version\(s\) ([\d, -]+) left out: their (\d+) changed line\(s\) do not fit", note)
+    assert left_out is not None and "code-trajectory compare" in note and "get_symbol_trajectory" in note
+    numbers = expand(left_out.group(1))
+    assert int(left_out.group(2)) == 2 * len(numbers)  # each left-out tuning: one line out, one in
+    shown_diffs = [n for n, part in found.items() if "```diff" in part and n != str(marks["newest"])]
+    assert shown_diffs and min(int(n) for n in shown_diffs) > max(numbers)  # the same size: the newer ones first
     command = re.search(r"Version (\d+)'s: `compare\(from_snapshot=\"(\w+)\", to_snapshot=\"(\w+)\", "
                         r"filepath=\"lib.py\"\)`, CLI `code-trajectory (compare \2 \3 --file lib.py)`", note)
     assert command is not None
     number = int(command.group(1))
-    assert "```diff" not in found[command.group(1)]
+    assert number in numbers and "```diff" not in found[command.group(1)]
     shown = cli(project, *shlex.split(command.group(4)))
     k = number - 2 if number < marks["reset"] else number - 4  # version 2 is func_000's tuning; 2 resets later
     assert f"+    return value * 2 + {k}  # tuned" in shown and f"-    return value + {k}" in shown
@@ -192,10 +217,11 @@ def test_checkpoint_names_and_stash_pop_in_every_heading(session: ProjectSession
 
 
 @pytest.mark.anyio
-async def test_the_biggest_recent_change_gets_its_diff_before_older_small_ones(project: Path) -> None:
-    """A 30-version answer: the big change three versions back gets its diff before older small ones."""
+async def test_past_the_budget_the_biggest_recent_change_gets_its_diff_before_older_small_ones(project: Path) -> None:
+    """A 30-version answer over a small budget: the big change three versions back gets its diff before older small
+    ones."""
     write(project, "lib.py", module(set()))
-    async with mcp_client(project) as client:
+    async with mcp_client(project, token_budget=2500) as client:
         async def step(intent: str, text: str) -> None:
             assert not (await client.call_tool("set_trajectory_intent", {"intent": intent})).is_error
             write(project, "lib.py", text)
@@ -219,14 +245,18 @@ async def test_the_biggest_recent_change_gets_its_diff_before_older_small_ones(p
     numbers = sorted(int(n) for n in found if "–" not in n)
     strict = next(n for n in numbers if "strict variant" in found[str(n)].split("\n")[0])
     assert strict == numbers[-3]
-    # the biggest recent change: its diff, as much as the older diffs' share holds, and where the rest is
+    # the biggest recent change: its diff cut to half the room left, and where the rest is
     assert all(f"+def func_040_strict_{v}(value):" in found[str(strict)] for v in range(3))
     assert "diff cut" in found[str(strict)] and "git --git-dir=.trajectory show" in found[str(strict)]
     assert "```diff" in found[str(numbers[-1])]  # the newest: whole
-    oldest_small = numbers[1:6]
-    assert all("```diff" not in found[str(n)] for n in oldest_small)  # older small ones: left out, named
+    # the big one is cut to half the room: the other half buys small ones, the newer first; the oldest are named
     left_out = re.search(r"Diffs of version\(s\) ([\d, -]+) left out", text)
-    assert left_out is not None and set(oldest_small) <= expand(left_out.group(1))
+    assert left_out is not None
+    named = expand(left_out.group(1))
+    smaller = [n for n in numbers[1:-1] if n != strict]
+    shown_small = [n for n in smaller if "```diff" in found[str(n)]]
+    assert shown_small and named and min(shown_small) > max(named), (shown_small, named)
+    assert all("```diff" not in found[str(n)] for n in named) and set(smaller) == set(shown_small) | named
 
 
 def expand(ranges: str) -> set[int]:

@@ -126,9 +126,13 @@ def test_repeated_names_of_one_change_are_said_once() -> None:
                  "customFetch.start@3": "customFetch@3"})
     assert describe_symbols(changes, lean=True) == (
         "modified fetch ×2, Ky.create; added Pager (__init__, wait), delay ×2, customFetch (start) ×2; "
+        "renamed a -> b; code outside symbols")
+    # the full form (file histories) tells a lone occurrence apart, and says repeated ones once with a count too
+    assert describe_symbols(changes) == (
+        "modified fetch ×2, Ky.create; added Pager (__init__, wait), delay ×2, customFetch (start) ×2; "
         "renamed a -> b; top-level code changed")
-    # the full form (file histories) tells the occurrences apart
-    assert "3rd definition of customFetch" in describe_symbols(changes)
+    lone = SymbolChanges("src/ctx.py", "python", "code", modified=("Context.invoke@2", "parse@3", "parse@4", "run"))
+    assert describe_symbols(lone) == "modified 2nd definition of Context.invoke, parse ×2, run"
 
 
 def test_the_lean_line_names_comments_by_their_symbols_without_their_text() -> None:
@@ -140,12 +144,12 @@ def test_the_lean_line_names_comments_by_their_symbols_without_their_text() -> N
     full = describe_symbols(changes)
     assert "`# old; text` → `# new; text`" in full and "# x" in full
     assert describe_symbols(changes, lean=True) == (
-        "modified fetch; imports, code, comments changed outside symbols; docstring of `Retry.wait` changed; "
+        "modified fetch; imports, code, comments outside symbols; docstring of `Retry.wait` changed; "
         "comments changed in Retry; 2 symbol(s) moved")
-    # a change of comments only is said whole: the comment is the change
+    # a change of comments only: quoted in the full form (file histories), named by its symbol in the lean one
     only = SymbolChanges("src/retry.py", "python", "comment-only", comment_edits=changes.comment_edits[:1])
-    assert describe_symbols(only, lean=True) == describe_symbols(only)
-    assert "`# old; text` → `# new; text`" in describe_symbols(only, lean=True)
+    assert "`# old; text` → `# new; text`" in describe_symbols(only)
+    assert describe_symbols(only, lean=True) == "comments changed in Retry"
 
 
 def test_an_unnamed_checkpoint_is_not_said_twice_in_the_log_but_a_later_name_is(project: Path) -> None:
@@ -177,8 +181,7 @@ def test_compare_holds_every_changed_line_of_git_diff_with_less_context(project:
 
 
 def test_small_older_diffs_are_shown_rather_than_named_by_a_longer_note(project: Path) -> None:
-    """Older diffs that the history's share leaves out are shown when together they are shorter than the note that
-    would name them: a pointer must not cost more than what it points at."""
+    """Older diffs are shown beside a big newest one (the budget is a cap, not a share), not named by a note."""
     body = BASE
     write(project, "src/billing.py", body)
     cli(project, "checkpoint", "-m", "start")

@@ -1,9 +1,12 @@
-"""The net change between two trees, per file: counts, the symbols that changed, and the diffs within a budget.
+"""The net change between two trees, per file: counts, the symbols that changed, and every changed line.
 
 Used by ``diff_since_green`` (the last green snapshot against the newest) and ``compare`` (any two snapshots, or
 a snapshot and the work tree). Files are told most relevant first (source code, then other text, then
-generated-looking files); each keeps its line with counts and symbols, and diffs are added while the budget
-allows, so a breaking one-line change is shown line for line rather than as ``M calc.py (+1 -1)``.
+generated-looking files); each keeps its line with counts and symbols, then each file's diff, changed lines only
+(:data:`~code_trajectory.history.versions.LEAN_CONTEXT` lines of context: git's hunk header names the enclosing
+function), so a breaking one-line change is shown line for line rather than as ``M calc.py (+1 -1)``. The token
+budget is a safety cap: the diffs that do not fit in it are named with their changed lines and the exact call
+that shows each.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from code_trajectory.git.diffs import tree_changes
 from code_trajectory.git.log import display_path
 from code_trajectory.git.messages import FileChange
 from code_trajectory.git.shadow import ShadowRepo
-from code_trajectory.history.narrative import CHARS_PER_TOKEN, cut_diff, fit
+from code_trajectory.history.narrative import CHARS_PER_TOKEN, cut_diff, fit, lean_hunk_headers
 from code_trajectory.history.summary import relevance_tier
 from code_trajectory.history.versions import LEAN_CONTEXT, describe_symbols, oversize_note, symbol_changes
 
@@ -36,7 +39,7 @@ def file_diff(repo: ShadowRepo, old_tree: str | None, new_tree: str, change: Fil
                          old_tree or EMPTY_TREE_OID, new_tree, "--", *paths])
     skip = ("diff --git ", "index ", "--- ", "+++ ", "similarity index ", "rename from ", "rename to ",
             "new file mode ", "deleted file mode ")
-    return "\n".join(line for line in out.split("\n") if not line.startswith(skip)).strip("\n")
+    return lean_hunk_headers("\n".join(line for line in out.split("\n") if not line.startswith(skip)).strip("\n"))
 
 
 def render_net_change(repo: ShadowRepo, old_commit: str | None, new_tree: str, budget_tokens: int, *,
@@ -80,18 +83,18 @@ def render_net_change(repo: ShadowRepo, old_commit: str | None, new_tree: str, b
     budget = budget_tokens * CHARS_PER_TOKEN  # no share or per-diff cap: the diffs may fill what the list leaves
     room = max(0, budget - len(heading) - sum(len(x) + 1 for x in lines) - 100 - NOTE_RESERVE)
     diffs: list[str] = []
-    left_out: list[str] = []
+    left_out: list[FileChange] = []
     for change, item in zip(changes, data):
         if change.status == "D" or room < 200:
             if change.status != "D":
-                left_out.append(change.path)
+                left_out.append(change)
             continue
         diff = file_diff(repo, old_tree, new_tree, change)
         if not diff:
             continue
         if len(diff) + 40 > room:
             if diffs:  # later files: name them, the first one is cut to fit
-                left_out.append(change.path)
+                left_out.append(change)
                 continue
             diff = cut_diff(diff, room - 40, _whole_diff_how(old_commit, new_label, change.path, alone=only is not None))
         block = f"### `{display_path(change.path)}`\n```diff\n{diff}\n```"
@@ -108,17 +111,21 @@ def render_net_change(repo: ShadowRepo, old_commit: str | None, new_tree: str, b
     return Answer(text, net_change_data(text, data))
 
 
-def left_out_note(old_commit: str | None, new_label: str, left_out: list[str]) -> str:
-    """Which files' diffs were left out, and the exact ``compare`` call and CLI command that show each."""
+def left_out_note(old_commit: str | None, new_label: str, left_out: list[FileChange]) -> str:
+    """Which files' diffs were left out (only past the answer's budget), how many changed lines they hold, and the
+    exact ``compare`` call and CLI command that show each."""
     old = (old_commit or "")[:12]
-    names = ", ".join(f"`{display_path(p)}`" for p in left_out[:20])
+    lines = sum((c.added or 0) + (c.deleted or 0) for c in left_out)
+    names = ", ".join(f"`{display_path(c.path)}`" for c in left_out[:20])
     more = f" and {len(left_out) - 20} more" if len(left_out) > 20 else ""
-    lines = [f"_Diffs left out to fit the budget: {names}{more}. One file at a time:_"]
-    lines += [f"- `compare(from_snapshot=\"{old}\", to_snapshot=\"{new_label}\", filepath={json.dumps(p)})` "
-              f"(CLI: `code-trajectory compare {old} {new_label} --file {shlex.quote(p)}`)" for p in left_out[:CALLS_SPELLED]]
-    if len(left_out) > CALLS_SPELLED:
-        lines.append("- the others alike, with their `filepath`")
-    return "\n".join(lines)
+    paths = [c.path for c in left_out]
+    out = [f"_Diffs left out: {names}{more}, {lines} changed line(s) past this answer's token budget. One file "
+           "at a time:_"]
+    out += [f"- `compare(from_snapshot=\"{old}\", to_snapshot=\"{new_label}\", filepath={json.dumps(p)})` "
+            f"(CLI: `code-trajectory compare {old} {new_label} --file {shlex.quote(p)}`)" for p in paths[:CALLS_SPELLED]]
+    if len(paths) > CALLS_SPELLED:
+        out.append("- the others alike, with their `filepath`")
+    return "\n".join(out)
 
 
 def _whole_diff_how(old_commit: str | None, new_label: str, path: str, *, alone: bool) -> str:

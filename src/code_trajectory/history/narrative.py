@@ -81,6 +81,24 @@ def cut_diff(diff: str, max_chars: int, how_to_see: str) -> str:
     return "\n".join(kept) + "\n" + marker
 
 
+_HUNK_HEADER = re.compile(r"^(@@ [^@]* @@)(?: (.*))?$")
+
+
+def lean_hunk_headers(diff: str) -> str:
+    """``diff`` with a hunk header's function context (the text after ``@@ ... @@``) left out where the hunk
+    before said the same one: consecutive hunks in one function name it once (issue 28: cut repeated headers)."""
+    out, previous = [], None
+    for line in diff.split("\n"):
+        match = _HUNK_HEADER.match(line) if line.startswith("@@") else None
+        if match:
+            context = match.group(2) or None
+            if context is not None and context == previous:
+                line = match.group(1)
+            previous = context
+        out.append(line)
+    return "\n".join(out)
+
+
 #: A line that opens a definition in common languages; used to refine git's hunk header, which names
 #: the definition above the hunk's first *context* line rather than above its first change.
 _DEFINITION_RE = re.compile(r"^\s*(?:async\s+def|def|class|function|func|fn|impl|struct|interface|enum|trait|"

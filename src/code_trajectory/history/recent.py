@@ -48,7 +48,8 @@ def render(records: list[CommitRecord], branch: str, budget_tokens: int, *, sinc
     scope = ("since the last consolidation" if since_consolidate and reached_consolidation
              else "since the start of the recorded history" if since_consolidate
              else f"the last {len(records)}")
-    head = f"{title}: {len(records)} snapshot(s), {scope}, oldest to newest"
+    head = (f"{title}: the last {len(records)} snapshot(s), oldest to newest" if scope.startswith("the last")
+            else f"{title}: {len(records)} snapshot(s), {scope}, oldest to newest")
     groups = _groups(list(reversed(records)), trees or {})
     fitted = [_entry(group, older, marks, symbols, with_date=True) for group, older in groups]
     limit = budget_tokens * CHARS_PER_TOKEN - len(head) - 300
@@ -69,7 +70,7 @@ def render(records: list[CommitRecord], branch: str, budget_tokens: int, *, sinc
         parts.append(f"_{dropped} older snapshot(s) not shown to fit the token budget; call with a smaller limit "
                      "or `since_consolidate=true`._")
     elif more_available and not since_consolidate:
-        parts.append("_Older ones exist: raise `limit`._")
+        parts[0] += "; older ones: raise `limit`"
     parts += kept
     return fit("\n".join(parts), budget_tokens)
 

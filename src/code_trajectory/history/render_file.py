@@ -1,27 +1,25 @@
-"""A file's trajectory as markdown within a token budget, spent newest version first, then by importance.
+"""A file's trajectory as markdown: every shown version's heading, and every changed line of its diff.
 
 Every shown version keeps its heading: time, snapshot id, change and +/- counts, why it exists (the intent, the
 checkpoint's name, the git operation: :func:`code_trajectory.history.headings.why`), the symbols that changed
 (``modified Serializer.loads, added Serializer.iter_unsigners``, at most
 :data:`~code_trajectory.history.versions.SYMBOLS_LISTED` names then ``+ N more``), test runs and reverts. Git
 operations that cancel out (a reset and the reset back, a stash and its pop: the file's blob id is back where it
-was) are said in one line. Then the budget buys diffs:
+was) are said in one line. Then the diffs (issue 28: every changed line ``git log -p`` shows, in fewer tokens; cut
+repetition, not facts):
 
-1. the newest version's diff, whole whenever the budget has room for it (cut hunk-wise only past the budget);
-2. then the older versions' diffs by importance: changed lines, fading with age (:data:`RECENCY_DECAY`), the
-   agent's edits before git's operations (:data:`OPERATION_WEIGHT`), while all the diffs stay within
-   :data:`HISTORY_SHARE` of the size of all the shown diffs (at least :data:`MIN_DIFF_TOKENS`, at most
-   :data:`OLDER_DIFFS_TOKENS`; the most important older diff may come on top of the newest when it fits in that
-   share by itself): the point of the narrative is
-   to say what changed in fewer tokens than ``git log -p`` (``bench/context.py``). A diff that does not fit is
-   cut line-wise (when at least :data:`MIN_CUT_CHARS` are left) rather than dropped for smaller, older ones;
-   the older diffs have :data:`~code_trajectory.history.versions.LEAN_CONTEXT` lines of context (the newest
-   :data:`~code_trajectory.history.versions.DIFF_CONTEXT`);
-3. the diffs the share leaves out are shown all the same when together they are shorter than the note that would
-   name them (``bench/answers.py``: a version's two changed lines were left out behind a 450-character note).
+1. the newest version's diff, whole, with :data:`~code_trajectory.history.versions.DIFF_CONTEXT` lines of context;
+2. every older version's diff with its changed lines only
+   (:data:`~code_trajectory.history.versions.LEAN_CONTEXT` lines of context: the hunk header says where, the
+   heading which symbols), a comment- or import-only change too (its one line, then its lines); a whitespace-only
+   change is its one line.
 
-No version and no changed symbol is dropped; the answer names the diffs it left out and the exact ``compare``
-call (and CLI command) that shows each. Whitespace-, comment- and import-only changes are said in one line.
+The token budget is a safety cap, not a share: only when the diffs do not all fit in it are the older ones chosen
+by importance (changed lines, fading with age: :data:`RECENCY_DECAY`; the agent's edits before git's operations:
+:data:`OPERATION_WEIGHT`), a diff that does not fit cut line-wise to half the room left (at least
+:data:`MIN_CUT_CHARS`), and
+the answer names the diffs it left out, their changed lines, and the exact ``compare`` call (and CLI command) that
+shows each. No version and no changed symbol is dropped.
 """
 
 from __future__ import annotations
@@ -33,16 +31,9 @@ from code_trajectory.core.answer import Answer, fenced, sections, short, shown, 
 from code_trajectory.git.log import display_path
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.history.headings import Step, net_zero_line, net_zero_spans, why
-from code_trajectory.history.narrative import CHARS_PER_TOKEN, cut_diff, fit, fmt_time, hunk_labels
+from code_trajectory.history.narrative import CHARS_PER_TOKEN, cut_diff, fit, fmt_time, hunk_labels, lean_hunk_headers
 from code_trajectory.history.versions import DIFF_CONTEXT, LEAN_CONTEXT, Version
 
-#: Share of the size of all the shown versions' diffs that the older versions' diffs may take with the newest
-#: one, so a history is told in about half the tokens of ``git log -p`` too (``bench/context.py``).
-HISTORY_SHARE = 0.35
-#: The older versions' diffs take at most this many tokens in all, whatever the share (the newest has no cap).
-OLDER_DIFFS_TOKENS = 2500
-#: Diffs up to this many tokens in all are always shown whole, whatever HISTORY_SHARE says (small histories).
-MIN_DIFF_TOKENS = 600
 #: An imported file (the state when recording began) is shown whole only up to this many lines.
 IMPORT_LINES_SHOWN = 40
 #: Importance of an older diff: its changed lines times RECENCY_DECAY to the power of its age (versions newer
@@ -111,8 +102,15 @@ def collapsed_heading(group: list[Version]) -> str:
             + net_zero_line([v.record for v in group]))
 
 
+#: One-line change kinds shown with their diff all the same: their lines are facts (the comment's or import's text).
+_DIFF_TOO = ("comment-only change", "import-only change")
+
+
 def _wants_diff(version: Version) -> bool:
-    return not (version.oversize or version.one_line_kind or version.entry.change.status == "D")
+    """Whether the version's diff is worth showing: not for a deletion, content over the size cap, or a
+    whitespace-only change (said in one line: no text changed)."""
+    return not (version.oversize or version.entry.change.status == "D"
+                or version.one_line_kind not in (None, *_DIFF_TOO))
 
 
 def render(repo: ShadowRepo, path: str, branch: str, versions: list[Version], total: int, budget_tokens: int, *,
@@ -163,7 +161,7 @@ def render(repo: ShadowRepo, path: str, branch: str, versions: list[Version], to
     reserve = len(_left_out_note(path, versions, [i for i in range(len(versions)) if i not in group_of])) + 40
     bodies, detail = _spend(repo, versions, set(group_of),
                             budget_tokens * CHARS_PER_TOKEN - sum(len(h) + 1 for h in head)
-                            - sum(len(h) + 12 for h in headings) - reserve, note_chars=reserve)
+                            - sum(len(h) + 12 for h in headings) - reserve)
     out = ["\n".join(head)]
     for text, body in zip(headings, bodies):
         if text:
@@ -188,13 +186,11 @@ def importance(versions: list[Version], i: int, size: int) -> float:
     return lines * RECENCY_DECAY ** (len(versions) - 1 - i) * (OPERATION_WEIGHT if _is_operation(versions[i]) else 1)
 
 
-def _spend(repo: ShadowRepo, versions: list[Version], collapsed: set[int], room: int, *,
-           note_chars: int = 0) -> tuple[list[str], list[str]]:
+def _spend(repo: ShadowRepo, versions: list[Version], collapsed: set[int], room: int) -> tuple[list[str], list[str]]:
     """The body (a diff, hunk labels, a note, or nothing) and detail level of each version, within ``room``
-    characters: the newest diff whole if it fits at all, then the older ones by :func:`importance` within
-    :data:`HISTORY_SHARE` of all the diffs (the most important one whole when it alone fits in that share); the
-    diffs that share leaves out are shown all the same when together they take no more than ``note_chars`` (the
-    note that would name them: a pointer should not cost more than what it points at)."""
+    characters: the newest diff whole if it fits at all (else cut), then the older ones by :func:`importance` while
+    they fit; one that does not is cut to half the room left (at least :data:`MIN_CUT_CHARS`), so that a huge diff
+    (a file's first version) does not take the room of every smaller one after it."""
     bodies = [""] * len(versions)
     detail = ["no net change" if i in collapsed else "heading" for i in range(len(versions))]
     newest = len(versions) - 1
@@ -205,7 +201,8 @@ def _spend(repo: ShadowRepo, versions: list[Version], collapsed: set[int], room:
         if not _wants_diff(version) and not (i == newest and version.one_line_kind):  # the newest: always its lines
             detail[i] = "one line" if version.one_line_kind or version.oversize else "heading"
             continue
-        diff = version.diff(repo, DIFF_CONTEXT if i == newest else LEAN_CONTEXT)  # older: their lines, less context
+        # older: their changed lines only; a function named once for its hunks
+        diff = lean_hunk_headers(version.diff(repo, DIFF_CONTEXT if i == newest else LEAN_CONTEXT))
         if version.record.is_import and diff.count("\n") > IMPORT_LINES_SHOWN:
             symbols = len(version.symbols.added) if version.symbols is not None else 0
             bodies[i] = (f"- The file as recording began: {diff.count(chr(10))} lines"
@@ -218,40 +215,21 @@ def _spend(repo: ShadowRepo, versions: list[Version], collapsed: set[int], room:
             continue
         diffs[i] = diff
     room = max(0, room)
-    full_share = share = min(max(int(sum(len(d) + 12 for d in diffs.values()) * HISTORY_SHARE),
-                                 MIN_DIFF_TOKENS * CHARS_PER_TOKEN), OLDER_DIFFS_TOKENS * CHARS_PER_TOKEN)
-    if newest in diffs:  # the newest change: whole whenever the answer has room for it
-        version = versions[newest]
-        diff = diffs.pop(newest)
-        if len(diff) + 12 > room:
-            diff = cut_diff(diff, max(room - 12, 600), _cut_how(version))
-            detail[newest] = "cut"
-        else:
-            detail[newest] = "full"
-        bodies[newest] = f"```diff\n{diff}\n```"
-        room -= len(bodies[newest])
-        share -= len(bodies[newest])
-    order = sorted(diffs, key=lambda k: (-importance(versions, k, len(diffs[k])), -k))
-    if order:  # the most important older change: whole when it fits in the share by itself, else cut to it
-        share = max(share, min(len(diffs[order[0]]) + 12, full_share))
-    rest = room - share  # what the budget holds beyond the share
-    room = max(0, min(room, share))
-    for i in order:
+    order = ([newest] if newest in diffs else []) + sorted(
+        (k for k in diffs if k != newest), key=lambda k: (-importance(versions, k, len(diffs[k])), -k))
+    for i in order:  # the newest first, whole whenever it fits at all; then the older ones by importance
         version, diff = versions[i], diffs[i]
         if len(diff) + 12 <= room:
             bodies[i], detail[i] = f"```diff\n{diff}\n```", "full"
-        elif room >= MIN_CUT_CHARS:  # the most important left: part of it rather than smaller, older ones
-            bodies[i], detail[i] = f"```diff\n{cut_diff(diff, room - 12, _cut_how(version))}\n```", "cut"
+        elif i == newest or room >= MIN_CUT_CHARS:  # part of the most important left, and room for smaller ones
+            share = room if i == newest else max(MIN_CUT_CHARS, room // 2)
+            bodies[i], detail[i] = f"```diff\n{cut_diff(diff, max(share - 12, 600), _cut_how(version))}\n```", "cut"
         elif version.symbols is None:  # no symbols: git's hunk headers say where the change was
             labels = hunk_labels(diff)
             line = "- Hunks in: " + ", ".join(f"`{label}`" for label in labels[:12]) if labels else ""
             if line and len(line) <= room:
                 bodies[i], detail[i] = line, "hunks"
         room -= len(bodies[i])
-    unshown = [i for i in order if detail[i] != "full"]
-    if unshown and sum(len(diffs[i]) + 12 for i in unshown) <= min(note_chars, max(rest, 0) + max(room, 0)):
-        for i in unshown:
-            bodies[i], detail[i] = f"```diff\n{diffs[i]}\n```", "full"
     return bodies, detail
 
 
@@ -261,18 +239,20 @@ def _cut_how(version: Version) -> str:
 
 
 def _left_out_note(path: str, versions: list[Version], elided: list[int]) -> str:
-    """Which diffs were left out, and the exact ``compare`` call and CLI command that show one (the most important
-    one spelled out: its snapshot against its parent, where the file is as the version before left it)."""
+    """Which diffs were left out (only past the answer's budget), how many changed lines they hold, and the exact
+    ``compare`` call and CLI command that show one (the most important one spelled out: its snapshot against its
+    parent, where the file is as the version before left it)."""
     numbers = [versions[i].number for i in elided]
+    lines = sum((versions[i].entry.change.added or 0) + (versions[i].entry.change.deleted or 0) for i in elided)
     top = versions[max(elided, key=lambda k: (importance(versions, k, 0), k))] if elided else versions[-1]
     record, where = top.record, top.entry.path
     before = record.parents[0][:12] if record.parents else "<id before>"
-    return (f"_Diffs of version(s) {_ranges(numbers)} left out to keep this answer short (their headings name every "
-            f"changed symbol). Version {top.number}'s: `compare(from_snapshot=\"{before}\", to_snapshot="
-            f"\"{record.oid[:12]}\", filepath={json.dumps(where)})`, CLI `code-trajectory compare {before} "
-            f"{record.oid[:12]} --file {shlex.quote(where)}`; the others alike, from the last id in the heading above "
-            f"each to its own; one symbol's changes: `get_symbol_trajectory(filepath={json.dumps(path)}, "
-            "symbol=...)`._")
+    return (f"_Diffs of version(s) {_ranges(numbers)} left out: their {lines} changed line(s) do not fit in this "
+            f"answer's token budget (their headings name every changed symbol). Version {top.number}'s: "
+            f"`compare(from_snapshot=\"{before}\", to_snapshot=\"{record.oid[:12]}\", filepath={json.dumps(where)})`, "
+            f"CLI `code-trajectory compare {before} {record.oid[:12]} --file {shlex.quote(where)}`; the others alike, "
+            f"from the last id in the heading above each to its own; one symbol's changes: "
+            f"`get_symbol_trajectory(filepath={json.dumps(path)}, symbol=...)`._")
 
 
 def file_data(text: str, path: str, branch: str, versions: list[Version], total: int, left_out: list[int]) -> dict:

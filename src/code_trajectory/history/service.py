@@ -93,7 +93,8 @@ def read_point(session: ProjectSession, branch: str | None, source: str | None) 
 def file_trajectory(session: ProjectSession, filepath: str, depth: int = 5, branch: str | None = None,
                     source: str | None = None) -> str:
     """How one file evolved: its last ``depth`` recorded versions on ``branch`` (default: the current one), oldest to
-    newest, each with the symbols that changed, within the token budget spent newest first.
+    newest, each with the symbols and every line that changed (the token budget is a cap: see
+    :mod:`code_trajectory.history.render_file`).
 
     Args:
         session: the project.

@@ -44,8 +44,8 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
         branch: Annotated[str | None, Field(description="Recorded branch; default current")] = None,
         source: Annotated[str | None, Field(description="Shared trajectory, e.g. 'bob@x.org/main'")] = None,
     ) -> str:
-        """How one file evolved: its last `depth` versions, each with the symbols that changed, newest diffs
-        whole, renames followed, reverts detected. Use before editing a file."""
+        """How one file evolved: its last `depth` versions, each with the symbols and lines that changed (the
+        newest with context), renames followed, reverts detected. Use before editing a file."""
         session = await app.session_for(ctx)
         return await read(session, lambda: service.file_trajectory(session, filepath, depth, branch,
                                                                            source))

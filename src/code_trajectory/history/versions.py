@@ -25,7 +25,7 @@ _HEADER_LINE = re.compile(r"^(diff --git |index [0-9a-f]|--- |\+\+\+ |similarity
 DIFF_CONTEXT = 2
 #: Context lines around each change where the hunk headers and symbol lines already say where it is: the net
 #: change of ``compare`` and the older versions of a file's trajectory (issue 28: cut context lines, not facts).
-LEAN_CONTEXT = 1
+LEAN_CONTEXT = 0
 #: Versions of a file read at most for its trajectory, for the reverts and the total (issue 29: reading every version
 #: of a file changed in 1,363 of 100,000 snapshots took 0.25 s of the answer's 0.3 s; its newest 301 take ~0.03 s).
 #: A file with more is said to have "over LOOKBACK" versions, numbered back from the newest.
@@ -95,22 +95,34 @@ SYMBOLS_LISTED = 100
 def describe_symbols(changes: SymbolChanges, limit: int = SYMBOLS_LISTED, *, lean: bool = False) -> str:
     """One line naming the changed symbols: modified, added and removed (with their members), renamed,
     then what changed outside symbols (imports, top-level code), docstrings and comments (a short comment quoted),
-    and cosmetic changes. A name with an occurrence suffix reads as such (``3rd definition of Context.invoke``).
+    and cosmetic changes. A name with an occurrence suffix reads as such (``3rd definition of Context.invoke``),
+unless the list holds several occurrences of that name: then they are said once with a count (``parseJson ×9``).
 
     At most ``limit`` names are listed (a class and each of its members count one); the rest are counted in a
     closing ``+ N more``.
 
     ``lean`` (the recent log, the file list of ``compare``: answers whose diffs, or whose purpose, do not need the
     comments' text): the occurrences of one name the parser told apart (``delay@3``, ``delay@4``: tests' anonymous
-    callbacks) are said once with a count (``delay ×2``), comments are named by their symbols only when code
-    changed too (``comments changed in Hooks``, see :func:`lean_comment_parts`), moved symbols are counted
-    (``3 symbol(s) moved``) and what changed outside symbols is one part (``imports, code, comments changed outside
-    symbols``).
+    callbacks) are said once with a count (``delay ×2``), comments are named by their symbols without their text
+    (``comments changed in Hooks``, see :func:`lean_comment_parts`), moved symbols are counted
+    (``3 symbol(s) moved``) and what changed outside symbols is one part (``imports, code, comments outside
+    symbols``, ``code outside symbols``; ``imports changed`` alone).
     """
     parts = []
     room = limit
     more = 0
     said = bare if lean else readable
+
+    def folded(names: tuple[str, ...]) -> dict[str, str]:
+        """How each name of one list is said: ``lean``, bare; else readable, but a name the parser told apart
+        several times in the list bare, so that it is said once with a count (``parseJson ×9``, not "parseJson,
+        2nd definition of parseJson, ..., 9th definition of parseJson": issue 28, cut repetition)."""
+        if lean:
+            return {n: bare(n) for n in names}
+        times: dict[str, int] = {}
+        for n in names:
+            times[bare(n)] = times.get(bare(n), 0) + 1
+        return {n: bare(n) if times[bare(n)] > 1 else readable(n) for n in names}
 
     def grouped(names: tuple[str, ...]) -> list[tuple[str, list[str]]]:
         inside = set(names)
@@ -122,28 +134,39 @@ def describe_symbols(changes: SymbolChanges, limit: int = SYMBOLS_LISTED, *, lea
                 parent = changes.parents.get(parent)
             if parent is None:
                 tops.append(name)
-            else:  # lean: without occurrence suffixes, so `f@2.g@2` is `g` under `f`
-                members.setdefault(parent, []).append(_member(bare(name), bare(parent)) if lean
-                                                      else _member(name, parent))
-        return [(said(n), [said(m) for m in members.get(n, [])]) for n in tops]
+            else:
+                members.setdefault(parent, []).append(name)
+        tops_said = folded(tuple(tops))
+
+        def member(name: str, parent: str) -> str:
+            if lean or tops_said[parent] != readable(parent):  # bare, so `f@2.g@2` is `g` under `f` (and matches)
+                return bare(_member(bare(name), bare(parent)))
+            return said(_member(name, parent))
+
+        return [(tops_said[n], [member(m, n) for m in members.get(n, [])]) for n in tops]
 
     def listed(entries: list[tuple[str, list[str]]]) -> list[str]:
         nonlocal room, more
-        out = []
+        merged: dict[str, tuple[int, list[str]]] = {}  # a name said once: its members together, its count
         for name, members in entries:
+            times, union = merged.get(name, (0, []))
+            merged[name] = (times + 1, union + [m for m in members if m not in union])
+        out = []
+        for name, (times, members) in merged.items():
             if room <= 0:
-                more += 1 + len(members)
+                more += times + len(members)
                 continue
             shown = members[:room - 1]
-            room -= 1 + len(shown)
+            room -= times + len(shown)
             more += len(members) - len(shown)
             cut = ", …" if len(shown) < len(members) else ""
-            out.append(f"{name} ({', '.join(shown)}{cut})" if shown else f"{name} (…)" if members else name)
-        return counted(out) if lean else out
+            said_once = f"{name} ({', '.join(shown)}{cut})" if shown else f"{name} (…)" if members else name
+            out.append(said_once + (f" ×{times}" if times > 1 else ""))
+        return out
 
     none: list[str] = []
     sections: list[tuple[str, list[tuple[str, list[str]]]]] = [
-        ("modified", [(said(n), none) for n in changes.modified]), ("added", grouped(changes.added)),
+        ("modified", [(name, none) for name in folded(changes.modified).values()]), ("added", grouped(changes.added)),
         ("removed", grouped(changes.removed)),
         ("renamed", [(f"{said(a)} -> {said(b)}", none) for a, b in changes.renamed])]
     for label, entries in sections:
@@ -157,18 +180,18 @@ def describe_symbols(changes: SymbolChanges, limit: int = SYMBOLS_LISTED, *, lea
                                                                               changes.top_level_changed))
                if changed and changes.kind not in ("added", "deleted")]
     comments = lean_comment_parts(changes) if lean else changes.comment_parts()
-    if lean and len(outside) + ("comments changed outside symbols" in comments) > 1:  # one part for them all
-        if "comments changed outside symbols" in comments:
-            comments.remove("comments changed outside symbols")
-            outside.append("comments")
-        parts.append(f"{', '.join(outside)} changed outside symbols".replace("top-level code", "code"))
+    if lean and "comments changed outside symbols" in comments:
+        comments.remove("comments changed outside symbols")
+        outside.append("comments")
+    if lean and outside and outside != ["imports"]:  # one part for them all, the line says they changed
+        parts.append(f"{', '.join(outside)} outside symbols".replace("top-level code", "code"))
     else:
         parts += [f"{word} changed" for word in outside]
     parts += comments
     if lean and changes.moved:
         parts.append(f"{len(changes.moved)} symbol(s) moved")
     for label, symbols in (("moved", () if lean else changes.moved), ("reformatted", changes.reformatted)):
-        names = listed([(said(n), none) for n in symbols])
+        names = listed([(name, none) for name in folded(tuple(symbols)).values()])
         if names:
             parts.append(f"{label} {', '.join(names)}{f' + {more} more' if more else ''}")
         elif more:
@@ -191,22 +214,13 @@ def _member(name: str, parent: str) -> str:
     return name[len(parent) + 1:] if parent and name.startswith(parent + ".") else name
 
 
-def counted(names: list[str]) -> list[str]:
-    """Each name once, in first-seen order, with ``×N`` when it came N > 1 times."""
-    counts: dict[str, int] = {}
-    for name in names:
-        counts[name] = counts.get(name, 0) + 1
-    return [name + (f" ×{n}" if n > 1 else "") for name, n in counts.items()]
-
-
 def lean_comment_parts(changes: SymbolChanges) -> list[str]:
     """The comment and docstring changes of ``changes`` in the words of
     :meth:`~code_trajectory.symbols.SymbolChanges.comment_parts`, but named by their symbols without the comments'
-    text when code changed too (``docstring of `echo` changed``, ``module docstring changed``, ``comments changed
-    in Hooks, parse``, ``comments changed outside symbols``); a change of comments only is said as that method
-    says it (a short comment quoted: it is the whole change). Symbols said added, removed or modified are left out."""
-    if changes.kind in ("comment-only", "doc-only"):
-        return changes.comment_parts()
+    text (``docstring of `echo` changed``, ``module docstring changed``, ``comments changed in Hooks, parse``,
+    ``comments changed outside symbols``), a change of comments only too (the file history and the diffs quote
+    them; issue 28: a quoted comment made the recent log longer than ``git log --stat``). Symbols said added,
+    removed or modified are left out."""
     skip = set(changes.added + changes.removed + changes.modified)
     word = "docstring" if changes.language == "python" else "doc comment"
     edits = [e for e in changes.comment_edits if e.symbol not in skip]
