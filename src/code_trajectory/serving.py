@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import logging
 import os
 import sys
@@ -102,10 +103,29 @@ def run_server(project: str | None, *, debounce: float | None = None, journal_di
     The project is opened and its start-up scan started first (:func:`start_service`), then
     :func:`code_trajectory.server.serve_started` serves.
     """
-    service, stop = start_service(project, debounce=debounce, journal_dir=journal_dir, force_polling=force_polling)
-    from code_trajectory.server import serve_started  # the SDK: imported while the start-up scan runs
+    gc.disable()  # until the server is built: see collect_after_start
+    try:
+        service, stop = start_service(project, debounce=debounce, journal_dir=journal_dir,
+                                      force_polling=force_polling)
+        from code_trajectory.server import serve_started  # the SDK: imported while the start-up scan runs
+    except BaseException:
+        gc.enable()
+        raise
+    return serve_started(service, stop, journal_dir=journal_dir, started=collect_after_start)
 
-    return serve_started(service, stop, journal_dir=journal_dir)
+
+def collect_after_start() -> None:
+    """End the start-up's pause of the cyclic garbage collector (:func:`run_server` pauses it): freeze what the
+    start-up made (modules, classes, the SDK's pydantic schemas: they live as long as the process) and collect
+    again from here on.
+
+    Importing the SDK builds hundreds of thousands of objects that live for good, and every automatic collection
+    meanwhile walks them again: with the collector paused, ``python -c "import mcp"`` takes 0.69-0.80 s of CPU
+    instead of 0.83-0.91 s (minimum and median of 10 runs alternating on this 2-core machine). ``gc.freeze`` keeps
+    the later full collections from walking them again; the few cycles left over by the start-up stay.
+    """
+    gc.freeze()
+    gc.enable()
 
 
 def stop_on_request(stop: StopRequest, service: TrajectoryService) -> None:
