@@ -103,9 +103,12 @@ async def test_serve_holds_an_initial_import_until_its_server_is_built(project: 
     afterwards the import is."""
     from code_trajectory import serving
     from code_trajectory.core.shutdown import StopRequest
+    from code_trajectory.recording import service as service_module
     from code_trajectory.recording import startup
 
     monkeypatch.setattr(startup, "HOLD_IMPORT_FROM_INDEX_BYTES", 0)  # this small project is held as a large one
+    # a large project's first answers do not wait for its scan at all (they would hit the bound below)
+    monkeypatch.setattr(service_module, "FIRST_ANSWER_SECONDS", 10 * ANSWER_BOUND_SECONDS)
 
     children: list[object] = []
     real = importer.import_in_child

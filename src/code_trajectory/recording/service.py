@@ -199,12 +199,17 @@ class TrajectoryService:
 
 async def wait_briefly_for_import(session: ProjectSession) -> None:
     """Wait while ``session``'s start-up scan runs, until :data:`FIRST_ANSWER_SECONDS` after the session started
-    (not after the call: a later call never waits). The answer given after it says how far the scan got
-    (:meth:`ProjectSession.status_notices`)."""
+    (not after the call: a later call never waits), unless the scan is a large project's, which takes seconds
+    (:func:`code_trajectory.recording.startup.takes_long`): then not at all. The answer given after it says how far
+    the scan got (:meth:`ProjectSession.status_notices`)."""
     import time
 
     import anyio
 
+    from code_trajectory.recording.startup import takes_long
+
+    if session.importing and takes_long(session.recorder):
+        return
     deadline = session.started_monotonic + FIRST_ANSWER_SECONDS
     while session.importing and time.monotonic() < deadline:
         await anyio.sleep(0.02)

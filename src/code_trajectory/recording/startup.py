@@ -111,6 +111,12 @@ def large_index(recorder: Recorder) -> bool:
         return False
 
 
+def takes_long(recorder: Recorder) -> bool:
+    """True when the start-up scan of ``recorder``'s project takes seconds: its git index or its stat cache is
+    large (:func:`large_index`, :func:`large`). A first answer does not wait for such a scan."""
+    return large_index(recorder) or large(recorder)
+
+
 def large(recorder: Recorder) -> bool:
     """True when ``recorder``'s stat cache is :data:`CHILD_SCAN_FROM_BYTES` or more."""
     try:
