@@ -122,16 +122,20 @@ def _follow_client(mcp: MCPServer, service: TrajectoryService) -> None:
         lowlevel.add_notification_handler(method, NotificationParams, on_client_directory)
 
 
-def serve_started(service: TrajectoryService, stop: StopRequest, *, journal_dir: Path | None = None) -> int:
+def serve_started(service: TrajectoryService, stop: StopRequest, *, journal_dir: Path | None = None,
+                  started: Callable[[], object] | None = None) -> int:
     """Serve MCP over stdio on ``service`` (its project, if any, already recording) until the client disconnects
     or ``stop`` is requested; returns the exit status.
 
     The end of stdin (Codex CLI) ends the SDK's stdio loop; SIGINT, SIGTERM and SIGHUP (Claude Code: SIGINT then
     SIGTERM 0.1 s later; Gemini CLI: SIGTERM) are turned into the same orderly stop by
     :func:`code_trajectory.serving.stop_on_request`. Either way the pending changes are snapshotted at once,
-    ``recorder.json`` notes the stop, child processes are stopped, and the status is 0.
+    ``recorder.json`` notes the stop, child processes are stopped, and the status is 0. ``started`` is called once
+    the server is built, before it reads its first message.
     """
     mcp = build_server(service, journal_dir=journal_dir)
+    if started is not None:
+        started()
     try:
         mcp.run("stdio")
         log.info("stopping: the client closed stdin")

@@ -93,3 +93,74 @@ async def test_serve_answers_before_the_import_is_watched_and_records_an_edit_ma
     finally:
         release.set()
         service.close()
+
+
+@pytest.mark.anyio
+async def test_serve_holds_an_initial_import_until_its_server_is_built(project: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """``serve --project`` starts the initial import of a large git project once its server is built
+    (``import_after``): until then no import process runs, the answers say the scan runs, and nothing is recorded;
+    afterwards the import is."""
+    from code_trajectory import serving
+    from code_trajectory.core.shutdown import StopRequest
+    from code_trajectory.recording import service as service_module
+    from code_trajectory.recording import startup
+
+    monkeypatch.setattr(startup, "HOLD_IMPORT_FROM_INDEX_BYTES", 0)  # this small project is held as a large one
+    # a large project's first answers do not wait for its scan at all (they would hit the bound below)
+    monkeypatch.setattr(service_module, "FIRST_ANSWER_SECONDS", 10 * ANSWER_BOUND_SECONDS)
+
+    children: list[object] = []
+    real = importer.import_in_child
+
+    def counted(*args, **kwargs):
+        children.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(importer, "import_in_child", counted)
+    monkeypatch.setattr(StopRequest, "install", lambda self, *a, **k: None)  # the test's process keeps its signals
+    monkeypatch.setattr(serving, "stop_on_request", lambda stop, service: None)
+    built = threading.Event()
+    service, _ = serving.start_service(str(project), debounce=0.3, import_after=built)
+    try:
+        session = service.project()
+        with anyio.fail_after(ANSWER_BOUND_SECONDS):
+            async with Client(build_server(service)) as client:
+                result = await client.call_tool("get_global_trajectory", {"limit": 5})
+                assert not result.is_error, result.content[0].text
+                assert "start-up scan is still running" in result.content[0].text
+                assert not children and session.importing  # held: no import process yet
+                assert git(project, "--git-dir=.trajectory", "for-each-ref", "refs/heads/shadow") == ""
+                built.set()
+                assert await anyio.to_thread.run_sync(lambda: session.wait_started(60))
+                assert session.import_error is None and len(children) == 1
+                result = await client.call_tool("get_global_trajectory", {"limit": 5})
+                assert "A src/app.py" in result.content[0].text
+    finally:
+        built.set()
+        service.close()
+
+
+def test_a_held_import_is_not_started_once_its_session_closes(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from code_trajectory.recording import startup
+
+    monkeypatch.setattr(startup, "HOLD_IMPORT_FROM_INDEX_BYTES", 0)
+    service = TrajectoryService(lambda root: TrajectorySettings.load(root, debounce_seconds=0.3))
+    never = threading.Event()
+    session, _ = service.configure(str(project), background=True, watch_first=False, import_after=never)
+    service.close()
+    assert session.wait_started(startup.HOLD_IMPORT_SECONDS / 2)  # the hold ends with the session, not its bound
+    assert "not started" in str(session.import_error)
+    assert git(project, "--git-dir=.trajectory", "for-each-ref", "refs/heads/shadow") == ""
+
+
+def test_a_small_project_is_imported_at_once_even_when_serve_would_hold_it(project: Path) -> None:
+    """Its import ends within the first answer's short wait: it is not held back (see recording.startup)."""
+    service = TrajectoryService(lambda root: TrajectorySettings.load(root, debounce_seconds=0.3))
+    never = threading.Event()
+    try:
+        session, _ = service.configure(str(project), background=True, watch_first=False, import_after=never)
+        assert session.wait_started(ANSWER_BOUND_SECONDS)
+        assert session.import_error is None and session.startup_snapshot is not None
+    finally:
+        service.close()

@@ -366,7 +366,9 @@ class BatchProcess:
             GitError: the process died or answered malformed output.
         """
         with self._lock:
-            if self._proc is None or self._proc.poll() is not None:
+            if self._proc is not None and self._proc.poll() is not None:
+                self._kill()  # it ended (killed, or its repository went): its pipes are closed before a new one
+            if self._proc is None:
                 self._proc = self._start()
             proc = self._proc
             try:

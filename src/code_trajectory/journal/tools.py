@@ -30,7 +30,7 @@ import threading
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult
@@ -47,9 +47,11 @@ from code_trajectory.core.mcp_util import (
     tool,
 )
 from code_trajectory.journal.model import UNCHECKED
-from code_trajectory.journal.service import Journal, merge_prompt
 from code_trajectory.journal.settings import JournalSettings
 from code_trajectory.journal.text import normalize_path
+
+if TYPE_CHECKING:  # imported when the journal is first opened, not when the server starts (issue 29)
+    from code_trajectory.journal.service import Journal
 
 log = logging.getLogger(__name__)
 
@@ -154,6 +156,8 @@ class JournalToolset:
     def journal(self) -> Journal:
         with self._lock:
             if self._journal is None:
+                from code_trajectory.journal.service import Journal
+
                 self._journal = Journal(_resolve_settings(self._source))
             return self._journal
 
@@ -274,6 +278,8 @@ def register_journal_tools(mcp: MCPServer, settings: SettingsSource = None) -> J
         section = normalize_path(section)
         if not (version_a or "").strip() or not (version_b or "").strip():
             raise InvalidArgumentError("version_a and version_b must both be non-empty overviews")
+        from code_trajectory.journal.service import merge_prompt
+
         prompt = merge_prompt(section, version_a, version_b, work_context or "")
         synthesis, model, failure = await _sample(ctx, prompt)
         if synthesis:

@@ -64,8 +64,8 @@ class TrajectoryService:
         needs the project raises it, until ``configure_project`` succeeds."""
         self._startup_error = error
 
-    def configure(self, path: str, *, background: bool = False,
-                  watch_first: bool = True) -> tuple[ProjectSession, bool]:
+    def configure(self, path: str, *, background: bool = False, watch_first: bool = True,
+                  import_after: threading.Event | None = None) -> tuple[ProjectSession, bool]:
         """Start recording ``path`` (stopping the previous project); the same path keeps its session.
 
         Args:
@@ -74,6 +74,8 @@ class TrajectoryService:
                 in the background (see :meth:`ProjectSession.start`).
             watch_first: False: an initial import's watches are set after it, on the start-up thread
                 (``serve --project`` and following the client: see :meth:`ProjectSession.start`).
+            import_after: an initial import starts once this is set (``serve --project``: when its server is
+                built; see :func:`code_trajectory.recording.startup.startup_scan`); None: at once.
 
         Returns:
             ``(session, started)``: ``started`` is False when the path was already configured.
@@ -88,7 +90,7 @@ class TrajectoryService:
             session = ProjectSession(root, self._settings_factory(root), watch=True,
                                      force_polling=self._force_polling)
             try:
-                session.start(background=background, watch_first=watch_first)
+                session.start(background=background, watch_first=watch_first, import_after=import_after)
             except BaseException:
                 session.close()
                 raise
@@ -197,12 +199,17 @@ class TrajectoryService:
 
 async def wait_briefly_for_import(session: ProjectSession) -> None:
     """Wait while ``session``'s start-up scan runs, until :data:`FIRST_ANSWER_SECONDS` after the session started
-    (not after the call: a later call never waits). The answer given after it says how far the scan got
-    (:meth:`ProjectSession.status_notices`)."""
+    (not after the call: a later call never waits), unless the scan is a large project's, which takes seconds
+    (:func:`code_trajectory.recording.startup.takes_long`): then not at all. The answer given after it says how far
+    the scan got (:meth:`ProjectSession.status_notices`)."""
     import time
 
     import anyio
 
+    from code_trajectory.recording.startup import takes_long
+
+    if session.importing and takes_long(session.recorder):
+        return
     deadline = session.started_monotonic + FIRST_ANSWER_SECONDS
     while session.importing and time.monotonic() < deadline:
         await anyio.sleep(0.02)

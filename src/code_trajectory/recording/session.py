@@ -106,7 +106,8 @@ class ProjectSession:
         self.started_monotonic = time.monotonic()
 
     def start(self, progress: Callable[[str, int, int | None], None] | None = None, *,
-              background: bool = False, watch_first: bool = True) -> Snapshot | None:
+              background: bool = False, watch_first: bool = True,
+              import_after: threading.Event | None = None) -> Snapshot | None:
         """Start the watcher if asked, then reconcile with the work tree (the start-up snapshot).
 
         Args:
@@ -120,6 +121,8 @@ class ProjectSession:
                 start-up thread after the import, with a rescan before and after, as a restart does (``serve
                 --project``: one watch per directory takes seconds at 20,000 directories, and ``initialize``
                 must answer within 1 s, issue 29).
+            import_after: with ``background``, an initial import starts once this is set (see
+                :func:`code_trajectory.recording.startup.startup_scan`); None: at once.
 
         Raises:
             TrajectoryError: the start-up reconcile failed (only when not in the background).
@@ -138,7 +141,7 @@ class ProjectSession:
                 self._started.set()
                 threading.Thread(target=self._wait_to_record, name="trajectory-takeover", daemon=True).start()
                 return None
-        return self._start_recording(background, watch_first=watch_first)
+        return self._start_recording(background, watch_first=watch_first, import_after=import_after)
 
     def _wait_to_record(self) -> None:
         while not self._closing.wait(TAKEOVER_POLL_SECONDS):
@@ -161,7 +164,8 @@ class ProjectSession:
             self._start_recording(background=True)
             return
 
-    def _start_recording(self, background: bool, *, watch_first: bool = True) -> Snapshot | None:
+    def _start_recording(self, background: bool, *, watch_first: bool = True,
+                         import_after: threading.Event | None = None) -> Snapshot | None:
         self._scan_started = True
         catch_up = CatchUp()
         if self._watch:
@@ -197,7 +201,8 @@ class ProjectSession:
         def work() -> None:
             try:
                 snap = startup.startup_scan(self.recorder, importing=importing, background=background,
-                                            catch_up=catch_up, progress=note, started=self._adopt)
+                                            catch_up=catch_up, progress=note, started=self._adopt,
+                                            hold=import_after, closing=self._closing)
                 if snap is not None and len(snap.changes) > KEEP_STARTUP_CHANGES:
                     snap = dataclasses.replace(snap, changes=[])
                     release_free_memory()

@@ -1,4 +1,7 @@
-"""MCP tool of restore: ``restore`` (destructive: it writes the user's files, after a safety snapshot)."""
+"""MCP tool of restore: ``restore`` (destructive: it writes the user's files, after a safety snapshot).
+
+:mod:`code_trajectory.restore.service` is imported when the tool first runs, not when the server starts (issue 29:
+``initialize`` within 1 s)."""
 
 from __future__ import annotations
 
@@ -9,7 +12,6 @@ from pydantic import Field
 
 from code_trajectory.core.mcp_util import DESTRUCTIVE, in_thread, tool
 from code_trajectory.recording.service import TrajectoryService
-from code_trajectory.restore import service
 
 
 def register(mcp: MCPServer, app: TrajectoryService) -> None:
@@ -25,6 +27,8 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
     ) -> str:
         """Put files back as a snapshot had them. A safety snapshot is taken first: restoring it undoes this.
         Use dry_run to see the diff first."""
+        from code_trajectory.restore import service
+
         session = await app.session_for(ctx)
         return await in_thread(lambda: service.restore(session, snapshot, paths, dry_run=dry_run,
                                                        force=force).answer())

@@ -1,14 +1,20 @@
-"""MCP tool of sharing: list_trajectories (read-only; push and pull are CLI commands, never done by a model)."""
+"""MCP tool of sharing: list_trajectories (read-only; push and pull are CLI commands, never done by a model).
+
+:mod:`code_trajectory.share.service` is imported when the tool first runs, not when the server starts (issue 29:
+``initialize`` within 1 s)."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from mcp.server.mcpserver import Context, MCPServer
 
 from code_trajectory.core.answer import Answer, message, table, when
 from code_trajectory.core.mcp_util import READ_ONLY, in_thread, tool
-from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.recording.service import TrajectoryService
-from code_trajectory.share import service
+
+if TYPE_CHECKING:
+    from code_trajectory.git.shadow import ShadowRepo
 
 #: Columns of a source's row in ``list_trajectories``' structured content: the name to pass as ``source``, whose
 #: it is (``ours``, or the remote it was pulled from), its last snapshot's time, its latest intent.
@@ -18,6 +24,8 @@ SOURCE_COLUMNS = ["name", "whose", "t", "intent"]
 def sources_answer(repo: ShadowRepo) -> Answer:
     """``list_trajectories``' answer: the text of :func:`service.sources_text` and ``sources``, rows of ``cols``
     (:data:`SOURCE_COLUMNS`) in its order; ``more``: sources past the listed ones."""
+    from code_trajectory.share import service
+
     text = service.sources_text(repo)
     sources = service.list_sources(repo)
     if not sources:

@@ -13,3 +13,7 @@ git notes), :mod:`.green` (when a snapshot is green, per scope), :mod:`.service`
 :mod:`.pytest_plugin`, and the front ends :mod:`.tools` (MCP) and :mod:`.commands`
 (CLI). This ``__init__`` imports nothing, so the pytest plugin stays light.
 """
+
+#: Most runs the test history lists (``get_test_history(limit=...)``), here so that the MCP tools can name it in
+#: their schema without importing :mod:`.report`.
+MAX_LIMIT = 1000

@@ -12,12 +12,11 @@ from code_trajectory.git import log
 from code_trajectory.history import compare, narrative, render_file, versions
 from code_trajectory.project import check_range, confine, path_exists
 from code_trajectory.recording.session import ProjectSession
-from code_trajectory.testruns import answers, service, store
+from code_trajectory.testruns import MAX_LIMIT, answers, service, store
 from code_trajectory.testruns import green as greens
 from code_trajectory.testruns.model import COUNT_NAMES, TestRun
 from code_trajectory.testruns.scope import Scope, parse_query
 
-MAX_LIMIT = 1000
 #: Failing tests listed per run in the test history.
 LISTED_FAILURES = 10
 

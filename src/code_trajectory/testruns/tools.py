@@ -1,4 +1,7 @@
-"""MCP tools of test status: record_test_result, get_test_history, diff_since_green."""
+"""MCP tools of test status: record_test_result, get_test_history, diff_since_green.
+
+:mod:`code_trajectory.testruns.report` is imported when a tool first runs, not when the server starts (issue 29:
+``initialize`` within 1 s)."""
 
 from __future__ import annotations
 
@@ -9,8 +12,7 @@ from pydantic import Field
 
 from code_trajectory.core.mcp_util import READ_ONLY, WRITES, in_thread, tool
 from code_trajectory.recording.service import TrajectoryService
-from code_trajectory.testruns import report
-from code_trajectory.testruns.report import MAX_LIMIT
+from code_trajectory.testruns import MAX_LIMIT
 
 
 def register(mcp: MCPServer, app: TrajectoryService) -> None:
@@ -33,6 +35,8 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
     ) -> str:
         """Record a test run you ran on the current state (snapshotted first); its scope is read from the
         command. Trajectories then show which snapshot was green."""
+        from code_trajectory.testruns import report
+
         session = await app.session_for(ctx)
         failures = None
         if failing_tests is not None:
@@ -51,6 +55,8 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
     ) -> str:
         """Recorded test runs on the current branch, newest first: when, on which snapshot, scope (full suite or
         partial), counts and failing tests. Use to see when tests were last green."""
+        from code_trajectory.testruns import report
+
         session = await app.session_for(ctx)
         return await in_thread(lambda: report.test_history(session, limit, branch, source))
 
@@ -67,5 +73,7 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
         """What changed since the last snapshot green for a scope (default: the full suite; a snapshot where any
         overlapping run failed is not green): use when tests fail to find what broke without re-running
         anything. The answer names the scope it is for."""
+        from code_trajectory.testruns import report
+
         session = await app.session_for(ctx)
         return await in_thread(lambda: report.diff_since_green(session, filepath, branch, scope, source))
