@@ -83,3 +83,20 @@ def test_a_fifo_for_a_config_file_or_a_cache_tag_does_not_hang(project: Path) ->
     done = run(project, "checkpoint", "-m", "with a fifo tag")
     assert done.returncode == 0, done.stderr[-2000:]
     assert "src/new.py" in run(project, "log").stdout
+
+
+@pytest.mark.parametrize("name", ["shallow", "packed-refs", "HEAD", "objects/info/alternates"])
+def test_a_git_file_that_is_a_fifo_or_a_link_refuses_the_history_in_one_line(project: Path, name: str) -> None:
+    record_now(project)
+    path = project / ".trajectory" / name
+    if name == "HEAD":
+        path.unlink()
+        path.symlink_to("/dev/zero")
+    else:
+        if os.path.lexists(path):
+            path.unlink()
+        os.mkfifo(path)  # git would wait on it forever
+    done = run(project, "status")
+    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and name in done.stderr, done.stderr
+    assert "move it aside" in done.stderr or "aside" in done.stderr, done.stderr

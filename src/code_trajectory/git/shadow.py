@@ -183,8 +183,9 @@ class ShadowRepo:
     # -- layout ----------------------------------------------------------------------------
 
     def exists(self) -> bool:
-        """True when ``.trajectory/`` holds a git repository."""
-        return (self.git_dir / "HEAD").is_file() and (self.git_dir / "objects").is_dir()
+        """True when ``.trajectory/`` holds a git repository (a ``HEAD`` that is a link or a FIFO counts: the
+        opening's vetting refuses it rather than a new history being written over it)."""
+        return os.path.lexists(self.git_dir / "HEAD") and (self.git_dir / "objects").is_dir()
 
     def ensure(self) -> bool:
         """Create the shadow repository if needed (atomically, see :mod:`code_trajectory.git.create`) and

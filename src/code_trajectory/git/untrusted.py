@@ -29,6 +29,7 @@ import errno
 import hashlib
 import logging
 import os
+import stat
 import time
 from pathlib import Path
 
@@ -78,12 +79,14 @@ def vet(git_dir: Path) -> list[str]:
         once, in file order); empty when nothing was removed or the stamp says the file is unchanged.
 
     Raises:
-        UntrustedRepositoryError: another user owns it, the project's git tracks it, or it is a linked
-            git directory; the message is one line saying how to re-create it.
+        UntrustedRepositoryError: another user owns it, the project's git tracks it, it is a linked git
+            directory, or a file git reads there is not a regular file (:func:`check_plain_files`); the message is
+            one line saying how to re-create it.
         LockContentionError: another process held ``config.lock`` for :data:`LOCK_WAIT_SECONDS`.
         OSError: the config or the stamp cannot be written.
     """
     check_owner(git_dir)
+    check_plain_files(git_dir)
     if (git_dir / "commondir").exists():
         raise UntrustedRepositoryError(f"{git_dir} is a linked git directory (it holds a `commondir` file, which "
                                        f"code-trajectory never writes): {recreate_hint(git_dir)}")
@@ -106,6 +109,35 @@ def removed_notice(removed: list[str]) -> str:
     more = f" and {len(removed) - MAX_KEYS_NAMED} more" if len(removed) > MAX_KEYS_NAMED else ""
     return (f"the shadow repository's config held settings code-trajectory does not write; they were removed so "
             f"that nothing they name can run: {named}{more}")
+
+
+#: Files git reads in a repository it opens, relative to the git directory (gitrepository-layout(5)); none of them
+#: is ever anything but a regular file in a repository code-trajectory made.
+GIT_READS = ("HEAD", "config", "packed-refs", "shallow", "index", "FETCH_HEAD", "ORIG_HEAD", "objects/info/alternates",
+             "objects/info/packs", "objects/info/commit-graph", "info/exclude", "info/attributes", "info/grafts")
+
+
+def check_plain_files(git_dir: Path) -> None:
+    """Refuse ``git_dir`` when a file git reads there (:data:`GIT_READS`) exists as anything but a regular file:
+    a FIFO makes every git command wait forever, a symlink to ``/dev/zero`` read forever, and a symlink may send git
+    to another repository's files.
+
+    Raises:
+        UntrustedRepositoryError: one such file was found; the message names it and says how to re-create.
+    """
+    for name in GIT_READS:
+        path = git_dir / name
+        try:
+            mode = os.lstat(path).st_mode
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise UntrustedRepositoryError(f"{path} cannot be examined ({exc.strerror}): {recreate_hint(git_dir)}") \
+                from None
+        if not stat.S_ISREG(mode):
+            kind = "a symlink" if stat.S_ISLNK(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "not a regular file"
+            raise UntrustedRepositoryError(f"{path} is {kind}, which code-trajectory never writes (git would read "
+                                           f"it): {recreate_hint(git_dir)}")
 
 
 def check_owner(git_dir: Path) -> None:

@@ -147,6 +147,12 @@ class Page:
         self.csrf = csrf
         self.env = _environment()
         self.warmed = threading.Event()
+        self._warming = False
+
+    def start_warm_up(self) -> None:
+        """Run :meth:`warm_up` on a daemon thread (:meth:`close` waits for it)."""
+        self._warming = True
+        threading.Thread(target=self.warm_up, name="ui-warm-up", daemon=True).start()
 
     def warm_up(self) -> None:
         """Compile the templates, load Pygments' lexer table and read the shown branch's sessions now rather than
@@ -163,8 +169,14 @@ class Page:
         finally:
             self.warmed.set()
 
+    #: Longest wait of :meth:`close` for a running warm-up, seconds.
+    WARM_UP_JOIN_SECONDS = 10.0
+
     def close(self) -> None:
-        """Stop the shadow repository's git processes."""
+        """Stop the shadow repository's git processes, once a warm-up that runs has finished (it would start
+        ``cat-file`` again after the close, and that process would outlive the page)."""
+        if self._warming:
+            self.warmed.wait(self.WARM_UP_JOIN_SECONDS)
         self.repo.close()
 
     # -- helpers -----------------------------------------------------------------------------------------------------

@@ -11,7 +11,6 @@ from __future__ import annotations
 import errno
 import logging
 import socket
-import threading
 import time
 from pathlib import Path
 
@@ -90,7 +89,7 @@ class UIServer:
                                 server_header=False, proxy_headers=False,
                                 timeout_graceful_shutdown=GRACEFUL_SECONDS)
         self.server = uvicorn.Server(config)
-        threading.Thread(target=self.page.warm_up, name="ui-warm-up", daemon=True).start()
+        self.page.start_warm_up()
 
     @property
     def base_url(self) -> str:
