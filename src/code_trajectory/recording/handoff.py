@@ -1,10 +1,12 @@
 """Edits handed over to the recording process: what an agent's edit hook does when a watcher or server records.
 
 An ``edit`` hook (Claude Code's ``PostToolUse``, see ``clients/hook_events.py``) must tag the file an agent's tool
-just wrote with its origin (``Trajectory-Origin: claude-code; tool=Edit; session=…``) and the session's intent. When
-a process records the project (it holds ``.trajectory/recorder.lock``), the hook does not snapshot on its own (that
-costs a Python process the recorder, git plumbing and ``pathspec``): it writes one small file and exits, and the
-recording process takes the snapshot (issue 29: a hook within ~30 ms of Python's own start-up when a server records).
+just wrote with its origin (``Trajectory-Origin: claude-code; tool=Edit; session=…``) and the session's intent. The
+hook does not snapshot on its own (that costs a Python process the recorder, git plumbing and ``pathspec``): it
+writes one small file and exits, and the recording process takes the snapshot (issue 29: a hook within ~30 ms of
+Python's own start-up when a server records). When no process records the project (nobody holds
+``.trajectory/recorder.lock``), the hook starts a detached worker that records the hand-overs and exits
+(:mod:`code_trajectory.recording.edit_worker`).
 
 The hand-over, in ``.trajectory/state/requests/`` beside the checkpoint requests
 (:mod:`code_trajectory.recording.checkpoint_requests`, which also claims and reads these files):
@@ -17,8 +19,10 @@ The hand-over, in ``.trajectory/state/requests/`` beside the checkpoint requests
    bounded strings, names of letters, digits and ``._-`` only, paths confined to the project), snapshots the paths
    with that origin for that agent session, and removes the claim. No answer is written: the hook is gone.
 
-A hand-over the recorder never claims (it died between the hook's probe and the file) is removed as stale after
-a minute; the edit itself is not lost: the next recorder's start-up scan records it (without the tool's tag).
+A hand-over nobody claims (the recorder exited between the hook's file and its probe, a worker was killed) waits
+for the next recording process, which claims it once its start-up scan is done, or for the next edit hook's worker,
+which claims every hand-over it finds; a server that is not ready yet removes one older than a minute (its
+start-up scan records the edit, without the tool's tag). The edit itself is never lost.
 
 This module is imported by the hook on every edit: standard library, :mod:`code_trajectory.core.atomic` and
 :mod:`code_trajectory.recording.liveness` (whose :func:`recording_now` probes the lock) only.
@@ -34,8 +38,13 @@ from pathlib import Path
 from code_trajectory.core.atomic import replace_file
 from code_trajectory.recording.liveness import recording_now
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a hook imports this module)
+
+if TYPE_CHECKING:
+    from code_trajectory.recording.recorder import Recorder
+
 __all__ = ["EDIT_KIND", "REQUEST_DIR", "HandedOverEdit", "edit_origin", "hand_over_edit", "parse_edit",
-           "recording_now"]
+           "record_handed_over", "recording_now"]
 
 #: The directory under ``.trajectory/state`` holding requests (shared with the checkpoint requests).
 REQUEST_DIR = "requests"
@@ -84,11 +93,38 @@ def hand_over_edit(state_dir: Path, paths: list[str], *, client: str, tool: str,
                           "session": session[:MAX_NAME_CHARS]})
     if len(payload.encode()) > MAX_HANDOVER_BYTES:
         return False
+    directory = state_dir / REQUEST_DIR
     try:
-        replace_file(state_dir / REQUEST_DIR / f"{os.urandom(16).hex()}.{EDIT_KIND}", payload, mode=0o600, fsync=False)
+        if not directory.is_dir() and state_dir.is_dir() and not state_dir.is_symlink():
+            directory.mkdir(mode=0o700, exist_ok=True)  # a history only hooks recorded so far: no server made it
+        replace_file(directory / f"{os.urandom(16).hex()}.{EDIT_KIND}", payload, mode=0o600, fsync=False)
     except OSError:
         return False
     return True
+
+
+def record_handed_over(recorder: Recorder, edit: HandedOverEdit) -> None:
+    """Snapshot the files of one hand-over together, tagged with its origin and carrying its agent session's
+    intent (what the recording process and the edit worker do with a claimed hand-over); a path outside the
+    project is ignored with a warning.
+
+    Raises:
+        TrajectoryError: the snapshot could not be written.
+    """
+    import logging
+
+    from code_trajectory.core.errors import InvalidArgumentError, PathOutsideProjectError
+    from code_trajectory.project import confine
+
+    rels = []
+    for path in edit.paths:
+        try:
+            rels.append(confine(recorder.root, path))
+        except (PathOutsideProjectError, InvalidArgumentError):
+            logging.getLogger(__name__).warning("ignored a handed-over edit outside the project: %r", path)
+    if rels:
+        with recorder.acting_for(edit.session or None):
+            recorder.record_paths(rels, origin=edit.origin)
 
 
 def parse_edit(data: bytes) -> HandedOverEdit:

@@ -38,7 +38,7 @@ from code_trajectory.recording import answers, checkpoint_requests, hooks, start
 from code_trajectory.recording.catchup import CatchUp, note_mark
 from code_trajectory.recording.checkpoint_requests import CheckpointAnswer, CheckpointRequest, RequestServer
 from code_trajectory.recording.consolidate import consolidate
-from code_trajectory.recording.handoff import HandedOverEdit
+from code_trajectory.recording.handoff import HandedOverEdit, record_handed_over
 from code_trajectory.recording.liveness import idle_notice, read_recorder_state, recording_now, write_recorder_state
 from code_trajectory.recording.recorder import Recorder, Snapshot
 
@@ -373,20 +373,8 @@ class ProjectSession:
         return self._checkpoint_here(request.message, name_only=request.name_only)
 
     def _record_handed_over_edit(self, edit: HandedOverEdit) -> None:
-        """Snapshot the files an agent's edit hook handed over (:mod:`~code_trajectory.recording.handoff`), together,
-        tagged with its origin and carrying that agent session's intent; a path outside the project is ignored."""
-        from code_trajectory.core.errors import PathOutsideProjectError
-        from code_trajectory.project import confine
-
-        rels = []
-        for path in edit.paths:
-            try:
-                rels.append(confine(self.root, path))
-            except PathOutsideProjectError:
-                log.warning("ignored a handed-over edit outside the project: %r", path)
-        if rels:
-            with self.recorder.acting_for(edit.session or None):
-                self.recorder.record_paths(rels, origin=edit.origin)
+        """Snapshot the files an agent's edit hook handed over (:mod:`~code_trajectory.recording.handoff`)."""
+        record_handed_over(self.recorder, edit)
 
     def record_checkpoint(self, note: str | None = None, *, kind: str = messages.KIND_CHECKPOINT) -> Snapshot | None:
         """Snapshot the exact current state now (see :meth:`Recorder.checkpoint`); the snapshot, or None when
