@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -30,7 +31,13 @@ def edit_payload(project: Path, rel: str, session: str = "s1") -> dict:
 def claimer(session) -> checkpoint_requests.RequestServer:
     """A request server of ``session`` that claims only when polled (the session's own one is stopped)."""
     return checkpoint_requests.RequestServer(session.recorder.repo.state_dir, session._answer_request,
-                                             handle_edit=session._record_handed_over_edit)
+                                             drain_edits=session.recorder.record_handovers)
+
+
+def hand_over(project: Path, paths: list[str], client: str, tool: str, session: str) -> bool:
+    """What an edit hook hands over for ``paths`` (relative to ``project``), content as it is now."""
+    return handoff.hand_over_edit(project / ".trajectory" / "state", paths, root=project, client=client, tool=tool,
+                                  session=session)
 
 
 def last_message(project: Path) -> str:
@@ -51,8 +58,9 @@ def test_the_edit_hook_hands_over_to_the_recording_process_which_tags_the_snapsh
         assert hook.returncode == 0 and hook.stderr == ""
         handed = list((git_dir / "state" / "requests").glob("*.edit"))
         assert len(handed) == 1 and shadow_count(project) == count  # the hook wrote one file and recorded nothing
-        assert json.loads(handed[0].read_text()) == {"paths": ["src/app.py"], "client": "claude-code",
-                                                     "tool": "Edit", "session": "s1"}
+        assert json.loads(handed[0].read_text()) == {
+            "paths": ["src/app.py"], "client": "claude-code", "tool": "Edit", "session": "s1",
+            "contents": {"src/app.py": {"exec": False, "data": base64.b64encode(b"def main():\n    return 5\n").decode()}}}
         claimer(session).poll()  # what the recording process does every 0.1 s
         assert shadow_count(project) == count + 1
         message = last_message(project)
@@ -95,10 +103,9 @@ def test_with_nothing_recording_a_worker_records_the_edit_after_the_hook_returne
 def test_hand_overs_nobody_claimed_are_recorded_by_the_next_hooks_worker(project: Path) -> None:
     with watching(project, debounce=30):
         pass
-    state = project / ".trajectory" / "state"
     count = shadow_count(project)
     write(project, "src/left.py", "LEFT = 1\n")  # a worker was killed before it claimed this one
-    assert handoff.hand_over_edit(state, ["src/left.py"], client="gemini", tool="write_file", session="s5")
+    assert hand_over(project, ["src/left.py"], "gemini", "write_file", "s5")
     write(project, "src/app.py", "def main():\n    return 9\n")
     assert run_hook(project, "edit", edit_payload(project, "src/app.py", "s6")).returncode == 0
     wait_for(lambda: shadow_count(project) == count + 2, timeout=30)
@@ -114,7 +121,7 @@ def test_a_hand_over_a_failed_worker_left_makes_the_next_hook_record_in_its_own_
     state = project / ".trajectory" / "state"
     count = shadow_count(project)
     write(project, "src/left.py", "LEFT = 2\n")
-    assert handoff.hand_over_edit(state, ["src/left.py"], client="codex", tool="apply_patch", session="s10")
+    assert hand_over(project, ["src/left.py"], "codex", "apply_patch", "s10")
     (left,) = (state / "requests").glob("*.edit")
     old = left.stat().st_mtime - edit_worker.STUCK_SECONDS - 5
     os.utime(left, (old, old))  # its worker died (no lock held) long ago
@@ -132,8 +139,7 @@ def test_the_worker_leaves_the_hand_overs_to_the_process_that_records(project: P
         session._requests.stop()
         count = shadow_count(project)
         write(project, "src/app.py", "def main():\n    return 10\n")
-        assert handoff.hand_over_edit(session.recorder.repo.state_dir, ["src/app.py"], client="claude-code",
-                                      tool="Edit", session="s7")
+        assert hand_over(project, ["src/app.py"], "claude-code", "Edit", "s7")
         assert edit_worker.drain(project) == 0  # the server holds the recorder lock: the worker stands aside
         assert edit_worker.pending(session.recorder.repo.state_dir) and shadow_count(project) == count
         claimer(session).poll()
@@ -148,7 +154,7 @@ def test_a_worker_declines_checkpoint_requests_and_drains_in_rounds(project: Pat
     count = shadow_count(project)
     for n in range(12):  # more than one listing's worth (8 per poll)
         write(project, f"src/m{n}.py", f"N = {n}\n")
-        assert handoff.hand_over_edit(state, [f"src/m{n}.py"], client="claude-code", tool="Write", session="s8")
+        assert hand_over(project, [f"src/m{n}.py"], "claude-code", "Write", "s8")
     asked: list = []
     thread = threading.Thread(target=lambda: asked.append(checkpoint_requests.ask(state, "mid", name_only=False)))
     thread.start()
@@ -189,7 +195,7 @@ def test_junk_hand_overs_are_removed_and_nothing_is_recorded(project: Path) -> N
         os.symlink("/dev/zero", directory / f"{'c' * 32}.edit")
         claimer(session).poll()
         assert shadow_count(project) == count
-        assert not [p for p in directory.iterdir() if p.suffix in (".edit", ".taken")]
+        assert not [p for p in directory.iterdir() if p.suffix in (".edit", ".taken", ".claimed")]
         assert session.watcher is not None and session.watcher.running
 
 
@@ -207,8 +213,7 @@ def test_one_tool_call_editing_several_files_is_one_snapshot(project: Path) -> N
         count = shadow_count(project)
         write(project, "src/app.py", "def main():\n    return 8\n")
         write(project, "src/new.py", "VALUE = 8\n")
-        assert handoff.hand_over_edit(project / ".trajectory" / "state", ["src/app.py", "src/new.py"],
-                                      client="codex", tool="apply_patch", session="s4")
+        assert hand_over(project, ["src/app.py", "src/new.py"], "codex", "apply_patch", "s4")
         claimer(session).poll()
         assert shadow_count(project) == count + 1
         assert "Trajectory-Origin: codex; tool=apply_patch; session=s4" in last_message(project)

@@ -232,11 +232,14 @@ def _session(payload: dict) -> str:
 
 
 def _open(root: Path, payload: dict):
-    """The project's recorder, acting for the hook's agent session (an intent of another session is not carried)."""
+    """The project's recorder, acting for the hook's agent session (an intent of another session is not carried);
+    its snapshot records the edits earlier hooks handed over first, in order (see :mod:`~.recording.handoff`)."""
     from code_trajectory.core.config import TrajectorySettings
+    from code_trajectory.recording.checkpoint_requests import attach_handovers
     from code_trajectory.recording.recorder import Recorder
 
     recorder = Recorder.open(root, TrajectorySettings.load(root))
+    attach_handovers(recorder)
     recorder.agent_session = _session(payload) or None
     return recorder
 
@@ -286,8 +289,8 @@ def _edit(root: Path, payload: dict) -> str | None:
     from code_trajectory.recording import edit_worker, handoff
 
     git_dir = root / SHADOW_DIR_NAME
-    if (git_dir / "HEAD").is_file() and handoff.hand_over_edit(git_dir / "state", rels, client=client, tool=tool,
-                                                               session=session):
+    if (git_dir / "HEAD").is_file() and handoff.hand_over_edit(git_dir / "state", rels, root=root, client=client,
+                                                               tool=tool, session=session):
         # the recording process snapshots them together (within its next listing, 0.1 s); when none records, a
         # worker started here does, and exits; where none can start, or an earlier one left a hand-over behind (it
         # failed: its stderr is /dev/null), this process records every hand-over, and says on stderr what failed

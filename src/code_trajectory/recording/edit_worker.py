@@ -110,18 +110,18 @@ def drain(root: Path) -> int:
     import filelock
 
     from code_trajectory.core.config import TrajectorySettings
-    from code_trajectory.recording.checkpoint_requests import CheckpointAnswer, RequestServer
-    from code_trajectory.recording.handoff import record_handed_over
+    from code_trajectory.recording.checkpoint_requests import CheckpointAnswer, RequestServer, attach_handovers
     from code_trajectory.recording.recorder import Recorder
 
     recorder = Recorder.open(root, TrajectorySettings.load(root), create=False)
     claimed = 0
     try:
+        attach_handovers(recorder)
         state_dir = recorder.repo.state_dir
         lock = filelock.FileLock(str(recorder.repo.git_dir / "recorder.lock"), timeout=0, thread_local=False)
         requests = RequestServer(
             state_dir, lambda _request: CheckpointAnswer(False, "an edit worker takes no checkpoints"),
-            handle_edit=lambda edit: record_handed_over(recorder, edit))
+            drain_edits=recorder.record_handovers)
         for _round in range(MAX_ROUNDS):
             try:
                 lock.acquire()
