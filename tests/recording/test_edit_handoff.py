@@ -176,6 +176,15 @@ def test_a_worker_declines_checkpoint_requests_and_drains_in_rounds(project: Pat
     json.dumps({"paths": [], "client": "claude-code", "tool": "Edit", "session": ""}).encode(),
     json.dumps({"paths": "a.py", "client": "claude-code", "tool": "Edit", "session": ""}).encode(),
     json.dumps({"paths": ["a.py"] * 65, "client": "claude-code", "tool": "Edit", "session": ""}).encode(),
+    *(json.dumps({"paths": ["a.py"], "client": "claude-code", "tool": "Edit", "session": "", "contents": contents})
+      .encode() for contents in [
+          {"b.py": None},  # content of a path the hand-over does not name
+          {"a.py": {"exec": False, "data": "not base64!"}},
+          {"a.py": {"exec": "yes", "data": ""}},
+          {"a.py": {"exec": False, "data": "", "mode": "120000"}},
+          {"a.py": "cHJpbnQoKQ=="},
+          {"a.py": {"exec": False, "data": base64.b64encode(b"x" * (handoff.MAX_PINNED_BYTES + 1)).decode()}},
+          ["a.py"]]),
 ])
 def test_a_hostile_hand_over_is_refused(payload: bytes) -> None:
     with pytest.raises(ValueError):
@@ -197,6 +206,25 @@ def test_junk_hand_overs_are_removed_and_nothing_is_recorded(project: Path) -> N
         assert shadow_count(project) == count
         assert not [p for p in directory.iterdir() if p.suffix in (".edit", ".taken", ".claimed")]
         assert session.watcher is not None and session.watcher.running
+
+
+def test_a_hand_over_pins_regular_files_only_and_a_large_edit_is_left_to_the_hook(project: Path) -> None:
+    state = project / ".trajectory" / "state"
+    state.mkdir(parents=True)
+    write(project, "small.py", "A = 1\n")
+    os.symlink("small.py", project / "link.py")
+    (project / "big.bin").write_bytes(b"x" * (handoff.MAX_PINNED_BYTES + 1))
+    assert handoff.pin(project, "small.py", 100) == (False, b"A = 1\n")
+    assert handoff.pin(project, "gone.py", 100) is None  # pinned as absent: recorded as a deletion
+    assert handoff.pin(project, "link.py", 100) == "work tree"  # never followed: read when recorded
+    assert handoff.pin(project, "src", 100) == "work tree"
+    assert handoff.pin(project, "small.py", 3) == "too large"
+    assert not handoff.hand_over_edit(state, ["big.bin"], root=project, client="claude-code", tool="Write",
+                                      session="")  # the hook then records it itself
+    assert hand_over(project, ["small.py", "link.py", "gone.py"], "codex", "apply_patch", "s11")
+    (handed,) = (state / "requests").glob("*.edit")
+    edit = handoff.parse_edit(handed.read_bytes())
+    assert edit.contents == {"small.py": (False, b"A = 1\n"), "gone.py": None}
 
 
 def test_the_lock_probe_creates_nothing(tmp_path: Path) -> None:

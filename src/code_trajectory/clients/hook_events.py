@@ -15,11 +15,11 @@ without a usage error (exit status 2, which all three clients take as "block the
   session=<id>`` (the client the tool belongs to); Claude Code's Edit, Write, MultiEdit, NotebookEdit and Gemini CLI's write_file and replace name
   one file in ``tool_input``; Codex's apply_patch gives the patch in ``tool_input.command``, whose ``*** Add File:``,
   ``*** Update File:``, ``*** Delete File:`` and ``*** Move to:`` lines name the files. A relative path is taken
-  from stdin's ``cwd``; a path outside the project is ignored. The hook hands the edits over (one small file, see
-  :mod:`code_trajectory.recording.handoff`) and exits: a watcher or server recording the project takes that
-  snapshot, and when none does, a detached worker the hook starts takes it and exits
-  (:mod:`code_trajectory.recording.edit_worker`); only the first edit of a project without a history, or a tool
-  call naming more than 64 files, is snapshotted by the hook itself;
+  from stdin's ``cwd``; a path outside the project is ignored. The hook hands the edits over (one small file
+  holding the files' content as the tool left it, see :mod:`code_trajectory.recording.handoff`) and exits: a
+  watcher or server recording the project takes that snapshot, and when none does, a detached worker the hook
+  starts takes it and exits (:mod:`code_trajectory.recording.edit_worker`); only the first edit of a project
+  without a history, or a tool call naming more than 64 files or 1 MiB, is snapshotted by the hook itself;
 * ``stop``: the end of the turn names a checkpoint after the intent holding every save made before the hook
   ran, shell commands' included: a watcher or server recording the project is asked to take it (see
   :mod:`code_trajectory.recording.checkpoint_requests`; it answers within a second), else a full scan here

@@ -10,8 +10,8 @@ intent, as the hook's own snapshot would have. The program is always this interp
 project directory is never put on ``sys.path``); only the project root comes from the hook, as an argument.
 
 :func:`drain` takes the recorder lock (without waiting: a process that holds it claims the hand-overs itself),
-claims and records every hand-over present (:class:`~code_trajectory.recording.checkpoint_requests.RequestServer`'s
-claim, one at a time, with :func:`~code_trajectory.recording.handoff.record_handed_over`), declines the checkpoint
+claims and records every hand-over present, oldest first, each with the content its hook read
+(:meth:`~code_trajectory.recording.recorder.Recorder.record_handovers`), declines the checkpoint
 requests of that short while (the asker then scans on its own at once), releases the lock, and looks once more: a
 hook that wrote its hand-over while the worker held the lock saw the lock held and started no worker, so the worker
 takes the lock again and records it. A worker that fails or is killed loses nothing: its unclaimed hand-overs wait
