@@ -282,9 +282,22 @@ def handovers_waiting(state_dir: Path) -> bool:
 
 def attach_handovers(recorder: Recorder) -> None:
     """Make ``recorder`` record the edits hooks handed over before each of its snapshots
-    (:meth:`~code_trajectory.recording.recorder.Recorder.record_handovers`)."""
+    (:meth:`~code_trajectory.recording.recorder.Recorder.record_handovers`): when any waits (or is being recorded
+    by another process), under ``.trajectory/write.lock``, which every recorder holds to draw its claims and
+    snapshots, so that the hand-overs land in their hooks' order whichever process records them.
+
+    Raises (from the drain):
+        LockContentionError: another process held ``write.lock`` too long.
+    """
     state_dir = recorder.repo.state_dir
-    recorder.handover_drain = lambda: drain_edits(state_dir, lambda edit: handoff.record_handed_over(recorder, edit))
+
+    def drain() -> int:
+        if not handovers_waiting(state_dir):
+            return 0
+        with recorder.writing():
+            return drain_edits(state_dir, lambda edit: handoff.record_handed_over(recorder, edit))
+
+    recorder.handover_drain = drain
 
 
 class RequestServer:

@@ -261,20 +261,19 @@ class Recorder(RecoveryMixin):
                 self.agent_session = saved
 
     def record_handovers(self) -> int:
-        """Record the edits hooks handed over and nobody recorded yet, oldest first (:attr:`handover_drain`,
-        :mod:`~code_trajectory.recording.handoff`), holding this recorder's lock and ``.trajectory/write.lock``, so
-        that another thread or process records none of them meanwhile, out of order. Every snapshot of the work
-        tree calls this first: a hand-over's content, read by its hook, must never land after a newer state of its
-        file, nor its edit be folded into a snapshot that leaves the hand-over nothing to tag. How many were
-        recorded; a failure is logged, never raised (the snapshot that asked goes on).
+        """Record the edits hooks handed over and nobody recorded yet, oldest first (:attr:`handover_drain`, which
+        takes ``.trajectory/write.lock`` when any waits: see :func:`~.checkpoint_requests.attach_handovers`), holding
+        this recorder's lock, so that another thread or process records none of them meanwhile, out of order. Every
+        snapshot of the work tree calls this first: a hand-over's content, read by its hook, must never land after a
+        newer state of its file, nor its edit be folded into a snapshot that leaves the hand-over nothing to tag.
+        How many were recorded; a failure is logged, never raised (the snapshot that asked goes on).
         """
         with self._lock:
             if self.handover_drain is None or self._draining:
                 return 0
             self._draining = True
             try:
-                with self.writing():
-                    return self.handover_drain()
+                return self.handover_drain()
             except Exception as exc:  # noqa: BLE001 - the hand-overs wait for the next snapshot
                 log.warning("recording the handed-over edits failed: %s", exc)
                 return 0
