@@ -26,7 +26,7 @@ from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.git import log
 from code_trajectory.git.points import points
 from code_trajectory.git.shadow import ShadowRepo
-from support import git_repo, record_now, server_command, shadow_count, write
+from support import git_repo, record_now, server_command, shadow_count, wait_hooks_done, write
 
 GEMINI_SETTINGS = """{
   // the team's Gemini settings
@@ -239,6 +239,7 @@ def test_gemini_hooks_as_gemini_runs_them(repo: Path, tmp_path: Path) -> None:
                       "tool_input": {"file_path": "app.py", "old_string": "x = 1", "new_string": "x = 2",
                                      "instruction": "make x two"},
                       "tool_response": {"llmContent": "Successfully modified file", "returnDisplay": "ok"}})
+    wait_hooks_done(repo)  # nothing records the project: a worker the hook started takes the snapshot
     assert shadow_count(repo) == before + 1
     record = newest(repo)
     assert record.origin == {"client": "gemini", "tool": "replace", "session": "g-1"}
@@ -249,6 +250,7 @@ def test_gemini_hooks_as_gemini_runs_them(repo: Path, tmp_path: Path) -> None:
     run("AfterTool", {**base, "hook_event_name": "AfterTool", "tool_name": "write_file",
                       "tool_input": {"file_path": str(repo / "notes" / "plan.md"), "content": "# plan\n"},
                       "tool_response": {"llmContent": "Successfully created", "returnDisplay": "ok"}})
+    wait_hooks_done(repo)
     assert newest(repo).origin == {"client": "gemini", "tool": "write_file", "session": "g-1"}
 
     write(repo, "shell.txt", "made by run_shell_command\n")  # no AfterTool of ours: the turn's end takes it
@@ -291,6 +293,7 @@ def test_codex_hooks_as_codex_runs_them(repo: Path, tmp_path: Path) -> None:
     before = shadow_count(repo)
     run({**base, "hook_event_name": "PostToolUse", "tool_name": "apply_patch", "tool_use_id": "call_1",
          "tool_input": {"command": patch}, "tool_response": "Success. Updated the following files: ..."})
+    wait_hooks_done(repo)
     assert shadow_count(repo) == before + 1
     record = newest(repo)
     assert record.origin == {"client": "codex", "tool": "apply_patch", "session": "c-7"}

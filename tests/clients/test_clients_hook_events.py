@@ -16,7 +16,7 @@ from code_trajectory.clients.hook_events import intent_from_prompt
 from code_trajectory.git import log
 from code_trajectory.git.points import points
 from code_trajectory.git.shadow import ShadowRepo
-from support import git, mcp_client, server_command, shadow_count, wait_for, write
+from support import git, mcp_client, server_command, shadow_count, wait_for, wait_hooks_done, write
 
 
 def install_hooks(project: Path) -> dict[str, str]:
@@ -78,6 +78,7 @@ def test_hooks_as_claude_code_runs_them(project: Path, tmp_path: Path) -> None:
             "tool_response": {"filePath": str(project / "src" / "app.py"), "success": True}}
     before = shadow_count(project)
     assert run_hook(hooks["PostToolUse"], edit, project).returncode == 0
+    wait_hooks_done(project)  # nothing records the project: a worker the hook started takes the snapshot
     assert shadow_count(project) == before + 1
     record = newest(project)
     assert record.origin == {"client": "claude-code", "tool": "Edit", "session": "abc123"}

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from support import git, server_command, shadow_count, subprocess_env, wait_for, watching, write
+from support import git, server_command, shadow_count, subprocess_env, wait_for, wait_hooks_done, watching, write
 
 
 def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
@@ -29,6 +29,8 @@ def hook(project: Path, event: str, session: str, **payload) -> None:
     proc = cli("hook", event, "--project", str(project),
                stdin=json.dumps({"session_id": session, "cwd": str(project), **payload}))
     assert "skipped" not in proc.stderr, proc.stderr
+    if event == "edit":
+        wait_hooks_done(project)  # with nothing recording, the edit worker the hook started takes the snapshot
 
 
 def prompt(project: Path, session: str, text: str) -> None:

@@ -7,7 +7,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from support import git, server_command, write
+from support import git, server_command, wait_hooks_done, write
 
 PEM = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----\n"
 SECRET_FILES = {
@@ -73,6 +73,7 @@ def test_a_hook_snapshot_of_a_file_holding_a_key_leaves_it_out(project: Path) ->
     done = subprocess.run([*server_command(), "hook", "edit", "--project", str(project)], input=json.dumps(payload),
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stderr == "", done.stderr
+    wait_hooks_done(project)  # nothing records the project: the edit worker the hook started takes the snapshot
     tip = git(project, "--git-dir", str(project / ".trajectory"), "ls-tree", "-r", "--name-only",
               "refs/heads/shadow/main").split()
     assert "src/app.py" not in tip and "tests/test_app.py" in tip
@@ -81,4 +82,5 @@ def test_a_hook_snapshot_of_a_file_holding_a_key_leaves_it_out(project: Path) ->
     write(project, "src/app.py", "def main():\n    return 3\n")  # the key is gone: recorded again, not counted
     subprocess.run([*server_command(), "hook", "edit", "--project", str(project)], input=json.dumps(payload),
                    capture_output=True, text=True, timeout=120, check=True)
+    wait_hooks_done(project)
     assert "0 files skipped as secrets" in cli("status", "--project", str(project)).stdout

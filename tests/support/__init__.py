@@ -102,6 +102,17 @@ def wait_for(predicate, timeout: float = 15.0, step: float = 0.1):
     raise AssertionError("condition not met in time")
 
 
+def wait_hooks_done(root: Path, timeout: float = 60.0) -> None:
+    """Wait until the edits hooks handed over in ``root`` are recorded: none waits in ``.trajectory/state/requests``
+    and no edit worker holds the recorder lock (with nothing recording, an edit hook's snapshot is taken by a
+    worker it started, after the hook returned: issue 29). Not for a project a watcher records (it holds the lock)."""
+    from code_trajectory.recording.edit_worker import pending
+    from code_trajectory.recording.liveness import recording_now
+
+    git_dir = root / ".trajectory"
+    wait_for(lambda: not pending(git_dir / "state") and not recording_now(git_dir), timeout=timeout)
+
+
 def shadow_count(root: Path, ref: str = "refs/heads/shadow/main") -> int:
     """Number of commits on a shadow ref of the project at ``root`` (0 when the ref does not exist)."""
     out = git(root, "--git-dir=.trajectory", "rev-list", "--count", ref, check=False)

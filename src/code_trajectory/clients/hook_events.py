@@ -15,9 +15,11 @@ without a usage error (exit status 2, which all three clients take as "block the
   session=<id>`` (the client the tool belongs to); Claude Code's Edit, Write, MultiEdit, NotebookEdit and Gemini CLI's write_file and replace name
   one file in ``tool_input``; Codex's apply_patch gives the patch in ``tool_input.command``, whose ``*** Add File:``,
   ``*** Update File:``, ``*** Delete File:`` and ``*** Move to:`` lines name the files. A relative path is taken
-  from stdin's ``cwd``; a path outside the project is ignored. When a watcher or server records the project, the
-  hook hands the edits over to it (one small file, see :mod:`code_trajectory.recording.handoff`) and exits:
-  the recording process takes that snapshot;
+  from stdin's ``cwd``; a path outside the project is ignored. The hook hands the edits over (one small file
+  holding the files' content as the tool left it, see :mod:`code_trajectory.recording.handoff`) and exits: a
+  watcher or server recording the project takes that snapshot, and when none does, a detached worker the hook
+  starts takes it and exits (:mod:`code_trajectory.recording.edit_worker`); only the first edit of a project
+  without a history, or a tool call naming more than 64 files or 1 MiB, is snapshotted by the hook itself;
 * ``stop``: the end of the turn names a checkpoint after the intent holding every save made before the hook
   ran, shell commands' included: a watcher or server recording the project is asked to take it (see
   :mod:`code_trajectory.recording.checkpoint_requests`; it answers within a second), else a full scan here
@@ -31,19 +33,23 @@ nothing where no history exists.
 
 A hook never fails the agent: it always exits 0, even for an event or an option it does not know (a newer set-up's;
 they are ignored with a note), writes nothing on stdout (which the clients parse as JSON), and says what went wrong
-on stderr. It imports neither the MCP SDK nor the watcher, and an edit costs one O(changed)
-snapshot, so it adds little to the agent's turn.
+on stderr. ``prompt`` and ``edit`` take a lean path (:func:`main`): no argument parser, no capabilities' handlers,
+no ``typing``, no RE2 for a prompt no secret rule can match (:mod:`code_trajectory.core.secret_prefilter`), no git:
+about 20 ms of a quiet machine's CPU beyond Python's own start-up, with or without a recording process
+(``bench/hook.py``).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
 from code_trajectory.core.paths import SHADOW_DIR_NAME
-from code_trajectory.project import add_project_option
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: every hook imports this module
+if TYPE_CHECKING:
+    import argparse
 
 EVENTS = ("prompt", "edit", "stop")
 #: The tools whose edit hook snapshots what they edited: tool name -> (the client it belongs to, the ``tool_input``
@@ -70,8 +76,8 @@ def intent_from_prompt(prompt: str) -> str | None:
 
     Only the start of that line is redacted (:data:`REDACT_WINDOW`), so a prompt of any size costs the same.
     """
+    from code_trajectory.core.freetext import MAX_INTENT_CHARS  # as set_trajectory_intent
     from code_trajectory.core.secrets import redact
-    from code_trajectory.git.messages import MAX_INTENT_CHARS  # as set_trajectory_intent
 
     head = prompt.lstrip()[:MAX_INTENT_CHARS + REDACT_WINDOW]
     line = redact(head.splitlines()[0] if head else "").strip()
@@ -81,6 +87,10 @@ def intent_from_prompt(prompt: str) -> str | None:
 
 
 def hook_arguments(parser: argparse.ArgumentParser) -> None:
+    import argparse
+
+    from code_trajectory.project import add_project_option
+
     parser.add_argument("event", metavar="EVENT", nargs="?", help="the hook event: prompt, edit or stop (another "
                                                                   "word, or none, is ignored with a note, exit 0)")
     add_project_option(parser)
@@ -90,21 +100,39 @@ def hook_arguments(parser: argparse.ArgumentParser) -> None:
 
 def hook(args: argparse.Namespace) -> int:
     """Handle one hook event (the client's JSON on stdin); always exits 0, problems go to stderr."""
+    return run(args.event, getattr(args, "rest", None) or [], args.project)
+
+
+def main(argv: list[str]) -> int:
+    """The lean entry of ``code-trajectory hook prompt|edit [--project P] ...`` (``argv``: the words after
+    ``hook``, the event first), which the CLI takes for those events unless ``--help`` is asked: no argument parser
+    is built, nothing is imported but what the event needs, and no capabilities' handlers are registered
+    (:mod:`code_trajectory.wiring`: ``prompt`` and ``edit`` neither consolidate nor report status; issue 29).
+    Always exits 0, as :func:`hook`."""
+    for stream in (sys.stdout, sys.stderr):  # as the CLI does: escaped bytes, never a crash on them
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+    return run(argv[0] if argv else None, argv[1:], None)
+
+
+def run(event: str | None, words: list[str], project: str | None) -> int:
+    """Handle ``event`` with the words that followed it (``--project P`` among them) and the client's JSON on
+    stdin; report on stderr, return 0 whatever happened."""
     try:
-        project, unknown = _options(getattr(args, "rest", None) or [], args.project)
-        if args.event not in EVENTS:
-            given = "no hook event given" if args.event is None else f"unknown hook event {args.event!r}"
+        project, unknown = _options(words, project)
+        if event not in EVENTS:
+            given = "no hook event given" if event is None else f"unknown hook event {event!r}"
             raise ValueError(f"{given} (this version handles {', '.join(EVENTS)}); nothing done")
         payload = json.loads(sys.stdin.read() or "{}")
         if not isinstance(payload, dict):
             raise ValueError("the hook input is not a JSON object")
-        message = handle(args.event, payload, project)
+        message = handle(event, payload, project)
         if unknown:
             message = "; ".join(filter(None, [message, f"ignored {' '.join(unknown)!r}"]))
     except Exception as exc:  # noqa: BLE001 - a hook must never fail the agent
         message = f"skipped: {exc}"
     if message:
-        print(" ".join(filter(None, ["code-trajectory hook", args.event])) + f": {message}", file=sys.stderr)
+        print(" ".join(filter(None, ["code-trajectory hook", event])) + f": {message}", file=sys.stderr)
     return 0
 
 
@@ -204,11 +232,14 @@ def _session(payload: dict) -> str:
 
 
 def _open(root: Path, payload: dict):
-    """The project's recorder, acting for the hook's agent session (an intent of another session is not carried)."""
+    """The project's recorder, acting for the hook's agent session (an intent of another session is not carried);
+    its snapshot records the edits earlier hooks handed over first, in order (see :mod:`~.recording.handoff`)."""
     from code_trajectory.core.config import TrajectorySettings
+    from code_trajectory.recording.checkpoint_requests import attach_handovers
     from code_trajectory.recording.recorder import Recorder
 
     recorder = Recorder.open(root, TrajectorySettings.load(root))
+    attach_handovers(recorder)
     recorder.agent_session = _session(payload) or None
     return recorder
 
@@ -255,12 +286,18 @@ def _edit(root: Path, payload: dict) -> str | None:
     if not rels:
         return None
     session = _session(payload)
-    from code_trajectory.recording import handoff
+    from code_trajectory.recording import edit_worker, handoff
 
     git_dir = root / SHADOW_DIR_NAME
-    if handoff.recording_now(git_dir) and handoff.hand_over_edit(git_dir / "state", rels, client=client, tool=tool,
-                                                                 session=session):
-        return None  # the recording process snapshots them together (within its next listing, 0.1 s)
+    if (git_dir / "HEAD").is_file() and handoff.hand_over_edit(git_dir / "state", rels, root=root, client=client,
+                                                               tool=tool, session=session):
+        # the recording process snapshots them together (within its next listing, 0.1 s); when none records, a
+        # worker started here does, and exits; where none can start, or an earlier one left a hand-over behind (it
+        # failed: its stderr is /dev/null), this process records every hand-over, and says on stderr what failed
+        if handoff.recording_now(git_dir) or (not edit_worker.stuck(git_dir / "state") and edit_worker.start(root)):
+            return None
+        edit_worker.drain(root)
+        return None
     origin = handoff.edit_origin(client, tool, session)
     recorder = _open(root, payload)
     try:

@@ -16,8 +16,8 @@ replacements (each costs a Python call) stays under ``len(text) / JOIN_GAP``.
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: a hook's prompt imports this module
 if TYPE_CHECKING:  # for the annotations only: the functions below import re2 where they use it
     import re2
 
@@ -28,6 +28,9 @@ _REDACTED_BYTES = REDACTED.encode()
 #: with the text between them (a shorter text, such as an intent, has its secrets replaced one by one).
 JOIN_GAP = 64
 JOIN_FROM = 16 * 1024
+#: Texts up to this many characters are first tested by :func:`code_trajectory.core.secret_prefilter.
+#: might_hold_secret`, and returned as they are when no rule can match them (longer texts go to RE2 at once).
+PREFILTER_MAX_CHARS = 16 * 1024
 
 #: Values assigned to secret-named keys: ``password=…``, ``pwd: …``, ``"api_key": "…"``
 #: (the key names of detect-secrets' KeywordDetector, whose patterns RE2 rejects, and of the credentials
@@ -113,6 +116,11 @@ def redact(text: str) -> str:
     """
     if not text:
         return text
+    if len(text) <= PREFILTER_MAX_CHARS:
+        from code_trajectory.core.secret_prefilter import might_hold_secret
+
+        if not might_hold_secret(text):  # no rule can match: no RE2 to import and compile (a hook's prompt)
+            return text
     data = text.encode("utf-8", "surrogatepass")
     regexp = _matcher(len(data) > JOIN_FROM)
     pieces: list[bytes] = []

@@ -23,11 +23,13 @@ through :func:`code_trajectory.core.secrets.redact` first (:func:`free_text`), s
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from code_trajectory.core.secrets import redact
+# re-exported: their home is core.freetext, which a hook imports without this module
+from code_trajectory.core.freetext import MAX_INTENT_CHARS as MAX_INTENT_CHARS
+from code_trajectory.core.freetext import free_text as free_text
+from code_trajectory.core.freetext import one_line as one_line
 
 SNAPSHOT_PREFIX = "[AUTO-TRJ]"
 CONSOLIDATE_PREFIX = "[CONSOLIDATE]"
@@ -66,8 +68,6 @@ UNRECORDED = "changed while not recording"
 SUBJECT_FILES = 5
 #: Files listed in the body.
 BODY_FILES = 200
-#: Longest intent kept, characters.
-MAX_INTENT_CHARS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,17 +121,6 @@ class FileChange:
         where = f"{self.old_path} -> {self.path}" if self.old_path else self.path
         counts = self.counts()
         return f"{self.status} {where}{' ' + counts if counts else ''}"
-
-
-def one_line(text: str, limit: int = MAX_INTENT_CHARS) -> str:
-    """Collapse whitespace (newlines included) and cut to ``limit`` characters with an ellipsis."""
-    flat = re.sub(r"\s+", " ", text).strip()
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
-
-
-def free_text(text: str, limit: int = MAX_INTENT_CHARS) -> str:
-    """``text`` with secrets redacted (:func:`code_trajectory.core.secrets.redact`), then :func:`one_line`."""
-    return one_line(redact(text), limit)
 
 
 def summarize(changes: list[FileChange], max_items: int = SUBJECT_FILES) -> str:

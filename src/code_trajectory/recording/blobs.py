@@ -12,7 +12,15 @@ from pathlib import Path
 from code_trajectory.core.secrets import secret_content
 from code_trajectory.core.text import format_size
 from code_trajectory.git import packs
-from code_trajectory.git.shadow import MODE_FILE, MODE_SYMLINK, OVERSIZE_MARKER, ShadowRepo, TreeEntry, oversize_blob  # noqa: F401
+from code_trajectory.git.shadow import (  # noqa: F401
+    MODE_EXECUTABLE,
+    MODE_FILE,
+    MODE_SYMLINK,
+    OVERSIZE_MARKER,
+    ShadowRepo,
+    TreeEntry,
+    oversize_blob,
+)
 from code_trajectory.recording.worktree import FileInfo
 
 log = logging.getLogger(__name__)
@@ -96,6 +104,28 @@ def write_blobs(repo: ShadowRepo, root: Path, infos: list[FileInfo], cap: int, p
             if progress is not None and (done % 4096 < 256 or done == len(regular)):
                 progress("hash", done, len(regular))
     return entries, oversize
+
+
+def write_pinned(repo: ShadowRepo, contents: dict[str, tuple[bool, bytes]],
+                 secrets: dict[str, str] | None = None) -> dict[str, TreeEntry | None]:
+    """Write blobs for content read earlier (an edit hook's, see :mod:`~code_trajectory.recording.handoff`):
+    ``{path relative to the root: (executable, bytes)}``, each within the size cap, into ``repo``'s current pack
+    batch; a secret (as in :func:`write_blobs`) gets the entry None and is added to ``secrets``.
+
+    Returns:
+        ``{path: entry, or None for a secret}``.
+    """
+    entries: dict[str, TreeEntry | None] = {}
+    for rel, (executable, data) in contents.items():
+        if why := secret_content(data):
+            entries[rel] = None
+            log.info("not recorded: %s (%s)", rel, why)
+            if secrets is not None:
+                secrets[rel] = why
+        else:
+            oid, body = packs.deflate_blob(data)
+            entries[rel] = TreeEntry(MODE_EXECUTABLE if executable else MODE_FILE, repo.add_deflated_blob(oid, body))
+    return entries
 
 
 class _Inline:

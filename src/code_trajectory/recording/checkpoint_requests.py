@@ -39,10 +39,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from code_trajectory.core.atomic import is_temp_name, replace_file
 from code_trajectory.core.bounded_read import read_bounded
+from code_trajectory.recording import handoff
 from code_trajectory.recording.handoff import EDIT_KIND, MAX_HANDOVER_BYTES, REQUEST_DIR, HandedOverEdit, parse_edit
+
+if TYPE_CHECKING:
+    from code_trajectory.recording.recorder import Recorder
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +75,9 @@ STALE_SECONDS = 60.0
 #: A file of the requests directory: a request, a claim or an answer. A temporary file of
 #: :func:`code_trajectory.core.atomic.replace_file` (:func:`~code_trajectory.core.atomic.is_temp_name`) is listed
 #: too, with no kind: removed when stale, as a kill may leave it.
-_NAME = re.compile(r"^(?P<id>[0-9a-f]{32})\.(?P<kind>request|taken|answer|edit)$")
+_NAME = re.compile(r"^(?P<id>[0-9a-f]{32})\.(?P<kind>request|taken|answer|edit|claimed)$")
+#: The suffix of an edit hand-over while the process that claimed it records it.
+CLAIMED_EDIT = "claimed"
 _COMMIT = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
 
 
@@ -206,6 +213,73 @@ def _unlink(path: Path) -> None:
         os.unlink(path)
 
 
+def drain_edits(state_dir: Path, record: Callable[[HandedOverEdit], None]) -> int:
+    """Claim the edit hand-overs in ``state_dir``'s requests directory oldest first (their names sort in the order
+    their hooks ran, see :mod:`~code_trajectory.recording.handoff`) and ``record`` each; how many were claimed.
+
+    The caller holds what keeps every other recorder from recording meanwhile (:meth:`Recorder.record_handovers`:
+    the recorder's lock and ``write.lock``). An invalid hand-over is logged and removed; one whose snapshot failed
+    is removed too (its file's content is in the work tree for the next snapshot).
+    """
+    directory = request_dir(state_dir)
+    claimed = 0
+    while True:
+        try:
+            with os.scandir(directory) as entries:
+                names = sorted(e.name for e in entries if e.name.endswith(f".{EDIT_KIND}") and _NAME.match(e.name))
+        except OSError:
+            return claimed
+        if not names:
+            return claimed
+        for name in names[:MAX_ENTRIES_PER_POLL]:
+            taken = directory / f"{name[:32]}.{CLAIMED_EDIT}"
+            try:
+                os.rename(directory / name, taken)
+            except OSError:
+                continue  # claimed by another process meanwhile
+            claimed += 1
+            data = read_bounded(taken, MAX_HANDOVER_BYTES)
+            try:
+                if data is None:
+                    raise ValueError(f"not a regular file of at most {MAX_HANDOVER_BYTES} bytes")
+                record(parse_edit(data))
+            except ValueError as exc:
+                log.warning("ignored an invalid edit hand-over %s: %s", taken.name, exc)
+            except Exception as exc:  # noqa: BLE001 - the edit is still recorded by the watcher or the next scan
+                log.warning("recording a handed-over edit failed: %s", exc)
+            _unlink(taken)
+
+
+def handovers_waiting(state_dir: Path) -> bool:
+    """True when ``state_dir``'s requests directory holds an edit hand-over not yet recorded: waiting, or claimed
+    and being recorded (or left by a process killed meanwhile, until it is removed as stale)."""
+    try:
+        with os.scandir(request_dir(state_dir)) as entries:
+            return any(e.name.endswith((f".{EDIT_KIND}", f".{CLAIMED_EDIT}")) for e in entries)
+    except OSError:
+        return False
+
+
+def attach_handovers(recorder: Recorder) -> None:
+    """Make ``recorder`` record the edits hooks handed over before each of its snapshots
+    (:meth:`~code_trajectory.recording.recorder.Recorder.record_handovers`): when any waits (or is being recorded
+    by another process), under ``.trajectory/write.lock``, which every recorder holds to draw its claims and
+    snapshots, so that the hand-overs land in their hooks' order whichever process records them.
+
+    Raises (from the drain):
+        LockContentionError: another process held ``write.lock`` too long.
+    """
+    state_dir = recorder.repo.state_dir
+
+    def drain() -> int:
+        if not handovers_waiting(state_dir):
+            return 0
+        with recorder.writing():
+            return drain_edits(state_dir, lambda edit: handoff.record_handed_over(recorder, edit))
+
+    recorder.handover_drain = drain
+
+
 class RequestServer:
     """The recording process's side: a thread that claims requests and answers them with ``handle``.
 
@@ -213,15 +287,18 @@ class RequestServer:
         state_dir: the shadow repository's ``state`` directory (``.trajectory/state``).
         handle: takes the checkpoint a request asks for; called on this server's thread, one at a time. An
             exception it raises is answered as a failure (the asker then records on its own).
+        drain_edits: records every edit hand-over present, oldest first, and returns how many
+            (:meth:`Recorder.record_handovers`); None: they are left to go stale.
+        ready: False while hand-overs must wait (the start-up scan runs).
     """
 
     def __init__(self, state_dir: Path, handle: Callable[[CheckpointRequest], CheckpointAnswer],
-                 handle_edit: Callable[[HandedOverEdit], None] | None = None,
+                 drain_edits: Callable[[], int] | None = None,
                  ready: Callable[[], bool] = lambda: True) -> None:
         self.directory = request_dir(state_dir)
         self.handle = handle
-        #: records an edit a hook handed over (:mod:`code_trajectory.recording.handoff`); None: left to go stale
-        self.handle_edit = handle_edit
+        #: records the edits hooks handed over (:mod:`code_trajectory.recording.handoff`); None: left to go stale
+        self.drain_edits = drain_edits
         #: False while hand-overs must wait (the start-up scan runs): they are claimed on a later listing
         self.ready = ready
         self._stop = threading.Event()
@@ -256,20 +333,19 @@ class RequestServer:
         except OSError as exc:
             log.debug("cannot list %s: %s", self.directory, exc)
             return 0
-        handled = 0
+        handled = answered = 0
         now = time.time()
-        edits_ready: bool | None = None
+        edits = [name for name, request_id, kind in names if kind == EDIT_KIND and request_id is not None]
+        if edits and self.drain_edits is not None and self.ready():
+            # before the checkpoint requests: a checkpoint asked after an edit's hook ran holds that edit's snapshot
+            handled += self.drain_edits()
+            edits = []
         for name, request_id, kind in names:
-            if kind == EDIT_KIND and request_id is not None and self.handle_edit is not None:
-                if edits_ready is None:
-                    edits_ready = self.ready()
-                if not edits_ready:
+            if kind != "request" or request_id is None:
+                if kind != EDIT_KIND or name in edits:
                     self._remove_if_stale(name, now)
-                    continue
-            elif kind != "request" or request_id is None:
-                self._remove_if_stale(name, now)
                 continue
-            if handled >= MAX_REQUESTS_PER_POLL or self._stop.is_set():
+            if answered >= MAX_REQUESTS_PER_POLL or self._stop.is_set():
                 break
             taken = self.directory / f"{request_id}.taken"
             try:
@@ -277,25 +353,9 @@ class RequestServer:
             except OSError:
                 continue  # withdrawn by its asker meanwhile
             handled += 1
-            if kind == EDIT_KIND:
-                self._record_edit(taken)
-            else:
-                self._answer(request_id, taken)
+            answered += 1
+            self._answer(request_id, taken)
         return handled
-
-    def _record_edit(self, taken: Path) -> None:
-        data = read_bounded(taken, MAX_HANDOVER_BYTES)
-        try:
-            if data is None:
-                raise ValueError(f"not a regular file of at most {MAX_HANDOVER_BYTES} bytes")
-            edit = parse_edit(data)
-            assert self.handle_edit is not None
-            self.handle_edit(edit)
-        except ValueError as exc:
-            log.warning("ignored an invalid edit hand-over %s: %s", taken.name, exc)
-        except Exception as exc:  # noqa: BLE001 - the edit is still recorded by the watcher or the next scan
-            log.warning("recording a handed-over edit failed: %s", exc)
-        _unlink(taken)
 
     def _names(self) -> list[tuple[str, str | None, str | None]]:
         """``(name, request id, kind)`` of our files in the directory; id and kind None for a temporary file."""

@@ -1,27 +1,39 @@
 """Edits handed over to the recording process: what an agent's edit hook does when a watcher or server records.
 
 An ``edit`` hook (Claude Code's ``PostToolUse``, see ``clients/hook_events.py``) must tag the file an agent's tool
-just wrote with its origin (``Trajectory-Origin: claude-code; tool=Edit; session=…``) and the session's intent. When
-a process records the project (it holds ``.trajectory/recorder.lock``), the hook does not snapshot on its own (that
-costs a Python process the recorder, git plumbing and ``pathspec``): it writes one small file and exits, and the
-recording process takes the snapshot (issue 29: a hook within ~30 ms of Python's own start-up when a server records).
+just wrote with its origin (``Trajectory-Origin: claude-code; tool=Edit; session=…``) and the session's intent. The
+hook does not snapshot on its own (that costs a Python process the recorder, git plumbing and ``pathspec``): it
+writes one small file and exits, and the recording process takes the snapshot (issue 29: a hook within ~30 ms of
+Python's own start-up when a server records). When no process records the project (nobody holds
+``.trajectory/recorder.lock``), the hook starts a detached worker that records the hand-overs and exits
+(:mod:`code_trajectory.recording.edit_worker`).
 
 The hand-over, in ``.trajectory/state/requests/`` beside the checkpoint requests
 (:mod:`code_trajectory.recording.checkpoint_requests`, which also claims and reads these files):
 
-1. the hook writes ``<id>.edit`` (``<id>``: 32 random hex digits) atomically (:func:`code_trajectory.core.atomic.
-   replace_file`), JSON ``{"paths": [str, ...], "client": str, "tool": str, "session": str}``; ``paths`` (one
-   tool call's files: Codex's ``apply_patch`` may name several, snapshotted together) relative to the project root,
-   as the hook confined them;
-2. the recording process claims it (``rename`` to ``<id>.taken``), validates it (:func:`parse_edit`: exact keys,
-   bounded strings, names of letters, digits and ``._-`` only, paths confined to the project), snapshots the paths
-   with that origin for that agent session, and removes the claim. No answer is written: the hook is gone.
+1. the hook writes ``<id>.edit`` atomically (:func:`code_trajectory.core.atomic.replace_file`); ``<id>`` is 32 hex
+   digits, the hook's ``time.time_ns()`` (16) then 16 random ones, so that the names sort in the order the hooks
+   ran. JSON ``{"paths": [str, ...], "client": str, "tool": str, "session": str, "contents": {path: null |
+   {"exec": bool, "data": base64}}}``: ``paths`` (one tool call's files: Codex's ``apply_patch`` may name several,
+   snapshotted together) relative to the project root, as the hook confined them; ``contents`` each regular file's
+   bytes and executable bit as the hook read them (null: the file did not exist), so that the snapshot holds this
+   tool call's result even when it is taken after the agent's next edit of the same file (a path not in
+   ``contents``, a symlink or a directory, is read from the work tree when recorded);
+2. the recording process claims the hand-overs oldest first (``rename`` to ``<id>.claimed``), validates each
+   (:func:`parse_edit`: exact keys, bounded strings, names of letters, digits and ``._-`` only, paths confined to
+   the project, strict base64), snapshots its paths with that content and origin for that agent session, and
+   removes the claim. No answer is written: the hook is gone. Every snapshot of the work tree records the waiting
+   hand-overs first (:meth:`code_trajectory.recording.recorder.Recorder.record_handovers`, under
+   ``.trajectory/write.lock``), so a hand-over never lands after a newer state of its file, nor is it folded into
+   another snapshot that would leave it nothing to tag.
 
-A hand-over the recorder never claims (it died between the hook's probe and the file) is removed as stale after
-a minute; the edit itself is not lost: the next recorder's start-up scan records it (without the tool's tag).
+A hand-over nobody claimed (the recorder exited between the hook's file and its probe, a worker was killed) waits
+for the next recording process or snapshot, or for the next edit hook's worker, which claims every hand-over it
+finds; a server that is not ready yet removes one older than a minute. The edit itself is never lost.
 
-This module is imported by the hook on every edit: standard library, :mod:`code_trajectory.core.atomic` and
-:mod:`code_trajectory.recording.liveness` (whose :func:`recording_now` probes the lock) only.
+This module is imported by the hook on every edit: standard library (``base64`` only when a file is pinned),
+:mod:`code_trajectory.core.atomic` and :mod:`code_trajectory.recording.liveness` (whose :func:`recording_now` probes
+the lock) only.
 """
 
 from __future__ import annotations
@@ -29,34 +41,50 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
+import time
 from pathlib import Path
 
 from code_trajectory.core.atomic import replace_file
 from code_trajectory.recording.liveness import recording_now
 
-__all__ = ["EDIT_KIND", "REQUEST_DIR", "HandedOverEdit", "edit_origin", "hand_over_edit", "parse_edit",
-           "recording_now"]
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a hook imports this module)
+
+if TYPE_CHECKING:
+    from code_trajectory.recording.recorder import Recorder
+
+__all__ = ["EDIT_KIND", "REQUEST_DIR", "HandedOverEdit", "Pinned", "edit_origin", "hand_over_edit", "parse_edit",
+           "pin", "record_handed_over", "recording_now"]
 
 #: The directory under ``.trajectory/state`` holding requests (shared with the checkpoint requests).
 REQUEST_DIR = "requests"
 #: Suffix of an edit hand-over file.
 EDIT_KIND = "edit"
-#: Longest path, client, tool and session accepted in a hand-over, characters; most paths in one hand-over; largest
-#: hand-over file read, bytes.
+#: Longest path, client, tool and session accepted in a hand-over, characters; most paths in one hand-over; most
+#: bytes of file content one hand-over pins (a larger edit is recorded by the hook itself); largest hand-over file
+#: read, bytes (the pinned content in base64, 4/3 of it, and the rest).
 MAX_PATH_CHARS = 4096
 MAX_NAME_CHARS = 64
 MAX_PATHS = 64
-MAX_HANDOVER_BYTES = 64 * 1024
+MAX_PINNED_BYTES = 1 << 20
+MAX_HANDOVER_BYTES = MAX_PINNED_BYTES * 4 // 3 + 64 * 1024
 _NAME = re.compile(r"^[A-Za-z0-9._-]*$")
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+#: What a hand-over knows of one path's content: ``(executable, bytes)`` of a regular file, or None (no file there).
+Pinned = tuple[bool, bytes] | None
 
 
 class HandedOverEdit:
-    """One validated hand-over: ``paths`` (relative to the project root), ``client``, ``tool``, ``session``."""
+    """One validated hand-over: ``paths`` (relative to the project root), ``client``, ``tool``, ``session``, and
+    ``contents``: the content the hook read for some of ``paths`` (see :data:`Pinned`)."""
 
-    __slots__ = ("client", "paths", "session", "tool")
+    __slots__ = ("client", "contents", "paths", "session", "tool")
 
-    def __init__(self, paths: list[str], client: str, tool: str, session: str) -> None:
+    def __init__(self, paths: list[str], client: str, tool: str, session: str,
+                 contents: dict[str, Pinned] | None = None) -> None:
         self.paths, self.client, self.tool, self.session = paths, client, tool, session
+        self.contents: dict[str, Pinned] = contents or {}
 
     @property
     def origin(self) -> str:
@@ -69,26 +97,102 @@ def edit_origin(client: str, tool: str, session: str) -> str:
     return f"{client}; tool={tool}" + (f"; session={session}" if session else "")
 
 
-def hand_over_edit(state_dir: Path, paths: list[str], *, client: str, tool: str, session: str) -> bool:
-    """Write the hand-over of one tool call's edit of ``paths`` (relative to the project root, at most
-    :data:`MAX_PATHS`) for the recording process, which snapshots them together.
+def pin(root: Path, rel: str, limit: int) -> Pinned | str:
+    """The content of the file at ``rel`` (relative to ``root``) now: ``(executable, bytes)`` of a regular file of
+    at most ``limit`` bytes, None when nothing is there; ``"work tree"`` when it must be read when recorded (a
+    symlink, a directory, anything but a regular file) and ``"too large"`` over ``limit``. The file is opened
+    without following a symlink and never blocks (a FIFO)."""
+    try:
+        fd = os.open(root / rel, _READ_FLAGS)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError:
+        return "work tree"  # a symlink (ELOOP), no permission: as recorded from the work tree
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return "work tree"
+        if st.st_size > limit:
+            return "too large"
+        chunks, size = [], 0
+        while chunk := os.read(fd, max(limit + 1 - size, 1)):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                return "too large"
+        return bool(st.st_mode & 0o100), b"".join(chunks)
+    except OSError:
+        return "work tree"
+    finally:
+        os.close(fd)
+
+
+def hand_over_edit(state_dir: Path, paths: list[str], *, root: Path, client: str, tool: str, session: str) -> bool:
+    """Write the hand-over of one tool call's edit of ``paths`` (relative to ``root``, the project root, at most
+    :data:`MAX_PATHS`) for the recording process, which snapshots them together with the content read here.
 
     Returns:
-        True when written; False when it could not be (more than :data:`MAX_PATHS` paths or
-        :data:`MAX_HANDOVER_BYTES` bytes, no requests directory, a full disk...): the caller then records the edit
-        itself.
+        True when written; False when it could not be (more than :data:`MAX_PATHS` paths, more than
+        :data:`MAX_PINNED_BYTES` bytes of content, no requests directory, a full disk...): the caller then records
+        the edit itself.
     """
     if not 1 <= len(paths) <= MAX_PATHS:
         return False  # the hook records so many files itself: one snapshot, none left out
+    contents: dict[str, dict | None] = {}
+    budget = MAX_PINNED_BYTES
+    for rel in paths:
+        found = pin(root, rel, budget)
+        if found == "too large":
+            return False
+        if found is None or isinstance(found, tuple):
+            if found is not None:
+                import base64
+
+                budget -= len(found[1])
+            contents[rel] = None if found is None else {"exec": found[0],
+                                                        "data": base64.b64encode(found[1]).decode("ascii")}
     payload = json.dumps({"paths": paths, "client": client[:MAX_NAME_CHARS], "tool": tool[:MAX_NAME_CHARS],
-                          "session": session[:MAX_NAME_CHARS]})
-    if len(payload.encode()) > MAX_HANDOVER_BYTES:
+                          "session": session[:MAX_NAME_CHARS], "contents": contents})
+    if len(payload) > MAX_HANDOVER_BYTES:  # ASCII: json.dumps escapes the rest
         return False
+    directory = state_dir / REQUEST_DIR
     try:
-        replace_file(state_dir / REQUEST_DIR / f"{os.urandom(16).hex()}.{EDIT_KIND}", payload, mode=0o600, fsync=False)
+        if not directory.is_dir() and state_dir.is_dir() and not state_dir.is_symlink():
+            directory.mkdir(mode=0o700, exist_ok=True)  # a history only hooks recorded so far: no server made it
+        # the name sorts in the order the hooks ran: the recording process records the hand-overs in that order
+        name = f"{time.time_ns() & (1 << 64) - 1:016x}{os.urandom(8).hex()}.{EDIT_KIND}"
+        replace_file(directory / name, payload, mode=0o600, fsync=False)
     except OSError:
         return False
     return True
+
+
+def record_handed_over(recorder: Recorder, edit: HandedOverEdit) -> None:
+    """Snapshot the files of one hand-over together, tagged with its origin and carrying its agent session's
+    intent (what the recording process and the edit worker do with a claimed hand-over); a path outside the
+    project is ignored with a warning.
+
+    Raises:
+        TrajectoryError: the snapshot could not be written.
+    """
+    import logging
+
+    from code_trajectory.core.errors import InvalidArgumentError, PathOutsideProjectError
+    from code_trajectory.project import confine
+
+    rels, pinned = [], {}
+    for path in edit.paths:
+        try:
+            rel = confine(recorder.root, path)
+        except (PathOutsideProjectError, InvalidArgumentError):
+            logging.getLogger(__name__).warning("ignored a handed-over edit outside the project: %r", path)
+            continue
+        rels.append(rel)
+        if path in edit.contents:
+            pinned[rel] = edit.contents[path]
+    if rels:
+        with recorder.acting_for(edit.session or None):
+            recorder.record_paths(rels, origin=edit.origin, pinned=pinned)
 
 
 def parse_edit(data: bytes) -> HandedOverEdit:
@@ -97,11 +201,14 @@ def parse_edit(data: bytes) -> HandedOverEdit:
     Raises:
         ValueError: not a JSON object of exactly ``paths`` (1 to :data:`MAX_PATHS` relative paths of at most
             :data:`MAX_PATH_CHARS` characters each, no NUL, no ``..`` part), ``client``, ``tool`` and ``session`` (at most
-            :data:`MAX_NAME_CHARS` characters of letters, digits and ``._-``; ``client`` and ``tool`` not empty).
+            :data:`MAX_NAME_CHARS` characters of letters, digits and ``._-``; ``client`` and ``tool`` not empty),
+            and ``contents`` (optional, as an earlier version wrote none: an object whose keys are among ``paths``,
+            each null or ``{"exec": bool, "data": strict base64}``, at most :data:`MAX_PINNED_BYTES` in all).
     """
     payload = json.loads(data.decode("utf-8"))
-    if not isinstance(payload, dict) or set(payload) != {"paths", "client", "tool", "session"}:
-        raise ValueError("an edit hand-over is an object with exactly the keys paths, client, tool and session")
+    if not isinstance(payload, dict) or set(payload) - {"contents"} != {"paths", "client", "tool", "session"}:
+        raise ValueError("an edit hand-over is an object with exactly the keys paths, client, tool, session and "
+                         "contents")
     paths, client, tool, session = (payload[k] for k in ("paths", "client", "tool", "session"))
     if not isinstance(paths, list) or not 1 <= len(paths) <= MAX_PATHS:
         raise ValueError(f"paths must be a list of 1 to {MAX_PATHS} paths")
@@ -114,4 +221,31 @@ def parse_edit(data: bytes) -> HandedOverEdit:
             raise ValueError(f"{name} must be at most {MAX_NAME_CHARS} letters, digits or ._-")
     if not client or not tool:
         raise ValueError("client and tool must not be empty")
-    return HandedOverEdit(paths, client, tool, session)
+    return HandedOverEdit(paths, client, tool, session, _parse_contents(payload.get("contents", {}), paths))
+
+
+def _parse_contents(contents: object, paths: list[str]) -> dict[str, Pinned]:
+    """The ``contents`` of a hand-over, validated (see :func:`parse_edit`)."""
+    import base64
+    import binascii
+
+    if not isinstance(contents, dict) or not set(contents) <= set(paths):
+        raise ValueError("contents must be an object whose keys are among paths")
+    parsed: dict[str, Pinned] = {}
+    total = 0
+    for path, value in contents.items():
+        if value is None:
+            parsed[path] = None
+            continue
+        if (not isinstance(value, dict) or set(value) != {"exec", "data"} or not isinstance(value["exec"], bool)
+                or not isinstance(value["data"], str)):
+            raise ValueError("each content must be null or an object of exactly exec (boolean) and data (base64)")
+        try:
+            data = base64.b64decode(value["data"].encode("ascii"), validate=True)
+        except (UnicodeEncodeError, binascii.Error):
+            raise ValueError("a content's data is not base64") from None
+        total += len(data)
+        if total > MAX_PINNED_BYTES:
+            raise ValueError(f"the contents exceed {MAX_PINNED_BYTES} bytes")
+        parsed[path] = (value["exec"], data)
+    return parsed

@@ -10,8 +10,8 @@ from pathlib import Path
 from code_trajectory.core.atomic import replace_file
 from code_trajectory.core.bounded_read import read_json_object
 from code_trajectory.core.errors import InvalidArgumentError
+from code_trajectory.core.freetext import free_text
 from code_trajectory.core.when import parse_stored_time
-from code_trajectory.git import messages
 from code_trajectory.recording.liveness import read_recorder_state
 
 #: How long before a recorder's start an intent may have been set and still belong to the session that starts,
@@ -121,12 +121,14 @@ class IntentStore:
         Raises:
             InvalidArgumentError: the intent is empty.
         """
-        clean = messages.free_text(intent or "")
+        clean = free_text(intent or "")
         if not clean:
             raise InvalidArgumentError("intent must be a non-empty sentence, e.g. 'Fix login retry'")
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        # no fsync (the rename stays atomic): an intent a power loss takes is set again by the next prompt, and a
+        # hook's prompt should not wait for the disk (issue 29)
         replace_file(self.path, json.dumps({"intent": clean, "set_at": datetime.now(UTC).isoformat(),
-                                            "session": session or None}))
+                                            "session": session or None}), fsync=False)
         return clean
 
     def clear(self) -> None:

@@ -5,6 +5,9 @@ dies) and keeps ``.trajectory/state/recorder.json`` (``pid``, ``started_at``, ``
 command run while nothing watches can say so, since when, and how to start recording. A recorder that had to start
 a new history (``.trajectory`` deleted or damaged while it recorded) notes it in ``.trajectory/state/history-restarts.json``
 for ``code-trajectory status``.
+
+An edit hook probes the lock on every edit (:func:`recording_now`): the module's own imports are ``json``, ``os`` and
+``pathlib``; ``datetime`` is imported by the functions that use it.
 """
 
 from __future__ import annotations
@@ -12,12 +15,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from datetime import UTC, datetime
 from pathlib import Path
 
 from code_trajectory.core.atomic import replace_file
 from code_trajectory.core.bounded_read import read_json, read_json_object
-from code_trajectory.core.when import parse_stored_time
 
 STATE_FILE = "recorder.json"
 #: Where a recorder notes that it started a new history because ``.trajectory`` vanished or was damaged.
@@ -28,6 +29,8 @@ MAX_RESTARTS_KEPT = 5
 
 def write_recorder_state(state_dir: Path, *, started: bool) -> None:
     """Note that this process started (``started``) or stopped recording; best effort (a failure is ignored)."""
+    from datetime import UTC, datetime
+
     path = state_dir / STATE_FILE
     now = datetime.now(UTC).isoformat(timespec="milliseconds")
     data = read_recorder_state(state_dir) if not started else {}
@@ -93,6 +96,10 @@ def idle_notice(root: Path, repo) -> str | None:
     """
     if recording_now(repo.git_dir):
         return None
+    from datetime import UTC, datetime
+
+    from code_trajectory.core.when import parse_stored_time
+
     state = read_recorder_state(repo.state_dir)
     when = parse_stored_time(state.get("stopped_at"))  # a naive time (a hand-edited file) is UTC, never a crash
     if when is None:
@@ -120,6 +127,8 @@ def _duration(seconds: int) -> str:
 
 def note_history_restart(state_dir: Path, notice: str) -> None:
     """Note in ``state_dir`` (the new history's) that a recorder started it and why; best effort."""
+    from datetime import UTC, datetime
+
     entries = history_restarts(state_dir)
     entries.append({"at": datetime.now(UTC).isoformat(timespec="seconds"), "notice": notice[:1000]})
     with contextlib.suppress(OSError):

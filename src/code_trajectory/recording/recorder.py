@@ -45,10 +45,11 @@ from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.reflog import GitOperation, ReflogCursor
 from code_trajectory.git.shadow import ShadowRepo, TreeEntry, shadow_ref
 from code_trajectory.recording import catchup, secretfiles
-from code_trajectory.recording.blobs import write_blobs
+from code_trajectory.recording.blobs import write_blobs, write_pinned
 from code_trajectory.recording.catchup import CatchUp
 from code_trajectory.recording.commit_message import Snapshot, compose, mark_oversize
 from code_trajectory.recording.fullscan import FullScan, ProgressFn, full_scan
+from code_trajectory.recording.handoff import Pinned
 from code_trajectory.recording.ignore import RecordingPolicy, SubtreePolicy
 from code_trajectory.recording.index_seed import IndexSeed
 from code_trajectory.recording.intent import IntentStore
@@ -112,6 +113,9 @@ class Recorder(RecoveryMixin):
         self._shadow_id = shadow_identity(repo.git_dir)
         #: Called (no arguments, on the writing thread) after ``.trajectory`` was recreated with a new history.
         self.restart_listeners: list[Callable[[], None]] = []
+        #: Records the edits agents' hooks handed over, oldest first (see :meth:`record_handovers`); None: none.
+        self.handover_drain: Callable[[], int] | None = None
+        self._draining = False
 
     def _new_write_lock(self) -> filelock.FileLock:
         """``.trajectory/write.lock``, held by every writer of a snapshot (:data:`WRITE_LOCK_TIMEOUT` seconds)."""
@@ -258,15 +262,38 @@ class Recorder(RecoveryMixin):
             finally:
                 self.agent_session = saved
 
+    def record_handovers(self) -> int:
+        """Record the edits hooks handed over and nobody recorded yet, oldest first (:attr:`handover_drain`, which
+        takes ``.trajectory/write.lock`` when any waits: see :func:`~.checkpoint_requests.attach_handovers`), holding
+        this recorder's lock, so that another thread or process records none of them meanwhile, out of order. Every
+        snapshot of the work tree calls this first: a hand-over's content, read by its hook, must never land after a
+        newer state of its file, nor its edit be folded into a snapshot that leaves the hand-over nothing to tag.
+        How many were recorded; a failure is logged, never raised (the snapshot that asked goes on).
+        """
+        with self._lock:
+            if self.handover_drain is None or self._draining:
+                return 0
+            self._draining = True
+            try:
+                return self.handover_drain()
+            except Exception as exc:  # noqa: BLE001 - the hand-overs wait for the next snapshot
+                log.warning("recording the handed-over edits failed: %s", exc)
+                return 0
+            finally:
+                self._draining = False
+
     # -- the hot path -----------------------------------------------------------------------
 
     def record_paths(self, paths: Iterable[str], *, kind: str = messages.KIND_SNAPSHOT,
                      note: str | None = None, restored_from: tuple[str, str] | None = None,
-                     origin: str | None = None, with_intent: bool = True) -> Snapshot | None:
+                     origin: str | None = None, with_intent: bool = True,
+                     pinned: Mapping[str, Pinned] | None = None) -> Snapshot | None:
         """Snapshot the current content of ``paths`` (relative to the root) on top of the last tree.
 
         ``origin`` says who made the change when an agent's hook records it (``Trajectory-Origin``);
-        ``with_intent=False`` leaves the current intent off (a change that is not the agent's work).
+        ``with_intent=False`` leaves the current intent off (a change that is not the agent's work); ``pinned``
+        gives the content of some of ``paths`` as an edit hook read it (:data:`~.handoff.Pinned`), recorded in place
+        of the work tree's (under the same rules: ignored paths, size cap, secrets).
 
         A path that no longer exists is deleted from the tree (with everything under it);
         a directory is rescanned as a whole; an excluded path is removed if recorded.
@@ -276,15 +303,25 @@ class Recorder(RecoveryMixin):
         """
         started = time.perf_counter()
         with self._lock:
+            self.record_handovers()
             if self._needs_full_scan(paths):
                 return self.reconcile(kind=kind, note=note, restored_from=restored_from)
             base = self._base_tree()
             looked_ns = time.time_ns()
             changes: dict[str, TreeEntry | None] = {}
             to_hash: list[FileInfo] = []
+            to_write: dict[str, tuple[bool, bytes]] = {}
             for rel in sorted(set(paths)):
                 rel = rel.strip("/")
                 if not rel:
+                    continue
+                content = pinned.get(rel, "work tree") if pinned else "work tree"
+                if content is None or (isinstance(content, tuple)  # over the cap: a size note, from the work tree
+                                       and len(content[1]) <= self.settings.max_file_bytes):
+                    if content is not None and self.policy.is_recorded(rel, is_dir=False):
+                        to_write[rel] = content
+                    else:
+                        changes[rel] = None
                     continue
                 found = probe(self.root, rel)
                 if found == "dir":
@@ -302,15 +339,19 @@ class Recorder(RecoveryMixin):
                 contents: dict[str, str] = {}
                 entries, oversize = write_blobs(self.repo, self.root, to_hash, self.settings.max_file_bytes,
                                                 secrets=contents)
-                secretfiles.note_snapshot(self.repo.state_dir, [*(i.rel for i in to_hash), *changes], contents)
+                written = write_pinned(self.repo, to_write, secrets=contents)
+                secretfiles.note_snapshot(self.repo.state_dir, [*(i.rel for i in to_hash), *to_write, *changes],
+                                          contents)
                 removed = [rel for rel, entry in changes.items() if entry is None]
                 changes.update(entries)
+                changes.update(written)
                 tree = trees.apply_changes(self.repo, base, changes)
             by_rel = {info.rel: info for info in to_hash}
+            # the work tree may hold a newer state of a pinned file: its stat data must not vouch for this content
             self.stat_cache.note_recorded(
                 hashed=[(by_rel[rel], entry.oid) for rel, entry in entries.items() if entry is not None],
-                removed=removed + [rel for rel, entry in entries.items() if entry is None], base=base, tree=tree,
-                scanned_ns=looked_ns)
+                removed=removed + [rel for rel, entry in entries.items() if entry is None] + list(to_write),
+                base=base, tree=tree, scanned_ns=looked_ns)
             # a deleted path may be a whole directory: then let the diff count the files first
             expected = None if any(v is None for v in changes.values()) else len(changes)
             return self._commit(tree, kind=kind, note=note, oversize=oversize, started=started,
@@ -329,6 +370,7 @@ class Recorder(RecoveryMixin):
         """
         started = time.perf_counter()
         with self._lock:
+            self.record_handovers()
             if self._needs_full_scan(()):
                 return self.reconcile(kind=kind, note=note, restored_from=restored_from)
             base = self._base_tree()
@@ -373,6 +415,7 @@ class Recorder(RecoveryMixin):
         """
         started = time.perf_counter()
         with self._lock:
+            self.record_handovers()
             self._guard()
             self._pending.clear()
             self._pending_rescan = False

@@ -141,14 +141,13 @@ class TrajectoryService:
                 raise
             if self.follow_client:  # no notifications/initialized seen yet (or a client without that handshake)
                 await self.follow(ctx.session)
-                return self.project()
+                return await settled(self.project())
             from mcp.types import ClientCapabilities, RootsCapability
 
             if not ctx.session.check_client_capability(ClientCapabilities(roots=RootsCapability())):
                 raise
         else:
-            await wait_briefly_for_import(session)
-            return session
+            return await settled(session)
         import anyio.to_thread
 
         directory = await client_directory(ctx.session, cwd_fallback=False)
@@ -156,8 +155,8 @@ class TrajectoryService:
             root = project_for_directory(directory)
             log.info("configuring the project %s from the client's root %s", root, directory)
             session, _ = await anyio.to_thread.run_sync(lambda: self.configure(str(root), background=True))
-            return session
-        return self.project()
+            return await settled(session)
+        return await settled(self.project())
 
     async def follow(self, client_session: Any) -> Path | None:
         """Configure the project the client is in (roots, else the working directory) when following the client.
@@ -195,6 +194,17 @@ class TrajectoryService:
         if started:
             log.info("recording %s, the project of the client's root or working directory", session.root)
         return session.root
+
+
+async def settled(session: ProjectSession) -> ProjectSession:
+    """``session`` once a tool may answer from it: its start-up scan done or waited for briefly
+    (:func:`wait_briefly_for_import`), and the edits hooks handed over before the call recorded
+    (:meth:`ProjectSession.record_waiting_handovers`)."""
+    import anyio.to_thread
+
+    await wait_briefly_for_import(session)
+    await anyio.to_thread.run_sync(session.record_waiting_handovers)
+    return session
 
 
 async def wait_briefly_for_import(session: ProjectSession) -> None:

@@ -38,7 +38,6 @@ from code_trajectory.recording import answers, checkpoint_requests, hooks, start
 from code_trajectory.recording.catchup import CatchUp, note_mark
 from code_trajectory.recording.checkpoint_requests import CheckpointAnswer, CheckpointRequest, RequestServer
 from code_trajectory.recording.consolidate import consolidate
-from code_trajectory.recording.handoff import HandedOverEdit
 from code_trajectory.recording.liveness import idle_notice, read_recorder_state, recording_now, write_recorder_state
 from code_trajectory.recording.recorder import Recorder, Snapshot
 
@@ -81,6 +80,8 @@ class ProjectSession:
         self.root = root
         self.settings = settings
         self.recorder = Recorder.open(root, settings, create=create)
+        # every snapshot taken here records the edits hooks handed over first, in order (see recording.handoff)
+        checkpoint_requests.attach_handovers(self.recorder)
         self.watcher: Watcher | None = None
         self._watch = watch
         self._on_snapshot = on_snapshot
@@ -188,7 +189,7 @@ class ProjectSession:
             self.watcher.start()
         if self._watch:
             self._requests = RequestServer(self.recorder.repo.state_dir, self._answer_request,
-                                           handle_edit=self._record_handed_over_edit,
+                                           drain_edits=self.recorder.record_handovers,
                                            ready=lambda: self._started.is_set() and self.import_error is None)
             self._requests.start()
             self.recorder.restart_listeners.append(self._relock)
@@ -377,21 +378,12 @@ class ProjectSession:
             return CheckpointAnswer(False, "the start-up scan has not completed")
         return self._checkpoint_here(request.message, name_only=request.name_only)
 
-    def _record_handed_over_edit(self, edit: HandedOverEdit) -> None:
-        """Snapshot the files an agent's edit hook handed over (:mod:`~code_trajectory.recording.handoff`), together,
-        tagged with its origin and carrying that agent session's intent; a path outside the project is ignored."""
-        from code_trajectory.core.errors import PathOutsideProjectError
-        from code_trajectory.project import confine
-
-        rels = []
-        for path in edit.paths:
-            try:
-                rels.append(confine(self.root, path))
-            except PathOutsideProjectError:
-                log.warning("ignored a handed-over edit outside the project: %r", path)
-        if rels:
-            with self.recorder.acting_for(edit.session or None):
-                self.recorder.record_paths(rels, origin=edit.origin)
+    def record_waiting_handovers(self) -> None:
+        """Record the edits hooks handed over that no process has recorded yet, waiting for one that records them
+        now (:meth:`Recorder.record_handovers`): an answer then holds every edit whose hook returned before the
+        question was asked. Nothing while the start-up scan runs (it records them first) or when none waits."""
+        if not self.importing and checkpoint_requests.handovers_waiting(self.recorder.repo.state_dir):
+            self.recorder.record_handovers()
 
     def record_checkpoint(self, note: str | None = None, *, kind: str = messages.KIND_CHECKPOINT) -> Snapshot | None:
         """Snapshot the exact current state now (see :meth:`Recorder.checkpoint`); the snapshot, or None when

@@ -75,6 +75,9 @@ def startup_scan(recorder: Recorder, *, importing: bool, background: bool, catch
     Raises:
         StorageError, GitError: the scan failed (in a child: its message).
     """
+    # the edits hooks handed over while nothing recorded come first, with their own content (recording.handoff);
+    # an in-process reconcile does the same, a child process cannot
+    recorder.record_handovers()
     if importing or (background and large(recorder)):
         from code_trajectory.recording.importer import import_in_child
 
