@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from code_trajectory.core.atomic import replace_file
+from code_trajectory.core.bounded_read import read_bounded
 from code_trajectory.core.errors import GitError
 from code_trajectory.git.shadow import ShadowRepo
 
@@ -52,6 +53,9 @@ _NO_SHALLOW = bytes(20)
 _DIGEST = 20
 
 
+#: Largest index (or ``shallow``) file read, bytes.
+MAX_INDEX_BYTES = 512 * 1024 * 1024
+
 def _index_path(repo: ShadowRepo, ref: str) -> Path:
     return repo.state_dir / "file-index" / (hashlib.sha1(ref.encode("utf-8", "surrogateescape")).hexdigest()
                                             + ".bin")
@@ -65,12 +69,11 @@ def path_key(path: bytes) -> bytes:
 def shallow_digest(repo: ShadowRepo) -> bytes:
     """SHA-1 of ``.trajectory/shallow`` (20 zero bytes when there is none): dropping old history
     (:func:`code_trajectory.git.maintenance.enforce_size_cap`) changes it, and with it what ``git log`` reaches."""
-    try:
-        return hashlib.sha1((repo.git_dir / "shallow").read_bytes()).digest()
-    except FileNotFoundError:
+    path = repo.git_dir / "shallow"
+    if not os.path.lexists(path):
         return _NO_SHALLOW
-    except OSError:
-        return b"\xff" * 20  # unreadable: matches no index
+    data = read_bounded(path, MAX_INDEX_BYTES)
+    return hashlib.sha1(data).digest() if data is not None else b"\xff" * 20  # unreadable: matches no index
 
 
 @dataclass
@@ -222,9 +225,8 @@ def _ascending(run: list[int], count: int) -> bool:
 
 def load(repo: ShadowRepo, ref: str) -> FileIndex | None:
     """The stored index of ``ref``, or None (none yet, or a file that does not parse)."""
-    try:
-        data = _index_path(repo, ref).read_bytes()
-    except OSError:
+    data = read_bounded(_index_path(repo, ref), MAX_INDEX_BYTES)  # planted: a link or a FIFO is no index
+    if data is None:
         return None
     try:
         return FileIndex.parse(data)
