@@ -31,6 +31,7 @@ health in :mod:`.health`).
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import logging
 import os
@@ -47,7 +48,7 @@ from typing import IO
 
 from code_trajectory.core.errors import LockContentionError, StorageError
 from code_trajectory.core.paths import SHADOW_DIR_NAME
-from code_trajectory.git import gitcmd, packs, untrusted
+from code_trajectory.git import cat_batch, gitcmd, packs, untrusted
 from code_trajectory.git.gitcmd import BatchProcess, Git, read_exact, read_line
 
 log = logging.getLogger(__name__)
@@ -298,45 +299,10 @@ class ShadowRepo:
         for start in range(0, len(oids), self.BATCH):
             chunk = oids[start:start + self.BATCH]
 
-            def reader(stream: IO[bytes], count: int = len(chunk)) -> BaseException | None:
-                # the answers are read 64 KiB at a time (the pipe is unbuffered: a readline is a read per byte),
-                # never past the last one: what git answers beyond it is a broken stream (EOFError kills it)
-                buf, pos, failed = bytearray(), 0, None  # visit's own error: raised once every answer is read
-
-                def need(size: int) -> None:
-                    while len(buf) < size:
-                        data = stream.read(1 << 16)
-                        if not data:
-                            raise EOFError("git process ended unexpectedly")
-                        buf.extend(data)
-
-                for _ in range(count):
-                    while (end := buf.find(b"\n", pos)) < 0:
-                        need(len(buf) + 1)
-                    parts = bytes(buf[pos:end]).decode("utf-8", "replace").split()
-                    pos = end + 1
-                    if len(parts) == 2 and parts[1] == "missing":
-                        found = None
-                    elif len(parts) == 3 and parts[2].isdigit():
-                        need(pos + int(parts[2]) + 1)
-                        found = parts[1], bytes(buf[pos:pos + int(parts[2])])
-                        pos += int(parts[2]) + 1
-                    else:
-                        raise EOFError(f"unexpected cat-file header {' '.join(parts)!r}")
-                    if failed is None:
-                        try:
-                            visit(found)
-                        except Exception as exc:  # noqa: BLE001 - re-raised below
-                            failed = exc
-                    del buf[:pos]
-                    pos = 0
-                if buf:
-                    raise EOFError("cat-file answered more than it was asked")
-                return failed
-
-            failed = self._cat.request("".join(f"{oid}\n" for oid in chunk).encode(), reader)
+            failed = self._cat.request("".join(f"{oid}\n" for oid in chunk).encode(),
+                                       functools.partial(cat_batch.read_answers, count=len(chunk), visit=visit))
             if failed is not None:
-                raise failed
+                raise failed  # visit's own error, once every answer was read (the stream stays in step)
 
     def read_tree(self, oid: str | None) -> dict[bytes, TreeEntry]:
         """Return the entries of tree ``oid`` by name (bytes); None or the empty tree give ``{}``.
