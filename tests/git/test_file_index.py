@@ -18,6 +18,7 @@ from code_trajectory.git.maintenance import run_maintenance
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.history import symbol_history
 from code_trajectory.recording.recorder import Recorder
+from support import git_repo
 from support.ui import build_history, record_edit
 
 REF = "refs/heads/shadow/main"
@@ -40,11 +41,20 @@ def _record(root: Path, paths: list[str]) -> str:
         recorder.close()
 
 
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A history of 300 snapshots with maintenance after 150 and 300 (written once; each test gets a copy)."""
+    root = git_repo(tmp_path_factory.mktemp("pristine") / "project", {"README.md": "a project\n"}, branch="main",
+                    commit="initial")
+    build_history(root, 300, files=4, chunk=150, loose=True, max_functions=30, between=lambda _: _maintain(root))
+    return root
+
+
 @pytest.fixture
-def history(project: Path) -> Path:
-    build_history(project, 300, files=4, chunk=150, loose=True, max_functions=30,
-                  between=lambda _: _maintain(project))
-    return project
+def history(pristine: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "project"
+    shutil.copytree(pristine, copy, symlinks=True)
+    return copy
 
 
 def _versions(repo: ShadowRepo, start: str, path: str, lister: log.Lister | None, **options) -> list[tuple]:

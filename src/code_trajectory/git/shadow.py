@@ -31,6 +31,7 @@ health in :mod:`.health`).
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import logging
 import os
@@ -47,7 +48,7 @@ from typing import IO
 
 from code_trajectory.core.errors import GitError, LockContentionError, ObjectTooLargeError, StorageError
 from code_trajectory.core.paths import SHADOW_DIR_NAME
-from code_trajectory.git import gitcmd, packs, untrusted
+from code_trajectory.git import cat_batch, gitcmd, packs, untrusted
 from code_trajectory.git.gitcmd import BatchProcess, Git, read_exact, read_line
 
 log = logging.getLogger(__name__)
@@ -134,11 +135,6 @@ def _parse_tree(data: bytes) -> dict[bytes, TreeEntry]:
         entries[name] = TreeEntry(mode, oid)
         pos = nul + 21
     return entries
-
-
-class _TooLarge(EOFError):
-    """Raised inside ``cat-file``'s reader for an object over the limit: the batch process is restarted (its pipe
-    still holds the object) and :class:`ObjectTooLargeError` raised instead."""
 
 
 class ShadowRepo:
@@ -281,15 +277,13 @@ class ShadowRepo:
                 return None
             if len(parts) != 3 or not parts[2].isdigit():
                 raise EOFError(f"unexpected cat-file header {header!r}")
-            if int(parts[2]) > self.max_object_bytes:  # raising here restarts cat-file: its pipe holds the rest
-                raise _TooLarge(f"object {parts[0]} is {int(parts[2]):,} bytes, more than the "
-                                f"{self.max_object_bytes:,} read at most (a damaged or planted .trajectory?)")
+            cat_batch.check_size(parts[0], int(parts[2]), self.max_object_bytes)  # raising restarts cat-file
             return parts[0], parts[1], read_exact(stream, int(parts[2]) + 1)[:-1]
 
         try:
             return self._cat.request(name.encode() + b"\n", reader)
         except GitError as exc:
-            if isinstance(exc.__cause__, _TooLarge):
+            if isinstance(exc.__cause__, cat_batch.TooLarge):
                 raise ObjectTooLargeError(str(exc.__cause__)) from None
             raise
 
@@ -342,54 +336,16 @@ class ShadowRepo:
         for start in range(0, len(oids), self.BATCH):
             chunk = oids[start:start + self.BATCH]
 
-            def reader(stream: IO[bytes], count: int = len(chunk)) -> BaseException | None:
-                # the answers are read 64 KiB at a time (the pipe is unbuffered: a readline is a read per byte),
-                # never past the last one: what git answers beyond it is a broken stream (EOFError kills it)
-                buf, pos, failed = bytearray(), 0, None  # visit's own error: raised once every answer is read
-
-                def need(size: int) -> None:
-                    while len(buf) < size:
-                        data = stream.read(1 << 16)
-                        if not data:
-                            raise EOFError("git process ended unexpectedly")
-                        buf.extend(data)
-
-                for _ in range(count):
-                    while (end := buf.find(b"\n", pos)) < 0:
-                        need(len(buf) + 1)
-                    parts = bytes(buf[pos:end]).decode("utf-8", "replace").split()
-                    pos = end + 1
-                    if len(parts) == 2 and parts[1] == "missing":
-                        found = None
-                    elif len(parts) == 3 and parts[2].isdigit():
-                        if int(parts[2]) > self.max_object_bytes:  # as in _cat_file: cat-file is restarted
-                            raise _TooLarge(f"object {parts[0]} is {int(parts[2]):,} bytes, more than the "
-                                            f"{self.max_object_bytes:,} read at most (a damaged or planted "
-                                            ".trajectory?)")
-                        need(pos + int(parts[2]) + 1)
-                        found = parts[1], bytes(buf[pos:pos + int(parts[2])])
-                        pos += int(parts[2]) + 1
-                    else:
-                        raise EOFError(f"unexpected cat-file header {' '.join(parts)!r}")
-                    if failed is None:
-                        try:
-                            visit(found)
-                        except Exception as exc:  # noqa: BLE001 - re-raised below
-                            failed = exc
-                    del buf[:pos]
-                    pos = 0
-                if buf:
-                    raise EOFError("cat-file answered more than it was asked")
-                return failed
-
             try:
-                failed = self._cat.request("".join(f"{oid}\n" for oid in chunk).encode(), reader)
+                failed = self._cat.request("".join(f"{oid}\n" for oid in chunk).encode(),
+                                           functools.partial(cat_batch.read_answers, count=len(chunk), visit=visit,
+                                                             max_size=self.max_object_bytes))
             except GitError as exc:
-                if isinstance(exc.__cause__, _TooLarge):
+                if isinstance(exc.__cause__, cat_batch.TooLarge):
                     raise ObjectTooLargeError(str(exc.__cause__)) from None
                 raise
             if failed is not None:
-                raise failed
+                raise failed  # visit's own error, once every answer was read (the stream stays in step)
 
     def read_tree(self, oid: str | None) -> dict[bytes, TreeEntry]:
         """Return the entries of tree ``oid`` by name (bytes); None or the empty tree give ``{}``.

@@ -53,7 +53,7 @@ def green_proof(runs: Sequence[TestRun], query: Scope) -> TestRun | None:
 
 def _line_runs(repo: ShadowRepo, tip: str) -> tuple[list[TestRun], dict[str, list[TestRun]]]:
     """The runs on snapshots reachable from ``tip``, newest first, and the same grouped by snapshot."""
-    reachable = store.lineage(repo, tip)[0]
+    reachable = store.reachable_from(repo, tip)  # not lineage(): its consolidations are not needed here
     runs = [r for r in store.all_runs(repo) if r.commit in reachable]
     by_commit: dict[str, list[TestRun]] = {}
     for run in runs:

@@ -8,7 +8,8 @@ from typing import Any
 
 from code_trajectory.core.answer import Answer, message
 from code_trajectory.core.errors import InvalidArgumentError
-from code_trajectory.git import log
+from code_trajectory.git import indexed_log, log
+from code_trajectory.git.shadow import shadow_ref
 from code_trajectory.history import compare, narrative, render_file, versions
 from code_trajectory.project import check_range, confine, path_exists
 from code_trajectory.recording.session import ProjectSession
@@ -204,14 +205,23 @@ def diff_since_green(session: ProjectSession, filepath: str | None = None, branc
     if tip is None or tip == green.commit:
         return Answer(head + f"\n\nNothing was recorded since: the latest snapshot is green for {phrase}.", data)
     if rel is not None:
-        entries = log.file_history(repo, tip, rel)
-        after = {r.oid for r in log.read_log(repo, [f"{green.commit}..{tip}"], with_changes=False)}
-        entries = [e for e in entries if e.record.oid in after]
+        # the file's newest LOOKBACK + 1 versions, as get_file_trajectory reads them (issue 29: every version, and
+        # every commit since the green run, were read); those since the green run are the ones git's walk from the
+        # tip, down to it, lists for the file's paths
+        read = log.file_history(repo, tip, rel, limit=versions.LOOKBACK + 1,
+                                lister=indexed_log.open_log(repo, shadow_ref(branch), tip) if source is None else None)
+        paths = sorted({e.path for e in read} | {e.change.old_path for e in read if e.change.old_path})
+        after = set(repo.git.text(["rev-list", "--end-of-options", tip, f"^{green.commit}", "--", *paths]).split()
+                    if read else [])
+        entries = [e for e in read if e.record.oid in after]
         if not entries:
             return Answer(head + f"\n\n`{rel}` has not changed since then.", data)
-        shown = versions.build(repo, entries, len(entries), store.marks_for(repo, [e.record.oid for e in entries]))
+        complete = len(entries) < len(read) or len(read) <= versions.LOOKBACK  # else more since then than read
+        count = len(entries) if complete else versions.LOOKBACK
+        shown = versions.build(repo, entries, count, store.marks_for(repo, [e.record.oid for e in entries[:count]]),
+                               complete=complete)
         rendered = render_file.render(repo, rel, branch, shown, len(entries), session.settings.token_budget,
-                                      state_note=head)
+                                      state_note=head, complete=complete)
         return Answer(rendered, {**rendered.data, **data})
     records = log.read_log(repo, [f"{green.commit}..{tip}"], limit=MAX_LIMIT, first_parent=True)
     net = compare.render_net_change(repo, green.commit, repo.commit_tree_oid(tip),

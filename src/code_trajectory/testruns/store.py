@@ -190,11 +190,21 @@ def all_runs(repo: ShadowRepo) -> list[TestRun]:
     return runs
 
 
+def reachable_from(repo: ShadowRepo, tip: str) -> set[str]:
+    """The commits reachable from ``tip`` (its own snapshots and its ancestors), from one ``git rev-list``.
+
+    Raises:
+        GitError: git failed.
+    """
+    return set(repo.git.text(["rev-list", "--end-of-options", tip, "--"]).split())
+
+
 def lineage(repo: ShadowRepo, tip: str) -> tuple[set[str], dict[str, str]]:
     """What counts as "on this branch" for test runs: the commits reachable from ``tip`` (its own snapshots and
     its ancestors, such as the branch it was started from), and ``{squashed commit: consolidation}`` for the
-    snapshots that consolidations on that line replaced (read from their ``Trajectory-Squashed-Range``)."""
-    reachable = set(repo.git.text(["rev-list", tip]).split())
+    snapshots that consolidations on that line replaced (read from their ``Trajectory-Squashed-Range``; this reads
+    every commit's message: 12 s at 100,000 snapshots, so :func:`reachable_from` alone where that is enough)."""
+    reachable = reachable_from(repo, tip)
     squashed: dict[str, str] = {}
     for record in read_log(repo, [tip], first_parent=True, with_changes=False):
         span = record.trailers.get(TRAILER_SQUASHED_RANGE) if record.is_consolidation else None
