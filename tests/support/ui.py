@@ -50,7 +50,7 @@ def build_history(root: Path, count: int, *, branch: str = "main", files: int = 
     For a long history as the recorder leaves it (``bench/history.py``): ``chunk`` snapshots per ``git fast-import``
     run (0: one run), each a pack of its own, ``between(snapshots written so far)`` called after each run (the
     caller's maintenance); ``loose`` leaves each run's objects loose, as the recorder writes a snapshot's few
-    objects (``git.shadow.LOOSE_MAX_OBJECTS``), for maintenance to pack (else one pack, deltas to depth 50);
+    objects (``git.object_writer.LOOSE_MAX_OBJECTS``), for maintenance to pack (else one pack, deltas to depth 50);
     ``max_functions`` (0: no cap) caps the functions a file grows to: past it, an added function replaces the
     file's oldest added one, so files stop growing as real ones do.
 

@@ -22,26 +22,23 @@ Layout of ``.trajectory/`` (mode 0700)::
     state/                                 code-trajectory's own state (stat cache, intent, checkpoint
                                            requests to the recording process)
 
-Why one module over 450 lines: it is one job, :class:`ShadowRepo`, the only reader and writer of the shadow
-repository's objects and refs (with the cat-file process, the tree cache and the pending pack they share); what
-is not that job lives beside it (creation in :mod:`.create`, packs in :mod:`.packs`, trees in :mod:`.trees`,
-health in :mod:`.health`).
+:class:`ShadowRepo` is the one reader of the shadow repository's objects and refs (with the cat-file process and
+the tree cache they share) and the front of its writers; what is not that job lives beside it (creation in
+:mod:`.create`, writing objects and packs in :mod:`.object_writer` and :mod:`.packs`, batched cat-file answers in
+:mod:`.cat_batch`, trees in :mod:`.trees`, health in :mod:`.health`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import logging
 import os
 import re
 import stat
-import tempfile
 import threading
-import zlib
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -50,6 +47,7 @@ from code_trajectory.core.errors import GitError, LockContentionError, ObjectToo
 from code_trajectory.core.paths import SHADOW_DIR_NAME
 from code_trajectory.git import cat_batch, gitcmd, packs, untrusted
 from code_trajectory.git.gitcmd import BatchProcess, Git, read_exact, read_line
+from code_trajectory.git.object_writer import ObjectWriter
 
 log = logging.getLogger(__name__)
 
@@ -92,11 +90,6 @@ def oversize_size(data: bytes) -> int | None:
     return int(match.group(1)) if match else None
 
 _OID_RE = re.compile(r"^[0-9a-f]{40}$")
-#: A batch of at most this many objects is written as loose objects rather than a pack.
-LOOSE_MAX_OBJECTS = 12
-#: A batch writes its pack early past this many bytes or objects, bounding memory (64 MiB, 20,000 objects).
-BATCH_FLUSH_BYTES = 64 * 1024 * 1024
-BATCH_FLUSH_OBJECTS = 20_000
 
 @dataclass(frozen=True, slots=True)
 class TreeEntry:
@@ -173,8 +166,8 @@ class ShadowRepo:
         self._tree_cache_entries = 0
         self.state_dir = self.git_dir / "state"
         self._empty_tree_written = False
-        self._pending: list[tuple[bytes, bytes | packs.Deflated, str]] | None = None
-        self._pending_bytes = 0
+        #: Writes objects, loose or as packs (:mod:`code_trajectory.git.object_writer`).
+        self.objects = ObjectWriter(self.git_dir / "objects")
 
     # -- layout ----------------------------------------------------------------------------
 
@@ -391,87 +384,22 @@ class ShadowRepo:
         return first[5:].decode("ascii")
 
     def write_object(self, kind: bytes, body: bytes) -> str:
-        """Write a loose object and return its id (idempotent).
+        """Write an object and return its id (:meth:`ObjectWriter.write_object`: loose, or into the current
+        :meth:`batch`)."""
+        return self.objects.write_object(kind, body)
 
-        git's loose object format (see gitformat-loose(5) / ``git help objects``):
-        ``zlib("<kind> <size>\\0" + body)`` at ``objects/<2 hex>/<38 hex>``, written to a
-        temporary file in the same directory and linked into place, so a reader never
-        sees a partial object and a killed writer leaves only a ``tmp_obj_*`` file that
-        ``git prune`` removes. Used for trees and commits, which are small; blobs go
-        through ``git hash-object`` or ``git fast-import``.
+    def batch(self) -> contextlib.AbstractContextManager[None]:
+        """Collect the objects written inside the block and write them as one pack at its end
+        (:meth:`ObjectWriter.batch`)."""
+        return self.objects.batch()
 
-        Raises:
-            StorageError: the object directory cannot be written (disk full, removed).
-        """
-        header = kind + b" " + str(len(body)).encode() + b"\0"
-        oid = hashlib.sha1(header + body).hexdigest()
-        pending = self._pending
-        if pending is not None:  # inside batch(): collected, written as one pack at the end
-            pending.append((kind, body, oid))
-            self._pending_bytes += len(body)
-            if self._pending_bytes > BATCH_FLUSH_BYTES or len(pending) > BATCH_FLUSH_OBJECTS:
-                self._flush_pending()
-            return oid
-        directory = self.git_dir / "objects" / oid[:2]
-        final = directory / oid[2:]
-        if final.exists():
-            return oid
-        try:
-            directory.mkdir(exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix="tmp_obj_", dir=directory)
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(zlib.compress(header + body, 1))
-                os.chmod(tmp, 0o444)
-                try:
-                    os.link(tmp, final)
-                except FileExistsError:
-                    pass
-                except OSError:  # a file system without hard links
-                    os.replace(tmp, final)
-            finally:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
-        except OSError as exc:
-            raise StorageError(f"cannot write an object into {self.git_dir / 'objects'}: {exc}") from exc
-        return oid
+    def write_blob(self, data: bytes) -> str:
+        """Write ``data`` as a blob (into the current :meth:`batch` when there is one)."""
+        return self.objects.write_object(b"blob", data)
 
-    @contextlib.contextmanager
-    def batch(self) -> Iterator[None]:
-        """Collect the objects written inside the block and write them as one pack at its end.
-
-        Objects are readable from the tree cache meanwhile; nothing refers to them
-        until the block ends and the caller moves a ref. Nested blocks join the outer one.
-
-        Raises:
-            StorageError: the pack cannot be written.
-        """
-        if self._pending is not None:
-            yield
-            return
-        self._pending, self._pending_bytes = [], 0
-        try:
-            yield
-            self._flush_pending()
-        finally:
-            self._pending = None
-
-    def _flush_pending(self) -> None:
-        objects, self._pending, self._pending_bytes = self._pending or [], [], 0
-        if len(objects) <= LOOSE_MAX_OBJECTS:
-            # a handful of objects: loose files cost little and, unlike many small packs, do not slow
-            # down every later object lookup until maintenance rolls them up
-            pending, self._pending = self._pending, None
-            try:
-                for kind, body, _oid in objects:
-                    self.write_object(kind, body.inflate() if isinstance(body, packs.Deflated) else body)
-            finally:
-                self._pending = pending
-            return
-        try:
-            packs.write_pack(self.git_dir / "objects", objects)
-        except OSError as exc:
-            raise StorageError(f"cannot write a pack into {self.git_dir / 'objects'}: {exc}") from exc
+    def add_deflated_blob(self, oid: str, body: packs.Deflated) -> str:
+        """Add a blob compressed elsewhere to the current :meth:`batch` (:meth:`ObjectWriter.add_deflated`)."""
+        return self.objects.add_deflated(oid, body)
 
     def pack_count(self) -> int:
         """Number of pack files in the repository."""
@@ -479,24 +407,6 @@ class ShadowRepo:
             return sum(1 for name in os.listdir(self.git_dir / "objects" / "pack") if name.endswith(".pack"))
         except OSError:
             return 0
-
-    def write_blob(self, data: bytes) -> str:
-        """Write ``data`` as a blob (into the current :meth:`batch` when there is one)."""
-        return self.write_object(b"blob", data)
-
-    def add_deflated_blob(self, oid: str, body: packs.Deflated) -> str:
-        """Add a blob compressed elsewhere (:func:`packs.deflate_blob`) to the current :meth:`batch`.
-
-        Raises:
-            RuntimeError: called outside a batch.
-        """
-        if self._pending is None:
-            raise RuntimeError("add_deflated_blob needs a batch()")
-        self._pending.append((b"blob", body, oid))
-        self._pending_bytes += len(body.data)
-        if self._pending_bytes > BATCH_FLUSH_BYTES or len(self._pending) > BATCH_FLUSH_OBJECTS:
-            self._flush_pending()
-        return oid
 
     def write_tree(self, entries: dict[bytes, TreeEntry]) -> str:
         """Write a tree object from ``{name: entry}`` and return its id.
@@ -516,11 +426,8 @@ class ShadowRepo:
     def empty_tree(self) -> str:
         """Return the empty tree's id, writing the object once (git does not always have it on disk)."""
         if not self._empty_tree_written:
-            pending, self._pending = self._pending, None
-            try:
-                self.write_object(b"tree", b"")  # loose, so it exists even outside a batch
-            finally:
-                self._pending = pending
+            with self.objects.loose():  # so it exists even outside a batch
+                self.objects.write_object(b"tree", b"")
             self._empty_tree_written = True
         return EMPTY_TREE_OID
 
