@@ -5,8 +5,8 @@ Importing the SDK and every feature's tools takes about a second of CPU (``pytho
 start-up scan started first (in the background, or in a child process for a large project: see
 :mod:`code_trajectory.recording.session`), and :mod:`code_trajectory.server` is imported and run afterwards (issue
 29: a restart records what changed while stopped <= 1 s beyond ``git status``; ``initialize`` within 1 s). An
-initial import, which has nothing to catch up on, starts only once the server is built (see
-:mod:`code_trajectory.recording.startup`). Stops (SIGINT, SIGTERM, SIGHUP) are handled from the start, by
+initial import of a large git project, which has nothing to catch up on, starts only once the server is built
+(see :mod:`code_trajectory.recording.startup`). Stops (SIGINT, SIGTERM, SIGHUP) are handled from the start, by
 :func:`stop_on_request`.
 
 This module imports nothing of the SDK.
@@ -105,8 +105,8 @@ def run_server(project: str | None, *, debounce: float | None = None, journal_di
                force_polling: bool | None = None) -> int:
     """Run the MCP server over stdio until the client disconnects or stops it; returns the exit status.
 
-    The project is opened and its start-up scan started first (:func:`start_service`; an initial import only once
-    the server is built), then :func:`code_trajectory.server.serve_started` serves.
+    The project is opened and its start-up scan started first (:func:`start_service`; a large initial import only
+    once the server is built), then :func:`code_trajectory.server.serve_started` serves.
     """
     built = threading.Event()
 
