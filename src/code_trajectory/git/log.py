@@ -303,7 +303,8 @@ def file_history(repo: ShadowRepo, ref: str, path: str, *, limit: int | None = N
 
 class FileVersions:
     """A file's versions newest first, as :func:`file_history` reads them, read a page at a time as they are asked
-    for (pages of 64 versions, doubling up to 1,024): a walk that stops after a few versions reads a few.
+    for (pages of 64 versions, doubling up to 1,024, or 256 through a lister): a walk that stops after a few
+    versions reads a few.
 
     Supports what a walk from the newest version uses: ``bool()`` (any version left), ``versions[i]``,
     ``versions[n:]`` (the same versions without the first n, sharing the pages read) and iteration. Versions carry
@@ -315,6 +316,9 @@ class FileVersions:
 
     FIRST_PAGE = 64
     LAST_PAGE = 1024
+    #: The largest page read through a lister (a file index): a page there costs one process, not a walk of the
+    #: history, so smaller pages read fewer versions past where the walk stops.
+    LAST_LISTED_PAGE = 256
 
     def __init__(self, repo: ShadowRepo, ref: str | None, path: str, lister: Lister | None = None) -> None:
         self._pages = _Pages(repo, (ref, path) if ref else None, self.FIRST_PAGE, lister)
@@ -368,7 +372,8 @@ class _Pages:
                     self.next = (last.record.parents[0], last.change.old_path)
                 elif last.change.status != "A":  # more versions of that path below the oldest one read
                     self.next = (last.record.parents[0], last.path)
-            self.size = min(self.size * 2, FileVersions.LAST_PAGE)
+            self.size = min(self.size * 2, FileVersions.LAST_PAGE if self.lister is None
+                            else FileVersions.LAST_LISTED_PAGE)
         return self.items[position] if position < len(self.items) else None
 
 
