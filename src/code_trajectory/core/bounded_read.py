@@ -23,7 +23,10 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hooks read state files through here)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["PATTERN_FILE_LIMIT", "STATE_FILE_LIMIT", "drop_planted_cache", "read_bounded", "read_json",
            "read_json_object"]
