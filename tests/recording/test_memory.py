@@ -11,7 +11,7 @@ from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.core.memory import release_free_memory
 from code_trajectory.git import shadow
 from code_trajectory.git.shadow import MODE_FILE, ShadowRepo, TreeEntry
-from code_trajectory.recording import recorder as recorder_module
+from code_trajectory.recording import reconcile as reconcile_module
 from code_trajectory.recording import session as session_module
 from code_trajectory.recording.session import ProjectSession
 from support import write
@@ -37,9 +37,9 @@ def test_a_large_start_up_scan_keeps_no_file_list_and_no_caches(project: Path, m
     for i in range(12):
         write(project, f"pkg/m{i}.py", f"x = {i}\n")
     monkeypatch.setattr(session_module, "KEEP_STARTUP_CHANGES", 5)
-    monkeypatch.setattr(recorder_module, "RELEASE_MEMORY_AFTER_FILES", 5)
+    monkeypatch.setattr(reconcile_module, "RELEASE_MEMORY_AFTER_FILES", 5)
     released = []
-    monkeypatch.setattr(recorder_module, "release_free_memory", lambda: released.append(True))
+    monkeypatch.setattr(reconcile_module, "release_free_memory", lambda: released.append(True))
     session = ProjectSession(project, TrajectorySettings.load(project), watch=False)
     try:
         snap = session.start(background=False)

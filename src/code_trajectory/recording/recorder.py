@@ -20,7 +20,7 @@ so that two processes never interleave. A snapshot that cannot be written now
 
 Why one module over 450 lines: it is one job, :class:`Recorder`, from changed paths to one compare-and-swapped
 commit under the write lock; its neighbours already carry the rest (recovery in :mod:`.recovery`, blobs in
-:mod:`.blobs`, the full scan in :mod:`.fullscan`, messages in :mod:`code_trajectory.git.messages`).
+:mod:`.blobs`, the full scan in :mod:`.reconcile` and :mod:`.fullscan`, messages in :mod:`code_trajectory.git.messages`).
 """
 
 from __future__ import annotations
@@ -38,7 +38,6 @@ import filelock
 from code_trajectory.core.bounded_read import read_bounded
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.core.errors import LockContentionError, StorageError
-from code_trajectory.core.memory import release_free_memory
 from code_trajectory.git import diffs, health, messages, trees
 from code_trajectory.git.messages import FileChange
 from code_trajectory.git.project import ProjectRepo
@@ -46,30 +45,24 @@ from code_trajectory.git.reflog import GitOperation, ReflogCursor
 from code_trajectory.git.shadow import ShadowRepo, TreeEntry, shadow_ref
 from code_trajectory.recording import catchup, secretfiles
 from code_trajectory.recording.blobs import write_blobs, write_pinned
-from code_trajectory.recording.catchup import CatchUp
 from code_trajectory.recording.commit_message import Snapshot, compose, mark_oversize
-from code_trajectory.recording.fullscan import FullScan, ProgressFn, full_scan
 from code_trajectory.recording.handoff import Pinned
 from code_trajectory.recording.ignore import RecordingPolicy, SubtreePolicy
-from code_trajectory.recording.index_seed import IndexSeed
 from code_trajectory.recording.intent import IntentStore
 from code_trajectory.recording.opening import open_shadow_repository
+from code_trajectory.recording.reconcile import ReconcileMixin
 from code_trajectory.recording.recovery import RecoveryMixin, shadow_identity
-from code_trajectory.recording.statcache import StatCache, unchanged_checker
+from code_trajectory.recording.statcache import StatCache
 from code_trajectory.recording.worktree import FileInfo, probe, scan
 
 log = logging.getLogger(__name__)
-
-#: Files in a full scan from which its memory is handed back to the system afterwards (see
-#: :mod:`code_trajectory.core.memory`); smaller scans leave too little behind to matter.
-RELEASE_MEMORY_AFTER_FILES = 10_000
 
 #: How long a writer waits for ``.trajectory/write.lock`` before giving up for now, seconds.
 WRITE_LOCK_TIMEOUT = 10.0
 
 
 
-class Recorder(RecoveryMixin):
+class Recorder(ReconcileMixin, RecoveryMixin):
     """Records snapshots of one project into its shadow repository.
 
     Args:
@@ -379,77 +372,6 @@ class Recorder(RecoveryMixin):
             return self._commit(tree, kind=kind, note=note, oversize={}, started=started, expected=None,
                                 restored_from=restored_from)
 
-    # -- the full scan ------------------------------------------------------------------------
-
-    def work_tree_tree(self) -> str:
-        """The tree of the work tree as it is now (a full scan, objects written), without making a snapshot.
-
-        Used to compare a snapshot with the work tree. Pending changes stay pending.
-        """
-        with self._lock:
-            pending, rescan = dict(self._pending), self._pending_rescan
-            try:
-                tree = self._scan(None).tree
-            finally:
-                self._pending.update(pending)
-                self._pending_rescan = self._pending_rescan or rescan
-            return tree
-
-    def reconcile(self, *, kind: str = messages.KIND_RECONCILE, note: str | None = None,
-                  progress: ProgressFn | None = None,
-                  restored_from: tuple[str, str] | None = None, with_intent: bool = True,
-                  catch_up: CatchUp | None = None) -> Snapshot | None:
-        """Scan the whole work tree and snapshot any difference from the last recorded tree.
-
-        Args:
-            kind: ``reconcile`` (start-up, rescan) or ``checkpoint``.
-            note: the checkpoint message, if any.
-            progress: called with ``(phase, done, total)``; phases ``scan``, ``hash``, ``write``.
-            with_intent: carry the current intent; False for the start-up scan, which records what changed
-                while nothing recorded (no prompt's work: issue 22).
-            catch_up: given for the start-up scan: what git did meanwhile labels the snapshot, and the rest is
-                "changed while not recording" (:mod:`code_trajectory.recording.catchup`); the stash ids are noted.
-
-        Returns:
-            The snapshot, or None when the work tree matches the last snapshot.
-        """
-        started = time.perf_counter()
-        with self._lock:
-            self.record_handovers()
-            self._guard()
-            self._pending.clear()
-            self._pending_rescan = False
-            found = self._scan(progress)
-            try:
-                operation = None
-                if catch_up is not None:
-                    last = self.latest_commit()
-                    last_time = int(self.repo.git.text(["log", "-1", "--format=%ct", last])) if last else None
-                    operation = catchup.unrecorded_operation(self.project, self.repo.state_dir, catch_up, last_time)
-                    catchup.note_mark(self.repo.state_dir, self.project)
-                return self._commit(found.tree, kind=kind, note=note, oversize=found.oversize, started=started,
-                                    imported=found.imported, restored_from=restored_from, with_intent=with_intent,
-                                    unrecorded=catch_up is not None, unrecorded_operation=operation)
-            finally:
-                if self._scanned_files >= RELEASE_MEMORY_AFTER_FILES:
-                    self._release_memory()
-
-    def _scan(self, progress: ProgressFn | None) -> FullScan:
-        """Scan the whole work tree into a tree (see :func:`~code_trajectory.recording.fullscan.full_scan`)."""
-        with self._lock:
-            # the initial import: what the project's index knows is read meanwhile, on a thread
-            seed = (IndexSeed(self.project, self.repo, max_file_bytes=self.settings.max_file_bytes)
-                    if self.project.is_git and self._last_tree is None and self.latest_commit() is None else None)
-            found = full_scan(self.root, self.policy, self.repo, self.stat_cache, self._base_tree,
-                              max_file_bytes=self.settings.max_file_bytes, progress=progress, seed=seed)
-            self._scanned_files = found.files
-            return found
-
-    def unchanged_checker(self) -> Callable[[str, TreeEntry], bool]:
-        """``check(path, entry)``: True when the stat cache vouches that the file at ``path`` (relative to the
-        root) still holds ``entry`` (see :func:`~code_trajectory.recording.statcache.unchanged_checker`)."""
-        return unchanged_checker(self.root, self.stat_cache.load(self.policy.rules_fingerprint()).rows)
-
     def _point_head(self, ref: str) -> None:
         """Make the shadow repository's ``HEAD`` the symbolic ref ``ref`` (the branch being recorded), so a
         plain ``git --git-dir=.trajectory log`` shows it; no git process when it already is."""
@@ -458,17 +380,6 @@ class Recorder(RecoveryMixin):
             health.clear_stale_locks(self.repo.git_dir)
             self.repo.git.run(["symbolic-ref", "HEAD", ref], check=False)
         self._head_ref = ref
-
-    def _release_memory(self) -> None:
-        """Hand a large scan's memory back to the system, so a long-running server does not keep its peak.
-
-        The verdicts and trees cached during the scan are dropped first (rebuilt on demand): a few
-        thousand long-lived objects allocated among its 100,000s of short-lived ones keep Python's
-        memory arenas from being freed (measured: 110 -> 74 MiB resident after a scan of 100,000 files).
-        """
-        self.policy.invalidate()
-        self.repo.forget_trees()
-        release_free_memory()
 
     def checkpoint(self, note: str | None = None, *, kind: str = messages.KIND_CHECKPOINT) -> Snapshot | None:
         """Snapshot the exact current state now, skipping the debounce (a full scan; see also
