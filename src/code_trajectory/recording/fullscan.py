@@ -129,7 +129,7 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
     stat_cache.save(cached, hashed=hashed, removed=removed, listings=listings,
                     fingerprint=fingerprint, tree=tree, scanned_ns=scan_started_ns)
     gitvouch.refresh(root, stat_cache, cached.stat_index, listings, (
-        (lambda: {info.rel: (info.signature(), oid, scan_started_ns) for info, oid in hashed}) if base is None
+        (lambda: {i.rel: ((i.mode, i.size, i.mtime_ns, i.ctime_ns, i.ino), oid, scan_started_ns) for i, oid in hashed}) if base is None
         else (lambda: stat_cache.rows_outside(()))))
     secretfiles.save_scan(repo.state_dir, policy.denied(), contents)
     imported = sorted((p, e) for p, e in changes.items() if e is not None) if base is None else None

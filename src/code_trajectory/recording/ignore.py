@@ -85,6 +85,13 @@ def _inside(parent: str, reason: str) -> str:
     return reason if reason.startswith("inside ") else f"inside {parent}/: {reason}"
 
 
+def never_entered(name: str) -> bool:
+    """True for a directory name no rule can ever let a scan enter: ``.git`` and the shadow repository (with its
+    damaged copies and one being made). A scan need not watch such a directory's mtime (:mod:`.worktree`)."""
+    return name == ".git" or name == SHADOW_DIR_NAME or name.startswith(
+        (SHADOW_DIR_NAME + ".corrupt-", SHADOW_DIR_NAME + ".tmp-"))
+
+
 class RecordingPolicy:
     """Decides which paths under ``root`` are recorded in the shadow repository.
 
@@ -248,7 +255,7 @@ class RecordingPolicy:
         """Why ``rel`` itself is never recorded (our own exclusions), or None."""
         if name == ".git":
             return "a .git directory or file is never recorded"
-        if name == SHADOW_DIR_NAME or name.startswith((SHADOW_DIR_NAME + ".corrupt-", SHADOW_DIR_NAME + ".tmp-")):
+        if never_entered(name):
             return ("the shadow repository .trajectory/ (and damaged copies moved aside, and one being created) "
                     "are never recorded")
         if not is_dir and (is_temp_name(name) or is_atomic_temp_name(name)):

@@ -25,6 +25,7 @@ import json
 import logging
 import os
 import re
+import sys
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -408,10 +409,15 @@ def _rows(found: Iterable[tuple]) -> dict[str, Row]:
     return rows
 
 
+#: :func:`os.fsencode`'s encoding, applied inline where a scan encodes a path per file (500,000 at an import).
+_FS_ENCODING, _FS_ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
+
+
 def _insert_rows(db: sqlite3.Connection, hashed: list[tuple[FileInfo, str]], scanned_ns: int) -> None:
+    enc, errors = _FS_ENCODING, _FS_ERRORS
     db.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?)", (
-        (os.fsencode(f.rel), f.mode, f.size, f.mtime_ns, f.ctime_ns, f.ino, oid, scanned_ns,
-         os.fsencode(f.rel.rpartition("/")[0])) for f, oid in hashed))
+        (f.rel.encode(enc, errors), f.mode, f.size, f.mtime_ns, f.ctime_ns, f.ino, oid, scanned_ns,
+         f.rel.rpartition("/")[0].encode(enc, errors)) for f, oid in hashed))
 
 
 def _create_schema(db: sqlite3.Connection) -> None:

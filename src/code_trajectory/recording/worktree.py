@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from code_trajectory.git.shadow import git_mode
-from code_trajectory.recording.ignore import WalkPolicy
+from code_trajectory.recording.ignore import WalkPolicy, never_entered
 
 log = logging.getLogger(__name__)
 
@@ -334,7 +334,7 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
                     if not policy.entry_excluded(rel_dir, name, True):
                         stack.append((rel, False))
                         subdirs.append(name)
-                    else:
+                    elif not never_entered(name):  # .git's mtime moves with every git command: not watched
                         excluded.append((name, entry.stat(follow_symlinks=False).st_mtime_ns))
                     continue
                 if policy.entry_excluded(rel_dir, name, False):
