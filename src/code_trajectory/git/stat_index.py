@@ -74,27 +74,21 @@ def write_stat_index(path: Path, entries: Iterable[IndexEntry], *, sentinel: str
         OSError: the file cannot be written.
     """
     uid, gid = os.getuid() & _U32, os.getgid() & _U32
-    pack = _ENTRY.pack
-    encoded: list[tuple[bytes, str, str, int, int, int, int]] = []
+    pack, fromhex, pads = _ENTRY.pack, bytes.fromhex, [bytes(8 - (62 + n) % 8) for n in range(8)]
+    packed: list[tuple[bytes, bytes]] = []
     for rel, mode, oid, size, mtime_ns, ctime_ns, ino in [*entries, (sentinel, "100644", "0" * 40, 0, 0, 0, 0)]:
         try:
-            name = rel.encode("utf-8", "surrogateescape")
-        except UnicodeEncodeError:
+            name, oid_bytes, git_mode = rel.encode("utf-8", "surrogateescape"), fromhex(oid), int(mode, 8)
+        except (UnicodeEncodeError, ValueError):
             continue
-        if len(oid) == 40:
-            encoded.append((name, mode, oid, size, mtime_ns, ctime_ns, ino))
-    encoded.sort(key=lambda e: e[0])
-    parts = [b"DIRC", struct.pack(">II", 2, len(encoded))]
-    for name, mode, oid, size, mtime_ns, ctime_ns, ino in encoded:
-        try:
-            oid_bytes = bytes.fromhex(oid)
-        except ValueError:
-            oid_bytes = bytes(20)  # never read: git compares no content here (see the module docstring)
-        parts.append(pack(
+        if len(oid_bytes) != 20:
+            continue
+        # then 1 to 8 NULs: entries end on 8-byte boundaries
+        packed.append((name, pack(
             (ctime_ns // _NS) & _U32, ctime_ns % _NS, (mtime_ns // _NS) & _U32, mtime_ns % _NS, 0, ino & _U32,
-            int(mode, 8), uid, gid, size & _U32, oid_bytes, min(len(name), 0xFFF)))
-        parts.append(name)
-        parts.append(bytes(8 - (62 + len(name)) % 8))  # 1 to 8 NULs: entries end on 8-byte boundaries
+            git_mode, uid, gid, size & _U32, oid_bytes, min(len(name), 0xFFF)) + name + pads[len(name) % 8]))
+    packed.sort(key=lambda e: e[0])
+    parts = [b"DIRC", struct.pack(">II", 2, len(packed)), *(entry for _name, entry in packed)]
     body = b"".join(parts)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
@@ -106,7 +100,7 @@ def write_stat_index(path: Path, entries: Iterable[IndexEntry], *, sentinel: str
     except OSError:
         tmp.unlink(missing_ok=True)
         raise
-    return len(encoded) - 1
+    return len(packed) - 1
 
 
 class StatVerdict:
