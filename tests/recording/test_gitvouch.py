@@ -7,6 +7,7 @@ missing stat index, a git project whose own index is clean."""
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -152,7 +153,7 @@ def test_the_shadow_config_cannot_make_git_assume_files_unchanged(tree: Path) ->
     assert snap is not None and changes(snap) == {("pkg/sub2/deep/data.txt", "M"), ("pkg/sub0/mod.py", "M")}
 
 
-@pytest.mark.parametrize("damage", ["garbage", "foreign", "empty", "missing"])
+@pytest.mark.parametrize("damage", ["garbage", "foreign", "empty", "missing", "assume-unchanged"])
 def test_a_damaged_foreign_or_missing_stat_index_misses_nothing(tree: Path, damage: str, looked_at) -> None:
     [index] = tree.glob(".trajectory/state/statindex-*.index")
     if damage == "garbage":
@@ -161,6 +162,10 @@ def test_a_damaged_foreign_or_missing_stat_index_misses_nothing(tree: Path, dama
         write_stat_index(index, [], sentinel="elsewhere")
     elif damage == "empty":
         index.write_bytes(b"")
+    elif damage == "assume-unchanged":  # git honours the flag: the index must be refused as not ours
+        subprocess.run(["git", "update-index", "--assume-unchanged", "pkg/sub1/deep/data.txt"], cwd=tree, check=True,
+                       capture_output=True, env={**os.environ, "GIT_DIR": str(tree / ".trajectory"),
+                                                 "GIT_INDEX_FILE": str(index)})
     else:
         index.unlink()  # git reads a missing index as an empty one, which would report nothing
     write(tree, "pkg/sub1/deep/data.txt", "edited while the stat index was damaged\n")

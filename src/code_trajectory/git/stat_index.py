@@ -22,7 +22,10 @@ What this module guarantees, and what it leaves to the caller:
   nanoseconds where git is built with them), inode (low 32 bits), uid and gid.
 - A missing, empty or foreign index file would make git report nothing at all (git reads a missing index as an
   empty one). So each index holds a sentinel entry, a path the caller never creates: git must report it as gone,
-  and a verdict without it is no verdict.
+  and a verdict without it is no verdict. And since git honours an entry's assume-unchanged and skip-worktree flags
+  (which :func:`write_stat_index` never sets) and does not verify an index's checksum on a plain read, the verdict
+  also stands only when the file's SHA-1 is the one :func:`write_stat_index` returned: an index changed since
+  (by hand, or by a hostile copy of the shadow directory) is no verdict either.
 """
 
 from __future__ import annotations
@@ -53,11 +56,12 @@ VERDICT_CONFIG: tuple[str, ...] = (
 )
 
 _U32 = 0xFFFFFFFF
+_EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"  # the sentinel's blob: git refuses to rewrite a null id
 _NS = 1_000_000_000
 _ENTRY = struct.Struct(">10I20sH")
 
 
-def write_stat_index(path: Path, entries: Iterable[IndexEntry], *, sentinel: str) -> int:
+def write_stat_index(path: Path, entries: Iterable[IndexEntry], *, sentinel: str) -> tuple[int, str]:
     """Write ``entries`` to the index file ``path`` (replaced atomically), its mtime set to the epoch.
 
     Args:
@@ -68,7 +72,8 @@ def write_stat_index(path: Path, entries: Iterable[IndexEntry], *, sentinel: str
             that is not 40 hex digits, is left out.
 
     Returns:
-        how many entries were written.
+        ``(how many entries were written, the file's SHA-1 checksum in hex)``: give the checksum to
+        :class:`StatVerdict`.
 
     Raises:
         OSError: the file cannot be written.
@@ -76,7 +81,7 @@ def write_stat_index(path: Path, entries: Iterable[IndexEntry], *, sentinel: str
     uid, gid = os.getuid() & _U32, os.getgid() & _U32
     pack, fromhex, pads = _ENTRY.pack, bytes.fromhex, [bytes(8 - (62 + n) % 8) for n in range(8)]
     packed: list[tuple[bytes, bytes]] = []
-    for rel, mode, oid, size, mtime_ns, ctime_ns, ino in [*entries, (sentinel, "100644", "0" * 40, 0, 0, 0, 0)]:
+    for rel, mode, oid, size, mtime_ns, ctime_ns, ino in [*entries, (sentinel, "100644", _EMPTY_BLOB, 0, 0, 0, 0)]:
         try:
             name, oid_bytes, git_mode = rel.encode("utf-8", "surrogateescape"), fromhex(oid), int(mode, 8)
         except (UnicodeEncodeError, ValueError):
@@ -90,17 +95,18 @@ def write_stat_index(path: Path, entries: Iterable[IndexEntry], *, sentinel: str
     packed.sort(key=lambda e: e[0])
     parts = [b"DIRC", struct.pack(">II", 2, len(packed)), *(entry for _name, entry in packed)]
     body = b"".join(parts)
+    checksum = hashlib.sha1(body).digest()  # git's index checksum
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         with open(tmp, "wb") as f:
             f.write(body)
-            f.write(hashlib.sha1(body).digest())  # git's index checksum, not a security hash
+            f.write(checksum)
         os.utime(tmp, ns=(0, 0))
         os.replace(tmp, path)
     except OSError:
         tmp.unlink(missing_ok=True)
         raise
-    return len(packed) - 1
+    return len(packed) - 1, checksum.hex()
 
 
 class StatVerdict:
@@ -110,14 +116,16 @@ class StatVerdict:
         git: runs git on the shadow repository with the project as its work tree.
         index: an index written by :func:`write_stat_index`.
         sentinel: the sentinel it was written with.
+        checksum: the checksum :func:`write_stat_index` returned for it.
 
     :meth:`dirty` waits for git and returns the paths it reports (relative to the work tree), or None when git
-    failed or could not start, or did not report the sentinel (logged): the caller then looks at every file itself.
+    failed or could not start, did not report the sentinel, or the file's checksum is not ``checksum`` (logged): the
+    caller then looks at every file itself.
     """
 
-    def __init__(self, git: Git, index: Path, *, sentinel: str) -> None:
+    def __init__(self, git: Git, index: Path, *, sentinel: str, checksum: str) -> None:
         self._proc: subprocess.Popen[bytes] | None = None
-        self._sentinel, self._index = sentinel, index
+        self._sentinel, self._index, self._checksum = sentinel, index, checksum
         args = [item for key in VERDICT_CONFIG for item in ("-c", key)]
         try:
             self._proc = git.popen([*args, "diff-files", "--name-only", "-z"], stdin=subprocess.DEVNULL,
@@ -130,7 +138,11 @@ class StatVerdict:
         proc, self._proc = self._proc, None
         if proc is None:
             return None
+        intact = self._intact()  # hashed while git runs
         out, err = proc.communicate()
+        if not intact:
+            log.info("stat index: %s is not the index written (checksum); every file is looked at", self._index)
+            return None
         if proc.returncode != 0:
             log.info("stat index: git diff-files failed (%s): %s", proc.returncode,
                      err.decode("utf-8", "replace").strip()[:300])
@@ -141,6 +153,14 @@ class StatVerdict:
             return None
         found.discard(self._sentinel)
         return found
+
+    def _intact(self) -> bool:
+        """True when the file's content hashes to its trailer and the trailer is the checksum expected."""
+        try:
+            data = self._index.read_bytes()
+        except OSError:
+            return False
+        return len(data) > 20 and data[-20:].hex() == self._checksum and hashlib.sha1(data[:-20]).digest() == data[-20:]
 
     def close(self) -> None:
         """Stop git if :meth:`dirty` was not called (idempotent)."""

@@ -45,9 +45,9 @@ MIN_FILES = 2000
 STALE_SHARE = 0.1
 
 
-def _sentinel(root: Path, stat_cache: StatCache, token: str) -> str | None:
-    """The never-created path (relative to ``root``) that the index named ``token`` holds as its sentinel."""
-    rel = os.path.relpath(stat_cache.path.with_name(f"statindex-{token}.sentinel"), root)
+def _sentinel(root: Path, stat_cache: StatCache, name: str) -> str | None:
+    """The never-created path (relative to ``root``) that the index named ``name`` holds as its sentinel."""
+    rel = os.path.relpath(stat_cache.path.with_name(f"statindex-{name}.sentinel"), root)
     return None if rel.startswith("..") else rel.replace(os.sep, "/")
 
 
@@ -60,10 +60,11 @@ def start(git: Git, root: Path, stat_cache: StatCache) -> tuple[str, StatVerdict
     token = stat_cache.stat_index_token()
     if token is None:
         return None
-    index, sentinel = stat_cache.index_path(token), _sentinel(root, stat_cache, token)
+    name, _, checksum = token.partition("-")
+    index, sentinel = stat_cache.index_path(token), _sentinel(root, stat_cache, name)
     if sentinel is None or not index.is_file():
         return None
-    return token, StatVerdict(git, index, sentinel=sentinel)
+    return token, StatVerdict(git, index, sentinel=sentinel, checksum=checksum)
 
 
 def refresh(root: Path, stat_cache: StatCache, token: str | None, listings: Mapping[str, DirListing],
@@ -100,13 +101,16 @@ def refresh(root: Path, stat_cache: StatCache, token: str | None, listings: Mapp
     sentinel = _sentinel(root, stat_cache, new)
     if sentinel is None:
         return False
+    staged = stat_cache.path.with_name(f"statindex-{new}.index.new")
     try:
-        count = write_stat_index(stat_cache.index_path(new), entries, sentinel=sentinel)
+        count, checksum = write_stat_index(staged, entries, sentinel=sentinel)
+        os.replace(staged, stat_cache.index_path(f"{new}-{checksum}"))
     except OSError as exc:
         log.warning("cannot write the stat index (%s); restarts will lstat every file", exc)
+        staged.unlink(missing_ok=True)
         return False
-    if not stat_cache.save_index(new, digests):
-        stat_cache.index_path(new).unlink(missing_ok=True)
+    if not stat_cache.save_index(f"{new}-{checksum}", digests):
+        stat_cache.index_path(f"{new}-{checksum}").unlink(missing_ok=True)
         return False
     log.info("stat index written: %d files in %d directories (%d were not covered)", count, len(digests), stale)
     return True

@@ -51,8 +51,8 @@ Row = tuple[tuple[str, int, int, int, int], str, int]
 #: meta table names the stat index (``stat_index``); a layout 2 cache gains the column and keeps its rows.
 SCHEMA_VERSION = 3
 
-#: The name of a stat index token, as written by :meth:`StatCache.save_index`.
-_TOKEN = re.compile(r"[0-9a-f]{32}")
+#: A stat index's token, as written by :meth:`StatCache.save_index`: a random name, then the file's SHA-1 checksum.
+_TOKEN = re.compile(r"[0-9a-f]{32}-[0-9a-f]{40}")
 
 
 @dataclass
