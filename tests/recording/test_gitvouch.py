@@ -174,14 +174,19 @@ def test_a_damaged_foreign_or_missing_stat_index_misses_nothing(tree: Path, dama
     assert looked_at["unchanged"]  # without git's verdict, this process lstat-ed the files itself
 
 
-def test_an_edit_in_a_git_project_whose_own_index_is_clean_is_recorded(tree: Path) -> None:
+def test_an_edit_in_a_git_project_whose_own_index_is_clean_is_recorded(tree: Path, looked_at) -> None:
     git(tree, "add", "-A")
     git(tree, "commit", "-q", "-m", "all")
+    restart(tree)  # the tracked set changed: the listings are made again
+    settle(tree)
+    looked_at["unchanged"].clear()
     write(tree, "pkg/sub2/mod.py", "x = 'edited and staged while stopped'\n")
     git(tree, "add", "-A")  # the user's index is fresh: git status shows nothing unstaged
+    git(tree, "status", "--porcelain")  # and rewritten (a refresh): neither changes what is tracked
     assert git(tree, "diff-files", "--name-only").strip() == ""
     snap = restart(tree)
     assert snap is not None and changes(snap) == {("pkg/sub2/mod.py", "M")}
+    assert looked_at["unchanged"] == []  # the listings were kept, and git vouched for the other directories
 
 
 def test_a_secret_stays_out_and_a_tracked_file_git_would_ignore_is_recorded(tree: Path, monkeypatch) -> None:

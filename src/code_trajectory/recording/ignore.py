@@ -176,14 +176,15 @@ class RecordingPolicy:
 
         Covers the secret deny list, the global excludes file, ``info/exclude``, the ``.gitignore``
         files above the root (their patterns as last loaded: call :meth:`invalidate` first) and the
-        stat data of the project's index (the tracked set). Scans keep directory listings only while
-        it stays the same (:mod:`code_trajectory.recording.worktree`).
+        tracked set (:meth:`~.tracked.TrackedFiles.fingerprint`: paths and modes, so that ``git status``
+        rewriting the index changes nothing). Scans keep directory listings only while it stays the same
+        (:mod:`code_trajectory.recording.worktree`).
         """
         digest = hashlib.sha1(repr(self.deny_patterns).encode())
         with self._lock:
             for source in self._base_sources:
                 digest.update(repr((source.label, source.lead, [p[2] for p in source.rules.patterns])).encode())
-        digest.update(repr(self._tracked.stamp()).encode())
+        digest.update(self._tracked.fingerprint().encode())
         return digest.hexdigest()
 
     def _clear_verdicts(self) -> None:

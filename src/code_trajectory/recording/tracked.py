@@ -18,8 +18,10 @@ Paths are relative to the project root, ``/``-separated, without a leading ``/``
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
+import re
 import threading
 from array import array
 from collections.abc import Iterable, Iterator
@@ -139,6 +141,9 @@ class TrackedPaths:
 
 EMPTY = TrackedPaths()
 
+#: The blob id (and the space before it) of each ``ls-files -z --stage`` record: ``<mode> <object> <stage>TAB``.
+_BLOB_IDS = re.compile(rb"((?:^|\0)[0-7]{6}) [0-9a-f]{40,64}(?= [0-3]\t)")
+
 #: ``(mtime_ns, size, inode)`` of the index file, or None when it does not exist.
 IndexStamp = tuple[int, int, int] | None
 
@@ -159,6 +164,7 @@ class TrackedFiles:
         self._lock = threading.Lock()
         self._stamp: IndexStamp | bool = False  # False: never read
         self.paths: TrackedPaths = EMPTY
+        self._fingerprint: tuple[IndexStamp, str] | None = None
 
     def _stat(self) -> IndexStamp:
         if self._index is None:
@@ -172,6 +178,22 @@ class TrackedFiles:
     def stamp(self) -> IndexStamp:
         """The index's ``(mtime ns, size, inode)`` now, or None without one (one ``stat``)."""
         return self._stat()
+
+    def fingerprint(self) -> str:
+        """A digest of the tracked paths and their modes (a gitlink is not a file), not of the index file: ``git
+        status`` rewrites the index (its refresh), ``git add`` changes blob ids, and neither changes what is
+        tracked. Recomputed only when the index's :meth:`stamp` changed, from one ``git ls-files`` (C; the blob
+        ids are cut out by a regular expression, never parsed in Python). Without an index or git's answer: the
+        stamp itself."""
+        stamp = self._stat()
+        with self._lock:
+            if self._fingerprint is not None and self._fingerprint[0] == stamp:
+                return self._fingerprint[1]
+        listing = self.project.tracked_listing() if stamp is not None and self.project is not None else None
+        found = repr(stamp) if listing is None else hashlib.sha1(_BLOB_IDS.sub(rb"\1", listing)).hexdigest()
+        with self._lock:
+            self._fingerprint = (stamp, found)
+        return found
 
     @property
     def never_read(self) -> bool:
