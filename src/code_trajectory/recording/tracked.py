@@ -142,7 +142,9 @@ class TrackedPaths:
 EMPTY = TrackedPaths()
 
 #: The blob id (and the space before it) of each ``ls-files -z --stage`` record: ``<mode> <object> <stage>TAB``.
-_BLOB_IDS = re.compile(rb"((?:^|\0)[0-7]{6}) [0-9a-f]{40,64}(?= [0-3]\t)")
+#: (Matched alone, from the space, so that the replacement is a constant and the scan looks for a literal: a template
+#: would be expanded in Python for each record. A path holding `` <40 hex> 0<TAB>`` only makes two sets look alike.)
+_BLOB_IDS = re.compile(rb" [0-9a-f]{40,64}(?= [0-3]\t)")
 
 #: ``(mtime_ns, size, inode)`` of the index file, or None when it does not exist.
 IndexStamp = tuple[int, int, int] | None
@@ -190,7 +192,7 @@ class TrackedFiles:
             if self._fingerprint is not None and self._fingerprint[0] == stamp:
                 return self._fingerprint[1]
         listing = self.project.tracked_listing() if stamp is not None and self.project is not None else None
-        found = repr(stamp) if listing is None else hashlib.sha1(_BLOB_IDS.sub(rb"\1", listing)).hexdigest()
+        found = repr(stamp) if listing is None else hashlib.sha1(_BLOB_IDS.sub(b"", listing)).hexdigest()
         with self._lock:
             self._fingerprint = (stamp, found)
         return found
