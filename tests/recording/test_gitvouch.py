@@ -7,6 +7,7 @@ missing stat index, a git project whose own index is clean."""
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import time
 from pathlib import Path
@@ -203,3 +204,24 @@ def test_a_secret_stays_out_and_a_tracked_file_git_would_ignore_is_recorded(tree
         write(tree, rel, "edited while stopped\n")
     snap = restart(tree)
     assert snap is not None and changes(snap) == {("build/keep.cfg", "M")}
+
+
+def test_the_kept_fingerprint_of_the_tracked_set_follows_the_index(tree: Path) -> None:
+    write(tree, "build/made.o", "ignored by build/\n")
+    restart(tree)
+    settle(tree)
+    cache = tree / ".trajectory/state/statcache.sqlite"
+    kept = sqlite3.connect(cache).execute("SELECT value FROM meta WHERE key = 'tracked'").fetchone()[0]
+    assert kept  # a restart takes it instead of running git ls-files, while the index is the same file
+    git(tree, "add", "-f", "build/made.o")  # while stopped: now tracked, so recorded although ignored
+    snap = restart(tree)
+    assert snap is not None and changes(snap) == {("build/made.o", "A")}
+
+
+@pytest.mark.parametrize("kept", ["not json", "[[1, 2], 3]", '[["a", 2, 3], "x"]', "[[1, 2, 3], 4]"])
+def test_a_damaged_kept_fingerprint_is_ignored(tree: Path, kept: str) -> None:
+    with sqlite3.connect(tree / ".trajectory/state/statcache.sqlite") as db:
+        db.execute("INSERT OR REPLACE INTO meta VALUES ('tracked', ?)", (kept,))
+    write(tree, "pkg/sub0/mod.py", "x = 'edited'\n")
+    snap = restart(tree)
+    assert snap is not None and changes(snap) == {("pkg/sub0/mod.py", "M")}

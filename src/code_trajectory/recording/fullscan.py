@@ -74,6 +74,9 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
     """
     policy.invalidate()
     scan_started_ns = time.time_ns()
+    hint = stat_cache.tracked_hint()
+    if hint is not None:  # the last scan's fingerprint of the tracked set, while the project's index is unchanged
+        policy.tracked.remember(hint)
     fingerprint = policy.rules_fingerprint()
     started = gitvouch.start(repo.git, root, stat_cache)  # git lstats while the cache loads and the tree is walked
     try:
@@ -127,7 +130,7 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
     removed = [rel for rel in rows if rel not in files or entries.get(rel, True) is None]
     listings = _with_stats(result, files, vouched)
     stat_cache.save(cached, hashed=hashed, removed=removed, listings=listings,
-                    fingerprint=fingerprint, tree=tree, scanned_ns=scan_started_ns)
+                    fingerprint=fingerprint, tree=tree, scanned_ns=scan_started_ns, tracked=policy.tracked.known())
     gitvouch.refresh(root, stat_cache, cached.stat_index, listings, (
         (lambda: {i.rel: ((i.mode, i.size, i.mtime_ns, i.ctime_ns, i.ino), oid, scan_started_ns) for i, oid in hashed}) if base is None
         else (lambda: stat_cache.rows_outside(()))))

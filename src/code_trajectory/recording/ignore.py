@@ -171,6 +171,12 @@ class RecordingPolicy:
             self._base_sources = self._load_base_sources()
             self._refresh()
 
+    @property
+    def tracked(self) -> TrackedFiles:
+        """The tracked set this policy follows (its fingerprint can be kept across processes: see
+        :meth:`~.tracked.TrackedFiles.remember`)."""
+        return self._tracked
+
     def rules_fingerprint(self) -> str:
         """A digest of every input of the verdicts except the project's own ``.gitignore`` files.
 

@@ -226,7 +226,8 @@ class StatCache:
                      and r[0].rpartition(b"/")[0] == r[8])
 
     def save(self, loaded: CachedScan, *, hashed: list[tuple[FileInfo, str]], removed: list[str],
-             listings: dict[str, DirListing], fingerprint: str, tree: str | None, scanned_ns: int) -> None:
+             listings: dict[str, DirListing], fingerprint: str, tree: str | None, scanned_ns: int,
+             tracked: str | None = None) -> None:
         """Write what a scan learned, touching only what changed since ``loaded``.
 
         Args:
@@ -237,6 +238,7 @@ class StatCache:
             fingerprint: the rules the listings were made under.
             tree: the tree whose entries are now exactly the file rows (the scanned state), if built.
             scanned_ns: ``time.time_ns()`` when the scan started (the racy check compares mtimes with it).
+            tracked: :meth:`~.tracked.TrackedFiles.known`, kept for the next process (:meth:`tracked_hint`).
 
         When another process wrote since ``loaded``, the listings are dropped and no tree is claimed
         (its rows, facts about files, are kept). Errors are logged, never raised: the next scan does more.
@@ -269,7 +271,7 @@ class StatCache:
                          b"\0".join(map(os.fsencode, lst.files)), b"\0".join(map(os.fsencode, lst.subdirs)),
                          json.dumps(lst.excluded), lst.stats) for rel, lst in changed))
                     meta = {"generation": os.urandom(16).hex(), "rules": fingerprint if alone else "",
-                            "tree": tree if alone and tree else ""}
+                            "tree": tree if alone and tree else "", "tracked": tracked or ""}
                     db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", meta.items())
             except (sqlite3.DatabaseError, UnicodeEncodeError) as exc:
                 log.warning("cannot write the stat cache (%s); the next scan will hash more files", exc)
@@ -309,6 +311,17 @@ class StatCache:
                                    (("tree", claimed), ("generation", os.urandom(16).hex())))
             except (sqlite3.DatabaseError, UnicodeEncodeError) as exc:
                 log.warning("cannot write the stat cache (%s); the next scan will hash more files", exc)
+
+    def tracked_hint(self) -> str | None:
+        """What :meth:`save` kept as ``tracked`` (None: nothing, or an unreadable cache)."""
+        import sqlite3
+
+        with self._lock:
+            try:
+                row = self._conn().execute("SELECT value FROM meta WHERE key = 'tracked'").fetchone()
+            except sqlite3.DatabaseError:
+                return None
+        return row[0] if row and isinstance(row[0], str) and row[0] else None
 
     def stat_index_token(self) -> str | None:
         """The token of the stat index now named (see :meth:`save_index`), read alone; None when there is none."""

@@ -19,6 +19,7 @@ Paths are relative to the project root, ``/``-separated, without a leading ``/``
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import re
@@ -180,6 +181,26 @@ class TrackedFiles:
     def stamp(self) -> IndexStamp:
         """The index's ``(mtime ns, size, inode)`` now, or None without one (one ``stat``)."""
         return self._stat()
+
+    def remember(self, known: str) -> None:
+        """Take ``known`` (:meth:`known` of an earlier process, as the stat cache kept it) as the fingerprint while the
+        index's stamp is the one it names: a restart then runs no ``git ls-files`` for it. Not JSON of
+        ``[[mtime ns, size, inode], fingerprint]``: ignored."""
+        try:
+            (mtime_ns, size, ino), found = json.loads(known)
+        except (ValueError, TypeError):
+            return
+        if all(isinstance(n, int) for n in (mtime_ns, size, ino)) and isinstance(found, str):
+            with self._lock:
+                if self._fingerprint is None:
+                    self._fingerprint = ((mtime_ns, size, ino), found)
+
+    def known(self) -> str | None:
+        """The last fingerprint computed and the stamp it was computed at, for :meth:`remember`; None: none yet."""
+        with self._lock:
+            if self._fingerprint is None or self._fingerprint[0] is None:
+                return None
+            return json.dumps([list(self._fingerprint[0]), self._fingerprint[1]])
 
     def fingerprint(self) -> str:
         """A digest of the tracked paths and their modes (a gitlink is not a file), not of the index file: ``git
