@@ -156,11 +156,23 @@ class StatVerdict:
 
     def _intact(self) -> bool:
         """True when the file's content hashes to its trailer and the trailer is the checksum expected."""
+        digest = hashlib.sha1()
         try:
-            data = self._index.read_bytes()
+            with open(self._index, "rb") as f:
+                size = os.fstat(f.fileno()).st_size - 20
+                if size <= 0:
+                    return False
+                left = size
+                while left > 0:  # by chunks: a 500,000-file index is ~50 MB, and a server must not hold it
+                    chunk = f.read(min(left, 1 << 20))
+                    if not chunk:
+                        return False
+                    digest.update(chunk)
+                    left -= len(chunk)
+                trailer = f.read(20)
         except OSError:
             return False
-        return len(data) > 20 and data[-20:].hex() == self._checksum and hashlib.sha1(data[:-20]).digest() == data[-20:]
+        return trailer.hex() == self._checksum and digest.digest() == trailer
 
     def close(self) -> None:
         """Stop git if :meth:`dirty` was not called (idempotent)."""
