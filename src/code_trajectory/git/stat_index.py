@@ -78,7 +78,8 @@ def write_stat_index(path: Path, entries: Iterable[IndexEntry], *, sentinel: str
     Raises:
         OSError: the file cannot be written.
     """
-    uid, gid = os.getuid() & _U32, os.getgid() & _U32
+    uid = getattr(os, "getuid", lambda: 0)() & _U32  # (no uid on Windows: git there does not compare it)
+    gid = getattr(os, "getgid", lambda: 0)() & _U32
     pack, fromhex, pads = _ENTRY.pack, bytes.fromhex, [bytes(8 - (62 + n) % 8) for n in range(8)]
     packed: list[tuple[bytes, bytes]] = []
     for rel, mode, oid, size, mtime_ns, ctime_ns, ino in [*entries, (sentinel, "100644", _EMPTY_BLOB, 0, 0, 0, 0)]:
