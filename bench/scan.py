@@ -158,6 +158,8 @@ def main() -> int:
             generate(root, args.files, dirs, ignored)
             git_base(base, root, "init", "-q")
             git_base(base, root, "config", "core.bare", "false")
+            git_base(base, root, "config", "gc.auto", "0")  # a detached auto gc would load the runs below, and
+            # make step 5's own `git gc` fail ("gc is already running")
             t_git_import = timed(lambda: (git_base(base, root, "add", "-A"),
                                           git_base(base, root, "commit", "-q", "-m", "import")))
             recorder = Recorder.open(root, settings)

@@ -305,10 +305,13 @@ class Git:
         return self.out(args, **kwargs).decode("utf-8", "replace").strip()
 
     def popen(self, args: Sequence[str], **kwargs: Any) -> subprocess.Popen[bytes]:
-        """Start ``git <args>`` with pipes for stdin and stdout; stderr is captured too."""
+        """Start ``git <args>`` with pipes for stdin and stdout; stderr is captured too. ``env``: variables added
+        to this repository's environment (for example ``GIT_INDEX_FILE``)."""
+        extra = kwargs.pop("env", None)
         return subprocess.Popen(self.argv(args), stdin=kwargs.pop("stdin", subprocess.PIPE),
                                 stdout=subprocess.PIPE, stderr=kwargs.pop("stderr", subprocess.PIPE),
-                                cwd=self.cwd, env=self.env, bufsize=0, **kwargs)
+                                cwd=self.cwd, env=self.env if extra is None else {**self.env, **extra}, bufsize=0,
+                                **kwargs)
 
 
 def split_z(data: bytes) -> list[bytes]:

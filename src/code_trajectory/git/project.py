@@ -147,6 +147,12 @@ class ProjectRepo:
         Raises:
             GitUnavailableError: git is not on PATH.
         """
+        listing = self.tracked_listing()
+        return None if listing is None else _index_entries(listing, self.prefix.encode("utf-8", "surrogateescape"))
+
+    def tracked_listing(self) -> bytes | None:
+        """The raw output of ``git ls-files -z --stage --full-name`` in the root (see :meth:`tracked_files`), None
+        when the project is not in a work tree or git failed (logged)."""
         if self.git_dir is None or self.work_tree is None:
             return None
         env = Git(self.root / ".git", None, isolated=False).env
@@ -160,7 +166,7 @@ class ProjectRepo:
             log.warning("cannot list the files git tracks in %s: %s", self.root,
                         proc.stderr.decode("utf-8", "replace").strip())
             return None
-        return _index_entries(proc.stdout, self.prefix.encode("utf-8", "surrogateescape"))
+        return proc.stdout
 
     def current_branch(self) -> str:
         """Return the project's current branch name.

@@ -5,7 +5,8 @@ watcher vouches for. The walk reuses the directory listings of the last scan (:c
 files whose ``lstat`` facts match the stat cache are not read (:mod:`.statcache`), the others are hashed on worker
 threads (:func:`~.blobs.write_blobs`), and the new tree is edited from the base tree along the changed paths only
 (:func:`~code_trajectory.git.trees.apply_changes`). When the stat cache's rows describe the base tree, that tree
-is not even listed.
+is not even listed. In a large project git ``lstat``s the files of unchanged directories for the scan, on threads,
+against a stat index of ours (:mod:`.gitvouch`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from code_trajectory.git import trees
 from code_trajectory.git.shadow import ShadowRepo, TreeEntry
-from code_trajectory.recording import secretfiles
+from code_trajectory.recording import gitvouch, secretfiles
 from code_trajectory.recording.blobs import write_blobs
 from code_trajectory.recording.ignore import RecordingPolicy
 from code_trajectory.recording.statcache import CachedScan, Row, RowEntries, StatCache
@@ -73,10 +74,19 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
     """
     policy.invalidate()
     scan_started_ns = time.time_ns()
+    hint = stat_cache.tracked_hint()
+    if hint is not None:  # the last scan's fingerprint of the tracked set, while the project's index is unchanged
+        policy.tracked.remember(hint)
     fingerprint = policy.rules_fingerprint()
-    cached = stat_cache.load(fingerprint, rows=False)
-    result = scan(root, policy, listings=cached.listings, skip_clean=True,
-                  progress=(lambda n: progress("scan", n, None)) if progress else None)
+    started = gitvouch.start(repo.git, root, stat_cache)  # git lstats while the cache loads and the tree is walked
+    try:
+        cached = stat_cache.load(fingerprint, rows=False)
+        verdict = started[1] if started is not None and started[0] == cached.stat_index else None
+        result = scan(root, policy, listings=cached.listings, skip_clean=True, verdict=verdict.dirty if verdict else None,
+                      progress=(lambda n: progress("scan", n, None)) if progress else None)
+    finally:
+        if started is not None:
+            started[1].close()
     for rel, why in result.skipped[:20]:
         log.info("not recorded: %s (%s)", rel, why)
     base = base_tree()
@@ -118,8 +128,12 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
         tree = trees.apply_changes(repo, base, changes) if changes or base is None else base
     vouched.update(info.rel for info, _oid in hashed if info.mtime_ns + RACY_MARGIN_NS <= scan_started_ns)
     removed = [rel for rel in rows if rel not in files or entries.get(rel, True) is None]
-    stat_cache.save(cached, hashed=hashed, removed=removed, listings=_with_stats(result, files, vouched),
-                    fingerprint=fingerprint, tree=tree, scanned_ns=scan_started_ns)
+    listings = _with_stats(result, files, vouched)
+    stat_cache.save(cached, hashed=hashed, removed=removed, listings=listings,
+                    fingerprint=fingerprint, tree=tree, scanned_ns=scan_started_ns, tracked=policy.tracked.known())
+    gitvouch.refresh(root, stat_cache, cached.stat_index, listings, (
+        (lambda: {i.rel: ((i.mode, i.size, i.mtime_ns, i.ctime_ns, i.ino), oid, scan_started_ns) for i, oid in hashed}) if base is None
+        else (lambda: stat_cache.rows_outside(()))))
     secretfiles.save_scan(repo.state_dir, policy.denied(), contents)
     imported = sorted((p, e) for p, e in changes.items() if e is not None) if base is None else None
     return FullScan(tree, base, oversize, imported, result.count())

@@ -86,6 +86,13 @@ def _inside(parent: str, reason: str) -> str:
     return reason if reason.startswith("inside ") else f"inside {parent}/: {reason}"
 
 
+def never_entered(name: str) -> bool:
+    """True for a directory name no rule can ever let a scan enter: ``.git`` and the shadow repository (with its
+    damaged copies and one being made). A scan need not watch such a directory's mtime (:mod:`.worktree`)."""
+    return name == ".git" or name == SHADOW_DIR_NAME or name.startswith(
+        (SHADOW_DIR_NAME + ".corrupt-", SHADOW_DIR_NAME + ".tmp-"))
+
+
 class RecordingPolicy:
     """Decides which paths under ``root`` are recorded in the shadow repository.
 
@@ -165,19 +172,26 @@ class RecordingPolicy:
             self._base_sources = self._load_base_sources()
             self._refresh()
 
+    @property
+    def tracked(self) -> TrackedFiles:
+        """The tracked set this policy follows (its fingerprint can be kept across processes: see
+        :meth:`~.tracked.TrackedFiles.remember`)."""
+        return self._tracked
+
     def rules_fingerprint(self) -> str:
         """A digest of every input of the verdicts except the project's own ``.gitignore`` files.
 
         Covers the secret deny list, the global excludes file, ``info/exclude``, the ``.gitignore``
         files above the root (their patterns as last loaded: call :meth:`invalidate` first) and the
-        stat data of the project's index (the tracked set). Scans keep directory listings only while
-        it stays the same (:mod:`code_trajectory.recording.worktree`).
+        tracked set (:meth:`~.tracked.TrackedFiles.fingerprint`: paths and modes, so that ``git status``
+        rewriting the index changes nothing). Scans keep directory listings only while it stays the same
+        (:mod:`code_trajectory.recording.worktree`).
         """
         digest = hashlib.sha1(repr(self.deny_patterns).encode())
         with self._lock:
             for source in self._base_sources:
                 digest.update(repr((source.label, source.lead, [p[2] for p in source.rules.patterns])).encode())
-        digest.update(repr(self._tracked.stamp()).encode())
+        digest.update(self._tracked.fingerprint().encode())
         return digest.hexdigest()
 
     def _clear_verdicts(self) -> None:
@@ -249,7 +263,7 @@ class RecordingPolicy:
         """Why ``rel`` itself is never recorded (our own exclusions), or None."""
         if name == ".git":
             return "a .git directory or file is never recorded"
-        if name == SHADOW_DIR_NAME or name.startswith((SHADOW_DIR_NAME + ".corrupt-", SHADOW_DIR_NAME + ".tmp-")):
+        if never_entered(name):
             return ("the shadow repository .trajectory/ (and damaged copies moved aside, and one being created) "
                     "are never recorded")
         if not is_dir and (is_temp_name(name) or is_atomic_temp_name(name)):

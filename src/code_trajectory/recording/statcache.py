@@ -25,6 +25,7 @@ import json
 import logging
 import os
 import re
+import sys
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -47,7 +48,12 @@ Row = tuple[tuple[str, int, int, int, int], str, int]
 #: The layout of the tables (``PRAGMA user_version``); a cache of another layout is dropped and rebuilt.
 #: 2: each file row names its directory (``dir``, indexed) and each listing packs its files' ``lstat`` facts
 #: (``stats``), so a restart reads only the rows of directories that changed.
-SCHEMA_VERSION = 2
+#: 3: each listing notes the digest of what the stat index holds for it (``indexed``, :mod:`.gitvouch`) and the
+#: meta table names the stat index (``stat_index``); a layout 2 cache gains the column and keeps its rows.
+SCHEMA_VERSION = 3
+
+#: A stat index's token, as written by :meth:`StatCache.save_index`: a random name, then the file's SHA-1 checksum.
+_TOKEN = re.compile(r"[0-9a-f]{32}-[0-9a-f]{40}")
 
 
 @dataclass
@@ -58,6 +64,8 @@ class CachedScan:
     listings: dict[str, DirListing] = field(default_factory=dict)
     tree: str | None = None
     generation: str | None = None
+    #: the stat index the listings' :attr:`~.worktree.DirListing.indexed` digests describe (a token), if any
+    stat_index: str | None = None
 
     def entries(self) -> RowEntries:
         """The rows as tree entries (path relative to the root -> mode and blob id): :attr:`tree`'s content."""
@@ -135,7 +143,11 @@ class StatCache:
         db.execute("PRAGMA synchronous=NORMAL")
         if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
             with immediate_transaction(db):  # another process may be upgrading too: check again, inside
-                if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                version = db.execute("PRAGMA user_version").fetchone()[0]
+                if version == 2:
+                    db.execute("ALTER TABLE dirs ADD COLUMN indexed BLOB")
+                    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                elif version != SCHEMA_VERSION:
                     _create_schema(db)
         db.execute("SELECT count(*) FROM files").fetchone()
         return db
@@ -161,22 +173,25 @@ class StatCache:
                     found_rows = (db.execute("SELECT path, mode, size, mtime_ns, ctime_ns, ino, oid, scanned_ns"
                                              " FROM files").fetchall() if rows else [])
                     dirs = (db.execute("SELECT path, mtime_ns, ino, scanned_ns, ignore_file, files, subdirs,"
-                                       " excluded, stats FROM dirs").fetchall()
+                                       " excluded, stats, indexed FROM dirs").fetchall()
                             if meta.get("rules") == fingerprint else [])
                 finally:
                     db.execute("COMMIT")
             except sqlite3.DatabaseError as exc:
                 log.warning("stat cache unreadable (%s); every file will be hashed", exc)
                 return CachedScan()
-        found = CachedScan(tree=meta.get("tree") or None, generation=meta.get("generation"))
+        token = meta.get("stat_index")
+        found = CachedScan(tree=meta.get("tree") or None, generation=meta.get("generation"),
+                           stat_index=token if isinstance(token, str) and _TOKEN.fullmatch(token) else None)
         found.rows = _rows(found_rows)
-        for path, mtime_ns, ino, scanned_ns, ignore_file, files, subdirs, excluded, stats in dirs:
+        for path, mtime_ns, ino, scanned_ns, ignore_file, files, subdirs, excluded, stats, indexed in dirs:
             try:
                 found.listings[os.fsdecode(path)] = DirListing(
                     (mtime_ns, ino), scanned_ns, tuple(json.loads(ignore_file)) if ignore_file else None,
                     _names(files), _names(subdirs),
                     tuple((n, m) for n, m in json.loads(excluded)) if excluded != "[]" else (),
-                    stats if isinstance(stats, bytes) else None)
+                    stats if isinstance(stats, bytes) else None,
+                    indexed if isinstance(indexed, bytes) and found.stat_index else None)
             except (ValueError, TypeError):
                 log.debug("stat cache: listing of %r is not one; that directory will be read", path)
         return found
@@ -213,7 +228,8 @@ class StatCache:
                      and r[0].rpartition(b"/")[0] == r[8])
 
     def save(self, loaded: CachedScan, *, hashed: list[tuple[FileInfo, str]], removed: list[str],
-             listings: dict[str, DirListing], fingerprint: str, tree: str | None, scanned_ns: int) -> None:
+             listings: dict[str, DirListing], fingerprint: str, tree: str | None, scanned_ns: int,
+             tracked: str | None = None) -> None:
         """Write what a scan learned, touching only what changed since ``loaded``.
 
         Args:
@@ -224,6 +240,7 @@ class StatCache:
             fingerprint: the rules the listings were made under.
             tree: the tree whose entries are now exactly the file rows (the scanned state), if built.
             scanned_ns: ``time.time_ns()`` when the scan started (the racy check compares mtimes with it).
+            tracked: :meth:`~.tracked.TrackedFiles.known`, kept for the next process (:meth:`tracked_hint`).
 
         When another process wrote since ``loaded``, the listings are dropped and no tree is claimed
         (its rows, facts about files, are kept). Errors are logged, never raised: the next scan does more.
@@ -245,13 +262,18 @@ class StatCache:
                         db.execute("DELETE FROM dirs")
                         changed, gone = (list(listings.items()), []) if alone else ([], [])
                     db.executemany("DELETE FROM dirs WHERE path = ?", ((os.fsencode(p),) for p in gone))
-                    db.executemany("INSERT OR REPLACE INTO dirs VALUES (?,?,?,?,?,?,?,?,?)", (
+                    db.executemany(  # an upsert: the listing's ``indexed`` digest stays (it names what it vouches for)
+                        "INSERT INTO dirs (path, mtime_ns, ino, scanned_ns, ignore_file, files, subdirs, excluded,"
+                        " stats) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT (path) DO UPDATE SET mtime_ns ="
+                        " excluded.mtime_ns, ino = excluded.ino, scanned_ns = excluded.scanned_ns, ignore_file ="
+                        " excluded.ignore_file, files = excluded.files, subdirs = excluded.subdirs, excluded ="
+                        " excluded.excluded, stats = excluded.stats", (
                         (os.fsencode(rel), lst.signature[0], lst.signature[1], lst.scanned_ns,
                          json.dumps(lst.ignore_file) if lst.ignore_file else None,
                          b"\0".join(map(os.fsencode, lst.files)), b"\0".join(map(os.fsencode, lst.subdirs)),
                          json.dumps(lst.excluded), lst.stats) for rel, lst in changed))
                     meta = {"generation": os.urandom(16).hex(), "rules": fingerprint if alone else "",
-                            "tree": tree if alone and tree else ""}
+                            "tree": tree if alone and tree else "", "tracked": tracked or ""}
                     db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", meta.items())
             except (sqlite3.DatabaseError, UnicodeEncodeError) as exc:
                 log.warning("cannot write the stat cache (%s); the next scan will hash more files", exc)
@@ -291,6 +313,56 @@ class StatCache:
                                    (("tree", claimed), ("generation", os.urandom(16).hex())))
             except (sqlite3.DatabaseError, UnicodeEncodeError) as exc:
                 log.warning("cannot write the stat cache (%s); the next scan will hash more files", exc)
+
+    def tracked_hint(self) -> str | None:
+        """What :meth:`save` kept as ``tracked`` (None: nothing, or an unreadable cache)."""
+        import sqlite3
+
+        with self._lock:
+            try:
+                row = self._conn().execute("SELECT value FROM meta WHERE key = 'tracked'").fetchone()
+            except sqlite3.DatabaseError:
+                return None
+        return row[0] if row and isinstance(row[0], str) and row[0] else None
+
+    def stat_index_token(self) -> str | None:
+        """The token of the stat index now named (see :meth:`save_index`), read alone; None when there is none."""
+        import sqlite3
+
+        with self._lock:
+            try:
+                row = self._conn().execute("SELECT value FROM meta WHERE key = 'stat_index'").fetchone()
+            except sqlite3.DatabaseError:
+                return None
+        return row[0] if row and isinstance(row[0], str) and _TOKEN.fullmatch(row[0]) else None
+
+    def index_path(self, token: str) -> Path:
+        """The file of the stat index named ``token`` (a token :meth:`load` or :meth:`stat_index_token` gave)."""
+        return self.path.with_name(f"statindex-{token}.index")
+
+    def save_index(self, token: str, digests: Mapping[str, bytes]) -> bool:
+        """Name the stat index ``token`` (its file written already) and note, per directory (path relative to the
+        root), the :func:`~.worktree.listing_digest` it was written from; every other directory's digest goes.
+        Stat index files named by no token are removed afterwards. Returns False when the cache cannot be written
+        (logged)."""
+        import sqlite3
+
+        with self._lock:
+            try:
+                db = self._conn()
+                with immediate_transaction(db):
+                    db.execute("UPDATE dirs SET indexed = NULL")
+                    db.executemany("UPDATE dirs SET indexed = ? WHERE path = ?",
+                                   ((digest, os.fsencode(rel)) for rel, digest in digests.items()))
+                    db.execute("INSERT OR REPLACE INTO meta VALUES ('stat_index', ?)", (token,))
+            except (sqlite3.DatabaseError, UnicodeEncodeError) as exc:
+                log.warning("cannot write the stat cache (%s); the next scan will lstat every file", exc)
+                return False
+        for old in self.path.parent.glob("statindex-*.index"):
+            if old.name != self.index_path(token).name:
+                with contextlib.suppress(OSError):
+                    old.unlink()
+        return True
 
     def close(self) -> None:
         """Close the database (idempotent)."""
@@ -352,10 +424,15 @@ def _rows(found: Iterable[tuple]) -> dict[str, Row]:
     return rows
 
 
+#: :func:`os.fsencode`'s encoding, applied inline where a scan encodes a path per file (500,000 at an import).
+_FS_ENCODING, _FS_ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
+
+
 def _insert_rows(db: sqlite3.Connection, hashed: list[tuple[FileInfo, str]], scanned_ns: int) -> None:
+    enc, errors = _FS_ENCODING, _FS_ERRORS
     db.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?)", (
-        (os.fsencode(f.rel), f.mode, f.size, f.mtime_ns, f.ctime_ns, f.ino, oid, scanned_ns,
-         os.fsencode(f.rel.rpartition("/")[0])) for f, oid in hashed))
+        (f.rel.encode(enc, errors), f.mode, f.size, f.mtime_ns, f.ctime_ns, f.ino, oid, scanned_ns,
+         f.rel.rpartition("/")[0].encode(enc, errors)) for f, oid in hashed))
 
 
 def _create_schema(db: sqlite3.Connection) -> None:
@@ -367,6 +444,6 @@ def _create_schema(db: sqlite3.Connection) -> None:
                " ctime_ns INTEGER, ino INTEGER, oid TEXT, scanned_ns INTEGER, dir BLOB)")
     db.execute("CREATE INDEX files_dir ON files (dir)")
     db.execute("CREATE TABLE dirs (path BLOB PRIMARY KEY, mtime_ns INTEGER, ino INTEGER, scanned_ns INTEGER,"
-               " ignore_file TEXT, files BLOB, subdirs BLOB, excluded TEXT, stats BLOB)")
+               " ignore_file TEXT, files BLOB, subdirs BLOB, excluded TEXT, stats BLOB, indexed BLOB)")
     db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

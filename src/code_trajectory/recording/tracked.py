@@ -18,8 +18,11 @@ Paths are relative to the project root, ``/``-separated, without a leading ``/``
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import os
+import re
 import threading
 from array import array
 from collections.abc import Iterable, Iterator
@@ -139,6 +142,11 @@ class TrackedPaths:
 
 EMPTY = TrackedPaths()
 
+#: The blob id (and the space before it) of each ``ls-files -z --stage`` record: ``<mode> <object> <stage>TAB``.
+#: (Matched alone, from the space, so that the replacement is a constant and the scan looks for a literal: a template
+#: would be expanded in Python for each record. A path holding `` <40 hex> 0<TAB>`` only makes two sets look alike.)
+_BLOB_IDS = re.compile(rb" [0-9a-f]{40,64}(?= [0-3]\t)")
+
 #: ``(mtime_ns, size, inode)`` of the index file, or None when it does not exist.
 IndexStamp = tuple[int, int, int] | None
 
@@ -159,6 +167,7 @@ class TrackedFiles:
         self._lock = threading.Lock()
         self._stamp: IndexStamp | bool = False  # False: never read
         self.paths: TrackedPaths = EMPTY
+        self._fingerprint: tuple[IndexStamp, str] | None = None
 
     def _stat(self) -> IndexStamp:
         if self._index is None:
@@ -172,6 +181,42 @@ class TrackedFiles:
     def stamp(self) -> IndexStamp:
         """The index's ``(mtime ns, size, inode)`` now, or None without one (one ``stat``)."""
         return self._stat()
+
+    def remember(self, known: str) -> None:
+        """Take ``known`` (:meth:`known` of an earlier process, as the stat cache kept it) as the fingerprint while the
+        index's stamp is the one it names: a restart then runs no ``git ls-files`` for it. Not JSON of
+        ``[[mtime ns, size, inode], fingerprint]``: ignored."""
+        try:
+            (mtime_ns, size, ino), found = json.loads(known)
+        except (ValueError, TypeError):
+            return
+        if all(isinstance(n, int) for n in (mtime_ns, size, ino)) and isinstance(found, str):
+            with self._lock:
+                if self._fingerprint is None:
+                    self._fingerprint = ((mtime_ns, size, ino), found)
+
+    def known(self) -> str | None:
+        """The last fingerprint computed and the stamp it was computed at, for :meth:`remember`; None: none yet."""
+        with self._lock:
+            if self._fingerprint is None or self._fingerprint[0] is None:
+                return None
+            return json.dumps([list(self._fingerprint[0]), self._fingerprint[1]])
+
+    def fingerprint(self) -> str:
+        """A digest of the tracked paths and their modes (a gitlink is not a file), not of the index file: ``git
+        status`` rewrites the index (its refresh), ``git add`` changes blob ids, and neither changes what is
+        tracked. Recomputed only when the index's :meth:`stamp` changed, from one ``git ls-files`` (C; the blob
+        ids are cut out by a regular expression, never parsed in Python). Without an index or git's answer: the
+        stamp itself."""
+        stamp = self._stat()
+        with self._lock:
+            if self._fingerprint is not None and self._fingerprint[0] == stamp:
+                return self._fingerprint[1]
+        listing = self.project.tracked_listing() if stamp is not None and self.project is not None else None
+        found = repr(stamp) if listing is None else hashlib.sha1(_BLOB_IDS.sub(b"", listing)).hexdigest()
+        with self._lock:
+            self._fingerprint = (stamp, found)
+        return found
 
     @property
     def never_read(self) -> bool:

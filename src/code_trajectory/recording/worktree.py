@@ -9,6 +9,7 @@ point outside the project are harmless. FIFOs, sockets and devices are skipped.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import stat
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from code_trajectory.git.shadow import git_mode
-from code_trajectory.recording.ignore import WalkPolicy
+from code_trajectory.recording.ignore import WalkPolicy, never_entered
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +79,9 @@ class DirListing:
     #: :func:`pack_stats` of ``files`` when the stat cache held a row (blob id, out of the racy window) for each
     #: of them, else None; while the files' ``lstat`` facts still pack to it, none of them changed
     stats: bytes | None = None
+    #: :func:`listing_digest` of this listing when the stat index (:mod:`.gitvouch`) was written with ``stats``
+    #: as its files' entries, else None
+    indexed: bytes | None = None
 
     def trusted(self, directory: str, signature: tuple[int, int], ignore_file: IgnoreFileStamp) -> bool:
         """True when the directory still has the names listed (same stat, not racy, same ``.gitignore``,
@@ -105,6 +109,34 @@ def pack_stats(infos: Iterable[FileInfo]) -> bytes | None:
     except OverflowError:
         return None
     return packed.tobytes()
+
+
+def listing_digest(listing: DirListing) -> bytes | None:
+    """A digest of ``listing``'s file names and packed ``lstat`` facts (None without them): equal digests, the same
+    files with the same facts (see :attr:`DirListing.indexed`)."""
+    if listing.stats is None:
+        return None
+    names = "\0".join(listing.files).encode("utf-8", "surrogateescape")
+    return hashlib.blake2b(listing.stats + b"\0" + names, digest_size=16).digest()
+
+
+def _dir_unchanged(directory: str, listing: DirListing) -> bool:
+    """True when the directory still has ``listing``'s names (see :meth:`DirListing.trusted`); its files are not
+    looked at (git's verdict on the stat index covers them: :func:`scan`).
+
+    Raises:
+        _IgnoreFileChanged: the directory's ``.gitignore`` is not the listing's.
+    """
+    try:
+        st = os.lstat(directory)
+    except OSError:
+        return False
+    if not stat.S_ISDIR(st.st_mode):
+        return False
+    ignore_file = _ignore_file_stamp(directory)
+    if ignore_file != listing.ignore_file:
+        raise _IgnoreFileChanged(directory)
+    return listing.trusted(directory, (st.st_mtime_ns, st.st_ino), ignore_file)
 
 
 def _unchanged(directory: str, listing: DirListing) -> bool:
@@ -199,8 +231,17 @@ class _IgnoreFileChanged(Exception):
     """A ``.gitignore`` changed under a listed directory: the verdicts below it may have too."""
 
 
+class _VerdictUnusable(Exception):
+    """A directory git's verdict sent back to be looked at has lost a listed file: scan without the verdict."""
+
+
+#: The paths whose ``lstat`` no longer matches the stat index (relative to the root), None: no verdict.
+Verdict = Callable[[], "set[str] | None"]
+
+
 def scan(root: Path, policy: WalkPolicy, *, progress: Callable[[int], None] | None = None,
-         listings: Mapping[str, DirListing] | None = None, skip_clean: bool = False) -> ScanResult:
+         listings: Mapping[str, DirListing] | None = None, skip_clean: bool = False,
+         verdict: Verdict | None = None) -> ScanResult:
     """Walk the work tree under ``root`` and return every recordable file.
 
     Args:
@@ -213,26 +254,38 @@ def scan(root: Path, policy: WalkPolicy, *, progress: Callable[[int], None] | No
             the scan start over without them.
         skip_clean: a trusted listing whose files' ``lstat`` facts still pack to its
             :attr:`DirListing.stats` goes to ``clean``, its files left out of ``files``.
+        verdict: with ``skip_clean``, git's verdict on the stat index (:mod:`.gitvouch`), called once after the
+            walk: a trusted listing whose :attr:`DirListing.indexed` is its :func:`listing_digest` is clean without
+            an ``lstat`` of its files unless the verdict names one of them (or gives None).
 
     Unreadable directories are skipped (logged, listed in ``skipped``).
     """
     try:
-        return _scan(root, policy, progress, listings or {}, skip_clean)
+        try:
+            return _scan(root, policy, progress, listings or {}, skip_clean, verdict if skip_clean else None)
+        except _VerdictUnusable:
+            return _scan(root, policy, progress, listings or {}, skip_clean, None)
     except _IgnoreFileChanged:
-        return _scan(root, policy, progress, {}, False)
+        return _scan(root, policy, progress, {}, False, None)
 
 
 def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None,
-          listings: Mapping[str, DirListing], skip_clean: bool) -> ScanResult:
+          listings: Mapping[str, DirListing], skip_clean: bool, verdict: Verdict | None) -> ScanResult:
     started_ns = time.time_ns()
     result = ScanResult({}, [], [])
     files, skipped = result.files, result.skipped
+    by_git: dict[str, DirListing] = {}  # clean on git's verdict, still to be heard
     stack: list[tuple[str, bool]] = [("", False)]  # (directory, whether its parent's listing was reused)
     while stack:
         rel_dir, parent_reused = stack.pop()
         directory = f"{root}/{rel_dir}" if rel_dir else str(root)
         old = listings.get(rel_dir)
-        if skip_clean and old is not None and old.stats is not None and _unchanged(directory, old):
+        git_vouches = (verdict is not None and old is not None and old.indexed is not None
+                       and old.indexed == listing_digest(old))
+        if skip_clean and old is not None and old.stats is not None and (
+                _dir_unchanged(directory, old) if git_vouches else _unchanged(directory, old)):
+            if git_vouches:
+                by_git[rel_dir] = old
             result.directories.append(rel_dir)
             result.listings[rel_dir] = result.clean[rel_dir] = old
             result.reused += 1
@@ -281,7 +334,7 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
                     if not policy.entry_excluded(rel_dir, name, True):
                         stack.append((rel, False))
                         subdirs.append(name)
-                    else:
+                    elif not never_entered(name):  # .git's mtime moves with every git command: not watched
                         excluded.append((name, entry.stat(follow_symlinks=False).st_mtime_ns))
                     continue
                 if policy.entry_excluded(rel_dir, name, False):
@@ -299,7 +352,34 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
                 progress(len(files))
         result.listings[rel_dir] = DirListing(signature, started_ns, ignore_file, tuple(names), tuple(subdirs),
                                                  tuple(excluded))
+    if by_git and verdict is not None:
+        _hear_verdict(root, result, by_git, verdict())
     return result
+
+
+def _hear_verdict(root: Path, result: ScanResult, by_git: Mapping[str, DirListing], dirty: set[str] | None) -> None:
+    """Look at the files of the directories ``dirty`` names (or of all of them, when git gave no verdict) that
+    the walk took as clean on git's word (``by_git``): a directory with a changed file leaves ``clean``.
+
+    Raises:
+        _VerdictUnusable: a listed file is gone from a directory whose names did not change (it changed during
+            the scan): the caller scans again without the verdict.
+    """
+    dirty_dirs = None if dirty is None else {p.rpartition("/")[0] for p in dirty}
+    for rel_dir, listing in by_git.items():
+        if rel_dir not in result.clean:
+            continue  # the walk found the directory itself changed
+        directory = f"{root}/{rel_dir}" if rel_dir else str(root)
+        if dirty_dirs is None:
+            if _unchanged(directory, listing):
+                continue
+        elif rel_dir not in dirty_dirs:
+            continue
+        relisted = _relisted(directory, rel_dir, listing)
+        if relisted is None:
+            raise _VerdictUnusable(rel_dir)
+        del result.clean[rel_dir]
+        result.files.update((info.rel, info) for info in relisted)
 
 
 def probe(root: Path, rel: str) -> FileInfo | str | None:

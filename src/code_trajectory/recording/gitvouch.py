@@ -1,0 +1,139 @@
+"""git vouches for the files of a full scan: the stat cache's facts also kept as a git index, checked by git.
+
+A restart of a large project spends its time on one ``lstat`` per file, to tell which files changed while nothing
+recorded. In Python that loop costs more than all of ``git status``, whose loop runs in C on threads (issue 29: a
+restart recorded <= 1 s beyond ``git status`` at 500,000 files). So after a full scan the files' ``lstat`` facts are
+also written as a private git index (:mod:`code_trajectory.git.stat_index`, ``.trajectory/state/statindex-*.index``),
+and the next full scan starts ``git diff-files`` on it before it walks the tree: a directory whose names did not
+change (its listing is trusted, :class:`~.worktree.DirListing`) is then clean without an ``lstat`` of its files,
+unless git names one of them (:func:`~.worktree.scan`).
+
+Why a file git does not name is unchanged: its directory's listing packed the ``lstat`` facts of its files when
+the stat cache held a trusted row for each (:attr:`~.worktree.DirListing.stats`), and the index was written from
+those very rows, so the listing notes the digest of what the index holds for it
+(:attr:`~.worktree.DirListing.indexed`, compared with :func:`~.worktree.listing_digest`); git saw the file with the
+entry's facts. A row is written to the index only when its file's mtime and ctime are at least
+:data:`~.worktree.RACY_MARGIN_NS` older than the scan that took them: git may compare whole seconds only, and any
+change after the scan sets a ctime in a later second. Anything else (no index, a listing whose digest is not the
+index's, git failing or its verdict not ours) falls back to this process's own ``lstat`` of the files.
+
+The index is written at the initial import, and again when more than :data:`STALE_SHARE` of the files it could cover
+are not in it (changes since: those directories are looked at in Python meanwhile, correct but slower). The rows
+are the cache's: the index holds nothing the stat cache does not.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from array import array
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from code_trajectory.git.gitcmd import Git
+from code_trajectory.git.stat_index import IndexEntry, StatVerdict, write_stat_index
+from code_trajectory.recording.statcache import Row, StatCache
+from code_trajectory.recording.worktree import RACY_MARGIN_NS, DirListing, listing_digest
+
+__all__ = ["MIN_FILES", "STALE_SHARE", "refresh", "start"]
+
+log = logging.getLogger(__name__)
+
+#: Below this many files a scan keeps to its own ``lstat`` loop: a git process costs about as much as it saves.
+MIN_FILES = 2000
+#: The stat index is written again when more than this share of the files it could cover is missing from it.
+STALE_SHARE = 0.1
+
+
+def _sentinel(root: Path, stat_cache: StatCache, name: str) -> str | None:
+    """The never-created path (relative to ``root``) that the index named ``name`` holds as its sentinel."""
+    rel = os.path.relpath(stat_cache.path.with_name(f"statindex-{name}.sentinel"), root)
+    return None if rel.startswith("..") else rel.replace(os.sep, "/")
+
+
+def start(git: Git, root: Path, stat_cache: StatCache) -> tuple[str, StatVerdict] | None:
+    """Start git's verdict on the stat index now named, if any: ``(its token, the running verdict)``, else None.
+
+    The caller uses the verdict only when the listings it loads name the same token (:attr:`CachedScan.stat_index`),
+    and closes it otherwise.
+    """
+    token = stat_cache.stat_index_token()
+    if token is None:
+        return None
+    name, _, checksum = token.partition("-")
+    index, sentinel = stat_cache.index_path(token), _sentinel(root, stat_cache, name)
+    if sentinel is None or not index.is_file():
+        return None
+    return token, StatVerdict(git, index, sentinel=sentinel, checksum=checksum)
+
+
+def refresh(root: Path, stat_cache: StatCache, token: str | None, listings: Mapping[str, DirListing],
+            rows: Callable[[], Mapping[str, Row]]) -> bool:
+    """Write the stat index again when it covers too little of ``listings`` (see the module docstring).
+
+    Args:
+        root: the project root.
+        stat_cache: the stat cache the scan just saved.
+        token: the stat index the scan's listings were loaded with (None: there was none).
+        listings: the listings just saved (paths relative to the root).
+        rows: called only when the index is written: the stat cache's rows for the files of ``listings``.
+
+    Returns:
+        True when a new index was written and named. Errors are logged, never raised (the next scan does more).
+    """
+    covered = stale = 0
+    for listing in listings.values():
+        if listing.stats is not None:
+            covered += len(listing.files)
+            if listing.indexed is None or listing.indexed != listing_digest(listing):
+                stale += len(listing.files)
+    if covered < MIN_FILES or not stale or (token is not None and stale <= covered * STALE_SHARE):
+        return False
+    found = rows()
+    entries: list[IndexEntry] = []
+    digests: dict[str, bytes] = {}
+    for rel_dir, listing in listings.items():
+        written = _entries(rel_dir, listing, found)
+        if written is not None:
+            entries += written
+            digests[rel_dir] = listing_digest(listing)  # type: ignore[assignment]  # stats: not None here
+    new = os.urandom(16).hex()
+    sentinel = _sentinel(root, stat_cache, new)
+    if sentinel is None:
+        return False
+    staged = stat_cache.path.with_name(f"statindex-{new}.index.new")
+    try:
+        count, checksum = write_stat_index(staged, entries, sentinel=sentinel)
+        os.replace(staged, stat_cache.index_path(f"{new}-{checksum}"))
+    except OSError as exc:
+        log.warning("cannot write the stat index (%s); restarts will lstat every file", exc)
+        staged.unlink(missing_ok=True)
+        return False
+    if not stat_cache.save_index(f"{new}-{checksum}", digests):
+        stat_cache.index_path(f"{new}-{checksum}").unlink(missing_ok=True)
+        return False
+    log.info("stat index written: %d files in %d directories (%d were not covered)", count, len(digests), stale)
+    return True
+
+
+def _entries(rel_dir: str, listing: DirListing, rows: Mapping[str, Row]) -> list[IndexEntry] | None:
+    """The index entries of ``listing``'s files from their rows, or None when one has no row, a row is too recent
+    (mtime or ctime within the racy margin of its scan), or the rows do not pack to the listing's facts."""
+    if listing.stats is None:
+        return None
+    entries: list[IndexEntry] = []
+    packed = array("q")
+    for name in listing.files:
+        rel = f"{rel_dir}/{name}" if rel_dir else name
+        row = rows.get(rel)
+        if row is None:
+            return None
+        (mode, size, mtime_ns, ctime_ns, ino), oid, scanned_ns = row
+        if mtime_ns + RACY_MARGIN_NS > scanned_ns or ctime_ns + RACY_MARGIN_NS > scanned_ns:
+            return None
+        entries.append((rel, mode, oid, size, mtime_ns, ctime_ns, ino))
+        try:
+            packed.extend((size, mtime_ns, ctime_ns, ino))
+        except OverflowError:
+            return None
+    return entries if packed.tobytes() == listing.stats else None

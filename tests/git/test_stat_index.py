@@ -1,0 +1,78 @@
+"""The stat index (``git/stat_index.py``): an index file git reads as its own, whose entries git compares by
+``lstat`` alone, and whose verdict is refused when it is not the index written (no sentinel)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import time
+from pathlib import Path
+
+from code_trajectory.git.gitcmd import Git
+from code_trajectory.git.shadow import git_mode
+from code_trajectory.git.stat_index import StatVerdict, write_stat_index
+from support import git, write
+
+SENTINEL = ".trajectory/state/statindex-test.sentinel"
+
+
+def entries(root: Path, rels: list[str]) -> list[tuple[str, str, str, int, int, int, int]]:
+    found = []
+    for rel in rels:
+        st = os.lstat(root / rel)
+        data = os.readlink(root / rel).encode() if os.path.islink(root / rel) else (root / rel).read_bytes()
+        oid = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+        found.append((rel, git_mode(st), oid, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
+    return found
+
+
+def test_git_reads_the_index_and_names_only_what_changed(tmp_path: Path) -> None:
+    root = tmp_path / "work"
+    git(tmp_path, "init", "-q", str(root))
+    rels = ["a.txt", "dir/b.txt", "dir/ü nicode.txt", "dir/c.sh"]
+    for rel in rels:
+        write(root, rel, f"{rel}\n")
+    os.symlink("a.txt", root / "link")
+    rels.append("link")
+    # the caller's part of the contract: facts taken at least a second after the ctime (git may compare whole
+    # seconds: without it, a same-size rewrite in the same second with its mtime set back would go unseen)
+    time.sleep(2.1)
+    index = tmp_path / "stat.index"
+    count, checksum = write_stat_index(index, list(reversed(entries(root, rels))), sentinel=SENTINEL)
+    assert count == len(rels)
+    assert os.stat(index).st_mtime_ns == 0  # git's racy check is off: no content is ever read
+    listed = subprocess.run(["git", "ls-files", "-s", "-z"], cwd=root, env={**os.environ, "GIT_INDEX_FILE": str(index)},
+                            capture_output=True, check=True).stdout.split(b"\0")
+    assert sorted(p.split(b"\t")[1].decode() for p in listed if p) == sorted([*rels, SENTINEL])
+    shadow = Git(root / ".git", root)
+    assert StatVerdict(shadow, index, sentinel=SENTINEL, checksum=checksum).dirty() == set()
+    target = root / "dir/b.txt"
+    st = target.stat()
+    target.write_text("DIR/B.TXT\n")  # same size, mtime set back: only the ctime tells
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.chmod(root / "dir/c.sh", 0o755)
+    os.unlink(root / "a.txt")
+    assert StatVerdict(shadow, index, sentinel=SENTINEL, checksum=checksum).dirty() == {"dir/b.txt", "dir/c.sh", "a.txt"}
+    # an index changed since it was written (here: git itself marks an entry assume-unchanged, which git would
+    # honour) is no verdict
+    subprocess.run(["git", "update-index", "--assume-unchanged", "dir/b.txt"], cwd=root, check=True, capture_output=True,
+                   env={**os.environ, "GIT_INDEX_FILE": str(index)})
+    assert StatVerdict(shadow, index, sentinel=SENTINEL, checksum=checksum).dirty() is None
+
+
+def test_a_missing_or_foreign_index_gives_no_verdict(tmp_path: Path) -> None:
+    root = tmp_path / "work"
+    git(tmp_path, "init", "-q", str(root))
+    write(root, "a.txt", "a\n")
+    shadow = Git(root / ".git", root)
+    missing = StatVerdict(shadow, tmp_path / "missing.index", sentinel=SENTINEL, checksum="0" * 40)
+    assert missing.dirty() is None  # git reads a missing index as an empty one: no sentinel reported
+    foreign = tmp_path / "foreign.index"
+    _count, checksum = write_stat_index(foreign, entries(root, ["a.txt"]), sentinel="another/sentinel")
+    assert StatVerdict(shadow, foreign, sentinel=SENTINEL, checksum=checksum).dirty() is None
+    (tmp_path / "garbage.index").write_bytes(b"DIRC garbage")
+    assert StatVerdict(shadow, tmp_path / "garbage.index", sentinel=SENTINEL, checksum=checksum).dirty() is None
+    verdict = StatVerdict(shadow, foreign, sentinel="another/sentinel", checksum=checksum)
+    verdict.close()  # stopped unread: no verdict, no process left
+    assert verdict.dirty() is None
