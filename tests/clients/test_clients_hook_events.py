@@ -197,3 +197,18 @@ def test_hook_prompt_of_a_megabyte_is_handled(project: Path, tmp_path: Path) -> 
         started = time.monotonic()
         done = hook_cli("prompt", {"cwd": str(project), "prompt": prompt}, tmp_path, "--project", str(project))
         assert done.returncode == 0 and done.stderr == "" and time.monotonic() - started < 10  # hook timeout: 10 s
+
+
+def test_hook_input_over_its_bound_is_refused_in_one_line_and_exits_zero(project: Path, capsys: pytest.CaptureFixture,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The client's stdin is untrusted: more than ``MAX_INPUT_CHARS`` is not read whole (here a bound of 1,000)."""
+    from code_trajectory.clients import hook_events
+
+    monkeypatch.setattr(hook_events, "MAX_INPUT_CHARS", 1000)
+    monkeypatch.setattr("sys.stdin", __import__("io").StringIO(json.dumps({"prompt": "x" * 5000})))
+    assert hook_events.run("prompt", ["--project", str(project)], None) == 0
+    assert capsys.readouterr().err.strip() == "code-trajectory hook prompt: skipped: the hook input is over 1,000 " \
+        "characters; nothing done"
+    monkeypatch.setattr("sys.stdin", __import__("io").StringIO(json.dumps({"prompt": "Fix the parser"})))
+    assert hook_events.run("prompt", ["--project", str(project)], None) == 0
+    assert "Fix the parser" in (project / ".trajectory" / "state" / "intent.json").read_text()

@@ -115,6 +115,10 @@ def main(argv: list[str]) -> int:
     return run(argv[0] if argv else None, argv[1:], None)
 
 
+#: Largest hook input read from stdin, characters (a prompt with pasted files is a few MB at most; the rest of a
+#: larger input is left unread, and the hook does nothing).
+MAX_INPUT_CHARS = 32 * 1024 * 1024
+
 def run(event: str | None, words: list[str], project: str | None) -> int:
     """Handle ``event`` with the words that followed it (``--project P`` among them) and the client's JSON on
     stdin; report on stderr, return 0 whatever happened."""
@@ -123,7 +127,10 @@ def run(event: str | None, words: list[str], project: str | None) -> int:
         if event not in EVENTS:
             given = "no hook event given" if event is None else f"unknown hook event {event!r}"
             raise ValueError(f"{given} (this version handles {', '.join(EVENTS)}); nothing done")
-        payload = json.loads(sys.stdin.read() or "{}")
+        text = sys.stdin.read(MAX_INPUT_CHARS + 1)  # the client's input is untrusted: bounded
+        if len(text) > MAX_INPUT_CHARS:
+            raise ValueError(f"the hook input is over {MAX_INPUT_CHARS:,} characters; nothing done")
+        payload = json.loads(text or "{}")
         if not isinstance(payload, dict):
             raise ValueError("the hook input is not a JSON object")
         message = handle(event, payload, project)
