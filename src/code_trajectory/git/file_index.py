@@ -38,6 +38,7 @@ from pathlib import Path
 from code_trajectory.core.atomic import replace_file
 from code_trajectory.core.bounded_read import read_bounded
 from code_trajectory.core.errors import GitError
+from code_trajectory.git import branch_indexes
 from code_trajectory.git.shadow import ShadowRepo
 
 log = logging.getLogger(__name__)
@@ -314,7 +315,7 @@ def update(repo: ShadowRepo, ref: str) -> int:
     index = load(repo, ref)
     if index is not None and index.tip == tip and index.shallow == shallow:
         return 0
-    if index is not None and (index.shallow != shallow or not _is_ancestor(repo, index.tip, tip)):
+    if index is not None and (index.shallow != shallow or not branch_indexes.is_ancestor(repo, index.tip, tip)):
         index = None
     if index is not None and not index.linear:
         index.tip, added = tip, 0  # never used: nothing to read
@@ -334,23 +335,6 @@ def update(repo: ShadowRepo, ref: str) -> int:
 
 def update_all(repo: ShadowRepo) -> None:
     """Bring the index of every shadow ref up to date and delete those of refs that are gone; a ref that cannot be
-    indexed is logged and left to ``git log`` (maintenance goes on)."""
-    wanted = set()
-    for ref in repo.shadow_refs():
-        wanted.add(_index_path(repo, ref).name)
-        try:
-            added = update(repo, ref)
-        except (GitError, OSError) as exc:
-            log.warning("file index of %s not updated: %s", ref, exc)
-            continue
-        if added:
-            log.info("file index of %s: %d commit(s) added", ref, added)
-    directory = repo.state_dir / "file-index"
-    for stale in directory.glob("*.bin") if directory.is_dir() else []:
-        if stale.name not in wanted:
-            stale.unlink(missing_ok=True)
-
-
-def _is_ancestor(repo: ShadowRepo, old: str, new: str) -> bool:
-    proc = repo.git.run(["merge-base", "--is-ancestor", "--end-of-options", old, new], check=False)
-    return proc.returncode == 0
+    indexed is logged and left to ``git log`` (maintenance goes on: :func:`.branch_indexes.update_all`)."""
+    branch_indexes.update_all(repo, what="file index", directory=repo.state_dir / "file-index", path_of=_index_path,
+                              update=update)

@@ -32,6 +32,7 @@ from pathlib import Path
 from code_trajectory.core.atomic import replace_file
 from code_trajectory.core.bounded_read import read_bounded
 from code_trajectory.core.errors import GitError
+from code_trajectory.git import branch_indexes
 from code_trajectory.git.shadow import ShadowRepo
 
 log = logging.getLogger(__name__)
@@ -180,7 +181,7 @@ def update(repo: ShadowRepo, ref: str) -> int:
     index = load(repo, ref)
     if index is not None and index.tip == tip:
         return 0
-    if index is not None and not _is_ancestor(repo, index.tip, tip):
+    if index is not None and not branch_indexes.is_ancestor(repo, index.tip, tip):
         index = None
     if index is None:
         index = StoredIndex(tip, [], [0] * BITS)
@@ -196,26 +197,9 @@ def update(repo: ShadowRepo, ref: str) -> int:
 
 def update_all(repo: ShadowRepo) -> None:
     """Bring the index of every shadow ref up to date and delete those of refs that are gone; a ref that cannot be
-    indexed is logged and left to the plain scan (maintenance goes on)."""
-    wanted = set()
-    for ref in repo.shadow_refs():
-        wanted.add(_index_path(repo, ref).name)
-        try:
-            added = update(repo, ref)
-        except (GitError, OSError) as exc:
-            log.warning("search index of %s not updated: %s", ref, exc)
-            continue
-        if added:
-            log.info("search index of %s: %d commit(s) added", ref, added)
-    directory = repo.state_dir / "search-index"
-    for stale in directory.glob("*.bin") if directory.is_dir() else []:
-        if stale.name not in wanted:
-            stale.unlink(missing_ok=True)
-
-
-def _is_ancestor(repo: ShadowRepo, old: str, new: str) -> bool:
-    proc = repo.git.run(["merge-base", "--is-ancestor", "--end-of-options", old, new], check=False)
-    return proc.returncode == 0
+    indexed is logged and left to the plain scan (maintenance goes on: :func:`.branch_indexes.update_all`)."""
+    branch_indexes.update_all(repo, what="search index", directory=repo.state_dir / "search-index", path_of=_index_path,
+                              update=update)
 
 
 @dataclass
@@ -241,7 +225,7 @@ def plan(repo: ShadowRepo, ref: str, tip: str, text: str) -> Plan | None:
         return None
     if index.tip != tip:
         try:
-            if not _is_ancestor(repo, index.tip, tip):
+            if not branch_indexes.is_ancestor(repo, index.tip, tip):
                 return None
         except GitError:
             return None
