@@ -43,7 +43,6 @@ from typing import TYPE_CHECKING
 
 from code_trajectory.core.atomic import is_temp_name, replace_file
 from code_trajectory.core.bounded_read import read_bounded
-from code_trajectory.recording import handoff
 from code_trajectory.recording.handoff import EDIT_KIND, MAX_HANDOVER_BYTES, REQUEST_DIR, HandedOverEdit, parse_edit
 
 if TYPE_CHECKING:
@@ -213,6 +212,34 @@ def _unlink(path: Path) -> None:
         os.unlink(path)
 
 
+def record_handed_over(recorder: Recorder, edit: HandedOverEdit) -> None:
+    """Snapshot the files of one hand-over together, tagged with its origin and carrying its agent session's
+    intent (what the recording process and the edit worker do with a claimed hand-over); a path outside the
+    project is ignored with a warning.
+
+    Raises:
+        TrajectoryError: the snapshot could not be written.
+    """
+    import logging
+
+    from code_trajectory.core.errors import InvalidArgumentError, PathOutsideProjectError
+    from code_trajectory.project import confine
+
+    rels, pinned = [], {}
+    for path in edit.paths:
+        try:
+            rel = confine(recorder.root, path)
+        except (PathOutsideProjectError, InvalidArgumentError):
+            logging.getLogger(__name__).warning("ignored a handed-over edit outside the project: %r", path)
+            continue
+        rels.append(rel)
+        if path in edit.contents:
+            pinned[rel] = edit.contents[path]
+    if rels:
+        with recorder.acting_for(edit.session or None):
+            recorder.record_paths(rels, origin=edit.origin, pinned=pinned)
+
+
 def drain_edits(state_dir: Path, record: Callable[[HandedOverEdit], None]) -> int:
     """Claim the edit hand-overs in ``state_dir``'s requests directory oldest first (their names sort in the order
     their hooks ran, see :mod:`~code_trajectory.recording.handoff`) and ``record`` each; how many were claimed.
@@ -275,7 +302,7 @@ def attach_handovers(recorder: Recorder) -> None:
         if not handovers_waiting(state_dir):
             return 0
         with recorder.writing():
-            return drain_edits(state_dir, lambda edit: handoff.record_handed_over(recorder, edit))
+            return drain_edits(state_dir, lambda edit: record_handed_over(recorder, edit))
 
     recorder.handover_drain = drain
 

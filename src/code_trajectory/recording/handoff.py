@@ -48,13 +48,8 @@ from pathlib import Path
 from code_trajectory.core.atomic import replace_file
 from code_trajectory.recording.liveness import recording_now
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a hook imports this module)
-
-if TYPE_CHECKING:
-    from code_trajectory.recording.recorder import Recorder
-
 __all__ = ["EDIT_KIND", "REQUEST_DIR", "HandedOverEdit", "Pinned", "edit_origin", "hand_over_edit", "parse_edit",
-           "pin", "record_handed_over", "recording_now"]
+           "pin", "recording_now"]
 
 #: The directory under ``.trajectory/state`` holding requests (shared with the checkpoint requests).
 REQUEST_DIR = "requests"
@@ -165,34 +160,6 @@ def hand_over_edit(state_dir: Path, paths: list[str], *, root: Path, client: str
     except OSError:
         return False
     return True
-
-
-def record_handed_over(recorder: Recorder, edit: HandedOverEdit) -> None:
-    """Snapshot the files of one hand-over together, tagged with its origin and carrying its agent session's
-    intent (what the recording process and the edit worker do with a claimed hand-over); a path outside the
-    project is ignored with a warning.
-
-    Raises:
-        TrajectoryError: the snapshot could not be written.
-    """
-    import logging
-
-    from code_trajectory.core.errors import InvalidArgumentError, PathOutsideProjectError
-    from code_trajectory.project import confine
-
-    rels, pinned = [], {}
-    for path in edit.paths:
-        try:
-            rel = confine(recorder.root, path)
-        except (PathOutsideProjectError, InvalidArgumentError):
-            logging.getLogger(__name__).warning("ignored a handed-over edit outside the project: %r", path)
-            continue
-        rels.append(rel)
-        if path in edit.contents:
-            pinned[rel] = edit.contents[path]
-    if rels:
-        with recorder.acting_for(edit.session or None):
-            recorder.record_paths(rels, origin=edit.origin, pinned=pinned)
 
 
 def parse_edit(data: bytes) -> HandedOverEdit:
