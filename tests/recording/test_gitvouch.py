@@ -18,7 +18,7 @@ from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.git.stat_index import write_stat_index
 from code_trajectory.recording import gitvouch, worktree
 from code_trajectory.recording.recorder import Recorder
-from support import age_everything, git, write
+from support import age_everything, git, recorded, restart, write
 
 SHADOW_AND_GIT = (".git", ".trajectory")
 
@@ -68,19 +68,6 @@ def looked_at(monkeypatch) -> dict[str, list[str]]:
     monkeypatch.setattr(worktree, "_unchanged", spy_unchanged)
     monkeypatch.setattr(worktree, "_relisted", spy_relisted)
     return calls
-
-
-def restart(root: Path):
-    """A new recorder's start-up reconcile, as a restarted server does; returns the snapshot (or None)."""
-    recorder = Recorder.open(root, TrajectorySettings.load(root))
-    try:
-        return recorder.reconcile()
-    finally:
-        recorder.close()
-
-
-def recorded(root: Path, ref: str, rel: str) -> str:
-    return git(root, "--git-dir=.trajectory", "show", f"{ref}:{rel}").strip()
 
 
 def changes(snap) -> set[tuple[str, str]]:

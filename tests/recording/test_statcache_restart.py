@@ -15,7 +15,7 @@ from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.recording import fullscan
 from code_trajectory.recording.recorder import Recorder
 from code_trajectory.recording.worktree import scan
-from support import age_everything, git, write
+from support import age_everything, git, recorded, restart, write
 from support.gitdirs import policy_for
 
 #: Left alone by age_everything: git's and the shadow repository's own files.
@@ -43,19 +43,6 @@ def hashed(monkeypatch) -> list[list[str]]:
 
     monkeypatch.setattr(fullscan, "write_blobs", spy)
     return calls
-
-
-def restart(root: Path):
-    """A new recorder's start-up reconcile, as a restarted server does; returns the snapshot (or None)."""
-    recorder = Recorder.open(root, TrajectorySettings.load(root))
-    try:
-        return recorder.reconcile()
-    finally:
-        recorder.close()
-
-
-def recorded(root: Path, ref: str, rel: str) -> str:
-    return git(root, "--git-dir=.trajectory", "show", f"{ref}:{rel}").strip()
 
 
 def settle(root: Path) -> None:

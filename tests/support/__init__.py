@@ -135,6 +135,24 @@ def record_now(root: Path, checkpoint: str | None = None) -> str:
         recorder.close()
 
 
+def restart(root: Path):
+    """A new recorder's start-up reconcile of ``root``, as a restarted server does; returns the snapshot (or None
+    when nothing changed)."""
+    from code_trajectory.core.config import TrajectorySettings
+    from code_trajectory.recording.recorder import Recorder
+
+    recorder = Recorder.open(root, TrajectorySettings.load(root))
+    try:
+        return recorder.reconcile()
+    finally:
+        recorder.close()
+
+
+def recorded(root: Path, ref: str, rel: str) -> str:
+    """The content of ``rel`` (relative to the root) in the shadow commit or ref ``ref`` of ``root``, stripped."""
+    return git(root, "--git-dir=.trajectory", "show", f"{ref}:{rel}").strip()
+
+
 def half_restorable(root: Path) -> str:
     """Record a snapshot of twelve small files (``src/a00.py``...) and a 2 MB one (``src/big.bin``), then change them
     all and record again; returns the first snapshot (a restore of it writes 2 MB into ``src/big.bin``)."""
