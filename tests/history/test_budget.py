@@ -13,15 +13,13 @@ from __future__ import annotations
 
 import re
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.recording.session import ProjectSession
-from support import git, mcp_client, subprocess_env, write
+from support import cli_stdout, git, mcp_client, write
 
 FUNCS = 60
 #: The newest change rewrites these functions: about +170/-50 lines, over 10,000 characters of diff (the old
@@ -84,13 +82,6 @@ def build_history(project: Path) -> dict[str, int]:
     return {"reset": 14, "newest": 28}
 
 
-def cli(project: Path, *args: str) -> str:
-    proc = subprocess.run([sys.executable, "-m", "code_trajectory", *args], cwd=project, env=subprocess_env(),
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
-
-
 def sections(text: str) -> dict[str, str]:
     """``{"3": section, "14–15": section}``: the versions of a file trajectory by their number(s)."""
     parts = re.split(r"\n(?=## \d)", text)
@@ -106,7 +97,7 @@ def changed_lines(old: str, new: str) -> list[str]:
 
 def test_every_changed_line_of_every_version_the_older_ones_without_context(project: Path) -> None:
     marks = build_history(project)
-    text = cli(project, "file", "lib.py", "--depth", "30")
+    text = cli_stdout(project, "file", "lib.py", "--depth", "30")
     assert len(text) // 4 <= 8000
     found = sections(text)
     newest = found[str(marks["newest"])]
@@ -128,7 +119,7 @@ def test_every_changed_line_of_every_version_the_older_ones_without_context(proj
 def test_past_the_budget_older_diffs_are_named_with_their_lines_and_one_command_away(project: Path) -> None:
     marks = build_history(project)
     (project / ".trajectory" / "config.toml").write_text("[trajectory]\ntoken_budget = 4400\n")
-    text = cli(project, "file", "lib.py", "--depth", "30")
+    text = cli_stdout(project, "file", "lib.py", "--depth", "30")
     assert len(text) // 4 <= 4400
     found = sections(text)
     newest = found[str(marks["newest"])]
@@ -146,14 +137,14 @@ def test_past_the_budget_older_diffs_are_named_with_their_lines_and_one_command_
     assert command is not None
     number = int(command.group(1))
     assert number in numbers and "```diff" not in found[command.group(1)]
-    shown = cli(project, *shlex.split(command.group(4)))
+    shown = cli_stdout(project, *shlex.split(command.group(4)))
     k = number - 2 if number < marks["reset"] else number - 4  # version 2 is func_000's tuning; 2 resets later
     assert f"+    return value * 2 + {k}  # tuned" in shown and f"-    return value + {k}" in shown
 
 
 def test_cancelling_git_operations_headings_and_long_symbol_lists(project: Path) -> None:
     marks = build_history(project)
-    text = cli(project, "file", "lib.py", "--depth", "30")
+    text = cli_stdout(project, "file", "lib.py", "--depth", "30")
     found = sections(text)
     reset = found[f"{marks['reset']}–{marks['reset'] + 1}"]
     assert reset.strip().count("\n") == 0  # one line, no diff
@@ -167,11 +158,11 @@ def test_cancelling_git_operations_headings_and_long_symbol_lists(project: Path)
     symbols = next(line for line in found[str(marks["newest"])].split("\n") if line.startswith("- Symbols:"))
     assert "more" not in symbols and len(re.findall(r"func_\d{3}", symbols)) == len(REWRITTEN)  # under the cap
 
-    log = cli(project, "log", "--limit", "40")
+    log = cli_stdout(project, "log", "--limit", "40")
     assert log.count("back to where it was, no net change") == 1 and log.count("[RESET]") == 2
     assert "start of recording: 4 file(s)" in log
     assert "Intent: Clamp the second half" in log
-    summary = cli(project, "session")
+    summary = cli_stdout(project, "session")
     assert "[RESET] moving to HEAD~1, then [RESET] moving to ORIG_HEAD: back to where it was" in summary
     assert "13 earlier, then" in summary and "\"Clamp the second half\"" in summary  # the newest intents, not the first
 
@@ -180,10 +171,10 @@ def test_a_long_symbol_list_ends_with_n_more(session: ProjectSession) -> None:
     session.set_intent("Add many helpers")
     write(session.root, "helpers.py", "".join(f"def helper_{i:03}():\n    return {i}\n\n\n" for i in range(145)))
     assert session.recorder.record_paths(["helpers.py"]) is not None
-    text = cli(session.root, "file", "helpers.py")
+    text = cli_stdout(session.root, "file", "helpers.py")
     symbols = next(line for line in text.split("\n") if line.startswith("- Symbols:"))
     assert symbols.endswith("+ 45 more") and symbols.count("helper_") == 100
-    log = cli(session.root, "log", "--limit", "1")
+    log = cli_stdout(session.root, "log", "--limit", "1")
     assert "+ 45 more" in log
 
 
@@ -199,20 +190,20 @@ def test_checkpoint_names_and_stash_pop_in_every_heading(session: ProjectSession
     git(root, "stash", "pop", "-q")
     session.recorder.note_git_activity(stash=True)
     assert session.recorder.record_paths(["src/app.py"]) is not None
-    text = cli(root, "file", "src/app.py", "--depth", "10")
+    text = cli_stdout(root, "file", "src/app.py", "--depth", "10")
     headings = [line for line in text.split("\n") if line.startswith("## ")]
     assert any("checkpoint: replay 1a2b3c4d" in h for h in headings)
     assert any("no intent set" in h for h in headings)  # said, not left blank
     stash = [h for h in headings if "[STASH]" in h]
     assert len(stash) == 1 and "no net change" in stash[0]
-    log = cli(root, "log")
+    log = cli_stdout(root, "log")
     assert "checkpoint: replay 1a2b3c4d" in log and log.count("no net change") == 1
-    found = [line for line in cli(root, "search", "return 2").split("\n") if line.startswith("## ")]
+    found = [line for line in cli_stdout(root, "search", "return 2").split("\n") if line.startswith("## ")]
     assert any("checkpoint: replay 1a2b3c4d" in h for h in found) and any("no intent set" in h for h in found)
-    compared = cli(root, "compare", "replay 1a2b3c4d")
+    compared = cli_stdout(root, "compare", "replay 1a2b3c4d")
     assert "- From: " in compared and "checkpoint: replay 1a2b3c4d" in compared
     assert "- To: the work tree as it is now" in compared
-    summary = cli(root, "session")
+    summary = cli_stdout(root, "session")
     assert "Checkpoints: \"replay 1a2b3c4d\"" in summary and "no net change" in summary
 
 

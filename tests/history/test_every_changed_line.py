@@ -9,12 +9,10 @@ repeats instead: older diffs without context lines, a function named once for it
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 from code_trajectory.history.narrative import estimate_tokens, lean_hunk_headers
-from support import git, git_repo, subprocess_env, write
+from support import cli_stdout, git, git_repo, write
 
 BASE = '''"""Order processing."""
 
@@ -59,16 +57,9 @@ STEPS = [
 ]
 
 
-def cli(project: Path, *args: str) -> str:
-    done = subprocess.run([sys.executable, "-m", "code_trajectory", *args, "--project", str(project)],
-                          capture_output=True, text=True, env=subprocess_env(), timeout=120)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
 def recorded_and_committed(project: Path, mirror: Path) -> None:
     write(project, "src/orders.py", BASE)
-    cli(project, "checkpoint", "-m", "start")
+    cli_stdout(project, "checkpoint", "-m", "start")
     text = BASE
     for subject, edits in STEPS:
         for old, new in edits:
@@ -76,8 +67,8 @@ def recorded_and_committed(project: Path, mirror: Path) -> None:
             text = text.replace(old, new, 1)
         for root in (project, mirror):
             write(root, "src/orders.py", text)
-        cli(project, "intent", subject)
-        cli(project, "checkpoint")
+        cli_stdout(project, "intent", subject)
+        cli_stdout(project, "checkpoint")
         git(mirror, "commit", "-q", "-am", subject)
 
 
@@ -88,7 +79,7 @@ def changed(diff: str) -> list[str]:
 def test_a_file_history_holds_every_changed_line_of_git_log_p(project: Path, tmp_path: Path) -> None:
     mirror = git_repo(tmp_path / "mirror", {"src/orders.py": BASE}, branch="main", commit="start")
     recorded_and_committed(project, mirror)
-    answer = cli(project, "file", "src/orders.py", "--depth", "5")
+    answer = cli_stdout(project, "file", "src/orders.py", "--depth", "5")
     log = git(mirror, "log", "-p", "-5", "--", "src/orders.py")
     sections = {s.split("\n")[0].split("Intent: ")[-1]: s for s in re.split(r"\n(?=## )", answer)[1:]}
     assert list(sections) == [subject for subject, _ in STEPS]  # every heading says why
@@ -117,7 +108,7 @@ def test_a_file_history_holds_every_changed_line_of_git_log_p(project: Path, tmp
 def test_compare_shows_changed_lines_only_and_names_a_function_once(project: Path, tmp_path: Path) -> None:
     mirror = git_repo(tmp_path / "mirror", {"src/orders.py": BASE}, branch="main", commit="start")
     recorded_and_committed(project, mirror)
-    answer = cli(project, "compare", "start")
+    answer = cli_stdout(project, "compare", "start")
     diff = git(mirror, "diff", "HEAD~5", "HEAD")
     assert changed(diff) and all(line in answer for line in changed(diff)), (answer, diff)
     shown = answer[answer.index("```diff\n") + 8:answer.rindex("\n```")].split("\n")

@@ -9,14 +9,12 @@ than ``git log --stat`` / ``git log -p -S``.
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 from code_trajectory.history.narrative import estimate_tokens
 from code_trajectory.history.versions import describe_symbols
 from code_trajectory.symbols import CommentEdit, SymbolChanges
-from support import git, git_repo, subprocess_env, write
+from support import cli_stdout, git, git_repo, write
 
 BASE = '''"""Client for the billing API."""
 
@@ -58,17 +56,10 @@ STEPS = [
 ]
 
 
-def cli(project: Path, *args: str) -> str:
-    done = subprocess.run([sys.executable, "-m", "code_trajectory", *args, "--project", str(project)],
-                          capture_output=True, text=True, env=subprocess_env(), timeout=120)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
 def recorded_and_committed(project: Path, mirror: Path) -> None:
     """The four steps, recorded in ``project`` through the CLI and committed in ``mirror`` with git."""
     write(project, "src/billing.py", BASE)
-    cli(project, "checkpoint", "-m", "start")
+    cli_stdout(project, "checkpoint", "-m", "start")
     text = BASE
     for subject, how, changes in STEPS:
         for old, new in changes:
@@ -77,17 +68,17 @@ def recorded_and_committed(project: Path, mirror: Path) -> None:
         for root in (project, mirror):
             write(root, "src/billing.py", text)
         if how == "intent":
-            cli(project, "intent", subject)
-            cli(project, "checkpoint")
+            cli_stdout(project, "intent", subject)
+            cli_stdout(project, "checkpoint")
         else:
-            cli(project, "checkpoint", "-m", subject)
+            cli_stdout(project, "checkpoint", "-m", subject)
         git(mirror, "commit", "-q", "-am", subject)
 
 
 def test_recent_log_names_changed_symbols_and_costs_less_than_git_stat(project: Path, tmp_path: Path) -> None:
     mirror = git_repo(tmp_path / "mirror", {"src/billing.py": BASE}, branch="main", commit="start")
     recorded_and_committed(project, mirror)
-    answer = cli(project, "log", "--limit", "4")
+    answer = cli_stdout(project, "log", "--limit", "4")
     stat = git(mirror, "log", "--stat", "-4")
     headings = [line for line in answer.splitlines() if line.startswith("## ")]
     assert len(headings) == 4
@@ -104,7 +95,7 @@ def test_recent_log_names_changed_symbols_and_costs_less_than_git_stat(project: 
 def test_search_holds_what_git_pickaxe_shows_in_fewer_tokens(project: Path, tmp_path: Path) -> None:
     mirror = git_repo(tmp_path / "mirror", {"src/billing.py": BASE}, branch="main", commit="start")
     recorded_and_committed(project, mirror)
-    answer = cli(project, "search", "RETRY_BUDGET")
+    answer = cli_stdout(project, "search", "RETRY_BUDGET")
     pickaxe = git(mirror, "log", "-p", "-SRETRY_BUDGET")
     assert pickaxe.count("\ncommit ") + pickaxe.startswith("commit ") == 2
     assert answer.count("\n## ") == 2  # the snapshot that added it and the one that removed it, newest first
@@ -155,14 +146,14 @@ def test_the_lean_line_names_comments_by_their_symbols_without_their_text() -> N
 
 def test_an_unnamed_checkpoint_is_not_said_twice_in_the_log_but_a_later_name_is(project: Path) -> None:
     write(project, "src/billing.py", BASE)
-    cli(project, "intent", "Start billing")
-    cli(project, "checkpoint")  # the snapshot's own point, named "checkpoint HH:MM:SS": its heading says the time
-    answer = cli(project, "log")
+    cli_stdout(project, "intent", "Start billing")
+    cli_stdout(project, "checkpoint")  # the snapshot's own point, named "checkpoint HH:MM:SS": its heading says the time
+    answer = cli_stdout(project, "log")
     assert "Intent: Start billing" in answer and "automatic point" not in answer, answer
     assert "Named points" not in answer, answer
-    out = cli(project, "checkpoint")  # nothing changed: a point named later on the same snapshot is news
+    out = cli_stdout(project, "checkpoint")  # nothing changed: a point named later on the same snapshot is news
     assert "no new snapshot" in out, out
-    answer = cli(project, "log")
+    answer = cli_stdout(project, "log")
     assert answer.count('automatic point "checkpoint ') == 1, answer
     assert "automatic: 1 (1 without a name)" in answer, answer
 
@@ -170,7 +161,7 @@ def test_an_unnamed_checkpoint_is_not_said_twice_in_the_log_but_a_later_name_is(
 def test_compare_holds_every_changed_line_of_git_diff_with_less_context(project: Path, tmp_path: Path) -> None:
     mirror = git_repo(tmp_path / "mirror", {"src/billing.py": BASE}, branch="main", commit="start")
     recorded_and_committed(project, mirror)
-    answer = cli(project, "compare", "Round taxes to cents")  # the second step, by its name, to now
+    answer = cli_stdout(project, "compare", "Round taxes to cents")  # the second step, by its name, to now
     diff = git(mirror, "diff", "HEAD~2", "HEAD")
     changed = [line for line in diff.splitlines() if line[:1] in "+-" and not line.startswith(("+++", "---"))]
     assert changed and all(line in answer for line in changed), (answer, diff)
@@ -185,15 +176,15 @@ def test_small_older_diffs_are_shown_rather_than_named_by_a_longer_note(project:
     """Older diffs are shown beside a big newest one (the budget is a cap, not a share), not named by a note."""
     body = BASE
     write(project, "src/billing.py", body)
-    cli(project, "checkpoint", "-m", "start")
+    cli_stdout(project, "checkpoint", "-m", "start")
     for k in range(2):  # two one-line tunings
         body = body.replace(f"range(attempts{'' if not k else f' + {k - 1}'})", f"range(attempts + {k})")
         write(project, "src/billing.py", body)
-        cli(project, "checkpoint", "-m", f"tune {k}")
+        cli_stdout(project, "checkpoint", "-m", f"tune {k}")
     big = "".join(f"\ndef helper_{i:03}(value):\n    return value * {i} + len('{'x' * 30}')\n" for i in range(120))
     write(project, "src/billing.py", body + big)  # the newest: about 8,000 characters of diff
-    cli(project, "checkpoint", "-m", "helpers")
-    answer = cli(project, "file", "src/billing.py", "--depth", "5")
+    cli_stdout(project, "checkpoint", "-m", "helpers")
+    answer = cli_stdout(project, "file", "src/billing.py", "--depth", "5")
     for k in range(2):
         assert f"+    for attempt in range(attempts + {k}):" in answer, answer
     assert "+def helper_119(value):" in answer and "left out" not in answer, answer

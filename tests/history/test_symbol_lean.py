@@ -6,13 +6,10 @@ subprocess."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
-from support import write
+from support import cli_stdout, write
 
 SORT_V1 = '''def order(items):
     """Sort ITEMS."""
@@ -32,14 +29,6 @@ STEPS_V3 = STEPS_V2.replace("step_10 = 10", "step_10 = 1000")
 HELPER = "def slugify(text):\n    cleaned = text.strip().lower()\n    return cleaned.replace(' ', '-')\n"
 
 
-def cli(project: Path, *args: str) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    proc = subprocess.run([sys.executable, "-m", "code_trajectory", *args], cwd=project, env=env,
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
-
-
 def sections(text: str) -> list[str]:
     """The per-version sections of a trajectory (``## `` headings), oldest first."""
     return re.split(r"\n(?=## )", text)[1:]
@@ -48,29 +37,29 @@ def sections(text: str) -> list[str]:
 def recorded(project: Path, rel: str, versions: list[str], intents: list[str]) -> None:
     """``versions[0]`` as recording began, then each next version with its intent, one snapshot each."""
     write(project, rel, versions[0])
-    cli(project, "checkpoint")
+    cli_stdout(project, "checkpoint")
     for text, intent in zip(versions[1:], intents):
         write(project, rel, text)
-        cli(project, "intent", intent)
-        cli(project, "checkpoint")
+        cli_stdout(project, "intent", intent)
+        cli_stdout(project, "checkpoint")
 
 
 def test_a_change_inside_a_nested_function_is_a_change_of_the_symbol(project: Path) -> None:
     recorded(project, "src/sort.py", [SORT_V1, SORT_V2, SORT_V3], ["Sort by descending rank", "Skip rank zero"])
-    out = cli(project, "symbol", "src/sort.py", "order")
+    out = cli_stdout(project, "symbol", "src/sort.py", "order")
     parts = sections(out)
     assert len(parts) == 3, out  # the baseline, the closure's change, the function's own change
     assert "modified in order.key · Intent: Sort by descending rank" in parts[1]
     assert "-        return item.rank\n+        return -item.rank" in parts[1]
     assert "modified · Intent: Skip rank zero" in parts[2]
     # the closure's own history has its change too, and only it
-    inner = sections(cli(project, "symbol", "src/sort.py", "order.key"))
+    inner = sections(cli_stdout(project, "symbol", "src/sort.py", "order.key"))
     assert len(inner) == 2 and "Sort by descending rank" in inner[1] and "Skip rank zero" not in "".join(inner)
 
 
 def test_older_changes_show_only_their_lines_and_the_newest_keeps_its_context(project: Path) -> None:
     recorded(project, "src/steps.py", [STEPS_V1, STEPS_V2, STEPS_V3], ["Raise step one", "Raise step ten"])
-    out = cli(project, "symbol", "src/steps.py", "first")
+    out = cli_stdout(project, "symbol", "src/steps.py", "first")
     baseline, older, newest = sections(out)
     assert "\n" not in baseline.strip()  # the baseline is its heading only
     for part, intent in ((older, "Raise step one"), (newest, "Raise step ten")):
@@ -88,13 +77,13 @@ def test_older_changes_show_only_their_lines_and_the_newest_keeps_its_context(pr
 
 def test_a_move_of_the_body_just_added_is_said_in_one_line(project: Path) -> None:
     write(project, "src/app.py", "def main():\n    return 0\n")
-    cli(project, "checkpoint")
+    cli_stdout(project, "checkpoint")
     write(project, "src/app.py", "def main():\n    return 0\n\n\n" + HELPER)
-    cli(project, "checkpoint", "-m", "Add slugify")
+    cli_stdout(project, "checkpoint", "-m", "Add slugify")
     write(project, "src/app.py", "def main():\n    return 0\n")
     write(project, "src/text.py", HELPER)
-    cli(project, "checkpoint", "-m", "Move slugify to text")
-    out = cli(project, "symbol", "src/text.py", "slugify")
+    cli_stdout(project, "checkpoint", "-m", "Move slugify to text")
+    out = cli_stdout(project, "symbol", "src/text.py", "slugify")
     added, moved = sections(out)
     assert "added · checkpoint: Add slugify" in added and "(in `src/app.py`)" in added
     assert "+    cleaned = text.strip().lower()" in added
@@ -110,10 +99,10 @@ def test_a_repeated_definition_is_followed_by_its_lines_not_by_its_number(projec
     recorded(project, "src/helpers.py", [f"{one}\n\n{two}", f"{zero}\n\n{one}\n\n{two}",
                                          f"{zero}\n\n{one}\n\n{two.replace('return 2', 'return 22')}"],
              ["Add a zeroth helper", "Raise the second helper"])
-    out = cli(project, "symbol", "src/helpers.py", "helper@3")
+    out = cli_stdout(project, "symbol", "src/helpers.py", "helper@3")
     baseline, changed = sections(out)
     assert "as first recorded (when recording began: 2 lines, starts at line 5;" in baseline
     assert "modified · Intent: Raise the second helper" in changed and "Add a zeroth helper" not in out
     assert "-    return 2\n+    return 22" in changed
-    added = sections(cli(project, "symbol", "src/helpers.py", "helper"))  # the first helper now: the zeroth
+    added = sections(cli_stdout(project, "symbol", "src/helpers.py", "helper"))  # the first helper now: the zeroth
     assert len(added) == 1 and "added · Intent: Add a zeroth helper" in added[0] and "+    return 0" in added[0]

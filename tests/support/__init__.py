@@ -37,6 +37,15 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def cli_stdout(root: Path, *args: str) -> str:
+    """Run ``code-trajectory ARGS`` (this checkout's ``src``) from ``root``, which the CLI takes as the project;
+    assert it exits 0 and return its stdout."""
+    done = subprocess.run([sys.executable, "-m", "code_trajectory", *args], cwd=root, env=subprocess_env(),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
 def git(cwd: Path, *args: str, check: bool = True) -> str:
     """Run git in ``cwd`` as a user would (fixed identity, no global config); return stdout."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
