@@ -5,15 +5,35 @@ from the tip an index covers (a rewritten ref makes the index stale: it is rebui
 from __future__ import annotations
 
 import logging
+import struct
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
+from code_trajectory.core.bounded_read import read_bounded
 from code_trajectory.core.errors import GitError
 from code_trajectory.git.shadow import ShadowRepo
 
-__all__ = ["is_ancestor", "update_all"]
+__all__ = ["is_ancestor", "load", "update_all"]
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+def load(path: Path, parse: Callable[[bytes], T], *, limit: int, what: str) -> T | None:
+    """The index stored at ``path``, parsed by ``parse``; None when there is none, it is not a regular file of at
+    most ``limit`` bytes (a planted link or FIFO: :func:`~code_trajectory.core.bounded_read.read_bounded`), or
+    ``parse`` rejects it (``ValueError``, ``struct.error``: logged as ``what``, and the query takes its plain path).
+    """
+    data = read_bounded(path, limit)
+    if data is None:
+        return None
+    try:
+        return parse(data)
+    except (ValueError, struct.error) as exc:
+        log.warning("%s ignored: %s", what, exc)
+        return None
 
 
 def update_all(repo: ShadowRepo, *, what: str, directory: Path, path_of: Callable[[ShadowRepo, str], Path],

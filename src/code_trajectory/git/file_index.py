@@ -226,14 +226,8 @@ def _ascending(run: list[int], count: int) -> bool:
 
 def load(repo: ShadowRepo, ref: str) -> FileIndex | None:
     """The stored index of ``ref``, or None (none yet, or a file that does not parse)."""
-    data = read_bounded(_index_path(repo, ref), MAX_INDEX_BYTES)  # planted: a link or a FIFO is no index
-    if data is None:
-        return None
-    try:
-        return FileIndex.parse(data)
-    except (ValueError, struct.error) as exc:
-        log.warning("file index of %s ignored: %s", ref, exc)
-        return None
+    return branch_indexes.load(_index_path(repo, ref), FileIndex.parse, limit=MAX_INDEX_BYTES,
+                               what=f"file index of {ref}")
 
 
 def _tokens(stream) -> Iterator[bytes]:  # type: ignore[no-untyped-def]

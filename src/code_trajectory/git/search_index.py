@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from code_trajectory.core.atomic import replace_file
-from code_trajectory.core.bounded_read import read_bounded
 from code_trajectory.core.errors import GitError
 from code_trajectory.git import branch_indexes
 from code_trajectory.git.shadow import ShadowRepo
@@ -69,14 +68,8 @@ def signature(lines: list[bytes]) -> int:
 
 def load(repo: ShadowRepo, ref: str) -> StoredIndex | None:
     """The stored index of ``ref``, or None (none yet, or a file that does not parse)."""
-    data = read_bounded(_index_path(repo, ref), MAX_INDEX_BYTES)
-    if data is None:
-        return None
-    try:
-        return StoredIndex.parse(data)
-    except (ValueError, struct.error) as exc:
-        log.warning("search index of %s ignored: %s", ref, exc)
-        return None
+    return branch_indexes.load(_index_path(repo, ref), StoredIndex.parse, limit=MAX_INDEX_BYTES,
+                               what=f"search index of {ref}")
 
 
 class StoredIndex:

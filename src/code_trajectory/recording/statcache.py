@@ -314,27 +314,26 @@ class StatCache:
             except (sqlite3.DatabaseError, UnicodeEncodeError) as exc:
                 log.warning("cannot write the stat cache (%s); the next scan will hash more files", exc)
 
-    def tracked_hint(self) -> str | None:
-        """What :meth:`save` kept as ``tracked`` (None: nothing, or an unreadable cache)."""
+    def _meta(self, key: str) -> str | None:
+        """The ``meta`` table's text value of ``key``, read alone; None when there is none (or not text), or the
+        cache is unreadable."""
         import sqlite3
 
         with self._lock:
             try:
-                row = self._conn().execute("SELECT value FROM meta WHERE key = 'tracked'").fetchone()
+                row = self._conn().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
             except sqlite3.DatabaseError:
                 return None
-        return row[0] if row and isinstance(row[0], str) and row[0] else None
+        return row[0] if row and isinstance(row[0], str) else None
+
+    def tracked_hint(self) -> str | None:
+        """What :meth:`save` kept as ``tracked`` (None: nothing, or an unreadable cache)."""
+        return self._meta("tracked") or None
 
     def stat_index_token(self) -> str | None:
         """The token of the stat index now named (see :meth:`save_index`), read alone; None when there is none."""
-        import sqlite3
-
-        with self._lock:
-            try:
-                row = self._conn().execute("SELECT value FROM meta WHERE key = 'stat_index'").fetchone()
-            except sqlite3.DatabaseError:
-                return None
-        return row[0] if row and isinstance(row[0], str) and _TOKEN.fullmatch(row[0]) else None
+        token = self._meta("stat_index")
+        return token if token is not None and _TOKEN.fullmatch(token) else None
 
     def index_path(self, token: str) -> Path:
         """The file of the stat index named ``token`` (a token :meth:`load` or :meth:`stat_index_token` gave)."""
