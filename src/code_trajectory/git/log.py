@@ -3,6 +3,10 @@
 Everything here is read-only and goes through :class:`~code_trajectory.git.gitcmd.Git`
 with ``-z`` output. Facts come from trailers (``Trajectory-*``), never from the
 prose of the first line.
+
+Why one module just over 450 lines: it is one job, turning ``git log`` output into records (parsing, a file's
+versions across renames, a page at a time); the indexes that list versions faster live beside it
+(:mod:`.indexed_log`, :mod:`.file_index`), the snapshot messages in :mod:`.messages`.
 """
 
 from __future__ import annotations

@@ -7,6 +7,10 @@ queries and take over when it exits. The read-only narratives live in
 :mod:`code_trajectory.history`, the test status in :mod:`code_trajectory.testruns`; they take a
 session and read through its recorder. What those capabilities do when this session consolidates
 (carry test runs, push) they register through :mod:`code_trajectory.recording.hooks`.
+
+Why one module just over 450 lines: it is one job, the lifecycle of one recorded project (who records, start,
+take-over, stop) and the writes that must go through the recording process; its parts live beside it (the
+start-up scan in :mod:`.startup`, the answers in :mod:`.answers`, hand-overs in :mod:`.checkpoint_requests`).
 """
 
 from __future__ import annotations
