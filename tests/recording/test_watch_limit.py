@@ -11,6 +11,7 @@ skipped where unprivileged user namespaces are not available.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -149,3 +150,37 @@ def test_a_directory_gone_before_its_watch_is_dropped_not_polled(tmp_path: Path)
             time.sleep(0.05)
     finally:
         stop_groups(groups)
+
+
+@pytest.mark.parametrize("planted", ["[1, 2]", '{"pid": "x", "polled": 1, "total": 2, "poll_seconds": 2}',
+                                     '{"pid": 4242, "polled": "1e400", "total": 2, "poll_seconds": 2}',
+                                     '{"pid": 4242, "polled": 1}', "\udcff not json", "symlink", "fifo", None])
+def test_a_hostile_watch_limit_file_gives_no_status_line(tmp_path: Path, planted: str | None) -> None:
+    """``state/watch-limit.json`` is untrusted: garbage, a link to ``/dev/zero`` or a FIFO is no line, at once,
+    while the same process's sound note (``None`` here) is one; only a sysctl of the module's list is named."""
+    import fcntl
+    import json
+
+    from code_trajectory.recording.liveness import STATE_FILE as RECORDER_STATE
+    from code_trajectory.recording.watchlimit import STATE_FILE, status_line
+
+    state = tmp_path / ".trajectory" / "state"
+    state.mkdir(parents=True)
+    (state / RECORDER_STATE).write_text(json.dumps({"pid": 4242}))
+    note = state / STATE_FILE
+    if planted == "symlink":
+        note.symlink_to("/dev/zero")
+    elif planted == "fifo":
+        os.mkfifo(note)
+    elif planted is None:
+        note.write_text(json.dumps({"pid": 4242, "polled": 3, "total": 9, "poll_seconds": 2,
+                                    "sysctl": "kernel.core_pattern"}))
+    else:
+        note.write_bytes(planted.encode("utf-8", "surrogateescape"))
+    with open(tmp_path / ".trajectory" / "recorder.lock", "w") as lock:  # a recording process holds it
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        line = status_line(state)
+    if planted is None:
+        assert line is not None and "3 of 9" in line and "core_pattern" not in line
+    else:
+        assert line is None
