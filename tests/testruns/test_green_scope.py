@@ -15,8 +15,8 @@ import pytest
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.testruns import store
-from code_trajectory.testruns.scope import Scope, parse_query
-from code_trajectory.testruns.selection import command_scope
+from code_trajectory.testruns.scope import Scope
+from code_trajectory.testruns.selection import command_scope, parse_query
 from code_trajectory.ui.data import History
 from support import mcp_client, write
 

@@ -64,44 +64,12 @@ from code_trajectory.clients.base import (
 )
 from code_trajectory.clients.own_writes import SetupRecorder
 from code_trajectory.clients.registry import client as _client
+from code_trajectory.clients.report import Change as Change  # what was done to one file, re-exported
 from code_trajectory.clients.report import render as render  # the text people read, re-exported
 from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.project import check_recordable
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Change:
-    """What install or uninstall did (or, in a dry run, would do) to one file.
-
-    Attributes:
-        client: the client name (``claude-code``...).
-        path: the config file.
-        action: ``created`` | ``updated`` | ``unchanged`` | ``removed`` | ``absent`` (nothing of ours
-            was there to remove, or no file).
-        backup: the copy of the previous content made before rewriting it, or None.
-        diff: unified diff of the change (``""`` when nothing changed).
-        what: what the change is about: ``server "code-trajectory"`` or ``hooks``.
-        note: a reason worth telling (why a backup was made, why a file was left alone), or None.
-        dry_run: True when nothing was written on purpose.
-        project: the project the entry is for.
-        warning: something the user must act on for the set-up to work (``code-trajectory`` not on
-            ``PATH``), or None.
-        local: True when the change is to the client's per-user place (``--local``).
-    """
-
-    client: str
-    path: Path
-    action: str
-    backup: Path | None
-    diff: str
-    what: str
-    note: str | None = None
-    dry_run: bool = False
-    project: Path | None = None
-    warning: str | None = None
-    local: bool = False
 
 
 def resolve_project(project: str | os.PathLike[str] | None) -> Path:

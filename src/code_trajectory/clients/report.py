@@ -1,13 +1,46 @@
-"""The text ``install`` and ``uninstall`` print: what changed where, how to undo it, and the diff of a dry run."""
+"""What ``install`` and ``uninstall`` did to each file (:class:`Change`), and the text they print: what changed where,
+how to undo it, and the diff of a dry run."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from pathlib import Path
 
 from code_trajectory.clients.base import shell_command
 
-if TYPE_CHECKING:
-    from code_trajectory.clients.install import Change
+
+@dataclass(frozen=True)
+class Change:
+    """What install or uninstall did (or, in a dry run, would do) to one file.
+
+    Attributes:
+        client: the client name (``claude-code``...).
+        path: the config file.
+        action: ``created`` | ``updated`` | ``unchanged`` | ``removed`` | ``absent`` (nothing of ours
+            was there to remove, or no file).
+        backup: the copy of the previous content made before rewriting it, or None.
+        diff: unified diff of the change (``""`` when nothing changed).
+        what: what the change is about: ``server "code-trajectory"`` or ``hooks``.
+        note: a reason worth telling (why a backup was made, why a file was left alone), or None.
+        dry_run: True when nothing was written on purpose.
+        project: the project the entry is for.
+        warning: something the user must act on for the set-up to work (``code-trajectory`` not on
+            ``PATH``), or None.
+        local: True when the change is to the client's per-user place (``--local``).
+    """
+
+    client: str
+    path: Path
+    action: str
+    backup: Path | None
+    diff: str
+    what: str
+    note: str | None = None
+    dry_run: bool = False
+    project: Path | None = None
+    warning: str | None = None
+    local: bool = False
+
 
 _VERBS = {"created": ("created", "would create"), "updated": ("updated", "would update"),
           "removed": ("removed", "would remove")}

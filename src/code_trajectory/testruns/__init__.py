@@ -17,3 +17,7 @@ git notes), :mod:`.green` (when a snapshot is green, per scope), :mod:`.service`
 #: Most runs the test history lists (``get_test_history(limit=...)``), here so that the MCP tools can name it in
 #: their schema without importing :mod:`.report`.
 MAX_LIMIT = 1000
+
+#: The environment variable that turns the pytest plugin on (``CODE_TRAJECTORY_PYTEST=1``), here so that the
+#: runner (:mod:`.service`) can clear it for a run it records itself without importing the plugin.
+PLUGIN_ENV_VAR = "CODE_TRAJECTORY_PYTEST"

@@ -28,10 +28,11 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from code_trajectory.testruns import PLUGIN_ENV_VAR as ENV_VAR  # the package's __init__ imports nothing
+
 if TYPE_CHECKING:  # the plugin loads in every pytest run: imports stay lazy
     from pathlib import Path
 
-ENV_VAR = "CODE_TRAJECTORY_PYTEST"
 _TRUE = ("1", "true", "yes", "on")
 
 

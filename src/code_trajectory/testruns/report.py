@@ -16,7 +16,8 @@ from code_trajectory.recording.session import ProjectSession
 from code_trajectory.testruns import MAX_LIMIT, answers, service, store
 from code_trajectory.testruns import green as greens
 from code_trajectory.testruns.model import COUNT_NAMES, TestRun
-from code_trajectory.testruns.scope import Scope, parse_query
+from code_trajectory.testruns.scope import Scope
+from code_trajectory.testruns.selection import parse_query
 
 #: Failing tests listed per run in the test history.
 LISTED_FAILURES = 10

@@ -191,27 +191,6 @@ class Scope:
         return cls.partial(lists[0], lists[1])
 
 
-def parse_query(text: str | None) -> Scope:
-    """The scope a caller asks about: None, ``""``, ``full`` or ``full suite`` → the full suite; otherwise pytest
-    selection arguments relative to the project root (``tests/test_a.py``, ``tests/a.py::test_x -k login``).
-
-    Raises:
-        ValueError: the text cannot be split as shell words, or names no selection.
-    """
-    if text is None or text.strip().lower() in ("", "full", "full suite", "all"):
-        return Scope.full()
-    from code_trajectory.testruns.selection import pytest_selection
-
-    try:
-        words = shlex.split(text)
-    except ValueError as exc:
-        raise ValueError(f"cannot read scope {text!r}: {exc}") from None
-    paths, filters, problem = pytest_selection(words)
-    if problem:
-        raise ValueError(f"cannot read scope {text!r}: {problem}")
-    return Scope.partial(paths, filters)
-
-
 def join_filters(option: str, values: Sequence[str]) -> list[str]:
     """``["-k login"]`` from ``("-k", ["login"])``: each value shell-quoted after its option."""
     return [f"{option} {shlex.quote(v)}" for v in values]

@@ -211,3 +211,22 @@ def command_line_scope(command: str, root: Path) -> Scope:
     if not argv:
         return Scope.unknown()
     return command_scope(argv, root, root, check_paths=False)
+
+
+def parse_query(text: str | None) -> Scope:
+    """The scope a caller asks about: None, ``""``, ``full`` or ``full suite`` → the full suite; otherwise pytest
+    selection arguments relative to the project root (``tests/test_a.py``, ``tests/a.py::test_x -k login``).
+
+    Raises:
+        ValueError: the text cannot be split as shell words, or names no selection.
+    """
+    if text is None or text.strip().lower() in ("", "full", "full suite", "all"):
+        return Scope.full()
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:
+        raise ValueError(f"cannot read scope {text!r}: {exc}") from None
+    paths, filters, problem = pytest_selection(words)
+    if problem:
+        raise ValueError(f"cannot read scope {text!r}: {problem}")
+    return Scope.partial(paths, filters)

@@ -41,9 +41,9 @@ from typing import Any
 from code_trajectory.core.errors import InvalidArgumentError, StorageError, TrajectoryError
 from code_trajectory.git.messages import KIND_SNAPSHOT
 from code_trajectory.git.shadow import ShadowRepo, shadow_ref
+from code_trajectory.testruns import PLUGIN_ENV_VAR as PLUGIN_ENV
 from code_trajectory.testruns.model import MAX_COMMAND_CHARS, OUTCOMES, OUTPUT_TAIL_BYTES, TestRun, utc_now_iso
 from code_trajectory.testruns.parsers import MAX_FAILURES, MAX_TEST_ID_CHARS, clip, dedupe, one_line
-from code_trajectory.testruns.pytest_plugin import ENV_VAR as PLUGIN_ENV
 from code_trajectory.testruns.runner import OutputCollector, exit_status, run_command
 from code_trajectory.testruns.selection import command_line_scope, command_scope
 from code_trajectory.testruns.store import record_run

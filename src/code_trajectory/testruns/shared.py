@@ -1,19 +1,16 @@
-"""Test runs of shared trajectories: the runs ``push`` sends beside a branch, and the runs ``pull`` brought.
+"""Test runs of shared trajectories: the runs ``push`` sends beside a branch (those ``pull`` brought are read by
+:func:`code_trajectory.testruns.store.pulled_runs`).
 
 The format and its checks are share's (:mod:`code_trajectory.share.data`: JSON objects, bounded and cleaned, each
-naming a commit of the pulled history); a run read back is rebuilt with :meth:`TestRun.from_dict`, which keeps only
-fields of the right type. :func:`export_runs` is registered with
+naming a commit of the pulled history). :func:`export_runs` is registered with
 :func:`code_trajectory.share.data.on_export_test_runs` by :mod:`code_trajectory.wiring`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from code_trajectory.core.secrets import redact
 from code_trajectory.git.shadow import ShadowRepo
-from code_trajectory.share.data import pulled_test_runs
-from code_trajectory.testruns.model import TestRun
+from code_trajectory.testruns.store import runs_for
 
 #: Free-text fields of a run that leave the machine with ``push`` only after :func:`redact` (a test may print a
 #: token; the recorder's deny list keeps secret files out of snapshots, not out of a run's output).
@@ -23,8 +20,6 @@ REDACTED_FIELDS = ("command", "output_tail", "message")
 def export_runs(repo: ShadowRepo, commits: set[str]) -> list[dict]:
     """The runs recorded on ``commits`` (full ids of our own snapshots), as JSON objects, secrets redacted from their
     free text (:data:`REDACTED_FIELDS` and the failing tests' reasons)."""
-    from code_trajectory.testruns.store import runs_for
-
     exported = []
     for runs in runs_for(repo, sorted(commits), pulled=False).values():
         for run in runs:
@@ -35,20 +30,3 @@ def export_runs(repo: ShadowRepo, commits: set[str]) -> list[dict]:
             data["failures"] = [[test, redact(reason)] for test, reason in run.failures]
             exported.append(data)
     return exported
-
-
-def pulled_runs(repo: ShadowRepo, commits: Iterable[str] | None = None) -> dict[str, list[TestRun]]:
-    """``{commit: runs}`` (oldest first) that pulled sources recorded on ``commits`` (all when None)."""
-    result: dict[str, list[TestRun]] = {}
-    for commit, items in pulled_test_runs(repo, commits).items():
-        runs = []
-        for item in items:
-            try:
-                run = TestRun.from_dict(item)
-            except ValueError:
-                continue
-            run.commit = commit
-            runs.append(run)
-        if runs:
-            result[commit] = runs
-    return result

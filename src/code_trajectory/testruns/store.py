@@ -12,6 +12,7 @@ from code_trajectory.git.log import read_log
 from code_trajectory.git.messages import TRAILER_SQUASHED_RANGE
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.recording.hooks import Consolidated
+from code_trajectory.share.data import pulled_test_runs
 from code_trajectory.testruns.model import TestRun
 
 log = logging.getLogger(__name__)
@@ -130,7 +131,7 @@ def runs_for(repo: ShadowRepo, commits: Iterable[str], *, pulled: bool = True) -
 
     One ``git notes list`` for all commits, then the notes through the shadow repository's
     ``cat-file --batch`` process; with ``pulled``, a commit of a pulled trajectory gets the runs its author
-    shared (:mod:`code_trajectory.testruns.shared`).
+    shared (:func:`pulled_runs`).
     """
     wanted = list(dict.fromkeys(commits))
     if not wanted:
@@ -138,8 +139,6 @@ def runs_for(repo: ShadowRepo, commits: Iterable[str], *, pulled: bool = True) -
     listing = _notes_listing(repo)
     result: dict[str, list[TestRun]] = {}
     if pulled:
-        from code_trajectory.testruns.shared import pulled_runs
-
         result.update(pulled_runs(repo, wanted))
     if not listing:
         return result
@@ -178,8 +177,6 @@ def all_runs(repo: ShadowRepo) -> list[TestRun]:
     """Every recorded run, newest first (by ``started_at``; runs without a time last): ours (notes), and those
     pulled trajectories shared (on their own commits; a branch's lineage selects them only for that trajectory's
     tip)."""
-    from code_trajectory.testruns.shared import pulled_runs
-
     runs: list[TestRun] = [run for found in pulled_runs(repo).values() for run in found]
     for commit, blob in _notes_listing(repo).items():
         for run in _read_note(repo, blob):
@@ -253,3 +250,20 @@ def last_run(repo: ShadowRepo, *, branch: str | None = None, tip: str | None = N
     """The newest recorded run (see :func:`history` for ``branch`` and ``tip``), or None."""
     runs = history(repo, 1, branch=branch, tip=tip)
     return runs[0] if runs else None
+
+
+def pulled_runs(repo: ShadowRepo, commits: Iterable[str] | None = None) -> dict[str, list[TestRun]]:
+    """``{commit: runs}`` (oldest first) that pulled sources recorded (:mod:`code_trajectory.share.data` checks their format) on ``commits`` (all when None)."""
+    result: dict[str, list[TestRun]] = {}
+    for commit, items in pulled_test_runs(repo, commits).items():
+        runs = []
+        for item in items:
+            try:
+                run = TestRun.from_dict(item)
+            except ValueError:
+                continue
+            run.commit = commit
+            runs.append(run)
+        if runs:
+            result[commit] = runs
+    return result
