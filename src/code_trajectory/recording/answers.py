@@ -4,16 +4,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from code_trajectory.core.answer import Answer, message, short, when
 from code_trajectory.git import log
 from code_trajectory.git.points import points
+from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.recording.checkpoint_requests import CheckpointAnswer
 from code_trajectory.recording.consolidate import ConsolidateResult
-
-if TYPE_CHECKING:
-    from code_trajectory.recording.session import ProjectSession
 
 #: Columns of a file row: status letter, path, lines added, lines deleted, old path of a rename.
 FILE_COLUMNS = ["status", "path", "+", "-", "from"]
@@ -26,18 +22,17 @@ def file_rows(changes: list, limit: int) -> list[list]:
     return [[c.status, c.path, c.added, c.deleted, c.old_path] for c in changes[:limit]]
 
 
-def intent(session: ProjectSession, text: str) -> Answer:
-    """``set_trajectory_intent``'s answer: ``intent``, the intent now recorded with every snapshot."""
-    return Answer(text, {"intent": session.recorder.intent.get()})
+def intent(text: str, recorded: str | None) -> Answer:
+    """``set_trajectory_intent``'s answer: ``intent``, the intent now recorded with every snapshot (``recorded``)."""
+    return Answer(text, {"intent": recorded})
 
 
-def checkpoint(session: ProjectSession, before: str | None, answer: CheckpointAnswer) -> Answer:
+def checkpoint(repo: ShadowRepo, branch: str, before: str | None, answer: CheckpointAnswer) -> Answer:
     """``checkpoint``'s answer: ``id`` and ``t`` of the named snapshot, ``name`` of the point, ``new`` (a snapshot
-    was taken; else nothing had changed since ``before``, the tip before the call), ``branch``, ``msg`` and
-    ``files`` (rows of ``cols``, of a new snapshot)."""
+    was taken; else nothing had changed since ``before``, the tip before the call), ``branch`` (the shadow branch
+    recorded), ``msg`` and ``files`` (rows of ``cols``, of a new snapshot); ``repo``: the shadow repository."""
     if answer.commit is None:
         return message(answer.text)
-    repo = session.recorder.repo
     named = [p for p in points(repo) if p.commit == answer.commit]
     data: dict = {"id": short(answer.commit), "name": max(named, key=lambda p: p.time).message if named else None,
                   "new": answer.commit != before}
@@ -45,7 +40,7 @@ def checkpoint(session: ProjectSession, before: str | None, answer: CheckpointAn
         record = next(iter(log.read_log(repo, [answer.commit], limit=1)), None)
         if record is not None:
             log.add_line_counts(repo, [record])
-            data.update(branch=session.branch, t=when(record.time), msg=record.subject, cols=FILE_COLUMNS,
+            data.update(branch=branch, t=when(record.time), msg=record.subject, cols=FILE_COLUMNS,
                         files=file_rows(record.changes, CHECKPOINT_FILES))
     return Answer(answer.text, data)
 

@@ -60,7 +60,7 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
         """Say what you are working on; every following snapshot records this intent (the why of the changes).
         Call when you start or switch tasks."""
         session = await app.session_for(ctx)
-        return await in_thread(lambda: answers.intent(session, session.set_intent(intent)))
+        return await in_thread(lambda: answers.intent(session.set_intent(intent), session.recorder.intent.get()))
 
     @tool(mcp, WRITES)
     async def consolidate(
@@ -83,6 +83,7 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
 
         def take() -> Answer:
             before = session.recorder.latest_commit(session.branch)
-            return answers.checkpoint(session, before, session.take_checkpoint(message))
+            return answers.checkpoint(session.recorder.repo, session.branch, before,
+                                      session.take_checkpoint(message))
 
         return await in_thread(take)
