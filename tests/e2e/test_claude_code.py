@@ -55,7 +55,7 @@ from typing import Any
 
 import pytest
 
-from support import REPO_ROOT, git, git_repo, server_command, subprocess_env
+from support import REPO_ROOT, git, git_repo, server_command, shadow, subprocess_env
 from support.loopback import LoopbackServer
 
 pytestmark = pytest.mark.e2e
@@ -290,13 +290,6 @@ def set_up_project(root: Path) -> Path:
                           env=subprocess_env(), capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     return root
-
-
-def shadow(root: Path, *args: str) -> str:
-    """``git --git-dir <root>/.trajectory <args>``: stdout; ``""`` when there is no shadow repository."""
-    if not (root / ".trajectory" / "HEAD").is_file():
-        return ""
-    return git(root, "--git-dir", str(root / ".trajectory"), *args)
 
 
 def wait_for_history(root: Path) -> Callable[[], None]:

@@ -31,7 +31,7 @@ from typing import Any
 
 import pytest
 
-from support import SRC, git, git_repo, subprocess_env
+from support import SRC, git_repo, shadow, subprocess_env
 from support.loopback import LoopbackServer
 
 pytestmark = pytest.mark.e2e
@@ -121,12 +121,6 @@ class ScriptedGemini(LoopbackServer):
                 self.wfile.write(body)
 
         return Handler
-
-
-def shadow(root: Path, *args: str) -> str:
-    if not (root / ".trajectory" / "HEAD").is_file():
-        return ""
-    return git(root, "--git-dir", str(root / ".trajectory"), *args)
 
 
 def test_a_gemini_session_is_recorded_with_intent_tools_and_turn_checkpoint(tmp_path: Path) -> None:

@@ -12,11 +12,7 @@ from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.git.maintenance import enforce_size_cap, last_report, repository_bytes, run_maintenance
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.recording.recorder import Recorder
-from support import git, write
-
-
-def shadow(root: Path, *args: str) -> str:
-    return git(root, "--git-dir=.trajectory", *args)
+from support import git, shadow, write
 
 
 def test_maintenance_packs_and_writes_a_commit_graph(project: Path) -> None:

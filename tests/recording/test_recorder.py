@@ -19,7 +19,7 @@ from code_trajectory.git.shadow import shadow_ref
 from code_trajectory.recording.blobs import OVERSIZE_MARKER
 from code_trajectory.recording.consolidate import consolidate
 from code_trajectory.recording.recorder import Recorder
-from support import git, git_repo, write
+from support import git, git_repo, shadow, write
 
 
 def open_recorder(root: Path, **settings) -> Recorder:
@@ -33,10 +33,6 @@ def recorder(project: Path):
     opened.reconcile()
     yield opened
     opened.close()
-
-
-def shadow(root: Path, *args: str) -> str:
-    return git(root, "--git-dir=.trajectory", *args)
 
 
 def tree_files(root: Path, rev: str) -> dict[str, str]:

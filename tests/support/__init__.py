@@ -122,6 +122,13 @@ def wait_hooks_done(root: Path, timeout: float = 60.0) -> None:
     wait_for(lambda: not pending(git_dir / "state") and not recording_now(git_dir), timeout=timeout)
 
 
+def shadow(root: Path, *args: str) -> str:
+    """``git --git-dir <root>/.trajectory <args>``: its stdout; ``""`` when there is no shadow repository yet."""
+    if not (root / ".trajectory" / "HEAD").is_file():
+        return ""
+    return git(root, "--git-dir", str(root / ".trajectory"), *args)
+
+
 def shadow_count(root: Path, ref: str = "refs/heads/shadow/main") -> int:
     """Number of commits on a shadow ref of the project at ``root`` (0 when the ref does not exist)."""
     out = git(root, "--git-dir=.trajectory", "rev-list", "--count", ref, check=False)
