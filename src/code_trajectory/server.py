@@ -8,6 +8,7 @@ builds the server, calls them in :data:`FEATURES` order and runs it. Every tool 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -110,8 +111,17 @@ def build_server(service: TrajectoryService, *, journal_dir: Path | None = None)
 
 
 def _follow_client(mcp: MCPServer, service: TrajectoryService) -> None:
-    """Have ``service`` find its project when the client initializes and when its roots change (it does so only
-    when :attr:`TrajectoryService.follow_client`: ``serve`` without ``--project``)."""
+    """Have ``service`` find its project when the client connects and when its roots change (it does so only when
+    :attr:`TrajectoryService.follow_client`: ``serve`` without ``--project``).
+
+    A client of the handshake protocol versions (up to 2025-11-25) sends ``notifications/initialized``; one of
+    2026-07-28 sends no handshake at all and starts with ``server/discover`` (Claude Code 2.1.332 does, and then
+    answers no ``roots/list``: that version has no channel for a request from the server outside a request's own
+    answer). So the project is also looked for once a ``server/discover`` is answered, in a task of its own: the
+    answer does not wait for it, and recording starts before the agent's first tool call instead of at it (the
+    edits made before that call would otherwise reach the history only through hooks, and the user's own not at
+    all until then).
+    """
     from mcp.types import NotificationParams
 
     async def on_client_directory(ctx, _params) -> None:
@@ -120,6 +130,21 @@ def _follow_client(mcp: MCPServer, service: TrajectoryService) -> None:
     lowlevel = mcp._lowlevel_server  # the SDK's documented way to add notification handlers is on the low-level server
     for method in ("notifications/initialized", "notifications/roots/list_changed"):
         lowlevel.add_notification_handler(method, NotificationParams, on_client_directory)
+    discover = lowlevel.get_request_handler("server/discover")
+    if discover is None:  # an SDK without the 2026-07-28 protocol
+        return
+    following: set[asyncio.Task] = set()  # strong references until each task ends
+
+    async def on_discover(ctx, params):
+        answer = await discover.handler(ctx, params)
+        if service.awaiting_project():
+            task = asyncio.get_running_loop().create_task(service.follow(ctx.session))
+            following.add(task)
+            task.add_done_callback(following.discard)
+        return answer
+
+    # the SDK's own answer, wrapped: "Operators can replace it wholesale via add_request_handler"
+    lowlevel.add_request_handler("server/discover", discover.params_type, on_discover)
 
 
 def serve_started(service: TrajectoryService, stop: StopRequest, *, journal_dir: Path | None = None,

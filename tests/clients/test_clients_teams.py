@@ -100,6 +100,22 @@ async def test_a_worktree_of_the_committed_set_up_records_itself(committed: Path
 
 
 @pytest.mark.anyio
+async def test_a_client_of_the_2026_protocol_is_recorded_from_its_first_discover(committed: Path) -> None:
+    """A client of protocol 2026-07-28 (the SDK's default mode; Claude Code 2.1.332 speaks it) sends no
+    ``initialize`` nor ``notifications/initialized``, and the server cannot ask it for roots: the server records
+    the project of its working directory once ``server/discover`` is answered, before any tool call, and its
+    watcher records a save made before the first tool call."""
+    async with Client(entry_params(committed, committed)) as client:
+        assert client.protocol_version == "2026-07-28"
+        await until(lambda: shadow_count(committed) > 0)  # the initial import: no tool called
+        count = shadow_count(committed)
+        write(committed, "src/app.py", "def main():\n    return 4\n")
+        await until(lambda: shadow_count(committed) > count)
+        answer = (await client.call_tool("get_file_trajectory", {"filepath": "src/app.py"})).content[0].text
+        assert "return 4" in answer, answer
+
+
+@pytest.mark.anyio
 async def test_a_clone_records_itself_and_its_hooks_too(committed: Path, tmp_path: Path) -> None:
     clone = tmp_path / "clone"
     git(tmp_path, "clone", "-q", str(committed), str(clone))

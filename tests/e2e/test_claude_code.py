@@ -33,7 +33,7 @@ Set-up facts, as measured with 2.1.332 (and consistent with https://code.claude.
   lists ours, "pending" while it starts), the assistant and user (tool result) messages, then ``result``.
 
 The scripted model answers at once, where a real one takes seconds: its first answer waits until the server has
-taken the project's first snapshot (its start-up import), otherwise the session's first edit can land in that
+taken the project's first snapshot (its start-up import, made before any tool call: :class:`HistoryReady`), otherwise the session's first edit can land in that
 import, which carries neither the prompt's intent nor the tool's origin. Likewise the server's watcher waits for
 15 s of quiet (user ``config.toml``), so that each edit is snapshotted by its PostToolUse hook, never first by the
 watcher (2 s by default; a hook took up to 1.5 s on a loaded machine); the Stop hook asks the server for its
@@ -292,13 +292,22 @@ def set_up_project(root: Path) -> Path:
     return root
 
 
-def wait_for_history(root: Path) -> Callable[[], None]:
-    """A ``ready`` callback: wait (at most :data:`SERVER_READY_SECONDS`) until ``root``'s history has a commit."""
-    def ready() -> None:
+class HistoryReady:
+    """A ``ready`` callback: wait (at most :data:`SERVER_READY_SECONDS`) until ``root``'s history has a commit;
+    :attr:`found` says whether it had one by then. Claude Code 2.1.332 speaks MCP 2026-07-28 (no ``initialize``,
+    no ``roots/list`` the server can send): the server records its working directory's project from the first
+    ``server/discover``, before any tool call, so the history exists before the model's first answer."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.found = False
+
+    def __call__(self) -> None:
         deadline = time.monotonic() + SERVER_READY_SECONDS
-        while time.monotonic() < deadline and not shadow(root, "for-each-ref", "refs/heads/"):
-            time.sleep(0.1)
-    return ready
+        while time.monotonic() < deadline and not self.found:
+            self.found = bool(shadow(self.root, "for-each-ref", "refs/heads/"))
+            if not self.found:
+                time.sleep(0.1)
 
 
 def assert_session_recorded(root: Path, session_id: str) -> None:
@@ -346,7 +355,9 @@ def test_claude_mcp_list_shows_the_installed_server_connected(claude: str, tmp_p
 
 def test_a_claude_session_is_recorded_with_intent_tools_and_stop_checkpoint(claude: str, tmp_path: Path) -> None:
     project = set_up_project(tmp_path / "project")
-    events, seconds = run_session(claude, project, wait_for_history(project))
+    ready = HistoryReady(project)
+    events, seconds = run_session(claude, project, ready)
+    assert ready.found, "the server recorded nothing before the model's first answer (no tool called yet)"
     init = events[0]
     assert init["type"] == "system" and init["subtype"] == "init", init
     assert {"name": "code-trajectory", "source": "project"}.items() <= next(
@@ -377,7 +388,9 @@ def test_a_session_in_a_git_worktree_records_into_the_worktree(claude: str, tmp_
     worktree = tmp_path / "wt"
     git(project, "worktree", "add", "-q", "-b", "feature", str(worktree))
 
-    events, seconds = run_session(claude, worktree, wait_for_history(worktree))
+    ready = HistoryReady(worktree)
+    events, seconds = run_session(claude, worktree, ready)
+    assert ready.found, "the server recorded nothing in the worktree before the model's first answer"
     assert_session_recorded(worktree, events[0]["session_id"])
     assert shadow(project, "for-each-ref") == original, "the worktree's session wrote into the original's history"
     print(f"claude -p session in a worktree: {seconds:.1f} s")

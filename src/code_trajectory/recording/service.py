@@ -1,9 +1,11 @@
 """The project the MCP server currently records, switchable at run time: what every feature's tools share.
 
 Which project: ``serve --project P`` fixes it. Without it the server *follows the client*
-(:attr:`TrajectoryService.follow_client`): once the client has sent ``notifications/initialized`` and again on
-every ``notifications/roots/list_changed``, the project is found from the client's first ``file://`` root that is a
-directory, or, when the client offers no roots, from the server's working directory (Claude Code, Cursor and VS
+(:attr:`TrajectoryService.follow_client`): once the client has sent ``notifications/initialized`` (or, at protocol
+2026-07-28, which has no handshake, its first ``server/discover``: see :func:`code_trajectory.server._follow_client`)
+and again on every ``notifications/roots/list_changed``, the project is found from the client's first ``file://``
+root that is a directory, or, when the client offers no roots or cannot be asked for them, from the server's
+working directory (Claude Code, Cursor and VS
 Code start a project's servers there), by the project rule of :func:`code_trajectory.project.find_project_root`:
 the nearest recorded directory above it, else the git top level (``git rev-parse --show-toplevel``), else the
 directory itself. A root in ``repo/sub`` therefore records ``repo``; a linked worktree or a clone records itself.
@@ -112,6 +114,10 @@ class TrajectoryService:
             raise NotConfiguredError("No project is configured. Call configure_project with the absolute path of "
                                      "the project directory first, e.g. configure_project(path=\"/home/me/app\").")
         return session
+
+    def awaiting_project(self) -> bool:
+        """True while the server follows the client (:attr:`follow_client`) and records no project yet."""
+        return self.follow_client and self._session is None
 
     def project_root(self) -> Path:
         """The configured project's root (raises :class:`NotConfiguredError` when none)."""
