@@ -12,6 +12,7 @@ from pydantic import Field
 from code_trajectory.core.answer import Answer
 from code_trajectory.core.mcp_util import READ_ONLY, in_thread, tool
 from code_trajectory.history import resources, service
+from code_trajectory.history.render_symbol import DEFAULT_DIFFS
 from code_trajectory.history.service import MAX_DEPTH, MAX_LIMIT
 from code_trajectory.recording.service import TrajectoryService
 from code_trajectory.recording.session import ProjectSession
@@ -82,14 +83,17 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
         ctx: Context,
         depth: Annotated[int, Field(description=f"Changes, 1 to {MAX_DEPTH}")] = 10,
         show_baseline: Annotated[bool, Field(description="Its first recorded body, not one line")] = False,
+        diffs: Annotated[int, Field(description=f"Newest changes shown with their lines, 0 to {MAX_DEPTH}; older "
+                                    "ones: one line each")] = DEFAULT_DIFFS,
         branch: Annotated[str | None, Field(description="Recorded branch; default current")] = None,
         source: Annotated[str | None, Field(description="Shared trajectory, e.g. 'bob@x.org/main'")] = None,
     ) -> str:
-        """Versions in which one function, class or method changed (code, docstring, comments), each with its
-        own diff; follows renames and moves."""
+        """Versions in which one function, class or method changed (code, docstring, comments), each with why and
+        when; the newest `diffs` with their own diff, older ones in one line (+/- counts, where). Follows renames
+        and moves."""
         session = await app.session_for(ctx)
         return await read(session, lambda: service.symbol_trajectory(session, filepath, symbol, depth, branch, source,
-                                                             show_baseline=show_baseline))
+                                                             show_baseline=show_baseline, diffs=diffs))
 
     @tool(mcp, READ_ONLY)
     async def search_trajectory(
