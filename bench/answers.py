@@ -22,7 +22,11 @@ since     ``compare P`` (P: commit N-5 by its name, or id)       ``git diff P HE
 Facts, each counted only where git's own answer holds it: the subject of every commit git's answer lists (why it
 changed: the intent or the checkpoint's name), the changed lines it shows (``+``/``-`` lines with 8+ characters and
 3+ letters or digits), the paths it names (search: the files where the text appeared; log: the ``--stat`` paths;
-compare: the changed files). A fact is found when the answer holds it (whitespace collapsed; lines compared on
+compare: the changed files). A symbol question's facts are issue 28's two: why it changed (the subject of every
+change ``git log -L`` lists) and what it looked like before its last change (the removed and added lines of the
+newest change). The changed lines of its older changes are not facts of that question: the answer gives each
+older change one line (``+3 -1, lines 41-52``) and the call that shows its lines; how many of them it still shows
+is printed apart (``Changed lines of older changes shown``) so the trade-off stays visible. A fact is found when the answer holds it (whitespace collapsed; lines compared on
 their first 100 characters, subjects on their first 40). Tokens are the product's own estimate
 (``code_trajectory.history.narrative.estimate_tokens``: 4 characters a token) for both answers; the last column
 gives the ratio again with every run of whitespace collapsed in both answers (indentation costs little in a BPE
