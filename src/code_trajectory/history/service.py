@@ -343,7 +343,8 @@ def search_trajectory(session: ProjectSession, query: str, regex: bool = False, 
 def compare(session: ProjectSession, from_snapshot: str, to_snapshot: str = "now",
             filepath: str | None = None, source: str | None = None) -> str:
     """The change between two snapshots, or a snapshot and the work tree (``to_snapshot="now"``), per file: counts,
-    changed symbols and the diffs within the budget.
+    changed symbols and the diffs within ``compare_token_budget`` (20,000 tokens by default: see
+    :class:`~code_trajectory.core.config.TrajectorySettings`).
 
     Args:
         session: the project.
@@ -374,7 +375,7 @@ def compare(session: ProjectSession, from_snapshot: str, to_snapshot: str = "now
     heading = (f"# Compare `{old.commit[:12]}` ({old.how}) → {new_how}" + (f", `{rel}` only" if rel else ""))
     heading += f"\n- From: {_point_why(repo, old.commit)}"
     heading += f"\n- To: {'the work tree as it is now' if new_label == 'now' else _point_why(repo, new.commit)}"
-    answer = compare_mod.render_net_change(repo, old.commit, new_tree, session.settings.token_budget,
+    answer = compare_mod.render_net_change(repo, old.commit, new_tree, session.settings.compare_token_budget,
                                            heading=heading, new_label=new_label, only=rel)
     if not answer.data:  # no difference: a message
         return answer
