@@ -1,7 +1,9 @@
 """The text and structured content of one symbol's trajectory (:func:`render`, :func:`symbol_data`), from the
 versions :func:`code_trajectory.history.symbol_history.trace` found; each heading says why (:func:`why`, the
 checkpoint's name from :func:`named_points`). Issue 28's leanness rules for it are stated in
-:mod:`code_trajectory.history.symbol_history`.
+:mod:`code_trajectory.history.symbol_history`; the newest :data:`DEFAULT_DIFFS` changes keep their lines and each
+older one is compacted to its heading (:func:`changed_summary`), as the lead decided for issue 28: a symbol's
+question is why it changed (every change's why) and what it was before its last change (the newest change's lines).
 """
 
 from __future__ import annotations
