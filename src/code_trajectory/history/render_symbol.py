@@ -121,7 +121,7 @@ def render(path: str, branch: str, name: str, versions: list[SymbolVersion], bud
     if closing:
         text += f"\n\n{closing}"
     if cut:
-        text += f"\n\n_{cut} older diff(s) left out to fit the budget; call with a smaller depth._"
+        text += f"\n\n_{cut} older diff(s) left out to fit the budget; call with a smaller depth or diffs._"
     text = fit(text, budget_tokens)
     data = symbol_data(text, path, branch, name, versions, kept)
     if compacted_count:
