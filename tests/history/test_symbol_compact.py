@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from code_trajectory.history.render_symbol import DEFAULT_DIFFS, changed_summary
-from support import cli_stdout, mcp_client, write
+from support import cli_stdout, mcp_client, subprocess_env, write
 
 #: ``first()`` at lines 1-14 of its file: ``step_K = K`` is line K + 2.
 STEPS = "def first():\n" + "".join(f"    step_{i} = {i}\n" for i in range(12)) + "    return step_0\n"
@@ -99,3 +101,11 @@ async def test_the_mcp_tool_compacts_alike_and_its_fields_say_it(project: Path) 
 def test_a_summary_places_a_removal_in_the_older_file() -> None:
     assert changed_summary("@@ -12,4 +11,0 @@\n-a\n-b\n-c\n-d") == "-4, lines 12-15 before"
     assert changed_summary("@@ -3 +3,2 @@\n-x\n+y\n+z") == "+2 -1, lines 3-4"
+
+
+def test_the_cli_says_the_default_and_refuses_a_negative_number(project: Path) -> None:
+    recorded(project)
+    assert f"(default {DEFAULT_DIFFS})" in " ".join(cli_stdout(project, "symbol", "--help").split())
+    done = subprocess.run([sys.executable, "-m", "code_trajectory", "symbol", "src/steps.py", "first", "--diffs",
+                           "-1"], cwd=project, env=subprocess_env(), capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "diffs must be between 0 and 200" in done.stderr and not done.stdout
