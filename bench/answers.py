@@ -22,7 +22,11 @@ since     ``compare P`` (P: commit N-5 by its name, or id)       ``git diff P HE
 Facts, each counted only where git's own answer holds it: the subject of every commit git's answer lists (why it
 changed: the intent or the checkpoint's name), the changed lines it shows (``+``/``-`` lines with 8+ characters and
 3+ letters or digits), the paths it names (search: the files where the text appeared; log: the ``--stat`` paths;
-compare: the changed files). A fact is found when the answer holds it (whitespace collapsed; lines compared on
+compare: the changed files). A symbol question's facts are issue 28's two: why it changed (the subject of every
+change ``git log -L`` lists) and what it looked like before its last change (the removed and added lines of the
+newest change). The changed lines of its older changes are not facts of that question: the answer gives each
+older change one line (``+3 -1, lines 41-52``) and the call that shows its lines; how many of them it still shows
+is printed apart (``Changed lines of older changes shown``) so the trade-off stays visible. A fact is found when the answer holds it (whitespace collapsed; lines compared on
 their first 100 characters, subjects on their first 40). Tokens are the product's own estimate
 (``code_trajectory.history.narrative.estimate_tokens``: 4 characters a token) for both answers; the last column
 gives the ratio again with every run of whitespace collapsed in both answers (indentation costs little in a BPE
@@ -302,8 +306,9 @@ def questions(repo: Path, base: str, commits: list[Commit], symbols: dict[str, d
     return asked
 
 
-def facts_of(question: Question, answer: str, subjects: dict[str, str]) -> list[str]:
-    """The facts git's answer holds: ``why:<subject>``, ``line:<text>``, ``path:<path>``."""
+def facts_of(question: Question, answer: str, subjects: dict[str, str]) -> tuple[list[str], list[str]]:
+    """The facts git's answer holds (``why:<subject>``, ``line:<text>``, ``path:<path>``), and apart, for a symbol
+    question, the changed lines of its older changes (``line:<text>``, not facts: see the module's docstring)."""
     facts: list[str] = []
     if question.kind in ("symbol", "search", "log", "file"):
         for sha in re.findall(r"^commit ([0-9a-f]{40})", answer, re.M):
@@ -313,9 +318,14 @@ def facts_of(question: Question, answer: str, subjects: dict[str, str]) -> list[
         for path in re.findall(r"^ (\S.*?) +\| ", answer, re.M):
             if not path.startswith("..."):
                 facts.append("path:" + path.split(" => ")[-1])
-        return list(dict.fromkeys(facts))
+        return list(dict.fromkeys(facts)), []
+    older: list[str] = []
     current = None
+    commits = 0
     for line in answer.split("\n"):
+        if line.startswith("commit ") and question.kind == "symbol":
+            commits += 1  # git log -L lists the newest change first
+            continue
         if line.startswith("+++ ") or line.startswith("--- "):
             name = line[4:]
             if name != "/dev/null":
@@ -327,10 +337,11 @@ def facts_of(question: Question, answer: str, subjects: dict[str, str]) -> list[
         if line[:1] in "+-" and meaningful(line[1:]):
             if question.kind == "search" and question.label not in line:
                 continue
-            facts.append("line:" + line[0] + norm(line[1:])[:100])
+            (older if commits > 1 else facts).append("line:" + line[0] + norm(line[1:])[:100])
             if current and question.kind in ("search", "compare", "since"):
                 facts.append("path:" + current)
-    return list(dict.fromkeys(facts))
+    facts = list(dict.fromkeys(facts))
+    return facts, [fact for fact in dict.fromkeys(older) if fact not in facts]
 
 
 def found(fact: str, answer: str) -> bool:
@@ -361,6 +372,8 @@ class Tally:
     product_tokens: int = 0
     git_dense: int = 0  # tokens with every run of whitespace collapsed to one space (see dense_tokens)
     product_dense: int = 0
+    older_lines: int = 0  # symbol: changed lines of git's older changes (not facts, see facts_of)
+    older_shown: int = 0  # ... of them the product's answer shows
 
     def add(self, other: Tally) -> None:
         for name in vars(self):
@@ -386,11 +399,11 @@ def run_repo(repo: Path, n: int, modes: list[str], work: Path, env: dict[str, st
                       file=sys.stderr)
                 continue
             product = ask_product(root, question.product, env)
-            facts = facts_of(question, git_answer, subjects)
+            facts, older = facts_of(question, git_answer, subjects)
             hits = [f for f in facts if found(f, norm(product))]
             tally = tallies[question.kind]
             tally.add(Tally(1, len(facts), len(hits), tokens(git_answer), tokens(product), dense_tokens(git_answer),
-                            dense_tokens(product)))
+                            dense_tokens(product), len(older), sum(1 for f in older if found(f, norm(product)))))
             if verbose:
                 print(f"  [{mode}] {question.kind} {question.label}: {len(hits)}/{len(facts)} facts, "
                       f"{tokens(product)} vs git {tokens(git_answer)} tokens", file=sys.stderr)
@@ -456,6 +469,11 @@ def report(results: list[dict], modes: list[str]) -> str:
                      f"{overall.git_tokens:,} | {overall.product_tokens:,} | "
                      f"{ratio(overall.git_tokens, overall.product_tokens)} | "
                      f"{ratio(overall.git_dense, overall.product_dense)} |")
+        shown = [(result["language"], result["runs"][mode]["symbol"]) for result in results]
+        lines += ["", "Changed lines of older changes shown (symbol questions; not facts: git's changes before the "
+                  "newest, which the answer gives one line each beyond its newest diffs): " + ", ".join(
+                      f"{language} {t.older_shown}/{t.older_lines}" for language, t in shown + [
+                          ("all", by_kind["symbol"])] if t.questions) + "."]
     return "\n".join(lines)
 
 

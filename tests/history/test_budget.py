@@ -261,28 +261,49 @@ def expand(ranges: str) -> set[int]:
 
 @pytest.mark.anyio
 async def test_compare_fills_the_budget_and_names_the_call_for_each_left_out_file(project: Path) -> None:
-    def rewrite(tag: str) -> None:
-        for name in "abcdef":
+    """``compare``'s cap is its own, 20,000 tokens by default (under Claude Code's 25,000 for an MCP tool's answer):
+    a net change of ~12,000 tokens is shown whole; one of ~24,000 fills the cap and names the files left out, each
+    with its call. ``tools/list`` declares the answer's size, so Claude Code keeps it in the conversation."""
+    def rewrite(tag: str, names: str) -> None:
+        for name in names:
             write(project, f"src/{name}.py", "".join(f"VALUE_{i:03} = '{tag} {name} {i:03} {'x' * 24}'\n"
                                                      for i in range(60)))
 
     async with mcp_client(project) as client:
-        rewrite("old")
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        rewrite("old", "abcdefghijklmnop")
         assert not (await client.call_tool("checkpoint", {"message": "before the rename"})).is_error
-        rewrite("new")
+        rewrite("new", "abcdefgh")
+        half = await client.call_tool("compare", {"from_snapshot": "before the rename"})
+        rewrite("new", "ijklmnop")
         result = await client.call_tool("compare", {"from_snapshot": "before the rename"})
-        assert not result.is_error
+        assert not result.is_error and not half.is_error
+        whole = half.content[0].text
+        assert 8000 < len(whole) // 4 <= 20000 and "left out" not in whole and whole.count("### `src/") == 8
         text = result.content[0].text
         assert "- From: " in text and "checkpoint: before the rename" in text and "- To: the work tree" in text
-        assert len(text) // 4 <= 8000 and len(text) // 4 > 6000  # the diffs fill the budget, no fixed share
+        assert 16000 < len(text) // 4 <= 20000  # the diffs fill the cap, no fixed share
         assert "diff cut" not in text  # whole diffs while they fit; the others are named
         calls = re.findall(r"`compare\((from_snapshot=\"[0-9a-f]{12}\", to_snapshot=\"now\", "
-                           r"filepath=\"(src/[a-f]\.py)\")\)`", text)
+                           r"filepath=\"(src/[a-p]\.py)\")\)`", text)
         assert calls and all(f"### `{path}`" not in text for _, path in calls)
         path = calls[0][1]
         alone = await client.call_tool("compare", {"from_snapshot": "before the rename", "filepath": path})
     shown = alone.content[0].text
     assert f"### `{path}`" in shown and "+VALUE_059 = 'new" in shown and "diff cut" not in shown
+    assert (listed["compare"].meta or {}).get("anthropic/maxResultSizeChars", 0) >= 20000 * 4
+    assert "anthropic/maxResultSizeChars" not in (listed["get_file_trajectory"].meta or {})
+
+
+def test_a_smaller_compare_budget_in_the_config_holds_on_the_cli(project: Path) -> None:
+    for name in "abcdef":
+        write(project, f"src/{name}.py", "".join(f"VALUE_{i:03} = 'old {name} {'x' * 30}'\n" for i in range(60)))
+    cli_stdout(project, "checkpoint", "-m", "before")
+    for name in "abcdef":
+        write(project, f"src/{name}.py", "".join(f"VALUE_{i:03} = 'new {name} {'x' * 30}'\n" for i in range(60)))
+    (project / ".trajectory" / "config.toml").write_text("[trajectory]\ncompare_token_budget = 3000\n")
+    text = cli_stdout(project, "compare", "before")
+    assert len(text) // 4 <= 3000 and "_Diffs left out: " in text and "code-trajectory compare " in text
 
 
 def test_net_zero_spans_find_operations_that_end_where_they_began() -> None:

@@ -33,7 +33,7 @@ def test_symbol_trajectory_follows_renames_and_moves(session: ProjectSession) ->
     edit(session, src__util_py="", src__text_py=HELPER)
     edit(session, src__text_py=HELPER.replace("'-'", "'_'"))
 
-    text = service.symbol_trajectory(session, "src/app.py", "start")
+    text = service.symbol_trajectory(session, "src/app.py", "start", diffs=3)
     assert "# Trajectory of `App.start` in `src/app.py`" in text
     assert "renamed from App.run" in text and "modified" in text and "added" in text
     assert "-        return 1" in text and "+        return 2" in text  # its own diff only

@@ -73,7 +73,9 @@ def test_docstring_and_comment_edits_in_every_narrative_and_the_symbol_history(p
     assert "docstring of `echo` changed · checkpoint: Better help" in headings[1]
     assert "comment in `echo`: `# write it out` → `# write it, no newline` · checkpoint: Clarify" in headings[2]
     assert headings[3].endswith("modified · checkpoint: Newline")
-    assert '-    """Print TEXT."""' in sections(symbol_out)[1]
+    assert headings[1].endswith("· +1 -1, line 5")  # older than the newest: one line, how many lines and where
+    all_lines = cli("symbol", "src/cli.py", "echo", "--diffs", "3", cwd=project)
+    assert '-    """Print TEXT."""' in sections(all_lines)[1]
 
     full = cli("symbol", "src/cli.py", "echo", "--baseline", cwd=project)
     assert "+def echo(text):" in full and '+    """Print TEXT."""' in full and "show_baseline" not in full

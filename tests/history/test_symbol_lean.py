@@ -1,6 +1,6 @@
 """Issue 28.2 as a user meets it: a symbol's history says each change once and leanly. A change inside a nested
 function or method is a change of the symbol (``git log -L`` shows it); the newest change keeps its context lines,
-older ones show only their changed lines; hunk headers do not repeat the symbol's name; a move with the body the
+older ones shown with their lines (``--diffs``) show only their changed lines; hunk headers do not repeat the symbol's name; a move with the body the
 version before it added is said in one line; every heading says why on its own line. Real git, the CLI as a
 subprocess."""
 
@@ -46,7 +46,7 @@ def recorded(project: Path, rel: str, versions: list[str], intents: list[str]) -
 
 def test_a_change_inside_a_nested_function_is_a_change_of_the_symbol(project: Path) -> None:
     recorded(project, "src/sort.py", [SORT_V1, SORT_V2, SORT_V3], ["Sort by descending rank", "Skip rank zero"])
-    out = cli_stdout(project, "symbol", "src/sort.py", "order")
+    out = cli_stdout(project, "symbol", "src/sort.py", "order", "--diffs", "2")
     parts = sections(out)
     assert len(parts) == 3, out  # the baseline, the closure's change, the function's own change
     assert "modified in order.key · Intent: Sort by descending rank" in parts[1]
@@ -59,7 +59,7 @@ def test_a_change_inside_a_nested_function_is_a_change_of_the_symbol(project: Pa
 
 def test_older_changes_show_only_their_lines_and_the_newest_keeps_its_context(project: Path) -> None:
     recorded(project, "src/steps.py", [STEPS_V1, STEPS_V2, STEPS_V3], ["Raise step one", "Raise step ten"])
-    out = cli_stdout(project, "symbol", "src/steps.py", "first")
+    out = cli_stdout(project, "symbol", "src/steps.py", "first", "--diffs", "2")
     baseline, older, newest = sections(out)
     assert "\n" not in baseline.strip()  # the baseline is its heading only
     for part, intent in ((older, "Raise step one"), (newest, "Raise step ten")):

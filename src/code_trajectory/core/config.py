@@ -18,6 +18,7 @@ in their modules. Example::
     session_gap_seconds = 3600    # a gap longer than this starts a new session, seconds
     max_file_bytes = 5242880      # files larger than this are not stored (5 MiB)
     token_budget = 8000           # estimated tokens per tool answer
+    compare_token_budget = 20000  # estimated tokens of a `compare` answer
     deny_patterns = ["*.secret"]  # added to the built-in secret deny list (gitignore syntax)
     max_history_bytes = 2147483648  # past this size, snapshots older than the retention window are dropped (2 GiB)
     retention_days = 30           # snapshots younger than this are always kept, days
@@ -112,6 +113,10 @@ class TrajectorySettings:
         session_gap_seconds: a gap between snapshots longer than this separates sessions, seconds.
         max_file_bytes: files larger than this are recorded as a size note, not content, bytes.
         token_budget: estimated token budget of one tool answer (4 characters a token).
+        compare_token_budget: the same for ``compare`` (MCP tool and CLI), whose answer is the net change with every
+            changed line: 20,000 by default, under the 25,000 tokens Claude Code accepts from an MCP tool unless
+            ``MAX_MCP_OUTPUT_TOKENS`` says otherwise (https://code.claude.com/docs/en/mcp, "MCP output limits and
+            warnings"). Past it the answer names the files left out and the call for each.
         deny_patterns: extra secret patterns (gitignore syntax) on top of the built-in list.
         use_default_deny_patterns: set False to drop the built-in secret list (not advised).
         max_history_bytes: size of ``.trajectory`` objects past which maintenance drops snapshots
@@ -124,6 +129,7 @@ class TrajectorySettings:
     session_gap_seconds: float = 3600.0
     max_file_bytes: int = 5 * 1024 * 1024
     token_budget: int = 8000
+    compare_token_budget: int = 20000
     deny_patterns: tuple[str, ...] = field(default_factory=tuple)
     use_default_deny_patterns: bool = True
     max_history_bytes: int = 2 * 1024**3
@@ -151,6 +157,8 @@ class TrajectorySettings:
             raise ConfigError("max_file_bytes must be >= 1")
         if self.token_budget < 500:
             raise ConfigError("token_budget must be >= 500")
+        if self.compare_token_budget < 500:
+            raise ConfigError("compare_token_budget must be >= 500")
         return self
 
     @classmethod
@@ -174,7 +182,7 @@ class TrajectorySettings:
             for name in ("debounce_seconds", "max_delay_seconds", "session_gap_seconds"):
                 object.__setattr__(settings, name, float(getattr(settings, name)))
             object.__setattr__(settings, "retention_days", float(settings.retention_days))
-            for name in ("max_file_bytes", "token_budget", "max_history_bytes"):
+            for name in ("max_file_bytes", "token_budget", "compare_token_budget", "max_history_bytes"):
                 object.__setattr__(settings, name, int(getattr(settings, name)))
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"bad [trajectory] setting: {exc}") from exc

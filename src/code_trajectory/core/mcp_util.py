@@ -170,8 +170,14 @@ def connection_state(ctx: Any) -> dict[str, Any] | None:
         return entry[1]
 
 
+#: The ``_meta`` key of a tool in ``tools/list`` by which Claude Code (2.1.91 and later) keeps a result of up to that
+#: many characters in the conversation; past its default, 50,000 characters, it saves the result to a file and shows
+#: the model a reference to it (https://code.claude.com/docs/en/mcp, "MCP output limits and warnings").
+MAX_RESULT_SIZE_CHARS = "anthropic/maxResultSizeChars"
+
+
 def tool(mcp: Any, annotations: ToolAnnotations, *, output: type | None = None,
-         title: str | None = None) -> Callable[[F], F]:
+         title: str | None = None, meta: dict[str, Any] | None = None) -> Callable[[F], F]:
     """Register the decorated ``async`` function as an MCP tool of ``mcp`` with ``annotations``: the one way
     every feature package registers its tools.
 
@@ -188,6 +194,7 @@ def tool(mcp: Any, annotations: ToolAnnotations, *, output: type | None = None,
         output: a pydantic model of the structured content: the SDK validates every answer against it (the
             server does not list it, so ``tools/list`` stays small: see ``server.TrajectoryMCPServer``).
         title: the tool's human-readable title, if any.
+        meta: the tool's ``_meta`` in ``tools/list``, if any (e.g. :data:`MAX_RESULT_SIZE_CHARS`).
     """
 
     def decorate(fn: F) -> F:
@@ -207,7 +214,8 @@ def tool(mcp: Any, annotations: ToolAnnotations, *, output: type | None = None,
         run.__signature__ = signature  # type: ignore[attr-defined]  # read by inspect.signature; not in typeshed
         run.__annotations__ = {**{name: p.annotation for name, p in signature.parameters.items()},
                                "return": returns}
-        mcp.tool(description=inspect.cleandoc(fn.__doc__ or ""), annotations=annotations, title=title)(run)
+        mcp.tool(description=inspect.cleandoc(fn.__doc__ or ""), annotations=annotations, title=title,
+                 meta=meta)(run)
         return fn
 
     return decorate

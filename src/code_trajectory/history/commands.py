@@ -74,16 +74,20 @@ def symbol_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--depth", type=int, default=10, help="number of changes (default 10)")
     parser.add_argument("--baseline", action="store_true",
                         help="show the symbol's body as first recorded (default: one line, its size and first line)")
+    parser.add_argument("--diffs", type=int, default=None, metavar="N",
+                        help="newest changes shown with their lines (default 1); older ones are one line each")
     _branch_option(parser)
 
 
 def symbol(args: argparse.Namespace) -> int:
     """How one function, class or method changed (``get_symbol_trajectory``)."""
-    from code_trajectory.history import service
+    from code_trajectory.history import render_symbol, service
 
+    diffs = render_symbol.DEFAULT_DIFFS if args.diffs is None else args.diffs
     return print_with_session(args.project, lambda s: service.symbol_trajectory(s, args.filepath, args.symbol,
                                                                                 args.depth, args.branch, args.source,
-                                                                                show_baseline=args.baseline),
+                                                                                show_baseline=args.baseline,
+                                                                                diffs=diffs),
                               create=False)
 
 

@@ -1,12 +1,16 @@
 """The text and structured content of one symbol's trajectory (:func:`render`, :func:`symbol_data`), from the
 versions :func:`code_trajectory.history.symbol_history.trace` found; each heading says why (:func:`why`, the
 checkpoint's name from :func:`named_points`). Issue 28's leanness rules for it are stated in
-:mod:`code_trajectory.history.symbol_history`.
+:mod:`code_trajectory.history.symbol_history`; the newest :data:`DEFAULT_DIFFS` changes keep their lines and each
+older one is compacted to its heading (:func:`changed_summary`), as the lead decided for issue 28: a symbol's
+question is why it changed (every change's why) and what it was before its last change (the newest change's lines).
 """
 
 from __future__ import annotations
 
+import json
 import re
+import shlex
 
 from code_trajectory.core.answer import Answer, fenced, sections, short, shown, when
 from code_trajectory.git import log, points
@@ -16,6 +20,11 @@ from code_trajectory.history.headings import REPEATED_INTENT_CHARS
 from code_trajectory.history.narrative import CHARS_PER_TOKEN, fit, fmt_time
 from code_trajectory.history.symbol_history import SymbolVersion
 from code_trajectory.symbols import readable
+
+#: Changes of a symbol's history shown with their lines by default (the newest ones; the newest whole): older ones
+#: are one line each (:func:`changed_summary`). Chosen by ``bench/answers.py`` (issue 28): the largest number for
+#: which the symbol histories of click, ky and cobra each stay 3x leaner than ``git log -L``.
+DEFAULT_DIFFS = 1
 
 
 def why(record: log.CommitRecord, names: dict[str, list[str]]) -> tuple[str, str | None]:
@@ -52,20 +61,28 @@ def named_points(repo: ShadowRepo) -> dict[str, list[str]]:
 
 
 def render(path: str, branch: str, name: str, versions: list[SymbolVersion], budget_tokens: int,
-           names: dict[str, list[str]] | None = None) -> Answer:
-    """Markdown of a symbol's versions, oldest first; the oldest diffs are dropped first to fit the budget.
+           names: dict[str, list[str]] | None = None, diffs: int = DEFAULT_DIFFS) -> Answer:
+    """Markdown of a symbol's versions, oldest first.
+
+    Every change keeps its heading: when, the snapshot, what happened, why (intent or checkpoint name). The newest
+    ``diffs`` changes with lines keep them (the newest whole, with context); each older one is compacted to its
+    heading with a short what (:func:`changed_summary`: ``+3 -1, lines 41-52``), and a closing line gives the
+    call that shows their lines. The oldest diffs shown are then dropped first to fit ``budget_tokens``.
 
     ``names``: named points by commit (:func:`named_points`), said in the headings of snapshots without a
-    checkpoint name of their own.
+    checkpoint name of their own. ``versions``: newest first, as :func:`~code_trajectory.history.symbol_history.trace`
+    gives them.
     """
     shown = f"`{name}`" if readable(name) == name else f"the {readable(name, quote=True)} (`{name}`)"
     head = f"# Trajectory of {shown} in `{path}`\nShadow branch `{branch}`: {len(versions)} change(s), oldest first."
+    kept = _kept(versions, diffs)
     blocks = []
     previous_intent, previous_day = None, None
-    for version in reversed(versions):
+    for index, version in reversed(list(enumerate(versions))):
         record = version.entry.record
         label, intent = why(record, names or {})
         what = f"{version.what} ({version.note})" if version.note else version.what
+        compacted = version.diff and index not in kept
         stamp = fmt_time(record.time)
         day, clock = stamp.split(" ", 1)
         line = f"## {clock if day == previous_day else stamp} · `{record.oid[:12]}` · {what}{label}"
@@ -75,14 +92,21 @@ def render(path: str, branch: str, name: str, versions: list[SymbolVersion], bud
         if intent:  # a repeated intent is shortened, as in every heading (history.headings.why)
             line += f" · Intent: {one_line(intent, REPEATED_INTENT_CHARS) if intent == previous_intent else intent}"
         previous_intent = intent or previous_intent
-        if version.diff:
+        if compacted:  # one line: its lines in a few characters, at the end (what happened and why come first)
+            line += f" · {changed_summary(version.diff)}"
+            body = ""
+        elif version.diff:
             body = f"```diff\n{version.diff}\n```"
         elif version.what == "as first recorded" or version.note == "body unchanged":
             body = ""
         else:
             body = "(no textual change of its own)"
         blocks.append((line, body))
-    limit = budget_tokens * CHARS_PER_TOKEN - len(head) - 300
+    compacted_count = sum(1 for i, v in enumerate(versions) if v.diff and i not in kept)
+    call = _call(path, name, sum(1 for v in versions if v.diff and v.what != "as first recorded"))
+    closing = (f"_{compacted_count} older change(s) shown as one line each (+added -removed, where). Their lines: "
+               f"`{call[0]}` (CLI: `{call[1]}`)._") if compacted_count else ""
+    limit = budget_tokens * CHARS_PER_TOKEN - len(head) - len(closing) - 300
     out, used, cut = [], sum(len(h) for h, _ in blocks), 0
     for heading, body in reversed(blocks):  # newest first keep their diffs
         if not body:
@@ -94,24 +118,85 @@ def render(path: str, branch: str, name: str, versions: list[SymbolVersion], bud
             out.append(heading)
             cut += 1
     text = "\n\n".join([head, *reversed(out)])
+    if closing:
+        text += f"\n\n{closing}"
     if cut:
-        text += f"\n\n_{cut} older diff(s) left out to fit the budget; call with a smaller depth._"
+        text += f"\n\n_{cut} older diff(s) left out to fit the budget; call with a smaller depth or diffs._"
     text = fit(text, budget_tokens)
-    return Answer(text, symbol_data(text, path, branch, name, versions))
+    data = symbol_data(text, path, branch, name, versions, kept)
+    if compacted_count:
+        data["compacted"] = {"n": compacted_count, "call": call[0]}
+    return Answer(text, data)
 
 
-def symbol_data(text: str, path: str, branch: str, name: str, versions: list[SymbolVersion]) -> dict:
+def _kept(versions: list[SymbolVersion], diffs: int) -> set[int]:
+    """The indexes (in ``versions``, newest first) of the newest ``diffs`` changes that have lines, and of the
+    baseline when it has them (its body, asked for with ``show_baseline``)."""
+    with_lines = [i for i, v in enumerate(versions) if v.diff]
+    asked = {i for i, v in enumerate(versions) if v.what == "as first recorded"}  # a baseline's body: show_baseline
+    return set(with_lines[:max(diffs, 0)]) | asked
+
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+
+
+def changed_summary(diff: str) -> str:
+    """A change's lines in a few characters: ``+3 -1, lines 41-52`` (lines added and removed, and the lines of the
+    newer file they span; a removal alone is placed by the older file's: ``-4, lines 12-15 before``)."""
+    added = removed = 0
+    new_lines: list[int] = []
+    old_lines: list[int] = []
+    old = new = 0
+    for line in diff.split("\n"):
+        match = _HUNK.match(line)
+        if match:
+            old, new = int(match.group(1)), int(match.group(2))
+            if line.split()[2].endswith(",0"):  # nothing on the newer side: git places it after line `new`
+                new += 1
+            if line.split()[1].endswith(",0"):
+                old += 1
+        elif line.startswith("+"):
+            added += 1
+            new_lines.append(new)
+            new += 1
+        elif line.startswith("-"):
+            removed += 1
+            old_lines.append(old)
+            new_lines.append(new)
+            old += 1
+        elif line.startswith(" "):
+            old, new = old + 1, new + 1
+    counts = " ".join(part for part in (f"+{added}" if added else "", f"-{removed}" if removed else "") if part)
+    where, suffix = (new_lines, "") if added else (old_lines, " before")
+    if not where:
+        return counts or "no lines"
+    first, last = min(where), max(where)
+    span = f"line {first}" if first == last else f"lines {first}-{last}"
+    return f"{counts}, {span}{suffix}"
+
+
+def _call(path: str, name: str, diffs: int) -> tuple[str, str]:
+    """The MCP call and the CLI command that show a symbol's history with ``diffs`` changes' lines."""
+    return (f"get_symbol_trajectory(filepath={json.dumps(path)}, symbol={json.dumps(name)}, diffs={diffs})",
+            f"code-trajectory symbol {shlex.quote(path)} {shlex.quote(name)} --diffs {diffs}")
+
+
+def symbol_data(text: str, path: str, branch: str, name: str, versions: list[SymbolVersion],
+                kept: set[int] | None = None) -> dict:
     """The structured content of a symbol's trajectory (see :mod:`code_trajectory.core.answer`): ``path``,
     ``symbol``, ``branch`` and the ``versions`` shown, oldest first as the text: ``id``, ``t``, ``what`` (what
-    happened to the symbol), ``name`` and ``path`` (when not the symbol's, or ``path``), ``intent`` (when it changed) and ``diff``
-    (as shown; absent when the text left it out)."""
+    happened to the symbol), ``name`` and ``path`` (when not the symbol's, or ``path``), ``intent`` (when it
+    changed), ``diff`` (as shown; absent when the text left it out) and, for an older change compacted to one line
+    (its index, newest first, not in ``kept``; None: none is), ``lines`` (:func:`changed_summary`)."""
     entries, previous = [], None
-    for v in reversed(versions):
+    for index, v in reversed(list(enumerate(versions))):
         record = v.entry.record
+        compacted = kept is not None and v.diff and index not in kept
         entries.append({"id": short(record.oid), "t": when(record.time), "what": v.what,
                         "name": None if v.name == name else v.name,
                         "path": None if v.entry.path == path else v.entry.path,
-                        "intent": record.intent if record.intent != previous else None})
+                        "intent": record.intent if record.intent != previous else None,
+                        "lines": changed_summary(v.diff) if compacted else None})
         previous = record.intent or previous
     entries = shown(text, entries)
     for entry, part in zip(entries, sections(text, [f"`{e['id']}`" for e in entries])):

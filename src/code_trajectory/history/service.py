@@ -273,7 +273,8 @@ def session_summary(session: ProjectSession, recap: str | None = None, notices: 
 
 
 def symbol_trajectory(session: ProjectSession, filepath: str, symbol: str, depth: int = 10,
-                      branch: str | None = None, source: str | None = None, show_baseline: bool = False) -> str:
+                      branch: str | None = None, source: str | None = None, show_baseline: bool = False,
+                      diffs: int = render_symbol.DEFAULT_DIFFS) -> str:
     """The versions in which one function, class or method changed, each with only its own diff.
 
     Args:
@@ -283,6 +284,9 @@ def symbol_trajectory(session: ProjectSession, filepath: str, symbol: str, depth
         depth: changes shown at most, 1 to :data:`MAX_DEPTH`.
         branch: a recorded branch; None for the current one.
         show_baseline: show the symbol's body as first recorded instead of one line (its size, first line).
+        diffs: the newest changes shown with their lines, 0 to :data:`MAX_DEPTH` (default
+            :data:`~code_trajectory.history.render_symbol.DEFAULT_DIFFS`); each older one is one line (its why, when,
+            ``+3 -1, lines 41-52``) and the answer ends with the call that shows their lines.
         source: a shared trajectory to read instead (``alice@example.com/main``; see ``list_trajectories``).
 
     Raises:
@@ -290,6 +294,7 @@ def symbol_trajectory(session: ProjectSession, filepath: str, symbol: str, depth
     """
     session.check_alive()
     check_range("depth", depth, 1, MAX_DEPTH)
+    check_range("diffs", diffs, 0, MAX_DEPTH)
     rel = confine(session.root, filepath)
     if not isinstance(symbol, str) or not symbol.strip() or "\0" in symbol:
         raise InvalidArgumentError("symbol must be a function, class or method name, e.g. 'Serializer.loads'")
@@ -300,7 +305,7 @@ def symbol_trajectory(session: ProjectSession, filepath: str, symbol: str, depth
     name, found = symbol_history.trace(repo, tip, rel, symbol.strip(), depth, show_baseline=show_baseline,
                                        index_ref=shadow_ref(branch) if source is None else None)
     return render_symbol.render(rel, branch, name, found, session.settings.token_budget,
-                                render_symbol.named_points(repo))
+                                render_symbol.named_points(repo), diffs)
 
 
 def search_trajectory(session: ProjectSession, query: str, regex: bool = False, path: str | None = None,
@@ -338,7 +343,8 @@ def search_trajectory(session: ProjectSession, query: str, regex: bool = False, 
 def compare(session: ProjectSession, from_snapshot: str, to_snapshot: str = "now",
             filepath: str | None = None, source: str | None = None) -> str:
     """The change between two snapshots, or a snapshot and the work tree (``to_snapshot="now"``), per file: counts,
-    changed symbols and the diffs within the budget.
+    changed symbols and the diffs within ``compare_token_budget`` (20,000 tokens by default: see
+    :class:`~code_trajectory.core.config.TrajectorySettings`).
 
     Args:
         session: the project.
@@ -369,7 +375,7 @@ def compare(session: ProjectSession, from_snapshot: str, to_snapshot: str = "now
     heading = (f"# Compare `{old.commit[:12]}` ({old.how}) → {new_how}" + (f", `{rel}` only" if rel else ""))
     heading += f"\n- From: {_point_why(repo, old.commit)}"
     heading += f"\n- To: {'the work tree as it is now' if new_label == 'now' else _point_why(repo, new.commit)}"
-    answer = compare_mod.render_net_change(repo, old.commit, new_tree, session.settings.token_budget,
+    answer = compare_mod.render_net_change(repo, old.commit, new_tree, session.settings.compare_token_budget,
                                            heading=heading, new_label=new_label, only=rel)
     if not answer.data:  # no difference: a message
         return answer

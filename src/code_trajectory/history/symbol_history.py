@@ -5,9 +5,11 @@ closure, a method of a class) changed. Its own lines include the doc comment dir
 Go). The version where the symbol first appears in the file's first recorded version is its baseline, not an
 addition (it existed before, or came with its file): it is said in one line (size, first line) unless asked for its
 body. Each heading says why: the snapshot's intent, the checkpoint's name (or a named point on the snapshot), or the
-git operation. Each change is said once (issue 28: as lean as ``git log -L`` three times over, with every line it
-shows): the newest diff with :data:`SYMBOL_DIFF_CONTEXT` lines of context, older ones with their changed lines only,
-hunk headers without the symbol's name (the title's), a day said at its first heading only.
+git operation. Each change is said once (issue 28: three times leaner than ``git log -L``): the newest diff with
+:data:`SYMBOL_DIFF_CONTEXT` lines of context, older ones with their changed lines only, hunk headers without the
+symbol's name (the title's), a day said at its first heading only; past the newest ``diffs`` changes
+(:data:`~code_trajectory.history.render_symbol.DEFAULT_DIFFS`), :mod:`~code_trajectory.history.render_symbol` says
+each in one line (why, when, ``+3 -1, lines 41-52``) with the call that shows their lines.
 
 The symbol is followed backwards from the newest version: across renames inside the file (a removed and an
 added symbol with the same body, see :mod:`code_trajectory.symbols`) and, where it is detectable, across a

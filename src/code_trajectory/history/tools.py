@@ -10,11 +10,19 @@ from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
 from code_trajectory.core.answer import Answer
-from code_trajectory.core.mcp_util import READ_ONLY, in_thread, tool
+from code_trajectory.core.config import TrajectorySettings
+from code_trajectory.core.mcp_util import MAX_RESULT_SIZE_CHARS, READ_ONLY, in_thread, tool
 from code_trajectory.history import resources, service
+from code_trajectory.history.narrative import CHARS_PER_TOKEN
+from code_trajectory.history.render_symbol import DEFAULT_DIFFS
 from code_trajectory.history.service import MAX_DEPTH, MAX_LIMIT
 from code_trajectory.recording.service import TrajectoryService
 from code_trajectory.recording.session import ProjectSession
+
+#: Characters a ``compare`` answer reaches at its default cap (``compare_token_budget``), with room for the start-up
+#: scan's notice: declared in ``tools/list`` so that Claude Code keeps such an answer in the conversation instead of
+#: saving it to a file past 50,000 characters (:data:`~code_trajectory.core.mcp_util.MAX_RESULT_SIZE_CHARS`).
+COMPARE_RESULT_CHARS = TrajectorySettings.compare_token_budget * CHARS_PER_TOKEN + 1_000
 
 
 async def read(session: ProjectSession, query: Callable[[], str]) -> str:
@@ -78,18 +86,19 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
     @tool(mcp, READ_ONLY)
     async def get_symbol_trajectory(
         filepath: Annotated[str, Field(description="File path relative to the project root")],
-        symbol: Annotated[str, Field(description="Function, class or method, e.g. 'Serializer.loads'")],
+        symbol: Annotated[str, Field(description="Name, e.g. 'Serializer.loads'")],
         ctx: Context,
         depth: Annotated[int, Field(description=f"Changes, 1 to {MAX_DEPTH}")] = 10,
-        show_baseline: Annotated[bool, Field(description="Its first recorded body, not one line")] = False,
+        show_baseline: Annotated[bool, Field(description="First recorded body in full")] = False,
+        diffs: Annotated[int, Field(description="Changes with a diff")] = DEFAULT_DIFFS,
         branch: Annotated[str | None, Field(description="Recorded branch; default current")] = None,
         source: Annotated[str | None, Field(description="Shared trajectory, e.g. 'bob@x.org/main'")] = None,
     ) -> str:
-        """Versions in which one function, class or method changed (code, docstring, comments), each with its
-        own diff; follows renames and moves."""
+        """Changes of one function, class or method (code, docs, comments), each with why; the newest `diffs`
+        with a diff. Follows renames and moves."""
         session = await app.session_for(ctx)
         return await read(session, lambda: service.symbol_trajectory(session, filepath, symbol, depth, branch, source,
-                                                             show_baseline=show_baseline))
+                                                             show_baseline=show_baseline, diffs=diffs))
 
     @tool(mcp, READ_ONLY)
     async def search_trajectory(
@@ -107,7 +116,7 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
         return await read(session, lambda: service.search_trajectory(session, query, regex, path, since, limit,
                                                                              source=source))
 
-    @tool(mcp, READ_ONLY)
+    @tool(mcp, READ_ONLY, meta={MAX_RESULT_SIZE_CHARS: COMPARE_RESULT_CHARS})
     async def compare(
         from_snapshot: Annotated[str, Field(description="Commit id, checkpoint message, '~N' or a time")],
         ctx: Context,
