@@ -66,7 +66,8 @@ def start_service(project: str | None, *, debounce: float | None = None, journal
         project: ``--project`` as given (None: the client's roots decide, at ``initialize``).
         debounce: ``--debounce`` seconds; journal_dir: ``--journal-dir``; force_polling: poll, not watch (tests).
         import_after: the initial import of ``project`` (none recorded yet) starts once this is set (see
-            :mod:`code_trajectory.recording.startup`); None: at once. A restart's scan starts at once either way.
+            :mod:`code_trajectory.recording.startup`); None: at once. A restart's scan starts at once either way;
+            its watches are set once this is set.
 
     Returns:
         ``(service, stop)``: the service the tools will share, and the stop request being watched.
