@@ -48,6 +48,34 @@ def test_a_large_projects_restart_is_scanned_in_a_child_then_watched(project: Pa
         session.close()
 
 
+def test_the_scan_child_runs_in_a_session_of_its_own(project: Path, monkeypatch) -> None:
+    """The child (and the ``git diff-files`` it runs) gets the scheduler's share of a session of its own, not a
+    share of the server's (see :mod:`code_trajectory.recording.importer`)."""
+    import os
+
+    first_run(project)
+    write(project, "src/app.py", "def main():\n    return 'edited while stopped'\n")
+    monkeypatch.setattr(startup, "CHILD_SCAN_FROM_BYTES", 0)
+    sessions: list[tuple[int, int]] = []
+    real = importer.import_in_child
+
+    def seen(*args, started, **kwargs):
+        def note(proc) -> None:
+            sessions.append((proc.pid, os.getsid(proc.pid)))  # alive, or a zombie not reaped yet: it has a session
+            started(proc)
+        return real(*args, started=note, **kwargs)
+
+    monkeypatch.setattr(importer, "import_in_child", seen)
+    session = session_of(project)
+    try:
+        session.start(background=True)
+        assert session.wait_started(60) and session.import_error is None
+        assert "edited while stopped" in recorded(project, "src/app.py")
+        assert len(sessions) == 1 and sessions[0][0] == sessions[0][1] != os.getsid(0)
+    finally:
+        session.close()
+
+
 def test_a_restart_in_process_records_then_watches_and_rescans_once(project: Path, monkeypatch) -> None:
     from code_trajectory.recording import watcher as watcher_module
 
