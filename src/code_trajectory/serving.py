@@ -6,7 +6,8 @@ start-up scan started first (in the background, or in a child process for a larg
 :mod:`code_trajectory.recording.session`), and :mod:`code_trajectory.server` is imported and run afterwards (issue
 29: a restart records what changed while stopped <= 1 s beyond ``git status``; ``initialize`` within 1 s). An
 initial import of a large git project, which has nothing to catch up on, starts only once the server is built
-(see :mod:`code_trajectory.recording.startup`). Stops (SIGINT, SIGTERM, SIGHUP) are handled from the start, by
+(see :mod:`code_trajectory.recording.startup`), and so do a restart's watches (their walk would hold the
+interpreter lock against the SDK's import). Stops (SIGINT, SIGTERM, SIGHUP) are handled from the start, by
 :func:`stop_on_request`.
 
 This module imports nothing of the SDK.
