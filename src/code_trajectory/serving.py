@@ -6,7 +6,8 @@ start-up scan started first (in the background, or in a child process for a larg
 :mod:`code_trajectory.recording.session`), and :mod:`code_trajectory.server` is imported and run afterwards (issue
 29: a restart records what changed while stopped <= 1 s beyond ``git status``; ``initialize`` within 1 s). An
 initial import of a large git project, which has nothing to catch up on, starts only once the server is built
-(see :mod:`code_trajectory.recording.startup`). Stops (SIGINT, SIGTERM, SIGHUP) are handled from the start, by
+(see :mod:`code_trajectory.recording.startup`), and so do a restart's watches (their walk would hold the
+interpreter lock against the SDK's import). Stops (SIGINT, SIGTERM, SIGHUP) are handled from the start, by
 :func:`stop_on_request`.
 
 This module imports nothing of the SDK.
@@ -66,7 +67,8 @@ def start_service(project: str | None, *, debounce: float | None = None, journal
         project: ``--project`` as given (None: the client's roots decide, at ``initialize``).
         debounce: ``--debounce`` seconds; journal_dir: ``--journal-dir``; force_polling: poll, not watch (tests).
         import_after: the initial import of ``project`` (none recorded yet) starts once this is set (see
-            :mod:`code_trajectory.recording.startup`); None: at once. A restart's scan starts at once either way.
+            :mod:`code_trajectory.recording.startup`); None: at once. A restart's scan starts at once either way;
+            its watches are set once this is set.
 
     Returns:
         ``(service, stop)``: the service the tools will share, and the stop request being watched.

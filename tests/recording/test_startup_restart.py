@@ -48,6 +48,34 @@ def test_a_large_projects_restart_is_scanned_in_a_child_then_watched(project: Pa
         session.close()
 
 
+def test_the_scan_child_runs_in_a_session_of_its_own(project: Path, monkeypatch) -> None:
+    """The child (and the ``git diff-files`` it runs) gets the scheduler's share of a session of its own, not a
+    share of the server's (see :mod:`code_trajectory.recording.importer`)."""
+    import os
+
+    first_run(project)
+    write(project, "src/app.py", "def main():\n    return 'edited while stopped'\n")
+    monkeypatch.setattr(startup, "CHILD_SCAN_FROM_BYTES", 0)
+    sessions: list[tuple[int, int]] = []
+    real = importer.import_in_child
+
+    def seen(*args, started, **kwargs):
+        def note(proc) -> None:
+            sessions.append((proc.pid, os.getsid(proc.pid)))  # alive, or a zombie not reaped yet: it has a session
+            started(proc)
+        return real(*args, started=note, **kwargs)
+
+    monkeypatch.setattr(importer, "import_in_child", seen)
+    session = session_of(project)
+    try:
+        session.start(background=True)
+        assert session.wait_started(60) and session.import_error is None
+        assert "edited while stopped" in recorded(project, "src/app.py")
+        assert len(sessions) == 1 and sessions[0][0] == sessions[0][1] != os.getsid(0)
+    finally:
+        session.close()
+
+
 def test_a_restart_in_process_records_then_watches_and_rescans_once(project: Path, monkeypatch) -> None:
     from code_trajectory.recording import watcher as watcher_module
 
@@ -70,3 +98,43 @@ def test_a_restart_in_process_records_then_watches_and_rescans_once(project: Pat
         wait_for(lambda: "GAP = 1" in recorded(project, "src/gap.py"), timeout=30)
     finally:
         session.close()
+
+
+def test_a_restarts_watches_wait_until_the_server_is_built(project: Path) -> None:
+    """``serve`` passes ``import_after`` (set once its server is built): the restart records what changed while
+    stopped at once, sets its watches only then (their walk would hold the interpreter lock against the SDK's
+    import), and a save made in between is recorded by the rescan that follows."""
+    import threading
+
+    first_run(project)
+    write(project, "src/app.py", "def main():\n    return 'edited while stopped'\n")
+    built = threading.Event()
+    session = session_of(project)
+    try:
+        session.start(background=True, watch_first=False, import_after=built)
+        wait_for(lambda: "edited while stopped" in recorded(project, "src/app.py"), timeout=30)
+        write(project, "src/gap.py", "GAP = 1\n")  # saved after the scan, before any watch
+        assert not session.wait_started(0.5) and session.importing
+        assert session.watcher is not None and not session.watcher.running
+        built.set()
+        assert session.wait_started(30) and session.import_error is None and session.watcher.running
+        wait_for(lambda: "GAP = 1" in recorded(project, "src/gap.py"), timeout=30)
+    finally:
+        session.close()
+
+
+def test_a_restart_waiting_to_watch_ends_with_its_session(project: Path) -> None:
+    import threading
+
+    first_run(project)
+    write(project, "src/app.py", "def main():\n    return 'edited while stopped'\n")
+    session = session_of(project)
+    watcher = None
+    try:
+        session.start(background=True, watch_first=False, import_after=threading.Event())  # never set
+        wait_for(lambda: "edited while stopped" in recorded(project, "src/app.py"), timeout=30)
+        watcher = session.watcher
+    finally:
+        session.close()
+    assert session.wait_started(startup.HOLD_IMPORT_SECONDS / 2)  # the wait ends with the session, not its bound
+    assert watcher is not None and not watcher.running

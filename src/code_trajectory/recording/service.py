@@ -77,7 +77,8 @@ class TrajectoryService:
             watch_first: False: an initial import's watches are set after it, on the start-up thread
                 (``serve --project`` and following the client: see :meth:`ProjectSession.start`).
             import_after: an initial import starts once this is set (``serve --project``: when its server is
-                built; see :func:`code_trajectory.recording.startup.startup_scan`); None: at once.
+                built; see :func:`code_trajectory.recording.startup.startup_scan`), and a restart's watches are set
+                once it is; None: at once.
 
         Returns:
             ``(session, started)``: ``started`` is False when the path was already configured.

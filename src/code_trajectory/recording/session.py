@@ -126,8 +126,9 @@ class ProjectSession:
                 start-up thread after the import, with a rescan before and after, as a restart does (``serve
                 --project``: one watch per directory takes seconds at 20,000 directories, and ``initialize``
                 must answer within 1 s, issue 29).
-            import_after: with ``background``, an initial import starts once this is set (see
-                :func:`code_trajectory.recording.startup.startup_scan`); None: at once.
+            import_after: with ``background``, an initial import starts once this is set, and a restart's watches
+                are set once it is (see :func:`code_trajectory.recording.startup.startup_scan` and
+                :func:`~code_trajectory.recording.startup.watch_after_scan`); None: at once.
 
         Raises:
             TrajectoryError: the start-up reconcile failed (only when not in the background).
@@ -220,7 +221,8 @@ class ProjectSession:
                     log.error("start-up scan of %s failed: %s", self.root, exc)
             finally:
                 if watch_after_scan and self.watcher is not None:  # the start-up ends once the watches are set
-                    startup.watch_after_scan(self.recorder, self.watcher, self._watch_lock, self._closing)
+                    startup.watch_after_scan(self.recorder, self.watcher, self._watch_lock, self._closing,
+                                             ready=None if importing else import_after)
                 self._started.set()
 
         if background:
