@@ -25,7 +25,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from support import git, git_repo, server_command
+from support import git, git_repo, server_command, shadow
 
 pytestmark = pytest.mark.e2e
 
@@ -418,7 +418,12 @@ def test_stdout_carries_only_json_rpc(server_env: dict[str, str], spaced_repo: P
         (spaced_repo / "src" / "app.py").write_text("def main():\n    return 'by hand'\n")
         send({"jsonrpc": "2.0", "id": 6, "method": "tools/call",
               "params": {"name": "checkpoint", "arguments": {"message": "by hand"}}})
-        assert "Checkpoint recorded" in response(6)["result"]["content"][0]["text"]
+        answer = response(6)["result"]["content"][0]["text"]
+        # the point is named on a snapshot holding the save: the checkpoint's own, or the start-up rescan's when
+        # that one took it a moment earlier ("Nothing changed since the last snapshot")
+        named = re.search(r'Named point "by hand" on `([0-9a-f]{12})`', answer)
+        assert named, answer
+        assert "by hand" in shadow(spaced_repo, "show", f"{named.group(1)}:src/app.py"), answer
     finally:
         assert proc.stdin is not None
         proc.stdin.close()  # EOF: the server shuts down by itself
