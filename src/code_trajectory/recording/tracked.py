@@ -93,6 +93,12 @@ class TrackedPaths:
         i = self._bisect(key)
         return i < len(self) and self._at(i) == key
 
+    def members(self, paths: Iterable[str]) -> set[str]:
+        """Those of ``paths`` that are in the set: for many paths at once, one pass over the set instead of a binary
+        search each."""
+        known = set(self._blob.split(b"\0"))
+        return {path for path in paths if _encode(path) in known}
+
     def has_under(self, rel_dir: str) -> bool:
         """True when a tracked path lies strictly below directory ``rel_dir`` (``""``: the root)."""
         if not self._blob:

@@ -241,7 +241,7 @@ Verdict = Callable[[], "set[str] | None"]
 
 def scan(root: Path, policy: WalkPolicy, *, progress: Callable[[int], None] | None = None,
          listings: Mapping[str, DirListing] | None = None, skip_clean: bool = False,
-         verdict: Verdict | None = None) -> ScanResult:
+         verdict: Verdict | None = None, known: Mapping[str, FileInfo] | None = None) -> ScanResult:
     """Walk the work tree under ``root`` and return every recordable file.
 
     Args:
@@ -257,20 +257,25 @@ def scan(root: Path, policy: WalkPolicy, *, progress: Callable[[int], None] | No
         verdict: with ``skip_clean``, git's verdict on the stat index (:mod:`.gitvouch`), called once after the
             walk: a trusted listing whose :attr:`DirListing.indexed` is its :func:`listing_digest` is clean without
             an ``lstat`` of its files unless the verdict names one of them (or gives None).
+        known: regular files git tracks whose ``lstat`` facts are already known (the initial import's files that
+            git vouches for, :meth:`~.index_seed.IndexSeed.vouched`): found in a directory as a regular file, such a
+            file is neither ``lstat``ed nor matched against ignore rules (``tracked=True``, see
+            :meth:`~.ignore.RecordingPolicy.entry_excluded`); its facts are taken as given.
 
     Unreadable directories are skipped (logged, listed in ``skipped``).
     """
     try:
         try:
-            return _scan(root, policy, progress, listings or {}, skip_clean, verdict if skip_clean else None)
+            return _scan(root, policy, progress, listings or {}, skip_clean, verdict if skip_clean else None, known)
         except _VerdictUnusable:
-            return _scan(root, policy, progress, listings or {}, skip_clean, None)
+            return _scan(root, policy, progress, listings or {}, skip_clean, None, known)
     except _IgnoreFileChanged:
-        return _scan(root, policy, progress, {}, False, None)
+        return _scan(root, policy, progress, {}, False, None, known)
 
 
 def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None,
-          listings: Mapping[str, DirListing], skip_clean: bool, verdict: Verdict | None) -> ScanResult:
+          listings: Mapping[str, DirListing], skip_clean: bool, verdict: Verdict | None,
+          known: Mapping[str, FileInfo] | None) -> ScanResult:
     started_ns = time.time_ns()
     result = ScanResult({}, [], [])
     files, skipped = result.files, result.skipped
@@ -337,9 +342,14 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
                     elif not never_entered(name):  # .git's mtime moves with every git command: not watched
                         excluded.append((name, entry.stat(follow_symlinks=False).st_mtime_ns))
                     continue
-                if policy.entry_excluded(rel_dir, name, False):
-                    continue
-                info = FileInfo.from_stat(rel, entry.stat(follow_symlinks=False))
+                info = known.get(rel) if known and entry.is_file(follow_symlinks=False) else None
+                if info is not None:
+                    if policy.entry_excluded(rel_dir, name, False, tracked=True):
+                        continue
+                else:
+                    if policy.entry_excluded(rel_dir, name, False):
+                        continue
+                    info = FileInfo.from_stat(rel, entry.stat(follow_symlinks=False))
             except OSError as exc:
                 skipped.append((rel, f"cannot stat: {exc.strerror or exc}"))
                 continue
