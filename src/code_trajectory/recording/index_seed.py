@@ -158,40 +158,53 @@ class IndexSeed:
         packs = shared_objects.link_packs(objects, repo.git_dir / "objects")
         loose = shared_objects.link_loose_objects(objects, repo.git_dir / "objects",
                                                   (row[1] for row in candidates.values()))
-        sizes = shared_objects.object_sizes(repo.git, (row[1] for row in candidates.values()))
-        self._candidates = {path: row for path, row in candidates.items() if sizes.get(row[1]) == ("blob", row[2])}
-        log.info("initial import: %d files of the project's index usable (%d packs, %d loose objects linked)",
-                 len(self._candidates), packs, loose)
-        self._ask_git()
+        asked = self._ask_git(candidates)  # git lstats on its threads while cat-file answers
+        try:
+            sizes = shared_objects.object_sizes(repo.git, (row[1] for row in candidates.values()))
+            self._candidates = {path: row for path, row in candidates.items()
+                                if sizes.get(row[1]) == ("blob", row[2])}
+            log.info("initial import: %d files of the project's index usable (%d packs, %d loose objects linked)",
+                     len(self._candidates), packs, loose)
+            if asked is not None:
+                self._hear_git(*asked)
+        finally:
+            if asked is not None:
+                asked[1].close()
+                asked[2].unlink(missing_ok=True)
 
-    def _ask_git(self) -> None:
-        """Move the candidates that ``git diff-files`` finds unchanged into :attr:`_vouched` and :attr:`_oids`:
-        those the tracked set holds and whose mtime and ctime are in a second before the index file's (see the
-        module docstring). Nothing moves when git gives no verdict (logged by :class:`StatVerdict`)."""
-        repo, candidates = self._repo, self._candidates
+    def _ask_git(self, candidates: Mapping[str, IndexRow]) -> tuple[list[str], StatVerdict, Path] | None:
+        """Start ``git diff-files`` on a private index of the ``candidates`` whose mtime and ctime are in a second
+        before the index file's (see the module docstring): ``(those paths, the running verdict, the private
+        index file)``, or None when there are none."""
+        repo = self._repo
         written_s = (self._index_mtime_ns // _NS) & _LOW32
         settled = [path for path, row in candidates.items() if row[3] // _NS < written_s and row[4] // _NS < written_s]
-        if self._tracked is not None:
-            tracked = self._tracked.current.members(settled)
-            settled = [path for path in settled if path in tracked]
-        if not settled:
-            return
         name = os.urandom(16).hex()
         index = repo.state_dir / f"seed-{name}.index"
-        sentinel = os.path.relpath(repo.state_dir / f"seed-{name}.sentinel", self._project.root)
-        if sentinel.startswith(".."):
-            return
+        sentinel = os.path.relpath(repo.state_dir / f"seed-{name}.sentinel", self._project.root).replace(os.sep, "/")
+        if not settled or sentinel.startswith(".."):
+            return None
         try:
             _count, checksum = write_stat_index(index, ((path, *candidates[path]) for path in settled),
-                                                sentinel=sentinel.replace(os.sep, "/"))
-            dirty = StatVerdict(repo.git, index, sentinel=sentinel.replace(os.sep, "/"), checksum=checksum).dirty()
-        finally:
+                                                sentinel=sentinel)
+        except OSError as exc:
+            log.info("initial import: cannot write the private index (%s); every file is looked at", exc)
             index.unlink(missing_ok=True)
+            return None
+        return settled, StatVerdict(repo.git, index, sentinel=sentinel, checksum=checksum), index
+
+    def _hear_git(self, settled: list[str], verdict: StatVerdict, _index: Path) -> None:
+        """Move the ``settled`` candidates that git found unchanged, that are still candidates and that the tracked
+        set holds into :attr:`_vouched` and :attr:`_oids`. Nothing moves when git gives no verdict (logged by
+        :class:`StatVerdict`)."""
+        candidates = self._candidates
+        tracked = self._tracked.current.members(settled) if self._tracked is not None else None
+        dirty = verdict.dirty()
         if dirty is None:
             return
         vouched, oids = self._vouched, self._oids
         for path in settled:
-            if path not in dirty:
+            if path not in dirty and path in candidates and (tracked is None or path in tracked):
                 mode, oid, size, mtime_ns, ctime_ns, ino = candidates.pop(path)
                 vouched[path] = FileInfo(path, mode, size, mtime_ns, ctime_ns, ino)
                 oids[path] = oid
