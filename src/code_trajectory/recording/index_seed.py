@@ -179,6 +179,8 @@ class IndexSeed:
         repo = self._repo
         written_s = (self._index_mtime_ns // _NS) & _LOW32
         settled = [path for path, row in candidates.items() if row[3] // _NS < written_s and row[4] // _NS < written_s]
+        for stale in repo.state_dir.glob("seed-*.index"):  # left by an import that was killed
+            stale.unlink(missing_ok=True)
         name = os.urandom(16).hex()
         index = repo.state_dir / f"seed-{name}.index"
         sentinel = os.path.relpath(repo.state_dir / f"seed-{name}.sentinel", self._project.root).replace(os.sep, "/")
