@@ -9,11 +9,14 @@ A scanned file takes the index's blob id only when all of these hold, else it is
 
 - the index entry is stage 0, and the path is not staged differently from ``HEAD`` (the blob is in a commit the
   user made, not only in the index: see below);
-- it is a regular file of the same mode, and its ``lstat`` matches the index's stat data (size, mtime and ctime to
-  the nanosecond, inode; git keeps 32 bits of each, so the low 32 bits are compared);
+- it is a regular file of the same mode, and its ``lstat`` matches the index's stat data: as ``git diff-files``
+  compares them (mode, size, mtime and ctime in whole seconds, inode, uid and gid: see below), or, for the files git
+  was not asked about, as this process's ``lstat`` gives them (size, mtime and ctime to the nanosecond, inode; git
+  keeps 32 bits of each, so the low 32 bits are compared);
 - it is not racy: its mtime is older than the index file's (git's racy-clean rule, gitformat-index(5) and
   Documentation/technical/racy-git.txt: git itself smudges an entry that was racy when the index was written, so
-  its size no longer matches);
+  its size no longer matches); for git's comparison, its mtime and ctime are in a second before the index file's;
+- it is in the recording policy's tracked set (then no ignore rule applies to it, only our own exclusions);
 - it is not over the size cap (such a file is recorded as a size note);
 - the object is in the shadow repository after :mod:`code_trajectory.git.shared_objects` linked the project's packs
   and loose objects, it is a blob, and its size equals the file's size. A clean filter or an end-of-line conversion
@@ -30,7 +33,9 @@ project's remote. A file only staged, never committed, is read and checked as be
 file is read and checked as always.
 
 Which of them still match (issue 29: at 500,000 files the import must cost about reading the index and writing
-the trees, not a Python ``lstat`` per file): git is asked, as ``git status`` is. :class:`IndexSeed` starts on a
+the trees, not a Python ``lstat`` per file): git is asked, as ``git status`` is; what git vouches for is what
+``git status`` would call unchanged, no more (a rewrite that keeps the size within the second git last looked at
+the file, before the index was written, escapes both, as it escapes git itself when built without ``USE_NSEC``). :class:`IndexSeed` starts on a
 thread and does what needs no ``lstat``, mostly in git processes on another core: the index file read in one pass
 (:mod:`code_trajectory.git.index_file`), the staged paths (``git diff-index --cached``), the attribute check, the
 packs linked, the sizes and types of all the index's blobs (one ``git cat-file --batch-check --buffer``); then the
