@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from code_trajectory.core.config import TrajectorySettings
-from code_trajectory.recording import reconcile
+from code_trajectory.recording import gitvouch, reconcile, worktree
 from code_trajectory.recording.recorder import Recorder
-from support import git, git_repo, write
+from support import git, git_repo, recorded, restart, write
 from support.hostile import fired, hostile_config, make_programs
 
 ODD = os.fsdecode(b"odd\nname-\xff.txt")  # a newline, and a byte that is not UTF-8
@@ -109,3 +109,29 @@ def test_the_projects_config_runs_no_program_while_git_vouches(tmp_path: Path, m
     assert fired(markers) == []
     assert git(root, "--git-dir=.trajectory", "show", "HEAD:pkg/m1.py") == "m = 'edited'\n"
     assert import_tree(root, seeded=False, monkeypatch=monkeypatch) == tree
+
+
+def test_the_restart_after_an_import_uses_the_index_git_vouched_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    caplog: pytest.LogCaptureFixture) -> None:
+    """The private index git compared at the import becomes the stat index of the next start (not written twice):
+    the restart lets git ``lstat`` the files, and an edit keeping size and mtime while stopped is still recorded."""
+    monkeypatch.setattr(gitvouch, "MIN_FILES", 1)
+    root = git_repo(tmp_path / "project", {f"pkg/sub{i}/m{j}.py": f"m = {i}{j}\n" for i in range(4) for j in range(5)},
+                    branch="main", commit="initial")
+    time.sleep(2.1)  # the entries out of the stat index's racy margin
+    git(root, "status", "--porcelain")
+    with caplog.at_level(logging.INFO, logger="code_trajectory.recording.gitvouch"):
+        import_tree(root, seeded=True, monkeypatch=monkeypatch)
+    assert "stat index adopted from the import's git verdict: 20 files in 6 directories" in caplog.text
+    assert not list((root / ".trajectory" / "state").glob("seed-*"))
+    target = root / "pkg" / "sub2" / "m3.py"
+    st = target.stat()
+    target.write_text("m = 99\n")  # same size
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))  # and the old mtime: only the ctime tells
+    lstat_dirs: list[str] = []
+    unchanged = worktree._unchanged
+    monkeypatch.setattr(worktree, "_unchanged", lambda d, listing: lstat_dirs.append(d) or unchanged(d, listing))
+    snap = restart(root)
+    assert snap is not None and [(c.path, c.status) for c in snap.changes] == [("pkg/sub2/m3.py", "M")]
+    assert recorded(root, snap.ref, "pkg/sub2/m3.py") == "m = 99"
+    assert lstat_dirs == []  # git looked at the files, on the index the import wrote

@@ -45,6 +45,10 @@ class Seed(Protocol):
         """``{path: blob id}`` for the scan's ``files`` whose blob is known (present in the shadow repository)."""
         ...
 
+    def written(self) -> gitvouch.Written | None:
+        """A stat index holding the known files' facts, for :func:`.gitvouch.refresh` to adopt (else removed)."""
+        ...
+
 
 @dataclass
 class FullScan:
@@ -145,9 +149,12 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
     listings = _with_stats(result, files, vouched)
     stat_cache.save(cached, hashed=hashed, removed=removed, listings=listings,
                     fingerprint=fingerprint, tree=tree, scanned_ns=scan_started_ns, tracked=policy.tracked.known())
+    seed_index = seed.written() if seed is not None else None
     gitvouch.refresh(root, stat_cache, cached.stat_index, listings, (
         (lambda: {i.rel: ((i.mode, i.size, i.mtime_ns, i.ctime_ns, i.ino), oid, scan_started_ns) for i, oid in hashed}) if base is None
-        else (lambda: stat_cache.rows_outside(()))))
+        else (lambda: stat_cache.rows_outside(()))), written=seed_index)
+    if seed_index is not None:
+        seed_index.path.unlink(missing_ok=True)  # not adopted (an adopted one was renamed)
     secretfiles.save_scan(repo.state_dir, policy.denied(), contents)
     imported = sorted((p, e) for p, e in changes.items() if e is not None) if base is None else None
     return FullScan(tree, base, oversize, imported, result.count())

@@ -64,7 +64,9 @@ from code_trajectory.git import shared_objects
 from code_trajectory.git.index_file import IndexRow
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.shadow import EMPTY_TREE_OID, MODE_EXECUTABLE, MODE_FILE, ShadowRepo
-from code_trajectory.git.stat_index import StatVerdict, write_stat_index
+from code_trajectory.git.stat_index import IndexEntry, StatVerdict, write_stat_index
+from code_trajectory.recording import gitvouch
+from code_trajectory.recording.statcache import StatCache
 from code_trajectory.recording.tracked import TrackedFiles
 from code_trajectory.recording.worktree import FileInfo
 
@@ -90,6 +92,8 @@ class IndexSeed:
         max_file_bytes: the size cap of recorded files (a larger file is recorded as a size note, never seeded).
         tracked: the tracked set of the recording policy: a file is vouched for only when it is in it too (the
             walk then skips the ignore rules for it, as the policy does for every tracked file).
+        stat_cache: the stat cache: the private index is then named as its stat index would be, so that
+            :func:`.gitvouch.refresh` can adopt it (:meth:`written`) instead of writing the same facts again.
 
     :meth:`vouched` waits for the thread and gives the files git found unchanged (before the walk). Calling the
     object with the scan's files (path relative to the project root -> what ``lstat`` said, or the vouched facts)
@@ -99,8 +103,10 @@ class IndexSeed:
     """
 
     def __init__(self, project: ProjectRepo, repo: ShadowRepo, *, max_file_bytes: int,
-                 tracked: TrackedFiles | None = None) -> None:
+                 tracked: TrackedFiles | None = None, stat_cache: StatCache | None = None) -> None:
         self._project, self._repo, self._max, self._tracked = project, repo, max_file_bytes, tracked
+        self._stat_cache = stat_cache
+        self._written: gitvouch.Written | None = None
         self._candidates: dict[str, IndexRow] = {}
         self._vouched: dict[str, FileInfo] = {}
         self._oids: dict[str, str] = {}
@@ -114,6 +120,19 @@ class IndexSeed:
         regular file whose blob is in ``repo``; the caller need not ``lstat`` it (see the module docstring)."""
         self._thread.join()
         return self._vouched
+
+    def written(self) -> gitvouch.Written | None:
+        """The private index git vouched on, kept for :func:`.gitvouch.refresh` to adopt (the caller removes its
+        file when it does not); None when there is none."""
+        self._thread.join()
+        return self._written
+
+    def _holds(self, entry: IndexEntry) -> bool:
+        """True when the private index holds ``entry`` (a file git vouched for, with these very facts)."""
+        rel, mode, oid, size, mtime_ns, ctime_ns, ino = entry
+        info = self._vouched.get(rel)
+        return (info is not None and self._oids.get(rel) == oid
+                and (info.mode, info.size, info.mtime_ns, info.ctime_ns, info.ino) == (mode, size, mtime_ns, ctime_ns, ino))
 
     def __call__(self, files: Mapping[str, FileInfo]) -> dict[str, str]:
         self._thread.join()
@@ -175,9 +194,10 @@ class IndexSeed:
         finally:
             if asked is not None:
                 asked[1].close()
-                asked[2].unlink(missing_ok=True)
+                if self._written is None:
+                    asked[2].unlink(missing_ok=True)
 
-    def _ask_git(self, candidates: Mapping[str, IndexRow]) -> tuple[list[str], StatVerdict, Path] | None:
+    def _ask_git(self, candidates: Mapping[str, IndexRow]) -> tuple[list[str], StatVerdict, Path, str, str] | None:
         """Start ``git diff-files`` on a private index of the ``candidates`` whose mtime and ctime are in a second
         before the index file's (see the module docstring): ``(those paths, the running verdict, the private
         index file)``, or None when there are none."""
@@ -188,9 +208,11 @@ class IndexSeed:
             stale.unlink(missing_ok=True)
         name = os.urandom(16).hex()
         index = repo.state_dir / f"seed-{name}.index"
-        sentinel = os.path.relpath(repo.state_dir / f"seed-{name}.sentinel", self._project.root).replace(os.sep, "/")
-        if not settled or sentinel.startswith(".."):
+        sentinel = (gitvouch.sentinel(self._project.root, self._stat_cache, name) if self._stat_cache is not None
+                    else os.path.relpath(repo.state_dir / f"seed-{name}.sentinel", self._project.root))
+        if not settled or sentinel is None or sentinel.startswith(".."):
             return None
+        sentinel = sentinel.replace(os.sep, "/")
         try:
             _count, checksum = write_stat_index(index, ((path, *candidates[path]) for path in settled),
                                                 sentinel=sentinel)
@@ -198,9 +220,9 @@ class IndexSeed:
             log.info("initial import: cannot write the private index (%s); every file is looked at", exc)
             index.unlink(missing_ok=True)
             return None
-        return settled, StatVerdict(repo.git, index, sentinel=sentinel, checksum=checksum), index
+        return settled, StatVerdict(repo.git, index, sentinel=sentinel, checksum=checksum), index, name, checksum
 
-    def _hear_git(self, settled: list[str], verdict: StatVerdict, _index: Path) -> None:
+    def _hear_git(self, settled: list[str], verdict: StatVerdict, index: Path, name: str, checksum: str) -> None:
         """Move the ``settled`` candidates that git found unchanged, that are still candidates and that the tracked
         set holds into :attr:`_vouched` and :attr:`_oids`. Nothing moves when git gives no verdict (logged by
         :class:`StatVerdict`)."""
@@ -217,6 +239,8 @@ class IndexSeed:
                 oids[path] = oid
         log.info("initial import: git vouches for %d files of the project's index (%d changed)", len(vouched),
                  len(dirty))
+        if self._stat_cache is not None:
+            self._written = gitvouch.Written(index, name, checksum, self._holds)
 
 
 def _filters_possible(project: ProjectRepo, *, root: Path, paths: Mapping[str, object]) -> bool:

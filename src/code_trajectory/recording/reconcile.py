@@ -136,7 +136,7 @@ class ReconcileMixin:
         with self._lock:
             # the initial import: what the project's index knows is read meanwhile, on a thread
             seed = (IndexSeed(self.project, self.repo, max_file_bytes=self.settings.max_file_bytes,
-                              tracked=self.policy.tracked)
+                              tracked=self.policy.tracked, stat_cache=self.stat_cache)
                     if self.project.is_git and self._last_tree is None and self.latest_commit() is None else None)
             found = full_scan(self.root, self.policy, self.repo, self.stat_cache, self._base_tree,
                               max_file_bytes=self.settings.max_file_bytes, progress=progress, seed=seed)
