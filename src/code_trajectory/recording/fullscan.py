@@ -101,7 +101,7 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
         verdict = started[1] if started is not None and started[0] == cached.stat_index else None
         result = scan(root, policy, listings=cached.listings, skip_clean=True, verdict=verdict.dirty if verdict else None,
                       progress=(lambda n: progress("scan", n, None)) if progress else None,
-                      known=seed.vouched() if seed is not None else None)
+                      known=seed.vouched if seed is not None else None)  # the walk goes on meanwhile
     finally:
         if started is not None:
             started[1].close()
