@@ -131,11 +131,12 @@ class ProjectRepo:
         return [(self.work_tree.joinpath(*parts[:i], ".gitignore"), "/".join(parts[i:]) + "/")
                 for i in range(len(parts))]
 
-    def tracked_files(self) -> Iterator[tuple[bytes, bool]] | None:
+    def tracked_files(self, *, listing: bytes | None = None) -> Iterator[tuple[bytes, bool]] | None:
         """The paths under the root that the index tracks (git-ls-files(1) ``--cached``).
 
         Runs ``git ls-files -z --stage --full-name`` in the root (read-only: the index is
-        not refreshed or written) and translates its paths, relative to the work tree's
+        not refreshed or written), or takes ``listing``, that command's output read already
+        (:meth:`tracked_listing`), and translates its paths, relative to the work tree's
         top, to paths relative to the root by dropping :attr:`prefix`.
 
         Returns:
@@ -147,7 +148,8 @@ class ProjectRepo:
         Raises:
             GitUnavailableError: git is not on PATH.
         """
-        listing = self.tracked_listing()
+        if listing is None:
+            listing = self.tracked_listing()
         return None if listing is None else _index_entries(listing, self.prefix.encode("utf-8", "surrogateescape"))
 
     def tracked_listing(self) -> bytes | None:
@@ -264,6 +266,15 @@ class ProjectRepo:
         if self.git_dir is None or self.work_tree is None:
             return None
         env = Git(self.root / ".git", None, isolated=False).env
+        # git reads the index and HEAD's trees while the index is parsed here
+        staged_args = ["diff-index", "--cached", "--name-only", "-z", "--no-renames", "HEAD", "--"]
+        try:
+            running = subprocess.Popen(
+                project_argv(staged_args), cwd=self.root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE)
+        except OSError as exc:
+            log.warning("cannot read the index of %s: %s", self.root, exc)
+            return None
         try:
             found = read_index(self.git_dir / "index", oid_bytes=oid_bytes)
             rows, mtime_ns = found.entries, found.mtime_ns
@@ -271,14 +282,15 @@ class ProjectRepo:
             log.info("reading the index of %s with git: %s", self.root, exc)
             try:
                 mtime_ns = os.stat(self.git_dir / "index").st_mtime_ns
+                listed = self._ls_files_debug(env)
             except OSError:
-                return None
-            listed = self._ls_files_debug(env)
+                listed = None
             if listed is None:
+                running.kill()
+                running.communicate()
                 return None
             rows = listed
-        staged = self._project_output(["diff-index", "--cached", "--name-only", "-z", "--no-renames", "HEAD", "--"],
-                                      env)
+        staged = self._project_output(staged_args, env, running=running)
         if staged is None:
             return None
         prefix = self.prefix.encode("utf-8", "surrogateescape")
@@ -287,18 +299,29 @@ class ProjectRepo:
             rows.pop(path, None)
         return {os.fsdecode(path[cut:]): row for path, row in rows.items() if path.startswith(prefix)}, mtime_ns
 
-    def _project_output(self, args: list[str], env: dict[str, str]) -> bytes | None:
-        """stdout of a read-only git query in the project, or None when git failed (logged)."""
+    def _project_output(self, args: list[str], env: dict[str, str], *,
+                        running: subprocess.Popen[bytes] | None = None) -> bytes | None:
+        """stdout of a read-only git query in the project (``running``: started already), or None when git failed
+        (logged)."""
         try:
-            proc = subprocess.run(project_argv(args), cwd=self.root, env=env, capture_output=True, timeout=600)
+            if running is None:
+                proc = subprocess.run(project_argv(args), cwd=self.root, env=env, capture_output=True, timeout=600)
+                out, err, code = proc.stdout, proc.stderr, proc.returncode
+            else:
+                try:
+                    out, err = running.communicate(timeout=600)
+                except subprocess.TimeoutExpired:
+                    running.kill()
+                    running.communicate()
+                    raise
+                code = running.returncode
         except (OSError, subprocess.SubprocessError) as exc:
             log.warning("cannot read the index of %s: %s", self.root, exc)
             return None
-        if proc.returncode != 0:
-            log.info("not reusing the index of %s: git %s: %s", self.root, args[0],
-                     proc.stderr.decode("utf-8", "replace").strip())
+        if code != 0:
+            log.info("not reusing the index of %s: git %s: %s", self.root, args[0], err.decode("utf-8", "replace").strip())
             return None
-        return proc.stdout
+        return out
 
     def _ls_files_debug(self, env: dict[str, str]) -> dict[bytes, IndexRow] | None:
         """The stage-0 entries of ``git ls-files --stage --debug`` (paths relative to the top of the work tree)."""

@@ -100,10 +100,14 @@ def link_loose_objects(source_objects: Path, target_objects: Path, oids: Iterabl
         How many were linked.
     """
     source_root, target_root = os.fspath(source_objects), os.fspath(target_objects)
+    try:  # a packed repository (a clone, after gc) has no fan-out directory: nothing to look up per object
+        heads = {name for name in os.listdir(source_root) if len(name) == 2 and not name.strip("0123456789abcdef")}
+    except OSError:
+        return 0
     present: dict[str, bool] = {}  # per fan-out directory: whether the source has it
     linked = 0
-    for oid in oids:
-        if len(oid) < 4 or oid.strip("0123456789abcdef"):
+    for oid in oids if heads else ():
+        if len(oid) < 4 or oid.strip("0123456789abcdef") or oid[:2] not in heads:
             continue
         head, tail = oid[:2], oid[2:]
         there = present.get(head)

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from code_trajectory.git import trees
 from code_trajectory.git.shadow import ShadowRepo, TreeEntry
@@ -31,6 +32,22 @@ log = logging.getLogger(__name__)
 
 #: ``(phase, done, total)``: phases ``scan``, ``hash``, ``write``.
 ProgressFn = Callable[[str, int, int | None], None]
+
+
+class Seed(Protocol):
+    """What the initial import knows before reading files (:class:`~.index_seed.IndexSeed`: the project's index)."""
+
+    def vouched(self) -> Mapping[str, FileInfo]:
+        """Files whose ``lstat`` facts are known without looking (see :func:`~.worktree.scan`'s ``known``)."""
+        ...
+
+    def __call__(self, files: Mapping[str, FileInfo]) -> dict[str, str]:
+        """``{path: blob id}`` for the scan's ``files`` whose blob is known (present in the shadow repository)."""
+        ...
+
+    def written(self) -> gitvouch.Written | None:
+        """A stat index holding the known files' facts, for :func:`.gitvouch.refresh` to adopt (else removed)."""
+        ...
 
 
 @dataclass
@@ -54,8 +71,7 @@ class FullScan:
 
 def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache: StatCache,
               base_tree: Callable[[], str | None], *, max_file_bytes: int,
-              progress: ProgressFn | None = None,
-              seed: Callable[[Mapping[str, FileInfo]], dict[str, str]] | None = None) -> FullScan:
+              progress: ProgressFn | None = None, seed: Seed | None = None) -> FullScan:
     """Scan the whole work tree under ``root`` into a tree written to ``repo``.
 
     Args:
@@ -66,8 +82,9 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
         base_tree: called once the work tree is walked: the tree to compare with (the last recorded state).
         max_file_bytes: files larger than this are stored as a size note.
         progress: called with ``(phase, done, total)``.
-        seed: for an initial import (no base tree), called with the scan's files: the blob ids already known for
-            some of them (present in ``repo``), which are not read (:mod:`.index_seed`: the project's index).
+        seed: for an initial import (no base tree): the files whose ``lstat`` facts are known are not looked at by
+            the walk (:meth:`Seed.vouched`), and, called with the scan's files, the blob ids already known for some
+            of them (present in ``repo``), which are not read (:mod:`.index_seed`: the project's index).
 
     Raises:
         StorageError, GitError: objects cannot be written.
@@ -83,7 +100,8 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
         cached = stat_cache.load(fingerprint, rows=False)
         verdict = started[1] if started is not None and started[0] == cached.stat_index else None
         result = scan(root, policy, listings=cached.listings, skip_clean=True, verdict=verdict.dirty if verdict else None,
-                      progress=(lambda n: progress("scan", n, None)) if progress else None)
+                      progress=(lambda n: progress("scan", n, None)) if progress else None,
+                      known=seed.vouched if seed is not None else None)  # the walk goes on meanwhile
     finally:
         if started is not None:
             started[1].close()
@@ -131,9 +149,12 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
     listings = _with_stats(result, files, vouched)
     stat_cache.save(cached, hashed=hashed, removed=removed, listings=listings,
                     fingerprint=fingerprint, tree=tree, scanned_ns=scan_started_ns, tracked=policy.tracked.known())
+    seed_index = seed.written() if seed is not None else None
     gitvouch.refresh(root, stat_cache, cached.stat_index, listings, (
         (lambda: {i.rel: ((i.mode, i.size, i.mtime_ns, i.ctime_ns, i.ino), oid, scan_started_ns) for i, oid in hashed}) if base is None
-        else (lambda: stat_cache.rows_outside(()))))
+        else (lambda: stat_cache.rows_outside(()))), written=seed_index)
+    if seed_index is not None:
+        seed_index.path.unlink(missing_ok=True)  # not adopted (an adopted one was renamed)
     secretfiles.save_scan(repo.state_dir, policy.denied(), contents)
     imported = sorted((p, e) for p, e in changes.items() if e is not None) if base is None else None
     return FullScan(tree, base, oversize, imported, result.count())

@@ -29,6 +29,10 @@ class Rules:
     #: paths match none, and one search replaces a loop over every pattern.
     any_plain: re.Pattern[str] | None = None
     any_dir: re.Pattern[str] | None = None
+    #: Matches (``fullmatch``) every file name (the last component of a path) that some pattern could decide,
+    #: and more (:func:`_name_filter`); None when a pattern's last component is not simple enough to tell.
+    #: Most names are not, and the test costs a fraction of :attr:`any_plain`'s search of the whole path.
+    file_names: re.Pattern[str] | None = None
 
     @classmethod
     def from_lines(cls, lines: list[str]) -> Rules:
@@ -45,7 +49,7 @@ class Rules:
             return re.compile("|".join(f"(?:{r.pattern.replace('(?P<ps_d>', '(?:')})" for r in items))
 
         return cls(tuple(reversed(compiled)), union([c[0] for c in compiled if not c[3]]),
-                   union([c[0] for c in compiled if c[3]]))
+                   union([c[0] for c in compiled if c[3]]), _name_filter([c[2] for c in compiled if not c[3]]))
 
     def match(self, path: str, is_dir: bool) -> tuple[bool, str] | None:
         """``(excluded, pattern)`` of the last pattern deciding ``path``, or None when none does.
@@ -54,6 +58,8 @@ class Rules:
         trailing ``/`` by directory-only patterns (``build/``) and without it by the others, so
         ``a/**`` does not take the directory ``a`` itself.
         """
+        if not is_dir and self.file_names is not None and self.file_names.fullmatch(path.rpartition("/")[2]) is None:
+            return None
         if not ((self.any_plain is not None and self.any_plain.match(path))
                 or (is_dir and self.any_dir is not None and self.any_dir.match(path + "/"))):
             return None
@@ -68,6 +74,31 @@ class Rules:
                 continue  # matched a parent directory of the path, not the path: git decides per level
             return include, text
         return None
+
+
+#: Characters a pattern's last component may hold for :func:`_name_filter` to translate it (besides ``*`` and ``?``).
+_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+@~,=%#$&'(){};^ ")
+
+
+def _name_filter(patterns: list[str]) -> re.Pattern[str] | None:
+    """A regex that fully matches every file name that one of ``patterns`` (gitignore lines, negations included,
+    none directory-only) could decide for a file, or None when one of them is beyond this translation.
+
+    A pattern decides a file by its last component matching the file's name (gitignore(5): ``*``, ``?`` and
+    bracket expressions never match ``/``; a pattern without a slash matches the name at any depth, one with a
+    slash matches the whole path, its last component the name). So the last component alone, with ``*`` as ``.*``
+    and ``?`` as ``.`` (a name holds no ``/``), matches a superset of the names the pattern decides. A last
+    component of ``**`` (anything below), or holding a bracket expression or an escape, or a pattern ending in
+    white space (which git and ``pathspec`` drop unless escaped), gives up (None)."""
+    alternatives = []
+    for text in patterns:
+        body = text[1:] if text.startswith("!") else text
+        last = body.rpartition("/")[2]
+        if (not last or last == "**" or last != last.rstrip()
+                or not all(c in _PLAIN or c in "*?" for c in last)):
+            return None
+        alternatives.append("".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in last))
+    return re.compile("|".join(f"(?:{a})" for a in alternatives) if alternatives else "(?!)", re.DOTALL)
 
 
 @dataclass(frozen=True)

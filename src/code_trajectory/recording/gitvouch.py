@@ -28,6 +28,7 @@ import logging
 import os
 from array import array
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from code_trajectory.git.gitcmd import Git
@@ -35,7 +36,7 @@ from code_trajectory.git.stat_index import IndexEntry, StatVerdict, write_stat_i
 from code_trajectory.recording.statcache import Row, StatCache
 from code_trajectory.recording.worktree import RACY_MARGIN_NS, DirListing, listing_digest
 
-__all__ = ["MIN_FILES", "STALE_SHARE", "refresh", "start"]
+__all__ = ["MIN_FILES", "STALE_SHARE", "Written", "refresh", "sentinel", "start"]
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +44,30 @@ log = logging.getLogger(__name__)
 MIN_FILES = 2000
 #: The stat index is written again when more than this share of the files it could cover is missing from it.
 STALE_SHARE = 0.1
+
+
+@dataclass(frozen=True)
+class Written:
+    """A stat index written already by the initial import, for :func:`refresh` to adopt instead of writing one.
+
+    Attributes:
+        path: the file (written by :func:`~code_trajectory.git.stat_index.write_stat_index`, with :func:`sentinel`
+            of ``name`` as its sentinel); renamed when adopted.
+        name: the random name its sentinel was made from.
+        checksum: what :func:`~code_trajectory.git.stat_index.write_stat_index` returned for it.
+        holds: ``holds(entry)``: True when the file holds exactly ``entry`` for ``entry``'s path.
+    """
+
+    path: Path
+    name: str
+    checksum: str
+    holds: Callable[[IndexEntry], bool]
+
+
+def sentinel(root: Path, stat_cache: StatCache, name: str) -> str | None:
+    """The never-created path (relative to ``root``) that the index named ``name`` holds as its sentinel (None:
+    the stat cache is not under ``root``)."""
+    return _sentinel(root, stat_cache, name)
 
 
 def _sentinel(root: Path, stat_cache: StatCache, name: str) -> str | None:
@@ -68,7 +93,7 @@ def start(git: Git, root: Path, stat_cache: StatCache) -> tuple[str, StatVerdict
 
 
 def refresh(root: Path, stat_cache: StatCache, token: str | None, listings: Mapping[str, DirListing],
-            rows: Callable[[], Mapping[str, Row]]) -> bool:
+            rows: Callable[[], Mapping[str, Row]], *, written: Written | None = None) -> bool:
     """Write the stat index again when it covers too little of ``listings`` (see the module docstring).
 
     Args:
@@ -77,6 +102,9 @@ def refresh(root: Path, stat_cache: StatCache, token: str | None, listings: Mapp
         token: the stat index the scan's listings were loaded with (None: there was none).
         listings: the listings just saved (paths relative to the root).
         rows: called only when the index is written: the stat cache's rows for the files of ``listings``.
+        written: an index the initial import wrote (its ``git diff-files`` on the project's entries): adopted when
+            it holds the entries of all but :data:`STALE_SHARE` of the files this index would cover (the others are
+            looked at in Python at the next scan, until an index is written again), else removed.
 
     Returns:
         True when a new index was written and named. Errors are logged, never raised (the next scan does more).
@@ -93,10 +121,12 @@ def refresh(root: Path, stat_cache: StatCache, token: str | None, listings: Mapp
     entries: list[IndexEntry] = []
     digests: dict[str, bytes] = {}
     for rel_dir, listing in listings.items():
-        written = _entries(rel_dir, listing, found)
-        if written is not None:
-            entries += written
+        listed = _entries(rel_dir, listing, found)
+        if listed is not None:
+            entries += listed
             digests[rel_dir] = listing_digest(listing)  # type: ignore[assignment]  # stats: not None here
+    if written is not None and _adopt(stat_cache, written, listings, digests, entries, covered):
+        return True
     new = os.urandom(16).hex()
     sentinel = _sentinel(root, stat_cache, new)
     if sentinel is None:
@@ -113,6 +143,31 @@ def refresh(root: Path, stat_cache: StatCache, token: str | None, listings: Mapp
         stat_cache.index_path(f"{new}-{checksum}").unlink(missing_ok=True)
         return False
     log.info("stat index written: %d files in %d directories (%d were not covered)", count, len(digests), stale)
+    return True
+
+
+def _adopt(stat_cache: StatCache, written: Written, listings: Mapping[str, DirListing], digests: dict[str, bytes],
+           entries: list[IndexEntry], covered: int) -> bool:
+    """Name ``written`` the stat index, noting the digests of the listings whose entries it holds, when those cover
+    all but :data:`STALE_SHARE` of ``covered`` files; True when done. Otherwise its file is removed."""
+    holds = written.holds
+    held = {entry[0] for entry in entries if holds(entry)}
+    kept = {rel_dir: digest for rel_dir, digest in digests.items()
+            if all((f"{rel_dir}/{name}" if rel_dir else name) in held for name in listings[rel_dir].files)}
+    count = sum(len(listings[rel_dir].files) for rel_dir in kept)
+    token = f"{written.name}-{written.checksum}"
+    try:
+        if count < covered * (1 - STALE_SHARE):
+            written.path.unlink(missing_ok=True)
+            return False
+        os.replace(written.path, stat_cache.index_path(token))
+    except OSError as exc:
+        log.info("cannot adopt the import's stat index (%s); writing one", exc)
+        return False
+    if not stat_cache.save_index(token, kept):
+        stat_cache.index_path(token).unlink(missing_ok=True)
+        return False
+    log.info("stat index adopted from the import's git verdict: %d files in %d directories", count, len(kept))
     return True
 
 

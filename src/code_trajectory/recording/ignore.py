@@ -369,16 +369,20 @@ class RecordingPolicy:
         """Return True when ``rel`` (relative to the root) is recorded (see :meth:`explain`)."""
         return self.explain(rel, is_dir=is_dir) is None
 
-    def entry_excluded(self, parent_rel: str, name: str, is_dir: bool) -> bool:
+    def entry_excluded(self, parent_rel: str, name: str, is_dir: bool, *, tracked: bool = False) -> bool:
         """Fast check used by scans for ``name`` in directory ``parent_rel``, which must be entered.
 
         True when a scan must skip the entry: an excluded file, or a directory not entered (see
-        :meth:`explain`). Uses the tracked set as last read (no ``stat`` of the index).
+        :meth:`explain`). Uses the tracked set as last read (no ``stat`` of the index). ``tracked``: the
+        caller knows the file is in that set (:meth:`~.tracked.TrackedPaths.members`), so no ignore rule is
+        matched against it: only our own exclusions (the secret deny list, temporary files) can skip it.
         """
         rel = f"{parent_rel}/{name}" if parent_rel else name
         with self._lock:
             if is_dir:
                 return not self._state(rel).entered
+            if tracked:
+                return self._state(parent_rel).never is not None or self._builtin_reason(rel, name, False) is not None
             return self._file_reason(rel) is not None
 
     @staticmethod
@@ -392,8 +396,9 @@ class WalkPolicy(Protocol):
     """What a walk of the work tree asks of a policy (:class:`RecordingPolicy`, or :class:`SubtreePolicy` for a
     walk rooted in a subdirectory)."""
 
-    def entry_excluded(self, parent_rel: str, name: str, is_dir: bool) -> bool:
-        """True when the entry ``name`` of the directory ``parent_rel`` (relative to the walk's root) is skipped."""
+    def entry_excluded(self, parent_rel: str, name: str, is_dir: bool, *, tracked: bool = False) -> bool:
+        """True when the entry ``name`` of the directory ``parent_rel`` (relative to the walk's root) is skipped;
+        ``tracked``: the caller knows git tracks the file (see :meth:`RecordingPolicy.entry_excluded`)."""
         ...
 
 
@@ -404,10 +409,10 @@ class SubtreePolicy:
         self.policy = policy
         self.prefix = prefix
 
-    def entry_excluded(self, parent_rel: str, name: str, is_dir: bool) -> bool:
+    def entry_excluded(self, parent_rel: str, name: str, is_dir: bool, *, tracked: bool = False) -> bool:
         """Like :meth:`RecordingPolicy.entry_excluded`, with ``parent_rel`` relative to ``prefix``."""
         parent = f"{self.prefix}/{parent_rel}" if parent_rel else self.prefix
-        return self.policy.entry_excluded(parent, name, is_dir)
+        return self.policy.entry_excluded(parent, name, is_dir, tracked=tracked)
 
 
 def _is_real_dir(path: Path) -> bool:

@@ -9,11 +9,14 @@ A scanned file takes the index's blob id only when all of these hold, else it is
 
 - the index entry is stage 0, and the path is not staged differently from ``HEAD`` (the blob is in a commit the
   user made, not only in the index: see below);
-- it is a regular file of the same mode, and its ``lstat`` matches the index's stat data (size, mtime and ctime to
-  the nanosecond, inode; git keeps 32 bits of each, so the low 32 bits are compared);
+- it is a regular file of the same mode, and its ``lstat`` matches the index's stat data: as ``git diff-files``
+  compares them (mode, size, mtime and ctime in whole seconds, inode, uid and gid: see below), or, for the files git
+  was not asked about, as this process's ``lstat`` gives them (size, mtime and ctime to the nanosecond, inode; git
+  keeps 32 bits of each, so the low 32 bits are compared);
 - it is not racy: its mtime is older than the index file's (git's racy-clean rule, gitformat-index(5) and
   Documentation/technical/racy-git.txt: git itself smudges an entry that was racy when the index was written, so
-  its size no longer matches);
+  its size no longer matches); for git's comparison, its mtime and ctime are in a second before the index file's;
+- it is in the recording policy's tracked set (then no ignore rule applies to it, only our own exclusions);
 - it is not over the size cap (such a file is recorded as a size note);
 - the object is in the shadow repository after :mod:`code_trajectory.git.shared_objects` linked the project's packs
   and loose objects, it is a blob, and its size equals the file's size. A clean filter or an end-of-line conversion
@@ -29,12 +32,23 @@ blob is already in the project's object store, and the shadow history is shared 
 project's remote. A file only staged, never committed, is read and checked as before. Every later change of any
 file is read and checked as always.
 
-Cost (issue 29: at 500,000 files the import must cost about reading the index, an ``lstat`` per file and writing
-the trees): :class:`IndexSeed` starts on a thread before the walk of the work tree and does what needs no ``lstat``
-meanwhile, mostly in git processes on another core: the index file read in one pass
-(:mod:`code_trajectory.git.index_file`), the staged paths (``git diff-index --cached``), the attribute check,
-the packs linked and the sizes and types of all the index's blobs (one ``git cat-file --batch-check --buffer``).
-After the walk only the comparison with each file's ``lstat`` is left.
+Which of them still match (issue 29: at 500,000 files the import must cost about reading the index and writing
+the trees, not a Python ``lstat`` per file): git is asked, as ``git status`` is; what git vouches for is what
+``git status`` would call unchanged, no more (a rewrite that keeps the size within the second git last looked at
+the file, before the index was written, escapes both, as it escapes git itself when built without ``USE_NSEC``). :class:`IndexSeed` starts on a
+thread and does what needs no ``lstat``, mostly in git processes on another core: the index file read in one pass
+(:mod:`code_trajectory.git.index_file`), the staged paths (``git diff-index --cached``), the attribute check, the
+packs linked, the sizes and types of all the index's blobs (one ``git cat-file --batch-check --buffer``); then the
+candidates are written to a private index (:func:`~code_trajectory.git.stat_index.write_stat_index`: the project's
+index is never used as is, so none of its flags, extensions or its fsmonitor count) and ``git diff-files`` compares
+them with the work tree in C, on threads (:class:`~code_trajectory.git.stat_index.StatVerdict`: the shadow's own
+config, every ``lstat`` fact compared, no program of the project's config run). The walk of the work tree then
+neither ``lstat``s nor judges by ignore rules the files git vouches for (:meth:`IndexSeed.vouched`, see
+:func:`~code_trajectory.recording.worktree.scan`): their ``lstat`` facts are the index's. git compares whole
+seconds (without ``USE_NSEC``, as this machine's git is built), so an entry whose mtime or ctime falls in the
+second the index was written, or later, is left out of the private index (git's racy-clean rule, counted in
+seconds), exactly as ``git status`` would trust or check it. Candidates git does not vouch for (changed, or git
+could not be asked) are compared after the walk with the walk's ``lstat``, in nanoseconds (see above).
 """
 
 from __future__ import annotations
@@ -50,6 +64,10 @@ from code_trajectory.git import shared_objects
 from code_trajectory.git.index_file import IndexRow
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.shadow import EMPTY_TREE_OID, MODE_EXECUTABLE, MODE_FILE, ShadowRepo
+from code_trajectory.git.stat_index import IndexEntry, StatVerdict, write_stat_index
+from code_trajectory.recording import gitvouch
+from code_trajectory.recording.statcache import StatCache
+from code_trajectory.recording.tracked import TrackedFiles
 from code_trajectory.recording.worktree import FileInfo
 
 __all__ = ["IndexSeed"]
@@ -72,24 +90,53 @@ class IndexSeed:
         project: the project's repository (nothing is written to it).
         repo: the shadow repository: the project's packs and the needed loose objects are hard-linked into it.
         max_file_bytes: the size cap of recorded files (a larger file is recorded as a size note, never seeded).
+        tracked: the tracked set of the recording policy: a file is vouched for only when it is in it too (the
+            walk then skips the ignore rules for it, as the policy does for every tracked file).
+        stat_cache: the stat cache: the private index is then named as its stat index would be, so that
+            :func:`.gitvouch.refresh` can adopt it (:meth:`written`) instead of writing the same facts again.
 
-    Calling the object with the scan's files (path relative to the project root -> what ``lstat`` said) waits for
-    the thread and returns ``{path: blob id}`` of the files it vouches for, each present in ``repo`` (see the
-    module's rules); ``{}`` when the project is not a git work tree with a commit, or nothing can be reused.
-    Never raises for git's or the file system's failures (logged): the scan then hashes every file, as without
-    an index.
+    :meth:`vouched` waits for the thread and gives the files git found unchanged (before the walk). Calling the
+    object with the scan's files (path relative to the project root -> what ``lstat`` said, or the vouched facts)
+    returns ``{path: blob id}`` of the files it vouches for, each present in ``repo`` (see the module's rules);
+    ``{}`` when the project is not a git work tree with a commit, or nothing can be reused. Never raises for git's
+    or the file system's failures (logged): the scan then ``lstat``s and hashes every file, as without an index.
     """
 
-    def __init__(self, project: ProjectRepo, repo: ShadowRepo, *, max_file_bytes: int) -> None:
-        self._project, self._repo, self._max = project, repo, max_file_bytes
+    def __init__(self, project: ProjectRepo, repo: ShadowRepo, *, max_file_bytes: int,
+                 tracked: TrackedFiles | None = None, stat_cache: StatCache | None = None) -> None:
+        self._project, self._repo, self._max, self._tracked = project, repo, max_file_bytes, tracked
+        self._stat_cache = stat_cache
+        self._written: gitvouch.Written | None = None
         self._candidates: dict[str, IndexRow] = {}
+        self._vouched: dict[str, FileInfo] = {}
+        self._oids: dict[str, str] = {}
         self._index_mtime_ns = 0
         self._thread = threading.Thread(target=self._prepare_logged, name="trajectory-index-seed", daemon=True)
         self._thread.start()
 
+    def vouched(self) -> Mapping[str, FileInfo]:
+        """Wait for the thread; return the files git found unchanged since the index's entry (path relative to the
+        project root -> the entry's ``lstat`` facts, git's 32 bits of seconds, size and inode). Each is a tracked
+        regular file whose blob is in ``repo``; the caller need not ``lstat`` it (see the module docstring)."""
+        self._thread.join()
+        return self._vouched
+
+    def written(self) -> gitvouch.Written | None:
+        """The private index git vouched on, kept for :func:`.gitvouch.refresh` to adopt (the caller removes its
+        file when it does not); None when there is none."""
+        self._thread.join()
+        return self._written
+
+    def _holds(self, entry: IndexEntry) -> bool:
+        """True when the private index holds ``entry`` (a file git vouched for, with these very facts)."""
+        rel, mode, oid, size, mtime_ns, ctime_ns, ino = entry
+        info = self._vouched.get(rel)
+        return (info is not None and self._oids.get(rel) == oid
+                and (info.mode, info.size, info.mtime_ns, info.ctime_ns, info.ino) == (mode, size, mtime_ns, ctime_ns, ino))
+
     def __call__(self, files: Mapping[str, FileInfo]) -> dict[str, str]:
         self._thread.join()
-        seeded: dict[str, str] = {}
+        seeded = self._oids  # those vouched for by git (a file the walk did not keep is never looked up)
         index_mtime_ns, candidates = self._index_mtime_ns, self._candidates
         for path, (mode, oid, size, mtime_ns, ctime_ns, ino) in candidates.items():
             info = files.get(path)
@@ -98,8 +145,9 @@ class IndexSeed:
                     or not _same_time(info.mtime_ns, mtime_ns) or not _same_time(info.ctime_ns, ctime_ns)):
                 continue
             seeded[path] = oid
-        if candidates:
-            log.info("initial import: %d of %d files taken from the project's index", len(seeded), len(files))
+        if candidates or seeded:
+            log.info("initial import: %d of %d files taken from the project's index (%d of them vouched for by git)",
+                     sum(1 for path in files if path in seeded), len(files), len(self._vouched))
         return seeded
 
     def _prepare_logged(self) -> None:
@@ -107,7 +155,7 @@ class IndexSeed:
             self._prepare()
         except Exception as exc:  # noqa: BLE001 - an optimisation: without it every file is hashed
             log.warning("not reusing the project's index for the import: %s", exc)
-            self._candidates = {}
+            self._candidates, self._vouched, self._oids = {}, {}, {}
 
     def _prepare(self) -> None:
         """Fill :attr:`_candidates`: the index's regular files whose blob is in the shadow repository with the
@@ -134,10 +182,65 @@ class IndexSeed:
         packs = shared_objects.link_packs(objects, repo.git_dir / "objects")
         loose = shared_objects.link_loose_objects(objects, repo.git_dir / "objects",
                                                   (row[1] for row in candidates.values()))
-        sizes = shared_objects.object_sizes(repo.git, (row[1] for row in candidates.values()))
-        self._candidates = {path: row for path, row in candidates.items() if sizes.get(row[1]) == ("blob", row[2])}
-        log.info("initial import: %d files of the project's index usable (%d packs, %d loose objects linked)",
-                 len(self._candidates), packs, loose)
+        asked = self._ask_git(candidates)  # git lstats on its threads while cat-file answers
+        try:
+            sizes = shared_objects.object_sizes(repo.git, (row[1] for row in candidates.values()))
+            self._candidates = {path: row for path, row in candidates.items()
+                                if sizes.get(row[1]) == ("blob", row[2])}
+            log.info("initial import: %d files of the project's index usable (%d packs, %d loose objects linked)",
+                     len(self._candidates), packs, loose)
+            if asked is not None:
+                self._hear_git(*asked)
+        finally:
+            if asked is not None:
+                asked[1].close()
+                if self._written is None:
+                    asked[2].unlink(missing_ok=True)
+
+    def _ask_git(self, candidates: Mapping[str, IndexRow]) -> tuple[list[str], StatVerdict, Path, str, str] | None:
+        """Start ``git diff-files`` on a private index of the ``candidates`` whose mtime and ctime are in a second
+        before the index file's (see the module docstring): ``(those paths, the running verdict, the private
+        index file)``, or None when there are none."""
+        repo = self._repo
+        written_s = (self._index_mtime_ns // _NS) & _LOW32
+        settled = [path for path, row in candidates.items() if row[3] // _NS < written_s and row[4] // _NS < written_s]
+        for stale in repo.state_dir.glob("seed-*.index"):  # left by an import that was killed
+            stale.unlink(missing_ok=True)
+        name = os.urandom(16).hex()
+        index = repo.state_dir / f"seed-{name}.index"
+        sentinel = (gitvouch.sentinel(self._project.root, self._stat_cache, name) if self._stat_cache is not None
+                    else os.path.relpath(repo.state_dir / f"seed-{name}.sentinel", self._project.root))
+        if not settled or sentinel is None or sentinel.startswith(".."):
+            return None
+        sentinel = sentinel.replace(os.sep, "/")
+        try:
+            _count, checksum = write_stat_index(index, ((path, *candidates[path]) for path in settled),
+                                                sentinel=sentinel)
+        except OSError as exc:
+            log.info("initial import: cannot write the private index (%s); every file is looked at", exc)
+            index.unlink(missing_ok=True)
+            return None
+        return settled, StatVerdict(repo.git, index, sentinel=sentinel, checksum=checksum), index, name, checksum
+
+    def _hear_git(self, settled: list[str], verdict: StatVerdict, index: Path, name: str, checksum: str) -> None:
+        """Move the ``settled`` candidates that git found unchanged, that are still candidates and that the tracked
+        set holds into :attr:`_vouched` and :attr:`_oids`. Nothing moves when git gives no verdict (logged by
+        :class:`StatVerdict`)."""
+        candidates = self._candidates
+        tracked = self._tracked.current.members(settled) if self._tracked is not None else None
+        dirty = verdict.dirty()
+        if dirty is None:
+            return
+        vouched, oids = self._vouched, self._oids
+        for path in settled:
+            if path not in dirty and path in candidates and (tracked is None or path in tracked):
+                mode, oid, size, mtime_ns, ctime_ns, ino = candidates.pop(path)
+                vouched[path] = FileInfo(path, mode, size, mtime_ns, ctime_ns, ino)
+                oids[path] = oid
+        log.info("initial import: git vouches for %d files of the project's index (%d changed)", len(vouched),
+                 len(dirty))
+        if self._stat_cache is not None:
+            self._written = gitvouch.Written(index, name, checksum, self._holds)
 
 
 def _filters_possible(project: ProjectRepo, *, root: Path, paths: Mapping[str, object]) -> bool:

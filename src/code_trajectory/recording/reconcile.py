@@ -94,7 +94,7 @@ class ReconcileMixin:
     def reconcile(self: _Recorder, *, kind: str = messages.KIND_RECONCILE, note: str | None = None,
                   progress: ProgressFn | None = None,
                   restored_from: tuple[str, str] | None = None, with_intent: bool = True,
-                  catch_up: CatchUp | None = None) -> Snapshot | None:
+                  catch_up: CatchUp | None = None, exiting: bool = False) -> Snapshot | None:
         """Scan the whole work tree and snapshot any difference from the last recorded tree.
 
         Args:
@@ -105,6 +105,7 @@ class ReconcileMixin:
                 while nothing recorded (no prompt's work: issue 22).
             catch_up: given for the start-up scan: what git did meanwhile labels the snapshot, and the rest is
                 "changed while not recording" (:mod:`code_trajectory.recording.catchup`); the stash ids are noted.
+            exiting: the process exits after this scan (the import child): its memory is not handed back first.
 
         Returns:
             The snapshot, or None when the work tree matches the last snapshot.
@@ -127,14 +128,15 @@ class ReconcileMixin:
                                     imported=found.imported, restored_from=restored_from, with_intent=with_intent,
                                     unrecorded=catch_up is not None, unrecorded_operation=operation)
             finally:
-                if self._scanned_files >= RELEASE_MEMORY_AFTER_FILES:
+                if self._scanned_files >= RELEASE_MEMORY_AFTER_FILES and not exiting:
                     self._release_memory()
 
     def _scan(self: _Recorder, progress: ProgressFn | None) -> FullScan:
         """Scan the whole work tree into a tree (see :func:`~code_trajectory.recording.fullscan.full_scan`)."""
         with self._lock:
             # the initial import: what the project's index knows is read meanwhile, on a thread
-            seed = (IndexSeed(self.project, self.repo, max_file_bytes=self.settings.max_file_bytes)
+            seed = (IndexSeed(self.project, self.repo, max_file_bytes=self.settings.max_file_bytes,
+                              tracked=self.policy.tracked, stat_cache=self.stat_cache)
                     if self.project.is_git and self._last_tree is None and self.latest_commit() is None else None)
             found = full_scan(self.root, self.policy, self.repo, self.stat_cache, self._base_tree,
                               max_file_bytes=self.settings.max_file_bytes, progress=progress, seed=seed)

@@ -24,6 +24,7 @@ import logging
 import os
 import re
 import threading
+import time
 from array import array
 from collections.abc import Iterable, Iterator
 from itertools import accumulate, islice
@@ -93,6 +94,12 @@ class TrackedPaths:
         i = self._bisect(key)
         return i < len(self) and self._at(i) == key
 
+    def members(self, paths: Iterable[str]) -> set[str]:
+        """Those of ``paths`` that are in the set: for many paths at once, one pass over the set instead of a binary
+        search each."""
+        known = set(self._blob.split(b"\0"))
+        return {path for path in paths if _encode(path) in known}
+
     def has_under(self, rel_dir: str) -> bool:
         """True when a tracked path lies strictly below directory ``rel_dir`` (``""``: the root)."""
         if not self._blob:
@@ -150,6 +157,9 @@ _BLOB_IDS = re.compile(rb" [0-9a-f]{40,64}(?= [0-3]\t)")
 #: ``(mtime_ns, size, inode)`` of the index file, or None when it does not exist.
 IndexStamp = tuple[int, int, int] | None
 
+#: How long a listing read for :meth:`TrackedFiles.fingerprint` is kept for :meth:`TrackedFiles.refresh`, seconds.
+_SPARE_SECONDS = 60.0
+
 
 class TrackedFiles:
     """The tracked set of one project, re-read when its index changes.
@@ -168,6 +178,9 @@ class TrackedFiles:
         self._stamp: IndexStamp | bool = False  # False: never read
         self.paths: TrackedPaths = EMPTY
         self._fingerprint: tuple[IndexStamp, str] | None = None
+        #: the listing :meth:`fingerprint` read at a stamp the paths were not read at, for :meth:`refresh` to take
+        #: (one ``git ls-files`` fewer at a full scan); dropped once taken or after :data:`_SPARE_SECONDS`
+        self._spare: tuple[IndexStamp, bytes, float] | None = None
 
     def _stat(self) -> IndexStamp:
         if self._index is None:
@@ -216,6 +229,8 @@ class TrackedFiles:
         found = repr(stamp) if listing is None else hashlib.sha1(_BLOB_IDS.sub(b"", listing)).hexdigest()
         with self._lock:
             self._fingerprint = (stamp, found)
+            if listing is not None and self._stamp != stamp:
+                self._spare = (stamp, listing, time.monotonic())
         return found
 
     @property
@@ -248,7 +263,9 @@ class TrackedFiles:
                 new = EMPTY
             else:
                 assert self.project is not None
-                listed = self.project.tracked_files()
+                spare, self._spare = self._spare, None
+                listed = self.project.tracked_files(listing=spare[1] if spare is not None and spare[0] == stamp
+                                                    and time.monotonic() - spare[2] < _SPARE_SECONDS else None)
                 if listed is None:
                     return None
                 new = TrackedPaths(listed)

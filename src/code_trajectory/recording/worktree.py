@@ -18,6 +18,7 @@ from array import array
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from code_trajectory.git.shadow import git_mode
 from code_trajectory.recording.ignore import WalkPolicy, never_entered
@@ -25,9 +26,11 @@ from code_trajectory.recording.ignore import WalkPolicy, never_entered
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
-class FileInfo:
-    """A recordable file: path relative to the root and the ``lstat`` facts the stat cache compares."""
+class FileInfo(NamedTuple):
+    """A recordable file: path relative to the root and the ``lstat`` facts the stat cache compares.
+
+    A named tuple (made in C): an import makes one per file, 500,000 of them (a frozen dataclass costs 3x as much).
+    """
 
     rel: str
     mode: str
@@ -241,7 +244,7 @@ Verdict = Callable[[], "set[str] | None"]
 
 def scan(root: Path, policy: WalkPolicy, *, progress: Callable[[int], None] | None = None,
          listings: Mapping[str, DirListing] | None = None, skip_clean: bool = False,
-         verdict: Verdict | None = None) -> ScanResult:
+         verdict: Verdict | None = None, known: Callable[[], Mapping[str, FileInfo]] | None = None) -> ScanResult:
     """Walk the work tree under ``root`` and return every recordable file.
 
     Args:
@@ -257,23 +260,58 @@ def scan(root: Path, policy: WalkPolicy, *, progress: Callable[[int], None] | No
         verdict: with ``skip_clean``, git's verdict on the stat index (:mod:`.gitvouch`), called once after the
             walk: a trusted listing whose :attr:`DirListing.indexed` is its :func:`listing_digest` is clean without
             an ``lstat`` of its files unless the verdict names one of them (or gives None).
+        known: called once the directories are walked (their files are looked at after it answers, so that the
+            walk proceeds while it is prepared): regular files git tracks whose ``lstat`` facts are already known
+            (the initial import's files that git vouches for, :meth:`~.index_seed.IndexSeed.vouched`). Found in a
+            directory as a regular file, such a file is neither ``lstat``ed nor matched against ignore rules
+            (``tracked=True``, see :meth:`~.ignore.RecordingPolicy.entry_excluded`); its facts are taken as given.
 
     Unreadable directories are skipped (logged, listed in ``skipped``).
     """
     try:
         try:
-            return _scan(root, policy, progress, listings or {}, skip_clean, verdict if skip_clean else None)
+            return _scan(root, policy, progress, listings or {}, skip_clean, verdict if skip_clean else None, known)
         except _VerdictUnusable:
-            return _scan(root, policy, progress, listings or {}, skip_clean, None)
+            return _scan(root, policy, progress, listings or {}, skip_clean, None, known)
     except _IgnoreFileChanged:
-        return _scan(root, policy, progress, {}, False, None)
+        return _scan(root, policy, progress, {}, False, None, known)
 
 
 def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None,
-          listings: Mapping[str, DirListing], skip_clean: bool, verdict: Verdict | None) -> ScanResult:
+          listings: Mapping[str, DirListing], skip_clean: bool, verdict: Verdict | None,
+          later: Callable[[], Mapping[str, FileInfo]] | None) -> ScanResult:
     started_ns = time.time_ns()
     result = ScanResult({}, [], [])
     files, skipped = result.files, result.skipped
+    #: with ``later``: the directories read, their files still to be looked at (once ``later`` answered)
+    waiting: list[tuple[str, tuple[int, int], IgnoreFileStamp, tuple[str, ...], tuple[tuple[str, int], ...],
+                       list[os.DirEntry[str]]]] = []
+
+    def take(rel_dir: str, entry: os.DirEntry[str], known: Mapping[str, FileInfo] | None, names: list[str]) -> None:
+        """Record the file ``entry`` of directory ``rel_dir`` in ``files`` and its name in ``names``, unless the
+        policy skips it (or it cannot be looked at: noted in ``skipped``)."""
+        name = entry.name
+        rel = f"{rel_dir}/{name}" if rel_dir else name
+        try:
+            info = known.get(rel) if known and entry.is_file(follow_symlinks=False) else None
+            if info is not None:
+                if policy.entry_excluded(rel_dir, name, False, tracked=True):
+                    return
+            else:
+                if policy.entry_excluded(rel_dir, name, False):
+                    return
+                info = FileInfo.from_stat(rel, entry.stat(follow_symlinks=False))
+        except OSError as exc:
+            skipped.append((rel, f"cannot stat: {exc.strerror or exc}"))
+            return
+        if info is None:
+            skipped.append((rel, "not a regular file or symlink (FIFO, socket or device)"))
+            return
+        files[rel] = info
+        names.append(name)
+        if progress is not None and len(files) % 5000 == 0:
+            progress(len(files))
+
     by_git: dict[str, DirListing] = {}  # clean on git's verdict, still to be heard
     stack: list[tuple[str, bool]] = [("", False)]  # (directory, whether its parent's listing was reused)
     while stack:
@@ -325,33 +363,35 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
         names: list[str] = []
         subdirs: list[str] = []
         excluded: list[tuple[str, int]] = []
+        others: list[os.DirEntry[str]] = []
         for entry in entries:
             name = entry.name
-            rel = f"{rel_dir}/{name}" if rel_dir else name
             try:
-                is_dir = entry.is_dir(follow_symlinks=False)
-                if is_dir:
-                    if not policy.entry_excluded(rel_dir, name, True):
-                        stack.append((rel, False))
-                        subdirs.append(name)
-                    elif not never_entered(name):  # .git's mtime moves with every git command: not watched
-                        excluded.append((name, entry.stat(follow_symlinks=False).st_mtime_ns))
-                    continue
-                if policy.entry_excluded(rel_dir, name, False):
-                    continue
-                info = FileInfo.from_stat(rel, entry.stat(follow_symlinks=False))
+                if not entry.is_dir(follow_symlinks=False):
+                    others.append(entry)
+                elif not policy.entry_excluded(rel_dir, name, True):
+                    stack.append((f"{rel_dir}/{name}" if rel_dir else name, False))
+                    subdirs.append(name)
+                elif not never_entered(name):  # .git's mtime moves with every git command: not watched
+                    excluded.append((name, entry.stat(follow_symlinks=False).st_mtime_ns))
             except OSError as exc:
-                skipped.append((rel, f"cannot stat: {exc.strerror or exc}"))
-                continue
-            if info is None:
-                skipped.append((rel, "not a regular file or symlink (FIFO, socket or device)"))
-                continue
-            files[rel] = info
-            names.append(name)
-            if progress is not None and len(files) % 5000 == 0:
-                progress(len(files))
+                skipped.append((f"{rel_dir}/{name}" if rel_dir else name, f"cannot stat: {exc.strerror or exc}"))
+        if later is not None:
+            waiting.append((rel_dir, signature, ignore_file, tuple(subdirs), tuple(excluded), others))
+            continue
+        for entry in others:
+            take(rel_dir, entry, None, names)
         result.listings[rel_dir] = DirListing(signature, started_ns, ignore_file, tuple(names), tuple(subdirs),
                                                  tuple(excluded))
+    if waiting:
+        assert later is not None
+        known = later()
+        for rel_dir, signature, ignore_file, subdir_names, excluded_dirs, others in waiting:
+            names = []
+            for entry in others:
+                take(rel_dir, entry, known, names)
+            result.listings[rel_dir] = DirListing(signature, started_ns, ignore_file, tuple(names), subdir_names,
+                                                     excluded_dirs)
     if by_git and verdict is not None:
         _hear_verdict(root, result, by_git, verdict())
     return result

@@ -1,0 +1,137 @@
+"""The initial import of a git project lets git vouch for its unchanged tracked files, and imports exactly the tree
+that the full walk imports (issue 29: import what git already has, without a Python ``lstat`` per file).
+
+The project holds what the recording policy treats apart: ignored files (one of them tracked), untracked files, a
+modified tracked file (another of the same size, another made executable), a symlink, a submodule, a file over the
+size cap, secrets tracked and untracked, a virtual environment holding a tracked file, and file names with a
+newline and with bytes that are not UTF-8.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from code_trajectory.core.config import TrajectorySettings
+from code_trajectory.recording import gitvouch, reconcile, worktree
+from code_trajectory.recording.recorder import Recorder
+from support import git, git_repo, recorded, restart, write
+from support.hostile import fired, hostile_config, make_programs
+
+ODD = os.fsdecode(b"odd\nname-\xff.txt")  # a newline, and a byte that is not UTF-8
+
+
+def a_project(root: Path) -> Path:
+    git_repo(root / "vendor" / "lib", {"lib.py": "LIB = 1\n"}, branch="main", commit="lib")
+    git_repo(root, {
+        ".gitignore": "*.log\nbuild/\n",
+        "src/a.py": "a = 1\n", "src/b.py": "b = 2\n", "src/c.py": "c = 3\n", "src/run.sh": "echo run\n",
+        "src/big.bin": "x" * 6000,
+        ".env": "TOKEN=committed-by-mistake\n",
+        "venv/pyvenv.cfg": "home = /usr\n", "venv/tracked.py": "v = 1\n",
+        ODD: "odd\n",
+        **{f"pkg/m{i}.py": f"m = {i}\n" for i in range(30)},
+    }, branch="main")
+    os.symlink("src/a.py", root / "link.py")
+    write(root, "build/keep.cfg", "kept\n")
+    git(root, "add", "-A")
+    git(root, "add", "-f", "build/keep.cfg")  # tracked although ignored: recorded
+    git(root, "commit", "-qm", "initial")
+    time.sleep(1.1)  # the entries a second older than the index git status writes next: not racy
+    git(root, "status", "--porcelain")
+    # after git's last look: changes git must name, and files it never knew
+    write(root, "src/a.py", "a = 'edited'\n")
+    write(root, "src/b.py", "b = 9\n")  # the same size as before
+    os.chmod(root / "src" / "run.sh", 0o755)
+    write(root, "notes.txt", "untracked\n")
+    write(root, "debug.log", "ignored\n")
+    write(root, "build/out.o", "ignored, untracked\n")
+    write(root, "id_rsa", "-----BEGIN OPENSSH PRIVATE KEY-----\n")
+    write(root, os.fsdecode(b"new-\xfe\nfile.txt"), "untracked odd name\n")
+    return root
+
+
+def import_tree(root: Path, *, seeded: bool, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Import ``root`` into a new shadow repository (the index's help taken or not); return the snapshot's tree."""
+    shutil.rmtree(root / ".trajectory", ignore_errors=True)
+    with monkeypatch.context() as patch:
+        if not seeded:
+            patch.setattr(reconcile, "IndexSeed", lambda *args, **kwargs: None)
+        settings = dataclasses.replace(TrajectorySettings.load(root), max_file_bytes=4096)
+        recorder = Recorder.open(root, settings)
+        try:
+            assert recorder.reconcile(with_intent=False) is not None
+        finally:
+            recorder.close()
+    return git(root, "--git-dir=.trajectory", "rev-parse", "HEAD^{tree}").strip()
+
+
+def test_the_import_git_vouches_for_is_the_tree_of_the_full_walk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   caplog: pytest.LogCaptureFixture) -> None:
+    root = a_project(tmp_path / "project")
+    with caplog.at_level(logging.INFO, logger="code_trajectory.recording.index_seed"):
+        seeded = import_tree(root, seeded=True, monkeypatch=monkeypatch)
+    vouched = [r.getMessage() for r in caplog.records if "git vouches for" in r.getMessage()]
+    assert vouched and int(vouched[0].split("git vouches for ")[1].split()[0]) >= 30, vouched
+    entries = set(git(root, "--git-dir=.trajectory", "ls-tree", "-r", "-z", "--name-only", "HEAD").split("\0"))
+    assert {"src/a.py", "src/b.py", "notes.txt", "build/keep.cfg", "link.py", "vendor/lib/lib.py", ODD} <= entries
+    assert not entries & {".env", "id_rsa", "debug.log", "build/out.o", "venv/tracked.py"}, entries
+    assert git(root, "--git-dir=.trajectory", "show", "HEAD:src/b.py") == "b = 9\n"
+    assert "x" * 100 not in git(root, "--git-dir=.trajectory", "show", "HEAD:src/big.bin")  # a size note
+    assert git(root, "--git-dir=.trajectory", "ls-tree", "HEAD", "src/run.sh").startswith("100755")
+
+    assert import_tree(root, seeded=False, monkeypatch=monkeypatch) == seeded
+
+
+
+def test_the_projects_config_runs_no_program_while_git_vouches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                caplog: pytest.LogCaptureFixture) -> None:
+    """The project's ``.git/config`` is the user's data: its fsmonitor, hooks, filters and the rest never run while
+    git compares the index's entries with the work tree (the comparison runs on a private index, under the
+    shadow's config)."""
+    root = git_repo(tmp_path / "project", {f"pkg/m{i}.py": f"m = {i}\n" for i in range(20)}, branch="main",
+                    commit="initial")
+    time.sleep(1.1)
+    git(root, "status", "--porcelain")
+    write(root, "pkg/m1.py", "m = 'edited'\n")
+    bin_dir, markers = make_programs(tmp_path / "hostile")
+    with open(root / ".git" / "config", "a") as config:
+        config.write(hostile_config(bin_dir) + "[core]\n\tuntrackedCache = true\n\tsplitIndex = false\n")
+    with caplog.at_level(logging.INFO, logger="code_trajectory.recording.index_seed"):
+        tree = import_tree(root, seeded=True, monkeypatch=monkeypatch)
+    assert any("git vouches for 19 files" in r.getMessage() for r in caplog.records), caplog.text
+    assert fired(markers) == []
+    assert git(root, "--git-dir=.trajectory", "show", "HEAD:pkg/m1.py") == "m = 'edited'\n"
+    assert import_tree(root, seeded=False, monkeypatch=monkeypatch) == tree
+
+
+def test_the_restart_after_an_import_uses_the_index_git_vouched_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    caplog: pytest.LogCaptureFixture) -> None:
+    """The private index git compared at the import becomes the stat index of the next start (not written twice):
+    the restart lets git ``lstat`` the files, and an edit keeping size and mtime while stopped is still recorded."""
+    monkeypatch.setattr(gitvouch, "MIN_FILES", 1)
+    root = git_repo(tmp_path / "project", {f"pkg/sub{i}/m{j}.py": f"m = {i}{j}\n" for i in range(4) for j in range(5)},
+                    branch="main", commit="initial")
+    time.sleep(2.1)  # the entries out of the stat index's racy margin
+    git(root, "status", "--porcelain")
+    with caplog.at_level(logging.INFO, logger="code_trajectory.recording.gitvouch"):
+        import_tree(root, seeded=True, monkeypatch=monkeypatch)
+    assert "stat index adopted from the import's git verdict: 20 files in 6 directories" in caplog.text
+    assert not list((root / ".trajectory" / "state").glob("seed-*"))
+    target = root / "pkg" / "sub2" / "m3.py"
+    st = target.stat()
+    target.write_text("m = 99\n")  # same size
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))  # and the old mtime: only the ctime tells
+    lstat_dirs: list[str] = []
+    unchanged = worktree._unchanged
+    monkeypatch.setattr(worktree, "_unchanged", lambda d, listing: lstat_dirs.append(d) or unchanged(d, listing))
+    snap = restart(root)
+    assert snap is not None and [(c.path, c.status) for c in snap.changes] == [("pkg/sub2/m3.py", "M")]
+    assert recorded(root, snap.ref, "pkg/sub2/m3.py") == "m = 99"
+    assert lstat_dirs == []  # git looked at the files, on the index the import wrote
