@@ -164,3 +164,31 @@ def test_a_small_project_is_imported_at_once_even_when_serve_would_hold_it(proje
         assert session.import_error is None and session.startup_snapshot is not None
     finally:
         service.close()
+
+
+def test_a_large_project_without_git_is_held_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a git index the project's size is counted (breadth-first, up to ``HOLD_IMPORT_FROM_ENTRIES``): a
+    large one is held until the server is built, as a large git project is; a small one is imported at once."""
+    from code_trajectory.recording import startup
+
+    monkeypatch.setattr(startup, "HOLD_IMPORT_FROM_ENTRIES", 30)
+    large, small = tmp_path / "large", tmp_path / "small"
+    for i in range(40):
+        write(large, f"d{i % 4}/f{i}.txt", f"{i}\n")
+    for i in range(10):
+        write(small, f"d{i % 4}/f{i}.txt", f"{i}\n")
+    service = TrajectoryService(lambda root: TrajectorySettings.load(root, debounce_seconds=0.3))
+    built = threading.Event()
+    try:
+        session, _ = service.configure(str(large), background=True, watch_first=False, import_after=built)
+        assert not session.wait_started(1.0) and session.importing  # held
+        assert startup.takes_long(session.recorder)  # the first answers do not wait for it either
+        built.set()
+        assert session.wait_started(ANSWER_BOUND_SECONDS) and session.import_error is None
+        assert "d3/f39.txt" in git(large, "--git-dir=.trajectory", "ls-tree", "-r", "--name-only", "HEAD")
+        session, _ = service.configure(str(small), background=True, watch_first=False, import_after=threading.Event())
+        assert session.wait_started(ANSWER_BOUND_SECONDS) and session.startup_snapshot is not None  # not held
+        assert not startup.takes_long(session.recorder)
+    finally:
+        built.set()
+        service.close()
