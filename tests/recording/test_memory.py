@@ -69,3 +69,27 @@ def test_tool_calls_in_a_row_share_one_release_on_a_background_thread(monkeypatc
     for _ in range(5):
         memory.release_soon(0.2)
     assert ran.wait(5) and len(calls) == 1 and calls[0] != threading.current_thread().name
+
+
+
+def test_handing_memory_back_runs_no_program() -> None:
+    """``malloc_trim`` is looked up among the symbols already loaded: no ``ldconfig -p`` (which
+    ``ctypes.util.find_library`` runs) nor any other child process is started, in a fresh interpreter."""
+    import subprocess
+
+    from support import subprocess_env
+
+    probe = ("import subprocess, sys\n"
+             "class Refused(subprocess.Popen):\n"
+             "    def __init__(self, args, *a, **k):\n"
+             "        sys.exit(f'ran {args!r}')\n"
+             "subprocess.Popen = Refused\n"
+             "from code_trajectory.core.memory import release_free_memory\n"
+             "print(release_free_memory())\n")
+    done = subprocess.run([sys.executable, "-c", probe], env=subprocess_env(), capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    import platform
+
+    if sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc":
+        assert done.stdout.strip() == "True"  # glibc's malloc_trim found without a helper program

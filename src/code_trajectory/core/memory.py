@@ -33,11 +33,12 @@ def release_free_memory() -> bool:
     if _libc is False:
         _libc = None
         if sys.platform.startswith("linux"):
-            import ctypes  # here, not at import: ctypes.util alone costs ~8 ms of every hook's start-up
-            import ctypes.util
+            import ctypes  # here, not at import: every hook's start-up would pay for it
 
+            # the symbols already loaded (the interpreter links the C library): no ctypes.util.find_library, which
+            # runs `ldconfig -p` (a program found on PATH) on every first call of a process
             try:
-                lib = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+                lib = ctypes.CDLL(None)
                 _libc = lib if hasattr(lib, "malloc_trim") else None
             except OSError as exc:
                 log.debug("no C library to trim: %s", exc)
