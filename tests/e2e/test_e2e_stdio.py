@@ -31,6 +31,9 @@ pytestmark = pytest.mark.e2e
 
 DEBOUNCE = "0.3"
 SNAPSHOT_TIMEOUT = 15.0
+#: How long the history must stay unchanged after the start-up import before a test changes the project, seconds
+#: (several debounces: the post-import rescan comes one debounce after the watches are set).
+SETTLED_SECONDS = 1.5
 TRAJECTORY_TOOLS = {"configure_project", "set_trajectory_intent", "get_file_trajectory", "get_global_trajectory",
                     "get_session_summary", "consolidate", "checkpoint"}
 HEADING = re.compile(r"^## (?:\S+ )?\d\d:\d\d:\d\d · ([0-9a-f]{12}) · .*$", re.M)
@@ -99,13 +102,21 @@ def sections(global_text: str) -> list[tuple[str, str]]:
 
 
 async def shas(client: Client) -> set[str]:
-    """Commits recorded so far; waits for the start-up import, which `serve --project` runs in the background."""
+    """Commits recorded so far; waits for the start-up import, which `serve --project` runs in the background, and
+    then until no commit came for :data:`SETTLED_SECONDS`: the rescan the watcher runs once its watches are set
+    (after the import, one debounce later) must not take half of the test's next change (a rename's deletion
+    without its new name, seen in CI)."""
     deadline = time.monotonic() + SNAPSHOT_TIMEOUT
-    while True:
-        found = {sha for sha, _ in sections(await call(client, "get_global_trajectory", {"limit": 1000}))}
-        if found or time.monotonic() > deadline:
-            return found
+    found: set[str] = set()
+    quiet_since = time.monotonic()
+    while time.monotonic() < deadline:
+        now = {sha for sha, _ in sections(await call(client, "get_global_trajectory", {"limit": 1000}))}
+        if now != found:
+            found, quiet_since = now, time.monotonic()
+        elif found and time.monotonic() - quiet_since >= SETTLED_SECONDS:
+            break
         await anyio.sleep(0.1)
+    return found
 
 
 async def wait_for_snapshot(client: Client, seen: set[str], *, contains: str = "") -> tuple[str, str]:
