@@ -12,7 +12,7 @@ from pathlib import Path
 from code_trajectory.git.gitcmd import Git
 from code_trajectory.git.shadow import git_mode
 from code_trajectory.git.stat_index import StatVerdict, write_stat_index
-from support import git, write
+from support import git, rewrite_in_place, write
 
 SENTINEL = ".trajectory/state/statindex-test.sentinel"
 
@@ -48,9 +48,7 @@ def test_git_reads_the_index_and_names_only_what_changed(tmp_path: Path) -> None
     shadow = Git(root / ".git", root)
     assert StatVerdict(shadow, index, sentinel=SENTINEL, checksum=checksum).dirty() == set()
     target = root / "dir/b.txt"
-    st = target.stat()
-    target.write_text("DIR/B.TXT\n")  # same size, mtime set back: only the ctime tells
-    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+    rewrite_in_place(target, "DIR/B.TXT\n")  # same size, mtime set back: only the ctime tells
     os.chmod(root / "dir/c.sh", 0o755)
     os.unlink(root / "a.txt")
     assert StatVerdict(shadow, index, sentinel=SENTINEL, checksum=checksum).dirty() == {"dir/b.txt", "dir/c.sh", "a.txt"}

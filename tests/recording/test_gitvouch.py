@@ -18,7 +18,7 @@ from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.git.stat_index import write_stat_index
 from code_trajectory.recording import gitvouch, worktree
 from code_trajectory.recording.recorder import Recorder
-from support import age_everything, git, recorded, restart, write
+from support import age_everything, git, recorded, restart, rewrite_in_place, write
 
 SHADOW_AND_GIT = (".git", ".trajectory")
 
@@ -86,9 +86,7 @@ def test_git_vouches_for_unchanged_directories_and_an_edit_while_stopped_is_reco
 
 def test_an_edit_that_keeps_size_and_mtime_is_recorded(tree: Path) -> None:
     target = tree / "pkg/sub3/deep/data.txt"
-    st = target.stat()
-    target.write_text("DATA 3\n")  # same size
-    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))  # and the old mtime: only the ctime tells
+    rewrite_in_place(target, "DATA 3\n")  # same size and the old mtime: only the ctime tells
     snap = restart(tree)
     assert snap is not None and recorded(tree, snap.ref, "pkg/sub3/deep/data.txt") == "DATA 3"
 
@@ -98,9 +96,7 @@ def test_a_rewrite_in_the_same_timestamp_tick_with_the_same_size_is_recorded(tre
     target.write_text("x = 'A'\n")
     first = restart(tree)
     assert first is not None and recorded(tree, first.ref, "pkg/sub0/mod.py") == "x = 'A'"
-    st = target.stat()
-    target.write_text("x = 'B'\n")
-    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+    rewrite_in_place(target, "x = 'B'\n")
     snap = restart(tree)
     assert snap is not None and recorded(tree, snap.ref, "pkg/sub0/mod.py") == "x = 'B'"
 
@@ -133,9 +129,7 @@ def test_the_shadow_config_cannot_make_git_assume_files_unchanged(tree: Path) ->
                        ("core.fileMode", "false"), ("core.preloadIndex", "false")):
         git(tree, "--git-dir=.trajectory", "config", key, value)
     target = tree / "pkg/sub2/deep/data.txt"
-    st = target.stat()
-    target.write_text("DATA 2\n")  # same size, old mtime: only the ctime tells (which core.trustctime=false ignores)
-    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+    rewrite_in_place(target, "DATA 2\n")  # only the ctime tells (which core.trustctime=false ignores)
     os.chmod(tree / "pkg/sub0/mod.py", 0o755)  # core.fileMode=false would hide this one
     snap = restart(tree)
     assert snap is not None and changes(snap) == {("pkg/sub2/deep/data.txt", "M"), ("pkg/sub0/mod.py", "M")}

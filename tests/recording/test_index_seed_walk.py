@@ -21,7 +21,7 @@ import pytest
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.recording import gitvouch, reconcile, worktree
 from code_trajectory.recording.recorder import Recorder
-from support import git, git_repo, recorded, restart, write
+from support import git, git_repo, recorded, restart, rewrite_in_place, write
 from support.hostile import fired, hostile_config, make_programs
 
 ODD = os.fsdecode(b"odd\nname-\xff.txt")  # a newline, and a byte that is not UTF-8
@@ -125,9 +125,7 @@ def test_the_restart_after_an_import_uses_the_index_git_vouched_on(tmp_path: Pat
     assert "stat index adopted from the import's git verdict: 20 files in 6 directories" in caplog.text
     assert not list((root / ".trajectory" / "state").glob("seed-*"))
     target = root / "pkg" / "sub2" / "m3.py"
-    st = target.stat()
-    target.write_text("m = 99\n")  # same size
-    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))  # and the old mtime: only the ctime tells
+    rewrite_in_place(target, "m = 99\n")  # same size and the old mtime: only the ctime tells
     lstat_dirs: list[str] = []
     unchanged = worktree._unchanged
     monkeypatch.setattr(worktree, "_unchanged", lambda d, listing: lstat_dirs.append(d) or unchanged(d, listing))

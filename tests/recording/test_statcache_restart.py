@@ -15,7 +15,7 @@ from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.recording import fullscan
 from code_trajectory.recording.recorder import Recorder
 from code_trajectory.recording.worktree import scan
-from support import age_everything, git, recorded, restart, write
+from support import age_everything, git, recorded, restart, rewrite_in_place, write
 from support.gitdirs import policy_for
 
 #: Left alone by age_everything: git's and the shadow repository's own files.
@@ -82,8 +82,7 @@ def test_a_rewrite_in_the_same_timestamp_tick_with_the_same_size_is_recorded(tre
     first = restart(tree)
     assert first is not None and recorded(tree, first.ref, "pkg/sub0/mod.py") == "x = 'A'"
     st = target.stat()
-    target.write_text("x = 'B'\n")
-    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+    rewrite_in_place(target, "x = 'B'\n")
     assert target.stat().st_size == st.st_size and target.stat().st_mtime_ns == st.st_mtime_ns
     snap = restart(tree)
     assert snap is not None and recorded(tree, snap.ref, "pkg/sub0/mod.py") == "x = 'B'"
@@ -92,9 +91,7 @@ def test_a_rewrite_in_the_same_timestamp_tick_with_the_same_size_is_recorded(tre
 def test_an_edit_that_keeps_size_and_mtime_out_of_the_racy_window_is_recorded(tree: Path) -> None:
     settle(tree)
     target = tree / "pkg/sub3/deep/data.txt"
-    st = target.stat()
-    target.write_text("DATA 3\n")  # same size
-    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))  # and the old mtime: only the ctime tells
+    rewrite_in_place(target, "DATA 3\n")  # same size and the old mtime: only the ctime tells
     snap = restart(tree)
     assert snap is not None and recorded(tree, snap.ref, "pkg/sub3/deep/data.txt") == "DATA 3"
 

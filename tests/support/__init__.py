@@ -69,6 +69,19 @@ def write(root: Path, rel: str, text: str | bytes) -> Path:
     return path
 
 
+def rewrite_in_place(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` keeping its size and giving it back its access and modification times, so that
+    only its ctime (and inode data) tell the change: the case a stat cache must not vouch for.
+
+    Raises:
+        AssertionError: ``text`` does not have the file's size.
+    """
+    st = path.stat()
+    assert len(text.encode()) == st.st_size, f"{path}: {len(text.encode())} bytes, not {st.st_size}"
+    path.write_text(text)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
 def write_files(root: Path, files: dict[str, str | bytes]) -> Path:
     """A directory ``root`` (created with its parents, not a git repository) holding ``files``: relative path ->
     content (see :func:`write`). Returns ``root``."""
