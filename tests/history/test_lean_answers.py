@@ -14,7 +14,7 @@ from pathlib import Path
 from code_trajectory.history.narrative import estimate_tokens
 from code_trajectory.history.versions import describe_symbols
 from code_trajectory.symbols import CommentEdit, SymbolChanges
-from support import cli_stdout, git, git_repo, write
+from support import checkpoint_with_why, cli_stdout, git, git_repo, write
 
 BASE = '''"""Client for the billing API."""
 
@@ -67,11 +67,7 @@ def recorded_and_committed(project: Path, mirror: Path) -> None:
             text = text.replace(old, new, 1)
         for root in (project, mirror):
             write(root, "src/billing.py", text)
-        if how == "intent":
-            cli_stdout(project, "intent", subject)
-            cli_stdout(project, "checkpoint")
-        else:
-            cli_stdout(project, "checkpoint", "-m", subject)
+        checkpoint_with_why(project, subject, how)
         git(mirror, "commit", "-q", "-am", subject)
 
 

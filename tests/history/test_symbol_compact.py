@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from code_trajectory.history.render_symbol import DEFAULT_DIFFS, changed_summary
-from support import cli_stdout, mcp_client, subprocess_env, write
+from support import checkpoint_with_why, cli_stdout, mcp_client, subprocess_env, write
 
 #: ``first()`` at lines 1-14 of its file: ``step_K = K`` is line K + 2.
 STEPS = "def first():\n" + "".join(f"    step_{i} = {i}\n" for i in range(12)) + "    return step_0\n"
@@ -39,11 +39,7 @@ def recorded(project: Path) -> None:
     for old, new, how, why in CHANGES:
         text = text.replace(old, new)
         write(project, "src/steps.py", text)
-        if how == "intent":
-            cli_stdout(project, "intent", why)
-            cli_stdout(project, "checkpoint")
-        else:
-            cli_stdout(project, "checkpoint", "-m", why)
+        checkpoint_with_why(project, why, how)
 
 
 def test_older_changes_are_one_line_with_their_why_and_the_call_shows_their_lines(project: Path) -> None:

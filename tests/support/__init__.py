@@ -46,6 +46,16 @@ def cli_stdout(root: Path, *args: str) -> str:
     return done.stdout
 
 
+def checkpoint_with_why(root: Path, why: str, how: str) -> None:
+    """A CLI ``checkpoint`` of ``root`` whose why is ``why``: given as the intent first (``how`` ``"intent"``) or as
+    the checkpoint's name (any other ``how``), the two ways a snapshot's heading says why."""
+    if how == "intent":
+        cli_stdout(root, "intent", why)
+        cli_stdout(root, "checkpoint")
+    else:
+        cli_stdout(root, "checkpoint", "-m", why)
+
+
 def git(cwd: Path, *args: str, check: bool = True) -> str:
     """Run git in ``cwd`` as a user would (fixed identity, no global config); return stdout."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
