@@ -16,6 +16,10 @@ from code_trajectory.git.messages import FileChange
 from code_trajectory.git.shadow import EMPTY_TREE_OID, ShadowRepo
 
 _HEX40 = re.compile(rb"^[0-9a-f]{40}$")
+#: A unified diff's hunk header (``@@ -12,4 +12,5 @@ def f():``), one per line (``re.M``): groups old start, old
+#: count (None: 1), new start, new count (None: 1), and the section git names after it ("" when none); a count of
+#: ``0`` places the hunk after its start line (git-diff(1), "combined diff format" and diffutils' unified format).
+HUNK_HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*)$", re.M)
 #: More changed paths than this and line counts are not computed (each needs both blobs read).
 MAX_COUNTED_FILES = 300
 

@@ -14,6 +14,7 @@ import shlex
 
 from code_trajectory.core.answer import Answer, fenced, sections, short, shown, when
 from code_trajectory.git import log, points
+from code_trajectory.git.diffs import HUNK_HEADER
 from code_trajectory.git.messages import one_line
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.history.headings import REPEATED_INTENT_CHARS
@@ -77,6 +78,7 @@ def render(path: str, branch: str, name: str, versions: list[SymbolVersion], bud
     head = f"# Trajectory of {shown} in `{path}`\nShadow branch `{branch}`: {len(versions)} change(s), oldest first."
     kept = _kept(versions, diffs)
     blocks = []
+    compacted_count = 0
     previous_intent, previous_day = None, None
     for index, version in reversed(list(enumerate(versions))):
         record = version.entry.record
@@ -95,6 +97,7 @@ def render(path: str, branch: str, name: str, versions: list[SymbolVersion], bud
         if compacted:  # one line: its lines in a few characters, at the end (what happened and why come first)
             line += f" · {changed_summary(version.diff)}"
             body = ""
+            compacted_count += 1
         elif version.diff:
             body = f"```diff\n{version.diff}\n```"
         elif version.what == "as first recorded" or version.note == "body unchanged":
@@ -102,7 +105,6 @@ def render(path: str, branch: str, name: str, versions: list[SymbolVersion], bud
         else:
             body = "(no textual change of its own)"
         blocks.append((line, body))
-    compacted_count = sum(1 for i, v in enumerate(versions) if v.diff and i not in kept)
     call = _call(path, name, sum(1 for v in versions if v.diff and v.what != "as first recorded"))
     closing = (f"_{compacted_count} older change(s) shown as one line each (+added -removed, where). Their lines: "
                f"`{call[0]}` (CLI: `{call[1]}`)._") if compacted_count else ""
@@ -137,9 +139,6 @@ def _kept(versions: list[SymbolVersion], diffs: int) -> set[int]:
     return set(with_lines[:max(diffs, 0)]) | asked
 
 
-_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
-
-
 def changed_summary(diff: str) -> str:
     """A change's lines in a few characters: ``+3 -1, lines 41-52`` (lines added and removed, and the lines of the
     newer file they span; a removal alone is placed by the older file's: ``-4, lines 12-15 before``)."""
@@ -148,12 +147,12 @@ def changed_summary(diff: str) -> str:
     old_lines: list[int] = []
     old = new = 0
     for line in diff.split("\n"):
-        match = _HUNK.match(line)
+        match = HUNK_HEADER.match(line)
         if match:
-            old, new = int(match.group(1)), int(match.group(2))
-            if line.split()[2].endswith(",0"):  # nothing on the newer side: git places it after line `new`
+            old, new = int(match.group(1)), int(match.group(3))
+            if match.group(4) == "0":  # nothing on the newer side: git places it after line `new`
                 new += 1
-            if line.split()[1].endswith(",0"):
+            if match.group(2) == "0":
                 old += 1
         elif line.startswith("+"):
             added += 1

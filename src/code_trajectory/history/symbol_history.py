@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import difflib
 import itertools
-import re
 from dataclasses import dataclass
 
 from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.git import indexed_log, log
+from code_trajectory.git.diffs import HUNK_HEADER
 from code_trajectory.git.shadow import ZERO_OID, ShadowRepo
 from code_trajectory.history.versions import symbol_changes
 from code_trajectory.symbols import (
@@ -241,13 +241,12 @@ def _repeated(repo: ShadowRepo, entry: log.FileVersion, name: str) -> tuple[str,
     return ("same" if before.text_hash == mine.text_hash else "modified"), before.name
 
 
-_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", re.M)
 
 
 def _line_map(patch: str):
     """A function from a line of the new side of ``patch`` (a unified diff without context lines) to the same
     line on the old side, or None for a line the diff added or changed."""
-    hunks = [(int(b or 1), int(c), int(d or 1)) for _a, b, c, d in _HUNK.findall(patch)]
+    hunks = [(int(b or 1), int(c), int(d or 1)) for _a, b, c, d, _section in HUNK_HEADER.findall(patch)]
 
     def to_old(line: int) -> int | None:
         delta = 0

@@ -9,11 +9,12 @@ reaches the page unescaped. Files past :data:`MAX_HIGHLIGHT_BYTES` are shown esc
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from markupsafe import Markup, escape
+
+from code_trajectory.git.diffs import HUNK_HEADER
 
 #: Files larger than this are not highlighted (tokenising them would delay the page), bytes.
 MAX_HIGHLIGHT_BYTES = 400_000
@@ -22,7 +23,6 @@ MAX_DIFF_LINES = 2000
 #: CSS class of the element the Pygments rules are scoped to.
 CSS_SCOPE = ".hl"
 
-_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*)$", re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,7 +194,7 @@ def parse_patch(patch: str, path: str, old_text: str | None, new_text: str | Non
     old_no = new_no = 0
     shown = 0
     for raw in patch.split("\n"):
-        match = _HUNK.match(raw)
+        match = HUNK_HEADER.match(raw)
         if match:
             old_no, new_no = int(match.group(1)), int(match.group(3))
             hunk = Hunk(raw[: raw.index("@@", 2) + 2], match.group(5).strip())
@@ -239,7 +239,7 @@ def parse_patch(patch: str, path: str, old_text: str | None, new_text: str | Non
 def _last_lines(patch: str, max_lines: int) -> tuple[int, int]:
     """The last old and new line numbers the first ``max_lines`` lines of ``patch`` show (from its hunk headers)."""
     old_upto = new_upto = shown = 0
-    for match in _HUNK.finditer(patch):
+    for match in HUNK_HEADER.finditer(patch):
         if shown >= max_lines:
             break
         old_start, old_count = int(match.group(1)), int(match.group(2) or 1)
