@@ -192,3 +192,18 @@ def test_a_large_project_without_git_is_held_too(tmp_path: Path, monkeypatch: py
     finally:
         built.set()
         service.close()
+
+
+def test_counting_a_tree_follows_no_link(tmp_path: Path) -> None:
+    """The count of a project without git (``large_tree``) never follows a link: a link to a large directory
+    outside counts one entry, a link to the project itself (a loop) one, and ``.git``/``.trajectory`` none."""
+    from code_trajectory.recording.startup import _holds_entries
+
+    outside, project = tmp_path / "outside", tmp_path / "project"
+    for i in range(50):
+        write(outside, f"f{i}.txt", "x\n")
+    write(project, "a.txt", "a\n")
+    write(project, ".trajectory/state/x.json", "{}")
+    (project / "out").symlink_to(outside, target_is_directory=True)
+    (project / "loop").symlink_to(project, target_is_directory=True)
+    assert _holds_entries(str(project), 3) and not _holds_entries(str(project), 4)  # a.txt, out, loop
