@@ -16,6 +16,9 @@ repository has no index:
 Several processes (a server and a CLI ``checkpoint``) may scan the same project: a row is a fact about
 a file whichever process wrote it, but listings and the tree are only trusted when no other process
 wrote in between (a generation number, checked in the write's transaction).
+
+Why one module just over 450 lines: it is one job, :class:`StatCache`, and its schema and row packing; the private
+git index written from it lives in :mod:`code_trajectory.git.stat_index`, its use in :mod:`.gitvouch`.
 """
 
 from __future__ import annotations
