@@ -86,3 +86,27 @@ def test_cli_consolidation_carries_the_test_runs_and_status_shows_sharing(projec
     assert " - Broke main on purpose\n- tests: 0 passed, 1 failed: test_main\n" in log  # on the [CONSOLIDATE] commit
     status = cli("status")
     assert status.returncode == 0 and "Sharing: nothing pushed yet (auto_push off)" in status.stdout, status.stderr
+
+
+@pytest.mark.anyio
+async def test_the_net_change_since_green_has_compares_cap(project: Path) -> None:
+    """The project's answer of ``diff_since_green`` is the net change as ``compare`` gives it: a change of ~12,000
+    tokens (over the 8,000 of ``token_budget``) is shown whole, every changed line of every file, and ``tools/list``
+    declares its size so Claude Code keeps it in the conversation."""
+    def rewrite(tag: str) -> None:
+        for name in "abcdefgh":
+            write(project, f"src/{name}.py", "".join(f"VALUE_{i:03} = '{tag} {name} {i:03} {'x' * 24}'\n"
+                                                     for i in range(60)))
+
+    rewrite("old")
+    async with mcp_client(project) as client:
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        assert not (await client.call_tool("record_test_result", {"command": "pytest -q", "passed": 3})).is_error
+        rewrite("new")
+        assert not (await client.call_tool("checkpoint", {"message": "every value renewed"})).is_error
+        since = await client.call_tool("diff_since_green", {})
+    answer = text(since)
+    assert not since.is_error and 8000 < len(answer) // 4 <= 20000
+    assert "left out" not in answer and "diff cut" not in answer
+    assert all(f"+VALUE_{i:03} = 'new {name} {i:03}" in answer for name in "abcdefgh" for i in range(60))
+    assert (listed["diff_since_green"].meta or {}).get("anthropic/maxResultSizeChars", 0) >= 20000 * 4

@@ -172,7 +172,9 @@ def diff_since_green(session: ProjectSession, filepath: str | None = None, branc
 
     Returns:
         An :class:`Answer`: markdown naming the scope answered for; data with ``scope``, ``green_run`` (None when
-        nothing is green for the scope) and, for the project, the net change.
+        nothing is green for the scope) and, for the project, the net change. A file's answer is its trajectory
+        since the green run, capped like ``get_file_trajectory`` (``token_budget``); the project's is the net change
+        as ``compare`` gives it, capped by ``compare_token_budget``.
 
     Raises:
         InvalidArgumentError, PathOutsideProjectError: a bad path (one in no snapshot and not in the project
@@ -225,15 +227,17 @@ def diff_since_green(session: ProjectSession, filepath: str | None = None, branc
                                       state_note=head, complete=complete)
         return Answer(rendered, {**rendered.data, **data})
     records = log.read_log(repo, [f"{green.commit}..{tip}"], limit=MAX_LIMIT, first_parent=True)
-    net = compare.render_net_change(repo, green.commit, repo.commit_tree_oid(tip),
-                                    max(1000, session.settings.token_budget - 1200),
+    # the net change is compare's answer: it has compare's cap (every changed line up to 20,000 tokens by default,
+    # within Claude Code's MAX_MCP_OUTPUT_TOKENS), less room for the list of snapshots below it
+    budget = session.settings.compare_token_budget
+    net = compare.render_net_change(repo, green.commit, repo.commit_tree_oid(tip), max(1000, budget - 1200),
                                     heading=f"{head}\n\n# Net change since the green run (`{green.commit[:12]}` → "
                                             f"`{tip[:12]}`, {len(records)} snapshot(s))", new_label=tip[:12])
     marks = store.marks_for(repo, [r.oid for r in records[:30]])
     steps = [f"- {narrative.fmt_time(r.time)} `{r.oid[:12]}` {narrative.message_head(r)}"
              + (f" ({marks[r.oid]})" if r.oid in marks else "") for r in reversed(records[:30])]
     text = f"{net}\n\n## Snapshots since the green run, oldest first\n" + "\n".join(steps)
-    text = narrative.fit(text, session.settings.token_budget)
+    text = narrative.fit(text, budget)
     return Answer(text, {"scope": data["scope"], **answers.since_green(text, green, tip, net.data, records[:30], marks)})
 
 

@@ -10,7 +10,8 @@ from typing import Annotated
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
-from code_trajectory.core.mcp_util import READ_ONLY, WRITES, in_thread, tool
+from code_trajectory.core.mcp_util import MAX_RESULT_SIZE_CHARS, READ_ONLY, WRITES, in_thread, tool
+from code_trajectory.history.tools import COMPARE_RESULT_CHARS
 from code_trajectory.recording.service import TrajectoryService
 from code_trajectory.testruns import MAX_LIMIT
 
@@ -60,7 +61,7 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
         session = await app.session_for(ctx)
         return await in_thread(lambda: report.test_history(session, limit, branch, source))
 
-    @tool(mcp, READ_ONLY)
+    @tool(mcp, READ_ONLY, meta={MAX_RESULT_SIZE_CHARS: COMPARE_RESULT_CHARS})
     async def diff_since_green(
         ctx: Context,
         filepath: Annotated[str | None, Field(description="One file relative to the project root; omit for the "
