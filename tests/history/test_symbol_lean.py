@@ -21,6 +21,7 @@ SORT_V1 = '''def order(items):
 '''
 SORT_V2 = SORT_V1.replace("return item.rank", "return -item.rank")
 SORT_V3 = SORT_V2.replace("if item.rank is not None", "if item.rank")
+SORT_V4 = SORT_V3.replace("return -item.rank", "return -item.rank, item.name").replace("sorted(ranked", "sorted(items")
 
 STEPS_V1 = "def first():\n" + "".join(f"    step_{i} = {i}\n" for i in range(12)) + "    return step_0\n"
 STEPS_V2 = STEPS_V1.replace("step_1 = 1", "step_1 = 100")
@@ -45,16 +46,20 @@ def recorded(project: Path, rel: str, versions: list[str], intents: list[str]) -
 
 
 def test_a_change_inside_a_nested_function_is_a_change_of_the_symbol(project: Path) -> None:
-    recorded(project, "src/sort.py", [SORT_V1, SORT_V2, SORT_V3], ["Sort by descending rank", "Skip rank zero"])
-    out = cli_stdout(project, "symbol", "src/sort.py", "order", "--diffs", "2")
+    recorded(project, "src/sort.py", [SORT_V1, SORT_V2, SORT_V3, SORT_V4],
+             ["Sort by descending rank", "Skip rank zero", "Break ties by name"])
+    out = cli_stdout(project, "symbol", "src/sort.py", "order", "--diffs", "3")
     parts = sections(out)
-    assert len(parts) == 3, out  # the baseline, the closure's change, the function's own change
+    assert len(parts) == 4, out  # the baseline, the closure's change, the function's own change, both
     assert "modified in order.key · Intent: Sort by descending rank" in parts[1]
     assert "-        return item.rank\n+        return -item.rank" in parts[1]
     assert "modified · Intent: Skip rank zero" in parts[2]
+    # its own code and the closure's changed together: the heading names the closure too
+    assert "modified, also in order.key · Intent: Break ties by name" in parts[3]
     # the closure's own history has its change too, and only it
     inner = sections(cli_stdout(project, "symbol", "src/sort.py", "order.key"))
-    assert len(inner) == 2 and "Sort by descending rank" in inner[1] and "Skip rank zero" not in "".join(inner)
+    assert len(inner) == 3 and "Sort by descending rank" in inner[1] and "Break ties by name" in inner[2]
+    assert "Skip rank zero" not in "".join(inner)
 
 
 def test_older_changes_show_only_their_lines_and_the_newest_keeps_its_context(project: Path) -> None:
