@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from support import cli_stdout, write
+from support import cli_stdout, git, write
 
 SORT_V1 = '''def order(items):
     """Sort ITEMS."""
@@ -26,6 +26,10 @@ SORT_V4 = SORT_V3.replace("return -item.rank", "return -item.rank, item.name").r
 STEPS_V1 = "def first():\n" + "".join(f"    step_{i} = {i}\n" for i in range(12)) + "    return step_0\n"
 STEPS_V2 = STEPS_V1.replace("step_1 = 1", "step_1 = 100")
 STEPS_V3 = STEPS_V2.replace("step_10 = 10", "step_10 = 1000")
+
+#: Steps reordered so that Python's difflib and git align them differently (difflib moves step_h, git step_g).
+PIPELINE_V1 = "def pipeline():\n" + "".join(f"    step_{c} = run('{c}')\n" for c in "abcdefgh") + "    return step_h\n"
+PIPELINE_V2 = "def pipeline():\n" + "".join(f"    step_{c} = run('{c}')\n" for c in "abcefhjgd") + "    return step_h\n"
 
 HELPER = "def slugify(text):\n    cleaned = text.strip().lower()\n    return cleaned.replace(' ', '-')\n"
 
@@ -111,3 +115,23 @@ def test_a_repeated_definition_is_followed_by_its_lines_not_by_its_number(projec
     assert "-    return 2\n+    return 22" in changed
     added = sections(cli_stdout(project, "symbol", "src/helpers.py", "helper"))  # the first helper now: the zeroth
     assert len(added) == 1 and "added · Intent: Add a zeroth helper" in added[0] and "+    return 0" in added[0]
+
+
+def test_a_symbols_diff_removes_and_adds_the_lines_git_log_L_does(project: Path, tmp_path: Path) -> None:
+    """Issue 28, every fact git's answer holds: lines moved inside a function are aligned as git aligns the file,
+    so the removed and added lines are the ones ``git log -L`` shows (diffing the function's lines alone with
+    difflib moved other lines)."""
+    recorded(project, "src/flow.py", ["import os\n\n\n" + PIPELINE_V1, "import os\n\n\n" + PIPELINE_V2],
+             ["Run step g last"])
+    newest = sections(cli_stdout(project, "symbol", "src/flow.py", "pipeline"))[-1]
+    ours = sorted(line for line in newest.split("\n") if line[:1] in ("+", "-"))
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    git(plain, "init", "-q")
+    for version in (PIPELINE_V1, PIPELINE_V2):
+        write(plain, "src/flow.py", "import os\n\n\n" + version)
+        git(plain, "add", "-A")
+        git(plain, "commit", "-qm", "v")
+    theirs = sorted(line for line in git(plain, "log", "-1", "-L:pipeline:src/flow.py", "--format=").split("\n")
+                    if line[:1] in ("+", "-") and not line.startswith(("---", "+++")))
+    assert ours == theirs and "-    step_g = run('g')" in ours, newest

@@ -19,7 +19,6 @@ from another file of that snapshot): then its history continues in that file.
 
 from __future__ import annotations
 
-import difflib
 import itertools
 from dataclasses import dataclass
 
@@ -27,6 +26,7 @@ from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.git import indexed_log, log
 from code_trajectory.git.diffs import HUNK_HEADER
 from code_trajectory.git.shadow import ZERO_OID, ShadowRepo
+from code_trajectory.history.range_diff import range_diff
 from code_trajectory.history.versions import symbol_changes
 from code_trajectory.symbols import (
     Symbol,
@@ -79,37 +79,34 @@ def _symbols(repo: ShadowRepo, oid: str, path: str) -> list[Symbol]:
     return symbols_for_blob(oid, path, lambda: load(oid)) or []
 
 
-def _text_of(repo: ShadowRepo, oid: str, symbol: Symbol | None) -> tuple[int, list[str]]:
-    """The symbol's first line (its doc comment's, when one is directly above it) and its lines."""
-    if symbol is None or not oid or oid == ZERO_OID:
-        return 0, []
-    data = _load(repo)(oid) or b""
-    lines = data.decode("utf-8", "replace").split("\n")
-    start = documented_start(symbol)
-    return start, lines[start - 1:symbol.end_line]
+def _file_lines(repo: ShadowRepo, oid: str) -> list[str]:
+    """The blob's lines (without their ends); none for no blob."""
+    if not oid or oid == ZERO_OID:
+        return []
+    return ((_load(repo)(oid) or b"").decode("utf-8", "replace")).split("\n")
+
+
+def _lines_of(symbol: Symbol | None, lines: list[str]) -> range:
+    """The symbol's lines in its file (1-based; from its doc comment's first line when one is directly above it);
+    empty for no symbol."""
+    if symbol is None or not lines:
+        return range(0)
+    return range(documented_start(symbol), min(symbol.end_line, len(lines)) + 1)
 
 
 def own_diff(repo: ShadowRepo, entry: log.FileVersion, old_name: str | None, new_name: str | None,
              context: int = SYMBOL_DIFF_CONTEXT) -> str:
     """The unified diff of one symbol's own lines between the two sides of ``entry``, ``context`` lines around
-    each change; hunk headers give the lines of the file (``@@ -12,4 +12,5 @@``: the symbol is the answer's)."""
+    each change, aligned as git aligns the two files (:mod:`.range_diff`: a line moved within the symbol is
+    removed and added where ``git log -L`` says so); hunk headers give the lines of the file
+    (``@@ -12,4 +12,5 @@``: the symbol is the answer's)."""
     change = entry.change
     old_path = change.old_path or entry.path
     old_symbol = next((s for s in _symbols(repo, change.old_oid, old_path) if s.name == old_name), None)
     new_symbol = next((s for s in _symbols(repo, change.new_oid, entry.path) if s.name == new_name), None)
-    (start_old, old_lines), (start_new, new_lines) = (_text_of(repo, change.old_oid, old_symbol),
-                                                      _text_of(repo, change.new_oid, new_symbol))
-    diff = list(difflib.unified_diff(old_lines, new_lines, lineterm="", n=context))[2:]
-    shifted = []
-    for line in diff:
-        if line.startswith("@@"):  # hunk positions relative to the file, not to the symbol
-            head = line.split("@@")[1].strip().split()
-            o, n = head[0][1:].split(","), head[1][1:].split(",")
-            o[0] = str(int(o[0]) + max(start_old - 1, 0))
-            n[0] = str(int(n[0]) + max(start_new - 1, 0))
-            line = f"@@ -{','.join(o)} +{','.join(n)} @@"
-        shifted.append(line)
-    return "\n".join(shifted)
+    old_lines, new_lines = _file_lines(repo, change.old_oid), _file_lines(repo, change.new_oid)
+    return "\n".join(range_diff(repo, change.old_oid, change.new_oid, old_lines, new_lines,
+                                _lines_of(old_symbol, old_lines), _lines_of(new_symbol, new_lines), context))
 
 
 def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
@@ -354,7 +351,9 @@ def _untouched(repo: ShadowRepo, entries: log.FileVersions, anchor: _Anchor) -> 
 def _baseline(repo: ShadowRepo, entry: log.FileVersion, name: str, show: bool) -> SymbolVersion:
     """The symbol as its file's first recorded version had it: one line (its size, where it starts), or its body."""
     symbol = next((s for s in _symbols(repo, entry.change.new_oid, entry.path) if s.name == name), None)
-    start, lines = _text_of(repo, entry.change.new_oid, symbol)
+    file_lines = _file_lines(repo, entry.change.new_oid)
+    span = _lines_of(symbol, file_lines)
+    start, lines = span.start, file_lines[span.start - 1:span.stop - 1] if span else []
     where = "when recording began" if entry.record.is_import or not entry.record.parents else "with its file"
     note = f"{where}: {len(lines)} line{'s' if len(lines) != 1 else ''}, starts at line {start or '?'}"
     if not show:
