@@ -192,7 +192,7 @@ class StatCache:
             try:
                 found.listings[os.fsdecode(path)] = DirListing(
                     (mtime_ns, ino), scanned_ns, tuple(json.loads(ignore_file)) if ignore_file else None,
-                    _names(files), _names(subdirs),
+                    _plain_names(files), _names(subdirs),
                     tuple((n, m) for n, m in json.loads(excluded)) if excluded != "[]" else (),
                     stats if isinstance(stats, bytes) else None,
                     indexed if isinstance(indexed, bytes) and found.stat_index else None)
@@ -274,7 +274,7 @@ class StatCache:
                         " excluded.excluded, stats = excluded.stats", (
                         (os.fsencode(rel), lst.signature[0], lst.signature[1], lst.scanned_ns,
                          json.dumps(lst.ignore_file) if lst.ignore_file else None,
-                         b"\0".join(map(os.fsencode, lst.files)), b"\0".join(map(os.fsencode, lst.subdirs)),
+                         lst.packed_files, b"\0".join(map(os.fsencode, lst.subdirs)),
                          json.dumps(lst.excluded), lst.stats) for rel, lst in changed))
                     meta = {"generation": os.urandom(16).hex(), "rules": fingerprint if alone else "",
                             "tree": tree if alone and tree else "", "tracked": tracked or ""}
@@ -397,11 +397,19 @@ class RowEntries(Mapping[str, TreeEntry]):
 
 def _names(packed: bytes) -> tuple[str, ...]:
     """The names of a listing column; ValueError when one is not a plain name (a hostile or damaged cache)."""
+    packed = _plain_names(packed)
+    return tuple(packed.decode("utf-8", "surrogateescape").split("\0")) if packed else ()
+
+
+def _plain_names(packed: bytes) -> bytes:
+    """A listing column as stored (NUL-separated names, :func:`~.worktree.pack_names`), checked but not decoded:
+    :attr:`~.worktree.DirListing.packed_files` keeps it so. ValueError when a name is not a plain name (a hostile
+    or damaged cache)."""
     if not packed:
-        return ()
+        return b""
     if not isinstance(packed, bytes) or b"/" in packed or _NOT_PLAIN.search(packed):
         raise ValueError("not a plain name")
-    return tuple(packed.decode("utf-8", "surrogateescape").split("\0"))
+    return packed
 
 
 #: An empty name, ``.`` or ``..`` in a ``\0``-separated list of names.
