@@ -147,6 +147,10 @@ def _dir_unchanged(directory: str, listing: DirListing) -> bool:
     """True when the directory still has ``listing``'s names (see :meth:`DirListing.trusted`); its files are not
     looked at (git's verdict on the stat index covers them: :func:`scan`).
 
+    A directory that had no ``.gitignore`` and whose ``(mtime, inode)`` is the listing's has none now (creating one
+    changes the directory's mtime), so only the directory is ``lstat``ed: one system call a directory instead of two
+    (a restart at 500,000 files looks at 25,000 directories this way).
+
     Raises:
         _IgnoreFileChanged: the directory's ``.gitignore`` is not the listing's.
     """
@@ -156,10 +160,13 @@ def _dir_unchanged(directory: str, listing: DirListing) -> bool:
         return False
     if not stat.S_ISDIR(st.st_mode):
         return False
+    signature = (st.st_mtime_ns, st.st_ino)
+    if listing.ignore_file is None and signature == listing.signature:
+        return listing.trusted(directory, signature, None)
     ignore_file = _ignore_file_stamp(directory)
     if ignore_file != listing.ignore_file:
         raise _IgnoreFileChanged(directory)
-    return listing.trusted(directory, (st.st_mtime_ns, st.st_ino), ignore_file)
+    return listing.trusted(directory, signature, ignore_file)
 
 
 def _unchanged(directory: str, listing: DirListing) -> bool:
