@@ -90,6 +90,9 @@ class DirListing:
     #: :func:`listing_digest` of this listing when the stat index (:mod:`.gitvouch`) was written with ``stats``
     #: as its files' entries, else None
     indexed: bytes | None = None
+    #: :func:`listing_digest`'s answer, kept once computed (a restart's scan asks twice per directory: the walk and
+    #: :func:`.gitvouch.refresh`); never copied by :func:`dataclasses.replace`, never compared
+    _digest: bytes | None = field(default=None, init=False, compare=False, repr=False)
 
     @property
     def files(self) -> tuple[str, ...]:
@@ -140,7 +143,11 @@ def listing_digest(listing: DirListing) -> bytes | None:
     files with the same facts (see :attr:`DirListing.indexed`)."""
     if listing.stats is None:
         return None
-    return hashlib.blake2b(listing.stats + b"\0" + listing.packed_files, digest_size=16).digest()
+    digest = listing._digest
+    if digest is None:
+        digest = hashlib.blake2b(listing.stats + b"\0" + listing.packed_files, digest_size=16).digest()
+        object.__setattr__(listing, "_digest", digest)  # a cache of a frozen listing's own fields
+    return digest
 
 
 def _dir_unchanged(directory: str, listing: DirListing) -> bool:
