@@ -33,7 +33,7 @@ def scans(monkeypatch) -> dict[str, int]:
 
 
 def test_a_checkpoint_that_scans_runs_the_scan_in_a_child_and_commits_it_here(project: Path, scans) -> None:
-    with watching(project) as session:
+    with watching(project, debounce=30) as session:  # no snapshot of the watcher's own between the steps
         assert session.wait_started(30) and scans == {"here": 1, "child": 0}  # the first import: in process
         write(project, "src/app.py", "def main():\n    return 2\n")
         write(project, "src/new.py", "NEW = 1\n")
@@ -50,7 +50,7 @@ def test_a_checkpoint_that_scans_runs_the_scan_in_a_child_and_commits_it_here(pr
 
 def test_a_scan_child_that_fails_leaves_the_scan_to_this_process(project: Path, scans, monkeypatch,
                                                                  caplog: pytest.LogCaptureFixture) -> None:
-    with watching(project) as session:
+    with watching(project, debounce=30) as session:  # no snapshot of the watcher's own between the steps
         assert session.wait_started(30)
         monkeypatch.setattr(scanchild.sys, "executable", "/bin/false")  # the child exits at once, saying nothing
         write(project, "src/app.py", "def main():\n    return 3\n")
