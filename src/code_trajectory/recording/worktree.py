@@ -5,6 +5,10 @@
 them; :func:`probe` looks at one path for the watcher. Neither follows symlinks:
 a symlink is recorded as a symlink (its target string), so loops and links that
 point outside the project are harmless. FIFOs, sockets and devices are skipped.
+
+Why one module just over 450 lines: it is one job, the walk, with what it reuses from the last one
+(:class:`DirListing`, its packed names, ``lstat`` facts and digest) beside the loops that read them; the stat cache
+that stores the listings lives in :mod:`.statcache`, git's verdict on them in :mod:`.gitvouch`.
 """
 
 from __future__ import annotations
