@@ -245,7 +245,8 @@ def main() -> int:
              f"add -A && commit {commit_ms:.0f} ms", f"{commit_ms / median_ms(cli):.1f}x faster"),
             ("resident memory of serve after start-up", f"{rss_kib / 1024:.0f} MiB", "", "target <= 150 MB"),
         ]
-        print(f"\n{args.files:,} files, {args.runs} runs each, medians\n")
+        print(f"\n{f'the kept tree of {args.reuse}' if args.reuse else f'{args.files:,} files'}, {args.runs} runs each, "
+              f"medians, load {os.getloadavg()[0]:.1f}\n")
         print("| measurement | ours | baseline (same run) | ratio / target |\n|---|---|---|---|")
         for row in rows:
             print("| " + " | ".join(row) + " |")

@@ -12,7 +12,7 @@ b. the watcher: 1 saved file -> shadow ref moved, time beyond the debounce;
 c. a burst of 48 files written at once, the same;
 d. a directory deleted and a new directory (with a subdirectory) of 10 files created, the same;
 e. resident memory (``VmRSS``) of the serve process after its initial import and after the rounds above, and
-   its peak (``VmHWM``);
+   its peak (``VmHWM``), which the 150 MB target includes;
 f. inotify watches of the serve process (``/proc/PID/fdinfo``) against the recorded directories, and its CPU over
    10 s idle.
 
@@ -231,7 +231,8 @@ async def measure(args: argparse.Namespace, root: Path, base: Path, rows: list[t
         rows.append(("(e) resident memory of serve (VmRSS) after its initial import (peak until then); after the "
                      "rounds above (peak, VmHWM)", f"{rss_imported / 1024:.0f} MiB (peak {hwm_imported / 1024:.0f} "
                      f"MiB); {rss / 1024:.0f} MiB (peak {hwm / 1024:.0f} MiB)", "",
-                     f"target <= 150 MB: {'met' if max(rss, rss_imported) <= 150_000_000 / 1024 else 'NOT met'}"))
+                     f"target <= 150 MB, the peak included: "
+                     f"{'met' if max(hwm, hwm_imported) <= 150_000_000 / 1024 else 'NOT met'}"))
         recorded = recorded_dirs(root)
         inodes = watched_inodes(pid)
         native = sum(1 for d in recorded if d.stat().st_ino in inodes)

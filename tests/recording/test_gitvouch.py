@@ -206,3 +206,16 @@ def test_a_damaged_kept_fingerprint_is_ignored(tree: Path, kept: str) -> None:
     write(tree, "pkg/sub0/mod.py", "x = 'edited'\n")
     snap = restart(tree)
     assert snap is not None and changes(snap) == {("pkg/sub0/mod.py", "M")}
+
+
+def test_a_gitignore_made_or_edited_while_stopped_in_a_directory_git_vouches_for_applies(tree: Path) -> None:
+    """A directory without a ``.gitignore`` is taken as unchanged from its own ``lstat`` alone (a new file changes
+    its mtime); one made there while stopped, or one edited in place (no directory's mtime changes), still
+    changes what is recorded below it at the next restart."""
+    write(tree, "pkg/sub1/.gitignore", "deep/\n")
+    snap = restart(tree)
+    assert snap is not None and ("pkg/sub1/deep/data.txt", "D") in changes(snap)
+    settle(tree)
+    (tree / "pkg/sub1/.gitignore").write_text("mod.py\n")  # edited in place: pkg/sub1's mtime stays
+    snap = restart(tree)
+    assert snap is not None and changes(snap) >= {("pkg/sub1/mod.py", "D"), ("pkg/sub1/deep/data.txt", "A")}

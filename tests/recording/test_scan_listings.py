@@ -181,3 +181,25 @@ def test_snapshots_of_changed_paths_keep_the_stat_cache_fresh_for_full_scans(tre
         assert {c.path for c in recorder.reconcile().changes} == {"pkg/sub2/mod.py"} and hashed[-1] == 1
     finally:
         recorder.close()
+
+
+def test_listings_keep_their_file_names_packed_through_the_stat_cache(tree: Path) -> None:
+    """A listing holds its file names as the stat cache stores them (one ``bytes``, issue 29: a server's full scan
+    holds every listing at once), decoded on access to the same names, non-UTF-8 and non-ASCII ones included."""
+    odd = os.fsdecode(b"caf\xe9.py")  # not UTF-8: kept by surrogateescape
+    write(tree, "pkg/sub1/" + odd, "odd\n")
+    write(tree, "pkg/sub1/naïve.py", "accent\n")
+    age_everything(tree)
+    settings = TrajectorySettings.load(tree)
+    recorder = Recorder.open(tree, settings)
+    try:
+        recorder.reconcile()
+        cached = recorder.stat_cache.load(recorder.policy.rules_fingerprint())
+    finally:
+        recorder.close()
+    listing = cached.listings["pkg/sub1"]
+    assert type(listing.packed_files) is bytes and not hasattr(listing, "__dict__")  # no per-name str kept
+    assert set(listing.files) == {"mod.py", odd, "naïve.py"} and listing.file_count == 3
+    assert cached.listings["pkg/sub1/deep"].files == ("data.txt",)
+    again = scan(tree, policy_for(tree), listings=cached.listings)  # the loaded listings are reused as they are
+    assert again.listings["pkg/sub1"] is listing and {"pkg/sub1/" + odd, "pkg/sub1/naïve.py"} <= set(again.files)

@@ -169,3 +169,25 @@ def test_a_hostile_cache_is_ignored_safely(tree: Path, tmp_path: Path, rows_desc
     assert not any(".." in p or "outside" in p for p in files)
     assert "pkg/sub2/mod.py" in files and "pkg/sub0/mod.py" in files
     assert restart(tree) is None
+
+
+@pytest.mark.parametrize(("names", "kept"), [
+    (b"mod.py\0..", False), (b"..\0mod.py", False), (b"mod.py\0.\0x", False), (b"mod.py\0\0x", False),
+    (b"mod.py\0", False), (b"\0mod.py", False), (b".", False), (b"a/../b", False),
+    (b".x\0...\0a..b\0mod.py", True), (b"mod.py", True)])
+def test_a_listing_naming_a_parent_or_an_empty_name_is_not_loaded(tree: Path, names: bytes, kept: bool) -> None:
+    """The names a listing keeps (packed, as stored) are plain names or the listing is left out (that directory is
+    read again): no empty name, no ``.``, ``..``, ``/``, wherever they stand in the column."""
+    settle(tree)
+    db = sqlite3.connect(tree / ".trajectory/state/statcache.sqlite")
+    with db:
+        db.execute("UPDATE dirs SET files = ? WHERE path = ?", (names, b"pkg/sub1"))
+    db.close()
+    recorder = Recorder.open(tree, TrajectorySettings.load(tree))
+    try:
+        listings = recorder.stat_cache.load(recorder.policy.rules_fingerprint()).listings
+    finally:
+        recorder.close()
+    assert ("pkg/sub1" in listings) is kept and "pkg/sub2" in listings
+    if kept:
+        assert listings["pkg/sub1"].packed_files == names

@@ -112,9 +112,9 @@ def refresh(root: Path, stat_cache: StatCache, token: str | None, listings: Mapp
     covered = stale = 0
     for listing in listings.values():
         if listing.stats is not None:
-            covered += len(listing.files)
+            covered += listing.file_count
             if listing.indexed is None or listing.indexed != listing_digest(listing):
-                stale += len(listing.files)
+                stale += listing.file_count
     if covered < MIN_FILES or not stale or (token is not None and stale <= covered * STALE_SHARE):
         return False
     found = rows()
@@ -154,7 +154,7 @@ def _adopt(stat_cache: StatCache, written: Written, listings: Mapping[str, DirLi
     held = {entry[0] for entry in entries if holds(entry)}
     kept = {rel_dir: digest for rel_dir, digest in digests.items()
             if all((f"{rel_dir}/{name}" if rel_dir else name) in held for name in listings[rel_dir].files)}
-    count = sum(len(listings[rel_dir].files) for rel_dir in kept)
+    count = sum(listings[rel_dir].file_count for rel_dir in kept)
     token = f"{written.name}-{written.checksum}"
     try:
         if count < covered * (1 - STALE_SHARE):

@@ -5,7 +5,8 @@ events were lost), and for a ``checkpoint`` no running watcher vouches for: it w
 (:func:`~code_trajectory.recording.fullscan.full_scan`: only files whose ``lstat`` differs from the stat cache are
 hashed; the initial import takes what the project's git index vouches for, :mod:`.index_seed`) and commits the
 difference from the last recorded tree through the recorder's one commit path. A large scan's memory is handed
-back to the system afterwards.
+back to the system afterwards; a long-running recorder scans a large project in a child process
+(:mod:`.scanchild`), so that it keeps no peak.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ class _Recorder(Protocol):
     _pending_rescan: bool
     _last_tree: str | None
     _scanned_files: int
+    scan_elsewhere: Callable[[], FullScan | None] | None
 
     def record_handovers(self) -> int: ...
 
@@ -63,6 +65,8 @@ class _Recorder(Protocol):
     def latest_commit(self, branch: str | None = None) -> str | None: ...
 
     def _scan(self: _Recorder, progress: ProgressFn | None) -> FullScan: ...
+
+    def scan_here(self: _Recorder, progress: ProgressFn | None) -> FullScan: ...
 
     def _release_memory(self: _Recorder) -> None: ...
 
@@ -76,6 +80,11 @@ class _Recorder(Protocol):
 
 class ReconcileMixin:
     """The full scan of :class:`~code_trajectory.recording.recorder.Recorder` (see the module docstring)."""
+
+    #: A long-running recorder's way to run a full scan in another process (:func:`.scanchild.attach`: ``serve``,
+    #: ``watch``): called under the recorder's lock, it returns the scan, or None to scan here. None (a one-shot
+    #: command): always here.
+    scan_elsewhere: Callable[[], FullScan | None] | None = None
 
     def work_tree_tree(self: _Recorder) -> str:
         """The tree of the work tree as it is now (a full scan, objects written), without making a snapshot.
@@ -132,7 +141,21 @@ class ReconcileMixin:
                     self._release_memory()
 
     def _scan(self: _Recorder, progress: ProgressFn | None) -> FullScan:
-        """Scan the whole work tree into a tree (see :func:`~code_trajectory.recording.fullscan.full_scan`)."""
+        """Scan the whole work tree into a tree (see :func:`~code_trajectory.recording.fullscan.full_scan`): in a
+        child process for a long-running recorder of a large project (:mod:`.scanchild`; never an initial import),
+        else here (:meth:`scan_here`)."""
+        with self._lock:
+            if self.scan_elsewhere is not None and self.latest_commit() is not None:
+                found = self.scan_elsewhere()
+                if found is not None:
+                    self.policy.invalidate()  # the ignore files may have changed: the child read them
+                    self._scanned_files = found.files
+                    return found
+            return self.scan_here(progress)
+
+    def scan_here(self: _Recorder, progress: ProgressFn | None) -> FullScan:
+        """Scan the whole work tree into a tree in this process (see
+        :func:`~code_trajectory.recording.fullscan.full_scan`; the child's side of :mod:`.scanchild`)."""
         with self._lock:
             # the initial import: what the project's index knows is read meanwhile, on a thread
             seed = (IndexSeed(self.project, self.repo, max_file_bytes=self.settings.max_file_bytes,

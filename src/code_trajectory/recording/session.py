@@ -181,8 +181,10 @@ class ProjectSession:
             if self.recorder.intent.end_stale(previous, alive_since=self._created):
                 log.info("the intent of an earlier session was ended: a new recording session starts")
             write_recorder_state(state_dir, started=True)
+            from code_trajectory.recording import scanchild
             from code_trajectory.recording.watcher import Watcher
 
+            scanchild.attach(self.recorder)  # this process lives on: a large project's full scans run in a child
             self.watcher = Watcher(self.recorder, self.settings, on_snapshot=self._on_snapshot,
                                    force_polling=self._force_polling, max_native_dirs=self._max_native_dirs)
         importing = background and self.recorder.latest_commit() is None

@@ -192,7 +192,7 @@ class StatCache:
             try:
                 found.listings[os.fsdecode(path)] = DirListing(
                     (mtime_ns, ino), scanned_ns, tuple(json.loads(ignore_file)) if ignore_file else None,
-                    _names(files), _names(subdirs),
+                    _plain_names(files), _names(subdirs),
                     tuple((n, m) for n, m in json.loads(excluded)) if excluded != "[]" else (),
                     stats if isinstance(stats, bytes) else None,
                     indexed if isinstance(indexed, bytes) and found.stat_index else None)
@@ -217,8 +217,9 @@ class StatCache:
                         found = db.execute("SELECT path, mode, size, mtime_ns, ctime_ns, ino, oid, scanned_ns, dir"
                                            " FROM files").fetchall()
                     else:
+                        enc, errors = _FS_ENCODING, _FS_ERRORS  # os.fsdecode's, inline: a row per directory
                         wanted = [d for (d,) in db.execute("SELECT DISTINCT dir FROM files")
-                                  if os.fsdecode(d) not in clean]
+                                  if isinstance(d, bytes) and d.decode(enc, errors) not in clean]
                         found = []
                         for d in wanted:
                             found += db.execute("SELECT path, mode, size, mtime_ns, ctime_ns, ino, oid, scanned_ns,"
@@ -274,7 +275,7 @@ class StatCache:
                         " excluded.excluded, stats = excluded.stats", (
                         (os.fsencode(rel), lst.signature[0], lst.signature[1], lst.scanned_ns,
                          json.dumps(lst.ignore_file) if lst.ignore_file else None,
-                         b"\0".join(map(os.fsencode, lst.files)), b"\0".join(map(os.fsencode, lst.subdirs)),
+                         lst.packed_files, b"\0".join(map(os.fsencode, lst.subdirs)),
                          json.dumps(lst.excluded), lst.stats) for rel, lst in changed))
                     meta = {"generation": os.urandom(16).hex(), "rules": fingerprint if alone else "",
                             "tree": tree if alone and tree else "", "tracked": tracked or ""}
@@ -397,15 +398,34 @@ class RowEntries(Mapping[str, TreeEntry]):
 
 def _names(packed: bytes) -> tuple[str, ...]:
     """The names of a listing column; ValueError when one is not a plain name (a hostile or damaged cache)."""
+    packed = _plain_names(packed)
+    return tuple(packed.decode("utf-8", "surrogateescape").split("\0")) if packed else ()
+
+
+def _plain_names(packed: bytes) -> bytes:
+    """A listing column as stored (NUL-separated names, :func:`~.worktree.pack_names`), checked but not decoded:
+    :attr:`~.worktree.DirListing.packed_files` keeps it so. ValueError when a name is not a plain name (a hostile
+    or damaged cache)."""
     if not packed:
-        return ()
-    if not isinstance(packed, bytes) or b"/" in packed or _NOT_PLAIN.search(packed):
+        return b""
+    if not isinstance(packed, bytes) or b"/" in packed or _not_plain(packed):
         raise ValueError("not a plain name")
-    return tuple(packed.decode("utf-8", "surrogateescape").split("\0"))
+    return packed
 
 
-#: An empty name, ``.`` or ``..`` in a ``\0``-separated list of names.
-_NOT_PLAIN = re.compile(rb"(?:^|\0)\.{0,2}(?:\0|$)")
+def _not_plain(packed: bytes) -> bool:
+    """True when one of the NUL-separated names in ``packed`` (not empty) is empty, ``.`` or ``..``.
+
+    Substring tests (in C) rather than a regular expression: a restart of a large project checks every listing
+    (25,000 at 500,000 files: 0.25-0.55 s of CPU with the pattern ``(?:^|\\0)\\.{0,2}(?:\\0|$)``, 0.06-0.08 s
+    so, at the same load).
+    """
+    if packed[:1] not in (b".", b"\0") and not packed.endswith(b"\0") and b"\0." not in packed \
+            and b"\0\0" not in packed:
+        return False  # no name is empty or starts with a dot: the common case, two scans
+    return (packed in (b".", b"..") or packed.startswith((b"\0", b".\0", b"..\0"))
+            or packed.endswith((b"\0", b"\0.", b"\0..")) or b"\0\0" in packed or b"\0.\0" in packed
+            or b"\0..\0" in packed)
 
 
 _OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
