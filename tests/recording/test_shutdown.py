@@ -198,6 +198,27 @@ def big_project(root: Path, files: int) -> Path:
     return root
 
 
+def children_of(pid: int) -> list[str]:
+    """The command lines of ``pid``'s child processes, from each of its threads' ``children`` file (one read per
+    thread: cheap enough to poll every millisecond, so that a git process of a few milliseconds is seen)."""
+    found = []
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    for thread in threads:
+        try:
+            pids = Path(f"/proc/{pid}/task/{thread}/children").read_text().split()
+        except OSError:
+            continue
+        for each in pids:
+            try:
+                found.append(Path(f"/proc/{each}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+            except OSError:
+                continue
+    return found
+
+
 def importer_of(pid: int) -> int | None:
     return next((p for p, pp, cmd in processes() if pp == pid and "code_trajectory.recording.importer" in cmd),
                 None)
@@ -214,8 +235,8 @@ def test_a_stop_during_the_import_of_20000_files_leaves_no_process(tmp_path: Pat
         # serve starts the import before it loads the MCP SDK (code_trajectory.serving): look for it first
         child = wait_for(lambda: importer_of(proc.pid), timeout=60, step=0.02)
         # well into the import: the child runs git processes of its own (the import takes ~1.5 s here)
-        grandchildren = wait_for(lambda: [cmd for _, pp, cmd in processes() if pp == child]
-                                 or not Path(f"/proc/{child}").exists(), timeout=60, step=0.01)
+        grandchildren = wait_for(lambda: children_of(child) or not Path(f"/proc/{child}").exists(), timeout=60,
+                                 step=0.001)
         assert isinstance(grandchildren, list), "the import child ended before it ran git"
         if command == "serve":
             initialize(proc)
