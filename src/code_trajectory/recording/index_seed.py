@@ -110,6 +110,7 @@ class IndexSeed:
         self._candidates: dict[str, IndexRow] = {}
         self._vouched: dict[str, FileInfo] = {}
         self._oids: dict[str, str] = {}
+        self._held: dict[str, IndexEntry] = {}  # what the private index holds for each vouched file
         self._index_mtime_ns = 0
         self._thread = threading.Thread(target=self._prepare_logged, name="trajectory-index-seed", daemon=True)
         self._thread.start()
@@ -128,11 +129,9 @@ class IndexSeed:
         return self._written
 
     def _holds(self, entry: IndexEntry) -> bool:
-        """True when the private index holds ``entry`` (a file git vouched for, with these very facts)."""
-        rel, mode, oid, size, mtime_ns, ctime_ns, ino = entry
-        info = self._vouched.get(rel)
-        return (info is not None and self._oids.get(rel) == oid
-                and (info.mode, info.size, info.mtime_ns, info.ctime_ns, info.ino) == (mode, size, mtime_ns, ctime_ns, ino))
+        """True when the private index holds ``entry`` (a file git vouched for, with these very facts): one
+        comparison of tuples, 500,000 times at an import."""
+        return self._held.get(entry[0]) == entry
 
     def __call__(self, files: Mapping[str, FileInfo]) -> dict[str, str]:
         self._thread.join()
@@ -155,7 +154,7 @@ class IndexSeed:
             self._prepare()
         except Exception as exc:  # noqa: BLE001 - an optimisation: without it every file is hashed
             log.warning("not reusing the project's index for the import: %s", exc)
-            self._candidates, self._vouched, self._oids = {}, {}, {}
+            self._candidates, self._vouched, self._oids, self._held = {}, {}, {}, {}
 
     def _prepare(self) -> None:
         """Fill :attr:`_candidates`: the index's regular files whose blob is in the shadow repository with the
@@ -231,12 +230,13 @@ class IndexSeed:
         dirty = verdict.dirty()
         if dirty is None:
             return
-        vouched, oids = self._vouched, self._oids
+        vouched, oids, held = self._vouched, self._oids, self._held
         for path in settled:
             if path not in dirty and path in candidates and (tracked is None or path in tracked):
                 mode, oid, size, mtime_ns, ctime_ns, ino = candidates.pop(path)
                 vouched[path] = FileInfo(path, mode, size, mtime_ns, ctime_ns, ino)
                 oids[path] = oid
+                held[path] = (path, mode, oid, size, mtime_ns, ctime_ns, ino)  # as written to the private index
         log.info("initial import: git vouches for %d files of the project's index (%d changed)", len(vouched),
                  len(dirty))
         if self._stat_cache is not None:
