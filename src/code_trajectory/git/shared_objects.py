@@ -24,12 +24,12 @@ import contextlib
 import logging
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from code_trajectory.git.gitcmd import Git
 
-__all__ = ["link_loose_objects", "link_packs", "object_sizes"]
+__all__ = ["blobs_of_size", "link_loose_objects", "link_packs"]
 
 log = logging.getLogger(__name__)
 
@@ -130,23 +130,28 @@ def link_loose_objects(source_objects: Path, target_objects: Path, oids: Iterabl
     return linked
 
 
-def object_sizes(git: Git, oids: Iterable[str]) -> dict[str, tuple[str, int]]:
-    """``{oid: (type, size in bytes)}`` of the objects of ``git``'s repository among ``oids`` (missing ones left out).
+def blobs_of_size(git: Git, wanted: Sequence[tuple[str, int]]) -> list[bool]:
+    """For each ``(oid, size in bytes)`` of ``wanted``: True when ``git``'s repository holds a blob of that id and
+    exactly that size.
 
-    One ``git cat-file --batch-check --buffer`` over all of them (read-only; ``--buffer``: one write of the
-    answers instead of a flush per object, 5x faster at 100,000 objects).
+    One ``git cat-file --batch-check --buffer`` over all of them (read-only; ``--buffer``: one write of the answers
+    instead of a flush per object, 5x faster at 100,000 objects). git answers each line of its input in order
+    (``<type> <size>``, or ``<name> missing``), so the answer expected when every object is a blob of its size is
+    known beforehand: when git's is exactly it (an import's common case), nothing is parsed per object (500,000
+    objects: one comparison of bytes).
 
     Raises:
         GitError: git failed.
     """
-    wanted = list(dict.fromkeys(oids))
     if not wanted:
-        return {}
-    out = git.run(["cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)", "--buffer"],
-                  input="\n".join(wanted).encode("ascii") + b"\n").stdout
-    found: dict[str, tuple[str, int]] = {}
-    for line in out.decode("ascii", "replace").splitlines():
-        parts = line.split(" ")
-        if len(parts) == 3 and parts[2].isdigit():
-            found[parts[0]] = (parts[1], int(parts[2]))
-    return found
+        return []
+    expected = [b"blob %d" % size for _oid, size in wanted]
+    out = git.run(["cat-file", "--batch-check=%(objecttype) %(objectsize)", "--buffer"],
+                  input="\n".join([oid for oid, _size in wanted]).encode("ascii") + b"\n").stdout
+    if out == b"\n".join(expected) + b"\n":
+        return [True] * len(wanted)
+    answers = out.split(b"\n")
+    if len(answers) != len(wanted) + 1:  # not one answer a line: trust none
+        log.warning("git cat-file gave %d answers for %d objects", len(answers) - 1, len(wanted))
+        return [False] * len(wanted)
+    return [answer == want for answer, want in zip(answers, expected)]

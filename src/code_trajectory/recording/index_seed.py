@@ -57,6 +57,7 @@ import logging
 import os
 import threading
 from collections.abc import Mapping
+from itertools import compress
 from pathlib import Path
 
 from code_trajectory.core.bounded_read import PATTERN_FILE_LIMIT, read_bounded
@@ -183,9 +184,8 @@ class IndexSeed:
                                                   (row[1] for row in candidates.values()))
         asked = self._ask_git(candidates)  # git lstats on its threads while cat-file answers
         try:
-            sizes = shared_objects.object_sizes(repo.git, (row[1] for row in candidates.values()))
-            self._candidates = {path: row for path, row in candidates.items()
-                                if sizes.get(row[1]) == ("blob", row[2])}
+            present = shared_objects.blobs_of_size(repo.git, [(row[1], row[2]) for row in candidates.values()])
+            self._candidates = dict(compress(candidates.items(), present))
             log.info("initial import: %d files of the project's index usable (%d packs, %d loose objects linked)",
                      len(self._candidates), packs, loose)
             if asked is not None:
