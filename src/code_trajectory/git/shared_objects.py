@@ -29,7 +29,7 @@ from pathlib import Path
 
 from code_trajectory.git.gitcmd import Git
 
-__all__ = ["blobs_of_size", "link_loose_objects", "link_packs"]
+__all__ = ["blobs_of_size", "link_loose_objects", "link_packs", "objects_are", "trees_present"]
 
 log = logging.getLogger(__name__)
 
@@ -132,22 +132,41 @@ def link_loose_objects(source_objects: Path, target_objects: Path, oids: Iterabl
 
 def blobs_of_size(git: Git, wanted: Sequence[tuple[str, int]]) -> list[bool]:
     """For each ``(oid, size in bytes)`` of ``wanted``: True when ``git``'s repository holds a blob of that id and
-    exactly that size.
+    exactly that size (see :func:`objects_are`).
+
+    Raises:
+        GitError: git failed.
+    """
+    return objects_are(git, "%(objecttype) %(objectsize)", [(oid, b"blob %d" % size) for oid, size in wanted])
+
+
+def trees_present(git: Git, oids: Sequence[str]) -> list[bool]:
+    """For each of ``oids``: True when ``git``'s repository holds a tree of that id (see :func:`objects_are`).
+
+    Raises:
+        GitError: git failed.
+    """
+    return objects_are(git, "%(objecttype)", [(oid, b"tree") for oid in oids])
+
+
+def objects_are(git: Git, answer_format: str, wanted: Sequence[tuple[str, bytes]]) -> list[bool]:
+    """For each ``(oid, answer)`` of ``wanted``: True when git describes the object as ``answer`` in
+    ``answer_format`` (``git cat-file --batch-check`` format atoms, e.g. ``%(objecttype) %(objectsize)``).
 
     One ``git cat-file --batch-check --buffer`` over all of them (read-only; ``--buffer``: one write of the answers
     instead of a flush per object, 5x faster at 100,000 objects). git answers each line of its input in order
-    (``<type> <size>``, or ``<name> missing``), so the answer expected when every object is a blob of its size is
-    known beforehand: when git's is exactly it (an import's common case), nothing is parsed per object (500,000
-    objects: one comparison of bytes).
+    (the format, or ``<name> missing``), so its whole answer when all are as expected is known beforehand: when
+    git's is exactly it (an import's common case), nothing is parsed per object (500,000 objects: one comparison
+    of bytes).
 
     Raises:
         GitError: git failed.
     """
     if not wanted:
         return []
-    expected = [b"blob %d" % size for _oid, size in wanted]
-    out = git.run(["cat-file", "--batch-check=%(objecttype) %(objectsize)", "--buffer"],
-                  input="\n".join([oid for oid, _size in wanted]).encode("ascii") + b"\n").stdout
+    expected = [answer for _oid, answer in wanted]
+    out = git.run(["cat-file", f"--batch-check={answer_format}", "--buffer"],
+                  input="\n".join([oid for oid, _answer in wanted]).encode("ascii") + b"\n").stdout
     if out == b"\n".join(expected) + b"\n":
         return [True] * len(wanted)
     answers = out.split(b"\n")

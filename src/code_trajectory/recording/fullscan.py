@@ -46,6 +46,10 @@ class Seed(Protocol):
         """``{path: blob id}`` for the scan's ``files`` whose blob is known (present in the shadow repository)."""
         ...
 
+    def trees(self) -> Mapping[str, tuple[int, int, str]]:
+        """Directories whose tree the repository holds already, with their counts (:class:`.trees.KnownTrees`)."""
+        ...
+
     def written(self) -> gitvouch.Written | None:
         """A stat index holding the known files' facts, for :func:`.gitvouch.refresh` to adopt (else removed)."""
         ...
@@ -145,7 +149,11 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
         hashed = [(by_rel[rel], e.oid) for rel, e in entries.items() if e is not None] + reused
         if progress:
             progress("write", 0, len(changes))
-        tree = trees.apply_changes(repo, base, changes) if changes or base is None else base
+        # a directory holding exactly the index's files (each taken from the index: its blob id, and a mode equal
+        # to the index's, see index_seed) is the index's tree: git's own, not written again
+        known = (trees.KnownTrees(seed.trees(), lambda path, entry: seeded.get(path) == entry.oid)
+                 if seed is not None and base is None and seeded else None)
+        tree = trees.apply_changes(repo, base, changes, known=known) if changes or base is None else base
     vouched.update(info.rel for info, _oid in hashed if info.mtime_ns + RACY_MARGIN_NS <= scan_started_ns)
     removed = [rel for rel in rows if rel not in files or entries.get(rel, True) is None]
     listings = _with_stats(result, files, vouched)

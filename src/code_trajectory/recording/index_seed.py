@@ -62,7 +62,7 @@ from pathlib import Path
 
 from code_trajectory.core.bounded_read import PATTERN_FILE_LIMIT, read_bounded
 from code_trajectory.git import shared_objects
-from code_trajectory.git.index_file import IndexRow
+from code_trajectory.git.index_file import IndexRow, IndexTree
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.shadow import EMPTY_TREE_OID, MODE_EXECUTABLE, MODE_FILE, ShadowRepo
 from code_trajectory.git.stat_index import IndexEntry, StatVerdict, write_stat_index
@@ -112,6 +112,7 @@ class IndexSeed:
         self._vouched: dict[str, FileInfo] = {}
         self._oids: dict[str, str] = {}
         self._held: dict[str, IndexEntry] = {}  # what the private index holds for each vouched file
+        self._trees: dict[str, IndexTree] = {}
         self._index_mtime_ns = 0
         self._thread = threading.Thread(target=self._prepare_logged, name="trajectory-index-seed", daemon=True)
         self._thread.start()
@@ -122,6 +123,14 @@ class IndexSeed:
         regular file whose blob is in ``repo``; the caller need not ``lstat`` it (see the module docstring)."""
         self._thread.join()
         return self._vouched
+
+    def trees(self) -> Mapping[str, IndexTree]:
+        """Wait for the thread; return git's cache-tree of the project's index (directory relative to the project
+        root, ``""`` the root -> ``(entries below it, direct subdirectories, tree id)``), the trees present in
+        ``repo`` only: a directory whose every file is taken from the index (same blob id and mode), as many as
+        the index has below it, is that tree (:class:`~code_trajectory.git.trees.KnownTrees`)."""
+        self._thread.join()
+        return self._trees
 
     def written(self) -> gitvouch.Written | None:
         """The private index git vouched on, kept for :func:`.gitvouch.refresh` to adopt (the caller removes its
@@ -155,7 +164,7 @@ class IndexSeed:
             self._prepare()
         except Exception as exc:  # noqa: BLE001 - an optimisation: without it every file is hashed
             log.warning("not reusing the project's index for the import: %s", exc)
-            self._candidates, self._vouched, self._oids, self._held = {}, {}, {}, {}
+            self._candidates, self._vouched, self._oids, self._held, self._trees = {}, {}, {}, {}, {}
 
     def _prepare(self) -> None:
         """Fill :attr:`_candidates`: the index's regular files whose blob is in the shadow repository with the
@@ -168,7 +177,7 @@ class IndexSeed:
         found = project.index_with_stat(oid_bytes=oid_length // 2)
         if not found:
             return
-        rows, self._index_mtime_ns = found
+        rows, self._index_mtime_ns, trees = found
         candidates = {path: row for path, row in rows.items()
                       if row[0] in _REGULAR and len(row[1]) == oid_length and row[2] <= self._max}
         if candidates and _filters_possible(project, root=project.root, paths=candidates):
@@ -182,12 +191,17 @@ class IndexSeed:
         packs = shared_objects.link_packs(objects, repo.git_dir / "objects")
         loose = shared_objects.link_loose_objects(objects, repo.git_dir / "objects",
                                                   (row[1] for row in candidates.values()))
+        trees = {path: tree for path, tree in trees.items() if len(tree[2]) == oid_length}
+        loose += shared_objects.link_loose_objects(objects, repo.git_dir / "objects",
+                                                   (tree[2] for tree in trees.values()))
         asked = self._ask_git(candidates)  # git lstats on its threads while cat-file answers
         try:
             present = shared_objects.blobs_of_size(repo.git, [(row[1], row[2]) for row in candidates.values()])
             self._candidates = dict(compress(candidates.items(), present))
-            log.info("initial import: %d files of the project's index usable (%d packs, %d loose objects linked)",
-                     len(self._candidates), packs, loose)
+            self._trees = dict(compress(trees.items(), shared_objects.trees_present(
+                repo.git, [tree[2] for tree in trees.values()])))
+            log.info("initial import: %d files and %d directories of the project's index usable (%d packs, %d loose"
+                     " objects linked)", len(self._candidates), len(self._trees), packs, loose)
             if asked is not None:
                 self._hear_git(*asked)
         finally:
