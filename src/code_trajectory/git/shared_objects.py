@@ -104,18 +104,21 @@ def link_loose_objects(source_objects: Path, target_objects: Path, oids: Iterabl
         heads = {name for name in os.listdir(source_root) if len(name) == 2 and not name.strip("0123456789abcdef")}
     except OSError:
         return 0
-    present: dict[str, bool] = {}  # per fan-out directory: whether the source has it
+    listed: dict[str, set[str]] = {}  # per fan-out directory: the names in it (one listing, not a lstat an object)
     linked = 0
     for oid in oids if heads else ():
         if len(oid) < 4 or oid.strip("0123456789abcdef") or oid[:2] not in heads:
             continue
         head, tail = oid[:2], oid[2:]
-        there = present.get(head)
-        if there is None:
-            there = present[head] = os.path.isdir(os.path.join(source_root, head))
-            if there:
+        names = listed.get(head)
+        if names is None:
+            try:
+                names = listed[head] = set(os.listdir(os.path.join(source_root, head)))
+            except OSError:
+                names = listed[head] = set()
+            if names:
                 os.makedirs(os.path.join(target_root, head), exist_ok=True)
-        if not there:
+        if tail not in names:
             continue
         source = os.path.join(source_root, head, tail)
         try:
