@@ -38,7 +38,8 @@ the trees, not a Python ``lstat`` per file): git is asked, as ``git status`` is;
 the file, before the index was written, escapes both, as it escapes git itself when built without ``USE_NSEC``). :class:`IndexSeed` starts on a
 thread and does what needs no ``lstat``, mostly in git processes on another core: the index file read in one pass
 (:mod:`code_trajectory.git.index_file`), the staged paths (``git diff-index --cached``), the attribute check, the
-packs linked, the sizes and types of all the index's blobs (one ``git cat-file --batch-check --buffer``); then the
+packs linked, the sizes and types of all the index's blobs (one ``git cat-file --batch-check --buffer``,
+compared as a whole with the answer expected when all are present); then the
 candidates are written to a private index (:func:`~code_trajectory.git.stat_index.write_stat_index`: the project's
 index is never used as is, so none of its flags, extensions or its fsmonitor count) and ``git diff-files`` compares
 them with the work tree in C, on threads (:class:`~code_trajectory.git.stat_index.StatVerdict`: the shadow's own
@@ -49,6 +50,18 @@ seconds (without ``USE_NSEC``, as this machine's git is built), so an entry whos
 second the index was written, or later, is left out of the private index (git's racy-clean rule, counted in
 seconds), exactly as ``git status`` would trust or check it. Candidates git does not vouch for (changed, or git
 could not be asked) are compared after the walk with the walk's ``lstat``, in nanoseconds (see above).
+
+Trees: git's cache-tree (the index's ``TREE`` extension: per directory, the tree id of the index's entries below it
+and how many there are, :attr:`~code_trajectory.git.index_file.IndexFile.trees`) names the trees git wrote at its
+last commit or ``write-tree``. A directory of the import whose every file (at any depth) was taken from the index
+by the rules above (the index's blob id; its mode is the index's, which both ``git diff-files`` and the comparison
+above check), with as many files below it and as many direct subdirectories as the cache-tree counts, holds
+exactly the index's entries there, so its tree is that id (:class:`~code_trajectory.git.trees.KnownTrees`): not
+written again (at 500,000 files, 25,000 trees). Any other content (an untracked or changed file, a symlink or a
+submodule, which the index holds apart, a tracked file our policy leaves out) changes a count or is not taken from
+the index, and the directory's tree is written from its files. The tree is trusted as git trusts it when it
+commits (the same trust as the index's blob ids above); it must be in the shadow repository (linked with the
+packs, or as a loose object) and be a tree (one ``git cat-file --batch-check``), else the directory is written.
 """
 
 from __future__ import annotations
@@ -155,8 +168,8 @@ class IndexSeed:
                 continue
             seeded[path] = oid
         if candidates or seeded:
-            log.info("initial import: %d of %d files taken from the project's index (%d of them vouched for by git)",
-                     sum(1 for path in files if path in seeded), len(files), len(self._vouched))
+            log.info("initial import: blob ids of %d files known from the project's index (%d of them vouched for by"
+                     " git), %d files scanned", len(seeded), len(self._vouched), len(files))
         return seeded
 
     def _prepare_logged(self) -> None:
