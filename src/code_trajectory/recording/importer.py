@@ -113,11 +113,6 @@ def main(argv: list[str]) -> int:
     # Python's full collections walks all of them (100,000 files: 0.5 s of 4.9 s of CPU); what little cyclic
     # garbage there is goes with the process
     gc.disable()
-    # two threads of Python here: the walk, whose every directory costs a few system calls, and the index seed's
-    # loops (recording/index_seed.py). A thread that gave up the interpreter lock for a system call waits up to the
-    # switch interval (5 ms) to get it back from a busy one: at 500,000 files the walk's 25,000 ``stat`` calls of
-    # ``pyvenv.cfg`` alone took 6.0 s that way (sampled, load ~5), 1.3 s with 0.5 ms
-    sys.setswitchinterval(0.0005)
     configure_logging()
     root = Path(argv[0])
 
