@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from pathlib import Path
@@ -85,7 +86,49 @@ def test_a_split_index_is_read_through_git_instead(tmp_path: Path) -> None:
     git(root, "add", "README.md")
     found = ProjectRepo.discover(root).index_with_stat()
     assert found is not None
-    rows, _mtime = found
+    rows, _mtime, trees = found
+    assert trees == {}  # git's listing has no cache-tree
     assert "README.md" not in rows  # staged, not committed
     assert rows["run.sh"][0] == "100755" and rows["link"][0] == "120000"
     assert len(rows) == len(ls_files_debug(root)) - 1
+
+
+def git_trees(root: Path) -> dict[bytes, tuple[int, int, str]]:
+    """Every directory of HEAD's tree as the cache-tree describes it: (files below it, subdirectories, tree id)."""
+    files = git(root, "ls-tree", "-r", "-z", "--name-only", "HEAD").split("\0")[:-1]
+    found = {b"": (len(files), 0, git(root, "rev-parse", "HEAD^{tree}").strip())}
+    for line in git(root, "ls-tree", "-r", "-d", "-z", "HEAD").split("\0")[:-1]:
+        meta, path = line.split("\t", 1)
+        found[path.encode()] = (sum(1 for f in files if f.startswith(path + "/")), 0, meta.split()[2])
+    for directory in found:
+        count, _subdirs, oid = found[directory]
+        subdirs = sum(1 for d in found if d and d.rpartition(b"/")[0] == directory and d != directory)
+        found[directory] = (count, subdirs, oid)
+    return found
+
+
+@pytest.mark.parametrize("version", ["2", "4"])
+def test_the_cache_tree_reads_as_git_wrote_it_and_a_changed_directory_is_left_out(tmp_path: Path,
+                                                                                    version: str) -> None:
+    root = a_repo(tmp_path / "r")
+    git(root, "update-index", "--index-version", version)
+    git(root, "write-tree")  # the cache-tree complete, as after a commit
+    expected = git_trees(root)
+    assert len(expected) > 40 and read_index(root / ".git" / "index").trees == expected
+    write(root, "pkg/sub1/module_1.py", "x = 'staged'\n")
+    git(root, "add", "pkg/sub1/module_1.py")  # invalidates pkg/sub1, pkg and the top, nothing else
+    trees = read_index(root / ".git" / "index").trees
+    assert trees == {d: t for d, t in expected.items() if d not in (b"", b"pkg", b"pkg/sub1")}
+    assert ProjectRepo.discover(root).index_with_stat()[2]["pkg/sub0"] == expected[b"pkg/sub0"]
+
+
+def test_a_damaged_cache_tree_gives_no_trees(tmp_path: Path) -> None:
+    root = a_repo(tmp_path / "r")
+    git(root, "write-tree")
+    index = root / ".git" / "index"
+    data = bytearray(index.read_bytes()[:-20])
+    at = data.index(b"TREE")
+    data[at + 8:at + 9] = b"x"  # the top's name is no longer empty
+    index.write_bytes(bytes(data) + hashlib.sha1(bytes(data)).digest())
+    found = read_index(index)
+    assert found.trees == {} and found.entries == ls_files_debug(root)

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from code_trajectory.core.config import TrajectorySettings
+from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.recording import gitvouch, reconcile, worktree
 from code_trajectory.recording.recorder import Recorder
 from support import git, git_repo, recorded, restart, rewrite_in_place, write
@@ -75,8 +76,19 @@ def import_tree(root: Path, *, seeded: bool, monkeypatch: pytest.MonkeyPatch) ->
 def test_the_import_git_vouches_for_is_the_tree_of_the_full_walk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                    caplog: pytest.LogCaptureFixture) -> None:
     root = a_project(tmp_path / "project")
+    git(root, "write-tree")  # git's cache-tree complete, as a commit leaves it (git status may drop none of it)
+    written: list[set[bytes]] = []  # the names of each tree object the import wrote
+    write_tree = ShadowRepo.write_tree
+    monkeypatch.setattr(ShadowRepo, "write_tree", lambda repo, entries: written.append(set(entries))
+                        or write_tree(repo, entries))
     with caplog.at_level(logging.INFO, logger="code_trajectory.recording.index_seed"):
         seeded = import_tree(root, seeded=True, monkeypatch=monkeypatch)
+    # directories holding exactly the index's files are git's trees, not written again; the others are written
+    assert git(root, "--git-dir=.trajectory", "rev-parse", "HEAD:pkg") == git(root, "rev-parse", "HEAD:pkg")
+    assert not any(b"m0.py" in names or b"keep.cfg" in names for names in written), written  # build/: as indexed
+    assert any(b"a.py" in names for names in written) and any(b".gitignore" in names for names in written)
+    assert any(b"lib.py" in names for names in written)  # a submodule's files: the index holds a gitlink there
+    written.clear()
     vouched = [r.getMessage() for r in caplog.records if "git vouches for" in r.getMessage()]
     assert vouched and int(vouched[0].split("git vouches for ")[1].split()[0]) >= 30, vouched
     entries = set(git(root, "--git-dir=.trajectory", "ls-tree", "-r", "-z", "--name-only", "HEAD").split("\0"))
@@ -87,6 +99,7 @@ def test_the_import_git_vouches_for_is_the_tree_of_the_full_walk(tmp_path: Path,
     assert git(root, "--git-dir=.trajectory", "ls-tree", "HEAD", "src/run.sh").startswith("100755")
 
     assert import_tree(root, seeded=False, monkeypatch=monkeypatch) == seeded
+    assert any(b"m0.py" in names for names in written)  # the full walk writes every tree
 
 
 

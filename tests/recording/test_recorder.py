@@ -164,6 +164,23 @@ def test_oversize_files_are_noted_not_stored(project: Path) -> None:
     recorder.close()
 
 
+def test_the_import_lists_every_file_added_and_notes_oversize_ones(project: Path) -> None:
+    for i in range(messages.BODY_FILES + 5):
+        write(project, f"pkg/m{i:03d}.py", f"v = {i}\n")
+    write(project, "data/big.bin", b"x" * 5000)
+    recorder = open_recorder(project, max_file_bytes=1000)
+    snap = recorder.reconcile()
+    files = tree_files(project, snap.ref)
+    assert [c.path for c in snap.changes] == sorted(files) and {c.status for c in snap.changes} == {"A"}
+    assert all(c.new_oid == files[c.path] for c in snap.changes)
+    assert [c.path for c in snap.changes[:3]] == sorted(files)[:3] and snap.changes[-1].path == sorted(files)[-1]
+    (big,) = [c for c in snap.changes if c.path == "data/big.bin"]
+    assert big.note == "not stored: 4.9 KiB" and "A data/big.bin (not stored: 4.9 KiB)" in snap.subject
+    body = shadow(project, "log", "-1", "--format=%b", snap.ref)
+    assert f"... and {len(files) - messages.BODY_FILES} more" in body and "A pkg/m000.py" in body
+    recorder.close()
+
+
 def test_nested_repository_without_commits_is_recorded_as_files(project: Path) -> None:
     git_repo(project / "vendor" / "lib", {"code.py": "print('vendored')\n", ".gitignore": "*.tmp\n",
                                           "scratch.tmp": "ignored by the nested .gitignore\n"})

@@ -15,10 +15,10 @@ from __future__ import annotations
 import hashlib
 import os
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["IndexFile", "IndexFormatError", "IndexRow", "read_index"]
+__all__ = ["IndexFile", "IndexFormatError", "IndexRow", "IndexTree", "read_index"]
 
 #: ``ctime sec, ctime nsec, mtime sec, mtime nsec, dev, ino, mode, uid, gid, size`` (gitformat-index(5)).
 _STAT = struct.Struct(">10I")
@@ -36,6 +36,8 @@ _NS = 1_000_000_000
 #: ``(mode, oid hex, size, mtime ns, ctime ns, inode)`` of an index entry (git keeps the low 32 bits of seconds,
 #: size and inode).
 IndexRow = tuple[str, str, int, int, int, int]
+#: ``(entries below it, direct subdirectories, tree id hex)`` of a directory in git's cache-tree.
+IndexTree = tuple[int, int, str]
 
 
 class IndexFormatError(ValueError):
@@ -52,11 +54,17 @@ class IndexFile:
             bytes; mode is the octal text git uses (``100644``...); seconds, size and inode are git's low 32 bits.
         unmerged: paths that have entries of stage 1 to 3 (a conflict).
         mtime_ns: the index file's mtime when it was read (git's racy-clean rule compares file mtimes with it).
+        trees: git's cache-tree (the ``TREE`` extension), its valid directories only: ``{directory: (entries, subtrees,
+            tree id hex)}``, the directory relative to the top of the work tree as bytes (``b""`` the top), entries
+            the number of index entries below it (at any depth), subtrees the number of its direct subdirectories,
+            the id the tree of those entries has (written by git when it wrote a tree or commit). Empty without the
+            extension.
     """
 
     entries: dict[bytes, IndexRow]
     unmerged: set[bytes]
     mtime_ns: int
+    trees: dict[bytes, IndexTree] = field(default_factory=dict)
 
 
 def _varint(data: bytes, pos: int) -> tuple[int, int]:
@@ -140,16 +148,62 @@ def read_index(path: Path, *, oid_bytes: int = 20) -> IndexFile:
         if text is None:
             text = modes[mode] = f"{mode:06o}"
         entries[name] = (text, oid.hex(), size, ms * _NS + mn, cs * _NS + cn, ino)
-    _check_extensions(data, pos, end)
-    return IndexFile(entries, unmerged, mtime_ns)
+    trees = _extensions(data, pos, end, oid_bytes)
+    return IndexFile(entries, unmerged, mtime_ns, trees)
 
 
-def _check_extensions(data: bytes, pos: int, end: int) -> None:
-    """Refuse a split index: its ``link`` extension names another file holding most entries."""
+def _extensions(data: bytes, pos: int, end: int, oid_bytes: int) -> dict[bytes, IndexTree]:
+    """Refuse a split index (its ``link`` extension names another file holding most entries); return the valid
+    directories of the ``TREE`` extension (see :attr:`IndexFile.trees`; a damaged one gives none)."""
+    trees: dict[bytes, IndexTree] = {}
     while pos + 8 <= end:
         signature = data[pos:pos + 4]
         (size,) = struct.unpack_from(">I", data, pos + 4)
         if signature == b"link":
             raise IndexFormatError("a split index (its shared part is another file)")
+        if signature == b"TREE":
+            try:
+                _cache_tree(data[pos + 8:min(pos + 8 + size, end)], oid_bytes, trees)
+            except (ValueError, IndexError):
+                trees.clear()
         pos += 8 + size
+    return trees
+
+
+def _cache_tree(data: bytes, oid_bytes: int, trees: dict[bytes, IndexTree]) -> None:
+    """Parse git's cache-tree (gitformat-index(5), ``cache-tree.c`` ``read_one``) into ``trees``: each node is its
+    name (``NUL``-ended; empty for the top), ``<entries> <subtrees>\\n`` in ASCII, the tree id when entries is not
+    -1 (an invalid node), then its subtrees, depth first. ValueError when it does not parse."""
+    stack: list[tuple[bytes, int]] = []  # (directory, subtrees of it still to read)
+    pos, find, top = 0, data.find, True
+    while True:
+        nul = find(b"\0", pos)
+        newline = find(b"\n", nul)
+        if nul < 0 or newline < 0:
+            raise ValueError("a damaged cache-tree")
+        name = data[pos:nul]
+        count_text, _, subtrees_text = data[nul + 1:newline].partition(b" ")
+        count, subtrees = int(count_text), int(subtrees_text)
+        pos = newline + 1
+        if top:
+            if name:
+                raise ValueError("a damaged cache-tree")
+            directory, top = b"", False
+        else:
+            parent, left = stack[-1]
+            stack[-1] = (parent, left - 1)
+            if b"/" in name or name in (b"", b".", b".."):
+                raise ValueError("a damaged cache-tree")
+            directory = parent + b"/" + name if parent else name
+        if subtrees < 0 or (count >= 0 and pos + oid_bytes > len(data)):
+            raise ValueError("a damaged cache-tree")
+        if count >= 0:
+            trees[directory] = (count, subtrees, data[pos:pos + oid_bytes].hex())
+            pos += oid_bytes
+        if subtrees:
+            stack.append((directory, subtrees))
+        while stack and stack[-1][1] == 0:
+            stack.pop()
+        if not stack:
+            return
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -445,7 +445,7 @@ def display_path(path: str) -> str:
     return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
-def describe_files(changes: list[FileChange], limit: int = FILES_PER_COMMIT,
+def describe_files(changes: Sequence[FileChange], limit: int = FILES_PER_COMMIT,
                    symbols: dict[str, str] | None = None, *, bare: bool = False) -> list[str]:
     """Markdown bullet lines for file changes, ``... and N more`` past ``limit``; with ``symbols`` (by path), each
     line ends with the symbols that changed in that file (``: modified Auth.login; added Auth.retry``); ``bare``:

@@ -25,7 +25,7 @@ from pathlib import Path
 from code_trajectory.core.bounded_read import read_bounded
 from code_trajectory.core.errors import GitError
 from code_trajectory.git.gitcmd import Git, project_argv
-from code_trajectory.git.index_file import IndexFormatError, IndexRow, read_index
+from code_trajectory.git.index_file import IndexFormatError, IndexRow, IndexTree, read_index
 
 log = logging.getLogger(__name__)
 
@@ -248,7 +248,7 @@ class ProjectRepo:
             blobs[os.fsdecode(path)] = fields[1].decode("ascii")  # relative to the root (git's cwd)
         return blobs
 
-    def index_with_stat(self, *, oid_bytes: int = 20) -> tuple[dict[str, IndexRow], int] | None:
+    def index_with_stat(self, *, oid_bytes: int = 20) -> tuple[dict[str, IndexRow], int, dict[str, IndexTree]] | None:
         """The index's stage-0 entries under the root with git's stat data, for files that match HEAD.
 
         Read-only: the index file itself (:func:`code_trajectory.git.index_file.read_index`), or when it is not
@@ -261,7 +261,9 @@ class ProjectRepo:
 
         Returns:
             ``({path relative to the root: (mode, oid, size, mtime ns, ctime ns, inode)}, the index file's mtime in
-            ns)``, or None when the project is not in a work tree, has no commit, or git failed (logged).
+            ns, git's cache-tree)``, or None when the project is not in a work tree, has no commit, or git failed
+            (logged). The cache-tree is :attr:`~code_trajectory.git.index_file.IndexFile.trees` for the root and
+            the directories below it, relative to the root (``""`` the root); empty when the index is read by git.
         """
         if self.git_dir is None or self.work_tree is None:
             return None
@@ -275,9 +277,10 @@ class ProjectRepo:
         except OSError as exc:
             log.warning("cannot read the index of %s: %s", self.root, exc)
             return None
+        trees: dict[bytes, IndexTree] = {}
         try:
             found = read_index(self.git_dir / "index", oid_bytes=oid_bytes)
-            rows, mtime_ns = found.entries, found.mtime_ns
+            rows, mtime_ns, trees = found.entries, found.mtime_ns, found.trees
         except (OSError, IndexFormatError) as exc:
             log.info("reading the index of %s with git: %s", self.root, exc)
             try:
@@ -297,7 +300,10 @@ class ProjectRepo:
         cut = len(prefix)
         for path in staged.split(b"\0"):
             rows.pop(path, None)
-        return {os.fsdecode(path[cut:]): row for path, row in rows.items() if path.startswith(prefix)}, mtime_ns
+        top = prefix.rstrip(b"/")
+        return ({os.fsdecode(path[cut:]): row for path, row in rows.items() if path.startswith(prefix)}, mtime_ns,
+                {"" if path == top else os.fsdecode(path[cut:]): tree for path, tree in trees.items()
+                 if path == top or path.startswith(prefix)})
 
     def _project_output(self, args: list[str], env: dict[str, str], *,
                         running: subprocess.Popen[bytes] | None = None) -> bytes | None:

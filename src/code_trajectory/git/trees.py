@@ -8,7 +8,7 @@ what changed rather than to the size of the project.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from code_trajectory.git.shadow import MODE_TREE, ShadowRepo, TreeEntry
@@ -24,13 +24,30 @@ class _Delete:
 _DELETE = _Delete()
 
 
+@dataclass(frozen=True)
+class KnownTrees:
+    """Trees the repository holds already for some directories of a new tree (an import: git's cache-tree).
+
+    Attributes:
+        trees: directory (relative to the root, ``""`` the root) -> ``(files below it at any depth, its direct
+            subdirectories, the tree id)``: the directory's tree is that id exactly when it holds that many files
+            and subdirectories, every file being one the tree holds.
+        holds: ``holds(path, entry)``: True when the file at ``path`` with ``entry`` is the one the known trees hold
+            for that path (where they hold it).
+    """
+
+    trees: Mapping[str, tuple[int, int, str]]
+    holds: Callable[[str, TreeEntry], bool]
+
+
 @dataclass
 class _Node:
     reset: bool = False  # start from an empty tree instead of the base subtree
     children: dict[bytes, TreeEntry | _Delete | _Node] = field(default_factory=dict)
 
 
-def apply_changes(repo: ShadowRepo, base_tree: str | None, changes: Changes) -> str:
+def apply_changes(repo: ShadowRepo, base_tree: str | None, changes: Changes, *,
+                  known: KnownTrees | None = None) -> str:
     """Return the id of the tree ``base_tree`` with ``changes`` applied, in order.
 
     Args:
@@ -40,12 +57,15 @@ def apply_changes(repo: ShadowRepo, base_tree: str | None, changes: Changes) -> 
             applied in iteration order. Deleting a directory path removes its whole
             subtree; entries added under it afterwards start a fresh subtree (this is
             how a rescanned directory replaces its old content).
+        known: for a new tree (``base_tree`` None, no deletions): the directories whose tree the repository may
+            hold already; such a tree is taken, not written, when the directory's files prove it (see
+            :class:`KnownTrees`).
 
     Returns:
         The new root tree id (the empty tree's id when nothing is left).
     """
     if base_tree is None and all(entry is not None for entry in changes.values()):
-        return _build(repo, changes)  # an initial import: every directory is new
+        return _build(repo, changes, known)  # an initial import: every directory is new
     root = _Node()
     for path, entry in changes.items():
         parts = [os.fsencode(p) for p in path.split("/") if p]
@@ -66,15 +86,22 @@ def apply_changes(repo: ShadowRepo, base_tree: str | None, changes: Changes) -> 
     return _edit(repo, base_tree, root)
 
 
-def _build(repo: ShadowRepo, files: Mapping[str, TreeEntry | None]) -> str:
+def _build(repo: ShadowRepo, files: Mapping[str, TreeEntry | None], known: KnownTrees | None = None) -> str:
     """The tree of ``files`` alone (no base, no deletions): grouped by directory, written deepest first.
 
-    Half the cost of the general edit for an import of 100,000s of files (no node per path component)."""
+    Half the cost of the general edit for an import of 100,000s of files (no node per path component). A directory
+    of ``known`` whose files are all held by its known tree, with as many files below it and as many direct
+    subdirectories (each of them proven so) as that tree, is that tree: it is not written (an import of a git
+    project whose index is fresh: git's own trees, 25,000 of them at 500,000 files)."""
     fsencode = os.fsencode
     dirs: dict[str, dict[bytes, TreeEntry]] = {"": {}}
+    holds = known.holds if known is not None else None
+    foreign: set[str] = set()  # directories with a file the known trees do not hold
     for path, entry in files.items():
         assert entry is not None
         parent, _, name = path.strip("/").rpartition("/")
+        if holds is not None and not holds(path, entry):
+            foreign.add(parent)
         children = dirs.get(parent)
         if children is None:
             children = dirs[parent] = {}
@@ -86,12 +113,23 @@ def _build(repo: ShadowRepo, files: Mapping[str, TreeEntry | None]) -> str:
                 dirs[up] = {}
         if name:
             children[fsencode(name)] = entry
+    below: dict[str, int] = {}  # files below each directory, at any depth
+    proven: dict[str, int] = {}  # direct subdirectories whose tree is the known one
+    oid = ""  # the root's, once the loop ends (the root is always there, and last)
     for directory in sorted(dirs, key=lambda d: d.count("/") + 1 if d else 0, reverse=True):
-        oid = repo.write_tree(dirs[directory])
+        children = dirs[directory]
+        subdirs = sum(1 for entry in children.values() if entry.mode == MODE_TREE)
+        count = below.get(directory, 0) + len(children) - subdirs
+        tree = known.trees.get(directory) if known is not None and directory not in foreign else None
+        same = tree is not None and tree[:2] == (count, subdirs) and proven.get(directory, 0) == subdirs
+        oid = tree[2] if same and tree is not None else repo.write_tree(children)
         if directory:
             parent, _, name = directory.rpartition("/")
             dirs[parent][fsencode(name)] = TreeEntry(MODE_TREE, oid)
-    return repo.write_tree(dirs[""])
+            below[parent] = below.get(parent, 0) + count
+            if same:
+                proven[parent] = proven.get(parent, 0) + 1
+    return oid
 
 
 def _edit(repo: ShadowRepo, tree: str | None, node: _Node) -> str:

@@ -8,12 +8,13 @@ paths are git's). Otherwise the message is a restore's or an ordinary snapshot's
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from code_trajectory.core.text import format_size
 from code_trajectory.git import diffs, messages
-from code_trajectory.git.messages import FileChange
+from code_trajectory.git.messages import AddedFiles, FileChange
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.reflog import GitOperation
 from code_trajectory.git.shadow import ShadowRepo
@@ -39,7 +40,7 @@ class Snapshot:
     branch: str
     kind: str
     subject: str
-    changes: list[FileChange]
+    changes: Sequence[FileChange]
     elapsed_ms: float
 
 
@@ -50,20 +51,22 @@ class Composed:
     parent: str | None
     kind: str
     message: str
-    changes: list[FileChange]
+    changes: Sequence[FileChange]
 
 
-def mark_oversize(changes: list[FileChange], oversize: dict[str, int]) -> list[FileChange]:
+def mark_oversize(changes: Sequence[FileChange], oversize: dict[str, int]) -> Sequence[FileChange]:
     """``changes`` with files over the size cap (path -> bytes) noted ``not stored: <size>``."""
     if not oversize:
         return changes
+    if isinstance(changes, AddedFiles):
+        return changes.with_notes({path: f"not stored: {format_size(size)}" for path, size in oversize.items()})
     return [FileChange(c.status, c.path, c.old_path, c.added, c.deleted, c.old_oid, c.new_oid, c.counted,
                        f"not stored: {format_size(oversize[c.path])}") if c.path in oversize else c
             for c in changes]
 
 
 def compose(repo: ShadowRepo, project: ProjectRepo, *, tree: str, parent: str | None, parent_tree: str | None,
-            changes: list[FileChange], kind: str, branch: str, now: datetime, intent: str | None,
+            changes: Sequence[FileChange], kind: str, branch: str, now: datetime, intent: str | None,
             operation: GitOperation | None, note: str | None = None, origin: str | None = None,
             restored_from: tuple[str, str] | None = None, unrecorded: bool = False) -> Composed:
     """Decide what the snapshot of ``tree`` (after ``parent``) says.

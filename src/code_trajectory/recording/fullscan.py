@@ -15,12 +15,13 @@ import dataclasses
 import logging
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from code_trajectory.git import trees
+from code_trajectory.git.messages import AddedFiles
 from code_trajectory.git.shadow import ShadowRepo, TreeEntry
 from code_trajectory.recording import gitvouch, secretfiles
 from code_trajectory.recording.blobs import write_blobs
@@ -45,6 +46,10 @@ class Seed(Protocol):
         """``{path: blob id}`` for the scan's ``files`` whose blob is known (present in the shadow repository)."""
         ...
 
+    def trees(self) -> Mapping[str, tuple[int, int, str]]:
+        """Directories whose tree the repository holds already, with their counts (:class:`.trees.KnownTrees`)."""
+        ...
+
     def written(self) -> gitvouch.Written | None:
         """A stat index holding the known files' facts, for :func:`.gitvouch.refresh` to adopt (else removed)."""
         ...
@@ -58,14 +63,15 @@ class FullScan:
         tree: the tree of the work tree (its objects written).
         base: the tree it was compared with (None: nothing recorded yet).
         oversize: files over the size cap (path relative to the root -> size in bytes), stored as a size note.
-        imported: every entry, sorted by path, when there was no base (an initial import), else None.
+        imported: every file added, sorted by path, when there was no base (an initial import), else None; its
+            :class:`~code_trajectory.git.messages.FileChange` objects are made only as they are read.
         files: how many files the scan found.
     """
 
     tree: str
     base: str | None
     oversize: dict[str, int]
-    imported: list[tuple[str, TreeEntry]] | None
+    imported: AddedFiles | None
     files: int
 
 
@@ -143,7 +149,11 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
         hashed = [(by_rel[rel], e.oid) for rel, e in entries.items() if e is not None] + reused
         if progress:
             progress("write", 0, len(changes))
-        tree = trees.apply_changes(repo, base, changes) if changes or base is None else base
+        # a directory holding exactly the index's files (each taken from the index: its blob id, and a mode equal
+        # to the index's, see index_seed) is the index's tree: git's own, not written again
+        known = (trees.KnownTrees(seed.trees(), lambda path, entry: seeded.get(path) == entry.oid)
+                 if seed is not None and base is None and seeded else None)
+        tree = trees.apply_changes(repo, base, changes, known=known) if changes or base is None else base
     vouched.update(info.rel for info, _oid in hashed if info.mtime_ns + RACY_MARGIN_NS <= scan_started_ns)
     removed = [rel for rel in rows if rel not in files or entries.get(rel, True) is None]
     listings = _with_stats(result, files, vouched)
@@ -156,8 +166,29 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
     if seed_index is not None:
         seed_index.path.unlink(missing_ok=True)  # not adopted (an adopted one was renamed)
     secretfiles.save_scan(repo.state_dir, policy.denied(), contents)
-    imported = sorted((p, e) for p, e in changes.items() if e is not None) if base is None else None
+    # the paths sorted, not (path, entry) pairs: 500,000 of them in 0.2 s instead of 1.4 s
+    imported = (AddedFiles(sorted(p for p, e in changes.items() if e is not None), _OidsOf(changes))
+                if base is None else None)
     return FullScan(tree, base, oversize, imported, result.count())
+
+
+class _OidsOf(Mapping[str, str]):
+    """The blob ids of a scan's changes, read from them (no copy of 500,000 entries)."""
+
+    def __init__(self, changes: Mapping[str, TreeEntry | None]) -> None:
+        self._changes = changes
+
+    def __getitem__(self, path: str) -> str:
+        entry = self._changes[path]
+        if entry is None:
+            raise KeyError(path)
+        return entry.oid
+
+    def __iter__(self) -> Iterator[str]:
+        return (path for path, entry in self._changes.items() if entry is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for entry in self._changes.values() if entry is not None)
 
 
 def _with_clean_files(root: Path, result: ScanResult, rows: Mapping[str, Row]) -> dict[str, FileInfo]:

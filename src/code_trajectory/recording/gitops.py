@@ -10,13 +10,15 @@ puts back is unstaged by nature, so every change of its window is the stash's.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from code_trajectory.git import trees
 from code_trajectory.git.messages import FileChange
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.shadow import ZERO_OID, ShadowRepo, TreeEntry
 
 
-def operation_paths(project: ProjectRepo, changes: list[FileChange]) -> set[str]:
+def operation_paths(project: ProjectRepo, changes: Sequence[FileChange]) -> set[str]:
     """The paths of ``changes`` that the project's git put there (their content equals the index entry).
 
     A deleted path counts when the index no longer has it either; a rename counts when both its sides do.

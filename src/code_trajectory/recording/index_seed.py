@@ -38,7 +38,8 @@ the trees, not a Python ``lstat`` per file): git is asked, as ``git status`` is;
 the file, before the index was written, escapes both, as it escapes git itself when built without ``USE_NSEC``). :class:`IndexSeed` starts on a
 thread and does what needs no ``lstat``, mostly in git processes on another core: the index file read in one pass
 (:mod:`code_trajectory.git.index_file`), the staged paths (``git diff-index --cached``), the attribute check, the
-packs linked, the sizes and types of all the index's blobs (one ``git cat-file --batch-check --buffer``); then the
+packs linked, the sizes and types of all the index's blobs (one ``git cat-file --batch-check --buffer``,
+compared as a whole with the answer expected when all are present); then the
 candidates are written to a private index (:func:`~code_trajectory.git.stat_index.write_stat_index`: the project's
 index is never used as is, so none of its flags, extensions or its fsmonitor count) and ``git diff-files`` compares
 them with the work tree in C, on threads (:class:`~code_trajectory.git.stat_index.StatVerdict`: the shadow's own
@@ -49,6 +50,18 @@ seconds (without ``USE_NSEC``, as this machine's git is built), so an entry whos
 second the index was written, or later, is left out of the private index (git's racy-clean rule, counted in
 seconds), exactly as ``git status`` would trust or check it. Candidates git does not vouch for (changed, or git
 could not be asked) are compared after the walk with the walk's ``lstat``, in nanoseconds (see above).
+
+Trees: git's cache-tree (the index's ``TREE`` extension: per directory, the tree id of the index's entries below it
+and how many there are, :attr:`~code_trajectory.git.index_file.IndexFile.trees`) names the trees git wrote at its
+last commit or ``write-tree``. A directory of the import whose every file (at any depth) was taken from the index
+by the rules above (the index's blob id; its mode is the index's, which both ``git diff-files`` and the comparison
+above check), with as many files below it and as many direct subdirectories as the cache-tree counts, holds
+exactly the index's entries there, so its tree is that id (:class:`~code_trajectory.git.trees.KnownTrees`): not
+written again (at 500,000 files, 25,000 trees). Any other content (an untracked or changed file, a symlink or a
+submodule, which the index holds apart, a tracked file our policy leaves out) changes a count or is not taken from
+the index, and the directory's tree is written from its files. The tree is trusted as git trusts it when it
+commits (the same trust as the index's blob ids above); it must be in the shadow repository (linked with the
+packs, or as a loose object) and be a tree (one ``git cat-file --batch-check``), else the directory is written.
 """
 
 from __future__ import annotations
@@ -57,11 +70,12 @@ import logging
 import os
 import threading
 from collections.abc import Mapping
+from itertools import compress
 from pathlib import Path
 
 from code_trajectory.core.bounded_read import PATTERN_FILE_LIMIT, read_bounded
 from code_trajectory.git import shared_objects
-from code_trajectory.git.index_file import IndexRow
+from code_trajectory.git.index_file import IndexRow, IndexTree
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.shadow import EMPTY_TREE_OID, MODE_EXECUTABLE, MODE_FILE, ShadowRepo
 from code_trajectory.git.stat_index import IndexEntry, StatVerdict, write_stat_index
@@ -110,6 +124,8 @@ class IndexSeed:
         self._candidates: dict[str, IndexRow] = {}
         self._vouched: dict[str, FileInfo] = {}
         self._oids: dict[str, str] = {}
+        self._held: dict[str, IndexEntry] = {}  # what the private index holds for each vouched file
+        self._trees: dict[str, IndexTree] = {}
         self._index_mtime_ns = 0
         self._thread = threading.Thread(target=self._prepare_logged, name="trajectory-index-seed", daemon=True)
         self._thread.start()
@@ -121,6 +137,14 @@ class IndexSeed:
         self._thread.join()
         return self._vouched
 
+    def trees(self) -> Mapping[str, IndexTree]:
+        """Wait for the thread; return git's cache-tree of the project's index (directory relative to the project
+        root, ``""`` the root -> ``(entries below it, direct subdirectories, tree id)``), the trees present in
+        ``repo`` only: a directory whose every file is taken from the index (same blob id and mode), as many as
+        the index has below it, is that tree (:class:`~code_trajectory.git.trees.KnownTrees`)."""
+        self._thread.join()
+        return self._trees
+
     def written(self) -> gitvouch.Written | None:
         """The private index git vouched on, kept for :func:`.gitvouch.refresh` to adopt (the caller removes its
         file when it does not); None when there is none."""
@@ -128,11 +152,9 @@ class IndexSeed:
         return self._written
 
     def _holds(self, entry: IndexEntry) -> bool:
-        """True when the private index holds ``entry`` (a file git vouched for, with these very facts)."""
-        rel, mode, oid, size, mtime_ns, ctime_ns, ino = entry
-        info = self._vouched.get(rel)
-        return (info is not None and self._oids.get(rel) == oid
-                and (info.mode, info.size, info.mtime_ns, info.ctime_ns, info.ino) == (mode, size, mtime_ns, ctime_ns, ino))
+        """True when the private index holds ``entry`` (a file git vouched for, with these very facts): one
+        comparison of tuples, 500,000 times at an import."""
+        return self._held.get(entry[0]) == entry
 
     def __call__(self, files: Mapping[str, FileInfo]) -> dict[str, str]:
         self._thread.join()
@@ -146,8 +168,8 @@ class IndexSeed:
                 continue
             seeded[path] = oid
         if candidates or seeded:
-            log.info("initial import: %d of %d files taken from the project's index (%d of them vouched for by git)",
-                     sum(1 for path in files if path in seeded), len(files), len(self._vouched))
+            log.info("initial import: blob ids of %d files known from the project's index (%d of them vouched for by"
+                     " git), %d files scanned", len(seeded), len(self._vouched), len(files))
         return seeded
 
     def _prepare_logged(self) -> None:
@@ -155,7 +177,7 @@ class IndexSeed:
             self._prepare()
         except Exception as exc:  # noqa: BLE001 - an optimisation: without it every file is hashed
             log.warning("not reusing the project's index for the import: %s", exc)
-            self._candidates, self._vouched, self._oids = {}, {}, {}
+            self._candidates, self._vouched, self._oids, self._held, self._trees = {}, {}, {}, {}, {}
 
     def _prepare(self) -> None:
         """Fill :attr:`_candidates`: the index's regular files whose blob is in the shadow repository with the
@@ -168,7 +190,7 @@ class IndexSeed:
         found = project.index_with_stat(oid_bytes=oid_length // 2)
         if not found:
             return
-        rows, self._index_mtime_ns = found
+        rows, self._index_mtime_ns, trees = found
         candidates = {path: row for path, row in rows.items()
                       if row[0] in _REGULAR and len(row[1]) == oid_length and row[2] <= self._max}
         if candidates and _filters_possible(project, root=project.root, paths=candidates):
@@ -182,13 +204,17 @@ class IndexSeed:
         packs = shared_objects.link_packs(objects, repo.git_dir / "objects")
         loose = shared_objects.link_loose_objects(objects, repo.git_dir / "objects",
                                                   (row[1] for row in candidates.values()))
+        trees = {path: tree for path, tree in trees.items() if len(tree[2]) == oid_length}
+        loose += shared_objects.link_loose_objects(objects, repo.git_dir / "objects",
+                                                   (tree[2] for tree in trees.values()))
         asked = self._ask_git(candidates)  # git lstats on its threads while cat-file answers
         try:
-            sizes = shared_objects.object_sizes(repo.git, (row[1] for row in candidates.values()))
-            self._candidates = {path: row for path, row in candidates.items()
-                                if sizes.get(row[1]) == ("blob", row[2])}
-            log.info("initial import: %d files of the project's index usable (%d packs, %d loose objects linked)",
-                     len(self._candidates), packs, loose)
+            present = shared_objects.blobs_of_size(repo.git, [(row[1], row[2]) for row in candidates.values()])
+            self._candidates = dict(compress(candidates.items(), present))
+            self._trees = dict(compress(trees.items(), shared_objects.trees_present(
+                repo.git, [tree[2] for tree in trees.values()])))
+            log.info("initial import: %d files and %d directories of the project's index usable (%d packs, %d loose"
+                     " objects linked)", len(self._candidates), len(self._trees), packs, loose)
             if asked is not None:
                 self._hear_git(*asked)
         finally:
@@ -231,12 +257,13 @@ class IndexSeed:
         dirty = verdict.dirty()
         if dirty is None:
             return
-        vouched, oids = self._vouched, self._oids
+        vouched, oids, held = self._vouched, self._oids, self._held
         for path in settled:
             if path not in dirty and path in candidates and (tracked is None or path in tracked):
                 mode, oid, size, mtime_ns, ctime_ns, ino = candidates.pop(path)
                 vouched[path] = FileInfo(path, mode, size, mtime_ns, ctime_ns, ino)
                 oids[path] = oid
+                held[path] = (path, mode, oid, size, mtime_ns, ctime_ns, ino)  # as written to the private index
         log.info("initial import: git vouches for %d files of the project's index (%d changed)", len(vouched),
                  len(dirty))
         if self._stat_cache is not None:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.core.memory import release_free_memory
 from code_trajectory.git import messages
+from code_trajectory.git.messages import AddedFiles
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.shadow import ShadowRepo, TreeEntry
 from code_trajectory.recording import catchup
@@ -72,7 +73,7 @@ class _Recorder(Protocol):
 
     def _commit(self, tree: str, *, kind: str, note: str | None, oversize: dict[str, int],
                 started: float, expected: int | None = None,
-                imported: list[tuple[str, TreeEntry]] | None = None,
+                imported: AddedFiles | None = None,
                 restored_from: tuple[str, str] | None = None, origin: str | None = None,
                 with_intent: bool = True, unrecorded: bool = False,
                 unrecorded_operation: GitOperation | None = None) -> Snapshot | None: ...

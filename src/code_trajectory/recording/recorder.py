@@ -29,7 +29,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -39,7 +39,7 @@ from code_trajectory.core.bounded_read import read_bounded
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.core.errors import LockContentionError, StorageError
 from code_trajectory.git import diffs, health, messages, trees
-from code_trajectory.git.messages import FileChange
+from code_trajectory.git.messages import AddedFiles, FileChange
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.reflog import GitOperation, ReflogCursor
 from code_trajectory.git.shadow import ShadowRepo, TreeEntry, shadow_ref
@@ -429,7 +429,7 @@ class Recorder(ReconcileMixin, RecoveryMixin):
 
     def _commit(self, tree: str, *, kind: str, note: str | None, oversize: dict[str, int],
                 started: float, expected: int | None = None,
-                imported: list[tuple[str, TreeEntry]] | None = None,
+                imported: AddedFiles | None = None,
                 restored_from: tuple[str, str] | None = None, origin: str | None = None,
                 with_intent: bool = True, unrecorded: bool = False,
                 unrecorded_operation: GitOperation | None = None) -> Snapshot | None:
@@ -448,9 +448,10 @@ class Recorder(ReconcileMixin, RecoveryMixin):
                 self._last_tree = tree
                 if tree == parent_tree:
                     return None
+                changes: Sequence[FileChange]
                 if parent_tree is None and imported is not None:
                     # the first snapshot: every file is new; listing them needs no diff of 100,000 paths
-                    changes = [FileChange("A", path, new_oid=entry.oid) for path, entry in imported]
+                    changes = imported
                 else:
                     changes = diffs.tree_changes(self.repo, parent_tree, tree, expected=expected)
                 changes = mark_oversize(changes, oversize)
