@@ -59,3 +59,20 @@ def test_a_scan_child_that_fails_leaves_the_scan_to_this_process(project: Path, 
         assert scans == {"here": 2, "child": 1}
         assert snap is not None and recorded(project, snap.ref, "src/app.py") == "def main():\n    return 3"
         assert "the scan process failed" in caplog.text and "scanning in this process" in caplog.text
+
+
+def test_a_scan_child_opens_the_shadow_repository_without_the_start_up_steps(project: Path, scans) -> None:
+    """The child runs under a live recorder: it must not clear leftovers nor move a repository its health check
+    dislikes aside (``Recorder.open(attach=True)``); a scan still records."""
+    with watching(project, debounce=30) as session:
+        assert session.wait_started(30)
+        git_dir = project / ".trajectory"
+        broken = git_dir / "refs" / "heads" / "shadow" / "zz-broken"
+        broken.write_text("not an object id\n")  # what the start-up health check calls damaged
+        write(project, "src/app.py", "def main():\n    return 4\n")
+        snap = session.recorder.checkpoint("scanned beside a broken ref")
+        assert scans["child"] == 1 and snap is not None
+        assert broken.read_text() == "not an object id\n"  # not moved aside under the running recorder
+        assert not [p for p in project.iterdir() if p.name.startswith(".trajectory") and p.name != ".trajectory"]
+        broken.unlink()
+        assert recorded(project, snap.ref, "src/app.py") == "def main():\n    return 4"

@@ -65,6 +65,22 @@ def open_shadow_repository(root: Path, *, create: bool = True,
     return repo, notices
 
 
+def attach_shadow_repository(root: Path) -> ShadowRepo:
+    """The shadow repository of ``root`` as a helper process of the recorder that opened it sees it (a scan child,
+    :mod:`.scanchild`): vetted as every opening is (:class:`~code_trajectory.git.shadow.ShadowRepo`), but none of
+    the start-up steps of :func:`open_shadow_repository` (clearing leftovers, the health check that may move a
+    damaged repository aside, the project's exclude file): the running recorder did them, and they must not run
+    under it.
+
+    Raises:
+        ProjectError: ``root`` has no shadow repository.
+    """
+    repo = ShadowRepo(root)
+    if not repo.exists():
+        raise ProjectError(f"nothing is recorded for {root} (it has no .trajectory/)")
+    return repo
+
+
 def protect_history(repo: ShadowRepo, project: ProjectRepo) -> str | None:
     """Keep ``repo`` safe from the project's ``git clean -fdx``/``git stash --all`` (see
     :func:`code_trajectory.git.nested.protect`); None when done, else what the user must hear."""

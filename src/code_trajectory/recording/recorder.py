@@ -49,7 +49,7 @@ from code_trajectory.recording.commit_message import Snapshot, compose, mark_ove
 from code_trajectory.recording.handoff import Pinned
 from code_trajectory.recording.ignore import RecordingPolicy, SubtreePolicy
 from code_trajectory.recording.intent import IntentStore
-from code_trajectory.recording.opening import open_shadow_repository
+from code_trajectory.recording.opening import attach_shadow_repository, open_shadow_repository
 from code_trajectory.recording.reconcile import ReconcileMixin
 from code_trajectory.recording.recovery import RecoveryMixin, shadow_identity
 from code_trajectory.recording.statcache import StatCache
@@ -115,8 +115,12 @@ class Recorder(ReconcileMixin, RecoveryMixin):
         return filelock.FileLock(str(self.repo.git_dir / "write.lock"), timeout=WRITE_LOCK_TIMEOUT, thread_local=False)
 
     @classmethod
-    def open(cls, root: Path, settings: TrajectorySettings, *, create: bool = True) -> Recorder:
+    def open(cls, root: Path, settings: TrajectorySettings, *, create: bool = True,
+             attach: bool = False) -> Recorder:
         """Open (creating if needed and ``create``) the shadow repository of ``root`` and return its recorder.
+
+        ``attach``: open it as a helper process of the recorder that opened it (a scan child): no start-up steps
+        (:func:`~code_trajectory.recording.opening.attach_shadow_repository`).
 
         Raises:
             ProjectError: ``root`` must not be recorded (see :func:`code_trajectory.project.check_recordable`),
@@ -124,7 +128,8 @@ class Recorder(ReconcileMixin, RecoveryMixin):
             StorageError, GitError: the shadow repository cannot be created.
         """
         project = ProjectRepo.discover(root)
-        repo, notices = open_shadow_repository(root, create=create, project=project)
+        repo, notices = ((attach_shadow_repository(root), []) if attach else
+                         open_shadow_repository(root, create=create, project=project))
         repo.max_object_bytes = max(repo.max_object_bytes, settings.max_file_bytes)  # what it records, it reads
         policy = RecordingPolicy(root, deny_patterns=settings.all_deny_patterns, project=project,
                                  info_exclude=project.info_exclude, global_excludes=project.global_excludes())

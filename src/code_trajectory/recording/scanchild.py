@@ -112,7 +112,7 @@ def main(argv: list[str]) -> int:
     configure_logging()
     root = Path(argv[0])
     try:
-        recorder = Recorder.open(root, TrajectorySettings.load(root), create=False)
+        recorder = Recorder.open(root, TrajectorySettings.load(root), create=False, attach=True)
         try:
             found = recorder.scan_here(None)
         finally:
