@@ -135,3 +135,16 @@ def test_a_symbols_diff_removes_and_adds_the_lines_git_log_L_does(project: Path,
     theirs = sorted(line for line in git(plain, "log", "-1", "-L:pipeline:src/flow.py", "--format=").split("\n")
                     if line[:1] in ("+", "-") and not line.startswith(("---", "+++")))
     assert ours == theirs and "-    step_g = run('g')" in ours, newest
+
+
+def test_a_symbol_moved_in_its_file_shows_what_changed_in_it_not_its_body_twice(project: Path) -> None:
+    """git's alignment removes a function moved below another and adds it whole; the symbol's own lines, diffed
+    alone, say the one line that changed in it (the move is the heading's lines)."""
+    body = "def tune(x):\n" + "".join(f"    x = x * {i} + {i}\n" for i in range(2, 8)) + "    return x\n"
+    other = "def other(y):\n" + "".join(f"    y = y - {i}\n" for i in range(12)) + "    return y\n"
+    recorded(project, "src/move.py", [f"{body}\n\n{other}", f"{other}\n\n{body.replace('x * 5 + 5', 'x * 5 - 5')}"],
+             ["Move tune below other"])
+    newest = sections(cli_stdout(project, "symbol", "src/move.py", "tune"))[-1]
+    changed = [line for line in newest.split("\n") if line[:1] in ("+", "-")]
+    assert changed == ["-    x = x * 5 + 5", "+    x = x * 5 - 5"], newest
+

@@ -31,7 +31,8 @@ def _blocks(repo: ShadowRepo, old_oid: str, new_oid: str) -> list[tuple[int, int
     """git's changed blocks between two blobs, ``(old_start, old_count, new_start, new_count)`` as ``git diff -U0``
     writes them (a count of 0 places the block after its start line); None when git cannot diff them."""
     try:
-        out = repo.git.text(["diff", "-U0", "--no-color", "--end-of-options", old_oid, new_oid])
+        # --text: git prints no hunk for blobs it calls binary (the symbol parser skips those by the same rule)
+        out = repo.git.text(["diff", "-U0", "--no-color", "--text", "--end-of-options", old_oid, new_oid])
     except TrajectoryError:
         return None
     return [(int(m[1]), 1 if m[2] is None else int(m[2]), int(m[3]), 1 if m[4] is None else int(m[4]))
@@ -123,13 +124,19 @@ def range_diff(repo: ShadowRepo, old_oid: str, new_oid: str, old_lines: list[str
 
     Returns:
         Hunk header and body lines (``@@ -41,3 +41,4 @@``, ``-old``, ``+new``, `` same``) with the file's line
-        numbers; empty when nothing in the ranges changed. Where git cannot diff the blobs, the ranges are diffed
-        alone (``difflib``), shifted to the file's line numbers.
+        numbers; empty when nothing in the ranges changed. Where git cannot diff the blobs, or its alignment keeps
+        no line of the range in place (the symbol moved within the file: git shows it removed and added whole), the
+        ranges are diffed alone (``difflib``), shifted to the file's line numbers: what changed in the symbol, not
+        its whole body twice.
     """
     blocks = _blocks(repo, old_oid, new_oid) if old_range and new_range else None  # one side empty: all +, all -
     if blocks is None:
         return _alone(old_lines, new_lines, old_range, new_range, context)
     ops = _in_range(_aligned(blocks, len(old_lines), len(new_lines)), old_range, new_range)
+    if not any(kind == " " for kind, _, _ in ops):
+        # no line of the range kept where it was: the symbol moved in the file (git removes it and adds it whole),
+        # or git saw no change where its lines differ; its own lines, diffed alone, say what changed in it
+        return _alone(old_lines, new_lines, old_range, new_range, context)
     return _hunks(ops, old_lines, new_lines, context, old_range.start - 1, new_range.start - 1)
 
 
