@@ -132,3 +132,24 @@ def test_a_damaged_cache_tree_gives_no_trees(tmp_path: Path) -> None:
     index.write_bytes(bytes(data) + hashlib.sha1(bytes(data)).digest())
     found = read_index(index)
     assert found.trees == {} and found.entries == ls_files_debug(root)
+
+
+def test_a_planted_deep_cache_tree_is_refused_within_its_bounds(tmp_path: Path) -> None:
+    """A chain of nested one-letter directories (a few bytes each in the extension, their paths growing with the
+    square of the depth) is refused past PATH_MAX: no trees, the entries intact."""
+    import struct
+
+    root = a_repo(tmp_path / "r")
+    git(root, "write-tree")
+    entries = ls_files_debug(root)
+    index = root / ".git" / "index"
+    data = bytearray(index.read_bytes()[:-20])
+    at = data.index(b"TREE")
+    (size,) = struct.unpack_from(">I", data, at + 4)
+    oid = bytes(20)  # valid nodes (with a tree id) would each be kept under its whole path
+    depth = 3000  # paths up to 5,999 bytes; at 100,000 the old parser took 19 s
+    planted = b"\0" + b"1 1\n" + oid + (b"a\0" + b"1 1\n" + oid) * (depth - 1) + b"a\0" + b"1 0\n" + oid
+    data[at:at + 8 + size] = b"TREE" + struct.pack(">I", len(planted)) + planted
+    index.write_bytes(bytes(data) + hashlib.sha1(bytes(data)).digest())
+    found = read_index(index)
+    assert found.trees == {} and found.entries == entries  # (git itself refuses this index)

@@ -170,12 +170,21 @@ def _extensions(data: bytes, pos: int, end: int, oid_bytes: int) -> dict[bytes, 
     return trees
 
 
+#: The longest directory path a cache-tree node may name, bytes (Linux's ``PATH_MAX``); and the bytes of all its
+#: directory paths together (a real 500,000-file tree in 25,000 directories names ~1 MiB). Past either, the
+#: cache-tree is not used (every tree is written instead).
+MAX_TREE_PATH = 4096
+MAX_TREE_NAMES_BYTES = 64 << 20
+
+
 def _cache_tree(data: bytes, oid_bytes: int, trees: dict[bytes, IndexTree]) -> None:
     """Parse git's cache-tree (gitformat-index(5), ``cache-tree.c`` ``read_one``) into ``trees``: each node is its
     name (``NUL``-ended; empty for the top), ``<entries> <subtrees>\\n`` in ASCII, the tree id when entries is not
     -1 (an invalid node), then its subtrees, depth first. ValueError when it does not parse."""
     stack: list[tuple[bytes, int]] = []  # (directory, subtrees of it still to read)
     pos, find, top = 0, data.find, True
+    named = 0  # bytes of the directory names kept: bounded, since a chain of nested one-letter names in a small
+    # planted extension would make the names' total length grow with the square of its depth
     while True:
         nul = find(b"\0", pos)
         newline = find(b"\n", nul)
@@ -195,6 +204,9 @@ def _cache_tree(data: bytes, oid_bytes: int, trees: dict[bytes, IndexTree]) -> N
             if b"/" in name or name in (b"", b".", b".."):
                 raise ValueError("a damaged cache-tree")
             directory = parent + b"/" + name if parent else name
+            named += len(directory)
+            if len(directory) > MAX_TREE_PATH or named > MAX_TREE_NAMES_BYTES:
+                raise ValueError("a cache-tree past its bounds")
         if subtrees < 0 or (count >= 0 and pos + oid_bytes > len(data)):
             raise ValueError("a damaged cache-tree")
         if count >= 0:
