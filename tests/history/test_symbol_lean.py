@@ -148,3 +148,14 @@ def test_a_symbol_moved_in_its_file_shows_what_changed_in_it_not_its_body_twice(
     changed = [line for line in newest.split("\n") if line[:1] in ("+", "-")]
     assert changed == ["-    x = x * 5 + 5", "+    x = x * 5 - 5"], newest
 
+
+
+def test_a_file_as_recording_began_is_one_line_in_its_trajectory(project: Path) -> None:
+    """A file in the history's first snapshot (here a first ``checkpoint``, not an import) is a baseline: its size
+    in one line, not every line as added; a later change shows its lines."""
+    body = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(30))
+    recorded(project, "src/many.py", [body, body.replace("return x + 7\n", "return x - 7\n")], ["Subtract seven"])
+    out = cli_stdout(project, "file", "src/many.py")
+    first, newest = sections(out)
+    assert "The file as recording began: 120 lines" in first and "+def f3(x):" not in out
+    assert "-    return x + 7\n+    return x - 7" in newest
