@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,10 @@ def test_search_finds_when_a_line_appeared_and_went(session: ProjectSession) -> 
     assert hits[0][3] == "`src/flags.py`: -DEBUG = False"  # rows: time, id, why, lines as shown
     assert hits[1][3] == "`src/flags.py`: +DEBUG = False"
     assert "`src/flags.py`: -DEBUG = False" in found and found.index("-DEBUG") < found.index("+DEBUG")
+    # each heading says why (no recorder prefix), the day once: the second heading starts with the time alone
+    headings = [line for line in str(found).split("\n") if line.startswith("## ")]
+    assert "[AUTO-TRJ]" not in str(found) and re.match(r"## \d{4}-\d\d-\d\d \d\d:", headings[0])
+    assert all(re.match(r"## \d\d:\d\d:\d\d · ", h) for h in headings[1:]) or len({h[3:13] for h in headings}) > 1
     regex = service.search_trajectory(session, r"RETRIES = \d", regex=True, path="src")
     assert [h[3] for h in regex.data["hits"]] == ["`src/flags.py`: +RETRIES = 3"]
     assert service.search_trajectory(session, "DEBUG", since="1 hour ago").data["hits"]

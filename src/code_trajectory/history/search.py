@@ -16,7 +16,7 @@ from code_trajectory.core.answer import Answer, message, sections, short, shown,
 from code_trajectory.core.errors import GitError, InvalidArgumentError
 from code_trajectory.git import log, messages, search_index
 from code_trajectory.git.shadow import ShadowRepo
-from code_trajectory.history.headings import label
+from code_trajectory.history.headings import why
 from code_trajectory.history.narrative import fit, fmt_time
 
 #: Matching lines shown per snapshot.
@@ -121,20 +121,30 @@ def _shown_lines(lines: list[str]) -> list[str]:
     return [text + (f" (x{n})" if n > 1 else "") for text, n in counts.items()]
 
 
+def reason(record: log.CommitRecord) -> str:
+    """Why a hit's snapshot was taken, as its heading says it: :func:`~code_trajectory.history.headings.why` (the
+    intent, the checkpoint's name, the git operation), without the recorder's own ``[AUTO-TRJ]`` prefix; a
+    consolidation's first line."""
+    return record.subject if record.is_consolidation else why(record)
+
+
 def render(query: str, branch: str, hits: list[Hit], budget_tokens: int, *, regex: bool) -> Answer:
     """Markdown of the hits, newest first, within the budget.
 
-    Each hit is one heading (time, snapshot id, why: :func:`reason`) and per file the matching ``+``/``-`` lines,
+    Each hit is one heading (time, its day said once; snapshot id; why: :func:`reason`) and per file the matching ``+``/``-`` lines,
     indentation stripped and each said once; nothing else (no diff headers, no context lines): ``git log -p -S``
     shows the same facts in five to ten times the tokens (``bench/answers.py``).
     """
     what = f"regex `{query}`" if regex else f"`{query}`"
     if not hits:
         return message(f"# Search for {what} (shadow branch `{branch}`)\n\nNo snapshot added or removed it.")
-    out = [f"# Search for {what} on `{branch}`: {len(hits)} snapshot(s), newest first (+ added, - removed)"]
+    out = [f"# {what} on `{branch}`: {len(hits)} snapshot(s) added or removed it, newest first"]
+    previous_day = None
     for hit in hits:
         record = hit.record
-        block = [f"## {fmt_time(record.time)} · `{record.oid[:12]}` · {label(record)}"]
+        day, clock = fmt_time(record.time).split(" ", 1)  # a day is said at its first heading only
+        block = [f"## {clock if day == previous_day else day + ' ' + clock} · `{record.oid[:12]}` · {reason(record)}"]
+        previous_day = day
         for path, lines in hit.lines.items():
             shown = _shown_lines(lines)
             if len(shown) == 1:
@@ -153,7 +163,7 @@ def search_data(text: str, query: str, regex: bool, branch: str, hits: list[Hit]
     time, id and why as the heading says them, and the hit's lines as the text shows them (per file its path in
     backquotes, then the added ``+`` and removed ``-`` lines). As lean as the text (the row's columns are fixed
     here, not repeated in every answer)."""
-    entries = shown(text, [{"id": short(h.record.oid), "t": when(h.record.time), "msg": label(h.record)}
+    entries = shown(text, [{"id": short(h.record.oid), "t": when(h.record.time), "msg": reason(h.record)}
                            for h in hits])
     rows = []
     for entry, part in zip(entries, sections(text, [f"`{e['id']}`" for e in entries])):  # a budget cut shows fewer
