@@ -138,7 +138,9 @@ def render(query: str, branch: str, hits: list[Hit], budget_tokens: int, *, rege
     what = f"regex `{query}`" if regex else f"`{query}`"
     if not hits:
         return message(f"# Search for {what} (shadow branch `{branch}`)\n\nNo snapshot added or removed it.")
-    out = [f"# {what} on `{branch}`: {len(hits)} snapshot(s) added or removed it, newest first"]
+    count = len(hits)
+    out = [f"# {what} on `{branch}`: " + ("1 snapshot added or removed it" if count == 1 else
+                                         f"{count} snapshots added or removed it, newest first")]
     previous_day = None
     for hit in hits:
         record = hit.record
