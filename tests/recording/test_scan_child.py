@@ -23,9 +23,9 @@ def scans(monkeypatch) -> dict[str, int]:
         counted["here"] += 1
         return in_process(*args, **kwargs)
 
-    def child(root: Path):
+    def child(root: Path, settings):
         counted["child"] += 1
-        return in_child(root)
+        return in_child(root, settings)
 
     monkeypatch.setattr(reconcile, "full_scan", here)
     monkeypatch.setattr(scanchild, "scan_in_child", child)
@@ -76,3 +76,15 @@ def test_a_scan_child_opens_the_shadow_repository_without_the_start_up_steps(pro
         assert not [p for p in project.iterdir() if p.name.startswith(".trajectory") and p.name != ".trajectory"]
         broken.unlink()
         assert recorded(project, snap.ref, "src/app.py") == "def main():\n    return 4"
+
+
+def test_a_scan_child_records_with_the_recorders_own_settings(project: Path, scans) -> None:
+    """A config edited while the server runs does not apply to the child's scans alone: the child is given the
+    recorder's settings, so its full scans and the watcher's snapshots keep one rule set until the next start."""
+    with watching(project, debounce=30) as session:
+        assert session.wait_started(30)
+        (project / ".trajectory" / "config.toml").write_text('[trajectory]\ndeny_patterns = ["*.keep"]\n')
+        write(project, "src/notes.keep", "kept by the running recorder's rules\n")
+        snap = session.recorder.checkpoint("a new file")
+        assert scans["child"] == 1 and snap is not None
+        assert recorded(project, snap.ref, "src/notes.keep") == "kept by the running recorder's rules"

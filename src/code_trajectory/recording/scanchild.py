@@ -21,6 +21,7 @@ stdin pipe closes or the parent dies (:func:`code_trajectory.core.shutdown.die_w
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import json
 import logging
@@ -29,6 +30,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.core.errors import StorageError
 from code_trajectory.recording.fullscan import FullScan
 from code_trajectory.recording.recorder import Recorder
@@ -54,7 +56,7 @@ def attach(recorder: Recorder) -> None:
         except OSError:
             return None
         try:
-            return scan_in_child(recorder.root)
+            return scan_in_child(recorder.root, recorder.settings)
         except StorageError as exc:
             log.warning("%s; scanning in this process", exc)
             return None
@@ -62,8 +64,10 @@ def attach(recorder: Recorder) -> None:
     recorder.scan_elsewhere = elsewhere
 
 
-def scan_in_child(root: Path) -> FullScan:
-    """Run the full scan of the project at ``root`` in a child process (see the module docstring).
+def scan_in_child(root: Path, settings: TrajectorySettings) -> FullScan:
+    """Run the full scan of the project at ``root`` in a child process (see the module docstring), with the
+    recorder's own ``settings`` (not the config files read again: a config edited while the server runs would
+    otherwise apply to its full scans and not to its watcher's snapshots).
 
     Returns:
         What :func:`~code_trajectory.recording.fullscan.full_scan` returned in the child (``imported`` None: a
@@ -72,7 +76,8 @@ def scan_in_child(root: Path) -> FullScan:
     Raises:
         StorageError: the child could not be started, failed (its message) or said nothing readable.
     """
-    command = [sys.executable, "-m", "code_trajectory.recording.scanchild", str(root), str(os.getpid())]
+    command = [sys.executable, "-m", "code_trajectory.recording.scanchild", str(root), str(os.getpid()),
+               json.dumps(dataclasses.asdict(settings))]
     try:
         proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None,
                                 start_new_session=True)
@@ -102,8 +107,8 @@ def scan_in_child(root: Path) -> FullScan:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m code_trajectory.recording.scanchild ROOT PARENT_PID``: the child's side (see the module)."""
-    from code_trajectory.core.config import TrajectorySettings
+    """``python -m code_trajectory.recording.scanchild ROOT PARENT_PID SETTINGS``: the child's side (see the
+    module); SETTINGS: the parent's :class:`~code_trajectory.core.config.TrajectorySettings` as JSON."""
     from code_trajectory.core.logs import configure_logging
     from code_trajectory.core.shutdown import die_with_parent
 
@@ -112,7 +117,9 @@ def main(argv: list[str]) -> int:
     configure_logging()
     root = Path(argv[0])
     try:
-        recorder = Recorder.open(root, TrajectorySettings.load(root), create=False, attach=True)
+        fields = json.loads(argv[2])
+        settings = TrajectorySettings(**{**fields, "deny_patterns": tuple(fields["deny_patterns"])}).validated()
+        recorder = Recorder.open(root, settings, create=False, attach=True)
         try:
             found = recorder.scan_here(None)
         finally:
