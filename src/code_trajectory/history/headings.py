@@ -71,6 +71,12 @@ def why(record: CommitRecord, *, previous_intent: str | None = None, import_file
     return " · ".join(parts) if parts else "no intent set"
 
 
+def began_recording(record: CommitRecord) -> bool:
+    """True for the history's first snapshot (the import, or a first ``checkpoint`` of a project nothing recorded
+    before): what it holds is how things were when recording began, a baseline rather than news."""
+    return record.is_import or not record.parents
+
+
 def label(record: CommitRecord) -> str:
     """A project-wide heading's line: the kind's prefix and :func:`why` (``[AUTO-TRJ] Intent: Fix login``,
     ``[AUTO-TRJ] checkpoint: before refactor``, ``[RESET] moving to HEAD~1 (git)``); a consolidation's first line."""

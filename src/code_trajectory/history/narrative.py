@@ -34,6 +34,13 @@ def fmt_time(when: datetime) -> str:
     return when.astimezone().strftime("%Y-%m-%d %H:%M:%S")
 
 
+def day_once(when: datetime, previous_day: str | None) -> tuple[str, str]:
+    """A heading's time with its day said at the first heading of that day only: ``(shown, day)``, ``shown``
+    ``2026-11-21 14:02:11`` or ``14:02:11`` when ``previous_day`` (the day of the heading before) is the same."""
+    day, clock = fmt_time(when).split(" ", 1)
+    return (clock if day == previous_day else f"{day} {clock}"), day
+
+
 def fmt_duration(seconds: float) -> str:
     """``2 h 05 min``, ``12 min``, ``40 s``."""
     seconds = int(seconds)

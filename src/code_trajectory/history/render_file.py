@@ -30,7 +30,7 @@ import shlex
 from code_trajectory.core.answer import Answer, fenced, sections, short, shown, when
 from code_trajectory.git.log import display_path
 from code_trajectory.git.shadow import ShadowRepo
-from code_trajectory.history.headings import Step, net_zero_line, net_zero_spans, why
+from code_trajectory.history.headings import Step, began_recording, net_zero_line, net_zero_spans, why
 from code_trajectory.history.narrative import CHARS_PER_TOKEN, cut_diff, fit, fmt_time, hunk_labels, lean_hunk_headers
 from code_trajectory.history.versions import DIFF_CONTEXT, LEAN_CONTEXT, Version
 
@@ -63,12 +63,6 @@ def who(version: Version, hooks_seen: bool) -> str:
     return ""
 
 
-def began_recording(version: Version) -> bool:
-    """True for a version in the history's first snapshot (the import, or a first ``checkpoint`` of a project
-    nothing recorded before): the file as recording began, a baseline rather than news."""
-    return version.record.is_import or not version.record.parents
-
-
 def _is_operation(version: Version) -> bool:
     return version.record.is_git_operation or version.record.kind == "restore"
 
@@ -89,7 +83,7 @@ def heading(version: Version, previous_intent: str | None, hooks_seen: bool = Fa
     elif version.one_line_kind:
         lines.append(f"- {version.one_line_kind[0].upper()}{version.one_line_kind[1:]}"
                      f"{': ' + symbols if symbols and version.symbols and symbols != version.symbols.kind else ''}")
-    elif symbols and not began_recording(version):  # the first recorded state: its symbols are not news
+    elif symbols and not began_recording(record):  # the first recorded state: its symbols are not news
         lines.append(f"- Symbols: {symbols}")
     if version.revert_of is not None:
         lines.append(f"- **[Revert Detected]** (Matches state from {fmt_time(version.revert_of)})")
@@ -173,7 +167,7 @@ def render(repo: ShadowRepo, path: str, branch: str, versions: list[Version], to
         if text:
             out.append(f"{text}\n\n{body}" if body.startswith("```") else f"{text}\n{body}" if body else text)
     elided = [i for i, d in enumerate(detail) if d in ("heading", "hunks") and _wants_diff(versions[i])
-              and not began_recording(versions[i])]
+              and not began_recording(versions[i].record)]
     if elided:
         out.append(_left_out_note(path, versions, elided))
     text = fit("\n\n".join(out), budget_tokens)
@@ -209,7 +203,7 @@ def _spend(repo: ShadowRepo, versions: list[Version], collapsed: set[int], room:
             continue
         # older: their changed lines only; a function named once for its hunks
         diff = lean_hunk_headers(version.diff(repo, DIFF_CONTEXT if i == newest else LEAN_CONTEXT))
-        if began_recording(version) and diff.count("\n") > IMPORT_LINES_SHOWN:
+        if began_recording(version.record) and diff.count("\n") > IMPORT_LINES_SHOWN:
             symbols = len(version.symbols.added) if version.symbols is not None else 0
             bodies[i] = (f"- The file as recording began: {diff.count(chr(10))} lines"
                          f"{f', {symbols} symbol(s)' if symbols else ''}, not shown (later versions show the edits; "

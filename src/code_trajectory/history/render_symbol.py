@@ -18,7 +18,7 @@ from code_trajectory.git.diffs import HUNK_HEADER
 from code_trajectory.git.messages import one_line
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.history.headings import REPEATED_INTENT_CHARS
-from code_trajectory.history.narrative import CHARS_PER_TOKEN, fit, fmt_time
+from code_trajectory.history.narrative import CHARS_PER_TOKEN, day_once, fit
 from code_trajectory.history.symbol_history import SymbolVersion
 from code_trajectory.symbols import readable
 
@@ -85,10 +85,8 @@ def render(path: str, branch: str, name: str, versions: list[SymbolVersion], bud
         label, intent = why(record, names or {})
         what = f"{version.what} ({version.note})" if version.note else version.what
         compacted = version.diff and index not in kept
-        stamp = fmt_time(record.time)
-        day, clock = stamp.split(" ", 1)
-        line = f"## {clock if day == previous_day else stamp} · `{record.oid[:12]}` · {what}{label}"
-        previous_day = day
+        stamp, previous_day = day_once(record.time, previous_day)
+        line = f"## {stamp} · `{record.oid[:12]}` · {what}{label}"
         if version.entry.path != path:
             line += f" (in `{version.entry.path}`)"
         if intent:  # a repeated intent is shortened, as in every heading (history.headings.why)

@@ -17,7 +17,7 @@ from code_trajectory.core.errors import GitError, InvalidArgumentError
 from code_trajectory.git import log, messages, search_index
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.history.headings import why
-from code_trajectory.history.narrative import fit, fmt_time
+from code_trajectory.history.narrative import day_once, fit
 
 #: Matching lines shown per snapshot.
 LINES_PER_HIT = 12
@@ -144,9 +144,8 @@ def render(query: str, branch: str, hits: list[Hit], budget_tokens: int, *, rege
     previous_day = None
     for hit in hits:
         record = hit.record
-        day, clock = fmt_time(record.time).split(" ", 1)  # a day is said at its first heading only
-        block = [f"## {clock if day == previous_day else day + ' ' + clock} · `{record.oid[:12]}` · {reason(record)}"]
-        previous_day = day
+        stamp, previous_day = day_once(record.time, previous_day)
+        block = [f"## {stamp} · `{record.oid[:12]}` · {reason(record)}"]
         for path, lines in hit.lines.items():
             shown = _shown_lines(lines)
             if len(shown) == 1:

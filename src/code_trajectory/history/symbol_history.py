@@ -26,6 +26,7 @@ from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.git import indexed_log, log
 from code_trajectory.git.diffs import HUNK_HEADER
 from code_trajectory.git.shadow import ZERO_OID, ShadowRepo
+from code_trajectory.history.headings import began_recording
 from code_trajectory.history.range_diff import range_diff
 from code_trajectory.history.versions import symbol_changes
 from code_trajectory.symbols import (
@@ -354,7 +355,7 @@ def _baseline(repo: ShadowRepo, entry: log.FileVersion, name: str, show: bool) -
     file_lines = _file_lines(repo, entry.change.new_oid)
     span = _lines_of(symbol, file_lines)
     start, lines = span.start, file_lines[span.start - 1:span.stop - 1] if span else []
-    where = "when recording began" if entry.record.is_import or not entry.record.parents else "with its file"
+    where = "when recording began" if began_recording(entry.record) else "with its file"
     note = f"{where}: {len(lines)} line{'s' if len(lines) != 1 else ''}, starts at line {start or '?'}"
     if not show:
         note += "; its body: show_baseline=true, CLI `--baseline`"
