@@ -150,7 +150,7 @@ class ReconcileMixin:
                 found = self.scan_elsewhere()
                 if found is not None:
                     self.policy.invalidate()  # the ignore files may have changed: the child read them
-                    self._scanned_files = found.files
+                    self._scanned_files = 0  # the scan's memory was the child's: nothing to hand back here
                     return found
             return self.scan_here(progress)
 

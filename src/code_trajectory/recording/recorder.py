@@ -92,7 +92,7 @@ class Recorder(ReconcileMixin, RecoveryMixin):
         self._pending: dict[str, None] = {}
         self._pending_rescan = False
         self._last_tree: str | None = None
-        self._scanned_files = 0  # files seen by the last full scan
+        self._scanned_files = 0  # files the last full scan held in this process (0 when a child scanned)
         self._last_commit: str | None = None
         self._head_ref: str | None = None
         #: When git last touched the project's HEAD, reflog or stash (epoch seconds), until a snapshot consumes it.
