@@ -86,7 +86,7 @@ def test_a_split_index_is_read_through_git_instead(tmp_path: Path) -> None:
     git(root, "add", "README.md")
     found = ProjectRepo.discover(root).index_with_stat()
     assert found is not None
-    rows, _mtime, trees = found
+    rows, _mtime, trees, _copy = found
     assert trees == {}  # git's listing has no cache-tree
     assert "README.md" not in rows  # staged, not committed
     assert rows["run.sh"][0] == "100755" and rows["link"][0] == "120000"

@@ -17,7 +17,11 @@ def test_only_present_blobs_of_the_given_size_are_trusted(tmp_path: Path) -> Non
     tree = git(root, "rev-parse", "HEAD^{tree}").strip()
     missing = "0123456789abcdef0123456789abcdef01234567"
     all_good = [(a, 6), (b, 10), (a, 6)]  # the same blob twice (two files of the same content) is answered twice
-    assert blobs_of_size(repo, all_good) == [True, True, True]
+    assert blobs_of_size(repo, *_split(all_good)) == [True, True, True]
     mixed = [(a, 6), (b, 9), (missing, 6), (tree, 1), (a, 6)]
-    assert blobs_of_size(repo, mixed) == [True, False, False, False, True]
-    assert blobs_of_size(repo, []) == []
+    assert blobs_of_size(repo, *_split(mixed)) == [True, False, False, False, True]
+    assert blobs_of_size(repo, [], []) == []
+
+
+def _split(wanted: list[tuple[str, int]]) -> tuple[list[str], list[int]]:
+    return [oid for oid, _size in wanted], [size for _oid, size in wanted]

@@ -184,3 +184,19 @@ def test_the_same_claim_in_an_index_newer_than_the_file_is_taken(tmp_path: Path)
     os.utime(root / ".git" / "index", ns=(later, later))
     import_project(root)
     assert git(root, "--git-dir=.trajectory", "show", "HEAD:pkg/m1.py") == "def f1():\n    return 1\n"
+
+
+def test_a_file_marked_assume_unchanged_is_looked_at(tmp_path: Path) -> None:
+    """git does not ``lstat`` a file its index marks assume-unchanged (``git update-index --assume-unchanged``),
+    so its silence says nothing of that file: the private index copied from the project's leaves the entry out,
+    and the file is recorded as the work tree has it, not as the index claims."""
+    root = a_library(tmp_path / "lib")
+    git(root, "update-index", "--assume-unchanged", "pkg/m1.py", "pkg/m2.py")
+    write(root, "pkg/m1.py", "def f1():\n    return 'edited while git looked away'\n")
+    time.sleep(1.1)  # the index written a second later: no entry is racy (a racy one is left out of the copy anyway)
+    settle(root)
+    import_project(root)
+    found = recorded(root)
+    assert found["pkg/m1.py"] == work_tree_blobs(root, ["pkg/m1.py"])["pkg/m1.py"]
+    assert git(root, "--git-dir=.trajectory", "show", "HEAD:pkg/m1.py").endswith("looked away'\n")
+    assert found["pkg/m2.py"] == git(root, "rev-parse", "HEAD:pkg/m2.py").strip()

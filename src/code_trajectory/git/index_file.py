@@ -15,16 +15,18 @@ from __future__ import annotations
 import hashlib
 import os
 import struct
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["IndexFile", "IndexFormatError", "IndexRow", "IndexTree", "read_index"]
+__all__ = ["IndexCopy", "IndexFile", "IndexFormatError", "IndexRow", "IndexTree", "read_index"]
 
 #: ``ctime sec, ctime nsec, mtime sec, mtime nsec, dev, ino, mode, uid, gid, size`` (gitformat-index(5)).
 _STAT = struct.Struct(">10I")
 _FLAGS = struct.Struct(">H")
 _HEADER = struct.Struct(">4sII")
 _NAME_MASK = 0x0FFF
+_ASSUME_VALID = 0x8000
 _EXTENDED = 0x4000
 _STAGE_SHIFT = 12
 #: Extended flags (version 3 and later): the entry is outside a sparse checkout / only intended to be added.
@@ -65,6 +67,36 @@ class IndexFile:
     unmerged: set[bytes]
     mtime_ns: int
     trees: dict[bytes, IndexTree] = field(default_factory=dict)
+    #: the entries as they can be copied into a private index (:class:`IndexCopy`), or None: not a version 2 index
+    copy: IndexCopy | None = None
+
+
+@dataclass
+class IndexCopy:
+    """Where the entries of a version 2 index lie in its bytes, to copy them into another index as they are.
+
+    Attributes:
+        data: the index file's bytes.
+        starts: the offset in ``data`` of each entry of :attr:`IndexFile.entries`, in the same order (git's, by path).
+        end: the offset just past the last entry.
+        skipped: ``(start, end)`` offsets of the entries a private index must not hold, in order: those not in
+            :attr:`IndexFile.entries` (a conflict's stages, an intent to add, a sparse directory), a gitlink, an entry
+            marked assume-unchanged (git would not look at its file), and a racy one: its mtime or ctime in the
+            second the index file was written, or later.
+        left_out: the paths of the entries of :attr:`IndexFile.entries` among those skipped (racy, assume-unchanged,
+            a gitlink): a private index copied so holds no entry for them.
+        count: the number of entries in the index file (those skipped included).
+        names: the paths of :attr:`IndexFile.entries` in their order (as :attr:`starts`), relative to the top of the
+            work tree.
+    """
+
+    data: bytes
+    starts: array[int]
+    end: int
+    skipped: list[tuple[int, int]]
+    left_out: set[bytes]
+    count: int = 0
+    names: list[bytes] = field(default_factory=list)
 
 
 def _varint(data: bytes, pos: int) -> tuple[int, int]:
@@ -104,6 +136,10 @@ def read_index(path: Path, *, oid_bytes: int = 20) -> IndexFile:
         raise IndexFormatError(f"index version {version} is not read here")
     entries: dict[bytes, IndexRow] = {}
     unmerged: set[bytes] = set()
+    copy = IndexCopy(data, array("Q"), 0, [], set(), count) if version == 2 else None
+    starts, skipped, left_out = ((copy.starts, copy.skipped, copy.left_out) if copy is not None
+                                 else (array("Q"), [], set()))
+    written_s = (mtime_ns // _NS) & 0xFFFFFFFF  # git's racy-clean rule, in whole seconds (see index_seed)
     pos = _HEADER.size
     end = len(data) - oid_bytes
     fixed = _STAT.size + oid_bytes  # the stat fields and the object id, then the flags
@@ -141,15 +177,23 @@ def read_index(path: Path, *, oid_bytes: int = 20) -> IndexFile:
         stage = (flags >> _STAGE_SHIFT) & 3
         if stage:
             unmerged.add(name)
+            skipped.append((start, pos))
             continue
         if extended & (_INTENT_TO_ADD | _SKIP_WORKTREE) or mode & 0o170000 == 0o040000:
+            skipped.append((start, pos))
             continue  # not content the user committed here (intent to add), or not in the work tree (sparse)
         text = modes.get(mode)
         if text is None:
             text = modes[mode] = f"{mode:06o}"
         entries[name] = (text, oid.hex(), size, ms * _NS + mn, cs * _NS + cn, ino)
+        starts.append(start)
+        if ms >= written_s or cs >= written_s or flags & _ASSUME_VALID or mode & 0o170000 == 0o160000:
+            left_out.add(name)
+            skipped.append((start, pos))
     trees = _extensions(data, pos, end, oid_bytes)
-    return IndexFile(entries, unmerged, mtime_ns, trees)
+    if copy is not None:
+        copy.end, copy.names = pos, list(entries)
+    return IndexFile(entries, unmerged, mtime_ns, trees, copy)
 
 
 def _extensions(data: bytes, pos: int, end: int, oid_bytes: int) -> dict[bytes, IndexTree]:

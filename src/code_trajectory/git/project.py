@@ -18,14 +18,16 @@ import logging
 import os
 import re
 import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from code_trajectory.core.bounded_read import read_bounded
 from code_trajectory.core.errors import GitError
 from code_trajectory.git.gitcmd import Git, project_argv
-from code_trajectory.git.index_file import IndexFormatError, IndexRow, IndexTree, read_index
+from code_trajectory.git.index_file import IndexCopy, IndexFormatError, IndexRow, IndexTree, read_index
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +37,31 @@ DETACHED_BRANCH = "HEAD"
 #: Shadow branch name used when the project is not a git repository. git refuses
 #: branch names starting with ``-``, so it never collides with a real branch either.
 NO_GIT_BRANCH = "-no-git"
+
+
+#: :func:`os.fsdecode`'s encoding and error handler, applied inline where a path is decoded once a file.
+_FS_ENCODING, _FS_ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
+
+
+class ProjectIndex(NamedTuple):
+    """What :meth:`ProjectRepo.index_with_stat` read.
+
+    Attributes:
+        rows: ``{path relative to the root: (mode, oid, size, mtime ns, ctime ns, inode)}`` of the stage-0 entries
+            that match ``HEAD``.
+        mtime_ns: the index file's mtime, ns.
+        trees: git's cache-tree (:attr:`~code_trajectory.git.index_file.IndexFile.trees`) for the root and the
+            directories below it, relative to the root (``""`` the root); empty when the index is read by git.
+        copy: where its entries lie, to copy them into a private index as they are
+            (:class:`~code_trajectory.git.index_file.IndexCopy`, its paths relative to the root); None when the
+            project is a subdirectory of its work tree (the index's paths are not relative to the root), the index
+            is not version 2, or git read it.
+    """
+
+    rows: dict[str, IndexRow]
+    mtime_ns: int
+    trees: dict[str, IndexTree]
+    copy: IndexCopy | None
 
 
 @dataclass(frozen=True)
@@ -248,7 +275,7 @@ class ProjectRepo:
             blobs[os.fsdecode(path)] = fields[1].decode("ascii")  # relative to the root (git's cwd)
         return blobs
 
-    def index_with_stat(self, *, oid_bytes: int = 20) -> tuple[dict[str, IndexRow], int, dict[str, IndexTree]] | None:
+    def index_with_stat(self, *, oid_bytes: int = 20) -> ProjectIndex | None:
         """The index's stage-0 entries under the root with git's stat data, for files that match HEAD.
 
         Read-only: the index file itself (:func:`code_trajectory.git.index_file.read_index`), or when it is not
@@ -260,10 +287,8 @@ class ProjectRepo:
             oid_bytes: the length of an object id (20 for SHA-1, 32 for SHA-256) expected in the index.
 
         Returns:
-            ``({path relative to the root: (mode, oid, size, mtime ns, ctime ns, inode)}, the index file's mtime in
-            ns, git's cache-tree)``, or None when the project is not in a work tree, has no commit, or git failed
-            (logged). The cache-tree is :attr:`~code_trajectory.git.index_file.IndexFile.trees` for the root and
-            the directories below it, relative to the root (``""`` the root); empty when the index is read by git.
+            A :class:`ProjectIndex`, or None when the project is not in a work tree, has no commit, or git failed
+            (logged).
         """
         if self.git_dir is None or self.work_tree is None:
             return None
@@ -278,9 +303,10 @@ class ProjectRepo:
             log.warning("cannot read the index of %s: %s", self.root, exc)
             return None
         trees: dict[bytes, IndexTree] = {}
+        copy: IndexCopy | None = None
         try:
             found = read_index(self.git_dir / "index", oid_bytes=oid_bytes)
-            rows, mtime_ns, trees = found.entries, found.mtime_ns, found.trees
+            rows, mtime_ns, trees, copy = found.entries, found.mtime_ns, found.trees, found.copy
         except (OSError, IndexFormatError) as exc:
             log.info("reading the index of %s with git: %s", self.root, exc)
             try:
@@ -301,9 +327,14 @@ class ProjectRepo:
         for path in staged.split(b"\0"):
             rows.pop(path, None)
         top = prefix.rstrip(b"/")
-        return ({os.fsdecode(path[cut:]): row for path, row in rows.items() if path.startswith(prefix)}, mtime_ns,
-                {"" if path == top else os.fsdecode(path[cut:]): tree for path, tree in trees.items()
-                 if path == top or path.startswith(prefix)})
+        enc, errors = _FS_ENCODING, _FS_ERRORS  # os.fsdecode's, inline: once a file
+        return ProjectIndex(
+            {path.decode(enc, errors): row for path, row in rows.items()} if not cut
+            else {path[cut:].decode(enc, errors): row for path, row in rows.items() if path.startswith(prefix)},
+            mtime_ns,
+            {"" if path == top else os.fsdecode(path[cut:]): tree for path, tree in trees.items()
+             if path == top or path.startswith(prefix)},
+            copy if not cut else None)
 
     def _project_output(self, args: list[str], env: dict[str, str], *,
                         running: subprocess.Popen[bytes] | None = None) -> bytes | None:

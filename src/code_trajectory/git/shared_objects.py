@@ -24,7 +24,7 @@ import contextlib
 import logging
 import os
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from code_trajectory.git.gitcmd import Git
@@ -133,14 +133,18 @@ def link_loose_objects(source_objects: Path, target_objects: Path, oids: Iterabl
     return linked
 
 
-def blobs_of_size(git: Git, wanted: Sequence[tuple[str, int]]) -> list[bool]:
-    """For each ``(oid, size in bytes)`` of ``wanted``: True when ``git``'s repository holds a blob of that id and
-    exactly that size (see :func:`objects_are`).
+def blobs_of_size(git: Git, oids: Sequence[str], sizes: Sequence[int]) -> list[bool]:
+    """For each blob id of ``oids`` and size in bytes of ``sizes`` (as many): True when ``git``'s repository holds a
+    blob of that id and exactly that size (see :func:`objects_are`; git's whole answer when all are present is built
+    by joins, not a line a blob: 500,000 of them at an import).
 
     Raises:
         GitError: git failed.
     """
-    return objects_are(git, "%(objecttype) %(objectsize)", [(oid, b"blob %d" % size) for oid, size in wanted])
+    if not oids:
+        return []
+    expected = ("blob " + "\nblob ".join(map(str, sizes)) + "\n").encode("ascii")
+    return objects_are(git, "%(objecttype) %(objectsize)", oids, expected, lambda i: b"blob %d" % sizes[i])
 
 
 def trees_present(git: Git, oids: Sequence[str]) -> list[bool]:
@@ -149,12 +153,14 @@ def trees_present(git: Git, oids: Sequence[str]) -> list[bool]:
     Raises:
         GitError: git failed.
     """
-    return objects_are(git, "%(objecttype)", [(oid, b"tree") for oid in oids])
+    return objects_are(git, "%(objecttype)", oids, b"tree\n" * len(oids), lambda _i: b"tree")
 
 
-def objects_are(git: Git, answer_format: str, wanted: Sequence[tuple[str, bytes]]) -> list[bool]:
-    """For each ``(oid, answer)`` of ``wanted``: True when git describes the object as ``answer`` in
-    ``answer_format`` (``git cat-file --batch-check`` format atoms, e.g. ``%(objecttype) %(objectsize)``).
+def objects_are(git: Git, answer_format: str, oids: Sequence[str], expected: bytes,
+                answer: Callable[[int], bytes]) -> list[bool]:
+    """For each of ``oids``: True when git describes the object as ``answer(its position)`` in ``answer_format``
+    (``git cat-file --batch-check`` format atoms, e.g. ``%(objecttype) %(objectsize)``); ``expected`` is git's whole
+    answer when every object is as expected (each answer and a newline).
 
     One ``git cat-file --batch-check --buffer`` over all of them (read-only; ``--buffer``: one write of the answers
     instead of a flush per object, 5x faster at 100,000 objects). git answers each line of its input in order
@@ -165,15 +171,14 @@ def objects_are(git: Git, answer_format: str, wanted: Sequence[tuple[str, bytes]
     Raises:
         GitError: git failed.
     """
-    if not wanted:
+    if not oids:
         return []
-    expected = [answer for _oid, answer in wanted]
     out = git.run(["cat-file", f"--batch-check={answer_format}", "--buffer"],
-                  input="\n".join([oid for oid, _answer in wanted]).encode("ascii") + b"\n").stdout
-    if out == b"\n".join(expected) + b"\n":
-        return [True] * len(wanted)
+                  input=("\n".join(oids) + "\n").encode("ascii")).stdout
+    if out == expected:
+        return [True] * len(oids)
     answers = out.split(b"\n")
-    if len(answers) != len(wanted) + 1:  # not one answer a line: trust none
-        log.warning("git cat-file gave %d answers for %d objects", len(answers) - 1, len(wanted))
-        return [False] * len(wanted)
-    return [answer == want for answer, want in zip(answers, expected)]
+    if len(answers) != len(oids) + 1:  # not one answer a line: trust none
+        log.warning("git cat-file gave %d answers for %d objects", len(answers) - 1, len(oids))
+        return [False] * len(oids)
+    return [found == answer(i) for i, found in enumerate(answers[:-1])]

@@ -30,6 +30,7 @@ What this module guarantees, and what it leaves to the caller:
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import logging
 import os
@@ -39,8 +40,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from code_trajectory.git.gitcmd import Git
+from code_trajectory.git.index_file import IndexCopy
 
-__all__ = ["IndexEntry", "StatVerdict", "VERDICT_CONFIG", "write_stat_index"]
+__all__ = ["IndexEntry", "StatVerdict", "VERDICT_CONFIG", "write_stat_index", "write_stat_index_copy"]
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +61,7 @@ _U32 = 0xFFFFFFFF
 _EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"  # the sentinel's blob: git refuses to rewrite a null id
 _NS = 1_000_000_000
 _ENTRY = struct.Struct(">10I20sH")
+_HEADER_SIZE = 12  # "DIRC", version, entry count
 
 
 def write_stat_index(path: Path, entries: Iterable[IndexEntry], *, sentinel: str) -> tuple[int, str]:
@@ -95,8 +98,13 @@ def write_stat_index(path: Path, entries: Iterable[IndexEntry], *, sentinel: str
             git_mode, uid, gid, size & _U32, oid_bytes, min(len(name), 0xFFF)) + name + pads[len(name) % 8]))
     packed.sort(key=lambda e: e[0])
     parts = [b"DIRC", struct.pack(">II", 2, len(packed)), *(entry for _name, entry in packed)]
-    body = b"".join(parts)
-    checksum = hashlib.sha1(body).digest()  # git's index checksum
+    return len(packed) - 1, _write_index(path, b"".join(parts))
+
+
+def _write_index(path: Path, body: bytes) -> str:
+    """Write ``body`` and its SHA-1 (git's index checksum) to ``path`` (replaced atomically), its mtime the epoch;
+    return the checksum in hex. Raises OSError."""
+    checksum = hashlib.sha1(body).digest()
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         with open(tmp, "wb") as f:
@@ -107,7 +115,51 @@ def write_stat_index(path: Path, entries: Iterable[IndexEntry], *, sentinel: str
     except OSError:
         tmp.unlink(missing_ok=True)
         raise
-    return len(packed) - 1, checksum.hex()
+    return checksum.hex()
+
+
+def write_stat_index_copy(path: Path, copy: IndexCopy, *, sentinel: str) -> tuple[int, str]:
+    """Write to ``path`` the entries of a project's version 2 index as they are (but those it says to skip), and the
+    sentinel entry, as :func:`write_stat_index` writes its entries (same guarantees: a version 2 index, its mtime the
+    epoch, the file's checksum returned).
+
+    The entries are copied byte for byte, in their order: their stat data, uid and gid as git last wrote them, and no
+    flag but the name's length (:class:`~code_trajectory.git.index_file.IndexCopy` leaves out the entries marked
+    assume-unchanged, the stages of a conflict, the racy ones: git would compare a racy entry's content, but an index
+    whose mtime is the epoch has none, see the module docstring). At 500,000 entries that is a few slices of bytes
+    and one SHA-1, not an entry packed in Python a file.
+
+    Args:
+        path: the index file to write (replaced atomically).
+        copy: the project index's entries (:attr:`~code_trajectory.git.index_file.IndexFile.copy`), their paths
+            relative to the work tree git will be run on.
+        sentinel: as for :func:`write_stat_index`.
+
+    Returns:
+        ``(how many entries were written besides the sentinel, the file's SHA-1 checksum in hex)``.
+
+    Raises:
+        OSError: the file cannot be written. ValueError: ``sentinel`` does not encode.
+    """
+    uid = getattr(os, "getuid", lambda: 0)() & _U32
+    gid = getattr(os, "getgid", lambda: 0)() & _U32
+    name = sentinel.encode("utf-8", "surrogateescape")
+    if len(name) >= 0xFFF:
+        raise ValueError("the sentinel's path is too long")
+    marker = _ENTRY.pack(0, 0, 0, 0, 0, 0, 0o100644, uid, gid, 0, bytes.fromhex(_EMPTY_BLOB), len(name)) + name \
+        + bytes(8 - (62 + len(name)) % 8)
+    at = bisect.bisect_left(copy.names, name)
+    insert = copy.starts[at] if at < len(copy.starts) else copy.end
+    data, pos, pending = memoryview(copy.data), _HEADER_SIZE, True
+    parts: list[bytes | memoryview] = []
+    for start, end in [*copy.skipped, (copy.end, copy.end)]:  # in the file's order; an entry start, or the end
+        if pending and insert <= start:
+            parts += [data[pos:insert], marker]
+            pos, pending = insert, False
+        parts.append(data[pos:start])
+        pos = end
+    count = copy.count - len(copy.skipped)
+    return count, _write_index(path, b"".join([b"DIRC", struct.pack(">II", 2, count + 1), *parts]))
 
 
 class StatVerdict:

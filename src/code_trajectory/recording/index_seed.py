@@ -71,14 +71,15 @@ import os
 import threading
 from collections.abc import Mapping
 from itertools import compress
+from operator import itemgetter
 from pathlib import Path
 
 from code_trajectory.core.bounded_read import PATTERN_FILE_LIMIT, read_bounded
 from code_trajectory.git import shared_objects
-from code_trajectory.git.index_file import IndexRow, IndexTree
+from code_trajectory.git.index_file import IndexCopy, IndexRow, IndexTree
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.shadow import EMPTY_TREE_OID, MODE_EXECUTABLE, MODE_FILE, ShadowRepo
-from code_trajectory.git.stat_index import IndexEntry, StatVerdict, write_stat_index
+from code_trajectory.git.stat_index import IndexEntry, StatVerdict, write_stat_index, write_stat_index_copy
 from code_trajectory.recording import gitvouch
 from code_trajectory.recording.statcache import StatCache
 from code_trajectory.recording.tracked import TrackedFiles
@@ -190,7 +191,7 @@ class IndexSeed:
         found = project.index_with_stat(oid_bytes=oid_length // 2)
         if not found:
             return
-        rows, self._index_mtime_ns, trees = found
+        rows, self._index_mtime_ns, trees, copy = found
         candidates = {path: row for path, row in rows.items()
                       if row[0] in _REGULAR and len(row[1]) == oid_length and row[2] <= self._max}
         if candidates and _filters_possible(project, root=project.root, paths=candidates):
@@ -207,9 +208,12 @@ class IndexSeed:
         trees = {path: tree for path, tree in trees.items() if len(tree[2]) == oid_length}
         loose += shared_objects.link_loose_objects(objects, repo.git_dir / "objects",
                                                    (tree[2] for tree in trees.values()))
-        asked = self._ask_git(candidates)  # git lstats on its threads while cat-file answers
+        asked = self._ask_git(candidates, copy)  # git lstats on its threads while cat-file answers
+        del copy  # the index file's bytes
         try:
-            present = shared_objects.blobs_of_size(repo.git, [(row[1], row[2]) for row in candidates.values()])
+            rows_now = list(candidates.values())
+            present = shared_objects.blobs_of_size(repo.git, list(map(itemgetter(1), rows_now)),
+                                                   list(map(itemgetter(2), rows_now)))
             self._candidates = dict(compress(candidates.items(), present))
             self._trees = dict(compress(trees.items(), shared_objects.trees_present(
                 repo.git, [tree[2] for tree in trees.values()])))
@@ -223,13 +227,22 @@ class IndexSeed:
                 if self._written is None:
                     asked[2].unlink(missing_ok=True)
 
-    def _ask_git(self, candidates: Mapping[str, IndexRow]) -> tuple[list[str], StatVerdict, Path, str, str] | None:
+    def _ask_git(self, candidates: Mapping[str, IndexRow],
+                 copy: IndexCopy | None) -> tuple[list[str], StatVerdict, Path, str, str] | None:
         """Start ``git diff-files`` on a private index of the ``candidates`` whose mtime and ctime are in a second
         before the index file's (see the module docstring): ``(those paths, the running verdict, the private
-        index file)``, or None when there are none."""
+        index file)``, or None when there are none. With ``copy`` (the project index's entries, paths relative to
+        the root), the private index is the project's entries copied as they are (all but the racy ones, those
+        marked assume-unchanged and gitlinks: :func:`~code_trajectory.git.stat_index.write_stat_index_copy`);
+        entries that are not candidates then stay in it, and git's verdict on them is not used."""
         repo = self._repo
-        written_s = (self._index_mtime_ns // _NS) & _LOW32
-        settled = [path for path, row in candidates.items() if row[3] // _NS < written_s and row[4] // _NS < written_s]
+        if copy is not None:
+            left_out = {path.decode("utf-8", "surrogateescape") for path in copy.left_out}
+            settled = [path for path in candidates if path not in left_out]
+        else:
+            written_s = (self._index_mtime_ns // _NS) & _LOW32
+            settled = [path for path, row in candidates.items()
+                       if row[3] // _NS < written_s and row[4] // _NS < written_s]
         for stale in repo.state_dir.glob("seed-*.index"):  # left by an import that was killed
             stale.unlink(missing_ok=True)
         name = os.urandom(16).hex()
@@ -240,9 +253,10 @@ class IndexSeed:
             return None
         sentinel = sentinel.replace(os.sep, "/")
         try:
-            _count, checksum = write_stat_index(index, ((path, *candidates[path]) for path in settled),
-                                                sentinel=sentinel)
-        except OSError as exc:
+            _count, checksum = (write_stat_index_copy(index, copy, sentinel=sentinel) if copy is not None
+                                else write_stat_index(index, ((path, *candidates[path]) for path in settled),
+                                                      sentinel=sentinel))
+        except (OSError, ValueError) as exc:
             log.info("initial import: cannot write the private index (%s); every file is looked at", exc)
             index.unlink(missing_ok=True)
             return None

@@ -97,8 +97,8 @@ class TrackedPaths:
     def members(self, paths: Iterable[str]) -> set[str]:
         """Those of ``paths`` that are in the set: for many paths at once, one pass over the set instead of a binary
         search each."""
-        known = set(self._blob.split(b"\0"))
-        return {path for path in paths if _encode(path) in known}
+        known = set(self._blob.decode("utf-8", "surrogateescape").split("\0"))  # as _decode, of each path
+        return known.intersection(paths)
 
     def has_under(self, rel_dir: str) -> bool:
         """True when a tracked path lies strictly below directory ``rel_dir`` (``""``: the root)."""

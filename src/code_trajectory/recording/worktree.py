@@ -325,20 +325,15 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
     waiting: list[tuple[str, tuple[int, int], IgnoreFileStamp, tuple[str, ...], tuple[tuple[str, int], ...],
                        list[os.DirEntry[str]]]] = []
 
-    def take(rel_dir: str, entry: os.DirEntry[str], known: Mapping[str, FileInfo] | None, names: list[str]) -> None:
+    def take(rel_dir: str, entry: os.DirEntry[str], names: list[str]) -> None:
         """Record the file ``entry`` of directory ``rel_dir`` in ``files`` and its name in ``names``, unless the
         policy skips it (or it cannot be looked at: noted in ``skipped``)."""
         name = entry.name
         rel = f"{rel_dir}/{name}" if rel_dir else name
         try:
-            info = known.get(rel) if known and entry.is_file(follow_symlinks=False) else None
-            if info is not None:
-                if policy.entry_excluded(rel_dir, name, False, tracked=True):
-                    return
-            else:
-                if policy.entry_excluded(rel_dir, name, False):
-                    return
-                info = FileInfo.from_stat(rel, entry.stat(follow_symlinks=False))
+            if policy.entry_excluded(rel_dir, name, False):
+                return
+            info = FileInfo.from_stat(rel, entry.stat(follow_symlinks=False))
         except OSError as exc:
             skipped.append((rel, f"cannot stat: {exc.strerror or exc}"))
             return
@@ -418,7 +413,7 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
             waiting.append((rel_dir, signature, ignore_file, tuple(subdirs), tuple(excluded), others))
             continue
         for entry in others:
-            take(rel_dir, entry, None, names)
+            take(rel_dir, entry, names)
         result.listings[rel_dir] = DirListing(signature, started_ns, ignore_file, pack_names(names), tuple(subdirs),
                                                  tuple(excluded))
     if waiting:
@@ -426,13 +421,32 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
         known = later()
         for rel_dir, signature, ignore_file, subdir_names, excluded_dirs, others in waiting:
             names = []
-            for entry in others:
-                take(rel_dir, entry, known, names)
+            prefix = f"{rel_dir}/" if rel_dir else ""
+            given = [known.get(prefix + entry.name) if _regular(entry) else None for entry in others] if known else []
+            # the tracked files whose facts are known are judged together, one call a directory
+            skip = set(policy.tracked_files_excluded(rel_dir, [info.rel[len(prefix):] for info in given if info]))
+            for entry, info in zip(others, given) if given else ((entry, None) for entry in others):
+                if info is None:
+                    take(rel_dir, entry, names)
+                elif entry.name not in skip:
+                    files[info.rel] = info
+                    names.append(entry.name)
+                    if progress is not None and len(files) % 5000 == 0:
+                        progress(len(files))
             result.listings[rel_dir] = DirListing(signature, started_ns, ignore_file, pack_names(names), subdir_names,
                                                      excluded_dirs)
     if by_git and verdict is not None:
         _hear_verdict(root, result, by_git, verdict())
     return result
+
+
+def _regular(entry: os.DirEntry[str]) -> bool:
+    """True when ``entry`` is a regular file (not followed); False also when that cannot be told (the caller's
+    ``lstat`` then reports why)."""
+    try:
+        return entry.is_file(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 def _hear_verdict(root: Path, result: ScanResult, by_git: Mapping[str, DirListing], dirty: set[str] | None) -> None:
