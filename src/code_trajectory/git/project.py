@@ -161,9 +161,8 @@ class ProjectRepo:
     def tracked_files(self, *, listing: bytes | None = None) -> Iterator[tuple[bytes, bool]] | None:
         """The paths under the root that the index tracks (git-ls-files(1) ``--cached``).
 
-        Runs ``git ls-files -z --stage --full-name`` in the root (read-only: the index is
-        not refreshed or written), or takes ``listing``, that command's output read already
-        (:meth:`tracked_listing`), and translates its paths, relative to the work tree's
+        Runs ``git ls-files`` in the root (:meth:`tracked_listing`; read-only: the index is
+        not refreshed or written), or takes ``listing``, its output read already, and translates its paths, relative to the work tree's
         top, to paths relative to the root by dropping :attr:`prefix`.
 
         Returns:
@@ -180,22 +179,35 @@ class ProjectRepo:
         return None if listing is None else _index_entries(listing, self.prefix.encode("utf-8", "surrogateescape"))
 
     def tracked_listing(self) -> bytes | None:
-        """The raw output of ``git ls-files -z --stage --full-name`` in the root (see :meth:`tracked_files`), None
-        when the project is not in a work tree or git failed (logged)."""
+        """What ``git ls-files -z --stage --full-name`` in the root prints, without the blob ids: one
+        ``<mode> <stage>TAB<path>NUL`` record an entry (see :meth:`tracked_files`); None when the project is not in a
+        work tree or git failed (logged).
+
+        git 2.38 and later print it so (``--format``); an older git's ``--stage`` output has its blob ids cut out
+        here (a regular expression over the whole output, in C). The same bytes either way: a digest of them stays
+        the same when git is upgraded.
+        """
         if self.git_dir is None or self.work_tree is None:
             return None
         env = Git(self.root / ".git", None, isolated=False).env
-        try:
-            proc = subprocess.run(project_argv(["ls-files", "-z", "--stage", "--full-name"]), cwd=self.root,
-                                  env=env, capture_output=True, timeout=300)
-        except (OSError, subprocess.SubprocessError) as exc:
-            log.warning("cannot list the files git tracks in %s: %s", self.root, exc)
-            return None
-        if proc.returncode != 0:
-            log.warning("cannot list the files git tracks in %s: %s", self.root,
-                        proc.stderr.decode("utf-8", "replace").strip())
-            return None
-        return proc.stdout
+        proc = None
+        for args in ([] if _OLD_LS_FILES else [_LS_FILES_FORMAT], ["--stage"]):
+            try:
+                proc = subprocess.run(project_argv(["ls-files", "-z", *args, "--full-name"]), cwd=self.root,
+                                      env=env, capture_output=True, timeout=300)
+            except (OSError, subprocess.SubprocessError) as exc:
+                log.warning("cannot list the files git tracks in %s: %s", self.root, exc)
+                return None
+            if proc.returncode == 0:
+                return proc.stdout if args != ["--stage"] else _BLOB_IDS.sub(b"", proc.stdout)
+            if args == [_LS_FILES_FORMAT] and b"format" in proc.stderr:
+                _OLD_LS_FILES.append(True)  # git before 2.38: no --format
+                continue
+            break
+        assert proc is not None
+        log.warning("cannot list the files git tracks in %s: %s", self.root,
+                    proc.stderr.decode("utf-8", "replace").strip())
+        return None
 
     def current_branch(self) -> str:
         """Return the project's current branch name.
@@ -441,9 +453,17 @@ _DEBUG_RECORD = re.compile(
     rb"  dev: \d+\tino: (?P<ino>\d+)\n  uid: \d+\tgid: \d+\n  size: (?P<size>\d+)\tflags: [0-9a-f]+\n")
 
 
+#: ``git ls-files --format`` (git 2.38) printing ``--stage``'s records without the blob id (:meth:`tracked_listing`).
+_LS_FILES_FORMAT = "--format=%(objectmode) %(stage)%x09%(path)"
+#: The blob id of a ``git ls-files --stage`` record, cut out of an older git's output.
+_BLOB_IDS = re.compile(rb" [0-9a-f]{40,64}(?= [0-3]\t)")
+#: Holds ``True`` once git refused ``--format`` (older than 2.38) in this process.
+_OLD_LS_FILES: list[bool] = []
+
+
 def _index_entries(output: bytes, prefix: bytes) -> Iterator[tuple[bytes, bool]]:
-    """``(path below prefix, is_gitlink)`` of each ``ls-files -z --stage`` record
-    (``<mode> <object> <stage>TAB<path>NUL``), an unmerged path once."""
+    """``(path below prefix, is_gitlink)`` of each :meth:`ProjectRepo.tracked_listing` record
+    (``<mode> <stage>TAB<path>NUL``), an unmerged path once."""
     skip = len(prefix)
     last = None
     for record in output.split(b"\0"):

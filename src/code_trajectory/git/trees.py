@@ -34,10 +34,14 @@ class KnownTrees:
             and subdirectories, every file being one the tree holds.
         holds: ``holds(path, entry)``: True when the file at ``path`` with ``entry`` is the one the known trees hold
             for that path (where they hold it).
+        all_held: the caller knows ``holds`` is True for every file of the new tree (each was taken from what the
+            known trees describe): then a root holding as many files as its known tree is that tree, and no file is
+            looked at (an import of a git project whose files all match its index: git's ``HEAD`` tree).
     """
 
     trees: Mapping[str, tuple[int, int, str]]
     holds: Callable[[str, TreeEntry], bool]
+    all_held: bool = False
 
 
 @dataclass
@@ -93,6 +97,9 @@ def _build(repo: ShadowRepo, files: Mapping[str, TreeEntry | None], known: Known
     of ``known`` whose files are all held by its known tree, with as many files below it and as many direct
     subdirectories (each of them proven so) as that tree, is that tree: it is not written (an import of a git
     project whose index is fresh: git's own trees, 25,000 of them at 500,000 files)."""
+    top = known.trees.get("") if known is not None and known.all_held else None
+    if top is not None and top[0] == len(files):
+        return top[2]  # each file one of the known root's, as many as it holds: those very files
     fsencode = os.fsencode
     dirs: dict[str, dict[bytes, TreeEntry]] = {"": {}}
     holds = known.holds if known is not None else None

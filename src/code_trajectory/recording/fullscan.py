@@ -125,7 +125,14 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
     seeded = seed(files) if seed is not None and base is None else {}
     reused: list[tuple[FileInfo, str]] = []
     vouched: set[str] = set()  # files with a row out of the racy window after this scan
-    for rel, info in files.items():
+    if base is None and not rows and not recorded:  # an import: nothing to trust or compare with, one loop
+        for rel, info in files.items():
+            if (oid := seeded.get(rel)) is None:
+                to_hash.append(info)
+            else:
+                reused.append((info, oid))
+                changes[rel] = TreeEntry(info.mode, oid)
+    for rel, info in files.items() if base is not None or rows or recorded else ():
         oid = CachedScan.trusted(info, rows.get(rel))
         if oid is not None:
             vouched.add(rel)
@@ -151,7 +158,8 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
             progress("write", 0, len(changes))
         # a directory holding exactly the index's files (each taken from the index: its blob id, and a mode equal
         # to the index's, see index_seed) is the index's tree: git's own, not written again
-        known = (trees.KnownTrees(seed.trees(), lambda path, entry: seeded.get(path) == entry.oid)
+        known = (trees.KnownTrees(seed.trees(), lambda path, entry: seeded.get(path) == entry.oid,
+                                  all_held=not to_hash and len(reused) == len(changes))
                  if seed is not None and base is None and seeded else None)
         tree = trees.apply_changes(repo, base, changes, known=known) if changes or base is None else base
     vouched.update(info.rel for info, _oid in hashed if info.mtime_ns + RACY_MARGIN_NS <= scan_started_ns)

@@ -272,7 +272,7 @@ class RecordingPolicy:
         if not is_dir and (is_temp_name(name) or is_atomic_temp_name(name)):
             return "a temporary file of code-trajectory's (a restore's, or an atomic write's) is never recorded"
         if is_dir:
-            generated = generated_directory(self.root / rel)
+            generated = generated_directory(f"{self.root}/{rel}" if rel else self.root)
             if generated:
                 return generated
         found = self._deny.match(rel, is_dir)
@@ -465,14 +465,16 @@ def _is_real_dir(path: Path) -> bool:
         return False
 
 
-def generated_directory(path: Path) -> str | None:
+def generated_directory(path: str | os.PathLike[str]) -> str | None:
     """Why the directory ``path`` is generated (a virtual environment, a tagged cache), or None.
 
-    Costs one ``stat`` per marker (and one short read when ``CACHEDIR.TAG`` exists).
+    Costs one ``stat`` per marker (and one short read when ``CACHEDIR.TAG`` exists): a scan asks it of every
+    directory, so the paths are joined as strings.
     """
-    if os.path.isfile(path / "pyvenv.cfg"):
+    base = os.fspath(path)
+    if os.path.isfile(f"{base}/pyvenv.cfg"):
         return "a Python virtual environment (it holds pyvenv.cfg): generated, never recorded"
-    tag = read_bounded(path / "CACHEDIR.TAG", 1 << 16, follow_symlinks=True)  # a FIFO there would block the walk
+    tag = read_bounded(f"{base}/CACHEDIR.TAG", 1 << 16, follow_symlinks=True)  # a FIFO there would block the walk
     if tag is not None and tag.startswith(CACHEDIR_SIGNATURE):
         return "a cache directory (it holds a CACHEDIR.TAG): generated, never recorded"
     return None

@@ -22,7 +22,6 @@ import hashlib
 import json
 import logging
 import os
-import re
 import threading
 import time
 from array import array
@@ -149,10 +148,6 @@ class TrackedPaths:
 
 EMPTY = TrackedPaths()
 
-#: The blob id (and the space before it) of each ``ls-files -z --stage`` record: ``<mode> <object> <stage>TAB``.
-#: (Matched alone, from the space, so that the replacement is a constant and the scan looks for a literal: a template
-#: would be expanded in Python for each record. A path holding `` <40 hex> 0<TAB>`` only makes two sets look alike.)
-_BLOB_IDS = re.compile(rb" [0-9a-f]{40,64}(?= [0-3]\t)")
 
 #: ``(mtime_ns, size, inode)`` of the index file, or None when it does not exist.
 IndexStamp = tuple[int, int, int] | None
@@ -218,15 +213,15 @@ class TrackedFiles:
     def fingerprint(self) -> str:
         """A digest of the tracked paths and their modes (a gitlink is not a file), not of the index file: ``git
         status`` rewrites the index (its refresh), ``git add`` changes blob ids, and neither changes what is
-        tracked. Recomputed only when the index's :meth:`stamp` changed, from one ``git ls-files`` (C; the blob
-        ids are cut out by a regular expression, never parsed in Python). Without an index or git's answer: the
+        tracked. Recomputed only when the index's :meth:`stamp` changed, from one ``git ls-files`` (C: its records without
+        blob ids, :meth:`~code_trajectory.git.project.ProjectRepo.tracked_listing`, hashed whole). Without an index or git's answer: the
         stamp itself."""
         stamp = self._stat()
         with self._lock:
             if self._fingerprint is not None and self._fingerprint[0] == stamp:
                 return self._fingerprint[1]
         listing = self.project.tracked_listing() if stamp is not None and self.project is not None else None
-        found = repr(stamp) if listing is None else hashlib.sha1(_BLOB_IDS.sub(b"", listing)).hexdigest()
+        found = repr(stamp) if listing is None else hashlib.sha1(listing).hexdigest()
         with self._lock:
             self._fingerprint = (stamp, found)
             if listing is not None and self._stamp != stamp:

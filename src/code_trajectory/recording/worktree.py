@@ -422,7 +422,11 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
         for rel_dir, signature, ignore_file, subdir_names, excluded_dirs, others in waiting:
             names = []
             prefix = f"{rel_dir}/" if rel_dir else ""
-            given = [known.get(prefix + entry.name) if _regular(entry) else None for entry in others] if known else []
+            try:  # d_type tells a regular file without a system call (where the file system fills it in)
+                given = [known.get(prefix + entry.name) if entry.is_file(follow_symlinks=False) else None
+                         for entry in others] if known else []
+            except OSError:
+                given = [known.get(prefix + entry.name) if _regular(entry) else None for entry in others]
             # the tracked files whose facts are known are judged together, one call a directory
             skip = set(policy.tracked_files_excluded(rel_dir, [info.rel[len(prefix):] for info in given if info]))
             for entry, info in zip(others, given) if given else ((entry, None) for entry in others):
