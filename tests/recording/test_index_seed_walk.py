@@ -103,6 +103,31 @@ def test_the_import_git_vouches_for_is_the_tree_of_the_full_walk(tmp_path: Path,
 
 
 
+def test_a_project_whose_files_all_match_its_index_imports_heads_tree_writing_none(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every file taken from the index, as many as git's cache-tree counts at the root: the import's tree is
+    ``HEAD``'s, and no tree object is written (500,000 files: no file looked at to build it). One tracked file our
+    policy leaves out (a secret) changes the count: the trees are built, as the full walk builds them."""
+    root = git_repo(tmp_path / "project", {f"pkg/sub{i}/m{j}.py": f"m = {i}{j}\n" for i in range(3) for j in range(4)},
+                    branch="main", commit="initial")
+    time.sleep(1.1)
+    git(root, "status", "--porcelain")
+    written: list[set[bytes]] = []
+    write_tree = ShadowRepo.write_tree
+    monkeypatch.setattr(ShadowRepo, "write_tree", lambda repo, entries: written.append(set(entries))
+                        or write_tree(repo, entries))
+    assert import_tree(root, seeded=True, monkeypatch=monkeypatch) == git(root, "rev-parse", "HEAD^{tree}").strip()
+    assert written == []
+    write(root, ".env", "TOKEN=secret\n")
+    git(root, "add", ".env")
+    git(root, "commit", "-qm", "a secret, committed")
+    time.sleep(1.1)
+    git(root, "status", "--porcelain")
+    tree = import_tree(root, seeded=True, monkeypatch=monkeypatch)
+    assert written and tree == git(root, "rev-parse", "HEAD~1^{tree}").strip()  # the secret left out
+    assert import_tree(root, seeded=False, monkeypatch=monkeypatch) == tree
+
+
 def test_the_projects_config_runs_no_program_while_git_vouches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                 caplog: pytest.LogCaptureFixture) -> None:
     """The project's ``.git/config`` is the user's data: its fsmonitor, hooks, filters and the rest never run while
