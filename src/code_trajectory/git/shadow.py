@@ -40,9 +40,8 @@ import stat
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, NamedTuple
 
 from code_trajectory.core.errors import GitError, LockContentionError, ObjectTooLargeError, StorageError
 from code_trajectory.core.paths import SHADOW_DIR_NAME
@@ -92,9 +91,11 @@ def oversize_size(data: bytes) -> int | None:
 
 _OID_RE = re.compile(r"^[0-9a-f]{40}$")
 
-@dataclass(frozen=True, slots=True)
-class TreeEntry:
-    """One entry of a git tree: ``mode`` as git writes it (``100644``, ``40000``...) and the object id."""
+class TreeEntry(NamedTuple):
+    """One entry of a git tree: ``mode`` as git writes it (``100644``, ``40000``...) and the object id.
+
+    A named tuple (made in C, a third of a frozen dataclass's cost): an import makes one per file, 500,000 of them.
+    """
 
     mode: str
     oid: str

@@ -271,13 +271,15 @@ class IndexSeed:
         dirty = verdict.dirty()
         if dirty is None:
             return
-        vouched, oids, held = self._vouched, self._oids, self._held
-        for path in settled:
-            if path not in dirty and path in candidates and (tracked is None or path in tracked):
-                mode, oid, size, mtime_ns, ctime_ns, ino = candidates.pop(path)
-                vouched[path] = FileInfo(path, mode, size, mtime_ns, ctime_ns, ino)
-                oids[path] = oid
-                held[path] = (path, mode, oid, size, mtime_ns, ctime_ns, ino)  # as written to the private index
+        vouched, oids, held, pop = self._vouched, self._oids, self._held, candidates.pop
+        chosen = tracked if tracked is not None else set(settled)  # set operations in C, then one loop
+        chosen.difference_update(dirty)
+        chosen.intersection_update(candidates)
+        for path in chosen:
+            row = pop(path)  # (mode, oid, size, mtime_ns, ctime_ns, ino)
+            vouched[path] = FileInfo(path, row[0], row[2], row[3], row[4], row[5])
+            oids[path] = row[1]
+            held[path] = (path, *row)  # as written to the private index
         log.info("initial import: git vouches for %d files of the project's index (%d changed)", len(vouched),
                  len(dirty))
         if self._stat_cache is not None:
