@@ -45,8 +45,48 @@ from code_trajectory.history import service as history_service
 from code_trajectory.recording.session import ProjectSession
 
 
-def generate(root: Path, files: int, dirs: int, ignored: int, seed: int = 7) -> int:
+def real_sizes(repos: list[Path]) -> list[int]:
+    """The sizes in bytes of the files of ``HEAD`` in the git repositories ``repos`` (work trees or bare),
+    symlinks and submodules left out: what ``--sizes-from`` gives :func:`generate`, so that a generated tree has
+    real projects' file sizes."""
+    sizes = []
+    for repo in repos:
+        out = subprocess.run(["git", "-C", str(repo), "ls-tree", "-r", "-l", "-z", "HEAD"], check=True,
+                             capture_output=True, env=base_env(isolate_config=True)).stdout
+        for record in out.split(b"\0"):
+            fields = record.partition(b"\t")[0].split()
+            if len(fields) == 4 and fields[0] in (b"100644", b"100755"):
+                sizes.append(int(fields[3]))
+    if not sizes:
+        raise SystemExit(f"--sizes-from {' '.join(map(str, repos))}: no file")
+    return sizes
+
+
+def _text_of(i: int, size: int) -> str:
+    """A module of about ``size`` bytes (at least its first line): lines that differ from file to file."""
+    head = f"# module {i}\n"
+    lines, length, j = [head], len(head), 0
+    while length < size:
+        line = f"value_{j} = {i * j}  # {'-' * (j % 40)}\n"
+        lines.append(line)
+        length += len(line)
+        j += 1
+    return "".join(lines)
+
+
+def generate(root: Path, files: int, dirs: int, ignored: int, seed: int = 7, sizes: list[int] | None = None) -> int:
+    """Write the generated project at ``root``: ``files`` modules in ``dirs`` directories (1 to 4 deep) under
+    ``src/``, ``ignored`` files under an ignored ``node_modules/``, a ``.gitignore``, and ``git init``.
+
+    Args:
+        sizes: the modules' sizes in bytes, cycled in a shuffled order (see :func:`real_sizes`); None: each module
+            is 13 lines, ~210 bytes.
+
+    Returns:
+        The number of directories of ``src/`` (itself included) plus one (the root).
+    """
     rng = random.Random(seed)
+    order = rng.sample(sizes, len(sizes)) if sizes else None
     directories = []
     for i in range(dirs):
         depth = rng.randint(1, 4)
@@ -58,7 +98,8 @@ def generate(root: Path, files: int, dirs: int, ignored: int, seed: int = 7) -> 
         if d not in made:
             d.mkdir(parents=True, exist_ok=True)
             made.add(d)
-        (d / f"mod{i}.py").write_text(f"# module {i}\n" + "".join(f"value_{j} = {i * j}\n" for j in range(12)))
+        (d / f"mod{i}.py").write_text(_text_of(i, order[i % len(order)]) if order else
+                                      f"# module {i}\n" + "".join(f"value_{j} = {i * j}\n" for j in range(12)))
     for i in range(ignored):
         d = root / "node_modules" / f"lib{i % 400}" / f"sub{i % 7}"
         d.mkdir(parents=True, exist_ok=True)
@@ -96,6 +137,9 @@ def add_tree_arguments(parser: argparse.ArgumentParser, files: int) -> None:
     parser.add_argument("--dirs", type=int, default=None, help="default: files / 25")
     parser.add_argument("--ignored", type=int, default=None, help="node_modules files (default: files / 5)")
     parser.add_argument("--keep", action="store_true", help="keep the generated tree")
+    parser.add_argument("--sizes-from", type=Path, nargs="+", default=None, metavar="REPO",
+                        help="give the modules the sizes of the files of real git repositories' HEAD, cycled "
+                             "(default: ~210 bytes each)")
 
 
 def tree_size(args: argparse.Namespace) -> tuple[int, int]:
@@ -124,8 +168,11 @@ def generate_tree(root: Path, args: argparse.Namespace) -> int:
         What :func:`generate` returns: the number of non-ignored directories.
     """
     dirs, ignored = tree_size(args)
-    print(f"generating {args.files} files in ~{dirs} dirs + {ignored} ignored ...", file=sys.stderr)
-    return generate(root, args.files, dirs, ignored)
+    sizes = real_sizes(args.sizes_from) if args.sizes_from else None
+    print(f"generating {args.files} files in ~{dirs} dirs + {ignored} ignored"
+          + (f", the sizes of {len(sizes)} real files (mean {sum(sizes) // len(sizes)} bytes, median "
+             f"{sorted(sizes)[len(sizes) // 2]})" if sizes else "") + " ...", file=sys.stderr)
+    return generate(root, args.files, dirs, ignored, sizes=sizes)
 
 
 def git_base(git_dir: Path, root: Path, *args: str) -> None:
