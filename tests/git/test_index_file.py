@@ -11,6 +11,7 @@ import pytest
 
 from code_trajectory.git.index_file import IndexFormatError, read_index
 from code_trajectory.git.project import ProjectRepo
+from code_trajectory.git.project_index import index_with_stat
 from support import git, git_repo, write
 
 DEBUG = re.compile(r"(\d{6}) ([0-9a-f]+) (\d)\t([^\0]*)\0  ctime: (\d+):(\d+)\n  mtime: (\d+):(\d+)\n"
@@ -84,7 +85,7 @@ def test_a_split_index_is_read_through_git_instead(tmp_path: Path) -> None:
     git(root, "update-index", "--split-index")
     write(root, "README.md", "# staged\n")
     git(root, "add", "README.md")
-    found = ProjectRepo.discover(root).index_with_stat()
+    found = index_with_stat(ProjectRepo.discover(root))
     assert found is not None
     rows, _mtime, trees, _copy = found
     assert trees == {}  # git's listing has no cache-tree
@@ -119,7 +120,7 @@ def test_the_cache_tree_reads_as_git_wrote_it_and_a_changed_directory_is_left_ou
     git(root, "add", "pkg/sub1/module_1.py")  # invalidates pkg/sub1, pkg and the top, nothing else
     trees = read_index(root / ".git" / "index").trees
     assert trees == {d: t for d, t in expected.items() if d not in (b"", b"pkg", b"pkg/sub1")}
-    assert ProjectRepo.discover(root).index_with_stat()[2]["pkg/sub0"] == expected[b"pkg/sub0"]
+    assert index_with_stat(ProjectRepo.discover(root))[2]["pkg/sub0"] == expected[b"pkg/sub0"]
 
 
 def test_a_damaged_cache_tree_gives_no_trees(tmp_path: Path) -> None:

@@ -42,30 +42,20 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from code_trajectory.core.atomic import TEMP_PREFIX as ATOMIC_TEMP_PREFIX
 from code_trajectory.core.atomic import is_temp_name as is_atomic_temp_name
-from code_trajectory.core.bounded_read import read_bounded
-from code_trajectory.core.paths import SHADOW_DIR_NAME
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.worktemp import is_temp_name
 from code_trajectory.recording.gitignore import Rules, Source, anywhere, read_lines
+from code_trajectory.recording.own_exclusions import GENERATED_MARKERS, generated_directory, names_screen, never_entered
 from code_trajectory.recording.tracked import TrackedFiles
 
 GITIGNORE = ".gitignore"
-#: Files by which a directory declares itself generated, so it is never recorded (nor watched):
-#: ``pyvenv.cfg`` marks a Python virtual environment (PEP 405; ``python -m venv`` writes it first), and
-#: ``CACHEDIR.TAG`` a cache directory (the Cache Directory Tagging Specification, https://bford.info/cachedir/,
-#: used by cargo, pip, pytest, borg...), recognised by its signature line.
-GENERATED_MARKERS = ("pyvenv.cfg", "CACHEDIR.TAG")
-CACHEDIR_SIGNATURE = b"Signature: 8a477f597d28d172789f06886806bc55"
-
 #: Default of ``RecordingPolicy(project=...)``: discover the project's repository from the root.
 DISCOVER = object()
 
@@ -86,13 +76,6 @@ _ROOT_STATE = _DirState(None, None, True)
 
 def _inside(parent: str, reason: str) -> str:
     return reason if reason.startswith("inside ") else f"inside {parent}/: {reason}"
-
-
-def never_entered(name: str) -> bool:
-    """True for a directory name no rule can ever let a scan enter: ``.git`` and the shadow repository (with its
-    damaged copies and one being made). A scan need not watch such a directory's mtime (:mod:`.worktree`)."""
-    return name == ".git" or name == SHADOW_DIR_NAME or name.startswith(
-        (SHADOW_DIR_NAME + ".corrupt-", SHADOW_DIR_NAME + ".tmp-"))
 
 
 class RecordingPolicy:
@@ -125,7 +108,7 @@ class RecordingPolicy:
         self.root = Path(root)
         self.deny_patterns = tuple(deny_patterns)
         self._deny = Rules.from_lines([anywhere(p) for p in self.deny_patterns])
-        self._names_screen = _names_screen(self._deny)
+        self._names_screen = names_screen(self._deny)
         self.info_exclude = info_exclude
         self.global_excludes = global_excludes
         # not DISCOVER: a ProjectRepo or None (an `is` test on a sentinel object does not narrow the type)
@@ -392,7 +375,7 @@ class RecordingPolicy:
         """The names among ``names`` that a scan skips: each a regular file git tracks in the directory
         ``parent_rel`` (which must be entered), judged as :meth:`entry_excluded` with ``tracked=True`` judges it.
 
-        One regular-expression search of all the names (:func:`_names_screen`) tells the common case, a directory
+        One regular-expression search of all the names (:func:`~.own_exclusions.names_screen`) tells the common case, a directory
         where no name can be one of our own exclusions, from the rest, which are judged one by one: an import of
         500,000 tracked files then makes one call a directory, not one a file.
         """
@@ -446,35 +429,9 @@ class SubtreePolicy:
                                                   names)
 
 
-def _names_screen(deny: Rules) -> re.Pattern[str] | None:
-    """A regular expression that finds, in file names joined by newlines (none holding one), every name our own
-    exclusions could skip for a tracked file (:meth:`RecordingPolicy._builtin_reason`), and more: ``.git``, the
-    shadow repository's names, code-trajectory's temporary files (``.ct-...``) and every name a deny pattern could
-    decide (:attr:`~.gitignore.Rules.file_names`). None when the deny patterns are beyond that translation."""
-    if deny.file_names is None:
-        return None
-    builtin = "|".join((re.escape(".git"), re.escape(SHADOW_DIR_NAME) + ".*", re.escape(ATOMIC_TEMP_PREFIX) + ".*"))
-    return re.compile(f"^(?:{builtin}|{deny.file_names.pattern})$", re.MULTILINE)
-
-
 def _is_real_dir(path: Path) -> bool:
     """True for a directory that is not a symlink; False for anything else, including names too long to stat."""
     try:
         return stat.S_ISDIR(os.lstat(path).st_mode)
     except (OSError, ValueError):
         return False
-
-
-def generated_directory(path: str | os.PathLike[str]) -> str | None:
-    """Why the directory ``path`` is generated (a virtual environment, a tagged cache), or None.
-
-    Costs one ``stat`` per marker (and one short read when ``CACHEDIR.TAG`` exists): a scan asks it of every
-    directory, so the paths are joined as strings.
-    """
-    base = os.fspath(path)
-    if os.path.isfile(f"{base}/pyvenv.cfg"):
-        return "a Python virtual environment (it holds pyvenv.cfg): generated, never recorded"
-    tag = read_bounded(f"{base}/CACHEDIR.TAG", 1 << 16, follow_symlinks=True)  # a FIFO there would block the walk
-    if tag is not None and tag.startswith(CACHEDIR_SIGNATURE):
-        return "a cache directory (it holds a CACHEDIR.TAG): generated, never recorded"
-    return None

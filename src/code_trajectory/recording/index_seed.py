@@ -40,9 +40,13 @@ thread and does what needs no ``lstat``, mostly in git processes on another core
 (:mod:`code_trajectory.git.index_file`), the staged paths (``git diff-index --cached``), the attribute check, the
 packs linked, the sizes and types of all the index's blobs (one ``git cat-file --batch-check --buffer``,
 compared as a whole with the answer expected when all are present); then the
-candidates are written to a private index (:func:`~code_trajectory.git.stat_index.write_stat_index`: the project's
-index is never used as is, so none of its flags, extensions or its fsmonitor count) and ``git diff-files`` compares
-them with the work tree in C, on threads (:class:`~code_trajectory.git.stat_index.StatVerdict`: the shadow's own
+candidates are written to a private index and ``git diff-files`` compares them with the work tree in C, on threads.
+The project's index is never used as is, so none of its extensions (the fsmonitor's, the untracked cache, a split
+index) count: a version 2 index has its entries copied byte for byte into the private one, but those whose flags
+would make git skip them (assume-unchanged) or that git would not compare by ``lstat`` (racy, gitlinks), which are
+left out (:func:`~code_trajectory.git.stat_index.write_stat_index_copy`: a few slices of bytes, not an entry packed
+in Python a file); another version has its candidates written entry by entry
+(:func:`~code_trajectory.git.stat_index.write_stat_index`, no flags). The comparison runs (:class:`~code_trajectory.git.stat_index.StatVerdict`: the shadow's own
 config, every ``lstat`` fact compared, no program of the project's config run). The walk of the work tree then
 neither ``lstat``s nor judges by ignore rules the files git vouches for (:meth:`IndexSeed.vouched`, see
 :func:`~code_trajectory.recording.worktree.scan`): their ``lstat`` facts are the index's. git compares whole
@@ -75,7 +79,7 @@ from operator import itemgetter
 from pathlib import Path
 
 from code_trajectory.core.bounded_read import PATTERN_FILE_LIMIT, read_bounded
-from code_trajectory.git import shared_objects
+from code_trajectory.git import project_index, shared_objects
 from code_trajectory.git.index_file import IndexCopy, IndexRow, IndexTree
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.shadow import EMPTY_TREE_OID, MODE_EXECUTABLE, MODE_FILE, ShadowRepo
@@ -188,14 +192,14 @@ class IndexSeed:
         if objects is None:
             return
         oid_length = len(EMPTY_TREE_OID)  # the shadow repository's object format (SHA-1)
-        found = project.index_with_stat(oid_bytes=oid_length // 2)
+        found = project_index.index_with_stat(project, oid_bytes=oid_length // 2)
         if not found:
             return
         rows, self._index_mtime_ns, trees, copy = found
         candidates = {path: row for path, row in rows.items()
                       if row[0] in _REGULAR and len(row[1]) == oid_length and row[2] <= self._max}
         if candidates and _filters_possible(project, root=project.root, paths=candidates):
-            filtered = project.attribute_values(sorted(candidates), "filter")
+            filtered = project_index.attribute_values(project, sorted(candidates), "filter")
             if filtered is None:
                 return
             for path in filtered:
@@ -293,7 +297,7 @@ def _filters_possible(project: ProjectRepo, *, root: Path, paths: Mapping[str, o
     if project.prefix:
         return True
     files = [root / p for p in paths if p == ".gitattributes" or p.endswith("/.gitattributes")]
-    users = project.attribute_files()  # the user's own and the system's: followed when links
+    users = project_index.attribute_files(project)  # the user's own and the system's: followed when links
     for path in [*files, *users]:
         if not os.path.lexists(path):
             continue

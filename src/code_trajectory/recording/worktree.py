@@ -6,152 +6,38 @@ them; :func:`probe` looks at one path for the watcher. Neither follows symlinks:
 a symlink is recorded as a symlink (its target string), so loops and links that
 point outside the project are harmless. FIFOs, sockets and devices are skipped.
 
-Why one module just over 450 lines: it is one job, the walk, with what it reuses from the last one
-(:class:`DirListing`, its packed names, ``lstat`` facts and digest) beside the loops that read them; the stat cache
-that stores the listings lives in :mod:`.statcache`, git's verdict on them in :mod:`.gitvouch`.
+What it reuses from the last walk, :class:`~.listing.DirListing` with its packed names, ``lstat`` facts and digest,
+is in :mod:`.listing` (re-exported here); the stat cache that stores the listings lives in :mod:`.statcache`, git's
+verdict on them in :mod:`.gitvouch`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import stat
 import time
 from array import array
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
 
-from code_trajectory.git.shadow import git_mode
-from code_trajectory.recording.ignore import WalkPolicy, never_entered
+from code_trajectory.recording.ignore import WalkPolicy
+from code_trajectory.recording.listing import (
+    RACY_MARGIN_NS,
+    DirListing,
+    FileInfo,
+    IgnoreFileStamp,
+    listing_digest,
+    pack_names,
+    pack_stats,
+)
+from code_trajectory.recording.own_exclusions import never_entered
+
+__all__ = ["RACY_MARGIN_NS", "DirListing", "FileInfo", "ScanResult", "listing_digest", "pack_names", "pack_stats",
+           "probe", "scan"]
 
 log = logging.getLogger(__name__)
-
-
-class FileInfo(NamedTuple):
-    """A recordable file: path relative to the root and the ``lstat`` facts the stat cache compares.
-
-    A named tuple (made in C): an import makes one per file, 500,000 of them (a frozen dataclass costs 3x as much).
-    """
-
-    rel: str
-    mode: str
-    size: int
-    mtime_ns: int
-    ctime_ns: int
-    ino: int
-
-    @classmethod
-    def from_stat(cls, rel: str, st: os.stat_result) -> FileInfo | None:
-        mode = git_mode(st)
-        if mode is None:
-            return None
-        return cls(rel, mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
-
-    def signature(self) -> tuple[str, int, int, int, int]:
-        return (self.mode, self.size, self.mtime_ns, self.ctime_ns, self.ino)
-
-
-#: Two seconds: the coarsest mtime resolution of common file systems (FAT; ext4 and APFS are finer). A file or
-#: directory whose mtime is closer than this to the scan that saw it may change again within the same tick
-#: (git's "racy clean" case, gitformat-index(5)), so what was learned about it is not trusted next time.
-RACY_MARGIN_NS = 2_000_000_000
-
-#: ``(mtime ns, size, inode)`` of a directory's ``.gitignore``, or None when it has none.
-IgnoreFileStamp = tuple[int, int, int] | None
-
-
-@dataclass(frozen=True, slots=True)
-class DirListing:
-    """What a scan found in one directory, reused by the next scan while the directory is unchanged.
-
-    Creating, deleting or renaming an entry changes its directory's mtime (POSIX), so while
-    ``signature`` holds and the listing is not racy, the names are still those of the directory and
-    only their ``lstat`` is needed (git's untracked cache rests on the same rule, git-update-index(1)
-    ``--untracked-cache``). The verdicts behind the names also depend on the ignore rules: the
-    directory's own ``.gitignore`` (``ignore_file``) and the policy's
-    :meth:`~code_trajectory.recording.ignore.RecordingPolicy.rules_fingerprint`.
-
-    The file names are kept packed (:func:`pack_names`, as the stat cache stores them) and decoded on access
-    (:attr:`files`): a server's full scan of a large project holds every directory's listing at once, and a tuple
-    of ``str`` costs ~60 bytes a name more (500,000 files in 25,000 directories: 56 MiB of listings instead of 27;
-    issue 29, ``serve`` <= 150 MB at 500,000 files, its peak included).
-    """
-
-    signature: tuple[int, int]  #: the directory's ``(mtime ns, inode)`` before it was read
-    scanned_ns: int  #: ``time.time_ns()`` when the scan that read it started
-    ignore_file: IgnoreFileStamp
-    packed_files: bytes  #: names of the recorded files and symlinks, :func:`pack_names` (see :attr:`files`)
-    subdirs: tuple[str, ...]  #: names of the subdirectories entered
-    #: ``(name, mtime ns)`` of the subdirectories not entered: one that changes (a virtual environment's
-    #: ``pyvenv.cfg`` removed) may have to be entered now, without a change of this directory's mtime
-    excluded: tuple[tuple[str, int], ...] = ()
-    #: :func:`pack_stats` of ``files`` when the stat cache held a row (blob id, out of the racy window) for each
-    #: of them, else None; while the files' ``lstat`` facts still pack to it, none of them changed
-    stats: bytes | None = None
-    #: :func:`listing_digest` of this listing when the stat index (:mod:`.gitvouch`) was written with ``stats``
-    #: as its files' entries, else None
-    indexed: bytes | None = None
-    #: :func:`listing_digest`'s answer, kept once computed (a restart's scan asks twice per directory: the walk and
-    #: :func:`.gitvouch.refresh`); never copied by :func:`dataclasses.replace`, never compared
-    _digest: bytes | None = field(default=None, init=False, compare=False, repr=False)
-
-    @property
-    def files(self) -> tuple[str, ...]:
-        """The names of the recorded files and symlinks (decoded from :attr:`packed_files` at each access)."""
-        return tuple(self.packed_files.decode("utf-8", "surrogateescape").split("\0")) if self.packed_files else ()
-
-    @property
-    def file_count(self) -> int:
-        """How many names :attr:`files` holds, without decoding them."""
-        return self.packed_files.count(b"\0") + 1 if self.packed_files else 0
-
-    def trusted(self, directory: str, signature: tuple[int, int], ignore_file: IgnoreFileStamp) -> bool:
-        """True when the directory still has the names listed (same stat, not racy, same ``.gitignore``,
-        its excluded subdirectories unchanged)."""
-        if (signature != self.signature or ignore_file != self.ignore_file
-                or signature[0] + RACY_MARGIN_NS > self.scanned_ns):
-            return False
-        for name, mtime_ns in self.excluded:
-            try:
-                if os.lstat(os.path.join(directory, name)).st_mtime_ns != mtime_ns:
-                    return False
-            except OSError:
-                return False
-        return True
-
-
-def pack_names(names: Iterable[str]) -> bytes:
-    """File names (plain names: no ``/``, no NUL) as :attr:`DirListing.packed_files` holds them: each encoded as
-    :func:`os.fsencode` does on Linux (UTF-8, undecodable bytes kept by ``surrogateescape``), joined by NUL."""
-    return "\0".join(names).encode("utf-8", "surrogateescape")
-
-
-def pack_stats(infos: Iterable[FileInfo]) -> bytes | None:
-    """The ``lstat`` facts that tell a file changed (size, mtime, ctime, inode, in ns and bytes), packed as
-    64-bit integers in the order given; None when one does not fit. The mode is left out: ``chmod`` sets the
-    ctime (POSIX), so a change of mode changes the packed facts too."""
-    packed = array("q")
-    try:
-        for info in infos:
-            packed.extend((info.size, info.mtime_ns, info.ctime_ns, info.ino))
-    except OverflowError:
-        return None
-    return packed.tobytes()
-
-
-def listing_digest(listing: DirListing) -> bytes | None:
-    """A digest of ``listing``'s file names and packed ``lstat`` facts (None without them): equal digests, the same
-    files with the same facts (see :attr:`DirListing.indexed`)."""
-    if listing.stats is None:
-        return None
-    digest = listing._digest
-    if digest is None:
-        digest = hashlib.blake2b(listing.stats + b"\0" + listing.packed_files, digest_size=16).digest()
-        object.__setattr__(listing, "_digest", digest)  # a cache of a frozen listing's own fields
-    return digest
 
 
 def _dir_unchanged(directory: str, listing: DirListing) -> bool:
