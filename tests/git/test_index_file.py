@@ -11,7 +11,7 @@ import pytest
 
 from code_trajectory.git.index_file import IndexFormatError, read_index
 from code_trajectory.git.project import ProjectRepo
-from code_trajectory.git.project_index import index_with_stat
+from code_trajectory.git.project_index import head_trees, index_with_stat
 from support import git, git_repo, write
 
 DEBUG = re.compile(r"(\d{6}) ([0-9a-f]+) (\d)\t([^\0]*)\0  ctime: (\d+):(\d+)\n  mtime: (\d+):(\d+)\n"
@@ -154,3 +154,14 @@ def test_a_planted_deep_cache_tree_is_refused_within_its_bounds(tmp_path: Path) 
     index.write_bytes(bytes(data) + hashlib.sha1(bytes(data)).digest())
     found = read_index(index)
     assert found.trees == {} and found.entries == entries  # (git itself refuses this index)
+
+
+def test_heads_trees_are_named_relative_to_the_project_root(tmp_path: Path) -> None:
+    """``head_trees``: ``HEAD``'s tree of the root and of each directory below it, the keys relative to the project
+    root, also when the project is a subdirectory of its work tree."""
+    root = a_repo(tmp_path / "r")
+    expected = {path.decode(): value[2] for path, value in git_trees(root).items()}
+    assert head_trees(ProjectRepo.discover(root)) == expected
+    inner = head_trees(ProjectRepo.discover(root / "pkg"))
+    assert inner is not None and inner[""] == expected["pkg"] and inner["sub0"] == expected["pkg/sub0"]
+    assert all(not key.startswith("pkg") for key in inner)

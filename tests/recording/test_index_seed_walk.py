@@ -10,6 +10,7 @@ newline and with bytes that are not UTF-8.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import logging
 import os
 import shutil
@@ -171,3 +172,27 @@ def test_the_restart_after_an_import_uses_the_index_git_vouched_on(tmp_path: Pat
     assert snap is not None and [(c.path, c.status) for c in snap.changes] == [("pkg/sub2/m3.py", "M")]
     assert recorded(root, snap.ref, "pkg/sub2/m3.py") == "m = 99"
     assert lstat_dirs == []  # git looked at the files, on the index the import wrote
+
+
+def test_a_cache_tree_naming_another_tree_with_the_same_counts_is_not_taken(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index's cache-tree is only what the index file says: its root planted to name the previous commit's
+    tree (present, a tree, the same number of files and directories) is not the import's tree; the files are."""
+    root = git_repo(tmp_path / "project", {f"pkg/m{j}.py": f"m = {j}\n" for j in range(6)}, branch="main",
+                    commit="initial")
+    old_tree = git(root, "rev-parse", "HEAD^{tree}").strip()
+    write(root, "pkg/m3.py", "m = 'changed'\n")
+    git(root, "commit", "-qam", "second")
+    time.sleep(1.1)
+    git(root, "status", "--porcelain")
+    index = root / ".git" / "index"
+    data = bytearray(index.read_bytes())
+    at = data.index(b"TREE") + 8  # the root node: its empty name, "<entries> <subtrees>\n", then its tree id
+    at = data.index(b"\n", at) + 1
+    assert data[at:at + 20].hex() == git(root, "rev-parse", "HEAD^{tree}").strip()
+    data[at:at + 20] = bytes.fromhex(old_tree)
+    data[-20:] = hashlib.sha1(bytes(data[:-20])).digest()
+    index.write_bytes(bytes(data))
+    tree = import_tree(root, seeded=True, monkeypatch=monkeypatch)
+    assert tree == git(root, "rev-parse", "HEAD^{tree}").strip() != old_tree
+    assert git(root, "--git-dir=.trajectory", "show", "HEAD:pkg/m3.py") == "m = 'changed'\n"

@@ -21,7 +21,7 @@ from code_trajectory.git.gitcmd import Git, project_argv
 from code_trajectory.git.index_file import IndexCopy, IndexFormatError, IndexRow, IndexTree, read_index
 from code_trajectory.git.project import ProjectRepo
 
-__all__ = ["ProjectIndex", "attribute_files", "attribute_values", "index_with_stat"]
+__all__ = ["ProjectIndex", "attribute_files", "attribute_values", "head_trees", "index_with_stat"]
 
 log = logging.getLogger(__name__)
 
@@ -196,3 +196,33 @@ _DEBUG_RECORD = re.compile(
     rb"(?P<mode>[0-7]{6}) (?P<oid>[0-9a-f]{40,64}) (?P<stage>[0-3])\t(?P<path>[^\0]*)\0"
     rb"  ctime: (?P<cs>\d+):(?P<cn>\d+)\n  mtime: (?P<ms>\d+):(?P<mn>\d+)\n"
     rb"  dev: \d+\tino: (?P<ino>\d+)\n  uid: \d+\tgid: \d+\n  size: (?P<size>\d+)\tflags: [0-9a-f]+\n")
+
+
+def head_trees(project: ProjectRepo) -> dict[str, str] | None:
+    """The tree id of ``HEAD`` for the root and each directory below it: ``{directory relative to the root (""
+    the root): tree id hex}`` (``git rev-parse HEAD^{tree}``, ``git ls-tree -r -d -z --full-tree HEAD``; read-only).
+    None when the project is not in a work tree, has no commit, or git failed (logged).
+
+    The initial import takes a directory's tree from git's cache-tree only when it is this one: ``HEAD``'s trees are
+    named by a commit (content-addressed from it), the cache-tree is only what the index file says.
+    """
+    if project.git_dir is None or project.work_tree is None:
+        return None
+    env = Git(project.root / ".git", None, isolated=False).env
+    top_tree = _project_output(project, ["rev-parse", "--verify", "-q", "HEAD^{tree}"], env)
+    listed = _project_output(project, ["ls-tree", "-r", "-d", "-z", "--full-tree", "HEAD"], env)
+    if top_tree is None or listed is None:
+        return None
+    prefix = project.prefix.encode("utf-8", "surrogateescape")
+    cut, top = len(prefix), prefix.rstrip(b"/")
+    found = {"": top_tree.strip().decode("ascii", "replace")} if not top else {}
+    for record in listed.split(b"\0"):
+        meta, tab, path = record.partition(b"\t")
+        fields = meta.split(b" ")
+        if not tab or len(fields) != 3 or fields[1] != b"tree":
+            continue
+        if path == top:
+            found[""] = fields[2].decode("ascii", "replace")
+        elif path.startswith(prefix):
+            found[path[cut:].decode(_FS_ENCODING, _FS_ERRORS)] = fields[2].decode("ascii", "replace")
+    return found

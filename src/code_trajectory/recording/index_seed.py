@@ -63,9 +63,11 @@ above check), with as many files below it and as many direct subdirectories as t
 exactly the index's entries there, so its tree is that id (:class:`~code_trajectory.git.trees.KnownTrees`): not
 written again (at 500,000 files, 25,000 trees). Any other content (an untracked or changed file, a symlink or a
 submodule, which the index holds apart, a tracked file our policy leaves out) changes a count or is not taken from
-the index, and the directory's tree is written from its files. The tree is trusted as git trusts it when it
-commits (the same trust as the index's blob ids above); it must be in the shadow repository (linked with the
-packs, or as a loose object) and be a tree (one ``git cat-file --batch-check``), else the directory is written.
+the index, and the directory's tree is written from its files. The cache-tree is only what the index file says, so
+a node is used only when its tree is ``HEAD``'s tree at that path (``git ls-tree -r -d HEAD``: named by a commit,
+content-addressed from it; a stale or planted node naming another tree with the same counts is not taken), and that
+tree is in the shadow repository (linked with the packs, or as a loose object; one ``git cat-file --batch-check``).
+A directory whose every file is the index's, as many as ``HEAD``'s tree there holds, has exactly that tree's files.
 """
 
 from __future__ import annotations
@@ -209,7 +211,8 @@ class IndexSeed:
         packs = shared_objects.link_packs(objects, repo.git_dir / "objects")
         loose = shared_objects.link_loose_objects(objects, repo.git_dir / "objects",
                                                   (row[1] for row in candidates.values()))
-        trees = {path: tree for path, tree in trees.items() if len(tree[2]) == oid_length}
+        heads = project_index.head_trees(project) if trees else None  # a cache-tree node is used only when HEAD's
+        trees = {path: tree for path, tree in trees.items() if heads is not None and heads.get(path) == tree[2]}
         loose += shared_objects.link_loose_objects(objects, repo.git_dir / "objects",
                                                    (tree[2] for tree in trees.values()))
         asked = self._ask_git(candidates, copy)  # git lstats on its threads while cat-file answers
