@@ -156,13 +156,16 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
         tree = trees.apply_changes(repo, base, changes, known=known) if changes or base is None else base
     vouched.update(info.rel for info, _oid in hashed if info.mtime_ns + RACY_MARGIN_NS <= scan_started_ns)
     removed = [rel for rel in rows if rel not in files or entries.get(rel, True) is None]
-    listings = _with_stats(result, files, vouched)
+    seed_index = seed.written() if seed is not None else None
+    # at an import, the rows are those of ``hashed``: which directories the seed's index holds is told in passing
+    adopt = (seed_index, {info.rel: oid for info, oid in hashed}, scan_started_ns) \
+        if seed_index is not None and base is None else None
+    listings, held = _with_stats(result, files, vouched, adopt)
     stat_cache.save(cached, hashed=hashed, removed=removed, listings=listings,
                     fingerprint=fingerprint, tree=tree, scanned_ns=scan_started_ns, tracked=policy.tracked.known())
-    seed_index = seed.written() if seed is not None else None
     gitvouch.refresh(root, stat_cache, cached.stat_index, listings, (
         (lambda: {i.rel: ((i.mode, i.size, i.mtime_ns, i.ctime_ns, i.ino), oid, scan_started_ns) for i, oid in hashed}) if base is None
-        else (lambda: stat_cache.rows_outside(()))), written=seed_index)
+        else (lambda: stat_cache.rows_outside(()))), written=seed_index, held=held)
     if seed_index is not None:
         seed_index.path.unlink(missing_ok=True)  # not adopted (an adopted one was renamed)
     secretfiles.save_scan(repo.state_dir, policy.denied(), contents)
@@ -213,15 +216,29 @@ def _with_clean_files(root: Path, result: ScanResult, rows: Mapping[str, Row]) -
     return files
 
 
-def _with_stats(result: ScanResult, files: Mapping[str, FileInfo], vouched: set[str]) -> dict[str, DirListing]:
+def _with_stats(result: ScanResult, files: Mapping[str, FileInfo], vouched: set[str],
+                adopt: tuple[gitvouch.Written, Mapping[str, str], int] | None = None,
+                ) -> tuple[dict[str, DirListing], list[str] | None]:
     """The scan's listings, each directory read (or re-listed) this time with the packed ``lstat`` facts of its
-    files (:func:`~.worktree.pack_stats`) when all of them are ``vouched`` for, else with none."""
+    files (:func:`~.worktree.pack_stats`) when all of them are ``vouched`` for, else with none.
+
+    With ``adopt`` (an initial import: the index the seed wrote, the blob id of each file's new row, the scan's start),
+    also the directories given facts here whose files that index holds as their rows give them
+    (:func:`.gitvouch.holds_all`), else None."""
     listings = dict(result.listings)
+    held: list[str] | None = [] if adopt is not None else None
     for rel_dir, listing in result.listings.items():
         if rel_dir in result.clean:
             continue
-        rels = [f"{rel_dir}/{name}" if rel_dir else name for name in listing.files]
-        stats = pack_stats(files[rel] for rel in rels) if all(rel in vouched for rel in rels) else None
+        prefix = f"{rel_dir}/" if rel_dir else ""
+        rels = [prefix + name for name in listing.files]
+        stats = None
+        if vouched.issuperset(rels):  # each a file of the scan, then
+            infos = list(map(files.__getitem__, rels))
+            stats = pack_stats(infos)
+            if adopt is not None and held is not None and stats is not None \
+                    and gitvouch.holds_all(adopt[0], infos, adopt[1], adopt[2]):
+                held.append(rel_dir)
         if stats != listing.stats:
             listings[rel_dir] = dataclasses.replace(listing, stats=stats)
-    return listings
+    return listings, held
