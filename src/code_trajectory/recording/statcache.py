@@ -353,7 +353,7 @@ class StatCache:
             try:
                 db = self._conn()
                 with immediate_transaction(db):
-                    db.execute("UPDATE dirs SET indexed = NULL")
+                    db.execute("UPDATE dirs SET indexed = NULL WHERE indexed IS NOT NULL")  # no row rewritten in vain
                     db.executemany("UPDATE dirs SET indexed = ? WHERE path = ?",
                                    ((digest, os.fsencode(rel)) for rel, digest in digests.items()))
                     db.execute("INSERT OR REPLACE INTO meta VALUES ('stat_index', ?)", (token,))

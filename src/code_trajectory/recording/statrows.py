@@ -21,7 +21,7 @@ from array import array
 from collections.abc import Iterable, Iterator
 from itertools import chain
 from operator import itemgetter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from code_trajectory.git.shadow import MODE_EXECUTABLE, MODE_FILE, MODE_SYMLINK
 from code_trajectory.recording.worktree import FileInfo
@@ -157,30 +157,33 @@ def _apply(db: sqlite3.Connection, changes: dict[str, dict[str, _Entry | None]])
 
 def _pack(key: bytes, entries: dict[str, _Entry | None]) -> tuple[bytes, bytes, str, str, bytes] | None:
     """One directory's database row from its files' entries (None entries left out); None when none is left."""
-    live = [(name, entry) for name, entry in entries.items() if entry is not None]
-    if not live:
+    values = list(entries.values())
+    if None in values:
+        entries = {name: entry for name, entry in entries.items() if entry is not None}
+        values = list(entries.values())
+    if not values:
         return None
-    found = [entry for _name, entry in live]
+    found = cast("list[_Entry]", values)  # no None left
     try:  # in C, per directory: the common case
         if len(set(map(len, map(_OID_OF, found)))) != 1:
             raise ValueError("blob ids of different lengths")
-        oids = "".join(map(_OID_OF, found))
-        return (key, "\0".join(name for name, _entry in live).encode(_FS_ENCODING, _FS_ERRORS),
-                "".join(map(_CODES.__getitem__, map(_MODE_OF, found))), oids,
+        return (key, "\0".join(entries).encode(_FS_ENCODING, _FS_ERRORS),
+                "".join(map(_CODES.__getitem__, map(_MODE_OF, found))), "".join(map(_OID_OF, found)),
                 array("q", chain.from_iterable(map(_FACTS_OF, found))).tobytes())
     except (ValueError, KeyError, OverflowError):
-        return _pack_each(key, live)
+        return _pack_each(key, entries.items())  # type: ignore[arg-type]  # no None
 
 
-def _pack_each(key: bytes, live: list[tuple[str, _Entry]]) -> tuple[bytes, bytes, str, str, bytes] | None:
+def _pack_each(key: bytes, live: Iterable[tuple[str, _Entry]]) -> tuple[bytes, bytes, str, str, bytes] | None:
     """:func:`_pack`, leaving out the files whose row cannot be stored: a mode that is not a file's, facts that do
     not fit 64 bits, a blob id not as long as the first one."""
     kept: list[str] = []
     modes: list[str] = []
     oids: list[str] = []
     numbers = array("q")
-    width = len(live[0][1][1])
+    width = 0
     for name, (mode, oid, *facts) in live:
+        width = width or len(oid)
         if len(oid) != width or mode not in _CODES:
             continue
         try:
