@@ -102,12 +102,12 @@ def write(db: sqlite3.Connection, hashed: Iterable[tuple[FileInfo, str]], remove
     for rel in removed:
         rel_dir, _, name = rel.rpartition("/")
         changes.setdefault(rel_dir, {})[name] = None
-    for info, oid in hashed:
-        rel_dir, _, name = info.rel.rpartition("/")
+    for (rel, mode, size, mtime_ns, ctime_ns, ino), oid in hashed:  # unpacked in C: 100,000 at an import
+        rel_dir, _, name = rel.rpartition("/")
         group = changes.get(rel_dir)
         if group is None:
             group = changes[rel_dir] = {}
-        group[name] = (info.mode, oid, info.size, info.mtime_ns, info.ctime_ns, info.ino, scanned_ns)
+        group[name] = (mode, oid, size, mtime_ns, ctime_ns, ino, scanned_ns)
     _apply(db, changes)
 
 
