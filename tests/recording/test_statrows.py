@@ -28,7 +28,7 @@ def rows_of(cache: StatCache) -> dict:
 def test_rows_read_back_exactly_and_a_change_rewrites_its_directory_only(tmp_path: Path) -> None:
     cache = StatCache(tmp_path / "statcache.sqlite")
     files = [info("top.py", n=1), info("pkg/a.py", n=2), info("pkg/run.sh", "100755", 3), info("pkg/link", "120000", 4),
-             info("pkg/deep/x.txt", n=5), info("odd\udcff name/y", n=6)]
+             info("pkg/deep/x.txt", n=5), info("odd\udcff name/y", n=6), info("pkg/\udcfe\nz.bin", n=7)]
     cache.save(CachedScan(), hashed=[(f, OID_A) for f in files], removed=[], listings={}, fingerprint="f",
                tree=None, scanned_ns=7)
     expected = {f.rel: (f.signature(), OID_A, 7) for f in files}

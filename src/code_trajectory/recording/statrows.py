@@ -61,7 +61,8 @@ def unpack(rel_dir: bytes, packed: bytes, modes: str, oids: str, facts: bytes) -
     directory = rel_dir.decode(_FS_ENCODING, _FS_ERRORS)
     if directory and (directory.startswith("/") or any(p in ("", ".", "..") for p in directory.split("/"))):
         raise ValueError("not a normalized relative directory")
-    found = names(packed)
+    packed = plain_names(packed)
+    found = packed.decode(_FS_ENCODING, _FS_ERRORS).split("\0") if packed else []  # as write() encoded them
     count = len(found)
     width = len(oids) // count if count else 0
     if not count or len(modes) != count or modes.strip("fxl") or width not in (40, 64) \
