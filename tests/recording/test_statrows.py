@@ -4,12 +4,17 @@ and a cache of the older layout (one database row per file) keeps its rows, so n
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import shutil
 import sqlite3
 from pathlib import Path
 
 import pytest
 
-from code_trajectory.recording import fullscan
+from code_trajectory.core.config import TrajectorySettings
+from code_trajectory.recording import fullscan, statrows
+from code_trajectory.recording.recorder import Recorder
 from code_trajectory.recording.statcache import CachedScan, StatCache
 from code_trajectory.recording.worktree import FileInfo
 from support import age_everything, restart, write
@@ -107,3 +112,43 @@ def test_blob_ids_of_different_lengths_in_one_directory_keep_only_those_as_long_
     cache.save(CachedScan(), hashed=[(info("pkg/a.py"), OID_A), (info("pkg/b.py", n=2), "b" * 64)],
                removed=[], listings={}, fingerprint="f", tree=None, scanned_ns=7)
     assert sorted(rows_of(cache)) == ["pkg/a.py"]
+
+
+def test_an_imports_rows_packed_per_directory_are_those_written_file_by_file(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The import hands its rows grouped by directory (``by_dir``): the rows read back are exactly those the file by
+    file path writes, a file too large to record (its size note), a symlink, an executable, odd names and nested
+    directories included (only the scans' start differs)."""
+    root = tmp_path / "project"
+    for rel, text in {"top.py": "t = 1\n", "pkg/a.py": "a = 1\n", "pkg/deep/er/b.txt": "b\n", "pkg/run.sh": "run\n",
+                      "big/huge.bin": "x" * 6000, "big/small.txt": "s\n", os.fsdecode(b"odd\nname-\xff.txt"): "o\n"}.items():
+        write(root, rel, text)
+    os.chmod(root / "pkg" / "run.sh", 0o755)
+    os.symlink("a.py", root / "pkg" / "link.py")
+    age_everything(root, skip=(".trajectory",))
+    packed: list[str] = []
+    pack_files = statrows._pack_files
+    monkeypatch.setattr(statrows, "_pack_files", lambda rel_dir, *args: packed.append(rel_dir)
+                        or pack_files(rel_dir, *args))
+
+    def imported(*, grouped: bool) -> dict:
+        shutil.rmtree(root / ".trajectory", ignore_errors=True)
+        with monkeypatch.context() as patch:
+            if not grouped:
+                save = StatCache.save
+                patch.setattr(StatCache, "save", lambda cache, *args, by_dir=None, **kwargs: save(cache, *args, **kwargs))
+            settings = dataclasses.replace(TrajectorySettings.load(root), max_file_bytes=4096)
+            recorder = Recorder.open(root, settings)
+            try:
+                assert recorder.reconcile(with_intent=False) is not None
+                rows = recorder.stat_cache.rows_outside(())
+            finally:
+                recorder.close()
+        return {rel: row[:2] for rel, row in rows.items()}
+
+    by_file = imported(grouped=False)
+    assert packed == []
+    assert imported(grouped=True) == by_file
+    assert sorted(packed) == ["", "big", "pkg", "pkg/deep/er"]
+    assert {"pkg/link.py", "pkg/run.sh", "big/small.txt", "big/huge.bin"} <= set(by_file)  # huge.bin: a size note
+    assert by_file["pkg/run.sh"][0][0] == "100755" and by_file["pkg/link.py"][0][0] == "120000"

@@ -38,13 +38,13 @@ from code_trajectory.core.bounded_read import drop_planted_cache
 from code_trajectory.core.transactions import immediate_transaction
 from code_trajectory.git.shadow import TreeEntry
 from code_trajectory.recording import statrows
-from code_trajectory.recording.statrows import Row
+from code_trajectory.recording.statrows import ByDir, Row
 from code_trajectory.recording.worktree import RACY_MARGIN_NS, DirListing, FileInfo
 
 if TYPE_CHECKING:
     import sqlite3
 
-__all__ = ["SCHEMA_VERSION", "CachedScan", "Row", "RowEntries", "StatCache", "unchanged_checker"]
+__all__ = ["SCHEMA_VERSION", "ByDir", "CachedScan", "Row", "RowEntries", "StatCache", "unchanged_checker"]
 
 log = logging.getLogger(__name__)
 
@@ -232,7 +232,7 @@ class StatCache:
 
     def save(self, loaded: CachedScan, *, hashed: list[tuple[FileInfo, str]], removed: list[str],
              listings: dict[str, DirListing], fingerprint: str, tree: str | None, scanned_ns: int,
-             tracked: str | None = None) -> None:
+             tracked: str | None = None, by_dir: Mapping[str, ByDir] | None = None) -> None:
         """Write what a scan learned, touching only what changed since ``loaded``.
 
         Args:
@@ -244,6 +244,8 @@ class StatCache:
             tree: the tree whose entries are now exactly the file rows (the scanned state), if built.
             scanned_ns: ``time.time_ns()`` when the scan started (the racy check compares mtimes with it).
             tracked: :meth:`~.tracked.TrackedFiles.known`, kept for the next process (:meth:`tracked_hint`).
+            by_dir: ``hashed`` again, grouped by directory (path relative to the root -> names, files, blob ids in
+                one order), every pair once: an import's rows are then packed per directory (:func:`.statrows.write`).
 
         When another process wrote since ``loaded``, the listings are dropped and no tree is claimed
         (its rows, facts about files, are kept). Errors are logged, never raised: the next scan does more.
@@ -259,7 +261,7 @@ class StatCache:
                 with immediate_transaction(db):
                     row = db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
                     alone = (row[0] if row else None) == loaded.generation
-                    statrows.write(db, hashed, removed, scanned_ns)
+                    statrows.write(db, hashed, removed, scanned_ns, by_dir=by_dir)
                     if not alone or not same_rules:
                         db.execute("DELETE FROM dirs")
                         changed, gone = (list(listings.items()), []) if alone else ([], [])

@@ -18,9 +18,9 @@ from __future__ import annotations
 import re
 import sys
 from array import array
-from collections.abc import Iterable, Iterator
-from itertools import chain
-from operator import itemgetter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import chain, repeat
+from operator import add, itemgetter
 from typing import TYPE_CHECKING, cast
 
 from code_trajectory.git.shadow import MODE_EXECUTABLE, MODE_FILE, MODE_SYMLINK
@@ -29,7 +29,7 @@ from code_trajectory.recording.worktree import FileInfo
 if TYPE_CHECKING:
     import sqlite3
 
-__all__ = ["COLUMNS", "TABLE", "Row", "names", "plain_names", "read", "unpack", "write", "write_rows"]
+__all__ = ["COLUMNS", "TABLE", "ByDir", "Row", "names", "plain_names", "read", "unpack", "write", "write_rows"]
 
 #: ``(lstat signature, blob id, scanned_ns)`` of a file, as stored.
 Row = tuple[tuple[str, int, int, int, int], str, int]
@@ -39,6 +39,9 @@ COLUMNS = "dir, names, modes, oids, facts"
 #: The ``files`` table: a directory's row (path relative to the root, ``b""`` the root) and its files' packed rows.
 TABLE = "CREATE TABLE files (dir BLOB PRIMARY KEY, names BLOB, modes TEXT, oids TEXT, facts BLOB)"
 
+#: A directory's files in one order: their names, their ``lstat`` facts, their blob ids (see :func:`write`).
+ByDir = tuple[Sequence[str], Sequence[FileInfo], Sequence[str]]
+
 #: A file's row before it is packed: ``(mode, oid, size, mtime_ns, ctime_ns, ino, scanned_ns)``.
 _Entry = tuple[str, str, int, int, int, int, int]
 
@@ -47,6 +50,7 @@ _MODES = {code: mode for mode, code in _CODES.items()}
 _HEX = re.compile(r"[0-9a-f]*")
 _FACTS = 5  # integers per file in ``facts``
 _MODE_OF, _OID_OF, _FACTS_OF = itemgetter(0), itemgetter(1), itemgetter(slice(2, None))
+_INFO_MODE, _INFO_FACTS = itemgetter(1), itemgetter(2, 3, 4, 5)  # of a FileInfo: its mode; size, mtime, ctime, inode
 
 #: :func:`os.fsencode`'s, applied inline where an import encodes 100,000 names.
 _FS_ENCODING, _FS_ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
@@ -91,14 +95,22 @@ def read(found: Iterable[tuple]) -> dict[str, Row]:
 
 
 def write(db: sqlite3.Connection, hashed: Iterable[tuple[FileInfo, str]], removed: Iterable[str],
-          scanned_ns: int) -> None:
+          scanned_ns: int, *, by_dir: Mapping[str, ByDir] | None = None) -> None:
     """Remove the rows of ``removed`` (paths relative to the root), then set those of ``hashed`` (``(file, blob id)``,
     scanned at ``scanned_ns``), rewriting the database row of each directory they are in.
+
+    Args:
+        by_dir: ``hashed`` grouped by directory (path relative to the root -> the names, files and blob ids of its
+            files in ``hashed``, in one order), each pair once: when the table is empty (an import), each directory's
+            row is packed from them in C, not file by file.
 
     Raises:
         sqlite3.DatabaseError: as the database raises it. A file whose facts do not fit 64 bits or whose blob id is
         not as long as the others of its directory gets no row (it is hashed again at the next scan).
     """
+    if by_dir is not None and db.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None:  # nothing to remove
+        _insert(db, [row for rel_dir, files in by_dir.items() if (row := _pack_files(rel_dir, *files, scanned_ns))])
+        return
     changes: dict[str, dict[str, _Entry | None]] = {}
     for rel in removed:
         rel_dir, _, name = rel.rpartition("/")
@@ -152,8 +164,30 @@ def _apply(db: sqlite3.Connection, changes: dict[str, dict[str, _Entry | None]])
             packed.append(row)
     if gone:
         db.executemany("DELETE FROM files WHERE dir = ?", gone)
-    packed.sort(key=lambda row: row[0])  # B-tree pages filled one after the other
+    _insert(db, packed)
+
+
+def _insert(db: sqlite3.Connection, packed: list[tuple[bytes, bytes, str, str, bytes]]) -> None:
+    packed.sort(key=itemgetter(0))  # B-tree pages filled one after the other
     db.executemany(f"INSERT OR REPLACE INTO files ({COLUMNS}) VALUES (?,?,?,?,?)", packed)
+
+
+def _pack_files(rel_dir: str, names: Sequence[str], infos: Sequence[FileInfo], oids: Sequence[str],
+                scanned_ns: int) -> tuple[bytes, bytes, str, str, bytes] | None:
+    """One directory's database row from its files (names, ``lstat`` facts, blob ids in one order), in C; None
+    when it has none."""
+    if not names:
+        return None
+    key = rel_dir.encode(_FS_ENCODING, _FS_ERRORS)
+    try:
+        if len(set(map(len, oids))) != 1:
+            raise ValueError("blob ids of different lengths")
+        return (key, "\0".join(names).encode(_FS_ENCODING, _FS_ERRORS),
+                "".join(map(_CODES.__getitem__, map(_INFO_MODE, infos))), "".join(oids),
+                array("q", chain.from_iterable(map(add, map(_INFO_FACTS, infos), repeat((scanned_ns,))))).tobytes())
+    except (ValueError, KeyError, OverflowError):
+        return _pack_each(key, ((name, (info.mode, oid, info.size, info.mtime_ns, info.ctime_ns, info.ino, scanned_ns))
+                                for name, info, oid in zip(names, infos, oids)))
 
 
 def _pack(key: bytes, entries: dict[str, _Entry | None]) -> tuple[bytes, bytes, str, str, bytes] | None:
