@@ -152,3 +152,20 @@ def test_an_imports_rows_packed_per_directory_are_those_written_file_by_file(tmp
     assert sorted(packed) == ["", "big", "pkg", "pkg/deep/er"]
     assert {"pkg/link.py", "pkg/run.sh", "big/small.txt", "big/huge.bin"} <= set(by_file)  # huge.bin: a size note
     assert by_file["pkg/run.sh"][0][0] == "100755" and by_file["pkg/link.py"][0][0] == "120000"
+
+
+def test_a_damaged_directory_row_is_not_trusted_and_a_change_there_replaces_it(tmp_path: Path) -> None:
+    path = tmp_path / "statcache.sqlite"
+    cache = StatCache(path)
+    cache.save(CachedScan(), hashed=[(info("pkg/a.py"), OID_A), (info("pkg/b.py", n=2), OID_A),
+                                     (info("other/c.py", n=3), OID_A)],
+               removed=[], listings={}, fingerprint="f", tree=None, scanned_ns=7)
+    cache.close()
+    with sqlite3.connect(path) as db:  # pkg's row names a.py twice (and b.py no more)
+        db.execute("UPDATE files SET names = ? WHERE dir = ?", (b"a.py\0a.py", b"pkg"))
+    db.close()
+    cache = StatCache(path)
+    assert sorted(rows_of(cache)) == ["other/c.py"]
+    cache.note_recorded(hashed=[(info("pkg/a.py", n=9), OID_B)], removed=[], base=None, tree="t", scanned_ns=8)
+    assert rows_of(cache) == {"other/c.py": (info("other/c.py", n=3).signature(), OID_A, 7),
+                              "pkg/a.py": (info("pkg/a.py", n=9).signature(), OID_B, 8)}
