@@ -148,17 +148,20 @@ def test_a_hostile_cache_is_ignored_safely(tree: Path, tmp_path: Path, rows_desc
     cache = tree / ".trajectory/state/statcache.sqlite"
     db = sqlite3.connect(cache)
     with db:
-        # names that climb out of their directory, a row outside the project, a bogus blob id, garbage stats,
-        # a row filed under another directory than its own
+        # names that climb out of their directory, rows outside the project, a bogus blob id, garbage stats,
+        # a bogus mode, columns of different lengths, a row of a directory that names a file of a subdirectory
         rel_out = os.path.relpath(outside, tree / "pkg/sub0")
         db.execute("UPDATE dirs SET files = ?, stats = ? WHERE path = ?",
                    (b"mod.py\0" + os.fsencode(rel_out), os.urandom(64), b"pkg/sub0"))
         db.execute("UPDATE dirs SET stats = ? WHERE path = ?", (12345, b"pkg/sub1"))
-        db.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?)",
-                   (b"../outside.txt", "100644", 1, 1, 1, 1, "0" * 40, 1, b".."))
-        db.execute("UPDATE files SET oid = 'not an oid' WHERE path = ?", (b"pkg/sub1/mod.py",))
-        db.execute("UPDATE files SET mode = '5' WHERE path = ?", (b"pkg/sub0/mod.py",))
-        db.execute("UPDATE files SET dir = ? WHERE path = ?", (b"pkg/sub3", b"pkg/sub2/mod.py"))
+        facts = os.urandom(40)
+        db.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?)", (b"..", b"outside.txt", "f", "0" * 40, facts))
+        db.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?)", (b"pkg", b"../x", "f", "0" * 40, facts))
+        db.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?)", (b"/etc", b"passwd", "f", "0" * 40, facts))
+        db.execute("UPDATE files SET oids = 'not an oid' || substr(oids, 11) WHERE dir = ?", (b"pkg/sub1",))
+        db.execute("UPDATE files SET modes = '5' WHERE dir = ?", (b"pkg/sub0",))
+        db.execute("UPDATE files SET names = names || ? WHERE dir = ?", (b"\0other.py", b"pkg/sub2"))
+        db.execute("UPDATE files SET names = ? WHERE dir = ?", (b"deep/data.txt", b"pkg/sub3"))
         if not rows_describe_the_tip:  # then the clean directories' files are taken from their rows
             db.execute("UPDATE meta SET value = '' WHERE key = 'tree'")
     db.close()
@@ -167,7 +170,7 @@ def test_a_hostile_cache_is_ignored_safely(tree: Path, tmp_path: Path, rows_desc
     assert snap is not None and [c.path for c in snap.changes] == ["pkg/sub1/mod.py"]
     files = git(tree, "--git-dir=.trajectory", "ls-tree", "-r", "--name-only", snap.ref).split()
     assert not any(".." in p or "outside" in p for p in files)
-    assert "pkg/sub2/mod.py" in files and "pkg/sub0/mod.py" in files
+    assert {"pkg/sub2/mod.py", "pkg/sub0/mod.py", "pkg/sub3/mod.py", "pkg/sub3/deep/data.txt"} <= set(files)
     assert restart(tree) is None
 
 

@@ -15,7 +15,7 @@ import dataclasses
 import logging
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -26,7 +26,7 @@ from code_trajectory.git.shadow import ShadowRepo, TreeEntry
 from code_trajectory.recording import gitvouch, secretfiles
 from code_trajectory.recording.blobs import write_blobs
 from code_trajectory.recording.ignore import RecordingPolicy
-from code_trajectory.recording.statcache import CachedScan, Row, RowEntries, StatCache
+from code_trajectory.recording.statcache import ByDir, CachedScan, Row, RowEntries, StatCache
 from code_trajectory.recording.worktree import RACY_MARGIN_NS, DirListing, FileInfo, ScanResult, pack_stats, scan
 
 log = logging.getLogger(__name__)
@@ -164,13 +164,17 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
         tree = trees.apply_changes(repo, base, changes, known=known) if changes or base is None else base
     vouched.update(info.rel for info, _oid in hashed if info.mtime_ns + RACY_MARGIN_NS <= scan_started_ns)
     removed = [rel for rel in rows if rel not in files or entries.get(rel, True) is None]
-    listings = _with_stats(result, files, vouched)
-    stat_cache.save(cached, hashed=hashed, removed=removed, listings=listings,
-                    fingerprint=fingerprint, tree=tree, scanned_ns=scan_started_ns, tracked=policy.tracked.known())
     seed_index = seed.written() if seed is not None else None
+    # at an import the new rows are those of ``hashed``: grouped by directory in passing (the stat cache then packs
+    # each directory's rows in C), and which directories the seed's index holds is told too
+    oids = {info.rel: oid for info, oid in hashed} if base is None else None
+    adopt = (seed_index, oids, scan_started_ns) if seed_index is not None and oids is not None else None
+    listings, held, by_dir = _with_stats(result, files, vouched, adopt, oids)
+    stat_cache.save(cached, hashed=hashed, removed=removed, listings=listings, fingerprint=fingerprint, tree=tree,
+                    scanned_ns=scan_started_ns, tracked=policy.tracked.known(), by_dir=by_dir)
     gitvouch.refresh(root, stat_cache, cached.stat_index, listings, (
         (lambda: {i.rel: ((i.mode, i.size, i.mtime_ns, i.ctime_ns, i.ino), oid, scan_started_ns) for i, oid in hashed}) if base is None
-        else (lambda: stat_cache.rows_outside(()))), written=seed_index)
+        else (lambda: stat_cache.rows_outside(()))), written=seed_index, held=held)
     if seed_index is not None:
         seed_index.path.unlink(missing_ok=True)  # not adopted (an adopted one was renamed)
     secretfiles.save_scan(repo.state_dir, policy.denied(), contents)
@@ -221,15 +225,45 @@ def _with_clean_files(root: Path, result: ScanResult, rows: Mapping[str, Row]) -
     return files
 
 
-def _with_stats(result: ScanResult, files: Mapping[str, FileInfo], vouched: set[str]) -> dict[str, DirListing]:
+def _with_stats(result: ScanResult, files: Mapping[str, FileInfo], vouched: set[str],
+                adopt: tuple[gitvouch.Written, Mapping[str, str], int] | None = None,
+                oids: Mapping[str, str] | None = None,
+                ) -> tuple[dict[str, DirListing], list[str] | None, dict[str, ByDir] | None]:
     """The scan's listings, each directory read (or re-listed) this time with the packed ``lstat`` facts of its
-    files (:func:`~.worktree.pack_stats`) when all of them are ``vouched`` for, else with none."""
+    files (:func:`~.worktree.pack_stats`) when all of them are ``vouched`` for, else with none.
+
+    With ``adopt`` (an initial import: the index the seed wrote, the blob id of each file's new row, the scan's start),
+    also the directories given facts here whose files that index holds as their rows give them
+    (:func:`.gitvouch.holds_all`), else None. With ``oids`` (an initial import: the blob id of each file hashed or
+    taken from the index, by path), also those files grouped by directory (:meth:`.StatCache.save`'s ``by_dir``)
+    when every one of them is in a listing read this time, else None."""
     listings = dict(result.listings)
+    held: list[str] | None = [] if adopt is not None else None
+    by_dir: dict[str, ByDir] | None = {} if oids is not None and not result.clean else None
+    grouped = 0
     for rel_dir, listing in result.listings.items():
         if rel_dir in result.clean:
             continue
-        rels = [f"{rel_dir}/{name}" if rel_dir else name for name in listing.files]
-        stats = pack_stats(files[rel] for rel in rels) if all(rel in vouched for rel in rels) else None
+        names: Sequence[str] = listing.files
+        prefix = f"{rel_dir}/" if rel_dir else ""
+        rels = [prefix + name for name in names]
+        stats = infos = None
+        if vouched.issuperset(rels):  # each a file of the scan, then
+            infos = list(map(files.__getitem__, rels))
+            stats = pack_stats(infos)
+            if adopt is not None and held is not None and stats is not None \
+                    and gitvouch.holds_all(adopt[0], infos, adopt[1], adopt[2]):
+                held.append(rel_dir)
         if stats != listing.stats:
             listings[rel_dir] = dataclasses.replace(listing, stats=stats)
-    return listings
+        if by_dir is not None and oids is not None and names:
+            blob_ids = list(map(oids.get, rels))
+            if None in blob_ids or infos is None:  # a file not hashed (too large), or not vouched for
+                kept = [(name, rel, oid) for name, rel, oid in zip(names, rels, blob_ids) if oid is not None]
+                names, rels, blob_ids = [k[0] for k in kept], [k[1] for k in kept], [k[2] for k in kept]
+                infos = list(map(files.__getitem__, rels))
+            by_dir[rel_dir] = (names, infos, blob_ids)  # type: ignore[assignment]  # no None left
+            grouped += len(names)
+    if by_dir is not None and oids is not None and grouped != len(oids):
+        by_dir = None  # a file hashed outside the listings: rows are then written file by file
+    return listings, held, by_dir

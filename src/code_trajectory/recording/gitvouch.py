@@ -27,16 +27,16 @@ from __future__ import annotations
 import logging
 import os
 from array import array
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from code_trajectory.git.gitcmd import Git
 from code_trajectory.git.stat_index import IndexEntry, StatVerdict, write_stat_index
 from code_trajectory.recording.statcache import Row, StatCache
-from code_trajectory.recording.worktree import RACY_MARGIN_NS, DirListing, listing_digest
+from code_trajectory.recording.worktree import RACY_MARGIN_NS, DirListing, FileInfo, listing_digest
 
-__all__ = ["MIN_FILES", "STALE_SHARE", "Written", "refresh", "sentinel", "start"]
+__all__ = ["MIN_FILES", "STALE_SHARE", "Written", "holds_all", "refresh", "sentinel", "start"]
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +93,8 @@ def start(git: Git, root: Path, stat_cache: StatCache) -> tuple[str, StatVerdict
 
 
 def refresh(root: Path, stat_cache: StatCache, token: str | None, listings: Mapping[str, DirListing],
-            rows: Callable[[], Mapping[str, Row]], *, written: Written | None = None) -> bool:
+            rows: Callable[[], Mapping[str, Row]], *, written: Written | None = None,
+            held: Collection[str] | None = None) -> bool:
     """Write the stat index again when it covers too little of ``listings`` (see the module docstring).
 
     Args:
@@ -105,6 +106,9 @@ def refresh(root: Path, stat_cache: StatCache, token: str | None, listings: Mapp
         written: an index the initial import wrote (its ``git diff-files`` on the project's entries): adopted when
             it holds the entries of all but :data:`STALE_SHARE` of the files this index would cover (the others are
             looked at in Python at the next scan, until an index is written again), else removed.
+        held: with ``written``, at an initial import: the directories of ``listings`` (relative to the root) whose
+            packed facts were just taken from the files :func:`holds_all` found ``written`` holding, as their rows
+            give them; ``written`` is then adopted for those without building the entries again from ``rows``.
 
     Returns:
         True when a new index was written and named. Errors are logged, never raised (the next scan does more).
@@ -117,6 +121,11 @@ def refresh(root: Path, stat_cache: StatCache, token: str | None, listings: Mapp
                 stale += listing.file_count
     if covered < MIN_FILES or not stale or (token is not None and stale <= covered * STALE_SHARE):
         return False
+    if written is not None and held is not None:
+        kept = {rel_dir: listing_digest(listings[rel_dir]) for rel_dir in held if listings[rel_dir].stats is not None}
+        if _adopt(stat_cache, written, listings, kept, covered):  # type: ignore[arg-type]  # stats: not None
+            return True
+        written = None  # removed, or not named: an index is written from the rows
     found = rows()
     entries: list[IndexEntry] = []
     digests: dict[str, bytes] = {}
@@ -125,7 +134,7 @@ def refresh(root: Path, stat_cache: StatCache, token: str | None, listings: Mapp
         if listed is not None:
             entries += listed
             digests[rel_dir] = listing_digest(listing)  # type: ignore[assignment]  # stats: not None here
-    if written is not None and _adopt(stat_cache, written, listings, digests, entries, covered):
+    if written is not None and _adopt(stat_cache, written, listings, _kept(written, listings, digests, entries), covered):
         return True
     new = os.urandom(16).hex()
     sentinel = _sentinel(root, stat_cache, new)
@@ -146,14 +155,34 @@ def refresh(root: Path, stat_cache: StatCache, token: str | None, listings: Mapp
     return True
 
 
-def _adopt(stat_cache: StatCache, written: Written, listings: Mapping[str, DirListing], digests: dict[str, bytes],
-           entries: list[IndexEntry], covered: int) -> bool:
-    """Name ``written`` the stat index, noting the digests of the listings whose entries it holds, when those cover
-    all but :data:`STALE_SHARE` of ``covered`` files; True when done. Otherwise its file is removed."""
+def holds_all(written: Written, infos: Iterable[FileInfo], oids: Mapping[str, str], scanned_ns: int) -> bool:
+    """True when ``written`` holds, for each of ``infos``, the entry :func:`_entries` makes of the file's stat cache
+    row: the file's ``lstat`` facts, its blob id in ``oids`` (path relative to the root -> blob id), none of its mtime
+    and ctime within :data:`~.worktree.RACY_MARGIN_NS` of ``scanned_ns`` (the scan writing the rows)."""
+    holds = written.holds
+    settled = scanned_ns - RACY_MARGIN_NS
+    for rel, mode, size, mtime_ns, ctime_ns, ino in infos:
+        oid = oids.get(rel)
+        if oid is None or mtime_ns > settled or ctime_ns > settled or not holds(
+                (rel, mode, oid, size, mtime_ns, ctime_ns, ino)):
+            return False
+    return True
+
+
+def _kept(written: Written, listings: Mapping[str, DirListing], digests: dict[str, bytes],
+          entries: list[IndexEntry]) -> dict[str, bytes]:
+    """The ``digests`` of the listings all of whose files' ``entries`` (as :func:`_entries` made them) ``written``
+    holds."""
     holds = written.holds
     held = {entry[0] for entry in entries if holds(entry)}
-    kept = {rel_dir: digest for rel_dir, digest in digests.items()
+    return {rel_dir: digest for rel_dir, digest in digests.items()
             if all((f"{rel_dir}/{name}" if rel_dir else name) in held for name in listings[rel_dir].files)}
+
+
+def _adopt(stat_cache: StatCache, written: Written, listings: Mapping[str, DirListing], kept: dict[str, bytes],
+           covered: int) -> bool:
+    """Name ``written`` the stat index, noting the digests of the listings whose entries it holds (``kept``), when
+    those cover all but :data:`STALE_SHARE` of ``covered`` files; True when done. Otherwise its file is removed."""
     count = sum(listings[rel_dir].file_count for rel_dir in kept)
     token = f"{written.name}-{written.checksum}"
     try:

@@ -17,8 +17,8 @@ Several processes (a server and a CLI ``checkpoint``) may scan the same project:
 a file whichever process wrote it, but listings and the tree are only trusted when no other process
 wrote in between (a generation number, checked in the write's transaction).
 
-Why one module just over 450 lines: it is one job, :class:`StatCache`, and its schema and row packing; the private
-git index written from it lives in :mod:`code_trajectory.git.stat_index`, its use in :mod:`.gitvouch`.
+The file rows are stored one database row per directory (:mod:`.statrows`, which packs them); the private git
+index written from them lives in :mod:`code_trajectory.git.stat_index`, its use in :mod:`.gitvouch`.
 """
 
 from __future__ import annotations
@@ -28,33 +28,34 @@ import json
 import logging
 import os
 import re
-import sys
 import threading
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
-from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from code_trajectory.core.bounded_read import drop_planted_cache
 from code_trajectory.core.transactions import immediate_transaction
-from code_trajectory.git.shadow import MODE_EXECUTABLE, MODE_FILE, MODE_SYMLINK, TreeEntry
+from code_trajectory.git.shadow import TreeEntry
+from code_trajectory.recording import statrows
+from code_trajectory.recording.statrows import ByDir, Row
 from code_trajectory.recording.worktree import RACY_MARGIN_NS, DirListing, FileInfo
 
 if TYPE_CHECKING:
     import sqlite3
 
-log = logging.getLogger(__name__)
+__all__ = ["SCHEMA_VERSION", "ByDir", "CachedScan", "Row", "RowEntries", "StatCache", "unchanged_checker"]
 
-#: ``(lstat signature, blob id, scanned_ns)`` of a file, as stored.
-Row = tuple[tuple[str, int, int, int, int], str, int]
+log = logging.getLogger(__name__)
 
 #: The layout of the tables (``PRAGMA user_version``); a cache of another layout is dropped and rebuilt.
 #: 2: each file row names its directory (``dir``, indexed) and each listing packs its files' ``lstat`` facts
 #: (``stats``), so a restart reads only the rows of directories that changed.
 #: 3: each listing notes the digest of what the stat index holds for it (``indexed``, :mod:`.gitvouch`) and the
 #: meta table names the stat index (``stat_index``); a layout 2 cache gains the column and keeps its rows.
-SCHEMA_VERSION = 3
+#: 4: the file rows are stored one database row per directory (:mod:`.statrows`); those of layouts 2 and 3 are kept,
+#: regrouped.
+SCHEMA_VERSION = 4
 
 #: A stat index's token, as written by :meth:`StatCache.save_index`: a random name, then the file's SHA-1 checksum.
 _TOKEN = re.compile(r"[0-9a-f]{32}-[0-9a-f]{40}")
@@ -148,8 +149,10 @@ class StatCache:
         if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
             with immediate_transaction(db):  # another process may be upgrading too: check again, inside
                 version = db.execute("PRAGMA user_version").fetchone()[0]
-                if version == 2:
-                    db.execute("ALTER TABLE dirs ADD COLUMN indexed BLOB")
+                if version in (2, 3):
+                    if version == 2:
+                        db.execute("ALTER TABLE dirs ADD COLUMN indexed BLOB")
+                    _regroup_rows(db)
                     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
                 elif version != SCHEMA_VERSION:
                     _create_schema(db)
@@ -174,8 +177,7 @@ class StatCache:
                 db.execute("BEGIN")
                 try:
                     meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
-                    found_rows = (db.execute("SELECT path, mode, size, mtime_ns, ctime_ns, ino, oid, scanned_ns"
-                                             " FROM files").fetchall() if rows else [])
+                    found_rows = db.execute(f"SELECT {statrows.COLUMNS} FROM files").fetchall() if rows else []
                     dirs = (db.execute("SELECT path, mtime_ns, ino, scanned_ns, ignore_file, files, subdirs,"
                                        " excluded, stats, indexed FROM dirs").fetchall()
                             if meta.get("rules") == fingerprint else [])
@@ -187,12 +189,12 @@ class StatCache:
         token = meta.get("stat_index")
         found = CachedScan(tree=meta.get("tree") or None, generation=meta.get("generation"),
                            stat_index=token if isinstance(token, str) and _TOKEN.fullmatch(token) else None)
-        found.rows = _rows(found_rows)
+        found.rows = statrows.read(found_rows)
         for path, mtime_ns, ino, scanned_ns, ignore_file, files, subdirs, excluded, stats, indexed in dirs:
             try:
                 found.listings[os.fsdecode(path)] = DirListing(
                     (mtime_ns, ino), scanned_ns, tuple(json.loads(ignore_file)) if ignore_file else None,
-                    _plain_names(files), _names(subdirs),
+                    statrows.plain_names(files), statrows.names(subdirs),
                     tuple((n, m) for n, m in json.loads(excluded)) if excluded != "[]" else (),
                     stats if isinstance(stats, bytes) else None,
                     indexed if isinstance(indexed, bytes) and found.stat_index else None)
@@ -203,8 +205,8 @@ class StatCache:
     def rows_outside(self, clean: Collection[str]) -> dict[str, Row]:
         """The file rows, but those of the directories in ``clean`` (paths relative to the root, ``""`` the root).
 
-        A row whose path is not in its ``dir`` column, or is not a normalized relative path, is left out (a
-        hostile cache). An unreadable cache gives no rows (every file is then hashed).
+        A directory's rows that do not unpack are left out (a hostile cache, :func:`.statrows.read`). An unreadable
+        cache gives no rows (every file is then hashed).
         """
         import sqlite3
 
@@ -214,27 +216,23 @@ class StatCache:
                 db.execute("BEGIN")
                 try:
                     if not clean:
-                        found = db.execute("SELECT path, mode, size, mtime_ns, ctime_ns, ino, oid, scanned_ns, dir"
-                                           " FROM files").fetchall()
+                        found = db.execute(f"SELECT {statrows.COLUMNS} FROM files").fetchall()
                     else:
-                        enc, errors = _FS_ENCODING, _FS_ERRORS  # os.fsdecode's, inline: a row per directory
-                        wanted = [d for (d,) in db.execute("SELECT DISTINCT dir FROM files")
-                                  if isinstance(d, bytes) and d.decode(enc, errors) not in clean]
+                        wanted = [d for (d,) in db.execute("SELECT dir FROM files")
+                                  if isinstance(d, bytes) and os.fsdecode(d) not in clean]
                         found = []
                         for d in wanted:
-                            found += db.execute("SELECT path, mode, size, mtime_ns, ctime_ns, ino, oid, scanned_ns,"
-                                                " dir FROM files WHERE dir = ?", (d,)).fetchall()
+                            found += db.execute(f"SELECT {statrows.COLUMNS} FROM files WHERE dir = ?", (d,)).fetchall()
                 finally:
                     db.execute("COMMIT")
             except (sqlite3.DatabaseError, UnicodeError, TypeError) as exc:
                 log.warning("stat cache unreadable (%s); every file will be hashed", exc)
                 return {}
-        return _rows(r[:8] for r in found if isinstance(r[0], bytes) and isinstance(r[8], bytes)
-                     and r[0].rpartition(b"/")[0] == r[8])
+        return statrows.read(found)
 
     def save(self, loaded: CachedScan, *, hashed: list[tuple[FileInfo, str]], removed: list[str],
              listings: dict[str, DirListing], fingerprint: str, tree: str | None, scanned_ns: int,
-             tracked: str | None = None) -> None:
+             tracked: str | None = None, by_dir: Mapping[str, ByDir] | None = None) -> None:
         """Write what a scan learned, touching only what changed since ``loaded``.
 
         Args:
@@ -246,6 +244,8 @@ class StatCache:
             tree: the tree whose entries are now exactly the file rows (the scanned state), if built.
             scanned_ns: ``time.time_ns()`` when the scan started (the racy check compares mtimes with it).
             tracked: :meth:`~.tracked.TrackedFiles.known`, kept for the next process (:meth:`tracked_hint`).
+            by_dir: ``hashed`` again, grouped by directory (path relative to the root -> names, files, blob ids in
+                one order), every pair once: an import's rows are then packed per directory (:func:`.statrows.write`).
 
         When another process wrote since ``loaded``, the listings are dropped and no tree is claimed
         (its rows, facts about files, are kept). Errors are logged, never raised: the next scan does more.
@@ -261,8 +261,7 @@ class StatCache:
                 with immediate_transaction(db):
                     row = db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
                     alone = (row[0] if row else None) == loaded.generation
-                    db.executemany("DELETE FROM files WHERE path = ?", ((os.fsencode(p),) for p in removed))
-                    _insert_rows(db, hashed, scanned_ns)
+                    statrows.write(db, hashed, removed, scanned_ns, by_dir=by_dir)
                     if not alone or not same_rules:
                         db.execute("DELETE FROM dirs")
                         changed, gone = (list(listings.items()), []) if alone else ([], [])
@@ -304,11 +303,12 @@ class StatCache:
                 with immediate_transaction(db):
                     for rel in removed:
                         key = os.fsencode(rel)
-                        db.execute("DELETE FROM files WHERE path = ? OR (path > ? AND path < ?)",
+                        # the rows of the directory rel and of those below it; rel's own row goes in write()
+                        db.execute("DELETE FROM files WHERE dir = ? OR (dir > ? AND dir < ?)",
                                    (key, key + b"/", key + b"0"))  # "0" follows "/": everything below rel
                         db.execute("UPDATE dirs SET stats = NULL WHERE path = ? OR (path > ? AND path < ?)",
                                    (key, key + b"/", key + b"0"))
-                    _insert_rows(db, hashed, scanned_ns)
+                    statrows.write(db, hashed, removed, scanned_ns)
                     # the rows of these directories changed: their listings' packed facts no longer vouch for them
                     db.executemany("UPDATE dirs SET stats = NULL WHERE path = ?", {
                         (os.fsencode(rel.rpartition("/")[0]),) for rel in [*removed, *(f.rel for f, _ in hashed)]})
@@ -355,7 +355,7 @@ class StatCache:
             try:
                 db = self._conn()
                 with immediate_transaction(db):
-                    db.execute("UPDATE dirs SET indexed = NULL")
+                    db.execute("UPDATE dirs SET indexed = NULL WHERE indexed IS NOT NULL")  # no row rewritten in vain
                     db.executemany("UPDATE dirs SET indexed = ? WHERE path = ?",
                                    ((digest, os.fsencode(rel)) for rel, digest in digests.items()))
                     db.execute("INSERT OR REPLACE INTO meta VALUES ('stat_index', ?)", (token,))
@@ -396,69 +396,19 @@ class RowEntries(Mapping[str, TreeEntry]):
         return path in self._rows
 
 
-def _names(packed: bytes) -> tuple[str, ...]:
-    """The names of a listing column; ValueError when one is not a plain name (a hostile or damaged cache)."""
-    packed = _plain_names(packed)
-    return tuple(packed.decode("utf-8", "surrogateescape").split("\0")) if packed else ()
-
-
-def _plain_names(packed: bytes) -> bytes:
-    """A listing column as stored (NUL-separated names, :func:`~.worktree.pack_names`), checked but not decoded:
-    :attr:`~.worktree.DirListing.packed_files` keeps it so. ValueError when a name is not a plain name (a hostile
-    or damaged cache)."""
-    if not packed:
-        return b""
-    if not isinstance(packed, bytes) or b"/" in packed or _not_plain(packed):
-        raise ValueError("not a plain name")
-    return packed
-
-
-def _not_plain(packed: bytes) -> bool:
-    """True when one of the NUL-separated names in ``packed`` (not empty) is empty, ``.`` or ``..``.
-
-    Substring tests (in C) rather than a regular expression: a restart of a large project checks every listing
-    (25,000 at 500,000 files: 0.25-0.55 s of CPU with the pattern ``(?:^|\\0)\\.{0,2}(?:\\0|$)``, 0.06-0.08 s
-    so, at the same load).
-    """
-    if packed[:1] not in (b".", b"\0") and not packed.endswith(b"\0") and b"\0." not in packed \
-            and b"\0\0" not in packed:
-        return False  # no name is empty or starts with a dot: the common case, two scans
-    return (packed in (b".", b"..") or packed.startswith((b"\0", b".\0", b"..\0"))
-            or packed.endswith((b"\0", b"\0.", b"\0..")) or b"\0\0" in packed or b"\0.\0" in packed
-            or b"\0..\0" in packed)
-
-
-_OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-_MODES = frozenset((MODE_FILE, MODE_EXECUTABLE, MODE_SYMLINK))
+def _regroup_rows(db: sqlite3.Connection) -> None:
+    """The file rows of layouts 2 and 3 (one database row per file) regrouped one per directory (:mod:`.statrows`):
+    the next scan hashes no file again. A row whose path or fields are not those of a file row is dropped."""
+    old = db.execute("SELECT path, mode, size, mtime_ns, ctime_ns, ino, oid, scanned_ns FROM files").fetchall()
+    db.execute("DROP TABLE files")
+    db.execute(statrows.TABLE)
+    statrows.write_rows(db, ((os.fsdecode(r[0]), ((r[1], r[2], r[3], r[4], r[5]), r[6], r[7])) for r in old
+                             if isinstance(r[0], bytes) and _plain_path(os.fsdecode(r[0])) and isinstance(r[6], str)
+                             and all(isinstance(v, int) for v in r[2:6]) and isinstance(r[7], int)))
 
 
 def _plain_path(rel: str) -> bool:
     return bool(rel) and not rel.startswith("/") and not any(p in ("", ".", "..") for p in rel.split("/"))
-
-
-def _rows(found: Iterable[tuple]) -> dict[str, Row]:
-    """File rows as stored, by path; rows whose path is not a normalized relative path, or whose mode or blob id
-    is not one, are left out (a damaged or hostile cache)."""
-    rows: dict[str, Row] = {}
-    for r in found:
-        rel = r[0].decode("utf-8", "surrogateescape") if isinstance(r[0], bytes) else ""
-        if _plain_path(rel) and r[1] in _MODES and isinstance(r[6], str) and _OID.fullmatch(r[6]):
-            rows[rel] = ((r[1], r[2], r[3], r[4], r[5]), r[6], r[7])
-    return rows
-
-
-#: :func:`os.fsencode`'s encoding, applied inline where a scan encodes a path per file (500,000 at an import).
-_FS_ENCODING, _FS_ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
-
-
-def _insert_rows(db: sqlite3.Connection, hashed: list[tuple[FileInfo, str]], scanned_ns: int) -> None:
-    """Insert or replace the rows of ``hashed``, in the order of their keys: B-tree pages are then filled one after
-    the other instead of visited at random (an import of 500,000 rows: 2.9 s of CPU instead of 5.2 s)."""
-    enc, errors = _FS_ENCODING, _FS_ERRORS
-    rows = [(f.rel.encode(enc, errors), f.mode, f.size, f.mtime_ns, f.ctime_ns, f.ino, oid, scanned_ns,
-             f.rel.rpartition("/")[0].encode(enc, errors)) for f, oid in hashed]
-    rows.sort(key=itemgetter(0))
-    db.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?)", rows)
 
 
 def _create_schema(db: sqlite3.Connection) -> None:
@@ -466,9 +416,7 @@ def _create_schema(db: sqlite3.Connection) -> None:
     hashed once more at the next scan)."""
     for table in ("files", "dirs", "meta"):
         db.execute(f"DROP TABLE IF EXISTS {table}")
-    db.execute("CREATE TABLE files (path BLOB PRIMARY KEY, mode TEXT, size INTEGER, mtime_ns INTEGER,"
-               " ctime_ns INTEGER, ino INTEGER, oid TEXT, scanned_ns INTEGER, dir BLOB)")
-    db.execute("CREATE INDEX files_dir ON files (dir)")
+    db.execute(statrows.TABLE)
     db.execute("CREATE TABLE dirs (path BLOB PRIMARY KEY, mtime_ns INTEGER, ino INTEGER, scanned_ns INTEGER,"
                " ignore_file TEXT, files BLOB, subdirs BLOB, excluded TEXT, stats BLOB, indexed BLOB)")
     db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
