@@ -165,3 +165,17 @@ def test_heads_trees_are_named_relative_to_the_project_root(tmp_path: Path) -> N
     inner = head_trees(ProjectRepo.discover(root / "pkg"))
     assert inner is not None and inner[""] == expected["pkg"] and inner["sub0"] == expected["pkg/sub0"]
     assert all(not key.startswith("pkg") for key in inner)
+
+
+def test_directories_with_odd_names_are_named_alike_by_the_cache_tree_and_head(tmp_path: Path) -> None:
+    """A directory whose name holds a newline, a tab or a byte that is not UTF-8 gets the same key from the index's
+    cache-tree as from ``HEAD``'s trees: the import compares the two by that key."""
+    odd = os.fsdecode(b"odd\ndir\t-\xff")
+    root = git_repo(tmp_path / "r", {f"{odd}/x.txt": "x\n", f"{odd}/sub/y.txt": "y\n", "plain/z.txt": "z\n"},
+                    branch="main", commit="odd names")
+    git(root, "write-tree")  # the cache-tree complete
+    found = index_with_stat(ProjectRepo.discover(root))
+    heads = head_trees(ProjectRepo.discover(root))
+    assert found is not None and heads is not None
+    assert {odd, f"{odd}/sub", "plain", ""} <= set(found.trees)
+    assert all(heads[directory] == tree[2] for directory, tree in found.trees.items())

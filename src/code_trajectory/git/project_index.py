@@ -102,15 +102,22 @@ def index_with_stat(project: ProjectRepo, *, oid_bytes: int = 20) -> ProjectInde
     cut = len(prefix)
     for path in staged.split(b"\0"):
         rows.pop(path, None)
-    top = prefix.rstrip(b"/")
     enc, errors = _FS_ENCODING, _FS_ERRORS  # os.fsdecode's, inline: once a file
+    under = {directory: tree for directory, tree in
+             ((_directory_under(path, prefix), tree) for path, tree in trees.items()) if directory is not None}
     return ProjectIndex(
         {path.decode(enc, errors): row for path, row in rows.items()} if not cut
         else {path[cut:].decode(enc, errors): row for path, row in rows.items() if path.startswith(prefix)},
-        mtime_ns,
-        {"" if path == top else os.fsdecode(path[cut:]): tree for path, tree in trees.items()
-         if path == top or path.startswith(prefix)},
-        copy if not cut else None)
+        mtime_ns, under, copy if not cut else None)
+
+
+def _directory_under(path: bytes, prefix: bytes) -> str | None:
+    """The directory ``path`` (relative to the top of the work tree, ``b""`` the top) relative to the project root,
+    whose path from the top is ``prefix`` (``b""``, or ending in ``/``): ``""`` for the root itself, None for a
+    directory outside it. The cache-tree's directories and ``HEAD``'s are named so alike (:func:`head_trees`)."""
+    if path == prefix.rstrip(b"/"):
+        return ""
+    return path[len(prefix):].decode(_FS_ENCODING, _FS_ERRORS) if path.startswith(prefix) else None
 
 def _project_output(project: ProjectRepo, args: list[str], env: dict[str, str], *,
                     running: subprocess.Popen[bytes] | None = None) -> bytes | None:
@@ -214,15 +221,13 @@ def head_trees(project: ProjectRepo) -> dict[str, str] | None:
     if top_tree is None or listed is None:
         return None
     prefix = project.prefix.encode("utf-8", "surrogateescape")
-    cut, top = len(prefix), prefix.rstrip(b"/")
-    found = {"": top_tree.strip().decode("ascii", "replace")} if not top else {}
+    found = {"": top_tree.strip().decode("ascii", "replace")} if not prefix else {}
     for record in listed.split(b"\0"):
         meta, tab, path = record.partition(b"\t")
         fields = meta.split(b" ")
         if not tab or len(fields) != 3 or fields[1] != b"tree":
             continue
-        if path == top:
-            found[""] = fields[2].decode("ascii", "replace")
-        elif path.startswith(prefix):
-            found[path[cut:].decode(_FS_ENCODING, _FS_ERRORS)] = fields[2].decode("ascii", "replace")
+        directory = _directory_under(path, prefix)
+        if directory is not None:
+            found[directory] = fields[2].decode("ascii", "replace")
     return found

@@ -81,8 +81,7 @@ def write_stat_index(path: Path, entries: Iterable[IndexEntry], *, sentinel: str
     Raises:
         OSError: the file cannot be written.
     """
-    uid = getattr(os, "getuid", lambda: 0)() & _U32  # (no uid on Windows: git there does not compare it)
-    gid = getattr(os, "getgid", lambda: 0)() & _U32
+    uid, gid = _owner()
     pack, fromhex, pads = _ENTRY.pack, bytes.fromhex, [bytes(8 - (62 + n) % 8) for n in range(8)]
     packed: list[tuple[bytes, bytes]] = []
     for rel, mode, oid, size, mtime_ns, ctime_ns, ino in [*entries, (sentinel, "100644", _EMPTY_BLOB, 0, 0, 0, 0)]:
@@ -99,6 +98,12 @@ def write_stat_index(path: Path, entries: Iterable[IndexEntry], *, sentinel: str
     packed.sort(key=lambda e: e[0])
     parts = [b"DIRC", struct.pack(">II", 2, len(packed)), *(entry for _name, entry in packed)]
     return len(packed) - 1, _write_index(path, b"".join(parts))
+
+
+def _owner() -> tuple[int, int]:
+    """The current user's uid and gid as an index entry holds them (no uid on Windows: git there does not compare
+    it)."""
+    return getattr(os, "getuid", lambda: 0)() & _U32, getattr(os, "getgid", lambda: 0)() & _U32
 
 
 def _write_index(path: Path, body: bytes) -> str:
@@ -141,8 +146,7 @@ def write_stat_index_copy(path: Path, copy: IndexCopy, *, sentinel: str) -> tupl
     Raises:
         OSError: the file cannot be written. ValueError: ``sentinel`` does not encode.
     """
-    uid = getattr(os, "getuid", lambda: 0)() & _U32
-    gid = getattr(os, "getgid", lambda: 0)() & _U32
+    uid, gid = _owner()
     name = sentinel.encode("utf-8", "surrogateescape")
     if len(name) >= 0xFFF:
         raise ValueError("the sentinel's path is too long")

@@ -125,23 +125,24 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
     seeded = seed(files) if seed is not None and base is None else {}
     reused: list[tuple[FileInfo, str]] = []
     vouched: set[str] = set()  # files with a row out of the racy window after this scan
-    if base is None and not rows and not recorded:  # an import: nothing to trust or compare with, one loop
+    if base is None and not rows and not recorded:  # an import: no row to trust, nothing to compare with
         for rel, info in files.items():
             if (oid := seeded.get(rel)) is None:
                 to_hash.append(info)
             else:
                 reused.append((info, oid))
                 changes[rel] = TreeEntry(info.mode, oid)
-    for rel, info in files.items() if base is not None or rows or recorded else ():
-        oid = CachedScan.trusted(info, rows.get(rel))
-        if oid is not None:
-            vouched.add(rel)
-        elif (oid := seeded.get(rel)) is not None:
-            reused.append((info, oid))
-        if oid is None:
-            to_hash.append(info)
-        elif not rows_are_base and recorded.get(rel) != (entry := TreeEntry(info.mode, oid)):
-            changes[rel] = entry
+    else:
+        for rel, info in files.items():
+            oid = CachedScan.trusted(info, rows.get(rel))
+            if oid is not None:
+                vouched.add(rel)
+            elif (oid := seeded.get(rel)) is not None:
+                reused.append((info, oid))
+            if oid is None:
+                to_hash.append(info)
+            elif not rows_are_base and recorded.get(rel) != (entry := TreeEntry(info.mode, oid)):
+                changes[rel] = entry
     if progress:
         progress("hash", 0, len(to_hash))
     with repo.batch():

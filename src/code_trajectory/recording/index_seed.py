@@ -46,8 +46,9 @@ index) count: a version 2 index has its entries copied byte for byte into the pr
 would make git skip them (assume-unchanged) or that git would not compare by ``lstat`` (racy, gitlinks), which are
 left out (:func:`~code_trajectory.git.stat_index.write_stat_index_copy`: a few slices of bytes, not an entry packed
 in Python a file); another version has its candidates written entry by entry
-(:func:`~code_trajectory.git.stat_index.write_stat_index`, no flags). The comparison runs (:class:`~code_trajectory.git.stat_index.StatVerdict`: the shadow's own
-config, every ``lstat`` fact compared, no program of the project's config run). The walk of the work tree then
+(:func:`~code_trajectory.git.stat_index.write_stat_index`, no flags). The comparison runs under the shadow's own
+config (:class:`~code_trajectory.git.stat_index.StatVerdict`: every ``lstat`` fact compared, no program of the
+project's config run). The walk of the work tree then
 neither ``lstat``s nor judges by ignore rules the files git vouches for (:meth:`IndexSeed.vouched`, see
 :func:`~code_trajectory.recording.worktree.scan`): their ``lstat`` facts are the index's. git compares whole
 seconds (without ``USE_NSEC``, as this machine's git is built), so an entry whose mtime or ctime falls in the
