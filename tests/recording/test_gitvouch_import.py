@@ -28,8 +28,8 @@ def _import(root: Path, monkeypatch: pytest.MonkeyPatch, *, general: bool) -> di
                       kept.append(dict(found)) or adopt(cache, written, listings, found, covered))
         if general:
             with_stats = fullscan._with_stats
-            patch.setattr(fullscan, "_with_stats", lambda result, files, vouched, adopt=None, oids=None:
-                          with_stats(result, files, vouched, None, oids))
+            patch.setattr(fullscan, "_with_stats", lambda result, files, vouched, settled_ns, adopt=None, oids=None:
+                          with_stats(result, files, vouched, settled_ns, None, oids))
         assert restart(root) is not None  # nothing recorded yet: the initial import
     assert len(kept) == 1, kept
     return kept[0]

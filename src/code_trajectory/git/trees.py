@@ -68,7 +68,7 @@ def apply_changes(repo: ShadowRepo, base_tree: str | None, changes: Changes, *,
     Returns:
         The new root tree id (the empty tree's id when nothing is left).
     """
-    if base_tree is None and all(entry is not None for entry in changes.values()):
+    if base_tree is None and (known is not None and known.all_held or all(e is not None for e in changes.values())):
         return _build(repo, changes, known)  # an initial import: every directory is new
     root = _Node()
     for path, entry in changes.items():

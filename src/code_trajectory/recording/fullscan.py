@@ -17,8 +17,9 @@ import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 
 from code_trajectory.git import trees
 from code_trajectory.git.messages import AddedFiles
@@ -30,6 +31,8 @@ from code_trajectory.recording.statcache import ByDir, CachedScan, Row, RowEntri
 from code_trajectory.recording.worktree import RACY_MARGIN_NS, DirListing, FileInfo, ScanResult, pack_stats, scan
 
 log = logging.getLogger(__name__)
+
+_MTIME = itemgetter(3)  # FileInfo.mtime_ns
 
 #: ``(phase, done, total)``: phases ``scan``, ``hash``, ``write``.
 ProgressFn = Callable[[str, int, int | None], None]
@@ -124,10 +127,18 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
     to_hash: list[FileInfo] = []
     seeded = seed(files) if seed is not None and base is None else {}
     reused: list[tuple[FileInfo, str]] = []
-    vouched: set[str] = set()  # files with a row out of the racy window after this scan
+    settled: set[str] = set()  # files with a row out of the racy window after this scan
+    vouched: set[str] | None = settled  # None: see below
+    taken: Mapping[str, str] | None = None  # at an import whose every file was taken from the index: their blob ids
     if base is None and not rows and not recorded:  # an import: no row to trust, nothing to compare with
-        for rel, info in files.items():
-            if (oid := seeded.get(rel)) is None:
+        found = list(map(seeded.get, files))
+        if found and None not in found:  # no loop over the files (500,000 at an import), no change made per file
+            known_oids = cast("list[str]", found)
+            taken = seeded if len(seeded) == len(found) else dict(zip(files, known_oids))
+            reused = list(zip(files.values(), known_oids))
+            vouched = None  # every file's blob is known: a row is vouched for when its mtime is out of the window
+        for rel, info, oid in zip(files, files.values(), found) if taken is None else ():
+            if oid is None:
                 to_hash.append(info)
             else:
                 reused.append((info, oid))
@@ -136,7 +147,7 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
         for rel, info in files.items():
             oid = CachedScan.trusted(info, rows.get(rel))
             if oid is not None:
-                vouched.add(rel)
+                settled.add(rel)
             elif (oid := seeded.get(rel)) is not None:
                 reused.append((info, oid))
             if oid is None:
@@ -156,21 +167,23 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
         by_rel = {i.rel: i for i in to_hash}
         hashed = [(by_rel[rel], e.oid) for rel, e in entries.items() if e is not None] + reused
         if progress:
-            progress("write", 0, len(changes))
+            progress("write", 0, len(changes) if taken is None else len(taken))
         # a directory holding exactly the index's files (each taken from the index: its blob id, and a mode equal
         # to the index's, see index_seed) is the index's tree: git's own, not written again
         known = (trees.KnownTrees(seed.trees(), lambda path, entry: seeded.get(path) == entry.oid,
-                                  all_held=not to_hash and len(reused) == len(changes))
+                                  all_held=not to_hash and len(reused) == len(changes) or taken is not None)
                  if seed is not None and base is None and seeded else None)
-        tree = trees.apply_changes(repo, base, changes, known=known) if changes or base is None else base
-    vouched.update(info.rel for info, _oid in hashed if info.mtime_ns + RACY_MARGIN_NS <= scan_started_ns)
+        tree = (trees.apply_changes(repo, None, _TakenEntries(files, taken), known=known) if taken is not None
+                else trees.apply_changes(repo, base, changes, known=known) if changes or base is None else base)
+    if vouched is not None:
+        settled.update(info.rel for info, _oid in hashed if info.mtime_ns + RACY_MARGIN_NS <= scan_started_ns)
     removed = [rel for rel in rows if rel not in files or entries.get(rel, True) is None]
     seed_index = seed.written() if seed is not None else None
     # at an import the new rows are those of ``hashed``: grouped by directory in passing (the stat cache then packs
     # each directory's rows in C), and which directories the seed's index holds is told too
-    oids = {info.rel: oid for info, oid in hashed} if base is None else None
-    adopt = (seed_index, oids, scan_started_ns) if seed_index is not None and oids is not None else None
-    listings, held, by_dir = _with_stats(result, files, vouched, adopt, oids)
+    oids = (taken if taken is not None else {info.rel: oid for info, oid in hashed}) if base is None else None
+    adopt = (seed_index, scan_started_ns) if seed_index is not None and oids is not None else None
+    listings, held, by_dir = _with_stats(result, files, vouched, scan_started_ns - RACY_MARGIN_NS, adopt, oids)
     stat_cache.save(cached, hashed=hashed, removed=removed, listings=listings, fingerprint=fingerprint, tree=tree,
                     scanned_ns=scan_started_ns, tracked=policy.tracked.known(), by_dir=by_dir)
     gitvouch.refresh(root, stat_cache, cached.stat_index, listings, (
@@ -180,9 +193,27 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
         seed_index.path.unlink(missing_ok=True)  # not adopted (an adopted one was renamed)
     secretfiles.save_scan(repo.state_dir, policy.denied(), contents)
     # the paths sorted, not (path, entry) pairs: 500,000 of them in 0.2 s instead of 1.4 s
-    imported = (AddedFiles(sorted(p for p, e in changes.items() if e is not None), _OidsOf(changes))
-                if base is None else None)
+    imported = (None if base is not None else AddedFiles(sorted(files), taken) if taken is not None
+                else AddedFiles(sorted(p for p, e in changes.items() if e is not None), _OidsOf(changes)))
     return FullScan(tree, base, oversize, imported, result.count())
+
+
+class _TakenEntries(Mapping[str, TreeEntry]):
+    """The tree entries of an import whose every file was taken from the index, made from the files' modes and
+    blob ids only as they are read (none at all when the index's root tree is the import's: see
+    :class:`~code_trajectory.git.trees.KnownTrees`)."""
+
+    def __init__(self, files: Mapping[str, FileInfo], oids: Mapping[str, str]) -> None:
+        self._files, self._oids = files, oids
+
+    def __getitem__(self, path: str) -> TreeEntry:
+        return TreeEntry(self._files[path].mode, self._oids[path])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._files)
+
+    def __len__(self) -> int:
+        return len(self._files)
 
 
 class _OidsOf(Mapping[str, str]):
@@ -226,39 +257,48 @@ def _with_clean_files(root: Path, result: ScanResult, rows: Mapping[str, Row]) -
     return files
 
 
-def _with_stats(result: ScanResult, files: Mapping[str, FileInfo], vouched: set[str],
-                adopt: tuple[gitvouch.Written, Mapping[str, str], int] | None = None,
+def _with_stats(result: ScanResult, files: Mapping[str, FileInfo], vouched: set[str] | None, settled_ns: int,
+                adopt: tuple[gitvouch.Written, int] | None = None,
                 oids: Mapping[str, str] | None = None,
                 ) -> tuple[dict[str, DirListing], list[str] | None, dict[str, ByDir] | None]:
     """The scan's listings, each directory read (or re-listed) this time with the packed ``lstat`` facts of its
-    files (:func:`~.worktree.pack_stats`) when all of them are ``vouched`` for, else with none.
+    files (:func:`~.worktree.pack_stats`) when all of them are ``vouched`` for, else with none. ``vouched`` None:
+    every file of ``files`` is vouched for whose mtime (ns) is ``settled_ns`` or earlier (an import whose every
+    file's blob is known), told in C a directory at a time.
 
-    With ``adopt`` (an initial import: the index the seed wrote, the blob id of each file's new row, the scan's start),
-    also the directories given facts here whose files that index holds as their rows give them
-    (:func:`.gitvouch.holds_all`), else None. With ``oids`` (an initial import: the blob id of each file hashed or
-    taken from the index, by path), also those files grouped by directory (:meth:`.StatCache.save`'s ``by_dir``)
-    when every one of them is in a listing read this time, else None."""
+    With ``adopt`` (an initial import: the index the seed wrote, the scan's start) and ``oids``, also the
+    directories given facts here whose files that index holds as their rows give them (:func:`.gitvouch.holds_all`),
+    else None. With ``oids`` (an initial import: the blob id of each file hashed or taken from the index, by path),
+    also those files grouped by directory (:meth:`.StatCache.save`'s ``by_dir``) when every one of them is in a
+    listing read this time, else None."""
     listings = dict(result.listings)
-    held: list[str] | None = [] if adopt is not None else None
+    held: list[str] | None = [] if adopt is not None and oids is not None else None
     by_dir: dict[str, ByDir] | None = {} if oids is not None and not result.clean else None
     grouped = 0
     for rel_dir, listing in result.listings.items():
         if rel_dir in result.clean:
             continue
         names: Sequence[str] = listing.files
-        prefix = f"{rel_dir}/" if rel_dir else ""
-        rels = [prefix + name for name in names]
-        stats = infos = None
-        if vouched.issuperset(rels):  # each a file of the scan, then
+        rels = list(map(f"{rel_dir}/".__add__, names)) if rel_dir else list(names)
+        stats = infos = blob_ids = None
+        if vouched is None:
             infos = list(map(files.__getitem__, rels))
+            if infos and max(map(_MTIME, infos)) > settled_ns:
+                infos = None
+        elif vouched.issuperset(rels):  # each a file of the scan, then
+            infos = list(map(files.__getitem__, rels))
+        if infos is not None:
             stats = pack_stats(infos)
-            if adopt is not None and held is not None and stats is not None \
-                    and gitvouch.holds_all(adopt[0], infos, adopt[1], adopt[2]):
+            if oids is not None:
+                blob_ids = list(map(oids.get, rels))
+            if adopt is not None and held is not None and stats is not None and blob_ids is not None \
+                    and gitvouch.holds_all(adopt[0], infos, blob_ids, adopt[1]):
                 held.append(rel_dir)
         if stats != listing.stats:
             listings[rel_dir] = dataclasses.replace(listing, stats=stats)
         if by_dir is not None and oids is not None and names:
-            blob_ids = list(map(oids.get, rels))
+            if blob_ids is None:
+                blob_ids = list(map(oids.get, rels))
             if None in blob_ids or infos is None:  # a file not hashed (too large), or not vouched for
                 kept = [(name, rel, oid) for name, rel, oid in zip(names, rels, blob_ids) if oid is not None]
                 names, rels, blob_ids = [k[0] for k in kept], [k[1] for k in kept], [k[2] for k in kept]

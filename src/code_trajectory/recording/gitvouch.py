@@ -27,8 +27,9 @@ from __future__ import annotations
 import logging
 import os
 from array import array
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 
 from code_trajectory.git.gitcmd import Git
@@ -37,6 +38,8 @@ from code_trajectory.recording.statcache import Row, StatCache
 from code_trajectory.recording.worktree import RACY_MARGIN_NS, DirListing, FileInfo, listing_digest
 
 __all__ = ["MIN_FILES", "STALE_SHARE", "Written", "holds_all", "refresh", "sentinel", "start"]
+
+_MTIME, _CTIME = itemgetter(3), itemgetter(4)  # FileInfo.mtime_ns, FileInfo.ctime_ns
 
 log = logging.getLogger(__name__)
 
@@ -56,12 +59,15 @@ class Written:
         name: the random name its sentinel was made from.
         checksum: what :func:`~code_trajectory.git.stat_index.write_stat_index` returned for it.
         holds: ``holds(entry)``: True when the file holds exactly ``entry`` for ``entry``'s path.
+        holds_files: ``holds_files(files, blob_ids)``, if given: True when ``holds`` is True for each file with the
+            blob id at the same place (one call a directory, see :func:`holds_all`).
     """
 
     path: Path
     name: str
     checksum: str
     holds: Callable[[IndexEntry], bool]
+    holds_files: Callable[[Sequence[FileInfo], Sequence[str | None]], bool] | None = None
 
 
 def sentinel(root: Path, stat_cache: StatCache, name: str) -> str | None:
@@ -155,18 +161,21 @@ def refresh(root: Path, stat_cache: StatCache, token: str | None, listings: Mapp
     return True
 
 
-def holds_all(written: Written, infos: Iterable[FileInfo], oids: Mapping[str, str], scanned_ns: int) -> bool:
+def holds_all(written: Written, infos: Sequence[FileInfo], oids: Sequence[str | None], scanned_ns: int) -> bool:
     """True when ``written`` holds, for each of ``infos``, the entry :func:`_entries` makes of the file's stat cache
-    row: the file's ``lstat`` facts, its blob id in ``oids`` (path relative to the root -> blob id), none of its mtime
-    and ctime within :data:`~.worktree.RACY_MARGIN_NS` of ``scanned_ns`` (the scan writing the rows)."""
-    holds = written.holds
+    row: the file's ``lstat`` facts, its blob id at the same place of ``oids`` (None: it has none, and the answer is
+    False), none of its mtime and ctime within :data:`~.worktree.RACY_MARGIN_NS` of ``scanned_ns`` (the scan writing
+    the rows). In C but for one call a directory when ``written`` tells :attr:`Written.holds_files`."""
+    if not infos:
+        return True
     settled = scanned_ns - RACY_MARGIN_NS
-    for rel, mode, size, mtime_ns, ctime_ns, ino in infos:
-        oid = oids.get(rel)
-        if oid is None or mtime_ns > settled or ctime_ns > settled or not holds(
-                (rel, mode, oid, size, mtime_ns, ctime_ns, ino)):
-            return False
-    return True
+    if None in oids or max(map(_MTIME, infos)) > settled or max(map(_CTIME, infos)) > settled:
+        return False
+    if written.holds_files is not None:
+        return written.holds_files(infos, oids)
+    holds = written.holds
+    return all(holds((rel, mode, oid, size, mtime_ns, ctime_ns, ino))  # type: ignore[arg-type]  # no None
+               for (rel, mode, size, mtime_ns, ctime_ns, ino), oid in zip(infos, oids))
 
 
 def _kept(written: Written, listings: Mapping[str, DirListing], digests: dict[str, bytes],
