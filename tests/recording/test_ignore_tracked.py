@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 from code_trajectory.core.config import DEFAULT_DENY_PATTERNS, TrajectorySettings
@@ -183,3 +184,37 @@ def test_for_project_builds_the_same_policy(project: Path) -> None:
     policy = RecordingPolicy.for_project(repo, deny_patterns=DEFAULT_DENY_PATTERNS)
     assert policy.project is repo
     assert set(scan(project, policy).files) == git_view(project)
+
+
+def test_tracked_files_cut_from_git_listing_as_git_lists_them(tmp_path: Path) -> None:
+    """The tracked paths are cut out of ``git ls-files --format`` by regular expressions: a path holding a tab or a
+    newline is whole, an unmerged path is listed once, a gitlink is named, a subdirectory project sees its own paths
+    relative to itself; the same as git's own ``ls-files -z`` in that directory."""
+    root = tmp_path / "repo"
+    names = ["a\tb.py", "line\nbreak.py", "sub/x.py", "sub/y 1\tz.py", "top.py", "conflict.txt"]
+    for name in names:
+        write(root, name, "v = 1\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "one")
+    git(root, "checkout", "-qb", "other")
+    write(root, "conflict.txt", "other\n")
+    git(root, "commit", "-qam", "other")
+    git(root, "checkout", "-q", "main")
+    write(root, "conflict.txt", "main\n")
+    git(root, "commit", "-qam", "main")
+    git(root, "merge", "-q", "other", check=False)  # a conflict: stages 1, 2, 3
+    assert "UU conflict.txt" in git(root, "status", "--porcelain")
+    head = git(root, "rev-parse", "HEAD").strip()
+    git(root, "update-index", "--add", "--cacheinfo", f"160000,{head},sub/vendored")
+    for project, gitlinks in ((root, [b"sub/vendored"]), (root / "sub", [b"vendored"])):
+        listed = ProjectRepo.discover(project).tracked_files()
+        assert listed is not None
+        expected = [p for p in dict.fromkeys(subprocess.run(["git", "ls-files", "-z"], cwd=project, capture_output=True,
+                                              check=True).stdout.split(b"\0")) if p]  # each stage listed
+        assert listed == (expected, gitlinks)
+    everything = ProjectRepo.discover(root).tracked_files()
+    assert everything is not None and everything[0].count(b"conflict.txt") == 1 and b"a\tb.py" in everything[0]
+    assert b"line\nbreak.py" in everything[0]
+    tracked = TrackedPaths.of(*everything)
+    assert "sub/y 1\tz.py" in tracked and tracked.gitlinks == {"sub/vendored"} and len(tracked) == 7

@@ -18,7 +18,6 @@ import logging
 import os
 import re
 import subprocess
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -130,7 +129,7 @@ class ProjectRepo:
         return [(self.work_tree.joinpath(*parts[:i], ".gitignore"), "/".join(parts[i:]) + "/")
                 for i in range(len(parts))]
 
-    def tracked_files(self, *, listing: bytes | None = None) -> Iterator[tuple[bytes, bool]] | None:
+    def tracked_files(self, *, listing: bytes | None = None) -> tuple[list[bytes], list[bytes]] | None:
         """The paths under the root that the index tracks (git-ls-files(1) ``--cached``).
 
         Runs ``git ls-files`` in the root (:meth:`tracked_listing`; read-only: the index is
@@ -138,17 +137,16 @@ class ProjectRepo:
         top, to paths relative to the root by dropping :attr:`prefix`.
 
         Returns:
-            An iterator of ``(path, is_gitlink)`` in the index's order (bytewise), one per
-            tracked path (an unmerged path once): ``path`` is bytes, ``/``-separated, relative
-            to the root; ``is_gitlink`` is True for a submodule (mode 160000). None when the
-            project is not in a work tree or git failed (logged).
+            ``(paths, gitlinks)``: the tracked paths in the index's order (bytewise), an unmerged path
+            once, each bytes, ``/``-separated, relative to the root; and those of them that are
+            submodules (mode 160000). None when the project is not in a work tree or git failed (logged).
 
         Raises:
             GitUnavailableError: git is not on PATH.
         """
         if listing is None:
             listing = self.tracked_listing()
-        return None if listing is None else _index_entries(listing, self.prefix.encode("utf-8", "surrogateescape"))
+        return None if listing is None else _index_paths(listing, self.prefix.encode("utf-8", "surrogateescape"))
 
     def tracked_listing(self) -> bytes | None:
         """What ``git ls-files -z --stage --full-name`` in the root prints, without the blob ids: one
@@ -287,20 +285,31 @@ _BLOB_IDS = re.compile(rb" [0-9a-f]{40,64}(?= [0-3]\t)")
 _OLD_LS_FILES: list[bool] = []
 
 
-def _index_entries(output: bytes, prefix: bytes) -> Iterator[tuple[bytes, bool]]:
-    """``(path below prefix, is_gitlink)`` of each :meth:`ProjectRepo.tracked_listing` record
-    (``<mode> <stage>TAB<path>NUL``), an unmerged path once."""
-    skip = len(prefix)
-    last = None
-    for record in output.split(b"\0"):
-        meta, tab, path = record.partition(b"\t")
-        if not tab or not path.startswith(prefix) or len(path) == skip:
-            continue
-        path = path[skip:]
-        if path == last:
-            continue  # the other stages of an unmerged path
-        last = path
-        yield path, meta.startswith(b"160000")
+#: The path of each ``<mode> <stage>TAB<path>NUL`` record (a path may hold a tab: the record's first one ends the
+#: mode and stage, and a path holds no NUL).
+_RECORD_PATH = re.compile(rb"\t([^\0]*)(?:\0|\Z)")
+#: The path of each gitlink's record (mode 160000) of such output.
+_GITLINK_PATH = re.compile(rb"(?:\A|\0)160000 [0-3]\t([^\0]*)")
+#: A stage other than 0 (an unmerged path, listed once a stage): present, or a path holding these bytes.
+_STAGES = (b" 1\t", b" 2\t", b" 3\t")
+
+
+def _index_paths(output: bytes, prefix: bytes) -> tuple[list[bytes], list[bytes]]:
+    """``(paths below prefix, those of gitlinks)`` of the :meth:`ProjectRepo.tracked_listing` records
+    (``<mode> <stage>TAB<path>NUL``), in their order, an unmerged path once: cut out by regular expressions, in C
+    (500,000 records at an import)."""
+    paths = _RECORD_PATH.findall(output)
+    gitlinks = _GITLINK_PATH.findall(output) if b"160000 " in output else []
+    if any(stage in output for stage in _STAGES):
+        paths = [path for path, before in zip(paths, [None, *paths]) if path != before]
+        gitlinks = [path for path, before in zip(gitlinks, [None, *gitlinks]) if path != before]
+    if not all(paths):  # a record with an empty path (never git's): not a path
+        paths = [path for path in paths if path]
+    if prefix:
+        skip = len(prefix)
+        paths = [path[skip:] for path in paths if path.startswith(prefix) and len(path) > skip]
+        gitlinks = [path[skip:] for path in gitlinks if path.startswith(prefix) and len(path) > skip]
+    return paths, gitlinks
 
 
 def default_global_excludes() -> Path:

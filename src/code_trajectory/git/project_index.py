@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+from operator import methodcaller
 from pathlib import Path
 from typing import NamedTuple
 
@@ -106,7 +107,7 @@ def index_with_stat(project: ProjectRepo, *, oid_bytes: int = 20) -> ProjectInde
     under = {directory: tree for directory, tree in
              ((_directory_under(path, prefix), tree) for path, tree in trees.items()) if directory is not None}
     return ProjectIndex(
-        {path.decode(enc, errors): row for path, row in rows.items()} if not cut
+        dict(zip(map(methodcaller("decode", enc, errors), rows), rows.values())) if not cut
         else {path[cut:].decode(enc, errors): row for path, row in rows.items() if path.startswith(prefix)},
         mtime_ns, under, copy if not cut else None)
 

@@ -26,7 +26,8 @@ import threading
 import time
 from array import array
 from collections.abc import Iterable, Iterator
-from itertools import accumulate, islice
+from itertools import accumulate, count, islice
+from operator import add, lt
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -54,17 +55,24 @@ class TrackedPaths:
     __slots__ = ("_blob", "_offsets", "gitlinks")
 
     def __init__(self, entries: Iterable[tuple[bytes, bool]] = ()) -> None:
-        paths: list[bytes] = []
-        gitlinks: list[bytes] = []
-        for path, is_gitlink in entries:
-            paths.append(path)
-            if is_gitlink:
-                gitlinks.append(path)
-        if not all(a < b for a, b in zip(paths, islice(paths, 1, None))):
+        pairs = list(entries)
+        self._fill([path for path, _ in pairs], [path for path, is_gitlink in pairs if is_gitlink])
+
+    @classmethod
+    def of(cls, paths: list[bytes], gitlinks: list[bytes]) -> TrackedPaths:
+        """The set of ``paths`` (best sorted bytewise without repeats, as the index lists them), ``gitlinks`` among
+        them (:meth:`~code_trajectory.git.project.ProjectRepo.tracked_files`' answer): built in C."""
+        tracked = cls.__new__(cls)
+        tracked._fill(paths, gitlinks)
+        return tracked
+
+    def _fill(self, paths: list[bytes], gitlinks: list[bytes]) -> None:
+        if not all(map(lt, paths, islice(paths, 1, None))):
             paths = sorted(set(paths))  # not the index's order (gitformat-index(5): memcmp order)
         self._blob = b"\0".join(paths) + b"\0" if paths else b""
+        # each path's start: the lengths before it, plus one NUL after each
         self._offsets = array("Q" if len(self._blob) >= 2**32 else "I",
-                              accumulate((len(p) + 1 for p in paths), initial=0))
+                              map(add, accumulate(map(len, paths), initial=0), count()))
         #: Gitlinks as ``str``: few, looked up for directories.
         self.gitlinks = frozenset(_decode(p) for p in gitlinks)
 
@@ -263,7 +271,7 @@ class TrackedFiles:
                                                     and time.monotonic() - spare[2] < _SPARE_SECONDS else None)
                 if listed is None:
                     return None
-                new = TrackedPaths(listed)
+                new = TrackedPaths.of(*listed)
             if new.same_paths(old):
                 return None
             self.paths = new

@@ -20,7 +20,8 @@ import time
 from array import array
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from operator import attrgetter, itemgetter, methodcaller
+from itertools import compress
+from operator import attrgetter, itemgetter, methodcaller, not_
 from pathlib import Path
 
 from code_trajectory.recording.ignore import WalkPolicy
@@ -284,7 +285,13 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
         subdirs: list[str] = []
         excluded: list[tuple[str, int]] = []
         others: list[os.DirEntry[str]] = []
-        for entry in entries:
+        try:  # the directory entry's type, no system call where the file system fills it in: told in C
+            directories = list(map(_IS_DIR, entries))
+        except OSError:
+            directories = None
+        if directories is not None:
+            others = list(compress(entries, map(not_, directories)))
+        for entry in compress(entries, directories) if directories is not None else entries:
             name = entry.name
             try:
                 if not entry.is_dir(follow_symlinks=False):
@@ -335,6 +342,7 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
 
 _REL = itemgetter(0)  # FileInfo.rel
 _IS_FILE = methodcaller("is_file", follow_symlinks=False)
+_IS_DIR = methodcaller("is_dir", follow_symlinks=False)
 
 
 def _known_files(known: Mapping[str, FileInfo], prefix: str, entries: list[os.DirEntry[str]]) -> list[FileInfo | None]:
