@@ -15,7 +15,8 @@ from datetime import datetime
 
 from code_trajectory.git import file_versions, log
 from code_trajectory.git.messages import FileChange
-from code_trajectory.git.shadow import ZERO_OID, ShadowRepo, oversize_size
+from code_trajectory.git.oversize import oversize_size
+from code_trajectory.git.shadow import ZERO_OID, ShadowRepo
 from code_trajectory.symbols import SymbolChanges, compare_blobs, language_for, readable
 
 #: Lines of git's diff header that repeat what the version's heading already says.
