@@ -44,8 +44,8 @@ from hypothesis import strategies as st
 from mcp import Client
 
 from code_trajectory.core.config import TrajectorySettings
+from code_trajectory.git.oversize import OVERSIZE_MARKER
 from code_trajectory.history import service as history_service
-from code_trajectory.recording.blobs import OVERSIZE_MARKER
 from code_trajectory.recording.service import TrajectoryService
 from code_trajectory.recording.session import ProjectSession
 from code_trajectory.server import build_server

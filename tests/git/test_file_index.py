@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from code_trajectory.core.config import TrajectorySettings
-from code_trajectory.git import file_index, indexed_log, log
+from code_trajectory.git import file_index, file_versions, indexed_log, log
 from code_trajectory.git.maintenance import run_maintenance
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.history import symbol_history
@@ -57,13 +57,13 @@ def history(pristine: Path, tmp_path: Path) -> Path:
     return copy
 
 
-def _versions(repo: ShadowRepo, start: str, path: str, lister: log.Lister | None, **options) -> list[tuple]:
+def _versions(repo: ShadowRepo, start: str, path: str, lister: file_versions.Lister | None, **options) -> list[tuple]:
     return [(v.record.oid, v.path, v.change, v.record.subject, v.record.trailers, v.record.parents)
-            for v in log.file_history(repo, start, path, lister=lister, **options)]
+            for v in file_versions.file_history(repo, start, path, lister=lister, **options)]
 
 
-def _paged(repo: ShadowRepo, start: str, path: str, lister: log.Lister | None) -> list[tuple]:
-    return [(v.record.oid, v.path, v.change) for v in log.FileVersions(repo, start, path, lister)]
+def _paged(repo: ShadowRepo, start: str, path: str, lister: file_versions.Lister | None) -> list[tuple]:
+    return [(v.record.oid, v.path, v.change) for v in file_versions.FileVersions(repo, start, path, lister)]
 
 
 def _trace(repo: ShadowRepo, tip: str, path: str, symbol: str, index_ref: str | None) -> tuple:
@@ -212,7 +212,7 @@ def test_a_merge_makes_the_index_unused_and_a_wide_import_is_a_candidate_for_eve
 def test_objects_read_in_one_round_trip_keep_the_cat_file_stream_in_step(history: Path) -> None:
     with ShadowRepo(history) as repo:
         tip = repo.resolve(REF)
-        blobs = [v.change.new_oid for v in log.file_history(repo, tip, HOT, limit=5)]
+        blobs = [v.change.new_oid for v in file_versions.file_history(repo, tip, HOT, limit=5)]
         seen: list[tuple[str, bytes] | None] = []
         repo.each_object([blobs[0], "0" * 40, blobs[1]], seen.append)
         assert seen[1] is None and seen[0] == repo.read_object(blobs[0]) and seen[2] == repo.read_object(blobs[1])

@@ -15,8 +15,8 @@ import pytest
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.core.errors import InvalidArgumentError, LockContentionError
 from code_trajectory.git import messages
+from code_trajectory.git.oversize import OVERSIZE_MARKER
 from code_trajectory.git.shadow import shadow_ref
-from code_trajectory.recording.blobs import OVERSIZE_MARKER
 from code_trajectory.recording.consolidate import consolidate
 from code_trajectory.recording.recorder import Recorder
 from support import git, git_repo, shadow, write

@@ -207,7 +207,7 @@ def test_cache_is_bounded_by_source_bytes():
 
 
 def test_chunk_layout_of_nested_overlapping_and_empty_spans():
-    from code_trajectory.symbols.normalize import Model
+    from code_trajectory.symbols.chunks import Model
 
     nested = Model([0, 2, 10], [20, 8, 15], 30)  # one walk, no sort
     assert nested.positions == [0, 2, 8, 10, 15, 20] and nested.spans == [0, 1, ~1, 2, ~2, ~0]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from code_trajectory.core.config import TrajectorySettings
-from code_trajectory.git import log
+from code_trajectory.git import file_versions
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.history import versions as versions_module
 from code_trajectory.recording.session import ProjectSession
@@ -42,7 +42,7 @@ def test_a_file_changed_more_than_lookback_times_since_the_green_run_says_more_t
     monkeypatch.setattr(versions_module, "LOOKBACK", LOOKBACK)  # 300 parsed versions would take a minute
     build_history(project, 3 * LOOKBACK, files=2)
     with ShadowRepo(project) as repo:
-        versions = log.file_history(repo, repo.resolve(REF), PATH)
+        versions = file_versions.file_history(repo, repo.resolve(REF), PATH)
     assert len(versions) > LOOKBACK + 1
     old = versions[-2].record.oid
     _green_on(project, old, "2026-01-10T10:00:00+00:00")  # nearly every version is newer

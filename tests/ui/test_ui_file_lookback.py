@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 from urllib.parse import quote
 
-from code_trajectory.git import log
+from code_trajectory.git import file_versions
 from code_trajectory.git.maintenance import run_maintenance
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.history.versions import LOOKBACK
@@ -29,7 +29,7 @@ def test_a_file_with_more_versions_than_the_lookback_says_more_than_and_shows_th
     build_history(project, 2 * LOOKBACK, files=2)  # each snapshot changes one or both files
     with ShadowRepo(project) as repo:
         assert run_maintenance(repo) is not None  # the file index
-        every = log.file_history(repo, repo.resolve("refs/heads/shadow/main"), PATH)
+        every = file_versions.file_history(repo, repo.resolve("refs/heads/shadow/main"), PATH)
     assert len(every) > LOOKBACK + 1
     indexed = _pane(project)
     assert f"more than {LOOKBACK} versions" in indexed and "the newest 200 shown" in indexed

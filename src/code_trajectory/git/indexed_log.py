@@ -1,6 +1,6 @@
 """A file's versions read through its branch's file index (:mod:`code_trajectory.git.file_index`), checked as read.
 
-:func:`open_log` gives a :data:`~code_trajectory.git.log.Lister` for a branch's tip: the commits newer than the
+:func:`open_log` gives a :data:`~code_trajectory.git.file_versions.Lister` for a branch's tip: the commits newer than the
 index come from ``git log <tip> ^<indexed tip> -- <path>`` (a few hundred at most: maintenance brings the index
 up every 200 snapshots), the older ones from the index's positions, read with one
 ``git log --no-walk --stdin -- <path>`` per page (:func:`code_trajectory.git.log.read_commits`). Every version
@@ -31,7 +31,7 @@ _PATTERN = re.compile(r"[*?\[\\]|^:")
 
 @dataclass
 class IndexedLog:
-    """A :data:`~code_trajectory.git.log.Lister` over one index and the commits newer than it (newest first)."""
+    """A :data:`~code_trajectory.git.file_versions.Lister` over one index and the commits newer than it (newest first)."""
 
     repo: ShadowRepo
     index: file_index.FileIndex

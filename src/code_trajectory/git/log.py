@@ -4,20 +4,17 @@ Everything here is read-only and goes through :class:`~code_trajectory.git.gitcm
 with ``-z`` output. Facts come from trailers (``Trajectory-*``), never from the
 prose of the first line.
 
-Why one module just over 450 lines: it is one job, turning ``git log`` output into records (parsing, a file's
-versions across renames, a page at a time); the indexes that list versions faster live beside it
-(:mod:`.indexed_log`, :mod:`.file_index`), the snapshot messages in :mod:`.messages`.
+A file's versions across renames, whole or a page at a time, are read in :mod:`.file_versions` (on top of
+:func:`read_log`); the indexes that list them faster live beside it (:mod:`.indexed_log`, :mod:`.file_index`), the
+snapshot messages in :mod:`.messages`.
 """
 
 from __future__ import annotations
 
-import copy
-import dataclasses
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
 
 from code_trajectory.git import messages
 from code_trajectory.git.diffs import MAX_COUNTED_FILES, is_commit_id, parse_records
@@ -192,12 +189,6 @@ def read_commits(repo: ShadowRepo, oids: list[str], path: str) -> list[CommitRec
                                    input="".join(f"{oid}\n" for oid in oids).encode()))
 
 
-#: Lists the commits at or before a start commit that changed a path, newest first, at most a limit, as
-#: ``read_log(repo, [start], paths=(path,), limit=limit, line_counts=False)`` does; None when it cannot answer
-#: (``git log`` is then asked). See :mod:`code_trajectory.git.indexed_log`.
-Lister = Callable[[str, str, int | None], list[CommitRecord] | None]
-
-
 #: A root commit (the start of recording) whose tree holds more files than this is not read file by file for the
 #: recent log (:func:`read_root_changes`): at 500,000 files its changes took 0.5 GB of Python objects.
 ROOT_CHANGES_READ = 1000
@@ -241,181 +232,6 @@ def add_line_counts(repo: ShadowRepo, records: list[CommitRecord]) -> None:
         if is_commit_id(token) and token.decode() in by_oid:
             changes, pos = parse_records(tokens, pos)
             by_oid[token.decode()].changes = changes
-
-
-@dataclass
-class FileVersion:
-    """One commit's change to a followed file: the record, the path then, and the change."""
-
-    record: CommitRecord
-    path: str
-    change: FileChange
-
-
-#: Renames followed back at most (a guard against pathological rename chains).
-MAX_RENAMES_FOLLOWED = 50
-
-
-def file_history(repo: ShadowRepo, ref: str, path: str, *, limit: int | None = None,
-                 counted: int | None = None, lister: Lister | None = None) -> list[FileVersion]:
-    """Return the commits on ``ref`` that changed ``path`` (following renames), newest first.
-
-    Args:
-        repo: the shadow repository.
-        ref: the ref or commit to start from.
-        path: the file, relative to the project root.
-        limit: at most this many versions, the newest (None: every one). git stops walking once it has found
-            them, so a short read costs what the newest versions cost, not the whole history.
-        counted: line counts (``FileChange.counted``) for the newest ``counted`` versions only (None: all); the
-            others carry their status and blob ids (what reverts and symbols need), which cost no blob read.
-        lister: lists each path's commits instead of ``git log`` where it can (a branch's file index:
-            :func:`code_trajectory.git.indexed_log.open_log`); the versions are the same.
-
-    Renames are followed by hand rather than with ``git log --follow``, which cannot use
-    the commit-graph's changed-path Bloom filters: each path's history is a
-    pathspec-limited ``git log`` (Bloom-accelerated after maintenance), and where the
-    oldest version is an addition, that one commit is diffed with rename detection to
-    find the path it came from.
-    """
-    versions: list[FileVersion] = []
-    current, start = path, ref
-    for _ in range(MAX_RENAMES_FOLLOWED):
-        left = None if limit is None else limit - len(versions)
-        if left is not None and left <= 0:
-            break
-        listed = lister(start, current, left) if lister is not None else None
-        records = listed if listed is not None else read_log(repo, [start], paths=(current,), limit=left,
-                                                             line_counts=False)
-        if not records:
-            break
-        for record in records:
-            match = next((c for c in record.changes if c.path == current), None)
-            if match is not None:
-                versions.append(FileVersion(record, current, match))
-        oldest = versions[-1] if versions else None
-        if oldest is None or oldest.change.status != "A" or not oldest.record.parents:
-            break
-        full = read_log(repo, [oldest.record.oid], limit=1)  # all of that commit's changes, renames detected
-        renamed = next((c for c in (full[0].changes if full else []) if c.path == current and c.old_path), None)
-        if renamed is None or renamed.old_path is None:
-            break
-        versions[-1] = FileVersion(oldest.record, current, renamed)
-        current, start = renamed.old_path, oldest.record.parents[0]
-    _add_counts(repo, versions if counted is None else versions[:counted])
-    return versions
-
-
-class FileVersions:
-    """A file's versions newest first, as :func:`file_history` reads them, read a page at a time as they are asked
-    for (pages of 64 versions, doubling up to 1,024, or 256 through a lister): a walk that stops after a few
-    versions reads a few.
-
-    Supports what a walk from the newest version uses: ``bool()`` (any version left), ``versions[i]``,
-    ``versions[n:]`` (the same versions without the first n, sharing the pages read) and iteration. Versions carry
-    no line counts (``counted=0``).
-
-    Raises:
-        GitError: reading a page failed (when it is asked for).
-    """
-
-    FIRST_PAGE = 64
-    LAST_PAGE = 1024
-    #: The largest page read through a lister (a file index): a page there costs one process, not a walk of the
-    #: history, so smaller pages read fewer versions past where the walk stops.
-    LAST_LISTED_PAGE = 256
-
-    def __init__(self, repo: ShadowRepo, ref: str | None, path: str, lister: Lister | None = None) -> None:
-        self._pages = _Pages(repo, (ref, path) if ref else None, self.FIRST_PAGE, lister)
-        self._offset = 0
-
-    def __bool__(self) -> bool:
-        return self._pages.get(self._offset) is not None
-
-    def __getitem__(self, key: int | slice) -> Any:
-        if isinstance(key, slice):
-            if key.start is None or key.start < 0 or key.stop is not None or key.step is not None:
-                raise TypeError("FileVersions takes [i] and [n:] only")
-            rest = copy.copy(self)
-            rest._offset = self._offset + key.start
-            return rest
-        found = self._pages.get(self._offset + key) if key >= 0 else None
-        if found is None:
-            raise IndexError(key)
-        return found
-
-    def ready(self) -> int:
-        """How many versions are read already (``versions[:ready()]`` costs no git call)."""
-        return max(len(self._pages.items) - self._offset, 0)
-
-    def __iter__(self) -> Iterator[FileVersion]:
-        i = self._offset
-        while (found := self._pages.get(i)) is not None:
-            yield found
-            i += 1
-
-
-@dataclass
-class _Pages:
-    """The pages of :class:`FileVersions` read so far, and where the next one starts (None: no more)."""
-
-    repo: ShadowRepo
-    next: tuple[str, str] | None
-    size: int
-    lister: Lister | None = None
-    items: list[FileVersion] = field(default_factory=list)
-
-    def get(self, position: int) -> FileVersion | None:
-        while position >= len(self.items) and self.next is not None:
-            start, path = self.next
-            page = file_history(self.repo, start, path, limit=self.size, counted=0, lister=self.lister)
-            self.items += page
-            last = page[-1] if page else None
-            self.next = None
-            if last is not None and len(page) >= self.size and last.record.parents:
-                if last.change.old_path:  # a rename (found by file_history): the old path's versions follow
-                    self.next = (last.record.parents[0], last.change.old_path)
-                elif last.change.status != "A":  # more versions of that path below the oldest one read
-                    self.next = (last.record.parents[0], last.path)
-            self.size = min(self.size * 2, FileVersions.LAST_PAGE if self.lister is None
-                            else FileVersions.LAST_LISTED_PAGE)
-        return self.items[position] if position < len(self.items) else None
-
-
-def _add_counts(repo: ShadowRepo, versions: list[FileVersion]) -> None:
-    """Fill in the line counts of ``versions`` (in place) with one ``git diff-tree --stdin --numstat``; a renamed
-    version keeps its change as rename detection found it (no counts, as before)."""
-    wanted = [v for v in versions if not v.change.counted and not v.change.old_path]
-    if not wanted:
-        return
-    feed = "".join(f"{v.record.oid}\n" for v in wanted).encode()
-    out = repo.git.out(["diff-tree", "--stdin", "-r", "-z", "--no-abbrev", "--root", "--raw", "--numstat",
-                        "--end-of-options", "--", *sorted({v.path for v in wanted})], input=feed)
-    tokens = split_z(out)
-    by_commit: dict[str, list[FileChange]] = {}
-    pos = 0
-    while pos < len(tokens):
-        token = tokens[pos].strip(b"\n")
-        pos += 1
-        if is_commit_id(token):
-            by_commit[token.decode()], pos = parse_records(tokens, pos)
-    for version in wanted:
-        found = next((c for c in by_commit.get(version.record.oid, []) if c.path == version.path), None)
-        if found is not None and found.counted:
-            version.change = dataclasses.replace(version.change, added=found.added, deleted=found.deleted,
-                                                 counted=True)
-
-
-def file_patch(repo: ShadowRepo, version: FileVersion, *, context: int = 3) -> str:
-    """Return the unified diff of one file version against its parent (hunk headers name functions), with
-    ``context`` lines of context around each change."""
-    paths = [version.path] + ([version.change.old_path] if version.change.old_path else [])
-    out = repo.git.out(["diff-tree", "-p", "-M", "--root", "--no-color", "--no-ext-diff", f"-U{int(context)}",
-                        "--end-of-options", version.record.oid, "--", *paths])
-    text = out.decode("utf-8", "replace")
-    lines = text.split("\n")
-    if lines and is_commit_id(lines[0].encode()):
-        lines = lines[1:]
-    return "\n".join(lines).strip("\n")
 
 
 def sessions(records: list[CommitRecord], gap_seconds: float) -> list[list[CommitRecord]]:

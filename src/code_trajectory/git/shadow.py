@@ -25,8 +25,8 @@ Layout of ``.trajectory/`` (mode 0700)::
 :class:`ShadowRepo` is the one reader of the shadow repository's objects and refs (with the cat-file process and
 the tree cache they share) and the front of its writers; what is not that job lives beside it (creation in
 :mod:`.create`, writing objects and packs in :mod:`.object_writer` and :mod:`.packs`, batched cat-file answers in
-:mod:`.cat_batch`, trees in :mod:`.trees`, health in :mod:`.health`). It stays over 450 lines as that one job:
-the layout's table above, the blob size notes and the cat-file reads that the tree cache shares.
+:mod:`.cat_batch`, the tree object's format in :mod:`.tree_format`, editing trees in :mod:`.trees`, the size cap's
+note in :mod:`.oversize`, health in :mod:`.health`).
 """
 
 from __future__ import annotations
@@ -36,24 +36,38 @@ import functools
 import logging
 import os
 import re
-import stat
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, NamedTuple
+from typing import IO
 
 from code_trajectory.core.errors import GitError, LockContentionError, ObjectTooLargeError, StorageError
 from code_trajectory.core.paths import SHADOW_DIR_NAME
 from code_trajectory.git import cat_batch, gitcmd, packs, untrusted
 from code_trajectory.git.gitcmd import BatchProcess, Git, read_exact, read_line
 from code_trajectory.git.object_writer import ObjectWriter
+from code_trajectory.git.tree_format import (
+    EMPTY_TREE_OID,
+    MODE_EXECUTABLE,
+    MODE_FILE,
+    MODE_SYMLINK,
+    MODE_TREE,
+    TreeEntry,
+    git_mode,
+    parse_tree,
+    tree_body,
+)
+
+# the tree format's names are part of ShadowRepo's vocabulary (read_tree, write_tree): importable from here too
+__all__ = ["EMPTY_TREE_OID", "MAX_CACHED_TREE_ENTRIES", "MAX_OBJECT_BYTES", "MODE_EXECUTABLE", "MODE_FILE",
+           "MODE_SYMLINK", "MODE_TREE", "SHADOW_REF_PREFIX", "ZERO_OID", "ShadowRepo", "TreeEntry", "branch_of_ref",
+           "git_mode", "shadow_ref"]
 
 log = logging.getLogger(__name__)
 
 SHADOW_REF_PREFIX = "refs/heads/shadow/"
 ZERO_OID = "0" * 40
-EMPTY_TREE_OID = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 #: Entries of parsed trees kept in memory (least recently used dropped first): ~250 bytes each, so ~5 MB.
 #: Snapshots edit trees along the changed paths, whose trees stay cached; an initial import of 100,000 files
 #: would otherwise keep all of them (~20 MB measured with tracemalloc).
@@ -63,46 +77,7 @@ MAX_CACHED_TREE_ENTRIES = 20_000
 #: a larger setting, or was planted: a blob of 4 GiB of zeros compresses to 4 MiB in a pack.
 MAX_OBJECT_BYTES = 256 * 1024 * 1024
 
-MODE_FILE = "100644"
-MODE_EXECUTABLE = "100755"
-MODE_SYMLINK = "120000"
-MODE_TREE = "40000"
-#: First bytes of the blob stored in place of a file over the size cap (its size and mtime follow, so a change
-#: of the file still changes the blob); narratives show ``not stored: 12.3 MiB`` instead of its text.
-OVERSIZE_MARKER = b"code-trajectory: content not recorded"
-_OVERSIZE_NOTE = re.compile(re.escape(OVERSIZE_MARKER) + rb" \(larger than the size cap of [^\n]{1,40}\)\n"
-                            rb"size: (\d{1,20}) bytes\nmtime_ns: -?\d{1,25}\n")
-
-
-def oversize_blob(cap_text: str, size: int, mtime_ns: int) -> bytes:
-    """The blob stored in place of a file of ``size`` bytes over the size cap (``cap_text``: the cap as shown,
-    ``5 MiB``); ``mtime_ns`` makes a change of the file change the blob."""
-    return (OVERSIZE_MARKER + b" (larger than the size cap of " + cap_text.encode() + b")\n"
-            + f"size: {size} bytes\nmtime_ns: {mtime_ns}\n".encode())
-
-
-def oversize_size(data: bytes) -> int | None:
-    """The size in bytes of the file a blob stands for when ``data`` is exactly a note of :func:`oversize_blob`
-    (the file's content was not recorded), else None."""
-    if not data.startswith(OVERSIZE_MARKER) or len(data) > 200:
-        return None
-    match = _OVERSIZE_NOTE.fullmatch(data)
-    return int(match.group(1)) if match else None
-
 _OID_RE = re.compile(r"^[0-9a-f]{40}$")
-
-class TreeEntry(NamedTuple):
-    """One entry of a git tree: ``mode`` as git writes it (``100644``, ``40000``...) and the object id.
-
-    A named tuple (made in C, a third of a frozen dataclass's cost): an import makes one per file, 500,000 of them.
-    """
-
-    mode: str
-    oid: str
-
-    @property
-    def is_tree(self) -> bool:
-        return self.mode == MODE_TREE
 
 
 def shadow_ref(branch: str) -> str:
@@ -113,23 +88,6 @@ def shadow_ref(branch: str) -> str:
 def branch_of_ref(ref: str) -> str:
     """Inverse of :func:`shadow_ref`."""
     return ref[len(SHADOW_REF_PREFIX):] if ref.startswith(SHADOW_REF_PREFIX) else ref
-
-
-def _parse_tree(data: bytes) -> dict[bytes, TreeEntry]:
-    entries: dict[bytes, TreeEntry] = {}
-    pos = 0
-    size = len(data)
-    while pos < size:
-        space = data.index(b" ", pos)
-        nul = data.index(b"\0", space)
-        mode = data[pos:space].decode("ascii")
-        name = data[space + 1:nul]
-        if nul + 21 > size:
-            raise ValueError(f"truncated tree entry {name!r}")
-        oid = data[nul + 1:nul + 21].hex()
-        entries[name] = TreeEntry(mode, oid)
-        pos = nul + 21
-    return entries
 
 
 class ShadowRepo:
@@ -358,7 +316,7 @@ class ShadowRepo:
         obj = self.read_object(oid)
         if obj is None or obj[0] != "tree":
             raise StorageError(f"tree {oid} is missing from the shadow repository (damaged .trajectory?)")
-        entries = _parse_tree(obj[1])
+        entries = parse_tree(obj[1])
         self._cache_tree(oid, entries)
         return entries
 
@@ -418,10 +376,7 @@ class ShadowRepo:
         """
         if not entries:
             return self.empty_tree()
-        ordered = sorted(entries.items(), key=lambda item: item[0] + b"/" if item[1].is_tree else item[0])
-        body = b"".join(entry.mode.encode() + b" " + name + b"\0" + bytes.fromhex(entry.oid)
-                        for name, entry in ordered)
-        oid = self.write_object(b"tree", body)
+        oid = self.write_object(b"tree", tree_body(entries))
         self._cache_tree(oid, dict(entries))
         return oid
 
@@ -457,16 +412,3 @@ class ShadowRepo:
             return self.resolve(ref)
         found = self._cat_file(ref)
         return found[0] if found is not None and found[1] == "commit" else None
-
-
-def git_mode(st: os.stat_result) -> str | None:
-    """Return the git mode of a file from its ``lstat``, or None for what git cannot store.
-
-    Regular files are ``100755`` when the owner may execute them, else ``100644``;
-    symlinks are ``120000``; FIFOs, sockets and devices give None (not recorded).
-    """
-    if stat.S_ISREG(st.st_mode):
-        return MODE_EXECUTABLE if st.st_mode & stat.S_IXUSR else MODE_FILE
-    if stat.S_ISLNK(st.st_mode):
-        return MODE_SYMLINK
-    return None

@@ -12,7 +12,7 @@ from pathlib import Path
 from code_trajectory.core.answer import Answer, message, short
 from code_trajectory.core.errors import InvalidArgumentError, StorageError
 from code_trajectory.core.when import require_when
-from code_trajectory.git import indexed_log, log, points
+from code_trajectory.git import file_versions, indexed_log, log, points
 from code_trajectory.git.diffs import tree_changes
 from code_trajectory.git.shadow import SHADOW_REF_PREFIX, ShadowRepo, branch_of_ref, shadow_ref
 from code_trajectory.git.snapshots import resolve_snapshot
@@ -118,7 +118,7 @@ def file_trajectory(session: ProjectSession, filepath: str, depth: int = 5, bran
         return message(narrative.never_recorded(rel, session.recorder.policy.explain(rel),
                                                 path_exists(session.root / rel), []))
     # the newest versions, one more than LOOKBACK: whether there are more (then not counted: issue 29), the reverts
-    entries = log.file_history(repo, ref, rel, limit=versions.LOOKBACK + 1, counted=depth,
+    entries = file_versions.file_history(repo, ref, rel, limit=versions.LOOKBACK + 1, counted=depth,
                                lister=indexed_log.open_log(repo, shadow_ref(branch), ref) if source is None else None)
     complete = len(entries) <= versions.LOOKBACK
     if not entries:

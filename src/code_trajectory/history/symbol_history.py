@@ -23,7 +23,7 @@ import itertools
 from dataclasses import dataclass
 
 from code_trajectory.core.errors import InvalidArgumentError
-from code_trajectory.git import indexed_log, log
+from code_trajectory.git import file_versions, indexed_log, log
 from code_trajectory.git.diffs import HUNK_HEADER
 from code_trajectory.git.shadow import ZERO_OID, ShadowRepo
 from code_trajectory.history.headings import began_recording
@@ -62,7 +62,7 @@ class SymbolVersion:
             lines, starts at line 12``).
     """
 
-    entry: log.FileVersion
+    entry: file_versions.FileVersion
     name: str
     what: str
     diff: str
@@ -95,7 +95,7 @@ def _lines_of(symbol: Symbol | None, lines: list[str]) -> range:
     return range(documented_start(symbol), min(symbol.end_line, len(lines)) + 1)
 
 
-def own_diff(repo: ShadowRepo, entry: log.FileVersion, old_name: str | None, new_name: str | None,
+def own_diff(repo: ShadowRepo, entry: file_versions.FileVersion, old_name: str | None, new_name: str | None,
              context: int = SYMBOL_DIFF_CONTEXT) -> str:
     """The unified diff of one symbol's own lines between the two sides of ``entry``, ``context`` lines around
     each change, aligned as git aligns the two files (:mod:`.range_diff`: a line moved within the symbol is
@@ -130,7 +130,7 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
         raise InvalidArgumentError(f"no symbol support for {path!r} (its language is not one of tree-sitter's "
                                    "grammars installed here); use get_file_trajectory or search_trajectory instead")
     lister = indexed_log.open_log(repo, index_ref, tip) if index_ref else None
-    entries = log.FileVersions(repo, tip, path, lister)  # read as far as the walk goes, not the whole history
+    entries = file_versions.FileVersions(repo, tip, path, lister)  # read as far as the walk goes, not the whole history
     if not entries:
         raise InvalidArgumentError(f"{path!r} was never recorded on this branch; check the path")
     known: list[str] = []
@@ -209,12 +209,12 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
             moves += 1
             current = other_name
             parent = entry.record.parents[0] if entry.record.parents else None
-            entries = log.FileVersions(repo, parent, other_path, lister)
+            entries = file_versions.FileVersions(repo, parent, other_path, lister)
     _said_once(result)
     return name, result
 
 
-def _repeated(repo: ShadowRepo, entry: log.FileVersion, name: str) -> tuple[str, str] | None:
+def _repeated(repo: ShadowRepo, entry: file_versions.FileVersion, name: str) -> tuple[str, str] | None:
     """For one of several definitions of a name (``fetch@31``: numbered in source order, so a definition added
     above it renumbers it), what ``entry`` did to it: ``("same", old name)``, ``("modified", old name)`` or
     ``("added", name)``. The old definition is the one git's diff of the file maps most of its lines to (as
@@ -228,7 +228,7 @@ def _repeated(repo: ShadowRepo, entry: log.FileVersion, name: str) -> tuple[str,
     mine = next((s for s in new if s.name == name), None)
     if mine is None:
         return None
-    to_old = _line_map(log.file_patch(repo, entry, context=0))
+    to_old = _line_map(file_versions.file_patch(repo, entry, context=0))
     votes: dict[str, int] = {}
     for line in range(mine.start_line, mine.end_line + 1):
         was = to_old(line)
@@ -320,7 +320,7 @@ def _anchor(repo: ShadowRepo, oid: str, path: str, name: str) -> _Anchor | None:
     return _Anchor(b"\n".join(lines[max(documented_start(symbol) - 2, 0):symbol.end_line + 1]), scopes)
 
 
-def _untouched(repo: ShadowRepo, entries: log.FileVersions, anchor: _Anchor) -> int:
+def _untouched(repo: ShadowRepo, entries: file_versions.FileVersions, anchor: _Anchor) -> int:
     """How many of the next ``entries`` left the symbol alone: each one's older side holds the symbol's text exactly
     once and every scope line, so it changed other lines of the file only (a rename, an addition or a deletion of
     the file is read). Only versions read already are looked at (at least the next one); their older sides are
@@ -349,7 +349,7 @@ def _untouched(repo: ShadowRepo, entries: log.FileVersions, anchor: _Anchor) -> 
     return alone
 
 
-def _baseline(repo: ShadowRepo, entry: log.FileVersion, name: str, show: bool) -> SymbolVersion:
+def _baseline(repo: ShadowRepo, entry: file_versions.FileVersion, name: str, show: bool) -> SymbolVersion:
     """The symbol as its file's first recorded version had it: one line (its size, where it starts), or its body."""
     symbol = next((s for s in _symbols(repo, entry.change.new_oid, entry.path) if s.name == name), None)
     file_lines = _file_lines(repo, entry.change.new_oid)
@@ -362,7 +362,7 @@ def _baseline(repo: ShadowRepo, entry: log.FileVersion, name: str, show: bool) -
     return SymbolVersion(entry, name, "as first recorded", own_diff(repo, entry, None, name) if show else "", note)
 
 
-def _moved_from(repo: ShadowRepo, entry: log.FileVersion, name: str) -> tuple[str, str] | None:
+def _moved_from(repo: ShadowRepo, entry: file_versions.FileVersion, name: str) -> tuple[str, str] | None:
     """Where ``name``, added in ``entry``, came from: another file of the same snapshot that lost a symbol with
     the same body; None when there is none."""
     added = next((s for s in _symbols(repo, entry.change.new_oid, entry.path) if s.name == name), None)

@@ -1,6 +1,6 @@
 """The versions of one file, each with what a reader needs before its diff: symbols, kind, reverts, tests.
 
-:func:`build` turns the commits that touched a file (:func:`code_trajectory.git.log.file_history`) into
+:func:`build` turns the commits that touched a file (:func:`code_trajectory.git.file_versions.file_history`) into
 :class:`Version` objects: the functions, classes and methods added, removed, modified and renamed
 (tree-sitter, :mod:`code_trajectory.symbols`, cached by blob id), whitespace-, comment- and import-only
 changes, content over the size cap, reverts to an earlier recorded state, and the test runs recorded on the
@@ -13,9 +13,10 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from code_trajectory.git import log
+from code_trajectory.git import file_versions, log
 from code_trajectory.git.messages import FileChange
-from code_trajectory.git.shadow import ZERO_OID, ShadowRepo, oversize_size
+from code_trajectory.git.oversize import oversize_size
+from code_trajectory.git.shadow import ZERO_OID, ShadowRepo
 from code_trajectory.symbols import SymbolChanges, compare_blobs, language_for, readable
 
 #: Lines of git's diff header that repeat what the version's heading already says.
@@ -51,7 +52,7 @@ class Version:
     """
 
     number: int
-    entry: log.FileVersion
+    entry: file_versions.FileVersion
     symbols: SymbolChanges | None = None
     revert_of: datetime | None = None
     tests: str | None = None
@@ -70,7 +71,7 @@ class Version:
     def diff(self, repo: ShadowRepo, context: int = DIFF_CONTEXT) -> str:
         """The version's diff without git's file header lines (hunks with ``context`` lines of context)."""
         if self._diff is None or self._diff[0] != context:
-            text = log.file_patch(repo, self.entry, context=context)
+            text = file_versions.file_patch(repo, self.entry, context=context)
             self._diff = (context, "\n".join(line for line in text.split("\n")
                                               if not _HEADER_LINE.match(line)).strip("\n"))
         return self._diff[1]
@@ -266,7 +267,7 @@ def symbol_changes(repo: ShadowRepo, path: str, change: FileChange) -> SymbolCha
     return compare_blobs(path, old, new, _blob_loader(repo))
 
 
-def build(repo: ShadowRepo, entries: list[log.FileVersion], shown: int,
+def build(repo: ShadowRepo, entries: list[file_versions.FileVersion], shown: int,
           marks: dict[str, str] | None = None, *, complete: bool = True) -> list[Version]:
     """The last ``shown`` versions of a file, oldest first, from ``entries`` (newest first: every version when
     ``complete``, else the newest ones, and the versions are numbered back from the newest, which is 1).

@@ -1,7 +1,7 @@
 """The journal: a git repository of markdown sections whose commit messages are journal entries.
 
 Modules: :mod:`.settings` (the ``[journal]`` config table), :mod:`.store` (the
-git-backed sections and atomic writes), :mod:`.text` and :mod:`.model` (ids, texts, records),
+git-backed sections and atomic writes) on :mod:`.repository` (the git plumbing), :mod:`.text` and :mod:`.model` (ids, texts, records),
 :mod:`.toc` (the table of contents), :mod:`.search` and :mod:`.scoring` (semantic and
 lexical search with temporal salience), :mod:`.embedding` (the offline
 all-MiniLM-L6-v2 model, loaded lazily), :mod:`.sync` (sharing through a git

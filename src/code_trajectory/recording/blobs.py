@@ -12,15 +12,8 @@ from pathlib import Path
 from code_trajectory.core.secrets import secret_content
 from code_trajectory.core.text import format_size
 from code_trajectory.git import packs
-from code_trajectory.git.shadow import (  # noqa: F401
-    MODE_EXECUTABLE,
-    MODE_FILE,
-    MODE_SYMLINK,
-    OVERSIZE_MARKER,
-    ShadowRepo,
-    TreeEntry,
-    oversize_blob,
-)
+from code_trajectory.git.oversize import oversize_blob
+from code_trajectory.git.shadow import MODE_EXECUTABLE, MODE_FILE, MODE_SYMLINK, ShadowRepo, TreeEntry
 from code_trajectory.recording.worktree import FileInfo
 
 log = logging.getLogger(__name__)
@@ -37,9 +30,10 @@ def write_blobs(repo: ShadowRepo, root: Path, infos: list[FileInfo], cap: int, p
                 secrets: dict[str, str] | None = None) -> tuple[dict[str, TreeEntry | None], dict[str, int]]:
     """Write blobs for ``infos`` (files under ``root``, paths relative to it) into ``repo``'s current pack batch.
 
-    Files over ``cap`` bytes are stored as a size note (:data:`OVERSIZE_MARKER`), not their content. A file whose
-    content is a secret (:func:`code_trajectory.core.secrets.secret_content`: a private key block, an npm token),
-    checked on the bytes read for hashing, is not recorded: its entry is None, as for a file that vanished.
+    Files over ``cap`` bytes are stored as a size note (:data:`~code_trajectory.git.oversize.OVERSIZE_MARKER`), not
+    their content. A file whose content is a secret (:func:`code_trajectory.core.secrets.secret_content`: a private
+    key block, an npm token), checked on the bytes read for hashing, is not recorded: its entry is None, as for a
+    file that vanished.
 
     Args:
         secrets: when given, each file left out as a secret is added (path -> why).

@@ -25,14 +25,8 @@ from contextlib import closing, suppress
 from pathlib import Path
 
 from code_trajectory.core.errors import InvalidArgumentError, StorageError
-from code_trajectory.git.shadow import (
-    MODE_EXECUTABLE,
-    MODE_SYMLINK,
-    OVERSIZE_MARKER,
-    ShadowRepo,
-    TreeEntry,
-    oversize_size,
-)
+from code_trajectory.git.oversize import OVERSIZE_MARKER, oversize_size
+from code_trajectory.git.shadow import MODE_EXECUTABLE, MODE_SYMLINK, ShadowRepo, TreeEntry
 from code_trajectory.git.worktemp import Journal
 
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
@@ -247,7 +241,7 @@ def write_entries(repo: ShadowRepo, root: Path, entries: list[tuple[str, TreeEnt
     ``vouch(path, recorded[path])`` says the file still holds it (the recorder's
     :meth:`~code_trajectory.recording.recorder.Recorder.unchanged_checker`: a ``lstat`` instead of a read).
 
-    A blob that is the recorder's size-cap note (:func:`~code_trajectory.git.shadow.oversize_size`: the file's
+    A blob that is the recorder's size-cap note (:func:`~code_trajectory.git.oversize.oversize_size`: the file's
     content was not recorded) is never written: its path is added to ``notes`` (told here, from the blob read for
     the write anyway, rather than by reading every small blob beforehand).
 

@@ -23,13 +23,14 @@ from pathlib import Path
 
 from code_trajectory.core.errors import InvalidArgumentError, StorageError
 from code_trajectory.core.text import format_size
+from code_trajectory.git.oversize import OVERSIZE_MARKER, oversize_size
 from code_trajectory.git.pathcheck import unsafe_reason
-from code_trajectory.git.shadow import MODE_SYMLINK, OVERSIZE_MARKER, ShadowRepo, TreeEntry, oversize_size
+from code_trajectory.git.shadow import MODE_SYMLINK, ShadowRepo, TreeEntry
 from code_trajectory.restore.apply import read_blobs
 
 #: Paths an error lists by name at most.
 NAMED = 10
-#: Sizes a size-cap note can have, bytes (:func:`code_trajectory.git.shadow.oversize_blob`): only blobs of such
+#: Sizes a size-cap note can have, bytes (:func:`code_trajectory.git.oversize.oversize_blob`): only blobs of such
 #: a size are read to tell.
 _NOTE_SIZES = range(len(OVERSIZE_MARKER) + 60, 201)
 #: Space kept free beyond the restored files (file system blocks, the [RESTORE] snapshot), bytes.
@@ -90,7 +91,7 @@ def blob_sizes(repo: ShadowRepo, oids: Collection[str]) -> dict[str, int]:
 
 def not_recorded(repo: ShadowRepo, entries: Mapping[str, TreeEntry], sizes: Mapping[str, int]) -> set[str]:
     """The paths of ``entries`` whose blob is the recorder's size-cap note (the file's content was not recorded),
-    told by the note's exact form (:func:`code_trajectory.git.shadow.oversize_size`); ``sizes`` holds the size of
+    told by the note's exact form (:func:`code_trajectory.git.oversize.oversize_size`); ``sizes`` holds the size of
     every blob of ``entries``."""
     maybe = [(p, e.oid) for p, e in entries.items() if e.mode != MODE_SYMLINK and sizes.get(e.oid) in _NOTE_SIZES]
     found = set()

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .base import FileAnalysis, Symbol
-from .normalize import COMMENT
+from .chunks import COMMENT
 
 #: A comment is quoted in a narrative when it has at most this many lines and characters on each side
 #: (longer ones are named only: ``comments changed in foo``).

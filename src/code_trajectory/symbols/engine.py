@@ -43,7 +43,8 @@ from .base import (
     Symbol,
     make_symbol,
 )
-from .normalize import CLOSE, COMMENT, IMPORT, OPEN, STRING, LazyKeys, Special, digest
+from .chunks import CLOSE, COMMENT, IMPORT, OPEN, STRING, Special
+from .normalize import LazyKeys, digest
 
 _SPACES = re.compile(r"\s+")
 _PUNCT_SPACES = re.compile(r"\s*([^\w\s])\s*")

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .normalize import Chunk, LazyKeys
+from .chunks import Chunk
+from .normalize import LazyKeys
 
 
 def _trim(xs: list[Any], ys: list[Any]) -> tuple[int, int]:

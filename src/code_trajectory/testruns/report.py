@@ -8,7 +8,7 @@ from typing import Any
 
 from code_trajectory.core.answer import Answer, message
 from code_trajectory.core.errors import InvalidArgumentError
-from code_trajectory.git import indexed_log, log
+from code_trajectory.git import file_versions, indexed_log, log
 from code_trajectory.git.shadow import shadow_ref
 from code_trajectory.history import compare, narrative, render_file, versions
 from code_trajectory.project import check_range, confine, path_exists
@@ -145,7 +145,7 @@ def _check_known(session: ProjectSession, rel: str, tip: str | None) -> None:
     repo = session.recorder.repo
     if path_exists(session.root / rel):
         return
-    if tip is not None and log.file_history(repo, tip, rel, limit=1):
+    if tip is not None and file_versions.file_history(repo, tip, rel, limit=1):
         return
     if repo.git.text(["log", "--all", "-1", "--format=%H", "--", rel]).strip():
         return
@@ -211,7 +211,7 @@ def diff_since_green(session: ProjectSession, filepath: str | None = None, branc
         # the file's newest LOOKBACK + 1 versions, as get_file_trajectory reads them (issue 29: every version, and
         # every commit since the green run, were read); those since the green run are the ones git's walk from the
         # tip, down to it, lists for the file's paths
-        read = log.file_history(repo, tip, rel, limit=versions.LOOKBACK + 1,
+        read = file_versions.file_history(repo, tip, rel, limit=versions.LOOKBACK + 1,
                                 lister=indexed_log.open_log(repo, shadow_ref(branch), tip) if source is None else None)
         paths = sorted({e.path for e in read} | {e.change.old_path for e in read if e.change.old_path})
         after = set(repo.git.text(["rev-list", "--end-of-options", tip, f"^{green.commit}", "--", *paths]).split()

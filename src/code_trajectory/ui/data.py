@@ -19,8 +19,9 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 
 from code_trajectory.core.errors import InvalidArgumentError, TrajectoryError
-from code_trajectory.git import indexed_log, log, points
-from code_trajectory.git.log import CommitRecord, FileVersion
+from code_trajectory.git import file_versions, indexed_log, log, points
+from code_trajectory.git.file_versions import FileVersion
+from code_trajectory.git.log import CommitRecord
 from code_trajectory.git.messages import FileChange
 from code_trajectory.git.points import Point
 from code_trajectory.git.shadow import ZERO_OID, ShadowRepo, branch_of_ref, shadow_ref
@@ -309,7 +310,7 @@ class History:
 
     def diff(self, record: CommitRecord, change: FileChange) -> render.FileDiff:
         """The highlighted diff of one file of ``record`` against its first parent."""
-        patch = log.file_patch(self.repo, FileVersion(record, change.path, change))
+        patch = file_versions.file_patch(self.repo, FileVersion(record, change.path, change))
         old = log.blob_text(self.repo, change.old_oid) if change.old_oid != ZERO_OID else None
         new = log.blob_text(self.repo, change.new_oid) if change.new_oid != ZERO_OID else None
         return render.parse_patch(patch, change.path, old, new)
@@ -340,7 +341,7 @@ class History:
         tip = self.tip(branch)
         if tip is None:
             raise NotFoundError(f"nothing is recorded on branch {branch!r}")
-        versions = log.file_history(self.repo, tip, path, limit=LOOKBACK + 1, counted=0,  # the shown: counted below
+        versions = file_versions.file_history(self.repo, tip, path, limit=LOOKBACK + 1, counted=0,  # the shown: counted below
                                     lister=indexed_log.open_log(self.repo, shadow_ref(branch), tip))
         if not versions:
             raise NotFoundError(f"no snapshot on branch {branch!r} changed {log.display_path(path)}")

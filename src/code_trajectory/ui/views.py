@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from code_trajectory.git.log import CommitRecord, FileVersion
+from code_trajectory.git.file_versions import FileVersion
+from code_trajectory.git.log import CommitRecord
 from code_trajectory.git.messages import CONSOLIDATE_PREFIX, TRAILER_SQUASHED, FileChange
 from code_trajectory.git.points import Point
 from code_trajectory.testruns.model import TestRun
