@@ -32,7 +32,7 @@ from code_trajectory.recording.worktree import RACY_MARGIN_NS, DirListing, FileI
 
 log = logging.getLogger(__name__)
 
-_MTIME = itemgetter(3)  # FileInfo.mtime_ns
+_REL, _MTIME = itemgetter(0), itemgetter(3)  # FileInfo.rel, FileInfo.mtime_ns
 
 #: ``(phase, done, total)``: phases ``scan``, ``hash``, ``write``.
 ProgressFn = Callable[[str, int, int | None], None]
@@ -279,10 +279,12 @@ def _with_stats(result: ScanResult, files: Mapping[str, FileInfo], vouched: set[
         if rel_dir in result.clean:
             continue
         names: Sequence[str] = listing.files
-        rels = list(map(f"{rel_dir}/".__add__, names)) if rel_dir else list(names)
+        known = result.known.get(rel_dir)  # the walk's files for these names, in order: their paths, the dict's keys
+        rels = (list(map(_REL, known)) if known is not None and len(known) == len(names)
+                else list(map(f"{rel_dir}/".__add__, names)) if rel_dir else list(names))
         stats = infos = blob_ids = None
         if vouched is None:
-            infos = list(map(files.__getitem__, rels))
+            infos = known if known is not None and len(known) == len(names) else list(map(files.__getitem__, rels))
             if infos and max(map(_MTIME, infos)) > settled_ns:
                 infos = None
         elif vouched.issuperset(rels):  # each a file of the scan, then

@@ -119,6 +119,8 @@ class ScanResult:
     next scan; ``reused`` counts the directories whose earlier listing was used instead of reading them.
     ``clean`` holds the directories whose files are all unchanged since their listing's
     :attr:`DirListing.stats` (only when the scan was asked to skip them): their files are not in ``files``.
+    ``known`` holds the directories whose every file's facts were taken as the walk was given them (``known``:
+    an import's files that git vouches for), with those files in the order of their listing's names.
     """
 
     files: dict[str, FileInfo]
@@ -127,6 +129,7 @@ class ScanResult:
     listings: dict[str, DirListing] = field(default_factory=dict)
     reused: int = 0
     clean: dict[str, DirListing] = field(default_factory=dict)
+    known: dict[str, list[FileInfo]] = field(default_factory=dict)
 
     def count(self) -> int:
         """How many recordable files the scan found, those of ``clean`` directories included."""
@@ -323,6 +326,7 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
             if found and not skip and None not in found:  # the common case of an import: each file the index's
                 names = [entry.name for entry in others]
                 files.update(zip(map(_REL, found), found))  # type: ignore[arg-type]  # no None in found
+                result.known[rel_dir] = found  # type: ignore[assignment]  # no None in found
             else:
                 for entry, info in zip(others, found) if found else ((entry, None) for entry in others):
                     if info is None:
