@@ -11,7 +11,7 @@ from code_trajectory.git.project import ProjectRepo
 from code_trajectory.recording.ignore import RecordingPolicy
 from code_trajectory.recording.recorder import Recorder
 from code_trajectory.recording.tracked import TrackedPaths
-from code_trajectory.recording.watcher import recorded_directories
+from code_trajectory.recording.watchgroups import recorded_directories
 from code_trajectory.recording.worktree import scan
 from support import git, write
 from support.gitdirs import git_dir_fingerprint, git_view, policy_for

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from code_trajectory.recording import watcher as watcher_module
+from code_trajectory.recording import watchset
 from support import git, wait_for, watching, write
 from support import shadow_count as count
 
@@ -77,7 +78,7 @@ def test_files_in_a_new_directory_are_checkpointed_and_its_later_edits_seen(proj
 
 
 def test_replaced_watch_groups_hand_over_without_a_rescan(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(watcher_module, "MAX_EXTRA_GROUPS", 1)  # every second new directory merges the groups
+    monkeypatch.setattr(watchset, "MAX_EXTRA_GROUPS", 1)  # every second new directory merges the groups
     with watching(project, debounce=LONG) as session:
         scans = count_scans(session, monkeypatch)
         for i in range(4):

@@ -28,6 +28,10 @@ REFLOG_TAIL_BYTES = 16 * 1024
 #: Bytes read from the end of a reflog at start-up: what git did while nothing recorded (a long rebase included).
 STARTUP_TAIL_BYTES = 256 * 1024
 #: Reflog messages listed in the body of a combined operation (:func:`combine`), the newest.
+#: Longest time between the stash reflog entry ``git stash`` writes and the reset it then writes into the HEAD reflog
+#: for the reset to be taken as the stash's (:class:`ReflogCursor`), seconds: git's times are whole seconds, and a
+#: loaded machine can take more than one to go from the one to the other.
+STASH_RESET_SECONDS = 2
 COMBINED_LISTED = 20
 
 _OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
@@ -294,11 +298,15 @@ class ReflogCursor:
             if size < before:  # `stash pop` or `drop` removed an entry
                 found.append(GitOperation("stash", "[STASH] pop or drop", "stash: an entry was popped or dropped",
                                           int(time.time()), unstaged=True))
-        # a stash also resets HEAD in the same second: the stash entry names the operation
+        # a stash also resets HEAD, after its stash entry: the stash entry names the operation
         newest = max(found, key=lambda op: (op.timestamp, op.kind == "stash")) if found else None
         if newest is not None and newest.kind == "stash" and newest.timestamp:
             self._last_stash = newest
-        elif (newest is not None and newest.kind == "reset" and newest.reflog == _STASH_RESET
-              and self._last_stash is not None and 0 <= newest.timestamp - self._last_stash.timestamp <= 2):
-            return self._last_stash  # git wrote the stash entry, then its reset; a read came between the two
+        elif newest is not None and newest.kind == "reset" and newest.reflog == _STASH_RESET:
+            # git wrote the stash entry, then its reset, up to STASH_RESET_SECONDS later (the next second, under
+            # load): both read now, or the stash entry on an earlier call (a read came between the two)
+            stash = max((op for op in found if op.kind == "stash" and op.timestamp), key=lambda op: op.timestamp,
+                        default=self._last_stash)
+            if stash is not None and 0 <= newest.timestamp - stash.timestamp <= STASH_RESET_SECONDS:
+                return stash
         return newest

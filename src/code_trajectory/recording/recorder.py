@@ -18,9 +18,9 @@ commit is written with ``commit-tree`` and the shadow ref moved with
 so that two processes never interleave. A snapshot that cannot be written now
 (lock held, disk full) keeps its paths pending and is retried; nothing is dropped.
 
-Why one module over 450 lines: it is one job, :class:`Recorder`, from changed paths to one compare-and-swapped
-commit under the write lock; its neighbours already carry the rest (recovery in :mod:`.recovery`, blobs in
-:mod:`.blobs`, the full scan in :mod:`.reconcile` and :mod:`.fullscan`, messages in :mod:`code_trajectory.git.messages`).
+Its neighbours carry the rest: the queue of pending changes and their flush in :mod:`.pending`, recovery in
+:mod:`.recovery`, blobs in :mod:`.blobs`, the full scan in :mod:`.reconcile` and :mod:`.fullscan`, messages in
+:mod:`code_trajectory.git.messages`.
 """
 
 from __future__ import annotations
@@ -43,13 +43,14 @@ from code_trajectory.git.messages import AddedFiles, FileChange
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.reflog import GitOperation, ReflogCursor
 from code_trajectory.git.shadow import ShadowRepo, TreeEntry, shadow_ref
-from code_trajectory.recording import catchup, secretfiles
+from code_trajectory.recording import secretfiles
 from code_trajectory.recording.blobs import write_blobs, write_pinned
 from code_trajectory.recording.commit_message import Snapshot, compose, mark_oversize
 from code_trajectory.recording.handoff import Pinned
 from code_trajectory.recording.ignore import RecordingPolicy, SubtreePolicy
 from code_trajectory.recording.intent import IntentStore
 from code_trajectory.recording.opening import attach_shadow_repository, open_shadow_repository
+from code_trajectory.recording.pending import PendingMixin
 from code_trajectory.recording.reconcile import ReconcileMixin
 from code_trajectory.recording.recovery import RecoveryMixin, shadow_identity
 from code_trajectory.recording.statcache import StatCache
@@ -62,7 +63,7 @@ WRITE_LOCK_TIMEOUT = 10.0
 
 
 
-class Recorder(ReconcileMixin, RecoveryMixin):
+class Recorder(PendingMixin, ReconcileMixin, RecoveryMixin):
     """Records snapshots of one project into its shadow repository.
 
     Args:
@@ -142,39 +143,7 @@ class Recorder(ReconcileMixin, RecoveryMixin):
         self.repo.close()
         self.stat_cache.close()
 
-    # -- pending changes --------------------------------------------------------------------
-
-    def note_changes(self, paths: Iterable[str], *, rescan: bool = False) -> None:
-        """Queue changed paths (relative to the root) for the next :meth:`flush`."""
-        with self._lock:
-            for path in paths:
-                self._pending[path] = None
-            if rescan:
-                self._pending_rescan = True
-
-    def note_git_activity(self, *, stash: bool = False) -> None:
-        """Say that git wrote the project's ``HEAD``, reflog or stash: the next snapshot may be a git operation's.
-
-        The next ordinary snapshot reads the reflog (:meth:`code_trajectory.git.reflog.ReflogCursor.new_operation`):
-        when a checkout, reset, merge, rebase, pull, cherry-pick, revert or stash rewrote files, the snapshot is
-        recorded as that operation (``[CHECKOUT] feature → main``, no intent), not as the agent's edits.
-        """
-        with self._lock:
-            now = time.time()
-            self._git_activity = now if self._git_activity is None else min(self._git_activity, now)
-            self._stash_touched = self._stash_touched or stash
-
-    def _take_git_operation(self) -> GitOperation | None:
-        """The git operation behind the pending changes, if git was active since the last snapshot (consumed).
-
-        The reflog is read from where the previous snapshot left it, so an operation is never reported twice.
-        """
-        operation = self._reflog.new_operation()  # always advances, so old entries never come back
-        if self._git_activity is None:
-            return None
-        catchup.note_mark(self.repo.state_dir, self.project)  # the reflogs as recorded (see catchup)
-        self._git_activity, self._stash_touched = None, False
-        return operation
+    # -- writers and hand-overs (the pending changes: see PendingMixin) ----------------------
 
     @contextlib.contextmanager
     def writing(self) -> Iterator[None]:
@@ -192,62 +161,9 @@ class Recorder(ReconcileMixin, RecoveryMixin):
                 raise LockContentionError(f"another process held {self._write_lock.lock_file} for "
                                           f"{WRITE_LOCK_TIMEOUT:.0f} s; try again") from exc
 
-    @contextlib.contextmanager
-    def scanning_elsewhere(self) -> Iterator[None]:
-        """Hold this recorder's lock while another process scans and records the project (the start-up import,
-        see :mod:`code_trajectory.recording.importer`): pending changes are dropped (the scan covers them) and
-        the last recorded tree is read again afterwards."""
-        with self._lock:
-            self._pending.clear()
-            self._pending_rescan = False
-            try:
-                yield
-            finally:
-                self._last_tree = self._last_commit = None
-
     def wrote(self, commit: str) -> None:
         """Record that ``commit`` was written on the current branch's shadow ref by a caller holding :meth:`writing`."""
         self._last_commit = commit
-
-    def has_pending(self, *, wait: bool = True) -> bool:
-        """True when changes are queued.
-
-        Args:
-            wait: take the recorder's lock to answer (a snapshot being written puts its paths back when it fails).
-                False answers at once from the fields as they are (a moment old at worst): a full scan, or the
-                initial import in its child process, holds the lock for seconds to minutes, and a summary asked
-                meanwhile must answer at once (issue 29).
-        """
-        if not self._lock.acquire(blocking=wait):
-            return bool(self._pending) or self._pending_rescan
-        try:
-            return bool(self._pending) or self._pending_rescan
-        finally:
-            self._lock.release()
-
-    def rescan_pending(self) -> bool:
-        """True when the next :meth:`flush` will scan the whole work tree (a rescan was asked for)."""
-        return self._pending_rescan
-
-    def flush(self, *, kind: str = messages.KIND_SNAPSHOT, note: str | None = None) -> Snapshot | None:
-        """Write a snapshot (``kind``, with ``note``) of the queued changes now; None when nothing changed. On failure
-        the paths stay queued (merged with any that arrive meanwhile) and the error is raised to retry later."""
-        with self._lock:
-            paths, rescan = list(self._pending), self._pending_rescan
-            self._pending, self._pending_rescan = {}, False
-            try:
-                if self._guard():
-                    rescan = True
-                if rescan:
-                    return self.reconcile(kind=messages.KIND_RECONCILE if kind == messages.KIND_SNAPSHOT else kind, note=note)
-                return self.record_paths(paths, kind=kind, note=note) if paths else None
-            except BaseException as exc:
-                for path in paths:
-                    self._pending.setdefault(path, None)
-                self._pending_rescan = self._pending_rescan or rescan
-                if isinstance(exc, Exception) and self._recover(exc):
-                    self._pending_rescan = True
-                raise
 
     @contextlib.contextmanager
     def acting_for(self, agent_session: str | None) -> Iterator[Recorder]:

@@ -8,9 +8,9 @@ queries and take over when it exits. The read-only narratives live in
 session and read through its recorder. What those capabilities do when this session consolidates
 (carry test runs, push) they register through :mod:`code_trajectory.recording.hooks`.
 
-Why one module just over 450 lines: it is one job, the lifecycle of one recorded project (who records, start,
-take-over, stop) and the writes that must go through the recording process; its parts live beside it (the
-start-up scan in :mod:`.startup`, the answers in :mod:`.answers`, hand-overs in :mod:`.checkpoint_requests`).
+Its job: the lifecycle of one recorded project (who records, start, take-over, stop) and the writes that must go
+through the recording process; its parts live beside it (checkpoints in :mod:`.session_checkpoints`, the start-up
+scan in :mod:`.startup`, the answers in :mod:`.answers`, hand-overs in :mod:`.checkpoint_requests`).
 """
 
 from __future__ import annotations
@@ -35,15 +35,14 @@ from code_trajectory.core.memory import release_free_memory
 from code_trajectory.core.shutdown import stop_child
 from code_trajectory.git import messages
 from code_trajectory.git.gitcmd import check_git_version
-from code_trajectory.git.log import describe_files
-from code_trajectory.git.points import AUTO_TURN, name_point
 from code_trajectory.git.shadow import shadow_ref
 from code_trajectory.recording import answers, checkpoint_requests, hooks, startup
 from code_trajectory.recording.catchup import CatchUp, note_mark
-from code_trajectory.recording.checkpoint_requests import CheckpointAnswer, CheckpointRequest, RequestServer
+from code_trajectory.recording.checkpoint_requests import RequestServer
 from code_trajectory.recording.consolidate import consolidate
-from code_trajectory.recording.liveness import idle_notice, read_recorder_state, recording_now, write_recorder_state
+from code_trajectory.recording.liveness import idle_notice, read_recorder_state, write_recorder_state
 from code_trajectory.recording.recorder import Recorder, Snapshot
+from code_trajectory.recording.session_checkpoints import CheckpointMixin
 
 if TYPE_CHECKING:
     from code_trajectory.recording.watcher import Watcher
@@ -60,7 +59,7 @@ IMPORT_STOP_SECONDS = 2.0
 TAKEOVER_POLL_SECONDS = 1.0
 
 
-class ProjectSession:
+class ProjectSession(CheckpointMixin):
     """One project being recorded: the recorder, an optional watcher, and the queries.
 
     Args:
@@ -318,104 +317,10 @@ class ProjectSession:
         clean = self.recorder.intent.set(intent)
         return f"Intent set: \"{clean}\". Snapshots from now on carry it, until it is changed."
 
-    def checkpoint(self, message: str | None = None) -> str:
-        """Snapshot the project's exact current state now and name it; return what was recorded (markdown).
-
-        See :meth:`take_checkpoint`.
-        """
-        return self.take_checkpoint(message).text
-
-    def take_checkpoint(self, message: str | None = None, *, name_only: bool = False) -> CheckpointAnswer:
-        """Snapshot the project's exact current state now and name a point on it; what was done.
-
-        The snapshot (when anything changed) and the named point (always, also when nothing changed: see
-        :mod:`code_trajectory.git.points`) let ``restore``/``compare`` refer to it by ``message``. Every save made
-        before the call is in it: when another process records the project (this one is a one-shot command or a
-        follower), that process is asked to take the checkpoint (its watcher may still hold back a save of the
-        last seconds, see :mod:`~code_trajectory.recording.checkpoint_requests`); when it does not answer in time,
-        this process scans the work tree itself.
-
-        Args:
-            message: the checkpoint's message (None or empty: a point named after the time).
-            name_only: the message names the point but is not stored in the snapshot's message (the ``Stop``
-                hook's ``turn ended ...``); the point is marked automatic (``turn``), not a name the user chose.
-
-        Returns:
-            ``ok`` True, ``text`` the answer (markdown), ``commit`` the named snapshot (None when nothing is
-            recorded yet, an empty project: no point can be named).
-
-        Raises:
-            InvalidArgumentError: ``message`` is not a string.
-            ProjectError: the project directory is gone.
-            TrajectoryError: the snapshot could not be written.
-        """
-        self.check_alive()
-        if message is not None and not isinstance(message, str):
-            raise InvalidArgumentError("message must be a string or omitted")
-        if not self.records_here and recording_now(self.recorder.repo.git_dir):
-            answer = checkpoint_requests.ask(self.recorder.repo.state_dir, message or None, name_only=name_only)
-            if answer is not None and answer.ok:
-                return answer
-            log.info("the recording process did not take the checkpoint (%s); scanning here",
-                     answer.text if answer is not None else "no answer in time")
-        return self._checkpoint_here(message or None, name_only=name_only)
-
     @property
     def records_here(self) -> bool:
         """True when this process records the project (it holds ``.trajectory/recorder.lock``)."""
         return self._recording_lock is not None and self._recording_lock.is_locked
-
-    def _checkpoint_here(self, message: str | None, *, name_only: bool) -> CheckpointAnswer:
-        snapshot = self.record_checkpoint(None if name_only else message)
-        tip = snapshot.commit if snapshot is not None else self.recorder.latest_commit(self.branch)
-        if tip is None:
-            return CheckpointAnswer(True, "Nothing is recorded yet (an empty project): no checkpoint could be named.")
-        point = name_point(self.recorder.repo, tip, message or "", self.branch,
-                           automatic=AUTO_TURN if name_only else None)
-        name = f"Named point \"{point.message}\" on `{tip[:12]}` (refer to it by this name in restore and compare)."
-        if snapshot is None:
-            return CheckpointAnswer(True, f"Nothing changed since the last snapshot, so no new snapshot was needed. "
-                                          f"{name}", tip)
-        files = "\n".join(describe_files(snapshot.changes, 30))
-        return CheckpointAnswer(True, f"Checkpoint recorded on shadow branch `{snapshot.branch}` as "
-                                      f"`{snapshot.commit[:12]}`:\n{snapshot.subject}\n{name}\n\nFiles:\n{files}", tip)
-
-    def _answer_request(self, request: CheckpointRequest) -> CheckpointAnswer:
-        """Take the checkpoint another process asked for (see :mod:`~code_trajectory.recording.checkpoint_requests`)."""
-        if not self._started.is_set() or self.import_error is not None:
-            return CheckpointAnswer(False, "the start-up scan has not completed")
-        return self._checkpoint_here(request.message, name_only=request.name_only)
-
-    def record_waiting_handovers(self) -> None:
-        """Record the edits hooks handed over that no process has recorded yet, waiting for one that records them
-        now (:meth:`Recorder.record_handovers`): an answer then holds every edit whose hook returned before the
-        question was asked. Nothing while the start-up scan runs (it records them first) or when none waits."""
-        if not self.importing and checkpoint_requests.handovers_waiting(self.recorder.repo.state_dir):
-            self.recorder.record_handovers()
-
-    def record_checkpoint(self, note: str | None = None, *, kind: str = messages.KIND_CHECKPOINT) -> Snapshot | None:
-        """Snapshot the exact current state now (see :meth:`Recorder.checkpoint`); the snapshot, or None when
-        nothing changed since the last one.
-
-        When this process's watcher vouches for its pending paths (:meth:`Watcher.vouch`: every event the OS
-        delivered before the call handed over, no rescan due) and the start-up scan is done, just those paths are
-        recorded (the cost grows with what changed); otherwise the whole work tree is scanned.
-
-        Raises:
-            TrajectoryError: the snapshot could not be written (its changes stay pending).
-        """
-        watcher = self.watcher
-        why: str | None
-        if watcher is None:
-            why = "no watcher in this process"
-        elif not self._started.is_set() or self.import_error is not None:
-            why = "the start-up scan has not completed"
-        else:
-            why = watcher.vouch()
-        if why is not None:
-            log.debug("checkpoint scans the work tree: %s", why)
-            return self.recorder.checkpoint(note, kind=kind)
-        return self.recorder.flush(kind=kind, note=messages.one_line(note) if note else None)
 
     def consolidate(self, intent: str) -> Answer:
         """Squash the trailing snapshots into one ``[CONSOLIDATE]`` commit; return what happened (markdown, and

@@ -24,9 +24,9 @@ directories that could not be watched are polled (:mod:`.watchlimit`); one warni
 event queue may have overflowed (``watchfiles`` does not report it) is rescanned too.
 Maintenance of the shadow repository runs on the snapshot thread once the project has been quiet.
 
-Why one module over 450 lines: it is one job, :class:`Watcher`, the state machine from events to snapshots (its
-pending paths, debounce clock, watch groups and snapshot thread share one condition and its locks); the watch groups
-live in :mod:`.watchgroups` and the snapshots in :mod:`.recorder`.
+Its job: :class:`Watcher`, the state machine from events to snapshots (what a batch of events means, the debounce
+clock, the snapshot thread); the watch groups are set, replaced and grown by :mod:`.watchset` (each group in
+:mod:`.watchgroups`), and the snapshots written by :mod:`.recorder`.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 
 import watchfiles
@@ -44,10 +44,10 @@ from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.core.errors import TrajectoryError
 from code_trajectory.git.maintenance import BackgroundMaintenance, MaintenancePolicy
 from code_trajectory.recording import watchgroups
-from code_trajectory.recording.ignore import SubtreePolicy
 from code_trajectory.recording.recorder import Recorder, Snapshot
-from code_trajectory.recording.watchgroups import SyncPoint, WatchGroup, recorded_directories
-from code_trajectory.recording.watchlimit import NativeWatches, stop_groups
+from code_trajectory.recording.watchgroups import SyncPoint, WatchGroup
+from code_trajectory.recording.watchlimit import NativeWatches
+from code_trajectory.recording.watchset import SYNC_TIMEOUT, WatchSetMixin
 
 log = logging.getLogger(__name__)
 
@@ -55,17 +55,13 @@ log = logging.getLogger(__name__)
 MAX_RETRY_DELAY = 30.0
 #: How often the snapshot thread wakes when nothing changes (checks the project still exists), seconds.
 IDLE_WAKE_SECONDS = 2.0
-#: Extra watch groups (directories created since the last full rebuild) before a rebuild merges them.
-MAX_EXTRA_GROUPS = 8
-#: Longest wait of :meth:`Watcher.vouch` for the watch groups to hand over what the OS delivered, seconds.
-SYNC_TIMEOUT = 2.0
 #: The same wait when stopping, which must end within a second (issue 22), seconds.
 STOP_SYNC_TIMEOUT = 0.5
 
 #: A batch of at least this many events may hide an overflow of the kernel's queue: rescan.
 OVERFLOW_EVENTS = watchgroups.overflow_threshold()
 
-class Watcher:
+class Watcher(WatchSetMixin):
     """Watches one project and records snapshots through ``recorder``.
 
     Args:
@@ -192,38 +188,9 @@ class Watcher:
         self._written(snapshot)
         return snapshot
 
-    def _hand_over(self, timeout: float) -> bool:
-        """Wait until the native watch groups handed over every event delivered before now; False on timeout."""
-        with self._groups_lock:
-            groups = [g for g in self._groups if not g.polling]
-        if not groups or not self.sync.available:
-            return False
-        return self.sync.sync(groups, timeout)
-
     @property
     def running(self) -> bool:
         return not self._stop.is_set() and self._snapshot_thread is not None and self._snapshot_thread.is_alive()
-
-    @property
-    def polled_dirs(self) -> int:
-        """Number of directories polled rather than watched natively."""
-        return self._native.polled
-
-    @property
-    def polling(self) -> bool:
-        """True when some directories are polled rather than watched natively."""
-        return self.polled_dirs > 0
-
-    @property
-    def watched_dirs(self) -> int:
-        """Number of directories watched (natively or by polling)."""
-        return len(self._watched)
-
-    @property
-    def live_groups(self) -> int:
-        """Number of watch groups whose thread is running (each watches a set of directories)."""
-        with self._groups_lock:
-            return sum(1 for group in self._groups if group.thread.is_alive())
 
     def vouch(self, timeout: float = SYNC_TIMEOUT) -> str | None:
         """Hand every event the OS delivered before this call to the recorder, then say whether the recorder's
@@ -252,115 +219,6 @@ class Watcher:
         if self.recorder.rescan_pending():
             return "a rescan is pending (HEAD moved, an ignore file changed, or events may have been lost)"
         return None
-
-    # -- watch groups -------------------------------------------------------------------------
-
-    def _start_groups(self, dirs: list[str], release: Callable[[], bool] | None = None) -> list[WatchGroup]:
-        """Watch ``dirs``: natively as far as the kernel allows, the rest by polling (see :mod:`.watchlimit`);
-        return once the watches are set."""
-        groups = self._native.start(dirs, release=release)
-        if self.last_error is None or self.last_error == self._polling_notice:
-            self.last_error = self._native.notice
-        self._polling_notice = self._native.notice
-        return groups
-
-    def _release_replaced(self, released: list[WatchGroup]) -> bool:
-        """Stop the native groups a rebuild replaces (their watches count against the kernel's limit until then;
-        a rescan covers the gap); add them to ``released``; False when there were none."""
-        with self._groups_lock:
-            live = [g for g in self._groups + self._retiring if not g.polling and not g.stop.is_set()]
-        released += live
-        return stop_groups(live)
-
-    def _group(self, dirs: list[str], *, polling: bool) -> WatchGroup:
-        return WatchGroup(dirs, on_batch=self._on_batch, watch_filter=self._filter, polling=polling, sync=self.sync)
-
-    def _rebuild(self, *, rescan: bool = True, adding: Iterable[str] = ()) -> None:
-        """Replace every watch group by one over all recorded directories.
-
-        The new groups watch before the old ones stop: a native old group stops once it has handed over every
-        event before a token posted after the new watches began, so nothing falls between them. A rescan covers
-        the gap when ``rescan`` (a group died: its events are lost), when a polled group is replaced, or when the
-        walk finds a directory that was not watched (other than the new directories ``adding``).
-        """
-        dirs = recorded_directories(self.root, self.recorder.policy)
-        # HEAD and reflogs (nothing else there passes the filter) right after the root: kept native when halving
-        dirs[1:1] = [d for d in self._git_watch_dirs if d not in dirs]
-        if not self.sync.available:
-            self.sync.prepare()
-        with self._groups_lock:
-            unwatched = bool(self._groups) and not self._watched.union(adding).issuperset(dirs)
-        self._native.reset()
-        released: list[WatchGroup] = []
-        groups = self._start_groups(dirs, release=lambda: self._release_replaced(released))
-        rescan = rescan or bool(released)
-        with self._groups_lock:
-            old, self._groups = self._groups, groups
-            self._watched = set(dirs)
-        token = self.sync.post() if any(not g.polling for g in old) else None
-        for group in old:
-            if group.polling or token is None:
-                group.stop.set()
-                rescan = True
-            else:
-                group.retire(token)
-                with self._groups_lock:
-                    self._retiring.append(group)
-        if token is not None:
-            threading.Thread(target=self._remove_token, args=(old, token), name="trajectory-retire",
-                             daemon=True).start()
-        if old and (rescan or unwatched):
-            self.recorder.note_changes((), rescan=True)  # changes between the old and new watches
-            self._touch()
-
-    def _remove_token(self, groups: list[WatchGroup], token: str) -> None:
-        if not self.sync.wait([g for g in groups if not g.polling], token, SYNC_TIMEOUT * 5):
-            for group in groups:
-                group.stop.set()  # not seen in time (the sync directory was removed?): stop anyway
-        self.sync.remove([token])
-        with self._groups_lock:
-            self._retiring = [g for g in self._retiring if g not in groups]
-
-    def _watch_new_directories(self, paths: list[str]) -> None:
-        """Add watches for directories created since the last rebuild (and their subdirectories).
-
-        The new trees are walked again once their watches are in place: a subdirectory created between the
-        walk and the watch produced no event that any watch saw (later ones are seen by the new watches).
-        """
-        tops: list[tuple[Path, str]] = []
-        for path in paths:
-            if path in self._watched or not os.path.isdir(path) or os.path.islink(path):
-                continue
-            rel = Path(path).relative_to(self.root).as_posix()
-            if self.recorder.policy.is_recorded(rel, is_dir=True):
-                tops.append((Path(path), rel))
-        for _ in range(3):  # a walk before the watches, one after; a third only if the tree kept growing
-            if self._stop.is_set():
-                return
-            fresh: dict[str, None] = {}
-            for top, rel in tops:
-                fresh.update((d, None) for d in recorded_directories(top, SubtreePolicy(self.recorder.policy, rel))
-                             if d not in self._watched)
-            if not fresh:
-                return
-            with self._groups_lock:
-                many = len(self._groups) >= MAX_EXTRA_GROUPS
-            if many:
-                self._rebuild(rescan=False, adding=list(fresh))
-                return
-            groups = self._start_groups(list(fresh))
-            with self._groups_lock:
-                self._groups += groups
-                self._watched.update(fresh)
-
-    def _forget_directories(self, paths: list[str]) -> None:
-        """Drop deleted directories (and everything under them) from the watched set, so that a directory
-        created again under the same name gets a new watch (the kernel removed the old one)."""
-        with self._groups_lock:
-            gone = {p for p in paths if p in self._watched}
-            if gone:
-                prefixes = tuple(p + "/" for p in gone)
-                self._watched = {d for d in self._watched if d not in gone and not d.startswith(prefixes)}
 
     # -- events -------------------------------------------------------------------------------
 
