@@ -102,7 +102,7 @@ _NS = 1_000_000_000
 _REGULAR = frozenset((MODE_FILE, MODE_EXECUTABLE))
 _REL = itemgetter(0)  # FileInfo.rel
 _OID = itemgetter(1)  # an index row's blob id
-_FACTS = itemgetter(0, 2, 3, 4, 5)  # an index row's mode, size, mtime, ctime, inode: FileInfo's order after rel
+_FACTS_AT = (0, 2, 3, 4, 5)  # an index row's mode, size, mtime, ctime, inode: FileInfo's fields after rel
 #: ``FileInfo`` from a tuple of its six fields, made in C (a named tuple's own ``__new__`` is Python: 500,000 calls)
 _new_info = partial(tuple.__new__, FileInfo)
 
@@ -299,7 +299,8 @@ class IndexSeed:
         chosen.intersection_update(candidates)
         paths = list(chosen)
         rows = list(map(candidates.pop, paths))  # (mode, oid, size, mtime_ns, ctime_ns, ino)
-        vouched.update(zip(paths, map(_new_info, map(tuple.__add__, zip(paths), map(_FACTS, rows)))))
+        columns = [list(map(itemgetter(at), rows)) for at in _FACTS_AT]  # FileInfo's fields after rel, a list each
+        vouched.update(zip(paths, map(_new_info, zip(paths, *columns))))
         oids.update(zip(paths, map(_OID, rows)))
         log.info("initial import: git vouches for %d files of the project's index (%d changed)", len(vouched),
                  len(dirty))
