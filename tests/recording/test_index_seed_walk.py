@@ -9,11 +9,13 @@ newline and with bytes that are not UTF-8.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import logging
 import os
 import shutil
+import sqlite3
 import time
 from pathlib import Path
 
@@ -23,6 +25,7 @@ from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.recording import gitvouch, reconcile, worktree
 from code_trajectory.recording.recorder import Recorder
+from code_trajectory.recording.statcache import StatCache
 from support import git, git_repo, recorded, restart, rewrite_in_place, write
 from support.hostile import fired, hostile_config, make_programs
 
@@ -74,6 +77,20 @@ def import_tree(root: Path, *, seeded: bool, monkeypatch: pytest.MonkeyPatch) ->
     return git(root, "--git-dir=.trajectory", "rev-parse", "HEAD^{tree}").strip()
 
 
+def stat_cache_state(root: Path) -> tuple[dict, dict]:
+    """The stat cache of ``root`` after an import: each file's row without the time of its scan (path -> facts and
+    blob id), each listing's names and packed facts (path -> both)."""
+    cache = StatCache(root / ".trajectory" / "state" / "statcache.sqlite")
+    try:
+        with contextlib.closing(sqlite3.connect(cache.path)) as db:
+            rules = db.execute("SELECT value FROM meta WHERE key = 'rules'").fetchone()[0]
+        loaded = cache.load(rules)
+    finally:
+        cache.close()
+    return ({rel: (facts, oid) for rel, (facts, oid, _scanned_ns) in loaded.rows.items()},
+            {rel: (listing.packed_files, listing.stats) for rel, listing in loaded.listings.items()})
+
+
 def test_the_import_git_vouches_for_is_the_tree_of_the_full_walk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                    caplog: pytest.LogCaptureFixture) -> None:
     root = a_project(tmp_path / "project")
@@ -117,8 +134,13 @@ def test_a_project_whose_files_all_match_its_index_imports_heads_tree_writing_no
     write_tree = ShadowRepo.write_tree
     monkeypatch.setattr(ShadowRepo, "write_tree", lambda repo, entries: written.append(set(entries))
                         or write_tree(repo, entries))
+    time.sleep(1.0)  # the files out of the stat cache's racy margin too: their facts are packed
     assert import_tree(root, seeded=True, monkeypatch=monkeypatch) == git(root, "rev-parse", "HEAD^{tree}").strip()
     assert written == []
+    taken = stat_cache_state(root)  # every file taken from the index: no change, no path made per file
+    assert import_tree(root, seeded=False, monkeypatch=monkeypatch) == git(root, "rev-parse", "HEAD^{tree}").strip()
+    assert stat_cache_state(root) == taken and len(taken[0]) == 12  # the same rows and listings as the full walk's
+    assert all(stats for _names, stats in taken[1].values() if _names), taken[1]
     write(root, ".env", "TOKEN=secret\n")
     git(root, "add", ".env")
     git(root, "commit", "-qm", "a secret, committed")
