@@ -11,8 +11,8 @@ from pathlib import Path
 
 from code_trajectory.git.gitcmd import Git
 from code_trajectory.git.index_file import read_index
-from code_trajectory.git.shadow import git_mode
 from code_trajectory.git.stat_index import StatVerdict, write_stat_index, write_stat_index_copy
+from code_trajectory.git.tree_format import git_mode
 from support import git, rewrite_in_place, write
 
 SENTINEL = ".trajectory/state/statindex-test.sentinel"

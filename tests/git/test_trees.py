@@ -9,7 +9,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from code_trajectory.git.shadow import MODE_FILE, ShadowRepo, TreeEntry
+from code_trajectory.git.shadow import ShadowRepo
+from code_trajectory.git.tree_format import MODE_FILE, TreeEntry
 from code_trajectory.git.trees import apply_changes
 
 

@@ -10,7 +10,8 @@ import pytest
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.core.memory import release_free_memory
 from code_trajectory.git import shadow
-from code_trajectory.git.shadow import MODE_FILE, ShadowRepo, TreeEntry
+from code_trajectory.git.shadow import ShadowRepo
+from code_trajectory.git.tree_format import MODE_FILE, TreeEntry
 from code_trajectory.recording import reconcile as reconcile_module
 from code_trajectory.recording import session as session_module
 from code_trajectory.recording.session import ProjectSession

@@ -13,7 +13,8 @@ import re
 
 from code_trajectory.git.gitcmd import split_z
 from code_trajectory.git.messages import FileChange
-from code_trajectory.git.shadow import EMPTY_TREE_OID, ShadowRepo
+from code_trajectory.git.shadow import ShadowRepo
+from code_trajectory.git.tree_format import EMPTY_TREE_OID
 
 _HEX40 = re.compile(rb"^[0-9a-f]{40}$")
 #: A unified diff's hunk header (``@@ -12,4 +12,5 @@ def f():``), one per line (``re.M``): groups old start, old

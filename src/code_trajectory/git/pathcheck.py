@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 import re
 
-from code_trajectory.git.shadow import MODE_SYMLINK
+from code_trajectory.git.tree_format import MODE_SYMLINK
 
 #: The names a work tree must never receive, lower case, without the leading dot: git's repository and ours
 #: (:data:`code_trajectory.core.paths.SHADOW_DIR_NAME`; not configurable).

@@ -47,22 +47,10 @@ from code_trajectory.core.paths import SHADOW_DIR_NAME
 from code_trajectory.git import cat_batch, gitcmd, packs, untrusted
 from code_trajectory.git.gitcmd import BatchProcess, Git, read_exact, read_line
 from code_trajectory.git.object_writer import ObjectWriter
-from code_trajectory.git.tree_format import (
-    EMPTY_TREE_OID,
-    MODE_EXECUTABLE,
-    MODE_FILE,
-    MODE_SYMLINK,
-    MODE_TREE,
-    TreeEntry,
-    git_mode,
-    parse_tree,
-    tree_body,
-)
+from code_trajectory.git.tree_format import EMPTY_TREE_OID, TreeEntry, parse_tree, tree_body
 
-# the tree format's names are part of ShadowRepo's vocabulary (read_tree, write_tree): importable from here too
-__all__ = ["EMPTY_TREE_OID", "MAX_CACHED_TREE_ENTRIES", "MAX_OBJECT_BYTES", "MODE_EXECUTABLE", "MODE_FILE",
-           "MODE_SYMLINK", "MODE_TREE", "SHADOW_REF_PREFIX", "ZERO_OID", "ShadowRepo", "TreeEntry", "branch_of_ref",
-           "git_mode", "shadow_ref"]
+__all__ = ["MAX_CACHED_TREE_ENTRIES", "MAX_OBJECT_BYTES", "SHADOW_REF_PREFIX", "ZERO_OID", "ShadowRepo", "branch_of_ref",
+           "shadow_ref"]
 
 log = logging.getLogger(__name__)
 

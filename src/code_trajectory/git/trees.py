@@ -11,7 +11,8 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from code_trajectory.git.shadow import MODE_TREE, ShadowRepo, TreeEntry
+from code_trajectory.git.shadow import ShadowRepo
+from code_trajectory.git.tree_format import MODE_TREE, TreeEntry
 
 #: A change: the new entry at a path, or None to delete the path (file or whole directory).
 Changes = Mapping[str, TreeEntry | None]

@@ -32,7 +32,7 @@ CALLS_SPELLED = 3
 def file_diff(repo: ShadowRepo, old_tree: str | None, new_tree: str, change: FileChange) -> str:
     """The diff of one file between two trees, without git's file header lines, with :data:`LEAN_CONTEXT` lines of
     context (the file's line names the changed symbols, the hunk headers where)."""
-    from code_trajectory.git.shadow import EMPTY_TREE_OID
+    from code_trajectory.git.tree_format import EMPTY_TREE_OID
 
     paths = [change.path] + ([change.old_path] if change.old_path else [])
     out = repo.git.text(["diff-tree", "-p", "-M", "--no-color", "--no-ext-diff", f"-U{LEAN_CONTEXT}",

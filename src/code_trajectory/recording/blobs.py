@@ -13,7 +13,8 @@ from code_trajectory.core.secrets import secret_content
 from code_trajectory.core.text import format_size
 from code_trajectory.git import packs
 from code_trajectory.git.oversize import oversize_blob
-from code_trajectory.git.shadow import MODE_EXECUTABLE, MODE_FILE, MODE_SYMLINK, ShadowRepo, TreeEntry
+from code_trajectory.git.shadow import ShadowRepo
+from code_trajectory.git.tree_format import MODE_EXECUTABLE, MODE_FILE, MODE_SYMLINK, TreeEntry
 from code_trajectory.recording.worktree import FileInfo
 
 log = logging.getLogger(__name__)

@@ -23,7 +23,8 @@ from typing import Protocol, cast
 
 from code_trajectory.git import trees
 from code_trajectory.git.messages import AddedFiles
-from code_trajectory.git.shadow import ShadowRepo, TreeEntry
+from code_trajectory.git.shadow import ShadowRepo
+from code_trajectory.git.tree_format import TreeEntry
 from code_trajectory.recording import gitvouch, secretfiles
 from code_trajectory.recording.blobs import write_blobs
 from code_trajectory.recording.ignore import RecordingPolicy

@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from code_trajectory.git import trees
 from code_trajectory.git.messages import FileChange
 from code_trajectory.git.project import ProjectRepo
-from code_trajectory.git.shadow import ZERO_OID, ShadowRepo, TreeEntry
+from code_trajectory.git.shadow import ZERO_OID, ShadowRepo
+from code_trajectory.git.tree_format import TreeEntry
 
 
 def operation_paths(project: ProjectRepo, changes: Sequence[FileChange]) -> set[str]:

@@ -86,8 +86,9 @@ from code_trajectory.core.bounded_read import PATTERN_FILE_LIMIT, read_bounded
 from code_trajectory.git import project_index, shared_objects
 from code_trajectory.git.index_file import IndexCopy, IndexRow, IndexTree
 from code_trajectory.git.project import ProjectRepo
-from code_trajectory.git.shadow import EMPTY_TREE_OID, MODE_EXECUTABLE, MODE_FILE, ShadowRepo
+from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.git.stat_index import IndexEntry, StatVerdict, write_stat_index, write_stat_index_copy
+from code_trajectory.git.tree_format import EMPTY_TREE_OID, MODE_EXECUTABLE, MODE_FILE
 from code_trajectory.recording import gitvouch
 from code_trajectory.recording.statcache import StatCache
 from code_trajectory.recording.tracked import TrackedFiles

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from code_trajectory.git.shadow import git_mode
+from code_trajectory.git.tree_format import git_mode
 
 __all__ = ["RACY_MARGIN_NS", "DirListing", "FileInfo", "IgnoreFileStamp", "listing_digest", "pack_names",
            "pack_stats"]

@@ -21,7 +21,8 @@ from code_trajectory.core.memory import release_free_memory
 from code_trajectory.git import messages
 from code_trajectory.git.messages import AddedFiles
 from code_trajectory.git.project import ProjectRepo
-from code_trajectory.git.shadow import ShadowRepo, TreeEntry
+from code_trajectory.git.shadow import ShadowRepo
+from code_trajectory.git.tree_format import TreeEntry
 from code_trajectory.recording import catchup
 from code_trajectory.recording.catchup import CatchUp
 from code_trajectory.recording.fullscan import FullScan, ProgressFn, full_scan

@@ -42,7 +42,8 @@ from code_trajectory.git import diffs, health, messages, trees
 from code_trajectory.git.messages import AddedFiles, FileChange
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.reflog import GitOperation, ReflogCursor
-from code_trajectory.git.shadow import ShadowRepo, TreeEntry, shadow_ref
+from code_trajectory.git.shadow import ShadowRepo, shadow_ref
+from code_trajectory.git.tree_format import TreeEntry
 from code_trajectory.recording import secretfiles
 from code_trajectory.recording.blobs import write_blobs, write_pinned
 from code_trajectory.recording.commit_message import Snapshot, compose, mark_oversize

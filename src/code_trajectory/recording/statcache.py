@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 
 from code_trajectory.core.bounded_read import drop_planted_cache
 from code_trajectory.core.transactions import immediate_transaction
-from code_trajectory.git.shadow import TreeEntry
+from code_trajectory.git.tree_format import TreeEntry
 from code_trajectory.recording import statrows
 from code_trajectory.recording.statrows import ByDir, Row
 from code_trajectory.recording.worktree import RACY_MARGIN_NS, DirListing, FileInfo

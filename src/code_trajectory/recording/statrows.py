@@ -26,7 +26,7 @@ from itertools import chain, repeat
 from operator import add, itemgetter
 from typing import TYPE_CHECKING, cast
 
-from code_trajectory.git.shadow import MODE_EXECUTABLE, MODE_FILE, MODE_SYMLINK
+from code_trajectory.git.tree_format import MODE_EXECUTABLE, MODE_FILE, MODE_SYMLINK
 from code_trajectory.recording.worktree import FileInfo
 
 if TYPE_CHECKING:

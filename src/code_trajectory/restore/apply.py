@@ -26,7 +26,8 @@ from pathlib import Path
 
 from code_trajectory.core.errors import InvalidArgumentError, StorageError
 from code_trajectory.git.oversize import OVERSIZE_MARKER, oversize_size
-from code_trajectory.git.shadow import MODE_EXECUTABLE, MODE_SYMLINK, ShadowRepo, TreeEntry
+from code_trajectory.git.shadow import ShadowRepo
+from code_trajectory.git.tree_format import MODE_EXECUTABLE, MODE_SYMLINK, TreeEntry
 from code_trajectory.git.worktemp import Journal
 
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)

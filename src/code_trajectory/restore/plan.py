@@ -25,7 +25,8 @@ from code_trajectory.core.errors import InvalidArgumentError, StorageError
 from code_trajectory.core.text import format_size
 from code_trajectory.git.oversize import OVERSIZE_MARKER, oversize_size
 from code_trajectory.git.pathcheck import unsafe_reason
-from code_trajectory.git.shadow import MODE_SYMLINK, ShadowRepo, TreeEntry
+from code_trajectory.git.shadow import ShadowRepo
+from code_trajectory.git.tree_format import MODE_SYMLINK, TreeEntry
 from code_trajectory.restore.apply import read_blobs
 
 #: Paths an error lists by name at most.

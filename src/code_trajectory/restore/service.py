@@ -35,8 +35,9 @@ from code_trajectory.core.errors import InvalidArgumentError, ProjectError, Stor
 from code_trajectory.git import messages, trees, worktemp
 from code_trajectory.git.pathcheck import unsafe_reason
 from code_trajectory.git.points import AUTO_RESTORE, name_point
-from code_trajectory.git.shadow import ShadowRepo, TreeEntry
+from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.git.snapshots import resolve_snapshot
+from code_trajectory.git.tree_format import TreeEntry
 from code_trajectory.history.narrative import fit
 from code_trajectory.project import confine
 from code_trajectory.recording.session import ProjectSession
@@ -347,7 +348,7 @@ def planned_diff(repo: ShadowRepo, old_tree: str | None, new_tree: str, paths: s
     """The diff from ``old_tree`` to ``new_tree`` limited to ``paths`` (relative to the project root), read in one
     ``git diff-tree`` and cut to half of ``budget_tokens``; each file starts with a ``--- path`` line instead of
     git's four header lines."""
-    from code_trajectory.git.shadow import EMPTY_TREE_OID
+    from code_trajectory.git.tree_format import EMPTY_TREE_OID
     from code_trajectory.history.narrative import CHARS_PER_TOKEN
 
     if not paths:

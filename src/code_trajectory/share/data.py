@@ -37,7 +37,8 @@ from typing import Any
 
 from code_trajectory.core.when import parse_stored_time
 from code_trajectory.git import points as named_points
-from code_trajectory.git.shadow import ShadowRepo, TreeEntry
+from code_trajectory.git.shadow import ShadowRepo
+from code_trajectory.git.tree_format import TreeEntry
 from code_trajectory.recording.intent import IntentStore
 from code_trajectory.share.hooks import exported_test_runs
 from code_trajectory.share.names import PULL_PREFIX, split_pulled_ref
