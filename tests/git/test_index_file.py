@@ -12,7 +12,7 @@ import pytest
 from code_trajectory.git.index_file import IndexFormatError, read_index
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.project_index import head_trees, index_with_stat
-from support import git, git_repo, write
+from support import conflict, git, git_repo, write
 
 DEBUG = re.compile(r"(\d{6}) ([0-9a-f]+) (\d)\t([^\0]*)\0  ctime: (\d+):(\d+)\n  mtime: (\d+):(\d+)\n"
                    r"  dev: \d+\tino: (\d+)\n  uid: \d+\tgid: \d+\n  size: (\d+)\tflags: [0-9a-f]+\n")
@@ -53,13 +53,7 @@ def test_every_index_version_reads_as_git_lists_it(tmp_path: Path, version: str)
 
 def test_conflicted_paths_are_listed_apart(tmp_path: Path) -> None:
     root = a_repo(tmp_path / "r")
-    git(root, "checkout", "-qb", "other")
-    write(root, "README.md", "# other\n")
-    git(root, "commit", "-qam", "other")
-    git(root, "checkout", "-q", "main")
-    write(root, "README.md", "# main\n")
-    git(root, "commit", "-qam", "main")
-    git(root, "merge", "-q", "other", check=False)
+    conflict(root, "README.md")
     found = read_index(root / ".git" / "index")
     assert found.unmerged == {b"README.md"}
     assert b"README.md" not in found.entries

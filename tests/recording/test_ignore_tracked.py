@@ -13,7 +13,7 @@ from code_trajectory.recording.recorder import Recorder
 from code_trajectory.recording.tracked import TrackedPaths
 from code_trajectory.recording.watchgroups import recorded_directories
 from code_trajectory.recording.worktree import scan
-from support import git, write
+from support import conflict, git, write
 from support.gitdirs import git_dir_fingerprint, git_view, policy_for
 
 
@@ -197,13 +197,7 @@ def test_tracked_files_cut_from_git_listing_as_git_lists_them(tmp_path: Path) ->
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "commit", "-qm", "one")
-    git(root, "checkout", "-qb", "other")
-    write(root, "conflict.txt", "other\n")
-    git(root, "commit", "-qam", "other")
-    git(root, "checkout", "-q", "main")
-    write(root, "conflict.txt", "main\n")
-    git(root, "commit", "-qam", "main")
-    git(root, "merge", "-q", "other", check=False)  # a conflict: stages 1, 2, 3
+    conflict(root, "conflict.txt")  # stages 1, 2, 3
     assert "UU conflict.txt" in git(root, "status", "--porcelain")
     head = git(root, "rev-parse", "HEAD").strip()
     git(root, "update-index", "--add", "--cacheinfo", f"160000,{head},sub/vendored")

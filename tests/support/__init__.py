@@ -68,6 +68,18 @@ def git(cwd: Path, *args: str, check: bool = True) -> str:
     return proc.stdout
 
 
+def conflict(root: Path, rel: str, *, branch: str = "main") -> None:
+    """Leave ``rel`` unmerged in the git repository ``root`` (on ``branch``, with a commit): another branch and
+    ``branch`` each commit their own content for it, then ``branch`` merges the other (the index holds stages 1-3)."""
+    git(root, "checkout", "-qb", "other")
+    write(root, rel, "other\n")
+    git(root, "commit", "-qam", "other")
+    git(root, "checkout", "-q", branch)
+    write(root, rel, f"{branch}\n")
+    git(root, "commit", "-qam", branch)
+    git(root, "merge", "-q", "other", check=False)
+
+
 def write(root: Path, rel: str, text: str | bytes) -> Path:
     """Write a file under ``root``, creating parent directories."""
     path = root / rel
