@@ -93,15 +93,12 @@ def compact_schema(schema, *, descriptions: bool = True, top: bool = True):
     return result
 
 
-def build_server(service: TrajectoryService, *, journal_dir: Path | None = None,
-                 answered: Callable[[], object] | None = None) -> MCPServer:
+def build_server(service: TrajectoryService, *, journal_dir: Path | None = None) -> MCPServer:
     """Create the MCP server with every feature's tools registered on ``service``.
 
     Args:
         service: the configured project (possibly none yet) shared by the tools.
         journal_dir: the journal repository (``serve --journal-dir``); None for the configured default.
-        answered: called (perhaps more than once) when the client acknowledges the ``initialize`` answer
-            (``notifications/initialized``) and when a ``server/discover`` has been answered.
     """
     wiring.install()  # the capabilities' handlers of the lower layers' hooks (idempotent; the CLI's too)
     if journal_dir is not None:
@@ -109,11 +106,11 @@ def build_server(service: TrajectoryService, *, journal_dir: Path | None = None,
     mcp = TrajectoryMCPServer("code-trajectory", instructions=INSTRUCTIONS, version=__version__, log_level="INFO")
     for register in FEATURES:
         register(mcp, service)
-    _follow_client(mcp, service, answered)
+    _follow_client(mcp, service)
     return mcp
 
 
-def _follow_client(mcp: MCPServer, service: TrajectoryService, answered: Callable[[], object] | None = None) -> None:
+def _follow_client(mcp: MCPServer, service: TrajectoryService) -> None:
     """Have ``service`` find its project when the client connects and when its roots change (it does so only when
     :attr:`TrajectoryService.follow_client`: ``serve`` without ``--project``).
 
@@ -123,13 +120,11 @@ def _follow_client(mcp: MCPServer, service: TrajectoryService, answered: Callabl
     answer). So the project is also looked for once a ``server/discover`` is answered, in a task of its own: the
     answer does not wait for it, and recording starts before the agent's first tool call instead of at it (the
     edits made before that call would otherwise reach the history only through hooks, and the user's own not at
-    all until then). ``answered`` is called at the same two moments (see :func:`build_server`).
+    all until then).
     """
     from mcp.types import NotificationParams
 
     async def on_client_directory(ctx, _params) -> None:
-        if answered is not None:
-            answered()
         await service.follow(ctx.session)
 
     lowlevel = mcp._lowlevel_server  # the SDK's documented way to add notification handlers is on the low-level server
@@ -142,8 +137,6 @@ def _follow_client(mcp: MCPServer, service: TrajectoryService, answered: Callabl
 
     async def on_discover(ctx, params):
         answer = await discover.handler(ctx, params)
-        if answered is not None:
-            answered()
         if service.awaiting_project():
             task = asyncio.get_running_loop().create_task(service.follow(ctx.session))
             following.add(task)
@@ -155,7 +148,7 @@ def _follow_client(mcp: MCPServer, service: TrajectoryService, answered: Callabl
 
 
 def serve_started(service: TrajectoryService, stop: StopRequest, *, journal_dir: Path | None = None,
-                  started: Callable[[], object] | None = None, answered: Callable[[], object] | None = None) -> int:
+                  started: Callable[[], object] | None = None) -> int:
     """Serve MCP over stdio on ``service`` (its project, if any, already recording) until the client disconnects
     or ``stop`` is requested; returns the exit status.
 
@@ -163,10 +156,9 @@ def serve_started(service: TrajectoryService, stop: StopRequest, *, journal_dir:
     SIGTERM 0.1 s later; Gemini CLI: SIGTERM) are turned into the same orderly stop by
     :func:`code_trajectory.serving.stop_on_request`. Either way the pending changes are snapshotted at once,
     ``recorder.json`` notes the stop, child processes are stopped, and the status is 0. ``started`` is called once
-    the server is built, before it reads its first message; ``answered`` once it has answered the first (see
-    :func:`build_server`).
+    the server is built, before it reads its first message.
     """
-    mcp = build_server(service, journal_dir=journal_dir, answered=answered)
+    mcp = build_server(service, journal_dir=journal_dir)
     if started is not None:
         started()
     try:

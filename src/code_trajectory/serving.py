@@ -5,9 +5,9 @@ Importing the SDK and every feature's tools takes about a second of CPU (``pytho
 start-up scan started first (in the background, or in a child process for a large project: see
 :mod:`code_trajectory.recording.session`), and :mod:`code_trajectory.server` is imported and run afterwards (issue
 29: a restart records what changed while stopped <= 1 s beyond ``git status``; ``initialize`` within 1 s). An
-initial import of a large project, which has nothing to catch up on, starts only once the server has given its first
-answer (see :func:`run_server` and :mod:`code_trajectory.recording.startup`), and so do a restart's watches (their
-walk would hold the interpreter lock against the SDK's import). Stops (SIGINT, SIGTERM, SIGHUP) are handled from the start, by
+initial import of a large git project, which has nothing to catch up on, starts only once the server is built
+(see :mod:`code_trajectory.recording.startup`), and so do a restart's watches (their walk would hold the
+interpreter lock against the SDK's import). Stops (SIGINT, SIGTERM, SIGHUP) are handled from the start, by
 :func:`stop_on_request`.
 
 This module imports nothing of the SDK.
@@ -36,10 +36,6 @@ log = logging.getLogger("code_trajectory.server")
 #: Longest a stop may take before the process exits anyway (status 1; the next start's scan records what was
 #: pending), seconds: a flush waits up to 10 s for another process's ``write.lock``.
 STOP_DEADLINE_SECONDS = 15.0
-#: Longest a large initial import (and a restart's watches) wait, once the server is built, for its first answer
-#: (see :func:`run_server`), seconds: a client that neither acknowledges ``initialize`` nor sends
-#: ``server/discover`` soon after its start still gets its project imported.
-FIRST_ANSWER_WAIT_SECONDS = 1.0
 
 
 def serve_arguments(parser: argparse.ArgumentParser) -> None:
@@ -111,32 +107,25 @@ def run_server(project: str | None, *, debounce: float | None = None, journal_di
                force_polling: bool | None = None) -> int:
     """Run the MCP server over stdio until the client disconnects or stops it; returns the exit status.
 
-    The project is opened and its start-up scan started first (:func:`start_service`), then
-    :func:`code_trajectory.server.serve_started` serves. A large initial import (and a restart's watches) start once
-    the server has answered its first request: the client's ``notifications/initialized``, sent when it has the
-    ``initialize`` answer, or a ``server/discover`` answered (a client of protocol 2026-07-28), else
-    :data:`FIRST_ANSWER_WAIT_SECONDS` after the server is built. Started when the server was built, the import's
-    process and its threads and git processes took the CPU from the answer still to be given (issue 29:
-    ``initialize`` within 1 s, also while the import runs; 1.17-1.20 s measured during imports without git).
+    The project is opened and its start-up scan started first (:func:`start_service`; a large initial import only
+    once the server is built), then :func:`code_trajectory.server.serve_started` serves.
     """
-    ready = threading.Event()
+    built = threading.Event()
 
     def on_built() -> None:
         collect_after_start()
-        timer = threading.Timer(FIRST_ANSWER_WAIT_SECONDS, ready.set)
-        timer.daemon = True
-        timer.start()
+        built.set()
 
     gc.disable()  # until the server is built: see collect_after_start
     try:
         service, stop = start_service(project, debounce=debounce, journal_dir=journal_dir,
-                                      force_polling=force_polling, import_after=ready)
+                                      force_polling=force_polling, import_after=built)
         from code_trajectory.server import serve_started  # the SDK: imported while the start-up scan runs
     except BaseException:
         gc.enable()
-        ready.set()
+        built.set()
         raise
-    return serve_started(service, stop, journal_dir=journal_dir, started=on_built, answered=ready.set)
+    return serve_started(service, stop, journal_dir=journal_dir, started=on_built)
 
 
 def collect_after_start() -> None:

@@ -207,21 +207,3 @@ def test_counting_a_tree_follows_no_link(tmp_path: Path) -> None:
     (project / "out").symlink_to(outside, target_is_directory=True)
     (project / "loop").symlink_to(project, target_is_directory=True)
     assert _holds_entries(str(project), 3) and not _holds_entries(str(project), 4)  # a.txt, out, loop
-
-
-@pytest.mark.anyio
-async def test_the_server_tells_when_its_first_answer_is_out(tmp_path: Path) -> None:
-    """``serve`` starts a large import once the server has answered first (``serving.run_server``'s ``answered``):
-    the client's acknowledgement of ``initialize`` (or a ``server/discover`` answered) calls it, building the server
-    does not."""
-    service = TrajectoryService(lambda root: TrajectorySettings.load(root, debounce_seconds=0.3))
-    answered = threading.Event()
-    try:
-        server = build_server(service, answered=answered.set)
-        assert not answered.is_set()
-        with anyio.fail_after(ANSWER_BOUND_SECONDS):
-            async with Client(server) as client:
-                assert await anyio.to_thread.run_sync(lambda: answered.wait(ANSWER_BOUND_SECONDS))
-                assert (await client.list_tools()).tools
-    finally:
-        service.close()

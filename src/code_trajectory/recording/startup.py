@@ -10,11 +10,9 @@ what changed while stopped <= 1 s beyond ``git status``, and the server answers 
 
 The initial import of a large project (a git index of :data:`HOLD_IMPORT_FROM_INDEX_BYTES` or more; without
 git, :data:`HOLD_IMPORT_FROM_ENTRIES` entries or more) may be held back until the process is ready (``hold``):
-``serve --project`` starts it once its MCP server has answered first (the client's ``notifications/initialized``,
-or a ``server/discover`` answered; at most a second after the server is built: :func:`code_trajectory.serving.run_server`),
-so that the import's process and its git processes do not compete for the CPU with the server's start (the SDK's
-import and the tools' schemas, about 0.8 s of CPU) and first answer, and ``initialize`` is answered within 1 s
-(issue 29). Such an import takes
+``serve --project`` starts it once its MCP server is built, so that the import's process and its git processes do
+not compete for the CPU with the server's start (the SDK's import and the tools' schemas, about 0.8 s of CPU), and
+``initialize`` is answered within 1 s (issue 29). Such an import takes
 seconds to minutes and its watches follow it anyway, so starting it ~0.7 s later changes little; a small one is not
 held, so that the first answers still hold it; a restart's scan, which records the edits made while stopped, is
 never held. Measured on a 2,000-file project held as a large one would be, 8 alternating runs under a load of 5-7
@@ -25,7 +23,7 @@ A restart in the background records first and watches afterwards: the watcher's 
 directory) costs about what the scan costs, so it would double the time until the edits made while stopped are
 recorded. What changes between the scan's walk and the watches is covered by one rescan, asked for before and after
 the watcher starts (:func:`watch_after_scan`); it only ``lstat``s (the stat cache vouches for what the scan read).
-In ``serve`` the watches also wait until the server has answered first (``ready``): their walk holds the interpreter lock,
+In ``serve`` the watches also wait until the server is built (``ready``): their walk holds the interpreter lock,
 and run while the SDK is imported it added its own CPU time to ``initialize`` (at 100,000 files, 0.73 s of CPU
 until ``initialize`` was answered with the watches waiting, 1.17-1.31 s without).
 """
@@ -195,7 +193,7 @@ def watch_after_scan(recorder: Recorder, watcher: Watcher, lock: threading.Lock,
     docstring); nothing when ``closing`` is set. ``lock`` is the session's, held while ``close`` takes the watcher.
     A watcher that cannot start is logged (the scan's snapshot stands; the next start watches again).
 
-    ``ready``: the watches are set once it is set (``serve``: its server's first answer), at most :data:`HOLD_IMPORT_SECONDS`
+    ``ready``: the watches are set once it is set (``serve``: its server built), at most :data:`HOLD_IMPORT_SECONDS`
     later. Their walk (one watch per directory, the tracked files read from git's index) holds the interpreter
     lock for about as long as the scan takes (0.4-0.5 s of CPU at 100,000 files): run while ``serve`` imports the
     MCP SDK, it delayed ``initialize`` by as much (see the module docstring). What changes meanwhile is covered by
