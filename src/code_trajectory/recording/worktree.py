@@ -320,11 +320,14 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
         for rel_dir, signature, ignore_file, subdir_names, excluded_dirs, others in waiting:
             names = []
             prefix = f"{rel_dir}/" if rel_dir else ""
-            found = _known_files(known, prefix, others)
+            entry_names = list(map(_NAME, others))
+            found = _known_files(known, prefix, others, entry_names)
+            all_known = bool(found) and None not in found
             # the tracked files whose facts are known are judged together, one call a directory
-            skip = set(policy.tracked_files_excluded(rel_dir, [info.rel[len(prefix):] for info in found if info]))
-            if found and not skip and None not in found:  # the common case of an import: each file the index's
-                names = [entry.name for entry in others]
+            skip = set(policy.tracked_files_excluded(rel_dir, entry_names if all_known else
+                                                     [name for name, info in zip(entry_names, found) if info]))
+            if all_known and not skip:  # the common case of an import: each file the index's
+                names = entry_names
                 files.update(zip(map(_REL, found), found))  # type: ignore[arg-type]  # no None in found
                 result.known[rel_dir] = found  # type: ignore[assignment]  # no None in found
             else:
@@ -345,22 +348,24 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
 
 
 _REL = itemgetter(0)  # FileInfo.rel
+_NAME = attrgetter("name")  # os.DirEntry.name
 _IS_FILE = methodcaller("is_file", follow_symlinks=False)
 _IS_DIR = methodcaller("is_dir", follow_symlinks=False)
 
 
-def _known_files(known: Mapping[str, FileInfo], prefix: str, entries: list[os.DirEntry[str]]) -> list[FileInfo | None]:
-    """For each of a directory's ``entries`` (not directories), its facts in ``known`` (paths relative to the
-    root; ``prefix``, the directory's path and ``/``, or ``""`` at the root) when it is a regular file there (told
-    by the directory entry's type, no system call where the file system fills it in), else None; ``[]`` when
-    ``known`` is empty. In C but for the names: one call a directory at an import of 500,000 files."""
+def _known_files(known: Mapping[str, FileInfo], prefix: str, entries: list[os.DirEntry[str]],
+                 names: list[str]) -> list[FileInfo | None]:
+    """For each of a directory's ``entries`` (not directories; ``names``, their names), its facts in ``known``
+    (paths relative to the root; ``prefix``, the directory's path and ``/``, or ``""`` at the root) when it is a
+    regular file there (told by the directory entry's type, no system call where the file system fills it in),
+    else None; ``[]`` when ``known`` is empty. In C: one call a directory at an import of 500,000 files."""
     if not known:
         return []
     try:
         regular = list(map(_IS_FILE, entries))
     except OSError:
         regular = list(map(_regular, entries))
-    found = list(map(known.get, map(prefix.__add__, map(attrgetter("name"), entries))))
+    found = list(map(known.get, map(prefix.__add__, names)))
     if False in regular:
         found = [info if is_file else None for info, is_file in zip(found, regular)]
     return found
