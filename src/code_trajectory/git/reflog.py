@@ -28,11 +28,11 @@ REFLOG_TAIL_BYTES = 16 * 1024
 #: Bytes read from the end of a reflog at start-up: what git did while nothing recorded (a long rebase included).
 STARTUP_TAIL_BYTES = 256 * 1024
 #: Reflog messages listed in the body of a combined operation (:func:`combine`), the newest.
+COMBINED_LISTED = 20
 #: Longest time between the stash reflog entry ``git stash`` writes and the reset it then writes into the HEAD reflog
 #: for the reset to be taken as the stash's (:class:`ReflogCursor`), seconds: git's times are whole seconds, and a
 #: loaded machine can take more than one to go from the one to the other.
 STASH_RESET_SECONDS = 2
-COMBINED_LISTED = 20
 
 _OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
