@@ -2,8 +2,8 @@
 tree's id, and the mode git records for a file from its ``lstat``.
 
 A tree's body is git's: ``<mode> <name>\\0<20-byte id>`` per entry, sorted as git sorts them. The shadow
-repository (:class:`~code_trajectory.git.shadow.ShadowRepo`) reads and writes its trees with these; the names are
-importable from :mod:`.shadow` too.
+repository (:class:`~code_trajectory.git.shadow.ShadowRepo`) reads and writes its trees with these; every caller
+imports the names from here.
 """
 
 from __future__ import annotations
