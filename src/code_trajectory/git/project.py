@@ -23,6 +23,7 @@ from pathlib import Path
 
 from code_trajectory.core.bounded_read import read_bounded
 from code_trajectory.core.errors import GitError
+from code_trajectory.git.file_output import run_to_files
 from code_trajectory.git.gitcmd import Git, project_argv
 
 log = logging.getLogger(__name__)
@@ -163,8 +164,8 @@ class ProjectRepo:
         proc = None
         for args in ([] if _OLD_LS_FILES else [_LS_FILES_FORMAT], ["--stage"]):
             try:
-                proc = subprocess.run(project_argv(["ls-files", "-z", *args, "--full-name"]), cwd=self.root,
-                                      env=env, capture_output=True, timeout=300)
+                proc = run_to_files(project_argv(["ls-files", "-z", *args, "--full-name"]), cwd=self.root,
+                                    env=env, timeout=300)  # megabytes: through a file (see file_output)
             except (OSError, subprocess.SubprocessError) as exc:
                 log.warning("cannot list the files git tracks in %s: %s", self.root, exc)
                 return None

@@ -18,6 +18,7 @@ from operator import methodcaller
 from pathlib import Path
 from typing import NamedTuple
 
+from code_trajectory.git.file_output import run_to_files
 from code_trajectory.git.gitcmd import Git, project_argv
 from code_trajectory.git.index_file import IndexCopy, IndexFormatError, IndexRow, IndexTree, read_index
 from code_trajectory.git.project import ProjectRepo
@@ -126,7 +127,7 @@ def _project_output(project: ProjectRepo, args: list[str], env: dict[str, str], 
     (logged)."""
     try:
         if running is None:
-            proc = subprocess.run(project_argv(args), cwd=project.root, env=env, capture_output=True, timeout=600)
+            proc = run_to_files(project_argv(args), cwd=project.root, env=env, timeout=600)  # see file_output
             out, err, code = proc.stdout, proc.stderr, proc.returncode
         else:
             try:

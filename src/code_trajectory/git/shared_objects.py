@@ -24,11 +24,13 @@ import contextlib
 import logging
 import os
 import stat
+import subprocess
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from code_trajectory.core.errors import GitError
+from code_trajectory.git.file_output import run_to_files
 from code_trajectory.git.gitcmd import Git
 
 __all__ = ["blobs_of_size", "link_loose_objects", "link_packs", "objects_are", "trees_present"]
@@ -188,9 +190,9 @@ def objects_are(git: Git, answer_format: str, oids: Sequence[str], expected: byt
 def _batch_check(git: Git, answer_format: str, asked: bytes) -> bytes:
     """git's answer to ``asked`` (object names, a line each) from ``git cat-file --batch-check --buffer``.
 
-    The names are given to git as a file, not through a pipe: a pipe is fed from Python a few KiB at a time, each
-    write waiting for the interpreter lock, which the import's other thread holds most of the time (500,000 names,
-    20 MB).
+    The names are given to git as a file, and its answer read from one (:mod:`.file_output`), not through pipes: a
+    pipe is fed and read from Python a few KiB at a time, each write or read waiting for the interpreter lock, which
+    the import's other thread holds most of the time (500,000 names, 20 MB; their answers, 5 MB).
 
     Raises:
         GitError: git failed, or could not be started.
@@ -200,9 +202,9 @@ def _batch_check(git: Git, answer_format: str, asked: bytes) -> bytes:
         with tempfile.TemporaryFile() as names:
             names.write(asked)
             names.seek(0)
-            proc = git.popen(args, stdin=names)
-            out, err = proc.communicate()
-    except OSError as exc:
+            proc = run_to_files(git.argv(args), cwd=git.cwd, env=git.env, timeout=600, stdin=names)
+            out, err = proc.stdout, proc.stderr
+    except (OSError, subprocess.TimeoutExpired) as exc:
         raise GitError(f"git cat-file failed to run: {exc}", args_=tuple(args)) from exc
     if proc.returncode != 0:
         raise GitError(f"git cat-file failed: {err.decode('utf-8', 'replace').strip()[:300]}", args_=tuple(args),
