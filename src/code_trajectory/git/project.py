@@ -24,7 +24,7 @@ from pathlib import Path
 from code_trajectory.core.bounded_read import read_bounded
 from code_trajectory.core.errors import GitError
 from code_trajectory.git.file_output import run_to_files
-from code_trajectory.git.gitcmd import Git, project_argv
+from code_trajectory.git.gitcmd import Git, base_env, project_argv
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ class ProjectRepo:
         Raises:
             GitUnavailableError: git is not on PATH.
         """
-        env = Git(root / ".git", None, isolated=False).env
+        env = base_env(isolate_config=False)
         # rev-parse needs discovery, not an explicit --git-dir: run it plainly in root.
         lines: list[str] | None = None
         for args in (["--absolute-git-dir", "--git-common-dir", "--show-toplevel", "--show-prefix"],
@@ -160,7 +160,7 @@ class ProjectRepo:
         """
         if self.git_dir is None or self.work_tree is None:
             return None
-        env = Git(self.root / ".git", None, isolated=False).env
+        env = base_env(isolate_config=False)
         proc = None
         for args in ([] if _OLD_LS_FILES else [_LS_FILES_FORMAT], ["--stage"]):
             try:
@@ -219,7 +219,7 @@ class ProjectRepo:
         """
         if self.git_dir is None or self.work_tree is None:
             return False
-        env = Git(self.root, None, isolated=False).env
+        env = base_env(isolate_config=False)
         try:
             proc = subprocess.run(project_argv(["ls-files", "-z", "--", f":(literal){path}"]), cwd=self.root,
                                   env=env, capture_output=True, timeout=300)
@@ -239,7 +239,7 @@ class ProjectRepo:
         """
         if self.git_dir is None or not paths:
             return {}
-        env = Git(self.root, None, isolated=False).env
+        env = base_env(isolate_config=False)
         try:
             proc = subprocess.run(project_argv(["ls-files", "--stage", "-z", "--",
                                                *[f":(literal){p}" for p in paths]]),
@@ -265,7 +265,7 @@ class ProjectRepo:
 
     def global_excludes(self) -> Path:
         """The user's global excludes file: ``core.excludesFile`` or git's default location."""
-        env = Git(self.root, None, isolated=False).env
+        env = base_env(isolate_config=False)
         try:
             proc = subprocess.run(project_argv(["config", "--path", "--get", "core.excludesFile"]),
                                   cwd=self.root, env=env, capture_output=True, timeout=30)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from code_trajectory.git.file_output import run_to_files
-from code_trajectory.git.gitcmd import Git, project_argv
+from code_trajectory.git.gitcmd import base_env, project_argv
 from code_trajectory.git.index_file import IndexCopy, IndexFormatError, IndexRow, IndexTree, read_index
 from code_trajectory.git.project import ProjectRepo
 
@@ -70,7 +70,7 @@ def index_with_stat(project: ProjectRepo, *, oid_bytes: int = 20) -> ProjectInde
     """
     if project.git_dir is None or project.work_tree is None:
         return None
-    env = Git(project.root / ".git", None, isolated=False).env
+    env = base_env(isolate_config=False)
     # git reads the index and HEAD's trees while the index is parsed here
     staged_args = ["diff-index", "--cached", "--name-only", "-z", "--no-renames", "HEAD", "--"]
     try:
@@ -164,7 +164,7 @@ def attribute_values(project: ProjectRepo, paths: list[str], attribute: str) -> 
     leaving out ``unspecified``; None when git failed (the caller must then assume the worst)."""
     if project.git_dir is None or project.work_tree is None:
         return None
-    env = Git(project.root / ".git", None, isolated=False).env
+    env = base_env(isolate_config=False)
     data = b"".join(os.fsencode(p) + b"\0" for p in paths)
     try:
         proc = subprocess.run(project_argv(["check-attr", "--stdin", "-z", attribute]), cwd=project.root, env=env,
@@ -186,7 +186,7 @@ def attribute_files(project: ProjectRepo) -> list[Path]:
     found = []
     if project.common_dir is not None:
         found.append(project.common_dir / "info" / "attributes")
-    env = Git(project.root, None, isolated=False).env
+    env = base_env(isolate_config=False)
     try:
         proc = subprocess.run(project_argv(["config", "--path", "--get", "core.attributesFile"]),
                               cwd=project.root, env=env, capture_output=True, timeout=30)
@@ -217,7 +217,7 @@ def head_trees(project: ProjectRepo) -> dict[str, str] | None:
     """
     if project.git_dir is None or project.work_tree is None:
         return None
-    env = Git(project.root / ".git", None, isolated=False).env
+    env = base_env(isolate_config=False)
     top_tree = _project_output(project, ["rev-parse", "--verify", "-q", "HEAD^{tree}"], env)
     listed = _project_output(project, ["ls-tree", "-r", "-d", "-z", "--full-tree", "HEAD"], env)
     if top_tree is None or listed is None:
