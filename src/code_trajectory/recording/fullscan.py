@@ -17,7 +17,6 @@ import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from operator import itemgetter
 from pathlib import Path
 from typing import Protocol, cast
 
@@ -28,12 +27,11 @@ from code_trajectory.git.tree_format import TreeEntry
 from code_trajectory.recording import gitvouch, secretfiles
 from code_trajectory.recording.blobs import write_blobs
 from code_trajectory.recording.ignore import RecordingPolicy
+from code_trajectory.recording.listing import MTIME_OF, REL_OF
 from code_trajectory.recording.statcache import ByDir, CachedScan, Row, RowEntries, StatCache
 from code_trajectory.recording.worktree import RACY_MARGIN_NS, DirListing, FileInfo, ScanResult, pack_stats, scan
 
 log = logging.getLogger(__name__)
-
-_REL, _MTIME = itemgetter(0), itemgetter(3)  # FileInfo.rel, FileInfo.mtime_ns
 
 #: ``(phase, done, total)``: phases ``scan``, ``hash``, ``write``.
 ProgressFn = Callable[[str, int, int | None], None]
@@ -281,12 +279,12 @@ def _with_stats(result: ScanResult, files: Mapping[str, FileInfo], vouched: set[
             continue
         names: Sequence[str] = listing.files
         known = result.known.get(rel_dir)  # the walk's files for these names, in order: their paths, the dict's keys
-        rels = (list(map(_REL, known)) if known is not None and len(known) == len(names)
+        rels = (list(map(REL_OF, known)) if known is not None and len(known) == len(names)
                 else list(map(f"{rel_dir}/".__add__, names)) if rel_dir else list(names))
         stats = infos = blob_ids = None
         if vouched is None:
             infos = known if known is not None and len(known) == len(names) else list(map(files.__getitem__, rels))
-            if infos and max(map(_MTIME, infos)) > settled_ns:
+            if infos and max(map(MTIME_OF, infos)) > settled_ns:
                 infos = None
         elif vouched.issuperset(rels):  # each a file of the scan, then
             infos = list(map(files.__getitem__, rels))

@@ -29,17 +29,15 @@ import os
 from array import array
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from operator import itemgetter
 from pathlib import Path
 
 from code_trajectory.git.gitcmd import Git
 from code_trajectory.git.stat_index import IndexEntry, StatVerdict, write_stat_index
+from code_trajectory.recording.listing import CTIME_OF, MTIME_OF
 from code_trajectory.recording.statcache import Row, StatCache
 from code_trajectory.recording.worktree import RACY_MARGIN_NS, DirListing, FileInfo, listing_digest
 
 __all__ = ["MIN_FILES", "STALE_SHARE", "Written", "holds_all", "refresh", "sentinel", "start"]
-
-_MTIME, _CTIME = itemgetter(3), itemgetter(4)  # FileInfo.mtime_ns, FileInfo.ctime_ns
 
 log = logging.getLogger(__name__)
 
@@ -169,7 +167,7 @@ def holds_all(written: Written, infos: Sequence[FileInfo], oids: Sequence[str | 
     if not infos:
         return True
     settled = scanned_ns - RACY_MARGIN_NS
-    if None in oids or max(map(_MTIME, infos)) > settled or max(map(_CTIME, infos)) > settled:
+    if None in oids or max(map(MTIME_OF, infos)) > settled or max(map(CTIME_OF, infos)) > settled:
         return False
     if written.holds_files is not None:
         return written.holds_files(infos, oids)

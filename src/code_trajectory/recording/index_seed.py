@@ -90,6 +90,7 @@ from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.git.stat_index import IndexEntry, StatVerdict, write_stat_index, write_stat_index_copy
 from code_trajectory.git.tree_format import EMPTY_TREE_OID, MODE_EXECUTABLE, MODE_FILE
 from code_trajectory.recording import gitvouch
+from code_trajectory.recording.listing import REL_OF
 from code_trajectory.recording.statcache import StatCache
 from code_trajectory.recording.tracked import TrackedFiles
 from code_trajectory.recording.worktree import FileInfo
@@ -101,7 +102,6 @@ log = logging.getLogger(__name__)
 _LOW32 = 0xFFFFFFFF
 _NS = 1_000_000_000
 _REGULAR = frozenset((MODE_FILE, MODE_EXECUTABLE))
-_REL = itemgetter(0)  # FileInfo.rel
 _OID = itemgetter(1)  # an index row's blob id
 _FACTS_AT = (0, 2, 3, 4, 5)  # an index row's mode, size, mtime, ctime, inode: FileInfo's fields after rel
 #: ``FileInfo`` from a tuple of its six fields, made in C (a named tuple's own ``__new__`` is Python: 500,000 calls)
@@ -177,7 +177,7 @@ class IndexSeed:
         :meth:`_holds` for a directory's files at once, compared in C (500,000 files at an import)."""
         if None in oids:
             return False
-        rels = list(map(_REL, infos))
+        rels = list(map(REL_OF, infos))
         return all(map(eq, infos, map(self._vouched.get, rels))) and all(map(eq, oids, map(self._oids.get, rels)))
 
     def __call__(self, files: Mapping[str, FileInfo]) -> dict[str, str]:

@@ -10,11 +10,12 @@ import os
 from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import NamedTuple
 
 from code_trajectory.git.tree_format import git_mode
 
-__all__ = ["RACY_MARGIN_NS", "DirListing", "FileInfo", "IgnoreFileStamp", "listing_digest", "pack_names",
+__all__ = ["CTIME_OF", "MODE_OF", "MTIME_OF", "RACY_MARGIN_NS", "REL_OF", "DirListing", "FileInfo", "IgnoreFileStamp", "listing_digest", "pack_names",
            "pack_stats"]
 
 
@@ -41,6 +42,10 @@ class FileInfo(NamedTuple):
     def signature(self) -> tuple[str, int, int, int, int]:
         return (self.mode, self.size, self.mtime_ns, self.ctime_ns, self.ino)
 
+
+#: :class:`FileInfo`'s path, mode, mtime and ctime as getters made in C, for ``map()`` over many files at once (an
+#: import's 500,000): one definition for every module that does so.
+REL_OF, MODE_OF, MTIME_OF, CTIME_OF = itemgetter(0), itemgetter(1), itemgetter(3), itemgetter(4)
 
 #: Two seconds: the coarsest mtime resolution of common file systems (FAT; ext4 and APFS are finer). A file or
 #: directory whose mtime is closer than this to the scan that saw it may change again within the same tick

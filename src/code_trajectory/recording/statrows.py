@@ -27,6 +27,7 @@ from operator import add, itemgetter
 from typing import TYPE_CHECKING, cast
 
 from code_trajectory.git.tree_format import MODE_EXECUTABLE, MODE_FILE, MODE_SYMLINK
+from code_trajectory.recording.listing import MODE_OF
 from code_trajectory.recording.worktree import FileInfo
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ _MODES = {code: mode for mode, code in _CODES.items()}
 _HEX = re.compile(r"[0-9a-f]*")
 _FACTS = 5  # integers per file in ``facts``
 _MODE_OF, _OID_OF, _FACTS_OF = itemgetter(0), itemgetter(1), itemgetter(slice(2, None))
-_INFO_MODE, _INFO_FACTS = itemgetter(1), itemgetter(2, 3, 4, 5)  # of a FileInfo: its mode; size, mtime, ctime, inode
+_INFO_FACTS = itemgetter(2, 3, 4, 5)  # of a FileInfo: its size, mtime, ctime, inode
 
 #: :func:`os.fsencode`'s, applied inline where an import encodes 100,000 names.
 _FS_ENCODING, _FS_ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
@@ -205,7 +206,7 @@ def _pack_files(rel_dir: str, names: Sequence[str], infos: Sequence[FileInfo], o
         if len(set(map(len, oids))) != 1:
             raise ValueError("blob ids of different lengths")
         return (key, "\0".join(names).encode(_FS_ENCODING, _FS_ERRORS),
-                "".join(map(_CODES.__getitem__, map(_INFO_MODE, infos))), "".join(oids),
+                "".join(map(_CODES.__getitem__, map(MODE_OF, infos))), "".join(oids),
                 array("q", chain.from_iterable(map(add, map(_INFO_FACTS, infos), repeat((scanned_ns,))))).tobytes())
     except (ValueError, KeyError, OverflowError):
         return _pack_each(key, ((name, (info.mode, oid, info.size, info.mtime_ns, info.ctime_ns, info.ino, scanned_ns))

@@ -21,12 +21,13 @@ from array import array
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from itertools import compress
-from operator import attrgetter, itemgetter, methodcaller, not_
+from operator import attrgetter, methodcaller, not_
 from pathlib import Path
 
 from code_trajectory.recording.ignore import WalkPolicy
 from code_trajectory.recording.listing import (
     RACY_MARGIN_NS,
+    REL_OF,
     DirListing,
     FileInfo,
     IgnoreFileStamp,
@@ -328,7 +329,7 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
                                                      [name for name, info in zip(entry_names, found) if info]))
             if all_known and not skip:  # the common case of an import: each file the index's
                 names = entry_names
-                files.update(zip(map(_REL, found), found))  # type: ignore[arg-type]  # no None in found
+                files.update(zip(map(REL_OF, found), found))  # type: ignore[arg-type]  # no None in found
                 result.known[rel_dir] = found  # type: ignore[assignment]  # no None in found
             else:
                 for entry, info in zip(others, found) if found else ((entry, None) for entry in others):
@@ -347,7 +348,6 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
     return result
 
 
-_REL = itemgetter(0)  # FileInfo.rel
 _NAME = attrgetter("name")  # os.DirEntry.name
 _IS_FILE = methodcaller("is_file", follow_symlinks=False)
 _IS_DIR = methodcaller("is_dir", follow_symlinks=False)
