@@ -82,7 +82,7 @@ def write_stat_index(path: Path, entries: Iterable[IndexEntry], *, sentinel: str
         OSError: the file cannot be written.
     """
     uid, gid = _owner()
-    pack, fromhex, pads = _ENTRY.pack, bytes.fromhex, [bytes(8 - (62 + n) % 8) for n in range(8)]
+    fromhex = bytes.fromhex
     packed: list[tuple[bytes, bytes]] = []
     for rel, mode, oid, size, mtime_ns, ctime_ns, ino in [*entries, (sentinel, "100644", _EMPTY_BLOB, 0, 0, 0, 0)]:
         try:
@@ -91,13 +91,19 @@ def write_stat_index(path: Path, entries: Iterable[IndexEntry], *, sentinel: str
             continue
         if len(oid_bytes) != 20:
             continue
-        # then 1 to 8 NULs: entries end on 8-byte boundaries
-        packed.append((name, pack(
-            (ctime_ns // _NS) & _U32, ctime_ns % _NS, (mtime_ns // _NS) & _U32, mtime_ns % _NS, 0, ino & _U32,
-            git_mode, uid, gid, size & _U32, oid_bytes, min(len(name), 0xFFF)) + name + pads[len(name) % 8]))
+        packed.append((name, _entry(name, git_mode, oid_bytes, size, mtime_ns, ctime_ns, ino, uid, gid)))
     packed.sort(key=lambda e: e[0])
     parts = [b"DIRC", struct.pack(">II", 2, len(packed)), *(entry for _name, entry in packed)]
     return len(packed) - 1, _write_index(path, b"".join(parts))
+
+
+def _entry(name: bytes, git_mode: int, oid: bytes, size: int, mtime_ns: int, ctime_ns: int, ino: int, uid: int,
+           gid: int) -> bytes:
+    """One version 2 index entry: the stat data (git's 32 bits of each), the object id, the flags (the name's length
+    alone, 0xFFF when longer), the name, then 1 to 8 NULs (entries end on 8-byte boundaries)."""
+    return _ENTRY.pack((ctime_ns // _NS) & _U32, ctime_ns % _NS, (mtime_ns // _NS) & _U32, mtime_ns % _NS, 0,
+                       ino & _U32, git_mode, uid, gid, size & _U32, oid, min(len(name), 0xFFF)) \
+        + name + bytes(8 - (62 + len(name)) % 8)
 
 
 def _owner() -> tuple[int, int]:
@@ -150,8 +156,7 @@ def write_stat_index_copy(path: Path, copy: IndexCopy, *, sentinel: str) -> tupl
     name = sentinel.encode("utf-8", "surrogateescape")
     if len(name) >= 0xFFF:
         raise ValueError("the sentinel's path is too long")
-    marker = _ENTRY.pack(0, 0, 0, 0, 0, 0, 0o100644, uid, gid, 0, bytes.fromhex(_EMPTY_BLOB), len(name)) + name \
-        + bytes(8 - (62 + len(name)) % 8)
+    marker = _entry(name, 0o100644, bytes.fromhex(_EMPTY_BLOB), 0, 0, 0, 0, uid, gid)
     at = bisect.bisect_left(copy.names, name)
     insert = copy.starts[at] if at < len(copy.starts) else copy.end
     data, pos, pending = memoryview(copy.data), _HEADER_SIZE, True

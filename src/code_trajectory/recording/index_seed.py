@@ -168,9 +168,8 @@ class IndexSeed:
     def _holds(self, entry: IndexEntry) -> bool:
         """True when the private index holds ``entry`` (a file git vouched for, with these very facts: each vouched
         file's entry is written from the same index row as its :class:`FileInfo` and blob id)."""
-        rel = entry[0]
-        info = self._vouched.get(rel)
-        return info is not None and self._oids.get(rel) == entry[2] and info == (rel, entry[1], *entry[3:])
+        rel, mode, oid, *facts = entry
+        return self._holds_files([_new_info((rel, mode, *facts))], [oid])
 
     def _holds_files(self, infos: Sequence[FileInfo], oids: Sequence[str | None]) -> bool:
         """True when the private index holds each of ``infos`` with the blob id at the same place of ``oids``:
@@ -235,7 +234,7 @@ class IndexSeed:
         del copy  # the index file's bytes
         try:
             rows_now = list(candidates.values())
-            present = shared_objects.blobs_of_size(repo.git, list(map(itemgetter(1), rows_now)),
+            present = shared_objects.blobs_of_size(repo.git, list(map(_OID, rows_now)),
                                                    list(map(itemgetter(2), rows_now)))
             self._candidates = candidates if all(present) else dict(compress(candidates.items(), present))
             self._trees = dict(compress(trees.items(), shared_objects.trees_present(
