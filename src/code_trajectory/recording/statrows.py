@@ -205,12 +205,18 @@ def _pack_files(rel_dir: str, names: Sequence[str], infos: Sequence[FileInfo], o
     try:
         if len(set(map(len, oids))) != 1:
             raise ValueError("blob ids of different lengths")
-        return (key, "\0".join(names).encode(_FS_ENCODING, _FS_ERRORS),
-                "".join(map(_CODES.__getitem__, map(MODE_OF, infos))), "".join(oids),
-                array("q", chain.from_iterable(map(add, map(_INFO_FACTS, infos), repeat((scanned_ns,))))).tobytes())
+        return _row(key, names, map(_CODES.__getitem__, map(MODE_OF, infos)), oids,
+                    array("q", chain.from_iterable(map(add, map(_INFO_FACTS, infos), repeat((scanned_ns,))))))
     except (ValueError, KeyError, OverflowError):
         return _pack_each(key, ((name, (info.mode, oid, info.size, info.mtime_ns, info.ctime_ns, info.ino, scanned_ns))
                                 for name, info, oid in zip(names, infos, oids)))
+
+
+def _row(key: bytes, names: Iterable[str], modes: Iterable[str], oids: Iterable[str],
+         facts: array) -> tuple[bytes, bytes, str, str, bytes]:
+    """A directory's database row from its columns, in one order: the names joined by NUL and encoded as
+    :func:`os.fsencode` encodes them, the mode codes and blob ids joined, the facts as bytes."""
+    return key, "\0".join(names).encode(_FS_ENCODING, _FS_ERRORS), "".join(modes), "".join(oids), facts.tobytes()
 
 
 def _patch(row: tuple, group: dict[str, _Entry | None]) -> tuple[bytes, bytes, str, str, bytes] | None:
@@ -247,7 +253,7 @@ def _patch(row: tuple, group: dict[str, _Entry | None]) -> tuple[bytes, bytes, s
         del names[at], modes[at], oids[at], numbers[at * _FACTS:(at + 1) * _FACTS]
     if not names:
         return None
-    return key, "\0".join(names).encode(_FS_ENCODING, _FS_ERRORS), "".join(modes), "".join(oids), numbers.tobytes()
+    return _row(key, names, modes, oids, numbers)
 
 
 def _pack(key: bytes, entries: dict[str, _Entry | None]) -> tuple[bytes, bytes, str, str, bytes] | None:
@@ -291,7 +297,7 @@ def _pack_each(key: bytes, live: Iterable[tuple[str, _Entry]]) -> tuple[bytes, b
         oids.append(oid)
     if not kept:
         return None
-    return key, "\0".join(kept).encode(_FS_ENCODING, _FS_ERRORS), "".join(modes), "".join(oids), numbers.tobytes()
+    return _row(key, kept, modes, oids, numbers)
 
 
 def names(packed: bytes) -> tuple[str, ...]:
