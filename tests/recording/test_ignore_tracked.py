@@ -178,6 +178,16 @@ def test_tracked_paths_lookups_and_memory() -> None:
     assert "" not in TrackedPaths() and not TrackedPaths().has_under("")
 
 
+def test_tracked_paths_keep_the_given_paths_in_their_order() -> None:
+    tracked = TrackedPaths.of([b"a", b"b/c\xff", b"b/d", "é".encode()], [])
+    everything = ["a", "b/c\udcff", "b/d", "é"]
+    assert tracked.kept(everything) is everything  # exactly the set, in its order: the list itself
+    assert tracked.kept(["é", "zzz", "a", ""]) == ["é", "a"]  # any order, others left out
+    assert tracked.kept(everything[:3]) == everything[:3] and tracked.kept(everything + ["x"]) == everything
+    assert tracked.kept(["a\0b/d"]) == [] and tracked.kept([]) == []
+    assert TrackedPaths().kept(["a", ""]) == []
+
+
 def test_for_project_builds_the_same_policy(project: Path) -> None:
     make_tracked_ignored(project)
     repo = ProjectRepo.discover(project)

@@ -236,13 +236,14 @@ class IndexSeed:
             rows_now = list(candidates.values())
             present = shared_objects.blobs_of_size(repo.git, list(map(_OID, rows_now)),
                                                    list(map(itemgetter(2), rows_now)))
-            self._candidates = candidates if all(present) else dict(compress(candidates.items(), present))
+            complete = all(present)
+            self._candidates = candidates if complete else dict(compress(candidates.items(), present))
             self._trees = dict(compress(trees.items(), shared_objects.trees_present(
                 repo.git, [tree[2] for tree in trees.values()])))
             log.info("initial import: %d files and %d directories of the project's index usable (%d packs, %d loose"
                      " objects linked)", len(self._candidates), len(self._trees), packs, loose)
             if asked is not None:
-                self._hear_git(*asked)
+                self._hear_git(*asked, every_blob=complete)
         finally:
             if asked is not None:
                 asked[1].close()
@@ -284,20 +285,23 @@ class IndexSeed:
             return None
         return settled, StatVerdict(repo.git, index, sentinel=sentinel, checksum=checksum), index, name, checksum
 
-    def _hear_git(self, settled: list[str], verdict: StatVerdict, index: Path, name: str, checksum: str) -> None:
-        """Move the ``settled`` candidates that git found unchanged, that are still candidates and that the tracked
-        set holds into :attr:`_vouched` and :attr:`_oids`. Nothing moves when git gives no verdict (logged by
+    def _hear_git(self, settled: list[str], verdict: StatVerdict, index: Path, name: str, checksum: str, *,
+                  every_blob: bool) -> None:
+        """Move the ``settled`` candidates that git found unchanged, that are still candidates (all are with
+        ``every_blob``: no candidate's blob was missing) and that the tracked set holds into :attr:`_vouched` and
+        :attr:`_oids`. Nothing moves when git gives no verdict (logged by
         :class:`StatVerdict`)."""
         candidates = self._candidates
-        tracked = self._tracked.current.members(settled) if self._tracked is not None else None
         dirty = verdict.dirty()
         if dirty is None:
             return
         vouched, oids = self._vouched, self._oids
-        chosen = tracked if tracked is not None else set(settled)  # set operations in C, and maps (no loop)
-        chosen.difference_update(dirty)
-        chosen.intersection_update(candidates)
-        paths = list(chosen)
+        # kept in the index's order, in C (500,000 files at an import): the objects made from them below are then
+        # laid out in memory in the order the walk and the stat cache read them (in a hash set's order, the same
+        # passes took 2x as long here)
+        paths = self._tracked.current.kept(settled) if self._tracked is not None else settled
+        if not every_blob or dirty:  # candidates whose blob is missing, or changed files
+            paths = [path for path in paths if path in candidates and path not in dirty]
         rows = list(map(candidates.pop, paths))  # (mode, oid, size, mtime_ns, ctime_ns, ino)
         columns = [list(map(itemgetter(at), rows)) for at in _FACTS_AT]  # FileInfo's fields after rel, a list each
         vouched.update(zip(paths, map(_new_info, zip(paths, *columns))))

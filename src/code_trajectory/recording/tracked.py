@@ -25,7 +25,7 @@ import os
 import threading
 import time
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import accumulate, count, islice
 from operator import add, lt
 from typing import TYPE_CHECKING
@@ -101,11 +101,17 @@ class TrackedPaths:
         i = self._bisect(key)
         return i < len(self) and self._at(i) == key
 
-    def members(self, paths: Iterable[str]) -> set[str]:
-        """Those of ``paths`` that are in the set: for many paths at once, one pass over the set instead of a binary
-        search each."""
-        known = set(self._blob.decode("utf-8", "surrogateescape").split("\0"))  # as _decode, of each path
-        return known.intersection(paths)
+    def kept(self, paths: Sequence[str]) -> Sequence[str]:
+        """Those of ``paths`` that are in the set, in their order: ``paths`` itself when they are exactly the set in
+        its order (an import's common case: the index's own files; one comparison of the joined paths), else one
+        pass over the set and a lookup a path, in C (500,000 paths at an import: kept in order, so that what is
+        built from them later is laid out in memory as they are)."""
+        blob = self._blob.decode("utf-8", "surrogateescape")  # as _decode, of each path
+        if paths and len(blob) == sum(map(len, paths)) + len(paths) and blob == "\0".join(paths) + "\0":
+            return paths
+        members = set(blob.split("\0"))
+        members.discard("")  # after the last NUL
+        return list(filter(members.__contains__, paths))
 
     def has_under(self, rel_dir: str) -> bool:
         """True when a tracked path lies strictly below directory ``rel_dir`` (``""``: the root)."""
