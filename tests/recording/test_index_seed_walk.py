@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import logging
 import os
@@ -24,6 +25,7 @@ import pytest
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.recording import gitvouch, reconcile, worktree
+from code_trajectory.recording.index_seed import IndexSeed
 from code_trajectory.recording.recorder import Recorder
 from code_trajectory.recording.statcache import StatCache
 from support import git, git_repo, recorded, restart, rewrite_in_place, write
@@ -62,12 +64,15 @@ def a_project(root: Path) -> Path:
     return root
 
 
-def import_tree(root: Path, *, seeded: bool, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Import ``root`` into a new shadow repository (the index's help taken or not); return the snapshot's tree."""
+def import_tree(root: Path, *, seeded: bool, monkeypatch: pytest.MonkeyPatch, in_child: bool = False) -> str:
+    """Import ``root`` into a new shadow repository (the index's help taken or not, the index read on a thread or
+    in a child process); return the snapshot's tree."""
     shutil.rmtree(root / ".trajectory", ignore_errors=True)
     with monkeypatch.context() as patch:
         if not seeded:
             patch.setattr(reconcile, "IndexSeed", lambda *args, **kwargs: None)
+        else:
+            patch.setattr(reconcile, "IndexSeed", functools.partial(IndexSeed, in_child=in_child))
         settings = dataclasses.replace(TrajectorySettings.load(root), max_file_bytes=4096)
         recorder = Recorder.open(root, settings)
         try:
@@ -91,8 +96,10 @@ def stat_cache_state(root: Path) -> tuple[dict, dict]:
             {rel: (listing.packed_files, listing.stats) for rel, listing in loaded.listings.items()})
 
 
+@pytest.mark.parametrize("in_child", [False, True], ids=["thread", "child"])
 def test_the_import_git_vouches_for_is_the_tree_of_the_full_walk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                   caplog: pytest.LogCaptureFixture) -> None:
+                                                                   caplog: pytest.LogCaptureFixture,
+                                                                   in_child: bool) -> None:
     root = a_project(tmp_path / "project")
     git(root, "write-tree")  # git's cache-tree complete, as a commit leaves it (git status may drop none of it)
     written: list[set[bytes]] = []  # the names of each tree object the import wrote
@@ -100,15 +107,15 @@ def test_the_import_git_vouches_for_is_the_tree_of_the_full_walk(tmp_path: Path,
     monkeypatch.setattr(ShadowRepo, "write_tree", lambda repo, entries: written.append(set(entries))
                         or write_tree(repo, entries))
     with caplog.at_level(logging.INFO, logger="code_trajectory.recording.index_seed"):
-        seeded = import_tree(root, seeded=True, monkeypatch=monkeypatch)
+        seeded = import_tree(root, seeded=True, monkeypatch=monkeypatch, in_child=in_child)
     # directories holding exactly the index's files are git's trees, not written again; the others are written
     assert git(root, "--git-dir=.trajectory", "rev-parse", "HEAD:pkg") == git(root, "rev-parse", "HEAD:pkg")
     assert not any(b"m0.py" in names or b"keep.cfg" in names for names in written), written  # build/: as indexed
     assert any(b"a.py" in names for names in written) and any(b".gitignore" in names for names in written)
     assert any(b"lib.py" in names for names in written)  # a submodule's files: the index holds a gitlink there
     written.clear()
-    vouched = [r.getMessage() for r in caplog.records if "git vouches for" in r.getMessage()]
-    assert vouched and int(vouched[0].split("git vouches for ")[1].split()[0]) >= 30, vouched
+    vouched = [r.getMessage() for r in caplog.records if "of them vouched for by git" in r.getMessage()]
+    assert vouched and int(vouched[0].split(" of them vouched")[0].split("(")[-1]) >= 30, vouched
     entries = set(git(root, "--git-dir=.trajectory", "ls-tree", "-r", "-z", "--name-only", "HEAD").split("\0"))
     assert {"src/a.py", "src/b.py", "notes.txt", "build/keep.cfg", "link.py", "vendor/lib/lib.py", ODD} <= entries
     assert not entries & {".env", "id_rsa", "debug.log", "build/out.o", "venv/tracked.py"}, entries
@@ -121,8 +128,9 @@ def test_the_import_git_vouches_for_is_the_tree_of_the_full_walk(tmp_path: Path,
 
 
 
+@pytest.mark.parametrize("in_child", [False, True], ids=["thread", "child"])
 def test_a_project_whose_files_all_match_its_index_imports_heads_tree_writing_none(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_child: bool) -> None:
     """Every file taken from the index, as many as git's cache-tree counts at the root: the import's tree is
     ``HEAD``'s, and no tree object is written (500,000 files: no file looked at to build it). One tracked file our
     policy leaves out (a secret) changes the count: the trees are built, as the full walk builds them."""
@@ -135,7 +143,8 @@ def test_a_project_whose_files_all_match_its_index_imports_heads_tree_writing_no
     monkeypatch.setattr(ShadowRepo, "write_tree", lambda repo, entries: written.append(set(entries))
                         or write_tree(repo, entries))
     time.sleep(1.0)  # the files out of the stat cache's racy margin too: their facts are packed
-    assert import_tree(root, seeded=True, monkeypatch=monkeypatch) == git(root, "rev-parse", "HEAD^{tree}").strip()
+    assert import_tree(root, seeded=True, monkeypatch=monkeypatch, in_child=in_child) == git(
+        root, "rev-parse", "HEAD^{tree}").strip()
     assert written == []
     taken = stat_cache_state(root)  # every file taken from the index: no change, no path made per file
     assert import_tree(root, seeded=False, monkeypatch=monkeypatch) == git(root, "rev-parse", "HEAD^{tree}").strip()
@@ -146,13 +155,14 @@ def test_a_project_whose_files_all_match_its_index_imports_heads_tree_writing_no
     git(root, "commit", "-qm", "a secret, committed")
     time.sleep(1.1)
     git(root, "status", "--porcelain")
-    tree = import_tree(root, seeded=True, monkeypatch=monkeypatch)
+    tree = import_tree(root, seeded=True, monkeypatch=monkeypatch, in_child=in_child)
     assert written and tree == git(root, "rev-parse", "HEAD~1^{tree}").strip()  # the secret left out
     assert import_tree(root, seeded=False, monkeypatch=monkeypatch) == tree
 
 
+@pytest.mark.parametrize("in_child", [False, True], ids=["thread", "child"])
 def test_the_projects_config_runs_no_program_while_git_vouches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                caplog: pytest.LogCaptureFixture) -> None:
+                                                                caplog: pytest.LogCaptureFixture, in_child: bool) -> None:
     """The project's ``.git/config`` is the user's data: its fsmonitor, hooks, filters and the rest never run while
     git compares the index's entries with the work tree (the comparison runs on a private index, under the
     shadow's config)."""
@@ -165,15 +175,17 @@ def test_the_projects_config_runs_no_program_while_git_vouches(tmp_path: Path, m
     with open(root / ".git" / "config", "a") as config:
         config.write(hostile_config(bin_dir) + "[core]\n\tuntrackedCache = true\n\tsplitIndex = false\n")
     with caplog.at_level(logging.INFO, logger="code_trajectory.recording.index_seed"):
-        tree = import_tree(root, seeded=True, monkeypatch=monkeypatch)
-    assert any("git vouches for 19 files" in r.getMessage() for r in caplog.records), caplog.text
+        tree = import_tree(root, seeded=True, monkeypatch=monkeypatch, in_child=in_child)
+    assert any("(19 of them vouched for by git)" in r.getMessage() for r in caplog.records), caplog.text
     assert fired(markers) == []
     assert git(root, "--git-dir=.trajectory", "show", "HEAD:pkg/m1.py") == "m = 'edited'\n"
     assert import_tree(root, seeded=False, monkeypatch=monkeypatch) == tree
 
 
+@pytest.mark.parametrize("in_child", [False, True], ids=["thread", "child"])
 def test_the_restart_after_an_import_uses_the_index_git_vouched_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                    caplog: pytest.LogCaptureFixture) -> None:
+                                                                    caplog: pytest.LogCaptureFixture,
+                                                                    in_child: bool) -> None:
     """The private index git compared at the import becomes the stat index of the next start (not written twice):
     the restart lets git ``lstat`` the files, and an edit keeping size and mtime while stopped is still recorded."""
     monkeypatch.setattr(gitvouch, "MIN_FILES", 1)
@@ -182,7 +194,7 @@ def test_the_restart_after_an_import_uses_the_index_git_vouched_on(tmp_path: Pat
     time.sleep(2.1)  # the entries out of the stat index's racy margin
     git(root, "status", "--porcelain")
     with caplog.at_level(logging.INFO, logger="code_trajectory.recording.gitvouch"):
-        import_tree(root, seeded=True, monkeypatch=monkeypatch)
+        import_tree(root, seeded=True, monkeypatch=monkeypatch, in_child=in_child)
     assert "stat index adopted from the import's git verdict: 20 files in 6 directories" in caplog.text
     assert not list((root / ".trajectory" / "state").glob("seed-*"))
     target = root / "pkg" / "sub2" / "m3.py"

@@ -71,12 +71,12 @@ class Written:
 def sentinel(root: Path, stat_cache: StatCache, name: str) -> str | None:
     """The never-created path (relative to ``root``) that the index named ``name`` holds as its sentinel (None:
     the stat cache is not under ``root``)."""
-    return _sentinel(root, stat_cache, name)
+    return sentinel_at(root, stat_cache.path, name)
 
 
-def _sentinel(root: Path, stat_cache: StatCache, name: str) -> str | None:
-    """The never-created path (relative to ``root``) that the index named ``name`` holds as its sentinel."""
-    rel = os.path.relpath(stat_cache.path.with_name(f"statindex-{name}.sentinel"), root)
+def sentinel_at(root: Path, cache_path: Path, name: str) -> str | None:
+    """:func:`sentinel` for the stat cache whose database file is ``cache_path`` (a process that has not opened it)."""
+    rel = os.path.relpath(cache_path.with_name(f"statindex-{name}.sentinel"), root)
     return None if rel.startswith("..") else rel.replace(os.sep, "/")
 
 
@@ -90,7 +90,7 @@ def start(git: Git, root: Path, stat_cache: StatCache) -> tuple[str, StatVerdict
     if token is None:
         return None
     name, _, checksum = token.partition("-")
-    index, sentinel = stat_cache.index_path(token), _sentinel(root, stat_cache, name)
+    index, sentinel = stat_cache.index_path(token), sentinel_at(root, stat_cache.path, name)
     if sentinel is None or not index.is_file():
         return None
     return token, StatVerdict(git, index, sentinel=sentinel, checksum=checksum)
@@ -141,7 +141,7 @@ def refresh(root: Path, stat_cache: StatCache, token: str | None, listings: Mapp
     if written is not None and _adopt(stat_cache, written, listings, _kept(written, listings, digests, entries), covered):
         return True
     new = os.urandom(16).hex()
-    sentinel = _sentinel(root, stat_cache, new)
+    sentinel = sentinel_at(root, stat_cache.path, new)
     if sentinel is None:
         return False
     staged = stat_cache.path.with_name(f"statindex-{new}.index.new")

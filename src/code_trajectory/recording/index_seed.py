@@ -76,20 +76,18 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from itertools import compress, repeat
-from operator import and_, eq, ge, itemgetter
-from pathlib import Path
+from itertools import compress
+from operator import eq, itemgetter
 
-from code_trajectory.core.bounded_read import PATTERN_FILE_LIMIT, read_bounded
-from code_trajectory.git import project_index, shared_objects
-from code_trajectory.git.index_file import IndexCopy, IndexRow, IndexTree
+from code_trajectory.git.index_file import IndexRow, IndexTree
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.shadow import ShadowRepo
-from code_trajectory.git.stat_index import IndexEntry, StatVerdict, write_stat_index, write_stat_index_copy
-from code_trajectory.git.tree_format import EMPTY_TREE_OID, MODE_EXECUTABLE, MODE_FILE
+from code_trajectory.git.stat_index import IndexEntry
 from code_trajectory.recording import gitvouch
+from code_trajectory.recording.index_prepare import Prepared, prepare
+from code_trajectory.recording.index_seed_child import SeedChild
 from code_trajectory.recording.listing import REL_OF
 from code_trajectory.recording.statcache import StatCache
 from code_trajectory.recording.tracked import TrackedFiles
@@ -101,9 +99,9 @@ log = logging.getLogger(__name__)
 
 _LOW32 = 0xFFFFFFFF
 _NS = 1_000_000_000
-_REGULAR = frozenset((MODE_FILE, MODE_EXECUTABLE))
-_OID = itemgetter(1)  # an index row's blob id
-_FACTS_AT = (0, 2, 3, 4, 5)  # an index row's mode, size, mtime, ctime, inode: FileInfo's fields after rel
+#: An index file this large or larger (~80,000 entries) is read in a child process (:mod:`.index_seed_child`):
+#: 500,000 files, 10.5 -> X s; below it, the thread's work is short and a process's start-up would add to it.
+CHILD_FROM_BYTES = 8 << 20
 #: ``FileInfo`` from a tuple of its six fields, made in C (a named tuple's own ``__new__`` is Python: 500,000 calls)
 _new_info = partial(tuple.__new__, FileInfo)
 
@@ -113,7 +111,8 @@ def _same_time(ns: int, index_ns: int) -> bool:
 
 
 class IndexSeed:
-    """The blob ids the project's index vouches for, prepared on a thread while the work tree is walked.
+    """The blob ids the project's index vouches for, prepared while the work tree is walked: on a thread, or for a
+    large index (:data:`CHILD_FROM_BYTES`) in a child process (:mod:`.index_seed_child`).
 
     Args:
         project: the project's repository (nothing is written to it).
@@ -123,8 +122,9 @@ class IndexSeed:
             walk then skips the ignore rules for it, as the policy does for every tracked file).
         stat_cache: the stat cache: the private index is then named as its stat index would be, so that
             :func:`.gitvouch.refresh` can adopt it (:meth:`written`) instead of writing the same facts again.
+        in_child: prepare in a child process (True), on a thread (False), or as the index's size says (None).
 
-    :meth:`vouched` waits for the thread and gives the files git found unchanged (before the walk). Calling the
+    :meth:`vouched` waits for the preparation and gives the files git found unchanged (before the walk). Calling the
     object with the scan's files (path relative to the project root -> what ``lstat`` said, or the vouched facts)
     returns ``{path: blob id}`` of the files it vouches for, each present in ``repo`` (see the module's rules);
     ``{}`` when the project is not a git work tree with a commit, or nothing can be reused. Never raises for git's
@@ -132,7 +132,8 @@ class IndexSeed:
     """
 
     def __init__(self, project: ProjectRepo, repo: ShadowRepo, *, max_file_bytes: int,
-                 tracked: TrackedFiles | None = None, stat_cache: StatCache | None = None) -> None:
+                 tracked: TrackedFiles | None = None, stat_cache: StatCache | None = None,
+                 in_child: bool | None = None) -> None:
         self._project, self._repo, self._max, self._tracked = project, repo, max_file_bytes, tracked
         self._stat_cache = stat_cache
         self._written: gitvouch.Written | None = None
@@ -141,14 +142,26 @@ class IndexSeed:
         self._oids: dict[str, str] = {}
         self._trees: dict[str, IndexTree] = {}
         self._index_mtime_ns = 0
-        self._thread = threading.Thread(target=self._prepare_logged, name="trajectory-index-seed", daemon=True)
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._child: SeedChild | None = None
+        if in_child is None:
+            in_child = _index_bytes(project) >= CHILD_FROM_BYTES
+        if in_child:
+            try:
+                self._child = SeedChild(project, max_file_bytes=max_file_bytes,
+                                        stat_cache_path=stat_cache.path if stat_cache is not None else None)
+                return
+            except OSError as exc:
+                log.info("initial import: cannot start a process to read the project's index (%s); read here", exc)
+        self._thread = threading.Thread(target=self._prepare_here, name="trajectory-index-seed", daemon=True)
         self._thread.start()
 
     def vouched(self) -> Mapping[str, FileInfo]:
         """Wait for the thread; return the files git found unchanged since the index's entry (path relative to the
         project root -> the entry's ``lstat`` facts, git's 32 bits of seconds, size and inode). Each is a tracked
         regular file whose blob is in ``repo``; the caller need not ``lstat`` it (see the module docstring)."""
-        self._thread.join()
+        self._wait()
         return self._vouched
 
     def trees(self) -> Mapping[str, IndexTree]:
@@ -156,13 +169,13 @@ class IndexSeed:
         root, ``""`` the root -> ``(entries below it, direct subdirectories, tree id)``), the trees present in
         ``repo`` only: a directory whose every file is taken from the index (same blob id and mode), as many as
         the index has below it, is that tree (:class:`~code_trajectory.git.trees.KnownTrees`)."""
-        self._thread.join()
+        self._wait()
         return self._trees
 
     def written(self) -> gitvouch.Written | None:
         """The private index git vouched on, kept for :func:`.gitvouch.refresh` to adopt (the caller removes its
         file when it does not); None when there is none."""
-        self._thread.join()
+        self._wait()
         return self._written
 
     def _holds(self, entry: IndexEntry) -> bool:
@@ -180,7 +193,7 @@ class IndexSeed:
         return all(map(eq, infos, map(self._vouched.get, rels))) and all(map(eq, oids, map(self._oids.get, rels)))
 
     def __call__(self, files: Mapping[str, FileInfo]) -> dict[str, str]:
-        self._thread.join()
+        self._wait()
         seeded = self._oids  # those vouched for by git (a file the walk did not keep is never looked up)
         index_mtime_ns, candidates = self._index_mtime_ns, self._candidates
         for path, (mode, oid, size, mtime_ns, ctime_ns, ino) in candidates.items():
@@ -195,147 +208,61 @@ class IndexSeed:
                      " git), %d files scanned", len(seeded), len(self._vouched), len(files))
         return seeded
 
-    def _prepare_logged(self) -> None:
+    def _wait(self) -> None:
+        """Wait for the preparation (the thread, or the child's answer turned into the files vouched for)."""
+        if self._thread is not None:
+            self._thread.join()
+            return
+        with self._lock:
+            child, self._child = self._child, None
+            if child is None:
+                return
+            answer = child.result()
+            if answer is not None:
+                prepared, columns = answer
+                self._take(prepared, *columns)
+
+    def _prepare_here(self) -> None:
+        """The thread's work: :func:`.index_prepare.prepare`, then the files vouched for made."""
         try:
-            self._prepare()
+            prepared = prepare(self._project, self._repo, max_file_bytes=self._max, sentinel_of=self._sentinel_of())
         except Exception as exc:  # noqa: BLE001 - an optimisation: without it every file is hashed
             log.warning("not reusing the project's index for the import: %s", exc)
-            self._candidates, self._vouched, self._oids, self._trees = {}, {}, {}, {}
+            return
+        rows = prepared.rows
+        self._take(prepared, prepared.paths, *(list(map(itemgetter(at), rows)) for at in range(6)))
 
-    def _prepare(self) -> None:
-        """Fill :attr:`_candidates`: the index's regular files whose blob is in the shadow repository with the
-        size the index recorded for the file (no conversion), and no filter attribute."""
-        project, repo = self._project, self._repo
-        objects = project.objects_dir
-        if objects is None:
-            return
-        oid_length = len(EMPTY_TREE_OID)  # the shadow repository's object format (SHA-1)
-        found = project_index.index_with_stat(project, oid_bytes=oid_length // 2)
-        if not found:
-            return
-        rows, self._index_mtime_ns, trees, copy = found
-        candidates = _regular_files(rows, oid_length, self._max)
-        if candidates and _filters_possible(project, root=project.root, paths=candidates):
-            filtered = project_index.attribute_values(project, sorted(candidates), "filter")
-            if filtered is None:
-                return
-            for path in filtered:
-                candidates.pop(path, None)
-        if not candidates:
-            return
-        packs = shared_objects.link_packs(objects, repo.git_dir / "objects")
-        loose = shared_objects.link_loose_objects(objects, repo.git_dir / "objects",
-                                                  (row[1] for row in candidates.values()))
-        heads = project_index.head_trees(project) if trees else None  # a cache-tree node is used only when HEAD's
-        trees = {path: tree for path, tree in trees.items() if heads is not None and heads.get(path) == tree[2]}
-        loose += shared_objects.link_loose_objects(objects, repo.git_dir / "objects",
-                                                   (tree[2] for tree in trees.values()))
-        asked = self._ask_git(candidates, copy)  # git lstats on its threads while cat-file answers
-        del copy  # the index file's bytes
-        try:
-            rows_now = list(candidates.values())
-            present = shared_objects.blobs_of_size(repo.git, list(map(_OID, rows_now)),
-                                                   list(map(itemgetter(2), rows_now)))
-            complete = all(present)
-            self._candidates = candidates if complete else dict(compress(candidates.items(), present))
-            self._trees = dict(compress(trees.items(), shared_objects.trees_present(
-                repo.git, [tree[2] for tree in trees.values()])))
-            log.info("initial import: %d files and %d directories of the project's index usable (%d packs, %d loose"
-                     " objects linked)", len(self._candidates), len(self._trees), packs, loose)
-            if asked is not None:
-                self._hear_git(*asked, every_blob=complete)
-        finally:
-            if asked is not None:
-                asked[1].close()
-                if self._written is None:
-                    asked[2].unlink(missing_ok=True)
+    def _sentinel_of(self) -> Callable[[str], str | None] | None:
+        stat_cache, root = self._stat_cache, self._project.root
+        return None if stat_cache is None else partial(gitvouch.sentinel, root, stat_cache)
 
-    def _ask_git(self, candidates: Mapping[str, IndexRow],
-                 copy: IndexCopy | None) -> tuple[list[str], StatVerdict, Path, str, str] | None:
-        """Start ``git diff-files`` on a private index of the ``candidates`` whose mtime and ctime are in a second
-        before the index file's (see the module docstring): ``(those paths, the running verdict, the private
-        index file)``, or None when there are none. With ``copy`` (the project index's entries, paths relative to
-        the root), the private index is the project's entries copied as they are (all but the racy ones, those
-        marked assume-unchanged and gitlinks: :func:`~code_trajectory.git.stat_index.write_stat_index_copy`);
-        entries that are not candidates then stay in it, and git's verdict on them is not used."""
-        repo = self._repo
-        if copy is not None:
-            left_out = {path.decode("utf-8", "surrogateescape") for path in copy.left_out}
-            settled = [path for path in candidates if path not in left_out]
-        else:
-            written_s = (self._index_mtime_ns // _NS) & _LOW32
-            settled = [path for path, row in candidates.items()
-                       if row[3] // _NS < written_s and row[4] // _NS < written_s]
-        for stale in repo.state_dir.glob("seed-*.index"):  # left by an import that was killed
-            stale.unlink(missing_ok=True)
-        name = os.urandom(16).hex()
-        index = repo.state_dir / f"seed-{name}.index"
-        sentinel = (gitvouch.sentinel(self._project.root, self._stat_cache, name) if self._stat_cache is not None
-                    else os.path.relpath(repo.state_dir / f"seed-{name}.sentinel", self._project.root))
-        if not settled or sentinel is None or sentinel.startswith(".."):
-            return None
-        sentinel = sentinel.replace(os.sep, "/")
-        try:
-            _count, checksum = (write_stat_index_copy(index, copy, sentinel=sentinel) if copy is not None
-                                else write_stat_index(index, ((path, *candidates[path]) for path in settled),
-                                                      sentinel=sentinel))
-        except (OSError, ValueError) as exc:
-            log.info("initial import: cannot write the private index (%s); every file is looked at", exc)
-            index.unlink(missing_ok=True)
-            return None
-        return settled, StatVerdict(repo.git, index, sentinel=sentinel, checksum=checksum), index, name, checksum
-
-    def _hear_git(self, settled: list[str], verdict: StatVerdict, index: Path, name: str, checksum: str, *,
-                  every_blob: bool) -> None:
-        """Move the ``settled`` candidates that git found unchanged, that are still candidates (all are with
-        ``every_blob``: no candidate's blob was missing) and that the tracked set holds into :attr:`_vouched` and
-        :attr:`_oids`. Nothing moves when git gives no verdict (logged by
-        :class:`StatVerdict`)."""
-        candidates = self._candidates
-        dirty = verdict.dirty()
-        if dirty is None:
-            return
-        vouched, oids = self._vouched, self._oids
-        # kept in the index's order, in C (500,000 files at an import): the objects made from them below are then
-        # laid out in memory in the order the walk and the stat cache read them (in a hash set's order, the same
-        # passes took 2x as long here)
-        paths = self._tracked.current.kept(settled) if self._tracked is not None else settled
-        if not every_blob or dirty:  # candidates whose blob is missing, or changed files
-            paths = [path for path in paths if path in candidates and path not in dirty]
-        rows = list(map(candidates.pop, paths))  # (mode, oid, size, mtime_ns, ctime_ns, ino)
-        columns = [list(map(itemgetter(at), rows)) for at in _FACTS_AT]  # FileInfo's fields after rel, a list each
-        vouched.update(zip(paths, map(_new_info, zip(paths, *columns))))
-        oids.update(zip(paths, map(_OID, rows)))
-        log.info("initial import: git vouches for %d files of the project's index (%d changed)", len(vouched),
-                 len(dirty))
-        if self._stat_cache is not None:
+    def _take(self, prepared: Prepared, paths: list[str], modes: Sequence[str], oids: Sequence[str],
+              sizes: Sequence[int], mtimes: Sequence[int], ctimes: Sequence[int], inos: Sequence[int]) -> None:
+        """Fill this object from ``prepared``, the files git vouched for given as columns in the index's order:
+        those the tracked set holds become :attr:`_vouched` and :attr:`_oids` (each ``FileInfo`` made in C, in
+        that order); any other stays a candidate."""
+        self._candidates, self._trees, self._index_mtime_ns = prepared.candidates, prepared.trees, \
+            prepared.index_mtime_ns
+        kept = self._tracked.current.kept(paths) if self._tracked is not None else paths
+        columns = (paths, modes, oids, sizes, mtimes, ctimes, inos)
+        if kept is not paths:  # a file the tracked set does not hold (the index changed meanwhile): a candidate
+            held = set(kept)
+            chosen = list(map(held.__contains__, paths))
+            for path, mode, oid, size, mtime_ns, ctime_ns, ino in zip(*columns):
+                if path not in held:
+                    self._candidates[path] = (mode, oid, size, mtime_ns, ctime_ns, ino)
+            paths, modes, oids = list(compress(paths, chosen)), list(compress(modes, chosen)), list(compress(oids, chosen))
+            sizes, mtimes, ctimes, inos = (list(compress(column, chosen)) for column in (sizes, mtimes, ctimes, inos))
+        self._vouched.update(zip(paths, map(_new_info, zip(paths, modes, sizes, mtimes, ctimes, inos))))
+        self._oids.update(zip(paths, oids))
+        if prepared.written is not None and self._stat_cache is not None:
+            index, name, checksum = prepared.written
             self._written = gitvouch.Written(index, name, checksum, self._holds, self._holds_files)
 
 
-def _regular_files(rows: dict[str, IndexRow], oid_length: int, max_bytes: int) -> dict[str, IndexRow]:
-    """The ``rows`` of regular files with a blob id of ``oid_length`` hex digits and at most ``max_bytes``: ``rows``
-    itself when all are (each told in C: 500,000 at an import), else a new dict of those."""
-    values = list(rows.values())
-    fit = list(map(and_, map(_REGULAR.__contains__, map(itemgetter(0), values)),
-                   map(ge, repeat(max_bytes), map(itemgetter(2), values))))
-    if all(fit) and set(map(len, map(_OID, values))) <= {oid_length}:
-        return rows
-    return {path: row for path, row in rows.items()
-            if row[0] in _REGULAR and len(row[1]) == oid_length and row[2] <= max_bytes}
-
-
-def _filters_possible(project: ProjectRepo, *, root: Path, paths: Mapping[str, object]) -> bool:
-    """True when an attribute file that applies mentions ``filter`` (a tracked ``.gitattributes`` as the work tree
-    has it, the repository's ``info/attributes``, the user's or the system's attribute file), or when the project
-    is a subdirectory of its work tree (the ``.gitattributes`` above it are not looked at: ``check-attr`` is)."""
-    if project.prefix:
-        return True
-    files = [root / p for p in paths if p == ".gitattributes" or p.endswith("/.gitattributes")]
-    users = project_index.attribute_files(project)  # the user's own and the system's: followed when links
-    for path in [*files, *users]:
-        if not os.path.lexists(path):
-            continue
-        data = read_bounded(path, PATTERN_FILE_LIMIT, follow_symlinks=path in users)
-        if data is None or b"filter" in data:
-            return True  # unreadable, a symlink, a FIFO or too large: assume the worst
-    return False
+def _index_bytes(project: ProjectRepo) -> int:
+    """The size in bytes of the project's index file (0 when there is none)."""
+    try:
+        return os.stat(project.git_dir / "index").st_size if project.git_dir is not None else 0
+    except OSError:
+        return 0
