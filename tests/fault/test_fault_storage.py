@@ -191,7 +191,9 @@ def test_removed_project_stops_the_watcher_and_tools_answer_with_an_error(tmp_pa
     write(root, "a.txt", "a\n")
     s = session(root)
     try:
-        shutil.rmtree(root)
+        # as ``rm -rf`` would: the import may still be writing its state files meanwhile (a file made in a directory
+        # being removed leaves it not empty), so the removal is retried until the project is gone
+        wait_for(lambda: shutil.rmtree(root, ignore_errors=True) or not root.exists())
         wait_for(lambda: not s.watcher.running)
         assert "no longer exists" in s.watcher.last_error
         with pytest.raises(ProjectError, match="no longer exists"):
