@@ -128,8 +128,8 @@ def test_an_imports_rows_packed_per_directory_are_those_written_file_by_file(tmp
     age_everything(root, skip=(".trajectory",))
     packed: list[str] = []
     pack_files = statrows._pack_files
-    monkeypatch.setattr(statrows, "_pack_files", lambda rel_dir, *args: packed.append(rel_dir)
-                        or pack_files(rel_dir, *args))
+    monkeypatch.setattr(statrows, "_pack_files", lambda rel_dir, *args, **kwargs: packed.append(rel_dir)
+                        or pack_files(rel_dir, *args, **kwargs))
 
     def imported(*, grouped: bool) -> dict:
         shutil.rmtree(root / ".trajectory", ignore_errors=True)

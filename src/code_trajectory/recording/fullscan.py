@@ -293,8 +293,11 @@ def _with_stats(result: ScanResult, files: Mapping[str, FileInfo], vouched: set[
             stats = pack_stats(infos)
             if oids is not None:
                 blob_ids = list(map(oids.get, rels))
+            # at an import whose every file is the index's, a directory whose files are all the walk's known
+            # ones has the seed's facts and blob ids: those its index was written from
             if adopt is not None and held is not None and stats is not None and blob_ids is not None \
-                    and gitvouch.holds_all(adopt[0], infos, blob_ids, adopt[1]):
+                    and gitvouch.holds_all(adopt[0], infos, blob_ids, adopt[1],
+                                           as_written=vouched is None and infos is known):
                 held.append(rel_dir)
         if stats != listing.stats:
             listings[rel_dir] = dataclasses.replace(listing, stats=stats)
@@ -304,8 +307,8 @@ def _with_stats(result: ScanResult, files: Mapping[str, FileInfo], vouched: set[
             if None in blob_ids or infos is None:  # a file not hashed (too large), or not vouched for
                 kept = [(name, rel, oid) for name, rel, oid in zip(names, rels, blob_ids) if oid is not None]
                 names, rels, blob_ids = [k[0] for k in kept], [k[1] for k in kept], [k[2] for k in kept]
-                infos = list(map(files.__getitem__, rels))
-            by_dir[rel_dir] = (names, infos, blob_ids)  # type: ignore[assignment]  # no None left
+                infos, stats = list(map(files.__getitem__, rels)), None
+            by_dir[rel_dir] = (names, infos, blob_ids, stats)  # type: ignore[assignment]  # no None left
             grouped += len(names)
     if by_dir is not None and oids is not None and grouped != len(oids):
         by_dir = None  # a file hashed outside the listings: rows are then written file by file

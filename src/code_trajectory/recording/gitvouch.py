@@ -159,16 +159,21 @@ def refresh(root: Path, stat_cache: StatCache, token: str | None, listings: Mapp
     return True
 
 
-def holds_all(written: Written, infos: Sequence[FileInfo], oids: Sequence[str | None], scanned_ns: int) -> bool:
+def holds_all(written: Written, infos: Sequence[FileInfo], oids: Sequence[str | None], scanned_ns: int, *,
+              as_written: bool = False) -> bool:
     """True when ``written`` holds, for each of ``infos``, the entry :func:`_entries` makes of the file's stat cache
     row: the file's ``lstat`` facts, its blob id at the same place of ``oids`` (None: it has none, and the answer is
     False), none of its mtime and ctime within :data:`~.worktree.RACY_MARGIN_NS` of ``scanned_ns`` (the scan writing
-    the rows). In C but for one call a directory when ``written`` tells :attr:`Written.holds_files`."""
+    the rows). In C but for one call a directory when ``written`` tells :attr:`Written.holds_files`. With
+    ``as_written`` the caller knows ``infos`` and ``oids`` are the very facts and blob ids ``written`` was written
+    from (the index seed's own, an import's common case): only the racy check is made."""
     if not infos:
         return True
     settled = scanned_ns - RACY_MARGIN_NS
     if None in oids or max(map(MTIME_OF, infos)) > settled or max(map(CTIME_OF, infos)) > settled:
         return False
+    if as_written:
+        return True
     if written.holds_files is not None:
         return written.holds_files(infos, oids)
     holds = written.holds
