@@ -13,41 +13,44 @@ import pytest
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.recording import index_seed
-from code_trajectory.recording.index_prepare import Prepared
+from code_trajectory.recording.index_prepare import Asked, Heard
 from code_trajectory.recording.index_seed import IndexSeed
-from code_trajectory.recording.index_seed_child import SeedChild, decode, encode
+from code_trajectory.recording.index_seed_child import SeedChild, decode_asked, decode_heard, encode_asked, encode_heard
 from code_trajectory.recording.tracked import TrackedFiles
 from support import git, git_repo
 
 ODD = os.fsdecode(b"odd\nname-\xff.txt")
 
 
-def a_prepared() -> Prepared:
+def an_asked() -> Asked:
     rows = [("100644", "a" * 40, 12, 1_700_000_000_123_456_789, 1_700_000_001_000_000_001, 2**32 - 1),
             ("100755", "b" * 40, 0, 0, 5, 7),
             ("100644", "c" * 40, 2**31, 2**62, 1, 1)]
-    return Prepared(paths=["a.py", "bin/run.sh", ODD], rows=rows,
-                    candidates={"é/racy.txt": ("100644", "d" * 40, 3, 9, 9, 9)},
-                    trees={"": (3, 1, "e" * 40), "bin": (1, 0, "f" * 40)}, index_mtime_ns=1_700_000_002_000_000_000,
-                    written=(Path("/x/.trajectory/state/seed-1.index"), "1", "0" * 40))
+    return Asked(1_700_000_002_000_000_000, ["a.py", "bin/run.sh", ODD], rows,
+                 {"é/racy.txt": ("100644", "d" * 40, 3, 9, 9, 9)})
 
 
-def test_the_answer_comes_back_as_it_was_prepared() -> None:
-    prepared = a_prepared()
-    back, (paths, modes, oids, sizes, mtimes, ctimes, inos) = decode(encode(prepared))
-    assert paths == prepared.paths and ODD in paths
-    assert list(zip(modes, oids, sizes, mtimes, ctimes, inos)) == prepared.rows
-    assert back.candidates == prepared.candidates and back.trees == prepared.trees
-    assert back.index_mtime_ns == prepared.index_mtime_ns and back.written == prepared.written
-    assert back.paths == [] and back.rows == []  # the vouched files come back as columns only
-
-    empty, columns = decode(encode(Prepared()))
-    assert empty == Prepared() and all(len(column) == 0 for column in columns)
+def a_heard() -> Heard:
+    return Heard(changed={"a.py", ODD}, missing={"é/racy.txt"}, trees={"": (3, 1, "e" * 40), "bin": (1, 0, "f" * 40)},
+                 written=(Path("/x/.trajectory/state/seed-1.index"), "1", "0" * 40))
 
 
-@pytest.mark.parametrize("damage", ["magic", "truncated", "count", "oid length", "mode"])
+def test_the_answers_come_back_as_they_were_told() -> None:
+    asked, heard = an_asked(), a_heard()
+    data = encode_asked(asked) + encode_heard(heard)
+    (paths, modes, oids, sizes, mtimes, ctimes, inos), index_mtime_ns, others, at = decode_asked(data)
+    assert paths == asked.paths and ODD in paths
+    assert list(zip(modes, oids, sizes, mtimes, ctimes, inos)) == asked.rows
+    assert others == asked.others and index_mtime_ns == asked.index_mtime_ns
+    assert decode_heard(data, at) == heard
+
+    columns, _mtime, others, at = decode_asked(encode_asked(Asked()) + encode_heard(Heard()))
+    assert others == {} and all(len(column) == 0 for column in columns)
+
+
+@pytest.mark.parametrize("damage", ["magic", "truncated", "count", "oid length", "mode", "heard"])
 def test_an_answer_that_does_not_add_up_is_refused(damage: str) -> None:
-    data = encode(a_prepared())
+    data = encode_asked(an_asked())
     if damage == "magic":
         data = b"X" + data[1:]
     elif damage == "truncated":
@@ -55,11 +58,15 @@ def test_an_answer_that_does_not_add_up_is_refused(damage: str) -> None:
     elif damage == "count":
         data = data.replace(b'"counts": [3, 1]', b'"counts": [2, 1]')
     elif damage == "oid length":
-        data = encode(Prepared(paths=["a"], rows=[("100644", "a" * 39, 1, 1, 1, 1)]))
-    else:
+        data = encode_asked(Asked(0, ["a"], [("100644", "a" * 39, 1, 1, 1, 1)]))
+    elif damage == "mode":
         data = data.replace(b'"modes": ["100644", "100755"]', b'"modes": ["100644"]')
+    else:
+        with pytest.raises(ValueError):
+            decode_heard(data + encode_heard(a_heard())[:-1], len(data))
+        return
     with pytest.raises(ValueError):
-        decode(data)
+        decode_asked(data)
 
 
 def test_the_index_read_in_a_child_vouches_as_on_a_thread(tmp_path: Path) -> None:
@@ -83,12 +90,13 @@ def test_a_killed_child_leaves_nothing_reused(tmp_path: Path, caplog: pytest.Log
     child = SeedChild(ProjectRepo.discover(root), max_file_bytes=1 << 20, stat_cache_path=None)
     child._proc.kill()  # type: ignore[union-attr]  # as the kernel's OOM killer would
     with caplog.at_level(logging.WARNING, logger="code_trajectory.recording.index_seed_child"):
-        assert child.result() is None
+        assert child.asked() is None
     assert "not reusing the project's index" in caplog.text
-    assert child.result() is None  # asked again: still nothing, no error
+    assert child.asked() is None and child.heard() is None  # asked again: still nothing, no error
     stopped = SeedChild(ProjectRepo.discover(root), max_file_bytes=1 << 20, stat_cache_path=None)
-    stopped.close()  # not wanted: stopped, its file closed
-    assert stopped.result() is None
+    stopped.close()  # not wanted: stopped, its files closed
+    stopped.close()
+    assert stopped.asked() is None and stopped.heard() is None
 
 
 def test_a_large_index_is_read_in_a_child(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

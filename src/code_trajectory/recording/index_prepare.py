@@ -2,8 +2,9 @@
 files whose blob is in the shadow repository, and git's verdict on which of them are unchanged.
 
 :func:`prepare` runs on the import's thread for a small index, in a child process for a large one
-(:mod:`.index_seed_child`): either way it returns a :class:`Prepared` of plain data, which
-:class:`~.index_seed.IndexSeed` turns into the files it vouches for.
+(:mod:`.index_seed_child`): either way it tells plain data in two steps, the files git is asked about
+(:class:`Asked`, as soon as git is asked, so that the caller makes its objects while git compares) and git's
+verdict (:class:`Heard`), which :class:`~.index_seed.IndexSeed` turns into the files it vouches for.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import compress, repeat
 from operator import and_, ge, itemgetter
@@ -25,7 +26,7 @@ from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.git.stat_index import StatVerdict, write_stat_index, write_stat_index_copy
 from code_trajectory.git.tree_format import EMPTY_TREE_OID, MODE_EXECUTABLE, MODE_FILE
 
-__all__ = ["Prepared", "prepare"]
+__all__ = ["Asked", "Heard", "prepare"]
 
 log = logging.getLogger(__name__)
 
@@ -36,30 +37,46 @@ _OID = itemgetter(1)  # an index row's blob id
 
 
 @dataclass
-class Prepared:
-    """What :func:`prepare` found (paths relative to the project root).
+class Asked:
+    """What :func:`prepare` tells first, while git compares (paths relative to the project root).
 
     Attributes:
-        paths: the files git found unchanged since their index entry, in the index's order; ``rows``: their index
-            rows at the same places (``(mode, blob id, size, mtime ns, ctime ns, inode)``, git's low 32 bits of
-            seconds, size and inode).
-        candidates: the other regular files of the index whose blob is in the shadow repository (path -> row).
-        trees: the cache-tree's directories whose tree is ``HEAD``'s there and is in the shadow repository.
         index_mtime_ns: the index file's mtime when it was read.
+        paths: the regular files of the index, with their blob in the shadow repository as far as known yet, that
+            git is asked about (see :class:`Heard`), in the index's order; ``rows``: their index rows at the same
+            places (``(mode, blob id, size, mtime ns, ctime ns, inode)``, git's low 32 bits of seconds, size, inode).
+        others: the other such files git is not asked about (racy ones, or all when git cannot be asked): path ->
+            row.
+    """
+
+    index_mtime_ns: int = 0
+    paths: list[str] = field(default_factory=list)
+    rows: list[IndexRow] = field(default_factory=list)
+    others: dict[str, IndexRow] = field(default_factory=dict)
+
+
+@dataclass
+class Heard:
+    """What :func:`prepare` tells last.
+
+    Attributes:
+        changed: the files of :attr:`Asked.paths` git found changed since their index entry; None: git gave no
+            verdict (it vouches for none of them).
+        missing: files of :attr:`Asked.paths` and :attr:`Asked.others` whose blob is not in the shadow repository
+            with the size the index recorded (none of them is taken from the index).
+        trees: the cache-tree's directories whose tree is ``HEAD``'s there and is in the shadow repository.
         written: ``(file, name, checksum)`` of the private index git vouched on, kept for the stat cache to adopt
             (see :class:`~.gitvouch.Written`), or None (none kept).
     """
 
-    paths: list[str] = field(default_factory=list)
-    rows: list[IndexRow] = field(default_factory=list)
-    candidates: dict[str, IndexRow] = field(default_factory=dict)
+    changed: set[str] | None = None
+    missing: set[str] = field(default_factory=set)
     trees: dict[str, IndexTree] = field(default_factory=dict)
-    index_mtime_ns: int = 0
     written: tuple[Path, str, str] | None = None
 
 
 def prepare(project: ProjectRepo, repo: ShadowRepo, *, max_file_bytes: int,
-            sentinel_of: Callable[[str], str | None] | None) -> Prepared:
+            sentinel_of: Callable[[str], str | None] | None, on_asked: Callable[[Asked], None]) -> Heard:
     """The index's regular files whose blob is in ``repo`` with the size the index recorded for the file (no
     conversion) and no filter attribute, and which of them git finds unchanged (see :mod:`.index_seed`).
 
@@ -69,36 +86,50 @@ def prepare(project: ProjectRepo, repo: ShadowRepo, *, max_file_bytes: int,
         max_file_bytes: the size cap of recorded files.
         sentinel_of: the sentinel path (relative to the root) of the private index named by a random name, to be
             kept for the stat cache (:func:`.gitvouch.sentinel`); None: the private index is removed afterwards.
+        on_asked: called once with the files git is asked about and the others (an empty :class:`Asked` when there
+            are none), while git compares and checks the blobs: the caller makes its own objects from them meanwhile.
+
+    Returns:
+        git's verdict and what else was learnt meanwhile.
 
     Raises:
         GitError, OSError: git or the file system failed (the caller then reuses nothing).
     """
-    prepared = Prepared()
+    told: list[Asked] = []
+
+    def tell(asked: Asked) -> None:
+        told.append(asked)
+        on_asked(asked)
+
+    heard = Heard()
     objects = project.objects_dir
-    if objects is None:
-        return prepared
-    with ThreadPoolExecutor(1, thread_name_prefix="trajectory-head-trees") as background:
-        heads = background.submit(project_index.head_trees, project)  # git lists them while the index is read
-        return _prepare(prepared, project, repo, objects, heads, max_file_bytes, sentinel_of)
+    if objects is not None:
+        with ThreadPoolExecutor(1, thread_name_prefix="trajectory-index-prepare") as background:
+            heard = _prepare(project, repo, objects, background, max_file_bytes, sentinel_of, tell)
+    if not told:
+        on_asked(Asked())
+    return heard
 
 
-def _prepare(prepared: Prepared, project: ProjectRepo, repo: ShadowRepo, objects: Path,
-             heads_listed: Future[dict[str, str] | None], max_file_bytes: int,
-             sentinel_of: Callable[[str], str | None] | None) -> Prepared:
+def _prepare(project: ProjectRepo, repo: ShadowRepo, objects: Path, background: ThreadPoolExecutor,
+             max_file_bytes: int, sentinel_of: Callable[[str], str | None] | None,
+             tell: Callable[[Asked], None]) -> Heard:
+    heard = Heard()
+    heads_listed = background.submit(project_index.head_trees, project)  # git lists them while the index is read
     oid_length = len(EMPTY_TREE_OID)  # the shadow repository's object format (SHA-1)
     found = project_index.index_with_stat(project, oid_bytes=oid_length // 2)
     if not found:
-        return prepared
-    rows, prepared.index_mtime_ns, trees, copy = found
+        return heard
+    rows, index_mtime_ns, trees, copy = found
     candidates = _regular_files(rows, oid_length, max_file_bytes)
     if candidates and _filters_possible(project, root=project.root, paths=candidates):
         filtered = project_index.attribute_values(project, sorted(candidates), "filter")
         if filtered is None:
-            return prepared
+            return heard
         for path in filtered:
             candidates.pop(path, None)
     if not candidates:
-        return prepared
+        return heard
     packs = shared_objects.link_packs(objects, repo.git_dir / "objects")
     loose = shared_objects.link_loose_objects(objects, repo.git_dir / "objects",
                                               (row[1] for row in candidates.values()))
@@ -106,44 +137,57 @@ def _prepare(prepared: Prepared, project: ProjectRepo, repo: ShadowRepo, objects
     trees = {path: tree for path, tree in trees.items() if heads is not None and heads.get(path) == tree[2]}
     loose += shared_objects.link_loose_objects(objects, repo.git_dir / "objects",
                                                (tree[2] for tree in trees.values()))
-    asked = _ask_git(project, repo, candidates, copy, prepared.index_mtime_ns, sentinel_of)  # git lstats meanwhile
+    rows_now = list(candidates.values())
+    present_checked = background.submit(  # git cat-file answers while the caller takes what it is told
+        shared_objects.blobs_of_size, repo.git, list(map(_OID, rows_now)), list(map(itemgetter(2), rows_now)))
+    asked = _ask_git(project, repo, candidates, copy, index_mtime_ns, sentinel_of)  # git lstats meanwhile
     del copy  # the index file's bytes
     try:
-        rows_now = list(candidates.values())
-        present = shared_objects.blobs_of_size(repo.git, list(map(_OID, rows_now)),
-                                               list(map(itemgetter(2), rows_now)))
-        complete = all(present)
-        prepared.candidates = candidates if complete else dict(compress(candidates.items(), present))
-        prepared.trees = dict(compress(trees.items(), shared_objects.trees_present(
+        settled, others = (asked[0], asked[1]) if asked is not None else ([], list(candidates))
+        tell(Asked(index_mtime_ns, settled, list(map(candidates.__getitem__, settled)),
+                   dict(zip(others, map(candidates.__getitem__, others)))))
+        present = present_checked.result()
+        if not all(present):
+            heard.missing = {path for path, there in zip(candidates, present) if not there}
+        heard.trees = dict(compress(trees.items(), shared_objects.trees_present(
             repo.git, [tree[2] for tree in trees.values()])))
         log.info("initial import: %d files and %d directories of the project's index usable (%d packs, %d loose"
-                 " objects linked)", len(prepared.candidates), len(prepared.trees), packs, loose)
+                 " objects linked)", len(candidates) - len(heard.missing), len(heard.trees), packs, loose)
         if asked is not None:
-            _hear_git(prepared, *asked, every_blob=complete, keep=sentinel_of is not None)
+            heard.changed = asked[2].dirty()
+            if heard.changed is not None:
+                log.info("initial import: git vouches for %d files of the project's index (%d changed)",
+                         len(settled) - len(heard.changed), len(heard.changed))
+                if sentinel_of is not None:
+                    heard.written = asked[3], asked[4], asked[5]
     finally:
         if asked is not None:
-            asked[1].close()
-            if prepared.written is None:
-                asked[2].unlink(missing_ok=True)
-    return prepared
+            asked[2].close()
+            if heard.written is None:
+                asked[3].unlink(missing_ok=True)
+    return heard
 
 
 def _ask_git(project: ProjectRepo, repo: ShadowRepo, candidates: Mapping[str, IndexRow], copy: IndexCopy | None,
              index_mtime_ns: int, sentinel_of: Callable[[str], str | None] | None,
-             ) -> tuple[list[str], StatVerdict, Path, str, str] | None:
+             ) -> tuple[list[str], list[str], StatVerdict, Path, str, str] | None:
     """Start ``git diff-files`` on a private index of the ``candidates`` whose mtime and ctime are in a second
-    before the index file's (see :mod:`.index_seed`): ``(those paths, the running verdict, the private index file,
-    its name, its checksum)``, or None when there are none. With ``copy`` (the project index's entries, paths
-    relative to the root), the private index is the project's entries copied as they are (all but the racy ones,
-    those marked assume-unchanged and gitlinks: :func:`~code_trajectory.git.stat_index.write_stat_index_copy`);
-    entries that are not candidates then stay in it, and git's verdict on them is not used."""
+    before the index file's (see :mod:`.index_seed`): ``(those paths, the other candidates, the running verdict,
+    the private index file, its name, its checksum)``, or None when there are none. With ``copy`` (the project
+    index's entries, paths relative to the root), the private index is the project's entries copied as they are
+    (all but the racy ones, those marked assume-unchanged and gitlinks:
+    :func:`~code_trajectory.git.stat_index.write_stat_index_copy`); entries that are not candidates then stay in
+    it, and git's verdict on them is not used."""
     if copy is not None:
         left_out = {path.decode("utf-8", "surrogateescape") for path in copy.left_out}
         settled = [path for path in candidates if path not in left_out]
+        others = [path for path in candidates if path in left_out] if left_out else []
     else:
         written_s = (index_mtime_ns // _NS) & _LOW32
         settled = [path for path, row in candidates.items()
                    if row[3] // _NS < written_s and row[4] // _NS < written_s]
+        chosen = set(settled)
+        others = [path for path in candidates if path not in chosen]
     for stale in repo.state_dir.glob("seed-*.index"):  # left by an import that was killed
         stale.unlink(missing_ok=True)
     name = os.urandom(16).hex()
@@ -161,29 +205,7 @@ def _ask_git(project: ProjectRepo, repo: ShadowRepo, candidates: Mapping[str, In
         log.info("initial import: cannot write the private index (%s); every file is looked at", exc)
         index.unlink(missing_ok=True)
         return None
-    return settled, StatVerdict(repo.git, index, sentinel=sentinel, checksum=checksum), index, name, checksum
-
-
-def _hear_git(prepared: Prepared, settled: list[str], verdict: StatVerdict, index: Path, name: str, checksum: str,
-              *, every_blob: bool, keep: bool) -> None:
-    """Move the ``settled`` candidates that git found unchanged and that are still candidates (all are with
-    ``every_blob``: no candidate's blob was missing) from ``prepared.candidates`` to ``prepared.paths`` and
-    ``prepared.rows``, in the index's order; with ``keep``, note the private index as ``prepared.written``.
-    Nothing moves when git gives no verdict (logged by :class:`StatVerdict`)."""
-    candidates = prepared.candidates
-    dirty = verdict.dirty()
-    if dirty is None:
-        return
-    # kept in the index's order, in C (500,000 files at an import): the objects made from them later are then laid
-    # out in memory in the order the walk and the stat cache read them (in a hash set's order, the same passes
-    # took 2x as long)
-    paths = settled
-    if not every_blob or dirty:  # candidates whose blob is missing, or changed files
-        paths = [path for path in paths if path in candidates and path not in dirty]
-    prepared.paths, prepared.rows = paths, list(map(candidates.pop, paths))
-    log.info("initial import: git vouches for %d files of the project's index (%d changed)", len(paths), len(dirty))
-    if keep:
-        prepared.written = (index, name, checksum)
+    return settled, others, StatVerdict(repo.git, index, sentinel=sentinel, checksum=checksum), index, name, checksum
 
 
 def _regular_files(rows: dict[str, IndexRow], oid_length: int, max_bytes: int) -> dict[str, IndexRow]:

@@ -76,7 +76,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from itertools import compress
 from operator import eq, itemgetter
@@ -86,8 +86,8 @@ from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.git.stat_index import IndexEntry
 from code_trajectory.recording import gitvouch
-from code_trajectory.recording.index_prepare import Prepared, prepare
-from code_trajectory.recording.index_seed_child import SeedChild
+from code_trajectory.recording.index_prepare import Asked, Heard, prepare
+from code_trajectory.recording.index_seed_child import Columns, SeedChild
 from code_trajectory.recording.listing import REL_OF
 from code_trajectory.recording.statcache import StatCache
 from code_trajectory.recording.tracked import TrackedFiles
@@ -209,7 +209,7 @@ class IndexSeed:
         return seeded
 
     def _wait(self) -> None:
-        """Wait for the preparation (the thread, or the child's answer turned into the files vouched for)."""
+        """Wait for the preparation: the thread, or the child's two answers, each taken as it comes."""
         if self._thread is not None:
             self._thread.join()
             return
@@ -217,46 +217,66 @@ class IndexSeed:
             child, self._child = self._child, None
             if child is None:
                 return
-            answer = child.result()
-            if answer is not None:
-                prepared, columns = answer
-                self._take(prepared, *columns)
+            asked = child.asked()
+            if asked is None:
+                return
+            self._take_asked(*asked)  # while the child waits for git's verdict
+            heard = child.heard()
+            if heard is None:
+                self._vouched, self._oids, self._candidates = {}, {}, {}
+                return
+            self._take_heard(heard)
 
     def _prepare_here(self) -> None:
-        """The thread's work: :func:`.index_prepare.prepare`, then the files vouched for made."""
+        """The thread's work: :func:`.index_prepare.prepare`, its answers taken as they come."""
+        def on_asked(asked: Asked) -> None:
+            rows = asked.rows
+            self._take_asked((asked.paths, *(list(map(itemgetter(at), rows)) for at in range(6))),  # type: ignore[arg-type]
+                             asked.index_mtime_ns, asked.others)
+
+        stat_cache, root = self._stat_cache, self._project.root
         try:
-            prepared = prepare(self._project, self._repo, max_file_bytes=self._max, sentinel_of=self._sentinel_of())
+            heard = prepare(self._project, self._repo, max_file_bytes=self._max, on_asked=on_asked,
+                            sentinel_of=None if stat_cache is None else partial(gitvouch.sentinel, root, stat_cache))
         except Exception as exc:  # noqa: BLE001 - an optimisation: without it every file is hashed
             log.warning("not reusing the project's index for the import: %s", exc)
+            self._vouched, self._oids, self._candidates = {}, {}, {}
             return
-        rows = prepared.rows
-        self._take(prepared, prepared.paths, *(list(map(itemgetter(at), rows)) for at in range(6)))
+        self._take_heard(heard)
 
-    def _sentinel_of(self) -> Callable[[str], str | None] | None:
-        stat_cache, root = self._stat_cache, self._project.root
-        return None if stat_cache is None else partial(gitvouch.sentinel, root, stat_cache)
-
-    def _take(self, prepared: Prepared, paths: list[str], modes: Sequence[str], oids: Sequence[str],
-              sizes: Sequence[int], mtimes: Sequence[int], ctimes: Sequence[int], inos: Sequence[int]) -> None:
-        """Fill this object from ``prepared``, the files git vouched for given as columns in the index's order:
-        those the tracked set holds become :attr:`_vouched` and :attr:`_oids` (each ``FileInfo`` made in C, in
-        that order); any other stays a candidate."""
-        self._candidates, self._trees, self._index_mtime_ns = prepared.candidates, prepared.trees, \
-            prepared.index_mtime_ns
+    def _take_asked(self, columns: Columns, index_mtime_ns: int, others: dict[str, IndexRow]) -> None:
+        """Take the files git is asked about (``columns`` in the index's order) as vouched for until git's verdict
+        says otherwise (:meth:`_take_heard`; each ``FileInfo`` made in C, in that order), but those the tracked set
+        does not hold, which stay candidates with ``others``."""
+        paths, modes, oids, sizes, mtimes, ctimes, inos = columns
+        self._candidates, self._index_mtime_ns = others, index_mtime_ns
         kept = self._tracked.current.kept(paths) if self._tracked is not None else paths
-        columns = (paths, modes, oids, sizes, mtimes, ctimes, inos)
         if kept is not paths:  # a file the tracked set does not hold (the index changed meanwhile): a candidate
             held = set(kept)
             chosen = list(map(held.__contains__, paths))
             for path, mode, oid, size, mtime_ns, ctime_ns, ino in zip(*columns):
                 if path not in held:
-                    self._candidates[path] = (mode, oid, size, mtime_ns, ctime_ns, ino)
+                    others[path] = (mode, oid, size, mtime_ns, ctime_ns, ino)
             paths, modes, oids = list(compress(paths, chosen)), list(compress(modes, chosen)), list(compress(oids, chosen))
             sizes, mtimes, ctimes, inos = (list(compress(column, chosen)) for column in (sizes, mtimes, ctimes, inos))
-        self._vouched.update(zip(paths, map(_new_info, zip(paths, modes, sizes, mtimes, ctimes, inos))))
-        self._oids.update(zip(paths, oids))
-        if prepared.written is not None and self._stat_cache is not None:
-            index, name, checksum = prepared.written
+        self._vouched = dict(zip(paths, map(_new_info, zip(paths, modes, sizes, mtimes, ctimes, inos))))
+        self._oids = dict(zip(paths, oids))
+
+    def _take_heard(self, heard: Heard) -> None:
+        """Apply git's verdict to what :meth:`_take_asked` took: the changed files become candidates again, those
+        whose blob is missing go, and with no verdict none is vouched for."""
+        vouched, oids, candidates = self._vouched, self._oids, self._candidates
+        changed = set(vouched) if heard.changed is None else heard.changed
+        for path in changed | heard.missing:
+            info = vouched.pop(path, None)
+            oid = oids.pop(path, None)
+            if info is not None and oid is not None and path not in heard.missing:
+                candidates[path] = (info.mode, oid, info.size, info.mtime_ns, info.ctime_ns, info.ino)
+        for path in heard.missing:
+            candidates.pop(path, None)
+        self._trees = heard.trees
+        if heard.written is not None and self._stat_cache is not None and heard.changed is not None:
+            index, name, checksum = heard.written
             self._written = gitvouch.Written(index, name, checksum, self._holds, self._holds_files)
 
 

@@ -5,13 +5,15 @@ index and taking git's verdict cost ~3.5 s of CPU that the walk of the work tree
 by one thread at a time; in a child process they run on the other core. What comes back is columns, not objects
 (paths joined, blob ids joined, the numbers packed), so that the import makes each file's objects once, in C.
 
-Protocol: ``python -m code_trajectory.recording.index_seed_child ARGUMENTS PARENT_PID``, ``ARGUMENTS`` a JSON
-object (the project's repository, the size cap, the stat cache's file or null); the child writes :func:`encode`'s
-bytes to its stdout, which the parent gives as an unlinked temporary file (no pipe read while the walk holds the
-interpreter lock, no name another process could open), and exits 0; logs go to stderr. The child never outlives
-the parent (:func:`code_trajectory.core.shutdown.die_with_parent`: its stdin is a pipe the parent holds). What the
-parent reads back was written by its own child into a file only the two of them hold; it is still checked
-(:func:`decode`: lengths and counts), and a failed child or a bad answer only means that nothing is reused.
+Protocol: ``python -m code_trajectory.recording.index_seed_child ARGUMENTS PARENT_PID TOLD_FD``, ``ARGUMENTS`` a
+JSON object (the project's repository, the size cap, the stat cache's file or null). The child writes two frames
+to its stdout, which the parent gives as an unlinked temporary file (no pipe read while the walk holds the
+interpreter lock, no name another process could open): first the files git is asked about (:func:`encode_asked`),
+after which it writes a byte to the pipe ``TOLD_FD`` (the parent then makes its objects from them while git
+compares), then git's verdict (:func:`encode_heard`), and exits 0; logs go to stderr. The child never outlives the
+parent (:func:`code_trajectory.core.shutdown.die_with_parent`: its stdin is a pipe the parent holds). What the
+parent reads back was written by its own child into a file only the two of them hold; it is still checked (lengths
+and counts), and a failed child or a bad answer only means that nothing is reused.
 """
 
 from __future__ import annotations
@@ -33,9 +35,9 @@ from typing import IO
 
 from code_trajectory.git.index_file import IndexRow
 from code_trajectory.git.project import ProjectRepo
-from code_trajectory.recording.index_prepare import Prepared
+from code_trajectory.recording.index_prepare import Asked, Heard
 
-__all__ = ["Columns", "SeedChild", "decode", "encode", "main"]
+__all__ = ["Columns", "SeedChild", "decode_asked", "decode_heard", "encode_asked", "encode_heard", "main"]
 
 log = logging.getLogger(__name__)
 
@@ -46,77 +48,110 @@ _FACTS = itemgetter(2, 3, 4, 5)  # an index row's size, mtime, ctime, inode
 Columns = tuple[list[str], list[str], list[str], Sequence[int], Sequence[int], Sequence[int], Sequence[int]]
 
 
-def encode(prepared: Prepared) -> bytes:
-    """``prepared`` as bytes: a JSON header (the index's mtime, its trees, the private index kept, the modes), then
-    for the files git vouched for and for the other candidates: paths joined by NUL (UTF-8, undecodable bytes as
-    :func:`os.fsencode` gives them), a mode code a byte, the blob ids joined, and size, mtime, ctime and inode as
-    64-bit integers. Raises OverflowError for a number that does not fit (the caller reuses nothing)."""
-    candidate_paths = list(prepared.candidates)
-    groups = [(prepared.paths, prepared.rows), (candidate_paths, list(prepared.candidates.values()))]
-    modes = sorted({row[0] for _paths, rows in groups for row in rows})
+def encode_asked(asked: Asked) -> bytes:
+    """``asked`` as bytes: a JSON header (the index's mtime, the modes, the counts), then for the files git is asked
+    about and for the others: paths joined by NUL (UTF-8, undecodable bytes as :func:`os.fsencode` gives them), a
+    mode code a byte, the blob ids joined, and size, mtime, ctime and inode as 64-bit integers. Raises OverflowError
+    for a number that does not fit (the caller reuses nothing)."""
+    other_paths = list(asked.others)
+    groups = [(asked.paths, asked.rows), (other_paths, list(asked.others.values()))]
+    modes = sorted({mode for _paths, rows in groups for mode in map(itemgetter(0), rows)})
     code = {mode: at for at, mode in enumerate(modes)}
-    header = {"index_mtime_ns": prepared.index_mtime_ns, "modes": modes,
-              "trees": {path: list(tree) for path, tree in prepared.trees.items()},
-              "written": [str(prepared.written[0]), *prepared.written[1:]] if prepared.written else None,
-              "counts": [len(paths) for paths, _rows in groups]}
+    header = {"index_mtime_ns": asked.index_mtime_ns, "modes": modes, "counts": [len(paths) for paths, _ in groups]}
     sections = [json.dumps(header).encode()]
     for paths, rows in groups:
-        sections += ["\0".join(paths).encode("utf-8", "surrogateescape"), bytes(code[row[0]] for row in rows),
+        sections += ["\0".join(paths).encode("utf-8", "surrogateescape"),
+                     bytes(map(code.__getitem__, map(itemgetter(0), rows))),
                      "".join(map(itemgetter(1), rows)).encode("ascii"),
                      array("q", chain.from_iterable(map(_FACTS, rows))).tobytes()]
-    return _MAGIC + b"".join(_LENGTH.pack(len(section)) + section for section in sections)
+    return _frame(sections)
 
 
-def decode(data: bytes) -> tuple[Prepared, Columns]:
-    """What :func:`encode` wrote: the :class:`Prepared` without its vouched files (``paths`` and ``rows`` empty),
-    and those files as :data:`Columns` (in the index's order).
+def encode_heard(heard: Heard) -> bytes:
+    """``heard`` as bytes (one JSON section: paths as JSON strings keep their undecodable bytes' surrogates)."""
+    return _frame([json.dumps({
+        "changed": sorted(heard.changed) if heard.changed is not None else None, "missing": sorted(heard.missing),
+        "trees": {path: list(tree) for path, tree in heard.trees.items()},
+        "written": [str(heard.written[0]), *heard.written[1:]] if heard.written else None}).encode()])
+
+
+def _frame(sections: list[bytes]) -> bytes:
+    body = b"".join(_LENGTH.pack(len(section)) + section for section in sections)
+    return _MAGIC + _LENGTH.pack(len(body)) + body
+
+
+def _sections(data: bytes, at: int, count: int) -> tuple[list[bytes], int]:
+    """The ``count`` sections of the frame at offset ``at`` of ``data``, and the offset after it.
 
     Raises:
-        ValueError: not what :func:`encode` writes (a length or a count that does not match, a mode code out of
-            range, a blob id of another length).
+        ValueError: not a frame of that many sections.
     """
-    if not data.startswith(_MAGIC):
+    if data[at:at + len(_MAGIC)] != _MAGIC or len(data) < at + len(_MAGIC) + _LENGTH.size:
         raise ValueError("not an index seed's answer")
+    (length,) = _LENGTH.unpack_from(data, at + len(_MAGIC))
+    at += len(_MAGIC) + _LENGTH.size
+    end = at + length
     sections: list[bytes] = []
-    at = len(_MAGIC)
-    while at < len(data):
-        (length,) = _LENGTH.unpack_from(data, at)
-        sections.append(data[at + _LENGTH.size:at + _LENGTH.size + length])
-        at += _LENGTH.size + length
-    if at != len(data) or len(sections) != 9:
+    while at + _LENGTH.size <= end:
+        (size,) = _LENGTH.unpack_from(data, at)
+        sections.append(data[at + _LENGTH.size:at + _LENGTH.size + size])
+        at += _LENGTH.size + size
+    if at != end or end > len(data) or len(sections) != count:
         raise ValueError("an index seed's answer of the wrong length")
+    return sections, end
+
+
+def decode_asked(data: bytes) -> tuple[Columns, int, dict[str, IndexRow], int]:
+    """What :func:`encode_asked` wrote at the start of ``data``: ``(the files git is asked about as columns in the
+    index's order, the index's mtime in ns, the others by path, the offset after the frame)``.
+
+    Raises:
+        ValueError: not what :func:`encode_asked` writes (a length or a count that does not match, a mode code out
+            of range, a blob id of another length).
+    """
+    sections, end = _sections(data, 0, 9)
     header = json.loads(sections[0])
-    modes, (vouched_count, candidate_count) = [str(mode) for mode in header["modes"]], header["counts"]
+    modes = [str(mode) for mode in header["modes"]]
     groups: list[Columns] = []
-    for count, (paths_bytes, codes, oids_bytes, facts_bytes) in zip(
-            (vouched_count, candidate_count), (sections[1:5], sections[5:9])):
-        paths = paths_bytes.decode("utf-8", "surrogateescape").split("\0") if count else []
-        facts = array("q")
-        facts.frombytes(facts_bytes)
+    for count, (paths_bytes, codes, oids_bytes, facts_bytes) in zip(header["counts"], (sections[1:5], sections[5:9])):
         if not count:
             groups.append(([], [], [], [], [], [], []))
             continue
+        paths = paths_bytes.decode("utf-8", "surrogateescape").split("\0")
+        facts = array("q")
+        facts.frombytes(facts_bytes)
         oid_length = len(oids_bytes) // count
-        if (len(paths) != count or len(codes) != count or len(facts) != 4 * count or oid_length * count != len(oids_bytes)
-                or max(codes) >= len(modes) or oid_length not in (40, 64)):
+        if (len(paths) != count or len(codes) != count or len(facts) != 4 * count
+                or oid_length * count != len(oids_bytes) or max(codes) >= len(modes) or oid_length not in (40, 64)):
             raise ValueError("an index seed's answer with counts that do not match")
         text = oids_bytes.decode("ascii")
         groups.append((paths, list(map(modes.__getitem__, codes)),
                        [text[i:i + oid_length] for i in range(0, len(text), oid_length)],
                        facts[0::4], facts[1::4], facts[2::4], facts[3::4]))
-    candidates: dict[str, IndexRow] = dict(zip(groups[1][0], zip(*groups[1][1:])))
-    trees = {str(path): (int(tree[0]), int(tree[1]), str(tree[2])) for path, tree in header["trees"].items()}
-    written = header["written"]
-    prepared = Prepared(candidates=candidates, trees=trees, index_mtime_ns=int(header["index_mtime_ns"]),
-                        written=(Path(written[0]), str(written[1]), str(written[2])) if written else None)
-    return prepared, groups[0]
+    others: dict[str, IndexRow] = dict(zip(groups[1][0], zip(*groups[1][1:])))
+    return groups[0], int(header["index_mtime_ns"]), others, end
+
+
+def decode_heard(data: bytes, at: int) -> Heard:
+    """What :func:`encode_heard` wrote at offset ``at`` of ``data``.
+
+    Raises:
+        ValueError: not what :func:`encode_heard` writes.
+    """
+    sections, _end = _sections(data, at, 1)
+    found = json.loads(sections[0])
+    written = found["written"]
+    return Heard(changed={str(path) for path in found["changed"]} if found["changed"] is not None else None,
+                 missing={str(path) for path in found["missing"]},
+                 trees={str(path): (int(tree[0]), int(tree[1]), str(tree[2])) for path, tree in found["trees"].items()},
+                 written=(Path(written[0]), str(written[1]), str(written[2])) if written else None)
 
 
 class SeedChild:
     """:func:`.index_prepare.prepare` running in a child process (see the module docstring).
 
     Args:
-        project: the project's repository; root: the project root (its shadow repository is ``.trajectory`` there).
+        project: the project's repository (its root holds the shadow repository, ``.trajectory``).
         max_file_bytes: the size cap of recorded files.
         stat_cache_path: the stat cache's database file, or None (the private index is then not kept).
 
@@ -129,45 +164,71 @@ class SeedChild:
                      "common_dir": _text(project.common_dir), "work_tree": _text(project.work_tree),
                      "prefix": project.prefix, "max_file_bytes": max_file_bytes,
                      "stat_cache": _text(stat_cache_path)}
-        # held open until the answer is read: unlinked at once, closed by result() or close()
+        # held open until the answer is read: unlinked at once, closed by heard() or close()
         self._output: IO[bytes] = tempfile.TemporaryFile(prefix="ct-seed-")  # noqa: SIM115
+        self._data = b""
+        self._heard_at = 0
+        reader, writer = os.pipe()  # the child writes a byte to it when its first frame is out
         try:
             self._proc: subprocess.Popen[bytes] | None = subprocess.Popen(
-                [sys.executable, "-m", __name__, json.dumps(arguments), str(os.getpid())], cwd=project.root,
-                stdin=subprocess.PIPE, stdout=self._output)
+                [sys.executable, "-m", __name__, json.dumps(arguments), str(os.getpid()), str(writer)],
+                cwd=project.root, stdin=subprocess.PIPE, stdout=self._output, pass_fds=(writer,))
         except OSError:
             self._output.close()
+            os.close(reader)
             raise
+        finally:
+            os.close(writer)
+        self._told = reader
 
-    def result(self) -> tuple[Prepared, Columns] | None:
-        """Wait for the child; its answer (see :func:`decode`), or None when it failed (logged)."""
-        proc, self._proc = self._proc, None
+    def asked(self) -> tuple[Columns, int, dict[str, IndexRow]] | None:
+        """Wait for the child's first frame (:func:`decode_asked`); None when it failed (logged; :meth:`heard` then
+        gives None too)."""
+        if self._proc is None:
+            return None
+        try:
+            told = os.read(self._told, 1)  # b"" when the child ended first
+            if not told:
+                self._proc.wait()
+            self._output.seek(0)
+            self._data = self._output.read()
+            columns, index_mtime_ns, others, self._heard_at = decode_asked(self._data)
+            return columns, index_mtime_ns, others
+        except (OSError, ValueError) as exc:
+            log.warning("not reusing the project's index for the import: %s", exc if self._proc.poll() is None
+                        else f"its reader exited with {self._proc.returncode}")
+            self.close()
+            return None
+
+    def heard(self) -> Heard | None:
+        """Wait for the child's end; its last frame (:func:`decode_heard`), or None when it failed (logged)."""
+        proc = self._proc
         if proc is None:
             return None
         try:
             code = proc.wait()
-            assert proc.stdin is not None
-            proc.stdin.close()
             if code != 0:
                 log.warning("not reusing the project's index for the import: its reader exited with %s", code)
                 return None
-            self._output.seek(0)
-            return decode(self._output.read())
+            self._output.seek(self._heard_at)
+            return decode_heard(self._output.read(), 0)
         except (OSError, ValueError) as exc:
             log.warning("not reusing the project's index for the import: %s", exc)
             return None
         finally:
-            self._output.close()
+            self.close()
 
     def close(self) -> None:
-        """Stop the child if it still runs (its answer is not wanted)."""
+        """Stop the child if it still runs; close its files (idempotent)."""
         proc, self._proc = self._proc, None
         if proc is not None:
-            proc.kill()
+            if proc.poll() is None:
+                proc.kill()
             proc.wait()
             assert proc.stdin is not None
             proc.stdin.close()
             self._output.close()
+            os.close(self._told)
 
 
 def _text(path: Path | None) -> str | None:
@@ -175,7 +236,8 @@ def _text(path: Path | None) -> str | None:
 
 
 def main(argv: list[str]) -> int:
-    """The child's side: ``ARGUMENTS PARENT_PID`` (see the module docstring); 0 when the answer was written."""
+    """The child's side: ``ARGUMENTS PARENT_PID TOLD_FD`` (see the module docstring); 0 when the answer was
+    written."""
     from code_trajectory.core.logs import configure_logging
     from code_trajectory.core.shutdown import die_with_parent
     from code_trajectory.git.shadow import ShadowRepo
@@ -191,15 +253,23 @@ def main(argv: list[str]) -> int:
              for key in ("git_dir", "common_dir", "work_tree")}
     project = ProjectRepo(root, paths["git_dir"], paths["common_dir"], paths["work_tree"], str(arguments["prefix"]))
     cache = arguments["stat_cache"]
+    told = int(argv[2])
+    out = sys.stdout.buffer
+
+    def tell(asked: Asked) -> None:
+        out.write(encode_asked(asked))
+        out.flush()
+        os.write(told, b"1")  # the parent reads the first frame now, while git compares
+
     try:
-        prepared = prepare(project, ShadowRepo(root), max_file_bytes=int(arguments["max_file_bytes"]),
-                           sentinel_of=(lambda name: gitvouch.sentinel_at(root, Path(cache), name)) if cache else None)
-        answer = encode(prepared)
+        heard = prepare(project, ShadowRepo(root), max_file_bytes=int(arguments["max_file_bytes"]),
+                        sentinel_of=(lambda name: gitvouch.sentinel_at(root, Path(cache), name)) if cache else None,
+                        on_asked=tell)
+        out.write(encode_heard(heard))
+        out.flush()
     except Exception as exc:  # noqa: BLE001 - an optimisation: without it every file is hashed
         log.warning("not reusing the project's index for the import: %s", exc)
         return 1
-    sys.stdout.buffer.write(answer)
-    sys.stdout.buffer.flush()
     return 0
 
 
