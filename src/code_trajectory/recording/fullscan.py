@@ -15,7 +15,7 @@ import dataclasses
 import logging
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, cast
@@ -126,6 +126,7 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
     to_hash: list[FileInfo] = []
     seeded = seed(files) if seed is not None and base is None else {}
     reused: list[tuple[FileInfo, str]] = []
+    taken_pairs: Collection[tuple[FileInfo, str]] = ()  # at an import whose every file was taken: all of them
     settled: set[str] = set()  # files with a row out of the racy window after this scan
     vouched: set[str] | None = settled  # None: see below
     taken: Mapping[str, str] | None = None  # at an import whose every file was taken from the index: their blob ids
@@ -134,7 +135,7 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
         if found and None not in found:  # no loop over the files (500,000 at an import), no change made per file
             known_oids = cast("list[str]", found)
             taken = seeded if len(seeded) == len(found) else dict(zip(files, known_oids))
-            reused = list(zip(files.values(), known_oids))
+            taken_pairs = _Pairs(files.values(), known_oids)  # no tuple a file: read only if no index is adopted
             vouched = None  # every file's blob is known: a row is vouched for when its mtime is out of the window
         for rel, info, oid in zip(files, files.values(), found) if taken is None else ():
             if oid is None:
@@ -164,7 +165,8 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
             elif recorded.get(rel) != written:
                 changes[rel] = written
         by_rel = {i.rel: i for i in to_hash}
-        hashed = [(by_rel[rel], e.oid) for rel, e in entries.items() if e is not None] + reused
+        hashed_here = [(by_rel[rel], e.oid) for rel, e in entries.items() if e is not None]
+        hashed: Collection[tuple[FileInfo, str]] = [*hashed_here, *reused] if taken is None else taken_pairs
         if progress:
             progress("write", 0, len(changes) if taken is None else len(taken))
         # a directory holding exactly the index's files (each taken from the index: its blob id, and a mode equal
@@ -196,6 +198,22 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
     imported = (None if base is not None else AddedFiles(sorted(taken), taken) if taken is not None
                 else AddedFiles(sorted(p for p, e in changes.items() if e is not None), _OidsOf(changes)))
     return FullScan(tree, base, oversize, imported, result.count())
+
+
+class _Pairs(Collection[tuple[FileInfo, str]]):
+    """``(file, blob id)`` of files and blob ids given in one order, made as they are read."""
+
+    def __init__(self, files: Collection[FileInfo], oids: Collection[str]) -> None:
+        self._files, self._oids = files, oids
+
+    def __iter__(self) -> Iterator[tuple[FileInfo, str]]:
+        return zip(self._files, self._oids)
+
+    def __len__(self) -> int:
+        return len(self._files)
+
+    def __contains__(self, pair: object) -> bool:
+        return any(pair == mine for mine in self)
 
 
 class _TakenEntries(Mapping[str, TreeEntry]):

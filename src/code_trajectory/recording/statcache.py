@@ -29,7 +29,7 @@ import logging
 import os
 import re
 import threading
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -230,7 +230,7 @@ class StatCache:
                 return {}
         return statrows.read(found)
 
-    def save(self, loaded: CachedScan, *, hashed: list[tuple[FileInfo, str]], removed: list[str],
+    def save(self, loaded: CachedScan, *, hashed: Iterable[tuple[FileInfo, str]], removed: list[str],
              listings: dict[str, DirListing], fingerprint: str, tree: str | None, scanned_ns: int,
              tracked: str | None = None, by_dir: Mapping[str, ByDir] | None = None) -> None:
         """Write what a scan learned, touching only what changed since ``loaded``.
