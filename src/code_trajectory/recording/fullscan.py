@@ -11,7 +11,6 @@ against a stat index of ours (:mod:`.gitvouch`).
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 import time
@@ -296,13 +295,17 @@ def _with_stats(result: ScanResult, files: Mapping[str, FileInfo], vouched: set[
     for rel_dir, listing in result.listings.items():
         if rel_dir in result.clean:
             continue
-        names: Sequence[str] = listing.files
         known = result.known.get(rel_dir)  # the walk's files for these names, in order: their paths, the dict's keys
-        rels = (list(map(REL_OF, known)) if known is not None and len(known) == len(names)
-                else list(map(f"{rel_dir}/".__add__, names)) if rel_dir else list(names))
+        all_known = known is not None and len(known) == listing.file_count
+        if known is not None and all_known:  # the names kept packed, as the rows keep them
+            names: Sequence[str] | bytes = listing.packed_files
+            rels = list(map(REL_OF, known))
+        else:
+            names = listing.files
+            rels = list(map(f"{rel_dir}/".__add__, names)) if rel_dir else list(names)
         stats = infos = blob_ids = None
         if vouched is None:
-            infos = known if known is not None and len(known) == len(names) else list(map(files.__getitem__, rels))
+            infos = known if all_known else list(map(files.__getitem__, rels))
             if infos and max(map(MTIME_OF, infos)) > settled_ns:
                 infos = None
         elif vouched.issuperset(rels):  # each a file of the scan, then
@@ -318,16 +321,17 @@ def _with_stats(result: ScanResult, files: Mapping[str, FileInfo], vouched: set[
                                            as_written=vouched is None and infos is known):
                 held.append(rel_dir)
         if stats != listing.stats:
-            listings[rel_dir] = dataclasses.replace(listing, stats=stats)
+            listings[rel_dir] = listing.with_stats(stats)
         if by_dir is not None and oids is not None and names:
             if blob_ids is None:
                 blob_ids = list(map(oids.get, rels))
             if None in blob_ids or infos is None:  # a file not hashed (too large), or not vouched for
+                names = listing.files
                 kept = [(name, rel, oid) for name, rel, oid in zip(names, rels, blob_ids) if oid is not None]
                 names, rels, blob_ids = [k[0] for k in kept], [k[1] for k in kept], [k[2] for k in kept]
                 infos, stats = list(map(files.__getitem__, rels)), None
             by_dir[rel_dir] = (names, infos, blob_ids, stats)  # type: ignore[assignment]  # no None left
-            grouped += len(names)
+            grouped += len(rels)
     if by_dir is not None and oids is not None and grouped != len(oids):
         by_dir = None  # a file hashed outside the listings: rows are then written file by file
     return listings, held, by_dir

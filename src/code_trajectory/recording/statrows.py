@@ -44,7 +44,7 @@ COLUMNS = "dir, names, modes, oids, facts"
 TABLE = "CREATE TABLE files (dir BLOB PRIMARY KEY, names BLOB, modes TEXT, oids TEXT, facts BLOB)"
 
 #: A directory's files in one order: their names, their ``lstat`` facts, their blob ids (see :func:`write`).
-ByDir = tuple[Sequence[str], Sequence[FileInfo], Sequence[str], "bytes | None"]
+ByDir = tuple["Sequence[str] | bytes", Sequence[FileInfo], Sequence[str], "bytes | None"]
 
 #: A file's row before it is packed: ``(mode, oid, size, mtime_ns, ctime_ns, ino, scanned_ns)``.
 _Entry = tuple[str, str, int, int, int, int, int]
@@ -196,11 +196,12 @@ def _insert(db: sqlite3.Connection, packed: list[tuple[bytes, bytes, str, str, b
     db.executemany(f"INSERT OR REPLACE INTO files ({COLUMNS}) VALUES (?,?,?,?,?)", packed)
 
 
-def _pack_files(rel_dir: str, names: Sequence[str], infos: Sequence[FileInfo], oids: Sequence[str],
+def _pack_files(rel_dir: str, names: Sequence[str] | bytes, infos: Sequence[FileInfo], oids: Sequence[str],
                 stats: bytes | None, *, scanned_ns: int) -> tuple[bytes, bytes, str, str, bytes] | None:
-    """One directory's database row from its files (names, ``lstat`` facts, blob ids in one order; ``stats``, if
-    known, their facts as :func:`~.listing.pack_stats` packed them), in C; None when it has none."""
-    if not names:
+    """One directory's database row from its files (names, or as :func:`~.listing.pack_names` packs them; ``lstat``
+    facts; blob ids; in one order; ``stats``, if known, their facts as :func:`~.listing.pack_stats` packed them), in
+    C; None when it has none."""
+    if not infos:
         return None
     key = rel_dir.encode(_FS_ENCODING, _FS_ERRORS)
     try:
@@ -209,7 +210,11 @@ def _pack_files(rel_dir: str, names: Sequence[str], infos: Sequence[FileInfo], o
         return _row(key, names, map(_CODES.__getitem__, map(MODE_OF, infos)), oids, _facts(infos, stats, scanned_ns))
     except (ValueError, KeyError, OverflowError):
         return _pack_each(key, ((name, (info.mode, oid, info.size, info.mtime_ns, info.ctime_ns, info.ino, scanned_ns))
-                                for name, info, oid in zip(names, infos, oids)))
+                                for name, info, oid in zip(_names_of(names), infos, oids)))
+
+
+def _names_of(names: Sequence[str] | bytes) -> Sequence[str]:
+    return names.decode(_FS_ENCODING, _FS_ERRORS).split("\0") if isinstance(names, bytes) else names
 
 
 def _facts(infos: Sequence[FileInfo], stats: bytes | None, scanned_ns: int) -> array[int]:
@@ -228,11 +233,13 @@ def _facts(infos: Sequence[FileInfo], stats: bytes | None, scanned_ns: int) -> a
     return array("q", chain.from_iterable(map(add, map(_INFO_FACTS, infos), repeat((scanned_ns,)))))
 
 
-def _row(key: bytes, names: Iterable[str], modes: Iterable[str], oids: Iterable[str],
+def _row(key: bytes, names: Iterable[str] | bytes, modes: Iterable[str], oids: Iterable[str],
          facts: array) -> tuple[bytes, bytes, str, str, bytes]:
     """A directory's database row from its columns, in one order: the names joined by NUL and encoded as
-    :func:`os.fsencode` encodes them, the mode codes and blob ids joined, the facts as bytes."""
-    return key, "\0".join(names).encode(_FS_ENCODING, _FS_ERRORS), "".join(modes), "".join(oids), facts.tobytes()
+    :func:`os.fsencode` encodes them (``names`` may be that already), the mode codes and blob ids joined, the
+    facts as bytes."""
+    packed = names if isinstance(names, bytes) else "\0".join(names).encode(_FS_ENCODING, _FS_ERRORS)
+    return key, packed, "".join(modes), "".join(oids), facts.tobytes()
 
 
 def _patch(row: tuple, group: dict[str, _Entry | None]) -> tuple[bytes, bytes, str, str, bytes] | None:
