@@ -35,12 +35,16 @@ file is read and checked as always.
 Which of them still match (issue 29: at 500,000 files the import must cost about reading the index and writing
 the trees, not a Python ``lstat`` per file): git is asked, as ``git status`` is; what git vouches for is what
 ``git status`` would call unchanged, no more (a rewrite that keeps the size within the second git last looked at
-the file, before the index was written, escapes both, as it escapes git itself when built without ``USE_NSEC``). :class:`IndexSeed` starts on a
-thread and does what needs no ``lstat``, mostly in git processes on another core: the index file read in one pass
-(:mod:`code_trajectory.git.index_file`), the staged paths (``git diff-index --cached``), the attribute check, the
-packs linked, the sizes and types of all the index's blobs (one ``git cat-file --batch-check --buffer``,
-compared as a whole with the answer expected when all are present); then the
-candidates are written to a private index and ``git diff-files`` compares them with the work tree in C, on threads.
+the file, before the index was written, escapes both, as it escapes git itself when built without ``USE_NSEC``).
+:class:`IndexSeed` starts the preparation (:func:`.index_prepare.prepare`) beside the walk, on a thread, or for a
+large index in a child process of its own (:mod:`.index_seed_child`: the walk and the preparation are Python on
+one interpreter lock otherwise). It does what needs no ``lstat``, mostly in git processes on another core: the
+index file read in one pass (:mod:`code_trajectory.git.index_file`), the staged paths (``git diff-index
+--cached``), the attribute check, the packs linked, the sizes and types of all the index's blobs (one ``git cat-file
+--batch-check --buffer``, compared as a whole with the answer expected when all are present); the candidates are
+written to a private index and ``git diff-files`` compares them with the work tree in C, on threads. The files git
+is asked about are told as soon as it is asked (:class:`~.index_prepare.Asked`), and the import makes their
+objects while git compares; git's verdict then takes back the changed ones (:class:`~.index_prepare.Heard`).
 The project's index is never used as is, so none of its extensions (the fsmonitor's, the untracked cache, a split
 index) count: a version 2 index has its entries copied byte for byte into the private one, but those whose flags
 would make git skip them (assume-unchanged) or that git would not compare by ``lstat`` (racy, gitlinks), which are
