@@ -111,6 +111,12 @@ def unchanged_checker(root: Path, rows: Mapping[str, Row]) -> Callable[[str, Tre
     return check
 
 
+def _packed(names: tuple[str, ...]) -> bytes:
+    """Names joined by NUL, each as :func:`os.fsencode` encodes it (one call, not one a name: 25,000 directories at
+    an import)."""
+    return "\0".join(names).encode("utf-8", "surrogateescape")
+
+
 class StatCache:
     """The stat cache of one shadow repository; safe to use from several threads and processes.
 
@@ -274,8 +280,8 @@ class StatCache:
                         " excluded.excluded, stats = excluded.stats", (
                         (os.fsencode(rel), lst.signature[0], lst.signature[1], lst.scanned_ns,
                          json.dumps(lst.ignore_file) if lst.ignore_file else None,
-                         lst.packed_files, b"\0".join(map(os.fsencode, lst.subdirs)),
-                         json.dumps(lst.excluded), lst.stats) for rel, lst in changed))
+                         lst.packed_files, _packed(lst.subdirs),
+                         json.dumps(lst.excluded) if lst.excluded else "[]", lst.stats) for rel, lst in changed))
                     meta = {"generation": os.urandom(16).hex(), "rules": fingerprint if alone else "",
                             "tree": tree if alone and tree else "", "tracked": tracked or ""}
                     db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", meta.items())
