@@ -17,7 +17,7 @@ from code_trajectory.recording.index_prepare import Asked, Heard
 from code_trajectory.recording.index_seed import IndexSeed
 from code_trajectory.recording.index_seed_child import SeedChild, decode_asked, decode_heard, encode_asked, encode_heard
 from code_trajectory.recording.tracked import TrackedFiles
-from support import git, git_repo
+from support import git, git_repo, write
 
 ODD = os.fsdecode(b"odd\nname-\xff.txt")
 
@@ -69,20 +69,24 @@ def test_an_answer_that_does_not_add_up_is_refused(damage: str) -> None:
         decode_asked(data)
 
 
-def test_the_index_read_in_a_child_vouches_as_on_a_thread(tmp_path: Path) -> None:
-    root = git_repo(tmp_path / "project", {f"pkg/m{i}.py": f"m = {i}\n" for i in range(8)} | {ODD: "odd\n"},
-                    branch="main", commit="initial")
+@pytest.mark.parametrize("subdirectory", [False, True], ids=["top", "subdirectory"])
+def test_the_index_read_in_a_child_vouches_as_on_a_thread(tmp_path: Path, subdirectory: bool) -> None:
+    top = git_repo(tmp_path / "project", {f"app/pkg/m{i}.py": f"m = {i}\n" for i in range(8)}
+                   | {f"app/{ODD}": "odd\n", "other/x.py": "x = 1\n"}, branch="main", commit="initial")
     time.sleep(1.1)
-    git(root, "status", "--porcelain")  # the index written a second after its entries: none racy
+    git(top, "status", "--porcelain")  # the index written a second after its entries: none racy
+    write(top, "app/pkg/m1.py", "m = 'edited'\n")  # after git's last look: git names it changed
+    root = top / "app" if subdirectory else top
     repo = ShadowRepo(root)
     repo.ensure()
     project = ProjectRepo.discover(root)
     answers = []
     for in_child in (False, True):
         seed = IndexSeed(project, repo, max_file_bytes=1 << 20, tracked=TrackedFiles(project), in_child=in_child)
-        answers.append((dict(seed.vouched()), dict(seed.trees()), seed({})))
+        answers.append((dict(seed.vouched()), dict(seed.trees()), dict(seed({}))))
     assert answers[0] == answers[1]
-    assert set(answers[1][0]) == {f"pkg/m{i}.py" for i in range(8)} | {ODD}
+    inside = {f"pkg/m{i}.py" for i in range(8) if i != 1} | {ODD}
+    assert set(answers[1][0]) == (inside if subdirectory else {f"app/{p}" for p in inside} | {"other/x.py"})
 
 
 def test_a_killed_child_leaves_nothing_reused(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
