@@ -164,14 +164,14 @@ class IndexSeed:
         self._thread.start()
 
     def vouched(self) -> Mapping[str, FileInfo]:
-        """Wait for the thread; return the files git found unchanged since the index's entry (path relative to the
+        """Wait for the preparation; return the files git found unchanged since the index's entry (path relative to the
         project root -> the entry's ``lstat`` facts, git's 32 bits of seconds, size and inode). Each is a tracked
         regular file whose blob is in ``repo``; the caller need not ``lstat`` it (see the module docstring)."""
         self._wait()
         return self._vouched
 
     def trees(self) -> Mapping[str, IndexTree]:
-        """Wait for the thread; return git's cache-tree of the project's index (directory relative to the project
+        """Wait for the preparation; return git's cache-tree of the project's index (directory relative to the project
         root, ``""`` the root -> ``(entries below it, direct subdirectories, tree id)``), the trees present in
         ``repo`` only: a directory whose every file is taken from the index (same blob id and mode), as many as
         the index has below it, is that tree (:class:`~code_trajectory.git.trees.KnownTrees`)."""
