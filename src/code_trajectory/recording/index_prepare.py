@@ -144,8 +144,9 @@ def _prepare(project: ProjectRepo, repo: ShadowRepo, objects: Path, background: 
     del copy  # the index file's bytes
     try:
         settled, others = (asked[0], asked[1]) if asked is not None else ([], list(candidates))
-        tell(Asked(index_mtime_ns, settled, list(map(candidates.__getitem__, settled)),
-                   dict(zip(others, map(candidates.__getitem__, others)))))
+        # the settled paths are the candidates' in their order, some left out: all of them, the rows as they are
+        settled_rows = rows_now if len(settled) == len(rows_now) else list(map(candidates.__getitem__, settled))
+        tell(Asked(index_mtime_ns, settled, settled_rows, dict(zip(others, map(candidates.__getitem__, others)))))
         present = present_checked.result()
         if not all(present):
             heard.missing = {path for path, there in zip(candidates, present) if not there}
