@@ -296,8 +296,9 @@ def _with_stats(result: ScanResult, files: Mapping[str, FileInfo], vouched: set[
         if rel_dir in result.clean:
             continue
         known = result.known.get(rel_dir)  # the walk's files for these names, in order: their paths, the dict's keys
-        all_known = known is not None and len(known) == listing.file_count
-        if known is not None and all_known:  # the names kept packed, as the rows keep them
+        if known is not None and len(known) != listing.file_count:
+            known = None  # not all of them: looked up by path
+        if known is not None:  # the names kept packed, as the rows keep them
             names: Sequence[str] | bytes = listing.packed_files
             rels = list(map(REL_OF, known))
         else:
@@ -305,7 +306,7 @@ def _with_stats(result: ScanResult, files: Mapping[str, FileInfo], vouched: set[
             rels = list(map(f"{rel_dir}/".__add__, names)) if rel_dir else list(names)
         stats = infos = blob_ids = None
         if vouched is None:
-            infos = known if all_known else list(map(files.__getitem__, rels))
+            infos = known if known is not None else list(map(files.__getitem__, rels))
             if infos and max(map(MTIME_OF, infos)) > settled_ns:
                 infos = None
         elif vouched.issuperset(rels):  # each a file of the scan, then

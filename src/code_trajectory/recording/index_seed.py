@@ -229,7 +229,7 @@ class IndexSeed:
             self._take_asked(*asked)  # while the child waits for git's verdict
             heard = child.heard()
             if heard is None:
-                self._vouched, self._oids, self._candidates = {}, {}, {}
+                self._reuse_nothing()
                 return
             self._take_heard(heard)
 
@@ -246,9 +246,13 @@ class IndexSeed:
                             sentinel_of=None if stat_cache is None else partial(gitvouch.sentinel, root, stat_cache))
         except Exception as exc:  # noqa: BLE001 - an optimisation: without it every file is hashed
             log.warning("not reusing the project's index for the import: %s", exc)
-            self._vouched, self._oids, self._candidates = {}, {}, {}
+            self._reuse_nothing()
             return
         self._take_heard(heard)
+
+    def _reuse_nothing(self) -> None:
+        """Forget what was taken of a preparation that failed half-way: every file is then looked at."""
+        self._vouched, self._oids, self._candidates = {}, {}, {}
 
     def _take_asked(self, columns: Columns, index_mtime_ns: int, others: dict[str, IndexRow]) -> None:
         """Take the files git is asked about (``columns`` in the index's order) as vouched for until git's verdict

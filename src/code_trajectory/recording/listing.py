@@ -15,8 +15,8 @@ from typing import NamedTuple
 
 from code_trajectory.git.tree_format import git_mode
 
-__all__ = ["CTIME_OF", "MODE_OF", "MTIME_OF", "RACY_MARGIN_NS", "REL_OF", "DirListing", "FileInfo", "IgnoreFileStamp", "listing_digest", "pack_names",
-           "pack_stats"]
+__all__ = ["CTIME_OF", "MODE_OF", "MTIME_OF", "RACY_MARGIN_NS", "REL_OF", "DirListing", "FileInfo", "IgnoreFileStamp",
+           "listing_digest", "pack_names", "pack_stats"]
 
 
 class FileInfo(NamedTuple):

@@ -39,7 +39,7 @@ from code_trajectory.core.transactions import immediate_transaction
 from code_trajectory.git.tree_format import TreeEntry
 from code_trajectory.recording import statrows
 from code_trajectory.recording.statrows import ByDir, Row
-from code_trajectory.recording.worktree import RACY_MARGIN_NS, DirListing, FileInfo
+from code_trajectory.recording.worktree import RACY_MARGIN_NS, DirListing, FileInfo, pack_names
 
 if TYPE_CHECKING:
     import sqlite3
@@ -109,12 +109,6 @@ def unchanged_checker(root: Path, rows: Mapping[str, Row]) -> Callable[[str, Tre
         return info is not None and CachedScan.trusted(info, row) == entry.oid
 
     return check
-
-
-def _packed(names: tuple[str, ...]) -> bytes:
-    """Names joined by NUL, each as :func:`os.fsencode` encodes it (one call, not one a name: 25,000 directories at
-    an import)."""
-    return "\0".join(names).encode("utf-8", "surrogateescape")
 
 
 class StatCache:
@@ -280,7 +274,7 @@ class StatCache:
                         " excluded.excluded, stats = excluded.stats", (
                         (os.fsencode(rel), lst.signature[0], lst.signature[1], lst.scanned_ns,
                          json.dumps(lst.ignore_file) if lst.ignore_file else None,
-                         lst.packed_files, _packed(lst.subdirs),
+                         lst.packed_files, pack_names(lst.subdirs),
                          json.dumps(lst.excluded) if lst.excluded else "[]", lst.stats) for rel, lst in changed))
                     meta = {"generation": os.urandom(16).hex(), "rules": fingerprint if alone else "",
                             "tree": tree if alone and tree else "", "tracked": tracked or ""}
