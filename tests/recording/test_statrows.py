@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from code_trajectory.core.config import TrajectorySettings
-from code_trajectory.recording import fullscan, statrows
+from code_trajectory.recording import fullscan, statcache, statrows
 from code_trajectory.recording.recorder import Recorder
-from code_trajectory.recording.statcache import CachedScan, StatCache
+from code_trajectory.recording.statcache import PAGE_SIZE, CachedScan, StatCache
 from code_trajectory.recording.worktree import FileInfo
 from support import age_everything, restart, write
 
@@ -169,3 +169,29 @@ def test_a_damaged_directory_row_is_not_trusted_and_a_change_there_replaces_it(t
     cache.note_recorded(hashed=[(info("pkg/a.py", n=9), OID_B)], removed=[], base=None, tree="t", scanned_ns=8)
     assert rows_of(cache) == {"other/c.py": (info("other/c.py", n=3).signature(), OID_A, 7),
                               "pkg/a.py": (info("pkg/a.py", n=9).signature(), OID_B, 8)}
+
+
+def test_a_new_cache_has_larger_pages_and_one_of_the_default_size_keeps_working(tmp_path: Path) -> None:
+    """A new cache is made with :data:`~code_trajectory.recording.statcache.PAGE_SIZE` pages (one directory's row no
+    longer leaves most of a 4 KiB page empty); a cache made with SQLite's default pages is read and written as before
+    (a page size cannot change once a database in WAL mode has tables)."""
+    cache = StatCache(tmp_path / "new.sqlite")
+    cache.save(CachedScan(), hashed=[(info("pkg/a.py"), OID_A)], removed=[], listings={}, fingerprint="f", tree=None,
+               scanned_ns=7)
+    cache.close()
+    with sqlite3.connect(tmp_path / "new.sqlite") as db:
+        assert db.execute("PRAGMA page_size").fetchone()[0] == PAGE_SIZE > 4096
+    db.close()
+    old = tmp_path / "old.sqlite"
+    with sqlite3.connect(old) as db:  # made by an earlier version: SQLite's default page size
+        db.execute("PRAGMA journal_mode=WAL")
+        statcache._create_schema(db)
+    db.close()
+    cache = StatCache(old)
+    cache.save(CachedScan(), hashed=[(info("pkg/a.py"), OID_A), (info("pkg/b.py", n=2), OID_A)], removed=[],
+               listings={}, fingerprint="f", tree=None, scanned_ns=7)
+    assert sorted(rows_of(cache)) == ["pkg/a.py", "pkg/b.py"]
+    cache.close()
+    with sqlite3.connect(old) as db:
+        assert db.execute("PRAGMA page_size").fetchone()[0] == 4096
+    db.close()

@@ -44,7 +44,7 @@ from code_trajectory.recording.worktree import RACY_MARGIN_NS, DirListing, FileI
 if TYPE_CHECKING:
     import sqlite3
 
-__all__ = ["SCHEMA_VERSION", "ByDir", "CachedScan", "Row", "RowEntries", "StatCache", "unchanged_checker"]
+__all__ = ["PAGE_SIZE", "SCHEMA_VERSION", "ByDir", "CachedScan", "Row", "RowEntries", "StatCache", "unchanged_checker"]
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +56,12 @@ log = logging.getLogger(__name__)
 #: 4: the file rows are stored one database row per directory (:mod:`.statrows`); those of layouts 2 and 3 are kept,
 #: regrouped.
 SCHEMA_VERSION = 4
+
+#: The page size of a new cache, in bytes (SQLite's default is 4,096). A row holds one directory's files (~2.5 KB
+#: for 25 files): a 4 KiB page holds one such row and leaves the rest empty. Measured writing an import's cache of
+#: 500,000 files in 20,000 directories (``bench/import_scale.py``'s tree): 111 MB in 0.78 s with 4 KiB pages, 81 MB
+#: in 0.41 s with 16 KiB pages (64 KiB: 75 MB in 0.34 s, but a saved file then rewrites 64 KiB a page it touches).
+PAGE_SIZE = 16_384
 
 #: A stat index's token, as written by :meth:`StatCache.save_index`: a random name, then the file's SHA-1 checksum.
 _TOKEN = re.compile(r"[0-9a-f]{32}-[0-9a-f]{40}")
@@ -144,6 +150,7 @@ class StatCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         drop_planted_cache(self.path)  # a symlink or a FIFO in a copied .trajectory: SQLite would follow or block
         db = sqlite3.connect(self.path, check_same_thread=False, timeout=30, isolation_level=None)
+        db.execute(f"PRAGMA page_size = {PAGE_SIZE}")  # a new database's only: an existing one keeps its own
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
