@@ -81,12 +81,16 @@ def test_the_index_read_in_a_child_vouches_as_on_a_thread(tmp_path: Path, subdir
     repo.ensure()
     project = ProjectRepo.discover(root)
     answers = []
+    edited = "pkg/m1.py" if subdirectory else "app/pkg/m1.py"
     for in_child in (False, True):
         seed = IndexSeed(project, repo, max_file_bytes=1 << 20, tracked=TrackedFiles(project), in_child=in_child)
-        answers.append((dict(seed.vouched()), dict(seed.trees()), dict(seed({}))))
+        assert edited in seed.vouched()  # told before git's verdict: the walk proceeds meanwhile
+        withdrawn = set(seed.withdrawn())
+        answers.append((dict(seed.vouched()), withdrawn, dict(seed.trees()), dict(seed({}))))
     assert answers[0] == answers[1]
     inside = {f"pkg/m{i}.py" for i in range(8) if i != 1} | {ODD}
     assert set(answers[1][0]) == (inside if subdirectory else {f"app/{p}" for p in inside} | {"other/x.py"})
+    assert answers[1][1] == {edited}  # git's verdict took it back
 
 
 def test_a_killed_child_leaves_nothing_reused(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
@@ -109,8 +113,8 @@ def test_a_large_index_is_read_in_a_child(tmp_path: Path, monkeypatch: pytest.Mo
     repo.ensure()
     started: list[SeedChild] = []
     monkeypatch.setattr(index_seed, "SeedChild", lambda *a, **k: started.append(SeedChild(*a, **k)) or started[-1])
-    IndexSeed(ProjectRepo.discover(root), repo, max_file_bytes=1 << 20).vouched()
+    IndexSeed(ProjectRepo.discover(root), repo, max_file_bytes=1 << 20).trees()
     assert started == []  # a small index: read on a thread
     monkeypatch.setattr(index_seed, "CHILD_FROM_BYTES", 1)
-    IndexSeed(ProjectRepo.discover(root), repo, max_file_bytes=1 << 20).vouched()
+    IndexSeed(ProjectRepo.discover(root), repo, max_file_bytes=1 << 20).trees()
     assert len(started) == 1

@@ -203,3 +203,22 @@ def test_listings_keep_their_file_names_packed_through_the_stat_cache(tree: Path
     assert cached.listings["pkg/sub1/deep"].files == ("data.txt",)
     again = scan(tree, policy_for(tree), listings=cached.listings)  # the loaded listings are reused as they are
     assert again.listings["pkg/sub1"] is listing and {"pkg/sub1/" + odd, "pkg/sub1/naïve.py"} <= set(again.files)
+
+
+def test_known_files_taken_back_after_the_walk_are_looked_at_as_any_other(tree: Path) -> None:
+    """The initial import walks with the files git is asked about as known (their facts the index's) and hears git's
+    verdict only after: the files it takes back are looked at then (``lstat``), one deleted meanwhile is in neither
+    the files nor its directory's listing, and the others keep the facts they were given."""
+    fresh = scan(tree, policy_for(tree))
+    given = {rel: info._replace(size=info.size + 1000) for rel, info in fresh.files.items()}  # the index's facts
+
+    def withdrawn() -> set[str]:
+        os.unlink(tree / "pkg/sub2/mod.py")  # while git compared
+        return {"pkg/sub1/mod.py", "pkg/sub2/mod.py", "venv/lib/site.py"}  # the last in no directory walked
+
+    found = scan(tree, policy_for(tree), known=lambda: given, withdrawn=withdrawn)
+    assert set(found.files) == set(fresh.files) - {"pkg/sub2/mod.py"}
+    assert found.files["pkg/sub1/mod.py"] == fresh.files["pkg/sub1/mod.py"]  # looked at again
+    assert all(info == given[rel] for rel, info in found.files.items() if rel != "pkg/sub1/mod.py")  # as given
+    assert found.listings["pkg/sub2"].files == () and found.listings["pkg/sub1"].files == ("mod.py",)
+    assert "pkg/sub1" not in found.known and "pkg/sub0" in found.known

@@ -40,7 +40,12 @@ class Seed(Protocol):
     """What the initial import knows before reading files (:class:`~.index_seed.IndexSeed`: the project's index)."""
 
     def vouched(self) -> Mapping[str, FileInfo]:
-        """Files whose ``lstat`` facts are known without looking (see :func:`~.worktree.scan`'s ``known``)."""
+        """Files whose ``lstat`` facts are known without looking (see :func:`~.worktree.scan`'s ``known``), as far as
+        known yet."""
+        ...
+
+    def withdrawn(self) -> Collection[str]:
+        """Those of :meth:`vouched`'s files no longer known (see :func:`~.worktree.scan`'s ``withdrawn``)."""
         ...
 
     def __call__(self, files: Mapping[str, FileInfo]) -> dict[str, str]:
@@ -108,7 +113,8 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
         verdict = started[1] if started is not None and started[0] == cached.stat_index else None
         result = scan(root, policy, listings=cached.listings, skip_clean=True, verdict=verdict.dirty if verdict else None,
                       progress=(lambda n: progress("scan", n, None)) if progress else None,
-                      known=seed.vouched if seed is not None else None)  # the walk goes on meanwhile
+                      known=seed.vouched if seed is not None else None,  # the walk goes on meanwhile
+                      withdrawn=seed.withdrawn if seed is not None else None)
     finally:
         if started is not None:
             started[1].close()

@@ -148,9 +148,14 @@ class IndexSeed:
         self._oids: dict[str, str] = {}
         self._trees: dict[str, IndexTree] = {}
         self._index_mtime_ns = 0
+        self._withdrawn: set[str] = set()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        self._asked = threading.Event()  # the thread took what it was told first
+        self._heard: Heard | None = None  # the thread's last answer, taken on the caller's thread (_wait)
         self._child: SeedChild | None = None
+        self._child_asked = False
+        self._done = False
         if in_child is None:
             in_child = _index_bytes(project) >= CHILD_FROM_BYTES
         if in_child:
@@ -164,11 +169,20 @@ class IndexSeed:
         self._thread.start()
 
     def vouched(self) -> Mapping[str, FileInfo]:
-        """Wait for the preparation; return the files git found unchanged since the index's entry (path relative to the
-        project root -> the entry's ``lstat`` facts, git's 32 bits of seconds, size and inode). Each is a tracked
-        regular file whose blob is in ``repo``; the caller need not ``lstat`` it (see the module docstring)."""
-        self._wait()
+        """Wait for the files git is asked about; return them (path relative to the project root -> the index
+        entry's ``lstat`` facts, git's 32 bits of seconds, size and inode). Each is a tracked regular file whose blob
+        is in ``repo`` as far as known yet; the caller need not ``lstat`` it (see the module docstring). git's verdict
+        may take some back: :meth:`withdrawn` waits for it and names them (they leave this very mapping then), so
+        that the caller proceeds while git compares."""
+        self._wait_asked()
         return self._vouched
+
+    def withdrawn(self) -> set[str]:
+        """Wait for git's verdict; return the paths :meth:`vouched` gave that it no longer vouches for: changed since
+        their index entry, or their blob missing from ``repo`` (all of them when git gave no verdict or the
+        preparation failed). The caller looks at those files itself."""
+        self._wait()
+        return self._withdrawn
 
     def trees(self) -> Mapping[str, IndexTree]:
         """Wait for the preparation; return git's cache-tree of the project's index (directory relative to the project
@@ -214,45 +228,61 @@ class IndexSeed:
                      " git), %d files scanned", len(seeded), len(self._vouched), len(files))
         return seeded
 
-    def _wait(self) -> None:
-        """Wait for the preparation: the thread, or the child's two answers, each taken as it comes."""
+    def _wait_asked(self) -> None:
+        """Wait for what the preparation tells first (:class:`~.index_prepare.Asked`), taken as it comes."""
         if self._thread is not None:
-            self._thread.join()
+            self._asked.wait()
             return
         with self._lock:
-            child, self._child = self._child, None
-            if child is None:
+            if self._child is None or self._child_asked:
                 return
-            asked = child.asked()
-            if asked is None:
+            self._child_asked = True
+            asked = self._child.asked()
+            if asked is not None:
+                self._take_asked(*asked)  # while the child waits for git's verdict
+
+    def _wait(self) -> None:
+        """Wait for the whole preparation (the thread, or the child's two answers) and take git's verdict, once."""
+        self._wait_asked()
+        with self._lock:
+            if self._done:
                 return
-            self._take_asked(*asked)  # while the child waits for git's verdict
-            heard = child.heard()
+            self._done = True
+            if self._thread is not None:
+                self._thread.join()
+                heard = self._heard
+            else:
+                child, self._child = self._child, None
+                heard = child.heard() if child is not None else None
             if heard is None:
                 self._reuse_nothing()
-                return
-            self._take_heard(heard)
+            else:
+                self._take_heard(heard)
 
     def _prepare_here(self) -> None:
-        """The thread's work: :func:`.index_prepare.prepare`, its answers taken as they come."""
+        """The thread's work: :func:`.index_prepare.prepare`, what it tells first taken at once; git's verdict is
+        kept for the caller's thread (:meth:`_wait`), so that nothing changes the mapping :meth:`vouched` gave while
+        the caller reads it."""
         def on_asked(asked: Asked) -> None:
             rows = asked.rows
             self._take_asked((asked.paths, *(list(map(itemgetter(at), rows)) for at in range(6))),  # type: ignore[arg-type]
                              asked.index_mtime_ns, asked.others)
+            self._asked.set()
 
         stat_cache, root = self._stat_cache, self._project.root
         try:
-            heard = prepare(self._project, self._repo, max_file_bytes=self._max, on_asked=on_asked,
-                            sentinel_of=None if stat_cache is None else partial(gitvouch.sentinel, root, stat_cache))
+            self._heard = prepare(self._project, self._repo, max_file_bytes=self._max, on_asked=on_asked,
+                                  sentinel_of=None if stat_cache is None else partial(gitvouch.sentinel, root, stat_cache))
         except Exception as exc:  # noqa: BLE001 - an optimisation: without it every file is hashed
             log.warning("not reusing the project's index for the import: %s", exc)
-            self._reuse_nothing()
-            return
-        self._take_heard(heard)
+        finally:
+            self._asked.set()
 
     def _reuse_nothing(self) -> None:
         """Forget what was taken of a preparation that failed half-way: every file is then looked at."""
-        self._vouched, self._oids, self._candidates = {}, {}, {}
+        self._withdrawn = set(self._vouched)
+        self._vouched.clear()
+        self._oids, self._candidates = {}, {}
 
     def _take_asked(self, columns: Columns, index_mtime_ns: int, others: dict[str, IndexRow]) -> None:
         """Take the files git is asked about (``columns`` in the index's order) as vouched for until git's verdict
@@ -280,6 +310,8 @@ class IndexSeed:
         for path in changed | heard.missing:
             info = vouched.pop(path, None)
             oid = oids.pop(path, None)
+            if info is not None:
+                self._withdrawn.add(path)
             if info is not None and oid is not None and path not in heard.missing:
                 candidates[path] = (info.mode, oid, info.size, info.mtime_ns, info.ctime_ns, info.ino)
         for path in heard.missing:

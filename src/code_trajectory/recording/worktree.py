@@ -18,8 +18,8 @@ import os
 import stat
 import time
 from array import array
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field, replace
 from itertools import compress
 from operator import attrgetter, methodcaller, not_
 from pathlib import Path
@@ -174,7 +174,8 @@ Verdict = Callable[[], "set[str] | None"]
 
 def scan(root: Path, policy: WalkPolicy, *, progress: Callable[[int], None] | None = None,
          listings: Mapping[str, DirListing] | None = None, skip_clean: bool = False,
-         verdict: Verdict | None = None, known: Callable[[], Mapping[str, FileInfo]] | None = None) -> ScanResult:
+         verdict: Verdict | None = None, known: Callable[[], Mapping[str, FileInfo]] | None = None,
+         withdrawn: Callable[[], Collection[str]] | None = None) -> ScanResult:
     """Walk the work tree under ``root`` and return every recordable file.
 
     Args:
@@ -195,21 +196,25 @@ def scan(root: Path, policy: WalkPolicy, *, progress: Callable[[int], None] | No
             (the initial import's files that git vouches for, :meth:`~.index_seed.IndexSeed.vouched`). Found in a
             directory as a regular file, such a file is neither ``lstat``ed nor matched against ignore rules
             (``tracked=True``, see :meth:`~.ignore.RecordingPolicy.entry_excluded`); its facts are taken as given.
+        withdrawn: with ``known``, called once its files are placed: those of them no longer known (git's verdict
+            came meanwhile, :meth:`~.index_seed.IndexSeed.withdrawn`), each then ``lstat``ed as any other file.
 
     Unreadable directories are skipped (logged, listed in ``skipped``).
     """
     try:
         try:
-            return _scan(root, policy, progress, listings or {}, skip_clean, verdict if skip_clean else None, known)
+            return _scan(root, policy, progress, listings or {}, skip_clean, verdict if skip_clean else None, known,
+                         withdrawn)
         except _VerdictUnusable:
-            return _scan(root, policy, progress, listings or {}, skip_clean, None, known)
+            return _scan(root, policy, progress, listings or {}, skip_clean, None, known, withdrawn)
     except _IgnoreFileChanged:
-        return _scan(root, policy, progress, {}, False, None, known)
+        return _scan(root, policy, progress, {}, False, None, known, withdrawn)
 
 
 def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None,
           listings: Mapping[str, DirListing], skip_clean: bool, verdict: Verdict | None,
-          later: Callable[[], Mapping[str, FileInfo]] | None) -> ScanResult:
+          later: Callable[[], Mapping[str, FileInfo]] | None,
+          withdrawn: Callable[[], Collection[str]] | None = None) -> ScanResult:
     started_ns = time.time_ns()
     result = ScanResult({}, [], [])
     files, skipped = result.files, result.skipped
@@ -344,6 +349,8 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
                 progress(len(files) + known_count)
             result.listings[rel_dir] = DirListing(signature, started_ns, ignore_file, pack_names(names), subdir_names,
                                                      excluded_dirs)
+        if withdrawn is not None:
+            known_count -= _look_again(root, result, withdrawn(), take)
         if not files and known_count == len(known):  # each of ``known`` seen once, and no other file: a copy of it
             result.files = files = dict(known)  # (in C; 500,000 files at an import, not a dict entry a file here)
         else:
@@ -375,6 +382,51 @@ def _known_files(known: Mapping[str, FileInfo], prefix: str, entries: list[os.Di
     if False in regular:
         found = [info if is_file else None for info, is_file in zip(found, regular)]
     return found
+
+
+def _look_again(root: Path, result: ScanResult, paths: Collection[str],
+                take: Callable[[str, os.DirEntry[str], list[str]], None]) -> int:
+    """Look at the files of ``paths`` (relative to the root) that the walk took from what was known of them
+    (``result.known``, ``result.files``) as the walk looks at any other file (``take``): their directory's listing
+    then names those ``take`` kept. Returns how many files the directories taken whole from ``result.known`` held
+    (they are in ``result.files`` now, each file once, as the walk's own)."""
+    moved = 0
+    dirs: dict[str, set[str]] = {}
+    for path in paths:
+        rel_dir, _, name = path.rpartition("/")
+        if rel_dir in result.listings:  # else in no directory the walk entered
+            dirs.setdefault(rel_dir, set()).add(name)
+    files = result.files
+    for rel_dir, again in dirs.items():
+        taken = result.known.pop(rel_dir, None)
+        if taken is not None:
+            files.update(zip(map(REL_OF, taken), taken))
+            moved += len(taken)
+        listing = result.listings[rel_dir]
+        listed = listing.files
+        if again.isdisjoint(listed):  # none of them recorded (our own exclusions)
+            continue
+        prefix = f"{rel_dir}/" if rel_dir else ""
+        entries = {entry.name: entry for entry in _entries_named(root, rel_dir, again)}
+        names: list[str] = []
+        for name in listed:
+            if name not in again:
+                names.append(name)
+                continue
+            files.pop(prefix + name, None)
+            if name in entries:
+                take(rel_dir, entries[name], names)
+        result.listings[rel_dir] = replace(listing, packed_files=pack_names(names))
+    return moved
+
+
+def _entries_named(root: Path, rel_dir: str, names: set[str]) -> list[os.DirEntry[str]]:
+    """The directory entries of ``names`` in directory ``rel_dir`` (relative to ``root``): those there still."""
+    try:
+        with os.scandir(f"{root}/{rel_dir}" if rel_dir else root) as it:
+            return [entry for entry in it if entry.name in names]
+    except OSError:
+        return []
 
 
 def _regular(entry: os.DirEntry[str]) -> bool:
