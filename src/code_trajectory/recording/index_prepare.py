@@ -3,7 +3,7 @@ files whose blob is in the shadow repository, and git's verdict on which of them
 
 :func:`prepare` runs on the import's thread for a small index, in a child process for a large one
 (:mod:`.index_seed_child`): either way it tells plain data in two steps, the files git is asked about
-(:class:`Asked`, as soon as git is asked, so that the caller makes its objects while git compares) and git's
+(:class:`Asked`, before git is asked, so that the caller makes its objects while git compares) and git's
 verdict (:class:`Heard`), which :class:`~.index_seed.IndexSeed` turns into the files it vouches for.
 """
 
@@ -38,7 +38,7 @@ _OID = itemgetter(1)  # an index row's blob id
 
 @dataclass
 class Asked:
-    """What :func:`prepare` tells first, while git compares (paths relative to the project root).
+    """What :func:`prepare` tells first, before git compares (paths relative to the project root).
 
     Attributes:
         index_mtime_ns: the index file's mtime when it was read.
@@ -87,7 +87,8 @@ def prepare(project: ProjectRepo, repo: ShadowRepo, *, max_file_bytes: int,
         sentinel_of: the sentinel path (relative to the root) of the private index named by a random name, to be
             kept for the stat cache (:func:`.gitvouch.sentinel`); None: the private index is removed afterwards.
         on_asked: called once with the files git is asked about and the others (an empty :class:`Asked` when there
-            are none), while git compares and checks the blobs: the caller makes its own objects from them meanwhile.
+            are none), before the private index is written and git compares and checks the blobs: the caller makes
+            its own objects from them meanwhile, and walks on with them before git's verdict.
 
     Returns:
         git's verdict and what else was learnt meanwhile.

@@ -43,8 +43,9 @@ index file read in one pass (:mod:`code_trajectory.git.index_file`), the staged 
 --cached``), the attribute check, the packs linked, the sizes and types of all the index's blobs (one ``git cat-file
 --batch-check --buffer``, compared as a whole with the answer expected when all are present); the candidates are
 written to a private index and ``git diff-files`` compares them with the work tree in C, on threads. The files git
-is asked about are told as soon as it is asked (:class:`~.index_prepare.Asked`), and the import makes their
-objects while git compares; git's verdict then takes back the changed ones (:class:`~.index_prepare.Heard`).
+is asked about are told before it is asked (:class:`~.index_prepare.Asked`), and the import makes their
+objects and places them in the walk while git compares; git's verdict then takes back the changed ones
+(:class:`~.index_prepare.Heard`, :meth:`IndexSeed.withdrawn`), which the walk looks at as any other file.
 The project's index is never used as is, so none of its extensions (the fsmonitor's, the untracked cache, a split
 index) count: a version 2 index has its entries copied byte for byte into the private one, but those whose flags
 would make git skip them (assume-unchanged) or that git would not compare by ``lstat`` (racy, gitlinks), which are

@@ -259,7 +259,7 @@ def main(argv: list[str]) -> int:
     def tell(asked: Asked) -> None:
         out.write(encode_asked(asked))
         out.flush()
-        os.write(told, b"1")  # the parent reads the first frame now, while git compares
+        os.write(told, b"1")  # the parent reads the first frame now, while git compares after it
 
     try:
         heard = prepare(project, ShadowRepo(root), max_file_bytes=int(arguments["max_file_bytes"]),
