@@ -10,6 +10,7 @@ import os
 from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import chain
 from operator import itemgetter
 from typing import NamedTuple
 
@@ -46,6 +47,7 @@ class FileInfo(NamedTuple):
 #: :class:`FileInfo`'s path, mode, mtime and ctime as getters made in C, for ``map()`` over many files at once (an
 #: import's 500,000): one definition for every module that does so.
 REL_OF, MODE_OF, MTIME_OF, CTIME_OF = itemgetter(0), itemgetter(1), itemgetter(3), itemgetter(4)
+_STAT_FACTS = itemgetter(2, 3, 4, 5)  # a FileInfo's size, mtime, ctime and inode
 
 #: Two seconds: the coarsest mtime resolution of common file systems (FAT; ext4 and APFS are finer). A file or
 #: directory whose mtime is closer than this to the scan that saw it may change again within the same tick
@@ -132,13 +134,10 @@ def pack_stats(infos: Iterable[FileInfo]) -> bytes | None:
     """The ``lstat`` facts that tell a file changed (size, mtime, ctime, inode, in ns and bytes), packed as
     64-bit integers in the order given; None when one does not fit. The mode is left out: ``chmod`` sets the
     ctime (POSIX), so a change of mode changes the packed facts too."""
-    packed = array("q")
     try:
-        for info in infos:
-            packed.extend((info.size, info.mtime_ns, info.ctime_ns, info.ino))
+        return array("q", chain.from_iterable(map(_STAT_FACTS, infos))).tobytes()  # in C: 500,000 files at an import
     except OverflowError:
         return None
-    return packed.tobytes()
 
 
 def listing_digest(listing: DirListing) -> bytes | None:
