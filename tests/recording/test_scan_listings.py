@@ -222,3 +222,16 @@ def test_known_files_taken_back_after_the_walk_are_looked_at_as_any_other(tree: 
     assert all(info == given[rel] for rel, info in found.files.items() if rel != "pkg/sub1/mod.py")  # as given
     assert found.listings["pkg/sub2"].files == () and found.listings["pkg/sub1"].files == ("mod.py",)
     assert "pkg/sub1" not in found.known and "pkg/sub0" in found.known
+
+
+def test_a_scan_from_nothing_stamps_the_ignore_files_it_lists(tree: Path) -> None:
+    """A directory read for the first time takes its ``.gitignore``'s stamp from its own listing (no ``lstat`` where
+    there is none): the stamps are those an ``lstat`` gives, and None where there is no such file."""
+    write(tree, "pkg/sub1/.gitignore", "*.tmp\n")
+    first = scan(tree, policy_for(tree))
+    for rel_dir in ("", "pkg/sub1"):
+        st = os.lstat(tree / rel_dir / ".gitignore")
+        assert first.listings[rel_dir].ignore_file == (st.st_mtime_ns, st.st_size, st.st_ino)
+    assert first.listings["pkg"].ignore_file is None and first.listings["pkg/sub0"].ignore_file is None
+    write(tree, "pkg/sub1/.gitignore", "*.tmp\nmod.py\n")  # read again: the changed stamp starts the scan over
+    assert "pkg/sub1/mod.py" not in rescan(tree, first).files

@@ -24,7 +24,7 @@ from itertools import compress
 from operator import attrgetter, methodcaller, not_
 from pathlib import Path
 
-from code_trajectory.recording.ignore import WalkPolicy
+from code_trajectory.recording.ignore import GITIGNORE, WalkPolicy
 from code_trajectory.recording.listing import (
     RACY_MARGIN_NS,
     REL_OF,
@@ -139,7 +139,7 @@ class ScanResult:
 
 def _ignore_file_stamp(directory: str) -> IgnoreFileStamp:
     try:
-        st = os.lstat(os.path.join(directory, ".gitignore"))
+        st = os.lstat(os.path.join(directory, GITIGNORE))
     except OSError:
         return None
     return (st.st_mtime_ns, st.st_size, st.st_ino)
@@ -266,7 +266,8 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
             continue
         if not stat.S_ISDIR(st.st_mode):
             continue
-        signature, ignore_file = (st.st_mtime_ns, st.st_ino), _ignore_file_stamp(directory)
+        # a directory listed before: its ignore file's stamp now, to compare; else once its names are read
+        signature, ignore_file = (st.st_mtime_ns, st.st_ino), _ignore_file_stamp(directory) if old is not None else None
         if old is not None and ignore_file != old.ignore_file:
             raise _IgnoreFileChanged(rel_dir)
         if old is not None and old.trusted(directory, signature, ignore_file):
@@ -289,6 +290,8 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
             skipped.append((rel_dir, f"unreadable directory: {exc.strerror or exc}"))
             log.warning("skipping unreadable directory %s: %s", rel_dir or ".", exc)
             continue
+        if old is None and GITIGNORE in map(_NAME, entries):  # no lstat where there is none (an import: 25,000)
+            ignore_file = _ignore_file_stamp(directory)  # one made since is seen: it changes the directory's mtime
         result.directories.append(rel_dir)
         names: list[str] = []
         subdirs: list[str] = []
