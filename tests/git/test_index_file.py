@@ -83,8 +83,8 @@ def test_a_split_index_is_read_through_git_instead(tmp_path: Path) -> None:
     assert found is not None
     rows, _mtime, trees, _copy = found
     assert trees == {}  # git's listing has no cache-tree
-    assert "README.md" not in rows  # staged, not committed
-    assert rows["run.sh"][0] == "100755" and rows["link"][0] == "120000"
+    assert b"README.md" not in rows  # staged, not committed
+    assert rows[b"run.sh"][0] == "100755" and rows[b"link"][0] == "120000"
     assert len(rows) == len(ls_files_debug(root)) - 1
 
 

@@ -26,8 +26,8 @@ def an_asked() -> Asked:
     rows = [("100644", "a" * 40, 12, 1_700_000_000_123_456_789, 1_700_000_001_000_000_001, 2**32 - 1),
             ("100755", "b" * 40, 0, 0, 5, 7),
             ("100644", "c" * 40, 2**31, 2**62, 1, 1)]
-    return Asked(1_700_000_002_000_000_000, ["a.py", "bin/run.sh", ODD], rows,
-                 {"é/racy.txt": ("100644", "d" * 40, 3, 9, 9, 9)})
+    return Asked(1_700_000_002_000_000_000, [b"a.py", b"bin/run.sh", os.fsencode(ODD)], rows,
+                 {os.fsencode("é/racy.txt"): ("100644", "d" * 40, 3, 9, 9, 9)})
 
 
 def a_heard() -> Heard:
@@ -39,9 +39,10 @@ def test_the_answers_come_back_as_they_were_told() -> None:
     asked, heard = an_asked(), a_heard()
     data = encode_asked(asked) + encode_heard(heard)
     (paths, modes, oids, sizes, mtimes, ctimes, inos), index_mtime_ns, others, at = decode_asked(data)
-    assert paths == asked.paths and ODD in paths
+    assert paths == list(map(os.fsdecode, asked.paths)) and ODD in paths  # told as bytes, decoded once here
     assert list(zip(modes, oids, sizes, mtimes, ctimes, inos)) == asked.rows
-    assert others == asked.others and index_mtime_ns == asked.index_mtime_ns
+    assert others == {"é/racy.txt": asked.others[os.fsencode("é/racy.txt")]}
+    assert index_mtime_ns == asked.index_mtime_ns
     assert decode_heard(data, at) == heard
 
     columns, _mtime, others, at = decode_asked(encode_asked(Asked()) + encode_heard(Heard()))
@@ -58,7 +59,7 @@ def test_an_answer_that_does_not_add_up_is_refused(damage: str) -> None:
     elif damage == "count":
         data = data.replace(b'"counts": [3, 1]', b'"counts": [2, 1]')
     elif damage == "oid length":
-        data = encode_asked(Asked(0, ["a"], [("100644", "a" * 39, 1, 1, 1, 1)]))
+        data = encode_asked(Asked(0, [b"a"], [("100644", "a" * 39, 1, 1, 1, 1)]))
     elif damage == "mode":
         data = data.replace(b'"modes": ["100644", "100755"]', b'"modes": ["100644"]')
     else:
@@ -118,3 +119,22 @@ def test_a_large_index_is_read_in_a_child(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setattr(index_seed, "CHILD_FROM_BYTES", 1)
     IndexSeed(ProjectRepo.discover(root), repo, max_file_bytes=1 << 20).trees()
     assert len(started) == 1
+
+
+@pytest.mark.parametrize("in_child", [False, True], ids=["thread", "child"])
+def test_a_version_4_index_vouches_for_odd_names_as_a_version_2_one(tmp_path: Path, in_child: bool) -> None:
+    """A version 4 index (prefix-compressed paths, ``feature.manyFiles``) is not copied but written entry by entry:
+    its paths, kept as bytes until then, reach git and come back with their undecodable bytes."""
+    root = git_repo(tmp_path / "project", {f"pkg/m{i}.py": f"m = {i}\n" for i in range(4)} | {f"pkg/{ODD}": "odd\n"},
+                    branch="main", commit="initial")
+    git(root, "update-index", "--index-version", "4")
+    time.sleep(1.1)
+    git(root, "status", "--porcelain")  # the index written a second after its entries: none racy
+    write(root, "pkg/m2.py", "m = 'edited'\n")
+    repo = ShadowRepo(root)
+    repo.ensure()
+    project = ProjectRepo.discover(root)
+    seed = IndexSeed(project, repo, max_file_bytes=1 << 20, tracked=TrackedFiles(project), in_child=in_child)
+    assert set(seed.vouched()) == {f"pkg/m{i}.py" for i in range(4)} | {f"pkg/{ODD}"}
+    assert seed.withdrawn() == {"pkg/m2.py"}
+    assert set(seed.vouched()) == {"pkg/m0.py", "pkg/m1.py", "pkg/m3.py", f"pkg/{ODD}"}

@@ -38,7 +38,8 @@ _OID = itemgetter(1)  # an index row's blob id
 
 @dataclass
 class Asked:
-    """What :func:`prepare` tells first, before git compares (paths relative to the project root).
+    """What :func:`prepare` tells first, before git compares (paths relative to the project root, as bytes: as the
+    index holds them, what :func:`os.fsencode` makes of a path).
 
     Attributes:
         index_mtime_ns: the index file's mtime when it was read.
@@ -50,9 +51,9 @@ class Asked:
     """
 
     index_mtime_ns: int = 0
-    paths: list[str] = field(default_factory=list)
+    paths: list[bytes] = field(default_factory=list)
     rows: list[IndexRow] = field(default_factory=list)
-    others: dict[str, IndexRow] = field(default_factory=dict)
+    others: dict[bytes, IndexRow] = field(default_factory=dict)
 
 
 @dataclass
@@ -124,11 +125,11 @@ def _prepare(project: ProjectRepo, repo: ShadowRepo, objects: Path, background: 
     rows, index_mtime_ns, trees, copy = found
     candidates = _regular_files(rows, oid_length, max_file_bytes)
     if candidates and _filters_possible(project, root=project.root, paths=candidates):
-        filtered = project_index.attribute_values(project, sorted(candidates), "filter")
+        filtered = project_index.attribute_values(project, sorted(map(os.fsdecode, candidates)), "filter")
         if filtered is None:
             return heard
         for path in filtered:
-            candidates.pop(path, None)
+            candidates.pop(os.fsencode(path), None)
     if not candidates:
         return heard
     packs = shared_objects.link_packs(objects, repo.git_dir / "objects")
@@ -155,7 +156,7 @@ def _prepare(project: ProjectRepo, repo: ShadowRepo, objects: Path, background: 
     try:
         present = present_checked.result()
         if not all(present):
-            heard.missing = {path for path, there in zip(candidates, present) if not there}
+            heard.missing = {os.fsdecode(path) for path, there in zip(candidates, present) if not there}
         heard.trees = dict(compress(trees.items(), shared_objects.trees_present(
             repo.git, [tree[2] for tree in trees.values()])))
         log.info("initial import: %d files and %d directories of the project's index usable (%d packs, %d loose"
@@ -175,14 +176,14 @@ def _prepare(project: ProjectRepo, repo: ShadowRepo, objects: Path, background: 
     return heard
 
 
-def _settled(candidates: Mapping[str, IndexRow], copy: IndexCopy | None, index_mtime_ns: int,
-             ) -> tuple[list[str], list[str]]:
+def _settled(candidates: Mapping[bytes, IndexRow], copy: IndexCopy | None, index_mtime_ns: int,
+             ) -> tuple[list[bytes], list[bytes]]:
     """``(the candidates git is asked about, the others)``, each in the candidates' order: those whose mtime and ctime
     are in a second before the index file's (see :mod:`.index_seed`; the others are racy). With ``copy`` (the
     project index's entries, paths relative to the root), those the private index copied from it holds: all but
     the racy ones, those marked assume-unchanged and gitlinks (:class:`~code_trajectory.git.index_file.IndexCopy`)."""
     if copy is not None:
-        left_out = {path.decode("utf-8", "surrogateescape") for path in copy.left_out}
+        left_out = copy.left_out
         if not left_out:
             return list(candidates), []
         return ([path for path in candidates if path not in left_out],
@@ -193,7 +194,7 @@ def _settled(candidates: Mapping[str, IndexRow], copy: IndexCopy | None, index_m
     return settled, [path for path in candidates if path not in chosen]
 
 
-def _ask_git(project: ProjectRepo, repo: ShadowRepo, candidates: Mapping[str, IndexRow], settled: list[str],
+def _ask_git(project: ProjectRepo, repo: ShadowRepo, candidates: Mapping[bytes, IndexRow], settled: list[bytes],
              copy: IndexCopy | None, sentinel_of: Callable[[str], str | None] | None,
              ) -> tuple[StatVerdict, Path, str, str] | None:
     """Start ``git diff-files`` on a private index of the ``settled`` candidates (see :func:`_settled`): ``(the
@@ -212,7 +213,7 @@ def _ask_git(project: ProjectRepo, repo: ShadowRepo, candidates: Mapping[str, In
     sentinel = sentinel.replace(os.sep, "/")
     try:
         _count, checksum = (write_stat_index_copy(index, copy, sentinel=sentinel) if copy is not None
-                            else write_stat_index(index, ((path, *candidates[path]) for path in settled),
+                            else write_stat_index(index, ((os.fsdecode(path), *candidates[path]) for path in settled),
                                                   sentinel=sentinel))
     except (OSError, ValueError) as exc:
         log.info("initial import: cannot write the private index (%s); every file is looked at", exc)
@@ -221,7 +222,7 @@ def _ask_git(project: ProjectRepo, repo: ShadowRepo, candidates: Mapping[str, In
     return StatVerdict(repo.git, index, sentinel=sentinel, checksum=checksum), index, name, checksum
 
 
-def _regular_files(rows: dict[str, IndexRow], oid_length: int, max_bytes: int) -> dict[str, IndexRow]:
+def _regular_files(rows: dict[bytes, IndexRow], oid_length: int, max_bytes: int) -> dict[bytes, IndexRow]:
     """The ``rows`` of regular files with a blob id of ``oid_length`` hex digits and at most ``max_bytes``: ``rows``
     itself when all are (each told in C: 500,000 at an import), else a new dict of those."""
     values = list(rows.values())
@@ -233,13 +234,13 @@ def _regular_files(rows: dict[str, IndexRow], oid_length: int, max_bytes: int) -
             if row[0] in _REGULAR and len(row[1]) == oid_length and row[2] <= max_bytes}
 
 
-def _filters_possible(project: ProjectRepo, *, root: Path, paths: Mapping[str, object]) -> bool:
+def _filters_possible(project: ProjectRepo, *, root: Path, paths: Mapping[bytes, object]) -> bool:
     """True when an attribute file that applies mentions ``filter`` (a tracked ``.gitattributes`` as the work tree
     has it, the repository's ``info/attributes``, the user's or the system's attribute file), or when the project
     is a subdirectory of its work tree (the ``.gitattributes`` above it are not looked at: ``check-attr`` is)."""
     if project.prefix:
         return True
-    files = [root / p for p in paths if p == ".gitattributes" or p.endswith("/.gitattributes")]
+    files = [root / os.fsdecode(p) for p in paths if p == b".gitattributes" or p.endswith(b"/.gitattributes")]
     users = project_index.attribute_files(project)  # the user's own and the system's: followed when links
     for path in [*files, *users]:
         if not os.path.lexists(path):

@@ -266,8 +266,10 @@ class IndexSeed:
         the caller reads it."""
         def on_asked(asked: Asked) -> None:
             rows = asked.rows
-            self._take_asked((asked.paths, *(list(map(itemgetter(at), rows)) for at in range(6))),  # type: ignore[arg-type]
-                             asked.index_mtime_ns, asked.others)
+            paths = list(map(os.fsdecode, asked.paths))
+            others = dict(zip(map(os.fsdecode, asked.others), asked.others.values()))
+            self._take_asked((paths, *(list(map(itemgetter(at), rows)) for at in range(6))),  # type: ignore[arg-type]
+                             asked.index_mtime_ns, others)
             self._asked.set()
 
         stat_cache, root = self._stat_cache, self._project.root

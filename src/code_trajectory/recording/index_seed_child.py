@@ -50,7 +50,7 @@ Columns = tuple[list[str], list[str], list[str], Sequence[int], Sequence[int], S
 
 def encode_asked(asked: Asked) -> bytes:
     """``asked`` as bytes: a JSON header (the index's mtime, the modes, the counts), then for the files git is asked
-    about and for the others: paths joined by NUL (UTF-8, undecodable bytes as :func:`os.fsencode` gives them), a
+    about and for the others: paths joined by NUL (as the index holds them: what :func:`os.fsencode` gives), a
     mode code a byte, the blob ids joined, and size, mtime, ctime and inode as 64-bit integers. Raises OverflowError
     for a number that does not fit (the caller reuses nothing)."""
     other_paths = list(asked.others)
@@ -60,7 +60,7 @@ def encode_asked(asked: Asked) -> bytes:
     header = {"index_mtime_ns": asked.index_mtime_ns, "modes": modes, "counts": [len(paths) for paths, _ in groups]}
     sections = [json.dumps(header).encode()]
     for paths, rows in groups:
-        sections += ["\0".join(paths).encode("utf-8", "surrogateescape"),
+        sections += [b"\0".join(paths),
                      bytes(map(code.__getitem__, map(itemgetter(0), rows))),
                      "".join(map(itemgetter(1), rows)).encode("ascii"),
                      array("q", chain.from_iterable(map(_FACTS, rows))).tobytes()]
