@@ -18,6 +18,7 @@ and counts), and a failed child or a bad answer only means that nothing is reuse
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import logging
@@ -42,6 +43,13 @@ __all__ = ["Columns", "SeedChild", "decode_asked", "decode_heard", "encode_asked
 log = logging.getLogger(__name__)
 
 _MAGIC = b"code-trajectory index seed 1\n"
+#: How much nicer (``nice(2)``) the child becomes once it has told the files git is asked about, with the git
+#: processes it starts then (``git diff-files``, ~20 threads of ``lstat``, and ``git cat-file``): the import's walk,
+#: which takes those files meanwhile, needs git's verdict only once it has placed them, so git runs on the CPU the
+#: walk leaves. Measured at 500,000 files on this 2-core machine, alternating 6 times: 5.84 -> 5.61 s (medians);
+#: the walk's wait for the first answer and its taking 1.25-1.33 -> 0.69-0.94 s, git's verdict still 0.8-1.1 s
+#: before the walk asks for it.
+NICER_AFTER_TOLD = 10
 _LENGTH = struct.Struct("<Q")
 _FACTS = itemgetter(2, 3, 4, 5)  # an index row's size, mtime, ctime, inode
 #: ``(paths, modes, blob ids, sizes, mtimes, ctimes, inodes)`` of files, each a sequence in one order
@@ -260,6 +268,8 @@ def main(argv: list[str]) -> int:
         out.write(encode_asked(asked))
         out.flush()
         os.write(told, b"1")  # the parent reads the first frame now, while git compares after it
+        with contextlib.suppress(OSError):
+            os.nice(NICER_AFTER_TOLD)  # for this process and the git processes it starts from now on
 
     try:
         heard = prepare(project, ShadowRepo(root), max_file_bytes=int(arguments["max_file_bytes"]),
