@@ -195,3 +195,29 @@ def test_a_new_cache_has_larger_pages_and_one_of_the_default_size_keeps_working(
     with sqlite3.connect(old) as db:
         assert db.execute("PRAGMA page_size").fetchone()[0] == 4096
     db.close()
+
+
+def test_an_imports_save_is_copied_into_the_database_file_aside_and_close_waits_for_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An import's save (rows grouped by directory) commits without a checkpoint on the caller's thread: a thread with
+    its own connection makes it, the connection's automatic checkpoints come back for later writes, and ``close``
+    leaves the database file whole (no write-ahead log left) with every row."""
+    path = tmp_path / "statcache.sqlite"
+    files = [info(f"pkg/m{i}.py", n=i) for i in range(1, 400)]
+    threads: list[str] = []
+    checkpoint_aside = StatCache._checkpoint_aside
+    monkeypatch.setattr(StatCache, "_checkpoint_aside", lambda cache: threads.append("aside") or checkpoint_aside(cache))
+    cache = StatCache(path)
+    cache.save(CachedScan(), hashed=[(f, OID_A) for f in files], removed=[], listings={}, fingerprint="f", tree=None,
+               scanned_ns=7, by_dir={"pkg": ([f.rel[4:] for f in files], files, [OID_A] * len(files), None)})
+    assert threads == ["aside"]
+    assert cache._conn().execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000  # later writes: as before
+    cache.save(CachedScan(), hashed=[(info("other/x.py"), OID_B)], removed=[], listings={}, fingerprint="f",
+               tree=None, scanned_ns=8)  # file by file: no checkpoint aside
+    assert threads == ["aside"]
+    cache.close()
+    assert not Path(f"{path}-wal").exists() or Path(f"{path}-wal").stat().st_size == 0
+    reopened = StatCache(path)
+    rows = rows_of(reopened)
+    reopened.close()
+    assert len(rows) == len(files) + 1 and rows["pkg/m7.py"][1] == OID_A and rows["other/x.py"][1] == OID_B

@@ -44,6 +44,7 @@ import hashlib
 import os
 import stat
 import threading
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -245,8 +246,8 @@ class RecordingPolicy:
 
     # -- verdicts ------------------------------------------------------------------------
 
-    def _builtin_reason(self, rel: str, name: str, is_dir: bool) -> str | None:
-        """Why ``rel`` itself is never recorded (our own exclusions), or None."""
+    def _builtin_reason(self, rel: str, name: str, is_dir: bool, listed: Collection[str] | None = None) -> str | None:
+        """Why ``rel`` itself is never recorded (our own exclusions), or None; ``listed``: see :meth:`entry_excluded`."""
         if name == ".git":
             return "a .git directory or file is never recorded"
         if never_entered(name):
@@ -255,7 +256,7 @@ class RecordingPolicy:
         if not is_dir and (is_temp_name(name) or is_atomic_temp_name(name)):
             return "a temporary file of code-trajectory's (a restore's, or an atomic write's) is never recorded"
         if is_dir:
-            generated = generated_directory(f"{self.root}/{rel}" if rel else self.root)
+            generated = generated_directory(f"{self.root}/{rel}" if rel else self.root, listed)
             if generated:
                 return generated
         found = self._deny.match(rel, is_dir)
@@ -281,8 +282,9 @@ class RecordingPolicy:
             return None  # re-included by a negated pattern
         return None
 
-    def _state(self, rel_dir: str) -> _DirState:
-        """The verdict of directory ``rel_dir`` and its parents (cached)."""
+    def _state(self, rel_dir: str, listed: Collection[str] | None = None) -> _DirState:
+        """The verdict of directory ``rel_dir`` and its parents (cached); ``listed``: the names in ``rel_dir`` as the
+        caller has just read them (see :meth:`entry_excluded`), or None."""
         state = self._dir_state.get(rel_dir)
         if state is not None:
             return state
@@ -295,10 +297,10 @@ class RecordingPolicy:
         elif up.rule is not None and rel_dir not in self._tracked.current.gitlinks:
             # inside an ignored directory: entered only for the tracked files below
             holds = self._tracked.current.has_under(rel_dir)
-            never = self._builtin_reason(rel_dir, name, True) if holds else None
+            never = self._builtin_reason(rel_dir, name, True, listed) if holds else None
             state = _DirState(never, None if never else _inside(parent, up.rule), holds and never is None)
         else:
-            never = self._builtin_reason(rel_dir, name, True)
+            never = self._builtin_reason(rel_dir, name, True, listed)
             if never is not None:
                 state = _DirState(never, None, False)
             else:
@@ -355,18 +357,23 @@ class RecordingPolicy:
         """Return True when ``rel`` (relative to the root) is recorded (see :meth:`explain`)."""
         return self.explain(rel, is_dir=is_dir) is None
 
-    def entry_excluded(self, parent_rel: str, name: str, is_dir: bool, *, tracked: bool = False) -> bool:
+    def entry_excluded(self, parent_rel: str, name: str, is_dir: bool, *, tracked: bool = False,
+                       listed: Collection[str] | None = None) -> bool:
         """Fast check used by scans for ``name`` in directory ``parent_rel``, which must be entered.
 
         True when a scan must skip the entry: an excluded file, or a directory not entered (see
         :meth:`explain`). Uses the tracked set as last read (no ``stat`` of the index). ``tracked``: the
-        caller knows the file is in that set (:meth:`~.tracked.TrackedPaths.members`), so no ignore rule is
+        caller knows the file is in that set (:meth:`~.tracked.TrackedPaths.kept`), so no ignore rule is
         matched against it: only our own exclusions (the secret deny list, temporary files) can skip it.
+        ``listed``: for a directory the caller has just read (an import's walk lists a directory before it judges
+        it), the names in it: the markers of a generated directory are looked for among them, not by a ``stat``
+        each (:func:`~.own_exclusions.generated_directory`; 25,000 directories at an import). Used only when the
+        directory's verdict is not known yet; the verdict is kept as any other.
         """
         rel = f"{parent_rel}/{name}" if parent_rel else name
         with self._lock:
             if is_dir:
-                return not self._state(rel).entered
+                return not self._state(rel, listed).entered
             if tracked:
                 return self._state(parent_rel).never is not None or self._builtin_reason(rel, name, False) is not None
             return self._file_reason(rel) is not None
@@ -400,9 +407,11 @@ class WalkPolicy(Protocol):
     """What a walk of the work tree asks of a policy (:class:`RecordingPolicy`, or :class:`SubtreePolicy` for a
     walk rooted in a subdirectory)."""
 
-    def entry_excluded(self, parent_rel: str, name: str, is_dir: bool, *, tracked: bool = False) -> bool:
+    def entry_excluded(self, parent_rel: str, name: str, is_dir: bool, *, tracked: bool = False,
+                       listed: Collection[str] | None = None) -> bool:
         """True when the entry ``name`` of the directory ``parent_rel`` (relative to the walk's root) is skipped;
-        ``tracked``: the caller knows git tracks the file (see :meth:`RecordingPolicy.entry_excluded`)."""
+        ``tracked``: the caller knows git tracks the file; ``listed``: the names in the directory ``name``, just
+        read (see :meth:`RecordingPolicy.entry_excluded`)."""
         ...
 
     def tracked_files_excluded(self, parent_rel: str, names: list[str]) -> list[str]:
@@ -418,10 +427,11 @@ class SubtreePolicy:
         self.policy = policy
         self.prefix = prefix
 
-    def entry_excluded(self, parent_rel: str, name: str, is_dir: bool, *, tracked: bool = False) -> bool:
+    def entry_excluded(self, parent_rel: str, name: str, is_dir: bool, *, tracked: bool = False,
+                       listed: Collection[str] | None = None) -> bool:
         """Like :meth:`RecordingPolicy.entry_excluded`, with ``parent_rel`` relative to ``prefix``."""
         parent = f"{self.prefix}/{parent_rel}" if parent_rel else self.prefix
-        return self.policy.entry_excluded(parent, name, is_dir, tracked=tracked)
+        return self.policy.entry_excluded(parent, name, is_dir, tracked=tracked, listed=listed)
 
     def tracked_files_excluded(self, parent_rel: str, names: list[str]) -> list[str]:
         """Like :meth:`RecordingPolicy.tracked_files_excluded`, with ``parent_rel`` relative to ``prefix``."""

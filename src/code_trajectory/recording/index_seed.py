@@ -131,7 +131,8 @@ class IndexSeed:
             :func:`.gitvouch.refresh` can adopt it (:meth:`written`) instead of writing the same facts again.
         in_child: prepare in a child process (True), on a thread (False), or as the index's size says (None).
 
-    :meth:`vouched` waits for the preparation and gives the files git found unchanged (before the walk). Calling the
+    :meth:`vouched` waits for the files git is asked about and gives them (the walk places them), :meth:`withdrawn`
+    waits for git's verdict and names those it takes back (the walk looks at them itself). Calling the
     object with the scan's files (path relative to the project root -> what ``lstat`` said, or the vouched facts)
     returns ``{path: blob id}`` of the files it vouches for, each present in ``repo`` (see the module's rules);
     ``{}`` when the project is not a git work tree with a commit, or nothing can be reused. Never raises for git's

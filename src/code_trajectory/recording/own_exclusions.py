@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Collection
 
 from code_trajectory.core.atomic import TEMP_PREFIX as ATOMIC_TEMP_PREFIX
 from code_trajectory.core.bounded_read import read_bounded
@@ -41,13 +42,16 @@ def names_screen(deny: Rules) -> re.Pattern[str] | None:
     return re.compile(f"^(?:{builtin}|{deny.file_names.pattern})$", re.MULTILINE)
 
 
-def generated_directory(path: str | os.PathLike[str]) -> str | None:
+def generated_directory(path: str | os.PathLike[str], listed: Collection[str] | None = None) -> str | None:
     """Why the directory ``path`` is generated (a virtual environment, a tagged cache), or None.
 
     Costs one ``stat`` per marker (and one short read when ``CACHEDIR.TAG`` exists): a scan asks it of every
-    directory, so the paths are joined as strings.
+    directory, so the paths are joined as strings. ``listed``: the names in the directory as the caller has just read
+    them (a walk that lists a directory before judging it): a marker not among them is not looked for.
     """
     base = os.fspath(path)
+    if listed is not None and not any(marker in listed for marker in GENERATED_MARKERS):
+        return None
     if os.path.isfile(f"{base}/pyvenv.cfg"):
         return "a Python virtual environment (it holds pyvenv.cfg): generated, never recorded"
     tag = read_bounded(f"{base}/CACHEDIR.TAG", 1 << 16, follow_symlinks=True)  # a FIFO there would block the walk

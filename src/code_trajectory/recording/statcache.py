@@ -63,6 +63,9 @@ SCHEMA_VERSION = 4
 #: in 0.41 s with 16 KiB pages (64 KiB: 75 MB in 0.34 s, but a saved file then rewrites 64 KiB a page it touches).
 PAGE_SIZE = 16_384
 
+#: SQLite's default ``wal_autocheckpoint`` (pages), set again after an import's save (:meth:`StatCache.save`).
+_AUTOCHECKPOINT_PAGES = 1000
+
 #: A stat index's token, as written by :meth:`StatCache.save_index`: a random name, then the file's SHA-1 checksum.
 _TOKEN = re.compile(r"[0-9a-f]{32}-[0-9a-f]{40}")
 
@@ -129,6 +132,7 @@ class StatCache:
         self.path = Path(path)
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
+        self._checkpointing: threading.Thread | None = None
 
     def _conn(self) -> sqlite3.Connection:
         import sqlite3  # here: a hook recording one file never opens the cache, nor pays for the import
@@ -262,32 +266,60 @@ class StatCache:
         same_rules = bool(loaded.listings) or not listings
         changed = [(rel, lst) for rel, lst in listings.items() if loaded.listings.get(rel) is not lst]
         gone = [rel for rel in loaded.listings if rel not in listings]
+        aside = by_dir is not None  # an import's rows: its pages are copied into the database file on a thread
         with self._lock:
             try:
                 db = self._conn()
-                with immediate_transaction(db):
-                    row = db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
-                    alone = (row[0] if row else None) == loaded.generation
-                    statrows.write(db, hashed, removed, scanned_ns, by_dir=by_dir)
-                    if not alone or not same_rules:
-                        db.execute("DELETE FROM dirs")
-                        changed, gone = (list(listings.items()), []) if alone else ([], [])
-                    db.executemany("DELETE FROM dirs WHERE path = ?", ((os.fsencode(p),) for p in gone))
-                    db.executemany(  # an upsert: the listing's ``indexed`` digest stays (it names what it vouches for)
-                        "INSERT INTO dirs (path, mtime_ns, ino, scanned_ns, ignore_file, files, subdirs, excluded,"
-                        " stats) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT (path) DO UPDATE SET mtime_ns ="
-                        " excluded.mtime_ns, ino = excluded.ino, scanned_ns = excluded.scanned_ns, ignore_file ="
-                        " excluded.ignore_file, files = excluded.files, subdirs = excluded.subdirs, excluded ="
-                        " excluded.excluded, stats = excluded.stats", (
-                        (os.fsencode(rel), lst.signature[0], lst.signature[1], lst.scanned_ns,
-                         json.dumps(lst.ignore_file) if lst.ignore_file else None,
-                         lst.packed_files, pack_names(lst.subdirs),
-                         json.dumps(lst.excluded) if lst.excluded else "[]", lst.stats) for rel, lst in changed))
-                    meta = {"generation": os.urandom(16).hex(), "rules": fingerprint if alone else "",
-                            "tree": tree if alone and tree else "", "tracked": tracked or ""}
-                    db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", meta.items())
+                if aside:
+                    db.execute("PRAGMA wal_autocheckpoint = 0")
+                try:
+                    with immediate_transaction(db):
+                        row = db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+                        alone = (row[0] if row else None) == loaded.generation
+                        statrows.write(db, hashed, removed, scanned_ns, by_dir=by_dir)
+                        if not alone or not same_rules:
+                            db.execute("DELETE FROM dirs")
+                            changed, gone = (list(listings.items()), []) if alone else ([], [])
+                        db.executemany("DELETE FROM dirs WHERE path = ?", ((os.fsencode(p),) for p in gone))
+                        db.executemany(  # an upsert: the listing's ``indexed`` digest stays (it names what it vouches for)
+                            "INSERT INTO dirs (path, mtime_ns, ino, scanned_ns, ignore_file, files, subdirs, excluded,"
+                            " stats) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT (path) DO UPDATE SET mtime_ns ="
+                            " excluded.mtime_ns, ino = excluded.ino, scanned_ns = excluded.scanned_ns, ignore_file ="
+                            " excluded.ignore_file, files = excluded.files, subdirs = excluded.subdirs, excluded ="
+                            " excluded.excluded, stats = excluded.stats", (
+                            (os.fsencode(rel), lst.signature[0], lst.signature[1], lst.scanned_ns,
+                             json.dumps(lst.ignore_file) if lst.ignore_file else None,
+                             lst.packed_files, pack_names(lst.subdirs),
+                             json.dumps(lst.excluded) if lst.excluded else "[]", lst.stats) for rel, lst in changed))
+                        meta = {"generation": os.urandom(16).hex(), "rules": fingerprint if alone else "",
+                                "tree": tree if alone and tree else "", "tracked": tracked or ""}
+                        db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", meta.items())
+                finally:
+                    if aside:
+                        db.execute(f"PRAGMA wal_autocheckpoint = {_AUTOCHECKPOINT_PAGES}")
+                if aside:
+                    self._checkpoint_aside()
             except (sqlite3.DatabaseError, UnicodeEncodeError) as exc:
                 log.warning("cannot write the stat cache (%s); the next scan will hash more files", exc)
+
+    def _checkpoint_aside(self) -> None:
+        """Copy the write-ahead log's pages into the database file on a thread with its own connection (a passive
+        checkpoint: writers go on meanwhile); :meth:`close` waits for it. An import's save commits ~80 MB of pages at
+        500,000 files: copying them again took 0.17-0.2 s of the import's own thread."""
+        def run() -> None:
+            import sqlite3
+
+            try:
+                db = sqlite3.connect(self.path, timeout=30)
+                try:
+                    db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                finally:
+                    db.close()
+            except sqlite3.Error as exc:
+                log.info("stat cache: checkpoint failed (%s); the next write makes one", exc)
+
+        self._checkpointing = threading.Thread(target=run, name="trajectory-statcache-checkpoint", daemon=True)
+        self._checkpointing.start()
 
     def note_recorded(self, *, hashed: list[tuple[FileInfo, str]], removed: list[str], base: str | None,
                       tree: str, scanned_ns: int) -> None:
@@ -376,7 +408,9 @@ class StatCache:
         return True
 
     def close(self) -> None:
-        """Close the database (idempotent)."""
+        """Close the database, once a checkpoint running aside is done (idempotent)."""
+        if self._checkpointing is not None:
+            self._checkpointing.join()
         with self._lock:
             if self._db is not None:
                 self._db.close()

@@ -219,7 +219,7 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
     result = ScanResult({}, [], [])
     files, skipped = result.files, result.skipped
     #: with ``later``: the directories read, their files still to be looked at (once ``later`` answered)
-    waiting: list[tuple[str, tuple[int, int], IgnoreFileStamp, tuple[str, ...], tuple[tuple[str, int], ...],
+    waiting: list[tuple[str, tuple[int, int], IgnoreFileStamp, list[str], list[tuple[str, int]],
                        list[os.DirEntry[str]]]] = []
 
     def take(rel_dir: str, entry: os.DirEntry[str], names: list[str]) -> None:
@@ -244,6 +244,11 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
 
     by_git: dict[str, DirListing] = {}  # clean on git's verdict, still to be heard
     stack: list[tuple[str, bool]] = [("", False)]  # (directory, whether its parent's listing was reused)
+    # an import (no listing of an earlier scan, files placed later): a subdirectory is judged once its own names are
+    # read, the markers of a generated directory looked for among them (no stat each: 25,000 directories); those
+    # found excluded then are noted here, by parent, as their parent's listing notes excluded subdirectories
+    unjudged: set[str] | None = set() if later is not None and not listings else None
+    judged_out: dict[str, list[tuple[str, int]]] = {}
     while stack:
         rel_dir, parent_reused = stack.pop()
         directory = f"{root}/{rel_dir}" if rel_dir else str(root)
@@ -283,14 +288,20 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
             parent, _, name = rel_dir.rpartition("/")
             if policy.entry_excluded(parent, name, True):
                 continue
+        judge = unjudged is not None and rel_dir in unjudged
         try:
             with os.scandir(directory) as it:
                 entries = list(it)
         except OSError as exc:
+            if judge and _judged_out(policy, rel_dir, None, st, judged_out):
+                continue
             skipped.append((rel_dir, f"unreadable directory: {exc.strerror or exc}"))
             log.warning("skipping unreadable directory %s: %s", rel_dir or ".", exc)
             continue
-        if old is None and GITIGNORE in map(_NAME, entries):  # no lstat where there is none (an import: 25,000)
+        listed = list(map(_NAME, entries)) if old is None else None
+        if judge and _judged_out(policy, rel_dir, listed, st, judged_out):
+            continue
+        if listed is not None and GITIGNORE in listed:  # no lstat where there is none (an import: 25,000)
             ignore_file = _ignore_file_stamp(directory)  # one made since is seen: it changes the directory's mtime
         result.directories.append(rel_dir)
         names: list[str] = []
@@ -308,6 +319,12 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
             try:
                 if not entry.is_dir(follow_symlinks=False):
                     others.append(entry)
+                elif unjudged is not None:  # judged once listed (above); .git is never entered, nor noted
+                    if not never_entered(name):
+                        child = f"{rel_dir}/{name}" if rel_dir else name
+                        unjudged.add(child)
+                        stack.append((child, False))
+                        subdirs.append(name)
                 elif not policy.entry_excluded(rel_dir, name, True):
                     stack.append((f"{rel_dir}/{name}" if rel_dir else name, False))
                     subdirs.append(name)
@@ -316,7 +333,7 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
             except OSError as exc:
                 skipped.append((f"{rel_dir}/{name}" if rel_dir else name, f"cannot stat: {exc.strerror or exc}"))
         if later is not None:
-            waiting.append((rel_dir, signature, ignore_file, tuple(subdirs), tuple(excluded), others))
+            waiting.append((rel_dir, signature, ignore_file, subdirs, excluded, others))
             continue
         for entry in others:
             take(rel_dir, entry, names)
@@ -327,7 +344,11 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
         known = later()
         counted = len(files) // 5000
         known_count = 0  # the files of the directories wholly taken from ``known``: added to ``files`` at the end
-        for rel_dir, signature, ignore_file, subdir_names, excluded_dirs, others in waiting:
+        for rel_dir, signature, ignore_file, subdir_list, excluded_list, others in waiting:
+            out = judged_out.get(rel_dir)
+            gone = {name for name, _mtime in out} if out is not None else set()
+            subdir_names = tuple(subdir_list) if out is None else tuple(n for n in subdir_list if n not in gone)
+            excluded_dirs = tuple(excluded_list) if out is None else (*excluded_list, *out)
             names = []
             prefix = f"{rel_dir}/" if rel_dir else ""
             entry_names = list(map(_NAME, others))
@@ -385,6 +406,18 @@ def _known_files(known: Mapping[str, FileInfo], prefix: str, entries: list[os.Di
     if False in regular:
         found = [info if is_file else None for info, is_file in zip(found, regular)]
     return found
+
+
+def _judged_out(policy: WalkPolicy, rel_dir: str, listed: list[str] | None, st: os.stat_result,
+                judged_out: dict[str, list[tuple[str, int]]]) -> bool:
+    """True when the directory ``rel_dir``, read (``listed``: its names) but not judged yet, is not entered: it is
+    then noted in ``judged_out`` under its parent with its mtime (``st``: its ``lstat``), as its parent's listing
+    notes an excluded subdirectory."""
+    parent, _, name = rel_dir.rpartition("/")
+    if not policy.entry_excluded(parent, name, True, listed=listed):
+        return False
+    judged_out.setdefault(parent, []).append((name, st.st_mtime_ns))
+    return True
 
 
 def _look_again(root: Path, result: ScanResult, paths: Collection[str],
