@@ -235,3 +235,25 @@ def test_a_scan_from_nothing_stamps_the_ignore_files_it_lists(tree: Path) -> Non
     assert first.listings["pkg"].ignore_file is None and first.listings["pkg/sub0"].ignore_file is None
     write(tree, "pkg/sub1/.gitignore", "*.tmp\nmod.py\n")  # read again: the changed stamp starts the scan over
     assert "pkg/sub1/mod.py" not in rescan(tree, first).files
+
+
+def test_an_import_walk_judges_directories_once_listed_as_a_walk_that_judges_first(tree: Path) -> None:
+    """The import's walk (files known beforehand, no earlier listings) judges a subdirectory once it has read it, the
+    markers of a generated directory looked for among its names: it finds the same files, enters the same
+    directories and notes the same excluded ones, with their mtimes, as the walk that judges each subdirectory
+    before entering it."""
+    write(tree, "cache/CACHEDIR.TAG", "Signature: 8a477f597d28d172789f06886806bc55\n")
+    write(tree, "cache/blob.bin", "cached\n")
+    write(tree, "notcache/CACHEDIR.TAG", "not the signature\n")  # not a cache: recorded
+    write(tree, "pkg/sub1/fake/pyvenv.cfg/inside.txt", "a directory named pyvenv.cfg: not a marker\n")
+    first = scan(tree, policy_for(tree))
+    found = scan(tree, policy_for(tree), known=dict)
+    assert found.files == first.files
+    assert "pkg/sub1/fake/pyvenv.cfg/inside.txt" in found.files and "notcache/CACHEDIR.TAG" in found.files
+    assert not any(rel.startswith(("venv/", "cache/", "pkg/build/")) for rel in found.files)
+    assert set(found.listings) == set(first.listings)
+    for rel_dir, listing in found.listings.items():
+        assert set(listing.subdirs) == set(first.listings[rel_dir].subdirs), rel_dir
+        assert sorted(listing.excluded) == sorted(first.listings[rel_dir].excluded), rel_dir
+    assert {name for name, _ in found.listings[""].excluded} == {"venv", "cache"}
+    assert sorted(found.skipped) == sorted(first.skipped)
