@@ -19,12 +19,13 @@ import stat
 import time
 from array import array
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from itertools import compress
 from operator import attrgetter, methodcaller, not_
 from pathlib import Path
 
 from code_trajectory.recording.ignore import GITIGNORE, WalkPolicy
+from code_trajectory.recording.known_files import known_files, look_again
 from code_trajectory.recording.listing import (
     RACY_MARGIN_NS,
     REL_OF,
@@ -352,7 +353,7 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
             names = []
             prefix = f"{rel_dir}/" if rel_dir else ""
             entry_names = list(map(_NAME, others))
-            found = _known_files(known, prefix, others, entry_names)
+            found = known_files(known, prefix, others, entry_names)
             all_known = bool(found) and None not in found
             # the tracked files whose facts are known are judged together, one call a directory
             skip = set(policy.tracked_files_excluded(rel_dir, entry_names if all_known else
@@ -374,7 +375,7 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
             result.listings[rel_dir] = DirListing(signature, started_ns, ignore_file, pack_names(names), subdir_names,
                                                      excluded_dirs)
         if withdrawn is not None:
-            known_count -= _look_again(root, result, withdrawn(), take)
+            known_count -= look_again(root, result.files, result.known, result.listings, withdrawn(), take)
         if not files and known_count == len(known):  # each of ``known`` seen once, and no other file: a copy of it
             result.files = files = dict(known)  # (in C; 500,000 files at an import, not a dict entry a file here)
         else:
@@ -386,26 +387,7 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
 
 
 _NAME = attrgetter("name")  # os.DirEntry.name
-_IS_FILE = methodcaller("is_file", follow_symlinks=False)
 _IS_DIR = methodcaller("is_dir", follow_symlinks=False)
-
-
-def _known_files(known: Mapping[str, FileInfo], prefix: str, entries: list[os.DirEntry[str]],
-                 names: list[str]) -> list[FileInfo | None]:
-    """For each of a directory's ``entries`` (not directories; ``names``, their names), its facts in ``known``
-    (paths relative to the root; ``prefix``, the directory's path and ``/``, or ``""`` at the root) when it is a
-    regular file there (told by the directory entry's type, no system call where the file system fills it in),
-    else None; ``[]`` when ``known`` is empty. In C: one call a directory at an import of 500,000 files."""
-    if not known:
-        return []
-    try:
-        regular = list(map(_IS_FILE, entries))
-    except OSError:
-        regular = list(map(_regular, entries))
-    found = list(map(known.get, map(prefix.__add__, names)))
-    if False in regular:
-        found = [info if is_file else None for info, is_file in zip(found, regular)]
-    return found
 
 
 def _judged_out(policy: WalkPolicy, rel_dir: str, listed: list[str] | None, st: os.stat_result,
@@ -418,60 +400,6 @@ def _judged_out(policy: WalkPolicy, rel_dir: str, listed: list[str] | None, st: 
         return False
     judged_out.setdefault(parent, []).append((name, st.st_mtime_ns))
     return True
-
-
-def _look_again(root: Path, result: ScanResult, paths: Collection[str],
-                take: Callable[[str, os.DirEntry[str], list[str]], None]) -> int:
-    """Look at the files of ``paths`` (relative to the root) that the walk took from what was known of them
-    (``result.known``, ``result.files``) as the walk looks at any other file (``take``): their directory's listing
-    then names those ``take`` kept. Returns how many files the directories taken whole from ``result.known`` held
-    (they are in ``result.files`` now, each file once, as the walk's own)."""
-    moved = 0
-    dirs: dict[str, set[str]] = {}
-    for path in paths:
-        rel_dir, _, name = path.rpartition("/")
-        if rel_dir in result.listings:  # else in no directory the walk entered
-            dirs.setdefault(rel_dir, set()).add(name)
-    files = result.files
-    for rel_dir, again in dirs.items():
-        taken = result.known.pop(rel_dir, None)
-        if taken is not None:
-            files.update(zip(map(REL_OF, taken), taken))
-            moved += len(taken)
-        listing = result.listings[rel_dir]
-        listed = listing.files
-        if again.isdisjoint(listed):  # none of them recorded (our own exclusions)
-            continue
-        prefix = f"{rel_dir}/" if rel_dir else ""
-        entries = {entry.name: entry for entry in _entries_named(root, rel_dir, again)}
-        names: list[str] = []
-        for name in listed:
-            if name not in again:
-                names.append(name)
-                continue
-            files.pop(prefix + name, None)
-            if name in entries:
-                take(rel_dir, entries[name], names)
-        result.listings[rel_dir] = replace(listing, packed_files=pack_names(names))
-    return moved
-
-
-def _entries_named(root: Path, rel_dir: str, names: set[str]) -> list[os.DirEntry[str]]:
-    """The directory entries of ``names`` in directory ``rel_dir`` (relative to ``root``): those there still."""
-    try:
-        with os.scandir(f"{root}/{rel_dir}" if rel_dir else root) as it:
-            return [entry for entry in it if entry.name in names]
-    except OSError:
-        return []
-
-
-def _regular(entry: os.DirEntry[str]) -> bool:
-    """True when ``entry`` is a regular file (not followed); False also when that cannot be told (the caller's
-    ``lstat`` then reports why)."""
-    try:
-        return entry.is_file(follow_symlinks=False)
-    except OSError:
-        return False
 
 
 def _hear_verdict(root: Path, result: ScanResult, by_git: Mapping[str, DirListing], dirty: set[str] | None) -> None:
