@@ -19,13 +19,22 @@ from support import git, git_repo, recorded, restart, rewrite_in_place, write
 
 def _import(root: Path, monkeypatch: pytest.MonkeyPatch, *, general: bool) -> dict[str, bytes]:
     """Import ``root`` into a new shadow repository; return the directories the stat index was adopted for (with
-    their digests). ``general``: the adopted directories are found from the rows, as before the import's shortcut."""
+    their digests). ``general``: the adopted directories are found from the rows (:func:`gitvouch.refresh`, after
+    the listings are saved), as before the import's shortcut (:func:`gitvouch.adopt_at_import`, named with them)."""
     shutil.rmtree(root / ".trajectory", ignore_errors=True)
     kept: list[dict[str, bytes]] = []
-    adopt = gitvouch._adopt
+    adopt, adopt_at_import = gitvouch._adopt, gitvouch.adopt_at_import
+
+    def adopted_at_import(*args: object) -> tuple[str, dict[str, bytes]] | None:
+        found = adopt_at_import(*args)  # type: ignore[arg-type]
+        if found is not None:
+            kept.append(dict(found[1]))
+        return found
+
     with monkeypatch.context() as patch:
         patch.setattr(gitvouch, "_adopt", lambda cache, written, listings, found, covered:
                       kept.append(dict(found)) or adopt(cache, written, listings, found, covered))
+        patch.setattr(gitvouch, "adopt_at_import", adopted_at_import)
         if general:
             with_stats = fullscan._with_stats
             patch.setattr(fullscan, "_with_stats", lambda result, files, vouched, settled_ns, adopt=None, oids=None:

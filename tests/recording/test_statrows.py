@@ -14,6 +14,7 @@ import pytest
 
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.recording import fullscan, statcache, statrows
+from code_trajectory.recording.listing import DirListing, listing_digest, pack_names, pack_stats
 from code_trajectory.recording.recorder import Recorder
 from code_trajectory.recording.statcache import PAGE_SIZE, CachedScan, StatCache
 from code_trajectory.recording.worktree import FileInfo
@@ -221,3 +222,30 @@ def test_an_imports_save_is_copied_into_the_database_file_aside_and_close_waits_
     rows = rows_of(reopened)
     reopened.close()
     assert len(rows) == len(files) + 1 and rows["pkg/m7.py"][1] == OID_A and rows["other/x.py"][1] == OID_B
+
+
+def test_a_stat_index_named_with_the_listings_only_when_no_other_process_wrote(tmp_path: Path) -> None:
+    """An import names the stat index its git verdict was made on in the save of its listings: the listings then
+    carry their digests and the index is the cache's; when another process wrote since the import loaded the cache,
+    nothing is named and only that index's file goes (another named one stays)."""
+    path = tmp_path / "statcache.sqlite"
+    files = [info(f"pkg/m{i}.py", n=i) for i in range(1, 4)]
+    listing = DirListing((1, 2), 3, None, pack_names(f.rel[4:] for f in files), (), (), pack_stats(files))
+    token, other = "a" * 32 + "-" + "b" * 40, "c" * 32 + "-" + "d" * 40
+    cache = StatCache(path)
+    for name in (token, other):
+        cache.index_path(name).write_bytes(b"index")
+    loaded = cache.load("f")
+    cache.save(loaded, hashed=[(f, OID_A) for f in files], removed=[], listings={"pkg": listing}, fingerprint="f",
+               tree=None, scanned_ns=7, stat_index=(token, {"pkg": listing_digest(listing)}))
+    assert cache.stat_index_token() == token and not cache.index_path(other).exists()
+    assert cache.load("f").listings["pkg"].indexed == listing_digest(listing)
+    cache.index_path(other).write_bytes(b"index")
+    stale = cache.load("f")
+    cache.save(cache.load("f"), hashed=[], removed=[], listings={"pkg": listing}, fingerprint="f", tree=None,
+               scanned_ns=8)  # another writer, as far as ``stale`` knows
+    cache.save(stale, hashed=[], removed=[], listings={"pkg": listing}, fingerprint="f", tree=None, scanned_ns=9,
+               stat_index=(other, {"pkg": listing_digest(listing)}))
+    assert cache.stat_index_token() == token and cache.index_path(token).exists()
+    assert not cache.index_path(other).exists()
+    cache.close()

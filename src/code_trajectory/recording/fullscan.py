@@ -190,11 +190,16 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
     oids = (taken if taken is not None else {info.rel: oid for info, oid in hashed}) if base is None else None
     adopt = (seed_index, scan_started_ns) if seed_index is not None and oids is not None else None
     listings, held, by_dir = _with_stats(result, files, vouched, scan_started_ns - RACY_MARGIN_NS, adopt, oids)
+    # the index git vouched on at the import, named with the listings it was made from (else refreshed after)
+    adopted = (gitvouch.adopt_at_import(stat_cache, seed_index, listings, held)
+               if seed_index is not None and held is not None and cached.stat_index is None else None)
     stat_cache.save(cached, hashed=hashed, removed=removed, listings=listings, fingerprint=fingerprint, tree=tree,
-                    scanned_ns=scan_started_ns, tracked=policy.tracked.known(), by_dir=by_dir)
-    gitvouch.refresh(root, stat_cache, cached.stat_index, listings, (
-        (lambda: {i.rel: ((i.mode, i.size, i.mtime_ns, i.ctime_ns, i.ino), oid, scan_started_ns) for i, oid in hashed}) if base is None
-        else (lambda: stat_cache.rows_outside(()))), written=seed_index, held=held)
+                    scanned_ns=scan_started_ns, tracked=policy.tracked.known(), by_dir=by_dir, stat_index=adopted)
+    if adopted is None:
+        gitvouch.refresh(root, stat_cache, cached.stat_index, listings, (
+            (lambda: {i.rel: ((i.mode, i.size, i.mtime_ns, i.ctime_ns, i.ino), oid, scan_started_ns)
+                      for i, oid in hashed}) if base is None
+            else (lambda: stat_cache.rows_outside(()))), written=seed_index, held=held)
     if seed_index is not None:
         seed_index.path.unlink(missing_ok=True)  # not adopted (an adopted one was renamed)
     secretfiles.save_scan(repo.state_dir, policy.denied(), contents)

@@ -243,7 +243,8 @@ class StatCache:
 
     def save(self, loaded: CachedScan, *, hashed: Iterable[tuple[FileInfo, str]], removed: list[str],
              listings: dict[str, DirListing], fingerprint: str, tree: str | None, scanned_ns: int,
-             tracked: str | None = None, by_dir: Mapping[str, ByDir] | None = None) -> None:
+             tracked: str | None = None, by_dir: Mapping[str, ByDir] | None = None,
+             stat_index: tuple[str, Mapping[str, bytes]] | None = None) -> None:
         """Write what a scan learned, touching only what changed since ``loaded``.
 
         Args:
@@ -257,6 +258,9 @@ class StatCache:
             tracked: :meth:`~.tracked.TrackedFiles.known`, kept for the next process (:meth:`tracked_hint`).
             by_dir: ``hashed`` again, grouped by directory (path relative to the root -> names, files, blob ids in
                 one order), every pair once: an import's rows are then packed per directory (:func:`.statrows.write`).
+            stat_index: ``(token, digests)``: the stat index to name in the same transaction, as :meth:`save_index`
+                names it (its file in place already; an import adopts the one its git verdict was made on); named
+                only when no other process wrote meanwhile, else its file is removed.
 
         When another process wrote since ``loaded``, the listings are dropped and no tree is claimed
         (its rows, facts about files, are kept). Errors are logged, never raised: the next scan does more.
@@ -281,18 +285,27 @@ class StatCache:
                             db.execute("DELETE FROM dirs")
                             changed, gone = (list(listings.items()), []) if alone else ([], [])
                         db.executemany("DELETE FROM dirs WHERE path = ?", ((os.fsencode(p),) for p in gone))
-                        db.executemany(  # an upsert: the listing's ``indexed`` digest stays (it names what it vouches for)
+                        named = stat_index is not None and alone
+                        digests = stat_index[1] if named and stat_index is not None else {}
+                        if named:
+                            db.execute("UPDATE dirs SET indexed = NULL WHERE indexed IS NOT NULL")
+                        db.executemany(  # an upsert: the listing's ``indexed`` digest stays (it names what it vouches
+                            # for), unless a stat index is named now
                             "INSERT INTO dirs (path, mtime_ns, ino, scanned_ns, ignore_file, files, subdirs, excluded,"
-                            " stats) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT (path) DO UPDATE SET mtime_ns ="
+                            " stats, indexed) VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT (path) DO UPDATE SET mtime_ns ="
                             " excluded.mtime_ns, ino = excluded.ino, scanned_ns = excluded.scanned_ns, ignore_file ="
                             " excluded.ignore_file, files = excluded.files, subdirs = excluded.subdirs, excluded ="
-                            " excluded.excluded, stats = excluded.stats", (
+                            " excluded.excluded, stats = excluded.stats"
+                            + (", indexed = excluded.indexed" if named else ""), (
                             (os.fsencode(rel), lst.signature[0], lst.signature[1], lst.scanned_ns,
                              json.dumps(lst.ignore_file) if lst.ignore_file else None,
                              lst.packed_files, pack_names(lst.subdirs),
-                             json.dumps(lst.excluded) if lst.excluded else "[]", lst.stats) for rel, lst in changed))
+                             json.dumps(lst.excluded) if lst.excluded else "[]", lst.stats, digests.get(rel))
+                            for rel, lst in changed))
                         meta = {"generation": os.urandom(16).hex(), "rules": fingerprint if alone else "",
                                 "tree": tree if alone and tree else "", "tracked": tracked or ""}
+                        if named and stat_index is not None:
+                            meta["stat_index"] = stat_index[0]
                         db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", meta.items())
                 finally:
                     if aside:
@@ -301,6 +314,18 @@ class StatCache:
                     self._checkpoint_aside()
             except (sqlite3.DatabaseError, UnicodeEncodeError) as exc:
                 log.warning("cannot write the stat cache (%s); the next scan will hash more files", exc)
+                named = False
+        if stat_index is not None and named:
+            self._keep_index_files(stat_index[0])
+        elif stat_index is not None:  # not named: its file goes (another process's named one stays)
+            self.index_path(stat_index[0]).unlink(missing_ok=True)
+
+    def _keep_index_files(self, token: str) -> None:
+        """Remove the stat index files but the one named ``token``."""
+        for old in self.path.parent.glob("statindex-*.index"):
+            if old.name != self.index_path(token).name:
+                with contextlib.suppress(OSError):
+                    old.unlink()
 
     def _checkpoint_aside(self) -> None:
         """Copy the write-ahead log's pages into the database file on a thread with its own connection (a passive
@@ -401,10 +426,7 @@ class StatCache:
             except (sqlite3.DatabaseError, UnicodeEncodeError) as exc:
                 log.warning("cannot write the stat cache (%s); the next scan will lstat every file", exc)
                 return False
-        for old in self.path.parent.glob("statindex-*.index"):
-            if old.name != self.index_path(token).name:
-                with contextlib.suppress(OSError):
-                    old.unlink()
+        self._keep_index_files(token)
         return True
 
     def close(self) -> None:
