@@ -5,7 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from code_trajectory.core.config import TrajectorySettings
+from code_trajectory.recording import ignore
 from code_trajectory.recording.recorder import Recorder
 from code_trajectory.recording.worktree import scan
 from support import git, git_repo, write
@@ -101,3 +104,19 @@ def test_removing_a_submodule_from_the_index_flips_its_directory(project: Path, 
     git(project, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(tmp_path / "upstream"), "libs/up")
     assert policy.refresh_tracked() == []
     assert "libs/up/lib.py" in scan(project, policy).files
+
+
+def test_a_directory_judged_with_its_listing_reads_its_ignore_file_only_when_listed(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A walk that judges a directory once it has read it (an import's) gives the policy its names: a directory
+    listed with a ``.gitignore`` has its rules read and applied, and one listed without any has no file read for it."""
+    write(project, "pkg/.gitignore", "*.tmp\n")
+    write(project, "other/a.py", "a = 1\n")
+    policy = policy_for(project)
+    reads: list[str] = []
+    read_lines = ignore.read_lines
+    monkeypatch.setattr(ignore, "read_lines", lambda path: reads.append(str(path)) or read_lines(path))
+    assert not policy.entry_excluded("", "pkg", True, listed=[".gitignore", "m.py"])
+    assert not policy.entry_excluded("", "other", True, listed=["a.py"])
+    assert policy.entry_excluded("pkg", "x.tmp", False) and not policy.entry_excluded("other", "x.tmp", False)
+    assert [p for p in reads if p.endswith("pkg/.gitignore")] and not [p for p in reads if "other" in p]

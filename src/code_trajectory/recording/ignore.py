@@ -290,6 +290,8 @@ class RecordingPolicy:
             return state
         parent, _, name = rel_dir.rpartition("/")
         up = self._state(parent)
+        if listed is not None and GITIGNORE not in listed and rel_dir not in self._dir_sources:
+            self._dir_sources[rel_dir] = self._sources_for_dir(parent)  # listed without one: no file to read
         # the tracked set is only consulted where a rule matches: a hook that records one file under no
         # rule costs no ``git ls-files``
         if up.never is not None:
