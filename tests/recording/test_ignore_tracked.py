@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
+import time
 from pathlib import Path
+
+import pytest
 
 from code_trajectory.core.config import DEFAULT_DENY_PATTERNS, TrajectorySettings
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.recording.ignore import RecordingPolicy
 from code_trajectory.recording.recorder import Recorder
-from code_trajectory.recording.tracked import TrackedPaths
+from code_trajectory.recording.tracked import TrackedFiles, TrackedPaths
 from code_trajectory.recording.watchgroups import recorded_directories
 from code_trajectory.recording.worktree import scan
 from support import conflict, git, write
@@ -222,3 +226,61 @@ def test_tracked_files_cut_from_git_listing_as_git_lists_them(tmp_path: Path) ->
     assert b"line\nbreak.py" in everything[0]
     tracked = TrackedPaths.of(*everything)
     assert "sub/y 1\tz.py" in tracked and tracked.gitlinks == {"sub/vendored"} and len(tracked) == 7
+
+
+def _slow_listing(monkeypatch: pytest.MonkeyPatch, calls: list[str]) -> None:
+    """git's listing of the tracked set takes 0.3 s more (as at 500,000 files); each call noted."""
+    listing = ProjectRepo.tracked_listing
+
+    def slow(self: ProjectRepo) -> bytes | None:
+        calls.append(threading.current_thread().name)
+        time.sleep(0.3)
+        return listing(self)
+
+    monkeypatch.setattr(ProjectRepo, "tracked_listing", slow)
+
+
+def test_the_tracked_set_read_on_another_thread_is_waited_for_not_taken_empty(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While one thread reads the tracked set for the first time, another asking for it waits for that read (it
+    was given the empty set before); a prefetch reads it once, and the fingerprint and the set wait for it."""
+    make_tracked_ignored(project)
+    calls: list[str] = []
+    _slow_listing(monkeypatch, calls)
+    tracked = TrackedFiles(ProjectRepo.discover(project))
+    reader = threading.Thread(target=lambda: tracked.current)
+    reader.start()
+    time.sleep(0.1)  # the first read is under way
+    assert "build/keep.cfg" in tracked.current
+    reader.join()
+    assert len(calls) == 1
+    calls.clear()
+    ahead = TrackedFiles(ProjectRepo.discover(project))
+    ahead.prefetch()
+    assert ahead.loading
+    fingerprint = ahead.fingerprint()
+    assert not ahead.loading and "build/keep.cfg" in ahead.current
+    assert calls == ["trajectory-tracked-prefetch"]  # one git ls-files, for the fingerprint and the set
+    assert fingerprint == TrackedFiles(ProjectRepo.discover(project)).fingerprint()
+
+
+def test_an_import_walk_judges_ignored_directories_last_while_the_tracked_set_is_read(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An import's walk does not wait for git's listing of the tracked set: a directory an ignore rule matches is
+    judged once the rest is walked, and it is entered exactly when it holds tracked files."""
+    make_tracked_ignored(project)
+    plain = scan(project, policy_for(project))
+    calls: list[str] = []
+    _slow_listing(monkeypatch, calls)
+    policy = policy_for(project)
+    waited: list[str] = []
+    waits = RecordingPolicy.waits_for_tracked
+    monkeypatch.setattr(RecordingPolicy, "waits_for_tracked", lambda self, parent, name: (
+        waits(self, parent, name) and not waited.append(f"{parent}/{name}" if parent else name)))
+    policy.tracked.prefetch()
+    found = scan(project, policy, known=dict)
+    assert "build" in waited  # judged after the rest, once git had listed the tracked set
+    assert found.files == plain.files and "build/keep.cfg" in found.files
+    assert {rel: (set(lst.subdirs), set(lst.excluded)) for rel, lst in found.listings.items()} == {
+        rel: (set(lst.subdirs), set(lst.excluded)) for rel, lst in plain.listings.items()}
+    assert len(calls) == 1

@@ -106,10 +106,12 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
     hint = stat_cache.tracked_hint()
     if hint is not None:  # the last scan's fingerprint of the tracked set, while the project's index is unchanged
         policy.tracked.remember(hint)
-    fingerprint = policy.rules_fingerprint()
+    if seed is not None:  # an import: git lists the tracked set while the walk starts (its fingerprint after it)
+        policy.tracked.prefetch()  # (the caller may have started it before the seed: then a no-op)
+    fingerprint = policy.rules_fingerprint() if seed is None else None
     started = gitvouch.start(repo.git, root, stat_cache)  # git lstats while the cache loads and the tree is walked
     try:
-        cached = stat_cache.load(fingerprint, rows=False)
+        cached = stat_cache.load(fingerprint if fingerprint is not None else policy.rules_fingerprint, rows=False)
         verdict = started[1] if started is not None and started[0] == cached.stat_index else None
         result = scan(root, policy, listings=cached.listings, skip_clean=True, verdict=verdict.dirty if verdict else None,
                       progress=(lambda n: progress("scan", n, None)) if progress else None,
@@ -193,6 +195,8 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
     # the index git vouched on at the import, named with the listings it was made from (else refreshed after)
     adopted = (gitvouch.adopt_at_import(stat_cache, seed_index, listings, held)
                if seed_index is not None and held is not None and cached.stat_index is None else None)
+    if fingerprint is None:
+        fingerprint = policy.rules_fingerprint()
     stat_cache.save(cached, hashed=hashed, removed=removed, listings=listings, fingerprint=fingerprint, tree=tree,
                     scanned_ns=scan_started_ns, tracked=policy.tracked.known(), by_dir=by_dir, stat_index=adopted)
     if adopted is None:

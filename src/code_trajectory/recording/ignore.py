@@ -47,7 +47,6 @@ import threading
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 from code_trajectory.core.atomic import is_temp_name as is_atomic_temp_name
 from code_trajectory.git.project import ProjectRepo
@@ -380,6 +379,19 @@ class RecordingPolicy:
                 return self._state(parent_rel).never is not None or self._builtin_reason(rel, name, False) is not None
             return self._file_reason(rel) is not None
 
+    def waits_for_tracked(self, parent_rel: str, name: str) -> bool:
+        """True when the verdict on the directory ``name`` of ``parent_rel`` (entered) is not known yet and would
+        wait for the tracked set, which :meth:`~.tracked.TrackedFiles.prefetch` is reading: an ignore rule matches
+        it or its parent (whether it holds tracked files decides). An import's walk judges such a directory last."""
+        if not self._tracked.loading:
+            return False
+        rel = f"{parent_rel}/{name}" if parent_rel else name
+        with self._lock:
+            if rel in self._dir_state:
+                return False
+            up = self._state(parent_rel)
+            return up.never is None and (up.rule is not None or self._rule_reason(rel, True) is not None)
+
     def tracked_files_excluded(self, parent_rel: str, names: list[str]) -> list[str]:
         """The names among ``names`` that a scan skips: each a regular file git tracks in the directory
         ``parent_rel`` (which must be entered), judged as :meth:`entry_excluded` with ``tracked=True`` judges it.
@@ -403,42 +415,6 @@ class RecordingPolicy:
         """True for paths whose change alters the rules (a ``.gitignore`` or a generated-directory marker anywhere)."""
         name = rel.rpartition("/")[2]
         return name == GITIGNORE or name in GENERATED_MARKERS
-
-
-class WalkPolicy(Protocol):
-    """What a walk of the work tree asks of a policy (:class:`RecordingPolicy`, or :class:`SubtreePolicy` for a
-    walk rooted in a subdirectory)."""
-
-    def entry_excluded(self, parent_rel: str, name: str, is_dir: bool, *, tracked: bool = False,
-                       listed: Collection[str] | None = None) -> bool:
-        """True when the entry ``name`` of the directory ``parent_rel`` (relative to the walk's root) is skipped;
-        ``tracked``: the caller knows git tracks the file; ``listed``: the names in the directory ``name``, just
-        read (see :meth:`RecordingPolicy.entry_excluded`)."""
-        ...
-
-    def tracked_files_excluded(self, parent_rel: str, names: list[str]) -> list[str]:
-        """The names of tracked regular files of directory ``parent_rel`` that are skipped (see
-        :meth:`RecordingPolicy.tracked_files_excluded`)."""
-        ...
-
-
-class SubtreePolicy:
-    """The policy seen from the project subdirectory ``prefix``: for walks rooted there."""
-
-    def __init__(self, policy: RecordingPolicy, prefix: str) -> None:
-        self.policy = policy
-        self.prefix = prefix
-
-    def entry_excluded(self, parent_rel: str, name: str, is_dir: bool, *, tracked: bool = False,
-                       listed: Collection[str] | None = None) -> bool:
-        """Like :meth:`RecordingPolicy.entry_excluded`, with ``parent_rel`` relative to ``prefix``."""
-        parent = f"{self.prefix}/{parent_rel}" if parent_rel else self.prefix
-        return self.policy.entry_excluded(parent, name, is_dir, tracked=tracked, listed=listed)
-
-    def tracked_files_excluded(self, parent_rel: str, names: list[str]) -> list[str]:
-        """Like :meth:`RecordingPolicy.tracked_files_excluded`, with ``parent_rel`` relative to ``prefix``."""
-        return self.policy.tracked_files_excluded(f"{self.prefix}/{parent_rel}" if parent_rel else self.prefix,
-                                                  names)
 
 
 def _is_real_dir(path: Path) -> bool:

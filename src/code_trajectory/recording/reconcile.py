@@ -159,10 +159,13 @@ class ReconcileMixin:
         """Scan the whole work tree into a tree in this process (see
         :func:`~code_trajectory.recording.fullscan.full_scan`; the child's side of :mod:`.scanchild`)."""
         with self._lock:
-            # the initial import: what the project's index knows is read meanwhile, on a thread
+            # the initial import: what the project's index knows is read meanwhile, on a thread (the tracked set
+            # too, first: the seed takes it once it has read the index)
+            importing = self.project.is_git and self._last_tree is None and self.latest_commit() is None
+            if importing:
+                self.policy.tracked.prefetch()
             seed = (IndexSeed(self.project, self.repo, max_file_bytes=self.settings.max_file_bytes,
-                              tracked=self.policy.tracked, stat_cache=self.stat_cache)
-                    if self.project.is_git and self._last_tree is None and self.latest_commit() is None else None)
+                              tracked=self.policy.tracked, stat_cache=self.stat_cache) if importing else None)
             found = full_scan(self.root, self.policy, self.repo, self.stat_cache, self._base_tree,
                               max_file_bytes=self.settings.max_file_bytes, progress=progress, seed=seed)
             self._scanned_files = found.files

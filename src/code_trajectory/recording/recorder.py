@@ -48,13 +48,14 @@ from code_trajectory.recording import secretfiles
 from code_trajectory.recording.blobs import write_blobs, write_pinned
 from code_trajectory.recording.commit_message import Snapshot, compose, mark_oversize
 from code_trajectory.recording.handoff import Pinned
-from code_trajectory.recording.ignore import RecordingPolicy, SubtreePolicy
+from code_trajectory.recording.ignore import RecordingPolicy
 from code_trajectory.recording.intent import IntentStore
 from code_trajectory.recording.opening import attach_shadow_repository, open_shadow_repository
 from code_trajectory.recording.pending import PendingMixin
 from code_trajectory.recording.reconcile import ReconcileMixin
 from code_trajectory.recording.recovery import RecoveryMixin, shadow_identity
 from code_trajectory.recording.statcache import StatCache
+from code_trajectory.recording.walk_policy import SubtreePolicy
 from code_trajectory.recording.worktree import FileInfo, probe, scan
 
 log = logging.getLogger(__name__)

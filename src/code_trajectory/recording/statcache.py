@@ -170,11 +170,13 @@ class StatCache:
         db.execute("SELECT count(*) FROM files").fetchone()
         return db
 
-    def load(self, fingerprint: str, *, rows: bool = True) -> CachedScan:
+    def load(self, fingerprint: str | Callable[[], str], *, rows: bool = True) -> CachedScan:
         """Everything cached; the listings only when made under ``fingerprint``.
 
         Args:
-            fingerprint: :meth:`~code_trajectory.recording.ignore.RecordingPolicy.rules_fingerprint` now.
+            fingerprint: :meth:`~code_trajectory.recording.ignore.RecordingPolicy.rules_fingerprint` now, or what
+                gives it: called only when the cache holds listings made under some rules (an import need not wait
+                for it).
             rows: also load the file rows (else :attr:`CachedScan.rows` is empty: see :meth:`rows_outside`).
 
         An unreadable cache loads as empty (every file is then hashed, every directory read). A listing whose
@@ -191,7 +193,8 @@ class StatCache:
                     found_rows = db.execute(f"SELECT {statrows.COLUMNS} FROM files").fetchall() if rows else []
                     dirs = (db.execute("SELECT path, mtime_ns, ino, scanned_ns, ignore_file, files, subdirs,"
                                        " excluded, stats, indexed FROM dirs").fetchall()
-                            if meta.get("rules") == fingerprint else [])
+                            if meta.get("rules") and meta.get("rules") == (
+                                fingerprint() if callable(fingerprint) else fingerprint) else [])
                 finally:
                     db.execute("COMMIT")
             except sqlite3.DatabaseError as exc:

@@ -190,6 +190,7 @@ class TrackedFiles:
         #: the listing :meth:`fingerprint` read at a stamp the paths were not read at, for :meth:`refresh` to take
         #: (one ``git ls-files`` fewer at a full scan); dropped once taken or after :data:`_SPARE_SECONDS`
         self._spare: tuple[IndexStamp, bytes, float] | None = None
+        self._loaded: threading.Event | None = None  # set once a prefetch() is done
 
     def _stat(self) -> IndexStamp:
         if self._index is None:
@@ -224,12 +225,46 @@ class TrackedFiles:
                 return None
             return json.dumps([list(self._fingerprint[0]), self._fingerprint[1]])
 
+    def prefetch(self) -> None:
+        """Have git list the tracked set now, on a thread that waits for it (``git ls-files`` of 500,000 files takes
+        ~0.37 s; an initial import walks meanwhile), and take its :meth:`fingerprint` (hashed without the interpreter
+        lock); the listing is kept for the first :meth:`refresh`, which makes the set from it on the caller's thread
+        (in Python: beside the walk, it would take the interpreter lock at each of the walk's system calls).
+        :attr:`loading` is True until git has answered; :meth:`fingerprint`, :meth:`refresh` and :attr:`current`
+        wait for it. Does nothing once the set was read."""
+        if self._stamp is not False or self._loaded is not None:
+            return
+        self._loaded = loaded = threading.Event()
+
+        def run() -> None:
+            try:
+                self._fingerprint_now()  # the listing is kept for the refresh that follows: one git ls-files
+            except Exception as exc:  # noqa: BLE001 - read again at first use, as without a prefetch
+                log.warning("cannot read the tracked set ahead (%s); read at first use", exc)
+            finally:
+                loaded.set()
+
+        threading.Thread(target=run, name="trajectory-tracked-prefetch", daemon=True).start()
+
+    @property
+    def loading(self) -> bool:
+        """True while :meth:`prefetch` reads the tracked set."""
+        return self._loaded is not None and not self._loaded.is_set()
+
+    def _await_prefetch(self) -> None:
+        if self._loaded is not None:
+            self._loaded.wait()
+
     def fingerprint(self) -> str:
         """A digest of the tracked paths and their modes (a gitlink is not a file), not of the index file: ``git
         status`` rewrites the index (its refresh), ``git add`` changes blob ids, and neither changes what is
         tracked. Recomputed only when the index's :meth:`stamp` changed, from one ``git ls-files`` (C: its records without
         blob ids, :meth:`~code_trajectory.git.project.ProjectRepo.tracked_listing`, hashed whole). Without an index or git's answer: the
         stamp itself."""
+        self._await_prefetch()
+        return self._fingerprint_now()
+
+    def _fingerprint_now(self) -> str:
         stamp = self._stat()
         with self._lock:
             if self._fingerprint is not None and self._fingerprint[0] == stamp:
@@ -250,9 +285,11 @@ class TrackedFiles:
     @property
     def current(self) -> TrackedPaths:
         """The tracked paths, read on first use (so a policy that never asks costs no ``git ls-files``)."""
+        self._await_prefetch()
         if self._stamp is False:
             self.refresh()
-        return self.paths
+        with self._lock:  # a first read under way on another thread holds the lock until its paths are in
+            return self.paths
 
     def refresh(self) -> tuple[TrackedPaths, TrackedPaths] | None:
         """Re-read the tracked set if the index changed since the last read.
@@ -262,6 +299,10 @@ class TrackedFiles:
             index's stat data changed, as after a commit). A failing ``git ls-files`` keeps
             the previous set (logged) and is retried at the next change of the index.
         """
+        self._await_prefetch()
+        return self._refresh_now()
+
+    def _refresh_now(self) -> tuple[TrackedPaths, TrackedPaths] | None:
         stamp = self._stat()
         with self._lock:
             if stamp == self._stamp:

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import watchfiles
 
-from code_trajectory.recording.ignore import WalkPolicy
+from code_trajectory.recording.walk_policy import WalkPolicy
 
 log = logging.getLogger(__name__)
 

@@ -19,8 +19,8 @@ from typing import Protocol
 
 import watchfiles
 
-from code_trajectory.recording.ignore import SubtreePolicy
 from code_trajectory.recording.recorder import Recorder
+from code_trajectory.recording.walk_policy import SubtreePolicy
 from code_trajectory.recording.watchgroups import SyncPoint, WatchGroup, recorded_directories
 from code_trajectory.recording.watchlimit import NativeWatches, stop_groups
 

@@ -24,7 +24,7 @@ from itertools import compress
 from operator import attrgetter, methodcaller, not_
 from pathlib import Path
 
-from code_trajectory.recording.ignore import GITIGNORE, WalkPolicy
+from code_trajectory.recording.ignore import GITIGNORE
 from code_trajectory.recording.known_files import known_files, look_again
 from code_trajectory.recording.listing import (
     RACY_MARGIN_NS,
@@ -37,6 +37,7 @@ from code_trajectory.recording.listing import (
     pack_stats,
 )
 from code_trajectory.recording.own_exclusions import never_entered
+from code_trajectory.recording.walk_policy import WalkPolicy
 
 __all__ = ["RACY_MARGIN_NS", "DirListing", "FileInfo", "ScanResult", "listing_digest", "pack_names", "pack_stats",
            "probe", "scan"]
@@ -250,8 +251,18 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
     # found excluded then are noted here, by parent, as their parent's listing notes excluded subdirectories
     unjudged: set[str] | None = set() if later is not None and not listings else None
     judged_out: dict[str, list[tuple[str, int]]] = {}
-    while stack:
+    # directories whose verdict waits for the tracked set git is still listing (an ignore rule matches them): judged
+    # once the rest is walked, so that the walk does not wait for git meanwhile
+    postponed: list[tuple[str, bool]] | None = [] if unjudged is not None else None
+    while stack or postponed:
+        if not stack and postponed is not None:
+            stack, postponed = postponed[::-1], None  # judged now: the tracked set is read, or read now
         rel_dir, parent_reused = stack.pop()
+        if postponed is not None and unjudged is not None and rel_dir in unjudged:
+            parent, _, name = rel_dir.rpartition("/")
+            if policy.waits_for_tracked(parent, name):
+                postponed.append((rel_dir, parent_reused))
+                continue
         directory = f"{root}/{rel_dir}" if rel_dir else str(root)
         old = listings.get(rel_dir)
         git_vouches = (verdict is not None and old is not None and old.indexed is not None
