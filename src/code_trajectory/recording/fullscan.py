@@ -106,8 +106,8 @@ def full_scan(root: Path, policy: RecordingPolicy, repo: ShadowRepo, stat_cache:
     hint = stat_cache.tracked_hint()
     if hint is not None:  # the last scan's fingerprint of the tracked set, while the project's index is unchanged
         policy.tracked.remember(hint)
-    if seed is not None:  # an import: git lists the tracked set while the walk starts (its fingerprint after it)
-        policy.tracked.prefetch()  # (the caller may have started it before the seed: then a no-op)
+    # an import: the tracked set's fingerprint after the walk (the caller has git list the set meanwhile:
+    # TrackedFiles.prefetch, before the seed that takes it)
     fingerprint = policy.rules_fingerprint() if seed is None else None
     started = gitvouch.start(repo.git, root, stat_cache)  # git lstats while the cache loads and the tree is walked
     try:

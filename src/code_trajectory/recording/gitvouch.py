@@ -206,17 +206,13 @@ def adopt_at_import(stat_cache: StatCache, written: Written, listings: Mapping[s
 
     Raises nothing: a file that cannot be renamed is logged, and None returned."""
     covered, stale = _coverage(listings)
+    if covered < MIN_FILES or not stale:
+        return None
     kept = {rel_dir: listing_digest(listings[rel_dir]) for rel_dir in held if listings[rel_dir].stats is not None}
-    count = sum(listings[rel_dir].file_count for rel_dir in kept)
-    if covered < MIN_FILES or not stale or count < covered * (1 - STALE_SHARE):
+    token = _place(stat_cache, written, listings, kept, covered)  # type: ignore[arg-type]  # stats: not None
+    if token is None:
         return None
-    token = f"{written.name}-{written.checksum}"
-    try:
-        os.replace(written.path, stat_cache.index_path(token))
-    except OSError as exc:
-        log.info("cannot adopt the import's stat index (%s); writing one", exc)
-        return None
-    log.info("stat index adopted from the import's git verdict: %d files in %d directories", count, len(kept))
+    _log_adopted(listings, kept)
     return token, kept  # type: ignore[return-value]  # stats: not None, so neither is a digest
 
 
@@ -224,21 +220,37 @@ def _adopt(stat_cache: StatCache, written: Written, listings: Mapping[str, DirLi
            covered: int) -> bool:
     """Name ``written`` the stat index, noting the digests of the listings whose entries it holds (``kept``), when
     those cover all but :data:`STALE_SHARE` of ``covered`` files; True when done. Otherwise its file is removed."""
+    token = _place(stat_cache, written, listings, kept, covered)
+    if token is None:
+        return False
+    if not stat_cache.save_index(token, kept):
+        stat_cache.index_path(token).unlink(missing_ok=True)
+        return False
+    _log_adopted(listings, kept)
+    return True
+
+
+def _log_adopted(listings: Mapping[str, DirListing], kept: Collection[str]) -> None:
+    log.info("stat index adopted from the import's git verdict: %d files in %d directories",
+             sum(listings[rel_dir].file_count for rel_dir in kept), len(kept))
+
+
+def _place(stat_cache: StatCache, written: Written, listings: Mapping[str, DirListing], kept: Mapping[str, bytes],
+           covered: int) -> str | None:
+    """Rename ``written`` to the stat index file of its token, when the listings ``kept`` (whose entries it holds)
+    cover all but :data:`STALE_SHARE` of ``covered`` files; the token, or None (its file removed when it covers
+    too little; a rename that fails is logged)."""
     count = sum(listings[rel_dir].file_count for rel_dir in kept)
     token = f"{written.name}-{written.checksum}"
     try:
         if count < covered * (1 - STALE_SHARE):
             written.path.unlink(missing_ok=True)
-            return False
+            return None
         os.replace(written.path, stat_cache.index_path(token))
     except OSError as exc:
         log.info("cannot adopt the import's stat index (%s); writing one", exc)
-        return False
-    if not stat_cache.save_index(token, kept):
-        stat_cache.index_path(token).unlink(missing_ok=True)
-        return False
-    log.info("stat index adopted from the import's git verdict: %d files in %d directories", count, len(kept))
-    return True
+        return None
+    return token
 
 
 def _entries(rel_dir: str, listing: DirListing, rows: Mapping[str, Row]) -> list[IndexEntry] | None:

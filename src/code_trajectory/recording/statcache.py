@@ -288,8 +288,8 @@ class StatCache:
                             db.execute("DELETE FROM dirs")
                             changed, gone = (list(listings.items()), []) if alone else ([], [])
                         db.executemany("DELETE FROM dirs WHERE path = ?", ((os.fsencode(p),) for p in gone))
-                        named = stat_index is not None and alone
-                        digests = stat_index[1] if named and stat_index is not None else {}
+                        token, digests = stat_index if stat_index is not None and alone else (None, {})
+                        named = token is not None
                         if named:
                             db.execute("UPDATE dirs SET indexed = NULL WHERE indexed IS NOT NULL")
                         db.executemany(  # an upsert: the listing's ``indexed`` digest stays (it names what it vouches
@@ -307,8 +307,8 @@ class StatCache:
                             for rel, lst in changed))
                         meta = {"generation": os.urandom(16).hex(), "rules": fingerprint if alone else "",
                                 "tree": tree if alone and tree else "", "tracked": tracked or ""}
-                        if named and stat_index is not None:
-                            meta["stat_index"] = stat_index[0]
+                        if token is not None:
+                            meta["stat_index"] = token
                         db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", meta.items())
                 finally:
                     if aside:

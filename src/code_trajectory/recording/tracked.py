@@ -300,9 +300,6 @@ class TrackedFiles:
             the previous set (logged) and is retried at the next change of the index.
         """
         self._await_prefetch()
-        return self._refresh_now()
-
-    def _refresh_now(self) -> tuple[TrackedPaths, TrackedPaths] | None:
         stamp = self._stat()
         with self._lock:
             if stamp == self._stamp:
