@@ -47,7 +47,7 @@ def test_every_index_version_reads_as_git_lists_it(tmp_path: Path, version: str)
     found = read_index(root / ".git" / "index")
     expected = ls_files_debug(root)
     del expected[b"new.txt"]  # not content anybody committed: left out
-    assert found.entries == expected
+    assert found.entries.rows() == expected
     assert found.mtime_ns == os.stat(root / ".git" / "index").st_mtime_ns
 
 
@@ -56,7 +56,7 @@ def test_conflicted_paths_are_listed_apart(tmp_path: Path) -> None:
     conflict(root, "README.md")
     found = read_index(root / ".git" / "index")
     assert found.unmerged == {b"README.md"}
-    assert b"README.md" not in found.entries
+    assert b"README.md" not in found.entries.names
 
 
 def test_a_split_index_a_torn_file_or_another_object_format_is_refused(tmp_path: Path) -> None:
@@ -81,8 +81,8 @@ def test_a_split_index_is_read_through_git_instead(tmp_path: Path) -> None:
     git(root, "add", "README.md")
     found = index_with_stat(ProjectRepo.discover(root))
     assert found is not None
-    rows, _mtime, trees, _copy = found
-    assert trees == {}  # git's listing has no cache-tree
+    rows = found.entries.rows()
+    assert found.trees == {}  # git's listing has no cache-tree
     assert b"README.md" not in rows  # staged, not committed
     assert rows[b"run.sh"][0] == "100755" and rows[b"link"][0] == "120000"
     assert len(rows) == len(ls_files_debug(root)) - 1
@@ -114,7 +114,8 @@ def test_the_cache_tree_reads_as_git_wrote_it_and_a_changed_directory_is_left_ou
     git(root, "add", "pkg/sub1/module_1.py")  # invalidates pkg/sub1, pkg and the top, nothing else
     trees = read_index(root / ".git" / "index").trees
     assert trees == {d: t for d, t in expected.items() if d not in (b"", b"pkg", b"pkg/sub1")}
-    assert index_with_stat(ProjectRepo.discover(root))[2]["pkg/sub0"] == expected[b"pkg/sub0"]
+    found = index_with_stat(ProjectRepo.discover(root))
+    assert found is not None and found.trees["pkg/sub0"] == expected[b"pkg/sub0"]
 
 
 def test_a_damaged_cache_tree_gives_no_trees(tmp_path: Path) -> None:
@@ -126,7 +127,7 @@ def test_a_damaged_cache_tree_gives_no_trees(tmp_path: Path) -> None:
     data[at + 8:at + 9] = b"x"  # the top's name is no longer empty
     index.write_bytes(bytes(data) + hashlib.sha1(bytes(data)).digest())
     found = read_index(index)
-    assert found.trees == {} and found.entries == ls_files_debug(root)
+    assert found.trees == {} and found.entries.rows() == ls_files_debug(root)
 
 
 def test_a_planted_deep_cache_tree_is_refused_within_its_bounds(tmp_path: Path) -> None:
@@ -147,7 +148,7 @@ def test_a_planted_deep_cache_tree_is_refused_within_its_bounds(tmp_path: Path) 
     data[at:at + 8 + size] = b"TREE" + struct.pack(">I", len(planted)) + planted
     index.write_bytes(bytes(data) + hashlib.sha1(bytes(data)).digest())
     found = read_index(index)
-    assert found.trees == {} and found.entries == entries  # (git itself refuses this index)
+    assert found.trees == {} and found.entries.rows() == entries  # (git itself refuses this index)
 
 
 def test_heads_trees_are_named_relative_to_the_project_root(tmp_path: Path) -> None:

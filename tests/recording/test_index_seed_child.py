@@ -10,12 +10,20 @@ from pathlib import Path
 
 import pytest
 
+from code_trajectory.git.index_file import IndexEntries
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.recording import index_seed
 from code_trajectory.recording.index_prepare import Asked, Heard
 from code_trajectory.recording.index_seed import IndexSeed
-from code_trajectory.recording.index_seed_child import SeedChild, decode_asked, decode_heard, encode_asked, encode_heard
+from code_trajectory.recording.index_seed_child import (
+    SeedChild,
+    columns_of,
+    decode_asked,
+    decode_heard,
+    encode_asked,
+    encode_heard,
+)
 from code_trajectory.recording.tracked import TrackedFiles
 from support import git, git_repo, write
 
@@ -26,8 +34,9 @@ def an_asked() -> Asked:
     rows = [("100644", "a" * 40, 12, 1_700_000_000_123_456_789, 1_700_000_001_000_000_001, 2**32 - 1),
             ("100755", "b" * 40, 0, 0, 5, 7),
             ("100644", "c" * 40, 2**31, 2**62, 1, 1)]
-    return Asked(1_700_000_002_000_000_000, [b"a.py", b"bin/run.sh", os.fsencode(ODD)], rows,
-                 {os.fsencode("é/racy.txt"): ("100644", "d" * 40, 3, 9, 9, 9)})
+    files = dict(zip([b"a.py", b"bin/run.sh", os.fsencode(ODD)], rows))
+    return Asked(1_700_000_002_000_000_000, IndexEntries.from_rows(files),
+                 IndexEntries.from_rows({os.fsencode("é/racy.txt"): ("100644", "d" * 40, 3, 9, 9, 9)}))
 
 
 def a_heard() -> Heard:
@@ -39,9 +48,11 @@ def test_the_answers_come_back_as_they_were_told() -> None:
     asked, heard = an_asked(), a_heard()
     data = encode_asked(asked) + encode_heard(heard)
     (paths, modes, oids, sizes, mtimes, ctimes, inos), index_mtime_ns, others, at = decode_asked(data)
-    assert paths == list(map(os.fsdecode, asked.paths)) and ODD in paths  # told as bytes, decoded once here
-    assert list(zip(modes, oids, sizes, mtimes, ctimes, inos)) == asked.rows
-    assert others == {"é/racy.txt": asked.others[os.fsencode("é/racy.txt")]}
+    assert paths == list(map(os.fsdecode, asked.files.names)) and ODD in paths  # told as bytes, decoded once here
+    assert dict(zip(map(os.fsencode, paths), zip(modes, oids, sizes, mtimes, ctimes, inos))) == asked.files.rows()
+    assert others == {"é/racy.txt": asked.others.rows()[os.fsencode("é/racy.txt")]}
+    assert (paths, modes, oids, list(sizes), list(mtimes), list(ctimes), list(inos)) == tuple(
+        map(list, columns_of(asked.files)))  # as the thread makes them
     assert index_mtime_ns == asked.index_mtime_ns
     assert decode_heard(data, at) == heard
 
@@ -59,9 +70,9 @@ def test_an_answer_that_does_not_add_up_is_refused(damage: str) -> None:
     elif damage == "count":
         data = data.replace(b'"counts": [3, 1]', b'"counts": [2, 1]')
     elif damage == "oid length":
-        data = encode_asked(Asked(0, [b"a"], [("100644", "a" * 39, 1, 1, 1, 1)]))
+        data = data.replace(b'"oid_bytes": 20', b'"oid_bytes": 19')
     elif damage == "mode":
-        data = data.replace(b'"modes": ["100644", "100755"]', b'"modes": ["100644"]')
+        data = encode_asked(Asked(0, IndexEntries([b"a"], [1 << 20], b"a" * 20, [1], [1], [1], [1])))
     else:
         with pytest.raises(ValueError):
             decode_heard(data + encode_heard(a_heard())[:-1], len(data))

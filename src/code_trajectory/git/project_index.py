@@ -14,12 +14,21 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
-from typing import NamedTuple
 
 from code_trajectory.git.file_output import run_to_files
 from code_trajectory.git.gitcmd import base_env, project_argv
-from code_trajectory.git.index_file import IndexCopy, IndexFormatError, IndexRow, IndexTree, read_index
+from code_trajectory.git.index_file import (
+    IndexCopy,
+    IndexEntries,
+    IndexFile,
+    IndexFormatError,
+    IndexRow,
+    IndexTree,
+    read_index,
+)
 from code_trajectory.git.project import ProjectRepo
 
 __all__ = ["ProjectIndex", "attribute_files", "attribute_values", "head_trees", "index_with_stat"]
@@ -30,27 +39,39 @@ log = logging.getLogger(__name__)
 _FS_ENCODING, _FS_ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
 
 
-class ProjectIndex(NamedTuple):
+@dataclass
+class ProjectIndex:
     """What :func:`index_with_stat` read.
 
     Attributes:
-        rows: ``{path relative to the root: (mode, oid, size, mtime ns, ctime ns, inode)}`` of the stage-0 entries
-            that match ``HEAD``, in the index's order; the paths as bytes, as the index holds them (decoded only
-            where needed: :func:`os.fsdecode`; 500,000 at an import cost 0.25 s to decode and key again).
+        entries: the stage-0 entries that match ``HEAD``, in the index's order, as columns
+            (:class:`~code_trajectory.git.index_file.IndexEntries`); paths relative to the root, as bytes, as the
+            index holds them (decoded only where needed: :func:`os.fsdecode`).
         mtime_ns: the index file's mtime, ns.
-        trees: git's cache-tree (:attr:`~code_trajectory.git.index_file.IndexFile.trees`) for the root and the
-            directories below it, relative to the root (``""`` the root); empty when the index is read by git.
         copy: where its entries lie, to copy them into a private index as they are
             (:class:`~code_trajectory.git.index_file.IndexCopy`, its paths relative to the root); None when the
             project is a subdirectory of its work tree (the index's paths are not relative to the root), the index
             is not version 2, or git read it.
+        index: the index file read (its cache-tree is parsed when :attr:`trees` is first asked for), or None when git
+            read it.
+        prefix: the root's path from the top of the work tree (``b""``, or ending in ``/``).
     """
 
-    rows: dict[bytes, IndexRow]
+    entries: IndexEntries
     mtime_ns: int
-    trees: dict[str, IndexTree]
     copy: IndexCopy | None
+    index: IndexFile | None = None
+    prefix: bytes = b""
 
+    @cached_property
+    def trees(self) -> dict[str, IndexTree]:
+        """git's cache-tree (:attr:`~code_trajectory.git.index_file.IndexFile.trees`) for the root and the
+        directories below it, relative to the root (``""`` the root); empty when the index was read by git."""
+        if self.index is None:
+            return {}
+        return {directory: tree for directory, tree in
+                ((_directory_under(path, self.prefix), tree) for path, tree in self.index.trees.items())
+                if directory is not None}
 
 
 def index_with_stat(project: ProjectRepo, *, oid_bytes: int = 20) -> ProjectIndex | None:
@@ -80,11 +101,10 @@ def index_with_stat(project: ProjectRepo, *, oid_bytes: int = 20) -> ProjectInde
     except OSError as exc:
         log.warning("cannot read the index of %s: %s", project.root, exc)
         return None
-    trees: dict[bytes, IndexTree] = {}
-    copy: IndexCopy | None = None
+    found: IndexFile | None = None
     try:
         found = read_index(project.git_dir / "index", oid_bytes=oid_bytes)
-        rows, mtime_ns, trees, copy = found.entries, found.mtime_ns, found.trees, found.copy
+        entries, mtime_ns = found.entries, found.mtime_ns
     except (OSError, IndexFormatError) as exc:
         log.info("reading the index of %s with git: %s", project.root, exc)
         try:
@@ -96,18 +116,15 @@ def index_with_stat(project: ProjectRepo, *, oid_bytes: int = 20) -> ProjectInde
             running.kill()
             running.communicate()
             return None
-        rows = listed
+        entries = IndexEntries.from_rows(listed, oid_bytes)
     staged = _project_output(project, staged_args, env, running=running)
     if staged is None:
         return None
+    entries = entries.without({path for path in staged.split(b"\0") if path})
     prefix = project.prefix.encode("utf-8", "surrogateescape")
-    cut = len(prefix)
-    for path in staged.split(b"\0"):
-        rows.pop(path, None)
-    under = {directory: tree for directory, tree in
-             ((_directory_under(path, prefix), tree) for path, tree in trees.items()) if directory is not None}
-    return ProjectIndex(rows if not cut else {path[cut:]: row for path, row in rows.items() if path.startswith(prefix)},
-                        mtime_ns, under, copy if not cut else None)
+    if prefix:
+        return ProjectIndex(entries.under(prefix), mtime_ns, None, found, prefix)
+    return ProjectIndex(entries, mtime_ns, found.copy if found is not None else None, found, prefix)
 
 
 def _directory_under(path: bytes, prefix: bytes) -> str | None:

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import compress, repeat
-from operator import and_, ge, itemgetter
+from operator import and_, ge, methodcaller, not_
 from pathlib import Path
 
 from code_trajectory.core.bounded_read import PATTERN_FILE_LIMIT, read_bounded
 from code_trajectory.git import project_index, shared_objects
-from code_trajectory.git.index_file import IndexCopy, IndexRow, IndexTree
+from code_trajectory.git.index_file import IndexCopy, IndexEntries, IndexTree
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.git.stat_index import StatVerdict, write_stat_index, write_stat_index_copy
@@ -32,8 +32,7 @@ log = logging.getLogger(__name__)
 
 _LOW32 = 0xFFFFFFFF
 _NS = 1_000_000_000
-_REGULAR = frozenset((MODE_FILE, MODE_EXECUTABLE))
-_OID = itemgetter(1)  # an index row's blob id
+_REGULAR = frozenset((int(MODE_FILE, 8), int(MODE_EXECUTABLE, 8)))
 
 
 @dataclass
@@ -43,17 +42,15 @@ class Asked:
 
     Attributes:
         index_mtime_ns: the index file's mtime when it was read.
-        paths: the regular files of the index, with their blob in the shadow repository as far as known yet, that
-            git is asked about (see :class:`Heard`), in the index's order; ``rows``: their index rows at the same
-            places (``(mode, blob id, size, mtime ns, ctime ns, inode)``, git's low 32 bits of seconds, size, inode).
-        others: the other such files git is not asked about (racy ones, or all when git cannot be asked): path ->
-            row.
+        files: the regular files of the index, with their blob in the shadow repository as far as known yet, that
+            git is asked about (see :class:`Heard`), in the index's order, with their index entries' facts (git's
+            low 32 bits of seconds, size, inode).
+        others: the other such files git is not asked about (racy ones, or all when git cannot be asked).
     """
 
     index_mtime_ns: int = 0
-    paths: list[bytes] = field(default_factory=list)
-    rows: list[IndexRow] = field(default_factory=list)
-    others: dict[bytes, IndexRow] = field(default_factory=dict)
+    files: IndexEntries = field(default_factory=IndexEntries.empty)
+    others: IndexEntries = field(default_factory=IndexEntries.empty)
 
 
 @dataclass
@@ -61,9 +58,9 @@ class Heard:
     """What :func:`prepare` tells last.
 
     Attributes:
-        changed: the files of :attr:`Asked.paths` git found changed since their index entry; None: git gave no
+        changed: the files of :attr:`Asked.files` git found changed since their index entry; None: git gave no
             verdict (it vouches for none of them).
-        missing: files of :attr:`Asked.paths` and :attr:`Asked.others` whose blob is not in the shadow repository
+        missing: files of :attr:`Asked.files` and :attr:`Asked.others` whose blob is not in the shadow repository
             with the size the index recorded (none of them is taken from the index).
         trees: the cache-tree's directories whose tree is ``HEAD``'s there and is in the shadow repository.
         written: ``(file, name, checksum)`` of the private index git vouched on, kept for the stat cache to adopt
@@ -122,41 +119,35 @@ def _prepare(project: ProjectRepo, repo: ShadowRepo, objects: Path, background: 
     found = project_index.index_with_stat(project, oid_bytes=oid_length // 2)
     if not found:
         return heard
-    rows, index_mtime_ns, trees, copy = found
-    candidates = _regular_files(rows, oid_length, max_file_bytes)
-    if candidates and _filters_possible(project, root=project.root, paths=candidates):
-        filtered = project_index.attribute_values(project, sorted(map(os.fsdecode, candidates)), "filter")
+    index_mtime_ns, copy = found.mtime_ns, found.copy
+    candidates = _regular_files(found.entries, oid_length, max_file_bytes)
+    if candidates and _filters_possible(project, root=project.root, paths=candidates.names):
+        filtered = project_index.attribute_values(project, sorted(map(os.fsdecode, candidates.names)), "filter")
         if filtered is None:
             return heard
-        for path in filtered:
-            candidates.pop(os.fsencode(path), None)
+        candidates = candidates.without(set(map(os.fsencode, filtered)))
     if not candidates:
         return heard
     packs = shared_objects.link_packs(objects, repo.git_dir / "objects")
-    loose = shared_objects.link_loose_objects(objects, repo.git_dir / "objects",
-                                              (row[1] for row in candidates.values()))
-    heads = heads_listed.result() if trees else None  # a cache-tree node is used only when HEAD's
-    trees = {path: tree for path, tree in trees.items() if heads is not None and heads.get(path) == tree[2]}
-    loose += shared_objects.link_loose_objects(objects, repo.git_dir / "objects",
-                                               (tree[2] for tree in trees.values()))
+    loose = shared_objects.link_loose_objects(objects, repo.git_dir / "objects", _oid_texts(candidates))
     settled, others = _settled(candidates, copy, index_mtime_ns)
     # told first: the caller makes its objects while the private index is written, git compares and cat-file checks
     # the blobs (each of those competes with the caller for the CPU; told after them, the caller waited ~1 s longer
-    # at 500,000 files on 2 cores)
-    settled_rows = (list(candidates.values()) if len(settled) == len(candidates)
-                    else list(map(candidates.__getitem__, settled)))
-    tell(Asked(index_mtime_ns, settled, settled_rows, dict(zip(others, map(candidates.__getitem__, others)))))
-    del settled_rows
-    rows_now = list(candidates.values())
+    # at 500,000 files on 2 cores); the cache-tree is parsed after it too (~0.1 s)
+    tell(Asked(index_mtime_ns, settled, others))
     present_checked = background.submit(  # git cat-file answers while git compares
-        shared_objects.blobs_of_size, repo.git, list(map(_OID, rows_now)), list(map(itemgetter(2), rows_now)))
-    del rows_now
-    asked = _ask_git(project, repo, candidates, settled, copy, sentinel_of) if settled else None  # git lstats
+        shared_objects.blobs_of_size, repo.git, candidates.oid_texts(), candidates.sizes)
+    asked = _ask_git(project, repo, settled, copy, sentinel_of) if settled else None  # git lstats
     del copy  # the index file's bytes
     try:
+        trees = found.trees
+        heads = heads_listed.result() if trees else None  # a cache-tree node is used only when HEAD's
+        trees = {path: tree for path, tree in trees.items() if heads is not None and heads.get(path) == tree[2]}
+        loose += shared_objects.link_loose_objects(objects, repo.git_dir / "objects",
+                                                   (tree[2] for tree in trees.values()))
         present = present_checked.result()
         if not all(present):
-            heard.missing = {os.fsdecode(path) for path, there in zip(candidates, present) if not there}
+            heard.missing = {os.fsdecode(path) for path, there in zip(candidates.names, present) if not there}
         heard.trees = dict(compress(trees.items(), shared_objects.trees_present(
             repo.git, [tree[2] for tree in trees.values()])))
         log.info("initial import: %d files and %d directories of the project's index usable (%d packs, %d loose"
@@ -176,8 +167,14 @@ def _prepare(project: ProjectRepo, repo: ShadowRepo, objects: Path, background: 
     return heard
 
 
-def _settled(candidates: Mapping[bytes, IndexRow], copy: IndexCopy | None, index_mtime_ns: int,
-             ) -> tuple[list[bytes], list[bytes]]:
+def _oid_texts(entries: IndexEntries) -> Iterator[str]:
+    """The blob ids of ``entries`` in hex, made as they are asked for (a packed repository asks for none)."""
+    text, step = entries.oids.hex(), 2 * entries.oid_bytes
+    return (text[at:at + step] for at in range(0, len(text), step))
+
+
+def _settled(candidates: IndexEntries, copy: IndexCopy | None, index_mtime_ns: int,
+             ) -> tuple[IndexEntries, IndexEntries]:
     """``(the candidates git is asked about, the others)``, each in the candidates' order: those whose mtime and ctime
     are in a second before the index file's (see :mod:`.index_seed`; the others are racy). With ``copy`` (the
     project index's entries, paths relative to the root), those the private index copied from it holds: all but
@@ -185,18 +182,17 @@ def _settled(candidates: Mapping[bytes, IndexRow], copy: IndexCopy | None, index
     if copy is not None:
         left_out = copy.left_out
         if not left_out:
-            return list(candidates), []
-        return ([path for path in candidates if path not in left_out],
-                [path for path in candidates if path in left_out])
-    written_s = (index_mtime_ns // _NS) & _LOW32
-    settled = [path for path, row in candidates.items() if row[3] // _NS < written_s and row[4] // _NS < written_s]
-    chosen = set(settled)
-    return settled, [path for path in candidates if path not in chosen]
+            return candidates, IndexEntries.empty(candidates.oid_bytes)
+        chosen = [path not in left_out for path in candidates.names]
+    else:
+        written_s = (index_mtime_ns // _NS) & _LOW32
+        chosen = [mtime // _NS < written_s and ctime // _NS < written_s
+                  for mtime, ctime in zip(candidates.mtimes_ns, candidates.ctimes_ns)]
+    return candidates.select(chosen), candidates.select(map(not_, chosen))
 
 
-def _ask_git(project: ProjectRepo, repo: ShadowRepo, candidates: Mapping[bytes, IndexRow], settled: list[bytes],
-             copy: IndexCopy | None, sentinel_of: Callable[[str], str | None] | None,
-             ) -> tuple[StatVerdict, Path, str, str] | None:
+def _ask_git(project: ProjectRepo, repo: ShadowRepo, settled: IndexEntries, copy: IndexCopy | None,
+             sentinel_of: Callable[[str], str | None] | None) -> tuple[StatVerdict, Path, str, str] | None:
     """Start ``git diff-files`` on a private index of the ``settled`` candidates (see :func:`_settled`): ``(the
     running verdict, the private index file, its name, its checksum)``, or None when it cannot be written. With
     ``copy`` (the project index's entries), the private index is the project's entries copied as they are (all but
@@ -213,8 +209,8 @@ def _ask_git(project: ProjectRepo, repo: ShadowRepo, candidates: Mapping[bytes, 
     sentinel = sentinel.replace(os.sep, "/")
     try:
         _count, checksum = (write_stat_index_copy(index, copy, sentinel=sentinel) if copy is not None
-                            else write_stat_index(index, ((os.fsdecode(path), *candidates[path]) for path in settled),
-                                                  sentinel=sentinel))
+                            else write_stat_index(index, ((os.fsdecode(path), *row) for path, row in
+                                                          settled.rows().items()), sentinel=sentinel))
     except (OSError, ValueError) as exc:
         log.info("initial import: cannot write the private index (%s); every file is looked at", exc)
         index.unlink(missing_ok=True)
@@ -222,25 +218,25 @@ def _ask_git(project: ProjectRepo, repo: ShadowRepo, candidates: Mapping[bytes, 
     return StatVerdict(repo.git, index, sentinel=sentinel, checksum=checksum), index, name, checksum
 
 
-def _regular_files(rows: dict[bytes, IndexRow], oid_length: int, max_bytes: int) -> dict[bytes, IndexRow]:
-    """The ``rows`` of regular files with a blob id of ``oid_length`` hex digits and at most ``max_bytes``: ``rows``
-    itself when all are (each told in C: 500,000 at an import), else a new dict of those."""
-    values = list(rows.values())
-    fit = list(map(and_, map(_REGULAR.__contains__, map(itemgetter(0), values)),
-                   map(ge, repeat(max_bytes), map(itemgetter(2), values))))
-    if all(fit) and set(map(len, map(_OID, values))) <= {oid_length}:
-        return rows
-    return {path: row for path, row in rows.items()
-            if row[0] in _REGULAR and len(row[1]) == oid_length and row[2] <= max_bytes}
+def _regular_files(entries: IndexEntries, oid_length: int, max_bytes: int) -> IndexEntries:
+    """The ``entries`` of regular files with a blob id of ``oid_length`` hex digits and at most ``max_bytes``:
+    ``entries`` itself when all are (each told in C: 500,000 at an import)."""
+    if 2 * entries.oid_bytes != oid_length:
+        return IndexEntries.empty(oid_length // 2)
+    if set(entries.modes) <= _REGULAR and max(entries.sizes, default=0) <= max_bytes:
+        return entries
+    return entries.select(map(and_, map(_REGULAR.__contains__, entries.modes), map(ge, repeat(max_bytes),
+                                                                                   entries.sizes)))
 
 
-def _filters_possible(project: ProjectRepo, *, root: Path, paths: Mapping[bytes, object]) -> bool:
+def _filters_possible(project: ProjectRepo, *, root: Path, paths: Iterable[bytes]) -> bool:
     """True when an attribute file that applies mentions ``filter`` (a tracked ``.gitattributes`` as the work tree
     has it, the repository's ``info/attributes``, the user's or the system's attribute file), or when the project
     is a subdirectory of its work tree (the ``.gitattributes`` above it are not looked at: ``check-attr`` is)."""
     if project.prefix:
         return True
-    files = [root / os.fsdecode(p) for p in paths if p == b".gitattributes" or p.endswith(b"/.gitattributes")]
+    files = [root / os.fsdecode(p) for p in filter(methodcaller("endswith", b".gitattributes"), paths)  # in C
+             if p == b".gitattributes" or p.endswith(b"/.gitattributes")]
     users = project_index.attribute_files(project)  # the user's own and the system's: followed when links
     for path in [*files, *users]:
         if not os.path.lexists(path):

@@ -84,7 +84,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from functools import partial
 from itertools import compress
-from operator import eq, itemgetter
+from operator import eq
 
 from code_trajectory.git.index_file import IndexRow, IndexTree
 from code_trajectory.git.project import ProjectRepo
@@ -92,7 +92,7 @@ from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.git.stat_index import IndexEntry
 from code_trajectory.recording import gitvouch
 from code_trajectory.recording.index_prepare import Asked, Heard, prepare
-from code_trajectory.recording.index_seed_child import Columns, SeedChild
+from code_trajectory.recording.index_seed_child import Columns, SeedChild, columns_of
 from code_trajectory.recording.listing import REL_OF
 from code_trajectory.recording.statcache import StatCache
 from code_trajectory.recording.tracked import TrackedFiles
@@ -266,11 +266,8 @@ class IndexSeed:
         kept for the caller's thread (:meth:`_wait`), so that nothing changes the mapping :meth:`vouched` gave while
         the caller reads it."""
         def on_asked(asked: Asked) -> None:
-            rows = asked.rows
-            paths = list(map(os.fsdecode, asked.paths))
-            others = dict(zip(map(os.fsdecode, asked.others), asked.others.values()))
-            self._take_asked((paths, *(list(map(itemgetter(at), rows)) for at in range(6))),  # type: ignore[arg-type]
-                             asked.index_mtime_ns, others)
+            others = columns_of(asked.others)
+            self._take_asked(columns_of(asked.files), asked.index_mtime_ns, dict(zip(others[0], zip(*others[1:]))))
             self._asked.set()
 
         stat_cache, root = self._stat_cache, self._project.root

@@ -29,20 +29,18 @@ import sys
 import tempfile
 from array import array
 from collections.abc import Sequence
-from itertools import chain
-from operator import itemgetter
 from pathlib import Path
 from typing import IO
 
-from code_trajectory.git.index_file import IndexRow
+from code_trajectory.git.index_file import IndexEntries, IndexRow, mode_texts, oid_texts
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.recording.index_prepare import Asked, Heard
 
-__all__ = ["Columns", "SeedChild", "decode_asked", "decode_heard", "encode_asked", "encode_heard", "main"]
+__all__ = ["Columns", "SeedChild", "columns_of", "decode_asked", "decode_heard", "encode_asked", "encode_heard", "main"]
 
 log = logging.getLogger(__name__)
 
-_MAGIC = b"code-trajectory index seed 1\n"
+_MAGIC = b"code-trajectory index seed 2\n"
 #: How much nicer (``nice(2)``) the child becomes once it has told the files git is asked about, with the git
 #: processes it starts then (``git diff-files``, ~20 threads of ``lstat``, and ``git cat-file``): the import's walk,
 #: which takes those files meanwhile, needs git's verdict only once it has placed them, so git runs on the CPU the
@@ -51,28 +49,32 @@ _MAGIC = b"code-trajectory index seed 1\n"
 #: before the walk asks for it.
 NICER_AFTER_TOLD = 10
 _LENGTH = struct.Struct("<Q")
-_FACTS = itemgetter(2, 3, 4, 5)  # an index row's size, mtime, ctime, inode
 #: ``(paths, modes, blob ids, sizes, mtimes, ctimes, inodes)`` of files, each a sequence in one order
 Columns = tuple[list[str], list[str], list[str], Sequence[int], Sequence[int], Sequence[int], Sequence[int]]
 
 
 def encode_asked(asked: Asked) -> bytes:
-    """``asked`` as bytes: a JSON header (the index's mtime, the modes, the counts), then for the files git is asked
-    about and for the others: paths joined by NUL (as the index holds them: what :func:`os.fsencode` gives), a
-    mode code a byte, the blob ids joined, and size, mtime, ctime and inode as 64-bit integers. Raises OverflowError
-    for a number that does not fit (the caller reuses nothing)."""
-    other_paths = list(asked.others)
-    groups = [(asked.paths, asked.rows), (other_paths, list(asked.others.values()))]
-    modes = sorted({mode for _paths, rows in groups for mode in map(itemgetter(0), rows)})
-    code = {mode: at for at, mode in enumerate(modes)}
-    header = {"index_mtime_ns": asked.index_mtime_ns, "modes": modes, "counts": [len(paths) for paths, _ in groups]}
+    """``asked`` as bytes: a JSON header (the index's mtime, the object id length, the counts), then for the files git
+    is asked about and for the others: paths joined by NUL (as the index holds them: what :func:`os.fsencode`
+    gives), the raw blob ids joined, the modes, sizes and inodes as a column of 32-bit integers each (git keeps 32
+    bits of each), and mtimes and ctimes as a column of 64-bit integers each. Raises OverflowError for a number that
+    does not fit (the caller reuses nothing)."""
+    groups = (asked.files, asked.others)
+    header = {"index_mtime_ns": asked.index_mtime_ns, "oid_bytes": asked.files.oid_bytes,
+              "counts": [len(files) for files in groups]}
     sections = [json.dumps(header).encode()]
-    for paths, rows in groups:
-        sections += [b"\0".join(paths),
-                     bytes(map(code.__getitem__, map(itemgetter(0), rows))),
-                     "".join(map(itemgetter(1), rows)).encode("ascii"),
-                     array("q", chain.from_iterable(map(_FACTS, rows))).tobytes()]
+    for files in groups:
+        sections += [b"\0".join(files.names), files.oids,
+                     b"".join(_packed(column, "I") for column in (files.modes, files.sizes, files.inos)),
+                     b"".join(_packed(column, "q") for column in (files.mtimes_ns, files.ctimes_ns))]
     return _frame(sections)
+
+
+def _packed(column: Sequence[int], typecode: str) -> bytes:
+    """``column`` as the bytes of an array of ``typecode`` (no copy made of one that is such an array already)."""
+    if not isinstance(column, array) or column.typecode != typecode:
+        column = array(typecode, column)
+    return column.tobytes()
 
 
 def encode_heard(heard: Heard) -> bytes:
@@ -84,8 +86,11 @@ def encode_heard(heard: Heard) -> bytes:
 
 
 def _frame(sections: list[bytes]) -> bytes:
-    body = b"".join(_LENGTH.pack(len(section)) + section for section in sections)
-    return _MAGIC + _LENGTH.pack(len(body)) + body
+    parts = [_MAGIC, b""]
+    for section in sections:
+        parts += (_LENGTH.pack(len(section)), section)
+    parts[1] = _LENGTH.pack(sum(map(len, parts)) - len(_MAGIC))
+    return b"".join(parts)  # one copy of the sections (tens of MB at an import)
 
 
 def _sections(data: bytes, at: int, count: int) -> tuple[list[bytes], int]:
@@ -114,30 +119,35 @@ def decode_asked(data: bytes) -> tuple[Columns, int, dict[str, IndexRow], int]:
     index's order, the index's mtime in ns, the others by path, the offset after the frame)``.
 
     Raises:
-        ValueError: not what :func:`encode_asked` writes (a length or a count that does not match, a mode code out
-            of range, a blob id of another length).
+        ValueError: not what :func:`encode_asked` writes (a length or a count that does not match, a mode that is
+            not a number git writes, an object id length other than SHA-1's or SHA-256's).
     """
     sections, end = _sections(data, 0, 9)
     header = json.loads(sections[0])
-    modes = [str(mode) for mode in header["modes"]]
+    oid_bytes = int(header["oid_bytes"])
+    if oid_bytes not in (20, 32):
+        raise ValueError("an index seed's answer with an unknown object id length")
     groups: list[Columns] = []
-    for count, (paths_bytes, codes, oids_bytes, facts_bytes) in zip(header["counts"], (sections[1:5], sections[5:9])):
-        if not count:
-            groups.append(([], [], [], [], [], [], []))
-            continue
-        paths = paths_bytes.decode("utf-8", "surrogateescape").split("\0")
-        facts = array("q")
-        facts.frombytes(facts_bytes)
-        oid_length = len(oids_bytes) // count
-        if (len(paths) != count or len(codes) != count or len(facts) != 4 * count
-                or oid_length * count != len(oids_bytes) or max(codes) >= len(modes) or oid_length not in (40, 64)):
+    for count, (paths_bytes, oids, words_bytes, times_bytes) in zip(header["counts"], (sections[1:5], sections[5:9])):
+        words, times = array("I"), array("q")
+        words.frombytes(words_bytes)
+        times.frombytes(times_bytes)
+        paths = paths_bytes.decode("utf-8", "surrogateescape").split("\0") if count else []
+        if len(paths) != count or len(words) != 3 * count or len(times) != 2 * count or len(oids) != oid_bytes * count:
             raise ValueError("an index seed's answer with counts that do not match")
-        text = oids_bytes.decode("ascii")
-        groups.append((paths, list(map(modes.__getitem__, codes)),
-                       [text[i:i + oid_length] for i in range(0, len(text), oid_length)],
-                       facts[0::4], facts[1::4], facts[2::4], facts[3::4]))
+        modes, sizes, inos = (words[at * count:(at + 1) * count] for at in range(3))
+        if any(mode > 0o177777 for mode in set(modes)):
+            raise ValueError("an index seed's answer with a mode out of range")
+        groups.append((paths, mode_texts(modes), oid_texts(oids, oid_bytes), sizes, times[:count], times[count:], inos))
     others: dict[str, IndexRow] = dict(zip(groups[1][0], zip(*groups[1][1:])))
     return groups[0], int(header["index_mtime_ns"]), others, end
+
+
+def columns_of(files: IndexEntries) -> Columns:
+    """``files`` as :data:`Columns` (paths decoded as :func:`os.fsdecode` does, modes and blob ids as text): what
+    :func:`decode_asked` gives for them, for the preparation made on the import's own thread."""
+    return (list(map(os.fsdecode, files.names)), files.mode_texts(), files.oid_texts(), files.sizes, files.mtimes_ns,
+            files.ctimes_ns, files.inos)
 
 
 def decode_heard(data: bytes, at: int) -> Heard:
