@@ -174,3 +174,31 @@ def test_directories_with_odd_names_are_named_alike_by_the_cache_tree_and_head(t
     assert found is not None and heads is not None
     assert {odd, f"{odd}/sub", "plain", ""} <= set(found.trees)
     assert all(heads[directory] == tree[2] for directory, tree in found.trees.items())
+
+
+def test_a_path_of_0xfff_bytes_or_more_reads_as_git_lists_it(tmp_path: Path) -> None:
+    """A path too long for the length bits of an entry's flags (0xFFF and more bytes: git then finds its NUL) is read
+    the general way, between entries read the usual way, in a version 2 and a version 3 index."""
+    root = a_repo(tmp_path / "r")
+    blob = git(root, "rev-parse", "HEAD:README.md").strip()
+    long_path = "/".join(["d" * 200] * 25) + "/long.txt"  # 5,033 bytes
+    git(root, "update-index", "--add", "--cacheinfo", f"100644,{blob},{long_path}")
+    for version in ("2", "3"):
+        git(root, "update-index", "--index-version", version)
+        found = read_index(root / ".git" / "index")
+        assert long_path.encode() in found.entries.names
+        assert found.entries.rows() == ls_files_debug(root)
+
+
+def test_entries_out_of_git_order_are_refused(tmp_path: Path) -> None:
+    """git keeps its entries sorted by path and refuses an index that is not; so does the reader (a damaged or
+    planted index: the import then asks git, which refuses it too)."""
+    root = git_repo(tmp_path / "r", {"a.txt": "a\n", "b.txt": "b\n"}, branch="main", commit="two")
+    index = root / ".git" / "index"
+    data = bytearray(index.read_bytes()[:-20])
+    first, second = 12, 12 + 72  # two entries of 62 bytes and a 5-byte path padded to 72
+    assert data[first + 62:first + 67] == b"a.txt" and data[second + 62:second + 67] == b"b.txt"
+    data[first:second], data[second:second + 72] = data[second:second + 72], data[first:second]
+    index.write_bytes(bytes(data) + hashlib.sha1(bytes(data)).digest())
+    with pytest.raises(IndexFormatError, match="order"):
+        read_index(index)
