@@ -134,15 +134,22 @@ def test_symlinked_directories_are_not_followed(project: Path) -> None:
 
 
 @pytest.mark.parametrize("deny", [(), ("build-secrets/**/[ab]*.cfg",)])  # the second: no name screen, one by one
-def test_tracked_files_judged_by_directory_agree_with_the_one_by_one_check(tmp_path: Path, deny: tuple[str, ...]) -> None:
-    """``tracked_files_excluded`` (an import's check of a directory's tracked files at once) gives, name for name,
-    what ``entry_excluded(..., tracked=True)`` gives: our own exclusions only, a name holding a newline included."""
+def test_tracked_files_judged_together_agree_with_the_one_by_one_check(tmp_path: Path, deny: tuple[str, ...]) -> None:
+    """``tracked_files_excluded`` (an import's check of all directories' tracked files at once) gives, name for name,
+    what ``entry_excluded(..., tracked=True)`` gives: our own exclusions only, a name holding a newline included, in
+    whichever directory of the call it is (first, last, beside an empty one)."""
     names = ["main.py", ".env", ".env.local", "id_rsa", "server.pem", ".ct-0123456789", ".ct-0123456789ab.tmp",
              ".trajectory", ".git", "notes.txt", "a\n.env", ".en\nv", "config.json", "credentials.json", "kubeconfig"]
     root = git_repo(tmp_path / "p", {"src/keep.py": "x\n", ".docker/config.json": "{}\n"})
     policy = policy_for(root, DEFAULT_DENY_PATTERNS + deny)
-    for parent in ("src", ".docker", ""):
-        expected = [n for n in names if policy.entry_excluded(parent, n, False, tracked=True)]
-        assert policy.tracked_files_excluded(parent, names) == expected, parent
-        assert policy.tracked_files_excluded(parent, [n for n in names if n not in expected]) == []
-    assert policy.tracked_files_excluded("src", ["a\n.env", ".env"]) == [".env"]  # the newline: judged one by one
+    parents = ("src", ".docker", "")
+    expected = {parent: [n for n in names if policy.entry_excluded(parent, n, False, tracked=True)] for parent in parents}
+    assert all(expected.values())
+    assert policy.tracked_files_excluded([(parent, names) for parent in parents]) == expected
+    assert policy.tracked_files_excluded([(parent, [n for n in names if n not in expected[parent]])
+                                          for parent in parents]) == {}
+    plain = [f"m{i}.py" for i in range(5)]
+    for at in range(3):  # one directory of three holds the names to skip; the others plain or empty
+        directories = [(parent, names if i == at else plain if i % 2 else []) for i, parent in enumerate(parents)]
+        assert policy.tracked_files_excluded(directories) == {parents[at]: expected[parents[at]]}
+    assert policy.tracked_files_excluded([("src", ["a\n.env", ".env"])]) == {"src": [".env"]}  # newline: one by one

@@ -4,7 +4,7 @@ project subdirectory for walks rooted there (:class:`SubtreePolicy`).
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import Protocol
 
 from code_trajectory.recording.ignore import RecordingPolicy
@@ -23,9 +23,9 @@ class WalkPolicy(Protocol):
         read (see :meth:`RecordingPolicy.entry_excluded`)."""
         ...
 
-    def tracked_files_excluded(self, parent_rel: str, names: list[str]) -> list[str]:
-        """The names of tracked regular files of directory ``parent_rel`` that are skipped (see
-        :meth:`RecordingPolicy.tracked_files_excluded`)."""
+    def tracked_files_excluded(self, directories: Sequence[tuple[str, list[str]]]) -> dict[str, list[str]]:
+        """For each ``(parent_rel, names)``, the names of tracked regular files of directory ``parent_rel`` that are
+        skipped, by directory where some are (see :meth:`RecordingPolicy.tracked_files_excluded`)."""
         ...
 
     def waits_for_tracked(self, parent_rel: str, name: str) -> bool:
@@ -47,10 +47,12 @@ class SubtreePolicy:
         parent = f"{self.prefix}/{parent_rel}" if parent_rel else self.prefix
         return self.policy.entry_excluded(parent, name, is_dir, tracked=tracked, listed=listed)
 
-    def tracked_files_excluded(self, parent_rel: str, names: list[str]) -> list[str]:
-        """Like :meth:`RecordingPolicy.tracked_files_excluded`, with ``parent_rel`` relative to ``prefix``."""
-        return self.policy.tracked_files_excluded(f"{self.prefix}/{parent_rel}" if parent_rel else self.prefix,
-                                                  names)
+    def tracked_files_excluded(self, directories: Sequence[tuple[str, list[str]]]) -> dict[str, list[str]]:
+        """Like :meth:`RecordingPolicy.tracked_files_excluded`, each ``parent_rel`` relative to ``prefix``."""
+        cut = len(self.prefix) + 1
+        found = self.policy.tracked_files_excluded([(f"{self.prefix}/{parent_rel}" if parent_rel else self.prefix,
+                                                     names) for parent_rel, names in directories])
+        return {parent[cut:] if parent != self.prefix else "": names for parent, names in found.items()}
 
     def waits_for_tracked(self, parent_rel: str, name: str) -> bool:
         """Like :meth:`RecordingPolicy.waits_for_tracked`, with ``parent_rel`` relative to ``prefix``."""

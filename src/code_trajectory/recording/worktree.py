@@ -356,19 +356,25 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
         known = later()
         counted = len(files) // 5000
         known_count = 0  # the files of the directories wholly taken from ``known``: added to ``files`` at the end
-        for rel_dir, signature, ignore_file, subdir_list, excluded_list, others in waiting:
+        placed: list[tuple[list[str], list[FileInfo | None], bool]] = []  # per directory waiting: its entries'
+        # names, their facts known, whether all are known
+        for rel_dir, _signature, _ignore_file, _subdirs, _excluded, others in waiting:
+            entry_names = list(map(_NAME, others))
+            found = known_files(known, f"{rel_dir}/" if rel_dir else "", others, entry_names)
+            placed.append((entry_names, found, bool(found) and None not in found))
+        # the tracked files whose facts are known are judged together, one call for all the directories
+        skips = policy.tracked_files_excluded([
+            (rel_dir, entry_names if all_known else [name for name, info in zip(entry_names, found) if info])
+            for (rel_dir, *_rest), (entry_names, found, all_known) in zip(waiting, placed)])
+        for (rel_dir, signature, ignore_file, subdir_list, excluded_list, others), (entry_names, found, all_known) in zip(
+                waiting, placed):
             out = judged_out.get(rel_dir)
             gone = {name for name, _mtime in out} if out is not None else set()
             subdir_names = tuple(subdir_list) if out is None else tuple(n for n in subdir_list if n not in gone)
             excluded_dirs = tuple(excluded_list) if out is None else (*excluded_list, *out)
             names = []
-            prefix = f"{rel_dir}/" if rel_dir else ""
-            entry_names = list(map(_NAME, others))
-            found = known_files(known, prefix, others, entry_names)
-            all_known = bool(found) and None not in found
-            # the tracked files whose facts are known are judged together, one call a directory
-            skip = set(policy.tracked_files_excluded(rel_dir, entry_names if all_known else
-                                                     [name for name, info in zip(entry_names, found) if info]))
+            skip_names = skips.get(rel_dir)
+            skip = set(skip_names) if skip_names else ()
             if all_known and not skip:  # the common case of an import: each file the index's
                 names = entry_names
                 known_count += len(found)
