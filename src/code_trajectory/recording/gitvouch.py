@@ -34,6 +34,7 @@ from pathlib import Path
 from code_trajectory.git.gitcmd import Git
 from code_trajectory.git.stat_index import IndexEntry, StatVerdict, write_stat_index
 from code_trajectory.recording.listing import CTIME_OF, MTIME_OF
+from code_trajectory.recording.stat_sentinel import sentinel_at
 from code_trajectory.recording.statcache import Row, StatCache
 from code_trajectory.recording.worktree import RACY_MARGIN_NS, DirListing, FileInfo, listing_digest
 
@@ -72,12 +73,6 @@ def sentinel(root: Path, stat_cache: StatCache, name: str) -> str | None:
     """The never-created path (relative to ``root``) that the index named ``name`` holds as its sentinel (None:
     the stat cache is not under ``root``)."""
     return sentinel_at(root, stat_cache.path, name)
-
-
-def sentinel_at(root: Path, cache_path: Path, name: str) -> str | None:
-    """:func:`sentinel` for the stat cache whose database file is ``cache_path`` (a process that has not opened it)."""
-    rel = os.path.relpath(cache_path.with_name(f"statindex-{name}.sentinel"), root)
-    return None if rel.startswith("..") else rel.replace(os.sep, "/")
 
 
 def start(git: Git, root: Path, stat_cache: StatCache) -> tuple[str, StatVerdict] | None:

@@ -259,8 +259,8 @@ def main(argv: list[str]) -> int:
     from code_trajectory.core.logs import configure_logging
     from code_trajectory.core.shutdown import die_with_parent
     from code_trajectory.git.shadow import ShadowRepo
-    from code_trajectory.recording import gitvouch
     from code_trajectory.recording.index_prepare import prepare
+    from code_trajectory.recording.stat_sentinel import sentinel_at  # not gitvouch: the stat cache's imports
 
     die_with_parent(int(argv[1]))
     gc.disable()  # as the import's process (see importer.main): millions of tuples, little cyclic garbage
@@ -283,7 +283,7 @@ def main(argv: list[str]) -> int:
 
     try:
         heard = prepare(project, ShadowRepo(root), max_file_bytes=int(arguments["max_file_bytes"]),
-                        sentinel_of=(lambda name: gitvouch.sentinel_at(root, Path(cache), name)) if cache else None,
+                        sentinel_of=(lambda name: sentinel_at(root, Path(cache), name)) if cache else None,
                         on_asked=tell)
         out.write(encode_heard(heard))
         out.flush()

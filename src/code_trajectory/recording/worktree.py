@@ -21,7 +21,7 @@ from array import array
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from itertools import compress
-from operator import attrgetter, methodcaller, not_
+from operator import attrgetter, itemgetter, methodcaller, not_
 from pathlib import Path
 
 from code_trajectory.recording.ignore import GITIGNORE
@@ -354,6 +354,9 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
     if waiting:
         assert later is not None
         known = later()
+        # in the order of the paths (the index's, as ``known`` was made): its files are looked up, and the listings
+        # made, in the order they lie in memory, not the walk's
+        waiting.sort(key=itemgetter(0))
         counted = len(files) // 5000
         known_count = 0  # the files of the directories wholly taken from ``known``: added to ``files`` at the end
         placed: list[tuple[list[str], list[FileInfo | None], bool]] = []  # per directory waiting: its entries'
