@@ -33,6 +33,11 @@ class Rules:
     #: and more (:func:`_name_filter`); None when a pattern's last component is not simple enough to tell.
     #: Most names are not, and the test costs a fraction of :attr:`any_plain`'s search of the whole path.
     file_names: re.Pattern[str] | None = None
+    #: The same for directory names, from every pattern (a directory-only one without its ``/``): a pattern decides
+    #: a directory by its last component too, level by level (a match of a parent only does not count, see
+    #: :meth:`match`). The walk asks it of every directory: 25,000 paths at an import, each otherwise searched by
+    #: :attr:`any_plain` and :attr:`any_dir` (0.25 s of its first pass, sampled 2026-11-26).
+    dir_names: re.Pattern[str] | None = None
 
     @classmethod
     def from_lines(cls, lines: list[str]) -> Rules:
@@ -49,7 +54,8 @@ class Rules:
             return re.compile("|".join(f"(?:{r.pattern.replace('(?P<ps_d>', '(?:')})" for r in items))
 
         return cls(tuple(reversed(compiled)), union([c[0] for c in compiled if not c[3]]),
-                   union([c[0] for c in compiled if c[3]]), _name_filter([c[2] for c in compiled if not c[3]]))
+                   union([c[0] for c in compiled if c[3]]), _name_filter([c[2] for c in compiled if not c[3]]),
+                   _name_filter([c[2].rstrip("/") if c[3] else c[2] for c in compiled]))
 
     def match(self, path: str, is_dir: bool) -> tuple[bool, str] | None:
         """``(excluded, pattern)`` of the last pattern deciding ``path``, or None when none does.
@@ -58,7 +64,8 @@ class Rules:
         trailing ``/`` by directory-only patterns (``build/``) and without it by the others, so
         ``a/**`` does not take the directory ``a`` itself.
         """
-        if not is_dir and self.file_names is not None and self.file_names.fullmatch(path.rpartition("/")[2]) is None:
+        names = self.dir_names if is_dir else self.file_names
+        if names is not None and names.fullmatch(path.rpartition("/")[2]) is None:
             return None
         if not ((self.any_plain is not None and self.any_plain.match(path))
                 or (is_dir and self.any_dir is not None and self.any_dir.match(path + "/"))):
