@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from code_trajectory.git.index_file import IndexEntries
+from code_trajectory.git.index_entries import IndexEntries
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.recording import index_seed

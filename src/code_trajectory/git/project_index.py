@@ -20,15 +20,8 @@ from pathlib import Path
 
 from code_trajectory.git.file_output import run_to_files
 from code_trajectory.git.gitcmd import base_env, project_argv
-from code_trajectory.git.index_file import (
-    IndexCopy,
-    IndexEntries,
-    IndexFile,
-    IndexFormatError,
-    IndexRow,
-    IndexTree,
-    read_index,
-)
+from code_trajectory.git.index_entries import IndexEntries, IndexRow
+from code_trajectory.git.index_file import IndexCopy, IndexFile, IndexFormatError, IndexTree, read_index
 from code_trajectory.git.project import ProjectRepo
 
 __all__ = ["ProjectIndex", "attribute_files", "attribute_values", "head_trees", "index_with_stat"]

@@ -20,7 +20,8 @@ from pathlib import Path
 
 from code_trajectory.core.bounded_read import PATTERN_FILE_LIMIT, read_bounded
 from code_trajectory.git import project_index, shared_objects
-from code_trajectory.git.index_file import IndexCopy, IndexEntries, IndexTree
+from code_trajectory.git.index_entries import IndexEntries
+from code_trajectory.git.index_file import IndexCopy, IndexTree
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.git.stat_index import StatVerdict, write_stat_index, write_stat_index_copy

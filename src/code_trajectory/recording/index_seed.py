@@ -86,7 +86,8 @@ from functools import partial
 from itertools import compress
 from operator import eq
 
-from code_trajectory.git.index_file import IndexRow, IndexTree
+from code_trajectory.git.index_entries import IndexRow
+from code_trajectory.git.index_file import IndexTree
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.git.stat_index import IndexEntry

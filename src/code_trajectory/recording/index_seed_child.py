@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
-from code_trajectory.git.index_file import IndexEntries, IndexRow, mode_texts, oid_texts
+from code_trajectory.git.index_entries import IndexEntries, IndexRow, mode_texts, oid_texts
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.recording.index_prepare import Asked, Heard
 
