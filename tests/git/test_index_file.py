@@ -202,3 +202,18 @@ def test_entries_out_of_git_order_are_refused(tmp_path: Path) -> None:
     index.write_bytes(bytes(data) + hashlib.sha1(bytes(data)).digest())
     with pytest.raises(IndexFormatError, match="order"):
         read_index(index)
+
+
+@pytest.mark.parametrize("version", ["2", "4"])
+def test_a_sha256_index_reads_as_git_lists_it(tmp_path: Path, version: str) -> None:
+    """Object ids of 32 bytes: the fixed part of an entry is 12 bytes longer, its flags and path after it."""
+    root = tmp_path / "r"
+    git(tmp_path, "init", "-q", "--object-format=sha256", str(root))
+    write(root, "a.txt", "a\n")
+    write(root, "dir/b.txt", "b\n")
+    write(root, "dir/" + "long" * 30 + ".txt", "c\n")
+    git(root, "add", "-A")
+    git(root, "update-index", "--index-version", version)
+    found = read_index(root / ".git" / "index", oid_bytes=32)
+    assert found.entries.rows() == ls_files_debug(root) and len(found.entries) == 3
+    assert len(found.entries.oid_texts()[0]) == 64

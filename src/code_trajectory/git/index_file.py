@@ -20,7 +20,7 @@ from array import array
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import compress, islice, repeat
-from operator import and_, eq, ge, lt, rshift
+from operator import and_, eq, ge, lt
 from pathlib import Path
 from typing import NamedTuple
 
@@ -161,10 +161,10 @@ def read_index(path: Path, *, oid_bytes: int = 20) -> IndexFile:
     dropped: set[int] = set()  # not content the user committed here: a conflict's stages, an intent to add, a
     # sparse directory (not in the work tree)
     odd: set[int] = set()  # racy, assume-unchanged, gitlinks: entries a private index copied from this one leaves out
-    if any(fields.flag_bits):  # a stage, assume-unchanged or extended flags somewhere (none in a usual index)
-        unmerged_at = list(compress(range(count), map(and_, fields.flag_bits, repeat(_STAGE_MASK >> 12))))
+    if max(fields.flags_high, default=0) >> 4:  # a stage, assume-unchanged or extended flags (none in a usual index)
+        unmerged_at = list(compress(range(count), map(and_, fields.flags_high, repeat(_STAGE_MASK >> 8))))
         dropped.update(unmerged_at, (at for at, bits in extended.items() if bits & (_INTENT_TO_ADD | _SKIP_WORKTREE)))
-        odd.update(compress(range(count), map(and_, fields.flag_bits, repeat(_ASSUME_VALID >> 12))))
+        odd.update(compress(range(count), map(and_, fields.flags_high, repeat(_ASSUME_VALID >> 8))))
     if {mode & 0o170000 for mode in set(fields.modes)} & {0o040000, 0o160000}:
         types = list(map(and_, fields.modes, repeat(0o170000)))
         dropped.update(compress(range(count), map(eq, types, repeat(0o040000))))
@@ -263,7 +263,7 @@ def _entry_path(data: bytes, pos: int, fixed: int, version: int, end: int, previ
 
 class _Fields(NamedTuple):
     modes: array[int]
-    flag_bits: array[int]  # the top four bits of each entry's flags: assume-unchanged, extended, the stage
+    flags_high: bytes  # the high byte of each entry's flags: assume-unchanged, extended, the stage, the length
     mtime_s: array[int]
     ctime_s: array[int]
     sizes: array[int]
@@ -280,22 +280,23 @@ def _fields(blocks: list[bytes], count: int, oid_bytes: int) -> _Fields:
         IndexFormatError: not ``count`` blocks of the length :func:`_walk_entries` takes.
     """
     per = (_STAT.size + oid_bytes + 4) // 4  # 32-bit words a block
+    joined = b"".join(blocks)
     words = array("I")
-    words.frombytes(b"".join(blocks))
+    words.frombytes(joined)
     if len(words) != per * count or words.itemsize != 4:
         raise IndexFormatError("the index's entries run past its end")
     swap = sys.byteorder == "little"
     if swap:
         words.byteswap()  # the index's fields are big-endian
     ctime_s, ctime_n, mtime_s, mtime_n, inos, modes, sizes = (words[at::per] for at in (0, 1, 2, 3, 5, 6, 9))
-    flag_bits = array("I", map(rshift, words[per - 1::per], repeat(28)))  # the flags, then two bytes of the path
+    flags_high = joined[_STAT.size + oid_bytes::4 * per]  # the flags (big-endian), then two bytes of the path
     oid_words = oid_bytes // 4
     oids = array("I", bytes(4 * oid_words * count))
     for at in range(oid_words):
         oids[at::oid_words] = words[_STAT.size // 4 + at::per]
     if swap:
         oids.byteswap()
-    return _Fields(modes, flag_bits, mtime_s, ctime_s, sizes, [s * _NS + n for s, n in zip(mtime_s, mtime_n)],
+    return _Fields(modes, flags_high, mtime_s, ctime_s, sizes, [s * _NS + n for s, n in zip(mtime_s, mtime_n)],
                    [s * _NS + n for s, n in zip(ctime_s, ctime_n)], inos, oids.tobytes())
 
 
