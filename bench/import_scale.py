@@ -15,8 +15,8 @@ ignored ``node_modules`` of ``--ignored`` files, default ``files / 5``) and meas
    calls, made while the initial import runs, and whether they say so.
 
 Each import's phases are timed from its progress lines (``scan``, ``hash``, ``write``: seconds after start). Each
-timed step (git's baseline, each import) starts with the page cache written out and a second's pause
-(:func:`settle`), so that the writeback of what came before does not land in it.
+timed step (git's baseline, each import, each server's first answers) starts with the page cache written out and a
+second's pause (:func:`settle`), so that the writeback of what came before does not land in it.
 
 Usage: ``python bench/import_scale.py --files 500000 --dirs 20000 --ignored 100000`` (default 20,000 files);
 ``--fsck`` also runs ``git fsck`` on the shadow repository of the git project (slow at 500,000 files). The git
@@ -122,9 +122,10 @@ async def _first_answers(root: Path) -> list[tuple[str, float, bool]]:
 
 def first_answers(root: Path, *, restart: bool = False) -> list[tuple[str, float, bool]]:
     """Step 4 on ``root``: during its initial import (``.trajectory`` removed first), or with ``restart`` on the
-    project as it was recorded."""
+    project as it was recorded; after :func:`settle`, as every timed step."""
     if not restart:
         shutil.rmtree(root / ".trajectory", ignore_errors=True)
+    settle()
     return anyio.run(_first_answers, root)
 
 
