@@ -215,10 +215,10 @@ def _walk_entries(data: bytes, count: int, version: int, oid_bytes: int, end: in
     try:
         for place in range(count):
             high = data[pos + fixed]
-            length = (high & 0x0F) << 8 | data[pos + fixed + 1]
+            length = (high << 8 | data[pos + fixed + 1]) & _NAME_MASK
             start_at(pos)
             block_is(data[pos:pos + block])
-            if general or high & 0x40 or length == _NAME_MASK:  # _EXTENDED; a long path; a version 4 path
+            if general or high << 8 & _EXTENDED or length == _NAME_MASK:  # a long path; a version 4 path
                 name, after, bits = _entry_path(data, pos, fixed, version, end, previous)
                 if bits:
                     extended[place] = bits

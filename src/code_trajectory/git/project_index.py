@@ -38,7 +38,7 @@ class ProjectIndex:
 
     Attributes:
         entries: the stage-0 entries that match ``HEAD``, in the index's order, as columns
-            (:class:`~code_trajectory.git.index_file.IndexEntries`); paths relative to the root, as bytes, as the
+            (:class:`~code_trajectory.git.index_entries.IndexEntries`); paths relative to the root, as bytes, as the
             index holds them (decoded only where needed: :func:`os.fsdecode`).
         mtime_ns: the index file's mtime, ns.
         copy: where its entries lie, to copy them into a private index as they are

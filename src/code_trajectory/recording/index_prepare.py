@@ -171,9 +171,9 @@ def _prepare(project: ProjectRepo, repo: ShadowRepo, objects: Path, background: 
 
 
 def _oid_texts(entries: IndexEntries) -> Iterator[str]:
-    """The blob ids of ``entries`` in hex, made as they are asked for (a packed repository asks for none)."""
-    text, step = entries.oids.hex(), 2 * entries.oid_bytes
-    return (text[at:at + step] for at in range(0, len(text), step))
+    """The blob ids of ``entries`` in hex (:meth:`~code_trajectory.git.index_entries.IndexEntries.oid_texts`), made
+    only once the first is asked for: a packed repository asks for none."""
+    yield from entries.oid_texts()
 
 
 def _settled(candidates: IndexEntries, copy: IndexCopy | None, index_mtime_ns: int,

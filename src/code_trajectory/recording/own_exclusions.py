@@ -50,7 +50,7 @@ def generated_directory(path: str | os.PathLike[str], listed: Collection[str] | 
     them (a walk that lists a directory before judging it): a marker not among them is not looked for.
     """
     base = os.fspath(path)
-    if listed is not None and "pyvenv.cfg" not in listed and "CACHEDIR.TAG" not in listed:  # GENERATED_MARKERS
+    if listed is not None and not any(marker in listed for marker in GENERATED_MARKERS):
         return None
     if os.path.isfile(f"{base}/pyvenv.cfg"):
         return "a Python virtual environment (it holds pyvenv.cfg): generated, never recorded"

@@ -41,19 +41,21 @@ class SubtreePolicy:
         self.policy = policy
         self.prefix = prefix
 
+    def _full(self, parent_rel: str) -> str:
+        """``parent_rel`` (relative to ``prefix``) relative to the project root."""
+        return f"{self.prefix}/{parent_rel}" if parent_rel else self.prefix
+
     def entry_excluded(self, parent_rel: str, name: str, is_dir: bool, *, tracked: bool = False,
                        listed: Collection[str] | None = None) -> bool:
         """Like :meth:`RecordingPolicy.entry_excluded`, with ``parent_rel`` relative to ``prefix``."""
-        parent = f"{self.prefix}/{parent_rel}" if parent_rel else self.prefix
-        return self.policy.entry_excluded(parent, name, is_dir, tracked=tracked, listed=listed)
+        return self.policy.entry_excluded(self._full(parent_rel), name, is_dir, tracked=tracked, listed=listed)
 
     def tracked_files_excluded(self, directories: Sequence[tuple[str, list[str]]]) -> dict[str, list[str]]:
         """Like :meth:`RecordingPolicy.tracked_files_excluded`, each ``parent_rel`` relative to ``prefix``."""
         cut = len(self.prefix) + 1
-        found = self.policy.tracked_files_excluded([(f"{self.prefix}/{parent_rel}" if parent_rel else self.prefix,
-                                                     names) for parent_rel, names in directories])
+        found = self.policy.tracked_files_excluded([(self._full(parent_rel), names) for parent_rel, names in directories])
         return {parent[cut:] if parent != self.prefix else "": names for parent, names in found.items()}
 
     def waits_for_tracked(self, parent_rel: str, name: str) -> bool:
         """Like :meth:`RecordingPolicy.waits_for_tracked`, with ``parent_rel`` relative to ``prefix``."""
-        return self.policy.waits_for_tracked(f"{self.prefix}/{parent_rel}" if parent_rel else self.prefix, name)
+        return self.policy.waits_for_tracked(self._full(parent_rel), name)
