@@ -217,3 +217,21 @@ def test_a_sha256_index_reads_as_git_lists_it(tmp_path: Path, version: str) -> N
     found = read_index(root / ".git" / "index", oid_bytes=32)
     assert found.entries.rows() == ls_files_debug(root) and len(found.entries) == 3
     assert len(found.entries.oid_texts()[0]) == 64
+
+
+@pytest.mark.parametrize("damage", ["shorter", "longer", "count"])
+def test_an_entry_whose_length_or_count_lies_is_refused(tmp_path: Path, damage: str) -> None:
+    """A planted index with a valid checksum: an entry's path length that does not end on its NUL, or more entries
+    counted than the file holds, is refused (``IndexFormatError``: the import then asks git), never read as paths."""
+    root = git_repo(tmp_path / "r", {"abcde.txt": "a\n", "b.txt": "b\n"}, branch="main", commit="two")
+    index = root / ".git" / "index"
+    data = bytearray(index.read_bytes()[:-20])
+    flags_at = 12 + 60  # the first entry's flags, after its stat data and its SHA-1
+    assert data[flags_at + 2:flags_at + 11] == b"abcde.txt"
+    if damage == "count":
+        data[8:12] = (1000).to_bytes(4, "big")
+    else:
+        data[flags_at + 1] += -1 if damage == "shorter" else 1  # 9 -> 8 or 10: not the path's NUL
+    index.write_bytes(bytes(data) + hashlib.sha1(bytes(data)).digest())
+    with pytest.raises(IndexFormatError):
+        read_index(index)
