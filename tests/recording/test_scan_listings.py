@@ -68,6 +68,24 @@ def test_a_changed_gitignore_below_the_root_changes_the_verdicts_below_it(tree: 
     assert "pkg/sub1/deep/data.txt" in third.files and "pkg/sub1/mod.py" not in third.files
 
 
+def test_a_gitignore_rewritten_within_its_mtime_tick_is_read_again(tree: Path) -> None:
+    """git's racy-clean case for the ``.gitignore`` stamps: a rewrite of the same size in the same mtime tick as the
+    scan saw keeps ``(mtime, size, inode)``; a stamp that close to the scan is not taken as unchanged."""
+    ignore = tree / "pkg/sub1/.gitignore"
+    ignore.write_text("deep/\n")
+    age_everything(tree)
+    os.utime(ignore)  # just saved: its mtime is now; the directories' stay old (their listings are trusted)
+    first = scan(tree, policy_for(tree))
+    assert "pkg/sub1/deep/data.txt" not in first.files
+    saved = os.lstat(ignore)
+    ignore.write_text("mod.p\n")  # rewritten in place: the same size and inode
+    os.utime(ignore, ns=(saved.st_atime_ns, saved.st_mtime_ns))  # within the same mtime tick
+    now = os.lstat(ignore)
+    assert first.listings["pkg/sub1"].ignore_file == (now.st_mtime_ns, now.st_size, now.st_ino)
+    again = rescan(tree, first)
+    assert "pkg/sub1/deep/data.txt" in again.files
+
+
 def test_a_directory_that_becomes_or_stops_being_a_virtual_environment(tree: Path) -> None:
     first = scan(tree, policy_for(tree))
     assert not any(p.startswith("venv/") for p in first.files)

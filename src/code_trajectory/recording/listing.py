@@ -109,10 +109,17 @@ class DirListing:
         """How many names :attr:`files` holds, without decoding them."""
         return self.packed_files.count(b"\0") + 1 if self.packed_files else 0
 
+    def same_ignore_file(self, stamp: IgnoreFileStamp) -> bool:
+        """True when ``stamp`` (the directory's ``.gitignore`` now) is the one this listing's verdicts were made
+        with: the same ``(mtime, size, inode)``, and not racy. A rewrite of the same size in the same mtime tick
+        as the one the scan saw keeps the stamp (git's "racy clean" case, gitformat-index(5)), so a ``.gitignore``
+        whose mtime is within :data:`RACY_MARGIN_NS` of the scan's start is never taken as unchanged."""
+        return stamp == self.ignore_file and (stamp is None or stamp[0] + RACY_MARGIN_NS <= self.scanned_ns)
+
     def trusted(self, directory: str, signature: tuple[int, int], ignore_file: IgnoreFileStamp) -> bool:
         """True when the directory still has the names listed (same stat, not racy, same ``.gitignore``,
         its excluded subdirectories unchanged)."""
-        if (signature != self.signature or ignore_file != self.ignore_file
+        if (signature != self.signature or not self.same_ignore_file(ignore_file)
                 or signature[0] + RACY_MARGIN_NS > self.scanned_ns):
             return False
         for name, mtime_ns in self.excluded:

@@ -66,7 +66,7 @@ def _dir_unchanged(directory: str, listing: DirListing) -> bool:
     if listing.ignore_file is None and signature == listing.signature:
         return listing.trusted(directory, signature, None)
     ignore_file = _ignore_file_stamp(directory)
-    if ignore_file != listing.ignore_file:
+    if not listing.same_ignore_file(ignore_file):
         raise _IgnoreFileChanged(directory)
     return listing.trusted(directory, signature, ignore_file)
 
@@ -95,7 +95,7 @@ def _unchanged(directory: str, listing: DirListing) -> bool:
             ignore_file: IgnoreFileStamp = (ignore.st_mtime_ns, ignore.st_size, ignore.st_ino)
         except FileNotFoundError:
             ignore_file = None
-        if ignore_file != listing.ignore_file:
+        if not listing.same_ignore_file(ignore_file):
             raise _IgnoreFileChanged(directory)
         if not listing.trusted(directory, (st.st_mtime_ns, st.st_ino), ignore_file):
             return False
@@ -285,7 +285,7 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
             continue
         # a directory listed before: its ignore file's stamp now, to compare; else once its names are read
         signature, ignore_file = (st.st_mtime_ns, st.st_ino), _ignore_file_stamp(directory) if old is not None else None
-        if old is not None and ignore_file != old.ignore_file:
+        if old is not None and not old.same_ignore_file(ignore_file):
             raise _IgnoreFileChanged(rel_dir)
         if old is not None and old.trusted(directory, signature, ignore_file):
             relisted = _relisted(directory, rel_dir, old)
