@@ -16,7 +16,7 @@ import pytest
 
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.git.stat_index import write_stat_index
-from code_trajectory.recording import gitvouch, worktree
+from code_trajectory.recording import gitvouch, listing_reuse, worktree
 from code_trajectory.recording.recorder import Recorder
 from support import age_everything, git, recorded, restart, rewrite_in_place, write
 
@@ -55,7 +55,7 @@ def looked_at(monkeypatch) -> dict[str, list[str]]:
     """The directories whose files this process ``lstat``ed itself, by how: ``unchanged`` (packed facts compared),
     ``relisted`` (each file's facts taken)."""
     calls: dict[str, list[str]] = {"unchanged": [], "relisted": []}
-    unchanged, relisted = worktree._unchanged, worktree._relisted
+    unchanged, relisted = listing_reuse.unchanged, listing_reuse.relisted
 
     def spy_unchanged(directory, listing):
         calls["unchanged"].append(directory)
@@ -65,8 +65,8 @@ def looked_at(monkeypatch) -> dict[str, list[str]]:
         calls["relisted"].append(rel_dir)
         return relisted(directory, rel_dir, listing)
 
-    monkeypatch.setattr(worktree, "_unchanged", spy_unchanged)
-    monkeypatch.setattr(worktree, "_relisted", spy_relisted)
+    monkeypatch.setattr(listing_reuse, "unchanged", spy_unchanged)
+    monkeypatch.setattr(listing_reuse, "relisted", spy_relisted)
     return calls
 
 

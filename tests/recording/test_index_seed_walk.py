@@ -24,7 +24,7 @@ import pytest
 
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.git.shadow import ShadowRepo
-from code_trajectory.recording import gitvouch, reconcile, worktree
+from code_trajectory.recording import gitvouch, listing_reuse, reconcile
 from code_trajectory.recording.index_seed import IndexSeed
 from code_trajectory.recording.recorder import Recorder
 from code_trajectory.recording.statcache import StatCache
@@ -200,8 +200,8 @@ def test_the_restart_after_an_import_uses_the_index_git_vouched_on(tmp_path: Pat
     target = root / "pkg" / "sub2" / "m3.py"
     rewrite_in_place(target, "m = 99\n")  # same size and the old mtime: only the ctime tells
     lstat_dirs: list[str] = []
-    unchanged = worktree._unchanged
-    monkeypatch.setattr(worktree, "_unchanged", lambda d, listing: lstat_dirs.append(d) or unchanged(d, listing))
+    unchanged = listing_reuse.unchanged
+    monkeypatch.setattr(listing_reuse, "unchanged", lambda d, listing: lstat_dirs.append(d) or unchanged(d, listing))
     snap = restart(root)
     assert snap is not None and [(c.path, c.status) for c in snap.changes] == [("pkg/sub2/m3.py", "M")]
     assert recorded(root, snap.ref, "pkg/sub2/m3.py") == "m = 99"

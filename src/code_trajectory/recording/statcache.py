@@ -17,19 +17,19 @@ Several processes (a server and a CLI ``checkpoint``) may scan the same project:
 a file whichever process wrote it, but listings and the tree are only trusted when no other process
 wrote in between (a generation number, checked in the write's transaction).
 
-The file rows are stored one database row per directory (:mod:`.statrows`, which packs them); the private git
-index written from them lives in :mod:`code_trajectory.git.stat_index`, its use in :mod:`.gitvouch`.
+The file rows are stored one database row per directory (:mod:`.statrows`, which packs them), the listings too
+(:mod:`.statdirs`); the private git index written from them lives in :mod:`code_trajectory.git.stat_index`, its
+use in :mod:`.gitvouch`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import re
 import threading
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -37,9 +37,9 @@ from typing import TYPE_CHECKING
 from code_trajectory.core.bounded_read import drop_planted_cache
 from code_trajectory.core.transactions import immediate_transaction
 from code_trajectory.git.tree_format import TreeEntry
-from code_trajectory.recording import statrows
-from code_trajectory.recording.statrows import ByDir, Row
-from code_trajectory.recording.worktree import RACY_MARGIN_NS, DirListing, FileInfo, pack_names
+from code_trajectory.recording import statdirs, statrows
+from code_trajectory.recording.statrows import ByDir, Row, RowEntries
+from code_trajectory.recording.worktree import RACY_MARGIN_NS, DirListing, FileInfo
 
 if TYPE_CHECKING:
     import sqlite3
@@ -163,7 +163,7 @@ class StatCache:
                 if version in (2, 3):
                     if version == 2:
                         db.execute("ALTER TABLE dirs ADD COLUMN indexed BLOB")
-                    _regroup_rows(db)
+                    statrows.regroup(db)
                     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
                 elif version != SCHEMA_VERSION:
                     _create_schema(db)
@@ -191,8 +191,7 @@ class StatCache:
                 try:
                     meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
                     found_rows = db.execute(f"SELECT {statrows.COLUMNS} FROM files").fetchall() if rows else []
-                    dirs = (db.execute("SELECT path, mtime_ns, ino, scanned_ns, ignore_file, files, subdirs,"
-                                       " excluded, stats, indexed FROM dirs").fetchall()
+                    dirs = (db.execute(f"SELECT {statdirs.COLUMNS} FROM dirs").fetchall()
                             if meta.get("rules") and meta.get("rules") == (
                                 fingerprint() if callable(fingerprint) else fingerprint) else [])
                 finally:
@@ -204,16 +203,7 @@ class StatCache:
         found = CachedScan(tree=meta.get("tree") or None, generation=meta.get("generation"),
                            stat_index=token if isinstance(token, str) and _TOKEN.fullmatch(token) else None)
         found.rows = statrows.read(found_rows)
-        for path, mtime_ns, ino, scanned_ns, ignore_file, files, subdirs, excluded, stats, indexed in dirs:
-            try:
-                found.listings[os.fsdecode(path)] = DirListing(
-                    (mtime_ns, ino), scanned_ns, tuple(json.loads(ignore_file)) if ignore_file else None,
-                    statrows.plain_names(files), statrows.names(subdirs),
-                    tuple((n, m) for n, m in json.loads(excluded)) if excluded != "[]" else (),
-                    stats if isinstance(stats, bytes) else None,
-                    indexed if isinstance(indexed, bytes) and found.stat_index else None)
-            except (ValueError, TypeError):
-                log.debug("stat cache: listing of %r is not one; that directory will be read", path)
+        found.listings = statdirs.read(dirs, indexed=found.stat_index is not None)
         return found
 
     def rows_outside(self, clean: Collection[str]) -> dict[str, Row]:
@@ -287,24 +277,9 @@ class StatCache:
                         if not alone or not same_rules:
                             db.execute("DELETE FROM dirs")
                             changed, gone = (list(listings.items()), []) if alone else ([], [])
-                        db.executemany("DELETE FROM dirs WHERE path = ?", ((os.fsencode(p),) for p in gone))
                         token, digests = stat_index if stat_index is not None and alone else (None, {})
                         named = token is not None
-                        if named:
-                            db.execute("UPDATE dirs SET indexed = NULL WHERE indexed IS NOT NULL")
-                        db.executemany(  # an upsert: the listing's ``indexed`` digest stays (it names what it vouches
-                            # for), unless a stat index is named now
-                            "INSERT INTO dirs (path, mtime_ns, ino, scanned_ns, ignore_file, files, subdirs, excluded,"
-                            " stats, indexed) VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT (path) DO UPDATE SET mtime_ns ="
-                            " excluded.mtime_ns, ino = excluded.ino, scanned_ns = excluded.scanned_ns, ignore_file ="
-                            " excluded.ignore_file, files = excluded.files, subdirs = excluded.subdirs, excluded ="
-                            " excluded.excluded, stats = excluded.stats"
-                            + (", indexed = excluded.indexed" if named else ""), (
-                            (os.fsencode(rel), lst.signature[0], lst.signature[1], lst.scanned_ns,
-                             json.dumps(lst.ignore_file) if lst.ignore_file else None,
-                             lst.packed_files, pack_names(lst.subdirs),
-                             json.dumps(lst.excluded) if lst.excluded else "[]", lst.stats, digests.get(rel))
-                            for rel, lst in changed))
+                        statdirs.write(db, changed, gone, digests=digests if named else None)
                         meta = {"generation": os.urandom(16).hex(), "rules": fingerprint if alone else "",
                                 "tree": tree if alone and tree else "", "tracked": tracked or ""}
                         if token is not None:
@@ -442,48 +417,12 @@ class StatCache:
                 self._db = None
 
 
-class RowEntries(Mapping[str, TreeEntry]):
-    """A read-only view of file rows as tree entries, built on access (100,000 rows are never copied)."""
-
-    def __init__(self, rows: dict[str, Row]) -> None:
-        self._rows = rows
-
-    def __getitem__(self, path: str) -> TreeEntry:
-        row = self._rows[path]
-        return TreeEntry(row[0][0], row[1])
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._rows)
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    def __contains__(self, path: object) -> bool:
-        return path in self._rows
-
-
-def _regroup_rows(db: sqlite3.Connection) -> None:
-    """The file rows of layouts 2 and 3 (one database row per file) regrouped one per directory (:mod:`.statrows`):
-    the next scan hashes no file again. A row whose path or fields are not those of a file row is dropped."""
-    old = db.execute("SELECT path, mode, size, mtime_ns, ctime_ns, ino, oid, scanned_ns FROM files").fetchall()
-    db.execute("DROP TABLE files")
-    db.execute(statrows.TABLE)
-    statrows.write_rows(db, ((os.fsdecode(r[0]), ((r[1], r[2], r[3], r[4], r[5]), r[6], r[7])) for r in old
-                             if isinstance(r[0], bytes) and _plain_path(os.fsdecode(r[0])) and isinstance(r[6], str)
-                             and all(isinstance(v, int) for v in r[2:6]) and isinstance(r[7], int)))
-
-
-def _plain_path(rel: str) -> bool:
-    return bool(rel) and not rel.startswith("/") and not any(p in ("", ".", "..") for p in rel.split("/"))
-
-
 def _create_schema(db: sqlite3.Connection) -> None:
     """Make the tables of :data:`SCHEMA_VERSION`, dropping those of another layout (an older cache: its files are
     hashed once more at the next scan)."""
     for table in ("files", "dirs", "meta"):
         db.execute(f"DROP TABLE IF EXISTS {table}")
     db.execute(statrows.TABLE)
-    db.execute("CREATE TABLE dirs (path BLOB PRIMARY KEY, mtime_ns INTEGER, ino INTEGER, scanned_ns INTEGER,"
-               " ignore_file TEXT, files BLOB, subdirs BLOB, excluded TEXT, stats BLOB, indexed BLOB)")
+    db.execute(statdirs.TABLE)
     db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

@@ -18,6 +18,7 @@ one) is left out as a whole: its files are then hashed again, nothing is trusted
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from array import array
@@ -26,14 +27,15 @@ from itertools import chain, repeat
 from operator import add, itemgetter
 from typing import TYPE_CHECKING, cast
 
-from code_trajectory.git.tree_format import MODE_EXECUTABLE, MODE_FILE, MODE_SYMLINK
+from code_trajectory.git.tree_format import MODE_EXECUTABLE, MODE_FILE, MODE_SYMLINK, TreeEntry
 from code_trajectory.recording.listing import MODE_OF
 from code_trajectory.recording.worktree import FileInfo
 
 if TYPE_CHECKING:
     import sqlite3
 
-__all__ = ["COLUMNS", "TABLE", "ByDir", "Row", "names", "plain_names", "read", "unpack", "write", "write_rows"]
+__all__ = ["COLUMNS", "TABLE", "ByDir", "Row", "RowEntries", "names", "plain_names", "read", "regroup", "unpack", "write",
+           "write_rows"]
 
 #: ``(lstat signature, blob id, scanned_ns)`` of a file, as stored.
 Row = tuple[tuple[str, int, int, int, int], str, int]
@@ -354,3 +356,38 @@ def _not_plain(packed: bytes) -> bool:
     return (packed in (b".", b"..") or packed.startswith((b"\0", b".\0", b"..\0"))
             or packed.endswith((b"\0", b"\0.", b"\0..")) or b"\0\0" in packed or b"\0.\0" in packed
             or b"\0..\0" in packed)
+
+
+class RowEntries(Mapping[str, TreeEntry]):
+    """A read-only view of file rows as tree entries, built on access (100,000 rows are never copied)."""
+
+    def __init__(self, rows: dict[str, Row]) -> None:
+        self._rows = rows
+
+    def __getitem__(self, path: str) -> TreeEntry:
+        row = self._rows[path]
+        return TreeEntry(row[0][0], row[1])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._rows
+
+
+def regroup(db: sqlite3.Connection) -> None:
+    """The file rows of layouts 2 and 3 (one database row per file) regrouped one per directory:
+    the next scan hashes no file again. A row whose path or fields are not those of a file row is dropped."""
+    old = db.execute("SELECT path, mode, size, mtime_ns, ctime_ns, ino, oid, scanned_ns FROM files").fetchall()
+    db.execute("DROP TABLE files")
+    db.execute(TABLE)
+    write_rows(db, ((os.fsdecode(r[0]), ((r[1], r[2], r[3], r[4], r[5]), r[6], r[7])) for r in old
+                             if isinstance(r[0], bytes) and _plain_path(os.fsdecode(r[0])) and isinstance(r[6], str)
+                             and all(isinstance(v, int) for v in r[2:6]) and isinstance(r[7], int)))
+
+
+def _plain_path(rel: str) -> bool:
+    return bool(rel) and not rel.startswith("/") and not any(p in ("", ".", "..") for p in rel.split("/"))

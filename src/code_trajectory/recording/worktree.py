@@ -7,7 +7,7 @@ a symlink is recorded as a symlink (its target string), so loops and links that
 point outside the project are harmless. FIFOs, sockets and devices are skipped.
 
 What it reuses from the last walk, :class:`~.listing.DirListing` with its packed names, ``lstat`` facts and digest,
-is in :mod:`.listing` (re-exported here); the stat cache that stores the listings lives in :mod:`.statcache`, git's
+is in :mod:`.listing` (re-exported here), whether it still holds in :mod:`.listing_reuse`; the stat cache that stores the listings lives in :mod:`.statcache`, git's
 verdict on them in :mod:`.gitvouch`.
 """
 
@@ -17,13 +17,13 @@ import logging
 import os
 import stat
 import time
-from array import array
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from itertools import compress
 from operator import attrgetter, itemgetter, methodcaller, not_
 from pathlib import Path
 
+from code_trajectory.recording import listing_reuse
 from code_trajectory.recording.ignore import GITIGNORE
 from code_trajectory.recording.known_files import known_files, look_again
 from code_trajectory.recording.listing import (
@@ -43,75 +43,6 @@ __all__ = ["RACY_MARGIN_NS", "DirListing", "FileInfo", "ScanResult", "listing_di
            "probe", "scan"]
 
 log = logging.getLogger(__name__)
-
-
-def _dir_unchanged(directory: str, listing: DirListing) -> bool:
-    """True when the directory still has ``listing``'s names (see :meth:`DirListing.trusted`); its files are not
-    looked at (git's verdict on the stat index covers them: :func:`scan`).
-
-    A directory that had no ``.gitignore`` and whose ``(mtime, inode)`` is the listing's has none now (creating one
-    changes the directory's mtime), so only the directory is ``lstat``ed: one system call a directory instead of two
-    (a restart at 500,000 files looks at 25,000 directories this way).
-
-    Raises:
-        _IgnoreFileChanged: the directory's ``.gitignore`` is not the listing's.
-    """
-    try:
-        st = os.lstat(directory)
-    except OSError:
-        return False
-    if not stat.S_ISDIR(st.st_mode):
-        return False
-    signature = (st.st_mtime_ns, st.st_ino)
-    if listing.ignore_file is None and signature == listing.signature:
-        return listing.trusted(directory, signature, None)
-    ignore_file = _ignore_file_stamp(directory)
-    if not listing.same_ignore_file(ignore_file):
-        raise _IgnoreFileChanged(directory)
-    return listing.trusted(directory, signature, ignore_file)
-
-
-def _unchanged(directory: str, listing: DirListing) -> bool:
-    """True when the directory still has ``listing``'s names (see :meth:`DirListing.trusted`) and the ``lstat``
-    facts of its files pack to its :attr:`DirListing.stats` (see :func:`pack_stats`), taken without a
-    :class:`FileInfo` per file (the cost of a restart is this loop). The names are looked up relative to the
-    directory's descriptor (``fstatat``: one lookup per file instead of one per path component).
-
-    Raises:
-        _IgnoreFileChanged: the directory's ``.gitignore`` is not the listing's.
-    """
-    if not _STAT_DIR_FD:
-        return False
-    try:
-        fd = os.open(directory, _DIR_FLAGS)
-    except OSError:
-        return False
-    packed = array("q")
-    add = packed.extend
-    try:
-        st = os.fstat(fd)
-        try:
-            ignore = os.lstat(".gitignore", dir_fd=fd)
-            ignore_file: IgnoreFileStamp = (ignore.st_mtime_ns, ignore.st_size, ignore.st_ino)
-        except FileNotFoundError:
-            ignore_file = None
-        if not listing.same_ignore_file(ignore_file):
-            raise _IgnoreFileChanged(directory)
-        if not listing.trusted(directory, (st.st_mtime_ns, st.st_ino), ignore_file):
-            return False
-        lstat = os.lstat
-        for name in listing.files:
-            st = lstat(name, dir_fd=fd)
-            add((st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
-    except (OSError, OverflowError):
-        return False
-    finally:
-        os.close(fd)
-    return packed.tobytes() == listing.stats
-
-
-_STAT_DIR_FD = os.stat in os.supports_dir_fd
-_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 @dataclass
@@ -137,33 +68,6 @@ class ScanResult:
     def count(self) -> int:
         """How many recordable files the scan found, those of ``clean`` directories included."""
         return len(self.files) + sum(listing.file_count for listing in self.clean.values())
-
-
-def _ignore_file_stamp(directory: str) -> IgnoreFileStamp:
-    try:
-        st = os.lstat(os.path.join(directory, GITIGNORE))
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
-
-
-def _relisted(directory: str, rel_dir: str, listing: DirListing) -> list[FileInfo] | None:
-    """The listed files' current ``lstat`` facts, or None when one is gone or changed kind (read it again)."""
-    found = []
-    for name in listing.files:
-        try:
-            info = FileInfo.from_stat(f"{rel_dir}/{name}" if rel_dir else name,
-                                      os.lstat(f"{directory}/{name}"))
-        except OSError:
-            return None
-        if info is None:
-            return None
-        found.append(info)
-    return found
-
-
-class _IgnoreFileChanged(Exception):
-    """A ``.gitignore`` changed under a listed directory: the verdicts below it may have too."""
 
 
 class _VerdictUnusable(Exception):
@@ -209,7 +113,7 @@ def scan(root: Path, policy: WalkPolicy, *, progress: Callable[[int], None] | No
                          withdrawn)
         except _VerdictUnusable:
             return _scan(root, policy, progress, listings or {}, skip_clean, None, known, withdrawn)
-    except _IgnoreFileChanged:
+    except listing_reuse.IgnoreFileChanged:
         return _scan(root, policy, progress, {}, False, None, known, withdrawn)
 
 
@@ -268,7 +172,7 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
         git_vouches = (verdict is not None and old is not None and old.indexed is not None
                        and old.indexed == listing_digest(old))
         if skip_clean and old is not None and old.stats is not None and (
-                _dir_unchanged(directory, old) if git_vouches else _unchanged(directory, old)):
+                listing_reuse.dir_unchanged(directory, old) if git_vouches else listing_reuse.unchanged(directory, old)):
             if git_vouches:
                 by_git[rel_dir] = old
             result.directories.append(rel_dir)
@@ -284,11 +188,12 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
         if not stat.S_ISDIR(st.st_mode):
             continue
         # a directory listed before: its ignore file's stamp now, to compare; else once its names are read
-        signature, ignore_file = (st.st_mtime_ns, st.st_ino), _ignore_file_stamp(directory) if old is not None else None
+        signature = (st.st_mtime_ns, st.st_ino)
+        ignore_file = listing_reuse.ignore_file_stamp(directory) if old is not None else None
         if old is not None and not old.same_ignore_file(ignore_file):
-            raise _IgnoreFileChanged(rel_dir)
+            raise listing_reuse.IgnoreFileChanged(rel_dir)
         if old is not None and old.trusted(directory, signature, ignore_file):
-            relisted = _relisted(directory, rel_dir, old)
+            relisted = listing_reuse.relisted(directory, rel_dir, old)
             if relisted is not None:
                 result.directories.append(rel_dir)
                 result.listings[rel_dir] = old
@@ -314,7 +219,8 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
         if judge and _judged_out(policy, rel_dir, listed, st, judged_out):
             continue
         if listed is not None and GITIGNORE in listed:  # no lstat where there is none (an import: 25,000)
-            ignore_file = _ignore_file_stamp(directory)  # one made since is seen: it changes the directory's mtime
+            # one made since is seen: it changes the directory's mtime
+            ignore_file = listing_reuse.ignore_file_stamp(directory)
         result.directories.append(rel_dir)
         names: list[str] = []
         subdirs: list[str] = []
@@ -436,11 +342,11 @@ def _hear_verdict(root: Path, result: ScanResult, by_git: Mapping[str, DirListin
             continue  # the walk found the directory itself changed
         directory = f"{root}/{rel_dir}" if rel_dir else str(root)
         if dirty_dirs is None:
-            if _unchanged(directory, listing):
+            if listing_reuse.unchanged(directory, listing):
                 continue
         elif rel_dir not in dirty_dirs:
             continue
-        relisted = _relisted(directory, rel_dir, listing)
+        relisted = listing_reuse.relisted(directory, rel_dir, listing)
         if relisted is None:
             raise _VerdictUnusable(rel_dir)
         del result.clean[rel_dir]
