@@ -7,7 +7,8 @@ start-up scan started first (in the background, or in a child process for a larg
 29: a restart records what changed while stopped <= 1 s beyond ``git status``; ``initialize`` within 1 s). An
 initial import of a large git project, which has nothing to catch up on, starts only once the server is built
 (see :mod:`code_trajectory.recording.startup`), and so do a restart's watches (their walk would hold the
-interpreter lock against the SDK's import). Stops (SIGINT, SIGTERM, SIGHUP) are handled from the start, by
+interpreter lock against the SDK's import); a project with no shadow repository yet is opened on a thread beside
+the SDK's import (most of its opening waits for git). Stops (SIGINT, SIGTERM, SIGHUP) are handled from the start, by
 :func:`stop_on_request`.
 
 This module imports nothing of the SDK.
@@ -22,6 +23,7 @@ import logging
 import os
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from code_trajectory.core.config import TrajectorySettings
@@ -75,7 +77,21 @@ def start_service(project: str | None, *, debounce: float | None = None, journal
 
     Raises:
         GitUnavailableError: git is missing or too old (a clear message at start, not at the first tool call).
+        TrajectoryError, OSError: the project could not be opened for another reason than an untrusted shadow
+            repository (which every tool then reports, :meth:`TrajectoryService.startup_failed`).
     """
+    service, stop, open_project = prepare_service(project, debounce=debounce, journal_dir=journal_dir,
+                                                  force_polling=force_polling, import_after=import_after)
+    open_project()
+    return service, stop
+
+
+def prepare_service(project: str | None, *, debounce: float | None = None, journal_dir: Path | None = None,
+                    force_polling: bool | None = None, import_after: threading.Event | None = None,
+                    ) -> tuple[TrajectoryService, StopRequest, Callable[[], None]]:
+    """:func:`start_service` in two steps: the service made and stops handled here (on the main thread: signal
+    handlers are set there), the project opened by the function returned (same arguments; it raises what
+    :func:`start_service` raises), which may run on another thread."""
     configure_logging()
     check_git_version()
     if project and "${" in project:  # a client that does not expand ${workspaceFolder} passes it as written
@@ -90,7 +106,10 @@ def start_service(project: str | None, *, debounce: float | None = None, journal
     stop = StopRequest()
     stop.install()
     threading.Thread(target=stop_on_request, args=(stop, service), name="trajectory-stop", daemon=True).start()
-    if project:
+
+    def open_project() -> None:
+        if not project:
+            return
         # the server answers initialize, tools/list and queries while a large project is imported and watched (the
         # watches are set after the import, with a rescan for the gap: issue 29)
         try:
@@ -100,15 +119,17 @@ def start_service(project: str | None, *, debounce: float | None = None, journal
             service.startup_failed(exc)
         else:
             log.info("recording %s on shadow branch %s", session.root, session.branch)
-    return service, stop
+
+    return service, stop, open_project
 
 
 def run_server(project: str | None, *, debounce: float | None = None, journal_dir: Path | None = None,
                force_polling: bool | None = None) -> int:
     """Run the MCP server over stdio until the client disconnects or stops it; returns the exit status.
 
-    The project is opened and its start-up scan started first (:func:`start_service`; a large initial import only
-    once the server is built), then :func:`code_trajectory.server.serve_started` serves.
+    A restart's project is opened and its start-up scan started first (:func:`start_service`), a first import's
+    project is opened beside the SDK's import (:func:`first_import`; the import itself starts once the server is
+    built), then :func:`code_trajectory.server.serve_started` serves.
     """
     built = threading.Event()
 
@@ -118,14 +139,48 @@ def run_server(project: str | None, *, debounce: float | None = None, journal_di
 
     gc.disable()  # until the server is built: see collect_after_start
     try:
-        service, stop = start_service(project, debounce=debounce, journal_dir=journal_dir,
-                                      force_polling=force_polling, import_after=built)
+        service, stop, open_project = prepare_service(project, debounce=debounce, journal_dir=journal_dir,
+                                                      force_polling=force_polling, import_after=built)
+        opening = in_background(open_project) if project and first_import(project) else None
+        if opening is None:
+            open_project()  # a restart: its start-up scan starts before the SDK is imported
         from code_trajectory.server import serve_started  # the SDK: imported while the start-up scan runs
+        if opening is not None:
+            opening()
     except BaseException:
         gc.enable()
         built.set()
         raise
     return serve_started(service, stop, journal_dir=journal_dir, started=on_built)
+
+
+def first_import(project: str) -> bool:
+    """True when ``project`` (as ``--project`` gives it) has no shadow repository yet: its opening (the shadow
+    repository made, git asked whether ``.trajectory`` is tracked: ~0.2 s at 500,000 files, most of it waiting for
+    git) runs beside the SDK's import (:func:`in_background`), since the initial import itself waits for the server
+    (issue 29: ``initialize`` within 1 s)."""
+    return not os.path.lexists(os.path.join(project, ".trajectory"))
+
+
+def in_background(work: Callable[[], None]) -> Callable[[], None]:
+    """Start ``work`` on a thread now; return the function that waits for it and raises what it raised."""
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            work()
+        except BaseException as exc:  # noqa: BLE001 - raised again on the waiting thread
+            failed.append(exc)
+
+    thread = threading.Thread(target=run, name="trajectory-open", daemon=True)
+    thread.start()
+
+    def wait() -> None:
+        thread.join()
+        if failed:
+            raise failed[0]
+
+    return wait
 
 
 def collect_after_start() -> None:
