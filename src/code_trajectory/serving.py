@@ -157,8 +157,9 @@ def run_server(project: str | None, *, debounce: float | None = None, journal_di
 def first_import(project: str) -> bool:
     """True when ``project`` (as ``--project`` gives it) has no shadow repository yet: its opening (the shadow
     repository made, git asked whether ``.trajectory`` is tracked: ~0.2 s at 500,000 files, most of it waiting for
-    git) runs beside the SDK's import (:func:`in_background`), since the initial import itself waits for the server
-    (issue 29: ``initialize`` within 1 s)."""
+    git) runs beside the SDK's import (:func:`in_background`): nothing of a first import has to come before it (a
+    large import starts once the server is built, a small one in the background; issue 29, ``initialize`` within
+    1 s). A ``.trajectory`` of any kind, a dangling link included, is not a first import."""
     return not os.path.lexists(os.path.join(project, ".trajectory"))
 
 
