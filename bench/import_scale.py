@@ -20,11 +20,11 @@ second's pause (:func:`settle`), so that the writeback of what came before does 
 
 Usage: ``python bench/import_scale.py --files 500000 --dirs 20000 --ignored 100000`` (default 20,000 files);
 ``--fsck`` also runs ``git fsck`` on the shadow repository of the git project (slow at 500,000 files). The git
-project's import runs ``--runs`` times (default 3; median and minimum), git's baseline once. ``--sizes-from REPO...``
+project's import runs ``--runs`` times (default 3; median and minimum). ``--sizes-from REPO...``
 gives the modules the sizes of real repositories' files instead of ~210 bytes each: git's baseline then reads and
 compresses as much as on a real project of that many files, while the import of a git project reads none of them.
 git's baseline runs ``--git-runs`` times (default 2; the median is the ratios' denominator): its time moved between
-46 and 83 s from one run to the next at 500,000 files on this machine.
+46 and 103 s from one run to the next at 500,000 files on this machine.
 
 ``--answers-only --runs N`` measures only step 4, on the git project, ``N`` times alternating (medians and minima):
 beside ``python -c pass`` and ``python -c "import mcp"`` (the SDK's own import: its package imports its client too),
@@ -192,7 +192,7 @@ def main() -> int:
         shutil.rmtree(root / ".git")  # a project without git first
         base = work / "baseline.git"
         git_runs: list[float] = []
-        for run in range(max(1, args.git_runs)):  # git's own time moves between runs (46-83 s at 500,000 files)
+        for run in range(max(1, args.git_runs)):  # git's own time moves between runs (46-103 s at 500,000 files)
             print(f"git init && git add -A && git commit ({run + 1} of {args.git_runs}) ...", file=sys.stderr)
             shutil.rmtree(base, ignore_errors=True)
             settle()

@@ -93,7 +93,7 @@ from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.git.stat_index import IndexEntry
 from code_trajectory.recording import gitvouch
 from code_trajectory.recording.index_prepare import Asked, Heard, prepare
-from code_trajectory.recording.index_seed_child import Columns, SeedChild, columns_of
+from code_trajectory.recording.index_seed_child import Columns, SeedChild, columns_of, rows_by_path
 from code_trajectory.recording.listing import REL_OF
 from code_trajectory.recording.statcache import StatCache
 from code_trajectory.recording.tracked import TrackedFiles
@@ -267,8 +267,7 @@ class IndexSeed:
         kept for the caller's thread (:meth:`_wait`), so that nothing changes the mapping :meth:`vouched` gave while
         the caller reads it."""
         def on_asked(asked: Asked) -> None:
-            others = columns_of(asked.others)
-            self._take_asked(columns_of(asked.files), asked.index_mtime_ns, dict(zip(others[0], zip(*others[1:]))))
+            self._take_asked(columns_of(asked.files), asked.index_mtime_ns, rows_by_path(columns_of(asked.others)))
             self._asked.set()
 
         stat_cache, root = self._stat_cache, self._project.root

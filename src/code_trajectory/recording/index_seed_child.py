@@ -36,7 +36,8 @@ from code_trajectory.git.index_entries import IndexEntries, IndexRow, mode_texts
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.recording.index_prepare import Asked, Heard
 
-__all__ = ["Columns", "SeedChild", "columns_of", "decode_asked", "decode_heard", "encode_asked", "encode_heard", "main"]
+__all__ = ["Columns", "SeedChild", "columns_of", "decode_asked", "decode_heard", "encode_asked", "encode_heard", "main",
+           "rows_by_path"]
 
 log = logging.getLogger(__name__)
 
@@ -139,8 +140,13 @@ def decode_asked(data: bytes) -> tuple[Columns, int, dict[str, IndexRow], int]:
         if any(mode > 0o177777 for mode in set(modes)):
             raise ValueError("an index seed's answer with a mode out of range")
         groups.append((paths, mode_texts(modes), oid_texts(oids, oid_bytes), sizes, times[:count], times[count:], inos))
-    others: dict[str, IndexRow] = dict(zip(groups[1][0], zip(*groups[1][1:])))
-    return groups[0], int(header["index_mtime_ns"]), others, end
+    return groups[0], int(header["index_mtime_ns"]), rows_by_path(groups[1]), end
+
+
+def rows_by_path(columns: Columns) -> dict[str, IndexRow]:
+    """``columns`` as ``{path: (mode, blob id, size, mtime ns, ctime ns, inode)}``, in their order (the files git is
+    not asked about, as the seed keeps them)."""
+    return dict(zip(columns[0], zip(*columns[1:])))
 
 
 def columns_of(files: IndexEntries) -> Columns:

@@ -385,8 +385,8 @@ def regroup(db: sqlite3.Connection) -> None:
     db.execute("DROP TABLE files")
     db.execute(TABLE)
     write_rows(db, ((os.fsdecode(r[0]), ((r[1], r[2], r[3], r[4], r[5]), r[6], r[7])) for r in old
-                             if isinstance(r[0], bytes) and _plain_path(os.fsdecode(r[0])) and isinstance(r[6], str)
-                             and all(isinstance(v, int) for v in r[2:6]) and isinstance(r[7], int)))
+                    if isinstance(r[0], bytes) and _plain_path(os.fsdecode(r[0])) and isinstance(r[6], str)
+                    and all(isinstance(v, int) for v in r[2:6]) and isinstance(r[7], int)))
 
 
 def _plain_path(rel: str) -> bool:

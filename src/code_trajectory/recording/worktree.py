@@ -7,8 +7,8 @@ a symlink is recorded as a symlink (its target string), so loops and links that
 point outside the project are harmless. FIFOs, sockets and devices are skipped.
 
 What it reuses from the last walk, :class:`~.listing.DirListing` with its packed names, ``lstat`` facts and digest,
-is in :mod:`.listing` (re-exported here), whether it still holds in :mod:`.listing_reuse`; the stat cache that stores the listings lives in :mod:`.statcache`, git's
-verdict on them in :mod:`.gitvouch`.
+is in :mod:`.listing` (re-exported here), whether it still holds in :mod:`.listing_reuse`; the stat cache that stores
+the listings lives in :mod:`.statcache`, git's verdict on them in :mod:`.gitvouch`.
 """
 
 from __future__ import annotations
