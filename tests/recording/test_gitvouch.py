@@ -18,6 +18,7 @@ from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.git.stat_index import write_stat_index
 from code_trajectory.recording import gitvouch, listing_reuse, worktree
 from code_trajectory.recording.recorder import Recorder
+from code_trajectory.recording.stat_sentinel import sentinel_at, sentinel_under
 from support import age_everything, git, recorded, restart, rewrite_in_place, write
 
 SHADOW_AND_GIT = (".git", ".trajectory")
@@ -219,3 +220,16 @@ def test_a_gitignore_made_or_edited_while_stopped_in_a_directory_git_vouches_for
     (tree / "pkg/sub1/.gitignore").write_text("mod.py\n")  # edited in place: pkg/sub1's mtime stays
     snap = restart(tree)
     assert snap is not None and changes(snap) >= {("pkg/sub1/mod.py", "D"), ("pkg/sub1/deep/data.txt", "A")}
+
+
+def test_a_sentinel_is_named_only_under_the_root(tmp_path: Path) -> None:
+    """The sentinel a stat index holds is a path of git's work tree: relative to the root with ``/`` separators, a
+    directory whose name merely starts with ``..`` included; a path outside the root gives none (the caller then
+    writes no stat index)."""
+    root = tmp_path / "p"
+    assert sentinel_under(root, root / ".trajectory" / "state" / "seed-1.sentinel") == ".trajectory/state/seed-1.sentinel"
+    assert sentinel_under(root, root / "..cache" / "x.sentinel") == "..cache/x.sentinel"
+    assert sentinel_under(root, tmp_path / "elsewhere" / "x.sentinel") is None
+    assert sentinel_under(root, tmp_path) is None
+    assert sentinel_at(root, root / ".trajectory" / "state" / "statcache.sqlite", "ab") == \
+        ".trajectory/state/statindex-ab.sentinel"

@@ -26,6 +26,7 @@ from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.git.stat_index import StatVerdict, write_stat_index, write_stat_index_copy
 from code_trajectory.git.tree_format import EMPTY_TREE_OID, MODE_EXECUTABLE, MODE_FILE
+from code_trajectory.recording.stat_sentinel import sentinel_under
 
 __all__ = ["Asked", "Heard", "prepare"]
 
@@ -206,10 +207,9 @@ def _ask_git(project: ProjectRepo, repo: ShadowRepo, settled: IndexEntries, copy
     name = os.urandom(16).hex()
     index = repo.state_dir / f"seed-{name}.index"
     sentinel = (sentinel_of(name) if sentinel_of is not None
-                else os.path.relpath(repo.state_dir / f"seed-{name}.sentinel", project.root))
-    if sentinel is None or sentinel.startswith(".."):
+                else sentinel_under(project.root, repo.state_dir / f"seed-{name}.sentinel"))
+    if sentinel is None:
         return None
-    sentinel = sentinel.replace(os.sep, "/")
     try:
         _count, checksum = (write_stat_index_copy(index, copy, sentinel=sentinel) if copy is not None
                             else write_stat_index(index, ((os.fsdecode(path), *row) for path, row in

@@ -8,12 +8,18 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["sentinel_at"]
+__all__ = ["sentinel_at", "sentinel_under"]
 
 
 def sentinel_at(root: Path, cache_path: Path, name: str) -> str | None:
     """The never-created path, relative to ``root`` with ``/`` separators, that the stat index named ``name`` holds
     as its sentinel, for the stat cache whose database file is ``cache_path``; None when that file is not under
     ``root``."""
-    rel = os.path.relpath(cache_path.with_name(f"statindex-{name}.sentinel"), root)
-    return None if rel.startswith("..") else rel.replace(os.sep, "/")
+    return sentinel_under(root, cache_path.with_name(f"statindex-{name}.sentinel"))
+
+
+def sentinel_under(root: Path, path: Path) -> str | None:
+    """``path`` as a stat index names its sentinel: relative to ``root``, with ``/`` separators; None when it is
+    not under ``root`` (git compares only paths of its work tree)."""
+    rel = os.path.relpath(path, root)
+    return None if rel == os.pardir or rel.startswith(os.pardir + os.sep) else rel.replace(os.sep, "/")
