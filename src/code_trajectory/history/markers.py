@@ -75,16 +75,18 @@ def with_marks(marks: dict[str, str], named: list[Point]) -> dict[str, str]:
     return merged
 
 
-def names_line(named: list[Point]) -> str | None:
+def names_line(named: list[Point], *, in_headings: int = 0) -> str | None:
     """One line listing the user's names of ``named`` (oldest first) apart from the automatic ones (counted by kind),
     None when there are none: ``Named points: "release" 17:20 `1a2b3c4d5e6f`; automatic: 3 (2 turn ended, 1 before
-    restore)``."""
+    restore)``. ``in_headings``: how many more names of the user's the answer's headings say (not listed again: the
+    line then says so rather than "none named by you")."""
     if not named:
         return None
     users = [p for p in named if p.automatic is None]
     shown = users[-NAMES_LISTED:]
+    elsewhere = f"{in_headings} in the headings above" if in_headings else "none named by you"
     text = "Named points: " + ("; ".join(f"\"{p.message}\" {_hm(p)} `{p.commit[:12]}`" for p in shown)
-                               if shown else "none named by you")
+                               if shown else elsewhere)
     if len(users) > len(shown):
         text += f" (the newest {len(shown)} of {len(users)})"
     auto = [p for p in named if p.automatic is not None]

@@ -37,12 +37,12 @@ def why(record: log.CommitRecord, names: dict[str, list[str]]) -> tuple[str, str
     """
     label = ""
     named = [record.checkpoint_note] if record.checkpoint_note else names.get(record.oid, [])
-    if named:
+    if record.kind == "restore":  # before its names: a safety snapshot's point may land on a restore (no change)
+        label = " · restore" + (f" · checkpoint: {'; '.join(dict.fromkeys(named))}" if named else "")
+    elif named:
         label = f" · checkpoint: {'; '.join(dict.fromkeys(named))}"
     elif record.is_git_operation:
         label = f" · {record.subject.split(' - ')[0]} by git"
-    elif record.kind == "restore":
-        label = " · restore"
     elif record.is_consolidation:
         label = " · consolidation"
     return label, record.intent
@@ -53,10 +53,11 @@ _DEFAULT_POINT_NAME = re.compile(r"checkpoint \d\d:\d\d:\d\d")
 
 
 def named_points(repo: ShadowRepo) -> dict[str, list[str]]:
-    """The names of the named points (checkpoints) by the commit they name, oldest first (default names left out)."""
+    """The names the user gave points (checkpoints) by the commit they name, oldest first: automatic names (a
+    restore's safety snapshot, a turn's end, a checkpoint without a message) are left out, they say no why."""
     found: dict[str, list[str]] = {}
     for point in reversed(points.points(repo)):
-        if not _DEFAULT_POINT_NAME.fullmatch(point.message):
+        if point.automatic is None and not _DEFAULT_POINT_NAME.fullmatch(point.message):
             found.setdefault(point.commit, []).append(point.message)
     return found
 

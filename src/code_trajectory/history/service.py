@@ -179,14 +179,16 @@ def global_trajectory(session: ProjectSession, limit: int = 20, since_consolidat
         more = len(records) > limit
         records = records[:limit]
     log.add_line_counts(repo, records)
-    named = markers.not_in_headings(markers.on_commits(points.points(repo), [r.oid for r in records]), records)
+    every = markers.on_commits(points.points(repo), [r.oid for r in records])
+    named = markers.not_in_headings(every, records)  # a name the heading says is not repeated
     marks = markers.with_marks(hooks.commit_marks(repo, [r.oid for r in records]), named)
     symbols = versions.symbols_of(repo, records, lean=True)
     trees = operation_trees(repo, records)
     text = recent.render(records, branch, session.settings.token_budget, since_consolidate=since_consolidate,
                          reached_consolidation=reached, more_available=more, marks=marks,
                          symbols=symbols, trees=trees)
-    line = markers.names_line(named)
+    in_headings = sum(1 for p in every if p.automatic is None) - sum(1 for p in named if p.automatic is None)
+    line = markers.names_line(named, in_headings=in_headings)
     text = f"{text}\n\n{line}" if line else text
     return Answer(text, {**recent.data(text, branch, records, marks, more),
                          "named_points": markers.data(named) or None})

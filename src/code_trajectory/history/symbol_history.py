@@ -195,6 +195,11 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
             result.append(SymbolVersion(entry, current, what or "comments changed", diff(current, current)))
         elif current in changes.removed:
             result.append(SymbolVersion(entry, current, "removed", diff(current, None)))
+        elif current in changes.added and entries and (entry.record.kind == "restore"
+                                                       or entry.record.is_git_operation):
+            # brought back by a restore (or a checkout, reset, stash...): its earlier history is in older versions
+            what = "restored" if entry.record.kind == "restore" else "added"
+            result.append(SymbolVersion(entry, current, what, diff(None, current)))
         elif current in changes.added or repeated is not None:
             moved = _moved_from(repo, entry, current) if moves < MAX_MOVES else None
             if moved is None:

@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import json
 import os
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,6 +69,8 @@ class RestoreResult:
         other_branch: the branch whose shadow history holds the source, when it is not this branch's.
         diff: the change applied (or that would be), without git's file headers.
         dry_run: nothing was written.
+        scope: the files, directories or globs the restore was limited to, as given (empty: the whole project); the
+            undo the answer suggests is limited to them too.
         text: the markdown answer.
     """
 
@@ -81,6 +85,7 @@ class RestoreResult:
     other_branch: str | None = None
     diff: str = ""
     dry_run: bool = False
+    scope: list[str] = field(default_factory=list)
     text: str = ""
 
     def answer(self) -> Answer:
@@ -188,7 +193,7 @@ def _restore(session: ProjectSession, snapshot: str, paths: list[str] | None, *,
     recorder, repo, branch = session.recorder, session.recorder.repo, session.branch
     tip = recorder.latest_commit(branch)
     resolved = resolve_snapshot(repo, snapshot, tip)
-    result = RestoreResult(resolved.commit, resolved.how, dry_run=dry_run)
+    result = RestoreResult(resolved.commit, resolved.how, dry_run=dry_run, scope=list(paths or []))
     if tip is not None and repo.git.run(["merge-base", "--is-ancestor", resolved.commit, tip],
                                         check=False).returncode != 0:
         holders = repo.git.text(["for-each-ref", "--format=%(refname:strip=3)", "--contains", resolved.commit,
@@ -209,9 +214,6 @@ def _restore(session: ProjectSession, snapshot: str, paths: list[str] | None, *,
                 safety = recorder.record_paths(scope, kind=messages.KIND_SNAPSHOT, note=note)
             result.safety_snapshot = safety.commit if safety else recorder.latest_commit(branch)
             current_tree = repo.commit_tree_oid(result.safety_snapshot) if result.safety_snapshot else None
-            if result.safety_snapshot:
-                name_point(repo, result.safety_snapshot, f"before restore of {resolved.commit[:12]} "
-                           f"({resolved.how})", branch, automatic=AUTO_RESTORE)
         current = trees.list_files(repo, current_tree, scope)
         chosen = select(session.root, paths, set(target_entries) | set(current))
         writes = sorted(p for p in chosen if p in target_entries and target_entries[p] != current.get(p))
@@ -231,6 +233,9 @@ def _restore(session: ProjectSession, snapshot: str, paths: list[str] | None, *,
             result.diff = planned_diff(repo, current_tree, repo.commit_tree_oid(resolved.commit),
                                        set(writes) | set(removes), session.settings.token_budget)
         if not dry_run and (writes or removes):
+            if result.safety_snapshot:  # named only when the restore changes something: a no-op names nothing
+                name_point(repo, result.safety_snapshot, f"before restore of {resolved.commit[:12]} "
+                           f"({resolved.how})", branch, automatic=AUTO_RESTORE)
             _apply(session, result, target_entries, current)
             written: dict[str, TreeEntry | None] = {rel: target_entries[rel] for rel in result.written}
             written.update((rel, None) for rel in result.removed)
@@ -376,6 +381,25 @@ def planned_diff(repo: ShadowRepo, old_tree: str | None, new_tree: str, paths: s
     return "\n".join(kept)
 
 
+#: Files a whole-project restore changed up to which its undo names them (beyond, the undo is the whole project's).
+UNDO_NAMED = 10
+
+
+def _undo_hint(safety: str, scope: list[str], changed: list[str]) -> str:
+    """How to undo a restore from its safety snapshot ``safety``: limited to the restore's ``scope`` (the paths it
+    was given), or to the files it ``changed`` (written or removed) when it had none and they are few, so that the
+    undo puts back only what the restore changed and leaves later edits elsewhere alone; the whole project
+    otherwise, which also undoes the edits made since (said)."""
+    if not scope and 0 < len(changed) <= UNDO_NAMED:
+        scope = changed
+    if scope:
+        quoted = " ".join(shlex.quote(path) for path in scope)
+        return (f"undo with restore(snapshot=\"{safety}\", paths={json.dumps(scope, ensure_ascii=False)}) (or "
+                f"`code-trajectory restore {safety} {quoted}`).")
+    return (f"undo with restore(snapshot=\"{safety}\") (or `code-trajectory restore {safety}`): the whole project, "
+            "so edits made after this restore are undone too; name paths to undo only those files.")
+
+
 def _describe(result: RestoreResult, budget_tokens: int) -> str:
     verb = "Would restore" if result.dry_run else "Restored"
     lines = [f"# {verb} from `{result.source[:12]}` ({result.how})"]
@@ -400,10 +424,9 @@ def _describe(result: RestoreResult, budget_tokens: int) -> str:
     if result.saved_first:
         lines.append(f"- Saved while the restore ran, recorded before being overwritten: "
                      f"{', '.join(f'`{p}`' for p in result.saved_first)}")
-    if result.safety_snapshot:
+    if result.safety_snapshot and (result.written or result.removed):
         lines.append(f"**Safety snapshot:** `{result.safety_snapshot[:12]}` holds the state before this restore; "
-                     f"undo with restore(snapshot=\"{result.safety_snapshot[:12]}\") (or `code-trajectory restore "
-                     f"{result.safety_snapshot[:12]}`).")
+                     f"{_undo_hint(result.safety_snapshot[:12], result.scope, [*result.written, *result.removed])}")
     if result.commit:
         lines.append(f"Recorded as `{result.commit[:12]}` ([RESTORE]).")
     if result.diff and result.dry_run:

@@ -1,0 +1,85 @@
+"""The undo a restore's answer suggests puts back only what the restore changed (a one-file restore's undo used to
+be the whole project's, which also reverted the edits made since to other files), a restore that changes nothing
+names no safety point, and a symbol's history goes on past a restore that brought it back. Real git in temp dirs."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from code_trajectory.git.points import points
+from code_trajectory.history import service as history
+from code_trajectory.recording.session import ProjectSession
+from code_trajectory.restore.service import UNDO_NAMED, restore
+from support import write
+
+
+def undo_call(text: str) -> tuple[str, list[str] | None]:
+    """The snapshot and the paths of the undo the answer suggests (the tool call's form)."""
+    found = re.search(r'undo with restore\(snapshot="([0-9a-f]+)"(?:, paths=(\[[^\]]*\]))?\)', text)
+    assert found, text
+    return found[1], json.loads(found[2]) if found[2] else None
+
+
+def test_a_one_file_restore_suggests_an_undo_of_that_file_only(session: ProjectSession) -> None:
+    root = session.root
+    write(root, "src/app.py", "v = 1\n")
+    write(root, "notes.txt", "first\n")
+    session.checkpoint("v1")
+    write(root, "src/app.py", "v = 2\n")
+    session.checkpoint("v2")
+    one = restore(session, "v1", ["src/app.py"])
+    snapshot, paths = undo_call(one.text)
+    assert paths == ["src/app.py"] and "code-trajectory restore" in one.text and " src/app.py`" in one.text
+    write(root, "notes.txt", "edited after the restore\n")  # the user goes on working elsewhere
+    restore(session, snapshot, paths)
+    assert (root / "src/app.py").read_text() == "v = 2\n"
+    assert (root / "notes.txt").read_text() == "edited after the restore\n"  # left alone by the undo
+
+
+def test_a_whole_project_restore_names_the_few_files_it_changed_in_its_undo(session: ProjectSession) -> None:
+    root = session.root
+    write(root, "a.py", "a = 1\n")
+    session.checkpoint("start")
+    write(root, "a.py", "a = 2\n")
+    write(root, "b.py", "b = 1\n")  # created after "start": a whole-project restore removes it
+    session.checkpoint("later")
+    whole = restore(session, "start")
+    snapshot, paths = undo_call(whole.text)
+    assert sorted(paths or []) == ["a.py", "b.py"]
+    restore(session, snapshot, paths)
+    assert (root / "a.py").read_text() == "a = 2\n" and (root / "b.py").read_text() == "b = 1\n"
+
+    for i in range(UNDO_NAMED + 1):
+        write(root, f"many/m{i}.py", f"m = {i}\n")
+    session.checkpoint("many")
+    wide = restore(session, "start")
+    _, paths = undo_call(wide.text)
+    assert paths is None and "edits made after this restore are undone too" in wide.text
+
+
+def test_a_restore_that_changes_nothing_names_no_point(session: ProjectSession) -> None:
+    write(session.root, "a.py", "a = 1\n")
+    session.checkpoint("only")
+    before = len(points(session.recorder.repo))
+    same = restore(session, "only")
+    assert not same.written and not same.removed and "Nothing to change" in same.text
+    assert "Safety snapshot" not in same.text and len(points(session.recorder.repo)) == before
+
+
+def test_a_symbols_history_goes_on_past_a_restore_that_brought_it_back(session: ProjectSession) -> None:
+    root = session.root
+    write(root, "m.py", "def a():\n    return 1\n")
+    session.checkpoint("v1")
+    write(root, "m.py", "def a():\n    return 1\n\n\ndef b():\n    return 2\n")
+    session.checkpoint("v2")
+    write(root, "m.py", "def a():\n    return 1\n\n\ndef b():\n    return 3\n")
+    session.checkpoint("v3")
+    back = restore(session, "v1")
+    restore(session, back.safety_snapshot)  # the undo brings b back
+    text = history.symbol_trajectory(session, "m.py", "b", 10)
+    headings = [line for line in text.splitlines() if line.startswith("## ")]
+    assert [h.split(" · ")[2] for h in headings] == ["added", "modified", "removed", "restored"], text
+    assert "checkpoint: v2" in headings[0] and "checkpoint: v3" in headings[1]
+    assert all("before restore" not in h for h in headings), text  # automatic names say no why
+    assert " · restore" in headings[2] and " · restore" in headings[3]
