@@ -306,6 +306,35 @@ def test_a_smaller_compare_budget_in_the_config_holds_on_the_cli(project: Path) 
     assert len(text) // 4 <= 3000 and "_Diffs left out: " in text and "code-trajectory compare " in text
 
 
+
+def test_a_compare_of_more_files_than_its_budget_lists_keeps_its_closing_note_whole(project: Path) -> None:
+    """A net change of 400 files at a 2,000-token cap: the list stops with a count of the others, and the note of
+    the left-out diffs ends with its calls whole (it used to be cut mid-call, advising a depth compare does not
+    take)."""
+    for i in range(400):
+        write(project, f"src/pkg_{i:03}/module_with_a_long_name_{i:03}.py", f"VALUE = {i}\n")
+    cli_stdout(project, "checkpoint", "-m", "before")
+    for i in range(400):
+        write(project, f"src/pkg_{i:03}/module_with_a_long_name_{i:03}.py", f"VALUE = {i + 1}\n")
+    (project / ".trajectory" / "config.toml").write_text("[trajectory]\ncompare_token_budget = 2000\n")
+    text = cli_stdout(project, "compare", "before")
+    assert len(text) // 4 <= 2000 and "answer cut" not in text, text
+    assert re.search(r"- … and \d+ more changed file\(s\), not listed", text), text
+    calls = re.findall(r"\(CLI: `code-trajectory compare [0-9a-f]{12} now --file (\S+)`\)", text)
+    assert len(calls) == 3 and all(path.endswith(".py") for path in calls), text
+
+
+def test_compare_of_a_path_no_state_holds_says_so(project: Path) -> None:
+    write(project, "src/app.py", "x = 1\n")
+    write(project, ".env", "TOKEN=1\n")
+    cli_stdout(project, "checkpoint", "-m", "start")
+    missing = cli_stdout(project, "compare", "start", "--file", "src/nope.py")
+    assert "in neither state" in missing and "identical" not in missing, missing
+    secret = cli_stdout(project, "compare", "start", "--file", ".env")
+    assert "it is not recorded (secret" in secret and "identical" not in secret, secret
+    same = cli_stdout(project, "compare", "start", "--file", "src/app.py")
+    assert "No difference: the two states are identical" in same, same
+
 def test_net_zero_spans_find_operations_that_end_where_they_began() -> None:
     from code_trajectory.history.headings import Step, net_zero_spans
 

@@ -23,8 +23,9 @@ from code_trajectory.history.narrative import CHARS_PER_TOKEN, cut_diff, fit, le
 from code_trajectory.history.summary import relevance_tier
 from code_trajectory.history.versions import LEAN_CONTEXT, describe_symbols, oversize_note, symbol_changes
 
-#: Characters kept for the file list's closing note (which diffs were left out, and the calls that show them).
-NOTE_RESERVE = 600
+#: Characters kept for the file list's closing note (which diffs were left out, and the calls that show them): 20
+#: names and 3 spelled calls of long paths take ~2,400.
+NOTE_RESERVE = 2600
 #: Left-out files whose exact ``compare`` call the note spells out.
 CALLS_SPELLED = 3
 
@@ -81,6 +82,7 @@ def render_net_change(repo: ShadowRepo, old_commit: str | None, new_tree: str, b
                      "added": change.added, "deleted": change.deleted, "symbols": symbols, "diff_shown": False,
                      "mark": f"### `{display_path(change.path)}`\n```"})
     budget = budget_tokens * CHARS_PER_TOKEN  # no share or per-diff cap: the diffs may fill what the list leaves
+    lines = _listed(lines, budget - len(heading) - 200 - NOTE_RESERVE)
     room = max(0, budget - len(heading) - sum(len(x) + 1 for x in lines) - 100 - NOTE_RESERVE)
     diffs: list[str] = []
     left_out: list[FileChange] = []
@@ -107,8 +109,26 @@ def render_net_change(repo: ShadowRepo, old_commit: str | None, new_tree: str, b
         out += diffs
     if left_out:
         out.append(left_out_note(old_commit, new_label, left_out))
-    text = fit("\n\n".join(out), budget_tokens)
+    text = fit("\n\n".join(out), budget_tokens, ask_less="one file with filepath, or snapshots closer together")
     return Answer(text, net_change_data(text, data))
+
+
+def _listed(lines: list[str], room: int) -> list[str]:
+    """The file list's ``lines`` (most relevant first) that fit in ``room`` characters, then one line counting the
+    others, so that the list never pushes the answer's closing note past its budget."""
+    size = sum(len(line) + 1 for line in lines)
+    if size <= room:
+        return lines
+    kept: list[str] = []
+    size = 0
+    for line in lines:
+        if size + len(line) + 1 > room - 200:
+            break
+        kept.append(line)
+        size += len(line) + 1
+    kept.append(f"- … and {len(lines) - len(kept)} more changed file(s), not listed to fit the answer's budget "
+                "(give `filepath` for one of them, or compare snapshots closer together)")
+    return kept
 
 
 def left_out_note(old_commit: str | None, new_label: str, left_out: list[FileChange]) -> str:

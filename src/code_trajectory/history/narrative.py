@@ -55,12 +55,13 @@ def fmt_duration(seconds: float) -> str:
     return f"{hours // 24} days {hours % 24} h"
 
 
-def fit(text: str, budget_tokens: int) -> str:
-    """Cut ``text`` to the budget with a closing marker (last resort after smarter trimming)."""
+def fit(text: str, budget_tokens: int, *, ask_less: str = "smaller depth or limit") -> str:
+    """Cut ``text`` to the budget with a closing marker (last resort after smarter trimming) saying how to ask for
+    less (``ask_less``: the tool's own parameters)."""
     limit = budget_tokens * CHARS_PER_TOKEN
     if len(text) <= limit:
         return text
-    marker = f"\n\n… [answer cut to fit the {budget_tokens} token budget; ask for less (smaller depth or limit)]"
+    marker = f"\n\n… [answer cut to fit the {budget_tokens} token budget; ask for less ({ask_less})]"
     return text[: max(0, limit - len(marker))].rstrip() + marker
 
 

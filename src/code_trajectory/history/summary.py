@@ -36,6 +36,9 @@ GENERATED_EXTENSIONS = frozenset({".lock", ".min.js", ".map", ".svg", ".png", ".
 GENERATED_DIRS = frozenset({"dist", "build", "vendor", "node_modules", "__pycache__", "target", "out", "assets",
                             "static", "generated", "gen", "coverage"})
 
+#: How to ask for less than a summary cut to its budget (it takes no size parameter).
+_ASK_LESS = "get_global_trajectory with a limit for the snapshots, get_file_trajectory for one file"
+
 
 def relevance_tier(path: str) -> int:
     """0 for source code, 1 for other text (docs, config), 2 for generated-looking files and assets."""
@@ -114,7 +117,7 @@ def render(*, now: datetime, gap_seconds: float, sessions: list[list[CommitRecor
     if not sessions:
         out.append("No snapshots recorded yet: **this is a new session.**")
         out += [section for section in (tests, recap) if section]
-        return fit("\n\n".join(out), budget_tokens)
+        return fit("\n\n".join(out), budget_tokens, ask_less=_ASK_LESS)
     last = sessions[0]
     newest, oldest = last[0], last[-1]
     idle = (now - newest.time).total_seconds()
@@ -141,7 +144,7 @@ def render(*, now: datetime, gap_seconds: float, sessions: list[list[CommitRecor
         prev = sessions[1]
         out.append(f"Earlier: {len(sessions) - 1} older session(s) in the history read; the one before ran "
                    f"{fmt_time(prev[-1].time)} → {fmt_time(prev[0].time)} ({len(prev)} snapshot(s)).")
-    return fit("\n\n".join(out), budget_tokens)
+    return fit("\n\n".join(out), budget_tokens, ask_less=_ASK_LESS)
 
 
 def _branch_section(work: BranchWork, net: list[FileChange] | None, symbols: dict[str, str],

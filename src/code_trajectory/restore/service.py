@@ -431,4 +431,4 @@ def _describe(result: RestoreResult, budget_tokens: int) -> str:
         lines.append(f"Recorded as `{result.commit[:12]}` ([RESTORE]).")
     if result.diff and result.dry_run:
         lines.append(f"```diff\n{result.diff}\n```")
-    return fit("\n\n".join(lines), budget_tokens)
+    return fit("\n\n".join(lines), budget_tokens, ask_less="fewer paths")

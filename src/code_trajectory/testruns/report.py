@@ -237,7 +237,7 @@ def diff_since_green(session: ProjectSession, filepath: str | None = None, branc
     steps = [f"- {narrative.fmt_time(r.time)} `{r.oid[:12]}` {narrative.message_head(r)}"
              + (f" ({marks[r.oid]})" if r.oid in marks else "") for r in reversed(records[:30])]
     text = f"{net}\n\n## Snapshots since the green run, oldest first\n" + "\n".join(steps)
-    text = narrative.fit(text, budget)
+    text = narrative.fit(text, budget, ask_less="one file with filepath")
     return Answer(text, {"scope": data["scope"], **answers.since_green(text, green, tip, net.data, records[:30], marks)})
 
 
