@@ -208,3 +208,13 @@ async def test_restore_and_compare_through_the_sdk_client(project: Path) -> None
         bad = await client.call_tool("restore", {"snapshot": "good", "paths": ["../../etc/passwd"]})
         assert bad.is_error and "outside the project" in bad.content[0].text
     assert git(project, "status", "--porcelain") == " M src/app.py\n"
+
+
+def test_a_reference_the_shell_expanded_says_to_quote_it(session: ProjectSession) -> None:
+    """An unquoted ``~0`` reaches the command as the working directory (bash's tilde expansion): the error says so."""
+    write(session.root, "a.py", "a = 1\n")
+    session.checkpoint("only")
+    with pytest.raises(InvalidArgumentError, match="quote it: '~3'"):
+        restore(session, str(session.root))
+    with pytest.raises(InvalidArgumentError, match="use '~0' to '~1'"):
+        restore(session, "~5")

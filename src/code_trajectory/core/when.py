@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import calendar
 import re
 from datetime import UTC, datetime, timedelta
 
@@ -9,6 +10,9 @@ from code_trajectory.core.errors import InvalidArgumentError
 
 _UNITS = {"s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60, "h": 3600, "hour": 3600,
           "d": 86400, "day": 86400, "w": 604800, "week": 604800}
+#: Calendar units, in months: ``N months ago`` is the same day N months back (the month's last day when it is
+#: shorter), as git's approxidate counts them; a fraction of one counts 30.44 days a month (365.25 / 12).
+_MONTHS = {"mo": 1, "mon": 1, "month": 1, "y": 12, "yr": 12, "year": 12}
 _AGO = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]+?)s?\s+ago\s*$", re.IGNORECASE)
 
 
@@ -16,8 +20,8 @@ def parse_when(text: str, *, now: datetime | None = None) -> datetime | None:
     """The moment ``text`` names, aware, or None when it is not a time.
 
     Accepted: ISO 8601 (``2026-11-23``, ``2026-11-23T14:02``, ``2026-11-23 14:02:11+01:00``; a time without a
-    zone is local) and ``N <unit> ago`` with seconds, minutes, hours, days or weeks (``10 minutes ago``,
-    ``2h ago``), also ``yesterday`` and ``now``.
+    zone is local) and ``N <unit> ago`` with seconds, minutes, hours, days, weeks, months or years (``10 minutes
+    ago``, ``2h ago``, ``1 month ago``), also ``yesterday`` and ``now``.
     """
     now = now or datetime.now().astimezone()
     cleaned = text.strip()
@@ -28,15 +32,30 @@ def parse_when(text: str, *, now: datetime | None = None) -> datetime | None:
         return now - timedelta(days=1)
     match = _AGO.match(lowered)
     if match:
-        unit = _UNITS.get(match.group(2))
+        count, name = float(match.group(1)), match.group(2)
+        months = _MONTHS.get(name)
+        if months is not None:
+            return _months_back(now, count * months)
+        unit = _UNITS.get(name)
         if unit is None:
             return None
-        return now - timedelta(seconds=float(match.group(1)) * unit)
+        return now - timedelta(seconds=count * unit)
     try:
         moment = datetime.fromisoformat(cleaned.replace("Z", "+00:00"))
     except ValueError:
         return None
     return moment if moment.tzinfo else moment.astimezone()
+
+
+def _months_back(now: datetime, months: float) -> datetime:
+    """``now`` moved back ``months`` calendar months (see :data:`_MONTHS`)."""
+    if months != int(months):
+        return now - timedelta(days=months * 30.44)
+    year, month = divmod(now.year * 12 + now.month - 1 - int(months), 12)
+    if year < 1:
+        return datetime.min.replace(tzinfo=now.tzinfo)
+    day = min(now.day, calendar.monthrange(year, month + 1)[1])
+    return now.replace(year=year, month=month + 1, day=day)
 
 
 def parse_stored_time(value: object) -> datetime | None:
@@ -62,5 +81,5 @@ def require_when(text: str, what: str = "since") -> datetime:
     moment = parse_when(text)
     if moment is None:
         raise InvalidArgumentError(f"{what} {text!r} is not a time: give ISO 8601 ('2026-11-23T14:00') or "
-                                   "'N minutes|hours|days ago'")
+                                   "'N minutes|hours|days|weeks|months|years ago'")
     return moment.astimezone(UTC)

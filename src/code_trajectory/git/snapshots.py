@@ -55,7 +55,7 @@ def resolve_snapshot(repo: ShadowRepo, text: str, tip: str | None) -> Resolved:
         commit = repo.resolve(f"{tip}~{int(back.group(1))}")
         if commit is None:
             total = repo.git.text(["rev-list", "--first-parent", "--count", tip])
-            raise InvalidArgumentError(f"{ref}: the branch has only {total} snapshot(s); use ~0 to ~{int(total) - 1}")
+            raise InvalidArgumentError(f"{ref}: the branch has only {total} snapshot(s); use '~0' to '~{int(total) - 1}'")
         return Resolved(commit, ref)
     if _HEX.match(ref):
         commit = repo.resolve(ref.lower())
@@ -78,8 +78,10 @@ def resolve_snapshot(repo: ShadowRepo, text: str, tip: str | None) -> Resolved:
             raise InvalidArgumentError(f"no snapshot of this branch at or before {_fmt(moment)} (the first one is "
                                        f"later); try a later time or '~N'")
         return Resolved(commit, f"the last snapshot at or before {_fmt(moment)}")
+    shell = (" It looks like a directory: a shell turns an unquoted ~N into one (~0 is the working directory, ~1 and on"
+             " the directory stack), so quote it: '~3'." if ref.startswith("/") else "")
     raise InvalidArgumentError(f"no snapshot named {ref!r}: it is not '~N', a commit id of the shadow repository, "
-                               f"a checkpoint's message or a time. {_nearest(ref, named, notes)}")
+                               f"a checkpoint's message or a time.{shell} {_nearest(ref, named, notes)}")
 
 
 def _nearest(ref: str, named: list[points.Point], notes: list[tuple[str, str]]) -> str:
