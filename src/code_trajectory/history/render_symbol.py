@@ -63,7 +63,8 @@ def named_points(repo: ShadowRepo) -> dict[str, list[str]]:
 
 
 def render(path: str, branch: str, name: str, versions: list[SymbolVersion], budget_tokens: int,
-           names: dict[str, list[str]] | None = None, diffs: int = DEFAULT_DIFFS) -> Answer:
+           names: dict[str, list[str]] | None = None, diffs: int = DEFAULT_DIFFS, *,
+           others: list[str] | None = None) -> Answer:
     """Markdown of a symbol's versions, oldest first.
 
     Every change keeps its heading: when, the snapshot, what happened, why (intent or checkpoint name). The newest
@@ -73,10 +74,14 @@ def render(path: str, branch: str, name: str, versions: list[SymbolVersion], bud
 
     ``names``: named points by commit (:func:`named_points`), said in the headings of snapshots without a
     checkpoint name of their own. ``versions``: newest first, as :func:`~code_trajectory.history.symbol_history.trace`
-    gives them.
+    gives them. ``others``: the other definitions of that name in the file (``init@2`` beside ``init``), said.
     """
     shown = f"`{name}`" if readable(name) == name else f"the {readable(name, quote=True)} (`{name}`)"
     head = f"# Trajectory of {shown} in `{path}`\nShadow branch `{branch}`: {len(versions)} change(s), oldest first."
+    if others:
+        head += (f"\n`{name}` is the first of {len(others) + 1} definitions of that name in this file: "
+                 + ", ".join(f"`{other}`" for other in others) + (" names" if len(others) == 1 else " name")
+                 + " the next.")
     kept = _kept(versions, diffs)
     blocks = []
     compacted_count = 0

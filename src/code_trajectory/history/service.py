@@ -307,7 +307,8 @@ def symbol_trajectory(session: ProjectSession, filepath: str, symbol: str, depth
     name, found = symbol_history.trace(repo, tip, rel, symbol.strip(), depth, show_baseline=show_baseline,
                                        index_ref=shadow_ref(branch) if source is None else None)
     return render_symbol.render(rel, branch, name, found, session.settings.token_budget,
-                                render_symbol.named_points(repo), diffs)
+                                render_symbol.named_points(repo), diffs,
+                                others=symbol_history.other_definitions(repo, tip, rel, name))
 
 
 def search_trajectory(session: ProjectSession, query: str, regex: bool = False, path: str | None = None,

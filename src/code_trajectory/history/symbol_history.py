@@ -178,6 +178,10 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
                                         diff(renamed_from, current)))
             current = renamed_from
             continue
+        renamed_to = next((new for old, new in changes.renamed if old == current), None)
+        if renamed_to is not None:  # asked by its old name: it ends here, under its new one
+            result.append(SymbolVersion(entry, current, f"renamed to {readable(renamed_to)}", diff(current, renamed_to)))
+            continue
         inner = _inner(changes, current, changes.touched)
         commented = [n for n in (current, *_inner(changes, current, changes.docs_changed + changes.comments_changed))
                      if n in changes.docs_changed or n in changes.comments_changed]
@@ -193,6 +197,8 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
             what = "; ".join(describe_comments(mine, changes.language,
                                                tuple(n for n in commented if n in changes.comments_changed)))
             result.append(SymbolVersion(entry, current, what or "comments changed", diff(current, current)))
+        elif current in changes.reformatted:  # whitespace only, as the log says it (git log -L lists it too)
+            result.append(SymbolVersion(entry, current, "reformatted (whitespace only)", diff(current, current)))
         elif current in changes.removed:
             result.append(SymbolVersion(entry, current, "removed", diff(current, None)))
         elif current in changes.added and entries and (entry.record.kind == "restore"
@@ -292,6 +298,20 @@ def _inner(changes: SymbolChanges, name: str, names: tuple[str, ...]) -> list[st
             inner.append(changed)
     return inner
 
+
+
+def other_definitions(repo: ShadowRepo, tip: str, path: str, name: str) -> list[str]:
+    """The other definitions of ``name`` (a qualified name without an occurrence suffix) in the newest recorded
+    version of ``path`` as of ``tip``: ``["init@2"]`` beside ``init`` (two Go ``init`` functions, see
+    :func:`~code_trajectory.symbols.engine.disambiguate`), in source order; ``[]`` when it is the only one."""
+    if "@" in name:
+        return []
+    entries = file_versions.FileVersions(repo, tip, path)
+    if not entries:
+        return []
+    entry = entries[0]
+    symbols = _symbols(repo, entry.change.new_oid, entry.path) if entry.change.new_oid else []
+    return [s.name for s in occurrences(symbols, name) if s.name != name]
 
 @dataclass
 class _Anchor:

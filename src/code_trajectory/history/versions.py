@@ -115,11 +115,10 @@ unless the list holds several occurrences of that name: then they are said once 
     said = bare if lean else readable
 
     def folded(names: tuple[str, ...]) -> dict[str, str]:
-        """How each name of one list is said: ``lean``, bare; else readable, but a name the parser told apart
-        several times in the list bare, so that it is said once with a count (``parseJson ×9``, not "parseJson,
-        2nd definition of parseJson, ..., 9th definition of parseJson": issue 28, cut repetition)."""
-        if lean:
-            return {n: bare(n) for n in names}
+        """How each name of one list is said: readable (``2nd definition of init``: a second Go ``init`` changed),
+        but a name the parser told apart several times in the list bare, so that it is said once with a count
+        (``parseJson ×9``, not "parseJson, 2nd definition of parseJson, ..., 9th definition of parseJson": issue 28,
+        cut repetition)."""
         times: dict[str, int] = {}
         for n in names:
             times[bare(n)] = times.get(bare(n), 0) + 1

@@ -1,0 +1,52 @@
+"""A symbol's history at the edges a real history's replay found (Go and Python, the CLI as a subprocess): a symbol
+asked by its old name ends with its rename, a second definition of one name is told apart in the log and the first
+one's answer says there are others, and a whitespace-only change of a function is in its history as the log says.
+Real git in temp dirs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from support import cli_stdout, write
+
+
+def headings(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("## ")]
+
+
+def test_a_symbol_asked_by_its_old_name_ends_with_its_rename(project: Path) -> None:
+    write(project, "a.go", "package a\n\ntype S struct{}\n\nfunc (s *S) usage() int {\n\treturn 1\n}\n")
+    cli_stdout(project, "checkpoint", "-m", "v1")
+    write(project, "a.go", "package a\n\ntype S struct{}\n\nfunc (s *S) usage() int {\n\treturn 2\n}\n")
+    cli_stdout(project, "checkpoint", "-m", "v2")
+    write(project, "a.go", "package a\n\ntype S struct{}\n\nfunc (s *S) printUsage() int {\n\treturn 2\n}\n")
+    cli_stdout(project, "checkpoint", "-m", "v3")
+    old = headings(cli_stdout(project, "symbol", "a.go", "S.usage"))
+    new = headings(cli_stdout(project, "symbol", "a.go", "S.printUsage"))
+    assert len(old) == len(new) == 3
+    assert "renamed to S.printUsage" in old[-1] and "renamed from S.usage" in new[-1]
+    assert "modified" in old[1] and "modified" in new[1]
+
+
+def test_the_second_of_two_definitions_of_one_name_is_told_apart(project: Path) -> None:
+    first, second = "func init() {\n\tx = 1\n}\n", "func init() {\n\ty = 1\n}\n"
+    write(project, "a.go", f"package a\n\nvar x, y int\n\n{first}\n{second}")
+    cli_stdout(project, "checkpoint", "-m", "v1")
+    write(project, "a.go", f"package a\n\nvar x, y int\n\n{first}\n{second.replace('y = 1', 'y = 2')}")
+    cli_stdout(project, "checkpoint", "-m", "v2")
+    assert "modified 2nd definition of init" in cli_stdout(project, "log")
+    answer = cli_stdout(project, "symbol", "a.go", "init")
+    assert "`init` is the first of 2 definitions of that name in this file: `init@2` names the next." in answer
+    assert len(headings(answer)) == 1  # the first one never changed
+    assert "modified" in headings(cli_stdout(project, "symbol", "a.go", "init@2"))[-1]
+
+
+def test_a_whitespace_only_change_is_in_the_symbols_history(project: Path) -> None:
+    write(project, "a.py", "def f(x):\n    y = x + 1\n\n    return y\n\n\ndef g():\n    return 0\n")
+    cli_stdout(project, "checkpoint", "-m", "v1")
+    write(project, "a.py", "def f(x):\n    y = x + 1\n    return y\n\n\ndef g():\n    return 0\n")
+    cli_stdout(project, "checkpoint", "-m", "v2")
+    assert "reformatted f" in cli_stdout(project, "log")
+    shown = headings(cli_stdout(project, "symbol", "a.py", "f"))
+    assert len(shown) == 2 and "reformatted (whitespace only) · checkpoint: v2" in shown[-1], shown
+    assert len(headings(cli_stdout(project, "symbol", "a.py", "g"))) == 1
