@@ -42,7 +42,7 @@ def test_symbol_trajectory_follows_renames_and_moves(session: ProjectSession) ->
     assert [v["what"] for v in text.data["versions"]][-1] == "renamed from App.run"
 
     moved = service.symbol_trajectory(session, "src/text.py", "slugify")
-    assert "moved from src/util.py ·" in moved and "(in `src/util.py`)" in moved
+    assert "moved from src/util.py (body unchanged) ·" in moved and "(in `src/util.py`)" in moved
     assert "(slugify)" not in moved  # the same name is not said again
     assert "+    return text.lower().replace(' ', '_')" in moved
 

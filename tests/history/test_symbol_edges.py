@@ -50,3 +50,22 @@ def test_a_whitespace_only_change_is_in_the_symbols_history(project: Path) -> No
     shown = headings(cli_stdout(project, "symbol", "a.py", "f"))
     assert len(shown) == 2 and "reformatted (whitespace only) · checkpoint: v2" in shown[-1], shown
     assert len(headings(cli_stdout(project, "symbol", "a.py", "g"))) == 1
+
+
+def test_a_function_moved_unchanged_to_another_file_is_said_so_on_both_sides(project: Path) -> None:
+    body = "def strip(x):\n    # drop the blanks\n    return x.strip()\n"
+    write(project, "a.py", f"def keep():\n    return 0\n\n\n{body}")
+    cli_stdout(project, "checkpoint", "-m", "v1")
+    write(project, "a.py", "def keep():\n    return 0\n")
+    write(project, "b.py", body)
+    cli_stdout(project, "checkpoint", "-m", "v2")
+    there = cli_stdout(project, "symbol", "b.py", "strip")
+    here = cli_stdout(project, "symbol", "a.py", "strip")
+    assert "moved from a.py (body unchanged)" in headings(there)[-1] and "```diff" not in there, there
+    assert "moved to b.py (body unchanged)" in headings(here)[-1] and "```diff" not in here, here
+    # moved with a comment changed on the way (same code): the move shows its lines
+    write(project, "b.py", "def keep2():\n    return 1\n")
+    write(project, "c.py", body.replace("drop the blanks", "trim"))
+    cli_stdout(project, "checkpoint", "-m", "v3")
+    moved = cli_stdout(project, "symbol", "c.py", "strip")
+    assert "moved from b.py · checkpoint: v3" in headings(moved)[-1] and "+    # trim" in moved, moved

@@ -73,6 +73,12 @@ def _load(repo: ShadowRepo):
     return repo.read_blob_or_none
 
 
+def _text(repo: ShadowRepo, oid: str, symbol: Symbol) -> bytes | None:
+    """The lines of ``symbol`` in blob ``oid`` (None when the blob cannot be read)."""
+    data = _load(repo)(oid)
+    return None if data is None else b"\n".join(data.split(b"\n")[symbol.start_line - 1:symbol.end_line])
+
+
 def _symbols(repo: ShadowRepo, oid: str, path: str) -> list[Symbol]:
     if not oid or oid == ZERO_OID:
         return []
@@ -200,7 +206,14 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
         elif current in changes.reformatted:  # whitespace only, as the log says it (git log -L lists it too)
             result.append(SymbolVersion(entry, current, "reformatted (whitespace only)", diff(current, current)))
         elif current in changes.removed:
-            result.append(SymbolVersion(entry, current, "removed", diff(current, None)))
+            went = _moved_to(repo, entry, current) if moves < MAX_MOVES else None
+            if went is not None:  # its history goes on there (asked there, the move is said as "moved from")
+                moves += 1
+                what = f"moved to {went[0]}" + ("" if went[1] == current else f" ({readable(went[1])})")
+                result.append(SymbolVersion(entry, current, what, "", "body unchanged") if went[2]
+                              else SymbolVersion(entry, current, what, diff(current, None)))
+            else:
+                result.append(SymbolVersion(entry, current, "removed", diff(current, None)))
         elif current in changes.added and entries and (entry.record.kind == "restore"
                                                        or entry.record.is_git_operation):
             # brought back by a restore (or a checkout, reset, stash...): its earlier history is in older versions
@@ -214,9 +227,10 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
                 else:
                     result.append(SymbolVersion(entry, current, "added", diff(None, current)))
                 break
-            other_path, other_name = moved
+            other_path, other_name, same_text = moved
             what = f"moved from {other_path}" + ("" if other_name == current else f" ({readable(other_name)})")
-            result.append(SymbolVersion(entry, current, what, diff(None, current)))
+            result.append(SymbolVersion(entry, current, what, "", "body unchanged") if same_text
+                          else SymbolVersion(entry, current, what, diff(None, current)))
             moves += 1
             current = other_name
             parent = entry.record.parents[0] if entry.record.parents else None
@@ -387,21 +401,37 @@ def _baseline(repo: ShadowRepo, entry: file_versions.FileVersion, name: str, sho
     return SymbolVersion(entry, name, "as first recorded", own_diff(repo, entry, None, name) if show else "", note)
 
 
-def _moved_from(repo: ShadowRepo, entry: file_versions.FileVersion, name: str) -> tuple[str, str] | None:
-    """Where ``name``, added in ``entry``, came from: another file of the same snapshot that lost a symbol with
-    the same body; None when there is none."""
+def _moved_from(repo: ShadowRepo, entry: file_versions.FileVersion, name: str) -> tuple[str, str, bool] | None:
+    """Where ``name``, added in ``entry``, came from: ``(the other file of the same snapshot that lost a symbol with
+    the same body, that symbol's name, whether its text is byte for byte the added one's)``; None when there is
+    none."""
     added = next((s for s in _symbols(repo, entry.change.new_oid, entry.path) if s.name == name), None)
-    if added is None:
-        return None
+    return None if added is None else _counterpart(repo, entry, added, entry.change.new_oid, gained=False)
+
+
+def _moved_to(repo: ShadowRepo, entry: file_versions.FileVersion, name: str) -> tuple[str, str, bool] | None:
+    """Where ``name``, removed in ``entry``, went: as :func:`_moved_from`, the other file having gained it."""
+    old_oid = entry.change.old_oid
+    removed = next((s for s in _symbols(repo, old_oid, entry.change.old_path or entry.path) if s.name == name), None)
+    return None if removed is None else _counterpart(repo, entry, removed, old_oid, gained=True)
+
+
+def _counterpart(repo: ShadowRepo, entry: file_versions.FileVersion, symbol: Symbol, oid: str, *,
+                 gained: bool) -> tuple[str, str, bool] | None:
+    """The symbol with ``symbol``'s body (in blob ``oid``) that another file of ``entry``'s snapshot ``gained`` (else
+    lost): ``(that file's path, its name, whether its text is byte for byte the same)``, or None."""
+    own = _text(repo, oid, symbol)
     full = log.read_log(repo, [entry.record.oid], limit=1)
     for change in full[0].changes if full else []:
         if change.path == entry.path or language_for(change.path) is None:
             continue
         changes = symbol_changes(repo, change.path, change)
-        if changes is None or not changes.removed:
+        names = () if changes is None else changes.added if gained else changes.removed
+        if not names:
             continue
-        old_path = change.old_path or change.path
-        for symbol in _symbols(repo, change.old_oid, old_path):
-            if symbol.name in changes.removed and symbol.body_key == added.body_key:
-                return old_path, symbol.name
+        other_oid, other_path = ((change.new_oid, change.path) if gained
+                                 else (change.old_oid, change.old_path or change.path))
+        for other in _symbols(repo, other_oid, other_path):
+            if other.name in names and other.body_key == symbol.body_key:
+                return other_path, other.name, _text(repo, other_oid, other) == own
     return None
