@@ -107,10 +107,12 @@ _DIFF_TOO = ("comment-only change", "import-only change")
 
 
 def _wants_diff(version: Version) -> bool:
-    """Whether the version's diff is worth showing: not for a deletion, content over the size cap, or a
-    whitespace-only change (said in one line: no text changed)."""
-    return not (version.oversize or version.entry.change.status == "D"
-                or version.one_line_kind not in (None, *_DIFF_TOO))
+    """Whether the version's diff is worth showing: not for a deletion, content over the size cap, a
+    whitespace-only change (said in one line: no text changed), or a change of no line (a rename, a mode)."""
+    change = version.entry.change
+    return not (version.oversize or change.status == "D" or version.one_line_kind not in (None, *_DIFF_TOO)
+                or (change.added == 0 and change.deleted == 0)  # a mode change: no line to show
+                or (change.status == "R" and not change.added and not change.deleted))  # a pure rename
 
 
 def render(repo: ShadowRepo, path: str, branch: str, versions: list[Version], total: int, budget_tokens: int, *,
@@ -158,7 +160,8 @@ def render(repo: ShadowRepo, path: str, branch: str, versions: list[Version], to
             continue
         headings[i] = "\n".join(heading(version, previous, hooks_seen))
         previous = version.record.intent or previous
-    reserve = len(_left_out_note(path, versions, [i for i in range(len(versions)) if i not in group_of])) + 40
+    alone = [i for i in range(len(versions)) if i not in group_of]  # none when every version is in a group
+    reserve = len(_left_out_note(path, versions, alone)) + 40 if alone else 0
     bodies, detail = _spend(repo, versions, set(group_of),
                             budget_tokens * CHARS_PER_TOKEN - sum(len(h) + 1 for h in head)
                             - sum(len(h) + 12 for h in headings) - reserve)
@@ -291,7 +294,9 @@ def tests_field(line: str | None) -> str | None:
 
 
 def _ranges(numbers: list[int]) -> str:
-    """``1-3, 5`` for ``[1, 2, 3, 5]``."""
+    """``1-3, 5`` for ``[1, 2, 3, 5]``; ``""`` for none."""
+    if not numbers:
+        return ""
     parts, start, prev = [], numbers[0], numbers[0]
     for n in [*numbers[1:], None]:
         if n is not None and n == prev + 1:

@@ -128,8 +128,10 @@ def reason(record: log.CommitRecord) -> str:
     return record.subject if record.is_consolidation else why(record)
 
 
-def render(query: str, branch: str, hits: list[Hit], budget_tokens: int, *, regex: bool) -> Answer:
-    """Markdown of the hits, newest first, within the budget.
+def render(query: str, branch: str, hits: list[Hit], budget_tokens: int, *, regex: bool,
+           more: bool = False) -> Answer:
+    """Markdown of the hits, newest first, within the budget; ``more``: older snapshots past the limit match too
+    (said, with how to see them, and ``more`` in the data).
 
     Each hit is one heading (time, its day said once; snapshot id; why: :func:`reason`) and per file the matching ``+``/``-`` lines,
     indentation stripped and each said once; nothing else (no diff headers, no context lines): ``git log -p -S``
@@ -139,7 +141,9 @@ def render(query: str, branch: str, hits: list[Hit], budget_tokens: int, *, rege
     if not hits:
         return message(f"# Search for {what} (shadow branch `{branch}`)\n\nNo snapshot added or removed it.")
     count = len(hits)
-    out = [f"# {what} on `{branch}`: " + ("1 snapshot added or removed it" if count == 1 else
+    out = [f"# {what} on `{branch}`: " + (f"the newest {count} snapshot(s) that added or removed it; older ones "
+                                         "did too (raise limit, or narrow with path or since)" if more else
+                                         "1 snapshot added or removed it" if count == 1 else
                                          f"{count} snapshots added or removed it, newest first")]
     previous_day = None
     for hit in hits:
@@ -155,7 +159,8 @@ def render(query: str, branch: str, hits: list[Hit], budget_tokens: int, *, rege
                 block += [f"  {line}" for line in shown]
         out.append("\n".join(block))
     text = fit("\n".join(out), budget_tokens)
-    return Answer(text, search_data(text, query, regex, branch, hits))
+    data = search_data(text, query, regex, branch, hits)
+    return Answer(text, {**data, "more": True} if more else data)
 
 
 def search_data(text: str, query: str, regex: bool, branch: str, hits: list[Hit]) -> dict:

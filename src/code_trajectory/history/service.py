@@ -5,6 +5,7 @@ the MCP tools (:mod:`.tools`) and the CLI (:mod:`.commands`) call them."""
 from __future__ import annotations
 
 import functools
+import json
 import logging
 from datetime import datetime
 from pathlib import Path
@@ -132,7 +133,12 @@ def file_trajectory(session: ProjectSession, filepath: str, depth: int = 5, bran
     note = None
     last = entries[0]
     if last.change.status == "D":
-        note = f"The file was deleted at {narrative.fmt_time(last.record.time)} and not recorded since."
+        # read alone, a rename's old path is a deletion: the snapshot's own changes say where it went
+        whole = log.read_log(repo, [last.record.oid], limit=1)
+        went = next((c.path for c in whole[0].changes if c.old_path == rel), None) if whole else None
+        note = (f"The file was renamed to `{went}` at {narrative.fmt_time(last.record.time)} (its later history: "
+                f"get_file_trajectory(filepath={json.dumps(went)}))." if went else
+                f"The file was deleted at {narrative.fmt_time(last.record.time)} and not recorded since.")
     elif last.path != rel:
         note = f"Followed across renames: earlier recorded as `{last.path}`."
     return render_file.render(repo, rel, branch, shown_versions, len(entries), session.settings.token_budget,
@@ -240,7 +246,7 @@ def session_summary(session: ProjectSession, recap: str | None = None, notices: 
     gap = session.settings.session_gap_seconds
     sessions = log.sessions(records, gap)
     net_by_branch = {}
-    net_symbols: dict[str, str] = {}
+    net_symbols: dict[str, dict[str, str]] = {}  # by branch, then path
     if sessions:
         last = sessions[0]
         if len(last) <= 500:
@@ -248,11 +254,13 @@ def session_summary(session: ProjectSession, recap: str | None = None, notices: 
         for work in summary.split_by_branch(last):
             first = work.records[-1]
             # the import of the existing tree is where the session starts, not work done in it
-            start = first.oid if first.is_import else (first.parents[0] if first.parents else None)
+            # (a history begun by a checkpoint, no import, begins with a root snapshot: the same baseline)
+            start = first.oid if headings.began_recording(first) else first.parents[0]
             start_tree = repo.commit_tree_oid(start) if start else None
             net_by_branch[work.branch] = tree_changes(repo, start_tree, repo.commit_tree_oid(work.records[0].oid))
-        net_symbols = {path: line for changes in net_by_branch.values() for change in changes[:SUMMARY_SYMBOL_FILES]
-                       if (line := versions.symbol_line_of(repo, change)) for path in [change.path]}
+        net_symbols = {branch: {change.path: line for change in changes[:SUMMARY_SYMBOL_FILES]
+                                if (line := versions.symbol_line_of(repo, change))}
+                       for branch, changes in net_by_branch.items()}
     all_notices = ([] if foreign else session.status_notices()) + list(notices or [])
     # the points named in the last session, also on a snapshot it did not change (named when nothing changed)
     named = markers.on_commits(points.points(repo), [r.oid for r in sessions[0]]) if sessions else []
@@ -338,9 +346,11 @@ def search_trajectory(session: ProjectSession, query: str, regex: bool = False, 
     branch, tip = read_point(session, branch, source)
     if tip is None:
         return message("Nothing is recorded yet: no snapshot to search.")
-    hits = search.search(session.recorder.repo, tip, query, regex=regex, path=rel, since=moment, limit=limit,
+    hits = search.search(session.recorder.repo, tip, query, regex=regex, path=rel, since=moment, limit=limit + 1,
                          index_ref=shadow_ref(branch) if source is None else None)
-    return search.render(query, branch, hits, session.settings.token_budget, regex=regex)
+    # one more than asked for: whether the answer holds them all
+    return search.render(query, branch, hits[:limit], session.settings.token_budget, regex=regex,
+                         more=len(hits) > limit)
 
 
 def compare(session: ProjectSession, from_snapshot: str, to_snapshot: str = "now",

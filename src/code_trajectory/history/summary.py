@@ -88,7 +88,7 @@ def split_by_branch(records: list[CommitRecord]) -> list[BranchWork]:
 def render(*, now: datetime, gap_seconds: float, sessions: list[list[CommitRecord]], current_intent: str | None,
            current_branch: str, net_by_branch: dict[str, list[FileChange]], pending: bool, recap: str | None,
            budget_tokens: int, notices: list[str], tests: str | None = None,
-           net_symbols: dict[str, str] | None = None, points_line: str | None = None,
+           net_symbols: dict[str, dict[str, str]] | None = None, points_line: str | None = None,
            trees: dict[str, str] | None = None) -> str:
     """Render the session summary as markdown within ``budget_tokens``.
 
@@ -100,7 +100,7 @@ def render(*, now: datetime, gap_seconds: float, sessions: list[list[CommitRecor
         current_branch: the project's branch now.
         net_by_branch: per branch of the last session, the net change from before its first snapshot of the
             session to its last one.
-        net_symbols: the symbols that changed in those files, by path (named after each file).
+        net_symbols: the symbols that changed in those files, by branch then path (named after each file).
         trees: ``{commit: tree id}`` of the git operations and their first parents: operations that cancel out
             are said in one line (:func:`code_trajectory.history.headings.net_zero_spans`).
         pending: changes are waiting for the debounce.
@@ -133,7 +133,7 @@ def render(*, now: datetime, gap_seconds: float, sessions: list[list[CommitRecor
     out.append(f"## Last session: {fmt_time(oldest.time)} → {fmt_time(newest.time)} ({fmt_duration(span)}), "
                f"{len(last)} snapshot(s) on " + ", ".join(f"`{w.branch}`" for w in work))
     for branch_work in work:
-        out.append(_branch_section(branch_work, net_by_branch.get(branch_work.branch), net_symbols or {},
+        out.append(_branch_section(branch_work, net_by_branch.get(branch_work.branch), (net_symbols or {}).get(branch_work.branch, {}),
                                    trees or {}))
     if points_line:
         out.append(points_line)

@@ -54,7 +54,7 @@ def _branch(work: BranchWork, net: list[FileChange] | None, symbols: dict[str, s
 def summary_data(*, now: datetime, gap_seconds: float, sessions: list[list[CommitRecord]],
                  current_intent: str | None, current_branch: str, net_by_branch: dict[str, list[FileChange]],
                  pending: bool, notices: list[str], sections: list[str | None],
-                 net_symbols: dict[str, str] | None = None) -> dict:
+                 net_symbols: dict[str, dict[str, str]] | None = None) -> dict:
     """The summary's fields, from the arguments of :func:`code_trajectory.history.summary.render`:
 
     ``now``, ``branch``, ``intent`` (with its age, as said), ``notices``; ``new_session`` (the last snapshot is
@@ -73,7 +73,7 @@ def summary_data(*, now: datetime, gap_seconds: float, sessions: list[list[Commi
         data.update(new_session=idle > gap_seconds, idle_s=int(idle), pending=pending or None)
         data["last"] = {"from": when(oldest.time), "to": when(newest.time), "snapshots": len(last),
                         "cols": fields.FILE_COLUMNS, "branches": [
-                            _branch(work, net_by_branch.get(work.branch), net_symbols or {})
+                            _branch(work, net_by_branch.get(work.branch), (net_symbols or {}).get(work.branch, {}))
                             for work in split_by_branch(last)]}
         data["final"] = {"id": short(newest.oid), "t": when(newest.time), "branch": newest.branch,
                          "msg": fields.message_of(newest)}

@@ -1,0 +1,82 @@
+"""Answers a real history's replay found wrong (itsdangerous, 40 commits, the CLI as a subprocess): a file whose
+newest versions cancel out (a restore and its undo) at a small depth, a pure rename's diff said to be left out, a
+rename's old path said deleted, a session whose branches changed the same file, a history begun by ``checkpoint``
+rather than an import, and a search that reached its limit. Real git in temp dirs."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from support import cli_stdout, git, write
+
+
+def test_a_files_newest_versions_that_cancel_out_at_a_small_depth(project: Path) -> None:
+    write(project, "m.py", "def a():\n    return 1\n")
+    cli_stdout(project, "checkpoint")
+    write(project, "m.py", "def a():\n    return 2\n")
+    cli_stdout(project, "checkpoint")
+    out = cli_stdout(project, "restore", "~1", "m.py")
+    safety = re.search(r'restore\(snapshot="([0-9a-f]+)"', out)
+    assert safety, out
+    cli_stdout(project, "restore", safety[1], "m.py")
+    assert "Revert" in cli_stdout(project, "file", "m.py", "--depth", "1")  # the undo alone
+    for depth in ("2", "3"):  # depth 2 raised IndexError: both versions shown were one group
+        text = cli_stdout(project, "file", "m.py", "--depth", depth)
+        assert "back to where it was" in text, text
+
+
+def test_a_rename_is_said_on_both_paths_without_a_left_out_diff(project: Path) -> None:
+    write(project, "LICENSE.rst", "Copyright 2011\n")
+    cli_stdout(project, "checkpoint")
+    (project / "LICENSE.rst").rename(project / "LICENSE.txt")
+    cli_stdout(project, "checkpoint")
+    new = cli_stdout(project, "file", "LICENSE.txt")
+    assert "renamed from `LICENSE.rst`" in new and "left out" not in new, new
+    old = cli_stdout(project, "file", "LICENSE.rst")
+    assert "The file was renamed to `LICENSE.txt`" in old and "not recorded since" not in old, old
+
+
+def test_a_sessions_net_change_names_each_branchs_own_symbols(project: Path) -> None:
+    write(project, "m.py", "def a():\n    return 1\n")
+    write(project, "other.py", "x = 1\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "base")
+    cli_stdout(project, "checkpoint", "-m", "base")
+    git(project, "checkout", "-qb", "feat")
+    write(project, "m.py", "def a():\n    return 1\n\n\ndef b():\n    return 3\n")
+    cli_stdout(project, "checkpoint")
+    git(project, "commit", "-qam", "b")
+    git(project, "checkout", "-q", "main")
+    write(project, "other.py", "x = 2\n")
+    cli_stdout(project, "checkpoint")
+    summary = cli_stdout(project, "session")
+    main = summary.split("### On `main`")[1].split("###")[0]
+    feat = summary.split("### On `feat`")[1]
+    assert "added b" not in main and "m.py" not in main.split("Net change")[1], summary
+    assert "M `m.py` (+4): added b" in feat, summary
+
+
+def test_a_history_begun_by_a_checkpoint_starts_from_it(project: Path) -> None:
+    """No import (the project's first recording was a ``checkpoint``): its first snapshot is the baseline, so the
+    session's net change is what changed since, not every file added."""
+    write(project, "m.py", "def a():\n    return 1\n")
+    write(project, "other.py", "x = 1\n")
+    cli_stdout(project, "checkpoint", "-m", "start")
+    write(project, "m.py", "def a():\n    return 2\n")
+    cli_stdout(project, "checkpoint")
+    summary = cli_stdout(project, "session")
+    net = summary.split("Net change")[1]
+    assert "M `m.py` (+1 -1): modified a" in net and "other.py" not in net and "A `" not in net, summary
+
+
+def test_a_search_that_reaches_its_limit_says_older_ones_match_too(project: Path) -> None:
+    write(project, "m.py", "x = 0\n")
+    cli_stdout(project, "checkpoint")
+    for i in range(5):
+        write(project, "m.py", "x = 0\n" + "".join(f"# tok{j}\n" for j in range(i + 1)))
+        cli_stdout(project, "checkpoint")
+    limited = cli_stdout(project, "search", "tok", "--limit", "2")
+    assert "the newest 2 snapshot(s) that added or removed it; older ones did too" in limited, limited
+    whole = cli_stdout(project, "search", "tok", "--limit", "5")
+    assert whole.splitlines()[0].endswith("5 snapshots added or removed it, newest first"), whole
