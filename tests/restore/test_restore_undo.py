@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 from code_trajectory.git.points import points
 from code_trajectory.history import service as history
@@ -83,3 +84,24 @@ def test_a_symbols_history_goes_on_past_a_restore_that_brought_it_back(session: 
     assert "checkpoint: v2" in headings[0] and "checkpoint: v3" in headings[1]
     assert all("before restore" not in h for h in headings), text  # automatic names say no why
     assert " · restore" in headings[2] and " · restore" in headings[3]
+
+
+def test_a_dry_run_cut_to_its_budget_names_the_files_it_does_not_show(project: Path) -> None:
+    from code_trajectory.core.config import TrajectorySettings
+
+    for i in range(10):
+        write(project, f"src/m{i}.py", "".join(f"VALUE_{j} = {j}  # first version of a long line\n" for j in range(12)))
+    (project / ".trajectory").mkdir(exist_ok=True)
+    (project / ".trajectory" / "config.toml").write_text("[trajectory]\ntoken_budget = 500\n")
+    s = ProjectSession(project, TrajectorySettings.load(project))
+    s.start()
+    try:
+        s.checkpoint("start")
+        for i in range(10):
+            write(project, f"src/m{i}.py", "".join(f"VALUE_{j} = {j + 1}  # second version\n" for j in range(12)))
+        s.checkpoint("later")
+        dry = restore(s, "start", ["src/*.py"], dry_run=True)
+    finally:
+        s.close()
+    assert "diff cut to fit the answer; 10 file(s) in all, not shown (whole or in part): `src/m" in dry.text, dry.text
+    assert "`src/m9.py`" in dry.text.split("not shown")[1], dry.text

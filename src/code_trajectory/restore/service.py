@@ -362,20 +362,26 @@ def planned_diff(repo: ShadowRepo, old_tree: str | None, new_tree: str, paths: s
                          old_tree or EMPTY_TREE_OID, new_tree])
     limit = budget_tokens * CHARS_PER_TOKEN // 2
     kept: list[str] = []
-    size, keep = 0, False
+    size, keep, started = 0, False, []
     for line in out.split("\n"):
         if line.startswith("diff --git "):
             name = line.split(" b/", 1)[-1]
             keep = name in paths
             if keep:
                 line = f"--- {name}"
+                started.append(name)
             else:
                 continue
         elif not keep or line.startswith(("index ", "--- ", "+++ ", "new file mode ", "deleted file mode ")):
             continue
         size += len(line) + 1
         if size > limit:
-            kept.append(f"… [diff cut to fit the answer; {len(paths)} file(s) in all]")
+            # the files whose diff is cut or not shown, and how to see one (a dry run of it alone)
+            missing = [started[-1], *sorted(paths - set(started))]
+            named = ", ".join(f"`{p}`" for p in missing[:LISTED]) + (f" and {len(missing) - LISTED} more"
+                                                                       if len(missing) > LISTED else "")
+            kept.append(f"… [diff cut to fit the answer; {len(paths)} file(s) in all, not shown (whole or in part): "
+                        f"{named}; a dry run with one of them as paths shows its diff]")
             break
         kept.append(line)
     return "\n".join(kept)
