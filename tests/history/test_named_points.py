@@ -131,3 +131,25 @@ def _cookie(port: int) -> str:
     from code_trajectory.ui.security import cookie_name
 
     return cookie_name(port)
+
+
+def test_two_checkpoints_without_a_name_in_one_second_get_two_names(project: Path) -> None:
+    """The automatic name is the time to the second: a second one within it is ``(2)``, so that each names its own
+    snapshot (``compare 'checkpoint 10:00:00'`` picked the newer one of two)."""
+    write(project, "src/app.py", "x = 1\n")
+    repo_points = []
+    from code_trajectory.core.config import TrajectorySettings
+    from code_trajectory.recording.session import ProjectSession
+
+    s = ProjectSession(project, TrajectorySettings.load(project))
+    s.start()
+    try:
+        tip = s.recorder.latest_commit(s.branch) or s.recorder.checkpoint("start").commit
+        first = name_point(s.recorder.repo, tip, "", s.branch)
+        second = name_point(s.recorder.repo, tip, "", s.branch)
+        repo_points = points(s.recorder.repo)
+    finally:
+        s.close()
+    if second.message.split(" ")[1] == first.message.split(" ")[1]:  # the same second (almost always)
+        assert second.message == f"{first.message} (2)"
+    assert first.message != second.message and all(p.automatic == "unnamed" for p in repo_points[:2])

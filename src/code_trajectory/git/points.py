@@ -16,6 +16,7 @@ those patterns (:func:`automatic_kind`), so every answer can list the user's nam
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -34,7 +35,7 @@ AUTO_UNNAMED = "unnamed"
 _AUTOMATIC_PATTERNS = (
     (re.compile(r"before restore of [0-9a-f]{7,40}\b"), AUTO_RESTORE),
     (re.compile(r"turn ended \d\d:\d\d:\d\d\b"), AUTO_TURN),
-    (re.compile(r"checkpoint \d\d:\d\d:\d\d$"), AUTO_UNNAMED),
+    (re.compile(r"checkpoint \d\d:\d\d:\d\d( \(\d+\))?$"), AUTO_UNNAMED),
 )
 #: Fields of one ``for-each-ref`` line, separated by US (0x1f), records by RS (0x1e).
 _FORMAT = "%(refname)%1f%(*objectname)%1f%(taggerdate:unix)%1f%(contents)%1e"
@@ -66,15 +67,18 @@ def name_point(repo: ShadowRepo, commit: str, message: str, branch: str, *, auto
 
     Args:
         automatic: which tool made the name (``restore``, ``turn``); None for the user's. An empty ``message``
-            gives the automatic name ``checkpoint HH:MM:SS`` (``unnamed``).
+            gives the automatic name ``checkpoint HH:MM:SS`` (``unnamed``), ``checkpoint HH:MM:SS (2)`` when a point
+            has that name already.
 
     Raises:
         GitError: the tag cannot be written.
     """
     now = datetime.now(UTC)
     clean = messages.free_text(message, 500)
-    if not clean:
+    if not clean:  # unique: two checkpoints within a second are two names, not one name for the newer
         clean, automatic = f"checkpoint {now.astimezone().strftime('%H:%M:%S')}", automatic or AUTO_UNNAMED
+        taken = {p.message for p in points(repo) if p.message.startswith(clean)}
+        clean = next(name for n in itertools.count(1) if (name := clean if n == 1 else f"{clean} ({n})") not in taken)
     ref = POINTS_PREFIX + now.strftime("%Y%m%dT%H%M%S.%f")
     body = f"{clean}\n\n{messages.TRAILER_BRANCH}: {branch}\n"
     if automatic:

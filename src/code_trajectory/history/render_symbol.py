@@ -49,7 +49,7 @@ def why(record: log.CommitRecord, names: dict[str, list[str]]) -> tuple[str, str
 
 
 #: The name :func:`code_trajectory.git.points.name_point` gives a checkpoint called without a message: it says no why.
-_DEFAULT_POINT_NAME = re.compile(r"checkpoint \d\d:\d\d:\d\d")
+_DEFAULT_POINT_NAME = re.compile(r"checkpoint \d\d:\d\d:\d\d( \(\d+\))?")
 
 
 def named_points(repo: ShadowRepo) -> dict[str, list[str]]:
