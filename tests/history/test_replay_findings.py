@@ -80,3 +80,18 @@ def test_a_search_that_reaches_its_limit_says_older_ones_match_too(project: Path
     assert "the newest 2 snapshot(s) that added or removed it; older ones did too" in limited, limited
     whole = cli_stdout(project, "search", "tok", "--limit", "5")
     assert whole.splitlines()[0].endswith("5 snapshots added or removed it, newest first"), whole
+
+
+def test_the_summary_says_saves_wait_only_when_saves_were_seen(session) -> None:
+    """The rescan a watcher's start asks for (to cover its walk) is no saved change: the summary said "Changes saved
+    since the last snapshot are waiting for the debounce" right after a server started on an unchanged tree."""
+    from code_trajectory.history import service as history
+
+    write(session.root, "a.py", "a = 1\n")
+    session.checkpoint("start")
+    session.recorder.note_changes((), rescan=True)
+    assert session.recorder.has_pending(wait=False) and not session.recorder.has_pending(wait=False, rescan=False)
+    assert "waiting for the debounce" not in history.session_summary(session)
+    write(session.root, "a.py", "a = 2\n")
+    session.recorder.note_changes(["a.py"])
+    assert "waiting for the debounce" in history.session_summary(session)

@@ -264,7 +264,9 @@ def session_summary(session: ProjectSession, recap: str | None = None, notices: 
     all_notices = ([] if foreign else session.status_notices()) + list(notices or [])
     # the points named in the last session, also on a snapshot it did not change (named when nothing changed)
     named = markers.on_commits(points.points(repo), [r.oid for r in sessions[0]]) if sessions else []
-    now, pending = datetime.now().astimezone(), not foreign and session.recorder.has_pending(wait=False)
+    # saves seen, waiting for the debounce; not the rescan a watcher's start asks for (it usually finds nothing)
+    now = datetime.now().astimezone()
+    pending = not foreign and session.recorder.has_pending(wait=False, rescan=False)
     text = summary.render(now=now, gap_seconds=gap, sessions=sessions, current_intent=current_intent,
                           current_branch=session.branch, net_by_branch=net_by_branch, net_symbols=net_symbols,
                           pending=pending, recap=recap, budget_tokens=session.settings.token_budget,

@@ -108,7 +108,7 @@ class PendingMixin:
             finally:
                 self._last_tree = self._last_commit = None
 
-    def has_pending(self: _Recorder, *, wait: bool = True) -> bool:
+    def has_pending(self: _Recorder, *, wait: bool = True, rescan: bool = True) -> bool:
         """True when changes are queued.
 
         Args:
@@ -116,11 +116,13 @@ class PendingMixin:
                 False answers at once from the fields as they are (a moment old at worst): a full scan, or the
                 initial import in its child process, holds the lock for seconds to minutes, and a summary asked
                 meanwhile must answer at once (issue 29).
+            rescan: a rescan asked for counts (the watcher's start asks for one to cover its walk: it usually finds
+                nothing); False: only the paths of saves seen.
         """
         if not self._lock.acquire(blocking=wait):
-            return bool(self._pending) or self._pending_rescan
+            return bool(self._pending) or (rescan and self._pending_rescan)
         try:
-            return bool(self._pending) or self._pending_rescan
+            return bool(self._pending) or (rescan and self._pending_rescan)
         finally:
             self._lock.release()
 
