@@ -160,3 +160,22 @@ def test_the_debounce_counts_from_the_last_event_not_from_its_batch(project: Pat
         watcher._on_batch({(watchfiles.Change.modified, str(project / "src" / "app.py"))})
         assert watcher._last_change <= time.monotonic() - watchgroups.STEP_MS / 1000
         assert watchgroups.DEBOUNCE_MS <= 50 and watchgroups.STEP_MS <= 25  # what watchfiles adds stays small
+
+
+def test_a_checkpoint_is_told_to_the_snapshot_callback_as_the_watchers_are(project: Path) -> None:
+    """``watch`` prints one line per snapshot through ``on_snapshot``: the checkpoints it takes (its own, or asked by
+    another process's ``checkpoint``) are lines too, not only the watcher's debounced snapshots."""
+    from code_trajectory.core.config import TrajectorySettings
+    from code_trajectory.recording.session import ProjectSession
+
+    seen = []
+    s = ProjectSession(project, TrajectorySettings.load(project), on_snapshot=seen.append)
+    s.start()
+    try:
+        (project / "a.py").write_text("a = 1\n")
+        s.checkpoint("first")
+        s.checkpoint("nothing changed")  # a name, no snapshot: no line
+    finally:
+        s.close()
+    checkpoints = [snap for snap in seen if snap.kind == "checkpoint"]
+    assert len(checkpoints) == 1 and "first" in checkpoints[0].subject, seen

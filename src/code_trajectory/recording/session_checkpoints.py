@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from code_trajectory.core.errors import InvalidArgumentError
@@ -36,6 +37,7 @@ class _Session(Protocol):
     watcher: Watcher | None
     import_error: Exception | None
     _started: threading.Event
+    _on_snapshot: Callable[[Snapshot], None] | None
 
     @property
     def branch(self) -> str: ...
@@ -104,6 +106,8 @@ class CheckpointMixin:
 
     def _checkpoint_here(self: _Session, message: str | None, *, name_only: bool) -> CheckpointAnswer:
         snapshot = self.record_checkpoint(None if name_only else message)
+        if snapshot is not None and self._on_snapshot is not None:  # ``watch`` prints every snapshot it writes
+            self._on_snapshot(snapshot)
         tip = snapshot.commit if snapshot is not None else self.recorder.latest_commit(self.branch)
         if tip is None:
             return CheckpointAnswer(True, "Nothing is recorded yet (an empty project): no checkpoint could be named.")
