@@ -95,3 +95,22 @@ def test_the_summary_says_saves_wait_only_when_saves_were_seen(session) -> None:
     write(session.root, "a.py", "a = 2\n")
     session.recorder.note_changes(["a.py"])
     assert "waiting for the debounce" in history.session_summary(session)
+
+
+def test_a_stash_between_two_cli_checkpoints_is_gits_not_the_users_edit(project: Path) -> None:
+    """No watcher, no server: only ``checkpoint`` records. The stash and its pop were recorded as the user's edits
+    (with the intent); the reflogs now tell them, as a start-up scan's catch-up does."""
+    write(project, "m.py", "def a():\n    return 1\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "init")
+    cli_stdout(project, "checkpoint")
+    cli_stdout(project, "intent", "my edit")
+    write(project, "m.py", "def a():\n    return 1\n# wip\n")
+    cli_stdout(project, "checkpoint")
+    git(project, "stash", "-q")
+    cli_stdout(project, "checkpoint")
+    git(project, "stash", "pop", "-q")
+    cli_stdout(project, "checkpoint", "-m", "after the pop")
+    log = cli_stdout(project, "log")
+    assert "[STASH] while not recording: WIP on main" in log and "pop or drop" in log, log
+    assert log.count("Intent: my edit") == 1, log  # the edit itself, not git's stash or pop

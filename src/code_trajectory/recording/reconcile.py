@@ -105,7 +105,7 @@ class ReconcileMixin:
     def reconcile(self: _Recorder, *, kind: str = messages.KIND_RECONCILE, note: str | None = None,
                   progress: ProgressFn | None = None,
                   restored_from: tuple[str, str] | None = None, with_intent: bool = True,
-                  catch_up: CatchUp | None = None, exiting: bool = False) -> Snapshot | None:
+                  catch_up: CatchUp | None = None, exiting: bool = False, reflogs: bool = False) -> Snapshot | None:
         """Scan the whole work tree and snapshot any difference from the last recorded tree.
 
         Args:
@@ -117,6 +117,9 @@ class ReconcileMixin:
             catch_up: given for the start-up scan: what git did meanwhile labels the snapshot, and the rest is
                 "changed while not recording" (:mod:`code_trajectory.recording.catchup`); the stash ids are noted.
             exiting: the process exits after this scan (the import child): its memory is not handed back first.
+            reflogs: what git did since the last snapshot (the project's reflogs past the noted mark) is committed
+                first as git's, the rest as this snapshot (a one-shot ``checkpoint`` while nothing records: no
+                watcher saw the stash or checkout); unlike ``catch_up``, the rest is not said to be unrecorded.
 
         Returns:
             The snapshot, or None when the work tree matches the last snapshot.
@@ -130,10 +133,11 @@ class ReconcileMixin:
             found = self._scan(progress)
             try:
                 operation = None
-                if catch_up is not None:
+                if catch_up is not None or reflogs:
                     last = self.latest_commit()
                     last_time = int(self.repo.git.text(["log", "-1", "--format=%ct", last])) if last else None
-                    operation = catchup.unrecorded_operation(self.project, self.repo.state_dir, catch_up, last_time)
+                    operation = catchup.unrecorded_operation(self.project, self.repo.state_dir,
+                                                             catch_up or CatchUp(), last_time)
                     catchup.note_mark(self.repo.state_dir, self.project)
                 return self._commit(found.tree, kind=kind, note=note, oversize=found.oversize, started=started,
                                     imported=found.imported, restored_from=restored_from, with_intent=with_intent,

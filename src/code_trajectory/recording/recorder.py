@@ -304,7 +304,8 @@ class Recorder(PendingMixin, ReconcileMixin, RecoveryMixin):
             self.repo.git.run(["symbolic-ref", "HEAD", ref], check=False)
         self._head_ref = ref
 
-    def checkpoint(self, note: str | None = None, *, kind: str = messages.KIND_CHECKPOINT) -> Snapshot | None:
+    def checkpoint(self, note: str | None = None, *, kind: str = messages.KIND_CHECKPOINT,
+                   reflogs: bool = False) -> Snapshot | None:
         """Snapshot the exact current state now, skipping the debounce (a full scan; see also
         ``ProjectSession.record_checkpoint``).
 
@@ -312,8 +313,10 @@ class Recorder(PendingMixin, ReconcileMixin, RecoveryMixin):
             note: a note stored with the snapshot (its first line and a trailer).
             kind: ``checkpoint`` for the user's checkpoints (consolidation never squashes them);
                 ``snapshot`` for automatic ones such as the state a test run ran on.
+            reflogs: no watcher saw git's operations since the last snapshot: read them from the project's
+                reflogs and commit git's share first (see :meth:`reconcile`).
         """
-        return self.reconcile(kind=kind, note=messages.one_line(note) if note else None)
+        return self.reconcile(kind=kind, note=messages.one_line(note) if note else None, reflogs=reflogs)
 
     # -- internals ----------------------------------------------------------------------------
 

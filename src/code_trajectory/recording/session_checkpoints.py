@@ -156,5 +156,6 @@ class CheckpointMixin:
             why = watcher.vouch()
         if why is not None:
             log.debug("checkpoint scans the work tree: %s", why)
-            return self.recorder.checkpoint(note, kind=kind)
+            # with no watcher here (a one-shot command), no one saw git's stash or checkout: the reflogs tell
+            return self.recorder.checkpoint(note, kind=kind, reflogs=watcher is None)
         return self.recorder.flush(kind=kind, note=messages.one_line(note) if note else None)
