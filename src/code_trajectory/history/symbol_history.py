@@ -26,6 +26,7 @@ from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.git import file_versions, indexed_log, log
 from code_trajectory.git.diffs import HUNK_HEADER
 from code_trajectory.git.shadow import ZERO_OID, ShadowRepo
+from code_trajectory.git.trees import list_files
 from code_trajectory.history.headings import began_recording
 from code_trajectory.history.range_diff import range_diff
 from code_trajectory.history.versions import symbol_changes
@@ -47,6 +48,8 @@ SYMBOL_DIFF_CONTEXT = 2
 OLDER_DIFF_CONTEXT = 0
 #: Moves to another file followed at most (a guard against pathological histories).
 MAX_MOVES = 10
+#: Changed files of a snapshot past which a move is not looked for (each other file's symbols are compared).
+MAX_MOVE_FILES = 200
 
 
 @dataclass
@@ -315,17 +318,15 @@ def _inner(changes: SymbolChanges, name: str, names: tuple[str, ...]) -> list[st
 
 
 def other_definitions(repo: ShadowRepo, tip: str, path: str, name: str) -> list[str]:
-    """The other definitions of ``name`` (a qualified name without an occurrence suffix) in the newest recorded
-    version of ``path`` as of ``tip``: ``["init@2"]`` beside ``init`` (two Go ``init`` functions, see
+    """The other definitions of ``name`` (a qualified name without an occurrence suffix) in ``path`` as snapshot
+    ``tip`` holds it (none when it does not): ``["init@2"]`` beside ``init`` (two Go ``init`` functions, see
     :func:`~code_trajectory.symbols.engine.disambiguate`), in source order; ``[]`` when it is the only one."""
     if "@" in name:
         return []
-    entries = file_versions.FileVersions(repo, tip, path)
-    if not entries:
-        return []
-    entry = entries[0]
-    symbols = _symbols(repo, entry.change.new_oid, entry.path) if entry.change.new_oid else []
+    entry = list_files(repo, repo.commit_tree_oid(tip), [f":(literal){path}"]).get(path)  # one ls-tree, no walk
+    symbols = _symbols(repo, entry.oid, path) if entry is not None else []
     return [s.name for s in occurrences(symbols, name) if s.name != name]
+
 
 @dataclass
 class _Anchor:
@@ -420,8 +421,12 @@ def _counterpart(repo: ShadowRepo, entry: file_versions.FileVersion, symbol: Sym
                  gained: bool) -> tuple[str, str, bool] | None:
     """The symbol with ``symbol``'s body (in blob ``oid``) that another file of ``entry``'s snapshot ``gained`` (else
     lost): ``(that file's path, its name, whether its text is byte for byte the same)``, or None."""
+    if entry.record.kind == "restore" or entry.record.is_git_operation:
+        return None  # a restore or a checkout moves no code: it puts files back
     own = _text(repo, oid, symbol)
     full = log.read_log(repo, [entry.record.oid], limit=1)
+    if full and len(full[0].changes) > MAX_MOVE_FILES:
+        return None
     for change in full[0].changes if full else []:
         if change.path == entry.path or language_for(change.path) is None:
             continue
