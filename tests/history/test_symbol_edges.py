@@ -69,3 +69,16 @@ def test_a_function_moved_unchanged_to_another_file_is_said_so_on_both_sides(pro
     cli_stdout(project, "checkpoint", "-m", "v3")
     moved = cli_stdout(project, "symbol", "c.py", "strip")
     assert "moved from b.py · checkpoint: v3" in headings(moved)[-1] and "+    # trim" in moved, moved
+
+
+def test_a_changed_typescript_overload_signature_modifies_its_function(project: Path) -> None:
+    source = ("export function parse(x: string): number;\nexport function parse(x: number): string;\n"
+              "export function parse(x: any): any {\n  return x;\n}\n\nfunction other(): void {}\n")
+    write(project, "a.ts", source)
+    cli_stdout(project, "checkpoint", "-m", "v1")
+    write(project, "a.ts", source.replace("parse(x: number): string", "parse(x: number, radix?: number): string"))
+    cli_stdout(project, "checkpoint", "-m", "v2")
+    assert "modified parse" in cli_stdout(project, "log")  # was "code outside symbols"
+    answer = cli_stdout(project, "symbol", "a.ts", "parse")
+    assert "modified · checkpoint: v2" in headings(answer)[-1] and "+export function parse(x: number, radix" in answer
+    assert len(headings(cli_stdout(project, "symbol", "a.ts", "other"))) == 1

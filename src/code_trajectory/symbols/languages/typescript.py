@@ -1,8 +1,9 @@
 """TypeScript (``.ts``, ``.mts``, ``.cts``) and TSX (``.tsx``): the JavaScript rules of
 :mod:`._ecmascript` plus ``interface`` (``interface``), ``type`` aliases (``type``), ``enum``
 (``enum``), ``abstract class`` (``class``) and ``namespace``/``declare module`` (``namespace``).
-Declarations without a body (overload signatures, abstract methods, ``declare function``)
-are part of their container's text, not symbols.
+Declarations without a body (abstract methods, ``declare function``) are part of their
+container's text, not symbols; the overload signatures right before a function's implementation
+(``function parse(x: string): number;``) are part of that function's text: changing one modifies it.
 
 Grammar: ``tree-sitter-typescript``, whose ``language_typescript()`` and ``language_tsx()``
 are two grammars: ``.tsx`` uses the latter (``<T>x`` casts are JSX there).
@@ -10,6 +11,9 @@ are two grammars: ``.tsx`` uses the latter (``<T>x`` casts are JSX there).
 
 from __future__ import annotations
 
+from typing import Any
+
+from ..engine import Def
 from ._ecmascript import DEFINITIONS, EXTRAS, EcmaScript
 
 _TS_DEFINITIONS = DEFINITIONS + """
@@ -36,6 +40,32 @@ class TypeScript(EcmaScript):
         self.name = "tsx" if tsx else "typescript"
         self.extensions = (".tsx",) if tsx else (".ts", ".mts", ".cts")
         self.grammar_function = "language_tsx" if tsx else "language_typescript"
+
+    def definition(self, kind: str, node: Any, caps: dict[str, list[Any]]) -> Def | None:
+        """See :meth:`EcmaScript.definition`; a function declaration's span starts at its overload signatures."""
+        found = super().definition(kind, node, caps)
+        if found is None or node.type != "function_declaration":
+            return found
+        span = self.span_node(node)
+        first = _first_overload(span, found.local)
+        return found if first is None else self.make_def(node, found.kind, found.local, span=span, first=first)
+
+
+def _first_overload(span: Any, name: str) -> Any:
+    """The first of the overload signatures of function ``name`` right before ``span`` (each a ``function_signature``,
+    or an ``export_statement`` holding one; comments between them are passed over), or None when there is none."""
+    first, sibling = None, span.prev_named_sibling
+    while sibling is not None:
+        inner = sibling.named_children[0] if sibling.type == "export_statement" and sibling.named_child_count else sibling
+        if inner.type == "function_signature":
+            named = inner.child_by_field_name("name")
+            if named is None or named.text.decode("utf-8", "replace") != name:
+                break
+            first = sibling
+        elif sibling.type != "comment":
+            break
+        sibling = sibling.prev_named_sibling
+    return first
 
 
 TYPESCRIPT = TypeScript()
