@@ -517,10 +517,12 @@ def main(argv: list[str] | None = None) -> int:
             os.makedirs(os.environ[name], exist_ok=True)
         env = {**os.environ, "PYTHONPATH": str(SRC) + os.pathsep + os.environ.get("PYTHONPATH", "")}
         results = []
-        for repo in args.repos:
+        for index, repo in enumerate(args.repos):
             path = Path(repo).resolve()
             print(f"{path.name}: replaying {args.n} commits ({', '.join(modes)})", file=sys.stderr)
-            results.append(run_repo(path, args.n, modes, work, env, args.verbose))
+            own = work / f"repo-{index}"  # two clones may share a directory name (a/upstream, b/upstream)
+            own.mkdir()
+            results.append(run_repo(path, args.n, modes, own, env, args.verbose))
     print(report(results, modes))
     return 0
 
