@@ -9,7 +9,6 @@ question is why it changed (every change's why) and what it was before its last 
 from __future__ import annotations
 
 import json
-import re
 import shlex
 
 from code_trajectory.core.answer import Answer, fenced, sections, short, shown, when
@@ -48,16 +47,13 @@ def why(record: log.CommitRecord, names: dict[str, list[str]]) -> tuple[str, str
     return label, record.intent
 
 
-#: The name :func:`code_trajectory.git.points.name_point` gives a checkpoint called without a message: it says no why.
-_DEFAULT_POINT_NAME = re.compile(r"checkpoint \d\d:\d\d:\d\d( \(\d+\))?")
-
-
 def named_points(repo: ShadowRepo) -> dict[str, list[str]]:
     """The names the user gave points (checkpoints) by the commit they name, oldest first: automatic names (a
-    restore's safety snapshot, a turn's end, a checkpoint without a message) are left out, they say no why."""
+    restore's safety snapshot, a turn's end, a checkpoint without a message: :attr:`~code_trajectory.git.points.Point.automatic`,
+    told by their mark or their name's pattern) are left out, they say no why."""
     found: dict[str, list[str]] = {}
     for point in reversed(points.points(repo)):
-        if point.automatic is None and not _DEFAULT_POINT_NAME.fullmatch(point.message):
+        if point.automatic is None:
             found.setdefault(point.commit, []).append(point.message)
     return found
 

@@ -390,17 +390,17 @@ def compare(session: ProjectSession, from_snapshot: str, to_snapshot: str = "now
     heading = (f"# Compare `{old.commit[:12]}` ({old.how}) → {new_how}" + (f", `{rel}` only" if rel else ""))
     heading += f"\n- From: {_point_why(repo, old.commit)}"
     heading += f"\n- To: {'the work tree as it is now' if new_label == 'now' else _point_why(repo, new.commit)}"
-    if rel is not None and not any(list_files(repo, tree, [f":(literal){rel}"])
-                                   for tree in (repo.commit_tree_oid(old.commit), new_tree)):
-        # not "identical": there is nothing to compare (ignored, a secret, a typo), as get_file_trajectory says
-        reason = session.recorder.policy.explain(rel)
-        return message(f"{heading}\n\n`{rel}` is in neither state, so there is nothing to compare: "
-                       + (f"it is not recorded ({reason})." if reason else
-                          "neither holds a file or directory at that path (relative to the project root; "
-                          "get_file_trajectory tells when a file was recorded)."))
     answer = compare_mod.render_net_change(repo, old.commit, new_tree, session.settings.compare_token_budget,
                                            heading=heading, new_label=new_label, only=rel)
     if not answer.data:  # no difference: a message
+        if rel is not None and not any(list_files(repo, tree, [f":(literal){rel}"])
+                                       for tree in (repo.commit_tree_oid(old.commit), new_tree)):
+            # not "identical": there is nothing to compare (ignored, a secret, a typo), as get_file_trajectory says
+            reason = session.recorder.policy.explain(rel)
+            return message(f"{heading}\n\n`{rel}` is in neither state, so there is nothing to compare: "
+                           + (f"it is not recorded ({reason})." if reason else
+                              "neither holds a file or directory at that path (relative to the project root; "
+                              "get_file_trajectory tells when a file was recorded)."))
         return answer
     return Answer(answer, {"from": short(old.commit), "to": new_label, **answer.data})
 

@@ -20,7 +20,9 @@ from another file of that snapshot): then its history continues in that file.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.git import file_versions, indexed_log, log
@@ -212,9 +214,7 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
             went = _moved_to(repo, entry, current) if moves < MAX_MOVES else None
             if went is not None:  # its history goes on there (asked there, the move is said as "moved from")
                 moves += 1
-                what = f"moved to {went[0]}" + ("" if went[1] == current else f" ({readable(went[1])})")
-                result.append(SymbolVersion(entry, current, what, "", "body unchanged") if went[2]
-                              else SymbolVersion(entry, current, what, diff(current, None)))
+                result.append(_moved(entry, current, "to", went, partial(diff, current, None)))
             else:
                 result.append(SymbolVersion(entry, current, "removed", diff(current, None)))
         elif current in changes.added and entries and (entry.record.kind == "restore"
@@ -230,10 +230,8 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
                 else:
                     result.append(SymbolVersion(entry, current, "added", diff(None, current)))
                 break
-            other_path, other_name, same_text = moved
-            what = f"moved from {other_path}" + ("" if other_name == current else f" ({readable(other_name)})")
-            result.append(SymbolVersion(entry, current, what, "", "body unchanged") if same_text
-                          else SymbolVersion(entry, current, what, diff(None, current)))
+            result.append(_moved(entry, current, "from", moved, partial(diff, None, current)))
+            other_path, other_name, _same = moved
             moves += 1
             current = other_name
             parent = entry.record.parents[0] if entry.record.parents else None
@@ -314,7 +312,6 @@ def _inner(changes: SymbolChanges, name: str, names: tuple[str, ...]) -> list[st
         if parent == name:
             inner.append(changed)
     return inner
-
 
 
 def other_definitions(repo: ShadowRepo, tip: str, path: str, name: str) -> list[str]:
@@ -400,6 +397,17 @@ def _baseline(repo: ShadowRepo, entry: file_versions.FileVersion, name: str, sho
     if not show:
         note += "; its body: show_baseline=true, CLI `--baseline`"
     return SymbolVersion(entry, name, "as first recorded", own_diff(repo, entry, None, name) if show else "", note)
+
+
+def _moved(entry: file_versions.FileVersion, name: str, way: str, where: tuple[str, str, bool],
+           diff: Callable[[], str]) -> SymbolVersion:
+    """The version of ``name`` moved ``way`` (``from``, ``to``) ``where`` (:func:`_counterpart`'s answer): ``moved
+    from src/util.py (other name)``, its ``diff`` shown unless its text moved byte for byte (``body unchanged``)."""
+    other_path, other_name, same_text = where
+    what = f"moved {way} {other_path}" + ("" if other_name == name else f" ({readable(other_name)})")
+    if same_text:
+        return SymbolVersion(entry, name, what, "", "body unchanged")
+    return SymbolVersion(entry, name, what, diff())
 
 
 def _moved_from(repo: ShadowRepo, entry: file_versions.FileVersion, name: str) -> tuple[str, str, bool] | None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..engine import Def
+from ..engine import Def, squash
 from ._ecmascript import DEFINITIONS, EXTRAS, EcmaScript
 
 _TS_DEFINITIONS = DEFINITIONS + """
@@ -59,7 +59,7 @@ def _first_overload(span: Any, name: str) -> Any:
         inner = sibling.named_children[0] if sibling.type == "export_statement" and sibling.named_child_count else sibling
         if inner.type == "function_signature":
             named = inner.child_by_field_name("name")
-            if named is None or named.text.decode("utf-8", "replace") != name:
+            if named is None or squash(named.text.decode("utf-8", "replace")) != name:  # as the local name is made
                 break
             first = sibling
         elif sibling.type != "comment":
