@@ -351,3 +351,12 @@ def test_net_zero_spans_find_operations_that_end_where_they_began() -> None:
     assert net_zero_spans(steps(("A", "B", True), ("B", "C", False), ("C", "A", True))) == []
     # a file that did not exist, created by a checkout and removed by the checkout back
     assert net_zero_spans(steps((None, "B", True), ("B", None, True))) == [(0, 1)]
+
+
+def test_compare_of_a_glob_looking_path_is_that_path_only(project: Path) -> None:
+    """A client's path is a path, not a pattern: ``src/*.py`` names no recorded file, though ``src/app.py`` is one."""
+    write(project, "src/app.py", "x = 1\n")
+    cli_stdout(project, "checkpoint", "-m", "start")
+    write(project, "src/app.py", "x = 2\n")
+    answer = cli_stdout(project, "compare", "start", "--file", "src/*.py")
+    assert "in neither state" in answer and "src/app.py" not in answer, answer

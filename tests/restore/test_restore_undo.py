@@ -105,3 +105,21 @@ def test_a_dry_run_cut_to_its_budget_names_the_files_it_does_not_show(project: P
         s.close()
     assert "diff cut to fit the answer; 10 file(s) in all, not shown (whole or in part): `src/m" in dry.text, dry.text
     assert "`src/m9.py`" in dry.text.split("not shown")[1], dry.text
+
+
+def test_a_hostile_file_name_in_the_suggested_undo_is_quoted(session: ProjectSession) -> None:
+    """File names are untrusted: the undo command the answer spells out quotes them for the shell (``shlex``) and
+    the tool call's paths are JSON, so copying either runs nothing and names exactly that file."""
+    import shlex
+
+    name = "x; touch pwned $(id) 'q'.py"
+    write(session.root, name, "a = 1\n")
+    session.checkpoint("v1")
+    write(session.root, name, "a = 2\n")
+    session.checkpoint("v2")
+    one = restore(session, "v1", [name])
+    snapshot, paths = undo_call(one.text)
+    assert paths == [name]
+    command = re.search(r"`(code-trajectory restore [^`]+)`", one.text)
+    assert command and shlex.split(command[1]) == ["code-trajectory", "restore", snapshot, name], one.text
+    assert not (session.root / "pwned").exists()
