@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,7 +12,7 @@ import pytest
 from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.history import service
 from code_trajectory.recording.session import ProjectSession
-from support import mcp_client, write
+from support import mcp_client, subprocess_env, write
 
 APP_V1 = "class App:\n    def run(self):\n        return 1\n\n    def stop(self):\n        return 0\n"
 APP_V2 = APP_V1.replace("return 1", "return 2")
@@ -90,3 +92,16 @@ async def test_the_new_tools_through_the_sdk_client(project: Path) -> None:
         assert "`src/app.py`: +return 42" in result.structured_content["hits"][0][3]
         bad = await client.call_tool("get_symbol_trajectory", {"filepath": "src/app.py", "symbol": "mian"})
         assert bad.is_error and "did you mean main" in bad.content[0].text
+
+
+def test_hints_name_the_cli_flag_beside_the_tool_parameter(session: ProjectSession) -> None:
+    """A hint that names a tool's parameter also names the CLI's flag for it: the CLI prints the same text."""
+    edit(session, src__flags_py="DEBUG = False\n")
+    with pytest.raises(InvalidArgumentError, match=r"regex=false \(CLI: leave out `--regex`\)"):
+        service.search_trajectory(session, "(unclosed", regex=True)
+    done = subprocess.run([sys.executable, "-m", "code_trajectory", "search", "--regex", "(unclosed"],
+                          cwd=session.root, env=subprocess_env(), capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "leave out `--regex`" in done.stderr + done.stdout
+    edit(session, src__flags_py="DEBUG = True\n")
+    edit(session, src__flags_py="DEBUG = None\n")
+    assert "older ones: raise `limit` (CLI `--limit N`)" in str(service.global_trajectory(session, 1))

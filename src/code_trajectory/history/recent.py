@@ -42,7 +42,7 @@ def render(records: list[CommitRecord], branch: str, budget_tokens: int, *, sinc
     if not records:
         if since_consolidate and reached_consolidation:
             return (f"{title}\n\nNo snapshots since the last consolidation: nothing changed after it. Call with "
-                    "`since_consolidate=false` to see earlier commits.")
+                    "`since_consolidate=false` (CLI: without `--since-consolidate`) to see earlier commits.")
         return (f"{title}\n\nNo snapshots yet. Snapshots appear after files are saved (debounced) or when "
                 "`checkpoint` is called.")
     scope = ("since the last consolidation" if since_consolidate and reached_consolidation
@@ -68,9 +68,9 @@ def render(records: list[CommitRecord], branch: str, budget_tokens: int, *, sinc
     dropped = sum(len(group) for group, _ in groups[:len(groups) - shown])
     if dropped:
         parts.append(f"_{dropped} older snapshot(s) not shown to fit the token budget; call with a smaller limit "
-                     "or `since_consolidate=true`._")
+                     "or `since_consolidate=true` (CLI `--limit N`, `--since-consolidate`)._")
     elif more_available and not since_consolidate:
-        parts[0] += "; older ones: raise `limit`"
+        parts[0] += "; older ones: raise `limit` (CLI `--limit N`)"
     parts += kept
     return fit("\n".join(parts), budget_tokens)
 

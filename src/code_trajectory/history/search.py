@@ -51,7 +51,8 @@ def search(repo: ShadowRepo, ref: str, query: str, *, regex: bool = False, path:
         InvalidArgumentError: an empty or oversized query, or an invalid regex.
     """
     if not isinstance(query, str) or not query.strip() or "\0" in query:
-        raise InvalidArgumentError("query must be the text (or with regex=true the regular expression) to look for")
+        raise InvalidArgumentError("query must be the text (or with regex=true, CLI `--regex`, the regular expression) "
+                                   "to look for")
     if len(query) > MAX_QUERY_CHARS:
         raise InvalidArgumentError(f"query is {len(query)} characters; at most {MAX_QUERY_CHARS}")
     matches: Callable[[str], object]  # truthy when the line matches
@@ -59,8 +60,8 @@ def search(repo: ShadowRepo, ref: str, query: str, *, regex: bool = False, path:
         try:
             pattern = re.compile(query)
         except re.error as exc:
-            raise InvalidArgumentError(f"invalid regex {query!r}: {exc}; pass regex=false to search for the "
-                                       "text as it is") from None
+            raise InvalidArgumentError(f"invalid regex {query!r}: {exc}; pass regex=false (CLI: leave out "
+                                       "`--regex`) to search for the text as it is") from None
         matches = pattern.search
     else:
         def matches(line: str) -> bool:

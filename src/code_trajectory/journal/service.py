@@ -9,6 +9,7 @@ the CLI (:mod:`code_trajectory.journal.commands`) writes without it.
 
 from __future__ import annotations
 
+import shlex
 import threading
 from typing import Any
 
@@ -123,7 +124,8 @@ class Journal:
             subsections = [s for s in self.store.sections() if s.startswith(path + "/")]
             if subsections:
                 text += (f" It already groups {len(subsections)} subsection(s), e.g. {subsections[0]!r}; "
-                         f"journal_toc('{path}', depth=2) lists them.")
+                         f"journal_toc('{path}', depth=2) lists them (CLI: `code-trajectory journal toc "
+                         f"{shlex.quote(path)} --depth 2`).")
         else:
             head = f"Overview of {path} (version {data['version']}, {ov.entry_count} entries, " \
                    f"last updated {data['last_updated']}):"
