@@ -105,3 +105,20 @@ def test_hints_name_the_cli_flag_beside_the_tool_parameter(session: ProjectSessi
     edit(session, src__flags_py="DEBUG = True\n")
     edit(session, src__flags_py="DEBUG = None\n")
     assert "older ones: raise `limit` (CLI `--limit N`)" in str(service.global_trajectory(session, 1))
+
+
+def test_search_follows_a_rename(session: ProjectSession) -> None:
+    """A file renamed with its text did not remove the text and add it again (``git log -S`` detects renames): a pure
+    rename is no hit; a rename that also adds the text shows it under the new path, saying where it came from."""
+    body = "TIMEOUT = 30\n" + "".join(f"value_{n} = {n}\n" for n in range(20))
+    edit(session, src__old_py=body)
+    (session.root / "src/old.py").rename(session.root / "src/new.py")
+    assert session.recorder.record_paths(["src/old.py", "src/new.py"]) is not None
+    found = service.search_trajectory(session, "TIMEOUT = 30")
+    assert [h[3] for h in found.data["hits"]] == ["`src/old.py`: +TIMEOUT = 30"]  # the rename is no hit
+    (session.root / "src/new.py").rename(session.root / "src/newest.py")
+    write(session.root, "src/newest.py", body + "RETRY_TIMEOUT = 30\n")
+    assert session.recorder.record_paths(["src/new.py", "src/newest.py"]) is not None
+    again = service.search_trajectory(session, "TIMEOUT = 30")
+    assert again.data["hits"][0][3] == "`src/newest.py` (renamed from `src/new.py`): +RETRY_TIMEOUT = 30"
+    assert len(again.data["hits"]) == 2

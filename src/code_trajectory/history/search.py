@@ -2,7 +2,10 @@
 
 ``git log -S<text>`` lists the snapshots where the number of occurrences of the text changed (it was added or
 removed); ``-G<regex>`` those whose diff has a line matching the regex. For each, the matching added (``+``)
-and removed (``-``) lines are shown, newest first, with the snapshot's time, intent and message.
+and removed (``-``) lines are shown, newest first, with the snapshot's time, intent and message. Renames are
+detected (``-M``, as ``git log`` does by default since git 2.9): a file renamed with its text is not a snapshot that
+removed the text from one path and added it to another; a renamed file's lines are shown under its new path, with
+where it came from.
 """
 
 from __future__ import annotations
@@ -34,10 +37,12 @@ def posix_regex(pattern: str) -> str:
 
 @dataclass
 class Hit:
-    """A snapshot that added or removed matching text: its record and the matching lines by path."""
+    """A snapshot that added or removed matching text: its record, the matching lines by path, and the earlier path
+    of those paths that the snapshot renamed."""
 
     record: log.CommitRecord
     lines: dict[str, list[str]] = field(default_factory=dict)
+    renamed_from: dict[str, str] = field(default_factory=dict)
 
 
 def search(repo: ShadowRepo, ref: str, query: str, *, regex: bool = False, path: str | None = None,
@@ -66,7 +71,7 @@ def search(repo: ShadowRepo, ref: str, query: str, *, regex: bool = False, path:
     else:
         def matches(line: str) -> bool:
             return query in line
-    args = ["log", f"--format={_FORMAT}", "-p", "-U0", "--no-color", "--no-ext-diff", "--no-renames",
+    args = ["log", f"--format={_FORMAT}", "-p", "-U0", "--no-color", "--no-ext-diff", "-M",
             ("-G" + posix_regex(query)) if regex else ("-S" + query)]
     if since is not None:
         args.append(f"--since={since.isoformat()}")
@@ -96,17 +101,23 @@ def search(repo: ShadowRepo, ref: str, query: str, *, regex: bool = False, path:
         record = log.CommitRecord(oid, parents.split(), datetime.fromtimestamp(int(ctime)).astimezone(), subject,
                                   messages.parse_trailers(trailers))
         hit = Hit(record)
-        current = None
+        current = renamed_from = None
         for line in patch.split("\n"):
             if line.startswith("+++ ") or line.startswith("--- "):
                 if line.startswith("+++ b/") or (line.startswith("--- a/") and current is None):
                     current = line[6:]
                 continue
             if line.startswith("diff --git "):
-                current = None
+                current = renamed_from = None
+                continue
+            if line.startswith("rename from ") and current is None:
+                renamed_from = line[len("rename from "):]
                 continue
             if line[:1] in "+-" and matches(line[1:]):
-                shown = hit.lines.setdefault(current or "?", [])
+                where = current or "?"
+                if renamed_from is not None:
+                    hit.renamed_from[where] = renamed_from
+                shown = hit.lines.setdefault(where, [])
                 if len(shown) < LINES_PER_HIT:
                     shown.append(line[:300])
         hits.append(hit)
@@ -153,10 +164,11 @@ def render(query: str, branch: str, hits: list[Hit], budget_tokens: int, *, rege
         block = [f"## {stamp} · `{record.oid[:12]}` · {reason(record)}"]
         for path, lines in hit.lines.items():
             shown = _shown_lines(lines)
+            named = f"`{path}`" + (f" (renamed from `{hit.renamed_from[path]}`)" if path in hit.renamed_from else "")
             if len(shown) == 1:
-                block.append(f"`{path}`: {shown[0]}")
+                block.append(f"{named}: {shown[0]}")
             else:
-                block.append(f"`{path}`:")
+                block.append(f"{named}:")
                 block += [f"  {line}" for line in shown]
         out.append("\n".join(block))
     text = fit("\n".join(out), budget_tokens)
