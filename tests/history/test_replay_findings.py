@@ -70,6 +70,20 @@ def test_a_history_begun_by_a_checkpoint_starts_from_it(project: Path) -> None:
     assert "M `m.py` (+1 -1): modified a" in net and "other.py" not in net and "A `" not in net, summary
 
 
+def test_the_log_counts_a_large_first_checkpoint_as_the_baseline(project: Path) -> None:
+    """A history begun by a ``checkpoint`` of a project of many files: its first snapshot holds them as they were,
+    counted, not listed as added one by one (as an import's heading counts them)."""
+    for n in range(12):
+        write(project, f"pkg/m{n}.py", f"def f{n}():\n    return {n}\n")
+    cli_stdout(project, "checkpoint", "-m", "start")
+    write(project, "pkg/m0.py", "def f0():\n    return 100\n")
+    cli_stdout(project, "checkpoint")
+    log = cli_stdout(project, "log")
+    first = log.split("checkpoint: start", 1)[1].split("\n## ", 1)[0]
+    assert "files as they were when recording began (the first snapshot; not listed)" in first, log
+    assert "A pkg/" not in log and "M pkg/m0.py (+1 -1): modified f0" in log
+
+
 def test_a_search_that_reaches_its_limit_says_older_ones_match_too(project: Path) -> None:
     write(project, "m.py", "x = 0\n")
     cli_stdout(project, "checkpoint")

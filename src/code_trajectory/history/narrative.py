@@ -17,8 +17,6 @@ from code_trajectory.git.log import CommitRecord, display_path
 
 #: Characters per token used to estimate the size of an answer.
 CHARS_PER_TOKEN = 4
-#: The start of recording lists its files up to this many; past it its heading only counts them.
-IMPORT_FILES_LISTED = 10
 
 
 _HUNK_RE = re.compile(r"^@@ [^@]* @@ ?(.*)$")

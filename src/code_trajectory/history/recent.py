@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from code_trajectory.git.log import CommitRecord, describe_files
-from code_trajectory.history.headings import Step, net_zero_line, net_zero_spans, why
+from code_trajectory.history.headings import Step, began_recording, net_zero_line, net_zero_spans, why
 from code_trajectory.history.narrative import CHARS_PER_TOKEN, fit, fmt_time
 
 #: Files of the start of recording listed at most (its heading counts them all: ``start of recording: 1204
@@ -108,8 +108,10 @@ def _entry(group: list[CommitRecord], previous: CommitRecord | None, marks: dict
         lines.append(f"- {marks[record.oid]}")
     if record.is_import and record.change_count > IMPORT_FILES_LISTED:
         return "\n".join(lines)  # its heading counts the files
-    if record.files_not_read is not None:  # a first snapshot too large to list (see log.read_root_changes)
-        return "\n".join([*lines, f"A {record.files_not_read} files (the first snapshot; not listed)"])
+    if began_recording(record) and (record.files_not_read is not None or record.change_count > IMPORT_FILES_LISTED):
+        # a history begun by a checkpoint: its first snapshot holds the project as it was, not files just added
+        return "\n".join([*lines, f"{record.change_count} files as they were when recording began (the first "
+                                   "snapshot; not listed)"])
     lines += describe_files(record.changes, symbols=(symbols or {}).get(record.oid), bare=True)
     return "\n".join(lines)
 
