@@ -3,9 +3,9 @@
 ``git log -S<text>`` lists the snapshots where the number of occurrences of the text changed (it was added or
 removed); ``-G<regex>`` those whose diff has a line matching the regex. For each, the matching added (``+``)
 and removed (``-``) lines are shown, newest first, with the snapshot's time, intent and message. Renames are
-detected (``-M``, as ``git log`` does by default since git 2.9): a file renamed with its text is not a snapshot that
-removed the text from one path and added it to another; a renamed file's lines are shown under its new path, with
-where it came from.
+detected (``-M``, as ``git log`` does by default since git 2.9; see :data:`RENAME_LIMIT`): a file renamed with its
+text is not a snapshot that removed the text from one path and added it to another; a renamed file's lines are
+shown under its new path, with where it came from.
 """
 
 from __future__ import annotations
@@ -25,6 +25,10 @@ from code_trajectory.history.narrative import day_once, fit
 #: Matching lines shown per snapshot.
 LINES_PER_HIT = 12
 MAX_QUERY_CHARS = 1000
+#: git's ``-l``: a snapshot with more added and more removed files than this looks for exact renames only (the same
+#: blob), not for renames with edits, which compare every pair (a branch switch of thousands of files, walked by a
+#: regex search of a long history, would otherwise cost seconds).
+RENAME_LIMIT = 200
 _FORMAT = "%x1e%H%x1f%P%x1f%ct%x1f%s%x1f%(trailers:unfold,separator=%x1d)%x1f"
 
 
@@ -71,7 +75,7 @@ def search(repo: ShadowRepo, ref: str, query: str, *, regex: bool = False, path:
     else:
         def matches(line: str) -> bool:
             return query in line
-    args = ["log", f"--format={_FORMAT}", "-p", "-U0", "--no-color", "--no-ext-diff", "-M",
+    args = ["log", f"--format={_FORMAT}", "-p", "-U0", "--no-color", "--no-ext-diff", "-M", f"-l{RENAME_LIMIT}",
             ("-G" + posix_regex(query)) if regex else ("-S" + query)]
     if since is not None:
         args.append(f"--since={since.isoformat()}")
