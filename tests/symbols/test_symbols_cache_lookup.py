@@ -137,6 +137,21 @@ def test_find_accepts_a_name_without_its_overload_suffix():
         find(symbols, "bar")
 
 
+def test_find_takes_another_languages_separators():
+    """A model writes ``Parser.next`` for Rust's ``Parser::next`` (and ``App::run`` for Python's ``App.run``): found
+    when the name's own separators match nothing; a trait's method of the same name is not taken for it."""
+    rust = language_for("lib.rs").extract(
+        b"struct Parser;\nimpl Parser {\n    fn next(&mut self) -> u8 { 1 }\n}\n"
+        b"impl Iterator for Parser {\n    type Item = u8;\n    fn next(&mut self) -> Option<u8> { None }\n}\n")
+    assert find(rust, "Parser.next").name == "Parser::next"
+    assert find(rust, "Parser::next").name == "Parser::next"
+    with pytest.raises(InvalidArgumentError, match="ambiguous"):
+        find(rust, "next")
+    python = language_for("app.py").extract(b"class App:\n    def run(self):\n        return 1\n")
+    assert find(python, "App::run").name == "App.run"
+    assert find(python, "Other::run") is None
+
+
 def test_short_name_handles_every_separator():
     assert short_name("Serializer.loads") == "loads"
     assert short_name("a::b::f") == "f"

@@ -11,6 +11,7 @@ from code_trajectory.core.errors import InvalidArgumentError
 from .base import Symbol, short_name
 
 _SEPARATORS = (".", "::", "#", "\\")
+_ANY_SEPARATOR = re.compile(r"::|#|\\")
 #: The occurrence suffix of a disambiguated name (see :class:`~code_trajectory.symbols.base.Symbol`).
 _OCCURRENCE = re.compile(r"^(.+)@(\d+)$")
 
@@ -59,7 +60,9 @@ def find(symbols: Sequence[Symbol], name: str) -> Symbol | None:
 
     A shorter form is a suffix of the qualified name starting after a separator (``loads``
     or ``Serializer.loads`` for ``pkg.Serializer.loads``), or the name without its overload
-    disambiguation (``bar`` for a single ``Foo.bar(int)``).
+    disambiguation (``bar`` for a single ``Foo.bar(int)``). When nothing matches so, the name's
+    separators are taken as any language's (``Parser.next`` finds Rust's ``Parser::next``, ``Foo::bar``
+    Python's ``Foo.bar``), by the same rules.
 
     Returns:
         The symbol, or ``None`` when nothing matches (see :func:`closest_names` for suggestions).
@@ -76,6 +79,10 @@ def find(symbols: Sequence[Symbol], name: str) -> Symbol | None:
     matches = [s for s in symbols if _suffix_match(s.name, name)]
     if not matches:
         matches = [s for s in symbols if _suffix_match(_strip_overload(s.name), name)]
+    if not matches:  # another language's separators: Parser.next for Parser::next
+        canonical = _any_separator(name)
+        matches = [s for s in symbols if _any_separator(s.name) == canonical] or [
+            s for s in symbols if _suffix_match(_any_separator(s.name), canonical)]
     if len(matches) == 1:
         return matches[0]
     if matches:
@@ -110,6 +117,11 @@ def _suffix_match(qualified: str, name: str) -> bool:
         return False
     head = qualified[: len(qualified) - len(name)]
     return head.endswith(_SEPARATORS)
+
+
+def _any_separator(name: str) -> str:
+    """``name`` with each separator of :data:`_SEPARATORS` written as ``.``."""
+    return _ANY_SEPARATOR.sub(".", name)
 
 
 def _strip_overload(qualified: str) -> str:
