@@ -16,7 +16,7 @@ from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.testruns import store
 from code_trajectory.testruns.scope import Scope
-from code_trajectory.testruns.selection import command_scope, parse_query
+from code_trajectory.testruns.selection import UNREAD, command_scope, parse_query
 from code_trajectory.ui.data import History
 from support import mcp_client, write
 
@@ -152,7 +152,7 @@ async def test_agent_reports_get_their_scope_from_the_command(project: Path) -> 
             "failing_tests": ["tests/test_app.py::test_main: assert 2 == 1"]})
         assert "): tests (partial: tests/test_app.py -k main): 1 failed: test_main" in text(part)
         other = await client.call_tool("record_test_result", {"command": "npm run e2e", "passed": 4})
-        assert "unknown scope (the selection of this command is not read)" in text(other)
+        assert f"unknown scope ({UNREAD})" in text(other)
         # the later partial failure on the same snapshot overlaps the full suite: not green for it any more
         since = text(await client.call_tool("diff_since_green", {}))
         assert "No snapshot on `main` is green for the full suite" in since and "proves no scope" in since
@@ -160,6 +160,15 @@ async def test_agent_reports_get_their_scope_from_the_command(project: Path) -> 
         data = history.structured_content
         counts = [row[data["cols"].index("tests")] for row in data["runs"]]
         assert ["2 xpassed" in c for c in counts] == [False, False, True], counts
+        # a script of the project's own, declared the whole suite: its pass is a rerun of the failed selection
+        read = await client.call_tool("record_test_result", {"command": "pytest tests/test_app.py", "passed": 1,
+                                                             "full_suite": True})
+        assert "tests (partial: tests/test_app.py): 1 passed" in text(read)  # what ran, whatever is declared
+        declared = await client.call_tool("record_test_result", {"command": "./ci/test.sh", "passed": 9,
+                                                                 "full_suite": True})
+        assert "(shadow branch `main`, full suite): tests: 9 passed" in text(declared)
+        since = text(await client.call_tool("diff_since_green", {}))
+        assert since.startswith("Last green run for the full suite: ") and "(`./ci/test.sh`)" in since
 
 
 def test_since_green_goes_back_past_a_snapshot_whose_full_suite_failed(suite: Path) -> None:
@@ -212,6 +221,18 @@ def test_runner_records_the_command_as_typed_with_its_scope(suite: Path) -> None
                                       "--trajectory tests/test_a.py")
 
 
+def test_a_project_script_declared_the_full_suite_proves_green(suite: Path) -> None:
+    """``make test`` or ``./run_tests.sh`` could run anything: an unknown scope that says how to declare it; with
+    ``--full-suite`` its pass is the full suite's, and ``since-green`` answers from it."""
+    write(suite, "run_tests.sh", "exit 0\n")
+    proc = cli(suite, "test", "--", "sh", "run_tests.sh")
+    assert proc.returncode == 0 and f"(unknown scope ({UNREAD}))" in proc.stderr, proc.stderr
+    assert "No snapshot on `main` is green for the full suite" in cli(suite, "since-green").stdout
+    proc = cli(suite, "test", "--full-suite", "--", "sh", "run_tests.sh")
+    assert proc.returncode == 0 and "(full suite): tests: passed (exit 0)" in proc.stderr, proc.stderr
+    assert cli(suite, "since-green").stdout.startswith("Last green run for the full suite: ")
+
+
 def test_plugin_counts_strict_xpass_as_failed_and_skips_collect_only(tmp_path: Path, suite: Path) -> None:
     write(suite, "tests/test_b.py", "import pytest\n\n\n@pytest.mark.xfail(strict=True)\ndef test_s():\n    pass\n\n\n"
                                     "@pytest.mark.xfail(run=False)\ndef test_n():\n    pass\n")
@@ -256,8 +277,11 @@ def test_legacy_runs_without_a_scope_still_load_and_prove_nothing(suite: Path) -
     (["pytest", "../elsewhere"], ".", Scope.unknown("none of ../elsewhere exists")),
     (["npm", "test"], ".", Scope.full()),
     (["go", "test", "-v", "./..."], ".", Scope.full()),
-    (["go", "test", "-run", "TestX", "./..."], ".", Scope.unknown("the selection of this command is not read")),
-    (["make", "test"], ".", Scope.unknown("the selection of this command is not read")),
+    (["go", "test", "-run", "TestX", "./..."], ".", Scope.unknown(UNREAD)),
+    (["make", "test"], ".", Scope.unknown(UNREAD)),  # a target can run anything: declared with --full-suite
+    (["./mvnw", "test"], ".", Scope.full()),
+    (["dotnet", "test", "--filter", "Name=X"], ".", Scope.unknown(UNREAD)),
+    (["bundle", "exec", "rspec"], "src", Scope.partial(["src"])),
 ])
 def test_command_scope(suite: Path, argv: list[str], cwd: str, expected: Scope) -> None:
     assert command_scope(argv, suite / cwd, suite) == expected

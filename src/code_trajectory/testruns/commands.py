@@ -14,9 +14,12 @@ from code_trajectory.recording.commands import print_with_session
 
 
 def test_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.usage = "code-trajectory test [--project PATH] -- COMMAND [ARGS...]"
+    parser.usage = "code-trajectory test [--project PATH] [--full-suite] -- COMMAND [ARGS...]"
     add_project_option(parser)
     parser.add_argument("--timeout", type=float, metavar="SECONDS", help="kill the command after this long")
+    parser.add_argument("--full-suite", action="store_true",
+                        help="the command runs the whole suite (a script of the project's own, ./run_tests.sh): a "
+                             "pass proves the snapshot green; a selection read from the command still wins")
     parser.add_argument("argv", nargs=argparse.REMAINDER, metavar="COMMAND", help="the test command, after --")
 
 
@@ -32,7 +35,7 @@ def test(args: argparse.Namespace) -> int:
         raise InvalidArgumentError("give the test command after --, e.g. code-trajectory test -- pytest -q")
     root = project_from_option(args.project)
     test_run, status = run_and_record(root, argv, TrajectorySettings.load(root), cwd=Path.cwd(),
-                                      timeout=args.timeout)
+                                      timeout=args.timeout, full_suite=args.full_suite)
     if test_run.record_error:
         print(f"code-trajectory: the run was not recorded: {test_run.record_error}", file=sys.stderr)
     else:

@@ -3,9 +3,11 @@
 pytest's arguments are read option by option (:func:`pytest_selection`): positional arguments are paths or node
 ids; ``-k``, ``-m``, ``--deselect``, ``--ignore``, ``--ignore-glob``, ``--lf``, ``--sw`` and ``--co`` narrow the
 selection; the options that take a value are skipped with it (pytest's own and common plugins': ``-p``, ``-n``,
-``--cov``, ...). Other runners are read only for their bare whole-suite commands (``npm test``, ``cargo test``,
-``go test ./...``, ``npx jest``, ``npx vitest run``, ``node --test``, ``python -m unittest``); anything else is an
-unknown scope, never the full suite.
+``--cov``, ...). Other runners are read only for their bare whole-suite commands (:data:`WHOLE_SUITE`: ``npm test``,
+``cargo test``, ``go test ./...``, ``mvn test``, ``dotnet test``...: a runner's own default run, or the package
+manager's ``test`` script, with no selection); anything else (``make test`` too: a target can run anything) is an
+unknown scope, never the full suite, unless the caller declares it the full suite (:func:`declared_scope`:
+``code-trajectory test --full-suite``, ``record_test_result(full_suite=true)``).
 
 Pure functions over the words of the command and two directories; the only I/O is checking that a positional
 argument exists (an option's value we do not know of is not a path).
@@ -19,7 +21,7 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
-from code_trajectory.testruns.scope import Scope
+from code_trajectory.testruns.scope import UNKNOWN, Scope
 
 #: Options that select tests and take a value, with the name they are recorded under.
 SELECT_VALUE = {"-k": "-k", "--keyword": "-k", "-m": "-m", "--deselect": "--deselect", "--ignore": "--ignore",
@@ -45,11 +47,17 @@ SHORT_VALUE = frozenset("kmpcoWnr")
 NOT_PATHS = {"--pyargs": "--pyargs names packages, not paths"}
 
 _PYTHON = re.compile(r"python(?:\d+(?:\.\d+)?)?(?:\.exe)?$")
+#: Why another runner's command has an unknown scope (its selection is not read), and the way out.
+UNREAD = "its selection is not read; if it runs the whole suite, declare it: CLI `--full-suite`, full_suite=true"
 #: Bare commands that run a whole suite, as words (``python`` for any interpreter name).
 WHOLE_SUITE = frozenset({
-    ("npm", "test"), ("npm", "t"), ("npm", "run", "test"), ("yarn", "test"), ("pnpm", "test"), ("cargo", "test"),
+    ("npm", "test"), ("npm", "t"), ("npm", "run", "test"), ("yarn", "test"), ("yarn", "run", "test"),
+    ("pnpm", "test"), ("pnpm", "run", "test"), ("bun", "run", "test"), ("cargo", "test"), ("cargo", "nextest", "run"),
     ("go", "test", "./..."), ("jest",), ("npx", "jest"), ("vitest", "run"), ("npx", "vitest", "run"),
-    ("node", "--test"), ("python", "-m", "unittest"), ("python", "-m", "unittest", "discover"),
+    ("node", "--test"), ("bun", "test"), ("deno", "test"), ("python", "-m", "unittest"),
+    ("python", "-m", "unittest", "discover"), ("mvn", "test"), ("mvnw", "test"), ("gradle", "test"),
+    ("gradlew", "test"), ("dotnet", "test"), ("ctest",), ("mix", "test"), ("rspec",), ("bundle", "exec", "rspec"),
+    ("phpunit",),
 })
 #: Flags that change how a whole-suite command reports, not what it runs.
 HARMLESS_FLAGS = frozenset({"-v", "-q", "--verbose", "--quiet", "--silent", "-race", "--ci", "--workspace",
@@ -196,7 +204,15 @@ def command_scope(argv: Sequence[str], cwd: Path, root: Path, *, check_paths: bo
         inside = relative_to_project(".", Path(cwd), Path(root))
         return Scope.full() if inside == "." else Scope.partial([inside]) if inside else Scope.unknown(
             "run outside the project")
-    return Scope.unknown("the selection of this command is not read")
+    return Scope.unknown(UNREAD)
+
+
+def declared_scope(read: Scope, full_suite: bool) -> Scope:
+    """The scope of a run whose caller declared (``full_suite``) that its command runs the whole suite: the full
+    suite when the command's selection could not be read (``read``, an unknown scope: a script of the project's own,
+    ``./run_tests.sh``), else ``read`` as it is: a selection read from the command (``pytest tests/test_a.py``) is
+    what ran, whatever is declared."""
+    return Scope.full() if full_suite and read.kind == UNKNOWN else read
 
 
 def command_line_scope(command: str, root: Path) -> Scope:

@@ -45,7 +45,7 @@ from code_trajectory.testruns import PLUGIN_ENV_VAR as PLUGIN_ENV
 from code_trajectory.testruns.model import MAX_COMMAND_CHARS, OUTCOMES, OUTPUT_TAIL_BYTES, TestRun, utc_now_iso
 from code_trajectory.testruns.parsers import MAX_FAILURES, MAX_TEST_ID_CHARS, clip, dedupe, one_line
 from code_trajectory.testruns.runner import OutputCollector, exit_status, run_command
-from code_trajectory.testruns.selection import command_line_scope, command_scope
+from code_trajectory.testruns.selection import command_line_scope, command_scope, declared_scope
 from code_trajectory.testruns.store import record_run
 
 log = logging.getLogger(__name__)
@@ -113,7 +113,7 @@ def record_on(root: Path, run: TestRun) -> None:
 
 def run_and_record(root: Path, argv: Sequence[str], settings=None, *, cwd: Path | None = None,
                    echo: bool = True, timeout: float | None = None, recorder=None,
-                   max_output_bytes: int = OUTPUT_TAIL_BYTES) -> tuple[TestRun, int]:
+                   max_output_bytes: int = OUTPUT_TAIL_BYTES, full_suite: bool = False) -> tuple[TestRun, int]:
     """Snapshot the project, run ``argv``, record the run on the snapshot.
 
     The command runs without ``CODE_TRAJECTORY_PYTEST`` in its environment (the run is recorded here; the pytest
@@ -130,6 +130,9 @@ def run_and_record(root: Path, argv: Sequence[str], settings=None, *, cwd: Path 
         timeout: kill the command after this many seconds.
         recorder: an open recorder of ``root`` to use (the server's); default: one is opened and closed.
         max_output_bytes: bytes of output stored.
+        full_suite: the caller declares that ``argv`` runs the whole suite (a script of the project's own): its
+            scope is then the full suite unless a selection is read from it
+            (:func:`~code_trajectory.testruns.selection.declared_scope`).
 
     Returns:
         ``(run, status)``: ``status`` is what to exit with (see :func:`exit_status`).
@@ -155,7 +158,7 @@ def run_and_record(root: Path, argv: Sequence[str], settings=None, *, cwd: Path 
         run = run_command(argv, cwd if cwd is not None else root, echo=echo, timeout=timeout,
                           max_output_bytes=max_output_bytes, env=env)
         run.commit, run.branch = commit, branch
-        run.scope = command_scope(argv, cwd if cwd is not None else root, root)
+        run.scope = declared_scope(command_scope(argv, cwd if cwd is not None else root, root), full_suite)
         if commit is not None:
             try:
                 record_run(recorder.repo, run)
@@ -287,7 +290,7 @@ def record_agent_result(root: Path, *, command: str, passed: int | None = None, 
                         xpassed: int | None = None,
                         failing_tests: Sequence[Any] | None = None, duration_seconds: float | None = None,
                         outcome: str | None = None, exit_code: int | None = None, output: str | None = None,
-                        settings=None, recorder=None) -> TestRun:
+                        full_suite: bool = False, settings=None, recorder=None) -> TestRun:
     """Record a test run an agent performed itself (the MCP tool ``record_test_result``).
 
     The project is snapshotted first (the run is taken to be of the current state). The run's scope is read
@@ -302,6 +305,7 @@ def record_agent_result(root: Path, *, command: str, passed: int | None = None, 
         outcome: ``passed``/``failed``/``error``; derived from the counts when omitted.
         exit_code: the runner's exit status, if known.
         output: the run's output (only the tail is kept).
+        full_suite: the agent declares that ``command`` runs the whole suite (see :func:`run_and_record`).
         settings: the project's settings (default: loaded).
         recorder: an open recorder of ``root`` (the server's); default: one is opened and closed.
 
@@ -316,7 +320,7 @@ def record_agent_result(root: Path, *, command: str, passed: int | None = None, 
                                 xfailed=xfailed, xpassed=xpassed, failing_tests=failing_tests,
                                 duration_seconds=duration_seconds, outcome=outcome,
                                 exit_code=exit_code, output=output)
-    run.scope = command_line_scope(run.command, Path(root))
+    run.scope = declared_scope(command_line_scope(run.command, Path(root)), full_suite)
     own = None
     try:
         if recorder is None:

@@ -21,7 +21,7 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
 
     @tool(mcp, WRITES)
     async def record_test_result(
-        command: Annotated[str, Field(description="The command you ran, e.g. 'pytest -q'")],
+        command: Annotated[str, Field(description="e.g. 'pytest -q'")],
         ctx: Context,
         passed: Annotated[int | None, Field(ge=0)] = None,
         failed: Annotated[int | None, Field(ge=0)] = None,
@@ -33,9 +33,10 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
             description="Failing test ids, optionally 'id: reason'")] = None,
         duration_seconds: Annotated[float | None, Field(ge=0)] = None,
         exit_code: int | None = None,
+        full_suite: bool = False,
     ) -> str:
-        """Record a test run you ran on the current state (snapshotted first); its scope is read from the
-        command. Trajectories then show which snapshot was green."""
+        """Record a test run you made on the current state; its scope is read from the command (full_suite:
+        it runs the whole suite). It marks green snapshots."""
         from code_trajectory.testruns import report
 
         session = await app.session_for(ctx)
@@ -45,7 +46,8 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
                         for item in failing_tests]
         return await in_thread(lambda: report.record_test_result(
             session, command=command, passed=passed, failed=failed, errors=errors, skipped=skipped,
-            xfailed=xfailed, xpassed=xpassed, failing_tests=failures, duration_seconds=duration_seconds, exit_code=exit_code))
+            xfailed=xfailed, xpassed=xpassed, failing_tests=failures, duration_seconds=duration_seconds, exit_code=exit_code,
+            full_suite=full_suite))
 
     @tool(mcp, READ_ONLY)
     async def get_test_history(
