@@ -262,6 +262,7 @@ def test_legacy_runs_without_a_scope_still_load_and_prove_nothing(suite: Path) -
     assert "- Scope: unknown scope (recorded before scopes were kept)" in listing
     since = cli(suite, "since-green").stdout
     assert "No snapshot on `main` is green for the full suite" in since and "proves no scope" in since
+    assert "declared so: CLI `code-trajectory test --full-suite -- <command>`" in since  # an old run: no hint in its label
 
 
 @pytest.mark.parametrize("argv, cwd, expected", [

@@ -200,6 +200,9 @@ def diff_since_green(session: ProjectSession, filepath: str | None = None, branc
         elif other is not None:
             text += (f" The newest passing run, on {where(other, branch, source)}, has an {other.scope.label()}, which "
                      "proves no scope.")
+            if "--full-suite" not in text:  # recorded before the label said how to declare it
+                text += (" A command that runs the whole suite is declared so: CLI `code-trajectory test --full-suite "
+                         "-- <command>`, or `record_test_result` with full_suite=true.")
         text += (" Record runs with `code-trajectory test -- <command>`, `pytest --trajectory` or "
                  "`record_test_result`.")
         return message(text)  # nothing to list: the text is the answer (structured content would repeat it)
