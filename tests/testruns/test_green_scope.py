@@ -16,7 +16,7 @@ from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.testruns import store
 from code_trajectory.testruns.scope import Scope
-from code_trajectory.testruns.selection import UNREAD, command_scope, parse_query
+from code_trajectory.testruns.selection import UNREAD, command_scope, declared_scope, parse_query
 from code_trajectory.ui.data import History
 from support import mcp_client, write
 
@@ -231,6 +231,8 @@ def test_a_project_script_declared_the_full_suite_proves_green(suite: Path) -> N
     proc = cli(suite, "test", "--full-suite", "--", "sh", "run_tests.sh")
     assert proc.returncode == 0 and "(full suite): tests: passed (exit 0)" in proc.stderr, proc.stderr
     assert cli(suite, "since-green").stdout.startswith("Last green run for the full suite: ")
+    assert declared_scope(command_scope(["pytest", "--pyargs", "pkg"], suite, suite), True).kind == "unknown"
+    assert declared_scope(command_scope(["pytest", "tests/test_a.py"], suite, suite), True).kind == "partial"
 
 
 def test_plugin_counts_strict_xpass_as_failed_and_skips_collect_only(tmp_path: Path, suite: Path) -> None:

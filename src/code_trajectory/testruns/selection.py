@@ -209,10 +209,11 @@ def command_scope(argv: Sequence[str], cwd: Path, root: Path, *, check_paths: bo
 
 def declared_scope(read: Scope, full_suite: bool) -> Scope:
     """The scope of a run whose caller declared (``full_suite``) that its command runs the whole suite: the full
-    suite when the command's selection could not be read (``read``, an unknown scope: a script of the project's own,
-    ``./run_tests.sh``), else ``read`` as it is: a selection read from the command (``pytest tests/test_a.py``) is
-    what ran, whatever is declared."""
-    return Scope.full() if full_suite and read.kind == UNKNOWN else read
+    suite when the command's selection is not read at all (``read``, the unknown scope :data:`UNREAD`: a script of
+    the project's own, ``./run_tests.sh``), else ``read`` as it is: a selection read from the command (``pytest
+    tests/test_a.py``) is what ran, and a reading that found it unknowable (a path outside the project,
+    ``--pyargs``) stands, whatever is declared."""
+    return Scope.full() if full_suite and read.kind == UNKNOWN and read.note == UNREAD else read
 
 
 def command_line_scope(command: str, root: Path) -> Scope:
