@@ -200,3 +200,19 @@ def test_a_file_marked_assume_unchanged_is_looked_at(tmp_path: Path) -> None:
     assert found["pkg/m1.py"] == work_tree_blobs(root, ["pkg/m1.py"])["pkg/m1.py"]
     assert git(root, "--git-dir=.trajectory", "show", "HEAD:pkg/m1.py").endswith("looked away'\n")
     assert found["pkg/m2.py"] == git(root, "rev-parse", "HEAD:pkg/m2.py").strip()
+
+
+def test_a_working_tree_encoding_that_keeps_the_size_is_not_trusted(tmp_path: Path) -> None:
+    """``working-tree-encoding=IBM037`` turns ASCII text into EBCDIC byte for byte: the index's blob (UTF-8) has the
+    work tree file's size but not its bytes. The import records the work tree's bytes, so a restore writes them."""
+    root = tmp_path / "lib"
+    git_repo(root, {".gitattributes": "*.txt working-tree-encoding=IBM037\n", "other.py": "x = 1\n"}, branch="main")
+    (root / "a.txt").write_bytes("plain ascii text\n".encode("cp037"))
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "initial")
+    assert git(root, "show", "HEAD:a.txt") == "plain ascii text\n"  # the index holds UTF-8, the work tree EBCDIC
+    settle(root)
+    import_project(root)
+    shown = subprocess.run(["git", "--git-dir", str(root / ".trajectory"), "cat-file", "blob", "HEAD:a.txt"],
+                           capture_output=True, env=subprocess_env()).stdout
+    assert shown == (root / "a.txt").read_bytes() == "plain ascii text\n".encode("cp037")

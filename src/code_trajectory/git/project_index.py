@@ -166,15 +166,16 @@ def _ls_files_debug(project: ProjectRepo, env: dict[str, str]) -> dict[bytes, In
                 int(match.group("cs")) * 1_000_000_000 + int(match.group("cn")), int(match.group("ino")))
     return rows
 
-def attribute_values(project: ProjectRepo, paths: list[str], attribute: str) -> dict[str, str] | None:
-    """``{path: value}`` of a git attribute for ``paths`` relative to the root (``git check-attr --stdin -z``),
-    leaving out ``unspecified``; None when git failed (the caller must then assume the worst)."""
+def attribute_values(project: ProjectRepo, paths: list[str], *attributes: str) -> dict[str, str] | None:
+    """``{path: value}`` of the git ``attributes`` for ``paths`` relative to the root (``git check-attr --stdin
+    -z``), leaving out ``unspecified`` (a path for which several are specified: the last one's value); None when git
+    failed (the caller must then assume the worst)."""
     if project.git_dir is None or project.work_tree is None:
         return None
     env = base_env(isolate_config=False)
     data = b"".join(os.fsencode(p) + b"\0" for p in paths)
     try:
-        proc = subprocess.run(project_argv(["check-attr", "--stdin", "-z", attribute]), cwd=project.root, env=env,
+        proc = subprocess.run(project_argv(["check-attr", "--stdin", "-z", *attributes]), cwd=project.root, env=env,
                               input=data, capture_output=True, timeout=600)
     except (OSError, subprocess.SubprocessError) as exc:
         log.warning("cannot read git attributes in %s: %s", project.root, exc)

@@ -35,6 +35,11 @@ log = logging.getLogger(__name__)
 _LOW32 = 0xFFFFFFFF
 _NS = 1_000_000_000
 _REGULAR = frozenset((int(MODE_FILE, 8), int(MODE_EXECUTABLE, 8)))
+#: The attributes of a conversion that can make the work tree's bytes differ from the index's blob while keeping
+#: their size, which the size test of :mod:`.index_seed` would not catch: a clean filter, and a
+#: ``working-tree-encoding`` of one byte a character (IBM037: ASCII text turned into EBCDIC, byte for byte). A file
+#: with either is read and hashed.
+SIZE_KEEPING_ATTRIBUTES = ("filter", "working-tree-encoding")
 
 
 @dataclass
@@ -122,8 +127,9 @@ def _prepare(project: ProjectRepo, repo: ShadowRepo, objects: Path, background: 
         return heard
     index_mtime_ns, copy = found.mtime_ns, found.copy
     candidates = _regular_files(found.entries, oid_length, max_file_bytes)
-    if candidates and _filters_possible(project, root=project.root, paths=candidates.names):
-        filtered = project_index.attribute_values(project, sorted(map(os.fsdecode, candidates.names)), "filter")
+    if candidates and _conversions_possible(project, root=project.root, paths=candidates.names):
+        filtered = project_index.attribute_values(project, sorted(map(os.fsdecode, candidates.names)),
+                                                  *SIZE_KEEPING_ATTRIBUTES)
         if filtered is None:
             return heard
         candidates = candidates.without(set(map(os.fsencode, filtered)))
@@ -232,10 +238,11 @@ def _regular_files(entries: IndexEntries, oid_length: int, max_bytes: int) -> In
                                                                                    entries.sizes)))
 
 
-def _filters_possible(project: ProjectRepo, *, root: Path, paths: Iterable[bytes]) -> bool:
-    """True when an attribute file that applies mentions ``filter`` (a tracked ``.gitattributes`` as the work tree
-    has it, the repository's ``info/attributes``, the user's or the system's attribute file), or when the project
-    is a subdirectory of its work tree (the ``.gitattributes`` above it are not looked at: ``check-attr`` is)."""
+def _conversions_possible(project: ProjectRepo, *, root: Path, paths: Iterable[bytes]) -> bool:
+    """True when an attribute file that applies mentions one of :data:`SIZE_KEEPING_ATTRIBUTES` (a tracked
+    ``.gitattributes`` as the work tree has it, the repository's ``info/attributes``, the user's or the system's
+    attribute file), or when the project is a subdirectory of its work tree (the ``.gitattributes`` above it are not
+    looked at: ``check-attr`` is)."""
     if project.prefix:
         return True
     files = [root / os.fsdecode(p) for p in filter(methodcaller("endswith", b".gitattributes"), paths)  # in C
@@ -245,6 +252,6 @@ def _filters_possible(project: ProjectRepo, *, root: Path, paths: Iterable[bytes
         if not os.path.lexists(path):
             continue
         data = read_bounded(path, PATTERN_FILE_LIMIT, follow_symlinks=path in users)
-        if data is None or b"filter" in data:
+        if data is None or any(name.encode() in data for name in SIZE_KEEPING_ATTRIBUTES):
             return True  # unreadable, a symlink, a FIFO or too large: assume the worst
     return False

@@ -21,10 +21,13 @@ A scanned file takes the index's blob id only when all of these hold, else it is
 - the object is in the shadow repository after :mod:`code_trajectory.git.shared_objects` linked the project's packs
   and loose objects, it is a blob, and its size equals the file's size. A clean filter or an end-of-line conversion
   (``core.autocrlf``, ``text``/``eol`` attributes, ``ident``, ``working-tree-encoding``, Git LFS) changes what the
-  index holds: the index's blob is the cleaned content, not the bytes in the work tree, and every such conversion
-  changes the size of the files it changes, so the size test sends those files to be hashed;
-- no ``filter`` attribute applies to it (a clean filter may keep the size: ``git check-attr filter``, asked only
-  when an attribute file of the project, of the repository or of the user mentions ``filter``).
+  index holds: the index's blob is the cleaned content, not the bytes in the work tree, and each of the others
+  changes the size of the files it changes (an end of line, an ``$Id$``, an encoding of several bytes a
+  character), so the size test sends those files to be hashed;
+- no ``filter`` or ``working-tree-encoding`` attribute applies to it (a clean filter may keep the size, and so
+  does an encoding of one byte a character, EBCDIC's IBM037: ``git check-attr``, asked only when an attribute
+  file of the project, of the repository or of the user mentions one of them;
+  :data:`~.index_prepare.SIZE_KEEPING_ATTRIBUTES`).
 
 Secrets: the content rules of :func:`code_trajectory.core.secrets.secret_content` (private keys, npm tokens) apply
 to the files a scan reads. A file taken from the index is one the user committed to their own repository; its
