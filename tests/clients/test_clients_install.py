@@ -329,14 +329,44 @@ def test_existing_indent_crlf_and_bom_are_kept(proj: Path, env: dict[str, str]) 
     assert run_install("claude-code", proj, env)[0].action == "unchanged"
 
 
-def test_symlinked_config_is_written_through(proj: Path, env: dict[str, str], tmp_path: Path) -> None:
-    real = tmp_path / "dotfiles" / "mcp.json"
+def test_symlinked_config_inside_the_project_is_written_through(proj: Path, env: dict[str, str]) -> None:
+    real = proj / "config" / "mcp.json"
     real.parent.mkdir()
     real.write_text('{"mcpServers": {}}\n')
-    (proj / ".mcp.json").symlink_to(real)
+    (proj / ".mcp.json").symlink_to("config/mcp.json")
     run_install("claude-code", proj, env)
     assert (proj / ".mcp.json").is_symlink()
     assert "code-trajectory" in json.loads(real.read_text())["mcpServers"]
+
+
+def test_a_project_config_linked_out_of_the_project_is_refused(proj: Path, env: dict[str, str],
+                                                              tmp_path: Path) -> None:
+    """A cloned repository's ``.mcp.json -> ../.bashrc`` or ``.claude -> ~/.claude``: install would replace a file
+    of the user's outside the project (or set up hooks for every project). Refused, dry run and uninstall too, and
+    nothing is written anywhere."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    bashrc = outside / "bashrc"
+    bashrc.write_text("export PATH=$HOME/bin:$PATH\n")
+    user_claude = outside / "claude"
+    user_claude.mkdir()
+    (user_claude / "settings.json").write_text('{"theme": "dark"}\n')
+    (proj / ".mcp.json").symlink_to(os.path.relpath(bashrc, proj))
+    before = sorted(p.name for p in proj.iterdir())
+    for dry_run in (True, False):
+        with pytest.raises(InvalidArgumentError, match=r"\.mcp\.json resolves to .*outside the project"):
+            run_install("claude-code", proj, env, dry_run=dry_run)
+    with pytest.raises(InvalidArgumentError, match="outside the project"):
+        inst.uninstall("claude-code", proj, env=env, platform="linux", now=NOW)
+    assert bashrc.read_text() == "export PATH=$HOME/bin:$PATH\n" and sorted(p.name for p in proj.iterdir()) == before
+    (proj / ".mcp.json").unlink()
+    (proj / ".claude").symlink_to(user_claude)
+    with pytest.raises(InvalidArgumentError, match=r"settings\.json resolves to .*outside the project"):
+        run_install("claude-code", proj, env, hooks=True)
+    assert (user_claude / "settings.json").read_text() == '{"theme": "dark"}\n'
+    assert not (proj / ".mcp.json").exists()  # refused before the server's file was written
+    run_install("claude-code", proj, env)  # the hooks' directory is not written without --hooks
+    assert "code-trajectory" in json.loads((proj / ".mcp.json").read_text())["mcpServers"]
 
 
 def test_project_must_exist(tmp_path: Path, env: dict[str, str]) -> None:

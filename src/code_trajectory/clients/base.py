@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from code_trajectory.clients.userdirs import appdata, home, xdg_config
+from code_trajectory.core.errors import InvalidArgumentError
 
 #: The server name written into every client file (claude-desktop may add a suffix, see there).
 SERVER_NAME = "code-trajectory"
@@ -388,3 +389,30 @@ def same_path(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
     except (OSError, RuntimeError, ValueError):
         pass
     return os.path.normcase(os.path.abspath(a)) == os.path.normcase(os.path.abspath(b))
+
+
+def check_project_files(root: Path, *paths: Path | None) -> None:
+    """Refuse to write the project's config files ``paths`` (those lexically under the project ``root``, which is
+    resolved; None is skipped) when one resolves outside the project: the file, or a directory on its way, is a
+    symbolic link the project's files hold (a cloned repository's ``.mcp.json -> ../../.bashrc``, ``.claude ->
+    ~/.claude``). Writing through it would
+    replace a file of the user's elsewhere (the backup left in the project) or set up every project of the user.
+    Files outside ``root`` (the per-user ones of ``--local``, where a link to a dotfiles repository is common) are
+    not checked.
+
+    Raises:
+        InvalidArgumentError: a path is under ``root`` but resolves outside it (the message names both and what
+            to do).
+    """
+    for path in paths:
+        if path is None or not path.is_relative_to(root):
+            continue  # a per-user file
+        real = Path(os.path.realpath(path))
+        if not real.is_relative_to(os.path.realpath(root)):
+            raise _outside(path.relative_to(root), real)
+
+
+def _outside(rel: Path, real: Path) -> InvalidArgumentError:
+    return InvalidArgumentError(f"{rel} resolves to {real}, outside the project: a symbolic link in the project's "
+                               "files leads there, so nothing was written; remove the link (or point it inside the "
+                               "project), then run this again")

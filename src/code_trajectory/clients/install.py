@@ -53,6 +53,7 @@ from code_trajectory.clients.base import (
     SHARED_EXE,
     Client,
     Exe,
+    check_project_files,
     default_exe,
     exe_argv,
     is_our_server,
@@ -279,6 +280,7 @@ def install(client_name: str, project: str | os.PathLike[str] | None = None, *, 
                                    f"{'/'.join(target.hook_set.shared_file)}, which names no machine path: run "
                                    f"install {client.name} --hooks without --local (code-trajectory on PATH)")
     path = target.path
+    check_project_files(root, path, target.settings if hooks else None)  # no write through a link out of it
     wanted = client.entry(target.argv, target.project_arg)
     chosen: list[str] = []
 
@@ -354,6 +356,7 @@ def uninstall(client_name: str, project: str | os.PathLike[str] | None = None, *
     """
     client, root, _ = _context(client_name, project, env, platform)
     target = _target(client, root, None, local, env, platform)
+    check_project_files(root, target.path, target.settings)
     removed: list[str] = []
 
     def mutate(data: Any) -> None:
