@@ -157,6 +157,9 @@ def test_unparseable_file_backed_up_then_rewritten(name: str, content: str | byt
     assert stat.S_IMODE(path.stat().st_mode) == 0o600  # the file's mode is kept
     text = inst.render(changes)
     assert str(change.backup) in text and reason in text
+    # uninstall puts the very bytes back (nothing else was added since), not an empty servers object
+    assert run_uninstall(name, proj, env)[0].action == "removed"
+    assert path.read_bytes() == raw
 
 
 @pytest.mark.parametrize("name", ALL)

@@ -354,15 +354,19 @@ _DELETE: Any = object()  # _restore's answer "delete the file"
 
 
 def _restore(data: dict[str, Any], previous: bytes | None) -> Any:
-    """What to put back for an uninstall's result ``data``: ``previous`` when it parses to ``data``,
-    :data:`_DELETE` when the file was ours (``previous`` None) and ``data`` is :func:`hollow`, else None."""
+    """What to put back for an uninstall's result ``data``: ``previous`` when it parses to ``data``, or when it
+    does not parse to an object and ``data`` is :func:`hollow` (install replaced a file it could not use, after a
+    backup, and nothing else was added since); :data:`_DELETE` when the file was ours (``previous`` None) and
+    ``data`` is :func:`hollow`; else None."""
     if previous is None:
         return _DELETE if hollow(data) else None
     try:
         text = previous.decode("utf-8").removeprefix(_BOM)
         before = jsontext.loads(text)[0] if text.strip() else {}
     except (UnicodeDecodeError, jsontext.JSONTextError):
-        return None
+        before = None
+    if not isinstance(before, dict):  # install replaced it (not an object), after a backup
+        return previous if hollow(data) else None
     # equal but for empty objects and lists (an event whose only hook was ours is dropped, with its list)
     return previous if _pruned(before) == _pruned(data) else None
 
