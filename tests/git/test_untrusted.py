@@ -164,6 +164,32 @@ def test_cloned_trajectory_is_refused_with_one_line(tmp_path: Path) -> None:
     assert fired(markers) == []
 
 
+def test_files_a_pull_plants_in_an_existing_trajectory_are_refused(tmp_path: Path) -> None:
+    """The victim's ``.trajectory`` exists and was vetted; a pull brings ``.trajectory/config.toml`` (the secret deny
+    list turned off) without touching the shadow's ``config``: the next opening asks git again and refuses."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    git(victim, "init", "-q", "-b", "main")
+    write(victim, "app.py", "x = 1\n")
+    git(victim, "add", "app.py")
+    git(victim, "commit", "-qm", "app")
+    ok(cli("checkpoint", "-m", "mine", cwd=victim))
+    ok(cli("log", cwd=victim))  # vetted, stamped
+    attacker = tmp_path / "attacker"
+    git(tmp_path, "clone", "-q", str(victim), str(attacker))
+    write(attacker, ".trajectory/config.toml", "[trajectory]\nuse_default_deny_patterns = false\n")
+    git(attacker, "add", "-f", ".trajectory/config.toml")
+    git(attacker, "-c", "user.name=a", "-c", "user.email=a@a", "commit", "-qm", "a teammate's commit")
+    git(victim, "pull", "-q", "--no-rebase", str(attacker), "main")
+    assert (victim / ".trajectory" / "config.toml").is_file() and (victim / ".trajectory" / "HEAD").is_file()
+    write(victim, ".env", "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n")
+    proc = cli("checkpoint", "-m", "after the pull", cwd=victim)
+    assert proc.returncode == 2 and "tracked by the project's git" in proc.stderr, proc.stdout + proc.stderr
+    objects = subprocess.run(["git", "--git-dir", str(victim / ".trajectory"), "cat-file", "--batch-all-objects",
+                              "--batch"], capture_output=True).stdout
+    assert b"wJalrXUtnFEMI" not in objects
+
+
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="giving a directory to another user "
                     "needs root (chown)")
 def test_another_users_trajectory_is_refused(project: Path, tmp_path: Path) -> None:

@@ -17,9 +17,11 @@ tarball, or written by another user. Its config file could then name programs gi
 
 Independently of the file, every git process gets forced overrides (:mod:`code_trajectory.git.gitcmd`).
 
-A stamp in ``state/config-checked`` (the config file's inode, ctime, mtime and size, and the wanted keys)
-skips the check while the file is unchanged; a copied or cloned ``.trajectory`` cannot carry a valid
-stamp, since its files get a new inode and ctime (which no user can set).
+A stamp in ``state/config-checked`` (the config file's inode, ctime, mtime and size, the wanted keys, and the
+project's git index's identity and state) skips the check while neither changed; a copied or cloned
+``.trajectory`` cannot carry a valid stamp, since its files get a new inode and ctime (which no user can set), and
+a pull that plants files in an existing ``.trajectory`` (a ``config.toml`` turning the secret deny list off)
+rewrites the project's index, so the next opening asks git again whether it tracks anything there.
 """
 
 from __future__ import annotations
@@ -92,14 +94,16 @@ def vet(git_dir: Path) -> list[str]:
                                        f"code-trajectory never writes): {recreate_hint(git_dir)}")
     stamp_file = git_dir / STAMP_FILE
     config = git_dir / "config"
-    if _read(stamp_file) == _stamp(config) != "":
+    # the project's index too: a pull that brings files under .trajectory/ (a planted config.toml, state) changes it
+    index = _index_stamp(git_dir.parent)
+    if index != "?" and _read(stamp_file) == _stamp(config) + index and _stamp(config) != "":
         return []
     check_not_tracked(git_dir)
     removed = reduce_config(git_dir)
     if removed:
         log.warning("%s", removed_notice(removed))
     stamp_file.parent.mkdir(mode=0o700, exist_ok=True)
-    _write_atomic(stamp_file, _stamp(config).encode())
+    _write_atomic(stamp_file, (_stamp(config) + index).encode())
     return removed
 
 
@@ -312,6 +316,37 @@ def _stamp(config: Path) -> str:
         return ""
     wanted = hashlib.sha1(repr((SHADOW_REPO_CONFIG, INIT_KEYS)).encode()).hexdigest()
     return f"{st.st_ino} {st.st_ctime_ns} {st.st_mtime_ns} {st.st_size} {wanted}\n"
+
+
+def _index_stamp(root: Path) -> str:
+    """The identity and state (path, inode, ctime, mtime, size) of the git index of the work tree ``root`` is in,
+    found as git discovers it, without running git: the nearest ``.git`` upwards, a directory or a file naming the
+    git directory (``gitdir: ...``, a linked worktree's or a submodule's). ``"none"`` when there is none, ``"?"``
+    when it cannot be told (then every opening checks). Any ``git add``, commit, pull or checkout rewrites the
+    index, and with it this stamp."""
+    for directory in (root, *root.parents):
+        dot_git = directory / ".git"
+        try:
+            st = os.lstat(dot_git)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            index = dot_git / "index"
+        else:
+            try:
+                with open(dot_git, "rb") as handle:
+                    line = handle.read(4096).split(b"\n", 1)[0].decode("utf-8", "surrogateescape")
+            except OSError:
+                return "?"
+            if not line.startswith("gitdir: "):
+                return "?"
+            index = directory / line[len("gitdir: "):].strip() / "index"
+        try:
+            st = os.stat(index)
+        except OSError:
+            return f"{index} none\n"
+        return f"{index} {st.st_ino} {st.st_ctime_ns} {st.st_mtime_ns} {st.st_size}\n"
+    return "none\n"
 
 
 def _read(path: Path) -> str | None:
