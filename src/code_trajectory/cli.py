@@ -164,6 +164,10 @@ def run(argv: list[str]) -> int:
         for stream in (sys.stdout, sys.stderr):
             if hasattr(stream, "reconfigure"):
                 stream.reconfigure(errors="backslashreplace")
+        # nor control characters that drive the terminal (a pulled commit message's ESC ] 52)
+        from code_trajectory.core.terminal import guard
+
+        sys.stdout, sys.stderr = guard(sys.stdout), guard(sys.stderr)
     return load(COMMANDS[args.command].run)(args)
 
 

@@ -392,7 +392,11 @@ class ShadowRepo:
         ident = f"{gitcmd.IDENTITY_NAME} <{gitcmd.IDENTITY_EMAIL}> {when[0]} {when[1]}"
         lines = [f"tree {tree}"] + [f"parent {p}" for p in parents] + [f"author {ident}", f"committer {ident}"]
         text = "\n".join(lines) + "\n\n" + message
-        return self.write_object(b"commit", text.encode("utf-8", "surrogateescape"))
+        try:
+            body = text.encode("utf-8", "surrogateescape")  # a path's undecodable bytes, as they were
+        except UnicodeEncodeError:  # a lone surrogate no bytes stand for (free text cleans them; this is the floor)
+            body = text.encode("utf-8", "replace")
+        return self.write_object(b"commit", body)
 
     def resolve_ref(self, ref: str) -> str | None:
         """Return the commit a ref points at, or None — through the running ``cat-file`` (no new process)."""

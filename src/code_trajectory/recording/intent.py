@@ -52,6 +52,7 @@ class IntentStore:
         intent = data.get("intent")
         if not isinstance(intent, str) or not intent.strip():
             return None
+        intent = free_text(intent)  # as set() stores it: a file written by hand, or planted, is text like any other
         owner = data.get("session")
         if session and isinstance(owner, str) and owner:
             return intent if owner == session else None

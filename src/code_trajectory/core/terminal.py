@@ -1,0 +1,48 @@
+"""What the CLI prints cannot drive the terminal: control characters from the data are shown, not obeyed.
+
+A file name, a commit message pulled from a teammate's trajectory, an intent from a hook's prompt may hold terminal
+control sequences (``ESC ] 52`` writes the clipboard, ``ESC [ 2 J`` clears the screen, C1's ``CSI`` does the same
+in some terminals). The CLI's text streams are wrapped (:func:`guard`) so that each C0 control character but tab,
+line feed and carriage return is printed as its Unicode control picture (``ESC`` as ``␛``, U+241B), ``DEL`` as
+``␡`` and each C1 control character as U+FFFD: visible, and still valid inside the JSON some commands print (a
+``\\x1b`` spelled out would not be). Bytes written to a stream's ``buffer`` (a test command's own output, passed
+through) are not touched.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TextIO
+
+__all__ = ["SAFE", "SafeText", "guard"]
+
+#: ``str.translate`` table of :func:`guard`.
+SAFE: dict[int, str] = {
+    **{code: chr(0x2400 + code) for code in range(0x20) if chr(code) not in "\t\n\r"},
+    0x7F: "\u2421",
+    **{code: "\ufffd" for code in range(0x80, 0xA0)},
+}
+
+
+class SafeText:
+    """A text stream whose :meth:`write` shows control characters (see the module docstring); everything else is
+    the wrapped stream's."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        """Write ``text`` with its control characters made visible; returns ``len(text)``, as a text stream does."""
+        self._stream.write(text.translate(SAFE))
+        return len(text)
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def guard(stream: TextIO) -> TextIO:
+    """``stream`` wrapped in :class:`SafeText` (once: a wrapped stream is returned as it is)."""
+    return stream if isinstance(stream, SafeText) else SafeText(stream)  # type: ignore[return-value]
