@@ -167,14 +167,15 @@ def test_hostile_shared_data_is_checked_never_trusted(tmp_path: Path) -> None:
 
 
 def test_a_token_a_test_printed_stays_on_the_machine(tmp_path: Path) -> None:
-    """A run's output is kept locally as the test printed it; what ``push`` sends of it has secrets redacted."""
+    """A run's output is stored with secrets redacted (the local record too: an agent reads it back), and so is
+    what ``push`` sends of it."""
     team = make_team(tmp_path)
     token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
     cli(team.alice, "checkpoint", "-m", "start")
     cli(team.alice, "test", "--", sys.executable, "-c", f"print('using {token}'); print('1 passed in 0.01s')")
     tip = git(team.alice, "--git-dir=.trajectory", "rev-parse", "refs/heads/shadow/main").strip()
     local = git(team.alice, "--git-dir=.trajectory", "notes", "--ref=refs/notes/trajectory-tests", "show", tip)
-    assert token in local  # the local record keeps what the test printed
+    assert token not in local and "using [redacted]" in local  # redacted when recorded
     cli(team.alice, "push")
     shared = git(team.remote, "show", f"refs/trajectory-data/{SOURCE}:tests.json")
     assert '"passed":1' in shared and token not in shared and "[redacted]" in shared

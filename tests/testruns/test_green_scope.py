@@ -344,3 +344,16 @@ def test_overlap_and_cover_rules() -> None:
     assert Scope.from_dict("junk").kind == "unknown"
     with pytest.raises(ValueError):
         parse_query("tests/'a")
+
+
+def test_secrets_in_a_runs_output_and_command_are_redacted_when_recorded(suite: Path) -> None:
+    """A test that prints a token, a command given one: the run is stored with both redacted (it was only on push),
+    so neither the shadow repository nor ``test-history`` holds them."""
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    proc = cli(suite, "test", "--", "sh", "-c", f"echo leaked {token}; exit 1", "--token=" + token)
+    assert proc.returncode == 1 and token in proc.stdout  # the output passes through as it was
+    objects = subprocess.run(["git", "--git-dir", str(suite / ".trajectory"), "cat-file", "--batch-all-objects",
+                              "--batch"], capture_output=True).stdout
+    assert token.encode() not in objects
+    history = cli(suite, "test-history").stdout
+    assert token not in history and "[redacted]" in history

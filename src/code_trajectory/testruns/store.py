@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from code_trajectory.core.errors import InvalidArgumentError, LockContentionError, StorageError
@@ -70,8 +71,27 @@ def _read_note(repo: ShadowRepo, blob: str) -> list[TestRun]:
     return [] if data is None else _parse_note(data)
 
 
+#: Free-text fields of a run that may hold a secret a test printed or a command was given (``--token=...``):
+#: :func:`redacted` before a run is stored (and again before ``push`` sends it, for runs stored before).
+REDACTED_FIELDS = ("command", "output_tail", "message")
+
+
+def redacted(run: TestRun) -> TestRun:
+    """A copy of ``run`` with secrets redacted (:func:`code_trajectory.core.secrets.redact`) from its free text:
+    :data:`REDACTED_FIELDS` and the failing tests' reasons."""
+    from code_trajectory.core.secrets import redact
+
+    clean = replace(run, failures=[(test, redact(reason)) for test, reason in run.failures])
+    for name in REDACTED_FIELDS:
+        value = getattr(clean, name)
+        if isinstance(value, str):
+            setattr(clean, name, redact(value))
+    return clean
+
+
 def record_run(repo: ShadowRepo, run: TestRun) -> None:
-    """Append ``run`` to the note of ``run.commit`` (keeping the runs already there).
+    """Append ``run`` to the note of ``run.commit`` (keeping the runs already there), secrets redacted from its free
+    text (:func:`redacted`).
 
     At most :data:`MAX_RUNS_PER_COMMIT` runs are kept per commit (the oldest go).
 
@@ -93,7 +113,7 @@ def record_run(repo: ShadowRepo, run: TestRun) -> None:
             proc = repo.git.run(["notes", f"--ref={NOTES_REF}", "list", commit], check=False)
             existing = proc.stdout.decode("ascii", "replace").strip() if proc.returncode == 0 else ""
             runs = _read_note(repo, existing) if existing else []
-            runs.append(run)
+            runs.append(redacted(run))
             runs = runs[-MAX_RUNS_PER_COMMIT:]
             data = json.dumps([r.to_dict() for r in runs], ensure_ascii=True, separators=(",", ":")) + "\n"
             blob = repo.hash_bytes(data.encode("ascii"))
