@@ -128,3 +128,19 @@ def test_a_stash_between_two_cli_checkpoints_is_gits_not_the_users_edit(project:
     log = cli_stdout(project, "log")
     assert "[STASH] while not recording: WIP on main" in log and "pop or drop" in log, log
     assert log.count("Intent: my edit") == 1, log  # the edit itself, not git's stash or pop
+
+
+def test_the_summarys_structured_intents_are_the_newest_as_the_text_lists_them(session) -> None:
+    """A session of 14 intents: the text lists the newest 12 after "2 earlier"; the structured content held the
+    oldest 12 (a client that passes only structured content to the model got the start of the session)."""
+    from code_trajectory.history import service
+
+    for n in range(14):
+        session.set_intent(f"step {n}")
+        write(session.root, "m.py", f"x = {n}\n")
+        assert session.recorder.record_paths(["m.py"]) is not None
+    summary = service.session_summary(session)
+    assert "2 earlier, then " in str(summary)
+    work = summary.data["last"]["branches"][0]
+    assert [row[0] for row in work["intents"]] == [f"step {n}" for n in range(2, 14)]
+    assert work["earlier_intents"] == 2

@@ -40,7 +40,8 @@ def _branch(work: BranchWork, net: list[FileChange] | None, symbols: dict[str, s
                 intents.append([record.intent, when(record.time), when(record.time)])
     files = work.ranked_files()
     ranked = sorted(net or [], key=lambda c: (relevance_tier(c.path), c.path))
-    return {"branch": work.branch, "edits": len(edits), "intents": intents[:INTENTS],
+    return {"branch": work.branch, "edits": len(edits), "intents": intents[-INTENTS:],  # the newest, as the text
+            "earlier_intents": max(0, len(intents) - INTENTS) or None,
             "files": [list(row) for row in files[:FILES_LISTED]],
             "more_files": max(0, len(files) - FILES_LISTED) or None,
             "git": [[when(r.time), fields.message_of(r)]
@@ -60,7 +61,8 @@ def summary_data(*, now: datetime, gap_seconds: float, sessions: list[list[Commi
     ``now``, ``branch``, ``intent`` (with its age, as said), ``notices``; ``new_session`` (the last snapshot is
     older than the session gap), ``idle_s`` (seconds since it), ``pending``; ``last``: the last session's ``from``
     and ``to`` times, ``snapshots`` and per branch (``branches``, the branch worked on last first) its ``edits``,
-    ``intents`` (``[intent, from, to]``, in order), ``files`` most changed (``[path, snapshots, +, -]``, most
+    ``intents`` (``[intent, from, to]``, in order: the newest :data:`INTENTS`, ``earlier_intents`` counting those
+    before them, as the text says them), ``files`` most changed (``[path, snapshots, +, -]``, most
     relevant first), ``git`` operations and ``consolidations`` (``[time, message]``, as the text lists them: without
     ids), and the ``net`` change (rows of ``cols``);
     ``final``: the last snapshot; the other ``sections`` (tests, recap: ``{title: lines}``, as shown); ``earlier``:
