@@ -203,8 +203,9 @@ def diff_since_green(session: ProjectSession, filepath: str | None = None, branc
             if "--full-suite" not in text:  # recorded before the label said how to declare it
                 text += (" A command that runs the whole suite is declared so: CLI `code-trajectory test --full-suite "
                          "-- <command>`, or `record_test_result` with full_suite=true.")
-        text += (" Record runs with `code-trajectory test -- <command>`, `pytest --trajectory` or "
-                 "`record_test_result`.")
+        if other is None:  # no passing run at all: how to record one (else the sentences above say what to do)
+            text += (" Record runs with `code-trajectory test -- <command>`, `pytest --trajectory` or "
+                     "`record_test_result`.")
         return message(text)  # nothing to list: the text is the answer (structured content would repeat it)
     head = (f"Last green run for {phrase}: {_when(green)} on {where(green, branch, source)} — {green.summary_line()} "
             f"(`{green.command}`).")
