@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -153,3 +154,16 @@ def test_two_checkpoints_without_a_name_in_one_second_get_two_names(project: Pat
     if second.message.split(" ")[1] == first.message.split(" ")[1]:  # the same second (almost always)
         assert second.message == f"{first.message} (2)"
     assert first.message != second.message and all(p.automatic == "unnamed" for p in repo_points[:2])
+
+
+def test_a_restores_safety_snapshot_is_not_listed_as_the_users_name(project: Path) -> None:
+    """A restore of named paths notes its safety snapshot "safety snapshot before restoring <id>": an unknown point
+    lists it among the automatic names, not as one the user gave."""
+    cli(project, "checkpoint", "-m", "base")
+    (project / "src" / "app.py").write_text("def main():\n    return 5\n")
+    cli(project, "restore", "base", "src/app.py")
+    done = subprocess.run([sys.executable, "-m", "code_trajectory", "compare", "nonexistent"], cwd=project,
+                          env=subprocess_env(), capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    users = done.stderr.split("(named by you", 1)[0]
+    assert '"base"' in users and "safety snapshot before restoring" not in users, done.stderr

@@ -34,6 +34,7 @@ AUTO_UNNAMED = "unnamed"
 #: point, Claude Code's ``Stop`` hook and :func:`name_point` without a message).
 _AUTOMATIC_PATTERNS = (
     (re.compile(r"before restore of [0-9a-f]{7,40}\b"), AUTO_RESTORE),
+    (re.compile(r"safety snapshot before restoring [0-9a-f]{7,40}\b"), AUTO_RESTORE),  # a restore of named paths
     (re.compile(r"turn ended \d\d:\d\d:\d\d\b"), AUTO_TURN),
     (re.compile(r"checkpoint \d\d:\d\d:\d\d( \(\d+\))?$"), AUTO_UNNAMED),
 )
