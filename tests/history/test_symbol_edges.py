@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from support import cli_stdout, write
 
 
@@ -82,3 +84,19 @@ def test_a_changed_typescript_overload_signature_modifies_its_function(project: 
     answer = cli_stdout(project, "symbol", "a.ts", "parse")
     assert "modified · checkpoint: v2" in headings(answer)[-1] and "+export function parse(x: number, radix" in answer
     assert len(headings(cli_stdout(project, "symbol", "a.ts", "other"))) == 1
+
+
+@pytest.mark.parametrize("above", ["/// Adds one.\n", "#[inline]\n"])
+def test_a_line_removed_above_a_symbol_stays_in_its_history_after_later_edits(project: Path, above: str) -> None:
+    """An attribute or doc line removed right above a function, after a blank line, then another function of the
+    file edited: the removal vanished from the symbol's history (the version was taken as leaving it alone, the
+    blank line's break matching the end of the removed line)."""
+    base = "fn a() {}\n\n" + above + "fn foo(x: u32) -> u32 { x + 1 }\n\nfn bar() {}\n"
+    write(project, "a.rs", base)
+    cli_stdout(project, "checkpoint", "-m", "start")
+    write(project, "a.rs", base.replace(above, ""))
+    cli_stdout(project, "checkpoint", "-m", "remove the line")
+    write(project, "a.rs", base.replace(above, "").replace("fn bar() {}", "fn bar() { let _ = 1; }"))
+    cli_stdout(project, "checkpoint", "-m", "touch bar")
+    history = cli_stdout(project, "symbol", "a.rs", "foo")
+    assert "remove the line" in history and "-" + above.strip() in history, history

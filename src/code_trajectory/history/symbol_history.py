@@ -328,8 +328,8 @@ def other_definitions(repo: ShadowRepo, tip: str, path: str, name: str) -> list[
 @dataclass
 class _Anchor:
     """What tells, without parsing, that a version left a symbol alone: the exact text of its lines (its doc
-    comment included, a line of context each side) and the first line of each enclosing symbol (a renamed class
-    renames its methods)."""
+    comment included, a line of context each side; whole lines, between line breaks) and the first line of each
+    enclosing symbol (a renamed class renames its methods)."""
 
     text: bytes
     scopes: list[bytes]
@@ -353,8 +353,8 @@ def _anchor(repo: ShadowRepo, oid: str, path: str, name: str) -> _Anchor | None:
             return None
         scopes.append(lines[enclosing.start_line - 1])
         parent = enclosing.parent
-    # a line of context each side: a doc comment removed above it, or a comment below it, is a change to read
-    return _Anchor(b"\n".join(lines[max(documented_start(symbol) - 2, 0):symbol.end_line + 1]), scopes)
+    # a line of context each side, whole lines: a doc comment or attribute removed above it is a change to read
+    return _Anchor(b"\n%s\n" % b"\n".join(lines[max(documented_start(symbol) - 2, 0):symbol.end_line + 1]), scopes)
 
 
 def _untouched(repo: ShadowRepo, entries: file_versions.FileVersions, anchor: _Anchor) -> int:
@@ -374,7 +374,8 @@ def _untouched(repo: ShadowRepo, entries: file_versions.FileVersions, anchor: _A
     def visit(found: tuple[str, bytes] | None) -> None:
         nonlocal alone, ended
         data = found[1] if found is not None and found[0] == "blob" else None
-        if ended or data is None or data.count(anchor.text) != 1 or not all(line in data for line in anchor.scopes):
+        if ended or data is None or (b"\n" + data + b"\n").count(anchor.text) != 1 or not all(
+                line in data for line in anchor.scopes):
             ended = True
         else:
             alone += 1
