@@ -478,3 +478,23 @@ def test_json5_beyond_jsonc_is_refused_in_one_line_and_left_as_it_was(proj: Path
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and "JSON5" in done.stderr
     assert mcp.read_text() == "{'mcpServers': {}, n: 0x10}\n"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "huge"])
+def test_a_config_that_is_a_fifo_or_too_large_is_an_error_not_a_hang(proj: Path, env: dict[str, str], kind: str) -> None:
+    """A cloned repository's ``.mcp.json`` as a FIFO blocked install for ever; a huge one was read whole."""
+    path = proj / ".mcp.json"
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        with open(path, "wb") as handle:
+            handle.truncate(jsonfile_limit() + 1)
+    for dry_run in (True, False):
+        with pytest.raises(TrajectoryError, match="not a regular file" if kind == "fifo" else "larger than"):
+            run_install("claude-code", proj, env, dry_run=dry_run)
+
+
+def jsonfile_limit() -> int:
+    from code_trajectory.clients.jsonfile import MAX_CONFIG_BYTES
+
+    return MAX_CONFIG_BYTES

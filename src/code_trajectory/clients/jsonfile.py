@@ -33,6 +33,7 @@ import copy
 import datetime as _dt
 import difflib
 import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +41,7 @@ from typing import Any, TypedDict
 
 from code_trajectory.clients import jsonsplice, jsontext
 from code_trajectory.core.atomic import replace_file
+from code_trajectory.core.bounded_read import read_bounded
 from code_trajectory.core.errors import TrajectoryError
 
 _BOM = "\ufeff"
@@ -120,14 +122,30 @@ def detect_indent(text: str) -> int | str:
     return 2
 
 
+#: Largest client config file read, bytes (a real one is a few kilobytes; ``~/.claude.json`` grows to megabytes).
+MAX_CONFIG_BYTES = 64 * 1024 * 1024
+
+
 def read_bytes(path: Path) -> bytes | None:
-    """The bytes of config file ``path``, or None when it does not exist.
+    """The bytes of config file ``path`` (a symlink followed), or None when it does not exist.
 
     Raises:
-        TrajectoryError: the path is a directory or cannot be read (permissions, I/O error), in one line.
+        TrajectoryError: the path is a directory, not a regular file (a FIFO would block the read for ever, a
+            device such as ``/dev/zero`` never end it), larger than :data:`MAX_CONFIG_BYTES`, or cannot be read
+            (permissions, I/O error), in one line.
     """
     try:
-        return path.read_bytes()
+        st = path.stat()
+        if stat.S_ISREG(st.st_mode) and st.st_size > MAX_CONFIG_BYTES:
+            raise TrajectoryError(f"{path} is {st.st_size:,} bytes, larger than a client's config file can be "
+                                  f"({MAX_CONFIG_BYTES:,}); move it away and run again")
+        if not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode):
+            raise TrajectoryError(f"{path} is not a regular file (a FIFO, a device or a socket); move it away and "
+                                  "run again")
+        data = None if stat.S_ISDIR(st.st_mode) else read_bounded(path, MAX_CONFIG_BYTES, follow_symlinks=True)
+        if data is None and not stat.S_ISDIR(st.st_mode):
+            raise TrajectoryError(f"cannot read {path}: it changed while being read; run again")
+        return data if data is not None else path.read_bytes()  # a directory: raises IsADirectoryError below
     except FileNotFoundError:
         return None
     except IsADirectoryError:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from code_trajectory.clients import jsonfile
+from code_trajectory.core.bounded_read import read_bounded
 
 #: The ledger's file name in code-trajectory's home directory.
 FILE_NAME = "installs.json"
@@ -80,11 +81,9 @@ def digest(data: bytes) -> str:
 
 
 def read_bytes(path: Path) -> bytes | None:
-    """The bytes of ``path``, or None when it does not exist (or cannot be read)."""
-    try:
-        return path.read_bytes()
-    except OSError:
-        return None
+    """The bytes of ``path`` (a symlink followed), or None when it does not exist, cannot be read, is not a regular
+    file (a FIFO, a device) or is larger than :data:`~.jsonfile.MAX_CONFIG_BYTES`."""
+    return read_bounded(path, jsonfile.MAX_CONFIG_BYTES, follow_symlinks=True)
 
 
 def missing_dirs(path: Path) -> list[Path]:
