@@ -300,6 +300,14 @@ def test_timeout_kills_the_runner(tmp_path: Path) -> None:
     assert run.duration_seconds < 10 and "hi" in run.output_tail
 
 
+def test_timeout_kills_the_commands_children_too(tmp_path: Path) -> None:
+    """A shell (or cargo) whose child hangs: killing the command alone left the child holding the output open, so
+    the run waited for it (``sleep 30`` timed out at 1 s took 30 s)."""
+    run = runner.run_command(["sh", "-c", "echo started; sleep 30; echo late"], tmp_path, echo=False, timeout=0.5)
+    assert run.outcome == "error" and run.message.startswith("timed out after 0.5 s")
+    assert run.duration_seconds < 10 and "started" in run.output_tail and "late" not in run.output_tail
+
+
 def test_non_utf8_output(project: Path) -> None:
     code = ("import sys; w = sys.stdout.buffer.write; w(b'caf\\xe9 \\xff\\xfe\\n'); "
             "w(b'FAILED tests/t.py::test_\\xe9 - AssertionError: \\x80\\n'); "

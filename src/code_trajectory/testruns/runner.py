@@ -176,9 +176,13 @@ def run_command(argv: Sequence[str], cwd: Path, *, echo: bool = True, max_output
 
     if not Path(cwd).is_dir():
         return fault(127, f"working directory {cwd} does not exist")
+    # with a timeout, the command leads a process group of its own, so that the whole group is killed: a shell's or
+    # cargo's children (a hung test binary) would outlive a kill of the command alone, and keep the output open
+    grouped = timeout is not None and os.name == "posix"
     try:
         proc = subprocess.Popen(list(argv), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                env=dict(env) if env is not None else None, bufsize=0)
+                                env=dict(env) if env is not None else None, bufsize=0,
+                                **({"process_group": 0} if grouped else {}))
     except FileNotFoundError:
         return fault(127, f"command not found: {argv[0]}")
     except PermissionError as exc:
@@ -192,7 +196,7 @@ def run_command(argv: Sequence[str], cwd: Path, *, echo: bool = True, max_output
         def on_timeout() -> None:
             timed_out.set()
             with contextlib.suppress(OSError):
-                proc.kill()
+                os.killpg(proc.pid, signal.SIGKILL) if grouped else proc.kill()
 
         timer = threading.Timer(timeout, on_timeout)
         timer.daemon = True
@@ -223,10 +227,14 @@ def run_command(argv: Sequence[str], cwd: Path, *, echo: bool = True, max_output
         returncode = proc.wait()
     except KeyboardInterrupt:
         interrupted = True
-        try:  # the child got the SIGINT too (same process group): give it a moment to stop
+        if grouped:  # its own process group: the terminal's SIGINT reached us only
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGINT)
+        try:  # the child got the SIGINT too (same process group, or sent above): give it a moment to stop
             returncode = proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL) if grouped else proc.kill()
             returncode = proc.wait()
     finally:
         if timer is not None:
