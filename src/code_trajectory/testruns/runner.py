@@ -182,7 +182,7 @@ def run_command(argv: Sequence[str], cwd: Path, *, echo: bool = True, max_output
     try:
         proc = subprocess.Popen(list(argv), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 env=dict(env) if env is not None else None, bufsize=0,
-                                **({"process_group": 0} if grouped else {}))
+                                process_group=0 if grouped else None)
     except FileNotFoundError:
         return fault(127, f"command not found: {argv[0]}")
     except PermissionError as exc:
