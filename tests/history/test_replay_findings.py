@@ -144,3 +144,15 @@ def test_the_summarys_structured_intents_are_the_newest_as_the_text_lists_them(s
     work = summary.data["last"]["branches"][0]
     assert [row[0] for row in work["intents"]] == [f"step {n}" for n in range(2, 14)]
     assert work["earlier_intents"] == 2
+
+
+def test_a_file_renamed_and_edited_in_one_snapshot_shows_its_edit(project: Path) -> None:
+    """``mv SECURITY.md docs/`` and a line appended, one snapshot: the file history said "renamed from" with no
+    counts and no diff (the log and compare had the +2)."""
+    write(project, "SECURITY.md", "".join(f"line {n} of the policy\n" for n in range(30)))
+    cli_stdout(project, "checkpoint", "-m", "base")
+    (project / "SECURITY.md").unlink()
+    write(project, "docs/SECURITY.md", "".join(f"line {n} of the policy\n" for n in range(30)) + "\nSee also X\n")
+    cli_stdout(project, "checkpoint", "-m", "move and edit")
+    history = cli_stdout(project, "file", "docs/SECURITY.md", "--depth", "1")
+    assert "renamed from `SECURITY.md` (+2)" in history and "+See also X" in history, history

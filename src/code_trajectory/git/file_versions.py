@@ -164,14 +164,22 @@ class _Pages:
 
 
 def _add_counts(repo: ShadowRepo, versions: list[FileVersion]) -> None:
-    """Fill in the line counts of ``versions`` (in place) with one ``git diff-tree --stdin --numstat``; a renamed
-    version keeps its change as rename detection found it (no counts, as before)."""
-    wanted = [v for v in versions if not v.change.counted and not v.change.old_path]
-    if not wanted:
-        return
+    """Fill in the line counts of ``versions`` (in place) with one ``git diff-tree --stdin --numstat``, and one more
+    with rename detection (``-M``, both paths) for the renamed versions: a file renamed and edited in one snapshot
+    has its edit's counts (it showed none, and its history no diff)."""
+    plain = [v for v in versions if not v.change.counted and not v.change.old_path]
+    renamed = [v for v in versions if not v.change.counted and v.change.old_path]
+    if plain:
+        _count(repo, plain, [], sorted({v.path for v in plain}))
+    if renamed:
+        _count(repo, renamed, ["-M"], sorted({p for v in renamed for p in (v.path, v.change.old_path or v.path)}))
+
+
+def _count(repo: ShadowRepo, wanted: list[FileVersion], options: list[str], paths: list[str]) -> None:
+    """:func:`_add_counts` for ``wanted``: ``git diff-tree`` with ``options``, limited to ``paths``."""
     feed = "".join(f"{v.record.oid}\n" for v in wanted).encode()
-    out = repo.git.out(["diff-tree", "--stdin", "-r", "-z", "--no-abbrev", "--root", "--raw", "--numstat",
-                        "--end-of-options", "--", *sorted({v.path for v in wanted})], input=feed)
+    out = repo.git.out(["diff-tree", "--stdin", "-r", "-z", "--no-abbrev", "--root", "--raw", "--numstat", *options,
+                        "--end-of-options", "--", *paths], input=feed)
     tokens = split_z(out)
     by_commit: dict[str, list[FileChange]] = {}
     pos = 0
@@ -181,7 +189,8 @@ def _add_counts(repo: ShadowRepo, versions: list[FileVersion]) -> None:
         if is_commit_id(token):
             by_commit[token.decode()], pos = parse_records(tokens, pos)
     for version in wanted:
-        found = next((c for c in by_commit.get(version.record.oid, []) if c.path == version.path), None)
+        found = next((c for c in by_commit.get(version.record.oid, [])
+                      if c.path == version.path and c.old_path == version.change.old_path), None)
         if found is not None and found.counted:
             version.change = dataclasses.replace(version.change, added=found.added, deleted=found.deleted,
                                                  counted=True)
