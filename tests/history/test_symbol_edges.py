@@ -100,3 +100,4 @@ def test_a_line_removed_above_a_symbol_stays_in_its_history_after_later_edits(pr
     cli_stdout(project, "checkpoint", "-m", "touch bar")
     history = cli_stdout(project, "symbol", "a.rs", "foo")
     assert "remove the line" in history and "-" + above.strip() in history, history
+    assert "1 change(s) since it was first recorded" in history  # the baseline is not counted as a change

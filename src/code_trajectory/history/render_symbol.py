@@ -73,7 +73,9 @@ def render(path: str, branch: str, name: str, versions: list[SymbolVersion], bud
     gives them. ``others``: the other definitions of that name in the file (``init@2`` beside ``init``), said.
     """
     shown = f"`{name}`" if readable(name) == name else f"the {readable(name, quote=True)} (`{name}`)"
-    head = f"# Trajectory of {shown} in `{path}`\nShadow branch `{branch}`: {len(versions)} change(s), oldest first."
+    changes = sum(1 for v in versions if not v.what.startswith("as first recorded"))  # the baseline is no change
+    head = (f"# Trajectory of {shown} in `{path}`\nShadow branch `{branch}`: {changes} change(s)"
+            + (" since it was first recorded" if changes < len(versions) else "") + ", oldest first.")
     if others:
         head += (f"\n`{name}` is the first of {len(others) + 1} definitions of that name in this file: "
                  + ", ".join(f"`{other}`" for other in others) + (" names" if len(others) == 1 else " name")
