@@ -101,3 +101,15 @@ def test_a_line_removed_above_a_symbol_stays_in_its_history_after_later_edits(pr
     history = cli_stdout(project, "symbol", "a.rs", "foo")
     assert "remove the line" in history and "-" + above.strip() in history, history
     assert "1 change(s) since it was first recorded" in history  # the baseline is not counted as a change
+
+
+def test_a_symbol_asked_by_its_files_old_path_ends_where_the_file_went(project: Path) -> None:
+    """``mv a.rs b.rs``: asked by the old path, the symbol was "removed" with a removal diff; it went with its file."""
+    write(project, "a.rs", "fn foo() -> u32 {\n    1\n}\n\nfn other() {}\n")
+    cli_stdout(project, "checkpoint", "-m", "start")
+    write(project, "a.rs", "fn foo() -> u32 {\n    2\n}\n\nfn other() {}\n")
+    cli_stdout(project, "checkpoint", "-m", "modify")
+    (project / "a.rs").rename(project / "b.rs")
+    cli_stdout(project, "checkpoint", "-m", "rename file")
+    history = cli_stdout(project, "symbol", "a.rs", "foo")
+    assert "moved to b.rs (body unchanged) · checkpoint: rename file" in history and "removed" not in history, history

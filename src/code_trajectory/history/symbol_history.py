@@ -439,6 +439,9 @@ def _counterpart(repo: ShadowRepo, entry: file_versions.FileVersion, symbol: Sym
     for change in full[0].changes if full else []:
         if change.path == entry.path or language_for(change.path) is None:
             continue
+        if gained and change.old_path == entry.path:  # the file itself renamed: its symbols went with it
+            other = next((s for s in _symbols(repo, change.new_oid, change.path) if s.name == symbol.name), None)
+            return None if other is None else (change.path, other.name, _text(repo, change.new_oid, other) == own)
         changes = symbol_changes(repo, change.path, change)
         names = () if changes is None else changes.added if gained else changes.removed
         if not names:
