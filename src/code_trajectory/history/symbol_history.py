@@ -11,11 +11,9 @@ symbol's name (the title's), a day said at its first heading only; past the newe
 (:data:`~code_trajectory.history.render_symbol.DEFAULT_DIFFS`), :mod:`~code_trajectory.history.render_symbol` says
 each in one line (why, when, ``+3 -1, lines 41-52``) with the call that shows their lines.
 
-The symbol is followed backwards from the newest version: across renames inside the file (a removed and an
-added symbol with the same body, see :mod:`code_trajectory.symbols`) and, where it is detectable, across a
-move to another file in the same snapshot (it was added here while a symbol with the same body was removed
-from another file of that snapshot): then its history continues in that file.
-"""
+Followed backwards from the newest version: across renames inside the file (a removed and an added symbol with
+the same body, :mod:`code_trajectory.symbols`) and across a move to another file of the same snapshot (one that
+lost a symbol with the same body, or the file itself renamed): its history continues there."""
 
 from __future__ import annotations
 
