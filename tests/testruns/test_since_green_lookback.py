@@ -52,4 +52,5 @@ def test_a_file_changed_more_than_lookback_times_since_the_green_run_says_more_t
     recent = versions[20].record.oid  # 20 versions since: all of them, counted
     _green_on(project, recent, "2026-01-10T11:00:00+00:00")
     answer = _since_green(project)
-    assert "the last 20 of 20 recorded change(s)" in answer and recent[:12] in answer, answer[:400]
+    assert "the last 20 of 20 change(s) to this file since the green run" in answer and recent[:12] in answer, \
+        answer[:400]

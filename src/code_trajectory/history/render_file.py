@@ -116,7 +116,8 @@ def _wants_diff(version: Version) -> bool:
 
 
 def render(repo: ShadowRepo, path: str, branch: str, versions: list[Version], total: int, budget_tokens: int, *,
-           state_note: str | None = None, symbols_available: bool = True, complete: bool = True) -> Answer:
+           state_note: str | None = None, symbols_available: bool = True, complete: bool = True,
+           since: str | None = None) -> Answer:
     """Render ``versions`` (oldest first) of ``path`` within ``budget_tokens``: the newest diff, then by importance.
 
     Args:
@@ -131,6 +132,7 @@ def render(repo: ShadowRepo, path: str, branch: str, versions: list[Version], to
         symbols_available: False when the file's language has no symbol support (said once).
         complete: False when not every version was read (see
             :data:`~code_trajectory.history.versions.LOOKBACK`).
+        since: what ``versions`` and ``total`` count from (``the green run``), when not the whole recorded history.
 
     Returns:
         The markdown and its data: every shown version's commit, time, change, counts, symbols and ``detail``
@@ -138,8 +140,9 @@ def render(repo: ShadowRepo, path: str, branch: str, versions: list[Version], to
         ``total``, or, when not ``complete``, ``more_than`` and ``numbered`` (``back from the newest``).
     """
     head = [f"# Trajectory of `{display_path(path)}`",
-            f"Shadow branch `{branch}`: the last {len(versions)} of {total} recorded change(s) to this file, "
-            "oldest to newest." if complete else
+            f"Shadow branch `{branch}`: the last {len(versions)} of {total} "
+            + (f"change(s) to this file since {since}" if since else "recorded change(s) to this file")
+            + ", oldest to newest." if complete else
             f"Shadow branch `{branch}`: the last {len(versions)} of more than {total - 1} recorded change(s) to this "
             f"file (not counted further), oldest to newest, numbered back from the newest (1); reverts are detected "
             f"among the newest {total} only."]

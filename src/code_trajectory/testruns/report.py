@@ -228,7 +228,7 @@ def diff_since_green(session: ProjectSession, filepath: str | None = None, branc
         shown = versions.build(repo, entries, count, store.marks_for(repo, [e.record.oid for e in entries[:count]]),
                                complete=complete)
         rendered = render_file.render(repo, rel, branch, shown, len(entries), session.settings.token_budget,
-                                      state_note=head, complete=complete)
+                                      state_note=head, complete=complete, since="the green run")
         return Answer(rendered, {**rendered.data, **data})
     records = log.read_log(repo, [f"{green.commit}..{tip}"], limit=MAX_LIMIT, first_parent=True)
     # the net change is compare's answer: it has compare's cap (every changed line up to 20,000 tokens by default,
