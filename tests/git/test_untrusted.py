@@ -246,3 +246,24 @@ def test_a_promisor_remote_in_the_config_never_reaches_out(project: Path, tmp_pa
     plain = subprocess.run(["git", "--git-dir", str(git_dir), "cat-file", "-e", "1234567890" * 4],
                            capture_output=True)
     assert plain.returncode != 0 and marker.exists()  # the attack is real without the overrides
+
+
+def test_the_project_index_stamp_reads_a_gitfile_bounded_and_never_waits(tmp_path: Path) -> None:
+    """The vetting stamp finds the project's index as git does (a ``.git`` directory, or a ``gitdir:`` file of a
+    linked worktree), without running git; a ``.git`` that is a FIFO answers "?" (check every time), not a hang."""
+    from code_trajectory.git.untrusted import _index_stamp
+
+    main = tmp_path / "main"
+    main.mkdir()
+    git(main, "init", "-q", "-b", "main")
+    write(main, "a.py", "x = 1\n")
+    git(main, "add", "a.py")
+    assert _index_stamp(main / "sub" / "dir").startswith(f"{main / '.git' / 'index'} ")  # found upwards
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / ".git").write_text(f"gitdir: {main / '.git'}\n")
+    assert _index_stamp(linked).startswith(f"{main / '.git' / 'index'} ")
+    fifo = tmp_path / "fifo"
+    fifo.mkdir()
+    os.mkfifo(fifo / ".git")
+    assert _index_stamp(fifo) == "?"

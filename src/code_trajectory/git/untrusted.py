@@ -36,6 +36,7 @@ import time
 from pathlib import Path
 
 from code_trajectory.core.atomic import replace_file
+from code_trajectory.core.bounded_read import read_bounded
 from code_trajectory.core.errors import GitError, LockContentionError, UntrustedRepositoryError
 from code_trajectory.git.gitcmd import Git, split_z
 from code_trajectory.git.project import ProjectRepo
@@ -330,14 +331,11 @@ def _index_stamp(root: Path) -> str:
             st = os.lstat(dot_git)
         except OSError:
             continue
-        if stat.S_ISDIR(st.st_mode):
+        if stat.S_ISDIR(st.st_mode) or (stat.S_ISLNK(st.st_mode) and os.path.isdir(dot_git)):
             index = dot_git / "index"
-        else:
-            try:
-                with open(dot_git, "rb") as handle:
-                    line = handle.read(4096).split(b"\n", 1)[0].decode("utf-8", "surrogateescape")
-            except OSError:
-                return "?"
+        else:  # read bounded, never through a link, never waiting on a FIFO
+            data = read_bounded(dot_git, 4096)
+            line = data.split(b"\n", 1)[0].decode("utf-8", "surrogateescape") if data is not None else ""
             if not line.startswith("gitdir: "):
                 return "?"
             index = directory / line[len("gitdir: "):].strip() / "index"
