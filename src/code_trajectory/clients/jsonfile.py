@@ -136,25 +136,26 @@ def read_bytes(path: Path) -> bytes | None:
     """
     try:
         st = path.stat()
-        if stat.S_ISREG(st.st_mode) and st.st_size > MAX_CONFIG_BYTES:
-            raise TrajectoryError(f"{path} is {st.st_size:,} bytes, larger than a client's config file can be "
-                                  f"({MAX_CONFIG_BYTES:,}); move it away and run again")
-        if not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode):
-            raise TrajectoryError(f"{path} is not a regular file (a FIFO, a device or a socket); move it away and "
-                                  "run again")
-        data = None if stat.S_ISDIR(st.st_mode) else read_bounded(path, MAX_CONFIG_BYTES, follow_symlinks=True)
-        if data is None and not stat.S_ISDIR(st.st_mode):
-            raise TrajectoryError(f"cannot read {path}: it changed while being read; run again")
-        return data if data is not None else path.read_bytes()  # a directory: raises IsADirectoryError below
     except FileNotFoundError:
         return None
-    except IsADirectoryError:
-        raise TrajectoryError(f"{path} is a directory, not a config file; move it away and run again") from None
     except NotADirectoryError:
         raise TrajectoryError(f"cannot read {path}: part of its directory path is a file, not a directory; "
                               "move that file away and run again") from None
     except OSError as exc:
         raise TrajectoryError(f"cannot read {path}: {exc.strerror or exc}; check its permissions") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise TrajectoryError(f"{path} is a directory, not a config file; move it away and run again")
+    if not stat.S_ISREG(st.st_mode):
+        raise TrajectoryError(f"{path} is not a regular file (a FIFO, a device or a socket); move it away and run "
+                              "again")
+    if st.st_size > MAX_CONFIG_BYTES:
+        raise TrajectoryError(f"{path} is {st.st_size:,} bytes, larger than a client's config file can be "
+                              f"({MAX_CONFIG_BYTES:,}); move it away and run again")
+    data = read_bounded(path, MAX_CONFIG_BYTES, follow_symlinks=True)
+    if data is None:
+        why = "check its permissions" if not os.access(path, os.R_OK) else "it changed while being read; run again"
+        raise TrajectoryError(f"cannot read {path}: {why}")
+    return data
 
 
 def read(path: Path) -> Loaded:
