@@ -18,7 +18,7 @@ from code_trajectory.git.messages import one_line
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.history.headings import REPEATED_INTENT_CHARS
 from code_trajectory.history.narrative import CHARS_PER_TOKEN, day_once, fit
-from code_trajectory.history.symbol_history import SymbolVersion
+from code_trajectory.history.symbol_history import BASELINE, SymbolVersion
 from code_trajectory.symbols import readable
 
 #: Changes of a symbol's history shown with their lines by default (the newest ones; the newest whole): older ones
@@ -73,7 +73,7 @@ def render(path: str, branch: str, name: str, versions: list[SymbolVersion], bud
     gives them. ``others``: the other definitions of that name in the file (``init@2`` beside ``init``), said.
     """
     shown = f"`{name}`" if readable(name) == name else f"the {readable(name, quote=True)} (`{name}`)"
-    changes = sum(1 for v in versions if not v.what.startswith("as first recorded"))  # the baseline is no change
+    changes = sum(1 for v in versions if v.what != BASELINE)  # the baseline is no change
     head = (f"# Trajectory of {shown} in `{path}`\nShadow branch `{branch}`: {changes} change(s)"
             + (" since it was first recorded" if changes < len(versions) else "") + ", oldest first.")
     if others:
@@ -102,12 +102,12 @@ def render(path: str, branch: str, name: str, versions: list[SymbolVersion], bud
             compacted_count += 1
         elif version.diff:
             body = f"```diff\n{version.diff}\n```"
-        elif version.what == "as first recorded" or version.note == "body unchanged":
+        elif version.what == BASELINE or version.note == "body unchanged":
             body = ""
         else:
             body = "(no textual change of its own)"
         blocks.append((line, body))
-    call = _call(path, name, sum(1 for v in versions if v.diff and v.what != "as first recorded"))
+    call = _call(path, name, sum(1 for v in versions if v.diff and v.what != BASELINE))
     closing = (f"_{compacted_count} older change(s) shown as one line each (+added -removed, where). Their lines: "
                f"`{call[0]}` (CLI: `{call[1]}`)._") if compacted_count else ""
     limit = budget_tokens * CHARS_PER_TOKEN - len(head) - len(closing) - 300
@@ -137,7 +137,7 @@ def _kept(versions: list[SymbolVersion], diffs: int) -> set[int]:
     """The indexes (in ``versions``, newest first) of the newest ``diffs`` changes that have lines, and of the
     baseline when it has them (its body, asked for with ``show_baseline``)."""
     with_lines = [i for i, v in enumerate(versions) if v.diff]
-    asked = {i for i, v in enumerate(versions) if v.what == "as first recorded"}  # a baseline's body: show_baseline
+    asked = {i for i, v in enumerate(versions) if v.what == BASELINE}  # a baseline's body: show_baseline
     return set(with_lines[:max(diffs, 0)]) | asked
 
 

@@ -45,6 +45,8 @@ from code_trajectory.symbols.comments import describe_comments, documented_start
 #: Context lines around the changes of a symbol's own diff: its newest change's (whole, as ``git log -p`` minus
 #: one line) and every older one's (git's answer, ``git log -L``, shows the whole range at every change).
 SYMBOL_DIFF_CONTEXT = 2
+#: What a symbol's baseline (its first recorded version, no change) is said to be.
+BASELINE = "as first recorded"
 OLDER_DIFF_CONTEXT = 0
 #: Moves to another file followed at most (a guard against pathological histories).
 MAX_MOVES = 10
@@ -395,7 +397,7 @@ def _baseline(repo: ShadowRepo, entry: file_versions.FileVersion, name: str, sho
     note = f"{where}: {len(lines)} line{'s' if len(lines) != 1 else ''}, starts at line {start or '?'}"
     if not show:
         note += "; its body: show_baseline=true, CLI `--baseline`"
-    return SymbolVersion(entry, name, "as first recorded", own_diff(repo, entry, None, name) if show else "", note)
+    return SymbolVersion(entry, name, BASELINE, own_diff(repo, entry, None, name) if show else "", note)
 
 
 def _moved(entry: file_versions.FileVersion, name: str, way: str, where: tuple[str, str, bool],
