@@ -123,3 +123,22 @@ def test_a_hostile_file_name_in_the_suggested_undo_is_quoted(session: ProjectSes
     command = re.search(r"`(code-trajectory restore [^`]+)`", one.text)
     assert command and shlex.split(command[1]) == ["code-trajectory", "restore", snapshot, name], one.text
     assert not (session.root / "pwned").exists()
+
+
+def test_a_symbol_deleted_and_typed_back_by_an_edit_keeps_its_earlier_history(session: ProjectSession) -> None:
+    root = session.root
+    write(root, "m.py", "def a():\n    return 1\n\n\ndef b():\n    return 2\n")
+    session.checkpoint("v1")
+    write(root, "m.py", "def a():\n    return 1\n\n\ndef b():\n    return 3\n")
+    session.checkpoint("v2")
+    write(root, "m.py", "def a():\n    return 1\n")  # the agent deletes b
+    session.checkpoint("v3")
+    write(root, "m.py", "def a():\n    return 5\n")
+    session.checkpoint("v4")
+    write(root, "m.py", "def a():\n    return 5\n\n\ndef b():\n    return 4\n")  # ... and writes it again
+    session.checkpoint("v5")
+    text = history.symbol_trajectory(session, "m.py", "b", 10)
+    headings = [line for line in text.splitlines() if line.startswith("## ")]
+    assert [h.split(" · ")[2].split(" (")[0] for h in headings] == [
+        "as first recorded", "modified", "removed", "added again"], text
+    assert "checkpoint: v1" in headings[0] and "checkpoint: v3" in headings[2] and "checkpoint: v5" in headings[3]

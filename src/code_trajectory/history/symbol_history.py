@@ -13,7 +13,10 @@ each in one line (why, when, ``+3 -1, lines 41-52``) with the call that shows th
 
 Followed backwards from the newest version: across renames inside the file (a removed and an added symbol with
 the same body, :mod:`code_trajectory.symbols`) and across a move to another file of the same snapshot (one that
-lost a symbol with the same body, or the file itself renamed): its history continues there."""
+lost a symbol with the same body, or the file itself renamed): its history continues there. A symbol an edit
+adds back after an earlier edit removed it (``added again``) goes on with the version that removed it, looked for
+among the :data:`REVIVAL_LOOKBACK` older versions; a restore or a git operation that brings it back is ``restored``
+or ``added`` and goes on too."""
 
 from __future__ import annotations
 
@@ -23,23 +26,15 @@ from dataclasses import dataclass
 from functools import partial
 
 from code_trajectory.core.errors import InvalidArgumentError
-from code_trajectory.git import file_versions, indexed_log, log
+from code_trajectory.git import file_versions, indexed_log
 from code_trajectory.git.diffs import HUNK_HEADER
 from code_trajectory.git.shadow import ZERO_OID, ShadowRepo
 from code_trajectory.git.trees import list_files
 from code_trajectory.history.headings import began_recording
 from code_trajectory.history.range_diff import range_diff
-from code_trajectory.history.versions import symbol_changes
-from code_trajectory.symbols import (
-    Symbol,
-    SymbolChanges,
-    closest_names,
-    find,
-    language_for,
-    occurrences,
-    readable,
-    symbols_for_blob,
-)
+from code_trajectory.history.symbol_moves import moved_from, moved_to
+from code_trajectory.history.versions import blob_symbols, symbol_changes
+from code_trajectory.symbols import Symbol, SymbolChanges, closest_names, find, language_for, occurrences, readable
 from code_trajectory.symbols.comments import describe_comments, documented_start
 
 #: Context lines around the changes of a symbol's own diff: its newest change's (whole, as ``git log -p`` minus
@@ -50,8 +45,9 @@ BASELINE = "as first recorded"
 OLDER_DIFF_CONTEXT = 0
 #: Moves to another file followed at most (a guard against pathological histories).
 MAX_MOVES = 10
-#: Changed files of a snapshot past which a move is not looked for (each other file's symbols are compared).
-MAX_MOVE_FILES = 200
+#: Older versions of its file searched for the edit that removed a symbol an edit adds (typed back): a bound on the
+#: parses a symbol truly new makes (one file version's symbols each).
+REVIVAL_LOOKBACK = 32
 
 
 @dataclass
@@ -61,7 +57,8 @@ class SymbolVersion:
     Attributes:
         entry: the commit and the file's change in it.
         name: the symbol's qualified name in that version.
-        what: ``modified``, ``docstring changed``, ``renamed from X``, ``added``, ``as first recorded`` ...
+        what: ``modified``, ``docstring changed``, ``renamed from X``, ``added``, ``added again``, ``removed``,
+            ``as first recorded`` ...
         diff: the unified diff of its own lines (empty for a baseline not asked for).
         note: what the heading adds to ``what`` (a baseline's size and first line: ``when recording began: 73
             lines, starts at line 12``).
@@ -74,28 +71,11 @@ class SymbolVersion:
     note: str = ""
 
 
-def _load(repo: ShadowRepo):
-    return repo.read_blob_or_none
-
-
-def _text(repo: ShadowRepo, oid: str, symbol: Symbol) -> bytes | None:
-    """The lines of ``symbol`` in blob ``oid`` (None when the blob cannot be read)."""
-    data = _load(repo)(oid)
-    return None if data is None else b"\n".join(data.split(b"\n")[symbol.start_line - 1:symbol.end_line])
-
-
-def _symbols(repo: ShadowRepo, oid: str, path: str) -> list[Symbol]:
-    if not oid or oid == ZERO_OID:
-        return []
-    load = _load(repo)
-    return symbols_for_blob(oid, path, lambda: load(oid)) or []
-
-
 def _file_lines(repo: ShadowRepo, oid: str) -> list[str]:
     """The blob's lines (without their ends); none for no blob."""
     if not oid or oid == ZERO_OID:
         return []
-    return ((_load(repo)(oid) or b"").decode("utf-8", "replace")).split("\n")
+    return ((repo.read_blob_or_none(oid) or b"").decode("utf-8", "replace")).split("\n")
 
 
 def _lines_of(symbol: Symbol | None, lines: list[str]) -> range:
@@ -114,8 +94,8 @@ def own_diff(repo: ShadowRepo, entry: file_versions.FileVersion, old_name: str |
     (``@@ -12,4 +12,5 @@``: the symbol is the answer's)."""
     change = entry.change
     old_path = change.old_path or entry.path
-    old_symbol = next((s for s in _symbols(repo, change.old_oid, old_path) if s.name == old_name), None)
-    new_symbol = next((s for s in _symbols(repo, change.new_oid, entry.path) if s.name == new_name), None)
+    old_symbol = next((s for s in blob_symbols(repo, change.old_oid, old_path) if s.name == old_name), None)
+    new_symbol = next((s for s in blob_symbols(repo, change.new_oid, entry.path) if s.name == new_name), None)
     old_lines, new_lines = _file_lines(repo, change.old_oid), _file_lines(repo, change.new_oid)
     return "\n".join(range_diff(repo, change.old_oid, change.new_oid, old_lines, new_lines,
                                 _lines_of(old_symbol, old_lines), _lines_of(new_symbol, new_lines), context))
@@ -147,7 +127,7 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
     known: list[str] = []
     name = None
     for entry in entries:  # the newest version that has the symbol names it
-        symbols = _symbols(repo, entry.change.new_oid, entry.path) or _symbols(repo, entry.change.old_oid,
+        symbols = blob_symbols(repo, entry.change.new_oid, entry.path) or blob_symbols(repo, entry.change.old_oid,
                                                                                entry.change.old_path or entry.path)
         known += [s.name for s in symbols if s.name not in known]
         found = find(symbols, symbol) if symbols else None
@@ -211,7 +191,7 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
         elif current in changes.reformatted:  # whitespace only, as the log says it (git log -L lists it too)
             result.append(SymbolVersion(entry, current, "reformatted (whitespace only)", diff(current, current)))
         elif current in changes.removed:
-            went = _moved_to(repo, entry, current) if moves < MAX_MOVES else None
+            went = moved_to(repo, entry, current) if moves < MAX_MOVES else None
             if went is not None:  # its history goes on there (asked there, the move is said as "moved from")
                 moves += 1
                 result.append(_moved(entry, current, "to", went, partial(diff, current, None)))
@@ -223,13 +203,19 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
             what = "restored" if entry.record.kind == "restore" else "added"
             result.append(SymbolVersion(entry, current, what, diff(None, current)))
         elif current in changes.added or repeated is not None:
-            moved = _moved_from(repo, entry, current) if moves < MAX_MOVES else None
+            moved = moved_from(repo, entry, current) if moves < MAX_MOVES else None
             if moved is None:
                 if not entries and entry.change.old_oid in ("", ZERO_OID):  # the file's first recorded version
                     result.append(_baseline(repo, entry, current, show_baseline))
-                else:
-                    result.append(SymbolVersion(entry, current, "added", diff(None, current)))
-                break
+                    break
+                removal = _removed_earlier(repo, entries, current)
+                result.append(SymbolVersion(entry, current, "added" if removal is None else "added again",
+                                            diff(None, current)))
+                if removal is None:
+                    break
+                entries = entries[removal:]  # typed back after an edit removed it: its history goes on there
+                anchor = None
+                continue
             result.append(_moved(entry, current, "from", moved, partial(diff, None, current)))
             other_path, other_name, _same = moved
             moves += 1
@@ -240,6 +226,16 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
     return name, result
 
 
+def _removed_earlier(repo: ShadowRepo, entries: file_versions.FileVersions, name: str) -> int | None:
+    """Where in ``entries`` (older versions of the file, newest first) the version that removed ``name`` is: the
+    newest whose older side has it, among the first :data:`REVIVAL_LOOKBACK`; None when there is none."""
+    for i, entry in enumerate(itertools.islice(entries, REVIVAL_LOOKBACK)):
+        if entry.change.old_oid not in ("", ZERO_OID) and any(
+                s.name == name for s in blob_symbols(repo, entry.change.old_oid, entry.change.old_path or entry.path)):
+            return i
+    return None
+
+
 def _repeated(repo: ShadowRepo, entry: file_versions.FileVersion, name: str) -> tuple[str, str] | None:
     """For one of several definitions of a name (``fetch@31``: numbered in source order, so a definition added
     above it renumbers it), what ``entry`` did to it: ``("same", old name)``, ``("modified", old name)`` or
@@ -247,8 +243,8 @@ def _repeated(repo: ShadowRepo, entry: file_versions.FileVersion, name: str) -> 
     ``git log -L`` follows a range), not the one with the same number; None when the name is not repeated on
     either side."""
     change = entry.change
-    new = occurrences(_symbols(repo, change.new_oid, entry.path), name)
-    old = occurrences(_symbols(repo, change.old_oid, change.old_path or entry.path), name)
+    new = occurrences(blob_symbols(repo, change.new_oid, entry.path), name)
+    old = occurrences(blob_symbols(repo, change.old_oid, change.old_path or entry.path), name)
     if len(new) < 2 and len(old) < 2:
         return None
     mine = next((s for s in new if s.name == name), None)
@@ -321,7 +317,7 @@ def other_definitions(repo: ShadowRepo, tip: str, path: str, name: str) -> list[
     if "@" in name:
         return []
     entry = list_files(repo, repo.commit_tree_oid(tip), [f":(literal){path}"]).get(path)  # one ls-tree, no walk
-    symbols = _symbols(repo, entry.oid, path) if entry is not None else []
+    symbols = blob_symbols(repo, entry.oid, path) if entry is not None else []
     return [s.name for s in occurrences(symbols, name) if s.name != name]
 
 
@@ -340,9 +336,9 @@ def _anchor(repo: ShadowRepo, oid: str, path: str, name: str) -> _Anchor | None:
     there, or its name depends on other definitions (a ``@N`` occurrence suffix)."""
     if "@" in name:
         return None
-    symbols = _symbols(repo, oid, path)
+    symbols = blob_symbols(repo, oid, path)
     symbol = next((s for s in symbols if s.name == name), None)
-    data = _load(repo)(oid) if symbol is not None else None
+    data = repo.read_blob_or_none(oid) if symbol is not None else None
     if symbol is None or data is None:
         return None
     lines = data.split(b"\n")
@@ -389,7 +385,7 @@ def _untouched(repo: ShadowRepo, entries: file_versions.FileVersions, anchor: _A
 
 def _baseline(repo: ShadowRepo, entry: file_versions.FileVersion, name: str, show: bool) -> SymbolVersion:
     """The symbol as its file's first recorded version had it: one line (its size, where it starts), or its body."""
-    symbol = next((s for s in _symbols(repo, entry.change.new_oid, entry.path) if s.name == name), None)
+    symbol = next((s for s in blob_symbols(repo, entry.change.new_oid, entry.path) if s.name == name), None)
     file_lines = _file_lines(repo, entry.change.new_oid)
     span = _lines_of(symbol, file_lines)
     start, lines = span.start, file_lines[span.start - 1:span.stop - 1] if span else []
@@ -409,46 +405,3 @@ def _moved(entry: file_versions.FileVersion, name: str, way: str, where: tuple[s
     if same_text:
         return SymbolVersion(entry, name, what, "", "body unchanged")
     return SymbolVersion(entry, name, what, diff())
-
-
-def _moved_from(repo: ShadowRepo, entry: file_versions.FileVersion, name: str) -> tuple[str, str, bool] | None:
-    """Where ``name``, added in ``entry``, came from: ``(the other file of the same snapshot that lost a symbol with
-    the same body, that symbol's name, whether its text is byte for byte the added one's)``; None when there is
-    none."""
-    added = next((s for s in _symbols(repo, entry.change.new_oid, entry.path) if s.name == name), None)
-    return None if added is None else _counterpart(repo, entry, added, entry.change.new_oid, gained=False)
-
-
-def _moved_to(repo: ShadowRepo, entry: file_versions.FileVersion, name: str) -> tuple[str, str, bool] | None:
-    """Where ``name``, removed in ``entry``, went: as :func:`_moved_from`, the other file having gained it."""
-    old_oid = entry.change.old_oid
-    removed = next((s for s in _symbols(repo, old_oid, entry.change.old_path or entry.path) if s.name == name), None)
-    return None if removed is None else _counterpart(repo, entry, removed, old_oid, gained=True)
-
-
-def _counterpart(repo: ShadowRepo, entry: file_versions.FileVersion, symbol: Symbol, oid: str, *,
-                 gained: bool) -> tuple[str, str, bool] | None:
-    """The symbol with ``symbol``'s body (in blob ``oid``) that another file of ``entry``'s snapshot ``gained`` (else
-    lost): ``(that file's path, its name, whether its text is byte for byte the same)``, or None."""
-    if entry.record.kind == "restore" or entry.record.is_git_operation:
-        return None  # a restore or a checkout moves no code: it puts files back
-    own = _text(repo, oid, symbol)
-    full = log.read_log(repo, [entry.record.oid], limit=1)
-    if full and len(full[0].changes) > MAX_MOVE_FILES:
-        return None
-    for change in full[0].changes if full else []:
-        if change.path == entry.path or language_for(change.path) is None:
-            continue
-        if gained and change.old_path == entry.path:  # the file itself renamed: its symbols went with it
-            other = next((s for s in _symbols(repo, change.new_oid, change.path) if s.name == symbol.name), None)
-            return None if other is None else (change.path, other.name, _text(repo, change.new_oid, other) == own)
-        changes = symbol_changes(repo, change.path, change)
-        names = () if changes is None else changes.added if gained else changes.removed
-        if not names:
-            continue
-        other_oid, other_path = ((change.new_oid, change.path) if gained
-                                 else (change.old_oid, change.old_path or change.path))
-        for other in _symbols(repo, other_oid, other_path):
-            if other.name in names and other.body_key == symbol.body_key:
-                return other_path, other.name, _text(repo, other_oid, other) == own
-    return None

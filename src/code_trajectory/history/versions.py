@@ -17,7 +17,7 @@ from code_trajectory.git import file_versions, log
 from code_trajectory.git.messages import FileChange
 from code_trajectory.git.oversize import oversize_size
 from code_trajectory.git.shadow import ZERO_OID, ShadowRepo
-from code_trajectory.symbols import SymbolChanges, compare_blobs, language_for, readable
+from code_trajectory.symbols import Symbol, SymbolChanges, compare_blobs, language_for, readable, symbols_for_blob
 
 #: Lines of git's diff header that repeat what the version's heading already says.
 _HEADER_LINE = re.compile(r"^(diff --git |index [0-9a-f]|--- |\+\+\+ |similarity index |rename from |rename to |"
@@ -239,6 +239,21 @@ def lean_comment_parts(changes: SymbolChanges) -> list[str]:
 
 def _blob_loader(repo: ShadowRepo):
     return repo.read_blob_or_none
+
+
+def blob_symbols(repo: ShadowRepo, oid: str, path: str) -> list[Symbol]:
+    """The symbols of blob ``oid`` read as file ``path`` (relative to the root; its name chooses the grammar), in
+    source order; none for no blob, an unreadable one or an unsupported language."""
+    if not oid or oid == ZERO_OID:
+        return []
+    load = _blob_loader(repo)
+    return symbols_for_blob(oid, path, lambda: load(oid)) or []
+
+
+def symbol_text(repo: ShadowRepo, oid: str, symbol: Symbol) -> bytes | None:
+    """The lines of ``symbol`` in blob ``oid``, joined by ``\\n`` (None when the blob cannot be read)."""
+    data = _blob_loader(repo)(oid)
+    return None if data is None else b"\n".join(data.split(b"\n")[symbol.start_line - 1:symbol.end_line])
 
 
 def oversize_note(repo: ShadowRepo, oid: str) -> str | None:
