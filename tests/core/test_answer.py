@@ -45,3 +45,19 @@ def test_order_problems_names_entries_out_of_the_texts_order() -> None:
 def test_table_rows_keep_positions_and_drop_trailing_empties() -> None:
     cols, rows = answer.table([{"id": "a", "t": "1"}, {"id": "b", "note": "n"}], ["id", "t", "note", "more"])
     assert cols == ["id", "t", "note"] and rows == [["a", "1"], ["b", None, "n"]]
+
+
+def test_a_code_block_is_not_closed_by_a_fence_in_its_body() -> None:
+    from markdown_it import MarkdownIt
+
+    body = "@@ -1,4 +1,4 @@\n # Usage\n ```sh\n-pip install x\n+pip install y\n ```\n+````"
+    block = answer.code_block(body)
+    tokens = [t for t in MarkdownIt("commonmark").parse(f"## heading\n{block}\n\nafter") if t.type == "fence"]
+    assert len(tokens) == 1 and tokens[0].content == body + "\n" and tokens[0].info == "diff"  # one block, whole
+    assert answer.fenced(f"## heading\n{block}\n") == body
+    assert answer.code_block("+a\n-b") == "```diff\n+a\n-b\n```"  # no fence in it: three backticks
+
+
+def test_fenced_gives_every_block_of_a_section() -> None:
+    section = "## v1\n```diff\n+one\n```\n(cut: 3 lines)\n```diff\n+two\n```\n"
+    assert answer.fenced(section) == "+one\n+two"

@@ -142,3 +142,18 @@ def test_a_symbol_deleted_and_typed_back_by_an_edit_keeps_its_earlier_history(se
     assert [h.split(" · ")[2].split(" (")[0] for h in headings] == [
         "as first recorded", "modified", "removed", "added again"], text
     assert "checkpoint: v1" in headings[0] and "checkpoint: v3" in headings[2] and "checkpoint: v5" in headings[3]
+
+
+def test_a_markdown_files_fences_stay_inside_the_diffs_of_its_history(session: ProjectSession) -> None:
+    from markdown_it import MarkdownIt
+
+    root = session.root
+    write(root, "README.md", "# Usage\n\n```sh\npip install x\n```\n\nMore text.\n")
+    session.checkpoint("v1")
+    write(root, "README.md", "# Usage\n\n```sh\npip install y\n```\n\nMore text.\n")
+    session.checkpoint("v2")
+    answer = history.file_trajectory(session, "README.md", 2)
+    fences = [t for t in MarkdownIt("commonmark").parse(answer) if t.type == "fence"]
+    assert fences and fences[-1].info == "diff", answer
+    assert fences[-1].content.endswith("+pip install y\n ```\n \n"), answer  # the fence in it closed nothing
+    assert answer.data["versions"][-1]["diff"] == fences[-1].content.rstrip("\n")

@@ -45,7 +45,9 @@ CUT_MARK = "…"
 MIN_CUT = 40
 
 _SNAPSHOT_ID = re.compile(r"^[0-9a-f]{12}$")
-_FENCE = re.compile(r"^```[a-z]*\n(.*?)\n```$", re.S | re.M)
+_FENCE = re.compile(r"^(```+)[a-z]*\n(.*?)\n\1$", re.S | re.M)
+#: A line that would close a fence of backticks (CommonMark: up to 3 spaces, then 3 or more backticks).
+_FENCE_LINE = re.compile(r"^ {0,3}(`{3,})", re.M)
 
 
 class Answer(str):
@@ -179,10 +181,21 @@ def sections(text: str, marks: list[str]) -> list[str]:
     return out
 
 
+def code_block(body: str, info: str = "diff") -> str:
+    """``body`` as a fenced code block (```` ```diff ````) whose fence no line of ``body`` can close: one backtick
+    longer than the longest run of backticks starting a line of it (a Markdown file's `` ``` `` as a diff's
+    context line, `` ```py``). CommonMark's rule: a closing fence is indented up to 3 spaces and at least as long
+    as the opening one."""
+    longest = max((len(m.group(1)) for m in _FENCE_LINE.finditer(body)), default=2)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{body}\n{fence}"
+
+
 def fenced(section: str) -> str | None:
-    """The content of the first fenced code block (```` ```diff ````) in ``section``, as shown; None if none."""
-    match = _FENCE.search(section)
-    return match.group(1) if match else None
+    """The content of the fenced code blocks (```` ```diff ````, as :func:`code_block` writes them) in ``section``,
+    as shown, one after the other (a version's hunks shown apart are one diff); None if none."""
+    found = [match.group(2) for match in _FENCE.finditer(section)]
+    return "\n".join(found) if found else None
 
 
 def _strings(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[int, tuple[Any, ...]]]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import shlex
 
-from code_trajectory.core.answer import Answer, fenced, message, sections
+from code_trajectory.core.answer import Answer, code_block, fenced, message, sections
 from code_trajectory.git.diffs import tree_changes
 from code_trajectory.git.log import display_path
 from code_trajectory.git.messages import FileChange
@@ -99,7 +99,7 @@ def render_net_change(repo: ShadowRepo, old_commit: str | None, new_tree: str, b
                 left_out.append(change)
                 continue
             diff = cut_diff(diff, room - 40, _whole_diff_how(old_commit, new_label, change.path, alone=only is not None))
-        block = f"### `{display_path(change.path)}`\n```diff\n{diff}\n```"
+        block = f"### `{display_path(change.path)}`\n{code_block(diff)}"
         diffs.append(block)
         room -= len(block)
         item["diff_shown"] = True

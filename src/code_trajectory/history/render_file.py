@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import shlex
 
-from code_trajectory.core.answer import Answer, fenced, sections, short, shown, when
+from code_trajectory.core.answer import Answer, code_block, fenced, sections, short, shown, when
 from code_trajectory.git.log import display_path
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.history.headings import Step, began_recording, net_zero_line, net_zero_spans, why
@@ -226,10 +226,10 @@ def _spend(repo: ShadowRepo, versions: list[Version], collapsed: set[int], room:
     for i in order:  # the newest first, whole whenever it fits at all; then the older ones by importance
         version, diff = versions[i], diffs[i]
         if len(diff) + 12 <= room:
-            bodies[i], detail[i] = f"```diff\n{diff}\n```", "full"
+            bodies[i], detail[i] = code_block(diff), "full"
         elif i == newest or room >= MIN_CUT_CHARS:  # part of the most important left, and room for smaller ones
             share = room if i == newest else max(MIN_CUT_CHARS, room // 2)
-            bodies[i], detail[i] = f"```diff\n{cut_diff(diff, max(share - 12, 600), _cut_how(version))}\n```", "cut"
+            bodies[i], detail[i] = code_block(cut_diff(diff, max(share - 12, 600), _cut_how(version))), "cut"
         elif version.symbols is None:  # no symbols: git's hunk headers say where the change was
             labels = hunk_labels(diff)
             line = "- Hunks in: " + ", ".join(f"`{label}`" for label in labels[:12]) if labels else ""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import shlex
 
-from code_trajectory.core.answer import Answer, fenced, sections, short, shown, when
+from code_trajectory.core.answer import Answer, code_block, fenced, sections, short, shown, when
 from code_trajectory.git import log, points
 from code_trajectory.git.diffs import HUNK_HEADER
 from code_trajectory.git.messages import one_line
@@ -101,7 +101,7 @@ def render(path: str, branch: str, name: str, versions: list[SymbolVersion], bud
             body = ""
             compacted_count += 1
         elif version.diff:
-            body = f"```diff\n{version.diff}\n```"
+            body = code_block(version.diff)
         elif version.what == BASELINE or version.note == "body unchanged":
             body = ""
         else:

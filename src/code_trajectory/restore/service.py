@@ -32,7 +32,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from code_trajectory.core.answer import Answer, fenced, short
+from code_trajectory.core.answer import Answer, code_block, fenced, short
 from code_trajectory.core.errors import InvalidArgumentError, ProjectError, StorageError
 from code_trajectory.git import messages, trees, worktemp
 from code_trajectory.git.pathcheck import unsafe_reason
@@ -436,5 +436,5 @@ def _describe(result: RestoreResult, budget_tokens: int) -> str:
     if result.commit:
         lines.append(f"Recorded as `{result.commit[:12]}` ([RESTORE]).")
     if result.diff and result.dry_run:
-        lines.append(f"```diff\n{result.diff}\n```")
+        lines.append(code_block(result.diff))
     return fit("\n\n".join(lines), budget_tokens, ask_less="fewer paths")
