@@ -11,7 +11,8 @@ from pathlib import Path
 from code_trajectory.git.points import points
 from code_trajectory.history import service as history
 from code_trajectory.recording.session import ProjectSession
-from code_trajectory.restore.service import UNDO_NAMED, restore
+from code_trajectory.restore.result import UNDO_NAMED
+from code_trajectory.restore.service import restore
 from support import write
 
 

@@ -12,6 +12,7 @@ a symlink is refused: writing through it could land outside the project. A write
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import io
 import os
@@ -214,25 +215,30 @@ def _unlink_stale(path: str) -> None:
         os.unlink(path)
 
 
-def current_oid(root: Path, rel: str, mode: str) -> str | None:
-    """The git blob id of what is at ``rel`` (relative to ``root``) now, read as a symlink when ``mode`` is the
-    symlink mode; None when nothing can be read there."""
+#: What :func:`current_oid` says of a file that is there but cannot be read (no permission, an I/O error).
+UNREADABLE = "unreadable"
+
+
+def current_oid(root: Path, rel: str) -> str | None:
+    """The git blob id of what is at ``rel`` (relative to ``root``) now, read as what it is (a symlink's target
+    string, a file's bytes; a link is never followed); None when nothing is there or a directory is,
+    :data:`UNREADABLE` when something is there that cannot be read."""
     path = f"{root}/{rel}"
     try:
-        if mode == MODE_SYMLINK:
+        if stat.S_ISLNK(os.lstat(path).st_mode):
             data = os.fsencode(os.readlink(path))
         else:
             with open(path, "rb") as f:
                 data = f.read()
-    except OSError:
-        return None
+    except OSError as exc:  # a name too long for the file system names nothing that can be there
+        return None if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.EISDIR, errno.ENAMETOOLONG) else UNREADABLE
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 def write_entries(repo: ShadowRepo, root: Path, entries: list[tuple[str, TreeEntry]],
                   recorded: Mapping[str, TreeEntry], journal: Journal, *,
                   vouch: Callable[[str, TreeEntry], bool] | None = None, workers: int = WRITE_WORKERS,
-                  notes: list[str] | None = None) -> list[str]:
+                  notes: list[str] | None = None, unrecorded: list[str] | None = None) -> list[str]:
     """Write every ``(path, entry)`` (paths relative to ``root``) with :func:`write_entry`, blobs streamed from
     the shadow repository and files written by ``workers`` threads (creating a file is a slow system call that
     runs in parallel: about 2x faster than one thread on ext4, measured by ``bench/restore.py``).
@@ -241,6 +247,10 @@ def write_entries(repo: ShadowRepo, root: Path, entries: list[tuple[str, TreeEnt
     not written: it is returned, for the caller to record it and then write it. Files are hashed to tell, unless
     ``vouch(path, recorded[path])`` says the file still holds it (the recorder's
     :meth:`~code_trajectory.recording.recorder.Recorder.unchanged_checker`: a ``lstat`` instead of a read).
+
+    A file whose content is in no snapshot (none in ``recorded`` and something else there now: an ignored file, a
+    secret, a file the recorder could not read; or one that cannot be read now) is never written over: its path is
+    added to ``unrecorded`` (overwriting it could not be undone).
 
     A blob that is the recorder's size-cap note (:func:`~code_trajectory.git.oversize.oversize_size`: the file's
     content was not recorded) is never written: its path is added to ``notes`` (told here, from the blob read for
@@ -266,10 +276,15 @@ def write_entries(repo: ShadowRepo, root: Path, entries: list[tuple[str, TreeEnt
                 notes.append(rel)
             return
         before = recorded.get(rel)
-        if (before is not None and not (vouch is not None and vouch(rel, before))
-                and current_oid(root, rel, before.mode) not in (before.oid, None)):
-            skipped.append(rel)
-            return
+        if before is None or not (vouch is not None and vouch(rel, before)):
+            now = current_oid(root, rel)
+            if now == UNREADABLE or before is None and now not in (None, entry.oid):
+                if unrecorded is not None:
+                    unrecorded.append(rel)
+                return
+            if before is not None and now not in (before.oid, None):
+                skipped.append(rel)
+                return
         try:
             write_entry(repo, root, rel, entry, checked, data=data, tmp_name=journal.temp_name(index))
         except BaseException as exc:

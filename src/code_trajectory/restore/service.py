@@ -26,79 +26,35 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
-import json
 import os
-import shlex
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from code_trajectory.core.answer import Answer, code_block, fenced, short
 from code_trajectory.core.errors import InvalidArgumentError, ProjectError, StorageError
 from code_trajectory.git import messages, trees, worktemp
 from code_trajectory.git.pathcheck import unsafe_reason
 from code_trajectory.git.points import AUTO_RESTORE, name_point
-from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.git.snapshots import resolve_snapshot
 from code_trajectory.git.tree_format import TreeEntry
-from code_trajectory.history.narrative import fit
 from code_trajectory.project import confine
 from code_trajectory.recording.session import ProjectSession
-from code_trajectory.restore.apply import PartialWriteError, current_oid, put_back, remove_entry, write_entries
+from code_trajectory.restore.apply import (
+    UNREADABLE,
+    PartialWriteError,
+    current_oid,
+    put_back,
+    remove_entry,
+    write_entries,
+)
 from code_trajectory.restore.plan import blob_sizes, check_writable, not_recorded, refuse_unsafe
+from code_trajectory.restore.result import RestoreResult, describe, failure_message, planned_diff
 
-#: Files a dry run or an answer lists by name at most.
-LISTED = 40
 #: Files written from which the stat cache is loaded to skip re-reading unchanged files before overwriting them
 #: (loading it costs about what hashing 200 small files does).
 VOUCH_FROM_FILES = 200
 _GLOB = set("*?[")
-
-
-@dataclass
-class RestoreResult:
-    """What a restore did (or, for a dry run, would do).
-
-    Attributes:
-        source: the snapshot restored from (commit id); how: how the reference named it.
-        safety_snapshot: the snapshot holding the state before the restore (restore it to undo), None in a dry run.
-        commit: the ``[RESTORE]`` snapshot, None when nothing changed or in a dry run.
-        written, removed: paths written and removed, relative to the project root.
-        saved_first: paths saved while the restore ran: recorded before they were overwritten.
-        not_recorded: paths left as they are because a content involved was not recorded (over the size cap): the
-            snapshot's (never written over a file), or the file's now (it could not be put back).
-        other_branch: the branch whose shadow history holds the source, when it is not this branch's.
-        diff: the change applied (or that would be), without git's file headers.
-        dry_run: nothing was written.
-        scope: the files, directories or globs the restore was limited to, as given (empty: the whole project); the
-            undo the answer suggests is limited to them too.
-        text: the markdown answer.
-    """
-
-    source: str
-    how: str
-    safety_snapshot: str | None = None
-    commit: str | None = None
-    written: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
-    saved_first: list[str] = field(default_factory=list)
-    not_recorded: list[str] = field(default_factory=list)
-    other_branch: str | None = None
-    diff: str = ""
-    dry_run: bool = False
-    scope: list[str] = field(default_factory=list)
-    text: str = ""
-
-    def answer(self) -> Answer:
-        """The markdown with the result's fields as data (see :mod:`code_trajectory.core.answer`): ``source``,
-        ``how``, ``safety_snapshot`` and ``commit`` (ids as the text shows them), the paths ``written``,
-        ``removed``, ``saved_first``, ``not_recorded``, ``other_branch``, ``dry_run`` and, for a dry run, the
-        ``diff`` as shown."""
-        return Answer(self.text, {"source": short(self.source) if self.source else None, "how": self.how,
-                                  "safety_snapshot": short(self.safety_snapshot) if self.safety_snapshot else None,
-                                  "commit": short(self.commit) if self.commit else None, "written": self.written,
-                                  "removed": self.removed, "saved_first": self.saved_first,
-                                  "not_recorded": self.not_recorded, "other_branch": self.other_branch,
-                                  "dry_run": self.dry_run, "diff": fenced(self.text) if self.dry_run else None})
+#: Rounds of recording a file saved while the restore ran, then writing it, before it is left as the user's (a file
+#: saved again during each round is still being written by someone).
+LATE_ROUNDS = 3
 
 
 def git_in_progress(session: ProjectSession) -> str | None:
@@ -227,7 +183,10 @@ def _restore(session: ProjectSession, snapshot: str, paths: list[str] | None, *,
         if dry_run:  # a restore tells the snapshot's notes from the blobs it reads to write them
             kept |= not_recorded(repo, {p: target_entries[p] for p in writes}, sizes)
         writes, removes = [p for p in writes if p not in kept], [p for p in removes if p not in kept]
+        unsaved = _unrecorded_now(session.root, writes, removes, current, target_entries)
+        writes, removes = [p for p in writes if p not in unsaved], [p for p in removes if p not in unsaved]
         result.written, result.removed, result.not_recorded = writes, removes, sorted(kept)
+        result.kept_unrecorded = sorted(unsaved)
         check_writable(session.root, {p: target_entries[p] for p in writes}, removes, sizes)
         if dry_run:  # the diff is the answer of a dry run; a restore's answer lists the files
             result.diff = planned_diff(repo, current_tree, repo.commit_tree_oid(resolved.commit),
@@ -242,7 +201,7 @@ def _restore(session: ProjectSession, snapshot: str, paths: list[str] | None, *,
             done = recorder.record_entries(written, kind=messages.KIND_RESTORE,
                                            restored_from=(resolved.commit, resolved.how))
             result.commit = done.commit if done else None
-    result.text = _describe(result, session.settings.token_budget)
+    result.text = describe(result, session.settings.token_budget)
     return result
 
 
@@ -284,40 +243,74 @@ def _apply(session: ProjectSession, result: RestoreResult, target: dict[str, Tre
         raise StorageError(f"cannot start the restore: its journal cannot be written in {repo.git_dir}: {exc}. "
                            "Nothing was written") from exc
     done: list[str] = []
+    unrecorded: list[str] = []
+    notes: list[str] = []
     try:
         for rel in removes:
-            now = current[rel]
-            if current_oid(root, rel, now.mode) not in (now.oid, None):
-                recorder.record_paths([rel])  # a save landed after the safety snapshot: keep it first
+            now = current_oid(root, rel)
+            if now not in (current[rel].oid, None):  # a save landed after the safety snapshot: keep it first
+                secured = _secure(session, [rel]) if now != UNREADABLE else {}
+                if rel not in secured or current_oid(root, rel) != secured[rel].oid:  # or saved again: left alone
+                    unrecorded.append(rel)
+                    continue
                 result.saved_first.append(rel)
-                before.update(_recorded(session, [rel]))
+                before.update(secured)
             remove_entry(root, rel)
             done.append(rel)
-        notes: list[str] = []
         late = write_entries(repo, root, [(rel, target[rel]) for rel in writes], current, journal,
                              vouch=recorder.unchanged_checker() if len(writes) > VOUCH_FROM_FILES else None,
-                             notes=notes)
+                             notes=notes, unrecorded=unrecorded)
         if notes:  # the snapshot's content was not recorded: the file is left as it is
             result.not_recorded = sorted(set(result.not_recorded) | set(notes))
-            skipped = set(notes)
-            writes = result.written = [p for p in writes if p not in skipped]
-        late_set = set(late)
-        done.extend(p for p in writes if p not in late_set)
-        if late:  # saves that landed after the safety snapshot: recorded, then overwritten
-            recorder.record_paths(late)
-            result.saved_first.extend(late)
-            before.update(_recorded(session, late))
-            write_entries(repo, root, [(rel, target[rel]) for rel in late], {}, journal)
-            done.extend(late)
+        done.extend(p for p in writes if p not in set(late) | set(notes) | set(unrecorded))
+        for _round in range(LATE_ROUNDS):  # saves that landed after the safety snapshot: recorded, then overwritten
+            if not late:
+                break
+            secured = _secure(session, late)
+            result.saved_first.extend(p for p in late if p in secured and p not in result.saved_first)
+            before.update(secured)
+            again = write_entries(repo, root, [(rel, target[rel]) for rel in late], secured, journal,
+                                  unrecorded=unrecorded)
+            done.extend(p for p in late if p not in set(again) | set(unrecorded))
+            late = again
+        unrecorded += late  # still being saved: left as the user's
     except Exception as exc:
         failed = exc.failed if isinstance(exc, PartialWriteError) else None
         if isinstance(exc, PartialWriteError):
             already = set(done)
             done.extend(p for p in exc.done if p not in already)
         not_back = put_back(repo, root, done[::-1], before, journal)  # last first: a directory replaced by a file
-        raise StorageError(_failure(result, exc, failed, done, not_back)) from exc
+        raise StorageError(failure_message(result, exc, failed, done, not_back)) from exc
     finally:
         worktemp.end(repo.git_dir, journal)
+    left = set(notes) | set(unrecorded)
+    result.written = [p for p in writes if p not in left]
+    result.removed = [p for p in removes if p not in left]
+    result.saved_first = [p for p in result.saved_first if p not in left]
+    result.kept_unrecorded = sorted(set(result.kept_unrecorded) | set(unrecorded))
+
+
+def _secure(session: ProjectSession, paths: list[str]) -> dict[str, TreeEntry]:
+    """Record ``paths`` (saved after the safety snapshot) and return their recorded entries: a path left out was
+    not recorded (ignored or a secret now, unreadable), so what it holds is in no snapshot."""
+    session.recorder.record_paths(paths)
+    return _recorded(session, paths)
+
+
+def _unrecorded_now(root: Path, writes: list[str], removes: list[str], current: dict[str, TreeEntry],
+                    target: dict[str, TreeEntry]) -> set[str]:
+    """Of ``writes`` and ``removes`` (paths relative to ``root``), those whose file now is in no snapshot: one the
+    safety snapshot (``current``) does not hold but that is there with other content than the restore's
+    (``target``), and one that is there but cannot be read (the safety snapshot kept its last recorded content)."""
+    found = set()
+    for rel in [*writes, *removes]:
+        path = root / rel
+        if rel not in current:
+            if current_oid(root, rel) not in (None, target[rel].oid if rel in target else None):
+                found.add(rel)
+        elif not path.is_symlink() and path.is_file() and not os.access(path, os.R_OK):
+            found.add(rel)
+    return found
 
 
 def _recorded(session: ProjectSession, paths: list[str]) -> dict[str, TreeEntry]:
@@ -326,115 +319,3 @@ def _recorded(session: ProjectSession, paths: list[str]) -> dict[str, TreeEntry]
     return trees.list_files(session.recorder.repo, session.recorder.repo.commit_tree_oid(tip), paths) if tip else {}
 
 
-def _failure(result: RestoreResult, exc: Exception, failed: str | None, done: list[str], not_back: list[str]) -> str:
-    """The error of a restore that failed part-way and was put back."""
-    safety = (result.safety_snapshot or "")[:12]
-    failed_back = set(not_back)
-    back = [p for p in done if p not in failed_back]
-    lines = [f"restore from {result.source[:12]} failed" + (f" writing `{failed}`" if failed else "") + f": {exc}."]
-    if back:
-        shown = ", ".join(f"`{p}`" for p in back[:LISTED]) + (f" and {len(back) - LISTED} more"
-                                                             if len(back) > LISTED else "")
-        lines.append(f"Put back as they were before the restore ({len(back)}): {shown}.")
-    else:
-        lines.append("No file had been changed yet.")
-    if not_back:
-        lines.append(f"Could not put back ({len(not_back)}): {', '.join(f'`{p}`' for p in not_back[:LISTED])}; "
-                     f"restore them from the safety snapshot: restore(snapshot=\"{safety}\", paths=[...]) or "
-                     f"`code-trajectory restore {safety} PATH...`.")
-    if safety:
-        lines.append(f"The safety snapshot `{safety}` holds every file as it was before: "
-                     f"restore(snapshot=\"{safety}\") returns to it.")
-    lines.append("Fix the cause (disk space, permissions, what is in the way) and restore again.")
-    return " ".join(lines)
-
-
-def planned_diff(repo: ShadowRepo, old_tree: str | None, new_tree: str, paths: set[str], budget_tokens: int) -> str:
-    """The diff from ``old_tree`` to ``new_tree`` limited to ``paths`` (relative to the project root), read in one
-    ``git diff-tree`` and cut to half of ``budget_tokens``; each file starts with a ``--- path`` line instead of
-    git's four header lines."""
-    from code_trajectory.git.tree_format import EMPTY_TREE_OID
-    from code_trajectory.history.narrative import CHARS_PER_TOKEN
-
-    if not paths:
-        return ""
-    out = repo.git.text(["diff-tree", "-p", "--no-color", "--no-ext-diff", "-U2", "--no-renames",
-                         old_tree or EMPTY_TREE_OID, new_tree])
-    limit = budget_tokens * CHARS_PER_TOKEN // 2
-    kept: list[str] = []
-    size, keep, started = 0, False, []
-    for line in out.split("\n"):
-        if line.startswith("diff --git "):
-            name = line.split(" b/", 1)[-1]
-            keep = name in paths
-            if keep:
-                line = f"--- {name}"
-                started.append(name)
-            else:
-                continue
-        elif not keep or line.startswith(("index ", "--- ", "+++ ", "new file mode ", "deleted file mode ")):
-            continue
-        size += len(line) + 1
-        if size > limit:
-            # the files whose diff is cut or not shown, and how to see one (a dry run of it alone)
-            missing = [started[-1], *sorted(paths - set(started))]
-            named = ", ".join(f"`{p}`" for p in missing[:LISTED]) + (f" and {len(missing) - LISTED} more"
-                                                                       if len(missing) > LISTED else "")
-            kept.append(f"… [diff cut to fit the answer; {len(paths)} file(s) in all, not shown (whole or in part): "
-                        f"{named}; a dry run with one of them as paths shows its diff]")
-            break
-        kept.append(line)
-    return "\n".join(kept)
-
-
-#: Files a whole-project restore changed up to which its undo names them (beyond, the undo is the whole project's).
-UNDO_NAMED = 10
-
-
-def _undo_hint(safety: str, scope: list[str], changed: list[str]) -> str:
-    """How to undo a restore from its safety snapshot ``safety``: limited to the restore's ``scope`` (the paths it
-    was given), or to the files it ``changed`` (written or removed) when it had none and they are few, so that the
-    undo puts back only what the restore changed and leaves later edits elsewhere alone; the whole project
-    otherwise, which also undoes the edits made since (said)."""
-    if not scope and 0 < len(changed) <= UNDO_NAMED:
-        scope = changed
-    if scope:
-        quoted = " ".join(shlex.quote(path) for path in scope)
-        return (f"undo with restore(snapshot=\"{safety}\", paths={json.dumps(scope, ensure_ascii=False)}) (or "
-                f"`code-trajectory restore {safety} {quoted}`).")
-    return (f"undo with restore(snapshot=\"{safety}\") (or `code-trajectory restore {safety}`): the whole project, "
-            "so edits made after this restore are undone too; name paths to undo only those files.")
-
-
-def _describe(result: RestoreResult, budget_tokens: int) -> str:
-    verb = "Would restore" if result.dry_run else "Restored"
-    lines = [f"# {verb} from `{result.source[:12]}` ({result.how})"]
-    if result.other_branch:
-        lines.append(f"Note: that snapshot is on another branch's shadow history (`{result.other_branch}`), not "
-                     "this branch's.")
-    if not result.written and not result.removed:
-        lines.append("Nothing to change: the selected files already match that snapshot." if not result.not_recorded
-                     else "Nothing written.")
-    else:
-        labels = ("Would write", "Would remove") if result.dry_run else ("Written", "Removed")
-        for label, items in zip(labels, (result.written, result.removed)):
-            if items:
-                shown = ", ".join(f"`{p}`" for p in items[:LISTED])
-                more = f" and {len(items) - LISTED} more" if len(items) > LISTED else ""
-                lines.append(f"- {label} ({len(items)}): {shown}{more}")
-    if result.not_recorded:
-        lines.append(f"- Left as they are ({len(result.not_recorded)}): "
-                     f"{', '.join(f'`{p}`' for p in result.not_recorded[:LISTED])}: their content was not recorded "
-                     "(over the size cap), so it cannot be restored, and what is there now could not be brought "
-                     "back after (raise max_file_bytes to record such files)")
-    if result.saved_first:
-        lines.append(f"- Saved while the restore ran, recorded before being overwritten: "
-                     f"{', '.join(f'`{p}`' for p in result.saved_first)}")
-    if result.safety_snapshot and (result.written or result.removed):
-        lines.append(f"**Safety snapshot:** `{result.safety_snapshot[:12]}` holds the state before this restore; "
-                     f"{_undo_hint(result.safety_snapshot[:12], result.scope, [*result.written, *result.removed])}")
-    if result.commit:
-        lines.append(f"Recorded as `{result.commit[:12]}` ([RESTORE]).")
-    if result.diff and result.dry_run:
-        lines.append(code_block(result.diff))
-    return fit("\n\n".join(lines), budget_tokens, ask_less="fewer paths")

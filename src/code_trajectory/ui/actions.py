@@ -8,6 +8,7 @@ The service is imported when a restore is asked for (the page's start-up does no
     RestoreResult.commit: str | None            # the [RESTORE] snapshot
     RestoreResult.written, .removed: list[str]  # paths relative to the project root
     RestoreResult.not_recorded: list[str]       # left as they are: content over the size cap, not recorded
+    RestoreResult.kept_unrecorded: list[str]    # left as they are: what is there now is in no snapshot
     RestoreResult.diff: str                     # unified diff of what changes (or changed)
     RestoreResult.text: str                     # a human summary
 """
@@ -42,6 +43,8 @@ class RestoreOutcome:
         commit: the ``[RESTORE]`` snapshot written, or None.
         written, removed: paths written and removed, relative to the project root.
         not_recorded: paths left as they are because their content was not recorded (over the size cap).
+        kept_unrecorded: paths left as they are because what is there now is in no snapshot (ignored or a secret
+            now, unreadable, saved again during the restore).
         diff: unified diff of the change; text: the service's summary.
     """
 
@@ -53,6 +56,7 @@ class RestoreOutcome:
     written: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     not_recorded: list[str] = field(default_factory=list)
+    kept_unrecorded: list[str] = field(default_factory=list)
     diff: str = ""
     text: str = ""
 
@@ -61,7 +65,8 @@ class RestoreOutcome:
         return {"snapshot": self.snapshot, "paths": self.paths, "dry_run": self.dry_run,
                 "safety_snapshot": self.safety_snapshot, "commit": self.commit, "written": list(self.written),
                 "removed": list(self.removed),
-                "not_recorded": list(self.not_recorded), "diff": self.diff, "text": self.text}
+                "not_recorded": list(self.not_recorded), "kept_unrecorded": list(self.kept_unrecorded),
+                "diff": self.diff, "text": self.text}
 
 
 def check_request(snapshot: Any, paths: Any) -> tuple[str, list[str] | None]:
@@ -106,7 +111,8 @@ def restore(root: Path, snapshot: str, paths: list[str] | None, *, dry_run: bool
     result = service.restore(Path(root), snapshot, paths, dry_run=dry_run, force=False)
     outcome = RestoreOutcome(snapshot, paths, dry_run, safety_snapshot=result.safety_snapshot, commit=result.commit,
                              written=list(result.written), removed=list(result.removed),
-                             not_recorded=list(result.not_recorded), diff=result.diff,
+                             not_recorded=list(result.not_recorded),
+                             kept_unrecorded=list(result.kept_unrecorded), diff=result.diff,
                              text=result.text)
     if not dry_run:
         logger.info("restored %s from %s: %d written, %d removed, safety snapshot %s", paths or "everything",
