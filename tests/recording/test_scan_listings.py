@@ -275,3 +275,14 @@ def test_an_import_walk_judges_directories_once_listed_as_a_walk_that_judges_fir
         assert sorted(listing.excluded) == sorted(first.listings[rel_dir].excluded), rel_dir
     assert {name for name, _ in found.listings[""].excluded} == {"venv", "cache"}
     assert sorted(found.skipped) == sorted(first.skipped)
+
+
+def test_a_file_added_by_a_tool_that_puts_the_directorys_mtime_back_is_seen(tree: Path) -> None:
+    first = scan(tree, policy_for(tree))
+    lib = tree / "pkg" / "sub1"
+    before = os.lstat(lib)
+    write(tree, "pkg/sub1/b.js", "b, extracted\n")  # as tar (or npm's 1985 mtimes) extracts a second file ...
+    os.utime(lib, ns=(before.st_atime_ns, before.st_mtime_ns))  # ... and sets the directory's mtime as archived
+    assert os.lstat(lib).st_mtime_ns == before.st_mtime_ns and os.lstat(lib).st_ino == before.st_ino
+    again = rescan(tree, first)
+    assert "pkg/sub1/b.js" in again.files

@@ -340,3 +340,4 @@ def age_everything(root: Path, seconds: float = 10.0, *, skip: tuple[str, ...] =
         for name in filenames:
             os.utime(os.path.join(dirpath, name), (past, past), follow_symlinks=False)
         os.utime(dirpath, (past, past))
+    time.sleep(0.05)  # the ctimes are now: a scan starting right away would not trust its listings (CTIME_SLACK_NS)

@@ -53,6 +53,10 @@ _STAT_FACTS = itemgetter(2, 3, 4, 5)  # a FileInfo's size, mtime, ctime and inod
 #: directory whose mtime is closer than this to the scan that saw it may change again within the same tick
 #: (git's "racy clean" case, gitformat-index(5)), so what was learned about it is not trusted next time.
 RACY_MARGIN_NS = 2_000_000_000
+#: How far a file system's timestamps may lag the clock a scan reads its start from (Linux stamps inodes with the
+#: coarse clock, one tick of up to 10 ms behind ``time.time_ns()``): a directory whose ctime is within this of a
+#: scan's start may have changed after that scan read it.
+CTIME_SLACK_NS = 20_000_000
 
 #: ``(mtime ns, size, inode)`` of a directory's ``.gitignore``, or None when it has none.
 IgnoreFileStamp = tuple[int, int, int] | None
@@ -116,11 +120,15 @@ class DirListing:
         whose mtime is within :data:`RACY_MARGIN_NS` of the scan's start is never taken as unchanged."""
         return stamp == self.ignore_file and (stamp is None or stamp[0] + RACY_MARGIN_NS <= self.scanned_ns)
 
-    def trusted(self, directory: str, signature: tuple[int, int], ignore_file: IgnoreFileStamp) -> bool:
+    def trusted(self, directory: str, signature: tuple[int, int], ignore_file: IgnoreFileStamp,
+                ctime_ns: int) -> bool:
         """True when the directory still has the names listed (same stat, not racy, same ``.gitignore``,
-        its excluded subdirectories unchanged)."""
+        its excluded subdirectories unchanged), and its ctime (``ctime_ns``, now) is older than the scan that
+        listed it: a tool that puts the mtime back after adding a file (``tar``, ``rsync -t``, ``cp -p``,
+        fixed-mtime package extractors) cannot put the ctime back (git's stat data compares both,
+        gitformat-index(5), ``core.trustctime``)."""
         if (signature != self.signature or not self.same_ignore_file(ignore_file)
-                or signature[0] + RACY_MARGIN_NS > self.scanned_ns):
+                or signature[0] + RACY_MARGIN_NS > self.scanned_ns or ctime_ns + CTIME_SLACK_NS > self.scanned_ns):
             return False
         for name, mtime_ns in self.excluded:
             try:

@@ -46,11 +46,11 @@ def dir_unchanged(directory: str, listing: DirListing) -> bool:
         return False
     signature = (st.st_mtime_ns, st.st_ino)
     if listing.ignore_file is None and signature == listing.signature:
-        return listing.trusted(directory, signature, None)
+        return listing.trusted(directory, signature, None, st.st_ctime_ns)
     ignore_file = ignore_file_stamp(directory)
     if not listing.same_ignore_file(ignore_file):
         raise IgnoreFileChanged(directory)
-    return listing.trusted(directory, signature, ignore_file)
+    return listing.trusted(directory, signature, ignore_file, st.st_ctime_ns)
 
 
 def unchanged(directory: str, listing: DirListing) -> bool:
@@ -79,7 +79,7 @@ def unchanged(directory: str, listing: DirListing) -> bool:
             ignore_file = None
         if not listing.same_ignore_file(ignore_file):
             raise IgnoreFileChanged(directory)
-        if not listing.trusted(directory, (st.st_mtime_ns, st.st_ino), ignore_file):
+        if not listing.trusted(directory, (st.st_mtime_ns, st.st_ino), ignore_file, st.st_ctime_ns):
             return False
         lstat = os.lstat
         for name in listing.files:

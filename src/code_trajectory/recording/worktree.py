@@ -192,7 +192,7 @@ def _scan(root: Path, policy: WalkPolicy, progress: Callable[[int], None] | None
         ignore_file = listing_reuse.ignore_file_stamp(directory) if old is not None else None
         if old is not None and not old.same_ignore_file(ignore_file):
             raise listing_reuse.IgnoreFileChanged(rel_dir)
-        if old is not None and old.trusted(directory, signature, ignore_file):
+        if old is not None and old.trusted(directory, signature, ignore_file, st.st_ctime_ns):
             relisted = listing_reuse.relisted(directory, rel_dir, old)
             if relisted is not None:
                 result.directories.append(rel_dir)
