@@ -219,6 +219,9 @@ def test_a_hand_over_pins_regular_files_only_and_a_large_edit_is_left_to_the_hoo
     assert handoff.pin(project, "link.py", 100) == "work tree"  # never followed: read when recorded
     assert handoff.pin(project, "src", 100) == "work tree"
     assert handoff.pin(project, "small.py", 3) == "too large"
+    write(project, "config/.env", "API_KEY=never-copied\n")  # a secret's bytes are never copied into a hand-over
+    write(project, "notes.txt", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn\n-----END OPENSSH PRIVATE KEY-----\n")
+    assert handoff.pin(project, "config/.env", 100) == "work tree" == handoff.pin(project, "notes.txt", 100)
     assert not handoff.hand_over_edit(state, ["big.bin"], root=project, client="claude-code", tool="Write",
                                       session="")  # the hook then records it itself
     assert hand_over(project, ["small.py", "link.py", "gone.py"], "codex", "apply_patch", "s11")

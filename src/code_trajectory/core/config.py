@@ -34,6 +34,7 @@ from typing import Any
 from code_trajectory.core.bounded_read import read_bounded
 from code_trajectory.core.errors import ConfigError
 from code_trajectory.core.paths import APP_NAME, HOME_ENV, SHADOW_DIR_NAME, home_dir  # noqa: F401 - re-exported
+from code_trajectory.core.secrets import DENY_PATTERNS
 
 CONFIG_ENV = "CODE_TRAJECTORY_CONFIG"
 
@@ -86,20 +87,8 @@ def load_table(name: str, project_root: Path | None = None) -> dict[str, Any]:
     return merged
 
 
-#: Secret-bearing files that never enter the shadow repository, whatever the
-#: project's ignore rules say (gitignore syntax, each matched at any depth, also
-#: those with a ``/`` inside such as ``.docker/config.json``). Sources:
-#: GitHub's gitignore templates and the credential files named by the AWS, npm,
-#: PyPI, SSH and GnuPG documentation.
-DEFAULT_DENY_PATTERNS: tuple[str, ...] = (
-    ".env", ".env.*", "*.pem", "*.key", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",
-    ".npmrc", ".pypirc", ".netrc", "_netrc", ".git-credentials", "credentials.json",
-    "*.p12", "*.pfx", "*.jks", "*.keystore", ".aws/", ".ssh/", ".gnupg/", ".docker/config.json",
-    "*.kdbx", "secrets.yml", "secrets.yaml", ".htpasswd",
-    # credentials files of common tools: PostgreSQL's password file (.pgpass), direnv's environment (.envrc),
-    # Terraform state (it stores resource secrets in plain text), Kubernetes client configs, Vault's token helper
-    ".pgpass", ".envrc", "*.tfstate", "*.tfstate.backup", "kubeconfig", "*.kubeconfig", ".kube/", ".vault-token",
-)
+#: Secret-bearing files that never enter the shadow repository (:data:`code_trajectory.core.secrets.DENY_PATTERNS`).
+DEFAULT_DENY_PATTERNS: tuple[str, ...] = DENY_PATTERNS
 
 
 @dataclass(frozen=True)

@@ -145,6 +145,49 @@ def redact(text: str) -> str:
         return joined.decode("utf-8", "replace")
 
 
+#: Secret-bearing files that never enter the shadow repository, whatever the
+#: project's ignore rules say (gitignore syntax, each matched at any depth, also
+#: those with a ``/`` inside such as ``.docker/config.json``). Sources:
+#: GitHub's gitignore templates and the credential files named by the AWS, npm,
+#: PyPI, SSH and GnuPG documentation.
+_BASE_DENY_PATTERNS: tuple[str, ...] = (
+    ".env", ".env.*", "*.pem", "*.key", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",
+    ".npmrc", ".pypirc", ".netrc", "_netrc", ".git-credentials", "credentials.json",
+    "*.p12", "*.pfx", "*.jks", "*.keystore", ".aws/", ".ssh/", ".gnupg/", ".docker/config.json",
+    "*.kdbx", "secrets.yml", "secrets.yaml", ".htpasswd",
+    # credentials files of common tools: PostgreSQL's password file (.pgpass), direnv's environment (.envrc),
+    # Terraform state (it stores resource secrets in plain text), Kubernetes client configs, Vault's token helper
+    ".pgpass", ".envrc", "*.tfstate", "*.tfstate.backup", "kubeconfig", "*.kubeconfig", ".kube/", ".vault-token",
+)
+#: Suffixes editors and tools give a copy of a file (Emacs and vim backups, ``.bak``, ``.orig`` of patch and merge
+#: tools, ``.old``): a copy of a secret is one.
+BACKUP_SUFFIXES = ("~", ".bak", ".orig", ".old")
+#: The deny list: :data:`_BASE_DENY_PATTERNS` and, for each that names files and does not already end in ``*``, its
+#: copies with :data:`BACKUP_SUFFIXES` (``.env~``, ``server.key.bak``, ``credentials.json.orig``).
+DENY_PATTERNS: tuple[str, ...] = _BASE_DENY_PATTERNS + tuple(
+    pattern + suffix for pattern in _BASE_DENY_PATTERNS if not pattern.endswith(("/", "*"))
+    for suffix in BACKUP_SUFFIXES)
+
+
+def denied_by_default(rel: str) -> bool:
+    """Whether ``rel`` (a path relative to the project root, ``/``-separated) may be on the built-in deny list: a
+    part of it matches a pattern of :data:`DENY_PATTERNS` ignoring case (a pattern with a ``/`` against the
+    path's end). A cheap, wider test than the recorder's (:mod:`code_trajectory.recording.ignore`, gitignore rules
+    with the configured patterns), for code that must not copy a secret and cannot load those rules: the edit
+    hook's hand-over (:mod:`code_trajectory.recording.handoff`)."""
+    from fnmatch import fnmatch
+
+    parts = rel.lower().split("/")
+    for pattern in DENY_PATTERNS:
+        bare = pattern.rstrip("/").lower()
+        if "/" in bare:
+            if fnmatch("/".join(parts[-(bare.count("/") + 1):]), bare):
+                return True
+        elif any(fnmatch(part, bare) for part in (parts if pattern.endswith("/") else parts[-1:]) if part):
+            return True
+    return False
+
+
 #: Markers of files that are secrets whatever their name (see :func:`secret_content`).
 _PRIVATE_KEY_MARK = b"PRIVATE KEY"
 _NPM_TOKEN_MARK = b"_authToken"

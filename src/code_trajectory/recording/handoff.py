@@ -95,8 +95,13 @@ def edit_origin(client: str, tool: str, session: str) -> str:
 def pin(root: Path, rel: str, limit: int) -> Pinned | str:
     """The content of the file at ``rel`` (relative to ``root``) now: ``(executable, bytes)`` of a regular file of
     at most ``limit`` bytes, None when nothing is there; ``"work tree"`` when it must be read when recorded (a
-    symlink, a directory, anything but a regular file) and ``"too large"`` over ``limit``. The file is opened
-    without following a symlink and never blocks (a FIFO)."""
+    symlink, a directory, anything but a regular file, a name on the secret deny list or a content that is a
+    secret: never copied into the hand-over, the recorder applies its policy to the work tree's file) and ``"too
+    large"`` over ``limit``. The file is opened without following a symlink and never blocks (a FIFO)."""
+    from code_trajectory.core.secrets import denied_by_default
+
+    if denied_by_default(rel):
+        return "work tree"
     try:
         fd = os.open(root / rel, _READ_FLAGS)
     except (FileNotFoundError, NotADirectoryError):
@@ -115,7 +120,12 @@ def pin(root: Path, rel: str, limit: int) -> Pinned | str:
             size += len(chunk)
             if size > limit:
                 return "too large"
-        return bool(st.st_mode & 0o100), b"".join(chunks)
+        data = b"".join(chunks)
+        from code_trajectory.core.secrets import secret_content  # a substring test unless a key's mark is there
+
+        if secret_content(data):  # never copied to disk: the recorder reads it and keeps it out
+            return "work tree"
+        return bool(st.st_mode & 0o100), data
     except OSError:
         return "work tree"
     finally:
