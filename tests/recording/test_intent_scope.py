@@ -172,3 +172,17 @@ def test_between_sessions_the_cli_does_not_carry_the_last_sessions_intent(projec
     write(project, "src/app.py", "def main():\n    return 'tidied'\n")
     cli("checkpoint", "--project", str(project))
     assert tip(project)[1] == "Tidy up"
+
+
+def test_saves_waiting_for_the_debounce_keep_the_intent_they_were_made_under(project: Path) -> None:
+    with watching(project, debounce=30) as session:  # nothing would snapshot on its own within the test
+        session.set_intent("task one")
+        wait_for(lambda: session.watcher is not None and session.watcher.running, timeout=30)
+        before = shadow_count(project)
+        write(project, "src/app.py", "def main():\n    return 'task one'\n")
+        wait_for(lambda: session.recorder.has_pending(rescan=False), timeout=10)  # the watcher saw the save
+        session.set_intent("task two")
+        assert shadow_count(project) == before + 1  # snapshotted at once, under the intent it was made under
+        message = git(project, "--git-dir", str(project / ".trajectory"), "log", "-1", "--format=%B",
+                      "refs/heads/shadow/main")
+        assert "task one" in message and "task two" not in message, message

@@ -30,7 +30,7 @@ import filelock
 
 from code_trajectory.core.answer import Answer
 from code_trajectory.core.config import TrajectorySettings
-from code_trajectory.core.errors import InvalidArgumentError, ProjectError
+from code_trajectory.core.errors import InvalidArgumentError, ProjectError, TrajectoryError
 from code_trajectory.core.memory import release_free_memory
 from code_trajectory.core.shutdown import stop_child
 from code_trajectory.git import messages
@@ -310,10 +310,20 @@ class ProjectSession(CheckpointMixin):
         return self.recorder.project.current_branch()
 
     def set_intent(self, intent: str) -> str:
-        """Set the intent recorded with the following snapshots; return a confirmation."""
+        """Set the intent recorded with the following snapshots; return a confirmation.
+
+        The saves this process's watcher holds back for the debounce were made under the intent before: they are
+        snapshotted first, with it (once the start-up scan is done; a failure leaves them pending, logged).
+        """
         self.check_alive()
         if not isinstance(intent, str):
             raise InvalidArgumentError("intent must be a string")
+        watcher = self.watcher
+        if watcher is not None and watcher.running and self._started.is_set() and self.import_error is None:
+            try:
+                watcher.flush_pending()
+            except TrajectoryError as exc:
+                log.warning("the saves made before the new intent stay pending: %s", exc)
         clean = self.recorder.intent.set(intent)
         return f"Intent set: \"{clean}\". Snapshots from now on carry it, until it is changed."
 
