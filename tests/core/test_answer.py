@@ -61,3 +61,16 @@ def test_a_code_block_is_not_closed_by_a_fence_in_its_body() -> None:
 def test_fenced_gives_every_block_of_a_section() -> None:
     section = "## v1\n```diff\n+one\n```\n(cut: 3 lines)\n```diff\n+two\n```\n"
     assert answer.fenced(section) == "+one\n+two"
+
+
+def test_over_its_text_the_oldest_entries_without_a_diff_go_first() -> None:
+    versions = [{"id": f"{i:012x}", "t": "2026-11-27T03:20:36", "what": "modified", "lines": "+1 -1, line 6"}
+                for i in range(9)]
+    versions[-1]["diff"] = "@@ -6 +6 @@\n-    return 1\n+    return 2"
+    text = "\n".join(f"## 03:20:36 · `{v['id']}` · modified · +1 -1, line 6" for v in versions) + "\n```diff\n" \
+        + versions[-1]["diff"] + "\n```"
+    out = answer.structured(text, {"path": "m.py", "symbol": "f", "versions": versions})
+    assert out is not None and answer.size(out) <= len(text)
+    assert out["versions"][-1] == versions[-1]  # the newest, its diff whole
+    kept = len(out["versions"])
+    assert 1 < kept < 9 and out["versions_left_out"] == 9 - kept and out["versions"] == versions[-kept:]

@@ -24,6 +24,23 @@ def test_a_files_newest_versions_that_cancel_out_at_a_small_depth(project: Path)
     for depth in ("2", "3"):  # depth 2 raised IndexError: both versions shown were one group
         text = cli_stdout(project, "file", "m.py", "--depth", depth)
         assert "back to where it was" in text, text
+    from code_trajectory.core.answer import structured
+    from code_trajectory.core.config import TrajectorySettings
+    from code_trajectory.history import service
+    from code_trajectory.recording.session import ProjectSession
+
+    session = ProjectSession(project, TrajectorySettings.load(project))
+    session.start()
+    try:
+        for depth in (2, 3):  # the structured content says the pair as the text does: one entry, no net change
+            answer = service.file_trajectory(session, "m.py", depth)
+            data = structured(answer, answer.data)
+            assert data is not None and "versions_left_out" not in data, data
+            pair = data["versions"][-1]
+            assert (pair["n"], pair["to"]) == (3, 4) and "no net change" in pair["msg"] and len(pair["ids"]) == 25
+            assert len(data["versions"]) == depth - 1
+    finally:
+        session.close()
 
 
 def test_a_rename_is_said_on_both_paths_without_a_left_out_diff(project: Path) -> None:

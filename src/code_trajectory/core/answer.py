@@ -17,8 +17,8 @@ The guarantee (checked once for every tool by :func:`structured`, which ``mcp_ut
   ``journal-design.md``) is measured by its values alone: the keys and the punctuation are the schema's, not
   facts; every value (each id, time and score) counts. Builders keep it so (short keys,
   rows with a column list, no nulls or empty values, one field per fact, no pretty-printing); when the facts of an
-  answer would still be longer, the longest strings (diffs first) are cut at a line end with ``…`` as a last
-  resort, and that is logged.
+  answer would still be longer, as a last resort (logged) the oldest entries without a diff are left out (counted in
+  ``<list>_left_out``), then the longest strings (diffs first) are cut at a line end with ``…``.
 * **Messages**: an answer with nothing to list (nothing recorded yet, no test run, no difference) is a
   :func:`message`, without structured content: clients then show the model its text.
 * **Order**: entries are in the order of the text (oldest to newest where the text is); an entry the text left
@@ -229,9 +229,9 @@ def structured(text: str, data: dict[str, Any] | None, *, keys: bool = True) -> 
         keys: False for a shape a specification fixes (an output schema): the keys are not counted.
 
     Returns:
-        A new dict whose :func:`size` is at most ``len(text)`` characters (the longest strings cut at a line end
-        with :data:`CUT_MARK` when it would be more: logged, a builder should not need it), or None when ``data``
-        is empty once pruned.
+        A new dict whose :func:`size` is at most ``len(text)`` characters (when it would be more: the oldest
+        entries without a diff left out, then the longest strings cut at a line end with :data:`CUT_MARK`; logged,
+        a builder should not need it), or None when ``data`` is empty once pruned.
     """
     if not data:
         return None
@@ -241,10 +241,13 @@ def structured(text: str, data: dict[str, Any] | None, *, keys: bool = True) -> 
     now = size(out, keys=keys)
     if now <= len(text):
         return out
-    log.warning("structured content of %d characters over its text's %d: longest strings cut", now, len(text))
+    log.warning("structured content of %d characters over its text's %d: oldest entries without a diff left out, "
+                "then the longest strings cut", now, len(text))
     while now > len(text):
         strings = sorted(_strings(out), reverse=True)
-        if strings and strings[0][0] > MIN_CUT:
+        if _drop_oldest(out):
+            pass
+        elif strings and strings[0][0] > MIN_CUT:
             length, path = strings[0]
             _cut(out, path, max(MIN_CUT - len(CUT_MARK), min(length - (now - len(text)) - 1, length // 2)))
         elif len(out) > 1:  # only short fields left: the largest goes (never seen with the builders of this package)
@@ -253,6 +256,23 @@ def structured(text: str, data: dict[str, Any] | None, *, keys: bool = True) -> 
             break
         now = size(out, keys=keys)
     return out
+
+
+def _drop_oldest(out: dict[str, Any]) -> bool:
+    """Leave out the oldest entry (the first: lists are oldest first) of the longest top-level list of entries
+    (dicts) that has no ``diff``, never the newest one, and count it in ``<key>_left_out``; False when there is
+    none. A model given only the structured content then still reads the newest entries and every diff whole, where
+    cutting strings first would cut the newest diff and deleting the list would leave it nothing."""
+    lists = sorted(((len(compact(value)), key) for key, value in out.items() if isinstance(value, list)
+                    and len(value) > 1 and all(isinstance(item, dict) for item in value)), reverse=True)
+    for _length, key in lists:
+        items = out[key]
+        oldest = next((i for i, item in enumerate(items[:-1]) if "diff" not in item), None)
+        if oldest is not None:
+            del items[oldest]
+            out[f"{key}_left_out"] = out.get(f"{key}_left_out", 0) + 1
+            return True
+    return False
 
 
 def order_problems(text: str, data: Any) -> list[str]:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Sequence
 
 from code_trajectory.core.answer import Answer, code_block, fenced, sections, short, shown, when
 from code_trajectory.git.log import display_path
@@ -177,7 +178,7 @@ def render(repo: ShadowRepo, path: str, branch: str, versions: list[Version], to
     if elided:
         out.append(_left_out_note(path, versions, elided))
     text = fit("\n\n".join(out), budget_tokens)
-    data = file_data(text, path, branch, versions, total, [versions[i].number for i in elided])
+    data = file_data(text, path, branch, versions, total, [versions[i].number for i in elided], spans)
     if not complete:
         del data["total"]  # not counted: "more_than" instead, and "n" counted back from the newest (1)
         data.update(more_than=total - 1, numbered="back from the newest")
@@ -261,15 +262,29 @@ def _left_out_note(path: str, versions: list[Version], elided: list[int]) -> str
             f"`get_symbol_trajectory(filepath={json.dumps(path)}, symbol=...)`._")
 
 
-def file_data(text: str, path: str, branch: str, versions: list[Version], total: int, left_out: list[int]) -> dict:
+def file_data(text: str, path: str, branch: str, versions: list[Version], total: int, left_out: list[int],
+              spans: Sequence[tuple[int, int]] = ()) -> dict:
     """The structured content of a file's trajectory (see :mod:`code_trajectory.core.answer`): per version shown
     in ``text``, in its order, ``n`` (its number), ``id``, ``t``, ``kind`` (when not ``snapshot`` nor a named
     checkpoint), ``checkpoint`` (the checkpoint's name), ``name`` (the git operation), ``status`` (when not ``M``), ``+``/``-`` (lines), ``from`` (old path), ``path`` (when not
     ``path``), ``intent`` (when it changed, as the text), ``origin`` (client, tool), ``change`` (whitespace-,
     comment-, import-only...), ``symbols`` (the text's line), ``revert_of``, ``tests``, ``not_stored`` and ``diff``
-    (as shown); ``left_out``: the version numbers whose diff the text left out."""
+    (as shown); ``left_out``: the version numbers whose diff the text left out. Versions that cancel out (``spans``:
+    index ranges into ``versions``, said as one heading by the text) are one entry, as the text says them: ``n`` and
+    ``to`` (the first and last number), ``id`` (the first) and ``ids`` (all, as shown), ``t`` (the first's),
+    ``msg`` (the text's line: what they were, ``no net change``)."""
     entries, previous = [], None
-    for version in versions:
+    starts = {a: b for a, b in spans}
+    inside = {k for a, b in spans for k in range(a, b + 1)}
+    for index, version in enumerate(versions):
+        if index in starts:
+            group = versions[index:starts[index] + 1]
+            entries.append({"n": group[0].number, "to": group[-1].number, "id": short(group[0].record.oid),
+                            "ids": " ".join(short(v.record.oid) for v in group), "t": when(group[0].record.time),
+                            "msg": net_zero_line([v.record for v in group])})
+            continue
+        if index in inside:
+            continue
         record, change, symbols = version.record, version.entry.change, version.symbols
         origin = record.origin
         entries.append({
