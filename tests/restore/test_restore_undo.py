@@ -124,37 +124,3 @@ def test_a_hostile_file_name_in_the_suggested_undo_is_quoted(session: ProjectSes
     command = re.search(r"`(code-trajectory restore [^`]+)`", one.text)
     assert command and shlex.split(command[1]) == ["code-trajectory", "restore", snapshot, name], one.text
     assert not (session.root / "pwned").exists()
-
-
-def test_a_symbol_deleted_and_typed_back_by_an_edit_keeps_its_earlier_history(session: ProjectSession) -> None:
-    root = session.root
-    write(root, "m.py", "def a():\n    return 1\n\n\ndef b():\n    return 2\n")
-    session.checkpoint("v1")
-    write(root, "m.py", "def a():\n    return 1\n\n\ndef b():\n    return 3\n")
-    session.checkpoint("v2")
-    write(root, "m.py", "def a():\n    return 1\n")  # the agent deletes b
-    session.checkpoint("v3")
-    write(root, "m.py", "def a():\n    return 5\n")
-    session.checkpoint("v4")
-    write(root, "m.py", "def a():\n    return 5\n\n\ndef b():\n    return 4\n")  # ... and writes it again
-    session.checkpoint("v5")
-    text = history.symbol_trajectory(session, "m.py", "b", 10)
-    headings = [line for line in text.splitlines() if line.startswith("## ")]
-    assert [h.split(" · ")[2].split(" (")[0] for h in headings] == [
-        "as first recorded", "modified", "removed", "added again"], text
-    assert "checkpoint: v1" in headings[0] and "checkpoint: v3" in headings[2] and "checkpoint: v5" in headings[3]
-
-
-def test_a_markdown_files_fences_stay_inside_the_diffs_of_its_history(session: ProjectSession) -> None:
-    from markdown_it import MarkdownIt
-
-    root = session.root
-    write(root, "README.md", "# Usage\n\n```sh\npip install x\n```\n\nMore text.\n")
-    session.checkpoint("v1")
-    write(root, "README.md", "# Usage\n\n```sh\npip install y\n```\n\nMore text.\n")
-    session.checkpoint("v2")
-    answer = history.file_trajectory(session, "README.md", 2)
-    fences = [t for t in MarkdownIt("commonmark").parse(answer) if t.type == "fence"]
-    assert fences and fences[-1].info == "diff", answer
-    assert fences[-1].content.endswith("+pip install y\n ```\n \n"), answer  # the fence in it closed nothing
-    assert answer.data["versions"][-1]["diff"] == fences[-1].content.rstrip("\n")

@@ -51,7 +51,7 @@ def test_python_classes_methods_nested_and_decorators():
     ]
 
 
-def test_python_property_setter_is_disambiguated_by_occurrence():
+def test_python_property_setter_is_named_by_its_decorator():
     got = extract("a.py", '''\
         class Point:
             @property
@@ -62,7 +62,7 @@ def test_python_property_setter_is_disambiguated_by_occurrence():
             def x(self, value):
                 self._x = value
         ''')
-    assert [name for name, *_ in got] == ["Point", "Point.x", "Point.x@2"]
+    assert [name for name, *_ in got] == ["Point", "Point.x", "Point.x(setter)"]
     assert got[1][2:] == (2, 4) and got[2][2:] == (6, 8)
 
 

@@ -8,7 +8,10 @@ from a comment. Indented blocks are captured as ``@block`` so that re-indenting 
 
 from __future__ import annotations
 
-from ..engine import TreeSitterLanguage
+from ..engine import Def, TreeSitterLanguage
+
+#: Decorators that make a ``def`` a typing stub (PEP 484 ``@overload``), not the function's code.
+_OVERLOAD = frozenset({b"overload", b"typing.overload", b"t.overload", b"typing_extensions.overload"})
 
 
 class Python(TreeSitterLanguage):
@@ -34,6 +37,23 @@ class Python(TreeSitterLanguage):
     (future_import_statement) @import
     (block) @block
     """
+
+    def overload_name(self, d: Def) -> str | None:
+        """Definitions sharing a name: a PEP 484 ``@overload`` stub is ``f(overload)`` (so ``f`` is the
+        implementation, the code that runs), a property's ``@f.setter``/``@f.deleter`` is ``f(setter)``/
+        ``f(deleter)`` (``f`` is the getter); a plain redefinition keeps the ``@2`` rule."""
+        wrapper = d.node.parent
+        if wrapper is None or wrapper.type != "decorated_definition":
+            return None
+        for child in wrapper.children:
+            if child.type != "decorator":
+                continue
+            text = (child.text or b"").lstrip(b"@").strip()
+            if text in _OVERLOAD:
+                return f"{d.name}(overload)"
+            if text in (d.local.encode() + b".setter", d.local.encode() + b".deleter"):
+                return f"{d.name}({text.rsplit(b'.', 1)[1].decode()})"
+        return None
 
 
 LANGUAGE = Python()

@@ -1,0 +1,71 @@
+"""Answers a replay of real histories found wrong (round 16): a symbol an edit typed back after an earlier edit
+removed it, a Markdown file's fences inside a diff, a Python function's overload stubs and a property's setter
+taking its name. Real git in temp dirs."""
+
+from __future__ import annotations
+
+from code_trajectory.history import service as history
+from code_trajectory.recording.session import ProjectSession
+from support import write
+
+
+def test_a_symbol_deleted_and_typed_back_by_an_edit_keeps_its_earlier_history(session: ProjectSession) -> None:
+    root = session.root
+    write(root, "m.py", "def a():\n    return 1\n\n\ndef b():\n    return 2\n")
+    session.checkpoint("v1")
+    write(root, "m.py", "def a():\n    return 1\n\n\ndef b():\n    return 3\n")
+    session.checkpoint("v2")
+    write(root, "m.py", "def a():\n    return 1\n")  # the agent deletes b
+    session.checkpoint("v3")
+    write(root, "m.py", "def a():\n    return 5\n")
+    session.checkpoint("v4")
+    write(root, "m.py", "def a():\n    return 5\n\n\ndef b():\n    return 4\n")  # ... and writes it again
+    session.checkpoint("v5")
+    text = history.symbol_trajectory(session, "m.py", "b", 10)
+    headings = [line for line in text.splitlines() if line.startswith("## ")]
+    assert [h.split(" · ")[2].split(" (")[0] for h in headings] == [
+        "as first recorded", "modified", "removed", "added again"], text
+    assert "checkpoint: v1" in headings[0] and "checkpoint: v3" in headings[2] and "checkpoint: v5" in headings[3]
+
+
+def test_a_markdown_files_fences_stay_inside_the_diffs_of_its_history(session: ProjectSession) -> None:
+    from markdown_it import MarkdownIt
+
+    root = session.root
+    write(root, "README.md", "# Usage\n\n```sh\npip install x\n```\n\nMore text.\n")
+    session.checkpoint("v1")
+    write(root, "README.md", "# Usage\n\n```sh\npip install y\n```\n\nMore text.\n")
+    session.checkpoint("v2")
+    answer = history.file_trajectory(session, "README.md", 2)
+    fences = [t for t in MarkdownIt("commonmark").parse(answer) if t.type == "fence"]
+    assert fences and fences[-1].info == "diff", answer
+    assert fences[-1].content.endswith("+pip install y\n ```\n \n"), answer  # the fence in it closed nothing
+    assert answer.data["versions"][-1]["diff"] == fences[-1].content.rstrip("\n")
+
+
+def test_a_python_functions_history_is_its_implementations_when_overload_stubs_come(session: ProjectSession) -> None:
+    root = session.root
+    impl = "    def unsign(self, value):\n        return value{}\n"
+    write(root, "s.py", "class Signer:\n" + impl.format(""))
+    session.checkpoint("v1")
+    write(root, "s.py", "class Signer:\n" + impl.format(".strip()"))
+    session.checkpoint("v2")
+    stubs = ("    @typing.overload\n    def unsign(self, value: str) -> str: ...\n\n"
+             "    @typing.overload\n    def unsign(self, value: bytes) -> bytes: ...\n\n")
+    write(root, "s.py", "import typing\n\n\nclass Signer:\n" + stubs + impl.format(".strip()"))
+    session.checkpoint("typing")
+    text = history.symbol_trajectory(session, "s.py", "unsign", 10)
+    headings = [line for line in text.splitlines() if line.startswith("## ")]
+    assert [h.split(" · ")[2].split(" (")[0] for h in headings] == ["as first recorded", "modified"], text
+    assert "checkpoint: v2" in headings[1]
+    stub = history.symbol_trajectory(session, "s.py", "Signer.unsign(overload)", 10)
+    assert " · added · checkpoint: typing" in stub and "value: str" in stub, stub
+
+
+def test_a_propertys_setter_is_its_own_symbol(session: ProjectSession) -> None:
+    from code_trajectory.symbols import symbols_for_blob
+
+    source = (b"class A:\n    @property\n    def x(self):\n        return 1\n\n    @x.setter\n    def x(self, v):\n"
+              b"        pass\n\n    @x.deleter\n    def x(self):\n        pass\n")
+    names = [s.name for s in symbols_for_blob("0" * 40, "a.py", lambda: source) or []]
+    assert names == ["A", "A.x", "A.x(setter)", "A.x(deleter)"]
