@@ -69,3 +69,18 @@ def test_a_propertys_setter_is_its_own_symbol(session: ProjectSession) -> None:
               b"        pass\n\n    @x.deleter\n    def x(self):\n        pass\n")
     names = [s.name for s in symbols_for_blob("0" * 40, "a.py", lambda: source) or []]
     assert names == ["A", "A.x", "A.x(setter)", "A.x(deleter)"]
+
+
+def test_the_session_summary_names_the_symbols_of_the_source_files_it_lists(session: ProjectSession) -> None:
+    root = session.root
+    for i in range(22):
+        write(root, f"a_doc{i:02}.txt", "old\n")
+    write(root, "src/timed.py", "def sign():\n    return 1\n")
+    session.checkpoint("start")
+    for i in range(22):  # 22 files sort before src/ by path, but the summary lists source code first
+        write(root, f"a_doc{i:02}.txt", "new\n")
+    write(root, "src/timed.py", "def sign():\n    return 2\n")
+    session.checkpoint("work")
+    text = history.session_summary(session)
+    line = next(line for line in text.splitlines() if line.startswith("  - ") and "`src/timed.py`" in line)
+    assert "sign" in line, text

@@ -41,8 +41,6 @@ MAX_DEPTH = 200
 MAX_LIMIT = 1000
 #: Commits read when looking for the last session's boundary.
 SESSION_SCAN_LIMIT = 5000
-#: Files per branch whose net symbols the session summary names.
-SUMMARY_SYMBOL_FILES = 20
 
 
 def resolve_branch(session: ProjectSession, branch: str | None) -> str:
@@ -258,7 +256,7 @@ def session_summary(session: ProjectSession, recap: str | None = None, notices: 
             start = first.oid if headings.began_recording(first) else first.parents[0]
             start_tree = repo.commit_tree_oid(start) if start else None
             net_by_branch[work.branch] = tree_changes(repo, start_tree, repo.commit_tree_oid(work.records[0].oid))
-        net_symbols = {branch: {change.path: line for change in changes[:SUMMARY_SYMBOL_FILES]
+        net_symbols = {branch: {change.path: line for change in summary.net_order(changes)[:summary.NET_FILES_LISTED]
                                 if (line := versions.symbol_line_of(repo, change))}
                        for branch, changes in net_by_branch.items()}
     all_notices = ([] if foreign else session.status_notices()) + list(notices or [])

@@ -51,6 +51,16 @@ def relevance_tier(path: str) -> int:
     return 0 if posixpath.splitext(lowered)[1] in SOURCE_EXTENSIONS else 1
 
 
+#: Files of a branch's net change the session summary lists (and names the changed symbols of).
+NET_FILES_LISTED = 20
+
+
+def net_order(changes: list[FileChange]) -> list[FileChange]:
+    """A net change's files in the order the summary lists them: source code first, then other text, then
+    generated-looking files (:func:`relevance_tier`), each by path."""
+    return sorted(changes, key=lambda c: (relevance_tier(c.path), c.path))
+
+
 @dataclass
 class BranchWork:
     """What the last session did on one branch (its snapshots newest first)."""
@@ -180,7 +190,7 @@ def _branch_section(work: BranchWork, net: list[FileChange] | None, symbols: dic
     if net is not None:
         lines.append(f"- Net change on `{work.branch}` over the session ({len(net)} file(s)):" if net else
                      f"- Net change on `{work.branch}`: none (this branch ended where it began in the session)")
-        lines += describe_files(sorted(net, key=lambda c: (relevance_tier(c.path), c.path)), 20, symbols=symbols)
+        lines += describe_files(net_order(net), NET_FILES_LISTED, symbols=symbols)
     return "\n".join(lines)
 
 

@@ -10,7 +10,7 @@ from code_trajectory.core.answer import short, when
 from code_trajectory.git.log import CommitRecord
 from code_trajectory.git.messages import FileChange
 from code_trajectory.history import fields
-from code_trajectory.history.summary import FILES_LISTED, BranchWork, relevance_tier, split_by_branch
+from code_trajectory.history.summary import FILES_LISTED, BranchWork, net_order, split_by_branch
 
 #: Net changed files listed per branch (as the text lists them).
 NET_FILES = 20
@@ -39,7 +39,7 @@ def _branch(work: BranchWork, net: list[FileChange] | None, symbols: dict[str, s
             else:
                 intents.append([record.intent, when(record.time), when(record.time)])
     files = work.ranked_files()
-    ranked = sorted(net or [], key=lambda c: (relevance_tier(c.path), c.path))
+    ranked = net_order(net or [])
     return {"branch": work.branch, "edits": len(edits), "intents": intents[-INTENTS:],  # the newest, as the text
             "earlier_intents": max(0, len(intents) - INTENTS) or None,
             "files": [list(row) for row in files[:FILES_LISTED]],
