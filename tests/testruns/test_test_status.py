@@ -110,3 +110,27 @@ async def test_the_net_change_since_green_has_compares_cap(project: Path) -> Non
     assert "left out" not in answer and "diff cut" not in answer
     assert all(f"+VALUE_{i:03} = 'new {name} {i:03}" in answer for name in "abcdefgh" for i in range(60))
     assert (listed["diff_since_green"].meta or {}).get("anthropic/maxResultSizeChars", 0) >= 20000 * 4
+
+
+def test_a_green_run_on_a_snapshot_a_consolidation_squashed_still_proves_green(project: Path) -> None:
+    """A full suite passed mid-task, a partial run after it, then the task consolidated: ``since-green`` still
+    compares with the green snapshot (squashed, its tree kept), and ``test-history`` lists the partial run once (not
+    as the squashed snapshot's and again as the consolidation's copy)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") and k != "CODE_TRAJECTORY_PYTEST"}
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        done = subprocess.run([sys.executable, "-m", "code_trajectory", *args], cwd=project, env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done
+
+    cli("intent", "fix")
+    write(project, "v.txt", "2\n")
+    cli("test", "--full-suite", "--", sys.executable, "-c", "pass")
+    write(project, "v.txt", "3\n")
+    cli("test", "--", sys.executable, "-c", "pass", "only-one-test")
+    cli("consolidate", "fix")
+    since = cli("since-green").stdout
+    assert "v.txt" in since and "-2" in since and "+3" in since, since
+    history = cli("test-history").stdout
+    assert history.count("only-one-test") == 1, history

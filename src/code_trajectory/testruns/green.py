@@ -52,9 +52,11 @@ def green_proof(runs: Sequence[TestRun], query: Scope) -> TestRun | None:
 
 
 def _line_runs(repo: ShadowRepo, tip: str) -> tuple[list[TestRun], dict[str, list[TestRun]]]:
-    """The runs on snapshots reachable from ``tip``, newest first, and the same grouped by snapshot."""
-    reachable = store.reachable_from(repo, tip)  # not lineage(): its consolidations are not needed here
-    runs = [r for r in store.all_runs(repo) if r.commit in reachable]
+    """The runs on snapshots reachable from ``tip`` or squashed into a consolidation there (a full suite passed on
+    a snapshot a consolidation replaced still proves that snapshot's tree green), newest first, and the same
+    grouped by snapshot."""
+    reachable, squashed = store.lineage(repo, tip)
+    runs = [r for r in store.all_runs(repo) if r.commit in reachable or r.commit in squashed]
     by_commit: dict[str, list[TestRun]] = {}
     for run in runs:
         by_commit.setdefault(run.commit or "", []).append(run)
