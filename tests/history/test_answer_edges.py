@@ -84,3 +84,15 @@ def test_the_session_summary_names_the_symbols_of_the_source_files_it_lists(sess
     text = history.session_summary(session)
     line = next(line for line in text.splitlines() if line.startswith("  - ") and "`src/timed.py`" in line)
     assert "sign" in line, text
+
+
+def test_a_method_follows_its_class_across_a_rename(session: ProjectSession) -> None:
+    root = session.root
+    for name, value in (("Foo", 1), ("Foo", 2), ("Bar", 2), ("Bar", 3)):
+        write(root, "k.ts", f"export class {name} {{\n  run(x: number): number {{\n    return x + {value};\n  }}\n}}\n")
+        session.checkpoint(f"{name} {value}")
+    text = history.symbol_trajectory(session, "k.ts", "Bar.run", 10, diffs=5)
+    whats = [line.split(" · ")[2].split(" (")[0] for line in text.splitlines() if line.startswith("## ")]
+    assert whats == ["as first recorded", "modified", "renamed from Foo.run", "modified"], text
+    old = history.symbol_trajectory(session, "k.ts", "Foo.run", 10, diffs=5)
+    assert old.splitlines()[-2].split(" · ")[2] == "renamed to Bar.run", old

@@ -169,7 +169,14 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
                                         diff(renamed_from, current)))
             current = renamed_from
             continue
+        renamed_from = _scope_renamed(changes, current, backwards=True)
+        if renamed_from is not None:  # its class (or module, impl...) renamed: the same member under the old name
+            result.append(SymbolVersion(entry, current, f"renamed from {readable(renamed_from)}",
+                                        diff(renamed_from, current)))
+            current = renamed_from
+            continue
         renamed_to = next((new for old, new in changes.renamed if old == current), None)
+        renamed_to = renamed_to or _scope_renamed(changes, current, backwards=False)
         if renamed_to is not None:  # asked by its old name: it ends here, under its new one
             result.append(SymbolVersion(entry, current, f"renamed to {readable(renamed_to)}", diff(current, renamed_to)))
             continue
@@ -224,6 +231,18 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
             entries = file_versions.FileVersions(repo, parent, other_path, lister)
     _said_once(result)
     return name, result
+
+
+def _scope_renamed(changes: SymbolChanges, name: str, *, backwards: bool) -> str | None:
+    """``name``'s other name across a rename of a scope it is in (``Bar.run`` when class ``Foo`` became ``Bar``):
+    the old name of the new side's ``name`` (``backwards``), else the new name of the old side's ``name``; None when
+    no enclosing scope of it was renamed."""
+    for old, new in changes.renamed:
+        this, other = (new, old) if backwards else (old, new)
+        for separator in (".", "::"):
+            if name.startswith(this + separator):
+                return other + name[len(this):]
+    return None
 
 
 def _removed_earlier(repo: ShadowRepo, entries: file_versions.FileVersions, name: str) -> int | None:
