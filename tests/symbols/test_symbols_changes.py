@@ -238,3 +238,15 @@ def test_adding_a_function_is_not_a_top_level_change_but_a_new_statement_is() ->
     assert "top-level" not in found.summary()
     statement = added + b"\nLIMIT = 10\n"
     assert compare("calc.py", added, statement).top_level_changed
+
+
+def test_repeated_definitions_are_paired_by_body_not_by_position():
+    from code_trajectory.symbols import compare_blobs
+
+    two = b'package main\n\nfunc init() {\n\tprintln("a")\n}\n\nfunc init() {\n\tprintln("b")\n}\n'
+    first_gone = b'package main\n\nfunc init() {\n\tprintln("b")\n}\n'
+    blobs = {"1": two, "2": first_gone, "3": first_gone.replace(b'"b"', b'"B"')}
+    gone = compare_blobs("g.go", "1", "2", blobs.get)  # the first init deleted: the second one is unchanged
+    assert (gone.removed, gone.modified, gone.added) == (("init",), (), ())
+    edited = compare_blobs("g.go", "1", "3", blobs.get)  # ... and the survivor edited too: no body pairs, in order
+    assert "init" in edited.modified or "init" in edited.removed

@@ -43,6 +43,7 @@ CHANGE_KINDS = ("unchanged", "added", "deleted", "whitespace-only", "comment-onl
                 "code", "skipped")
 
 _ALIAS = re.compile(r"(\([^()]*\)|@\d+)$")
+_NUMBERED = re.compile(r"@\d+$")
 _TRAIT_FORM = re.compile(r"<([^<>]*?) as [^<>]*>::")
 
 
@@ -198,6 +199,9 @@ def _diff(path: str, old: FileAnalysis, new: FileAnalysis, parents: dict[str, st
     removed = [s for s in old.symbols if s.name not in new_by]
     added = [s for s in new.symbols if s.name not in old_by]
 
+    if any(_NUMBERED.search(s.name) for s in (*old.symbols, *new.symbols)):
+        _pair_repeated(old.symbols, new.symbols, pairs, removed, added)
+
     # 2. overload aliases
     by_base: dict[str, list[Symbol]] = {}
     for s in added:
@@ -307,6 +311,40 @@ def _diff(path: str, old: FileAnalysis, new: FileAnalysis, parents: dict[str, st
 
 def _base(name: str) -> str:
     return _ALIAS.sub("", _TRAIT_FORM.sub(r"\1::", name))
+
+
+def _pair_repeated(olds: tuple[Symbol, ...], news: tuple[Symbol, ...], pairs: dict[str, str], removed: list[Symbol],
+                   added: list[Symbol]) -> None:
+    """1b. A name defined several times in a file (Go's ``init``, a redefinition) is numbered by position (``init``,
+    ``init@2``: :func:`~code_trajectory.symbols.engine.disambiguate`), so deleting the first renumbers the others
+    and pairing by name would report the wrong one removed and the survivor modified. Such definitions are paired
+    by body first (an unchanged one keeps its partner), then the rest in source order; ``removed`` and ``added``
+    keep the symbols' order."""
+    def base(symbol: Symbol) -> str:
+        return _NUMBERED.sub("", symbol.name)
+
+    repeated = {base(s) for s in (*olds, *news) if _NUMBERED.search(s.name)}
+    for name in repeated:
+        mine = [s for s in olds if base(s) == name]
+        theirs = [s for s in news if base(s) == name]
+        if not mine or not theirs:
+            continue
+        by_name = {s.name: s for s in theirs}
+        for s in mine:  # undo the pairing by name within the group
+            partner = by_name.get(pairs.get(s.name, ""))
+            if partner is not None:
+                del pairs[s.name]
+                removed.append(s)
+                added.append(partner)
+        for s in mine:
+            same = next((t for t in theirs if t in added and t.body_key == s.body_key), None)
+            if same is not None:
+                _pair(s, same, pairs, removed, added)
+        for s, t in zip([s for s in mine if s in removed], [t for t in theirs if t in added]):
+            _pair(s, t, pairs, removed, added)
+    order = {id(s): i for i, s in enumerate((*olds, *news))}
+    removed.sort(key=lambda s: order[id(s)])
+    added.sort(key=lambda s: order[id(s)])
 
 
 def _pair(r: Symbol, a: Symbol, pairs: dict[str, str], removed: list[Symbol], added: list[Symbol]) -> None:
