@@ -67,7 +67,7 @@ def _paged(repo: ShadowRepo, start: str, path: str, lister: file_versions.Lister
 
 
 def _trace(repo: ShadowRepo, tip: str, path: str, symbol: str, index_ref: str | None) -> tuple:
-    name, found = symbol_history.trace(repo, tip, path, symbol, 10, index_ref=index_ref)
+    name, found, _more = symbol_history.trace(repo, tip, path, symbol, 10, index_ref=index_ref)
     return name, [(v.entry.record.oid, v.what, v.diff, v.note) for v in found]
 
 

@@ -96,3 +96,15 @@ def test_a_method_follows_its_class_across_a_rename(session: ProjectSession) -> 
     assert whats == ["as first recorded", "modified", "renamed from Foo.run", "modified"], text
     old = history.symbol_trajectory(session, "k.ts", "Foo.run", 10, diffs=5)
     assert old.splitlines()[-2].split(" · ")[2] == "renamed to Bar.run", old
+
+
+def test_a_symbol_history_cut_at_its_depth_says_older_changes_exist(session: ProjectSession) -> None:
+    root = session.root
+    for value in range(5):
+        write(root, "m.py", f"def f():\n    return {value}\n")
+        session.checkpoint(f"v{value}")
+    cut = history.symbol_trajectory(session, "m.py", "f", 2)
+    assert "the newest 2 change(s)" in cut and "depth=4 (CLI `--depth 4`)" in cut, cut
+    assert cut.data["older_depth"] == 4
+    whole = history.symbol_trajectory(session, "m.py", "f", 10)
+    assert "4 change(s) since it was first recorded" in whole and "depth=" not in whole, whole

@@ -17,7 +17,7 @@ PATH = "src/pkg0/module_000.py"
 
 
 def _trace(repo: ShadowRepo, tip: str, path: str, symbol: str) -> list[tuple[str, str, str]]:
-    name, found = symbol_history.trace(repo, tip, path, symbol, 10)
+    name, found, _more = symbol_history.trace(repo, tip, path, symbol, 10)
     return [(v.entry.record.oid, v.what, v.diff) for v in found]
 
 

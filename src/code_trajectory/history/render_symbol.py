@@ -60,7 +60,7 @@ def named_points(repo: ShadowRepo) -> dict[str, list[str]]:
 
 def render(path: str, branch: str, name: str, versions: list[SymbolVersion], budget_tokens: int,
            names: dict[str, list[str]] | None = None, diffs: int = DEFAULT_DIFFS, *,
-           others: list[str] | None = None) -> Answer:
+           others: list[str] | None = None, older_depth: int | None = None) -> Answer:
     """Markdown of a symbol's versions, oldest first.
 
     Every change keeps its heading: when, the snapshot, what happened, why (intent or checkpoint name). The newest
@@ -71,11 +71,17 @@ def render(path: str, branch: str, name: str, versions: list[SymbolVersion], bud
     ``names``: named points by commit (:func:`named_points`), said in the headings of snapshots without a
     checkpoint name of their own. ``versions``: newest first, as :func:`~code_trajectory.history.symbol_history.trace`
     gives them. ``others``: the other definitions of that name in the file (``init@2`` beside ``init``), said.
+    ``older_depth``: the walk stopped at its depth with older versions of the file left: the head says these are the
+    newest changes only and gives the call with this depth.
     """
     shown = f"`{name}`" if readable(name) == name else f"the {readable(name, quote=True)} (`{name}`)"
     changes = sum(1 for v in versions if v.what != BASELINE)  # the baseline is no change
     head = (f"# Trajectory of {shown} in `{path}`\nShadow branch `{branch}`: {changes} change(s)"
             + (" since it was first recorded" if changes < len(versions) else "") + ", oldest first.")
+    if older_depth is not None:
+        head = (f"# Trajectory of {shown} in `{path}`\nShadow branch `{branch}`: the newest {len(versions)} "
+                f"change(s), oldest first; older ones were not read: depth={older_depth} "
+                f"(CLI `--depth {older_depth}`) goes further back.")
     if others:
         head += (f"\n`{name}` is the first of {len(others) + 1} definitions of that name in this file: "
                  + ", ".join(f"`{other}`" for other in others) + (" names" if len(others) == 1 else " name")
@@ -128,6 +134,8 @@ def render(path: str, branch: str, name: str, versions: list[SymbolVersion], bud
         text += f"\n\n_{cut} older diff(s) left out to fit the budget; call with a smaller depth or diffs._"
     text = fit(text, budget_tokens)
     data = symbol_data(text, path, branch, name, versions, kept)
+    if older_depth is not None:
+        data["older_depth"] = older_depth
     if compacted_count:
         data["compacted"] = {"n": compacted_count, "call": call[0]}
     return Answer(text, data)

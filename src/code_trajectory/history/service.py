@@ -312,11 +312,12 @@ def symbol_trajectory(session: ProjectSession, filepath: str, symbol: str, depth
     if tip is None:
         raise InvalidArgumentError("nothing is recorded yet: there is no symbol history to show")
     repo = session.recorder.repo
-    name, found = symbol_history.trace(repo, tip, rel, symbol.strip(), depth, show_baseline=show_baseline,
-                                       index_ref=shadow_ref(branch) if source is None else None)
+    name, found, more = symbol_history.trace(repo, tip, rel, symbol.strip(), depth, show_baseline=show_baseline,
+                                             index_ref=shadow_ref(branch) if source is None else None)
     return render_symbol.render(rel, branch, name, found, session.settings.token_budget,
                                 render_symbol.named_points(repo), diffs,
-                                others=symbol_history.other_definitions(repo, tip, rel, name))
+                                others=symbol_history.other_definitions(repo, tip, rel, name),
+                                older_depth=min(depth * 2, MAX_DEPTH) if more and depth < MAX_DEPTH else None)
 
 
 def search_trajectory(session: ProjectSession, query: str, regex: bool = False, path: str | None = None,

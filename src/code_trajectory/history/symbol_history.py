@@ -102,7 +102,7 @@ def own_diff(repo: ShadowRepo, entry: file_versions.FileVersion, old_name: str |
 
 
 def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
-          show_baseline: bool = False, index_ref: str | None = None) -> tuple[str, list[SymbolVersion]]:
+          show_baseline: bool = False, index_ref: str | None = None) -> tuple[str, list[SymbolVersion], bool]:
     """Follow ``symbol`` (qualified or an unambiguous short name) in ``path`` back from ``tip``.
 
     ``show_baseline``: give the baseline (the symbol in its file's first recorded version) its whole body as a
@@ -111,7 +111,8 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
     versions: a stale, damaged or disagreeing index is passed over for ``git log``).
 
     Returns:
-        ``(qualified name now, versions newest first, at most depth)``.
+        ``(qualified name now, versions newest first, at most depth, whether older versions of the file are left
+        that the walk stopped before at depth)``.
 
     Raises:
         InvalidArgumentError: the file has no symbol support, or no such symbol was ever recorded in it (the
@@ -140,7 +141,7 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
         raise InvalidArgumentError(f"no symbol {symbol!r} in the recorded history of {path!r}{hint}")
     current = name
     result: list[SymbolVersion] = []
-    moves = 0
+    moves, ended = 0, False  # ended: the walk reached where the symbol began
     anchor: _Anchor | None = None  # the symbol's text in the newer side of the next version, once known
     while entries and len(result) < depth:
         if anchor is not None and (skipped := _untouched(repo, entries, anchor)):
@@ -214,11 +215,13 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
             if moved is None:
                 if not entries and entry.change.old_oid in ("", ZERO_OID):  # the file's first recorded version
                     result.append(_baseline(repo, entry, current, show_baseline))
+                    ended = True
                     break
                 removal = _removed_earlier(repo, entries, current)
                 result.append(SymbolVersion(entry, current, "added" if removal is None else "added again",
                                             diff(None, current)))
                 if removal is None:
+                    ended = True
                     break
                 entries = entries[removal:]  # typed back after an edit removed it: its history goes on there
                 anchor = None
@@ -230,7 +233,7 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
             parent = entry.record.parents[0] if entry.record.parents else None
             entries = file_versions.FileVersions(repo, parent, other_path, lister)
     _said_once(result)
-    return name, result
+    return name, result, not ended and bool(entries) and len(result) >= depth
 
 
 def _scope_renamed(changes: SymbolChanges, name: str, *, backwards: bool) -> str | None:
