@@ -108,3 +108,19 @@ def test_a_symbol_history_cut_at_its_depth_says_older_changes_exist(session: Pro
     assert cut.data["older_depth"] == 4
     whole = history.symbol_trajectory(session, "m.py", "f", 10)
     assert "4 change(s) since it was first recorded" in whole and "depth=" not in whole, whole
+
+
+def test_a_restore_and_its_undo_are_not_counted_as_work_in_the_summary(session: ProjectSession) -> None:
+    from code_trajectory.restore.service import restore
+
+    root = session.root
+    write(root, "m.py", "def f():\n    return 1\n")
+    session.checkpoint("v1")
+    write(root, "m.py", "def f():\n    return 2\n" + "".join(f"X{i} = {i}\n" for i in range(30)))
+    session.checkpoint("v2")
+    back = restore(session, "v1")
+    restore(session, back.safety_snapshot)
+    text = history.session_summary(session)
+    line = next(line for line in text.splitlines() if line.startswith("- Files most changed"))
+    assert "`m.py` (2 snapshot(s), +33 -1)" in line, text  # the two checkpoints' edits, not the restores' lines
+    assert "- Restores: " in text and text.count("[RESTORE]") >= 2, text

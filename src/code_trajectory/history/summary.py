@@ -69,8 +69,14 @@ class BranchWork:
     records: list[CommitRecord] = field(default_factory=list)
 
     def edits(self) -> list[CommitRecord]:
-        """The agent's (and the user's) snapshots: not imports, consolidations nor git operations."""
-        return [r for r in self.records if not (r.is_import or r.is_consolidation or r.is_git_operation)]
+        """The agent's (and the user's) snapshots: not imports, consolidations, git operations nor restores (a
+        restore and its undo put files back: counting their lines as work doubled a file's)."""
+        return [r for r in self.records
+                if not (r.is_import or r.is_consolidation or r.is_git_operation or r.kind == "restore")]
+
+    def restores(self) -> list[CommitRecord]:
+        """The restores of the session, newest first."""
+        return [r for r in self.records if r.kind == "restore"]
 
     def ranked_files(self) -> list[tuple[str, int, int, int]]:
         """``(path, snapshots, added, deleted)`` of the files edited, most relevant first."""
@@ -184,6 +190,10 @@ def _branch_section(work: BranchWork, net: list[FileChange] | None, symbols: dic
     operations = _operations(work.records, trees)
     if operations:
         lines.append("- Git operations: " + "; ".join(operations[-8:]))
+    restores = work.restores()
+    if restores:
+        lines.append("- Restores: " + "; ".join(f"{r.time.astimezone().strftime('%H:%M')} {r.subject}"
+                                               for r in reversed(restores[:5])))
     consolidations = [r for r in work.records if r.is_consolidation]
     if consolidations:
         lines.append("- Consolidations: " + "; ".join(f"{fmt_time(r.time)} {r.subject}" for r in consolidations[:5]))
