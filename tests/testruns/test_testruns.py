@@ -850,3 +850,13 @@ def test_find_project_root(tmp_path: Path) -> None:
     (root / "a" / ".trajectory").mkdir()
     (root / "a" / ".trajectory" / "HEAD").write_text("ref: refs/heads/x\n")
     assert find_project_root(root / "a" / "b") == (root / "a").resolve()
+
+
+def test_short_test_names_tell_tests_of_one_name_apart() -> None:
+    ids = ["tests/test_a.py::TestX::test_max_age", "tests/test_b.py::TestY::test_max_age", "tests/t.py::test_ok",
+           "tests/u.py::test_p[a::b]", "tests/v.py::test_p[a::b]", "a/t.py::T::test_m", "b/t.py::T::test_m"]
+    assert parsers.short_test_names(ids) == [
+        "TestX::test_max_age", "TestY::test_max_age", "test_ok", "u.py::test_p[a::b]", "v.py::test_p[a::b]",
+        "a/t.py::T::test_m", "b/t.py::T::test_m"]
+    run = TestRun(command="pytest", outcome="failed", failed=2, failures=[(ids[0], "boom"), (ids[1], "boom")])
+    assert run.summary_line().endswith("2 failed: TestX::test_max_age, TestY::test_max_age")

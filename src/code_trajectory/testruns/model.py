@@ -11,7 +11,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from code_trajectory.core.when import parse_stored_time
-from code_trajectory.testruns.parsers import MAX_FAILURES, MAX_TEST_ID_CHARS, clip, one_line, short_test_name  # noqa: F401
+from code_trajectory.testruns.parsers import (  # noqa: F401
+    MAX_FAILURES,
+    MAX_TEST_ID_CHARS,
+    clip,
+    one_line,
+    short_test_name,
+    short_test_names,
+)
 from code_trajectory.testruns.scope import LEGACY_NOTE, Scope
 
 log = logging.getLogger(__name__)
@@ -151,7 +158,7 @@ class TestRun:
         head = clip(head, limit)
         if not self.failures:
             return head
-        names = [short_test_name(t) for t, _ in self.failures]
+        names = short_test_names([t for t, _ in self.failures])
         total = max(len(self.failures) + self.more_failures, len(names))
         shown: list[str] = []
         for i, name in enumerate(names):

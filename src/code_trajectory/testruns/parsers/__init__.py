@@ -31,6 +31,7 @@ from code_trajectory.testruns.parsers.base import (  # noqa: F401
     dedupe,
     one_line,
     short_test_name,
+    short_test_names,
 )
 
 log = logging.getLogger(__name__)

@@ -25,6 +25,38 @@ def one_line(text: str, limit: int = MAX_REASON_CHARS) -> str:
     return clip(re.sub(r"\s+", " ", text).strip(), limit)
 
 
+def short_test_names(test_ids: list[str]) -> list[str]:
+    """Display names of ``test_ids`` (in order) as :func:`short_test_name` gives them, made unique: names two ids
+    share get the parts before them until they differ (``TestX::test_max_age`` and ``TestY::test_max_age``,
+    ``test_a.py::test_max_age`` and ``test_b.py::test_max_age``: a file's directory left out), or the whole id
+    when the id has no ``::`` parts; the same test id twice stays one name twice."""
+    names = [short_test_name(t) for t in test_ids]
+    for _round in range(8):  # a part more each round; ids rarely nest deeper
+        groups: dict[str, set[str]] = {}
+        for name, test_id in zip(names, test_ids):
+            groups.setdefault(name, set()).add(test_id)
+        clashing = {name for name, ids in groups.items() if len(ids) > 1}
+        if not clashing:
+            break
+        for i, (name, test_id) in enumerate(zip(names, test_ids)):
+            if name in clashing:
+                names[i] = _longer_name(test_id, name)
+    return names
+
+
+def _longer_name(test_id: str, name: str) -> str:
+    """``name`` (a suffix of ``test_id``'s ``::`` parts) with one part more before it (a file without its
+    directory); the whole id when there is no part more."""
+    bracket = test_id[test_id.index("["):] if test_id.endswith("]") and "[" in test_id else ""
+    parts = test_id[:len(test_id) - len(bracket)].split("::")
+    taken = name[:len(name) - len(bracket)].count("::") + 1 if name.endswith(bracket) else len(parts)
+    if len(parts) < 2 or taken >= len(parts):
+        return test_id
+    before = parts[-taken - 1]
+    longer = [before.rsplit("/", 1)[-1], *parts[-taken:]] if taken + 1 == len(parts) else parts[-taken - 1:]
+    return "::".join(longer) + bracket
+
+
 def short_test_name(test_id: str) -> str:
     """A short display name of a test id.
 
