@@ -92,6 +92,7 @@ def test_a_dry_run_cut_to_its_budget_names_the_files_it_does_not_show(project: P
 
     for i in range(10):
         write(project, f"src/m{i}.py", "".join(f"VALUE_{j} = {j}  # first version of a long line\n" for j in range(12)))
+    write(project, "docs/a_guide.md", "".join(f"Line {j} of the guide, first version.\n" for j in range(40)))
     (project / ".trajectory").mkdir(exist_ok=True)
     (project / ".trajectory" / "config.toml").write_text("[trajectory]\ntoken_budget = 500\n")
     s = ProjectSession(project, TrajectorySettings.load(project))
@@ -100,12 +101,17 @@ def test_a_dry_run_cut_to_its_budget_names_the_files_it_does_not_show(project: P
         s.checkpoint("start")
         for i in range(10):
             write(project, f"src/m{i}.py", "".join(f"VALUE_{j} = {j + 1}  # second version\n" for j in range(12)))
+        write(project, "docs/a_guide.md", "".join(f"Line {j} of the guide, second version.\n" for j in range(40)))
         s.checkpoint("later")
-        dry = restore(s, "start", ["src/*.py"], dry_run=True)
+        dry = restore(s, "start", ["src/*.py", "docs"], dry_run=True)
     finally:
         s.close()
-    assert "diff cut to fit the answer; 10 file(s) in all, not shown (whole or in part): `src/m" in dry.text, dry.text
-    assert "`src/m9.py`" in dry.text.split("not shown")[1], dry.text
+    assert dry.text.index("--- src/m0.py") < dry.text.index("diff cut"), dry.text  # source code first
+    cut = dry.text.split("diff cut to fit the answer; ")[1]
+    count = int(cut.split(" file(s) in all, ")[1].split(" ")[0])
+    listed = cut.split("(whole or in part): ")[1].split("; a dry run")[0].split(", ")
+    assert cut.startswith("11 file(s) in all") and len(listed) == count, dry.text  # the count is the list's
+    assert "`src/m9.py`" in listed and listed[-1] == "`docs/a_guide.md`", dry.text
 
 
 def test_a_hostile_file_name_in_the_suggested_undo_is_quoted(session: ProjectSession) -> None:

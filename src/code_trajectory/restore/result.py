@@ -94,38 +94,41 @@ def failure_message(result: RestoreResult, exc: Exception, failed: str | None, d
 def planned_diff(repo: ShadowRepo, old_tree: str | None, new_tree: str, paths: set[str], budget_tokens: int) -> str:
     """The diff from ``old_tree`` to ``new_tree`` limited to ``paths`` (relative to the project root), read in one
     ``git diff-tree`` and cut to half of ``budget_tokens``; each file starts with a ``--- path`` line instead of
-    git's four header lines."""
+    git's four header lines, source code first (then other text, then generated-looking files, each by path: the
+    order of ``compare``), and a cut names every file not shown whole."""
     from code_trajectory.git.tree_format import EMPTY_TREE_OID
     from code_trajectory.history.narrative import CHARS_PER_TOKEN
+    from code_trajectory.history.summary import relevance_tier
 
     if not paths:
         return ""
     out = repo.git.text(["diff-tree", "-p", "--no-color", "--no-ext-diff", "-U2", "--no-renames",
                          old_tree or EMPTY_TREE_OID, new_tree])
-    limit = budget_tokens * CHARS_PER_TOKEN // 2
-    kept: list[str] = []
-    size, keep, started = 0, False, []
+    files: dict[str, list[str]] = {}
+    lines: list[str] | None = None
     for line in out.split("\n"):
         if line.startswith("diff --git "):
             name = line.split(" b/", 1)[-1]
-            keep = name in paths
-            if keep:
-                line = f"--- {name}"
-                started.append(name)
-            else:
-                continue
-        elif not keep or line.startswith(("index ", "--- ", "+++ ", "new file mode ", "deleted file mode ")):
-            continue
-        size += len(line) + 1
-        if size > limit:
-            # the files whose diff is cut or not shown, and how to see one (a dry run of it alone)
-            missing = [started[-1], *sorted(paths - set(started))]
-            named = ", ".join(f"`{p}`" for p in missing[:LISTED]) + (f" and {len(missing) - LISTED} more"
-                                                                       if len(missing) > LISTED else "")
-            kept.append(f"… [diff cut to fit the answer; {len(paths)} file(s) in all, not shown (whole or in part): "
-                        f"{named}; a dry run with one of them as paths shows its diff]")
-            break
-        kept.append(line)
+            lines = files.setdefault(name, [f"--- {name}"]) if name in paths else None
+        elif lines is not None and not line.startswith(("index ", "--- ", "+++ ", "new file mode ",
+                                                          "deleted file mode ")):
+            lines.append(line)
+    order = sorted(files, key=lambda p: (relevance_tier(p), p))
+    limit = budget_tokens * CHARS_PER_TOKEN // 2
+    kept: list[str] = []
+    size = 0
+    for index, name in enumerate(order):
+        for line in files[name]:
+            size += len(line) + 1
+            if size > limit:
+                # the files whose diff is cut or not shown, and how to see one (a dry run of it alone)
+                missing = [*order[index:], *sorted(paths - set(files))]
+                named = ", ".join(f"`{p}`" for p in missing[:LISTED]) + (f" and {len(missing) - LISTED} more"
+                                                                           if len(missing) > LISTED else "")
+                kept.append(f"… [diff cut to fit the answer; {len(paths)} file(s) in all, {len(missing)} not shown "
+                            f"(whole or in part): {named}; a dry run with one of them as paths shows its diff]")
+                return "\n".join(kept)
+            kept.append(line)
     return "\n".join(kept)
 
 
