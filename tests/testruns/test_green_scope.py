@@ -118,6 +118,7 @@ async def test_full_suite_red_then_subset_green_on_the_same_snapshot_is_not_gree
         assert "Last green run for scope `tests/test_a.py`" in text(scoped)
         assert "the latest snapshot is green for scope `tests/test_a.py`" in text(scoped)
         assert scoped.structured_content["green_run"]["xfailed"] == 1
+        assert len(scoped.structured_content["green_run"]["commit"]) == 12  # as the text shows ids
         for answer in (since, history, scoped):  # structured content no larger than the text (issue 23.6)
             assert len(json.dumps(answer.structured_content)) <= len(text(answer)), answer.structured_content
         other = await client.call_tool("diff_since_green", {"scope": "tests/test_b.py::test_three"})

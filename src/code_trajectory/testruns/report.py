@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from code_trajectory.core.answer import Answer, message
+from code_trajectory.core.answer import Answer, message, short
 from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.git import file_versions, indexed_log, log
 from code_trajectory.git.shadow import shadow_ref
@@ -24,10 +24,12 @@ LISTED_FAILURES = 10
 
 
 def run_data(run: TestRun, *, failures: bool = False) -> dict[str, Any]:
-    """A run as structured content, no larger than its text: ``commit`` (full id), ``outcome``, ``command``,
+    """A run as structured content, no larger than its text: ``commit`` (its id as the text shows it, 12 hex
+    digits), ``outcome``, ``command``,
     ``scope`` (its label: ``full suite``, ``partial: …``, ``unknown scope …``), ``passed`` and the non-zero other
     counts (see :class:`TestRun`), and with ``failures`` the ids of the failing tests the text lists."""
-    data: dict[str, Any] = {"commit": run.commit, "outcome": run.outcome, "command": run.command,
+    data: dict[str, Any] = {"commit": short(run.commit) if run.commit else None, "outcome": run.outcome,
+                            "command": run.command,
                             "scope": run.scope.label()}
     data.update({name: getattr(run, name) for name in COUNT_NAMES
                  if getattr(run, name) or (name == "passed" and run.passed is not None)})
