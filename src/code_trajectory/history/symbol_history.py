@@ -138,7 +138,9 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
     if name is None:
         close = closest_names(symbol, known)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
-        raise InvalidArgumentError(f"no symbol {symbol!r} in the recorded history of {path!r}{hint}")
+        raise InvalidArgumentError(f"no symbol {symbol!r} in the recorded history of {path!r}{hint} (symbols are "
+                                   "functions, methods, classes and types; for a variable, a constant or other text "
+                                   "use search_trajectory)")
     current = name
     result: list[SymbolVersion] = []
     moves, ended = 0, False  # ended: the walk reached where the symbol began
