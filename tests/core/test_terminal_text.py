@@ -53,3 +53,22 @@ def test_a_lone_surrogate_in_an_intent_does_not_stop_recording(project: Path) ->
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     subjects = git(project, "--git-dir=.trajectory", "log", "--format=%B", "-n", "2")
     assert "\x1b" not in subjects and "planted" in subjects and "ok" in subjects
+
+
+def test_mcp_answers_and_errors_show_control_characters_too(project: Path) -> None:
+    import anyio
+
+    from support import mcp_client
+
+    write(project, f"evil{ESCAPES}.txt", "x\n")
+
+    async def ask() -> tuple[str, str, str]:
+        async with mcp_client(project) as client:
+            await client.call_tool("checkpoint", {"message": "start"})
+            log = await client.call_tool("get_global_trajectory", {"limit": 5})
+            bad = await client.call_tool("get_file_trajectory", {"filepath": f"gone{ESCAPES}.py"})
+            return log.content[0].text, json.dumps(log.structured_content, ensure_ascii=False), bad.content[0].text
+
+    text, data, error = anyio.run(ask)
+    for shown in (text, data, error):
+        assert "\u241b]52" in shown and not any(ch in shown for ch in "\x1b\x07\x9b"), shown

@@ -26,6 +26,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from code_trajectory.core import answer as answers
 from code_trajectory.core.errors import TrajectoryError
 from code_trajectory.core.memory import release_soon
+from code_trajectory.core.terminal import visible
 
 log = logging.getLogger(__name__)
 
@@ -44,13 +45,13 @@ DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idemp
 
 def _translate(name: str, exc: Exception) -> ToolError:
     if isinstance(exc, TrajectoryError):
-        return ToolError(str(exc))
+        return ToolError(visible(str(exc)))
     if isinstance(exc, (ValueError, TypeError)):
         log.info("tool %s rejected input: %s", name, exc)
-        return ToolError(f"invalid argument: {exc}")
+        return ToolError(visible(f"invalid argument: {exc}"))
     log.exception("tool %s failed unexpectedly", name)
-    return ToolError(f"{name} failed unexpectedly ({type(exc).__name__}: {exc}); "
-                     "the server keeps running and logged the details on stderr")
+    return ToolError(visible(f"{name} failed unexpectedly ({type(exc).__name__}: {exc}); "
+                             "the server keeps running and logged the details on stderr"))
 
 
 def tool_errors(fn: F) -> F:
@@ -105,13 +106,17 @@ def finish(name: str, value: Any, *, schema: bool = False) -> CallToolResult:
         AssertionError: with :data:`CHECK_ENV` set, when the entries are not in the text's order.
     """
     if isinstance(value, CallToolResult):
+        value = value.model_copy(update={"content": [
+            c.model_copy(update={"text": visible(c.text)}) if isinstance(c, TextContent) else c
+            for c in value.content]})
         if value.structured_content is None or value.is_error:
             return value
         text = "".join(c.text for c in value.content if isinstance(c, TextContent))
         data = value.structured_content
     else:
-        text, data = str.__str__(value), getattr(value, "data", None)
+        text, data = visible(str.__str__(value)), getattr(value, "data", None)
     content = answers.structured(text, data, keys=not schema)
+    content = visible(content) if content is not None else None
     if content is not None:
         problems = answers.order_problems(text, content)
         if problems and os.environ.get(CHECK_ENV):

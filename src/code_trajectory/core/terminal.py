@@ -6,14 +6,14 @@ in some terminals). The CLI's text streams are wrapped (:func:`guard`) so that e
 line feed and carriage return is printed as its Unicode control picture (``ESC`` as ``␛``, U+241B), ``DEL`` as
 ``␡`` and each C1 control character as U+FFFD: visible, and still valid inside the JSON some commands print (a
 ``\\x1b`` spelled out would not be). Bytes written to a stream's ``buffer`` (a test command's own output, passed
-through) are not touched.
+through) are not touched. MCP tool answers and errors get the same (:func:`visible`).
 """
 
 from __future__ import annotations
 
 from typing import Any, TextIO
 
-__all__ = ["SAFE", "SafeText", "guard"]
+__all__ = ["SAFE", "SafeText", "guard", "visible"]
 
 #: ``str.translate`` table of :func:`guard`.
 SAFE: dict[int, str] = {
@@ -41,6 +41,19 @@ class SafeText:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
+
+
+def visible(value: Any) -> Any:
+    """``value`` (a string, or lists and dicts of them as JSON holds them) with every string's control characters
+    made visible as :class:`SafeText` shows them; one character for one, so lengths stay. MCP answers go through it
+    (:func:`code_trajectory.core.mcp_util.finish`): a client may show a tool's text in a terminal."""
+    if isinstance(value, str):
+        return value.translate(SAFE)
+    if isinstance(value, list):
+        return [visible(item) for item in value]
+    if isinstance(value, dict):
+        return {visible(key): visible(item) for key, item in value.items()}
+    return value
 
 
 def guard(stream: TextIO) -> TextIO:
