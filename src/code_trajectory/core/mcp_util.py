@@ -106,11 +106,12 @@ def finish(name: str, value: Any, *, schema: bool = False) -> CallToolResult:
         AssertionError: with :data:`CHECK_ENV` set, when the entries are not in the text's order.
     """
     if isinstance(value, CallToolResult):
-        value = value.model_copy(update={"content": [
+        shown: CallToolResult = value.model_copy(update={"content": [
             c.model_copy(update={"text": visible(c.text)}) if isinstance(c, TextContent) else c
             for c in value.content]})
-        if value.structured_content is None or value.is_error:
-            return value
+        value = shown
+        if shown.structured_content is None or shown.is_error:
+            return shown
         text = "".join(c.text for c in value.content if isinstance(c, TextContent))
         data = value.structured_content
     else:

@@ -55,8 +55,9 @@ def _line_runs(repo: ShadowRepo, tip: str) -> tuple[list[TestRun], dict[str, lis
     """The runs on snapshots reachable from ``tip`` or squashed into a consolidation there (a full suite passed on
     a snapshot a consolidation replaced still proves that snapshot's tree green), newest first, and the same
     grouped by snapshot."""
-    reachable, squashed = store.lineage(repo, tip)
-    runs = [r for r in store.all_runs(repo) if r.commit in reachable or r.commit in squashed]
+    every = store.all_runs(repo)
+    reachable, squashed = store.lineage(repo, tip, every)
+    runs = [r for r in every if r.commit in reachable or r.commit in squashed]
     by_commit: dict[str, list[TestRun]] = {}
     for run in runs:
         by_commit.setdefault(run.commit or "", []).append(run)
