@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import stat
 import subprocess
 from pathlib import Path
 
@@ -108,3 +109,41 @@ def test_a_file_that_cannot_be_read_is_neither_overwritten_nor_removed(project: 
         os.chmod(project / "c.txt", 0o644)
     assert (project / "a.txt").read_text() == "C, the only copy\n"  # not written over
     assert (project / "c.txt").read_text() == "C too\n"  # not removed
+
+
+def test_a_fifo_in_the_way_is_left_alone_without_blocking_the_restore(session: ProjectSession) -> None:
+    root = session.root
+    write(root, "a.txt", "recorded\n")
+    session.checkpoint("one")
+    (root / "a.txt").unlink()
+    os.mkfifo(root / "a.txt")  # opening it to hash it would block for ever
+    for dry_run in (True, False):
+        done = restore(session, "one", ["a.txt"], dry_run=dry_run)
+        assert done.kept_unrecorded == ["a.txt"] and not done.written, done.text
+    assert stat.S_ISFIFO(os.lstat(root / "a.txt").st_mode)
+
+
+def test_a_failed_restore_puts_back_no_file_it_did_not_write(session: ProjectSession, monkeypatch) -> None:
+    from code_trajectory.core.errors import StorageError
+    from code_trajectory.restore import apply
+
+    root = session.root
+    write(root, "x.out", "same bytes\n")
+    write(root, "z.txt", "z one\n")
+    session.checkpoint("one")
+    (root / "x.out").unlink()
+    write(root, "z.txt", "z two\n")
+    session.checkpoint("two")
+    write(root, ".gitignore", (root / ".gitignore").read_text() + "*.out\n")
+    write(root, "x.out", "same bytes\n")  # in no snapshot now, and already what "one" holds
+    real = apply.write_entry
+
+    def failing(repo, root_, rel, *args, **kwargs):
+        if rel == "z.txt":
+            raise OSError(28, "No space left on device")
+        return real(repo, root_, rel, *args, **kwargs)
+
+    monkeypatch.setattr(apply, "write_entry", failing)
+    with pytest.raises(StorageError):
+        restore(session, "one", ["x.out", "z.txt"])
+    assert (root / "x.out").read_text() == "same bytes\n" and (root / "z.txt").read_text() == "z two\n"

@@ -245,6 +245,7 @@ def _apply(session: ProjectSession, result: RestoreResult, target: dict[str, Tre
     done: list[str] = []
     unrecorded: list[str] = []
     notes: list[str] = []
+    present: list[str] = []  # in no snapshot but holding the target's content already: not written
     try:
         for rel in removes:
             now = current_oid(root, rel)
@@ -259,10 +260,11 @@ def _apply(session: ProjectSession, result: RestoreResult, target: dict[str, Tre
             done.append(rel)
         late = write_entries(repo, root, [(rel, target[rel]) for rel in writes], current, journal,
                              vouch=recorder.unchanged_checker() if len(writes) > VOUCH_FROM_FILES else None,
-                             notes=notes, unrecorded=unrecorded)
+                             notes=notes, unrecorded=unrecorded, present=present)
         if notes:  # the snapshot's content was not recorded: the file is left as it is
             result.not_recorded = sorted(set(result.not_recorded) | set(notes))
-        done.extend(p for p in writes if p not in set(late) | set(notes) | set(unrecorded))
+        not_done = {*late, *notes, *unrecorded, *present}
+        done.extend(p for p in writes if p not in not_done)
         for _round in range(LATE_ROUNDS):  # saves that landed after the safety snapshot: recorded, then overwritten
             if not late:
                 break
@@ -270,8 +272,9 @@ def _apply(session: ProjectSession, result: RestoreResult, target: dict[str, Tre
             result.saved_first.extend(p for p in late if p in secured and p not in result.saved_first)
             before.update(secured)
             again = write_entries(repo, root, [(rel, target[rel]) for rel in late], secured, journal,
-                                  unrecorded=unrecorded)
-            done.extend(p for p in late if p not in set(again) | set(unrecorded))
+                                  unrecorded=unrecorded, present=present)
+            not_done = {*again, *unrecorded, *present}
+            done.extend(p for p in late if p not in not_done)
             late = again
         unrecorded += late  # still being saved: left as the user's
     except Exception as exc:
@@ -283,8 +286,8 @@ def _apply(session: ProjectSession, result: RestoreResult, target: dict[str, Tre
         raise StorageError(failure_message(result, exc, failed, done, not_back)) from exc
     finally:
         worktemp.end(repo.git_dir, journal)
-    left = set(notes) | set(unrecorded)
-    result.written = [p for p in writes if p not in left]
+    left = {*notes, *unrecorded}
+    result.written = [p for p in writes if p not in left and p not in present]
     result.removed = [p for p in removes if p not in left]
     result.saved_first = [p for p in result.saved_first if p not in left]
     result.kept_unrecorded = sorted(set(result.kept_unrecorded) | set(unrecorded))
