@@ -124,6 +124,7 @@ def test_a_green_run_on_a_snapshot_a_consolidation_squashed_still_proves_green(p
         assert done.returncode == 0, done.stderr
         return done
 
+    cli("checkpoint", "-m", "base")  # the consolidation has a parent (it squashed none of the first snapshots)
     cli("intent", "fix")
     write(project, "v.txt", "2\n")
     cli("test", "--full-suite", "--", sys.executable, "-c", "pass")
@@ -134,3 +135,4 @@ def test_a_green_run_on_a_snapshot_a_consolidation_squashed_still_proves_green(p
     assert "v.txt" in since and "-2" in since and "+3" in since, since
     history = cli("test-history").stdout
     assert history.count("only-one-test") == 1, history
+    assert "full suite" in cli("session").stdout

@@ -246,7 +246,7 @@ def lineage(repo: ShadowRepo, tip: str, runs: Iterable[TestRun] = ()) -> tuple[s
         last = span.split("..", 1)[1]
         if repo.resolve(last) is None:
             continue
-        before = ["--not", oids[1]] if len(oids) > 1 else []  # none: it squashed the history's first snapshots
+        before = [f"^{oids[1]}"] if len(oids) > 1 else []  # none: it squashed the history's first snapshots
         for oid in repo.git.text(["rev-list", "--end-of-options", last, *before, "--"]).split():
             squashed[oid] = oids[0]
     return reachable, squashed
@@ -274,7 +274,8 @@ def history(repo: ShadowRepo, limit: int = 10, *, branch: str | None = None, tip
         reachable, squashed = lineage(repo, tip, runs)
         kept = []
         # a consolidation's copy of a squashed snapshot's run (carry_runs) stands for it: listed once
-        copies = {(r.commit, r.started, r.command) for r in runs if r.commit in set(squashed.values())}
+        consolidations = set(squashed.values())
+        copies = {(r.commit, r.started, r.command) for r in runs if r.commit in consolidations}
         for run in runs:
             if run.commit in reachable:
                 kept.append(run)
