@@ -124,3 +124,23 @@ def test_a_restore_and_its_undo_are_not_counted_as_work_in_the_summary(session: 
     line = next(line for line in text.splitlines() if line.startswith("- Files most changed"))
     assert "`m.py` (2 snapshot(s), +33 -1)" in line, text  # the two checkpoints' edits, not the restores' lines
     assert "- Restores: " in text and text.count("[RESTORE]") >= 2, text
+
+
+def test_a_member_added_with_its_class_rename_and_a_name_reused_after_a_rename_start_there(
+        session: ProjectSession) -> None:
+    root = session.root
+    write(root, "m.py", "class Foo:\n    def a(self):\n        return 1\n\n    def b(self):\n        return 2\n")
+    session.checkpoint("v1")
+    write(root, "m.py", "class Bar:\n    def a(self):\n        return 1\n\n    def b(self):\n        return 2\n\n"
+                        "    def run(self):\n        return 3\n")
+    session.checkpoint("v2")
+    text = history.symbol_trajectory(session, "m.py", "Bar.run", 10)
+    assert [line.split(" · ")[2] for line in text.splitlines() if line.startswith("## ")] == ["added"], text
+    write(root, "n.py", "def foo():\n    return 1\n")
+    session.checkpoint("n1")
+    write(root, "n.py", "def bar():\n    return 1\n")  # renamed
+    session.checkpoint("n2")
+    write(root, "n.py", "def bar():\n    return 1\n\n\ndef foo():\n    return 'new'\n")  # a new foo
+    session.checkpoint("n3")
+    text = history.symbol_trajectory(session, "n.py", "foo", 10)
+    assert [line.split(" · ")[2] for line in text.splitlines() if line.startswith("## ")] == ["added"], text

@@ -172,14 +172,15 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
                                         diff(renamed_from, current)))
             current = renamed_from
             continue
-        renamed_from = _scope_renamed(changes, current, backwards=True)
+        renamed_from = _scope_renamed(changes, current, backwards=True) if current not in changes.added else None
         if renamed_from is not None:  # its class (or module, impl...) renamed: the same member under the old name
             result.append(SymbolVersion(entry, current, f"renamed from {readable(renamed_from)}",
                                         diff(renamed_from, current)))
             current = renamed_from
             continue
         renamed_to = next((new for old, new in changes.renamed if old == current), None)
-        renamed_to = renamed_to or _scope_renamed(changes, current, backwards=False)
+        if renamed_to is None and current not in changes.removed:
+            renamed_to = _scope_renamed(changes, current, backwards=False)
         if renamed_to is not None:  # asked by its old name: it ends here, under its new one
             result.append(SymbolVersion(entry, current, f"renamed to {readable(renamed_to)}", diff(current, renamed_to)))
             continue
@@ -252,11 +253,14 @@ def _scope_renamed(changes: SymbolChanges, name: str, *, backwards: bool) -> str
 
 def _removed_earlier(repo: ShadowRepo, entries: file_versions.FileVersions, name: str) -> int | None:
     """Where in ``entries`` (older versions of the file, newest first) the version that removed ``name`` is: the
-    newest whose older side has it, among the first :data:`REVIVAL_LOOKBACK`; None when there is none."""
+    newest whose older side has it, among the first :data:`REVIVAL_LOOKBACK`, when that version removed it (not
+    renamed it: the name then belongs to another symbol's history); None when there is none."""
     for i, entry in enumerate(itertools.islice(entries, REVIVAL_LOOKBACK)):
         if entry.change.old_oid not in ("", ZERO_OID) and any(
                 s.name == name for s in blob_symbols(repo, entry.change.old_oid, entry.change.old_path or entry.path)):
-            return i
+            changes = symbol_changes(repo, entry.path, entry.change)
+            renamed = changes is not None and any(old == name for old, _new in changes.renamed)
+            return i if changes is not None and name in changes.removed and not renamed else None
     return None
 
 
