@@ -244,10 +244,11 @@ def structured(text: str, data: dict[str, Any] | None, *, keys: bool = True) -> 
     log.warning("structured content of %d characters over its text's %d: oldest entries without a diff left out, "
                 "then the longest strings cut", now, len(text))
     while now > len(text):
+        if _drop_oldest(out, now - len(text), keys=keys):
+            now = size(out, keys=keys)
+            continue
         strings = sorted(_strings(out), reverse=True)
-        if _drop_oldest(out):
-            pass
-        elif strings and strings[0][0] > MIN_CUT:
+        if strings and strings[0][0] > MIN_CUT:
             length, path = strings[0]
             _cut(out, path, max(MIN_CUT - len(CUT_MARK), min(length - (now - len(text)) - 1, length // 2)))
         elif len(out) > 1:  # only short fields left: the largest goes (never seen with the builders of this package)
@@ -258,19 +259,33 @@ def structured(text: str, data: dict[str, Any] | None, *, keys: bool = True) -> 
     return out
 
 
-def _drop_oldest(out: dict[str, Any]) -> bool:
-    """Leave out the oldest entry (the first: lists are oldest first) of the longest top-level list of entries
-    (dicts) that has no ``diff``, never the newest one, and count it in ``<key>_left_out``; False when there is
-    none. A model given only the structured content then still reads the newest entries and every diff whole, where
+def _drop_oldest(out: dict[str, Any], excess: int, *, keys: bool = True) -> bool:
+    """Leave out the oldest entries without a ``diff`` (the first ones: a list whose entries' times ``t`` run
+    oldest first) of the longest such top-level list, never its newest entry, as many as make up ``excess``
+    characters (:func:`size`) in one pass, and count them in ``<key>_left_out``; False when there is none to leave
+    out. A model given only the structured content then still reads the newest entries and every diff whole, where
     cutting strings first would cut the newest diff and deleting the list would leave it nothing."""
-    lists = sorted(((len(compact(value)), key) for key, value in out.items() if isinstance(value, list)
-                    and len(value) > 1 and all(isinstance(item, dict) for item in value)), reverse=True)
+    def oldest_first(value: Any) -> bool:
+        if not isinstance(value, list) or len(value) < 2 or not all(isinstance(i, dict) for i in value):
+            return False
+        times = [item.get("t") for item in value]
+        return all(isinstance(t, str) for t in times) and times == sorted(times)
+
+    lists = sorted(((len(value), key) for key, value in out.items() if oldest_first(value)), reverse=True)
     for _length, key in lists:
         items = out[key]
-        oldest = next((i for i, item in enumerate(items[:-1]) if "diff" not in item), None)
-        if oldest is not None:
-            del items[oldest]
-            out[f"{key}_left_out"] = out.get(f"{key}_left_out", 0) + 1
+        drop, freed = [], 0
+        for index, item in enumerate(items[:-1]):
+            if "diff" in item:
+                continue
+            drop.append(index)
+            freed += size(item, keys=keys) + 1
+            if freed >= excess:
+                break
+        if drop:
+            dropped = set(drop)
+            out[key] = [item for index, item in enumerate(items) if index not in dropped]
+            out[f"{key}_left_out"] = out.get(f"{key}_left_out", 0) + len(drop)
             return True
     return False
 

@@ -317,34 +317,53 @@ def _pair_repeated(olds: tuple[Symbol, ...], news: tuple[Symbol, ...], pairs: di
                    added: list[Symbol]) -> None:
     """1b. A name defined several times in a file (Go's ``init``, a redefinition) is numbered by position (``init``,
     ``init@2``: :func:`~code_trajectory.symbols.engine.disambiguate`), so deleting the first renumbers the others
-    and pairing by name would report the wrong one removed and the survivor modified. Such definitions are paired
-    by body first (an unchanged one keeps its partner), then the rest in source order; ``removed`` and ``added``
-    keep the symbols' order."""
+    and pairing by name would report the wrong one removed and the survivor modified. When their number changed,
+    such definitions are paired by body first (an unchanged one keeps its partner), then the rest in source order; ``removed`` and ``added``
+    keep the symbols' order. Linear in the definitions (sets of ids, bodies indexed)."""
     def base(symbol: Symbol) -> str:
         return _NUMBERED.sub("", symbol.name)
 
-    repeated = {base(s) for s in (*olds, *news) if _NUMBERED.search(s.name)}
-    for name in repeated:
-        mine = [s for s in olds if base(s) == name]
-        theirs = [s for s in news if base(s) == name]
-        if not mine or not theirs:
+    groups_old: dict[str, list[Symbol]] = {}
+    groups_new: dict[str, list[Symbol]] = {}
+    for s in olds:
+        groups_old.setdefault(base(s), []).append(s)
+    for s in news:
+        groups_new.setdefault(base(s), []).append(s)
+    open_old = {id(s) for s in removed}
+    open_new = {id(s) for s in added}
+    changed = False
+    for name, mine in groups_old.items():
+        theirs = groups_new.get(name)
+        if not theirs or len(mine) == len(theirs):  # none added or removed: the positions still match
             continue
         by_name = {s.name: s for s in theirs}
         for s in mine:  # undo the pairing by name within the group
             partner = by_name.get(pairs.get(s.name, ""))
             if partner is not None:
                 del pairs[s.name]
-                removed.append(s)
-                added.append(partner)
+                open_old.add(id(s))
+                open_new.add(id(partner))
+        bodies: dict[object, list[Symbol]] = {}
+        for t in theirs:
+            if id(t) in open_new:
+                bodies.setdefault(t.body_key, []).append(t)
         for s in mine:
-            same = next((t for t in theirs if t in added and t.body_key == s.body_key), None)
-            if same is not None:
-                _pair(s, same, pairs, removed, added)
-        for s, t in zip([s for s in mine if s in removed], [t for t in theirs if t in added]):
-            _pair(s, t, pairs, removed, added)
-    order = {id(s): i for i, s in enumerate((*olds, *news))}
-    removed.sort(key=lambda s: order[id(s)])
-    added.sort(key=lambda s: order[id(s)])
+            same = bodies.get(s.body_key) if id(s) in open_old else None
+            while same and id(same[0]) not in open_new:
+                same.pop(0)
+            if same:
+                t = same.pop(0)
+                pairs[s.name] = t.name
+                open_old.discard(id(s))
+                open_new.discard(id(t))
+        for s, t in zip([s for s in mine if id(s) in open_old], [t for t in theirs if id(t) in open_new]):
+            pairs[s.name] = t.name
+            open_old.discard(id(s))
+            open_new.discard(id(t))
+        changed = True
+    if changed:
+        removed[:] = [s for s in olds if id(s) in open_old]
+        added[:] = [s for s in news if id(s) in open_new]
 
 
 def _pair(r: Symbol, a: Symbol, pairs: dict[str, str], removed: list[Symbol], added: list[Symbol]) -> None:
