@@ -144,3 +144,11 @@ def test_a_member_added_with_its_class_rename_and_a_name_reused_after_a_rename_s
     session.checkpoint("n3")
     text = history.symbol_trajectory(session, "n.py", "foo", 10)
     assert [line.split(" · ")[2] for line in text.splitlines() if line.startswith("## ")] == ["added"], text
+
+
+def test_stubs_without_an_implementation_keep_the_plain_name() -> None:
+    from code_trajectory.symbols import symbols_for_blob
+
+    source = (b"from typing import overload\n@overload\ndef f(x: int) -> int: ...\n@overload\n"
+              b"def f(x: str) -> str: ...\n")  # a .pyi: stubs only, f is still askable
+    assert [s.name for s in symbols_for_blob("1" * 40, "a.pyi", lambda: source) or []] == ["f", "f@2"]

@@ -319,10 +319,11 @@ class ProjectSession(CheckpointMixin):
         if not isinstance(intent, str):
             raise InvalidArgumentError("intent must be a string")
         watcher = self.watcher
-        if watcher is not None and watcher.running and self._started.is_set() and self.import_error is None:
+        if (watcher is not None and watcher.running and self._started.is_set() and self.import_error is None
+                and self.recorder.has_pending(wait=False, rescan=False)):  # saves seen: their paths, no full scan
             try:
                 watcher.flush_pending()
-            except TrajectoryError as exc:
+            except (TrajectoryError, OSError) as exc:
                 log.warning("the saves made before the new intent stay pending: %s", exc)
         clean = self.recorder.intent.set(intent)
         return f"Intent set: \"{clean}\". Snapshots from now on carry it, until it is changed."

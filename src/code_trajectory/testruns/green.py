@@ -58,6 +58,9 @@ def _line_runs(repo: ShadowRepo, tip: str) -> tuple[list[TestRun], dict[str, lis
     every = store.all_runs(repo)
     reachable, squashed = store.lineage(repo, tip, every)
     runs = [r for r in every if r.commit in reachable or r.commit in squashed]
+    for run in runs:  # said where the run is named: "on `abc` (squashed into `def`)"
+        if run.commit in squashed:
+            run.squashed_into = squashed[run.commit]
     by_commit: dict[str, list[TestRun]] = {}
     for run in runs:
         by_commit.setdefault(run.commit or "", []).append(run)

@@ -8,6 +8,8 @@ from a comment. Indented blocks are captured as ``@block`` so that re-indenting 
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..engine import Def, TreeSitterLanguage
 
 #: Decorators that make a ``def`` a typing stub (PEP 484 ``@overload``), not the function's code.
@@ -41,7 +43,8 @@ class Python(TreeSitterLanguage):
     def overload_name(self, d: Def) -> str | None:
         """Definitions sharing a name: a PEP 484 ``@overload`` stub is ``f(overload)`` (so ``f`` is the
         implementation, the code that runs), a property's ``@f.setter``/``@f.deleter`` is ``f(setter)``/
-        ``f(deleter)`` (``f`` is the getter); a plain redefinition keeps the ``@2`` rule."""
+        ``f(deleter)`` (``f`` is the getter); a plain redefinition, and stubs with no implementation beside them
+        (a ``.pyi``, a ``Protocol``), keep the ``@2`` rule."""
         wrapper = d.node.parent
         if wrapper is None or wrapper.type != "decorated_definition":
             return None
@@ -49,11 +52,27 @@ class Python(TreeSitterLanguage):
             if child.type != "decorator":
                 continue
             text = (child.text or b"").lstrip(b"@").strip()
-            if text in _OVERLOAD:
-                return f"{d.name}(overload)"
+            if text in _OVERLOAD:  # a stub beside its implementation (a .pyi holds stubs only: they keep @2)
+                return f"{d.name}(overload)" if _implemented(wrapper, d.local) else None
             if text in (d.local.encode() + b".setter", d.local.encode() + b".deleter"):
                 return f"{d.name}({text.rsplit(b'.', 1)[1].decode()})"
         return None
+
+
+def _implemented(stub: Any, name: str) -> bool:
+    """Whether the block holding the decorated definition ``stub`` also defines ``name`` without ``@overload``."""
+    for sibling in stub.parent.children if stub.parent is not None else ():
+        definition = sibling
+        if sibling.type == "decorated_definition":
+            decorators = [(c.text or b"").lstrip(b"@").strip() for c in sibling.children if c.type == "decorator"]
+            if any(text in _OVERLOAD for text in decorators):
+                continue
+            definition = sibling.child_by_field_name("definition")
+        if definition is not None and definition.type == "function_definition":
+            found = definition.child_by_field_name("name")
+            if found is not None and found.text == name.encode():
+                return True
+    return False
 
 
 LANGUAGE = Python()
