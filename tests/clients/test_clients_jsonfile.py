@@ -150,6 +150,7 @@ def test_server_project() -> None:
     ("/v/bin/code-trajectory hook prompt --project /p", "prompt"),
     ("'/my tools/code-trajectory' hook edit --project '/a b'", "edit"),
     ("/usr/bin/python3 -m code_trajectory hook stop --project /p", "stop"),
+    ("/usr/bin/python3 -P -m code_trajectory hook stop --project /p", "stop"),
     ("/v/bin/code-trajectory hook other --project /p", None),
     ("/v/bin/code-trajectory serve --project /p", None),
     ("echo code-trajectory", None),
@@ -173,7 +174,7 @@ def test_default_exe_prefers_the_script_beside_the_interpreter(tmp_path: Path) -
 
 def test_default_exe_falls_back_to_python_dash_m(tmp_path: Path) -> None:
     python = tmp_path / "python"
-    assert base.default_exe(str(python), which=lambda name: None) == [str(python), "-m", "code_trajectory"]
+    assert base.default_exe(str(python), which=lambda name: None) == [str(python), "-P", "-m", "code_trajectory"]
 
 
 def test_default_exe_of_this_environment_runs_this_installation() -> None:

@@ -127,3 +127,28 @@ def test_timeline_page_on_a_poisoned_shadow_runs_nothing(project: Path, tmp_path
         second = poison_shadow(project, tmp_path / "while-serving")  # after the page opened the repository
         ui_requests(ui, commits)
     assert fired(markers) == [] and fired(second) == []
+
+
+async def test_the_projects_own_files_are_never_imported_by_the_servers_processes(server_env: dict[str, str],
+                                                                                  tmp_path: Path) -> None:
+    """A client starts the server in the project: a ``json.py`` or ``code_trajectory/`` at its top level must not be
+    imported by the start-up import's child (``python -m`` puts the working directory first on ``sys.path``;
+    ``-P`` does not), nor by any other child the server starts."""
+    marker = tmp_path / "imported"
+    project = git_repo(tmp_path / "cloned", {
+        "json.py": f"open({str(marker)!r}, 'w').write('json.py ran')\nfrom _json import *\n",
+        "re.py": f"open({str(marker)!r}, 'w').write('re.py ran')\n",
+        "src/app.py": "def main():\n    return 1\n"}, branch="main", commit="initial").resolve()
+    command = server_command()
+    server = StdioServerParameters(command=command[0], args=[*command[1:], "serve", "--debounce", "0.3"],
+                                   env=server_env, cwd=str(project))
+    async with Client(server) as client:
+        summary = await client.call_tool("get_session_summary", {})
+        assert not summary.is_error
+        for _ in range(50):  # the start-up import has recorded the tree
+            log = await client.call_tool("get_global_trajectory", {"limit": 5})
+            if "start of recording" in text(log):
+                break
+            await anyio.sleep(0.2)
+        assert "start of recording" in text(log), text(log)
+    assert not marker.exists(), marker.read_text()

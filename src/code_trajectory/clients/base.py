@@ -275,7 +275,8 @@ def default_exe(executable: str | None = None, which: Any = shutil.which) -> lis
 
     In order: the ``code-trajectory`` console script beside ``executable`` (default
     ``sys.executable``; ``code-trajectory.exe`` on Windows), the one found on ``PATH``, else
-    ``[executable, "-m", "code_trajectory"]``. The interpreter path is made absolute but not
+    ``[executable, "-P", "-m", "code_trajectory"]`` (``-P``: a client starts the server in the project, whose files
+    must not be imported ahead of the standard library). The interpreter path is made absolute but not
     resolved, so a virtual environment's ``bin/python`` keeps pointing into the environment.
     """
     python = Path(os.path.abspath(executable or sys.executable))
@@ -286,7 +287,7 @@ def default_exe(executable: str | None = None, which: Any = shutil.which) -> lis
     found = which("code-trajectory")
     if found:
         return [os.path.abspath(found)]
-    return [str(python), "-m", _MODULE]
+    return [str(python), "-P", "-m", _MODULE]
 
 
 def on_path(which: Any = shutil.which) -> str | None:

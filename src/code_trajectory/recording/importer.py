@@ -61,7 +61,7 @@ def import_in_child(recorder: Recorder, progress: ProgressFn | None = None,
     Raises:
         StorageError: the child failed (its message), or could not be started.
     """
-    command = [sys.executable, "-m", "code_trajectory.recording.importer", str(recorder.root), str(os.getpid())]
+    command = [sys.executable, "-P", "-m", "code_trajectory.recording.importer", str(recorder.root), str(os.getpid())]
     if catch_up is not None:
         command.append(repr(catch_up.stopped_at) if catch_up.stopped_at is not None else "")
     with recorder.scanning_elsewhere():

@@ -195,7 +195,7 @@ class SeedChild:
         reader, writer = os.pipe()  # the child writes a byte to it when its first frame is out
         try:
             self._proc: subprocess.Popen[bytes] | None = subprocess.Popen(
-                [sys.executable, "-m", __name__, json.dumps(arguments), str(os.getpid()), str(writer)],
+                [sys.executable, "-P", "-m", __name__, json.dumps(arguments), str(os.getpid()), str(writer)],
                 cwd=project.root, stdin=subprocess.PIPE, stdout=self._output, pass_fds=(writer,))
         except OSError:
             self._output.close()

@@ -77,7 +77,7 @@ def scan_in_child(root: Path, settings: TrajectorySettings) -> FullScan:
     Raises:
         StorageError: the child could not be started, failed (its message) or said nothing readable.
     """
-    command = [sys.executable, "-m", "code_trajectory.recording.scanchild", str(root), str(os.getpid()),
+    command = [sys.executable, "-P", "-m", "code_trajectory.recording.scanchild", str(root), str(os.getpid()),
                json.dumps(dataclasses.asdict(settings))]
     try:
         proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None,
