@@ -63,3 +63,4 @@ def test_a_reset_to_head_long_after_a_stash_is_a_reset(tmp_path: Path) -> None:
     operation = cursor.new_operation()
     assert operation is not None
     assert (operation.kind, operation.label) == ("reset", "[RESET] moving to HEAD")
+

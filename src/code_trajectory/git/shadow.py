@@ -55,6 +55,9 @@ __all__ = ["MAX_CACHED_TREE_ENTRIES", "MAX_OBJECT_BYTES", "SHADOW_REF_PREFIX", "
 log = logging.getLogger(__name__)
 
 SHADOW_REF_PREFIX = "refs/heads/shadow/"
+#: Where a shadow ref is moved when a new branch's ref needs its name as a directory or the reverse (``fix`` after
+#: ``fix/a`` was deleted: git keeps ``refs/heads/shadow/fix/a`` and cannot create ``refs/heads/shadow/fix``).
+MOVED_REF_PREFIX = "refs/trajectory-moved/"
 ZERO_OID = "0" * 40
 #: Entries of parsed trees kept in memory (least recently used dropped first): ~250 bytes each, so ~5 MB.
 #: Snapshots edit trees along the changed paths, whose trees stay cached; an initial import of 100,000 files
@@ -204,7 +207,26 @@ class ShadowRepo:
             LockContentionError: the ref lock stayed held.
             GitError: the ref moved since ``old`` was read (or another failure).
         """
+        if old is None and ref.startswith(SHADOW_REF_PREFIX):
+            self._make_room(ref)
         self.git.run(["update-ref", "-m", reason, "--end-of-options", ref, new, old or ZERO_OID])
+
+    def _make_room(self, ref: str) -> None:
+        """Move the shadow refs whose names clash with the new ``ref`` (one is the other's directory: git stores
+        refs as paths) to :data:`MOVED_REF_PREFIX`, history kept. The project cannot hold both branches at once
+        (its own refs clash the same way), so the moved one is a branch deleted in the project."""
+        clashing = [other for other in self.refs_under(SHADOW_REF_PREFIX)
+                    if other != ref and (other.startswith(ref + "/") or ref.startswith(other + "/"))]
+        for other in clashing:
+            moved = MOVED_REF_PREFIX + other[len("refs/heads/"):]
+            oid = self.resolve(other)
+            if oid is None:
+                continue
+            self.git.run(["update-ref", "-m", f"code-trajectory: make room for {ref}", "--end-of-options", moved,
+                          oid])
+            self.git.run(["update-ref", "-d", "--end-of-options", other, oid])
+            log.warning("the shadow history of %s is kept as %s: its name clashes with %s (a branch deleted in "
+                        "the project, then one named like it)", other, moved, ref)
 
     # -- objects ---------------------------------------------------------------------------
 

@@ -1,0 +1,26 @@
+"""Shadow refs are paths to git: a branch named like a deleted branch's directory (``fix`` after ``fix/a``) or the
+reverse still gets its own history, the old one kept aside. Real git in temp dirs, the CLI as a subprocess."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from support import cli_stdout, git, git_repo, write
+
+
+def test_a_branch_named_like_a_deleted_ones_directory_is_recorded(tmp_path: Path) -> None:
+    """``fix/a`` recorded then deleted in the project, then ``fix`` created: git cannot hold
+    ``refs/heads/shadow/fix`` beside ``refs/heads/shadow/fix/a``; the old history moves aside, kept."""
+    root = git_repo(tmp_path / "p", {"a.txt": "a\n"}, branch="main", commit="initial")
+    git(root, "checkout", "-qb", "fix/a")
+    write(root, "a.txt", "a\nfix\n")
+    cli_stdout(root, "checkpoint", "-m", "on fix/a")
+    git(root, "commit", "-qam", "f")
+    git(root, "checkout", "-q", "main")
+    git(root, "branch", "-qD", "fix/a")
+    git(root, "checkout", "-qb", "fix")
+    write(root, "a.txt", "a\nnew\n")
+    cli_stdout(root, "checkpoint", "-m", "on fix")
+    shadow = ["--git-dir", str(root / ".trajectory")]
+    assert git(root, *shadow, "show", "refs/heads/shadow/fix:a.txt") == "a\nnew\n"
+    assert "on fix/a" in git(root, *shadow, "log", "-1", "--format=%B", "refs/trajectory-moved/shadow/fix/a")
