@@ -3,7 +3,10 @@
 Every front end (the CLI, the MCP server, the pytest plugin, the hooks) finds the project the same
 way, as git finds its repository (``git rev-parse --show-toplevel``): walking up from a directory,
 
-1. the nearest directory holding a shadow repository (``.trajectory/HEAD``) is the project;
+1. the nearest directory holding a shadow repository (``.trajectory/HEAD``) is the project, unless a linked
+   worktree's top comes first (:func:`is_linked_worktree`: Claude Code's ``.claude/worktrees/<name>`` inside the
+   project is another checkout, recorded on its own; a submodule or a nested clone stays part of the project
+   around it, whose recorder records its files);
 2. else the top of the git work tree holding the directory (the nearest ``.git`` entry: a
    directory, or a file for linked worktrees and submodules);
 3. else the directory itself.
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -42,7 +46,7 @@ def find_project_root(start: str | os.PathLike[str], *,
     here = Path(start).expanduser().resolve()
     chain = (here, *here.parents)
     for candidate in chain:
-        if has_shadow_repo(candidate) or (marker is not None and marker(candidate)):
+        if has_shadow_repo(candidate) or (marker is not None and marker(candidate)) or is_linked_worktree(candidate):
             return candidate
     for candidate in chain:
         if (candidate / ".git").exists():
@@ -50,11 +54,45 @@ def find_project_root(start: str | os.PathLike[str], *,
     return here
 
 
+#: Longest ``.git`` file read (``gitdir: <path>``).
+_GIT_FILE_BYTES = 4096
+
+
+def is_linked_worktree(directory: str | os.PathLike[str]) -> bool:
+    """True when ``directory`` is the top of a linked worktree (``git worktree add``): its ``.git`` is a regular
+    file ``gitdir: <path>`` whose path goes through a ``worktrees`` directory (``<repo>/.git/worktrees/<name>``;
+    a submodule's goes through ``modules``). Read bounded, never through a link."""
+    path = os.path.join(directory, ".git")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        text = os.read(fd, _GIT_FILE_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    if not text.startswith("gitdir:"):
+        return False
+    parts = text[len("gitdir:"):].strip().replace("\\", "/").split("/")
+    return "worktrees" in parts[:-1]
+
+
 def enclosing_recorded_project(root: Path) -> Path | None:
-    """The recorded project strictly above ``root`` (an ancestor holding ``.trajectory/HEAD``), or None."""
-    for candidate in Path(root).parents:
+    """The recorded project strictly above ``root`` (an ancestor holding ``.trajectory/HEAD``) that covers it, or
+    None: a linked worktree's top (``root`` or a directory between) is a project of its own, as in
+    :func:`find_project_root`."""
+    root = Path(root)
+    if is_linked_worktree(root):
+        return None
+    for candidate in root.parents:
         if has_shadow_repo(candidate):
             return candidate
+        if is_linked_worktree(candidate):
+            return None
     return None
 
 

@@ -24,3 +24,23 @@ def test_a_branch_named_like_a_deleted_ones_directory_is_recorded(tmp_path: Path
     shadow = ["--git-dir", str(root / ".trajectory")]
     assert git(root, *shadow, "show", "refs/heads/shadow/fix:a.txt") == "a\nnew\n"
     assert "on fix/a" in git(root, *shadow, "log", "-1", "--format=%B", "refs/trajectory-moved/shadow/fix/a")
+
+
+def test_a_worktree_inside_the_project_is_a_project_of_its_own(tmp_path: Path) -> None:
+    """Claude Code puts worktrees in ``.claude/worktrees/<name>``: inside the recorded project, yet a work tree of
+    its own (a ``.git`` file), so its edits go to its own history and a restore there writes there."""
+    from code_trajectory.project import find_project_root
+
+    root = git_repo(tmp_path / "p", {"a.txt": "main\n"}, branch="main", commit="initial").resolve()
+    cli_stdout(root, "checkpoint", "-m", "main start")
+    tree = root / ".claude" / "worktrees" / "feat"
+    git(root, "worktree", "add", "-q", str(tree), "-b", "feat")
+    assert find_project_root(tree) == tree and find_project_root(tree / ".") == tree
+    write(tree, "a.txt", "feat edit\n")
+    cli_stdout(tree, "checkpoint", "-m", "feat work")
+    assert git(tree, "--git-dir", str(tree / ".trajectory"), "show", "refs/heads/shadow/feat:a.txt") == "feat edit\n"
+    cli_stdout(root, "checkpoint", "-m", "main again")
+    listed = git(root, "--git-dir", str(root / ".trajectory"), "ls-tree", "-r", "--name-only", "refs/heads/shadow/main")
+    assert ".claude/worktrees/feat/a.txt" not in listed.split(), listed
+    cli_stdout(tree, "restore", "feat work", "a.txt")
+    assert (root / "a.txt").read_text() == "main\n"  # the main checkout is left alone

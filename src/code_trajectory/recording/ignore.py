@@ -54,6 +54,7 @@ from pathlib import Path
 from code_trajectory.core.atomic import is_temp_name as is_atomic_temp_name
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.worktemp import is_temp_name
+from code_trajectory.project import is_linked_worktree
 from code_trajectory.recording.gitignore import Rules, Source, anywhere, read_lines
 from code_trajectory.recording.own_exclusions import GENERATED_MARKERS, generated_directory, names_screen, never_entered
 from code_trajectory.recording.tracked import TrackedFiles
@@ -261,6 +262,9 @@ class RecordingPolicy:
             generated = generated_directory(f"{self.root}/{rel}" if rel else self.root, listed)
             if generated:
                 return generated
+            if rel and (listed is None or ".git" in listed) and is_linked_worktree(f"{self.root}/{rel}"):
+                return ("a linked worktree (git worktree add, Claude Code's .claude/worktrees/): another checkout "
+                        "of the project, recorded as a project of its own")
         found = self._deny.match(rel, is_dir)
         if found is not None and found[0]:
             self._denied.add(rel + "/" if is_dir else rel)
@@ -434,9 +438,10 @@ class RecordingPolicy:
 
     @staticmethod
     def is_ignore_file(rel: str) -> bool:
-        """True for paths whose change alters the rules (a ``.gitignore`` or a generated-directory marker anywhere)."""
+        """True for paths whose change alters the rules (a ``.gitignore``, a generated-directory marker anywhere, a
+        subdirectory's ``.git``: a linked worktree's)."""
         name = rel.rpartition("/")[2]
-        return name == GITIGNORE or name in GENERATED_MARKERS
+        return name == GITIGNORE or name in GENERATED_MARKERS or name == ".git" and "/" in rel
 
 
 def _is_real_dir(path: Path) -> bool:
