@@ -152,3 +152,19 @@ def test_stubs_without_an_implementation_keep_the_plain_name() -> None:
     source = (b"from typing import overload\n@overload\ndef f(x: int) -> int: ...\n@overload\n"
               b"def f(x: str) -> str: ...\n")  # a .pyi: stubs only, f is still askable
     assert [s.name for s in symbols_for_blob("1" * 40, "a.pyi", lambda: source) or []] == ["f", "f@2"]
+
+
+def test_a_java_method_keeps_its_history_when_an_overload_comes(session: ProjectSession) -> None:
+    root = session.root
+    versions = ["class Foo {\n  void bar(String s) {\n    a();\n  }\n}\n",
+                "class Foo {\n  void bar(String s) {\n    b();\n  }\n}\n",
+                "class Foo {\n  void bar(String s) {\n    b();\n  }\n  void bar(int i) {\n    x();\n  }\n}\n",
+                "class Foo {\n  void bar(String s) {\n    c();\n  }\n  void bar(int i) {\n    x();\n  }\n}\n"]
+    for i, text in enumerate(versions):
+        write(root, "Foo.java", text)
+        session.checkpoint(f"v{i + 1}")
+    answer = history.symbol_trajectory(session, "Foo.java", "Foo.bar(String)", 10)
+    whats = [line.split(" · ")[2].split(" (")[0] for line in answer.splitlines() if line.startswith("## ")]
+    assert whats == ["as first recorded", "modified", "modified"], answer  # v1, v2 (as Foo.bar), v4
+    old = history.symbol_trajectory(session, "Foo.java", "Foo.bar", 10)
+    assert "named Foo.bar(String) from here" in old, old

@@ -184,6 +184,19 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
         if renamed_to is not None:  # asked by its old name: it ends here, under its new one
             result.append(SymbolVersion(entry, current, f"renamed to {readable(renamed_to)}", diff(current, renamed_to)))
             continue
+        was = next((old for old, new in changes.aliases if new == current), None)
+        if was is not None:  # named anew by another definition of its name (an overload added): the same symbol
+            if current in changes.modified:
+                result.append(SymbolVersion(entry, current, f"modified (named {readable(was)} before)",
+                                            diff(was, current)))
+            current = was
+            continue
+        now = next((new for old, new in changes.aliases if old == current), None) if (
+            current not in changes.added and repeated is None) else None
+        if now is not None:  # asked by the name it had before: it goes on under the new one
+            result.append(SymbolVersion(entry, current, f"named {readable(now)} from here (another definition of "
+                                        "its name came or went)", diff(current, now)))
+            continue
         inner = _inner(changes, current, changes.touched)
         commented = [n for n in (current, *_inner(changes, current, changes.docs_changed + changes.comments_changed))
                      if n in changes.docs_changed or n in changes.comments_changed]

@@ -66,6 +66,9 @@ class SymbolChanges:
             class included; :meth:`summary` folds them into their parent).
         modified: symbols whose own code changed (innermost, see module docstring).
         renamed: ``(old, new)`` pairs with an unchanged body.
+        aliases: ``(old, new)`` names of one symbol whose name changed because another definition of the name came
+            or went, not by an edit of its own (``Foo.bar`` became ``Foo.bar(String)`` when ``bar(int)`` was added;
+            ``init@2`` became ``init``): a history follows them. Not a change in itself.
         reformatted: symbols whose own text changed in whitespace only.
         comments_changed: symbols whose own comments changed (code unchanged; docstrings and doc comments
             are in ``docs_changed``).
@@ -90,6 +93,7 @@ class SymbolChanges:
     removed: tuple[str, ...] = ()
     modified: tuple[str, ...] = ()
     renamed: tuple[tuple[str, str], ...] = ()
+    aliases: tuple[tuple[str, str], ...] = ()
     reformatted: tuple[str, ...] = ()
     comments_changed: tuple[str, ...] = ()
     docs_changed: tuple[str, ...] = ()
@@ -302,7 +306,8 @@ def _diff(path: str, old: FileAnalysis, new: FileAnalysis, parents: dict[str, st
     return SymbolChanges(
         path, new.language, kind,
         added=tuple(s.name for s in added), removed=tuple(s.name for s in removed),
-        modified=tuple(modified), renamed=tuple(renamed.items()), reformatted=tuple(reformatted),
+        modified=tuple(modified), renamed=tuple(renamed.items()),
+        aliases=tuple((o, n) for o, n in pairs.items() if o != n and o not in renamed), reformatted=tuple(reformatted),
         comments_changed=tuple(comments), docs_changed=docs, module_doc_changed=module_doc, comment_edits=edits,
         moved=_moved(old, new, pairs),
         imports_changed=not imports_equal, top_level_changed=not same_top_code and not same_top_text(ok, nk),
