@@ -136,3 +136,18 @@ def test_a_green_run_on_a_snapshot_a_consolidation_squashed_still_proves_green(p
     history = cli("test-history").stdout
     assert history.count("only-one-test") == 1, history
     assert "full suite" in cli("session").stdout
+
+
+def test_since_green_names_the_failed_run_that_keeps_a_passing_snapshot_from_green(project: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") and k != "CODE_TRAJECTORY_PYTEST"}
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "code_trajectory", *args], cwd=project, env=env,
+                              capture_output=True, text=True, timeout=120)
+
+    write(project, "a.txt", "a\n")
+    assert cli("test", "--", sys.executable, "-c", "raise SystemExit(1)").returncode == 1  # unknown scope, failed
+    assert cli("test", "--full-suite", "--", sys.executable, "-c", "pass").returncode == 0
+    since = cli("since-green").stdout
+    assert "does not make that snapshot green" in since and "raise SystemExit(1)" in since, since
+    assert "Record runs" not in since

@@ -83,6 +83,18 @@ def last_green(repo: ShadowRepo, tip: str, query: Scope | None = None) -> TestRu
     return None
 
 
+def blocked_pass(repo: ShadowRepo, tip: str, query: Scope) -> tuple[TestRun, TestRun] | None:
+    """When no snapshot is green for ``query``: the newest passing run that covers it and the failing run on the
+    same snapshot that keeps that snapshot from being green (see :func:`green_proof`), or None."""
+    runs, by_commit = _line_runs(repo, tip)
+    for run in runs:
+        if run.is_green and run.scope.covers(query):
+            blocker = next((r for r in by_commit[run.commit or ""] if r.is_red and _blocks(r, query)), None)
+            if blocker is not None:
+                return run, blocker
+    return None
+
+
 def newest_other_pass(repo: ShadowRepo, tip: str, query: Scope) -> TestRun | None:
     """The newest passing run on ``tip``'s line whose scope does not cover ``query`` (a partial or unknown run): a
     hint when nothing is green for ``query``."""

@@ -193,6 +193,13 @@ def diff_since_green(session: ProjectSession, filepath: str | None = None, branc
     data: dict[str, Any] = {"scope": greens.query_text(query), "green_run": run_data(green) if green else None}
     if green is None or green.commit is None:
         text = f"No snapshot on `{branch}` is green for {phrase}: nothing to compare with."
+        blocked = greens.blocked_pass(repo, tip, query) if tip else None
+        if blocked is not None:
+            passed, failed = blocked
+            text += (f" The newest pass of {phrase}, on {where(passed, branch, source)}, does not make that snapshot "
+                     f"green: `{failed.command}` ({failed.scope.label(60)}) failed on it too, and nothing passed "
+                     "since covers what it ran; run it again, or record a pass that covers it.")
+            return message(text)
         other = greens.newest_other_pass(repo, tip, query) if tip else None
         askable = other is not None and all(f.startswith("-") for f in other.scope.filters)  # not "2 deselected"
         if other is not None and other.scope.kind == "partial":
