@@ -199,7 +199,6 @@ def diff_since_green(session: ProjectSession, filepath: str | None = None, branc
             text += (f" The newest pass of {phrase}, on {where(passed, branch, source)}, does not make that snapshot "
                      f"green: `{failed.command}` ({failed.scope.label(60)}) failed on it too, and nothing passed "
                      "since covers what it ran; run it again, or record a pass that covers it.")
-            return message(text)
         other = greens.newest_other_pass(repo, tip, query) if tip else None
         askable = other is not None and all(f.startswith("-") for f in other.scope.filters)  # not "2 deselected"
         if other is not None and other.scope.kind == "partial":
@@ -212,7 +211,7 @@ def diff_since_green(session: ProjectSession, filepath: str | None = None, branc
             if "--full-suite" not in text:  # recorded before the label said how to declare it
                 text += (" A command that runs the whole suite is declared so: CLI `code-trajectory test --full-suite "
                          "-- <command>`, or `record_test_result` with full_suite=true.")
-        if other is None:  # no passing run at all: how to record one (else the sentences above say what to do)
+        if other is None and blocked is None:  # no passing run at all: how to record one (else said above)
             text += (" Record runs with `code-trajectory test -- <command>`, `pytest --trajectory` or "
                      "`record_test_result`.")
         return message(text)  # nothing to list: the text is the answer (structured content would repeat it)
