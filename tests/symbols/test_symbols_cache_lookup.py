@@ -152,6 +152,14 @@ def test_find_takes_another_languages_separators():
     assert find(python, "Other::run") is None
 
 
+def test_find_takes_a_signature_as_written_with_its_spaces():
+    java = language_for("T.java").extract(
+        b"class T {\n  T withBounds(List<? extends TypeName> b) { return this; }\n  T withBounds(int b) { return this; }\n}\n")
+    stored = next(s.name for s in java if "List" in s.name)
+    assert find(java, "T.withBounds(List<? extends TypeName>)").name == stored
+    assert find(java, "withBounds(List<? extends TypeName>)").name == stored
+
+
 def test_short_name_handles_every_separator():
     assert short_name("Serializer.loads") == "loads"
     assert short_name("a::b::f") == "f"

@@ -62,7 +62,8 @@ def find(symbols: Sequence[Symbol], name: str) -> Symbol | None:
     or ``Serializer.loads`` for ``pkg.Serializer.loads``), or the name without its overload
     disambiguation (``bar`` for a single ``Foo.bar(int)``). When nothing matches so, the name's
     separators are taken as any language's (``Parser.next`` finds Rust's ``Parser::next``, ``Foo::bar``
-    Python's ``Foo.bar``), by the same rules.
+    Python's ``Foo.bar``), by the same rules; then a name with spaces is compared without them (a Java
+    signature as written, ``withBounds(List<? extends TypeName>)``, is stored as its parser spells it).
 
     Returns:
         The symbol, or ``None`` when nothing matches (see :func:`closest_names` for suggestions).
@@ -83,6 +84,10 @@ def find(symbols: Sequence[Symbol], name: str) -> Symbol | None:
         canonical = _any_separator(name)
         matches = [s for s in symbols if _any_separator(s.name) == canonical] or [
             s for s in symbols if _suffix_match(_any_separator(s.name), canonical)]
+    if not matches and any(ch.isspace() for ch in name):  # a signature as written: List<? extends T>
+        tight = "".join(name.split())
+        matches = [s for s in symbols if "".join(s.name.split()) == tight] or [
+            s for s in symbols if _suffix_match("".join(s.name.split()), tight)]
     if len(matches) == 1:
         return matches[0]
     if matches:
