@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import os
 import posixpath
-import stat
 from collections.abc import Callable
 from pathlib import Path
 
+from code_trajectory.core.bounded_read import git_file_target
 from code_trajectory.core.errors import InvalidArgumentError, PathOutsideProjectError, ProjectError
 from code_trajectory.core.paths import SHADOW_DIR_NAME
 
@@ -54,31 +54,12 @@ def find_project_root(start: str | os.PathLike[str], *,
     return here
 
 
-#: Longest ``.git`` file read (``gitdir: <path>``).
-_GIT_FILE_BYTES = 4096
-
-
 def is_linked_worktree(directory: str | os.PathLike[str]) -> bool:
-    """True when ``directory`` is the top of a linked worktree (``git worktree add``): its ``.git`` is a regular
-    file ``gitdir: <path>`` whose path goes through a ``worktrees`` directory (``<repo>/.git/worktrees/<name>``;
-    a submodule's goes through ``modules``). Read bounded, never through a link."""
-    path = os.path.join(directory, ".git")
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return False
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return False
-        text = os.read(fd, _GIT_FILE_BYTES).decode("utf-8", "replace")
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-    if not text.startswith("gitdir:"):
-        return False
-    parts = text[len("gitdir:"):].strip().replace("\\", "/").split("/")
-    return "worktrees" in parts[:-1]
+    """True when ``directory`` is the top of a linked worktree (``git worktree add``): its ``.git`` is a file
+    naming a git directory through a ``worktrees`` directory (``<repo>/.git/worktrees/<name>``; a submodule's goes
+    through ``modules``), read by :func:`~code_trajectory.core.bounded_read.git_file_target`."""
+    target = git_file_target(directory)
+    return target is not None and "worktrees" in target.replace("\\", "/").split("/")[:-1]
 
 
 def enclosing_recorded_project(root: Path) -> Path | None:

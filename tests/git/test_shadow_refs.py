@@ -44,3 +44,24 @@ def test_a_worktree_inside_the_project_is_a_project_of_its_own(tmp_path: Path) -
     assert ".claude/worktrees/feat/a.txt" not in listed.split(), listed
     cli_stdout(tree, "restore", "feat work", "a.txt")
     assert (root / "a.txt").read_text() == "main\n"  # the main checkout is left alone
+
+
+def test_a_planted_dot_git_never_makes_a_worktree_nor_blocks(tmp_path: Path) -> None:
+    """The ``.git`` entry read to tell a linked worktree is data: a FIFO is not opened to wait on, a link is not
+    followed, an oversized file or one naming no ``worktrees`` directory is no worktree."""
+    import os
+
+    from code_trajectory.project import is_linked_worktree
+
+    cases = {"fifo": None, "link": None, "big": "gitdir: /r/.git/worktrees/x\n" + "x" * 10_000,
+             "module": "gitdir: ../.git/modules/lib\n", "nospace": "gitdir:/r/.git/worktrees/x\n",
+             "real": "gitdir: /r/.git/worktrees/x\n"}
+    for name, text in cases.items():
+        (tmp_path / name).mkdir()
+        if text is not None:
+            (tmp_path / name / ".git").write_text(text)
+    os.mkfifo(tmp_path / "fifo" / ".git")
+    (tmp_path / "target").write_text("gitdir: /r/.git/worktrees/x\n")
+    (tmp_path / "link" / ".git").symlink_to(tmp_path / "target")
+    assert {name: is_linked_worktree(tmp_path / name) for name in cases} == {
+        "fifo": False, "link": False, "big": False, "module": False, "nospace": False, "real": True}

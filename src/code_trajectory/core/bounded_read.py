@@ -79,6 +79,20 @@ def read_bounded(path: str | os.PathLike[str], limit: int, *, follow_symlinks: b
     return data if len(data) <= limit else None
 
 
+#: Longest ``.git`` file read (``gitdir: <path>``: a linked worktree's or a submodule's).
+GIT_FILE_BYTES = 4096
+
+
+def git_file_target(directory: str | os.PathLike[str]) -> str | None:
+    """The git directory ``directory/.git`` names when it is a file (``gitdir: <path>``, as git writes it for a
+    linked worktree or a submodule; relative to ``directory`` when not absolute), read as :func:`read_bounded`
+    reads (regular file only, never through a link, at most :data:`GIT_FILE_BYTES`); None when there is no such
+    file or it names none."""
+    data = read_bounded(os.path.join(directory, ".git"), GIT_FILE_BYTES)
+    line = data.split(b"\n", 1)[0].decode("utf-8", "surrogateescape") if data is not None else ""
+    return line[len("gitdir: "):].strip() if line.startswith("gitdir: ") else None
+
+
 def read_json(path: str | os.PathLike[str], limit: int = STATE_FILE_LIMIT) -> object:
     """The JSON value held by the regular file ``path`` (UTF-8), or None.
 

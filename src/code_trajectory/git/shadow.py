@@ -215,13 +215,10 @@ class ShadowRepo:
         """Move the shadow refs whose names clash with the new ``ref`` (one is the other's directory: git stores
         refs as paths) to :data:`MOVED_REF_PREFIX`, history kept. The project cannot hold both branches at once
         (its own refs clash the same way), so the moved one is a branch deleted in the project."""
-        clashing = [other for other in self.refs_under(SHADOW_REF_PREFIX)
-                    if other != ref and (other.startswith(ref + "/") or ref.startswith(other + "/"))]
-        for other in clashing:
+        clashing = {other: oid for other, oid in self.refs_under(SHADOW_REF_PREFIX).items()
+                    if other != ref and (other.startswith(ref + "/") or ref.startswith(other + "/"))}
+        for other, oid in clashing.items():
             moved = MOVED_REF_PREFIX + other[len("refs/heads/"):]
-            oid = self.resolve(other)
-            if oid is None:
-                continue
             self.git.run(["update-ref", "-m", f"code-trajectory: make room for {ref}", "--end-of-options", moved,
                           oid])
             self.git.run(["update-ref", "-d", "--end-of-options", other, oid])

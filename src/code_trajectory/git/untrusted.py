@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 
 from code_trajectory.core.atomic import replace_file
-from code_trajectory.core.bounded_read import read_bounded
+from code_trajectory.core.bounded_read import git_file_target
 from code_trajectory.core.errors import GitError, LockContentionError, UntrustedRepositoryError
 from code_trajectory.git.gitcmd import Git, split_z
 from code_trajectory.git.project import ProjectRepo
@@ -334,11 +334,10 @@ def _index_stamp(root: Path) -> str:
         if stat.S_ISDIR(st.st_mode) or (stat.S_ISLNK(st.st_mode) and os.path.isdir(dot_git)):
             index = dot_git / "index"
         else:  # read bounded, never through a link, never waiting on a FIFO
-            data = read_bounded(dot_git, 4096)
-            line = data.split(b"\n", 1)[0].decode("utf-8", "surrogateescape") if data is not None else ""
-            if not line.startswith("gitdir: "):
+            target = git_file_target(directory)
+            if target is None:
                 return "?"
-            index = directory / line[len("gitdir: "):].strip() / "index"
+            index = directory / target / "index"
         try:
             st = os.stat(index)
         except OSError:

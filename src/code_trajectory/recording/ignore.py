@@ -54,9 +54,14 @@ from pathlib import Path
 from code_trajectory.core.atomic import is_temp_name as is_atomic_temp_name
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.worktemp import is_temp_name
-from code_trajectory.project import is_linked_worktree
 from code_trajectory.recording.gitignore import Rules, Source, anywhere, read_lines
-from code_trajectory.recording.own_exclusions import GENERATED_MARKERS, generated_directory, names_screen, never_entered
+from code_trajectory.recording.own_exclusions import (
+    GENERATED_MARKERS,
+    generated_directory,
+    linked_worktree,
+    names_screen,
+    never_entered,
+)
 from code_trajectory.recording.tracked import TrackedFiles
 
 GITIGNORE = ".gitignore"
@@ -259,12 +264,10 @@ class RecordingPolicy:
         if not is_dir and (is_temp_name(name) or is_atomic_temp_name(name)):
             return "a temporary file of code-trajectory's (a restore's, or an atomic write's) is never recorded"
         if is_dir:
-            generated = generated_directory(f"{self.root}/{rel}" if rel else self.root, listed)
+            generated = generated_directory(f"{self.root}/{rel}" if rel else self.root, listed) or (
+                linked_worktree(f"{self.root}/{rel}", listed) if rel else None)
             if generated:
                 return generated
-            if rel and (listed is None or ".git" in listed) and is_linked_worktree(f"{self.root}/{rel}"):
-                return ("a linked worktree (git worktree add, Claude Code's .claude/worktrees/): another checkout "
-                        "of the project, recorded as a project of its own")
         found = self._deny.match(rel, is_dir)
         if found is not None and found[0]:
             self._denied.add(rel + "/" if is_dir else rel)

@@ -12,9 +12,11 @@ from collections.abc import Collection
 from code_trajectory.core.atomic import TEMP_PREFIX as ATOMIC_TEMP_PREFIX
 from code_trajectory.core.bounded_read import read_bounded
 from code_trajectory.core.paths import SHADOW_DIR_NAME
+from code_trajectory.project import is_linked_worktree
 from code_trajectory.recording.gitignore import Rules
 
-__all__ = ["CACHEDIR_SIGNATURE", "GENERATED_MARKERS", "generated_directory", "names_screen", "never_entered"]
+__all__ = ["CACHEDIR_SIGNATURE", "GENERATED_MARKERS", "generated_directory", "linked_worktree", "names_screen",
+           "never_entered"]
 
 #: Files by which a directory declares itself generated, so it is never recorded (nor watched):
 #: ``pyvenv.cfg`` marks a Python virtual environment (PEP 405; ``python -m venv`` writes it first), and
@@ -57,4 +59,16 @@ def generated_directory(path: str | os.PathLike[str], listed: Collection[str] | 
     tag = read_bounded(f"{base}/CACHEDIR.TAG", 1 << 16, follow_symlinks=True)  # a FIFO there would block the walk
     if tag is not None and tag.startswith(CACHEDIR_SIGNATURE):
         return "a cache directory (it holds a CACHEDIR.TAG): generated, never recorded"
+    return None
+
+
+def linked_worktree(path: str | os.PathLike[str], listed: Collection[str] | None = None) -> str | None:
+    """Why the directory ``path`` (below the project root) is never recorded when it is a linked worktree's top
+    (:func:`code_trajectory.project.is_linked_worktree`: another checkout of the project, recorded as a project of
+    its own), else None. ``listed``: as for :func:`generated_directory` (no ``.git`` among them: not read)."""
+    if listed is not None and ".git" not in listed:
+        return None
+    if is_linked_worktree(path):
+        return ("a linked worktree (git worktree add, Claude Code's .claude/worktrees/): another checkout of the "
+                "project, recorded as a project of its own")
     return None
