@@ -12,6 +12,7 @@ from code_trajectory.git import health, nested, worktemp
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.project import check_recordable
+from code_trajectory.recording.ignore import RecordingPolicy
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +80,13 @@ def attach_shadow_repository(root: Path) -> ShadowRepo:
     if not repo.exists():
         raise ProjectError(f"nothing is recorded for {root} (it has no .trajectory/)")
     return repo
+
+
+def policy_for(root: Path, deny_patterns: tuple[str, ...], project: ProjectRepo) -> RecordingPolicy:
+    """What is recorded of the project at ``root`` whose git repository is ``project`` (its ignore files, its tracked
+    set), with the secret deny list ``deny_patterns`` (``TrajectorySettings.all_deny_patterns``)."""
+    return RecordingPolicy(root, deny_patterns=deny_patterns, project=project, info_exclude=project.info_exclude,
+                           global_excludes=project.global_excludes())
 
 
 def protect_history(repo: ShadowRepo, project: ProjectRepo) -> str | None:

@@ -50,7 +50,7 @@ from code_trajectory.recording.commit_message import Snapshot, compose, mark_ove
 from code_trajectory.recording.handoff import Pinned
 from code_trajectory.recording.ignore import RecordingPolicy
 from code_trajectory.recording.intent import IntentStore
-from code_trajectory.recording.opening import attach_shadow_repository, open_shadow_repository
+from code_trajectory.recording.opening import attach_shadow_repository, open_shadow_repository, policy_for
 from code_trajectory.recording.pending import PendingMixin
 from code_trajectory.recording.reconcile import ReconcileMixin
 from code_trajectory.recording.recovery import RecoveryMixin, shadow_identity
@@ -134,9 +134,7 @@ class Recorder(PendingMixin, ReconcileMixin, RecoveryMixin):
         repo, notices = ((attach_shadow_repository(root), []) if attach else
                          open_shadow_repository(root, create=create, project=project))
         repo.max_object_bytes = max(repo.max_object_bytes, settings.max_file_bytes)  # what it records, it reads
-        policy = RecordingPolicy(root, deny_patterns=settings.all_deny_patterns, project=project,
-                                 info_exclude=project.info_exclude, global_excludes=project.global_excludes())
-        recorder = cls(root, settings, repo, project, policy)
+        recorder = cls(root, settings, repo, project, policy_for(root, settings.all_deny_patterns, project))
         recorder.notices.extend(notices)
         return recorder
 

@@ -1,27 +1,34 @@
-"""What a recorder does when its shadow repository vanished or is damaged while it records.
+"""What a recorder does when its shadow repository vanished or is damaged, or the project's git came or went, while
+it records.
 
 A deleted ``.trajectory`` is recreated and the loss reported; a snapshot that fails because a killed process left
 a lock clears the stale lock and retries; one that fails on a damaged repository moves it aside
 (``.trajectory.corrupt-<timestamp>``) and starts a new history. The user hears about each (``Recorder.notices``:
-the log, tool answers and the session summary).
+the log, tool answers and the session summary). A ``git init`` in a project recorded without git (or its ``.git``
+removed) is followed at once (:meth:`RecoveryMixin.follow_project_git`): the branch, the ignore files and the
+tracked set are the new repository's, and ``.trajectory`` is kept out of its ``git clean -fdx`` before the user can
+run it.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.core.errors import LockContentionError, ProjectError
 from code_trajectory.git import health
 from code_trajectory.git.project import ProjectRepo
+from code_trajectory.git.reflog import ReflogCursor
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.recording.ignore import RecordingPolicy
 from code_trajectory.recording.liveness import note_history_restart
-from code_trajectory.recording.opening import protect_history
+from code_trajectory.recording.opening import policy_for, protect_history
 from code_trajectory.recording.statcache import StatCache
 
 if TYPE_CHECKING:
@@ -45,9 +52,13 @@ class _Recorder(Protocol):
     into (the type of ``self`` in its methods)."""
 
     root: Path
+    settings: TrajectorySettings
     repo: ShadowRepo
     project: ProjectRepo
     policy: RecordingPolicy
+    _reflog: ReflogCursor
+    _lock: threading.RLock
+    _pending_rescan: bool
     stat_cache: StatCache
     notices: list[str]
     restart_listeners: list[Callable[[], None]]
@@ -84,6 +95,29 @@ class RecoveryMixin:
                                "with its new location")
         self._restart_history(f"the shadow repository {self.repo.git_dir} was deleted while recording; its "
                               f"history is lost and a new one started at {datetime.now().strftime('%H:%M:%S')}")
+        return True
+
+    def follow_project_git(self: _Recorder) -> bool:
+        """Take up the project's git repository again when it is no longer the one this recorder opened with: a
+        ``git init`` in a project recorded without git, its ``.git`` removed or replaced (the watcher calls this when
+        the root's ``.git`` comes or goes). The branch of later snapshots, the ignore files, the tracked set and the
+        reflog read are then the new repository's, ``.trajectory`` is added to its ``info/exclude`` with the marker
+        that keeps ``git clean -fdx`` and ``git stash --all`` away from it (:func:`.opening.protect_history`), and a
+        full scan is due. Returns True when the repository changed (False: the same one, nothing done).
+        """
+        found = ProjectRepo.discover(self.root)
+        if (found.git_dir, found.work_tree) == (self.project.git_dir, self.project.work_tree):
+            return False
+        with self._lock:
+            self.project = found
+            self.policy = policy_for(self.root, self.settings.all_deny_patterns, found)
+            self._reflog = ReflogCursor(found)
+            self._pending_rescan = True
+        problem = protect_history(self.repo, found)
+        log.warning("the project's git repository is now %s (branch %s); recording follows it%s",
+                    found.git_dir or "none", found.current_branch(), f" ({problem})" if problem else "")
+        if problem is not None:
+            self.notices.append(problem)
         return True
 
     def _needs_full_scan(self: _Recorder, paths: Iterable[str]) -> bool:

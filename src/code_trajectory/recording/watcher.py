@@ -102,7 +102,13 @@ class Watcher(WatchSetMixin):
         self.sync = SyncPoint(recorder.repo.state_dir / "sync")
         self._maintainer = BackgroundMaintenance(recorder.repo, cap_bytes=settings.max_history_bytes,
                                                  retention_days=settings.retention_days)
-        project = recorder.project
+        #: Whether the root held a ``.git`` when the project's git was last looked up (see :meth:`_check_groups`).
+        self._root_git = os.path.lexists(self.root / ".git")
+        self._follow_git()
+
+    def _follow_git(self) -> None:
+        """Note which files of the recorder's project git repository mean that a git command ran."""
+        project = self.recorder.project
         head = project.head_file
         self._head_file = str(head) if head else None
         self._git_dir = str(project.git_dir) if project.git_dir else None
@@ -328,7 +334,16 @@ class Watcher(WatchSetMixin):
                 self._touch()
 
     def _check_groups(self) -> None:
-        """Notice a removed project or a watch group that died (backend failure) and react."""
+        """Notice a removed project, a watch group that died (backend failure), or a ``.git`` made or removed at the
+        project's root (``git init``: :meth:`~.recovery.RecoveryMixin.follow_project_git`), and react."""
+        root_git = os.path.lexists(self.root / ".git")
+        if root_git != self._root_git:
+            self._root_git = root_git
+            if self.recorder.follow_project_git():
+                self._follow_git()
+                self._rebuild()  # the new git directory's HEAD and reflogs watched; a rescan after the debounce
+                self.recorder.note_changes((), rescan=True)
+                self._touch()
         if not self.root.is_dir():
             self.last_error = f"the project directory {self.root} no longer exists; watching stopped"
             log.error(self.last_error)

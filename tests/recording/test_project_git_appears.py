@@ -1,0 +1,41 @@
+"""A project recorded without git gets one while it records (``git init``), or loses it (``rm -rf .git``): the
+running recorder follows at once. Before, it went on writing the ``-no-git`` branch and left ``.trajectory`` out of
+the new repository's ``info/exclude``, so the user's first ``git clean -fdx`` deleted the whole history."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from code_trajectory.git import nested
+from support import git, wait_for, watching, write
+
+
+def shadow_show(root: Path, spec: str) -> str:
+    return git(root, "--git-dir=.trajectory", "show", spec, check=False)
+
+
+def test_git_init_while_recording_protects_the_history_and_records_on_the_new_branch(plain_dir: Path) -> None:
+    with watching(plain_dir) as session:
+        write(plain_dir, "notes.txt", "before git\n")
+        wait_for(lambda: shadow_show(plain_dir, "refs/heads/shadow/-no-git:notes.txt") == "before git\n")
+        git(plain_dir, "init", "-q", "-b", "trunk")
+        wait_for(lambda: nested.has_marker(plain_dir / ".trajectory"), timeout=15)
+        assert "/.trajectory" in (plain_dir / ".git" / "info" / "exclude").read_text()
+        assert session.recorder.project.current_branch() == "trunk"
+        write(plain_dir, "notes.txt", "after git\n")
+        wait_for(lambda: shadow_show(plain_dir, "refs/heads/shadow/trunk:notes.txt") == "after git\n")
+        assert git(plain_dir, "status", "--porcelain") == "?? notes.txt\n"  # .trajectory is not shown
+        git(plain_dir, "clean", "-fdxq")
+        assert not (plain_dir / "notes.txt").exists()
+        assert shadow_show(plain_dir, "refs/heads/shadow/trunk:notes.txt") == "after git\n"
+        assert shadow_show(plain_dir, "refs/heads/shadow/-no-git:notes.txt") == "before git\n"
+
+
+def test_a_removed_git_directory_is_followed_too(project: Path) -> None:
+    with watching(project) as session:
+        shutil.rmtree(project / ".git")
+        wait_for(lambda: session.recorder.project.git_dir is None, timeout=15)
+        write(project, "src/app.py", "def main():\n    return 5\n")
+        wait_for(lambda: "return 5" in shadow_show(project, "refs/heads/shadow/-no-git:src/app.py"))
+        assert "return 5" not in shadow_show(project, "refs/heads/shadow/main:src/app.py")
