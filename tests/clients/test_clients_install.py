@@ -175,6 +175,27 @@ def test_key_holding_non_object_is_backed_up_and_replaced(name: str, proj: Path,
     data = json.loads(path.read_text())
     assert list(data) == ["before", key, "after"]
     assert data[key] == {"code-trajectory": expected_entry(name, proj)}
+    # the file is what install wrote: uninstall gives back the very bytes (it left "servers": {} before)
+    assert run_uninstall(name, proj, env)[0].action == "removed"
+    assert path.read_text() == original and backups(path) == []
+
+
+def test_hooks_holding_a_non_object_come_back_as_they_were(proj: Path, env: dict[str, str]) -> None:
+    settings = proj / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    original = '{\n  "hooks": "todo",\n  "model": "x"\n}\n'
+    settings.write_text(original)
+    run_install("claude-code", proj, env, hooks=True)
+    assert json.loads(settings.read_text())["hooks"]["UserPromptSubmit"]
+    run_uninstall("claude-code", proj, env)
+    assert settings.read_text() == original and backups(settings) == []
+    # changed by hand since install: only our hooks go, the rest stays as the user left it
+    run_install("claude-code", proj, env, hooks=True)
+    data = json.loads(settings.read_text())
+    data["model"] = "y"
+    settings.write_text(json.dumps(data, indent=2) + "\n")
+    run_uninstall("claude-code", proj, env)
+    assert json.loads(settings.read_text()) == {"model": "y"}
 
 
 def test_backup_never_overwrites_an_existing_one(proj: Path, env: dict[str, str]) -> None:

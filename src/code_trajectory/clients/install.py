@@ -104,6 +104,7 @@ def _edit(client: Client | None, path: Path, mutate: Any, **kw: Any) -> jsonfile
         kw.pop("remove_if", None)
         return jsonfile.edit(path, mutate, **kw)
     kw.pop("previous", None)  # docfile gives the exact bytes back by itself (it edits the text in place)
+    kw.pop("as_installed", None)
     return docfile.edit(path, docfile.FORMATS[client.file_format], mutate, **kw)
 
 
@@ -411,7 +412,7 @@ def _undo(client: Client | None, path: Path, mutate: Any, *, dry_run: bool, now:
             return bool(ours_alone and ours_alone(data)) or _hollow(data)
 
     result = _edit(client, path, mutate, dry_run=dry_run, replace_unreadable=False, now=now, previous=previous,
-                   remove_if=remove_if)
+                   remove_if=remove_if, as_installed=ledger.as_installed(path, entry))
     if not dry_run and result.action in ("updated", "deleted"):
         if result.action == "deleted" or (previous is None and not path.exists()):
             ledger.remove_dirs(path, entry)

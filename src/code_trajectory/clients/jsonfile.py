@@ -306,7 +306,7 @@ UNKNOWN: Any = object()
 
 
 def edit(path: Path, mutate: Mutator, *, dry_run: bool = False, replace_unreadable: bool = True,
-         now: _dt.datetime | None = None, previous: bytes | None = UNKNOWN) -> Edit:
+         now: _dt.datetime | None = None, previous: bytes | None = UNKNOWN, as_installed: bool = False) -> Edit:
     """Apply ``mutate`` to the object in ``path`` and write the result back if it changed.
 
     Args:
@@ -322,6 +322,9 @@ def edit(path: Path, mutate: Mutator, *, dry_run: bool = False, replace_unreadab
             those bytes are written back
             exactly; when it leaves a :func:`hollow` object and install created the file (or nothing is
             known), the file is deleted (``deleted``).
+        as_installed: the file holds exactly the bytes install last wrote (the ledger's ``after``): a member that
+            ``previous`` held and ``mutate`` left out can only be one install replaced (``"hooks": "todo"``, not an
+            object), so ``previous`` comes back also when it differs from what ``mutate`` left by such members.
 
     Raises:
         TrajectoryError: the file cannot be read, backed up, written or deleted.
@@ -343,7 +346,7 @@ def edit(path: Path, mutate: Mutator, *, dry_run: bool = False, replace_unreadab
                               "again, or add the entry by hand")
     old_for_diff = (loaded.text.removeprefix(_BOM) if loaded.text else "") if loaded.exists else None
     if loaded.exists and previous is not UNKNOWN:
-        restored = _restore(data, previous)
+        restored = _restore(data, previous, as_installed)
         if restored is not None:
             new_text = None if restored is _DELETE else bytes(restored).decode("utf-8", "replace")
             diff = unified_diff(path, old_for_diff, None if new_text is None else new_text.removeprefix(_BOM))
@@ -372,11 +375,12 @@ def edit(path: Path, mutate: Mutator, *, dry_run: bool = False, replace_unreadab
 _DELETE: Any = object()  # _restore's answer "delete the file"
 
 
-def _restore(data: dict[str, Any], previous: bytes | None) -> Any:
-    """What to put back for an uninstall's result ``data``: ``previous`` when it parses to ``data``, or when it
-    does not parse to an object and ``data`` is :func:`hollow` (install replaced a file it could not use, after a
-    backup, and nothing else was added since); :data:`_DELETE` when the file was ours (``previous`` None) and
-    ``data`` is :func:`hollow`; else None."""
+def _restore(data: dict[str, Any], previous: bytes | None, as_installed: bool = False) -> Any:
+    """What to put back for an uninstall's result ``data``: ``previous`` when it parses to ``data`` (with
+    ``as_installed``: but for members ``data`` lacks, which install replaced), or when it does not parse to an
+    object and ``data`` is :func:`hollow` (install replaced a file it could not use, after a backup, and nothing
+    else was added since); :data:`_DELETE` when the file was ours (``previous`` None) and ``data`` is
+    :func:`hollow`; else None."""
     if previous is None:
         return _DELETE if hollow(data) else None
     try:
@@ -387,7 +391,17 @@ def _restore(data: dict[str, Any], previous: bytes | None) -> Any:
     if not isinstance(before, dict):  # install replaced it (not an object), after a backup
         return previous if hollow(data) else None
     # equal but for empty objects and lists (an event whose only hook was ours is dropped, with its list)
-    return previous if _pruned(before) == _pruned(data) else None
+    if _pruned(before) == _pruned(data):
+        return previous
+    return previous if as_installed and _pruned(_kept_in(before, data)) == _pruned(data) else None
+
+
+def _kept_in(before: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    """``before`` without its members that are not objects and that ``data`` lacks or holds as an object (at any
+    depth of objects both hold): those install replaced, when the file is what install wrote (an object ``data``
+    lacks stays: uninstall removed it, one of ours)."""
+    return {k: _kept_in(v, data[k]) if isinstance(v, dict) and isinstance(data.get(k), dict) else v
+            for k, v in before.items() if isinstance(v, dict) or (k in data and not isinstance(data[k], dict))}
 
 
 def _pruned(value: Any) -> Any:

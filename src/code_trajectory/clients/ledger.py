@@ -80,6 +80,12 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def as_installed(path: Path, entry: Entry | None) -> bool:
+    """Whether ``path`` holds exactly the bytes install last wrote to it (``entry``, its record: its ``after``)."""
+    current = read_bytes(path) if entry is not None else None
+    return entry is not None and current is not None and digest(current) == entry.after
+
+
 def read_bytes(path: Path) -> bytes | None:
     """The bytes of ``path`` (a symlink followed), or None when it does not exist, cannot be read, is not a regular
     file (a FIFO, a device) or is larger than :data:`~.jsonfile.MAX_CONFIG_BYTES`."""
