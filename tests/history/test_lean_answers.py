@@ -14,6 +14,7 @@ from pathlib import Path
 from code_trajectory.history.narrative import estimate_tokens
 from code_trajectory.history.versions import describe_symbols
 from code_trajectory.symbols import CommentEdit, SymbolChanges
+from code_trajectory.symbols.changes import compare
 from support import checkpoint_with_why, cli_stdout, git, git_repo, write
 
 BASE = '''"""Client for the billing API."""
@@ -121,6 +122,20 @@ def test_repeated_names_of_one_change_are_said_once() -> None:
         "renamed a -> b; top-level code changed")
     lone = SymbolChanges("src/ctx.py", "python", "code", modified=("Context.invoke@2", "parse@3", "parse@4", "run"))
     assert describe_symbols(lone) == "modified 2nd definition of Context.invoke, parse ×2, run"
+
+
+def test_members_of_nested_members_are_named_under_the_outermost_one() -> None:
+    """A Ruby file's class sits in modules (``module Rack; module Session; class Pool``): deleting it said
+    ``removed Rack (Rack::Session)``, the class and its methods neither named nor counted."""
+    source = (b"module Rack\n  module Session\n    class Pool\n      def initialize(app)\n        @app = app\n"
+              b"      end\n\n      def self.build\n        new(nil)\n      end\n    end\n  end\nend\n")
+    removed = compare("lib/rack/session/pool.rb", source, None)
+    assert removed is not None
+    said = "removed Rack (Session, Session::Pool, Session::Pool#initialize, Session::Pool.build)"
+    assert describe_symbols(removed) == said and describe_symbols(removed, lean=True) == said
+    added = SymbolChanges("a.py", "python", "code", added=("Outer", "Outer.Inner", "Outer.Inner.run"),
+                          parents={"Outer.Inner": "Outer", "Outer.Inner.run": "Outer.Inner"})
+    assert describe_symbols(added) == "added Outer (Inner, Inner.run)"
 
 
 def test_the_lean_line_names_comments_by_their_symbols_without_their_text() -> None:

@@ -129,13 +129,16 @@ unless the list holds several occurrences of that name: then they are said once 
         members: dict[str, list[str]] = {}
         tops = []
         for name in names:
+            top = None  # the outermost listed ancestor: a member's own members are its members too
             parent = changes.parents.get(name)
-            while parent is not None and parent not in inside:
+            while parent is not None:
+                if parent in inside:
+                    top = parent
                 parent = changes.parents.get(parent)
-            if parent is None:
+            if top is None:
                 tops.append(name)
             else:
-                members.setdefault(parent, []).append(name)
+                members.setdefault(top, []).append(name)
         tops_said = folded(tuple(tops))
 
         def member(name: str, parent: str) -> str:
@@ -211,7 +214,12 @@ def bare(name: str) -> str:
 
 
 def _member(name: str, parent: str) -> str:
-    return name[len(parent) + 1:] if parent and name.startswith(parent + ".") else name
+    """``name`` under ``parent`` without its prefix: ``Pager.wait`` is ``wait``, Ruby's and Rust's
+    ``Rack::Session::Pool#call`` under ``Rack`` is ``Session::Pool#call``."""
+    for separator in (".", "::"):
+        if parent and name.startswith(parent + separator):
+            return name[len(parent) + len(separator):]
+    return name
 
 
 def lean_comment_parts(changes: SymbolChanges) -> list[str]:
