@@ -199,3 +199,16 @@ def test_small_older_diffs_are_shown_rather_than_named_by_a_longer_note(project:
     for k in range(2):
         assert f"+    for attempt in range(attempts + {k}):" in answer, answer
     assert "+def helper_119(value):" in answer and "left out" not in answer, answer
+
+
+def test_compare_names_what_a_deleted_file_took_away_as_the_log_does(project: Path) -> None:
+    """A deleted PHP class file was listed by ``compare`` with its count alone (``D src/Exception/Gone.php (-5)``)
+    while the recent log said ``removed Gone``."""
+    write(project, "src/Exception/Gone.php", "<?php\n\nclass Gone extends Exception\n{\n}\n")
+    write(project, "src/keep.py", "def keep():\n    return 1\n")
+    cli_stdout(project, "checkpoint", "-m", "before")
+    (project / "src/Exception/Gone.php").unlink()
+    cli_stdout(project, "checkpoint", "-m", "after")
+    line = "- D `src/Exception/Gone.php` (-5): removed Gone"
+    assert line in cli_stdout(project, "compare", "before", "after").splitlines()
+    assert "D src/Exception/Gone.php (-5): removed Gone" in cli_stdout(project, "log")

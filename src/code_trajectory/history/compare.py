@@ -21,7 +21,7 @@ from code_trajectory.git.messages import FileChange
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.history.narrative import CHARS_PER_TOKEN, cut_diff, fit, lean_hunk_headers
 from code_trajectory.history.summary import relevance_tier
-from code_trajectory.history.versions import LEAN_CONTEXT, describe_symbols, oversize_note, symbol_changes
+from code_trajectory.history.versions import LEAN_CONTEXT, describe_symbols, symbol_changes
 
 #: Characters kept for the file list's closing note (which diffs were left out, and the calls that show them): 20
 #: names and 3 spelled calls of long paths take ~2,400.
@@ -69,11 +69,9 @@ def render_net_change(repo: ShadowRepo, old_commit: str | None, new_tree: str, b
     lines: list[str] = []
     data = []
     for change in changes:
-        symbols = None
-        if change.status != "D" and not oversize_note(repo, change.new_oid):
-            found = symbol_changes(repo, change.path, change)
-            symbols = describe_symbols(found, lean=True) if found is not None and found.kind not in ("unchanged", "skipped") \
-                else None
+        found = symbol_changes(repo, change.path, change)  # a deleted file's too: what it took away, as the log says
+        symbols = describe_symbols(found, lean=True) if found is not None and found.kind not in ("unchanged", "skipped") \
+            else None
         counts = change.counts()
         where = (f"`{display_path(change.old_path)}` → `{display_path(change.path)}`" if change.old_path
                  else f"`{display_path(change.path)}`")
