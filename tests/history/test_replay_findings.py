@@ -173,3 +173,25 @@ def test_a_file_renamed_and_edited_in_one_snapshot_shows_its_edit(project: Path)
     cli_stdout(project, "checkpoint", "-m", "move and edit")
     history = cli_stdout(project, "file", "docs/SECURITY.md", "--depth", "1")
     assert "renamed from `SECURITY.md` (+2)" in history and "+See also X" in history, history
+
+
+def test_the_summarys_structured_content_keeps_every_named_point_beside_one_snapshot_intents(session) -> None:
+    """A replay of 43 commits, one intent and one snapshot each, with 3 checkpoints: each intent's two equal times
+    (the text's "(06:23–06:23)") made the structured content longer than the text, and the size rule's last resort
+    left out the two oldest named points, the user's checkpoints a model given only the fields never saw."""
+    from code_trajectory.core import answer
+    from code_trajectory.history import service
+
+    for n in range(14):
+        session.set_intent(f"replay {n}: Merge pull request #{300 + n} from GrahamCampbell/a-branch-name")
+        write(session.root, "m.py", f"x = {n}\n")
+        assert session.recorder.record_paths(["m.py"]) is not None
+        if n in (3, 8, 13):
+            session.checkpoint(f"point {n}")
+    summary = service.session_summary(session)
+    fields = answer.structured(str(summary), summary.data)
+    assert fields is not None
+    assert [p["name"] for p in fields["named_points"]] == ["point 3", "point 8", "point 13"], fields
+    assert "named_points_left_out" not in fields
+    rows = fields["last"]["branches"][0]["intents"]
+    assert all(len(row) == 2 for row in rows), rows  # one time: the intent had one snapshot

@@ -35,9 +35,12 @@ def _branch(work: BranchWork, net: list[FileChange] | None, symbols: dict[str, s
     for record in reversed(edits):
         if record.intent:
             if intents and intents[-1][0] == record.intent:
-                intents[-1][2] = when(record.time)
+                intents[-1][2] = record.time.strftime("%H:%M")
             else:
-                intents.append([record.intent, when(record.time), when(record.time)])
+                intents.append([record.intent, record.time.strftime("%H:%M"), record.time.strftime("%H:%M")])
+    for row in intents:  # the times as the text says them, one when they are one ("06:23–06:23"): two full
+        if row[2] == row[1]:  # ISO times a row made the fields longer than the text, and the size rule's last
+            del row[2]  # resort then left out the user's named points
     files = work.ranked_files()
     ranked = net_order(net or [])
     return {"branch": work.branch, "edits": len(edits), "intents": intents[-INTENTS:],  # the newest, as the text
@@ -61,7 +64,8 @@ def summary_data(*, now: datetime, gap_seconds: float, sessions: list[list[Commi
     ``now``, ``branch``, ``intent`` (with its age, as said), ``notices``; ``new_session`` (the last snapshot is
     older than the session gap), ``idle_s`` (seconds since it), ``pending``; ``last``: the last session's ``from``
     and ``to`` times, ``snapshots`` and per branch (``branches``, the branch worked on last first) its ``edits``,
-    ``intents`` (``[intent, from, to]``, in order: the newest :data:`INTENTS`, ``earlier_intents`` counting those
+    ``intents`` (``[intent, from, to]`` as the text says the times, ``HH:MM``, and ``[intent, from]`` when they
+    are one, in order: the newest :data:`INTENTS`, ``earlier_intents`` counting those
     before them, as the text says them), ``files`` most changed (``[path, snapshots, +, -]``, most
     relevant first), ``git`` operations and ``consolidations`` (``[time, message]``, as the text lists them: without
     ids), and the ``net`` change (rows of ``cols``);
