@@ -212,3 +212,12 @@ def test_compare_names_what_a_deleted_file_took_away_as_the_log_does(project: Pa
     line = "- D `src/Exception/Gone.php` (-5): removed Gone"
     assert line in cli_stdout(project, "compare", "before", "after").splitlines()
     assert "D src/Exception/Gone.php (-5): removed Gone" in cli_stdout(project, "log")
+
+
+def test_a_ruby_classs_members_keep_whether_they_are_singleton_or_instance_methods() -> None:
+    """``class Foo; def self.build; def build`` added: the log said ``added Foo (build, Foo#build)`` (the
+    singleton stripped to a bare name, the instance method not stripped at all)."""
+    source = b"class Foo\n  def self.build\n    1\n  end\n\n  def build\n    2\n  end\nend\n"
+    added = compare("foo.rb", None, source)
+    assert added is not None
+    assert describe_symbols(added, lean=True) == describe_symbols(added) == "added Foo (.build, #build)"

@@ -143,8 +143,8 @@ unless the list holds several occurrences of that name: then they are said once 
 
         def member(name: str, parent: str) -> str:
             if lean or tops_said[parent] != readable(parent):  # bare, so `f@2.g@2` is `g` under `f` (and matches)
-                return bare(_member(bare(name), bare(parent)))
-            return said(_member(name, parent))
+                return bare(_member(bare(name), bare(parent), changes.language))
+            return said(_member(name, parent, changes.language))
 
         return [(tops_said[n], [member(m, n) for m in members.get(n, [])]) for n in tops]
 
@@ -213,13 +213,17 @@ def bare(name: str) -> str:
     return _OCCURRENCE.sub("", name)
 
 
-def _member(name: str, parent: str) -> str:
-    """``name`` under ``parent`` without its prefix: ``Pager.wait`` is ``wait``, Ruby's and Rust's
-    ``Rack::Session::Pool#call`` under ``Rack`` is ``Session::Pool#call``."""
-    for separator in (".", "::"):
-        if parent and name.startswith(parent + separator):
-            return name[len(parent) + len(separator):]
-    return name
+def _member(name: str, parent: str, language: str = "") -> str:
+    """``name`` under ``parent`` without its prefix: ``Pager.wait`` is ``wait``; Ruby's ``Rack::Session::Pool#call``
+    under ``Rack`` is ``Session::Pool#call``, and a method of the parent keeps what kind it is, ``#call`` (instance)
+    or ``.build`` (singleton: ``def self.build``), as Ruby's documentation writes them."""
+    if not parent:
+        return name
+    if name.startswith(parent + "::"):
+        return name[len(parent) + 2:]
+    if language == "ruby" and name.startswith((parent + "#", parent + ".")):
+        return name[len(parent):]
+    return name[len(parent) + 1:] if name.startswith(parent + ".") else name
 
 
 def lean_comment_parts(changes: SymbolChanges) -> list[str]:
