@@ -377,6 +377,36 @@ def test_ruby_modules_instance_and_singleton_methods():
     ]
 
 
+def test_ruby_classes_made_by_struct_class_and_data_with_a_block_are_classes():
+    """``Point = Struct.new(:x) do def dist ... end end`` inside ``module Geo``: ``dist`` was named ``Geo#dist``, an
+    instance method of the module (and would clash with a ``def dist`` of the module's own)."""
+    got = extract("lib/geo.rb", '''\
+        module Geo
+          Point = Struct.new(:x, :y) do
+            def dist; end
+          end
+          Shape = Class.new(Base) { def area; end }
+          Size = Data.define(:w) do
+            def self.zero; end
+          end
+          HANDLER = proc do
+            def nope; end
+          end
+          Plain = Struct.new(:a)
+        end
+        ''')
+    assert got == [
+        ("Geo", "module", 1, 13),
+        ("Geo::Point", "class", 2, 4),
+        ("Geo::Point#dist", "method", 3, 3),
+        ("Geo::Shape", "class", 5, 5),
+        ("Geo::Shape#area", "method", 5, 5),
+        ("Geo::Size", "class", 6, 8),
+        ("Geo::Size.zero", "method", 7, 7),
+        ("Geo#nope", "method", 10, 10),
+    ]
+
+
 @pytest.mark.parametrize("path, name", [
     ("a.py", "python"), ("b.JS", "javascript"), ("c.cjs", "javascript"), ("d.jsx", "javascript"),
     ("e.ts", "typescript"), ("f.tsx", "tsx"), ("g.go", "go"), ("h.rs", "rust"), ("I.java", "java"),

@@ -1,7 +1,9 @@
 """Ruby (``.rb``, ``.rake``, ``.gemspec``, ``Rakefile``, ``Gemfile`` ...): Ruby's own notation.
 
 * ``module`` (``module``) and ``class`` (``class``) nest with ``::``: ``Billing::Invoice``;
-  a scoped name stays as written (``class Invoice::Line`` in ``Billing`` -> ``Billing::Invoice::Line``);
+  a scoped name stays as written (``class Invoice::Line`` in ``Billing`` -> ``Billing::Invoice::Line``); a
+  constant assigned a ``Struct.new``, ``Class.new`` or ``Data.define`` with a block is a ``class`` too
+  (``Point = Struct.new(:x) do ... end`` in ``Geo`` -> ``Geo::Point``, its methods ``Geo::Point#dist``);
 * instance methods: ``Billing::Invoice#total`` (``method``); singleton methods, ``def self.x``
   or inside ``class << self``: ``Billing::Invoice.build`` (``method``); a ``def`` outside any
   class or module: ``helper`` (``function``).
@@ -32,6 +34,9 @@ class Ruby(TreeSitterLanguage):
     (class name: (_) @name) @def.class
     (method name: (_) @name) @def.method
     (singleton_method name: (_) @name) @def.singleton
+    (assignment left: (constant) @name
+                right: (call receiver: (constant) @_maker method: (identifier) @_new block: [(do_block) (block)])
+                (#match? @_maker "^(Struct|Class|Data)$") (#match? @_new "^(new|define)$")) @def.class
     """
     extras = """
     (comment) @comment
