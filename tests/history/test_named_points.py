@@ -19,7 +19,7 @@ import pytest
 
 from code_trajectory.git.points import AUTO_TURN, name_point, points
 from code_trajectory.git.shadow import ShadowRepo
-from support import mcp_client, server_command, subprocess_env, write
+from support import mcp_client, record_now, server_command, subprocess_env, write
 from support.ui import request, running_ui
 
 
@@ -167,3 +167,21 @@ def test_a_restores_safety_snapshot_is_not_listed_as_the_users_name(project: Pat
     assert done.returncode != 0
     users = done.stderr.split("(named by you", 1)[0]
     assert '"base"' in users and "safety snapshot before restoring" not in users, done.stderr
+
+
+@pytest.mark.anyio
+async def test_the_file_history_says_a_checkpoint_named_on_a_snapshot_already_taken(project: Path) -> None:
+    """An agent's checkpoint after the debounce fired finds nothing new and names the snapshot before it: the symbol
+    history and the log said ``checkpoint: before rack3`` on that snapshot, the file history only its intent."""
+    write(project, "src/app.py", "def main():\n    return 1\n")
+    record_now(project)
+    cli(project, "intent", "Handle", "missing", "cookies")
+    write(project, "src/app.py", "def main():\n    return 2\n")
+    record_now(project)
+    assert "no new snapshot" in cli(project, "checkpoint", "-m", "before rack3").stdout
+    text = cli(project, "file", "src/app.py").stdout
+    newest = text.split("\n## ")[-1]
+    assert "· checkpoint: before rack3 · Intent: Handle missing cookies" in newest.splitlines()[0], text
+    async with mcp_client(project) as client:
+        answer = await client.call_tool("get_file_trajectory", {"filepath": "src/app.py"})
+        assert answer.structured_content["versions"][-1]["checkpoint"] == "before rack3"

@@ -75,8 +75,9 @@ def heading(version: Version, previous_intent: str | None, hooks_seen: bool = Fa
     if change.old_path:
         what += f" from `{display_path(change.old_path)}`"
     counts = change.counts()
+    named = f"checkpoint: {version.checkpoint} · " if version.checkpoint and not record.checkpoint_note else ""
     lines = [f"## {version.number}. {fmt_time(record.time)} · `{record.oid[:12]}` · {what}"
-             f"{' ' + counts if counts else ''} · {why(record, previous_intent=previous_intent, import_files=False)}"
+             f"{' ' + counts if counts else ''} · {named}{why(record, previous_intent=previous_intent, import_files=False)}"
              f"{who(version, hooks_seen)}"]
     symbols = version.symbol_line()
     if version.oversize:
@@ -290,7 +291,7 @@ def file_data(text: str, path: str, branch: str, versions: list[Version], total:
         entries.append({
             "n": version.number, "id": short(record.oid), "t": when(record.time),
             "kind": None if record.kind == "snapshot" or record.checkpoint_note else record.kind,
-            "checkpoint": record.checkpoint_note, "name": record.git_operation,
+            "checkpoint": version.checkpoint, "name": record.git_operation,
             "status": None if change.status == "M" else change.status,
             "+": change.added or None, "-": change.deleted or None, "from": change.old_path,
             "path": None if version.entry.path == path else version.entry.path,

@@ -128,6 +128,9 @@ def file_trajectory(session: ProjectSession, filepath: str, depth: int = 5, bran
     shown = min(depth, len(entries))
     marks = hooks.commit_marks(repo, [e.record.oid for e in entries[:shown]])
     shown_versions = versions.build(repo, entries, shown, marks, complete=complete)
+    names = render_symbol.named_points(repo)  # a checkpoint that found nothing new named the snapshot before it
+    for version in shown_versions:
+        version.named = tuple(names.get(version.record.oid, ()))
     note = None
     last = entries[0]
     if last.change.status == "D":

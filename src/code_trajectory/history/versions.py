@@ -49,6 +49,8 @@ class Version:
         revert_of: when the content equals an earlier recorded state (not the one just before), that state's time.
         tests: the summary line of the test runs recorded on the snapshot, or None.
         oversize: ``not stored: 12.3 MiB`` when the content was over the size cap, else None.
+        named: the names the user gave points on the snapshot (a checkpoint that found nothing new to record names
+            the snapshot before it), oldest first; said as its checkpoint when it has no checkpoint name of its own.
     """
 
     number: int
@@ -57,11 +59,17 @@ class Version:
     revert_of: datetime | None = None
     tests: str | None = None
     oversize: str | None = None
+    named: tuple[str, ...] = ()
     _diff: tuple[int, str] | None = field(default=None, repr=False)
 
     @property
     def record(self) -> log.CommitRecord:
         return self.entry.record
+
+    @property
+    def checkpoint(self) -> str | None:
+        """The snapshot's checkpoint name: its own, else the user's names of points on it."""
+        return self.record.checkpoint_note or ("; ".join(dict.fromkeys(self.named)) or None)
 
     @property
     def one_line_kind(self) -> str | None:
