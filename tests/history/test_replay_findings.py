@@ -8,7 +8,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from support import cli_stdout, git, write
+import pytest
+
+from support import cli_stdout, git, mcp_client, write
 
 
 def test_a_files_newest_versions_that_cancel_out_at_a_small_depth(project: Path) -> None:
@@ -195,3 +197,26 @@ def test_the_summarys_structured_content_keeps_every_named_point_beside_one_snap
     assert "named_points_left_out" not in fields
     rows = fields["last"]["branches"][0]["intents"]
     assert all(len(row) == 2 for row in rows), rows  # one time: the intent had one snapshot
+
+
+@pytest.mark.anyio
+async def test_a_restore_says_its_intent_once_and_the_summarys_fields_list_it(project: Path) -> None:
+    """A restore made under an intent: its heading said the intent twice (``Intent: X · restore: [RESTORE] X - from
+    …``), the summary's restores line repeated it with the time, and the summary's fields had no restores."""
+    intent = "Add cookie option partitioned to DEFAULT_OPTIONS and document class Persisted"
+    write(project, "src/app.py", "def main():\n    return 1\n")
+    cli_stdout(project, "checkpoint", "-m", "base")
+    write(project, "src/app.py", "def main():\n    return 2\n")
+    cli_stdout(project, "checkpoint", "-m", "edited")
+    cli_stdout(project, "intent", intent)
+    cli_stdout(project, "restore", "base", "src/app.py")
+    for answer in (cli_stdout(project, "file", "src/app.py"), cli_stdout(project, "log")):
+        heading = answer.split("\n## ")[-1].splitlines()[0]
+        assert heading.count(intent) == 1 and 'restore: [RESTORE] from ' in heading, heading
+    summary = cli_stdout(project, "session")
+    line = next(x for x in summary.splitlines() if x.startswith("- Restores: "))
+    assert intent not in line and '[RESTORE] from ' in line and 'M src/app.py (+1 -1)' in line, line
+    async with mcp_client(project) as client:
+        fields = (await client.call_tool("get_session_summary", {})).structured_content
+    restores = fields["last"]["branches"][0]["restores"]
+    assert [row[1] for row in restores] == [line.removeprefix("- Restores: ").split(" ", 1)[1]], restores

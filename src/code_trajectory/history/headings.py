@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from code_trajectory.core.freetext import free_text
 from code_trajectory.git.log import CommitRecord
 from code_trajectory.git.messages import CONSOLIDATE_PREFIX, one_line
 
@@ -26,8 +27,14 @@ REPEATED_INTENT_CHARS = 48
 
 def operation_label(record: CommitRecord) -> str:
     """``[RESET] moving to HEAD~1`` for a git operation's snapshot (``[RESTORE] from abc (~2)`` for a restore):
-    the first line without its time and file summary."""
-    parts = record.subject.split(" - ")
+    the first line without its time and file summary, and without a restore's intent (the heading says it apart)."""
+    subject = record.subject
+    if record.kind == "restore" and record.intent:
+        head, _, rest = subject.partition(" - ")
+        said = free_text(record.intent) + " - "
+        if rest.startswith(said):
+            subject = f"{head} - {rest[len(said):]}"
+    parts = subject.split(" - ")
     head = parts[0].split("] ")[0] + "]" if parts[0].startswith("[") else parts[0]
     middle = parts[1:-1] if record.changes and len(parts) >= 3 else parts[1:]
     return f"{head} {' - '.join(middle)}" if middle else head

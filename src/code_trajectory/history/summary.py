@@ -61,6 +61,13 @@ def net_order(changes: list[FileChange]) -> list[FileChange]:
     return sorted(changes, key=lambda c: (relevance_tier(c.path), c.path))
 
 
+def restore_line(record: CommitRecord) -> str:
+    """A restore as the summary lists it: ``[RESTORE] from abc123 (checkpoint "x"): M src/a.py (+1 -6)``, its
+    intent left out (the intents are listed above) and its time said once."""
+    files = record.subject.split(" - ")[-1] if record.changes else ""
+    return f"{operation_label(record)}{': ' + files if files else ''}"
+
+
 @dataclass
 class BranchWork:
     """What the last session did on one branch (its snapshots newest first)."""
@@ -192,7 +199,7 @@ def _branch_section(work: BranchWork, net: list[FileChange] | None, symbols: dic
         lines.append("- Git operations: " + "; ".join(operations[-8:]))
     restores = work.restores()
     if restores:
-        lines.append("- Restores: " + "; ".join(f"{r.time.astimezone().strftime('%H:%M')} {r.subject}"
+        lines.append("- Restores: " + "; ".join(f"{r.time.astimezone().strftime('%H:%M')} {restore_line(r)}"
                                                for r in reversed(restores[:5])))
     consolidations = [r for r in work.records if r.is_consolidation]
     if consolidations:

@@ -10,12 +10,12 @@ from code_trajectory.core.answer import short, when
 from code_trajectory.git.log import CommitRecord
 from code_trajectory.git.messages import FileChange
 from code_trajectory.history import fields
-from code_trajectory.history.summary import FILES_LISTED, BranchWork, net_order, split_by_branch
+from code_trajectory.history.summary import FILES_LISTED, BranchWork, net_order, restore_line, split_by_branch
 
 #: Net changed files listed per branch (as the text lists them).
 NET_FILES = 20
-#: Intents, git operations and consolidations listed per branch (as the text lists them).
-INTENTS, OPERATIONS, CONSOLIDATIONS = 12, 8, 5
+#: Intents, git operations, restores and consolidations listed per branch (as the text lists them).
+INTENTS, OPERATIONS, RESTORES, CONSOLIDATIONS = 12, 8, 5, 5
 
 
 def section_lines(markdown: str | None) -> tuple[str, list[str]] | None:
@@ -49,6 +49,7 @@ def _branch(work: BranchWork, net: list[FileChange] | None, symbols: dict[str, s
             "more_files": max(0, len(files) - FILES_LISTED) or None,
             "git": [[when(r.time), fields.message_of(r)]
                     for r in reversed([r for r in work.records if r.is_git_operation][:OPERATIONS])],
+            "restores": [[when(r.time), restore_line(r)] for r in reversed(work.restores()[:RESTORES])],
             "consolidations": [[when(r.time), r.subject]
                                for r in [r for r in work.records if r.is_consolidation][:CONSOLIDATIONS]],
             "net": fields.file_rows(ranked, symbols, NET_FILES) if net is not None else None,
@@ -67,7 +68,7 @@ def summary_data(*, now: datetime, gap_seconds: float, sessions: list[list[Commi
     ``intents`` (``[intent, from, to]`` as the text says the times, ``HH:MM``, and ``[intent, from]`` when they
     are one, in order: the newest :data:`INTENTS`, ``earlier_intents`` counting those
     before them, as the text says them), ``files`` most changed (``[path, snapshots, +, -]``, most
-    relevant first), ``git`` operations and ``consolidations`` (``[time, message]``, as the text lists them: without
+    relevant first), ``git`` operations, ``restores`` and ``consolidations`` (``[time, message]``, as the text lists them: without
     ids), and the ``net`` change (rows of ``cols``);
     ``final``: the last snapshot; the other ``sections`` (tests, recap: ``{title: lines}``, as shown); ``earlier``:
     how many older sessions and the previous one's span."""
