@@ -74,3 +74,15 @@ def test_over_its_text_the_oldest_entries_without_a_diff_go_first() -> None:
     assert out["versions"][-1] == versions[-1]  # the newest, its diff whole
     kept = len(out["versions"])
     assert 1 < kept < 9 and out["versions_left_out"] == 9 - kept and out["versions"] == versions[-kept:]
+
+
+def test_the_users_named_points_are_never_the_entries_left_out() -> None:
+    """A replay's recent log of 60 snapshots came out 178 characters over its text: the named points, the only list
+    of dicts whose times run oldest first, lost their two oldest (the user's checkpoints); a string is cut instead."""
+    points = [{"name": f"checkpoint {n}", "on": f"{n:012x}", "t": f"06:2{n}"} for n in range(3)]
+    rows = [["06:21:54", f"{n:012x}", "Intent: replay", "M src/Loader.php (+62 -1): " + "x" * 300] for n in range(4)]
+    text = "x" * (answer.size({"cols": ["t", "id", "why", "files"], "snapshots": rows, "named_points": points}) - 150)
+    out = answer.structured(text, {"cols": ["t", "id", "why", "files"], "snapshots": rows, "named_points": points})
+    assert out is not None and answer.size(out) <= len(text)
+    assert out["named_points"] == points and "named_points_left_out" not in out
+    assert any(row[3].endswith(answer.CUT_MARK) for row in out["snapshots"])

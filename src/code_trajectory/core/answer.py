@@ -259,9 +259,15 @@ def structured(text: str, data: dict[str, Any] | None, *, keys: bool = True) -> 
     return out
 
 
+#: Lists the last resort never shortens: the user's names of points (a few short entries, the names ``restore`` and
+#: ``compare`` take). Being the only list of dicts whose times ran oldest first in the recent log and the session
+#: summary, they were the entries left out there, while a string cut frees the same room.
+KEPT_WHOLE = frozenset({"named_points"})
+
+
 def _drop_oldest(out: dict[str, Any], excess: int, *, keys: bool = True) -> bool:
     """Leave out the oldest entries without a ``diff`` (the first ones: a list whose entries' times ``t`` run
-    oldest first) of the longest such top-level list, never its newest entry, as many as make up ``excess``
+    oldest first) of the longest such top-level list (not one of :data:`KEPT_WHOLE`), never its newest entry, as many as make up ``excess``
     characters (:func:`size`) in one pass, and count them in ``<key>_left_out``; False when there is none to leave
     out. A model given only the structured content then still reads the newest entries and every diff whole, where
     cutting strings first would cut the newest diff and deleting the list would leave it nothing."""
@@ -271,7 +277,8 @@ def _drop_oldest(out: dict[str, Any], excess: int, *, keys: bool = True) -> bool
         times = [item.get("t") for item in value]
         return all(isinstance(t, str) for t in times) and times == sorted(times)
 
-    lists = sorted(((len(value), key) for key, value in out.items() if oldest_first(value)), reverse=True)
+    lists = sorted(((len(value), key) for key, value in out.items() if key not in KEPT_WHOLE and oldest_first(value)),
+                   reverse=True)
     for _length, key in lists:
         items = out[key]
         drop, freed = [], 0
