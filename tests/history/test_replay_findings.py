@@ -6,11 +6,12 @@ rather than an import, and a search that reached its limit. Real git in temp dir
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from support import cli_stdout, git, mcp_client, write
+from support import cli_stdout, git, mcp_client, server_command, subprocess_env, write
 
 
 def test_a_files_newest_versions_that_cancel_out_at_a_small_depth(project: Path) -> None:
@@ -220,3 +221,23 @@ async def test_a_restore_says_its_intent_once_and_the_summarys_fields_list_it(pr
         fields = (await client.call_tool("get_session_summary", {})).structured_content
     restores = fields["last"]["branches"][0]["restores"]
     assert [row[1] for row in restores] == [line.removeprefix("- Restores: ").split(" ", 1)[1]], restores
+
+
+def test_a_file_recorded_on_another_branch_only_is_said_to_be_there(project: Path) -> None:
+    """A trait written on a feature branch, asked about from ``main``: "No snapshot on this shadow branch has
+    recorded this path. No such file exists", then five unrelated "similar names"."""
+    cli_stdout(project, "checkpoint", "-m", "on main")
+    git(project, "switch", "-q", "-c", "experiment")
+    write(project, "src/LoggingTrait.php", "<?php\n\ntrait LoggingTrait\n{\n    public function log($m) { echo $m; }\n}\n")
+    cli_stdout(project, "checkpoint", "-m", "a trait")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "trait")
+    git(project, "switch", "-q", "main")
+    answer = cli_stdout(project, "file", "src/LoggingTrait.php")
+    assert "It is recorded on branch `experiment`: get_file_trajectory(filepath=\"src/LoggingTrait.php\", " \
+           "branch=\"experiment\")" in answer and "similar names" not in answer, answer
+    proc = subprocess.run([*server_command(), "symbol", "src/LoggingTrait.php", "LoggingTrait::log", "--project",
+                           str(project)], capture_output=True, text=True, timeout=60, env=subprocess_env())
+    assert proc.returncode == 2 and "it is recorded on branch 'experiment': pass branch=\"experiment\"" in proc.stderr
+    assert "LoggingTrait::log" in cli_stdout(project, "symbol", "src/LoggingTrait.php", "LoggingTrait::log",
+                                             "--branch", "experiment")

@@ -9,8 +9,10 @@ out and how to see it, whole entries are dropped oldest first.
 from __future__ import annotations
 
 import difflib
+import json
 import posixpath
 import re
+import shlex
 from datetime import datetime
 
 from code_trajectory.git.log import CommitRecord, display_path
@@ -165,8 +167,9 @@ def similar_paths(path: str, candidates: list[str], n: int = 5) -> list[str]:
 
 
 def never_recorded(path: str, reason: str | None, exists: bool, candidates: list[str], *,
-                   is_directory: bool = False) -> str:
-    """Answer for a path no snapshot ever touched (or a directory given where a file is expected)."""
+                   is_directory: bool = False, elsewhere: list[str] | None = None) -> str:
+    """Answer for a path no snapshot ever touched (or a directory given where a file is expected); ``elsewhere``:
+    other branches whose history holds it."""
     lines = [f"# Trajectory of `{display_path(path)}`"]
     inside = [c for c in candidates if c.startswith(path.rstrip("/") + "/")]
     if is_directory or inside:
@@ -177,6 +180,11 @@ def never_recorded(path: str, reason: str | None, exists: bool, candidates: list
                          (f", and {len(inside) - 12} more" if len(inside) > 12 else ""))
         return "\n\n".join(lines)
     lines.append("No snapshot on this shadow branch has recorded this path.")
+    if elsewhere:
+        lines.append(f"It is recorded on branch {', '.join(f'`{b}`' for b in elsewhere)}: "
+                     f"get_file_trajectory(filepath={json.dumps(path)}, branch={json.dumps(elsewhere[0])}) "
+                     f"(CLI `--branch {shlex.quote(elsewhere[0])}`).")
+        return "\n\n".join(lines)
     if reason:
         lines.append(f"It is not recorded: {reason}.")
     elif exists:

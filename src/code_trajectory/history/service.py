@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import shlex
 from datetime import datetime
 from pathlib import Path
 
@@ -124,7 +125,8 @@ def file_trajectory(session: ProjectSession, filepath: str, depth: int = 5, bran
         candidates = list(list_files(repo, ref))  # a tree that cannot be read is a GitError, not "no suggestions"
         return message(narrative.never_recorded(rel, session.recorder.policy.explain(rel),
                                                 path_exists(session.root / rel), candidates,
-                                                is_directory=_is_dir(session.root / rel)))
+                                                is_directory=_is_dir(session.root / rel),
+                                                elsewhere=_branches_with(repo, rel, branch) if source is None else []))
     shown = min(depth, len(entries))
     marks = hooks.commit_marks(repo, [e.record.oid for e in entries[:shown]])
     shown_versions = versions.build(repo, entries, shown, marks, complete=complete)
@@ -145,6 +147,23 @@ def file_trajectory(session: ProjectSession, filepath: str, depth: int = 5, bran
     return render_file.render(repo, rel, branch, shown_versions, len(entries), session.settings.token_budget,
                               complete=complete,
                               state_note=note, symbols_available=language_for(rel) is not None)
+
+
+#: Other shadow branches looked at for a path this branch never recorded.
+OTHER_BRANCHES_LOOKED_AT = 20
+
+
+def _branches_with(repo: ShadowRepo, rel: str, branch: str) -> list[str]:
+    """The other recorded branches (up to 3, of the first :data:`OTHER_BRANCHES_LOOKED_AT` by name) whose history
+    holds ``rel``: a file made on a feature branch, asked about from ``main``."""
+    others = sorted(ref for ref in repo.shadow_refs() if branch_of_ref(ref) != branch)[:OTHER_BRANCHES_LOOKED_AT]
+    found: list[str] = []
+    for ref in others:
+        if file_versions.file_history(repo, ref, rel, limit=1, counted=0):
+            found.append(branch_of_ref(ref))
+            if len(found) == 3:
+                break
+    return found
 
 
 def global_trajectory(session: ProjectSession, limit: int = 20, since_consolidate: bool = False,
@@ -315,8 +334,16 @@ def symbol_trajectory(session: ProjectSession, filepath: str, symbol: str, depth
     if tip is None:
         raise InvalidArgumentError("nothing is recorded yet: there is no symbol history to show")
     repo = session.recorder.repo
-    name, found, more = symbol_history.trace(repo, tip, rel, symbol.strip(), depth, show_baseline=show_baseline,
-                                             index_ref=shadow_ref(branch) if source is None else None)
+    try:
+        name, found, more = symbol_history.trace(repo, tip, rel, symbol.strip(), depth, show_baseline=show_baseline,
+                                                 index_ref=shadow_ref(branch) if source is None else None)
+    except symbol_history.NeverRecordedError as exc:
+        elsewhere = _branches_with(repo, rel, branch) if source is None else []
+        if not elsewhere:
+            raise
+        raise InvalidArgumentError(f"{rel!r} was never recorded on branch {branch!r}; it is recorded on branch "
+                                   f"{', '.join(repr(b) for b in elsewhere)}: pass branch={json.dumps(elsewhere[0])} "
+                                   f"(CLI --branch {shlex.quote(elsewhere[0])})") from exc
     return render_symbol.render(rel, branch, name, found, session.settings.token_budget,
                                 render_symbol.named_points(repo), diffs,
                                 others=symbol_history.other_definitions(repo, tip, rel, name),

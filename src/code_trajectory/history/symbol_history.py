@@ -101,6 +101,10 @@ def own_diff(repo: ShadowRepo, entry: file_versions.FileVersion, old_name: str |
                                 _lines_of(old_symbol, old_lines), _lines_of(new_symbol, new_lines), context))
 
 
+class NeverRecordedError(InvalidArgumentError):
+    """No snapshot of the branch read holds the file."""
+
+
 def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
           show_baseline: bool = False, index_ref: str | None = None) -> tuple[str, list[SymbolVersion], bool]:
     """Follow ``symbol`` (qualified or an unambiguous short name) in ``path`` back from ``tip``.
@@ -124,7 +128,7 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
     lister = indexed_log.open_log(repo, index_ref, tip) if index_ref else None
     entries = file_versions.FileVersions(repo, tip, path, lister)  # read as far as the walk goes, not the whole history
     if not entries:
-        raise InvalidArgumentError(f"{path!r} was never recorded on this branch; check the path")
+        raise NeverRecordedError(f"{path!r} was never recorded on this branch; check the path")
     known: list[str] = []
     name = None
     for entry in entries:  # the newest version that has the symbol names it
