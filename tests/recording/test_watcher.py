@@ -153,3 +153,30 @@ def test_maintenance_runs_by_itself_after_quiet(project: Path) -> None:
         wait_for(lambda: (project / ".trajectory" / "state" / "maintenance.json").exists(), timeout=20)
         assert list((project / ".trajectory" / "objects" / "info").glob("commit-graph*")) or \
             (project / ".trajectory" / "objects" / "info" / "commit-graphs").is_dir()
+
+
+def test_a_directory_named_in_latin_1_does_not_stall_the_watcher(project: Path) -> None:
+    # watchfiles takes UTF-8 paths only: such a directory stopped a watch group at every start, and listing it
+    # stopped the group of its parent; the rebuild every 2 s held every snapshot back for max_delay_seconds (30 s),
+    # so an edit that `git checkout -- file` undid within those 30 s was never recorded
+    odd = os.fsencode(project) + b"/d\xe9p\xf4t"
+    os.mkdir(odd)
+    Path(os.fsdecode(odd + b"/readme")).write_bytes(b"latin-1\n")
+    with watching(project, max_delay_seconds=60) as session:
+        os.listdir(odd)  # an `ls` of it, as a scan does
+        write(project, "src/app.py", "def main():\n    return 'saved'\n")
+        wait_for(lambda: count(project) == 2, timeout=10)
+        write(project, "src/app.py", "def main():\n    return 1\n")  # what `git checkout -- src/app.py` does
+        wait_for(lambda: count(project) == 3, timeout=10)
+        Path(os.fsdecode(odd + b"/readme")).write_bytes(b"edited\n")  # a polled directory
+        (project / "new.py").write_text("NEW = 1\n")  # the root holds the odd name: polled too
+        wait_for(lambda: count(project) == 4, timeout=10)
+        shown = git(project, "--git-dir=.trajectory", "ls-tree", "-r", "--name-only", "refs/heads/shadow/main")
+        assert "new.py" in shown.splitlines()
+        readme = os.fsdecode(b"d\xe9p\xf4t/readme")
+        assert git(project, "--git-dir=.trajectory", "show", f"refs/heads/shadow/main:{readme}") == "edited\n"
+        assert session.watcher is not None and session.watcher.last_error is None
+        assert session.watcher.polled_dirs == 2
+    versions = git(project, "--git-dir=.trajectory", "log", "--format=%H", "refs/heads/shadow/main", "--",
+                   "src/app.py").split()
+    assert len(versions) == 3  # the edit, then its undoing: both recorded

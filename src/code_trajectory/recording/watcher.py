@@ -44,6 +44,7 @@ from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.core.errors import TrajectoryError
 from code_trajectory.git.maintenance import BackgroundMaintenance, MaintenancePolicy
 from code_trajectory.recording import watchgroups
+from code_trajectory.recording.listingpoll import ListingPoll
 from code_trajectory.recording.recorder import Recorder, Snapshot
 from code_trajectory.recording.watchgroups import SyncPoint, WatchGroup
 from code_trajectory.recording.watchlimit import NativeWatches
@@ -84,6 +85,8 @@ class Watcher(WatchSetMixin):
         self._native = NativeWatches(lambda dirs, polling: self._group(dirs, polling=polling),
                                      force_polling=bool(force_polling), max_native_dirs=max_native_dirs,
                                      state_dir=recorder.repo.state_dir)
+        #: Directories whose names no watch group can take, polled by the snapshot loop instead.
+        self._listings = ListingPoll()
         #: The polling notice last put in :attr:`last_error` (a failed snapshot's message replaces it until cleared).
         self._polling_notice: str | None = None
         self._stop = threading.Event()
@@ -307,6 +310,7 @@ class Watcher(WatchSetMixin):
         retry_delay = 0.5
         while not self._stop.is_set():
             self._check_groups()
+            self._poll_listings()
             with self._wake:
                 if self._last_change is None:
                     if self.maintenance.due():
@@ -363,6 +367,12 @@ class Watcher(WatchSetMixin):
             return
         log.warning("a watch group stopped (%s); rebuilding the watches", dead[0].error)
         self._rebuild()
+
+    def _poll_listings(self) -> None:
+        """Hand over what changed in the directories no watch group can take (see :mod:`.listingpoll`)."""
+        batch = {(change, path) for change, path in self._listings.poll() if self._filter(change, path)}
+        if batch:
+            self._on_batch(batch)
 
     def _maintain(self) -> None:
         if self._maintainer.start():

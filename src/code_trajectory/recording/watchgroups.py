@@ -30,6 +30,7 @@ from pathlib import Path
 
 import watchfiles
 
+from code_trajectory.recording.listingpoll import watchfiles_can_take
 from code_trajectory.recording.walk_policy import WalkPolicy
 
 log = logging.getLogger(__name__)
@@ -51,10 +52,12 @@ READY_TIMEOUT = 60.0
 Batch = set[tuple[watchfiles.Change, str]]
 
 
-def recorded_directories(root: Path, policy: WalkPolicy) -> list[str]:
+def recorded_directories(root: Path, policy: WalkPolicy, odd_names: set[str] | None = None) -> list[str]:
     """Every directory under ``root`` (``root`` included) that the policy records, as absolute paths.
 
-    Symlinked directories are not followed; unreadable ones are skipped.
+    Symlinked directories are not followed; unreadable ones are skipped. Those holding a name that is not UTF-8
+    are added to ``odd_names`` (an event about it, even its opening, stops a watch group: see
+    :mod:`.listingpoll`).
     """
     found = [str(root)]
     stack = [""]
@@ -62,9 +65,12 @@ def recorded_directories(root: Path, policy: WalkPolicy) -> list[str]:
         rel_dir = stack.pop()
         try:
             with os.scandir(root / rel_dir if rel_dir else root) as it:
-                entries = [e for e in it if e.is_dir(follow_symlinks=False)]
+                listed = list(it)
         except OSError:
             continue
+        if odd_names is not None and not all(watchfiles_can_take(e.name) for e in listed):
+            odd_names.add(str(root / rel_dir) if rel_dir else str(root))
+        entries = [e for e in listed if e.is_dir(follow_symlinks=False)]
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             if not policy.entry_excluded(rel_dir, entry.name, True):

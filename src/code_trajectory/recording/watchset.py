@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import Protocol
 
 import watchfiles
 
+from code_trajectory.recording.listingpoll import ListingPoll
 from code_trajectory.recording.recorder import Recorder
 from code_trajectory.recording.walk_policy import SubtreePolicy
 from code_trajectory.recording.watchgroups import SyncPoint, WatchGroup, recorded_directories
@@ -39,6 +40,7 @@ class _Watcher(Protocol):
     last_error: str | None
     sync: SyncPoint
     _native: NativeWatches
+    _listings: ListingPoll
     _polling_notice: str | None
     _groups: list[WatchGroup]
     _retiring: list[WatchGroup]
@@ -56,7 +58,8 @@ class _Watcher(Protocol):
 
     def _on_batch(self, batch: set[tuple[watchfiles.Change, str]]) -> None: ...
 
-    def _start_groups(self, dirs: list[str], release: Callable[[], bool] | None = None) -> list[WatchGroup]: ...
+    def _start_groups(self, dirs: list[str], release: Callable[[], bool] | None = None, *,
+                      odd_names: Collection[str] = (), replace: bool = False) -> list[WatchGroup]: ...
 
     def _release_replaced(self, released: list[WatchGroup]) -> bool: ...
 
@@ -87,8 +90,8 @@ class WatchSetMixin:
 
     @property
     def polled_dirs(self: _Watcher) -> int:
-        """Number of directories polled rather than watched natively."""
-        return self._native.polled
+        """Number of directories polled rather than watched natively (by a polling group or the snapshot loop)."""
+        return self._native.polled + len(self._listings)
 
     @property
     def polling(self: _Watcher) -> bool:
@@ -106,10 +109,12 @@ class WatchSetMixin:
         with self._groups_lock:
             return sum(1 for group in self._groups if group.thread.is_alive())
 
-    def _start_groups(self: _Watcher, dirs: list[str], release: Callable[[], bool] | None = None) -> list[WatchGroup]:
+    def _start_groups(self: _Watcher, dirs: list[str], release: Callable[[], bool] | None = None, *,
+                      odd_names: Collection[str] = (), replace: bool = False) -> list[WatchGroup]:
         """Watch ``dirs``: natively as far as the kernel allows, the rest by polling (see :mod:`.watchlimit`);
-        return once the watches are set."""
-        groups = self._native.start(dirs, release=release)
+        those no group can take (named, or holding names, that are not UTF-8: ``odd_names``) by the snapshot loop
+        (:mod:`.listingpoll`; ``replace``: instead of those it polled so far); return once the watches are set."""
+        groups = self._native.start(self._listings.take(dirs, odd_names=odd_names, replace=replace), release=release)
         if self.last_error is None or self.last_error == self._polling_notice:
             self.last_error = self._native.notice
         self._polling_notice = self._native.notice
@@ -134,7 +139,8 @@ class WatchSetMixin:
         the gap when ``rescan`` (a group died: its events are lost), when a polled group is replaced, or when the
         walk finds a directory that was not watched (other than the new directories ``adding``).
         """
-        dirs = recorded_directories(self.root, self.recorder.policy)
+        odd_names: set[str] = set()
+        dirs = recorded_directories(self.root, self.recorder.policy, odd_names)
         # HEAD and reflogs (nothing else there passes the filter) right after the root: kept native when halving
         dirs[1:1] = [d for d in self._git_watch_dirs if d not in dirs]
         if not self.sync.available:
@@ -143,7 +149,8 @@ class WatchSetMixin:
             unwatched = bool(self._groups) and not self._watched.union(adding).issuperset(dirs)
         self._native.reset()
         released: list[WatchGroup] = []
-        groups = self._start_groups(dirs, release=lambda: self._release_replaced(released))
+        groups = self._start_groups(dirs, release=lambda: self._release_replaced(released), odd_names=odd_names,
+                                    replace=True)
         rescan = rescan or bool(released)
         with self._groups_lock:
             old, self._groups = self._groups, groups
@@ -189,8 +196,10 @@ class WatchSetMixin:
             if self._stop.is_set():
                 return
             fresh: dict[str, None] = {}
+            odd_names: set[str] = set()
             for top, rel in tops:
-                fresh.update((d, None) for d in recorded_directories(top, SubtreePolicy(self.recorder.policy, rel))
+                fresh.update((d, None) for d in recorded_directories(top, SubtreePolicy(self.recorder.policy, rel),
+                                                                     odd_names)
                              if d not in self._watched)
             if not fresh:
                 return
@@ -199,7 +208,7 @@ class WatchSetMixin:
             if many:
                 self._rebuild(rescan=False, adding=list(fresh))
                 return
-            groups = self._start_groups(list(fresh))
+            groups = self._start_groups(list(fresh), odd_names=odd_names)
             with self._groups_lock:
                 self._groups += groups
                 self._watched.update(fresh)
