@@ -111,12 +111,10 @@ class FileChange:
             return "(binary)"
         if self.status in ("R", "C") and not self.added and not self.deleted:
             return ""
-        parts = []
-        if self.added or self.status != "D":
-            parts.append(f"+{self.added}")
-        if self.deleted or self.status == "D":
+        parts = [f"+{self.added}"] if self.added else []  # a count of 0 is not said (``(-31)``, as ``(+2)``)
+        if self.deleted:
             parts.append(f"-{self.deleted}")
-        return f"({' '.join(parts)})"
+        return f"({' '.join(parts) or ('-0' if self.status == 'D' else '+0')})"
 
     def describe(self) -> str:
         """``M src/auth.py (+12 -3)`` or ``R old.py -> new.py (+1 -1)``."""
