@@ -11,7 +11,7 @@ from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.history import service as history_service
 from code_trajectory.recording.service import TrajectoryService
 from code_trajectory.recording.session import ProjectSession
-from support import git, wait_for, watching, write
+from support import git, git_repo, wait_for, watching, write
 from support import shadow_count as count
 
 DEBOUNCE = 0.4
@@ -180,3 +180,15 @@ def test_a_directory_named_in_latin_1_does_not_stall_the_watcher(project: Path) 
     versions = git(project, "--git-dir=.trajectory", "log", "--format=%H", "refs/heads/shadow/main", "--",
                    "src/app.py").split()
     assert len(versions) == 3  # the edit, then its undoing: both recorded
+
+
+def test_a_project_whose_path_is_not_utf_8_is_recorded(tmp_path: Path) -> None:
+    # the opening's vetting wrote the project's index path into its stamp as UTF-8: `watch` died with a
+    # UnicodeEncodeError traceback before recording anything
+    root = git_repo(tmp_path / os.fsdecode(b"r\xe9pertoire"), {"src/app.py": "A = 1\n"}, branch="main",
+                    commit="init")
+    with watching(root) as session:
+        write(root, "src/app.py", "A = 2\n")
+        wait_for(lambda: count(root) == 2, timeout=20)
+        assert session.watcher is not None and session.watcher.last_error is None
+    assert git(root, "--git-dir=.trajectory", "show", "refs/heads/shadow/main:src/app.py") == "A = 2\n"

@@ -104,7 +104,7 @@ def vet(git_dir: Path) -> list[str]:
     if removed:
         log.warning("%s", removed_notice(removed))
     stamp_file.parent.mkdir(mode=0o700, exist_ok=True)
-    _write_atomic(stamp_file, (_stamp(config) + index).encode())
+    _write_atomic(stamp_file, (_stamp(config) + index).encode("utf-8", "surrogateescape"))  # a path not UTF-8
     return removed
 
 
@@ -348,7 +348,7 @@ def _index_stamp(root: Path) -> str:
 
 def _read(path: Path) -> str | None:
     try:
-        return path.read_text("utf-8")
+        return path.read_text("utf-8", "surrogateescape")
     except (OSError, ValueError):
         return None
 
