@@ -225,3 +225,20 @@ def test_temporary_names_are_never_recorded(project: Path) -> None:
     names = git(project, "--git-dir=.trajectory", "ls-tree", "-r", "--name-only", "refs/heads/shadow/main").split()
     assert "src/.ct-notes.md" in names and "src/.ct-0a1b2c3d4" not in names
     assert ".claude/.ct-0123456789ab.tmp" not in names
+
+
+def test_a_name_git_checks_out_here_that_the_restore_leaves_alone_does_not_refuse_it(project: Path) -> None:
+    # git on Linux checks out `back\slash`; it is the project's own file, recorded by us: every whole-project
+    # restore was refused ("built by hand or pulled from someone else"), also when that file had not changed
+    write(project, "back\\slash", "kept\n")
+    first = record_now(project, checkpoint="first")
+    write(project, "src/app.py", "def main():\n    return 2\n")
+    record_now(project)
+    done = restore(project, first)
+    assert done.written == ["src/app.py"] and (project / "back\\slash").read_text() == "kept\n"
+    assert (project / "src" / "app.py").read_text() == "def main():\n    return 1\n"
+    write(project, "back\\slash", "changed\n")  # now the restore would have to write it: refused, nothing written
+    before = digest(project, skip=(".trajectory",))
+    with pytest.raises(InvalidArgumentError) as err:
+        restore(project, first)
+    assert "must never write" in str(err.value) and digest(project, skip=(".trajectory",)) == before

@@ -157,7 +157,13 @@ def _restore(session: ProjectSession, snapshot: str, paths: list[str] | None, *,
         result.other_branch = holders[0] if holders else "(no branch: a squashed or dropped snapshot)"
     scope = _named_paths(session.root, paths)  # None: the whole project, or globs
     target_entries = trees.list_files(repo, repo.commit_tree_oid(resolved.commit), scope)
-    refuse_unsafe(_matching(session.root, paths, target_entries), resolved.commit)
+    matching = _matching(session.root, paths, target_entries)
+    if tip is not None and any(unsafe_reason(p, e.mode) for p, e in matching.items()):
+        # a name git checks out here (a backslash on Linux) that the restore leaves as it is does not refuse it:
+        # the project's own `back\slash` made every whole-project restore fail; one it must write still does (below)
+        recorded = trees.list_files(repo, repo.commit_tree_oid(tip), scope)
+        matching = {p: e for p, e in matching.items() if recorded.get(p) != e or unsafe_reason(p, e.mode) is None}
+    refuse_unsafe(matching, resolved.commit)
     current_tree: str | None  # None: nothing recorded yet, every target file is new
     with recorder.writing():
         if dry_run:
@@ -187,6 +193,7 @@ def _restore(session: ProjectSession, snapshot: str, paths: list[str] | None, *,
         writes, removes = [p for p in writes if p not in unsaved], [p for p in removes if p not in unsaved]
         result.written, result.removed, result.not_recorded = writes, removes, sorted(kept)
         result.kept_unrecorded = sorted(unsaved)
+        refuse_unsafe({p: target_entries[p] for p in writes}, resolved.commit)  # changed since the tip, after all
         check_writable(session.root, {p: target_entries[p] for p in writes}, removes, sizes)
         if dry_run:  # the diff is the answer of a dry run; a restore's answer lists the files
             result.diff = planned_diff(repo, current_tree, repo.commit_tree_oid(resolved.commit),
