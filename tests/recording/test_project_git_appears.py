@@ -39,3 +39,14 @@ def test_a_removed_git_directory_is_followed_too(project: Path) -> None:
         write(project, "src/app.py", "def main():\n    return 5\n")
         wait_for(lambda: "return 5" in shadow_show(project, "refs/heads/shadow/-no-git:src/app.py"))
         assert "return 5" not in shadow_show(project, "refs/heads/shadow/main:src/app.py")
+
+
+def test_a_git_directory_removed_and_made_again_is_protected_again(project: Path) -> None:
+    with watching(project):
+        shutil.rmtree(project / ".git")
+        git(project, "init", "-q", "-b", "main")  # at once: .git is there at every look, but it is another one
+        wait_for(lambda: "/.trajectory" in (project / ".git" / "info" / "exclude").read_text(), timeout=15)
+        assert git(project, "status", "--porcelain", "--untracked-files=all").count(".trajectory") == 0
+        git(project, "add", "-A")  # failed on the marker ('.trajectory/' does not have a commit checked out)
+        git(project, "clean", "-fdxq")
+        assert (project / ".trajectory" / "HEAD").is_file()

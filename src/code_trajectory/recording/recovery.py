@@ -97,17 +97,15 @@ class RecoveryMixin:
                               f"history is lost and a new one started at {datetime.now().strftime('%H:%M:%S')}")
         return True
 
-    def follow_project_git(self: _Recorder) -> bool:
-        """Take up the project's git repository again when it is no longer the one this recorder opened with: a
-        ``git init`` in a project recorded without git, its ``.git`` removed or replaced (the watcher calls this when
-        the root's ``.git`` comes or goes). The branch of later snapshots, the ignore files, the tracked set and the
-        reflog read are then the new repository's, ``.trajectory`` is added to its ``info/exclude`` with the marker
-        that keeps ``git clean -fdx`` and ``git stash --all`` away from it (:func:`.opening.protect_history`), and a
-        full scan is due. Returns True when the repository changed (False: the same one, nothing done).
-        """
+    def follow_project_git(self: _Recorder) -> None:
+        """Take up the project's git repository again: a ``git init`` in a project recorded without git, its ``.git``
+        removed, or removed and made again (the watcher calls this when the root's ``.git`` comes, goes or is
+        replaced). The branch of later snapshots, the ignore files, the tracked set and the reflog read are then the
+        new repository's, ``.trajectory`` is added to its ``info/exclude`` with the marker that keeps ``git clean
+        -fdx`` and ``git stash --all`` away from it (:func:`.opening.protect_history`: a new ``info/exclude`` lacks
+        the line, and a marker the project's git does not ignore would make ``git add -A`` fail), and a full scan
+        is due."""
         found = ProjectRepo.discover(self.root)
-        if (found.git_dir, found.work_tree) == (self.project.git_dir, self.project.work_tree):
-            return False
         with self._lock:
             self.project = found
             self.policy = policy_for(self.root, self.settings.all_deny_patterns, found)
@@ -118,7 +116,6 @@ class RecoveryMixin:
                     found.git_dir or "none", found.current_branch(), f" ({problem})" if problem else "")
         if problem is not None:
             self.notices.append(problem)
-        return True
 
     def _needs_full_scan(self: _Recorder, paths: Iterable[str]) -> bool:
         """Before a snapshot of changed ``paths``: must a full scan (:meth:`reconcile`) take its place?

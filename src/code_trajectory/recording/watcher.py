@@ -105,8 +105,10 @@ class Watcher(WatchSetMixin):
         self.sync = SyncPoint(recorder.repo.state_dir / "sync")
         self._maintainer = BackgroundMaintenance(recorder.repo, cap_bytes=settings.max_history_bytes,
                                                  retention_days=settings.retention_days)
-        #: Whether the root held a ``.git`` when the project's git was last looked up (see :meth:`_check_groups`).
-        self._root_git = os.path.lexists(self.root / ".git")
+        #: ``<root>/.git``: made, removed or replaced (``git init``, ``rm -rf .git``), the recorder follows the
+        #: project's new git repository (see :meth:`_check_groups`); its identity when last looked at.
+        self._dot_git = str(self.root / ".git")
+        self._root_git = _identity(self._dot_git)
         self._follow_git()
 
     def _follow_git(self) -> None:
@@ -232,6 +234,8 @@ class Watcher(WatchSetMixin):
     # -- events -------------------------------------------------------------------------------
 
     def _filter(self, change: watchfiles.Change, path: str) -> bool:
+        if path == self._dot_git:
+            return True  # the snapshot loop is woken to follow the project's git (see _check_groups)
         if any(path == g or path.startswith(g + "/") for g in self._git_roots):
             return path in self._git_files
         try:
@@ -252,6 +256,10 @@ class Watcher(WatchSetMixin):
         deleted: list[str] = []
         head_moved = git_active = stash = index_changed = False
         for change, path in batch:
+            if path == self._dot_git:
+                with self._wake:
+                    self._wake.notify_all()
+                continue
             if path == self._index_file:
                 index_changed = True
                 continue
@@ -340,14 +348,14 @@ class Watcher(WatchSetMixin):
     def _check_groups(self) -> None:
         """Notice a removed project, a watch group that died (backend failure), or a ``.git`` made or removed at the
         project's root (``git init``: :meth:`~.recovery.RecoveryMixin.follow_project_git`), and react."""
-        root_git = os.path.lexists(self.root / ".git")
+        root_git = _identity(self._dot_git)
         if root_git != self._root_git:
             self._root_git = root_git
-            if self.recorder.follow_project_git():
-                self._follow_git()
-                self._rebuild()  # the new git directory's HEAD and reflogs watched; a rescan after the debounce
-                self.recorder.note_changes((), rescan=True)
-                self._touch()
+            self.recorder.follow_project_git()
+            self._follow_git()
+            self._rebuild()  # the new git directory's HEAD and reflogs watched; a rescan after the debounce
+            self.recorder.note_changes((), rescan=True)
+            self._touch()
         if not self.root.is_dir():
             self.last_error = f"the project directory {self.root} no longer exists; watching stopped"
             log.error(self.last_error)
@@ -406,3 +414,12 @@ class Watcher(WatchSetMixin):
                 self.on_snapshot(snapshot)
             except Exception:
                 log.exception("snapshot callback failed")
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    """``(device, inode)`` of ``path`` itself (not a link's target), None when there is nothing there."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
