@@ -241,3 +241,32 @@ def test_a_file_recorded_on_another_branch_only_is_said_to_be_there(project: Pat
     assert proc.returncode == 2 and "it is recorded on branch 'experiment': pass branch=\"experiment\"" in proc.stderr
     assert "LoggingTrait::log" in cli_stdout(project, "symbol", "src/LoggingTrait.php", "LoggingTrait::log",
                                              "--branch", "experiment")
+
+
+def test_the_first_recorded_versions_symbols_are_not_in_the_structured_content(project: Path) -> None:
+    """click's ``utils.py`` (688 lines, 35 symbols) recorded by the start-up import, then one edit: the text says
+    "35 symbol(s), not shown" for the first version, but its structured entry listed every name, which made the
+    content larger than the text, so the version was left out (``versions_left_out``): a client that hands the model
+    only the structured content (Claude Code) never showed it the snapshot the file started from."""
+    from code_trajectory.core.answer import size, structured
+    from code_trajectory.core.config import TrajectorySettings
+    from code_trajectory.history import service
+    from code_trajectory.recording.session import ProjectSession
+
+    body = "".join(f"def function_number_{n}(argument_one, argument_two):\n    return argument_one + {n}\n\n\n"
+                   for n in range(35))
+    write(project, "src/many.py", body)
+    session = ProjectSession(project, TrajectorySettings.load(project))
+    session.start()  # its start-up import records the file as it is
+    try:
+        write(project, "src/many.py", body.replace("+ 7\n", "+ 8\n"))
+        assert session.recorder.record_paths(["src/many.py"]) is not None
+        answer = service.file_trajectory(session, "src/many.py", 5)
+        text = str(answer)
+        assert "35 symbol(s), not shown" in text and "function_number_0" not in text, text
+        data = structured(text, answer.data)
+        assert data is not None and "versions_left_out" not in data and size(data) <= len(text), data
+        assert [v["n"] for v in data["versions"]] == [1, 2] and "symbols" not in data["versions"][0], data
+        assert data["versions"][1]["symbols"] == "modified function_number_7"
+    finally:
+        session.close()

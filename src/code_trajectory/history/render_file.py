@@ -269,8 +269,8 @@ def file_data(text: str, path: str, branch: str, versions: list[Version], total:
     in ``text``, in its order, ``n`` (its number), ``id``, ``t``, ``kind`` (when not ``snapshot`` nor a named
     checkpoint), ``checkpoint`` (the checkpoint's name), ``name`` (the git operation), ``status`` (when not ``M``), ``+``/``-`` (lines), ``from`` (old path), ``path`` (when not
     ``path``), ``intent`` (when it changed, as the text), ``origin`` (client, tool), ``change`` (whitespace-,
-    comment-, import-only...), ``symbols`` (the text's line), ``revert_of``, ``tests``, ``not_stored`` and ``diff``
-    (as shown); ``left_out``: the version numbers whose diff the text left out. Versions that cancel out (``spans``:
+    comment-, import-only...), ``symbols`` (the text's line: none for the first recorded state), ``revert_of``,
+    ``tests``, ``not_stored`` and ``diff`` (as shown); ``left_out``: the version numbers whose diff the text left out. Versions that cancel out (``spans``:
     index ranges into ``versions``, said as one heading by the text) are one entry, as the text says them: ``n`` and
     ``to`` (the first and last number), ``id`` (the first) and ``ids`` (all, as shown), ``t`` (the first's),
     ``msg`` (the text's line: what they were, ``no net change``)."""
@@ -298,7 +298,9 @@ def file_data(text: str, path: str, branch: str, versions: list[Version], total:
             "intent": record.intent if record.intent != previous else None,
             "origin": origin and {k: v for k, v in origin.items() if k in ("client", "tool")},
             "change": symbols.kind if symbols and symbols.kind not in ("code", "added", "removed") else None,
-            "symbols": version.symbol_line(), "revert_of": version.revert_of and when(version.revert_of),
+            # the first recorded state's symbols are not news: the text names none (see heading), nor does this
+            "symbols": None if began_recording(record) and not version.one_line_kind else version.symbol_line(),
+            "revert_of": version.revert_of and when(version.revert_of),
             "tests": tests_field(version.tests), "not_stored": version.oversize})
         previous = record.intent or previous
     entries = shown(text, entries)
