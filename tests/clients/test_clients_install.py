@@ -135,6 +135,27 @@ def test_new_exe_updates_in_place(name: str, proj: Path, env: dict[str, str]) ->
 
 
 @pytest.mark.parametrize("name", ALL)
+def test_a_new_install_keeps_what_the_user_added_to_our_entry(name: str, proj: Path, env: dict[str, str]) -> None:
+    """The README suggests an ``env`` in the server's entry (``CODE_TRAJECTORY_HOME``); running install again (to
+    add ``--hooks``, or after an upgrade) rewrote the entry and dropped it, with no backup: the server then read
+    another home (recaps, journal, config)."""
+    key = client(name).servers_key
+    path = path_of(name, proj, env)
+    run_install(name, proj, env)
+    data = json.loads(path.read_text())
+    data[key]["code-trajectory"].update(env={"CODE_TRAJECTORY_HOME": "/home/me/ct-state"}, timeout=30)
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    changes = run_install(name, proj, env, exe=NEW_EXE)
+    assert changes[0].action == "updated"
+    after = json.loads(path.read_text())[key]["code-trajectory"]
+    assert after == {**expected_entry(name, proj, NEW_EXE), "env": {"CODE_TRAJECTORY_HOME": "/home/me/ct-state"},
+                     "timeout": 30}
+    raw = path.read_bytes()
+    assert [c.action for c in run_install(name, proj, env, exe=NEW_EXE)] == ["unchanged"]
+    assert path.read_bytes() == raw
+
+
+@pytest.mark.parametrize("name", ALL)
 @pytest.mark.parametrize("content,reason", [
     ('{"mcpServers": {"a": ', "is not valid JSON"),
     ('[{"command": "x"}]\n', "holds a list at the top level"),

@@ -18,7 +18,8 @@ keeping every other key and server, in order. What goes where (see the README's 
   ``.claude/settings.local.json``, or Zed's user ``settings.json``.
 
 A second identical install writes nothing (``unchanged``); a changed entry is updated in place
-(``updated``). The file rules (backups of anything a rewrite would lose, atomic writes, dry-run diffs) are
+(``updated``): how it starts the server is install's, what the user added to it (an ``env``, a ``timeout``,
+``disabled``) is kept. The file rules (backups of anything a rewrite would lose, atomic writes, dry-run diffs) are
 those of :mod:`code_trajectory.clients.jsonfile`. Install notes each file's previous bytes in the
 :mod:`~code_trajectory.clients.ledger`, so uninstall is exact: a file install created goes away, a file it
 edited gets its bytes back (when nothing else changed in it since; otherwise only our entries are removed).
@@ -71,6 +72,10 @@ from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.project import check_recordable
 
 log = logging.getLogger(__name__)
+
+#: The keys of a server entry that say how the server starts: install writes them; any other key of our existing
+#: entry (the ``env`` the README suggests, a ``timeout``, ``disabled``, Goose's ``envs``) is the user's and is kept.
+START_KEYS = frozenset({"type", "command", "args", "cmd", "source", "name"})
 
 
 def resolve_project(project: str | os.PathLike[str] | None) -> Path:
@@ -299,7 +304,10 @@ def install(client_name: str, project: str | os.PathLike[str] | None = None, *, 
                     f"not code-trajectory; rename or remove that entry, then run install again")
         chosen.append(name)
         entry = client.named(wanted, name)
-        if servers.get(name) != entry:
+        old = servers.get(name)
+        if isinstance(old, Mapping):  # our entry already: the user's own keys in it stay
+            entry = {**entry, **{k: v for k, v in old.items() if k not in START_KEYS}}
+        if old != entry:
             servers[name] = entry
         return note
 
