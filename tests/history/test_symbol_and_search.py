@@ -96,6 +96,29 @@ async def test_the_new_tools_through_the_sdk_client(project: Path) -> None:
         assert bad.is_error and "did you mean main" in bad.content[0].text
 
 
+
+def test_the_structured_hits_of_a_search_are_kept_for_a_dozen_short_hits(session: ProjectSession) -> None:
+    """Twelve snapshots each adding one short matching line (``x7 = 1``): each row carried a full ISO time where
+    the heading says the day once, so the content grew past the text and the size cap deleted every hit (the
+    model of a client that passes only structured content got ``{"query": "x", "more": true}``)."""
+    from code_trajectory.core.answer import size, structured
+
+    for n in range(12):
+        edit(session, src__m_py="".join(f"x{k} = 1\n" for k in range(n + 1)))
+    found = service.search_trajectory(session, "x", limit=10)
+    text = str(found)
+    data = structured(text, found.data)
+    assert data is not None and size(data) <= len(text) and len(data["hits"]) == 10, data
+    assert [row[3] for row in data["hits"][:2]] == ["`src/m.py`: +x11 = 1", "`src/m.py`: +x10 = 1"]
+    headings = [line[3:].split(" · ")[0] for line in text.split("\n") if line.startswith("## ")]
+    assert [row[0] for row in data["hits"]] == headings  # the time as each heading says it
+    for n in range(12, 60):  # past ~40 one-line hits a row still costs a character more than its heading
+        edit(session, src__m_py="".join(f"x{k} = 1\n" for k in range(n + 1)))
+    found = service.search_trajectory(session, "x", limit=100)
+    data = structured(str(found), found.data)
+    assert data is not None and size(data) <= len(str(found)), data
+    assert data["hits"][0][3] == "`src/m.py`: +x59 = 1" and len(data["hits"]) + data["hits_left_out"] == 60, data
+
 def test_hints_name_the_cli_flag_beside_the_tool_parameter(session: ProjectSession) -> None:
     """A hint that names a tool's parameter also names the CLI's flag for it: the CLI prints the same text."""
     edit(session, src__flags_py="DEBUG = False\n")

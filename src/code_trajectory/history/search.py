@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from code_trajectory.core.answer import Answer, message, sections, short, shown, when
+from code_trajectory.core.answer import Answer, message, prune, sections, short, shown, size
 from code_trajectory.core.errors import GitError, InvalidArgumentError
 from code_trajectory.git import log, messages, search_index
 from code_trajectory.git.shadow import ShadowRepo
@@ -176,20 +176,28 @@ def render(query: str, branch: str, hits: list[Hit], budget_tokens: int, *, rege
                 block += [f"  {line}" for line in shown]
         out.append("\n".join(block))
     text = fit("\n".join(out), budget_tokens)
-    data = search_data(text, query, regex, branch, hits)
-    return Answer(text, {**data, "more": True} if more else data)
+    return Answer(text, search_data(text, query, regex, branch, hits, more=more))
 
 
-def search_data(text: str, query: str, regex: bool, branch: str, hits: list[Hit]) -> dict:
+def search_data(text: str, query: str, regex: bool, branch: str, hits: list[Hit], *, more: bool = False) -> dict:
     """The structured content of a search (see :mod:`code_trajectory.core.answer`): ``query``, ``regex`` (when
     true) and the ``hits`` shown, newest first as the text, each a row ``[time, snapshot id, why, lines]``: the
     time, id and why as the heading says them, and the hit's lines as the text shows them (per file its path in
     backquotes, then the added ``+`` and removed ``-`` lines). As lean as the text (the row's columns are fixed
-    here, not repeated in every answer)."""
-    entries = shown(text, [{"id": short(h.record.oid), "t": when(h.record.time), "msg": reason(h.record)}
-                           for h in hits])
+    here, not repeated in every answer); ``more`` as :func:`render` says it. A row costs a character more than its
+    heading (JSON's quotes and commas): past about 40 one-line hits the oldest rows are left out (counted in
+    ``hits_left_out``) rather than the content outgrowing the text, whose size cap would then drop every hit."""
+    entries = shown(text, [{"id": short(h.record.oid), "t": h.record.time, "msg": reason(h.record)} for h in hits])
     rows = []
+    previous_day = None
     for entry, part in zip(entries, sections(text, [f"`{e['id']}`" for e in entries])):  # a budget cut shows fewer
         body = part.split("\n", 1)[1].split("\n## ", 1)[0].strip("\n") if "\n" in part else ""
-        rows.append([entry["t"], entry["id"], entry["msg"], body])
-    return {"query": query, "regex": regex or None, "hits": rows}
+        # the time as the heading says it (its day once): a full ISO time in every row made the content larger
+        # than the text from about 10 hits of one day, and the cap then dropped every hit
+        stamp, previous_day = day_once(entry["t"], previous_day)
+        rows.append([stamp, entry["id"], entry["msg"], body])
+    data: dict = {"query": query, "regex": regex or None, "hits": rows, "more": more or None}
+    while len(rows) > 1 and size(prune(data)) > len(text):
+        rows.pop()
+        data["hits_left_out"] = data.get("hits_left_out", 0) + 1
+    return data
