@@ -147,3 +147,19 @@ def test_search_follows_a_rename(session: ProjectSession) -> None:
     again = service.search_trajectory(session, "TIMEOUT = 30")
     assert again.data["hits"][0][3] == "`src/newest.py` (renamed from `src/new.py`): +RETRY_TIMEOUT = 30"
     assert len(again.data["hits"]) == 2
+
+
+def test_the_structured_snapshots_of_a_long_global_trajectory_are_kept(session: ProjectSession) -> None:
+    """get_global_trajectory(limit=60) over 60 one-line snapshots of one day: a row costs more than its heading,
+    so the content outgrew the text and the size cap deleted every row (``{"branch", "cols", "more"}`` only)."""
+    from code_trajectory.core.answer import size, structured
+
+    for n in range(60):
+        edit(session, src__m_py="".join(f"x{k} = 1\n" for k in range(n + 1)))
+    found = service.global_trajectory(session, limit=60)
+    text = str(found)
+    data = structured(text, found.data)
+    assert data is not None and size(data) <= len(text), data
+    rows = data["snapshots"]
+    assert len(rows) > 40 and len(rows) + data["left_out"] == 60 and rows[-1][3].startswith("M src/m.py (+1)"), data
+    assert re.match(r"\d{4}-\d\d-\d\d \d\d:", rows[0][0]), rows[0]  # the first row shown still says its day

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from code_trajectory.core.answer import prune, size
 from code_trajectory.git.log import CommitRecord, describe_files
 from code_trajectory.history.headings import Step, began_recording, net_zero_line, net_zero_spans, why
 from code_trajectory.history.narrative import CHARS_PER_TOKEN, fit, fmt_time
@@ -144,3 +145,18 @@ def data(text: str, branch: str, records: list[CommitRecord], marks: dict[str, s
     width = max((len(row) for row in rows), default=0)
     return {"branch": branch, "cols": SNAPSHOT_COLUMNS[:width], "snapshots": rows, "left_out": left_out or None,
             "more": more or None}
+
+
+def within_text(text: str, data: dict) -> dict:
+    """``data`` (:func:`data`'s, with what the caller added) held to the size of ``text``: a row costs a few
+    characters more than its heading (JSON's quotes and commas), so past about 40 snapshots the oldest rows are left
+    out and counted in ``left_out`` rather than the content outgrowing the text, whose size cap would then drop
+    every row (a client that passes only structured content got the columns and no snapshot)."""
+    rows = data["snapshots"]
+    while len(rows) > 1 and size(prune(data)) > len(text):
+        dropped = rows.pop(0)
+        data["left_out"] = (data.get("left_out") or 0) + 1
+        day = str(dropped[0]).split(" ", 1)[0] if " " in str(dropped[0]) else None
+        if day and " " not in str(rows[0][0]):  # the heading that said the day is gone: the next row says it
+            rows[0][0] = f"{day} {rows[0][0]}"
+    return data

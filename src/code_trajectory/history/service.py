@@ -212,8 +212,8 @@ def global_trajectory(session: ProjectSession, limit: int = 20, since_consolidat
     in_headings = sum(1 for p in every if p.automatic is None) - sum(1 for p in named if p.automatic is None)
     line = markers.names_line(named, in_headings=in_headings)
     text = f"{text}\n\n{line}" if line else text
-    return Answer(text, {**recent.data(text, branch, records, marks, more),
-                         "named_points": markers.data(named) or None})
+    return Answer(text, recent.within_text(text, {**recent.data(text, branch, records, marks, more),
+                                                  "named_points": markers.data(named) or None}))
 
 
 def operation_trees(repo: ShadowRepo, records: list[log.CommitRecord]) -> dict[str, str]:
