@@ -117,6 +117,28 @@ def test_the_hooks_of_another_session_do_not_carry_a_prompt(project: Path) -> No
     assert names.count("turn ended") == 2 and names.count("Task of session A") == 1, names
 
 
+def test_two_sessions_at_work_keep_their_own_intents(project: Path) -> None:
+    """Two Claude Code sessions in one project (two terminals): B's prompt took the intent of A, whose next edits
+    and turn's end had none ("no intent set", a nameless "turn ended")."""
+    cli("checkpoint", "--project", str(project))
+    prompt(project, "session-a", "Task of session A")
+    prompt(project, "session-b", "Task of session B")
+    target = str(project / "src" / "app.py")
+    write(project, "src/app.py", "def main():\n    return 'by session A'\n")
+    hook(project, "edit", "session-a", tool_name="Edit", tool_input={"file_path": target})
+    assert tip(project)[1] == "Task of session A"
+    write(project, "src/app.py", "def main():\n    return 'by session B'\n")
+    hook(project, "edit", "session-b", tool_name="Edit", tool_input={"file_path": target})
+    assert tip(project)[1] == "Task of session B"
+    hook(project, "stop", "session-a", hook_event_name="Stop")
+    names = git(project, "--git-dir=.trajectory", "for-each-ref", "--format=%(contents:subject)", "refs/tags/")
+    assert "Task of session A" in names, names
+    cli("intent", "--project", str(project), "Set", "by", "the", "user")  # an intent of no session ends theirs
+    write(project, "src/app.py", "def main():\n    return 'by session A again'\n")
+    hook(project, "edit", "session-a", tool_name="Edit", tool_input={"file_path": target})
+    assert tip(project)[1] == "Set by the user"
+
+
 @pytest.mark.slow
 @pytest.mark.anyio
 async def test_the_import_of_a_server_start_carries_no_intent(project: Path) -> None:

@@ -18,6 +18,8 @@ from code_trajectory.recording.liveness import read_recorder_state
 #: when the previous recorder did not stop cleanly, seconds: a prompt reaches Claude Code's hook while its
 #: server starts (about a second; ten for a loaded machine).
 START_GRACE_SECONDS = 10.0
+#: Other agent sessions whose intents are kept beside the current one (two Claude Code sessions in one project).
+MAX_SESSIONS = 8
 
 
 class IntentStore:
@@ -25,7 +27,9 @@ class IntentStore:
 
     Stored in ``.trajectory/state/intent.json`` (``intent``, ``set_at`` ISO 8601 UTC, and ``session``: the agent
     session that set it, a Claude Code hook's ``session_id``, or null), so the server, the CLI and the hooks all
-    see and set the same intent; :meth:`age_seconds` says how old it is.
+    see and set the same intent; :meth:`age_seconds` says how old it is. ``sessions`` keeps the intents of up to
+    :data:`MAX_SESSIONS` other agent sessions (``{session: {"intent", "set_at"}}``): the prompt of one session
+    does not take the intent of another session that is still working on the project.
 
     An intent belongs to the recording session it was set in (issue 22): a recorder that starts ends an intent
     left by an earlier one (:meth:`end_stale`), the start-up scan's snapshot carries none, and a hook of one agent
@@ -55,7 +59,12 @@ class IntentStore:
         intent = free_text(intent)  # as set() stores it: a file written by hand, or planted, is text like any other
         owner = data.get("session")
         if session and isinstance(owner, str) and owner:
-            return intent if owner == session else None
+            if owner == session:
+                return intent
+            kept = data.get("sessions")
+            entry = kept.get(session) if isinstance(kept, dict) else None
+            own = entry.get("intent") if isinstance(entry, dict) else None
+            return free_text(own) if isinstance(own, str) and own.strip() else None
         stopped = parse_stored_time(read_recorder_state(self.path.parent).get("stopped_at"))
         set_at = parse_stored_time(data.get("set_at"))
         if stopped is not None and set_at is not None and set_at <= stopped:
@@ -126,10 +135,21 @@ class IntentStore:
         if not clean:
             raise InvalidArgumentError("intent must be a non-empty sentence, e.g. 'Fix login retry'")
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        stored: dict = {"intent": clean, "set_at": datetime.now(UTC).isoformat(), "session": session or None}
+        if session:  # the intents of the other agent sessions stay theirs (an intent without a session ends them)
+            before = self._read()
+            kept = before.get("sessions")
+            others = {k: v for k, v in kept.items() if isinstance(k, str) and k != session
+                      and isinstance(v, dict)} if isinstance(kept, dict) else {}
+            owner = before.get("session")
+            if isinstance(owner, str) and owner and owner != session and isinstance(before.get("intent"), str):
+                others.pop(owner, None)  # the newest last
+                others[owner] = {"intent": before["intent"], "set_at": before.get("set_at")}
+            if others:
+                stored["sessions"] = dict(list(others.items())[-MAX_SESSIONS:])
         # no fsync (the rename stays atomic): an intent a power loss takes is set again by the next prompt, and a
         # hook's prompt should not wait for the disk (issue 29)
-        replace_file(self.path, json.dumps({"intent": clean, "set_at": datetime.now(UTC).isoformat(),
-                                            "session": session or None}), fsync=False)
+        replace_file(self.path, json.dumps(stored), fsync=False)
         return clean
 
     def clear(self) -> None:
