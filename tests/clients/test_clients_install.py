@@ -436,6 +436,21 @@ def test_project_defaults_to_cwd_and_is_absolute(proj: Path, env: dict[str, str]
         == "${workspaceFolder}"
 
 
+def test_run_in_a_subdirectory_it_sets_up_the_project_at_the_top(proj: Path, env: dict[str, str],
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """``install claude-code`` run in ``src/click`` of a clone wrote ``src/click/.mcp.json`` and
+    ``src/click/.claude/settings.json``, which Claude Code started at the top never reads (and the server records
+    the top anyway); every other command takes the project as git finds its repository."""
+    subprocess.run(["git", "init", "-q", str(proj)], check=True)
+    (proj / "src" / "click").mkdir(parents=True)
+    monkeypatch.chdir(proj / "src" / "click")
+    changes = inst.install("claude-code", None, exe=EXE, env=env, platform="linux", hooks=True)
+    assert [c.path for c in changes] == [proj / ".mcp.json", proj / ".claude" / "settings.json"]
+    assert not (proj / "src" / "click" / ".mcp.json").exists()
+    changes = inst.uninstall("claude-code", None, env=env, platform="linux")
+    assert [c.action for c in changes] == ["removed", "removed"] and not (proj / ".mcp.json").exists()
+
+
 def test_unknown_client_lists_valid_names(proj: Path) -> None:
     with pytest.raises(InvalidArgumentError, match="unknown client 'emacs'; choose one of: claude-code, "
                                                    "claude-desktop, cursor, vscode, gemini, codex, windsurf, zed, "

@@ -23,7 +23,8 @@ _CLIENT_HELP = "the MCP client to set up: " + ", ".join(CLIENTS)
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("client", metavar="CLIENT", choices=list(CLIENTS), help=_CLIENT_HELP)
     parser.add_argument("--project", metavar="PATH", default=None,
-                        help="project directory (default: the current directory)")
+                        help="project directory (default: the project of the current directory, found as git finds its "
+                             "repository: the top of the work tree, not a subdirectory)")
     parser.add_argument("--dry-run", action="store_true",
                         help="print the change as a unified diff and write nothing")
     parser.add_argument("--local", action="store_true",

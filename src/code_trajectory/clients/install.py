@@ -69,7 +69,7 @@ from code_trajectory.clients.registry import client as _client
 from code_trajectory.clients.report import Change as Change  # what was done to one file, re-exported
 from code_trajectory.clients.report import render as render  # the text people read, re-exported
 from code_trajectory.core.errors import InvalidArgumentError
-from code_trajectory.project import check_recordable
+from code_trajectory.project import check_recordable, find_project_root
 
 log = logging.getLogger(__name__)
 
@@ -79,12 +79,14 @@ START_KEYS = frozenset({"type", "command", "args", "cmd", "source", "name"})
 
 
 def resolve_project(project: str | os.PathLike[str] | None) -> Path:
-    """``project`` (default: the current directory) as an absolute, resolved directory.
+    """``project`` (default: the project of the current directory, as every command finds it:
+    :func:`code_trajectory.project.find_project_root`, so that a set-up run in ``src/`` goes where the client
+    reads it, at the top of the work tree) as an absolute, resolved directory.
 
     Raises:
         InvalidArgumentError: it does not exist or is not a directory.
     """
-    raw = Path(os.path.expanduser(os.fspath(project))) if project not in (None, "") else Path.cwd()
+    raw = Path(os.path.expanduser(os.fspath(project))) if project not in (None, "") else find_project_root(Path.cwd())
     path = Path(os.path.abspath(raw))
     if not path.exists():
         raise InvalidArgumentError(f"project directory {path} does not exist; pass --project with an existing "
