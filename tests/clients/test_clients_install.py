@@ -451,6 +451,18 @@ def test_run_in_a_subdirectory_it_sets_up_the_project_at_the_top(proj: Path, env
     assert [c.action for c in changes] == ["removed", "removed"] and not (proj / ".mcp.json").exists()
 
 
+def test_a_local_install_says_what_the_local_scope_needs(proj: Path, env: dict[str, str]) -> None:
+    """``install claude-code --local`` said Claude Code would ask to approve the servers of ``.mcp.json``, a file
+    it had not written (local-scope servers need no approval); Codex's said to trust the project's ``.codex/``."""
+    for name in ("claude-code", "codex"):
+        text = inst.render(run_install(name, proj, env, local=True))
+        assert ".mcp.json" not in text and "trust the project" not in text, text
+        assert client(name).local_hint in text  # type: ignore[attr-defined]
+        assert "--local" in text.splitlines()[-1]
+        shared = inst.render(run_install(name, proj, env))
+        assert client(name).hint in shared
+
+
 def test_unknown_client_lists_valid_names(proj: Path) -> None:
     with pytest.raises(InvalidArgumentError, match="unknown client 'emacs'; choose one of: claude-code, "
                                                    "claude-desktop, cursor, vscode, gemini, codex, windsurf, zed, "

@@ -83,7 +83,8 @@ class Client(Protocol):
     object that ``install --local`` writes for this project alone, or None when the client has no such
     place; ``local_is_global`` says that file serves every project (Zed's user settings: one entry per
     project, named as in :attr:`global_config` files); ``local_file_kept`` says uninstall never deletes it
-    (``~/.claude.json``, which Claude Code itself writes).
+    (``~/.claude.json``, which Claude Code itself writes); ``local_hint`` replaces :attr:`hint` after an
+    ``install --local`` when the hint is about the shared file (None: the same hint).
     """
 
     name: str
@@ -151,6 +152,7 @@ class StdioClient:
     global_config = False
     docs: tuple[str, ...] = ()
     hint = ""
+    local_hint: str | None = None
     file_format = "json"
     owns_file = False
     shared = True

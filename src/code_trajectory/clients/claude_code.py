@@ -50,6 +50,7 @@ class ClaudeCode(StdioClient):
     docs = ("Connect Claude Code to tools via MCP - https://code.claude.com/docs/en/mcp",
             "Hooks reference - https://docs.anthropic.com/en/docs/claude-code/hooks")
     hint = "Claude Code asks to approve project servers from .mcp.json the next time it starts here."
+    local_hint = "Claude Code starts it the next time it starts here (`claude mcp list` shows it, local scope)."
 
     def config_path(self, project: Path, env: Mapping[str, str], platform: str) -> Path:
         return project / ".mcp.json"

@@ -47,6 +47,7 @@ class Codex(UserFileClient):
                              "Hooks - https://developers.openai.com/codex/hooks")
     hint = ("Codex reads the project's .codex/ once you trust the project (it asks), then starts the server in its "
             "next session (`codex mcp list` shows it); hooks run once you review them (/hooks).")
+    local_hint = "Codex starts it in its next session, wherever it runs (`codex mcp list` shows it)."
 
     def config_path(self, project: Path, env: Mapping[str, str], platform: str) -> Path:
         """``<project>/.codex/config.toml`` (``env`` and ``platform`` are not used)."""

@@ -82,8 +82,9 @@ def render(changes: list[Change], *, show_diff: bool | None = None) -> str:
         lines.append("dry run: nothing written")
     elif installed:
         client = CLIENTS.get(changes[0].client)
-        if client is not None and client.hint:
-            lines.append(client.hint)
+        local_hint = getattr(client, "local_hint", None) if changes[0].local else None
+        if client is not None and (local_hint or client.hint):
+            lines.append(local_hint or client.hint)  # --local: not the shared file's approval or trust
         project = changes[0].project
         where = f" --project {shell_command([str(project)])}" if project is not None else ""
         local = " --local" if changes[0].local else ""
