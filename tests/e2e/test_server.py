@@ -44,6 +44,16 @@ async def test_tools_are_listed_with_annotations(service: TrajectoryService) -> 
 
 
 @pytest.mark.anyio
+async def test_no_tool_says_it_reaches_an_open_world(service: TrajectoryService) -> None:
+    """Every tool acts on the local project only; MCP reads a missing openWorldHint as true, and set_goal and
+    add_entry (WRITES_IDEMPOTENT) left it out."""
+    async with Client(build_server(service)) as client:
+        tools = (await client.list_tools()).tools
+    assert {"set_goal", "add_entry"} <= {t.name for t in tools}
+    assert [t.name for t in tools if t.annotations is None or t.annotations.open_world_hint is not False] == []
+
+
+@pytest.mark.anyio
 async def test_unconfigured_server_tells_the_model_what_to_call(service: TrajectoryService) -> None:
     async with Client(build_server(service)) as client:
         for name, args in [("get_session_summary", {}), ("get_file_trajectory", {"filepath": "a.py"}),

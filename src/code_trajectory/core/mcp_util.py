@@ -36,7 +36,8 @@ T = TypeVar("T")
 #: Annotations of every tool (MCP "Tool annotations"): each says whether it writes, destroys, can be repeated.
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
-WRITES_IDEMPOTENT = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True)
+WRITES_IDEMPOTENT = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+                                    open_world_hint=False)
 #: Reads only, but two calls may answer differently (it asks the client's model through MCP sampling).
 READ_ONLY_SAMPLING = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
