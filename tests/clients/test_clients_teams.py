@@ -183,6 +183,10 @@ def test_not_on_path_is_said_with_what_to_do(project: Path) -> None:
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "`code-trajectory` is not on PATH" in proc.stdout and "install claude-code --local" in proc.stdout
+    # the package's name, not the command's (`pipx install code-trajectory` fetches whatever PyPI holds by that
+    # name), and a --local command that runs here, where `code-trajectory` is not on PATH
+    assert "`pipx install code-trajectory-mcp`" in proc.stdout and "install code-trajectory`" not in proc.stdout
+    assert f"`{exe[0]}" in proc.stdout.split("or run ", 1)[1], proc.stdout
     assert "warning" not in cli("install", "cursor", cwd=project).stdout  # on PATH: nothing to say
 
 

@@ -73,6 +73,8 @@ from code_trajectory.project import check_recordable, find_project_root
 
 log = logging.getLogger(__name__)
 
+#: The package that installs the ``code-trajectory`` command (pyproject's ``name``): what pipx and uv install.
+DISTRIBUTION = "code-trajectory-mcp"
 #: The keys of a server entry that say how the server starts: install writes them; any other key of our existing
 #: entry (the ``env`` the README suggests, a ``timeout``, ``disabled``, Goose's ``envs``) is the user's and is kept.
 START_KEYS = frozenset({"type", "command", "args", "cmd", "source", "name"})
@@ -225,11 +227,14 @@ def _path_warning(client: Client, shared: bool, exe: Exe | None) -> str | None:
     if not shared or exe is not None or on_path() is not None:
         return None
     here = default_exe()
-    local = " or run `code-trajectory install claude-code --local` to use it from this machine's " \
-            "per-user settings only" if client.name == "claude-code" else ""
+    # what runs here, as typed: `code-trajectory` itself is not on PATH
+    local = f" or run `{shell_command([*exe_argv(here), 'install', 'claude-code', '--local'])}` to use it from " \
+            "this machine's per-user settings only" if client.name == "claude-code" else ""
+    # the distribution's name, never the command's: `pipx install code-trajectory` would fetch another project
     return (f"`{SHARED_EXE}` is not on PATH, so {client.title} cannot start what the shared file names: put it "
-            f"on PATH for everyone who uses the project (`pipx install code-trajectory` or `uv tool install "
-            f"code-trajectory`; here: link {shell_command(here)} into a directory on PATH){local}")
+            f"on PATH for everyone who uses the project (`pipx install {DISTRIBUTION}` or `uv tool install "
+            f"{DISTRIBUTION}`, or from a clone of its repository; here: link {shell_command(here)} into a "
+            f"directory on PATH){local}")
 
 
 def _write(client: Client | None, path: Path, mutate: Any, *, dry_run: bool,
