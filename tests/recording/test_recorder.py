@@ -328,6 +328,16 @@ def test_consolidate_squashes_only_the_current_task(project: Path) -> None:
         recorder.record_paths(["src/tidy.py"])
     answer = session.consolidate("Tidied up")
     assert "Consolidated 2 snapshot(s)" in answer and answer.count("src/tidy.py") == 2
+    # the end of an agent's turn (Claude Code's Stop hook) names the last snapshot: the task is still consolidated
+    recorder.intent.set("Rename the helper")
+    for i in range(2):
+        write(project, "src/helper.py", f"h = {i}\n")
+        recorder.record_paths(["src/helper.py"])
+        session.take_checkpoint(f"turn ended 10:0{i}:00: Rename the helper", name_only=True)
+    answer = session.consolidate("Renamed the helper")
+    assert "Consolidated 2 snapshot(s)" in answer, answer
+    turns = [p for p in points(recorder.repo) if p.automatic == "turn"]
+    assert len(turns) == 2 and all(recorder.repo.resolve(p.commit) for p in turns)  # still naming their snapshots
     session.close()
 
 

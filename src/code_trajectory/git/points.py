@@ -4,7 +4,7 @@ A checkpoint whose work tree matches the last snapshot writes no commit (no empt
 lives in a tag object instead: ``refs/tags/checkpoints/<YYYYmmddTHHMMSS.ffffff>`` in the shadow repository,
 pointing at the snapshot, with the checkpoint's message as the tag message and the branch in a
 ``Trajectory-Branch`` line. Tags keep their snapshots reachable (maintenance's size cap never drops them),
-consolidation never squashes a named snapshot, and :func:`code_trajectory.git.snapshots.resolve_snapshot`
+consolidation never squashes a named snapshot (but the end of an agent's turn), and :func:`code_trajectory.git.snapshots.resolve_snapshot`
 resolves a reference by the message (exact, newest wins).
 
 Some names are made by the tools, not chosen by the user: the safety point of a restore (``before restore of
@@ -131,5 +131,8 @@ def automatic_kind(name: str) -> str | None:
 
 
 def named_commits(repo: ShadowRepo) -> set[str]:
-    """The snapshots that carry a name (consolidation keeps them and everything before them)."""
-    return {p.commit for p in points(repo)}
+    """The snapshots that carry a name, but the end of an agent's turn (``turn ended ...``, :data:`AUTO_TURN`):
+    consolidation keeps them and everything before them. A turn's point does not end the work a consolidation
+    squashes (with Claude Code's hooks every turn ends with one, so the task of the turn before could never be
+    consolidated); its tag keeps naming the snapshot it was made on, squashed or not."""
+    return {p.commit for p in points(repo) if p.automatic != AUTO_TURN}
