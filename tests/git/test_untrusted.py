@@ -267,3 +267,101 @@ def test_the_project_index_stamp_reads_a_gitfile_bounded_and_never_waits(tmp_pat
     fifo.mkdir()
     os.mkfifo(fifo / ".git")
     assert _index_stamp(fifo) == "?"
+
+
+def unpacked(project: Path, tmp_path: Path) -> Path:
+    """A copy of the recorded ``project`` elsewhere, as a tarball unpacks it (new inodes: no valid stamp)."""
+    import shutil
+
+    copy = tmp_path / "unpacked"
+    shutil.copytree(recorded(project), copy, symlinks=True)
+    return copy
+
+
+@pytest.mark.parametrize("planted", ["logs/HEAD", "refs/heads/shadow", "objects", "state"])
+def test_a_link_in_a_shipped_trajectory_is_refused_before_anything_is_written_where_it_leads(
+        project: Path, tmp_path: Path, planted: str) -> None:
+    """git writes through a link (a reflog line appended to the file ``logs/HEAD`` leads to, a ref or an object
+    created in the directory a linked ``refs/heads/shadow`` or ``objects`` leads to) and the opening clears stale
+    ``tmp_*`` files under ``objects/``: a link in a ``.trajectory`` that came in a tarball must reach none of them."""
+    import shutil
+
+    copy = unpacked(project, tmp_path)
+    inside = copy / ".trajectory" / planted
+    outside = tmp_path / "outside"
+    if inside.is_dir():
+        shutil.copytree(inside, outside)
+        shutil.rmtree(inside)
+    else:
+        shutil.copy2(inside, outside)
+        inside.unlink()
+    if planted == "objects":
+        (outside / "tmp_notes.txt").write_text("the user's own file\n")
+        os.utime(outside / "tmp_notes.txt", (0, 0))  # older than any stale-file age
+    inside.symlink_to(outside)
+    before = {p: p.read_bytes() for p in sorted(outside.rglob("*")) if p.is_file()} if outside.is_dir() else \
+        {outside: outside.read_bytes()}
+    write(copy, "src/app.py", "def main():\n    return 3\n")
+    for args in (["log"], ["checkpoint", "-m", "after unpacking"]):
+        proc = cli(*args, cwd=copy)
+        assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
+        assert proc.stderr.count("\n") == 1 and f"{inside} is a symlink" in proc.stderr, proc.stderr
+    after = {p: p.read_bytes() for p in sorted(outside.rglob("*")) if p.is_file()} if outside.is_dir() else \
+        {outside: outside.read_bytes()}
+    assert after == before
+
+
+@pytest.mark.parametrize("planted", ["state/config-checked", ".gitignore", "refs/heads/shadow/main", "loose"])
+@pytest.mark.parametrize("kind", ["fifo", "zero"])
+def test_a_fifo_or_endless_file_in_a_shipped_trajectory_is_refused_at_once(project: Path, tmp_path: Path,
+                                                                           planted: str, kind: str) -> None:
+    """Files the opening reads itself (the stamp, ``.gitignore``) and files git reads (a ref, a loose object): a FIFO
+    made every command wait, a link to ``/dev/zero`` read until memory ran out."""
+    copy = unpacked(project, tmp_path)
+    git_dir = copy / ".trajectory"
+    if planted == "loose":
+        planted = str(next((git_dir / "objects").glob("[0-9a-f][0-9a-f]/*")).relative_to(git_dir))
+    target = git_dir / planted
+    target.unlink()
+    if kind == "fifo":
+        os.mkfifo(target)
+    else:
+        target.symlink_to("/dev/zero")
+    proc = cli("log", cwd=copy)
+    assert proc.returncode == 2 and str(target) in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_a_trajectory_link_to_another_repository_leaves_it_as_it_was(tmp_path: Path) -> None:
+    """A project unpacked with ``.trajectory -> ../mine/.git``: the opening rewrote that repository's config (its
+    remote and identity gone) and replaced its ``info/exclude`` with ``*``; a link to a directory holding other
+    files had ``git init`` run in it. Both are refused; a link to an empty directory still gets a new history."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    git(mine, "init", "-q", "-b", "main")
+    git(mine, "remote", "add", "origin", "https://example.com/me/mine.git")
+    (mine / ".git" / "info").mkdir(exist_ok=True)
+    (mine / ".git" / "info" / "exclude").write_text("secret-notes/\n")
+    files = {p: p.read_bytes() for p in sorted((mine / ".git").rglob("*")) if p.is_file()}
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine\n")
+    shipped = tmp_path / "shipped"
+    write(shipped, "app.py", "x = 1\n")
+    for target in (Path("../mine/.git"), Path("../other")):
+        link = shipped / ".trajectory"
+        if link.is_symlink():
+            link.unlink()
+        link.symlink_to(target)
+        for args in (["log"], ["checkpoint", "-m", "x"]):
+            proc = cli(*args, cwd=shipped)
+            assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+            if args != ["log"] or target.name == ".git":  # a log of a directory with no repository: nothing recorded
+                assert "is not a history code-trajectory made" in proc.stderr, proc.stderr
+    assert {p: p.read_bytes() for p in sorted((mine / ".git").rglob("*")) if p.is_file()} == files
+    assert sorted(p.name for p in other.iterdir()) == ["notes.txt"]
+    empty = tmp_path / "disk"
+    empty.mkdir()
+    (shipped / ".trajectory").unlink()
+    (shipped / ".trajectory").symlink_to(empty)
+    ok(cli("checkpoint", "-m", "mine", cwd=shipped))
+    assert "checkpoint: mine" in ok(cli("log", cwd=shipped))

@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 from code_trajectory.core.atomic import replace_file
+from code_trajectory.core.bounded_read import read_bounded
 from code_trajectory.core.errors import StorageError
 from code_trajectory.core.paths import SHADOW_DIR_NAME
 from code_trajectory.git import untrusted
@@ -207,6 +208,8 @@ def ensure_repository(git_dir: Path) -> bool:
                 if not git_dir.is_dir():
                     raise StorageError(f"{git_dir} is a symlink to a missing directory; create its target or "
                                        "remove the link")
+                untrusted.check_link_target(git_dir)  # an empty directory, or a history of ours
+                hide_from_project_git(git_dir)  # first, as in a new directory: marks the target ours
                 _init(git_dir)
             elif git_dir.is_dir() and any(git_dir.iterdir()):
                 log.warning("%s is an incomplete git repository; repairing it in place", git_dir)
@@ -225,10 +228,8 @@ def ensure_repository(git_dir: Path) -> bool:
     return created
 
 
-#: ``.trajectory/.gitignore``: git ignores a directory whose own ``.gitignore`` says ``*`` (as virtualenvs and
-#: pytest's cache do), so ``git status`` and ``git add -A`` of the project never see the shadow repository, and no
-#: tracked file (the project's ``.gitignore``) nor anything under the project's ``.git`` is written for it.
-SELF_IGNORE = "# code-trajectory: the shadow repository is not part of the project's git\n*\n"
+#: ``.trajectory/.gitignore`` (see :data:`code_trajectory.git.untrusted.SELF_IGNORE`).
+SELF_IGNORE = untrusted.SELF_IGNORE
 
 
 def hide_from_project_git(directory: Path) -> None:
@@ -241,9 +242,6 @@ def hide_from_project_git(directory: Path) -> None:
 
 
 def _write_if_changed(path: Path, text: str) -> None:
-    try:
-        if path.read_text("utf-8") == text:
-            return
-    except (OSError, UnicodeDecodeError):
-        pass
+    if read_bounded(path, len(text.encode()) + 1) == text.encode():  # never through a link nor waiting on a FIFO
+        return
     replace_file(path, text)

@@ -202,6 +202,8 @@ def clear_stale_temp_files(git_dir: Path, older_than: float = STALE_AGE_SECONDS)
     except OSError:
         return []
     for directory in subdirs:
+        if any(os.path.islink(d) for d in (directory, *directory.parents) if d.is_relative_to(objects)):
+            continue  # a planted link: nothing is removed where it leads (the opening's vetting refuses it)
         try:
             names = os.listdir(directory)
         except OSError:

@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 
 from code_trajectory.core.atomic import replace_file
-from code_trajectory.core.bounded_read import git_file_target
+from code_trajectory.core.bounded_read import git_file_target, read_bounded
 from code_trajectory.core.errors import GitError, LockContentionError, UntrustedRepositoryError
 from code_trajectory.git.gitcmd import Git, split_z
 from code_trajectory.git.project import ProjectRepo
@@ -59,6 +59,13 @@ STAMP_FILE = Path("state") / "config-checked"
 LOCK_WAIT_SECONDS = 2.0
 #: Dropped keys named in a notice (the rest are counted).
 MAX_KEYS_NAMED = 40
+#: ``.trajectory/.gitignore``: git ignores a directory whose own ``.gitignore`` says ``*`` (as virtualenvs and
+#: pytest's cache do), so ``git status`` and ``git add -A`` of the project never see the shadow repository, and no
+#: tracked file (the project's ``.gitignore``) nor anything under the project's ``.git`` is written for it. It also
+#: tells a directory a ``.trajectory`` symlink leads to as a history code-trajectory made (:func:`check_link_target`).
+SELF_IGNORE = "# code-trajectory: the shadow repository is not part of the project's git\n*\n"
+#: Longest stamp file read (:data:`STAMP_FILE`; one written is under 400 bytes).
+STAMP_BYTES = 4096
 
 
 
@@ -88,6 +95,7 @@ def vet(git_dir: Path) -> list[str]:
         LockContentionError: another process held ``config.lock`` for :data:`LOCK_WAIT_SECONDS`.
         OSError: the config or the stamp cannot be written.
     """
+    check_link_target(git_dir)
     check_owner(git_dir)
     check_plain_files(git_dir)
     if (git_dir / "commondir").exists():
@@ -100,6 +108,7 @@ def vet(git_dir: Path) -> list[str]:
     if index != "?" and _read(stamp_file) == _stamp(config) + index and _stamp(config) != "":
         return []
     check_not_tracked(git_dir)
+    check_tree(git_dir)  # a copied or unpacked .trajectory never carries a valid stamp: checked on its first opening
     removed = reduce_config(git_dir)
     if removed:
         log.warning("%s", removed_notice(removed))
@@ -143,6 +152,63 @@ def check_plain_files(git_dir: Path) -> None:
             kind = "a symlink" if stat.S_ISLNK(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "not a regular file"
             raise UntrustedRepositoryError(f"{path} is {kind}, which code-trajectory never writes (git would read "
                                            f"it): {recreate_hint(git_dir)}")
+
+
+def check_link_target(git_dir: Path) -> None:
+    """Refuse a ``git_dir`` that is a symlink to a directory holding files but no history code-trajectory made (no
+    :data:`SELF_IGNORE` ``.gitignore``): a link made to keep the history on another disk leads to an empty
+    directory (created there) or to a moved ``.trajectory``; one shipped with a project may lead to another
+    repository's ``.git``, whose config, ``info/`` files and stale locks the opening would rewrite or remove.
+
+    Raises:
+        UntrustedRepositoryError: the link leads to such a directory.
+    """
+    if not git_dir.is_symlink():
+        return
+    try:
+        with os.scandir(git_dir) as entries:
+            if next(entries, None) is None:
+                return
+    except OSError:  # a dangling link: the creation says so
+        return
+    if read_bounded(git_dir / ".gitignore", STAMP_BYTES) == SELF_IGNORE.encode():
+        return
+    raise UntrustedRepositoryError(
+        f"{git_dir} is a symlink to {os.path.realpath(git_dir)}, which holds files but is not a history "
+        f"code-trajectory made (a link that came with the project could lead to another repository), so "
+        f"code-trajectory will not use it: remove the link (`rm '{git_dir}'`), or point it at an empty directory, "
+        f"and code-trajectory creates a new history at the next start")
+
+
+def check_tree(git_dir: Path) -> None:
+    """Refuse ``git_dir`` when anything in it, at any depth, is a symlink or neither a regular file nor a directory:
+    code-trajectory and git only ever write those there, and git follows a link when it writes (a ``logs/HEAD``
+    linked to a file outside gets a line appended, a linked ``refs/heads/shadow`` or ``objects`` gets files
+    created where it leads) and waits forever on a FIFO.
+
+    Raises:
+        UntrustedRepositoryError: one such entry was found; the message names it and says how to re-create.
+    """
+    pending = [git_dir]
+    while pending:
+        directory = pending.pop()
+        try:
+            with os.scandir(directory) as listing:
+                entries = list(listing)
+        except OSError:  # unreadable: git fails on it with its own error
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(Path(entry.path))
+                    continue
+                plain = entry.is_file(follow_symlinks=False)
+            except OSError:
+                continue
+            if not plain:
+                kind = "a symlink" if entry.is_symlink() else "not a regular file"
+                raise UntrustedRepositoryError(f"{entry.path} is {kind}, which code-trajectory never writes (git "
+                                               f"would follow it or wait on it): {recreate_hint(git_dir)}")
 
 
 def check_owner(git_dir: Path) -> None:
@@ -347,9 +413,10 @@ def _index_stamp(root: Path) -> str:
 
 
 def _read(path: Path) -> str | None:
+    data = read_bounded(path, STAMP_BYTES)  # never through a link, never waiting on a FIFO
     try:
-        return path.read_text("utf-8", "surrogateescape")
-    except (OSError, ValueError):
+        return data.decode("utf-8", "surrogateescape") if data is not None else None
+    except ValueError:
         return None
 
 
