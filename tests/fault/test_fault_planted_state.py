@@ -100,3 +100,18 @@ def test_a_git_file_that_is_a_fifo_or_a_link_refuses_the_history_in_one_line(pro
     assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and name in done.stderr, done.stderr
     assert "move it aside" in done.stderr or "aside" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("how", ["dev-zero", "fifo"])
+def test_planted_project_reflogs_are_skipped_and_every_command_answers(project: Path, how: str) -> None:
+    """The project's ``.git`` of a tarball: its HEAD and stash reflogs a FIFO or a link to ``/dev/zero``. git itself
+    never reads them for a status or a commit; the recorder's reflog reading waited forever (or filled memory)."""
+    logs = project / ".git" / "logs"
+    plant(logs / "HEAD", how)
+    (logs / "refs").mkdir(exist_ok=True)
+    plant(logs / "refs" / "stash", how)
+    write(project, "src/app.py", "def main():\n    return 2\n")
+    for args in (["checkpoint", "-m", "with planted reflogs"], ["log"], ["session"]):
+        done = run(project, *args)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, (args, done.stderr[-2000:])
+    assert "with planted reflogs" in run(project, "log").stdout

@@ -14,8 +14,10 @@ recorded), whose operations :func:`combine` folds into one label.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -81,6 +83,17 @@ _STARTUP_OPERATIONS = (*_WORK_TREE_OPERATIONS, ("commit", "commit"))
 _STASH_RESET = "reset: moving to HEAD"
 
 
+def _open_regular(path: str | os.PathLike[str], flags: int) -> int:
+    """``open``'s opener for a reflog: a regular file only (followed through a link, as git follows one), opened
+    without waiting: a FIFO (or a link to ``/dev/zero``) planted in a project's ``.git`` that came in a tarball made
+    every opening wait forever or read until memory ran out, while git itself never reads the file."""
+    fd = os.open(path, flags | getattr(os, "O_NONBLOCK", 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file", str(path))
+    return fd
+
+
 def read_reflog(path: Path, offset: int = 0, tail: int = REFLOG_TAIL_BYTES) -> tuple[list[ReflogEntry], int]:
     """The well-formed entries of the reflog file ``path`` written after byte ``offset`` (oldest first; at most the
     last ``tail`` bytes), and the file's size now (0 when it does not exist or cannot be read).
@@ -88,7 +101,7 @@ def read_reflog(path: Path, offset: int = 0, tail: int = REFLOG_TAIL_BYTES) -> t
     A line cut by the ``tail`` bound, a line with a malformed id or time, and a line without a message are skipped.
     """
     try:
-        with open(path, "rb") as f:
+        with open(path, "rb", opener=_open_regular) as f:
             f.seek(0, os.SEEK_END)
             size = f.tell()
             start = max(offset, size - tail) if size >= offset else max(0, size - tail)
@@ -157,7 +170,7 @@ def mark(project: ProjectRepo) -> ReflogMark:
     size, last = 0, ""
     if head_log is not None:
         try:
-            with open(head_log, "rb") as f:
+            with open(head_log, "rb", opener=_open_regular) as f:
                 size = f.seek(0, os.SEEK_END)
                 f.seek(max(0, size - 4096))
                 last = f.read().rstrip(b"\n").rsplit(b"\n", 1)[-1].decode("utf-8", "replace")
@@ -174,7 +187,7 @@ def _head_offset(head_log: Path, since: ReflogMark) -> int | None:
         return 0
     tail = (since.head_last + "\n").encode("utf-8", "replace")
     try:
-        with open(head_log, "rb") as f:
+        with open(head_log, "rb", opener=_open_regular) as f:
             f.seek(max(0, since.head_size - len(tail)))
             return since.head_size if f.read(len(tail)) == tail else None
     except OSError:
