@@ -242,3 +242,28 @@ def test_a_name_git_checks_out_here_that_the_restore_leaves_alone_does_not_refus
     with pytest.raises(InvalidArgumentError) as err:
         restore(project, first)
     assert "must never write" in str(err.value) and digest(project, skip=(".trajectory",)) == before
+
+
+def test_a_directory_replaced_by_a_link_outside_is_restored_whole_and_nothing_outside_is_touched(
+        project: Path, tmp_path: Path) -> None:
+    """``lib/`` held a file when recorded; now ``lib`` is a symlink to a directory outside holding a file of that
+    name. The file outside was taken for what is at ``lib/conf.txt`` now: "in no snapshot", so it was kept, while
+    the link was removed: the restore said it was done and left neither the link nor ``lib/conf.txt``."""
+    write(project, "lib/conf.txt", "recorded\n")
+    first = record_now(project, "with lib")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "conf.txt").write_text("the user's file outside\n")
+    for sub in sorted((project / "lib").iterdir()):
+        sub.unlink()
+    (project / "lib").rmdir()
+    (project / "lib").symlink_to(outside, target_is_directory=True)
+    record_now(project, "lib is a link")
+    result = restore(project, first)
+    assert result.kept_unrecorded == [] and "lib/conf.txt" in result.written, result.text
+    assert not (project / "lib").is_symlink() and (project / "lib" / "conf.txt").read_text() == "recorded\n"
+    assert (outside / "conf.txt").read_text() == "the user's file outside\n"
+    assert sorted(p.name for p in outside.iterdir()) == ["conf.txt"]
+    undo = restore(project, result.safety_snapshot, ["lib/conf.txt", "lib"])
+    assert (project / "lib").is_symlink() and not undo.kept_unrecorded, undo.text
+    assert (outside / "conf.txt").read_text() == "the user's file outside\n"

@@ -219,15 +219,26 @@ def _unlink_stale(path: str) -> None:
 UNREADABLE = "unreadable"
 
 
+def _through_link(root: Path, rel: str) -> bool:
+    """True when a parent directory of ``rel`` (relative to ``root``) is a symlink."""
+    parent = str(root)
+    for part in rel.split("/")[:-1]:
+        parent = f"{parent}/{part}"
+        if os.path.islink(parent):
+            return True
+    return False
+
+
 def current_oid(root: Path, rel: str) -> str | None:
     """The git blob id of what is at ``rel`` (relative to ``root``) now, read as what it is (a symlink's target
     string, a regular file's bytes, hashed a chunk at a time; a link is never followed); None when nothing is
     there or a directory is, :data:`UNREADABLE` when something is there that cannot be read or is no file (a FIFO,
-    a socket, a device: never opened, a FIFO would block)."""
+    a socket, a device: never opened, a FIFO would block). What a symlinked directory of the project leads to is not
+    at ``rel``: None (a restore removes the link before it writes the files its snapshot held there)."""
     path = f"{root}/{rel}"
     try:
         st = os.lstat(path)
-        if stat.S_ISDIR(st.st_mode):
+        if stat.S_ISDIR(st.st_mode) or _through_link(root, rel):
             return None
         if stat.S_ISLNK(st.st_mode):
             target = os.fsencode(os.readlink(path))
