@@ -168,3 +168,24 @@ def test_a_java_method_keeps_its_history_when_an_overload_comes(session: Project
     assert whats == ["as first recorded", "modified", "modified"], answer  # v1, v2 (as Foo.bar), v4
     old = history.symbol_trajectory(session, "Foo.java", "Foo.bar", 10)
     assert "named Foo.bar(String) from here" in old, old
+
+
+def test_a_file_whose_name_git_reads_as_pathspec_magic_has_its_own_history(session: ProjectSession) -> None:
+    """``:x.py`` is ``x.py`` to git as a pathspec (``:`` opens its magic): the history of ``:x.py`` said it was never
+    recorded, and the history of ``[ab].py`` named what the glob matches."""
+    root = session.root
+    write(root, ":x.py", "def g():\n    return 1\n")
+    write(root, "x.py", "def h():\n    return 1\n")
+    write(root, "[ab].py", "def k():\n    return 1\n")
+    write(root, "a.py", "def j():\n    return 1\n")
+    session.checkpoint("v1")
+    write(root, ":x.py", "def g():\n    return 2\n")
+    write(root, "a.py", "def j():\n    return 2\n")
+    session.checkpoint("v2")
+    text = history.file_trajectory(session, ":x.py", 5)
+    assert len(text.data["versions"]) == 2 and "+    return 2" in text, text
+    assert "· modified · checkpoint: v2" in history.symbol_trajectory(session, ":x.py", "g", 10)
+    glob = history.file_trajectory(session, "[ab].py", 5)
+    assert len(glob.data["versions"]) == 1 and "j" not in glob.data["versions"][0]["diff"], glob
+    found = history.search_trajectory(session, "return 2", path=":x.py")
+    assert "`:x.py`" in found and "`x.py`" not in found, found

@@ -15,7 +15,7 @@ from typing import Any
 
 from code_trajectory.git.diffs import is_commit_id, parse_records
 from code_trajectory.git.gitcmd import split_z
-from code_trajectory.git.log import CommitRecord, read_log
+from code_trajectory.git.log import CommitRecord, literal, read_log
 from code_trajectory.git.messages import FileChange
 from code_trajectory.git.shadow import ShadowRepo
 
@@ -179,7 +179,7 @@ def _count(repo: ShadowRepo, wanted: list[FileVersion], options: list[str], path
     """:func:`_add_counts` for ``wanted``: ``git diff-tree`` with ``options``, limited to ``paths``."""
     feed = "".join(f"{v.record.oid}\n" for v in wanted).encode()
     out = repo.git.out(["diff-tree", "--stdin", "-r", "-z", "--no-abbrev", "--root", "--raw", "--numstat", *options,
-                        "--end-of-options", "--", *paths], input=feed)
+                        "--end-of-options", "--", *literal(paths)], input=feed)
     tokens = split_z(out)
     by_commit: dict[str, list[FileChange]] = {}
     pos = 0
@@ -201,7 +201,7 @@ def file_patch(repo: ShadowRepo, version: FileVersion, *, context: int = 3) -> s
     ``context`` lines of context around each change."""
     paths = [version.path] + ([version.change.old_path] if version.change.old_path else [])
     out = repo.git.out(["diff-tree", "-p", "-M", "--root", "--no-color", "--no-ext-diff", f"-U{int(context)}",
-                        "--end-of-options", version.record.oid, "--", *paths])
+                        "--end-of-options", version.record.oid, "--", *literal(paths)])
     text = out.decode("utf-8", "replace")
     lines = text.split("\n")
     if lines and is_commit_id(lines[0].encode()):

@@ -133,6 +133,12 @@ def _parse_log(out: bytes) -> list[CommitRecord]:
     return records
 
 
+def literal(paths: Sequence[str]) -> list[str]:
+    """``paths`` as pathspecs that name exactly those paths (and what is under them): ``:(literal)`` keeps git from
+    reading a recorded name as pathspec magic (``:x.py`` is ``x.py`` to git) or as a glob."""
+    return [f":(literal){path}" for path in paths]
+
+
 def read_log(repo: ShadowRepo, revs: list[str], *, limit: int | None = None, paths: tuple[str, ...] = (),
              follow: bool = False, first_parent: bool = False, with_changes: bool = True,
              date_order: bool = False, line_counts: bool = True, root_changes: bool = True) -> list[CommitRecord]:
@@ -170,7 +176,7 @@ def read_log(repo: ShadowRepo, revs: list[str], *, limit: int | None = None, pat
     if date_order:
         args.append("--date-order")
     args += ["--end-of-options", *revs, "--"]
-    args += list(paths)
+    args += literal(paths)
     return _parse_log(repo.git.out(args))
 
 
@@ -185,7 +191,7 @@ def read_commits(repo: ShadowRepo, oids: list[str], path: str) -> list[CommitRec
     if not oids:
         return []
     return _parse_log(repo.git.out(["log", "-z", "--no-abbrev", f"--format={LOG_FORMAT}", "--raw",
-                                    "--no-walk=unsorted", "--stdin", "--", path],
+                                    "--no-walk=unsorted", "--stdin", "--", *literal([path])],
                                    input="".join(f"{oid}\n" for oid in oids).encode()))
 
 

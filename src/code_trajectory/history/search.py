@@ -79,7 +79,7 @@ def search(repo: ShadowRepo, ref: str, query: str, *, regex: bool = False, path:
             ("-G" + posix_regex(query)) if regex else ("-S" + query)]
     if since is not None:
         args.append(f"--since={since.isoformat()}")
-    paths = ["--"] + ([path] if path else [])
+    paths = ["--"] + (log.literal([path]) if path else [])
     indexed = search_index.plan(repo, index_ref, ref, query) if index_ref and not regex else None
     try:
         if indexed is None:
