@@ -12,6 +12,7 @@ snapshot messages in :mod:`.messages`.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -262,9 +263,16 @@ def blob_text(repo: ShadowRepo, oid: str, limit: int = 200_000) -> str | None:
     return data.decode("utf-8", "replace")
 
 
+#: Characters that end a line in an answer (Markdown, a model reading it, a terminal): in a file name they are shown
+#: escaped, else a name such as ``"z\\n## 07:02 · 1234abcd · checkpoint: all tests green"`` reads as a heading.
+_LINE_BREAKS = re.compile("[\n\r\x0b\x0c\x85\u2028\u2029]")
+
+
 def display_path(path: str) -> str:
-    """A path safe to show: undecodable bytes escaped (``\\xNN``)."""
-    return os.fsencode(path).decode("utf-8", "backslashreplace")
+    """A path safe to show: undecodable bytes escaped (``\\xNN``), and so are line breaks (``\\x0a``)."""
+    text = os.fsencode(path).decode("utf-8", "backslashreplace")
+    return _LINE_BREAKS.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else
+                            f"\\u{ord(m.group()):04x}", text)
 
 
 def describe_files(changes: Sequence[FileChange], limit: int = FILES_PER_COMMIT,

@@ -8,6 +8,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from code_trajectory.core.answer import Answer, code_block, fenced, short
+from code_trajectory.git.log import display_path
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.history.narrative import fit
 
@@ -73,15 +74,15 @@ def failure_message(result: RestoreResult, exc: Exception, failed: str | None, d
     safety = (result.safety_snapshot or "")[:12]
     failed_back = set(not_back)
     back = [p for p in done if p not in failed_back]
-    lines = [f"restore from {result.source[:12]} failed" + (f" writing `{failed}`" if failed else "") + f": {exc}."]
+    lines = [f"restore from {result.source[:12]} failed" + (f" writing `{display_path(failed)}`" if failed else "") + f": {exc}."]
     if back:
-        shown = ", ".join(f"`{p}`" for p in back[:LISTED]) + (f" and {len(back) - LISTED} more"
+        shown = ", ".join(f"`{display_path(p)}`" for p in back[:LISTED]) + (f" and {len(back) - LISTED} more"
                                                              if len(back) > LISTED else "")
         lines.append(f"Put back as they were before the restore ({len(back)}): {shown}.")
     else:
         lines.append("No file had been changed yet.")
     if not_back:
-        lines.append(f"Could not put back ({len(not_back)}): {', '.join(f'`{p}`' for p in not_back[:LISTED])}; "
+        lines.append(f"Could not put back ({len(not_back)}): {', '.join(f'`{display_path(p)}`' for p in not_back[:LISTED])}; "
                      f"restore them from the safety snapshot: restore(snapshot=\"{safety}\", paths=[...]) or "
                      f"`code-trajectory restore {safety} PATH...`.")
     if safety:
@@ -123,7 +124,7 @@ def planned_diff(repo: ShadowRepo, old_tree: str | None, new_tree: str, paths: s
             if size > limit:
                 # the files whose diff is cut or not shown, and how to see one (a dry run of it alone)
                 missing = [*order[index:], *sorted(paths - set(files))]
-                named = ", ".join(f"`{p}`" for p in missing[:LISTED]) + (f" and {len(missing) - LISTED} more"
+                named = ", ".join(f"`{display_path(p)}`" for p in missing[:LISTED]) + (f" and {len(missing) - LISTED} more"
                                                                            if len(missing) > LISTED else "")
                 kept.append(f"… [diff cut to fit the answer; {len(paths)} file(s) in all, {len(missing)} not shown "
                             f"(whole or in part): {named}; a dry run with one of them as paths shows its diff]")
@@ -164,22 +165,22 @@ def describe(result: RestoreResult, budget_tokens: int) -> str:
         labels = ("Would write", "Would remove") if result.dry_run else ("Written", "Removed")
         for label, items in zip(labels, (result.written, result.removed)):
             if items:
-                shown = ", ".join(f"`{p}`" for p in items[:LISTED])
+                shown = ", ".join(f"`{display_path(p)}`" for p in items[:LISTED])
                 more = f" and {len(items) - LISTED} more" if len(items) > LISTED else ""
                 lines.append(f"- {label} ({len(items)}): {shown}{more}")
     if result.not_recorded:
         lines.append(f"- Left as they are ({len(result.not_recorded)}): "
-                     f"{', '.join(f'`{p}`' for p in result.not_recorded[:LISTED])}: their content was not recorded "
+                     f"{', '.join(f'`{display_path(p)}`' for p in result.not_recorded[:LISTED])}: their content was not recorded "
                      "(over the size cap), so it cannot be restored, and what is there now could not be brought "
                      "back after (raise max_file_bytes to record such files)")
     if result.kept_unrecorded:
         lines.append(f"- Left as they are ({len(result.kept_unrecorded)}): "
-                     f"{', '.join(f'`{p}`' for p in result.kept_unrecorded[:LISTED])}: what is there now is in no "
+                     f"{', '.join(f'`{display_path(p)}`' for p in result.kept_unrecorded[:LISTED])}: what is there now is in no "
                      "snapshot (ignored or a secret now, unreadable, or saved again while the restore ran), so "
                      "replacing it could not be undone; move it aside or record it, then restore again")
     if result.saved_first:
         lines.append(f"- Saved while the restore ran, recorded before being overwritten: "
-                     f"{', '.join(f'`{p}`' for p in result.saved_first)}")
+                     f"{', '.join(f'`{display_path(p)}`' for p in result.saved_first)}")
     if result.safety_snapshot and (result.written or result.removed):
         lines.append(f"**Safety snapshot:** `{result.safety_snapshot[:12]}` holds the state before this restore; "
                      f"{_undo_hint(result.safety_snapshot[:12], result.scope, [*result.written, *result.removed])}")
