@@ -365,3 +365,17 @@ def test_a_trajectory_link_to_another_repository_leaves_it_as_it_was(tmp_path: P
     (shipped / ".trajectory").symlink_to(empty)
     ok(cli("checkpoint", "-m", "mine", cwd=shipped))
     assert "checkpoint: mine" in ok(cli("log", cwd=shipped))
+
+
+def test_a_shipped_trajectory_borrowing_objects_is_refused(project: Path, tmp_path: Path) -> None:
+    """``objects/info/alternates`` naming a directory the project ships (``../../evil``): git read the pack index
+    there, a FIFO, and every command waited; code-trajectory never writes an alternate."""
+    copy = unpacked(project, tmp_path)
+    pack = copy / "evil" / "pack"
+    pack.mkdir(parents=True)
+    os.mkfifo(pack / f"pack-{'1' * 40}.idx")
+    (pack / f"pack-{'1' * 40}.pack").write_bytes(b"")
+    (copy / ".trajectory" / "objects" / "info").mkdir(exist_ok=True)
+    (copy / ".trajectory" / "objects" / "info" / "alternates").write_text("../../evil\n")
+    proc = cli("log", cwd=copy)
+    assert proc.returncode == 2 and "borrows objects from elsewhere" in proc.stderr, proc.stderr

@@ -7,8 +7,12 @@ tarball, or written by another user. Its config file could then name programs gi
 
 1. refuses it, with one line saying how to start a new history, when it is not ours: owned by another
    user (git's own ``safe.directory`` rule, git-config(1)), tracked by the project's git (it came with
-   the repository), or a linked git directory (a ``commondir`` file sends git to another repository's
-   config and refs; code-trajectory never writes one);
+   the repository), a linked git directory (a ``commondir`` file sends git to another repository's
+   config and refs; code-trajectory never writes one), one borrowing objects (``objects/info/alternates``:
+   git reads the directories it names, where a FIFO made every command wait), a ``.trajectory`` symlink to
+   a directory holding files that is not a history code-trajectory made (``../mine/.git`` in a tarball: its
+   config would be rewritten, its ``info/exclude`` replaced), or one holding a symlink or a special file
+   anywhere (:func:`check_tree`: git writes through a link, and waits forever on a FIFO);
 2. reduces its config file to the keys code-trajectory writes: the table
    :data:`~code_trajectory.git.shadow_config.SHADOW_REPO_CONFIG` (with exactly its values) and the
    layout keys ``git init`` writes (:data:`INIT_KEYS`); every other key, include and section is dropped
@@ -101,6 +105,11 @@ def vet(git_dir: Path) -> list[str]:
     if (git_dir / "commondir").exists():
         raise UntrustedRepositoryError(f"{git_dir} is a linked git directory (it holds a `commondir` file, which "
                                        f"code-trajectory never writes): {recreate_hint(git_dir)}")
+    for alternates in ("alternates", "http-alternates"):
+        if os.path.lexists(git_dir / "objects" / "info" / alternates):
+            raise UntrustedRepositoryError(f"{git_dir} borrows objects from elsewhere (it holds objects/info/"
+                                           f"{alternates}, which code-trajectory never writes; git would read the "
+                                           f"directories it names): {recreate_hint(git_dir)}")
     stamp_file = git_dir / STAMP_FILE
     config = git_dir / "config"
     # the project's index too: a pull that brings files under .trajectory/ (a planted config.toml, state) changes it
