@@ -67,6 +67,7 @@ from code_trajectory.clients.base import (
 from code_trajectory.clients.own_writes import SetupRecorder
 from code_trajectory.clients.registry import client as _client
 from code_trajectory.clients.report import Change as Change  # what was done to one file, re-exported
+from code_trajectory.clients.report import change_of
 from code_trajectory.clients.report import render as render  # the text people read, re-exported
 from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.project import check_recordable, find_project_root
@@ -333,11 +334,11 @@ def install(client_name: str, project: str | os.PathLike[str] | None = None, *, 
     try:
         result = _write(client, path, both if together else mutate, dry_run=dry_run, now=now)
         what = f'server "{chosen[0]}"' + (" and hooks" if together else "")
-        changes.append(_change(client.name, root, result, what, warning=warning))
+        changes.append(change_of(client.name, root, result, what, warning=warning))
         if hooks and not together:
             assert target.settings is not None
             result = _write(None, target.settings, add_hooks, dry_run=dry_run, now=now)
-            changes.append(_change(client.name, root, result, "hooks"))
+            changes.append(change_of(client.name, root, result, "hooks"))
     finally:
         _label(setup, changes)
     return [replace(ch, local=local) for ch in changes]
@@ -399,11 +400,11 @@ def uninstall(client_name: str, project: str | os.PathLike[str] | None = None, *
         # the hooks' file first: a directory both files live in (.codex/) goes with the server's file, the first made
         if target.settings is not None and not together and target.settings.exists():
             result = _undo(None, target.settings, _remove_hooks, dry_run=dry_run, now=now, shared_file=True)
-            hook_changes.append(_change(client.name, root, result, "hooks", removal=True))
+            hook_changes.append(change_of(client.name, root, result, "hooks", removal=True))
         result = _undo(client, target.path, both if together else mutate, dry_run=dry_run, now=now,
                        shared_file=not target.kept, remove_if=emptied)
         what = ", ".join(f'server "{n}"' for n in removed) or f'server "{client.entry_name(root)}"'
-        changes.append(_change(client.name, root, result, what + (" and hooks" if hooks_removed else ""),
+        changes.append(change_of(client.name, root, result, what + (" and hooks" if hooks_removed else ""),
                                removal=True))
         changes.extend(hook_changes)
     finally:
@@ -424,7 +425,7 @@ def _undo(client: Client | None, path: Path, mutate: Any, *, dry_run: bool, now:
         ours_alone = remove_if
 
         def remove_if(data: Any) -> bool:
-            return bool(ours_alone and ours_alone(data)) or _hollow(data)
+            return bool(ours_alone and ours_alone(data)) or jsonfile.hollow(data)
 
     result = _edit(client, path, mutate, dry_run=dry_run, replace_unreadable=False, now=now, previous=previous,
                    remove_if=remove_if, as_installed=ledger.as_installed(path, entry))
@@ -437,31 +438,5 @@ def _undo(client: Client | None, path: Path, mutate: Any, *, dry_run: bool, now:
     return result
 
 
-def _hollow(value: Any) -> bool:
-    """Whether a parsed TOML/YAML value holds nothing: mappings and lists whose members are all hollow."""
-    if isinstance(value, Mapping):
-        return all(_hollow(v) for v in value.values())
-    if isinstance(value, list):
-        return all(_hollow(v) for v in value)
-    return False
-
-
 def _remove_hooks(settings: dict[str, Any]) -> None:
     _hooks.remove(settings)
-
-
-def _change(client: str, project: Path, edit: jsonfile.Edit, what: str, *, removal: bool = False,
-            warning: str | None = None) -> Change:
-    """A :class:`Change` from an :class:`~code_trajectory.clients.jsonfile.Edit`.
-
-    For a removal, ``updated`` and ``deleted`` become ``removed``; ``unchanged`` stays when the file was left alone
-    because it could not be parsed (the note says so), and otherwise becomes ``absent``.
-    """
-    action = edit.action
-    if removal:
-        if action in ("updated", "deleted"):
-            action = "removed"
-        elif not (action == "unchanged" and edit.backup_reason):
-            action = "absent"
-    return Change(client=client, path=edit.path, action=action, backup=edit.backup, diff=edit.diff, what=what,
-                  note=edit.backup_reason, dry_run=edit.dry_run, project=project, warning=warning)

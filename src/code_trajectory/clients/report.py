@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from code_trajectory.clients import jsonfile
 from code_trajectory.clients.base import shell_command
 
 
@@ -90,3 +91,20 @@ def render(changes: list[Change], *, show_diff: bool | None = None) -> str:
         local = " --local" if changes[0].local else ""
         lines.append(f"to undo: code-trajectory uninstall {changes[0].client}{where}{local}")
     return "\n".join(lines)
+
+
+def change_of(client: str, project: Path, edit: jsonfile.Edit, what: str, *, removal: bool = False,
+            warning: str | None = None) -> Change:
+    """A :class:`Change` from an :class:`~code_trajectory.clients.jsonfile.Edit`.
+
+    For a removal, ``updated`` and ``deleted`` become ``removed``; ``unchanged`` stays when the file was left alone
+    because it could not be parsed (the note says so), and otherwise becomes ``absent``.
+    """
+    action = edit.action
+    if removal:
+        if action in ("updated", "deleted"):
+            action = "removed"
+        elif not (action == "unchanged" and edit.backup_reason):
+            action = "absent"
+    return Change(client=client, path=edit.path, action=action, backup=edit.backup, diff=edit.diff, what=what,
+                  note=edit.backup_reason, dry_run=edit.dry_run, project=project, warning=warning)

@@ -126,7 +126,7 @@ def file_trajectory(session: ProjectSession, filepath: str, depth: int = 5, bran
         return message(narrative.never_recorded(rel, session.recorder.policy.explain(rel),
                                                 path_exists(session.root / rel), candidates,
                                                 is_directory=_is_dir(session.root / rel),
-                                                elsewhere=_branches_with(repo, rel, branch) if source is None else []))
+                                                elsewhere=file_versions.branches_holding(repo, rel, branch) if source is None else []))
     shown = min(depth, len(entries))
     marks = hooks.commit_marks(repo, [e.record.oid for e in entries[:shown]])
     shown_versions = versions.build(repo, entries, shown, marks, complete=complete)
@@ -147,19 +147,6 @@ def file_trajectory(session: ProjectSession, filepath: str, depth: int = 5, bran
     return render_file.render(repo, rel, branch, shown_versions, len(entries), session.settings.token_budget,
                               complete=complete,
                               state_note=note, symbols_available=language_for(rel) is not None)
-
-
-def _branches_with(repo: ShadowRepo, rel: str, branch: str) -> list[str]:
-    """The other recorded branches (up to 3, by name) whose newest snapshot holds ``rel`` (relative to the project
-    root): a file made on a feature branch, asked about from ``main``. One ``git cat-file --batch-check`` over the
-    branches' tips: a file deleted since on that branch is not found (walking each branch's history for it would
-    cost seconds at 100,000 snapshots)."""
-    others = sorted((ref, oid) for ref, oid in repo.shadow_refs().items() if branch_of_ref(ref) != branch)
-    if not others or "\n" in rel:
-        return []
-    asked = "".join(f"{oid}:{rel}\n" for _ref, oid in others).encode("utf-8", "surrogateescape")
-    kinds = repo.git.out(["cat-file", "--batch-check=%(objecttype)"], input=asked).decode("ascii", "replace").split("\n")
-    return [branch_of_ref(ref) for (ref, _oid), kind in zip(others, kinds) if kind == "blob"][:3]
 
 
 def global_trajectory(session: ProjectSession, limit: int = 20, since_consolidate: bool = False,
@@ -334,7 +321,7 @@ def symbol_trajectory(session: ProjectSession, filepath: str, symbol: str, depth
         name, found, more = symbol_history.trace(repo, tip, rel, symbol.strip(), depth, show_baseline=show_baseline,
                                                  index_ref=shadow_ref(branch) if source is None else None)
     except symbol_history.NeverRecordedError as exc:
-        elsewhere = _branches_with(repo, rel, branch) if source is None else []
+        elsewhere = file_versions.branches_holding(repo, rel, branch) if source is None else []
         if not elsewhere:
             raise
         raise InvalidArgumentError(f"{rel!r} was never recorded on branch {branch!r}; it is recorded on branch "
