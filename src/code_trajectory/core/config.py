@@ -26,6 +26,7 @@ in their modules. Example::
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -64,13 +65,15 @@ def _read_toml(path: Path, *, follow_symlinks: bool) -> dict[str, Any]:
         raise ConfigError(f"cannot read config file {path}: {exc}") from exc
 
 
-def load_table(name: str, project_root: Path | None = None) -> dict[str, Any]:
+def load_table(name: str, project_root: Path | None = None, *, user_only: frozenset[str] = frozenset()) -> dict[str, Any]:
     """Return the merged ``[name]`` table of the user and project config files.
 
     Args:
         name: the table, e.g. ``"trajectory"`` or ``"journal"``.
         project_root: when given, ``<project_root>/.trajectory/config.toml`` overrides
             the user file key by key.
+        user_only: keys taken from the user's own file only: in the project's file (which may have come with a
+            tarball of the project) they are left out, with a warning.
 
     Raises:
         ConfigError: a file exists but is not valid TOML, or the table is not a table.
@@ -83,10 +86,19 @@ def load_table(name: str, project_root: Path | None = None) -> dict[str, Any]:
         table = _read_toml(path, follow_symlinks=path == paths[0]).get(name, {})
         if not isinstance(table, dict):
             raise ConfigError(f"[{name}] in {path} must be a table")
+        if path != paths[0] and user_only.intersection(table):
+            left = sorted(user_only.intersection(table))
+            logging.getLogger(__name__).warning("%s: [%s] %s is read from your own config file only (%s), not the "
+                                                "project's: left out", path, name, ", ".join(left), paths[0])
+            table = {k: v for k, v in table.items() if k not in user_only}
         merged.update(table)
     return merged
 
 
+#: Keys of ``[trajectory]`` read from the user's own config file only: a ``.trajectory/config.toml`` that came with
+#: a tarball of the project must not turn the secret deny list off (with ``[share] auto_push`` on, every consolidation
+#: would then push the project's ``.env`` to its remote).
+USER_ONLY = frozenset({"use_default_deny_patterns"})
 #: Secret-bearing files that never enter the shadow repository (:data:`code_trajectory.core.secrets.DENY_PATTERNS`).
 DEFAULT_DENY_PATTERNS: tuple[str, ...] = DENY_PATTERNS
 
@@ -157,7 +169,7 @@ class TrajectorySettings:
         Raises:
             ConfigError: unknown key, wrong type or out-of-range value.
         """
-        table = load_table("trajectory", project_root)
+        table = load_table("trajectory", project_root, user_only=USER_ONLY)
         known = {f.name: f for f in fields(cls)}
         values: dict[str, Any] = {}
         for key, value in table.items():
