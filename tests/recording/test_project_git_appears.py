@@ -50,3 +50,15 @@ def test_a_git_directory_removed_and_made_again_is_protected_again(project: Path
         git(project, "add", "-A")  # failed on the marker ('.trajectory/' does not have a commit checked out)
         git(project, "clean", "-fdxq")
         assert (project / ".trajectory" / "HEAD").is_file()
+
+
+def test_an_exclude_file_made_again_without_the_line_gets_it_back(project: Path) -> None:
+    """What ``rm -rf .git && git init`` does when the new ``.git`` gets the old one's inode (ext4 reuses it at once):
+    the same directory to a stat, a new ``info/exclude`` without the shadow repository's line."""
+    exclude = project / ".git" / "info" / "exclude"
+    with watching(project):
+        assert "/.trajectory" in exclude.read_text()
+        exclude.unlink()
+        exclude.write_text("# git ls-files --others --exclude-from=.git/info/exclude\n")
+        wait_for(lambda: "/.trajectory" in exclude.read_text(), timeout=15)
+        assert git(project, "status", "--porcelain", "--untracked-files=all").count(".trajectory") == 0

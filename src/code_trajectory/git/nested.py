@@ -57,18 +57,29 @@ def exclude_line(prefix: str, name: str = SHADOW_DIR_NAME) -> str:
     return "/" + _SPECIAL.sub(r"\\\1", prefix + name)
 
 
+#: Largest ``info/exclude`` read, bytes (git's own template is 240).
+EXCLUDE_LIMIT = 1 << 20
+
+
+def is_excluded(info_exclude: Path, line: str) -> bool:
+    """Whether ``info_exclude`` holds ``line`` (read bounded, never through a link or from a FIFO)."""
+    data = read_bounded(info_exclude, EXCLUDE_LIMIT)
+    return data is not None and line in data.decode("utf-8", "surrogateescape").splitlines()
+
+
 def ensure_excluded(info_exclude: Path, line: str) -> bool:
     """Add ``line`` (with :data:`EXCLUDE_COMMENT`) to ``info_exclude`` unless it is already there; True when
     the line is in the file afterwards. The file is replaced atomically, keeping its other lines and mode."""
-    try:
-        text = info_exclude.read_text("utf-8", "surrogateescape")
-    except FileNotFoundError:
-        text = ""
-    except OSError as exc:
-        log.warning("cannot read %s: %s", info_exclude, exc)
-        return False
-    if line in text.splitlines():
+    if is_excluded(info_exclude, line):
         return True
+    if not os.path.lexists(info_exclude):
+        text = ""
+    else:  # never through a link or from a FIFO (the project may be a tarball's)
+        data = read_bounded(info_exclude, EXCLUDE_LIMIT)
+        if data is None:
+            log.warning("cannot read %s (not a regular file, or over %d bytes)", info_exclude, EXCLUDE_LIMIT)
+            return False
+        text = data.decode("utf-8", "surrogateescape")
     addition = ("" if not text or text.endswith("\n") else "\n") + f"{EXCLUDE_COMMENT}\n{line}\n"
     try:
         info_exclude.parent.mkdir(exist_ok=True)

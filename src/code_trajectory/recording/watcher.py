@@ -42,6 +42,7 @@ import watchfiles
 
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.core.errors import TrajectoryError
+from code_trajectory.git import nested
 from code_trajectory.git.maintenance import BackgroundMaintenance, MaintenancePolicy
 from code_trajectory.recording import watchgroups
 from code_trajectory.recording.listingpoll import ListingPoll
@@ -110,6 +111,8 @@ class Watcher(WatchSetMixin):
         self._dot_git = str(self.root / ".git")
         self._root_git = _identity(self._dot_git)
         self._follow_git()
+        #: The project's ``info/exclude`` as last looked at (see :meth:`_project_git_changed`).
+        self._exclude_seen = self._exclude_stamp()
 
     def _follow_git(self) -> None:
         """Note which files of the recorder's project git repository mean that a git command ran."""
@@ -348,11 +351,10 @@ class Watcher(WatchSetMixin):
     def _check_groups(self) -> None:
         """Notice a removed project, a watch group that died (backend failure), or a ``.git`` made or removed at the
         project's root (``git init``: :meth:`~.recovery.RecoveryMixin.follow_project_git`), and react."""
-        root_git = _identity(self._dot_git)
-        if root_git != self._root_git:
-            self._root_git = root_git
+        if self._project_git_changed():
             self.recorder.follow_project_git()
             self._follow_git()
+            self._exclude_seen = self._exclude_stamp()
             self._rebuild()  # the new git directory's HEAD and reflogs watched; a rescan after the debounce
             self.recorder.note_changes((), rescan=True)
             self._touch()
@@ -375,6 +377,29 @@ class Watcher(WatchSetMixin):
             return
         log.warning("a watch group stopped (%s); rebuilding the watches", dead[0].error)
         self._rebuild()
+
+    def _project_git_changed(self) -> bool:
+        """Whether the root's ``.git`` came, went or is another directory, or the project's ``info/exclude`` changed
+        and lacks the shadow repository's line: ``rm -rf .git && git init`` may give the new ``.git`` the inode the
+        old one had, but not our line (one ``stat`` a pass; the file is read only when its stamp moved)."""
+        root_git = _identity(self._dot_git)
+        exclude = self._exclude_stamp()
+        moved, self._root_git = root_git != self._root_git, root_git
+        if moved or exclude == self._exclude_seen:
+            return moved
+        self._exclude_seen = exclude
+        project = self.recorder.project
+        return project.info_exclude is not None and project.work_tree is not None and not nested.is_excluded(
+            project.info_exclude, nested.exclude_line(project.prefix, self.recorder.repo.git_dir.name))
+
+    def _exclude_stamp(self) -> tuple[int, int, int] | None:
+        """``(inode, mtime ns, size)`` of the project's ``info/exclude``; None without one (or without git)."""
+        path = self.recorder.project.info_exclude
+        try:
+            st = os.stat(path) if path is not None else None
+        except OSError:
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_size) if st is not None else None
 
     def _poll_listings(self) -> None:
         """Hand over what changed in the directories no watch group can take (see :mod:`.listingpoll`)."""
