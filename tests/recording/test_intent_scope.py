@@ -99,16 +99,19 @@ def test_after_a_crash_an_old_intent_is_ended_too(project: Path, monkeypatch: py
         assert edit(project, "def main():\n    return 5\n")[1] == ""
 
 
+def edit_as(project: Path, session: str, author: str) -> None:
+    """``src/app.py`` written by ``author`` and handed over by the edit hook of agent session ``session``."""
+    write(project, "src/app.py", f"def main():\n    return 'by {author}'\n")
+    hook(project, "edit", session, tool_name="Edit", tool_input={"file_path": str(project / "src" / "app.py")})
+
+
 @pytest.mark.slow
 def test_the_hooks_of_another_session_do_not_carry_a_prompt(project: Path) -> None:
     cli("checkpoint", "--project", str(project))
     prompt(project, "session-a", "Task of session A")
-    target = str(project / "src" / "app.py")
-    write(project, "src/app.py", "def main():\n    return 'by session B'\n")
-    hook(project, "edit", "session-b", tool_name="Edit", tool_input={"file_path": target})
+    edit_as(project, "session-b", "session B")
     assert tip(project)[1] == ""
-    write(project, "src/app.py", "def main():\n    return 'by session A'\n")
-    hook(project, "edit", "session-a", tool_name="Edit", tool_input={"file_path": target})
+    edit_as(project, "session-a", "session A")
     assert tip(project)[1] == "Task of session A"
     hook(project, "stop", "session-b", hook_event_name="Stop")
     hook(project, "stop", "session-a", hook_event_name="Stop")
@@ -123,19 +126,15 @@ def test_two_sessions_at_work_keep_their_own_intents(project: Path) -> None:
     cli("checkpoint", "--project", str(project))
     prompt(project, "session-a", "Task of session A")
     prompt(project, "session-b", "Task of session B")
-    target = str(project / "src" / "app.py")
-    write(project, "src/app.py", "def main():\n    return 'by session A'\n")
-    hook(project, "edit", "session-a", tool_name="Edit", tool_input={"file_path": target})
+    edit_as(project, "session-a", "session A")
     assert tip(project)[1] == "Task of session A"
-    write(project, "src/app.py", "def main():\n    return 'by session B'\n")
-    hook(project, "edit", "session-b", tool_name="Edit", tool_input={"file_path": target})
+    edit_as(project, "session-b", "session B")
     assert tip(project)[1] == "Task of session B"
     hook(project, "stop", "session-a", hook_event_name="Stop")
     names = git(project, "--git-dir=.trajectory", "for-each-ref", "--format=%(contents:subject)", "refs/tags/")
     assert "Task of session A" in names, names
     cli("intent", "--project", str(project), "Set", "by", "the", "user")  # an intent of no session ends theirs
-    write(project, "src/app.py", "def main():\n    return 'by session A again'\n")
-    hook(project, "edit", "session-a", tool_name="Edit", tool_input={"file_path": target})
+    edit_as(project, "session-a", "session A again")
     assert tip(project)[1] == "Set by the user"
 
 
