@@ -170,9 +170,9 @@ def describe(result: RestoreResult, budget_tokens: int) -> str:
                 lines.append(f"- {label} ({len(items)}): {shown}{more}")
     if result.not_recorded:
         lines.append(f"- Left as they are ({len(result.not_recorded)}): "
-                     f"{', '.join(f'`{display_path(p)}`' for p in result.not_recorded[:LISTED])}: their content was not recorded "
-                     "(over the size cap), so it cannot be restored, and what is there now could not be brought "
-                     "back after (raise max_file_bytes to record such files)")
+                     f"{', '.join(f'`{display_path(p)}`' for p in result.not_recorded[:LISTED])}: the snapshot's content or what "
+                     "is there now was not recorded (over the size cap), so a restore could not write it or undo the "
+                     "write (raise max_file_bytes to record such files)")
     if result.kept_unrecorded:
         lines.append(f"- Left as they are ({len(result.kept_unrecorded)}): "
                      f"{', '.join(f'`{display_path(p)}`' for p in result.kept_unrecorded[:LISTED])}: what is there now is in no "
