@@ -27,6 +27,16 @@ def test_the_last_resort_cuts_the_longest_string_at_a_line_end_and_says_so(caplo
     assert "longest strings cut" in caplog.text
 
 
+def test_rows_over_their_text_lose_their_last_entries_not_the_whole_list() -> None:
+    """A list of rows (not dicts with times) over the text: the last resort deleted the whole field, so a model
+    given only the structured content read ``{"query": ..., "more": true}`` and no hit."""
+    rows = [[f"0123456789{i:02d}", f"src/m{i}.py", i] for i in range(40)]
+    out = answer.structured("x" * 700, {"query": "x", "more": True, "hits": rows})
+    assert out is not None and answer.size(out) <= 700 and out["query"] == "x"
+    kept = out["hits"]
+    assert 1 <= len(kept) < 40 and kept == rows[:len(kept)] and out["hits_left_out"] == 40 - len(kept)
+
+
 def test_a_spec_shape_is_measured_by_its_values() -> None:
     data = {"success": True, "archivedTo": None}
     assert answer.size(answer.prune(data), keys=False) == len("true")

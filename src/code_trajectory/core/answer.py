@@ -251,6 +251,8 @@ def structured(text: str, data: dict[str, Any] | None, *, keys: bool = True) -> 
         if strings and strings[0][0] > MIN_CUT:
             length, path = strings[0]
             _cut(out, path, max(MIN_CUT - len(CUT_MARK), min(length - (now - len(text)) - 1, length // 2)))
+        elif _drop_last(out, now - len(text), keys=keys):
+            pass
         elif len(out) > 1:  # only short fields left: the largest goes (never seen with the builders of this package)
             del out[max(out, key=lambda key: len(compact(out[key])))]
         else:
@@ -295,6 +297,25 @@ def _drop_oldest(out: dict[str, Any], excess: int, *, keys: bool = True) -> bool
             out[f"{key}_left_out"] = out.get(f"{key}_left_out", 0) + len(drop)
             return True
     return False
+
+
+def _drop_last(out: dict[str, Any], excess: int, *, keys: bool = True) -> bool:
+    """Leave out the last entries of the longest top-level list of two or more (not one of :data:`KEPT_WHOLE`), never
+    its first, as many as make up ``excess`` characters (:func:`size`), and count them in ``<key>_left_out``; False
+    when there is none. The last resort before a whole field goes: a builder lists first what matters most (the
+    newest or the best match), and a model given only the structured content then still reads those, where deleting
+    the field left it ``{"query": ..., "more": true}`` (a search's rows, before they fitted)."""
+    lists = [key for key, value in out.items() if key not in KEPT_WHOLE and isinstance(value, list) and len(value) > 1]
+    if not lists:
+        return False
+    key = max(lists, key=lambda k: len(out[k]))
+    items, freed, cut = out[key], 0, len(out[key])
+    while cut > 1 and freed < excess:
+        cut -= 1
+        freed += size(items[cut], keys=keys) + 1
+    out[key] = items[:cut]
+    out[f"{key}_left_out"] = out.get(f"{key}_left_out", 0) + len(items) - cut
+    return True
 
 
 def order_problems(text: str, data: Any) -> list[str]:
