@@ -37,6 +37,18 @@ def test_rows_over_their_text_lose_their_last_entries_not_the_whole_list() -> No
     assert 1 <= len(kept) < 40 and kept == rows[:len(kept)] and out["hits_left_out"] == 40 - len(kept)
 
 
+def test_rows_to_leave_out_measures_each_row_once_and_never_more_than_needed() -> None:
+    rows = [[f"0123456789{i:02d}", "x" * (i % 7)] for i in range(60)]
+    data = {"q": "x", "rows": rows}
+    for limit in (100, 400, 900, 5000):
+        for from_end in (False, True):
+            count = answer.rows_to_leave_out(limit, data, rows, from_end=from_end)
+            needed = next((k for k in range(len(rows)) if answer.size(answer.prune(
+                {**data, "rows": rows[:len(rows) - k] if from_end else rows[k:]})) <= limit), len(rows) - 1)
+            assert count == needed, (limit, from_end)  # exactly, when leaving out adds nothing
+    assert answer.rows_to_leave_out(10, data, rows) == len(rows) - 1  # never all of them
+
+
 def test_a_spec_shape_is_measured_by_its_values() -> None:
     data = {"success": True, "archivedTo": None}
     assert answer.size(answer.prune(data), keys=False) == len("true")

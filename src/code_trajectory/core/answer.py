@@ -318,6 +318,21 @@ def _drop_last(out: dict[str, Any], excess: int, *, keys: bool = True) -> bool:
     return True
 
 
+def rows_to_leave_out(limit: int, data: dict[str, Any], rows: list[Any], *, from_end: bool = False) -> int:
+    """How many of ``rows`` (a list held in ``data``) at least leave out, from their start (or end), for
+    :func:`size` of ``prune(data)`` to come within ``limit`` characters, never all of them: each row's size is
+    measured once, so a builder trimming its rows one at a time does not measure the whole content again a row
+    (1,000 rows: seconds). What leaving out adds (a count, a row's new first field) is not counted: the caller
+    leaves these out, then goes on one row at a time while still over."""
+    excess = size(prune(data)) - limit
+    count = freed = 0
+    order = reversed(rows) if from_end else iter(rows)
+    while excess > freed and count < len(rows) - 1:
+        freed += size(prune(next(order))) + 1  # the row and its comma
+        count += 1
+    return count
+
+
 def order_problems(text: str, data: Any) -> list[str]:
     """Lists in ``data`` whose entries' ``id`` fields, or rows' first values when they are snapshot ids, do not
     appear in ``text`` in the same order: one line per problem, empty when the order matches (the rule of the
