@@ -53,7 +53,7 @@ from code_trajectory.recording.intent import IntentStore
 from code_trajectory.recording.opening import attach_shadow_repository, open_shadow_repository, policy_for
 from code_trajectory.recording.pending import PendingMixin
 from code_trajectory.recording.reconcile import ReconcileMixin
-from code_trajectory.recording.recovery import RecoveryMixin, shadow_identity
+from code_trajectory.recording.recovery import RecoveryMixin, identity
 from code_trajectory.recording.statcache import StatCache
 from code_trajectory.recording.walk_policy import SubtreePolicy
 from code_trajectory.recording.worktree import FileInfo, probe, scan
@@ -106,7 +106,7 @@ class Recorder(PendingMixin, ReconcileMixin, RecoveryMixin):
         #: Things the user must hear about (history lost or moved aside), newest last.
         self.notices: list[str] = []
         #: The identity of the ``.trajectory`` directory this recorder writes (see ``recovery.shadow_identity``).
-        self._shadow_id = shadow_identity(repo.git_dir)
+        self._shadow_id = identity(repo.git_dir)
         #: Called (no arguments, on the writing thread) after ``.trajectory`` was recreated with a new history.
         self.restart_listeners: list[Callable[[], None]] = []
         #: Records the edits agents' hooks handed over, oldest first (see :meth:`record_handovers`); None: none.

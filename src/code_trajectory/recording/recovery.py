@@ -37,11 +37,12 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def shadow_identity(git_dir: Path) -> tuple[int, int] | None:
-    """``(device, inode)`` of the shadow repository's directory (a symlink's target), None when it is missing: a
-    directory deleted and made again by another process has another identity."""
+def identity(path: Path | str) -> tuple[int, int] | None:
+    """``(device, inode)`` of the directory at ``path`` (a symlink's target), None when it is missing: a directory
+    deleted and made again by another process has another identity (unless the file system gives it the inode just
+    freed: ext4 may, so the watcher's test of the project's ``.git`` looks at its ``info/exclude`` too)."""
     try:
-        st = os.stat(git_dir)
+        st = os.stat(path)
     except OSError:
         return None
     return st.st_dev, st.st_ino
@@ -88,7 +89,7 @@ class RecoveryMixin:
     def _guard(self: _Recorder) -> bool:
         """Recreate ``.trajectory`` if it vanished, or take up the new one another process made after it vanished
         (its identity differs from the one this recorder opened); True when it had to (a full rescan is then due)."""
-        if self.repo.exists() and shadow_identity(self.repo.git_dir) == self._shadow_id:
+        if self.repo.exists() and identity(self.repo.git_dir) == self._shadow_id:
             return False
         if not self.root.is_dir():
             raise ProjectError(f"the project directory {self.root} no longer exists; call configure_project "
@@ -144,7 +145,7 @@ class RecoveryMixin:
         """
         self.repo.reset_caches()
         self.repo.ensure()
-        self._shadow_id = shadow_identity(self.repo.git_dir)
+        self._shadow_id = identity(self.repo.git_dir)
         log.error(notice)
         self.notices.append(notice)
         note_history_restart(self.repo.state_dir, notice)

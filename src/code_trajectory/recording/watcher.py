@@ -47,6 +47,7 @@ from code_trajectory.git.maintenance import BackgroundMaintenance, MaintenancePo
 from code_trajectory.recording import watchgroups
 from code_trajectory.recording.listingpoll import ListingPoll
 from code_trajectory.recording.recorder import Recorder, Snapshot
+from code_trajectory.recording.recovery import identity
 from code_trajectory.recording.watchgroups import SyncPoint, WatchGroup
 from code_trajectory.recording.watchlimit import NativeWatches
 from code_trajectory.recording.watchset import SYNC_TIMEOUT, WatchSetMixin
@@ -109,7 +110,7 @@ class Watcher(WatchSetMixin):
         #: ``<root>/.git``: made, removed or replaced (``git init``, ``rm -rf .git``), the recorder follows the
         #: project's new git repository (see :meth:`_check_groups`); its identity when last looked at.
         self._dot_git = str(self.root / ".git")
-        self._root_git = _identity(self._dot_git)
+        self._root_git = identity(self._dot_git)
         self._follow_git()
         #: The project's ``info/exclude`` as last looked at (see :meth:`_project_git_changed`).
         self._exclude_seen = self._exclude_stamp()
@@ -356,8 +357,6 @@ class Watcher(WatchSetMixin):
             self._follow_git()
             self._exclude_seen = self._exclude_stamp()
             self._rebuild()  # the new git directory's HEAD and reflogs watched; a rescan after the debounce
-            self.recorder.note_changes((), rescan=True)
-            self._touch()
         if not self.root.is_dir():
             self.last_error = f"the project directory {self.root} no longer exists; watching stopped"
             log.error(self.last_error)
@@ -382,7 +381,7 @@ class Watcher(WatchSetMixin):
         """Whether the root's ``.git`` came, went or is another directory, or the project's ``info/exclude`` changed
         and lacks the shadow repository's line: ``rm -rf .git && git init`` may give the new ``.git`` the inode the
         old one had, but not our line (one ``stat`` a pass; the file is read only when its stamp moved)."""
-        root_git = _identity(self._dot_git)
+        root_git = identity(self._dot_git)
         exclude = self._exclude_stamp()
         moved, self._root_git = root_git != self._root_git, root_git
         if moved or exclude == self._exclude_seen:
@@ -440,11 +439,3 @@ class Watcher(WatchSetMixin):
             except Exception:
                 log.exception("snapshot callback failed")
 
-
-def _identity(path: str) -> tuple[int, int] | None:
-    """``(device, inode)`` of ``path`` itself (not a link's target), None when there is nothing there."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return None
-    return st.st_dev, st.st_ino
