@@ -216,3 +216,27 @@ def test_a_repository_moved_aside_as_damaged_stays_hidden_from_the_project(proje
     assert git(project, "status", "--porcelain", "--untracked-files=all") == " M src/app.py\n"
     git(project, "add", "-A")
     assert git(project, "diff", "--cached", "--name-only") == "src/app.py\n"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link", "oversized"])
+def test_a_hostile_info_exclude_is_never_read_through_and_the_opening_goes_on(project: Path, tmp_path: Path,
+                                                                              kind: str) -> None:
+    """The project's ``.git/info/exclude`` is read to protect the history (and by the watcher, to notice a ``.git``
+    made again): a FIFO there (a tarball's) would hang the opening, a link lead the write elsewhere."""
+    from code_trajectory.recording.opening import open_shadow_repository
+
+    exclude = project / ".git" / "info" / "exclude"
+    exclude.unlink()
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not the project's\n")
+    if kind == "fifo":
+        os.mkfifo(exclude)
+    elif kind == "link":
+        exclude.symlink_to(outside)
+    else:
+        exclude.write_text("#" * (nested.EXCLUDE_LIMIT + 1))
+    _repo, notices = open_shadow_repository(project)  # returns: no read waits on the FIFO
+    assert any("would delete the history" in n for n in notices), notices
+    assert not nested.has_marker(project / ".trajectory")  # not protected, so no marker git would show
+    assert outside.read_text() == "not the project's\n"
+    assert not nested.is_excluded(exclude, nested.exclude_line(""))
