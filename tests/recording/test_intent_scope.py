@@ -207,3 +207,67 @@ def test_saves_waiting_for_the_debounce_keep_the_intent_they_were_made_under(pro
         message = git(project, "--git-dir", str(project / ".trajectory"), "log", "-1", "--format=%B",
                       "refs/heads/shadow/main")
         assert "task one" in message and "task two" not in message, message
+
+
+@pytest.mark.parametrize("how", ["cli", "prompt hook"])
+def test_saves_waiting_for_the_debounce_keep_their_intent_when_another_process_sets_a_new_one(
+        project: Path, how: str) -> None:
+    """``code-trajectory intent`` or a prompt's hook runs in a process of its own, which cannot snapshot the saves
+    the recording process holds back: the snapshot taken after the debounce still carries the intent they were
+    made under, and the next save the new one."""
+    with watching(project, debounce=3) as session:
+        session.set_intent("task one")
+        wait_for(lambda: session.watcher is not None and session.watcher.running, timeout=30)
+        before = shadow_count(project)
+        write(project, "src/app.py", "def main():\n    return 'task one'\n")
+        wait_for(lambda: session.recorder.has_pending(rescan=False), timeout=10)  # the watcher saw the save
+        if how == "cli":
+            cli("intent", "--project", str(project), "task", "two")
+        else:
+            prompt(project, "session-a", "task two")
+        assert shadow_count(project) == before  # still held back: another process set the intent
+        wait_for(lambda: shadow_count(project) > before, timeout=30)
+        assert tip(project)[1] == "task one"
+        assert edit(project, "def main():\n    return 'task two'\n")[1] == "task two"
+
+
+def test_an_intent_set_after_the_saves_with_none_before_labels_none_of_them(tmp_path: Path) -> None:
+    from code_trajectory.recording.intent import IntentStore
+
+    store = IntentStore(tmp_path)
+    made = time.time()
+    time.sleep(0.05)
+    store.set("first task")
+    assert store.get(as_of=made) is None  # made before any intent
+    assert store.get(as_of=time.time()) == "first task"
+    between = time.time()
+    time.sleep(0.05)
+    store.set("second task")
+    assert store.get(as_of=between) == "first task"
+    assert store.get() == "second task"
+    assert store.get(as_of=made) is None  # older than both: only one intent back is kept
+
+
+def test_an_agents_edit_recorded_beside_older_saves_carries_the_intent_of_now(project: Path) -> None:
+    """The user's save waits for the debounce under the old intent; the agent's edit, handed over after the new
+    prompt, is its session's work of now: each snapshot carries its own."""
+    with watching(project, debounce=3) as session:
+        wait_for(lambda: session.watcher is not None and session.watcher.running, timeout=30)
+        prompt(project, "session-a", "task one")
+        before = shadow_count(project)
+        write(project, "src/notes.py", "NOTE = 'saved by the user'\n")
+        wait_for(lambda: session.recorder.has_pending(rescan=False), timeout=10)
+        prompt(project, "session-a", "task two")
+        write(project, "src/app.py", "def main():\n    return 'by the agent'\n")
+        cli("hook", "edit", "--project", str(project), stdin=json.dumps({  # handed over to the recording session
+            "session_id": "session-a", "cwd": str(project), "tool_name": "Edit",
+            "tool_input": {"file_path": str(project / "src" / "app.py")}}))
+        wait_for(lambda: shadow_count(project) >= before + 2 and not session.recorder.has_pending(), timeout=30)
+        out = git(project, "--git-dir=.trajectory", "log", f"-{shadow_count(project) - before}", "--name-only",
+                  "--format=%x00%(trailers:key=Trajectory-Intent,valueonly,separator=)", "refs/heads/shadow/main")
+        intents = {}
+        for block in out.split("\0")[1:]:
+            intent, *names = [line.strip() for line in block.strip("\n").split("\n") if line.strip()]
+            for name in names:
+                intents.setdefault(name, intent)
+        assert intents.get("src/notes.py") == "task one" and intents.get("src/app.py") == "task two", out

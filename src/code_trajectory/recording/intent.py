@@ -29,7 +29,10 @@ class IntentStore:
     session that set it, a Claude Code hook's ``session_id``, or null), so the server, the CLI and the hooks all
     see and set the same intent; :meth:`age_seconds` says how old it is. ``sessions`` keeps the intents of up to
     :data:`MAX_SESSIONS` other agent sessions (``{session: {"intent", "set_at"}}``): the prompt of one session
-    does not take the intent of another session that is still working on the project.
+    does not take the intent of another session that is still working on the project. ``previous`` keeps the intent
+    the current one replaced (``intent``, ``set_at``, ``session``): a save made before a new intent was set by
+    another process (``code-trajectory intent``, a prompt's hook), while the recording process held it back for the
+    debounce, is recorded with the intent it was made under (:meth:`get`'s ``as_of``).
 
     An intent belongs to the recording session it was set in (issue 22): a recorder that starts ends an intent
     left by an earlier one (:meth:`end_stale`), the start-up scan's snapshot carries none, and a hook of one agent
@@ -42,7 +45,7 @@ class IntentStore:
     def _read(self) -> dict:
         return read_json_object(self.path) or {}
 
-    def get(self, *, session: str | None = None) -> str | None:
+    def get(self, *, session: str | None = None, as_of: float | None = None) -> str | None:
         """Return the intent, or None when none is set or it belongs to another session.
 
         An intent set by an agent session (a hook's ``session_id``) is not returned to a different one; one set
@@ -51,8 +54,19 @@ class IntentStore:
 
         Args:
             session: the agent session asking (a hook's ``session_id``); None: the server, ``watch``, the CLI.
+            as_of: when the changes to be labelled were last made (epoch seconds), or None (now). An intent set
+                after that time was not theirs: the one it replaced is returned (the same rules applied to it), or
+                None when it replaced none.
         """
         data = self._read()
+        if as_of is not None:
+            set_at = parse_stored_time(data.get("set_at"))
+            if set_at is not None and set_at.timestamp() > as_of:
+                before = data.get("previous")
+                data = before if isinstance(before, dict) else {}
+                older = parse_stored_time(data.get("set_at"))
+                if older is None or older.timestamp() > as_of:
+                    return None
         intent = data.get("intent")
         if not isinstance(intent, str) or not intent.strip():
             return None
@@ -136,8 +150,10 @@ class IntentStore:
             raise InvalidArgumentError("intent must be a non-empty sentence, e.g. 'Fix login retry'")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         stored: dict = {"intent": clean, "set_at": datetime.now(UTC).isoformat(), "session": session or None}
+        before = self._read()
+        if isinstance(before.get("intent"), str) and isinstance(before.get("set_at"), str):  # see get's as_of
+            stored["previous"] = {key: before.get(key) for key in ("intent", "set_at", "session")}
         if session:  # the intents of the other agent sessions stay theirs (an intent without a session ends them)
-            before = self._read()
             kept = before.get("sessions")
             others = {k: v for k, v in kept.items() if isinstance(k, str) and k != session
                       and isinstance(v, dict)} if isinstance(kept, dict) else {}

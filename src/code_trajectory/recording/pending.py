@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Protocol
 
 from code_trajectory.git import messages
+from code_trajectory.git.messages import FileChange
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.reflog import GitOperation, ReflogCursor
 from code_trajectory.git.shadow import ShadowRepo
@@ -32,8 +33,9 @@ class _Recorder(Protocol):
     repo: ShadowRepo
     project: ProjectRepo
     _lock: threading.RLock
-    _pending: dict[str, None]
+    _pending: dict[str, float]
     _pending_rescan: bool
+    _intent_noted: dict[str, float] | None
     _git_activity: float | None
     _stash_touched: bool
     _reflog: ReflogCursor
@@ -56,18 +58,21 @@ class PendingMixin:
 
     # the queue, which the recorder's other parts read too, and the cached tip scanning_elsewhere clears (declared
     # here, or mypy takes the first value assigned in these methods for their type)
-    _pending: dict[str, None]
+    _pending: dict[str, float]
     _pending_rescan: bool
+    _intent_noted: dict[str, float] | None
     _git_activity: float | None
     _stash_touched: bool
     _last_tree: str | None
     _last_commit: str | None
 
     def note_changes(self: _Recorder, paths: Iterable[str], *, rescan: bool = False) -> None:
-        """Queue changed paths (relative to the root) for the next :meth:`flush`."""
+        """Queue changed paths (relative to the root) for the next :meth:`flush`, each with when it was noted (the
+        intent it was changed under is the one in effect then: see :meth:`flush`)."""
         with self._lock:
+            now = time.time()
             for path in paths:
-                self._pending[path] = None
+                self._pending[path] = now
             if rescan:
                 self._pending_rescan = True
 
@@ -132,10 +137,17 @@ class PendingMixin:
 
     def flush(self: _Recorder, *, kind: str = messages.KIND_SNAPSHOT, note: str | None = None) -> Snapshot | None:
         """Write a snapshot (``kind``, with ``note``) of the queued changes now; None when nothing changed. On failure
-        the paths stay queued (merged with any that arrive meanwhile) and the error is raised to retry later."""
+        the paths stay queued (merged with any that arrive meanwhile) and the error is raised to retry later.
+
+        The snapshot carries the intent in effect when the newest of the changes it records was noted
+        (:func:`noted_at`): a save held back for the debounce while another process set a new intent
+        (``code-trajectory intent``, a prompt's hook) keeps the one it was made under, as the in-process
+        ``set_intent`` gets by snapshotting first."""
         with self._lock:
-            paths, rescan = list(self._pending), self._pending_rescan
+            noted, rescan = self._pending, self._pending_rescan
+            paths = list(noted)
             self._pending, self._pending_rescan = {}, False
+            self._intent_noted = noted
             try:
                 if self._guard():
                     rescan = True
@@ -143,9 +155,29 @@ class PendingMixin:
                     return self.reconcile(kind=messages.KIND_RECONCILE if kind == messages.KIND_SNAPSHOT else kind, note=note)
                 return self.record_paths(paths, kind=kind, note=note) if paths else None
             except BaseException as exc:
-                for path in paths:
-                    self._pending.setdefault(path, None)
+                for path, at in noted.items():
+                    self._pending.setdefault(path, at)
                 self._pending_rescan = self._pending_rescan or rescan
                 if isinstance(exc, Exception) and self._recover(exc):
                     self._pending_rescan = True
                 raise
+            finally:
+                self._intent_noted = None
+
+
+def noted_at(noted: Mapping[str, float] | None, changes: Iterable[FileChange]) -> float | None:
+    """When the newest of ``changes`` was noted (epoch seconds): the latest time ``noted`` (path or directory,
+    relative to the root -> when the watcher saw it change) gives a changed path (either side of a rename) or a
+    directory above it; the latest of ``noted`` when it names none of them (a rescan's), None when ``noted`` is
+    None or empty (a snapshot nothing queued: its changes are of now)."""
+    if not noted:
+        return None
+    found: float | None = None
+    for change in changes:
+        for path in (change.path, change.old_path):
+            while path:
+                at = noted.get(path)
+                if at is not None and (found is None or at > found):
+                    found = at
+                path = path.rpartition("/")[0]
+    return found if found is not None else max(noted.values())

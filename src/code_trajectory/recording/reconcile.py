@@ -52,7 +52,7 @@ class _Recorder(Protocol):
     policy: RecordingPolicy
     stat_cache: StatCache
     _lock: threading.RLock
-    _pending: dict[str, None]
+    _pending: dict[str, float]
     _pending_rescan: bool
     _last_tree: str | None
     _scanned_files: int

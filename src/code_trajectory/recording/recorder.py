@@ -51,7 +51,7 @@ from code_trajectory.recording.handoff import Pinned
 from code_trajectory.recording.ignore import RecordingPolicy
 from code_trajectory.recording.intent import IntentStore
 from code_trajectory.recording.opening import attach_shadow_repository, open_shadow_repository, policy_for
-from code_trajectory.recording.pending import PendingMixin
+from code_trajectory.recording.pending import PendingMixin, noted_at
 from code_trajectory.recording.reconcile import ReconcileMixin
 from code_trajectory.recording.recovery import RecoveryMixin, identity
 from code_trajectory.recording.statcache import StatCache
@@ -92,8 +92,9 @@ class Recorder(PendingMixin, ReconcileMixin, RecoveryMixin):
         self.agent_session: str | None = None
         self.stat_cache = StatCache(repo.state_dir / "statcache.sqlite")
         self._lock = threading.RLock()
-        self._pending: dict[str, None] = {}
+        self._pending: dict[str, float] = {}  # path -> when the watcher noted its change (epoch seconds)
         self._pending_rescan = False
+        self._intent_noted: dict[str, float] | None = None  # while a flush writes: what it took of the queue
         self._last_tree: str | None = None
         self._scanned_files = 0  # files the last full scan held in this process (0 when a child scanned)
         self._last_commit: str | None = None
@@ -188,6 +189,9 @@ class Recorder(PendingMixin, ReconcileMixin, RecoveryMixin):
             if self.handover_drain is None or self._draining:
                 return 0
             self._draining = True
+            # a hand-over is an agent's edit of now, labelled with its session's intent of now, whatever the saves
+            # of the snapshot that asked were made under
+            noted, self._intent_noted = self._intent_noted, None
             try:
                 return self.handover_drain()
             except Exception as exc:  # noqa: BLE001 - the hand-overs wait for the next snapshot
@@ -195,6 +199,7 @@ class Recorder(PendingMixin, ReconcileMixin, RecoveryMixin):
                 return 0
             finally:
                 self._draining = False
+                self._intent_noted = noted
 
     # -- the hot path -----------------------------------------------------------------------
 
@@ -382,7 +387,9 @@ class Recorder(PendingMixin, ReconcileMixin, RecoveryMixin):
                 now = datetime.now().astimezone()
                 composed = compose(self.repo, self.project, tree=tree, parent=parent, parent_tree=parent_tree,
                                    changes=changes, kind=kind, branch=branch, now=now,
-                                   intent=self.intent.get(session=self.agent_session) if with_intent else None,
+                                   intent=(self.intent.get(session=self.agent_session,
+                                                           as_of=noted_at(self._intent_noted, changes))
+                                           if with_intent else None),
                                    operation=operation, note=note, origin=origin, restored_from=restored_from,
                                    unrecorded=unrecorded)
                 parent, kind, message, changes = (composed.parent, composed.kind, composed.message,
