@@ -127,6 +127,10 @@ def test_references_by_position_id_time_and_bad_input_write_nothing(session: Pro
     assert restore(session, "~0", dry_run=True).source == tip
     assert restore(session, tip[:7], dry_run=True).source == tip
     assert restore(session, "2099-01-01T00:00", dry_run=True).source == tip  # the last at or before a time
+    first = session.recorder.repo.git.text(["rev-list", "--max-parents=0", tip])
+    assert "start of recording" in history.global_trajectory(session, 10)  # as the log heads it, it is named
+    for name in ("start of recording", "Start of Recording"):
+        assert restore(session, name, dry_run=True).source == first
     cases = [("no such point", InvalidArgumentError, "Nearest checkpoints: .*\"before refactor\""),
              ("~999", InvalidArgumentError, "only"),
              ("1999-01-01", InvalidArgumentError, "no snapshot of this branch at or before")]

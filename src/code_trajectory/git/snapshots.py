@@ -6,7 +6,9 @@ A reference is, in the order tried:
 2. a commit id, full or at least 7 hex digits (any snapshot of the shadow repository);
 3. a checkpoint's message, exact: the named points (:mod:`code_trajectory.git.points`) and the checkpoint
    snapshots' ``Trajectory-Checkpoint`` notes; the newest wins;
-4. a time, ISO 8601 or ``10 minutes ago``: the last snapshot of the branch at or before it.
+4. ``start of recording`` (any case), as the narratives head it: the branch's newest snapshot of kind ``import``
+   (the project as recording began), among its first parents;
+5. a time, ISO 8601 or ``10 minutes ago``: the last snapshot of the branch at or before it.
 
 An unknown reference is an error that says what was tried and lists the nearest checkpoints.
 """
@@ -21,12 +23,15 @@ from datetime import datetime
 from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.core.when import parse_when
 from code_trajectory.git import log, points
+from code_trajectory.git.messages import KIND_IMPORT, TRAILER_KIND
 from code_trajectory.git.shadow import ShadowRepo
 
 _HEX = re.compile(r"^[0-9a-fA-F]{7,40}$")
 _BACK = re.compile(r"^~(\d{1,6})$")
 #: Checkpoint notes read back from the tip when resolving by message.
 SCAN_LIMIT = 5000
+#: The name of the snapshot the narratives head ``start of recording`` (see :func:`resolve_snapshot`).
+START_OF_RECORDING = "start of recording"
 
 
 @dataclass(frozen=True)
@@ -69,6 +74,13 @@ def resolve_snapshot(repo: ShadowRepo, text: str, tip: str | None) -> Resolved:
     match_note = next((c for c, note in notes if note == ref), None)
     if match_note is not None:
         return Resolved(match_note, f"checkpoint \"{ref}\"")
+    if ref.casefold() == START_OF_RECORDING:
+        commit = repo.git.text(["rev-list", "-1", "--first-parent", f"--grep=^{TRAILER_KIND}: {KIND_IMPORT}$", tip,
+                                "--"]) if tip is not None else ""
+        if not commit:
+            raise InvalidArgumentError("this branch's history has no start of recording (it began on another branch, "
+                                       "or was shared): name a snapshot by '~N', its commit id or a time")
+        return Resolved(commit, START_OF_RECORDING)
     moment = parse_when(ref)
     if moment is not None:
         if tip is None:
@@ -81,7 +93,8 @@ def resolve_snapshot(repo: ShadowRepo, text: str, tip: str | None) -> Resolved:
     shell = (" It looks like a directory: a shell turns an unquoted ~N into one (~0 is the working directory, ~1 and on"
              " the directory stack), so quote it: '~3'." if ref.startswith("/") else "")
     raise InvalidArgumentError(f"no snapshot named {ref!r}: it is not '~N', a commit id of the shadow repository, "
-                               f"a checkpoint's message or a time.{shell} {_nearest(ref, named, notes)}")
+                               f"a checkpoint's message, '{START_OF_RECORDING}' or a time.{shell} "
+                               f"{_nearest(ref, named, notes)}")
 
 
 def _nearest(ref: str, named: list[points.Point], notes: list[tuple[str, str]]) -> str:

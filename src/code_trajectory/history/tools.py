@@ -118,7 +118,7 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
 
     @tool(mcp, READ_ONLY, meta={MAX_RESULT_SIZE_CHARS: COMPARE_RESULT_CHARS})
     async def compare(
-        from_snapshot: Annotated[str, Field(description="Commit id, checkpoint message, '~N' or a time")],
+        from_snapshot: Annotated[str, Field(description="Commit id, checkpoint message, '~N', 'start of recording' or a time")],
         ctx: Context,
         to_snapshot: Annotated[str, Field(description="Same, or 'now' for the work tree")] = "now",
         filepath: Annotated[str | None, Field(description="One file; default the whole project")] = None,

@@ -19,7 +19,7 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
 
     @tool(mcp, DESTRUCTIVE)
     async def restore(
-        snapshot: Annotated[str, Field(description="Commit id, checkpoint message, '~N' or a time")],
+        snapshot: Annotated[str, Field(description="Commit id, checkpoint message, '~N', 'start of recording' or a time")],
         ctx: Context,
         paths: Annotated[list[str] | None, Field(description="Files, directories or globs; default all")] = None,
         dry_run: Annotated[bool, Field(description="Only show the diff; write nothing")] = False,
