@@ -152,3 +152,36 @@ async def test_the_projects_own_files_are_never_imported_by_the_servers_processe
             await anyio.sleep(0.2)
         assert "start of recording" in text(log), text(log)
     assert not marker.exists(), marker.read_text()
+
+
+def tree(directory: Path) -> dict[str, bytes]:
+    """Every file under ``directory`` (links not followed: their text) with its bytes."""
+    import os
+
+    found = {}
+    for dirpath, _dirs, names in os.walk(directory):
+        for name in names:
+            path = Path(dirpath, name)
+            found[str(path.relative_to(directory))] = os.readlink(path).encode() if path.is_symlink() else \
+                path.read_bytes()
+    return found
+
+
+async def test_serve_on_a_link_to_another_projects_history_refuses_it(server_env: dict[str, str],
+                                                                      tmp_path: Path) -> None:
+    """``beta/.trajectory -> alpha/.trajectory``: the server recorded beta into alpha's history and its tools mixed
+    the two. Every tool says why, naming alpha; neither project changes."""
+    alpha = recorded_project(tmp_path / "alpha")
+    beta = git_repo(tmp_path / "beta", {"b.py": "b = 1\n"}, branch="main", commit="initial").resolve()
+    (beta / ".trajectory").symlink_to(alpha / ".trajectory")
+    before = tree(alpha), git(alpha, "--git-dir=.trajectory", "for-each-ref"), tree(beta)
+    async with Client(params(server_env, beta)) as client:
+        for name, args in (("get_global_trajectory", {}), ("search_trajectory", {"query": "return"}),
+                           ("get_file_trajectory", {"filepath": "src/app.py"})):
+            result = await client.call_tool(name, args)
+            assert result.is_error and f"the history of another project, {alpha}" in text(result), text(result)
+        write(beta, "b.py", "b = 2\n")
+        await anyio.sleep(1.0)  # a watcher would have recorded it by now
+    assert (tree(alpha), git(alpha, "--git-dir=.trajectory", "for-each-ref"), tree(beta)) == \
+        (before[0], before[1], {**before[2], "b.py": b"b = 2\n"})
+

@@ -33,7 +33,7 @@ from code_trajectory.core.atomic import replace_file
 from code_trajectory.core.bounded_read import read_bounded
 from code_trajectory.core.errors import StorageError
 from code_trajectory.core.paths import SHADOW_DIR_NAME
-from code_trajectory.git import untrusted
+from code_trajectory.git import owner, untrusted
 from code_trajectory.git.gitcmd import Git
 from code_trajectory.git.shadow_config import DIFF_DRIVERS
 
@@ -125,8 +125,8 @@ def configure(git_dir: Path) -> None:
 
     The repository is vetted first and its config reduced to the keys of
     :data:`~code_trajectory.git.shadow_config.SHADOW_REPO_CONFIG` (:func:`code_trajectory.git.untrusted.vet`);
-    then mode 0700 on the directory, ``.gitignore`` (``*``), ``info/exclude``, ``info/attributes``
-    and the ``state/`` directory.
+    then mode 0700 on the directory, ``.gitignore`` (``*``), ``info/exclude``, ``info/attributes``,
+    the ``state/`` directory and the project it serves (:func:`code_trajectory.git.owner.note_owner`).
 
     Raises:
         UntrustedRepositoryError: the repository is another user's, tracked by the project, or linked elsewhere.
@@ -145,6 +145,7 @@ def configure(git_dir: Path) -> None:
         lines += [f"{p} diff={driver}" for p in patterns]
     _write_if_changed(info / "attributes", "\n".join(lines) + "\n")
     (git_dir / "state").mkdir(mode=0o700, exist_ok=True)
+    owner.note_owner(git_dir)
 
 
 def _init(git_dir: Path) -> None:

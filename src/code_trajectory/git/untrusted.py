@@ -11,7 +11,8 @@ tarball, or written by another user. Its config file could then name programs gi
    config and refs; code-trajectory never writes one), one borrowing objects (``objects/info/alternates``:
    git reads the directories it names, where a FIFO made every command wait), a ``.trajectory`` symlink to
    a directory holding files that is not a history code-trajectory made (``../mine/.git`` in a tarball: its
-   config would be rewritten, its ``info/exclude`` replaced), or one holding a symlink or a special file
+   config would be rewritten, its ``info/exclude`` replaced) or that is another project's history
+   (:mod:`code_trajectory.git.owner`), or one holding a symlink or a special file
    anywhere (:func:`check_tree`: git writes through a link, and waits forever on a FIFO);
 2. reduces its config file to the keys code-trajectory writes: the table
    :data:`~code_trajectory.git.shadow_config.SHADOW_REPO_CONFIG` (with exactly its values) and the
@@ -43,6 +44,7 @@ from code_trajectory.core.atomic import replace_file
 from code_trajectory.core.bounded_read import git_file_target, read_bounded
 from code_trajectory.core.errors import GitError, LockContentionError, UntrustedRepositoryError
 from code_trajectory.git.gitcmd import Git, split_z
+from code_trajectory.git.owner import check_belongs
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.shadow_config import SHADOW_REPO_CONFIG
 
@@ -167,10 +169,11 @@ def check_link_target(git_dir: Path) -> None:
     """Refuse a ``git_dir`` that is a symlink to a directory holding files but no history code-trajectory made (no
     :data:`SELF_IGNORE` ``.gitignore``): a link made to keep the history on another disk leads to an empty
     directory (created there) or to a moved ``.trajectory``; one shipped with a project may lead to another
-    repository's ``.git``, whose config, ``info/`` files and stale locks the opening would rewrite or remove.
+    repository's ``.git``, whose config, ``info/`` files and stale locks the opening would rewrite or remove. A
+    history of ours that another project still uses as its own is refused too (:func:`.owner.check_belongs`).
 
     Raises:
-        UntrustedRepositoryError: the link leads to such a directory.
+        UntrustedRepositoryError: the link leads to such a directory, or to another project's history.
     """
     if not git_dir.is_symlink():
         return
@@ -181,6 +184,7 @@ def check_link_target(git_dir: Path) -> None:
     except OSError:  # a dangling link: the creation says so
         return
     if read_bounded(git_dir / ".gitignore", STAMP_BYTES) == SELF_IGNORE.encode():
+        check_belongs(git_dir)
         return
     raise UntrustedRepositoryError(
         f"{git_dir} is a symlink to {os.path.realpath(git_dir)}, which holds files but is not a history "
