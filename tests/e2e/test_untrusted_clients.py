@@ -185,3 +185,17 @@ async def test_serve_on_a_link_to_another_projects_history_refuses_it(server_env
     assert (tree(alpha), git(alpha, "--git-dir=.trajectory", "for-each-ref"), tree(beta)) == \
         (before[0], before[1], {**before[2], "b.py": b"b = 2\n"})
 
+
+async def test_serve_on_a_damaged_history_sets_it_aside_and_says_where(server_env: dict[str, str],
+                                                                       tmp_path: Path) -> None:
+    """The server records: a history whose ref holds garbage is moved aside, kept as it was, and a new one starts;
+    its tools answer, and the session summary says where the damaged one went."""
+    project = recorded_project(tmp_path / "project")
+    (project / ".trajectory" / "refs" / "heads" / "shadow" / "main").write_text("garbage\n")
+    async with Client(params(server_env, project)) as client:
+        summary = text(await client.call_tool("get_session_summary", {}))
+        assert "was damaged" in summary and "moved to .trajectory.corrupt-" in summary, summary
+        result = await client.call_tool("get_global_trajectory", {})
+        assert not result.is_error, text(result)
+    aside = next(project.glob(".trajectory.corrupt-*"))
+    assert (aside / "refs" / "heads" / "shadow" / "main").read_text() == "garbage\n"

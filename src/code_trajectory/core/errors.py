@@ -20,7 +20,8 @@ Tree::
     │   ├── GitUnavailableError     git is missing or older than required
     │   └── LockContentionError     a git lock stayed held past the retry budget
     ├── StorageError                the shadow repository cannot be written or read
-    │   └── UntrustedRepositoryError    .trajectory/ came from elsewhere (tracked, another user's)
+    │   ├── UntrustedRepositoryError    .trajectory/ came from elsewhere (tracked, another user's)
+    │   └── DamagedHistoryError     .trajectory/ is damaged and a read-only command left it as it was
     ├── JournalError                journal failures
     │   └── JournalConflictError    the section moved since it was read
     └── RecapError                  recap failures
@@ -92,6 +93,11 @@ class ObjectTooLargeError(StorageError):
 class UntrustedRepositoryError(StorageError):
     """``.trajectory/`` was not made here for this user: the project's git tracks it (it came with a clone),
     another user owns it, or it points git elsewhere. The message says how to start a new one."""
+
+
+class DamagedHistoryError(StorageError):
+    """The shadow repository is damaged (a ref or a commit cannot be read) and the command only reads: it left
+    everything as it was. The message names the damage and says how to set it aside or repair it."""
 
 
 class JournalError(TrajectoryError):

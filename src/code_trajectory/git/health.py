@@ -10,9 +10,10 @@
 * Temporary files of a killed writer (``tmp_pack_*``, ``tmp_idx_*``, ``tmp_obj_*``,
   ``tmp_graph_*``) only take space; they are removed at start when older than
   :data:`STALE_AGE_SECONDS` and held open by no process (:func:`clear_stale_temp_files`).
-* A shadow repository whose refs or tip objects cannot be read is *corrupted*: it
-  is moved aside as ``.trajectory.corrupt-<timestamp>`` (kept for inspection, never
-  recorded) and a fresh one starts; the caller tells the user.
+* A shadow repository whose refs or tip objects cannot be read is *corrupted*: an
+  opening that records moves it aside as ``.trajectory.corrupt-<timestamp>`` (kept for
+  inspection, never recorded) and a fresh one starts; the caller tells the user. An
+  opening of a read-only command changes nothing and says so (:func:`damaged_message`).
 """
 
 from __future__ import annotations
@@ -270,6 +271,18 @@ def verify(repo: ShadowRepo) -> str | None:
     except (GitError, StorageError, ValueError) as exc:
         return f"the shadow repository cannot be read: {exc}"
     return None
+
+
+def damaged_message(repo: ShadowRepo, problem: str) -> str:
+    """What a read-only command says of the damaged shadow repository ``repo`` (``problem``: :func:`verify`'s
+    description), which it left as it was: where it is, and the two ways on (a recording start sets it aside and
+    starts a new history; or the user moves it aside and repairs it with git)."""
+    git_dir, root = repo.git_dir, repo.root
+    aside = git_dir.with_name(f"{git_dir.name}.corrupt")
+    return (f"the history of {root} is damaged ({problem}); nothing was changed, {git_dir} is as it was. To keep "
+            f"recording, start recording (`code-trajectory watch '{root}'`, or the MCP server): it moves the damaged "
+            f"history to {git_dir.name}.corrupt-<time> beside it, kept for repair, and starts a new one; or move it "
+            f"aside yourself (`mv '{git_dir}' '{aside}'`) and look into it with `git --git-dir='{aside}' fsck`")
 
 
 def move_aside(repo: ShadowRepo) -> Path:

@@ -36,7 +36,7 @@ def log(args: argparse.Namespace) -> int:
 
     return print_with_session(args.project, lambda s: service.global_trajectory(s, args.limit, args.since_consolidate,
                                                                                       args.branch, args.source),
-                              create=False)
+                              read_only=True)
 
 
 def file_arguments(parser: argparse.ArgumentParser) -> None:
@@ -52,7 +52,7 @@ def file(args: argparse.Namespace) -> int:
 
     return print_with_session(args.project, lambda s: service.file_trajectory(s, args.filepath, args.depth, args.branch,
                                                                               args.source),
-                              create=False)
+                              read_only=True)
 
 
 def session_arguments(parser: argparse.ArgumentParser) -> None:
@@ -64,7 +64,7 @@ def session(args: argparse.Namespace) -> int:
     """Summary of the last session (``get_session_summary``)."""
     from code_trajectory.history import service
 
-    return print_with_session(args.project, lambda s: service.full_session_summary(s, args.source), create=False)
+    return print_with_session(args.project, lambda s: service.full_session_summary(s, args.source), read_only=True)
 
 
 def symbol_arguments(parser: argparse.ArgumentParser) -> None:
@@ -88,7 +88,7 @@ def symbol(args: argparse.Namespace) -> int:
                                                                                 args.depth, args.branch, args.source,
                                                                                 show_baseline=args.baseline,
                                                                                 diffs=diffs),
-                              create=False)
+                              read_only=True)
 
 
 def search_arguments(parser: argparse.ArgumentParser) -> None:
@@ -106,7 +106,7 @@ def search(args: argparse.Namespace) -> int:
     from code_trajectory.history import service
 
     return print_with_session(args.project, lambda s: service.search_trajectory(
-        s, args.query, args.regex, args.path, args.since, args.limit, args.branch, args.source), create=False)
+        s, args.query, args.regex, args.path, args.since, args.limit, args.branch, args.source), read_only=True)
 
 
 def compare_arguments(parser: argparse.ArgumentParser) -> None:
@@ -122,4 +122,4 @@ def compare(args: argparse.Namespace) -> int:
     from code_trajectory.history import service
 
     return print_with_session(args.project, lambda s: service.compare(s, args.from_snapshot, args.to_snapshot,
-                                                                      args.filepath, args.source), create=False)
+                                                                      args.filepath, args.source), read_only=True)

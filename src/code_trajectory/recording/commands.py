@@ -16,13 +16,15 @@ if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
 
-def open_session(project_option: str | None, *, create: bool = True, **overrides):
+def open_session(project_option: str | None, *, create: bool = True, read_only: bool = False, **overrides):
     """A one-shot :class:`~code_trajectory.recording.session.ProjectSession` for a command (no watcher).
 
     Args:
         project_option: ``--project`` as given (None: the current directory); the project is found upward.
-        create: create the shadow repository when missing; the read-only commands pass False, so they
-            never start a history (they raise :class:`ProjectError` saying how to start recording).
+        create: create the shadow repository when missing; False never starts a history (a
+            :class:`ProjectError` says how to start recording).
+        read_only: the command only reads (``log``, ``search``...): as ``create=False``, and the opening changes
+            nothing, not even a damaged history, which is an error (``DamagedHistoryError``) left as it was.
         overrides: settings given on the command line.
     """
     from code_trajectory.core.config import TrajectorySettings
@@ -30,15 +32,16 @@ def open_session(project_option: str | None, *, create: bool = True, **overrides
     from code_trajectory.recording.session import ProjectSession
 
     root = project_from_option(project_option)
-    return ProjectSession(root, TrajectorySettings.load(root, **overrides), create=create)
+    return ProjectSession(root, TrajectorySettings.load(root, **overrides), create=create, read_only=read_only)
 
 
-def print_with_session(project_option: str | None, operation, *, create: bool = True) -> int:
+def print_with_session(project_option: str | None, operation, *, create: bool = True, read_only: bool = False) -> int:
     """Open the project of ``--project``, print ``operation(session)`` (markdown), close it; return 0.
 
-    ``create=False`` for read-only commands: a project with no shadow repository is an error, not a new history.
+    ``create=False``: a project with no shadow repository is an error, not a new history. ``read_only=True`` for
+    the commands that only read: the same, and the opening changes nothing (see :func:`open_session`).
     """
-    session = open_session(project_option, create=create)
+    session = open_session(project_option, create=create, read_only=read_only)
     try:
         text = operation(session)
     finally:

@@ -1,13 +1,14 @@
 """Opening a project's shadow repository in working order: refused where nothing may be recorded, created when
 asked, a killed process's leftovers cleared, a damaged one moved aside for a new history, and kept safe from the
-project's ``git clean``/``git stash`` (:mod:`code_trajectory.git.nested`, also for repositories made before)."""
+project's ``git clean``/``git stash`` (:mod:`code_trajectory.git.nested`, also for repositories made before). A
+read-only command's opening does none of that: it changes nothing, and a damaged history is an error."""
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
 
-from code_trajectory.core.errors import LockContentionError, ProjectError
+from code_trajectory.core.errors import DamagedHistoryError, LockContentionError, ProjectError
 from code_trajectory.git import health, nested, worktemp
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.shadow import ShadowRepo
@@ -17,14 +18,18 @@ from code_trajectory.recording.ignore import RecordingPolicy
 log = logging.getLogger(__name__)
 
 
-def open_shadow_repository(root: Path, *, create: bool = True,
-                           project: ProjectRepo | None = None) -> tuple[ShadowRepo, list[str]]:
-    """The shadow repository of the project at ``root``, ready to record, and what the user must hear about it.
+def open_shadow_repository(root: Path, *, create: bool = True, project: ProjectRepo | None = None,
+                           read_only: bool = False) -> tuple[ShadowRepo, list[str]]:
+    """The shadow repository of the project at ``root``, ready to record (or to read), and what the user must hear
+    about it.
 
     Args:
         root: the project root (absolute).
         create: create ``.trajectory`` when it does not exist (else refuse).
         project: the project's git repository (discovered when None).
+        read_only: for a command that only reads (``log``, ``search``...): nothing is created, repaired, cleared or
+            moved (only the vetting every opening does, :func:`code_trajectory.git.untrusted.vet`), and a damaged
+            history is an error, left as it was, instead of being moved aside; implies ``create=False``.
 
     Returns:
         ``(repository, notices)``: notices say when a damaged repository was moved aside and a new history started,
@@ -35,15 +40,22 @@ def open_shadow_repository(root: Path, *, create: bool = True,
             or it has no shadow repository and ``create`` is False.
         UntrustedRepositoryError: the existing ``.trajectory`` is tracked by the project's git, another user's,
             or linked elsewhere (the message says how to re-create it).
+        DamagedHistoryError: ``read_only`` and the history is damaged (the message names the damage and what to do).
         StorageError, GitError, LockContentionError: the shadow repository cannot be created.
     """
     repo = ShadowRepo(root)
     exists = repo.exists()
     check_recordable(root, creating=not exists)
-    if not exists and not create:
+    if not exists and (read_only or not create):
         raise ProjectError(f"nothing is recorded for {root} yet (it has no .trajectory/): start recording with "
                            f"`code-trajectory watch {root}`, or an MCP client running `code-trajectory serve "
                            f"--project {root}` (see `code-trajectory install`)")
+    if read_only:
+        problem = health.verify(repo)
+        if problem is not None:
+            repo.close()
+            raise DamagedHistoryError(health.damaged_message(repo, problem))
+        return repo, list(repo.notices)
     health.clear_leftovers(repo.git_dir)  # locks and tmp_pack_* files of a killed process, when stale
     try:
         repo.ensure()

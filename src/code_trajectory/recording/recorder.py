@@ -120,11 +120,13 @@ class Recorder(PendingMixin, ReconcileMixin, RecoveryMixin):
 
     @classmethod
     def open(cls, root: Path, settings: TrajectorySettings, *, create: bool = True,
-             attach: bool = False) -> Recorder:
+             attach: bool = False, read_only: bool = False) -> Recorder:
         """Open (creating if needed and ``create``) the shadow repository of ``root`` and return its recorder.
 
         ``attach``: open it as a helper process of the recorder that opened it (a scan child): no start-up steps
-        (:func:`~code_trajectory.recording.opening.attach_shadow_repository`).
+        (:func:`~code_trajectory.recording.opening.attach_shadow_repository`). ``read_only``: for a command that
+        only reads: the opening changes nothing, and a damaged history raises ``DamagedHistoryError``
+        (:func:`~code_trajectory.recording.opening.open_shadow_repository`).
 
         Raises:
             ProjectError: ``root`` must not be recorded (see :func:`code_trajectory.project.check_recordable`),
@@ -133,7 +135,7 @@ class Recorder(PendingMixin, ReconcileMixin, RecoveryMixin):
         """
         project = ProjectRepo.discover(root)
         repo, notices = ((attach_shadow_repository(root), []) if attach else
-                         open_shadow_repository(root, create=create, project=project))
+                         open_shadow_repository(root, create=create, project=project, read_only=read_only))
         repo.max_object_bytes = max(repo.max_object_bytes, settings.max_file_bytes)  # what it records, it reads
         recorder = cls(root, settings, repo, project, policy_for(root, settings.all_deny_patterns, project))
         recorder.notices.extend(notices)

@@ -69,7 +69,9 @@ class ProjectSession(CheckpointMixin):
         on_snapshot: called with each snapshot the watcher writes.
         force_polling: make the watcher poll (tests).
         max_native_dirs: watch at most this many directories natively (tests of the inotify fallback).
-        create: create the shadow repository when missing (False for the read-only commands).
+        create: create the shadow repository when missing.
+        read_only: for the read-only commands: nothing is created, repaired or moved aside, and a damaged history
+            raises :class:`DamagedHistoryError` (see :func:`code_trajectory.recording.opening.open_shadow_repository`).
 
     Raises:
         GitUnavailableError: git is missing or too old.
@@ -78,11 +80,11 @@ class ProjectSession(CheckpointMixin):
 
     def __init__(self, root: Path, settings: TrajectorySettings, *, watch: bool = False,
                  on_snapshot: Callable[[Snapshot], None] | None = None, force_polling: bool | None = None,
-                 max_native_dirs: int | None = None, create: bool = True) -> None:
+                 max_native_dirs: int | None = None, create: bool = True, read_only: bool = False) -> None:
         check_git_version()
         self.root = root
         self.settings = settings
-        self.recorder = Recorder.open(root, settings, create=create)
+        self.recorder = Recorder.open(root, settings, create=create, read_only=read_only)
         # every snapshot taken here records the edits hooks handed over first, in order (see recording.handoff)
         checkpoint_requests.attach_handovers(self.recorder)
         self.watcher: Watcher | None = None

@@ -7,8 +7,9 @@ import os
 from pathlib import Path
 
 from code_trajectory.core.config import TrajectorySettings
-from code_trajectory.core.errors import ProjectError
+from code_trajectory.core.errors import DamagedHistoryError, ProjectError
 from code_trajectory.core.text import format_size
+from code_trajectory.git import health
 from code_trajectory.git.shadow import ShadowRepo, branch_of_ref
 from code_trajectory.recording import secretfiles
 
@@ -70,6 +71,7 @@ def project_status(project: Path, settings: TrajectorySettings | None = None) ->
 
     Raises:
         ProjectError: the project has no shadow repository yet.
+        DamagedHistoryError: its history is damaged (left as it was; the message names the damage and what to do).
         ConfigError: the config files are invalid (when ``settings`` is None).
     """
     root = Path(project)
@@ -79,6 +81,9 @@ def project_status(project: Path, settings: TrajectorySettings | None = None) ->
                            "`code-trajectory checkpoint`")
     settings = settings if settings is not None else TrajectorySettings.load(root)
     try:
+        problem = health.verify(repo)  # git skips a broken ref: the status would say "No snapshots yet"
+        if problem is not None:
+            raise DamagedHistoryError(health.damaged_message(repo, problem))
         usage = disk_usage(repo, settings.max_history_bytes)
         lines = [f"# code-trajectory status of {root}", f"- Shadow repository: {repo.git_dir} "
                  f"({format_size(directory_size(repo.git_dir))})",

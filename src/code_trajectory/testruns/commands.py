@@ -62,7 +62,7 @@ def test_history(args: argparse.Namespace) -> int:
     """Recorded test runs (``get_test_history``)."""
     from code_trajectory.testruns import report
 
-    return print_with_session(args.project, lambda s: report.test_history(s, args.limit, args.branch, args.source), create=False)
+    return print_with_session(args.project, lambda s: report.test_history(s, args.limit, args.branch, args.source), read_only=True)
 
 
 def since_green_arguments(parser: argparse.ArgumentParser) -> None:
@@ -79,4 +79,4 @@ def since_green(args: argparse.Namespace) -> int:
 
     return print_with_session(args.project, lambda s: report.diff_since_green(s, args.filepath, args.branch,
                                                                               args.scope, args.source),
-                         create=False)
+                         read_only=True)
