@@ -13,7 +13,7 @@ from mcp.types import Root
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.recording.service import TrajectoryService
 from code_trajectory.server import build_server
-from support import git, wait_for, write
+from support import git, shadow_count, wait_for, write
 
 TRAJECTORY_TOOLS = {"configure_project", "set_trajectory_intent", "get_file_trajectory", "get_global_trajectory",
                     "get_session_summary", "consolidate", "checkpoint"}
@@ -89,6 +89,7 @@ async def test_every_tool_answers_on_a_configured_project(service: TrajectorySer
         result = await client.call_tool("configure_project", {"path": str(project)})
         assert "Already recording" in text(result)
         assert not (await client.call_tool("set_trajectory_intent", {"intent": "Teach main to count"})).is_error
+        wait_for(lambda: shadow_count(project) > 0, timeout=60)  # the import done: a loaded machine makes it slow
         write(project, "src/app.py", "def main():\n    return 2\n")
         result = await client.call_tool("checkpoint", {"message": "before the risky bit"})
         assert "Checkpoint recorded" in text(result) and "Teach main to count" in text(result)
@@ -143,6 +144,7 @@ async def test_watcher_snapshots_show_up_in_answers(service: TrajectoryService, 
     async with Client(build_server(service)) as client:
         await client.call_tool("configure_project", {"path": str(project)})
         await client.call_tool("set_trajectory_intent", {"intent": "Watcher e2e"})
+        wait_for(lambda: shadow_count(project) > 0, timeout=60)  # else the save may be the import's
         write(project, "src/watched.py", "X = 1\n")
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
