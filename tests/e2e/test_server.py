@@ -139,6 +139,55 @@ async def test_bad_input_gets_tool_errors_and_the_server_keeps_answering(service
         assert not result.is_error
 
 
+
+#: Arguments that let each tool with a numeric argument reach its own checks (the rest are left at their defaults).
+REQUIRED = {"get_file_trajectory": {"filepath": "src/app.py"}, "get_symbol_trajectory": {"filepath": "src/app.py",
+            "symbol": "main"}, "search_trajectory": {"query": "x"}, "record_test_result": {"command": "pytest -q"},
+            "journal_search": {"work_context": "debugging", "content": "x"}, "journal_list_entries": {"path": "notes"}}
+
+
+def numeric_arguments(tools) -> dict[tuple[str, str], dict]:
+    """``(tool, argument)``: the argument's schema, for every integer or number argument of every tool."""
+    found = {}
+    for listed in tools:
+        for name, prop in listed.input_schema.get("properties", {}).items():
+            kinds = prop.get("type") if isinstance(prop.get("type"), list) else [prop.get("type")]
+            if {"integer", "number"} & set(kinds) or any(b.get("type") in ("integer", "number")
+                                                       for b in prop.get("anyOf", [])):
+                found[(listed.name, name)] = prop
+    return found
+
+
+def shown(bound: float) -> str:
+    return str(int(bound)) if float(bound).is_integer() else str(bound)
+
+
+@pytest.mark.anyio
+async def test_every_numeric_argument_declares_the_range_its_tool_accepts(service: TrajectoryService, project: Path,
+                                                                          tmp_path: Path) -> None:
+    """tools/list gave ranges in prose only ("Versions, 1 to 200"), so neither a client nor a model could check a
+    value. Every integer or number argument of every tool now has ``minimum`` and ``maximum`` in its schema, the
+    bounds the tool itself checks: a value just outside either one is an isError result naming both bounds (the
+    tool's own message, not the SDK's validation dump)."""
+    async with Client(build_server(service, journal_dir=tmp_path / "journal")) as client:
+        await client.call_tool("configure_project", {"path": str(project)})
+        numeric = numeric_arguments((await client.list_tools()).tools)
+        assert len(numeric) >= 18 and {tool for tool, _ in numeric} >= set(REQUIRED) | {"get_global_trajectory",
+                                                                                          "get_test_history"}
+        assert [key for key, prop in numeric.items() if not {"minimum", "maximum"} <= set(prop)] == []
+        assert numeric[("get_file_trajectory", "depth")] == {"type": "integer", "description": "Versions",
+                                                              "default": 5, "minimum": 1, "maximum": 200}
+        for (tool, name), prop in numeric.items():
+            low, high = prop["minimum"], prop["maximum"]
+            step = 1 if prop.get("type") == "integer" or "integer" in prop.get("type", []) else 0.5
+            for value in (low - step, high + step):
+                result = await client.call_tool(tool, {**REQUIRED.get(tool, {}), name: value})
+                assert result.is_error, (tool, name, value)
+                message = text(result)
+                assert f"between {shown(low)} and {shown(high)}" in message and "validation error" not in message, \
+                    (tool, name, value, message)
+
+
 @pytest.mark.anyio
 async def test_watcher_snapshots_show_up_in_answers(service: TrajectoryService, project: Path) -> None:
     async with Client(build_server(service)) as client:
@@ -193,13 +242,26 @@ async def test_queries_answer_while_the_start_up_scan_runs(service: TrajectorySe
 @pytest.mark.anyio
 async def test_tools_list_is_compact(service: TrajectoryService) -> None:
     """Issue 18.9: tools/list cost ~6,200 tokens for 19 tools (descriptions kept their source indentation).
-    Each tool now costs at most 250 tokens (4 characters a token, the JSON as sent)."""
+    Each tool now costs at most 250 tokens (4 characters a token, the JSON as sent), not counting the bounds of its
+    numeric arguments (``minimum``/``maximum``: the contract a client can check, at most 10 tokens each; the nine
+    numeric arguments of record_test_result take it to ~295)."""
     import json
 
     async with Client(build_server(service)) as client:
         tools = (await client.list_tools()).tools
-    sizes = {t.name: len(json.dumps(t.model_dump(by_alias=True, exclude_none=True))) / 4 for t in tools}
+
+    def cost(tool, bounds: bool) -> float:
+        listed = tool.model_dump(by_alias=True, exclude_none=True)
+        if not bounds:
+            for prop in listed["inputSchema"].get("properties", {}).values():
+                prop.pop("minimum", None), prop.pop("maximum", None)
+        return len(json.dumps(listed)) / 4
+
+    sizes = {t.name: cost(t, bounds=False) for t in tools}
     assert max(sizes.values()) <= 250, sorted(sizes.items(), key=lambda kv: -kv[1])[:3]
+    for tool in tools:
+        numeric = sum("maximum" in prop for prop in tool.input_schema.get("properties", {}).values())
+        assert cost(tool, bounds=True) - sizes[tool.name] <= 10 * numeric, tool.name
     for tool in tools:
         assert "\n    " not in (tool.description or ""), tool.name  # no source indentation
         assert not any("title" in prop for prop in tool.input_schema.get("properties", {}).values()), tool.name

@@ -22,6 +22,7 @@ from typing import Annotated, Any, TypeVar
 import anyio.to_thread
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
 
 from code_trajectory.core import answer as answers
 from code_trajectory.core.errors import TrajectoryError
@@ -85,6 +86,22 @@ def tool_errors(fn: F) -> F:
             raise _translate(name, exc) from exc
 
     return wrapper  # type: ignore[return-value]  # functools.wraps: it is called as fn is
+
+
+def bounded(description: str | None, low: float, high: float) -> Any:
+    """The pydantic ``Field`` of a numeric tool argument the tool accepts from ``low`` to ``high``: the input schema
+    in ``tools/list`` says so (``minimum``/``maximum``), so a client or model can check a value before calling.
+
+    The check itself stays the tool's own (e.g. :func:`~code_trajectory.project.check_range` with the same
+    bounds), so an out-of-range value gets its message as the tool error (``depth must be between 1 and 200, got
+    0``), not pydantic's (``Input should be greater than or equal to 1 [type=greater_than_equal, ...]``, without
+    the other bound). Pass the bounds the check uses (its ``(low, high)`` constant), never the numbers again.
+
+    Args:
+        description: the argument's description (None: none).
+        low, high: the smallest and largest value accepted.
+    """
+    return Field(description=description, json_schema_extra={"minimum": low, "maximum": high})
 
 
 def result(text: str, structured: dict[str, Any] | None = None) -> CallToolResult:

@@ -40,6 +40,11 @@ from code_trajectory.symbols import language_for
 
 MAX_DEPTH = 200
 MAX_LIMIT = 1000
+#: What ``depth``, ``diffs`` and ``limit`` accept, ``(low, high)``: checked here (:func:`check_range`) and declared
+#: as ``minimum``/``maximum`` in the tools' input schemas (:func:`~code_trajectory.core.mcp_util.bounded`).
+DEPTH_RANGE = (1, MAX_DEPTH)
+DIFFS_RANGE = (0, MAX_DEPTH)
+LIMIT_RANGE = (1, MAX_LIMIT)
 #: Commits read when looking for the last session's boundary.
 SESSION_SCAN_LIMIT = 5000
 
@@ -110,7 +115,7 @@ def file_trajectory(session: ProjectSession, filepath: str, depth: int = 5, bran
         InvalidArgumentError, PathOutsideProjectError: a bad path, depth or branch.
     """
     session.check_alive()
-    check_range("depth", depth, 1, MAX_DEPTH)
+    check_range("depth", depth, *DEPTH_RANGE)
     rel = confine(session.root, filepath)
     branch, ref = read_point(session, branch, source)  # a new branch starts from the last snapshot
     repo = session.recorder.repo
@@ -162,7 +167,7 @@ def global_trajectory(session: ProjectSession, limit: int = 20, since_consolidat
         InvalidArgumentError: a bad limit, flag or branch.
     """
     session.check_alive()
-    check_range("limit", limit, 1, MAX_LIMIT)
+    check_range("limit", limit, *LIMIT_RANGE)
     if not isinstance(since_consolidate, bool):
         raise InvalidArgumentError("since_consolidate must be true or false")
     repo = session.recorder.repo
@@ -308,8 +313,8 @@ def symbol_trajectory(session: ProjectSession, filepath: str, symbol: str, depth
         InvalidArgumentError: a bad path, depth, branch or source; no such symbol (the closest names are listed).
     """
     session.check_alive()
-    check_range("depth", depth, 1, MAX_DEPTH)
-    check_range("diffs", diffs, 0, MAX_DEPTH)
+    check_range("depth", depth, *DEPTH_RANGE)
+    check_range("diffs", diffs, *DIFFS_RANGE)
     rel = confine(session.root, filepath)
     if not isinstance(symbol, str) or not symbol.strip() or "\0" in symbol:
         raise InvalidArgumentError("symbol must be a function, class or method name, e.g. 'Serializer.loads'")
@@ -352,7 +357,7 @@ def search_trajectory(session: ProjectSession, query: str, regex: bool = False, 
         InvalidArgumentError: an empty query, an invalid regex, a bad path, time, limit, branch or source.
     """
     session.check_alive()
-    check_range("limit", limit, 1, MAX_LIMIT)
+    check_range("limit", limit, *LIMIT_RANGE)
     if not isinstance(regex, bool):
         raise InvalidArgumentError("regex must be true or false")
     rel = confine(session.root, path) if path is not None else None

@@ -11,11 +11,11 @@ from pydantic import Field
 
 from code_trajectory.core.answer import Answer
 from code_trajectory.core.config import TrajectorySettings
-from code_trajectory.core.mcp_util import MAX_RESULT_SIZE_CHARS, READ_ONLY, in_thread, tool
+from code_trajectory.core.mcp_util import MAX_RESULT_SIZE_CHARS, READ_ONLY, bounded, in_thread, tool
 from code_trajectory.history import resources, service
 from code_trajectory.history.narrative import CHARS_PER_TOKEN
 from code_trajectory.history.render_symbol import DEFAULT_DIFFS
-from code_trajectory.history.service import MAX_DEPTH, MAX_LIMIT
+from code_trajectory.history.service import DEPTH_RANGE, DIFFS_RANGE, LIMIT_RANGE
 from code_trajectory.recording.service import TrajectoryService
 from code_trajectory.recording.session import ProjectSession
 
@@ -48,7 +48,7 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
     async def get_file_trajectory(
         filepath: Annotated[str, Field(description="File path relative to the project root")],
         ctx: Context,
-        depth: Annotated[int, Field(description=f"Versions, 1 to {MAX_DEPTH}")] = 5,
+        depth: Annotated[int, bounded("Versions", *DEPTH_RANGE)] = 5,
         branch: Annotated[str | None, Field(description="Recorded branch; default current")] = None,
         source: Annotated[str | None, Field(description="Shared trajectory, e.g. 'bob@x.org/main'")] = None,
     ) -> str:
@@ -61,7 +61,7 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
     @tool(mcp, READ_ONLY)
     async def get_global_trajectory(
         ctx: Context,
-        limit: Annotated[int, Field(description=f"Maximum number of commits, 1 to {MAX_LIMIT}")] = 20,
+        limit: Annotated[int, bounded("Maximum number of commits", *LIMIT_RANGE)] = 20,
         since_consolidate: Annotated[bool, Field(description="Go back to the last [CONSOLIDATE] commit instead")]
         = False,
         branch: Annotated[str | None, Field(description="Recorded branch; default current")] = None,
@@ -88,9 +88,9 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
         filepath: Annotated[str, Field(description="File path relative to the project root")],
         symbol: Annotated[str, Field(description="Name, e.g. 'Serializer.loads'")],
         ctx: Context,
-        depth: Annotated[int, Field(description=f"Changes, 1 to {MAX_DEPTH}")] = 10,
+        depth: Annotated[int, bounded("Changes", *DEPTH_RANGE)] = 10,
         show_baseline: Annotated[bool, Field(description="First recorded body in full")] = False,
-        diffs: Annotated[int, Field(description="Changes with a diff")] = DEFAULT_DIFFS,
+        diffs: Annotated[int, bounded("Changes with a diff", *DIFFS_RANGE)] = DEFAULT_DIFFS,
         branch: Annotated[str | None, Field(description="Recorded branch; default current")] = None,
         source: Annotated[str | None, Field(description="Shared trajectory, e.g. 'bob@x.org/main'")] = None,
     ) -> str:
@@ -107,7 +107,7 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
         regex: Annotated[bool, Field(description="Treat query as a regular expression")] = False,
         path: Annotated[str | None, Field(description="Only this file or directory")] = None,
         since: Annotated[str | None, Field(description="ISO 8601 time or '2 hours ago'")] = None,
-        limit: Annotated[int, Field(description=f"Snapshots, 1 to {MAX_LIMIT}")] = 20,
+        limit: Annotated[int, bounded("Snapshots", *LIMIT_RANGE)] = 20,
         source: Annotated[str | None, Field(description="Shared trajectory, e.g. 'bob@x.org/main'")] = None,
     ) -> str:
         """Snapshots that added or removed matching text, newest first, with the lines: when did this line

@@ -40,3 +40,15 @@ a local edit there is left alone (and not read) rather than overwritten.
 A section's *version* is the sha of the last commit that changed its file: the
 write protection of the MCP tools compares it (see :meth:`JournalStore.write`).
 """
+
+#: What the numeric arguments of the journal tools accept, ``(low, high)``: checked by :mod:`.toc`, :mod:`.store` and
+#: :mod:`.search` and declared as ``minimum``/``maximum`` in the tools' input schemas (here, so the tools need not
+#: import those modules). ``journal_toc(depth=...)``:
+TOC_DEPTH_RANGE = (1, 50)
+#: ``journal_list_entries(start=...)``, the index of the first entry (0: the newest); the top is the largest
+#: ``git log --skip`` takes (a C ``int``).
+LIST_START_RANGE = (0, 2**31 - 1)
+#: ``journal_list_entries(length=...)``.
+LIST_LENGTH_RANGE = (1, 1000)
+#: ``journal_search(salience_threshold=...)``, a score.
+SALIENCE_RANGE = (0.0, 1.0)

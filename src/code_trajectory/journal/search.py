@@ -36,7 +36,7 @@ from typing import Any
 from code_trajectory.core.bounded_read import drop_planted_cache
 from code_trajectory.core.errors import InvalidArgumentError, JournalError
 from code_trajectory.core.transactions import immediate_transaction
-from code_trajectory.journal import embedding
+from code_trajectory.journal import SALIENCE_RANGE, embedding
 from code_trajectory.journal.scoring import calibrate, chunks_of, combine, salience
 from code_trajectory.journal.settings import JournalSettings
 from code_trajectory.journal.store import JournalStore
@@ -321,8 +321,10 @@ class SearchIndex:
         if not work_context and not content:
             raise InvalidArgumentError("give a work_context or a content to search for")
         threshold = self.settings.default_salience_threshold if salience_threshold is None else salience_threshold
-        if isinstance(threshold, bool) or not 0.0 <= float(threshold) <= 1.0:
-            raise InvalidArgumentError(f"salience_threshold must be between 0 and 1, got {salience_threshold}")
+        low, high = SALIENCE_RANGE
+        if isinstance(threshold, bool) or not low <= float(threshold) <= high:
+            raise InvalidArgumentError(f"salience_threshold must be between {low:g} and {high:g}, got "
+                                       f"{salience_threshold}")
         threshold = float(threshold)
         limit = max_results or self.settings.max_results
         now = time.time() if now is None else now

@@ -14,6 +14,7 @@ import threading
 from typing import Any
 
 from code_trajectory.core.errors import InvalidArgumentError
+from code_trajectory.journal import SALIENCE_RANGE
 from code_trajectory.journal.model import UNCHECKED
 from code_trajectory.journal.settings import JournalSettings
 from code_trajectory.journal.store import JournalStore
@@ -75,7 +76,8 @@ class Journal:
         """``journal_search``: entries matching the work context and the content."""
         if salience_threshold is not None and (isinstance(salience_threshold, bool)
                                                or not isinstance(salience_threshold, (int, float))):
-            raise InvalidArgumentError("salience_threshold must be a number between 0 and 1")
+            raise InvalidArgumentError(f"salience_threshold must be a number between {SALIENCE_RANGE[0]:g} and "
+                                       f"{SALIENCE_RANGE[1]:g}")
         result = self.index.search(work_context, content, salience_threshold, max_results=max_results)
         data = result.as_dict()
         lines = [f"{len(result.hits)} of {result.considered} journal entries scored >= "

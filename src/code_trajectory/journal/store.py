@@ -8,6 +8,7 @@ import time
 
 from code_trajectory.core.errors import InvalidArgumentError, JournalConflictError, JournalError
 from code_trajectory.git.gitcmd import split_z
+from code_trajectory.journal import LIST_LENGTH_RANGE, LIST_START_RANGE
 from code_trajectory.journal.model import UNCHECKED, Entry, Overview, WriteResult, _hidden, make_entry
 from code_trajectory.journal.repository import LOCK_TIMEOUT_SECONDS, JournalRepository
 from code_trajectory.journal.text import (
@@ -111,10 +112,12 @@ class JournalStore(JournalRepository):
             JournalError: the section has no history.
         """
         path = normalize_path(path)
-        if start < 0:
-            raise InvalidArgumentError("start must be >= 0 (0 is the most recent entry)")
-        if length < 1 or length > 1000:
-            raise InvalidArgumentError("length must be between 1 and 1000")
+        if not LIST_START_RANGE[0] <= start <= LIST_START_RANGE[1]:
+            raise InvalidArgumentError(f"start must be between {LIST_START_RANGE[0]} and {LIST_START_RANGE[1]} "
+                                       f"(0 is the most recent entry), got {start}")
+        if not LIST_LENGTH_RANGE[0] <= length <= LIST_LENGTH_RANGE[1]:
+            raise InvalidArgumentError(f"length must be between {LIST_LENGTH_RANGE[0]} and {LIST_LENGTH_RANGE[1]}, "
+                                       f"got {length}")
         head = self.head()
         total = self.count_entries(path, head)
         if total == 0 or head is None:  # an empty journal (no head) has no entries

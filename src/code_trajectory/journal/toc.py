@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from code_trajectory.core.errors import InvalidArgumentError, JournalError
+from code_trajectory.journal import TOC_DEPTH_RANGE
 from code_trajectory.journal.store import JournalStore
 from code_trajectory.journal.text import iso, parse_id
 
@@ -23,8 +24,8 @@ def table_of_contents(store: JournalStore, journal_id: str = "", depth: int = 1)
         InvalidArgumentError: depth out of range or a bad id.
         JournalError: no such section.
     """
-    if isinstance(depth, bool) or depth < 1 or depth > 50:
-        raise InvalidArgumentError("depth must be between 1 and 50")
+    if isinstance(depth, bool) or not TOC_DEPTH_RANGE[0] <= depth <= TOC_DEPTH_RANGE[1]:
+        raise InvalidArgumentError(f"depth must be between {TOC_DEPTH_RANGE[0]} and {TOC_DEPTH_RANGE[1]}, got {depth}")
     depth = int(depth)
     prefix = ""
     if journal_id and journal_id.strip():

@@ -41,11 +41,13 @@ from code_trajectory.core.mcp_util import (
     READ_ONLY,
     READ_ONLY_SAMPLING,
     WRITES,
+    bounded,
     connection_state,
     in_thread,
     result,
     tool,
 )
+from code_trajectory.journal import LIST_LENGTH_RANGE, LIST_START_RANGE, SALIENCE_RANGE, TOC_DEPTH_RANGE
 from code_trajectory.journal.model import UNCHECKED
 from code_trajectory.journal.settings import JournalSettings
 from code_trajectory.journal.text import normalize_path
@@ -205,7 +207,7 @@ def register_journal_tools(mcp: MCPServer, settings: SettingsSource = None) -> J
     async def journal_search(
         work_context: Annotated[str, Field(description="Kind of work, e.g. 'debugging memory retrieval'")],
         content: Annotated[str, Field(description="What is sought")],
-        salience_threshold: Annotated[float | None, Field(description="Minimum score 0-1 (default 0.5)")] = None,
+        salience_threshold: Annotated[float | None, bounded("Minimum score (default 0.5)", *SALIENCE_RANGE)] = None,
     ) -> CallToolResult:
         """Search journal entries by work context and content (semantic when the model is installed, lexical
         otherwise); recent entries rank higher among similar matches."""
@@ -228,7 +230,7 @@ def register_journal_tools(mcp: MCPServer, settings: SettingsSource = None) -> J
     @tool(mcp, READ_ONLY, output=TocNode)
     async def journal_toc(
         id: Annotated[str, Field(description="Section to start from; '' for the root")] = "",
-        depth: Annotated[int, Field(description="Levels to descend (1: the start only)")] = 1,
+        depth: Annotated[int, bounded("Levels to descend (1: the start only)", *TOC_DEPTH_RANGE)] = 1,
     ) -> CallToolResult:
         """Get the table of contents showing journal sections and subsections."""
         text, data = await in_thread(lambda: toolset.journal.toc(id, depth))
@@ -237,8 +239,8 @@ def register_journal_tools(mcp: MCPServer, settings: SettingsSource = None) -> J
     @tool(mcp, READ_ONLY, output=ListOutput)
     async def journal_list_entries(
         path: Annotated[str, Field(description="Journal section path")],
-        start: Annotated[int, Field(description="Starting index (0 = most recent)")] = 0,
-        length: Annotated[int, Field(description="Number of entries to return (1-1000)")] = 10,
+        start: Annotated[int, bounded("Starting index (0 = most recent)", *LIST_START_RANGE)] = 0,
+        length: Annotated[int, bounded("Number of entries to return", *LIST_LENGTH_RANGE)] = 10,
     ) -> CallToolResult:
         """List entries for a specific journal section, newest first, with paging."""
         text, data = await in_thread(lambda: toolset.journal.list_entries(path, start, length))

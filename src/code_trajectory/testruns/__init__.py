@@ -18,6 +18,16 @@ git notes), :mod:`.green` (when a snapshot is green, per scope), :mod:`.service`
 #: their schema without importing :mod:`.report`.
 MAX_LIMIT = 1000
 
+#: What the numeric arguments of the test status tools accept, ``(low, high)``: checked by :mod:`.report` and
+#: :mod:`.service` and declared as ``minimum``/``maximum`` in the tools' input schemas, here for the same reason.
+LIMIT_RANGE = (1, MAX_LIMIT)
+#: A run's counts (passed, failed, errors, skipped, xfailed, xpassed).
+COUNT_RANGE = (0, 10_000_000)
+#: A run's wall time, seconds (a week at most).
+DURATION_RANGE = (0, 7 * 24 * 3600)
+#: A runner's exit status; negative for a signal (``-9``).
+EXIT_CODE_RANGE = (-255, 255)
+
 #: The environment variable that turns the pytest plugin on (``CODE_TRAJECTORY_PYTEST=1``), here so that the
 #: runner (:mod:`.service`) can clear it for a run it records itself without importing the plugin.
 PLUGIN_ENV_VAR = "CODE_TRAJECTORY_PYTEST"

@@ -13,7 +13,7 @@ from code_trajectory.git.shadow import shadow_ref
 from code_trajectory.history import compare, narrative, render_file, versions
 from code_trajectory.project import check_range, confine, path_exists
 from code_trajectory.recording.session import ProjectSession
-from code_trajectory.testruns import MAX_LIMIT, answers, service, store
+from code_trajectory.testruns import LIMIT_RANGE, MAX_LIMIT, answers, service, store
 from code_trajectory.testruns import green as greens
 from code_trajectory.testruns.model import COUNT_NAMES, TestRun
 from code_trajectory.testruns.scope import Scope
@@ -113,7 +113,7 @@ def test_history(session: ProjectSession, limit: int = 10, branch: str | None = 
     """Markdown list of recorded test runs on ``branch`` (default: the current one; or the shared trajectory
     ``source``) and its ancestors, newest first, each with its scope (partial runs marked); an :class:`Answer`
     whose data lists the runs shown."""
-    check_range("limit", limit, 1, MAX_LIMIT)
+    check_range("limit", limit, *LIMIT_RANGE)
     branch, tip = branch_and_tip(session, branch, source)
     runs = store.history(session.recorder.repo, limit, tip=tip) if tip else []
     if not runs:

@@ -41,6 +41,7 @@ from typing import Any
 from code_trajectory.core.errors import InvalidArgumentError, StorageError, TrajectoryError
 from code_trajectory.git.messages import KIND_SNAPSHOT
 from code_trajectory.git.shadow import ShadowRepo, shadow_ref
+from code_trajectory.testruns import COUNT_RANGE, DURATION_RANGE, EXIT_CODE_RANGE
 from code_trajectory.testruns import PLUGIN_ENV_VAR as PLUGIN_ENV
 from code_trajectory.testruns.model import MAX_COMMAND_CHARS, OUTCOMES, OUTPUT_TAIL_BYTES, TestRun, utc_now_iso
 from code_trajectory.testruns.parsers import MAX_FAILURES, MAX_TEST_ID_CHARS, clip, dedupe, one_line
@@ -51,10 +52,8 @@ from code_trajectory.testruns.store import record_run
 log = logging.getLogger(__name__)
 
 #: Limits for :func:`record_agent_result`.
-MAX_COUNT = 10_000_000
 MAX_AGENT_FAILURES = 10_000
 MAX_AGENT_OUTPUT_CHARS = 10 * 1024 * 1024
-MAX_DURATION_SECONDS = 7 * 24 * 3600.0
 
 
 # -- snapshot, run, record -------------------------------------------------------------------------------
@@ -178,10 +177,11 @@ def run_and_record(root: Path, argv: Sequence[str], settings=None, *, cwd: Path 
 def _check_count(name: str, value: Any) -> int | None:
     if value is None:
         return None
+    low, high = COUNT_RANGE
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidArgumentError(f"{name} must be a whole number between 0 and {MAX_COUNT}, got {value!r}")
-    if not 0 <= value <= MAX_COUNT:
-        raise InvalidArgumentError(f"{name} must be between 0 and {MAX_COUNT}, got {value}")
+        raise InvalidArgumentError(f"{name} must be a whole number between {low} and {high}, got {value!r}")
+    if not low <= value <= high:
+        raise InvalidArgumentError(f"{name} must be between {low} and {high}, got {value}")
     return value
 
 
@@ -239,14 +239,16 @@ def validate_agent_result(*, command: Any, passed: Any = None, failed: Any = Non
                ("xfailed", xfailed), ("xpassed", xpassed))}
     failures = _check_failures(failing_tests)
     if duration_seconds is not None:
+        low, high = DURATION_RANGE
         if isinstance(duration_seconds, bool) or not isinstance(duration_seconds, (int, float)) or \
-                not math.isfinite(duration_seconds) or not 0 <= duration_seconds <= MAX_DURATION_SECONDS:
-            raise InvalidArgumentError(f"duration_seconds must be a number of seconds between 0 and "
-                                       f"{MAX_DURATION_SECONDS:.0f}, got {duration_seconds!r}")
+                not math.isfinite(duration_seconds) or not low <= duration_seconds <= high:
+            raise InvalidArgumentError(f"duration_seconds must be a number of seconds between {low} and "
+                                       f"{high}, got {duration_seconds!r}")
         duration_seconds = round(float(duration_seconds), 3)
     if exit_code is not None and (isinstance(exit_code, bool) or not isinstance(exit_code, int)
-                                  or not -255 <= exit_code <= 255):
-        raise InvalidArgumentError(f"exit_code must be a whole number between -255 and 255, got {exit_code!r}")
+                                  or not EXIT_CODE_RANGE[0] <= exit_code <= EXIT_CODE_RANGE[1]):
+        raise InvalidArgumentError(f"exit_code must be a whole number between {EXIT_CODE_RANGE[0]} and "
+                                   f"{EXIT_CODE_RANGE[1]}, got {exit_code!r}")
     if output is not None:
         if not isinstance(output, str):
             raise InvalidArgumentError("output must be text")

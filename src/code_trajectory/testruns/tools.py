@@ -10,10 +10,10 @@ from typing import Annotated
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
-from code_trajectory.core.mcp_util import MAX_RESULT_SIZE_CHARS, READ_ONLY, WRITES, in_thread, tool
+from code_trajectory.core.mcp_util import MAX_RESULT_SIZE_CHARS, READ_ONLY, WRITES, bounded, in_thread, tool
 from code_trajectory.history.tools import COMPARE_RESULT_CHARS
 from code_trajectory.recording.service import TrajectoryService
-from code_trajectory.testruns import MAX_LIMIT
+from code_trajectory.testruns import COUNT_RANGE, DURATION_RANGE, EXIT_CODE_RANGE, LIMIT_RANGE
 
 
 def register(mcp: MCPServer, app: TrajectoryService) -> None:
@@ -23,16 +23,16 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
     async def record_test_result(
         command: Annotated[str, Field(description="e.g. 'pytest -q'")],
         ctx: Context,
-        passed: Annotated[int | None, Field(ge=0)] = None,
-        failed: Annotated[int | None, Field(ge=0)] = None,
-        errors: Annotated[int | None, Field(ge=0)] = None,
-        skipped: Annotated[int | None, Field(ge=0)] = None,
-        xfailed: Annotated[int | None, Field(ge=0)] = None,
-        xpassed: Annotated[int | None, Field(ge=0)] = None,
+        passed: Annotated[int | None, bounded(None, *COUNT_RANGE)] = None,
+        failed: Annotated[int | None, bounded(None, *COUNT_RANGE)] = None,
+        errors: Annotated[int | None, bounded(None, *COUNT_RANGE)] = None,
+        skipped: Annotated[int | None, bounded(None, *COUNT_RANGE)] = None,
+        xfailed: Annotated[int | None, bounded(None, *COUNT_RANGE)] = None,
+        xpassed: Annotated[int | None, bounded(None, *COUNT_RANGE)] = None,
         failing_tests: Annotated[list[str] | None, Field(
             description="Failing test ids, optionally 'id: reason'")] = None,
-        duration_seconds: Annotated[float | None, Field(ge=0)] = None,
-        exit_code: int | None = None,
+        duration_seconds: Annotated[float | None, bounded(None, *DURATION_RANGE)] = None,
+        exit_code: Annotated[int | None, bounded(None, *EXIT_CODE_RANGE)] = None,
         full_suite: bool = False,
     ) -> str:
         """Record a test run you made on the current state; its scope is read from the command (full_suite:
@@ -52,7 +52,7 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
     @tool(mcp, READ_ONLY)
     async def get_test_history(
         ctx: Context,
-        limit: Annotated[int, Field(description=f"Number of runs, 1 to {MAX_LIMIT}")] = 10,
+        limit: Annotated[int, bounded("Number of runs", *LIMIT_RANGE)] = 10,
         branch: Annotated[str | None, Field(description="A recorded branch; default: the current one")] = None,
         source: Annotated[str | None, Field(description="Shared trajectory, e.g. 'bob@x.org/main'")] = None,
     ) -> str:
