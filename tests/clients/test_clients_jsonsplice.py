@@ -86,3 +86,86 @@ def test_result_reads_back_as_the_new_document(old: dict, add: dict, drop: set, 
     result = splice(text, parsed, new, indent or 2, "\n")
     if result is not None:
         assert jsontext.loads(result)[0] == new and list(jsontext.loads(result)[0]) == list(new)
+
+
+SERVER = {"command": "ct", "args": ["serve"]}
+
+
+def round_trip(text: str, change, newline: str = "\n") -> str:
+    """``text`` with ``change`` spliced in; asserts it reads back as the changed document and that splicing the
+    change out again gives ``text`` byte for byte."""
+    result, new = edited(text, change, 2, newline)
+    assert result is not None
+    assert jsontext.loads(result)[0] == new
+    assert splice(result, new, jsontext.loads(text)[0], 2, newline) == text
+    return result
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+@pytest.mark.parametrize("after,comment", [("", " // keep this"), (",", " // keep this"), ("", " /* keep */")])
+def test_a_comment_after_the_last_member_stays_on_its_line(after: str, comment: str, newline: str) -> None:
+    """Reported: a comment after the user's last server ended up after ours (the new member went between the
+    value and the comment), as if it were about ours."""
+    user = f'    "other": {{"command": "x"}}{after}{comment}'
+    text = newline.join(["{", '  "mcpServers": {', user, "  }", "}", ""])
+    result = round_trip(text, lambda d: d["mcpServers"].update(ct=SERVER), newline)
+    lines = result.split(newline)
+    assert lines[2] == (user if after else f'    "other": {{"command": "x"}},{comment}')  # its comment, on its line
+    assert lines[3] == '    "ct": {' and comment.strip() not in result.split(lines[2], 1)[1]
+
+
+def test_a_comment_after_the_last_element_of_a_hooks_array_stays_on_its_line() -> None:
+    text = '{\n  "Stop": [\n    {"command": "mine"} // formatter\n  ]\n}\n'
+    result = round_trip(text, lambda d: d["Stop"].append({"command": "ours"}))
+    assert '{"command": "mine"}, // formatter\n    {\n      "command": "ours"\n    }\n  ]' in result
+
+
+HOOKS = '{\n  "hooks": {\n    "PostToolUse": [ {"matcher": "Bash", "hooks": [{"type": "command", "command": "fmt"}]} ]\n  }\n}\n'
+GROUP = {"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "ct hook edit"}]}
+
+
+def test_an_inline_array_gets_the_new_element_on_its_line() -> None:
+    """Reported: an inline hooks array was rewritten over several lines when install appended to it."""
+    result = round_trip(HOOKS, lambda d: d["hooks"]["PostToolUse"].append(GROUP))
+    assert result == HOOKS.replace(
+        "}]} ]", '}]}, {"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "ct hook edit"}]} ]')
+
+
+@pytest.mark.parametrize("text,appended", [
+    ('{"a": [1, /* one */ 2], "b": 0}', '/* one */ 2, {"k": "ours"}], "b"'),
+    ('{"a": [1 /* one */ ], "b": 0}', '[1 /* one */, {"k": "ours"} ]'),
+    ('{\n  "a": [\n    // first\n    1,\n    2, // two\n  ],\n  "b": 0\n}\n',
+     '    // first\n    1,\n    2, // two\n    {\n      "k": "ours"\n    },\n  ],'),
+    ('{\n  "a": [\n    1,\n    {"x": [1, /* c */ 2]}\n  ]\n}\n', '{"x": [1, /* c */ 2]},\n    {\n'),
+])
+def test_a_comment_inside_an_array_survives_an_element_appended_and_removed(text: str, appended: str) -> None:
+    """Reported: a comment inside a hooks array made install rewrite the whole file (after a backup); the array
+    is now edited in place, and a comment right after its last element stays there."""
+    result = round_trip(text, lambda d: d["a"].append({"k": "ours"}))
+    assert appended in result, result
+
+
+def test_an_element_changed_in_place_keeps_the_comments_around_it() -> None:
+    text = '{"a": [\n  // mine\n  {"cmd": "old", "t": 1}, // note\n  3\n]}'
+    result, _ = edited(text, lambda d: d["a"][0].__setitem__("cmd", "new"))
+    assert result == text.replace('"old"', '"new"')
+
+
+def test_a_removed_element_takes_its_line_and_the_others_keep_theirs() -> None:
+    text = '{\n  "a": [\n    1, // one\n    2, // two\n    3 // three\n  ]\n}\n'
+    result, _ = edited(text, lambda d: d["a"].remove(2))
+    assert result == '{\n  "a": [\n    1, // one\n    3 // three\n  ]\n}\n'
+
+
+arrays = st.lists(values, min_size=1, max_size=4)
+
+
+@settings(max_examples=150, deadline=None)
+@given(items=arrays, more=st.lists(values, min_size=1, max_size=3), indent=st.sampled_from([None, 2]),
+       comment=st.sampled_from(["", " // c", " /* c */"]))
+def test_elements_appended_come_out_byte_for_byte(items: list, more: list, indent: int | None, comment: str) -> None:
+    text = json.dumps({"a": items, "z": 1}, indent=indent, ensure_ascii=False)
+    if indent and comment:  # a comment after the array's last element, on its line
+        last = json.dumps(items[-1], indent=indent, ensure_ascii=False).replace("\n", "\n    ")
+        text = text.replace(f"    {last}\n  ]", f"    {last}{comment}\n  ]")
+    round_trip(text, lambda d: d["a"].extend(copy.deepcopy(more)))

@@ -1,13 +1,19 @@
 """Write a changed JSON/JSONC document back by editing its text: only the changed values are new text.
 
 :func:`splice` takes the original text and the new document and returns the original with each changed value
-replaced, each removed member cut out and each added member inserted after the last one, indented like its
-siblings. Everything else (comments, trailing commas, blank lines, inline arrays, key spacing) keeps its bytes,
-which is what a hand-edited JSONC file such as Zed's ``settings.json`` or VS Code's ``mcp.json`` deserves.
+replaced, each removed member (of an object) or element (of an array) cut out and each added one inserted after the
+last one, indented like its siblings (on the same line when the object or array is on one line; below a comment on
+the last one's line, which stays with it). Everything else (comments, trailing commas, blank lines, inline arrays,
+key spacing) keeps its bytes, which is what a hand-edited JSONC file such as Zed's ``settings.json`` or VS Code's
+``mcp.json`` deserves; cutting out what was added gives the original bytes back.
 
-It declines (returns None, and :mod:`.jsonfile` writes the whole document in its own layout instead) when the text
-holds a repeated key, when keys were reordered, or when re-reading the result does not give the new document
-exactly: the splice is only ever used when it is provably right. Standard library and
+An array is edited in place when the new one is the old with elements changed in place and more appended, or with
+elements removed (the others unchanged); otherwise it is written anew at its place, which is declined when it held a
+comment.
+
+It declines (returns None, and :mod:`.jsonfile` writes the whole document in its own layout instead, after a backup)
+when the text holds a repeated key, when keys were reordered, or when re-reading the result does not give the new
+document exactly: the splice is only ever used when it is provably right. Standard library and
 :mod:`.jsontext` only.
 """
 
@@ -21,55 +27,64 @@ from code_trajectory.clients import jsontext
 
 @dataclass
 class _Node:
-    """A value's span ``[start, end)`` in the text; for an object, its members' spans."""
+    """A value's span ``[start, end)`` in the text; for an object or array (``container`` ``"{"`` or ``"["``), its
+    members' spans: ``(key, key start, value node)``, the key None and its start the value's for an element."""
 
     start: int
     end: int
-    members: list[tuple[str, int, _Node]] = field(default_factory=list)  # (key, key start, value node)
-    is_object: bool = False
+    members: list[tuple[str | None, int, _Node]] = field(default_factory=list)
+    container: str = ""
 
 
 class _Spans(jsontext._Reader):
-    """jsontext's reader, also recording where each value and object member is."""
+    """jsontext's reader, also recording where each value and each member of an object or array is."""
 
     def node(self, depth: int) -> tuple[Any, _Node]:
         self.space()
         start = self.pos
-        if self.text.startswith("{", self.pos):
+        if self.text.startswith(("{", "["), self.pos):
             if depth >= jsontext.MAX_DEPTH:
                 raise jsontext.JSONTextError("nested too deep", self.pos)
-            return self.object(start, depth + 1)
+            return self.collection(start, depth + 1)
         value = self.value(depth)
         return value, _Node(start, self.pos)
 
-    def object(self, start: int, depth: int) -> tuple[Any, _Node]:
+    def collection(self, start: int, depth: int) -> tuple[Any, _Node]:
+        opening = self.text[start]
+        closing = "}" if opening == "{" else "]"
         self.pos += 1
         items: dict[str, Any] = {}
-        node = _Node(start, start, is_object=True)
+        elements: list[Any] = []
+        node = _Node(start, start, container=opening)
         self.space()
-        while not self.text.startswith("}", self.pos):
-            if not self.text.startswith('"', self.pos):
-                raise jsontext.JSONTextError("expected a key", self.pos)
+        while not self.text.startswith(closing, self.pos):
             key_start = self.pos
-            key = self.string()
-            self.space()
-            if not self.text.startswith(":", self.pos):
-                raise jsontext.JSONTextError("expected ':'", self.pos)
-            self.pos += 1
+            key: str | None = None
+            if opening == "{":
+                if not self.text.startswith('"', self.pos):
+                    raise jsontext.JSONTextError("expected a key", self.pos)
+                key = self.string()
+                self.space()
+                if not self.text.startswith(":", self.pos):
+                    raise jsontext.JSONTextError("expected ':'", self.pos)
+                self.pos += 1
             value, child = self.node(depth)
-            if key in items:
+            if key is None:
+                elements.append(value)
+            elif key in items:
                 raise jsontext.JSONTextError("repeated key", key_start)
-            items[key] = value
-            node.members.append((str(key), key_start, child))
+            else:
+                items[key] = value
+            node.members.append((None if key is None else str(key), key_start, child))
             self.space()
             if self.text.startswith(",", self.pos):
                 self.pos += 1
                 self.space()
-            elif not self.text.startswith("}", self.pos):
-                raise jsontext.JSONTextError("expected ',' or '}'", self.pos)
+            elif not self.text.startswith(closing, self.pos):
+                raise jsontext.JSONTextError(f"expected ',' or '{closing}'", self.pos)
         self.pos += 1
         node.end = self.pos
-        return items, node
+        return (items if opening == "{" else elements), node
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -107,41 +122,140 @@ def _replace(text: str, node: _Node, new: Any, unit: str, newline: str) -> str |
     return None if extensions else _fresh(new, unit, _line_indent(text, node.start), newline)
 
 
+_GONE: Any = object()  # a member's new value when it is removed
+
+
 def _emit(text: str, old: Any, node: _Node, new: Any, unit: str, newline: str) -> str | None:
     if _same(old, new):
         return text[node.start:node.end]
-    if not (node.is_object and isinstance(new, dict) and isinstance(old, dict)):
-        return _replace(text, node, new, unit, newline)
-    kept = [k for k in old if k in new]
-    added = [k for k in new if k not in old]
-    if list(new) != kept + added or not kept:  # reordered, or nothing of it stays: the value anew at its place
-        return _replace(text, node, new, unit, newline)
+    if node.container == "{" and isinstance(new, dict) and isinstance(old, dict):
+        kept = [k for k in old if k in new]
+        added = [k for k in new if k not in old]
+        if list(new) != kept + added or not kept:  # reordered, or nothing of it stays: the value anew at its place
+            return _replace(text, node, new, unit, newline)
+        targets = [new.get(key, _GONE) for key, _, _ in node.members]
+        return _members(text, node, list(old.values()), targets, [(k, new[k]) for k in added], unit, newline)
+    if node.container == "[" and isinstance(new, list) and isinstance(old, list):
+        elements = _element_targets(old, new)
+        if elements is not None and any(t is not _GONE for t in elements):
+            return _members(text, node, old, elements, [(None, v) for v in new[len(old):]], unit, newline)
+    return _replace(text, node, new, unit, newline)
+
+
+def _element_targets(old: list[Any], new: list[Any]) -> list[Any] | None:
+    """Each old element's new value (:data:`_GONE`: removed) when ``new`` is ``old`` with elements changed in place
+    and more appended (as long as ``old`` or longer), or with elements removed (shorter: the others unchanged, in
+    order); None when it is neither."""
+    if len(new) >= len(old):
+        return list(new[:len(old)])
+    targets: list[Any] = []
+    j = 0
+    for item in old:
+        if j < len(new) and _same(item, new[j]):
+            targets.append(new[j])
+            j += 1
+        else:
+            targets.append(_GONE)
+    return targets if j == len(new) else None
+
+
+def _comments_only(piece: str) -> bool:
+    """True when ``piece`` holds a comment and nothing else but blanks (no value, comma or line break)."""
+    if "\n" in piece or not piece.strip(" \t\r"):
+        return False
+    reader = jsontext._Reader(piece, [])
+    try:
+        reader.space()
+    except jsontext.JSONTextError:
+        return False
+    return reader.pos == len(piece)
+
+
+def _members(text: str, node: _Node, olds: list[Any], targets: list[Any], added: list[tuple[str | None, Any]],
+             unit: str, newline: str) -> str | None:
+    """The text of the object or array at ``node`` whose members ``olds`` become ``targets`` (:data:`_GONE`: cut,
+    with its comma and the rest of its line) followed by ``added``: each kept member's text is its own (edited in
+    place when it changed), the added ones go after the last kept one, on one line when the whole value is on one
+    line, else each on its own line indented like the first kept one. A comment after the last member stays with it
+    (:func:`_appended`), also when the added members come out again (:func:`_end_before_cut`)."""
     members = node.members
-    keep = [i for i, (key, _, _) in enumerate(members) if key in new]
+    keep = [i for i, target in enumerate(targets) if target is not _GONE]
+    last = len(members) - 1
+    tail = text[members[-1][2].end:node.end]  # what follows the last member: a trailing comma, comments, "}"
+    inline = "\n" not in text[node.start:node.end]
     indent = _line_indent(text, members[keep[0]][1])
-    out = [text[node.start:members[0][1]]]  # "{" and what precedes the first key
-    for i, (key, key_start, child) in enumerate(members):
-        sep = text[child.end:members[i + 1][1]] if i + 1 < len(members) else ""
+
+    def fresh(key: str | None, value: Any) -> str:
+        head = "" if key is None else jsontext.dumps(key) + ": "
+        return head + (jsontext.dumps(value, None) if inline else _fresh(value, unit, indent, newline))
+
+    pieces = [fresh(key, value) for key, value in added]
+    out = [text[node.start:members[0][1]]]  # the opening bracket and what precedes the first member
+    for i, (_, key_start, child) in enumerate(members):
+        sep = text[child.end:members[i + 1][1]] if i < last else ""
         comma = _comma(sep)
-        if key not in new:  # cut the member, its comma and the rest of that line; later comments stay
+        if targets[i] is _GONE:  # cut the member, its comma and the rest of that line; later comments stay
             line_end = sep.find("\n", comma + 1)
             later = sep[line_end + 1:] if line_end >= 0 else ""
             if later.strip():  # comments on the lines below: they belong to what follows
                 out.append(later)
             continue
         out.append(text[key_start:child.start])
-        piece = _emit(text, old[key], child, new[key], unit, newline)
+        piece = _emit(text, olds[i], child, targets[i], unit, newline)
         if piece is None:
             return None
         out.append(piece)
-        if i == keep[-1]:
-            out.extend("," + newline + indent + jsontext.dumps(k) + ": " + _fresh(new[k], unit, indent, newline)
-                       for k in added)
-            out.append(sep[:comma])  # no kept member follows: its comma goes (a trailing one stays, in what follows)
-        else:
+        if i != keep[-1]:
             out.append(sep)
-    out.append(text[members[-1][2].end:node.end])  # what follows the last member: trailing comma, "}"
+            continue
+        if i == last:
+            added_text, tail = _appended(tail, pieces, inline, indent, newline)
+            out.append(added_text)
+            continue
+        out.extend("," + (" " if inline else newline + indent) + p for p in pieces)  # then cut the rest
+        ending, tail = _end_before_cut(sep, comma, tail, bool(pieces))
+        out.append(ending)
+    out.append(tail)
     return "".join(out)
+
+
+def _appended(tail: str, pieces: list[str], inline: bool, indent: str, newline: str) -> tuple[str, str]:
+    """``(text, rest)``: the ``pieces`` to put right after the last member's value, with what of ``tail`` (the text
+    after it, up to the closing bracket) goes before them, and the rest of ``tail``. They go after a comment that
+    follows the value: below it (on their own lines), or after it on the same line for a value on one line."""
+    if not pieces:
+        return "", tail
+    if inline:  # [1 /* one */, 2]
+        reader = jsontext._Reader(tail, [])
+        reader.space()
+        note = tail[:reader.pos].rstrip(" \t")
+        return note + "".join(", " + p for p in pieces), tail[len(note):]
+    line, below, _ = tail.partition("\n")
+    line = line.removesuffix("\r")
+    body = line.lstrip(" \t")
+    trailing = body.startswith(",")
+    lines = ",".join(newline + indent + p for p in pieces)
+    if below and _comments_only(body[1:] if trailing else body):  # "x": 1 // note: ours go below the note
+        return (f"{line}{lines}," if trailing else f",{line}{lines}"), tail[len(line):]
+    return "," + lines, tail
+
+
+def _end_before_cut(sep: str, comma: int, tail: str, added: bool) -> tuple[str, str]:
+    """``(text, tail)``: what follows the last kept member, whose following ones are all cut (``sep``: the text
+    between it and the next, ``comma`` the index of the comma in it), and the ``tail`` after the last member as it
+    now ends. The comma goes (a trailing one stays, in ``tail``); a comment on the kept member's line after the
+    comma stays on it, and a trailing comma goes back before it (what :func:`_appended` did, undone)."""
+    line_end = sep.find("\n", comma + 1)
+    if line_end > 0 and sep[line_end - 1] == "\r":
+        line_end -= 1
+    same_line = sep[comma + 1:line_end] if line_end >= 0 else ""
+    lead = len(tail) - len(tail.lstrip(" \t"))
+    trailing = tail.startswith(",", lead)
+    if added or not _comments_only(same_line) or not tail[lead + int(trailing):].startswith(("\n", "\r\n")):
+        return sep[:comma], tail
+    if trailing:
+        return sep[:line_end], tail[:lead] + tail[lead + 1:]
+    return sep[:comma] + same_line, tail
 
 
 def _comma(sep: str) -> int:
@@ -163,7 +277,7 @@ def splice(text: str, old: dict[str, Any], new: dict[str, Any], unit: int | str,
         reader = _Spans(text, [])
         parsed, root = reader.node(0)
         reader.space()
-        if reader.pos != len(text) or not root.is_object:
+        if reader.pos != len(text) or root.container != "{":
             return None
         piece = _emit(text, old, root, new, unit if isinstance(unit, str) else " " * unit, newline)
         if piece is None:

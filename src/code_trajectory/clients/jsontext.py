@@ -198,14 +198,15 @@ def _string(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def dumps(value: Any, indent: int | str = 2) -> str:
+def dumps(value: Any, indent: int | str | None = 2) -> str:
     """``value`` as JSON text in ``json.dumps(value, indent=indent, ensure_ascii=False)``'s layout, where every
-    value read by :func:`loads` keeps its source text (no final newline).
+    value read by :func:`loads` keeps its source text (no final newline); ``indent=None``: on one line.
 
     Raises:
         ValueError: a value created after reading is not JSON (NaN or infinity, an unsupported type).
     """
-    unit = indent if isinstance(indent, str) else " " * indent
+    unit = "" if indent is None else indent if isinstance(indent, str) else " " * indent
+    line = "" if indent is None else "\n"
     out: list[str] = []
 
     def emit(item: Any, level: int) -> None:
@@ -216,13 +217,13 @@ def dumps(value: Any, indent: int | str = 2) -> str:
             out.append("{" if isinstance(item, dict) else "[")
             pairs = item.items() if isinstance(item, dict) else ((None, v) for v in item)
             for i, (key, child) in enumerate(pairs):
-                out.append(("," if i else "") + "\n" + unit * (level + 1))
+                out.append(("," if i else "") + (line + unit * (level + 1) if line else " " if i else ""))
                 if key is not None:
                     if not isinstance(key, str):
                         raise ValueError(f"object keys must be strings, got {type(key).__name__}")
                     out.append(_string(key) + ": ")
                 emit(child, level + 1)
-            out.append("\n" + unit * level + ("}" if isinstance(item, dict) else "]"))
+            out.append(line + unit * level + ("}" if isinstance(item, dict) else "]"))
         elif item is True or item is False or item is None:
             out.append("true" if item is True else "false" if item is False else "null")
         elif isinstance(item, (RawInt, RawFloat)):

@@ -1,0 +1,87 @@
+"""`code-trajectory install <client> --hooks` on hand-written JSONC files: the user's bytes outside our entries stay
+as they were (a comment after the last server stays with it, an inline hooks array stays on its line, a comment in a
+hooks array needs no rewrite and no backup), and uninstall gives the exact bytes back, also after a later edit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from code_trajectory.clients import jsontext
+from support import cli_stdout
+
+MCP = """{
+  // team servers
+  "mcpServers": {
+    "other": {"command": "x", "args": []} // keep this
+  }
+}
+"""
+
+SETTINGS = """{
+  "permissions": {"allow": ["Bash(ls)"]},
+  "hooks": {
+    "PostToolUse": [ {"matcher": "Bash", "hooks": [{"type": "command", "command": "fmt"}]} ],
+    "Stop": [
+      // lint at the end of a turn
+      {"hooks": [{"type": "command", "command": "lint"}]}
+    ]
+  }
+}
+"""
+
+GEMINI = """{
+  "mcpServers": {
+    "other": {"command": "x"}, // keep this
+  },
+  "hooks": {
+    "AfterTool": [ {"matcher": "x", "hooks": [{"type": "command", "command": "fmt"}]} ],
+    "AfterAgent": [
+      /* lint */ {"hooks": [{"type": "command", "command": "lint"}]}
+    ]
+  }
+}
+"""
+
+
+def backups(proj: Path) -> list[Path]:
+    return sorted(p for p in proj.rglob("*.bak-*"))
+
+
+def test_claude_code_install_keeps_every_byte_of_the_users_jsonc(proj: Path) -> None:
+    mcp, settings = proj / ".mcp.json", proj / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    mcp.write_text(MCP)
+    settings.write_text(SETTINGS)
+    out = cli_stdout(proj, "install", "claude-code", "--hooks")
+    assert backups(proj) == [] and "backup" not in out.lower(), out  # nothing lost, so no rewrite and no backup
+    installed = mcp.read_text()
+    # (a) the comment stays on the user's server's line; ours goes below it
+    assert '    "other": {"command": "x", "args": []}, // keep this\n    "code-trajectory": {' in installed
+    assert installed.index("// keep this") < installed.index('"code-trajectory"')
+    hooks = settings.read_text()
+    # (b) the inline array keeps its line: our group is appended on it
+    line = next(t for t in hooks.splitlines() if '"PostToolUse"' in t)
+    assert line.startswith('    "PostToolUse": [ {"matcher": "Bash", "hooks": [{"type": "command", "command": "fmt"}]}, {')
+    assert line.endswith("} ],") and "hook edit" in line
+    # (c) the comment in the Stop array stays, with the user's group under it, ours after
+    assert '      // lint at the end of a turn\n      {"hooks": [{"type": "command", "command": "lint"}]},\n' in hooks
+    assert jsontext.loads(hooks)[0]["hooks"]["Stop"][1]["hooks"][0]["command"].endswith("hook stop --project "
+                                                                                         '"$CLAUDE_PROJECT_DIR"')
+    cli_stdout(proj, "uninstall", "claude-code")
+    assert mcp.read_text() == MCP and settings.read_text() == SETTINGS
+
+
+def test_gemini_install_with_hooks_in_one_jsonc_file(proj: Path) -> None:
+    path = proj / ".gemini" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(GEMINI)
+    out = cli_stdout(proj, "install", "gemini", "--hooks")
+    assert backups(proj) == [] and "backup" not in out.lower(), out
+    text = path.read_text()
+    assert '    "other": {"command": "x"}, // keep this\n    "code-trajectory": {' in text
+    assert '/* lint */ {"hooks": [{"type": "command", "command": "lint"}]},\n' in text
+    assert '    "AfterTool": [ {"matcher": "x", "hooks": [{"type": "command", "command": "fmt"}]}, {' in text
+    assert all(line in text.splitlines() for line in GEMINI.splitlines() if "AfterTool" not in line
+               and "keep this" not in line and "lint */" not in line)  # every other line of the user's is intact
+    cli_stdout(proj, "uninstall", "gemini")
+    assert path.read_text() == GEMINI
