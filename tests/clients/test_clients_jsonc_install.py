@@ -71,6 +71,23 @@ def test_claude_code_install_keeps_every_byte_of_the_users_jsonc(proj: Path) -> 
     assert mcp.read_text() == MCP and settings.read_text() == SETTINGS
 
 
+def test_uninstall_after_a_later_edit_takes_out_exactly_what_install_put_in(proj: Path) -> None:
+    """A comment added after install was lost by uninstall, with no backup: the data matched what the file held
+    before install, so those saved bytes were written back over it. Now a file changed since install is edited:
+    what remains is the user's file with the later edit, byte for byte."""
+    mcp, settings = proj / ".mcp.json", proj / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    mcp.write_text(MCP)
+    settings.write_text(SETTINGS)
+    cli_stdout(proj, "install", "claude-code", "--hooks")
+    for path in (mcp, settings):
+        path.write_text(path.read_text().replace("{\n", "{\n  // edited later\n", 1))
+    cli_stdout(proj, "uninstall", "claude-code")
+    assert mcp.read_text() == MCP.replace("{\n", "{\n  // edited later\n", 1)
+    assert settings.read_text() == SETTINGS.replace("{\n", "{\n  // edited later\n", 1)
+    assert backups(proj) == []
+
+
 def test_gemini_install_with_hooks_in_one_jsonc_file(proj: Path) -> None:
     path = proj / ".gemini" / "settings.json"
     path.parent.mkdir()

@@ -319,9 +319,10 @@ def edit(path: Path, mutate: Mutator, *, dry_run: bool = False, replace_unreadab
         now: the time used in a backup's name (default: now).
         previous: for an uninstall, the file's bytes before install (None: install created it; default
             :data:`UNKNOWN`). When ``mutate`` leaves what ``previous`` held (empty objects and arrays aside),
-            those bytes are written back
-            exactly; when it leaves a :func:`hollow` object and install created the file (or nothing is
-            known), the file is deleted (``deleted``).
+            those bytes are written back exactly, unless the file changed since install (not ``as_installed``)
+            and only ours can be cut out of its text (then the change, a comment or the layout, stays); when it
+            leaves a :func:`hollow` object and install created the file (or nothing is known), the file is
+            deleted (``deleted``).
         as_installed: the file holds exactly the bytes install last wrote (the ledger's ``after``): a member that
             ``previous`` held and ``mutate`` left out can only be one install replaced (``"hooks": "todo"``, not an
             object), so ``previous`` comes back also when it differs from what ``mutate`` left by such members.
@@ -345,17 +346,19 @@ def edit(path: Path, mutate: Mutator, *, dry_run: bool = False, replace_unreadab
         raise TrajectoryError(f"{path} {loaded.refuse}; left as it was: make it plain JSON (or JSONC) and run "
                               "again, or add the entry by hand")
     old_for_diff = (loaded.text.removeprefix(_BOM) if loaded.text else "") if loaded.exists else None
+    spliced = None
+    if loaded.exists and loaded.data is not None and not loaded.duplicates:
+        spliced = jsonsplice.splice(loaded.text.removeprefix(_BOM), before, data, loaded.indent, loaded.newline)
     if loaded.exists and previous is not UNKNOWN:
         restored = _restore(data, previous, as_installed)
+        if restored is not None and restored is not _DELETE and not as_installed and spliced is not None:
+            restored = None  # changed since install (comments, layout): the change stays, only ours comes out
         if restored is not None:
             new_text = None if restored is _DELETE else bytes(restored).decode("utf-8", "replace")
             diff = unified_diff(path, old_for_diff, None if new_text is None else new_text.removeprefix(_BOM))
             if not dry_run:
                 _unlink(path) if restored is _DELETE else atomic_write(path, restored)
             return Edit(path, "deleted" if restored is _DELETE else "updated", None, None, diff, dry_run)
-    spliced = None
-    if loaded.exists and loaded.data is not None and not loaded.duplicates:
-        spliced = jsonsplice.splice(loaded.text.removeprefix(_BOM), before, data, loaded.indent, loaded.newline)
     if spliced is not None:  # only the changed values are new text: comments and layout stay, nothing is lost
         new_text = (_BOM + spliced) if loaded.bom else spliced
         reason = discarded or None
