@@ -452,6 +452,31 @@ def test_run_in_a_subdirectory_it_sets_up_the_project_at_the_top(proj: Path, env
     assert [c.action for c in changes] == ["removed", "removed"] and not (proj / ".mcp.json").exists()
 
 
+
+def test_an_explicit_subdirectory_is_set_up_as_asked_with_one_line_on_the_top(proj: Path) -> None:
+    """``install --project packages/app`` in a monorepo writes packages/app's files (a package may be its own
+    project) but said nothing of the top of the work tree, whose files a client started there reads instead, and
+    which a server started in packages/app records (serve takes a directory's project, the git top)."""
+    subprocess.run(["git", "init", "-q", str(proj)], check=True)
+    app = proj / "packages" / "app"
+    app.mkdir(parents=True)
+    done = run_cli("install", "claude-code", "--hooks", "--project", str(app))
+    assert done.returncode == 0, done.stderr
+    assert (app / ".mcp.json").is_file() and (app / ".claude" / "settings.json").is_file()
+    assert not (proj / ".mcp.json").exists()
+    notes = [line for line in done.stdout.splitlines() if "note:" in line]
+    assert notes == [f"  note: {app} is inside the git work tree {proj}: a client started there reads "
+                     f"{proj / '.mcp.json'}, not this file, and one started here records {proj} too (unless this "
+                     f"directory has its own .trajectory/); for the whole repository: install --project '{proj}'"], \
+        done.stdout
+    for project in (proj, None):  # the top itself, or found from a subdirectory: no note
+        args = ["--project", str(project)] if project else []
+        done = subprocess.run([*server_command(), "install", "claude-code", *args], capture_output=True, text=True,
+                              timeout=120, env=subprocess_env(), cwd=app)
+        assert done.returncode == 0 and "note:" not in done.stdout, done.stdout + done.stderr
+    assert (proj / ".mcp.json").is_file()
+
+
 def test_a_local_install_says_what_the_local_scope_needs(proj: Path, env: dict[str, str]) -> None:
     """``install claude-code --local`` said Claude Code would ask to approve the servers of ``.mcp.json``, a file
     it had not written (local-scope servers need no approval); Codex's said to trust the project's ``.codex/``."""

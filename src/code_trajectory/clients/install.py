@@ -67,7 +67,7 @@ from code_trajectory.clients.base import (
 from code_trajectory.clients.own_writes import SetupRecorder
 from code_trajectory.clients.registry import client as _client
 from code_trajectory.clients.report import Change as Change  # what was done to one file, re-exported
-from code_trajectory.clients.report import change_of
+from code_trajectory.clients.report import below_top, change_of
 from code_trajectory.clients.report import render as render  # the text people read, re-exported
 from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.project import check_recordable, find_project_root
@@ -341,7 +341,8 @@ def install(client_name: str, project: str | os.PathLike[str] | None = None, *, 
             changes.append(change_of(client.name, root, result, "hooks"))
     finally:
         _label(setup, changes)
-    return [replace(ch, local=local) for ch in changes]
+    notice = below_top(root, [ch.path for ch in changes])
+    return [replace(ch, local=local, notice=notice if i == 0 else None) for i, ch in enumerate(changes)]
 
 
 def _label(setup: SetupRecorder, changes: list[Change]) -> None:

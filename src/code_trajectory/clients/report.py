@@ -8,6 +8,7 @@ from pathlib import Path
 
 from code_trajectory.clients import jsonfile
 from code_trajectory.clients.base import shell_command
+from code_trajectory.project import find_project_root
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,8 @@ class Change:
         warning: something the user must act on for the set-up to work (``code-trajectory`` not on
             ``PATH``), or None.
         local: True when the change is to the client's per-user place (``--local``).
+        notice: something worth knowing about where the set-up applies (``--project`` names a directory below
+            the top of its git work tree), or None.
     """
 
     client: str
@@ -41,6 +44,7 @@ class Change:
     project: Path | None = None
     warning: str | None = None
     local: bool = False
+    notice: str | None = None
 
 
 _VERBS = {"created": ("created", "would create"), "updated": ("updated", "would update"),
@@ -77,6 +81,8 @@ def render(changes: list[Change], *, show_diff: bool | None = None) -> str:
             lines.append(f"  would back up the previous file first: {ch.note}")
         if ch.warning:
             lines.append(f"  warning: {ch.warning}")
+        if ch.notice:
+            lines.append(f"  note: {ch.notice}")
         if (show_diff if show_diff is not None else ch.dry_run) and ch.diff:
             lines.append(ch.diff.rstrip("\n"))
     if changes and any(ch.dry_run for ch in changes):
@@ -108,3 +114,20 @@ def change_of(client: str, project: Path, edit: jsonfile.Edit, what: str, *, rem
             action = "absent"
     return Change(client=client, path=edit.path, action=action, backup=edit.backup, diff=edit.diff, what=what,
                   note=edit.backup_reason, dry_run=edit.dry_run, project=project, warning=warning)
+
+
+def below_top(root: Path, paths: list[Path]) -> str | None:
+    """The note for a set-up whose project ``root`` is below the project it belongs to (the top of its git work
+    tree: :func:`~code_trajectory.project.find_project_root`), when some of the written ``paths`` are in ``root``;
+    else None. An explicit ``--project`` of a subdirectory (a package of a monorepo) is legitimate and done as asked,
+    but a client started at the top reads the top's files, not these, and the server of a client started in
+    ``root`` records the top all the same (the project ``root`` belongs to), until ``root`` has its own
+    ``.trajectory/``."""
+    top = find_project_root(root)
+    inside = [p for p in paths if p.is_relative_to(root)]
+    if top == root or not inside:
+        return None
+    rel = inside[0].relative_to(root).as_posix()
+    return (f"{root} is inside the git work tree {top}: a client started there reads {top / rel}, not this file, "
+            f"and one started here records {top} too (unless this directory has its own .trajectory/); for the "
+            f"whole repository: install --project {shell_command([str(top)])}")
