@@ -9,7 +9,7 @@ A run of git operations (or restores) that ends where it began — ``git reset -
 ``git reset --hard ORIG_HEAD``, a ``git stash`` then its ``pop`` — changed nothing: :func:`net_zero_spans` finds
 such runs by comparing object ids (a file's blob ids, a commit's tree ids), so a narrative says them in one line
 ("back to where it was: no net change") instead of two diffs that undo each other, and spends the budget on the
-agent's edits.
+agent's edits. A file's trajectory and a symbol's find them alike, by the file's blob ids (:func:`file_spans`).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from code_trajectory.core.freetext import free_text
+from code_trajectory.git.file_versions import FileVersion
 from code_trajectory.git.log import CommitRecord
 from code_trajectory.git.messages import CONSOLIDATE_PREFIX, one_line
 
@@ -131,6 +132,18 @@ def net_zero_spans(steps: Sequence[Step]) -> list[tuple[int, int]]:
                     break
         i += 1
     return spans
+
+
+def is_operation(record: CommitRecord) -> bool:
+    """True for a snapshot nobody edited: a git operation's or a restore's (what :class:`Step` calls an operation)."""
+    return record.is_git_operation or record.kind == "restore"
+
+
+def file_spans(entries: Sequence[FileVersion]) -> list[tuple[int, int]]:
+    """:func:`net_zero_spans` of a file's versions (oldest first), by the file's blob ids: the runs of git operations
+    and restores after which the file is byte for byte as before the first. A symbol's versions (those of its
+    file that changed it) are told by the same rule: the file back as it was is the symbol back as it was."""
+    return net_zero_spans([Step(e.change.old_oid, e.change.new_oid, is_operation(e.record)) for e in entries])
 
 
 def net_zero_line(records: Sequence[CommitRecord]) -> str:

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from code_trajectory.core.answer import Answer, code_block, fenced, sections, short, shown, when
 from code_trajectory.git.log import display_path
 from code_trajectory.git.shadow import ShadowRepo
-from code_trajectory.history.headings import Step, began_recording, net_zero_line, net_zero_spans, why
+from code_trajectory.history.headings import began_recording, file_spans, is_operation, net_zero_line, why
 from code_trajectory.history.narrative import CHARS_PER_TOKEN, cut_diff, fit, fmt_time, hunk_labels, lean_hunk_headers
 from code_trajectory.history.versions import DIFF_CONTEXT, LEAN_CONTEXT, Version
 
@@ -62,10 +62,6 @@ def who(version: Version, hooks_seen: bool) -> str:
     if hooks_seen and version.record.kind in ("snapshot", "reconcile"):
         return " · edited outside the agent"
     return ""
-
-
-def _is_operation(version: Version) -> bool:
-    return version.record.is_git_operation or version.record.kind == "restore"
 
 
 def heading(version: Version, previous_intent: str | None, hooks_seen: bool = False) -> list[str]:
@@ -152,7 +148,7 @@ def render(repo: ShadowRepo, path: str, branch: str, versions: list[Version], to
         head.append(state_note)
     if not symbols_available:
         head.append("(No symbol support for this file type: hunks are labelled with git's function headers.)")
-    spans = net_zero_spans([Step(v.entry.change.old_oid, v.entry.change.new_oid, _is_operation(v)) for v in versions])
+    spans = file_spans([v.entry for v in versions])
     group_of = {k: (a, b) for a, b in spans for k in range(a, b + 1)}
     headings: list[str] = [""] * len(versions)
     previous = None
@@ -191,7 +187,7 @@ def importance(versions: list[Version], i: int, size: int) -> float:
     :data:`RECENCY_DECAY` per newer version, times :data:`OPERATION_WEIGHT` for git's operations and restores."""
     change = versions[i].entry.change
     lines = (change.added or 0) + (change.deleted or 0) or size / 40
-    return lines * RECENCY_DECAY ** (len(versions) - 1 - i) * (OPERATION_WEIGHT if _is_operation(versions[i]) else 1)
+    return lines * RECENCY_DECAY ** (len(versions) - 1 - i) * (OPERATION_WEIGHT if is_operation(versions[i].record) else 1)
 
 
 def _spend(repo: ShadowRepo, versions: list[Version], collapsed: set[int], room: int) -> tuple[list[str], list[str]]:

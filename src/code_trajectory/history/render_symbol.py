@@ -4,6 +4,8 @@ checkpoint's name from :func:`named_points`). Issue 28's leanness rules for it a
 :mod:`code_trajectory.history.symbol_history`; the newest :data:`DEFAULT_DIFFS` changes keep their lines and each
 older one is compacted to its heading (:func:`changed_summary`), as the lead decided for issue 28: a symbol's
 question is why it changed (every change's why) and what it was before its last change (the newest change's lines).
+Git operations (and restores) that cancel out — a ``git stash`` and its ``pop`` — are one line, found and said as
+the file's trajectory finds and says them (:func:`code_trajectory.history.headings.file_spans`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from code_trajectory.git import log, points
 from code_trajectory.git.diffs import HUNK_HEADER
 from code_trajectory.git.messages import one_line
 from code_trajectory.git.shadow import ShadowRepo
-from code_trajectory.history.headings import REPEATED_INTENT_CHARS
+from code_trajectory.history.headings import REPEATED_INTENT_CHARS, file_spans, net_zero_line, operation_label
 from code_trajectory.history.narrative import CHARS_PER_TOKEN, day_once, fit
 from code_trajectory.history.symbol_history import BASELINE, SymbolVersion
 from code_trajectory.symbols import readable
@@ -31,7 +33,9 @@ def why(record: log.CommitRecord, names: dict[str, list[str]]) -> tuple[str, str
     """Why a snapshot was taken, for a heading: ``(label, intent)``.
 
     ``label`` is `` · checkpoint: <name>`` (the checkpoint's own name, else the named points on the snapshot), or
-    `` · [CHECKOUT] … by git`` for a git operation, or `` · restore`` / `` · consolidation``, else empty;
+    `` · [CHECKOUT] feature → main by git`` for a git operation (named by
+    :func:`~code_trajectory.history.headings.operation_label`, as the file's trajectory names it), or `` · restore`` /
+    `` · consolidation``, else empty;
     ``intent`` is the snapshot's intent or None. ``names``: named points by commit (:func:`named_points`).
     """
     label = ""
@@ -41,7 +45,7 @@ def why(record: log.CommitRecord, names: dict[str, list[str]]) -> tuple[str, str
     elif named:
         label = f" · checkpoint: {'; '.join(dict.fromkeys(named))}"
     elif record.is_git_operation:
-        label = f" · {record.subject.split(' - ')[0]} by git"
+        label = f" · {operation_label(record)} by git"  # as the file's trajectory names it
     elif record.is_consolidation:
         label = " · consolidation"
     return label, record.intent
@@ -73,6 +77,10 @@ def render(path: str, branch: str, name: str, versions: list[SymbolVersion], bud
     gives them. ``others``: the other definitions of that name in the file (``init@2`` beside ``init``), said.
     ``older_depth``: the walk stopped at its depth with older versions of the file left: the head says these are the
     newest changes only and gives the call with this depth.
+
+    A run of git operations and restores after which the file is as before them (:func:`~code_trajectory.history.
+    headings.file_spans`: a stash and its pop) is one heading, ``[STASH] …, then [STASH] …: back to where it was,
+    no net change``, as in the file's trajectory; it shows no lines and takes none of the ``diffs``.
     """
     shown = f"`{name}`" if readable(name) == name else f"the {readable(name, quote=True)} (`{name}`)"
     changes = sum(1 for v in versions if v.what != BASELINE)  # the baseline is no change
@@ -86,12 +94,19 @@ def render(path: str, branch: str, name: str, versions: list[SymbolVersion], bud
         head += (f"\n`{name}` is the first of {len(others) + 1} definitions of that name in this file: "
                  + ", ".join(f"`{other}`" for other in others) + (" names" if len(others) == 1 else " name")
                  + " the next.")
-    kept = _kept(versions, diffs)
+    starts, folded = _folded(versions)
+    kept = _kept(versions, diffs, folded)
     blocks = []
     compacted_count = 0
     previous_intent, previous_day = None, None
     for index, version in reversed(list(enumerate(versions))):
         record = version.entry.record
+        if index in folded:  # said once, at the run's oldest version
+            if index in starts:
+                stamp, previous_day = day_once(record.time, previous_day)
+                blocks.append((f"## {stamp} · {' '.join(f'`{v.entry.record.oid[:12]}`' for v in starts[index])} · "
+                               f"{net_zero_line([v.entry.record for v in starts[index]])}", ""))
+            continue
         label, intent = why(record, names or {})
         what = f"{version.what} ({version.note})" if version.note else version.what
         compacted = version.diff and index not in kept
@@ -113,7 +128,8 @@ def render(path: str, branch: str, name: str, versions: list[SymbolVersion], bud
         else:
             body = "(no textual change of its own)"
         blocks.append((line, body))
-    call = _call(path, name, sum(1 for v in versions if v.diff and v.what != BASELINE))
+    call = _call(path, name, sum(1 for i, v in enumerate(versions)
+                                 if v.diff and v.what != BASELINE and i not in folded))
     closing = (f"_{compacted_count} older change(s) shown as one line each (+added -removed, where). Their lines: "
                f"`{call[0]}` (CLI: `{call[1]}`)._") if compacted_count else ""
     limit = budget_tokens * CHARS_PER_TOKEN - len(head) - len(closing) - 300
@@ -133,7 +149,7 @@ def render(path: str, branch: str, name: str, versions: list[SymbolVersion], bud
     if cut:
         text += f"\n\n_{cut} older diff(s) left out to fit the budget; call with a smaller depth or diffs._"
     text = fit(text, budget_tokens)
-    data = symbol_data(text, path, branch, name, versions, kept)
+    data = symbol_data(text, path, branch, name, versions, kept, starts)
     if older_depth is not None:
         data["older_depth"] = older_depth
     if compacted_count:
@@ -141,10 +157,23 @@ def render(path: str, branch: str, name: str, versions: list[SymbolVersion], bud
     return Answer(text, data)
 
 
-def _kept(versions: list[SymbolVersion], diffs: int) -> set[int]:
-    """The indexes (in ``versions``, newest first) of the newest ``diffs`` changes that have lines, and of the
-    baseline when it has them (its body, asked for with ``show_baseline``)."""
-    with_lines = [i for i, v in enumerate(versions) if v.diff]
+def _folded(versions: list[SymbolVersion]) -> tuple[dict[int, list[SymbolVersion]], set[int]]:
+    """The runs of ``versions`` (newest first) that cancel out (:func:`~code_trajectory.history.headings.file_spans`):
+    ``({index of a run's oldest version: the run, oldest first}, the indexes of every version in a run)``."""
+    last = len(versions) - 1
+    starts: dict[int, list[SymbolVersion]] = {}
+    inside: set[int] = set()
+    for first, end in file_spans([v.entry for v in reversed(versions)]):
+        starts[last - first] = [versions[last - k] for k in range(first, end + 1)]
+        inside.update(last - k for k in range(first, end + 1))
+    return starts, inside
+
+
+def _kept(versions: list[SymbolVersion], diffs: int, folded: set[int]) -> set[int]:
+    """The indexes (in ``versions``, newest first) of the newest ``diffs`` changes that have lines, those in a run
+    that cancels out (``folded``) aside, and of the baseline when it has them (its body, asked for with
+    ``show_baseline``)."""
+    with_lines = [i for i, v in enumerate(versions) if v.diff and i not in folded]
     asked = {i for i, v in enumerate(versions) if v.what == BASELINE}  # a baseline's body: show_baseline
     return set(with_lines[:max(diffs, 0)]) | asked
 
@@ -191,15 +220,28 @@ def _call(path: str, name: str, diffs: int) -> tuple[str, str]:
 
 
 def symbol_data(text: str, path: str, branch: str, name: str, versions: list[SymbolVersion],
-                kept: set[int] | None = None) -> dict:
+                kept: set[int] | None = None, runs: dict[int, list[SymbolVersion]] | None = None) -> dict:
     """The structured content of a symbol's trajectory (see :mod:`code_trajectory.core.answer`): ``path``,
     ``symbol``, ``branch`` and the ``versions`` shown, oldest first as the text: ``id``, ``t``, ``what`` (what
     happened to the symbol), ``name`` and ``path`` (when not the symbol's, or ``path``), ``intent`` (when it
     changed), ``diff`` (as shown; absent when the text left it out) and, for an older change compacted to one line
-    (its index, newest first, not in ``kept``; None: none is), ``lines`` (:func:`changed_summary`)."""
-    entries, previous = [], None
+    (its index, newest first, not in ``kept``; None: none is), ``lines`` (:func:`changed_summary`). A run that
+    cancels out (``runs``: :func:`_folded`'s first answer) is one entry, as the text says it: ``id`` and ``t`` (its
+    oldest version's), ``ids`` (all, as shown) and ``what`` (the text's line: what they were, ``no net change``)."""
+    entries: list[dict[str, str | None]] = []
+    previous = None
+    runs = runs or {}
+    inside = {index - k for index, run in runs.items() for k in range(len(run))}
     for index, v in reversed(list(enumerate(versions))):
         record = v.entry.record
+        if index in runs:
+            run = runs[index]
+            entries.append({"id": short(record.oid), "t": when(record.time),
+                            "ids": " ".join(short(r.entry.record.oid) for r in run),
+                            "what": net_zero_line([r.entry.record for r in run])})
+            continue
+        if index in inside:
+            continue
         compacted = kept is not None and v.diff and index not in kept
         entries.append({"id": short(record.oid), "t": when(record.time), "what": v.what,
                         "name": None if v.name == name else v.name,
