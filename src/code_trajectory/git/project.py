@@ -235,10 +235,20 @@ class ProjectRepo:
         """``{path: blob id}`` of the project's index (staged content) for ``paths`` relative to the root.
 
         Read-only (``git ls-files --stage``, ``GIT_OPTIONAL_LOCKS=0``): paths not in the index are absent
-        from the answer; an empty answer when the project is not a git repository or git fails.
+        from the answer, and so are unmerged ones (a conflict is nobody's content); an empty answer when the
+        project is not a git repository or git fails.
+        """
+        return self.index_stages(paths)[0]
+
+    def index_stages(self, paths: list[str]) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
+        """The project's index for ``paths`` (relative to the root): ``({path: staged blob id}, {unmerged path:
+        its stages})``, the stages of an unmerged path (a conflict git left) as ``("1:<id>", "2:<id>", ...)``.
+
+        Read-only (``git ls-files --stage``, ``GIT_OPTIONAL_LOCKS=0``); both empty when the project is not a git
+        repository or git fails.
         """
         if self.git_dir is None or not paths:
-            return {}
+            return {}, {}
         env = base_env(isolate_config=False)
         try:
             proc = subprocess.run(project_argv(["ls-files", "--stage", "-z", "--",
@@ -246,17 +256,22 @@ class ProjectRepo:
                                   cwd=self.root, env=env, capture_output=True, timeout=60)
         except (OSError, subprocess.SubprocessError) as exc:
             log.warning("cannot read the project's index: %s", exc)
-            return {}
+            return {}, {}
         if proc.returncode != 0:
-            return {}
-        blobs = {}
+            return {}, {}
+        blobs: dict[str, str] = {}
+        unmerged: dict[str, tuple[str, ...]] = {}
         for record in proc.stdout.split(b"\0"):
             meta, tab, path = record.partition(b"\t")
             fields = meta.split(b" ")
-            if not tab or len(fields) != 3 or fields[2] != b"0":  # stage 0 only: a conflict is nobody's content
+            if not tab or len(fields) != 3:
                 continue
-            blobs[os.fsdecode(path)] = fields[1].decode("ascii")  # relative to the root (git's cwd)
-        return blobs
+            rel, oid = os.fsdecode(path), fields[1].decode("ascii", "replace")  # relative to the root (git's cwd)
+            if fields[2] == b"0":
+                blobs[rel] = oid
+            else:
+                unmerged[rel] = (*unmerged.get(rel, ()), f"{fields[2].decode('ascii', 'replace')}:{oid}")
+        return blobs, unmerged
 
     @property
     def objects_dir(self) -> Path | None:

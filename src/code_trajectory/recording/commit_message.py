@@ -3,7 +3,8 @@
 A snapshot that follows a git operation (checkout, reset, merge, stash...) of the project is the operation's
 (``[CHECKOUT] feature -> main``), not the agent's; when edits of the agent landed in the same window, git's share is
 written first as its own commit and the edits on top of it (:mod:`code_trajectory.recording.gitops` tells which
-paths are git's). Otherwise the message is a restore's or an ordinary snapshot's (:mod:`code_trajectory.git.messages`).
+paths are git's; :mod:`code_trajectory.recording.conflicts` which files git left conflicted and which the user
+resolved since). Otherwise the message is a restore's or an ordinary snapshot's (:mod:`code_trajectory.git.messages`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.reflog import GitOperation
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.recording import gitops
+from code_trajectory.recording.conflicts import Split
 
 
 @dataclass
@@ -68,7 +70,8 @@ def mark_oversize(changes: Sequence[FileChange], oversize: dict[str, int]) -> Se
 def compose(repo: ShadowRepo, project: ProjectRepo, *, tree: str, parent: str | None, parent_tree: str | None,
             changes: Sequence[FileChange], kind: str, branch: str, now: datetime, intent: str | None,
             operation: GitOperation | None, note: str | None = None, origin: str | None = None,
-            restored_from: tuple[str, str] | None = None, unrecorded: bool = False) -> Composed:
+            restored_from: tuple[str, str] | None = None, unrecorded: bool = False,
+            split: Split | None = None) -> Composed:
     """Decide what the snapshot of ``tree`` (after ``parent``) says.
 
     Args:
@@ -85,20 +88,27 @@ def compose(repo: ShadowRepo, project: ProjectRepo, *, tree: str, parent: str | 
         restored_from: ``(commit, how it was named)`` for a restore.
         unrecorded: the start-up scan's catch-up of changes made while nothing recorded: what ``operation`` (the
             git operations of that time) does not explain is said to be so (:data:`messages.UNRECORDED`).
+        split: the conflicts git left and the user's resolutions among ``changes``
+            (:meth:`code_trajectory.recording.conflicts.Conflicts.split`); its operation replaces ``operation``.
 
     Raises:
         GitError, StorageError: git's share cannot be committed.
     """
     if parent is None and kind == messages.KIND_RECONCILE:
         kind = messages.KIND_IMPORT
+    if split is not None:
+        operation = split.operation
+    left, resolved = (split.left, split.resolved) if split is not None else (frozenset(), {})
     if operation is not None and not operation.unstaged:  # what a stash pop puts back is unstaged by nature
-        ours = gitops.operation_paths(project, changes)
+        # a conflict git left is git's; what the user wrote to it since is the user's, staged or not
+        ours = (gitops.operation_paths(project, changes) | left) - set(resolved)
         if not ours:
             operation = None  # git changed no file (`checkout -b`): the edits are the agent's
         elif any(c.path not in ours for c in changes):
-            # git's share first, as its own commit; the agent's edits on top of it
-            op_tree = gitops.operation_tree(repo, parent_tree, tree, ours)
-            op_changes = [c for c in changes if c.path in ours]
+            # git's share first, as its own commit (a resolved file as last recorded); the agent's edits on top of it
+            op_tree = gitops.operation_tree(repo, parent_tree, tree, ours, resolved)
+            op_changes = ([c for c in changes if c.path in ours] if not resolved
+                          else diffs.tree_changes(repo, parent_tree, op_tree))
             parent = repo.commit_tree(op_tree, [parent] if parent else [],
                                       messages.git_operation_message(when=now, label=operation.label,
                                                                      kind=operation.kind, reflog=operation.reflog,

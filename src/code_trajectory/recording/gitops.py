@@ -10,7 +10,7 @@ puts back is unstaged by nature, so every change of its window is the stash's.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from code_trajectory.git import trees
 from code_trajectory.git.messages import FileChange
@@ -40,14 +40,21 @@ def operation_paths(project: ProjectRepo, changes: Sequence[FileChange]) -> set[
     return found
 
 
-def operation_tree(repo: ShadowRepo, parent_tree: str | None, tree: str, paths: set[str]) -> str:
-    """The tree ``parent_tree`` with only ``paths`` taken from ``tree`` (the git operation's share of a snapshot)."""
-    entries: dict[str, TreeEntry | None] = {p: None for p in paths}
-    if paths:
-        out = repo.git.out(["ls-tree", "-z", "--full-tree", tree, "--", *sorted(paths)])
+def operation_tree(repo: ShadowRepo, parent_tree: str | None, tree: str, paths: set[str],
+                   kept: Mapping[str, str] | None = None) -> str:
+    """The tree ``parent_tree`` with only ``paths`` taken from ``tree`` (the git operation's share of a snapshot),
+    and each path of ``kept`` given its blob id there (a file the user resolved, as last recorded: its mode is
+    ``tree``'s, a regular file's when ``tree`` has none; the zero id or none: absent)."""
+    kept = kept or {}
+    entries: dict[str, TreeEntry | None] = {p: None for p in {*paths, *kept}}
+    if entries:
+        out = repo.git.out(["ls-tree", "-z", "--full-tree", tree, "--", *sorted(entries)])
         for record in out.split(b"\0"):
             meta, tab, path = record.partition(b"\t")
             if tab:
                 mode, _kind, oid = meta.decode("ascii").split(" ")
                 entries[path.decode("utf-8", "surrogateescape")] = TreeEntry(mode, oid)
+    for rel, oid in kept.items():
+        now = entries[rel]
+        entries[rel] = TreeEntry(now.mode if now is not None else "100644", oid) if oid and oid != ZERO_OID else None
     return trees.apply_changes(repo, parent_tree, entries)

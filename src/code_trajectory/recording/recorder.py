@@ -47,6 +47,7 @@ from code_trajectory.git.tree_format import TreeEntry
 from code_trajectory.recording import secretfiles
 from code_trajectory.recording.blobs import write_blobs, write_pinned
 from code_trajectory.recording.commit_message import Snapshot, compose, mark_oversize
+from code_trajectory.recording.conflicts import Conflicts
 from code_trajectory.recording.handoff import Pinned
 from code_trajectory.recording.ignore import RecordingPolicy
 from code_trajectory.recording.intent import IntentStore
@@ -103,6 +104,8 @@ class Recorder(PendingMixin, ReconcileMixin, RecoveryMixin):
         self._git_activity: float | None = None
         self._stash_touched = False
         self._reflog = ReflogCursor(project)
+        #: conflicts git left that this recorder saw, until git goes on (whose writes are git's, see .conflicts)
+        self._conflicts = Conflicts()
         self._write_lock = self._new_write_lock()
         #: Things the user must hear about (history lost or moved aside), newest last.
         self.notices: list[str] = []
@@ -378,6 +381,7 @@ class Recorder(PendingMixin, ReconcileMixin, RecoveryMixin):
                 parent_tree = self.repo.commit_tree_oid(parent) if parent else None
                 self._last_tree = tree
                 if tree == parent_tree:
+                    self._conflicts.unchanged(self.project)
                     return None
                 changes: Sequence[FileChange]
                 if parent_tree is None and imported is not None:
@@ -386,6 +390,9 @@ class Recorder(PendingMixin, ReconcileMixin, RecoveryMixin):
                 else:
                     changes = diffs.tree_changes(self.repo, parent_tree, tree, expected=expected)
                 changes = mark_oversize(changes, oversize)
+                split, remember = (self._conflicts.split(self.project, changes, operation)
+                                   if parent_tree is not None and (operation is not None or kind in (
+                                       messages.KIND_SNAPSHOT, messages.KIND_RECONCILE)) else (None, None))
                 now = datetime.now().astimezone()
                 composed = compose(self.repo, self.project, tree=tree, parent=parent, parent_tree=parent_tree,
                                    changes=changes, kind=kind, branch=branch, now=now,
@@ -393,7 +400,7 @@ class Recorder(PendingMixin, ReconcileMixin, RecoveryMixin):
                                                            as_of=noted_at(self._intent_noted, changes))
                                            if with_intent else None),
                                    operation=operation, note=note, origin=origin, restored_from=restored_from,
-                                   unrecorded=unrecorded)
+                                   unrecorded=unrecorded, split=split)
                 parent, kind, message, changes = (composed.parent, composed.kind, composed.message,
                                                   composed.changes)
                 offset = now.strftime("%z") or "+0000"
@@ -406,6 +413,8 @@ class Recorder(PendingMixin, ReconcileMixin, RecoveryMixin):
                         raise
                     self.repo.update_ref(ref, commit, tip, f"code-trajectory {kind}")
                 self._last_commit = commit
+                if remember is not None:
+                    self._conflicts.written(remember)
                 if self._head_ref != ref:
                     self._point_head(ref)
         except filelock.Timeout as exc:

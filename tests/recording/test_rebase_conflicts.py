@@ -1,0 +1,143 @@
+"""A conflict git leaves is git's; the user's resolution of it is the user's, also in the window of ``--continue``.
+
+Before, when ``git rebase`` stopped on a conflict, the file git wrote with its ``<<<<<<<`` markers was recorded as the
+agent's edit, with its intent (an unmerged file matches no staged content, so it was not told as git's); and a
+resolution saved, staged and continued in one snapshot window was recorded as ``[REBASE]``: git's (the resolved file
+is staged content by then). A merge's conflict, which writes no reflog entry, was the agent's edit too.
+
+A real project and real git; the recorder is driven as the watcher drives it (``note_git_activity`` when git writes
+the reflog; a full scan when ``HEAD`` moves).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from code_trajectory.git import log
+from code_trajectory.git.shadow import ShadowRepo
+from code_trajectory.recording.session import ProjectSession
+from support import git, shadow, write
+
+BASE = "def add(a, b):\n    return a + b\n"
+OURS = "def add(a, b):\n    return a + b + 0  # feature\n"
+THEIRS = "def add(a, b):\n    return b + a  # main\n"
+RESOLVED = "def add(a, b):\n    return b + a + 0  # resolved\n"
+INTENT = "Rebase feature on main"
+
+
+@pytest.fixture
+def diverged(project: Path) -> Path:
+    """``calc.py`` changed one way on ``feature`` and another on ``main`` (which also changes ``other.py``);
+    ``feature`` checked out."""
+    write(project, "calc.py", BASE)
+    write(project, "other.py", "x = 1\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "calc")
+    git(project, "checkout", "-qb", "feature")
+    write(project, "calc.py", OURS)
+    git(project, "commit", "-qam", "feature change")
+    git(project, "checkout", "-q", "main")
+    write(project, "calc.py", THEIRS)
+    write(project, "other.py", "x = 2\n")
+    git(project, "commit", "-qam", "main change")
+    git(project, "checkout", "-q", "feature")
+    return project
+
+
+def git_moved(session: ProjectSession) -> None:
+    """What the watcher does when git wrote the reflog and moved HEAD: note it, then scan the work tree."""
+    session.recorder.note_git_activity()
+    assert session.recorder.reconcile() is not None
+
+
+def records(root: Path, branch: str, limit: int = 10) -> list[log.CommitRecord]:
+    with ShadowRepo(root) as repo:
+        return log.read_log(repo, [f"refs/heads/shadow/{branch}"], limit=limit)
+
+
+def content(root: Path, commit: str, rel: str) -> str:
+    return shadow(root, "show", f"{commit}:{rel}")
+
+
+def stop_on_conflict(session: ProjectSession) -> log.CommitRecord:
+    root = session.root
+    session.set_intent(INTENT)
+    git(root, "-c", "core.editor=true", "rebase", "main", check=False)
+    assert "<<<<<<<" in (root / "calc.py").read_text()
+    git_moved(session)
+    return records(root, "HEAD", 1)[0]
+
+
+def test_the_conflict_a_rebase_leaves_is_named_as_gits(diverged: Path, session: ProjectSession) -> None:
+    stopped = stop_on_conflict(session)
+    # one snapshot, git's: the files it checked out and the conflict it wrote; none of it the agent's
+    assert stopped.is_git_operation and stopped.git_operation == "rebase" and stopped.intent is None
+    assert "conflict left by rebase in calc.py" in stopped.subject, stopped.subject
+    assert sorted(c.path for c in stopped.changes) == ["calc.py", "other.py"]
+    assert "<<<<<<<" in content(diverged, stopped.oid, "calc.py")
+    assert not [r for r in records(diverged, "HEAD") if r.intent == INTENT]
+
+
+def test_a_resolution_saved_before_continue_is_the_users_and_the_continue_gits(diverged: Path, session: ProjectSession) -> None:
+    stop_on_conflict(session)
+    write(diverged, "calc.py", RESOLVED)  # the resolution, in a window of its own
+    assert session.recorder.record_paths(["calc.py"]) is not None
+    resolved = records(diverged, "HEAD", 1)[0]
+    git(diverged, "add", "calc.py")
+    git(diverged, "-c", "core.editor=true", "rebase", "--continue")
+    git_moved(session)
+    assert resolved.intent == INTENT and not resolved.is_git_operation
+    assert content(diverged, resolved.oid, "calc.py") == RESOLVED
+    finished = records(diverged, "feature", 1)[0]
+    assert finished.is_git_operation and finished.git_operation == "rebase"  # git carried it onto feature
+
+
+def test_a_resolution_continued_in_the_same_window_is_the_users_on_top_of_gits_share(diverged: Path, session: ProjectSession) -> None:
+    stop_on_conflict(session)
+    write(diverged, "calc.py", RESOLVED)  # resolved, staged and continued before the next snapshot
+    git(diverged, "add", "calc.py")
+    git(diverged, "-c", "core.editor=true", "rebase", "--continue")
+    git_moved(session)
+    mine, gits = records(diverged, "feature", 2)
+    assert not mine.is_git_operation and mine.intent == INTENT, mine.subject
+    assert [c.path for c in mine.changes] == ["calc.py"] and mine.parents == [gits.oid]
+    assert "<<<<<<<" in content(diverged, gits.oid, "calc.py")  # git's share: the file as git left it
+    assert content(diverged, mine.oid, "calc.py") == RESOLVED
+    assert gits.is_git_operation and gits.git_operation == "rebase" and gits.intent is None
+    assert content(diverged, gits.oid, "other.py") == "x = 2\n"
+
+
+def test_after_an_abort_a_later_git_operation_on_the_file_is_gits(diverged: Path, session: ProjectSession) -> None:
+    git(diverged, "checkout", "-qb", "fix")
+    write(diverged, "calc.py", OURS + "# fixed\n")
+    git(diverged, "commit", "-qam", "fix")
+    git(diverged, "checkout", "-q", "feature")
+    session.recorder.note_git_activity()
+    session.recorder.reconcile()
+    stop_on_conflict(session)
+    write(diverged, "calc.py", RESOLVED)  # a resolution begun...
+    assert session.recorder.record_paths(["calc.py"]) is not None
+    git(diverged, "rebase", "--abort")  # ...and given up: feature as it was, nothing new to record there
+    session.recorder.note_git_activity()
+    assert session.recorder.reconcile() is None
+    git(diverged, "merge", "-q", "--ff-only", "fix")  # later, git writes the file again
+    git_moved(session)
+    merged = records(diverged, "feature", 1)[0]
+    assert merged.is_git_operation and merged.git_operation == "merge" and merged.intent is None, merged.subject
+    assert [c.path for c in merged.changes] == ["calc.py"]
+
+
+def test_a_merge_conflict_without_a_reflog_entry_is_gits(diverged: Path, session: ProjectSession) -> None:
+    session.set_intent(INTENT)
+    git(diverged, "merge", "-q", "main", check=False)  # stops on the conflict: no reflog entry
+    assert session.recorder.record_paths(["calc.py", "other.py"]) is not None
+    stopped = records(diverged, "feature", 1)[0]
+    write(diverged, "calc.py", RESOLVED)
+    assert session.recorder.record_paths(["calc.py"]) is not None
+    resolved = records(diverged, "feature", 1)[0]
+    assert stopped.is_git_operation and stopped.git_operation == "merge" and stopped.intent is None
+    assert "conflict left by merge in calc.py" in stopped.subject, stopped.subject
+    assert sorted(c.path for c in stopped.changes) == ["calc.py", "other.py"]
+    assert resolved.intent == INTENT and not resolved.is_git_operation
