@@ -97,3 +97,31 @@ def test_a_docstring_and_a_comment_of_one_function_are_told_apart() -> None:
     changes = compare("m.py", src, new)
     assert changes is not None
     assert changes.summary() == "docstring of `f` changed; comment in `f`: `# old note` → `# new note`"
+
+
+#: A doc-style comment a blank line above a nested definition, in each language: ``(path, source, enclosing symbol)``.
+SEPARATED = [
+    ("a.rb", b"module Billing\n  # Invoices.\n\n  class Invoice\n    def total\n      1\n    end\n  end\nend\n",
+     "Billing"),
+    ("A.java", b"class A {\n  /** Invoices. */\n\n  int run() { return 1; }\n}\n", "A"),
+    ("a.ts", b"namespace N {\n  /** Invoices. */\n\n  export class A { run() { return 1; } }\n}\n", "N"),
+    ("a.php", b"<?php\nnamespace N;\nclass A {\n  /** Invoices. */\n\n  function run() { return 1; }\n}\n", "A"),
+    ("a.cs", b"namespace N {\n  /// Invoices.\n\n  class A { int Run() { return 1; } }\n}\n", "N"),
+    ("a.cpp", b"namespace n {\n/// Invoices.\n\nclass A { int run() { return 1; } };\n}\n", "n"),
+    ("m.py", b"class A:\n    # Invoices.\n\n    def run(self):\n        return 1\n", "A"),
+]
+
+
+@pytest.mark.parametrize(("path", "source", "owner"), SEPARATED)
+def test_a_comment_a_blank_line_above_a_definition_is_the_enclosing_symbols_in_every_language(
+        path: str, source: bytes, owner: str) -> None:
+    """Ruby as the others (RDoc and YARD take only the comment directly above): a blank line between makes it a
+    comment of the enclosing symbol, not the definition's doc comment. (Rust differs by rustdoc's rule: a ``///``
+    is an attribute of the next item, blank line or not.)"""
+    changes = compare(path, source, source.replace(b"Invoices.", b"Bills."))
+    assert changes is not None and changes.kind == "comment-only"
+    assert [(e.symbol, e.doc) for e in changes.comment_edits] == [(owner, False)], changes.summary()
+    if path != "m.py":  # Python's doc is its docstring: a comment above is never one
+        glued = source.replace(b"Invoices. */\n\n", b"Invoices. */\n").replace(b"Invoices.\n\n", b"Invoices.\n")
+        changes = compare(path, glued, glued.replace(b"Invoices.", b"Bills."))
+        assert changes is not None and changes.kind == "doc-only", changes.summary() if changes else path
