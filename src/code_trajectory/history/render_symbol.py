@@ -14,7 +14,7 @@ import json
 import shlex
 
 from code_trajectory.core.answer import Answer, code_block, fenced, sections, short, shown, when
-from code_trajectory.git import log, points
+from code_trajectory.git import log, messages, points
 from code_trajectory.git.diffs import HUNK_HEADER
 from code_trajectory.git.messages import one_line
 from code_trajectory.git.shadow import ShadowRepo
@@ -39,16 +39,23 @@ def why(record: log.CommitRecord, names: dict[str, list[str]]) -> tuple[str, str
     ``intent`` is the snapshot's intent or None. ``names``: named points by commit (:func:`named_points`).
     """
     label = ""
-    named = [record.checkpoint_note] if record.checkpoint_note else names.get(record.oid, [])
+    named = checkpoint_name(record, names)
     if record.kind == "restore":  # before its names: a safety snapshot's point may land on a restore (no change)
-        label = " · restore" + (f" · checkpoint: {'; '.join(dict.fromkeys(named))}" if named else "")
+        label = " · restore" + (f" · checkpoint: {named}" if named else "")
     elif named:
-        label = f" · checkpoint: {'; '.join(dict.fromkeys(named))}"
+        label = f" · checkpoint: {named}"
     elif record.is_git_operation:
         label = f" · {operation_label(record)} by git"  # as the file's trajectory names it
     elif record.is_consolidation:
         label = " · consolidation"
     return label, record.intent
+
+
+def checkpoint_name(record: log.CommitRecord, names: dict[str, list[str]]) -> str | None:
+    """The checkpoint name a heading gives a snapshot (:func:`why`): its own, else the names of the points on it
+    (``; `` between them), else None."""
+    named = [record.checkpoint_note] if record.checkpoint_note else names.get(record.oid, [])
+    return "; ".join(dict.fromkeys(named)) or None
 
 
 def named_points(repo: ShadowRepo) -> dict[str, list[str]]:
@@ -149,7 +156,7 @@ def render(path: str, branch: str, name: str, versions: list[SymbolVersion], bud
     if cut:
         text += f"\n\n_{cut} older diff(s) left out to fit the budget; call with a smaller depth or diffs._"
     text = fit(text, budget_tokens)
-    data = symbol_data(text, path, branch, name, versions, kept, starts)
+    data = symbol_data(text, path, branch, name, versions, kept, starts, names or {})
     if older_depth is not None:
         data["older_depth"] = older_depth
     if compacted_count:
@@ -219,15 +226,24 @@ def _call(path: str, name: str, diffs: int) -> tuple[str, str]:
             f"code-trajectory symbol {shlex.quote(path)} {shlex.quote(name)} --diffs {diffs}")
 
 
+#: Kinds of snapshot a symbol's heading says (:func:`why`): the others are said by their checkpoint name or intent.
+_KINDS_SAID = (messages.KIND_RESTORE, messages.KIND_CONSOLIDATE, messages.KIND_GIT)
+
+
 def symbol_data(text: str, path: str, branch: str, name: str, versions: list[SymbolVersion],
-                kept: set[int] | None = None, runs: dict[int, list[SymbolVersion]] | None = None) -> dict:
+                kept: set[int] | None = None, runs: dict[int, list[SymbolVersion]] | None = None,
+                names: dict[str, list[str]] | None = None) -> dict:
     """The structured content of a symbol's trajectory (see :mod:`code_trajectory.core.answer`): ``path``,
     ``symbol``, ``branch`` and the ``versions`` shown, oldest first as the text: ``id``, ``t``, ``what`` (what
-    happened to the symbol), ``name`` and ``path`` (when not the symbol's, or ``path``), ``intent`` (when it
-    changed), ``diff`` (as shown; absent when the text left it out) and, for an older change compacted to one line
-    (its index, newest first, not in ``kept``; None: none is), ``lines`` (:func:`changed_summary`). A run that
-    cancels out (``runs``: :func:`_folded`'s first answer) is one entry, as the text says it: ``id`` and ``t`` (its
-    oldest version's), ``ids`` (all, as shown) and ``what`` (the text's line: what they were, ``no net change``)."""
+    happened to the symbol), ``note`` (what the heading adds to it, ``body unchanged``; a baseline's size is the
+    text's alone), why as the heading says it: ``kind`` (``restore``, ``consolidate`` or ``git``), ``checkpoint``
+    (its own name, else those of the points on it in ``names``, :func:`named_points`) and ``operation`` (a git
+    operation's: ``checkout``, ``stash``...), ``name`` and ``path`` (when not the symbol's, or ``path``),
+    ``intent`` (when it changed), ``diff`` (as shown; absent when the text left it out) and, for an older change
+    compacted to one line (its index, newest first, not in ``kept``; None: none is), ``lines``
+    (:func:`changed_summary`). A run that cancels out (``runs``: :func:`_folded`'s first answer) is one entry, as
+    the text says it: ``id`` and ``t`` (its oldest version's), ``ids`` (all, as shown) and ``what`` (the text's
+    line: what they were, ``no net change``)."""
     entries: list[dict[str, str | None]] = []
     previous = None
     runs = runs or {}
@@ -244,6 +260,9 @@ def symbol_data(text: str, path: str, branch: str, name: str, versions: list[Sym
             continue
         compacted = kept is not None and v.diff and index not in kept
         entries.append({"id": short(record.oid), "t": when(record.time), "what": v.what,
+                        "note": v.note if v.note and v.what != BASELINE else None,
+                        "kind": record.kind if record.kind in _KINDS_SAID else None,
+                        "checkpoint": checkpoint_name(record, names or {}), "operation": record.git_operation,
                         "name": None if v.name == name else v.name,
                         "path": None if v.entry.path == path else v.entry.path,
                         "intent": record.intent if record.intent != previous else None,

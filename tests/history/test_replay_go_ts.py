@@ -1,0 +1,58 @@
+"""Answers a replay of real Go and TypeScript histories found wrong (spf13/pflag, 80 commits; sindresorhus/ky, 70
+commits; through the MCP server): a symbol history's structured content without the checkpoint names and the move
+note its headings say. Real git in temp dirs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from support import cli_stdout, write
+
+FLAG_GO = """package pflag
+
+type FlagSet struct {
+\tparsed bool
+}
+
+// Parse parses flag definitions from the argument list.
+func (f *FlagSet) Parse(arguments []string) error {
+\tf.parsed = true
+\treturn nil
+}
+"""
+
+
+def _symbol_answer(project: Path, path: str, name: str):
+    from code_trajectory.core.answer import structured
+    from code_trajectory.core.config import TrajectorySettings
+    from code_trajectory.history import service
+    from code_trajectory.recording.session import ProjectSession
+
+    session = ProjectSession(project, TrajectorySettings.load(project))
+    session.start()
+    try:
+        answer = service.symbol_trajectory(session, path, name, depth=20, diffs=5)
+        return str(answer), structured(answer, answer.data)
+    finally:
+        session.close()
+
+
+def test_a_symbols_structured_versions_say_why_as_their_headings_do(project: Path) -> None:
+    write(project, "flag.go", FLAG_GO)
+    cli_stdout(project, "checkpoint", "-m", "29d09b8 add the flag set")
+    write(project, "flag.go", FLAG_GO.replace("f.parsed = true", "f.parsed = true\n\tf.args = arguments"))
+    cli_stdout(project, "checkpoint", "-m", "27b2eab allocate memory for arguments")
+    parse = FLAG_GO[FLAG_GO.index("// Parse"):]
+    write(project, "flag.go", FLAG_GO.replace(parse, ""))
+    write(project, "parse.go", "package pflag\n\n" + parse.replace("f.parsed = true", "f.parsed = true\n\tf.args = arguments"))
+    cli_stdout(project, "checkpoint", "-m", "b9035d0 each in its own file")
+
+    text, data = _symbol_answer(project, "parse.go", "FlagSet.Parse")
+    assert "checkpoint: 27b2eab allocate memory for arguments" in text and "(body unchanged)" in text, text
+    versions = data["versions"]
+    # a model reading only the fields (Claude Code) saw ids and times, never the checkpoint names the text gives
+    assert [v.get("checkpoint") for v in versions] == [
+        "29d09b8 add the flag set", "27b2eab allocate memory for arguments", "b9035d0 each in its own file"], versions
+    moved = versions[-1]
+    assert moved["what"] == "moved from flag.go" and moved["note"] == "body unchanged", moved
+
