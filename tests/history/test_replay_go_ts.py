@@ -1,6 +1,6 @@
 """Answers a replay of real Go and TypeScript histories found wrong (spf13/pflag, 80 commits; sindresorhus/ky, 70
 commits; through the MCP server): a symbol history's structured content without the checkpoint names and the move
-note its headings say. Real git in temp dirs."""
+note its headings say, and Go's own spelling of a method, ``(*FlagSet).Parse``, not found. Real git in temp dirs."""
 
 from __future__ import annotations
 
@@ -56,3 +56,14 @@ def test_a_symbols_structured_versions_say_why_as_their_headings_do(project: Pat
     moved = versions[-1]
     assert moved["what"] == "moved from flag.go" and moved["note"] == "body unchanged", moved
 
+
+def test_a_go_method_is_found_as_gos_tools_spell_it(project: Path) -> None:
+    write(project, "flag.go", FLAG_GO + "\nfunc Parse() {}\n")
+    cli_stdout(project, "checkpoint", "-m", "start")
+    write(project, "flag.go", FLAG_GO.replace("f.parsed = true", "f.parsed = true\n\tf.args = arguments")
+          + "\nfunc Parse() {}\n")
+    cli_stdout(project, "checkpoint", "-m", "allocate memory for arguments")
+    # a stack trace's, pprof's or go doc's spelling was "no symbol ... did you mean FlagSet.Parse, Parse"
+    for spelled in ("(*FlagSet).Parse", "(FlagSet).Parse", "github.com/spf13/pflag.(*FlagSet).Parse"):
+        out = cli_stdout(project, "symbol", "flag.go", spelled)
+        assert out.startswith("# Trajectory of `FlagSet.Parse` in `flag.go`") and "+\tf.args = arguments" in out, out

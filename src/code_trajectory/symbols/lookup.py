@@ -14,6 +14,9 @@ _SEPARATORS = (".", "::", "#", "\\")
 _ANY_SEPARATOR = re.compile(r"::|#|\\")
 #: The occurrence suffix of a disambiguated name (see :class:`~code_trajectory.symbols.base.Symbol`).
 _OCCURRENCE = re.compile(r"^(.+)@(\d+)$")
+#: A Go method as Go's tools spell it (stack traces, pprof, ``go doc``): ``(*FlagSet).Parse``, ``(FlagSet).Parse``,
+#: with a package path (``github.com/spf13/pflag.(*FlagSet).Parse``) or type arguments (``(*Stack[...]).Push``).
+_GO_METHOD = re.compile(r"^(?:[\w./-]*\.)?\(\*?\s*(\w+)(?:\[[^()]*\])?\)\.(\w+)$")
 
 
 def ordinal(n: int) -> str:
@@ -63,7 +66,8 @@ def find(symbols: Sequence[Symbol], name: str) -> Symbol | None:
     disambiguation (``bar`` for a single ``Foo.bar(int)``). When nothing matches so, the name's
     separators are taken as any language's (``Parser.next`` finds Rust's ``Parser::next``, ``Foo::bar``
     Python's ``Foo.bar``), by the same rules; then a name with spaces is compared without them (a Java
-    signature as written, ``withBounds(List<? extends TypeName>)``, is stored as its parser spells it).
+    signature as written, ``withBounds(List<? extends TypeName>)``, is stored as its parser spells it). A Go
+    method as Go's tools spell it, ``(*FlagSet).Parse`` or ``pflag.(*FlagSet).Parse``, is ``FlagSet.Parse``.
 
     Returns:
         The symbol, or ``None`` when nothing matches (see :func:`closest_names` for suggestions).
@@ -74,6 +78,9 @@ def find(symbols: Sequence[Symbol], name: str) -> Symbol | None:
     if not name or not name.strip():
         raise InvalidArgumentError("symbol name is empty")
     name = name.strip()
+    go_method = _GO_METHOD.match(name)
+    if go_method:  # the receiver's type names a Go method here: FlagSet.Parse
+        name = f"{go_method.group(1)}.{go_method.group(2)}"
     for s in symbols:
         if s.name == name:
             return s
