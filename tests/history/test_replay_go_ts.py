@@ -1,6 +1,7 @@
 """Answers a replay of real Go and TypeScript histories found wrong (spf13/pflag, 80 commits; sindresorhus/ky, 70
 commits; through the MCP server): a symbol history's structured content without the checkpoint names and the move
-note its headings say, and Go's own spelling of a method, ``(*FlagSet).Parse``, not found. Real git in temp dirs."""
+note its headings say, Go's own spelling of a method, ``(*FlagSet).Parse``, not found, and a comparison's fields
+without when and why each side was recorded. Real git in temp dirs."""
 
 from __future__ import annotations
 
@@ -67,3 +68,29 @@ def test_a_go_method_is_found_as_gos_tools_spell_it(project: Path) -> None:
     for spelled in ("(*FlagSet).Parse", "(FlagSet).Parse", "github.com/spf13/pflag.(*FlagSet).Parse"):
         out = cli_stdout(project, "symbol", "flag.go", spelled)
         assert out.startswith("# Trajectory of `FlagSet.Parse` in `flag.go`") and "+\tf.args = arguments" in out, out
+
+
+def test_compares_structured_content_says_when_and_why_each_side_was_recorded(project: Path) -> None:
+    from code_trajectory.core.answer import structured
+    from code_trajectory.core.config import TrajectorySettings
+    from code_trajectory.history import service
+    from code_trajectory.recording.session import ProjectSession
+
+    write(project, "source/core/Ky.ts", "export class Ky {\n\tstatic create() {\n\t\treturn 1;\n\t}\n}\n")
+    cli_stdout(project, "checkpoint", "-m", "4dd4077 Export the Input TypeScript type")
+    write(project, "source/core/Ky.ts", "export class Ky {\n\tstatic create() {\n\t\treturn 2;\n\t}\n}\n")
+    cli_stdout(project, "checkpoint", "-m", "974f1e9 Improve robustness of request construction")
+    session = ProjectSession(project, TrajectorySettings.load(project))
+    session.start()
+    try:
+        answer = service.compare(session, "4dd4077 Export the Input TypeScript type",
+                                 "974f1e9 Improve robustness of request construction", "source/core/Ky.ts")
+        data = structured(answer, answer.data)
+    finally:
+        session.close()
+    assert "- From: " in answer and "· checkpoint: 4dd4077 Export the Input TypeScript type" in answer, answer
+    # the fields held the two ids only: a model reading them (Claude Code) did not see which points it compared
+    assert data is not None and "4dd4077 Export the Input TypeScript type" in data["from_why"], data
+    assert "974f1e9 Improve robustness of request construction" in data["to_why"], data
+    assert data["from_why"] in answer and data["to_why"] in answer
+

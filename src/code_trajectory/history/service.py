@@ -386,6 +386,10 @@ def compare(session: ProjectSession, from_snapshot: str, to_snapshot: str = "now
         source: a shared trajectory whose snapshots the references name (``~N`` counts back from its newest, a
             name is one of its named points first); ``now`` is still our work tree.
 
+    Returns:
+        The answer; its structured content: ``from``, ``to`` (ids, or ``now``), ``from_why``, ``to_why`` (when and
+        why each side was recorded, as the heading says) and the files (:func:`compare.net_change_data`).
+
     Raises:
         InvalidArgumentError: a bad reference, path or source.
     """
@@ -405,8 +409,8 @@ def compare(session: ProjectSession, from_snapshot: str, to_snapshot: str = "now
         new = resolve(to_snapshot)
         new_tree, new_label, new_how = repo.commit_tree_oid(new.commit), new.commit[:12], f"`{new.commit[:12]}` ({new.how})"
     heading = (f"# Compare `{old.commit[:12]}` ({old.how}) → {new_how}" + (f", `{rel}` only" if rel else ""))
-    heading += f"\n- From: {_point_why(repo, old.commit)}"
-    heading += f"\n- To: {'the work tree as it is now' if new_label == 'now' else _point_why(repo, new.commit)}"
+    whys = {"from_why": _point_why(repo, old.commit), "to_why": None if new_label == "now" else _point_why(repo, new.commit)}
+    heading += f"\n- From: {whys['from_why']}\n- To: {whys['to_why'] or 'the work tree as it is now'}"
     answer = compare_mod.render_net_change(repo, old.commit, new_tree, session.settings.compare_token_budget,
                                            heading=heading, new_label=new_label, only=rel)
     if not answer.data:  # no difference: a message
@@ -419,7 +423,8 @@ def compare(session: ProjectSession, from_snapshot: str, to_snapshot: str = "now
                               "neither holds a file or directory at that path (relative to the project root; "
                               "get_file_trajectory tells when a file was recorded)."))
         return answer
-    return Answer(answer, {"from": short(old.commit), "to": new_label, **answer.data})
+    return Answer(answer, {"from": short(old.commit), "to": new_label, **{k: v for k, v in whys.items() if v},
+                           **answer.data})
 
 
 def _point_why(repo: ShadowRepo, commit: str) -> str:
