@@ -1,7 +1,8 @@
 """Answers a replay of real Go and TypeScript histories found wrong (spf13/pflag, 80 commits; sindresorhus/ky, 70
 commits; through the MCP server): a symbol history's structured content without the checkpoint names and the move
 note its headings say, Go's own spelling of a method, ``(*FlagSet).Parse``, not found, and a comparison's fields
-without when and why each side was recorded. Real git in temp dirs."""
+without when and why each side was recorded; and, found probing TypeScript beside it, a class method's overload
+signatures that were its class's text, not the method's. Real git in temp dirs."""
 
 from __future__ import annotations
 
@@ -94,3 +95,27 @@ def test_compares_structured_content_says_when_and_why_each_side_was_recorded(pr
     assert "974f1e9 Improve robustness of request construction" in data["to_why"], data
     assert data["from_why"] in answer and data["to_why"] in answer
 
+
+CLIENT_TS = """export class Client {
+\t/** Fetches a resource. */
+\tget(url: string): Promise<Response>;
+\tget(url: URL): Promise<Response>;
+\tget(url: string | URL): Promise<Response> {
+\t\treturn fetch(url);
+\t}
+
+\tother(): void {}
+}
+"""
+
+
+def test_a_changed_method_overload_signature_is_its_methods_change(project: Path) -> None:
+    write(project, "src/client.ts", CLIENT_TS)
+    cli_stdout(project, "checkpoint", "-m", "start")
+    write(project, "src/client.ts", CLIENT_TS.replace("get(url: URL): Promise<Response>;",
+                                                      "get(url: URL, init?: RequestInit): Promise<Response>;"))
+    cli_stdout(project, "checkpoint", "-m", "accept an init")
+    # it was "modified Client" (the class's text held the signatures) and Client.get's history had no such change
+    assert "modified Client.get" in cli_stdout(project, "file", "src/client.ts")
+    out = cli_stdout(project, "symbol", "src/client.ts", "Client.get")
+    assert "1 change(s)" in out and "+\tget(url: URL, init?: RequestInit): Promise<Response>;" in out, out

@@ -140,6 +140,27 @@ def test_typescript_types_namespaces_and_overload_signatures():
     ]
 
 
+def test_typescript_method_overload_signatures_are_the_methods():
+    got = extract("src/client.ts", '''\
+        export class Client {
+          get(url: string): string;
+          // the URL form
+          get(url: URL): string;
+          get(url: any): string { return ""; }
+          static of(x: string): Client;
+          static of(x: any): Client { return new Client(); }
+          put(url: string): void;
+          other(): void {}
+        }
+        ''')
+    assert got == [
+        ("Client", "class", 1, 10),
+        ("Client.get", "method", 2, 5),  # its signatures and the comment between them: changing one modifies it
+        ("Client.of", "method", 6, 7),
+        ("Client.other", "method", 9, 9),  # another method's signature is not its
+    ]
+
+
 def test_tsx_uses_the_tsx_grammar():
     language = language_for("ui/Button.tsx")
     assert language is not None and language.name == "tsx"

@@ -2,8 +2,9 @@
 :mod:`._ecmascript` plus ``interface`` (``interface``), ``type`` aliases (``type``), ``enum``
 (``enum``), ``abstract class`` (``class``) and ``namespace``/``declare module`` (``namespace``).
 Declarations without a body (abstract methods, ``declare function``) are part of their
-container's text, not symbols; the overload signatures right before a function's implementation
-(``function parse(x: string): number;``) are part of that function's text: changing one modifies it.
+container's text, not symbols; the overload signatures right before a function's or a method's implementation
+(``function parse(x: string): number;``, ``parse(x: string): number;`` in a class) are part of its text: changing
+one modifies it.
 
 Grammar: ``tree-sitter-typescript``, whose ``language_typescript()`` and ``language_tsx()``
 are two grammars: ``.tsx`` uses the latter (``<T>x`` casts are JSX there).
@@ -42,22 +43,29 @@ class TypeScript(EcmaScript):
         self.grammar_function = "language_tsx" if tsx else "language_typescript"
 
     def definition(self, kind: str, node: Any, caps: dict[str, list[Any]]) -> Def | None:
-        """See :meth:`EcmaScript.definition`; a function declaration's span starts at its overload signatures."""
+        """See :meth:`EcmaScript.definition`; a function declaration's or a method's span starts at its overload
+        signatures."""
         found = super().definition(kind, node, caps)
-        if found is None or node.type != "function_declaration":
+        signature = _SIGNATURES.get(node.type)
+        if found is None or signature is None:
             return found
         span = self.span_node(node)
-        first = _first_overload(span, found.local)
+        first = _first_overload(span, found.local, signature)
         return found if first is None else self.make_def(node, found.kind, found.local, span=span, first=first)
 
 
-def _first_overload(span: Any, name: str) -> Any:
-    """The first of the overload signatures of function ``name`` right before ``span`` (each a ``function_signature``,
-    or an ``export_statement`` holding one; comments between them are passed over), or None when there is none."""
+#: The node of an overload signature of each definition that can have some.
+_SIGNATURES = {"function_declaration": "function_signature", "method_definition": "method_signature"}
+
+
+def _first_overload(span: Any, name: str, signature: str) -> Any:
+    """The first of the overload signatures (``signature`` nodes: ``function_signature``, ``method_signature``) of
+    ``name`` right before ``span`` (each such a node, or an ``export_statement`` holding one; comments between them
+    are passed over), or None when there is none."""
     first, sibling = None, span.prev_named_sibling
     while sibling is not None:
         inner = sibling.named_children[0] if sibling.type == "export_statement" and sibling.named_child_count else sibling
-        if inner.type == "function_signature":
+        if inner.type == signature:
             named = inner.child_by_field_name("name")
             if named is None or squash(named.text.decode("utf-8", "replace")) != name:  # as the local name is made
                 break
