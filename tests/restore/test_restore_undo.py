@@ -81,10 +81,14 @@ def test_a_symbols_history_goes_on_past_a_restore_that_brought_it_back(session: 
     restore(session, back.safety_snapshot)  # the undo brings b back
     text = history.symbol_trajectory(session, "m.py", "b", 10)
     headings = [line for line in text.splitlines() if line.startswith("## ")]
-    assert [h.split(" · ")[2] for h in headings] == ["added", "modified", "removed", "restored"], text
+    # the restore and its undo cancel out: one line, as in the file's history (headings.file_spans)
+    assert [h.split(" · ")[2] for h in headings[:2]] == ["added", "modified"], text
+    assert len(headings) == 3 and headings[2].endswith("back to where it was, no net change"), text
+    assert headings[2].count("[RESTORE] from") == 2 and '(checkpoint "v1")' in headings[2], text
     assert "checkpoint: v2" in headings[0] and "checkpoint: v3" in headings[1]
     assert all("before restore" not in h for h in headings), text  # automatic names say no why
-    assert " · restore" in headings[2] and " · restore" in headings[3]
+    file_text = history.file_trajectory(session, "m.py", 10)
+    assert "back to where it was, no net change" in file_text  # the same rule
 
 
 def test_a_dry_run_cut_to_its_budget_names_the_files_it_does_not_show(project: Path) -> None:
