@@ -1,7 +1,8 @@
 """A read-only command on a damaged history changes nothing: ``code-trajectory log`` on a ``.trajectory`` whose
 ref held garbage moved it aside and started a new, empty history. Now every read-only command answers with one
-line naming the damage, where it is and what to do, and leaves the project byte for byte as it was; a recording
-start still sets the damaged history aside, kept as it was, and says where."""
+line naming the damage, where it is and what to do, and leaves the project byte for byte as it was, and so do
+``restore`` and ``consolidate``, which need that history; a recording start still sets the damaged history aside,
+kept as it was, and says where."""
 
 from __future__ import annotations
 
@@ -69,6 +70,13 @@ def test_read_only_commands_leave_a_damaged_history_as_it_was(project: Path, kin
         assert proc.stderr.count("\n") == 1 and f"the history of {project} is damaged" in proc.stderr, proc.stderr
         assert f"nothing was changed, {git_dir} is as it was" in proc.stderr and "code-trajectory watch" in proc.stderr
         assert tree_hash(project.parent) == before, args
+    # the commands that need this very history (restore, consolidate) leave it in place too: moved aside, it held
+    # none of the snapshots they name
+    for args in (["restore", "first", "src/app.py"], ["consolidate", "done"]):
+        proc = cli(*args, cwd=project)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, (args, proc.stdout, proc.stderr)
+        assert f"the history of {project} is damaged" in proc.stderr, proc.stderr
+        assert not list(project.glob(".trajectory.corrupt-*")) and tree_hash(project.parent) == before, args
     # recording sets it aside, kept byte for byte, and starts a new history; it says where
     proc = cli("checkpoint", "-m", "third", cwd=project)
     assert proc.returncode == 0 and f"moved it to {project}/.trajectory.corrupt-" in proc.stderr, proc.stderr

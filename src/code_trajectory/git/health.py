@@ -274,9 +274,10 @@ def verify(repo: ShadowRepo) -> str | None:
 
 
 def damaged_message(repo: ShadowRepo, problem: str) -> str:
-    """What a read-only command says of the damaged shadow repository ``repo`` (``problem``: :func:`verify`'s
-    description), which it left as it was: where it is, and the two ways on (a recording start sets it aside and
-    starts a new history; or the user moves it aside and repairs it with git)."""
+    """What a command that leaves it in place (one that only reads, or needs this very history: ``restore``) says of
+    the damaged shadow repository ``repo`` (``problem``: :func:`verify`'s description), which it left as it was:
+    where it is, and the two ways on (a recording start sets it aside and starts a new history; or the user moves it
+    aside and repairs it with git)."""
     git_dir, root = repo.git_dir, repo.root
     aside = git_dir.with_name(f"{git_dir.name}.corrupt")
     return (f"the history of {root} is damaged ({problem}); nothing was changed, {git_dir} is as it was. To keep "

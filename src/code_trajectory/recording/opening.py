@@ -25,7 +25,8 @@ def open_shadow_repository(root: Path, *, create: bool = True, project: ProjectR
 
     Args:
         root: the project root (absolute).
-        create: create ``.trajectory`` when it does not exist (else refuse).
+        create: create ``.trajectory`` when it does not exist (else refuse); a damaged one is then moved aside for a
+            new history (else refused: see ``DamagedHistoryError``).
         project: the project's git repository (discovered when None).
         read_only: for a command that only reads (``log``, ``search``...): nothing is created, repaired, cleared or
             moved (only the vetting every opening does, :func:`code_trajectory.git.untrusted.vet`), and a damaged
@@ -40,7 +41,9 @@ def open_shadow_repository(root: Path, *, create: bool = True, project: ProjectR
             or it has no shadow repository and ``create`` is False.
         UntrustedRepositoryError: the existing ``.trajectory`` is tracked by the project's git, another user's,
             or linked elsewhere (the message says how to re-create it).
-        DamagedHistoryError: ``read_only`` and the history is damaged (the message names the damage and what to do).
+        DamagedHistoryError: the history is damaged and ``read_only`` or not ``create`` (a command that needs this
+            history, ``restore`` or ``consolidate``: it is left where it is, not moved aside for a new one); the
+            message names the damage and what to do.
         StorageError, GitError, LockContentionError: the shadow repository cannot be created.
     """
     repo = ShadowRepo(root)
@@ -66,6 +69,9 @@ def open_shadow_repository(root: Path, *, create: bool = True, project: ProjectR
     notices: list[str] = list(repo.notices)
     notices += worktemp.clear_leftovers(root, repo.git_dir)  # temporary files of a killed restore
     problem = health.verify(repo)
+    if problem is not None and not create:  # restore, consolidate: they need this history, it is not replaced
+        repo.close()
+        raise DamagedHistoryError(health.damaged_message(repo, problem))
     if problem is not None:
         moved = health.move_aside(repo)
         repo = ShadowRepo(root)
