@@ -11,7 +11,7 @@
 When two trait impls give one type the same method name (``fmt`` of ``Display`` and
 ``Debug``), both become ``<Server as fmt::Display>::fmt``, Rust's own qualified-path form.
 Outer attributes (``#[derive]``) and ``///`` doc comments directly above an item belong to
-its span. ``use``, ``extern crate`` and ``mod x;`` are imports.
+its span, also when a plain comment is among them (``#[allow(x)] // why``). ``use``, ``extern crate`` and ``mod x;`` are imports.
 
 Grammar: ``tree-sitter-rust``.
 """
@@ -53,8 +53,10 @@ class Rust(TreeSitterLanguage):
         """Impl blocks are named after their type and trait; attributes and doc comments join the span."""
         first = None
         prev = node.prev_named_sibling
-        while prev is not None and (prev.type == "attribute_item" or _is_outer_doc(prev)):
-            first = prev
+        # a plain comment among them (``#[allow(x)] // why``) is passed over, not made the start
+        while prev is not None and (prev.type in ("attribute_item", "line_comment", "block_comment")):
+            if prev.type == "attribute_item" or _is_outer_doc(prev):
+                first = prev
             prev = prev.prev_named_sibling
         if kind == "impl":
             trait = node.child_by_field_name("trait")
