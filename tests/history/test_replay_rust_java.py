@@ -34,3 +34,31 @@ def test_a_rust_attribute_with_a_trailing_comment_belongs_to_its_method(project:
     symbol = cli_stdout(project, "symbol", "src/key.rs", "Key::from_str")
     assert "· modified" in symbol and "doc comment" not in symbol, symbol
     assert "+    #[allow(clippy::should_implement_trait)] // Part of the public API now." in symbol, symbol
+
+
+_SUPPORT_RS = """pub struct Key;
+
+mod serde_support {
+    use super::*;
+
+%s
+
+    impl Serialize for Key {
+        fn serialize(&self) {}
+    }
+}
+"""
+
+
+def test_a_use_changed_in_a_rust_mod_is_no_whitespace_only_change(project: Path) -> None:
+    # log #580 and #712 changed only `use` lines inside `mod serde_support`: its history said "reformatted
+    # (whitespace only)" (a namespace's imports are left out of its code keys, its bytes differed)
+    write(project, "src/key.rs", _SUPPORT_RS % "    extern crate serde;\n\n    use self::serde::Serialize;")
+    cli_stdout(project, "checkpoint")
+    write(project, "src/key.rs", _SUPPORT_RS % "    use serde_core::Serialize;")
+    cli_stdout(project, "checkpoint")
+    last = cli_stdout(project, "log").splitlines()[-1]
+    assert "reformatted" not in last and "modified serde_support" in last, last
+    symbol = cli_stdout(project, "symbol", "src/key.rs", "serde_support")
+    assert "whitespace only" not in symbol and "· modified" in symbol, symbol
+    assert "+    use serde_core::Serialize;" in symbol, symbol

@@ -3,7 +3,8 @@
 Matching rules, in order (each symbol is matched at most once):
 
 1. Same qualified name on both sides: unchanged when its text is identical; *modified*
-   when its own code (outside child symbols; comments and whitespace ignored) changed;
+   when its own code (outside child symbols; comments and whitespace ignored; a namespace's
+   own import statements included) changed;
    *reformatted* / *comments_changed* when only whitespace / comments of its own text
    changed; otherwise only children changed and they are reported instead (innermost
    reporting: ``modified Serializer.loads``, not also ``Serializer``).
@@ -35,7 +36,7 @@ from .base import FileAnalysis, Symbol, short_name
 from .comments import CommentEdit, comment_edits, describe_comments
 from .lookup import readable
 from .registry import language_for
-from .same import same_body, same_imports, same_own, same_top, same_top_text
+from .same import same_body, same_imports, same_own, same_own_imports, same_top, same_top_text
 from .same import same_comments as same_comments_everywhere
 
 #: Values of :attr:`SymbolChanges.kind`.
@@ -266,6 +267,8 @@ def _diff(path: str, old: FileAnalysis, new: FileAnalysis, parents: dict[str, st
         if o is None or o._keys.same_text(o._index, s._keys, s._index):
             continue
         same_code, same_comments = same_own(o._keys, o._index, s._keys, s._index)
+        if same_code and s._keys.namespaces[s._index] and not same_own_imports(o._keys, o._index, s._keys, s._index):
+            same_code = False  # a namespace's own imports are left out of its keys: a changed `use` is code
         if not same_code or (_same_children(o, s, old_order, new_order, pairs) and not _same_body(o, s)):
             modified.append(s.name)
         elif not same_comments:

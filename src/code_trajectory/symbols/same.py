@@ -117,6 +117,13 @@ def same_imports(a: LazyKeys, b: LazyKeys) -> bool:
     return [t for c in ma for t in c.imports] == [t for c in mb for t in c.imports]
 
 
+def same_own_imports(a: LazyKeys, i: int, b: LazyKeys, j: int) -> bool:
+    """The import statements directly in span ``i`` of ``a`` and span ``j`` of ``b`` (a namespace's: a Rust
+    ``mod``'s ``use``, left out of its code keys like the file's) are equal, in order."""
+    ma, mb = _middles(a, a.own_chunks(i), b, b.own_chunks(j))
+    return [t for c in ma for t in c.imports] == [t for c in mb for t in c.imports]
+
+
 def same_comments(a: LazyKeys, b: LazyKeys) -> bool:
     """``comments_key`` equal (every comment of the file, in order)."""
     ka = list(range(len(a.model().bounds) - 1))
