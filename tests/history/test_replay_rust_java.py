@@ -62,3 +62,34 @@ def test_a_use_changed_in_a_rust_mod_is_no_whitespace_only_change(project: Path)
     symbol = cli_stdout(project, "symbol", "src/key.rs", "serde_support")
     assert "whitespace only" not in symbol and "· modified" in symbol, symbol
     assert "+    use serde_core::Serialize;" in symbol, symbol
+
+
+_OP_JAVA = """package calc;
+
+public enum Op {
+  PLUS {
+    @Override int apply(int a, int b) { return a + b; }
+  },
+  MINUS {
+    @Override int apply(int a, int b) { return %s; }
+  };
+
+  abstract int apply(int a, int b);
+}
+"""
+
+
+def test_java_enum_constant_bodies_name_their_methods_by_constant(project: Path) -> None:
+    # an enum whose constants override a method (javapoet's TypeSpec.Kind, Modifier-like enums): both methods were
+    # `Op.apply(int,int)` and `Op.apply(int,int)@2`, so an edit of MINUS's said "modified 2nd definition of ..."
+    write(project, "src/Op.java", _OP_JAVA % "a - b")
+    cli_stdout(project, "checkpoint")
+    write(project, "src/Op.java", _OP_JAVA % "Math.subtractExact(a, b)")
+    cli_stdout(project, "checkpoint")
+    last = cli_stdout(project, "log").splitlines()[-1]
+    assert last == "M src/Op.java (+1 -1): modified Op.MINUS.apply", last
+    symbol = cli_stdout(project, "symbol", "src/Op.java", "Op.MINUS.apply")
+    assert "· modified" in symbol and "+    @Override int apply(int a, int b) { return Math.subtractExact(a, b); }" \
+        in symbol, symbol
+    plus = cli_stdout(project, "symbol", "src/Op.java", "Op.PLUS.apply")
+    assert "modified" not in plus and "as first recorded" in plus, plus

@@ -1,7 +1,9 @@
 """Java (``.java``): classes, interfaces, enums, records and annotation types, nested with ``.``
 (``Outer.Inner.method``); methods with a body (``method``; abstract and interface methods
 without one are part of their type's text) and constructors (``constructor``, named like
-the class: ``Outer.Outer``). The package is not part of names (the file path says it).
+the class: ``Outer.Outer``). An enum constant with a class body is an ``object`` holding its
+methods (``Op.PLUS.apply``, ``Op.MINUS.apply``). The package is not part of names (the file
+path says it).
 
 Overloads: when one qualified name is defined more than once, each gets its parameter
 types, as written, whitespace squashed: ``Outer.bar(int)``, ``Outer.bar(String,List<String>...)``.
@@ -31,6 +33,7 @@ class Java(TreeSitterLanguage):
     (method_declaration name: (_) @name body: (_)) @def.method
     (constructor_declaration name: (_) @name) @def.constructor
     (compact_constructor_declaration name: (_) @name) @def.constructor
+    (enum_constant name: (_) @name body: (_)) @def.object
     """
     extras = """
     [(line_comment) (block_comment)] @comment
