@@ -93,3 +93,30 @@ def test_java_enum_constant_bodies_name_their_methods_by_constant(project: Path)
         in symbol, symbol
     plus = cli_stdout(project, "symbol", "src/Op.java", "Op.PLUS.apply")
     assert "modified" not in plus and "as first recorded" in plus, plus
+
+
+_VALUE_RS = """pub struct Value<'v> {
+    inner: Inner<'v>,
+}
+
+impl<'v> Value<'v> {
+    /// Try convert this value into a string.
+    pub fn %s(&self) -> Option<Cow<'v, str>> {
+        self.inner.to_str()
+    }
+}
+"""
+
+
+def test_a_pure_rename_whose_body_names_its_old_name_is_followed(project: Path) -> None:
+    # log #592 renamed Value::to_str to to_cow_str, a method that delegates to `self.inner.to_str()`: the body
+    # key's name placeholder took the call for the old name, so the rename was "removed to_str, added to_cow_str"
+    # and the method's history began at the rename
+    write(project, "src/value.rs", _VALUE_RS % "to_str")
+    cli_stdout(project, "checkpoint")
+    write(project, "src/value.rs", _VALUE_RS % "to_cow_str")
+    cli_stdout(project, "checkpoint")
+    last = cli_stdout(project, "log").splitlines()[-1]
+    assert last == "M src/value.rs (+1 -1): renamed Value::to_str -> Value::to_cow_str", last
+    symbol = cli_stdout(project, "symbol", "src/value.rs", "Value::to_cow_str")
+    assert "renamed from Value::to_str" in symbol and "as first recorded" in symbol and "added" not in symbol, symbol

@@ -5,7 +5,9 @@ implementation of the package (every key hashed at analysis time, commit ``ef709
 regenerated once when docstrings and doc comments became changes of their symbols
 (``doc-only``, ``docs_changed``, short comments quoted in the summary, ``@N`` read as ordinals), and again
 when a name's repeated definitions came to be paired by body before position (3 Python cases of a duplicated
-``def`` line changed: a deleted first ``init`` of two was reported as the second one removed).
+``def`` line changed: a deleted first ``init`` of two was reported as the second one removed), and again when a
+pure rename whose body names its old name came to be a rename (1 Ruby case: ``def size; @items.size; end`` renamed
+``sizeX`` was a removal and an addition).
 They pin the observable semantics (innermost reporting, renames, moves, reformatted,
 comments-only, import-only, overload naming, line spans) so that a faster implementation
 can be checked against them edit by edit.

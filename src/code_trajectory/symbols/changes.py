@@ -11,7 +11,7 @@ Matching rules, in order (each symbol is matched at most once):
 2. Overload aliases: a name that only gained or lost its disambiguation (``Foo.bar`` ->
    ``Foo.bar(int)`` once a second ``bar`` appears) is matched as the same symbol.
 3. Renames: a removed and an added symbol of the same kind with the same ``body_key``
-   (body unchanged, names ignored). Then containers of the same kind sharing at least half
+   (body unchanged, names ignored), or whose text differs only in its name's one word. Then containers of the same kind sharing at least half
    of their child names (by short name) are renamed too, and their children are matched
    under the new prefix as in rule 1. A child whose rename only follows its container's
    rename is not listed in ``renamed``.
@@ -32,18 +32,19 @@ import re
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
+from . import same
 from .base import FileAnalysis, Symbol, short_name
 from .comments import CommentEdit, comment_edits, describe_comments
 from .lookup import readable
 from .registry import language_for
-from .same import same_body, same_imports, same_own, same_own_imports, same_top, same_top_text
+from .same import OVERLOAD_SUFFIX, same_body, same_imports, same_own, same_own_imports, same_top, same_top_text
 from .same import same_comments as same_comments_everywhere
 
 #: Values of :attr:`SymbolChanges.kind`.
 CHANGE_KINDS = ("unchanged", "added", "deleted", "whitespace-only", "comment-only", "doc-only", "import-only",
                 "code", "skipped")
 
-_ALIAS = re.compile(r"(\([^()]*\)|@\d+)$")
+_ALIAS = OVERLOAD_SUFFIX
 _NUMBERED = re.compile(r"@\d+$")
 _TRAIT_FORM = re.compile(r"<([^<>]*?) as [^<>]*>::")
 
@@ -220,9 +221,10 @@ def _diff(path: str, old: FileAnalysis, new: FileAnalysis, parents: dict[str, st
             cands.remove(pick)
             _pair(r, pick, pairs, removed, added)
 
-    # 3a. renames with an unchanged body
+    # 3a. renames with an unchanged body (or a pure rename whose body names its old name too: a delegation)
     for r in list(removed):
-        cands = [a for a in added if a.kind == r.kind and a.body_key == r.body_key]
+        cands = [a for a in added if a.kind == r.kind and a.body_key == r.body_key] or [
+            a for a in added if a.kind == r.kind and same.renamed_only(r, a)]
         if cands:
             a = next((c for c in cands if c.parent == pairs.get(r.parent or "", r.parent)), cands[0])
             renamed[r.name] = a.name
@@ -264,7 +266,8 @@ def _diff(path: str, old: FileAnalysis, new: FileAnalysis, parents: dict[str, st
     new_order = _child_lists(new.symbols)
     for s in new.symbols:
         o = old_by.get(reverse.get(s.name, ""))
-        if o is None or o._keys.same_text(o._index, s._keys, s._index):
+        if o is None or o._keys.same_text(o._index, s._keys, s._index) or o.name != s.name and \
+                same.renamed_only(o, s):
             continue
         same_code, same_comments = same_own(o._keys, o._index, s._keys, s._index)
         if same_code and s._keys.namespaces[s._index] and not same_own_imports(o._keys, o._index, s._keys, s._index):

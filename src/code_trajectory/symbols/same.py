@@ -9,10 +9,15 @@ would (see :mod:`.normalize` for the one assumption), barring NUL bytes in code
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from .base import Symbol, short_name
 from .chunks import Chunk
 from .normalize import LazyKeys
+
+#: An overload's or an occurrence's suffix of a qualified name (``(int)``, ``@2``).
+OVERLOAD_SUFFIX = re.compile(r"(\([^()]*\)|@\d+)$")
 
 
 def _trim(xs: list[Any], ys: list[Any]) -> tuple[int, int]:
@@ -131,3 +136,23 @@ def same_comments(a: LazyKeys, b: LazyKeys) -> bool:
     flags_a, flags_b = a.file_level_flags(), b.file_level_flags()
     ma, mb = _middles(a, ka, b, kb, list(zip(a.raw_chunks(ka), flags_a)), list(zip(b.raw_chunks(kb), flags_b)))
     return [t for c in ma for t in c.comments] == [t for c in mb for t in c.comments]
+
+
+
+def renamed_only(old: Symbol, new: Symbol) -> bool:
+    """``new``'s text is ``old``'s with one whole word, ``old``'s own name, written as ``new``'s own name: a pure
+    rename whose body names the old word elsewhere too (``fn to_cow_str(&self) { self.inner.to_str() }``, renamed
+    from ``to_str``), which the body keys' name placeholders tell apart. Own names: ``bar`` for ``Foo.bar(int)``,
+    ``from`` for ``<V as From>::from@2``; ``False`` unless both are identifiers and differ."""
+    old_word, new_word = (OVERLOAD_SUFFIX.sub("", short_name(s.name)) for s in (old, new))
+    if not (old_word.isidentifier() and new_word.isidentifier()) or old_word == new_word:
+        return False
+    a, b = old._keys.raw(old._index), new._keys.raw(new._index)
+    ow, nw = old_word.encode(), new_word.encode()
+    if len(b) != len(a) - len(ow) + len(nw):
+        return False
+    for found in re.finditer(rb"\b" + re.escape(ow) + rb"\b", a):
+        at = found.start()
+        if a[:at] == b[:at] and b[at:at + len(nw)] == nw and a[at + len(ow):] == b[at + len(nw):]:
+            return True
+    return False
