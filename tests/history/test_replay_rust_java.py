@@ -5,6 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from code_trajectory.core.errors import InvalidArgumentError
+from code_trajectory.history import service
+from code_trajectory.recording.session import ProjectSession
 from support import cli_stdout, write
 
 _KEY_RS = """pub struct Key<'k> {
@@ -120,3 +125,17 @@ def test_a_pure_rename_whose_body_names_its_old_name_is_followed(project: Path) 
     assert last == "M src/value.rs (+1 -1): renamed Value::to_str -> Value::to_cow_str", last
     symbol = cli_stdout(project, "symbol", "src/value.rs", "Value::to_cow_str")
     assert "renamed from Value::to_str" in symbol and "as first recorded" in symbol and "added" not in symbol, symbol
+
+
+def test_a_java_methods_qualified_name_without_its_overloads_suggests_them(session: ProjectSession) -> None:
+    # javapoet: `symbol CodeWriter.java CodeWriter.emit` answered "no symbol 'CodeWriter.emit' ...; did you mean
+    # CodeWriter.emitName, CodeWriter.emitType" though emit(String), emit(String,Object...) and emit(CodeBlock)
+    # were there (closest by spelling); the overloads are now what it suggests. (An old `Foo.bar` that became
+    # `Foo.bar(String)` is still found in the older versions: tests/history/test_answer_edges.py)
+    write(session.root, "src/W.java", "class W {\n  void emit(String s) {}\n  void emit(int i) {}\n"
+                                      "  void emitName() {}\n}\n")
+    assert session.recorder.record_paths(["src/W.java"]) is not None
+    with pytest.raises(InvalidArgumentError, match=r"no symbol 'W\.emit' .*; did you mean W\.emit\(String\), "
+                                                   r"W\.emit\(int\)\?"):
+        service.symbol_trajectory(session, "src/W.java", "W.emit")
+    assert "# Trajectory of `W.emit(int)`" in service.symbol_trajectory(session, "src/W.java", "W.emit(int)")

@@ -36,6 +36,7 @@ from code_trajectory.history.symbol_moves import moved_from, moved_to
 from code_trajectory.history.versions import blob_symbols, symbol_changes
 from code_trajectory.symbols import Symbol, SymbolChanges, closest_names, find, language_for, occurrences, readable
 from code_trajectory.symbols.comments import describe_comments, documented_start
+from code_trajectory.symbols.lookup import overloads_of
 
 #: Context lines around the changes of a symbol's own diff: its newest change's (whole, as ``git log -p`` minus
 #: one line) and every older one's (git's answer, ``git log -L``, shows the whole range at every change).
@@ -140,7 +141,7 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
             name = found.name
             break
     if name is None:
-        close = closest_names(symbol, known)
+        close = overloads_of(symbol, known)[:10] or closest_names(symbol, known)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise InvalidArgumentError(f"no symbol {symbol!r} in the recorded history of {path!r}{hint} (symbols are "
                                    "functions, methods, classes and types; for a variable, a constant or other text "

@@ -124,6 +124,14 @@ def closest_names(name: str, names: Iterable[str], n: int = 3) -> list[str]:
     return [c for _, c in scored[:n]]
 
 
+def overloads_of(name: str, names: Iterable[str]) -> list[str]:
+    """The names that are ``name`` with parameter types (``Foo.bar(int)``, ``Foo.bar(String)`` for ``Foo.bar`` or
+    ``bar``), once each, in order: what a name written without its overload's types may have meant."""
+    name = name.strip()
+    return [n for n in dict.fromkeys(names) if _strip_overload(n) != n and (
+        _strip_overload(n) == name or _suffix_match(_strip_overload(n), name))]
+
+
 def _suffix_match(qualified: str, name: str) -> bool:
     if not qualified.endswith(name) or len(qualified) == len(name):
         return False
