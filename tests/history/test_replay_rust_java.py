@@ -139,3 +139,15 @@ def test_a_java_methods_qualified_name_without_its_overloads_suggests_them(sessi
                                                    r"W\.emit\(int\)\?"):
         service.symbol_trajectory(session, "src/W.java", "W.emit")
     assert "# Trajectory of `W.emit(int)`" in service.symbol_trajectory(session, "src/W.java", "W.emit(int)")
+
+
+def test_a_java_c_style_array_parameter_is_an_array_in_the_overload_name(session: ProjectSession) -> None:
+    # `void f(String a[])` beside `void f(String a)` were `f(String)` and `f(String)@2`: the brackets after the
+    # parameter's name were left out of its type
+    source = "class W {\n  void f(String a[]) {}\n  void f(String a) { %s }\n}\n"
+    for body in ("", "a.trim();"):
+        write(session.root, "src/W.java", source % body)
+        assert session.recorder.record_paths(["src/W.java"]) is not None
+    text = service.symbol_trajectory(session, "src/W.java", "W.f(String)")
+    assert "+  void f(String a) { a.trim(); }" in text and "@2" not in text and "2nd" not in text, text
+    assert "# Trajectory of `W.f(String[])`" in service.symbol_trajectory(session, "src/W.java", "W.f(String[])")

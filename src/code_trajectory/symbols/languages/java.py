@@ -6,7 +6,8 @@ methods (``Op.PLUS.apply``, ``Op.MINUS.apply``). The package is not part of name
 path says it).
 
 Overloads: when one qualified name is defined more than once, each gets its parameter
-types, as written, whitespace squashed: ``Outer.bar(int)``, ``Outer.bar(String,List<String>...)``.
+types, as written, whitespace squashed: ``Outer.bar(int)``, ``Outer.bar(String,List<String>...)``
+(``String a[]`` is ``String[]``).
 ``import`` declarations are imports.
 
 Grammar: ``tree-sitter-java``.
@@ -50,7 +51,9 @@ class Java(TreeSitterLanguage):
         for p in params.named_children:
             if p.type == "formal_parameter":
                 t = p.child_by_field_name("type")
-                types.append(squash(node_text(t)) if t is not None else "?")
+                dims = p.child_by_field_name("dimensions")  # C-style ``String a[]``: the type is ``String[]``
+                types.append((squash(node_text(t)) if t is not None else "?") +
+                             (squash(node_text(dims)) if dims is not None else ""))
             elif p.type == "spread_parameter":
                 t = next((c for c in p.named_children if c.type not in ("modifiers", "variable_declarator")), None)
                 types.append((squash(node_text(t)) if t is not None else "?") + "...")
