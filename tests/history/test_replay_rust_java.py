@@ -151,3 +151,43 @@ def test_a_java_c_style_array_parameter_is_an_array_in_the_overload_name(session
     text = service.symbol_trajectory(session, "src/W.java", "W.f(String)")
     assert "+  void f(String a) { a.trim(); }" in text and "@2" not in text and "2nd" not in text, text
     assert "# Trajectory of `W.f(String[])`" in service.symbol_trajectory(session, "src/W.java", "W.f(String[])")
+
+
+_FROM_RS = """pub enum Inner {
+    Bool(bool),
+    U8(u8),
+}
+
+impl From<bool> for Inner {
+    fn from(v: bool) -> Self {
+        Inner::Bool(v)
+    }
+}
+
+impl From<u8> for Inner {
+    fn from(v: u8) -> Self {
+        %s
+    }
+}
+"""
+
+
+def test_rust_impls_of_one_generic_trait_are_told_apart_by_its_arguments(project: Path) -> None:
+    # log's kv/value.rs has `impl From<bool> for Inner`, `impl From<u8> for Inner` ... 19 of them: they were
+    # `impl From for Inner@7` and `<Inner as From>::from@7`, so an edit of one said "modified 7th definition of
+    # <Inner as From>::from", which does not say which conversion changed
+    bool_impl = _FROM_RS[_FROM_RS.index("impl From<bool>"):_FROM_RS.index("impl From<u8>")]
+    write(project, "src/value.rs", (_FROM_RS % "Inner::U8(v)").replace(bool_impl, ""))
+    cli_stdout(project, "checkpoint")
+    write(project, "src/value.rs", _FROM_RS % "Inner::U8(v)")  # the second impl: the first is named apart now
+    cli_stdout(project, "checkpoint")
+    added = cli_stdout(project, "log").splitlines()[-1]
+    assert added == "M src/value.rs (+6): added impl From<bool> for Inner (<Inner as From<bool>>::from)", added
+    write(project, "src/value.rs", _FROM_RS % "Inner::U8(v.min(127))")
+    cli_stdout(project, "checkpoint")
+    last = cli_stdout(project, "log").splitlines()[-1]
+    assert last == "M src/value.rs (+1 -1): modified <Inner as From<u8>>::from", last
+    symbol = cli_stdout(project, "symbol", "src/value.rs", "<Inner as From<u8>>::from")
+    assert "· modified" in symbol and "+        Inner::U8(v.min(127))" in symbol and "added" not in symbol, symbol
+    impl = cli_stdout(project, "symbol", "src/value.rs", "impl From<bool> for Inner")
+    assert "modified" not in impl and "1 change(s)" in impl and "· added" in impl, impl

@@ -46,7 +46,8 @@ CHANGE_KINDS = ("unchanged", "added", "deleted", "whitespace-only", "comment-onl
 
 _ALIAS = OVERLOAD_SUFFIX
 _NUMBERED = re.compile(r"@\d+$")
-_TRAIT_FORM = re.compile(r"<([^<>]*?) as [^<>]*>::")
+_GENERICS = r"<(?:[^<>]|<(?:[^<>]|<[^<>]*>)*>)*>"  # a Rust trait's generic arguments, nested up to 2 levels
+_TRAIT_FORM = re.compile(rf"<([^<>]*?) as (?:[^<>]|{_GENERICS})*>::|^(impl [^<\s]+){_GENERICS}(?= for )")
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,7 +215,8 @@ def _diff(path: str, old: FileAnalysis, new: FileAnalysis, parents: dict[str, st
         by_base.setdefault(_base(s.name), []).append(s)
     for r in list(removed):
         cands = by_base.get(_base(r.name), [])
-        pick = next((a for a in cands if a.body_key == r.body_key), None)
+        pick = next((a for a in cands if r._keys.same_text(r._index, a._keys, a._index)), None) or next(
+            (a for a in cands if a.body_key == r.body_key), None)
         if pick is None and len(cands) == 1 and len([x for x in removed if _base(x.name) == _base(r.name)]) == 1:
             pick = cands[0]
         if pick is not None and pick in added:
@@ -321,7 +323,7 @@ def _diff(path: str, old: FileAnalysis, new: FileAnalysis, parents: dict[str, st
 
 
 def _base(name: str) -> str:
-    return _ALIAS.sub("", _TRAIT_FORM.sub(r"\1::", name))
+    return _ALIAS.sub("", _TRAIT_FORM.sub(lambda m: m[1] + "::" if m[1] is not None else m[2], name))
 
 
 def _pair_repeated(olds: tuple[Symbol, ...], news: tuple[Symbol, ...], pairs: dict[str, str], removed: list[Symbol],

@@ -9,7 +9,10 @@
   Server`` (generic arguments dropped), so associated items (``type Output``, consts) count.
 
 When two trait impls give one type the same method name (``fmt`` of ``Display`` and
-``Debug``), both become ``<Server as fmt::Display>::fmt``, Rust's own qualified-path form.
+``Debug``), both become ``<Server as fmt::Display>::fmt``, Rust's own qualified-path form, with
+the trait's generic arguments when it has some: ``impl From<bool> for Value`` and ``impl
+From<u8> for Value`` are so named, their methods ``<Value as From<bool>>::from`` and
+``<Value as From<u8>>::from`` (not ``@2``).
 Outer attributes (``#[derive]``) and ``///`` doc comments directly above an item belong to
 its span, also when a plain comment is among them (``#[allow(x)] // why``). ``use``, ``extern crate`` and ``mod x;`` are imports.
 
@@ -60,7 +63,8 @@ class Rust(TreeSitterLanguage):
             prev = prev.prev_named_sibling
         if kind == "impl":
             trait = node.child_by_field_name("trait")
-            extra = (_type_name(caps["type"][0]), _type_name(trait) if trait is not None else None)
+            extra = (_type_name(caps["type"][0]), _type_name(trait) if trait is not None else None,
+                     squash(node_text(trait)) if trait is not None else None)
             return self.make_def(node, kind, "", first=first, extra=extra)
         return self.make_def(node, kind, node_text(caps["name"][0]), first=first)
 
@@ -68,7 +72,7 @@ class Rust(TreeSitterLanguage):
         """``impl`` blocks: ``impl [Trait for ]Type``; items in an impl: ``Type::item``."""
         if d.kind == "impl":
             prefix = d.parent.prefix + "::" if d.parent is not None else ""
-            type_name, trait = d.extra
+            type_name, trait, _ = d.extra
             return f"impl {trait} for {prefix}{type_name}" if trait else f"impl {prefix}{type_name}"
         return super().qualify(d)
 
@@ -80,10 +84,13 @@ class Rust(TreeSitterLanguage):
         return d.name
 
     def overload_name(self, d: Def) -> str | None:
-        """``<Type as Trait>::method`` for methods of trait impls."""
+        """``<Type as Trait>::method`` for methods of trait impls; the trait's generic arguments as written when it
+        has some (``<Value as From<bool>>::from``, ``impl From<bool> for Value``), as they tell impls apart."""
+        if d.kind == "impl" and d.extra[2] and d.extra[2] != d.extra[1]:
+            return d.name.replace(f"impl {d.extra[1]} for ", f"impl {d.extra[2]} for ", 1)
         parent = d.parent
         if parent is not None and parent.kind == "impl" and parent.extra[1]:
-            return f"<{parent.prefix} as {parent.extra[1]}>::{d.local}"
+            return f"<{parent.prefix} as {parent.extra[2]}>::{d.local}"
         return None
 
 
