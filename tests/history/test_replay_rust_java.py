@@ -191,3 +191,21 @@ def test_rust_impls_of_one_generic_trait_are_told_apart_by_its_arguments(project
     assert "· modified" in symbol and "+        Inner::U8(v.min(127))" in symbol and "added" not in symbol, symbol
     impl = cli_stdout(project, "symbol", "src/value.rs", "impl From<bool> for Inner")
     assert "modified" not in impl and "1 change(s)" in impl and "· added" in impl, impl
+
+
+def test_a_java_method_whose_overload_takes_its_body_keeps_its_history(session: ProjectSession) -> None:
+    # javapoet #209: `superclass(Type)` became `superclass(TypeName)` (same body) and a new `superclass(Type)`
+    # delegates to it: both were "added" and `superclass` "removed", so `superclass(Type)`'s history began there
+    # though the method with that signature had been edited before
+    one = "class B {\n  public B superclass(Type superclass) {\n    %s\n    return this;\n  }\n}\n"
+    two = ("class B {\n  public B superclass(TypeName superclass) {\n    this.superclass = superclass;\n"
+           "    return this;\n  }\n\n  public B superclass(Type superclass) {\n"
+           "    return superclass(TypeName.get(superclass));\n  }\n}\n")
+    for text in (one % "this.superclass = null;", one % "this.superclass = superclass;", two):
+        write(session.root, "src/B.java", text)
+        assert session.recorder.record_paths(["src/B.java"]) is not None
+    answer = service.symbol_trajectory(session, "src/B.java", "B.superclass(Type)", diffs=0)
+    whats = [line.split(" · ")[2] for line in answer.splitlines() if line.startswith("## ")]
+    assert [w.split(" (")[0] for w in whats] == ["as first recorded", "modified", "modified"], answer
+    added = service.symbol_trajectory(session, "src/B.java", "B.superclass(TypeName)", diffs=0)
+    assert [line.split(" · ")[2] for line in added.splitlines() if line.startswith("## ")] == ["added"], added

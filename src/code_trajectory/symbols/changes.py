@@ -9,7 +9,8 @@ Matching rules, in order (each symbol is matched at most once):
    changed; otherwise only children changed and they are reported instead (innermost
    reporting: ``modified Serializer.loads``, not also ``Serializer``).
 2. Overload aliases: a name that only gained or lost its disambiguation (``Foo.bar`` ->
-   ``Foo.bar(int)`` once a second ``bar`` appears) is matched as the same symbol.
+   ``Foo.bar(int)`` once a second ``bar`` appears) is matched as the same symbol (by text, by
+   body, by its one declaration line unchanged, or as the only candidate).
 3. Renames: a removed and an added symbol of the same kind with the same ``body_key``
    (body unchanged, names ignored), or whose text differs only in its name's one word. Then containers of the same kind sharing at least half
    of their child names (by short name) are renamed too, and their children are matched
@@ -216,7 +217,7 @@ def _diff(path: str, old: FileAnalysis, new: FileAnalysis, parents: dict[str, st
     for r in list(removed):
         cands = by_base.get(_base(r.name), [])
         pick = next((a for a in cands if r._keys.same_text(r._index, a._keys, a._index)), None) or next(
-            (a for a in cands if a.body_key == r.body_key), None)
+            (a for a in cands if a.body_key == r.body_key), None) or same.one_same_header(r, cands)
         if pick is None and len(cands) == 1 and len([x for x in removed if _base(x.name) == _base(r.name)]) == 1:
             pick = cands[0]
         if pick is not None and pick in added:

@@ -156,3 +156,17 @@ def renamed_only(old: Symbol, new: Symbol) -> bool:
         if a[:at] == b[:at] and b[at:at + len(nw)] == nw and a[at + len(ow):] == b[at + len(nw):]:
             return True
     return False
+
+
+def one_same_header(old: Symbol, candidates: list[Symbol]) -> Symbol | None:
+    """The one candidate whose declaration line (the first line naming its own name followed by ``(``, stripped)
+    is ``old``'s, or ``None`` (none, several, or no such line): ``Builder superclass(Type superclass) {`` is the
+    same method once ``superclass(TypeName)`` appears beside it, though the old one's body changed."""
+    def header(s: Symbol) -> bytes | None:
+        word = OVERLOAD_SUFFIX.sub("", short_name(s.name)).encode()
+        found = re.search(rb"^[^\n]*\b" + re.escape(word) + rb"\s*\([^\n]*", s._keys.raw(s._index), re.M)
+        return found[0].strip() if found else None
+
+    mine = header(old)
+    same = [c for c in candidates if mine is not None and header(c) == mine]
+    return same[0] if len(same) == 1 else None
