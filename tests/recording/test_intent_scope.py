@@ -271,3 +271,18 @@ def test_an_agents_edit_recorded_beside_older_saves_carries_the_intent_of_now(pr
             for name in names:
                 intents.setdefault(name, intent)
         assert intents.get("src/notes.py") == "task one" and intents.get("src/app.py") == "task two", out
+
+
+def test_the_changes_of_a_snapshot_are_dated_by_the_newest_of_their_noted_paths() -> None:
+    from code_trajectory.git.messages import FileChange
+    from code_trajectory.recording.pending import noted_at
+
+    def change(path: str, old_path: str | None = None) -> FileChange:
+        return FileChange("R" if old_path else "M", path, old_path, 1, 1, "0" * 40, "1" * 40)
+
+    noted = {"src/a.py": 10.0, "docs": 30.0, "old/name.py": 20.0, "elsewhere.py": 40.0}
+    assert noted_at(noted, [change("src/a.py")]) == 10.0
+    assert noted_at(noted, [change("src/a.py"), change("docs/guide/intro.md")]) == 30.0  # a directory noted
+    assert noted_at(noted, [change("new/name.py", "old/name.py")]) == 20.0  # either side of a rename
+    assert noted_at(noted, [change("never/noted.py")]) == 40.0  # a rescan's: the newest noted
+    assert noted_at({}, [change("src/a.py")]) is None and noted_at(None, []) is None

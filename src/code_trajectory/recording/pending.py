@@ -172,12 +172,15 @@ def noted_at(noted: Mapping[str, float] | None, changes: Iterable[FileChange]) -
     None or empty (a snapshot nothing queued: its changes are of now)."""
     if not noted:
         return None
+    latest = max(noted.values())
     found: float | None = None
     for change in changes:
         for path in (change.path, change.old_path):
             while path:
                 at = noted.get(path)
                 if at is not None and (found is None or at > found):
+                    if at == latest:  # none is later: a checkout's 100,000 changes are not all looked up
+                        return at
                     found = at
                 path = path.rpartition("/")[0]
-    return found if found is not None else max(noted.values())
+    return found if found is not None else latest
