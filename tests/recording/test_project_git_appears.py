@@ -42,10 +42,11 @@ def test_a_removed_git_directory_is_followed_too(project: Path) -> None:
 
 
 def test_a_git_directory_removed_and_made_again_is_protected_again(project: Path) -> None:
-    with watching(project):
+    with watching(project) as session:
+        wait_for(lambda: session.watcher is not None and session.watcher.running, timeout=60)  # a loaded machine
         shutil.rmtree(project / ".git")
         git(project, "init", "-q", "-b", "main")  # at once: .git is there at every look, but it is another one
-        wait_for(lambda: "/.trajectory" in (project / ".git" / "info" / "exclude").read_text(), timeout=15)
+        wait_for(lambda: "/.trajectory" in (project / ".git" / "info" / "exclude").read_text(), timeout=30)
         assert git(project, "status", "--porcelain", "--untracked-files=all").count(".trajectory") == 0
         git(project, "add", "-A")  # failed on the marker ('.trajectory/' does not have a commit checked out)
         git(project, "clean", "-fdxq")
@@ -56,9 +57,10 @@ def test_an_exclude_file_made_again_without_the_line_gets_it_back(project: Path)
     """What ``rm -rf .git && git init`` does when the new ``.git`` gets the old one's inode (ext4 reuses it at once):
     the same directory to a stat, a new ``info/exclude`` without the shadow repository's line."""
     exclude = project / ".git" / "info" / "exclude"
-    with watching(project):
+    with watching(project) as session:
         assert "/.trajectory" in exclude.read_text()
+        wait_for(lambda: session.watcher is not None and session.watcher.running, timeout=60)  # a loaded machine
         exclude.unlink()
         exclude.write_text("# git ls-files --others --exclude-from=.git/info/exclude\n")
-        wait_for(lambda: "/.trajectory" in exclude.read_text(), timeout=15)
+        wait_for(lambda: "/.trajectory" in exclude.read_text(), timeout=30)
         assert git(project, "status", "--porcelain", "--untracked-files=all").count(".trajectory") == 0

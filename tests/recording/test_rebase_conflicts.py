@@ -5,6 +5,9 @@ agent's edit, with its intent (an unmerged file matches no staged content, so it
 resolution saved, staged and continued in one snapshot window was recorded as ``[REBASE]``: git's (the resolved file
 is staged content by then). A merge's conflict, which writes no reflog entry, was the agent's edit too.
 
+While the rebase runs, what is done is recorded on the rebased branch's shadow ref (``shadow/feature``), not a
+detached HEAD's: after the rebase, the branch's history holds the resolution, the user's.
+
 A real project and real git; the recorder is driven as the watcher drives it (``note_git_activity`` when git writes
 the reflog; a full scan when ``HEAD`` moves).
 """
@@ -57,6 +60,11 @@ def records(root: Path, branch: str, limit: int = 10) -> list[log.CommitRecord]:
         return log.read_log(repo, [f"refs/heads/shadow/{branch}"], limit=limit)
 
 
+def detached_history(root: Path) -> bool:
+    """True when something was recorded on a detached HEAD's shadow ref."""
+    return bool(git(root, "--git-dir=.trajectory", "for-each-ref", "refs/heads/shadow/HEAD").strip())
+
+
 def content(root: Path, commit: str, rel: str) -> str:
     return shadow(root, "show", f"{commit}:{rel}")
 
@@ -67,7 +75,8 @@ def stop_on_conflict(session: ProjectSession) -> log.CommitRecord:
     git(root, "-c", "core.editor=true", "rebase", "main", check=False)
     assert "<<<<<<<" in (root / "calc.py").read_text()
     git_moved(session)
-    return records(root, "HEAD", 1)[0]
+    assert not detached_history(root)  # recorded on the branch being rebased, not a detached HEAD's
+    return records(root, "feature", 1)[0]
 
 
 def test_the_conflict_a_rebase_leaves_is_named_as_gits(diverged: Path, session: ProjectSession) -> None:
@@ -77,21 +86,22 @@ def test_the_conflict_a_rebase_leaves_is_named_as_gits(diverged: Path, session: 
     assert "conflict left by rebase in calc.py" in stopped.subject, stopped.subject
     assert sorted(c.path for c in stopped.changes) == ["calc.py", "other.py"]
     assert "<<<<<<<" in content(diverged, stopped.oid, "calc.py")
-    assert not [r for r in records(diverged, "HEAD") if r.intent == INTENT]
+    assert not [r for r in records(diverged, "feature") if r.intent == INTENT]
 
 
 def test_a_resolution_saved_before_continue_is_the_users_and_the_continue_gits(diverged: Path, session: ProjectSession) -> None:
     stop_on_conflict(session)
     write(diverged, "calc.py", RESOLVED)  # the resolution, in a window of its own
     assert session.recorder.record_paths(["calc.py"]) is not None
-    resolved = records(diverged, "HEAD", 1)[0]
+    resolved = records(diverged, "feature", 1)[0]
     git(diverged, "add", "calc.py")
     git(diverged, "-c", "core.editor=true", "rebase", "--continue")
-    git_moved(session)
+    session.recorder.note_git_activity()
+    assert session.recorder.reconcile() is None  # the work tree is as resolved: nothing new
     assert resolved.intent == INTENT and not resolved.is_git_operation
     assert content(diverged, resolved.oid, "calc.py") == RESOLVED
-    finished = records(diverged, "feature", 1)[0]
-    assert finished.is_git_operation and finished.git_operation == "rebase"  # git carried it onto feature
+    assert records(diverged, "feature", 1)[0].oid == resolved.oid  # the branch's history holds the resolution
+    assert not detached_history(diverged)
 
 
 def test_a_resolution_continued_in_the_same_window_is_the_users_on_top_of_gits_share(diverged: Path, session: ProjectSession) -> None:
@@ -119,9 +129,10 @@ def test_after_an_abort_a_later_git_operation_on_the_file_is_gits(diverged: Path
     stop_on_conflict(session)
     write(diverged, "calc.py", RESOLVED)  # a resolution begun...
     assert session.recorder.record_paths(["calc.py"]) is not None
-    git(diverged, "rebase", "--abort")  # ...and given up: feature as it was, nothing new to record there
+    git(diverged, "rebase", "--abort")  # ...and given up: feature as it was, written back by git
     session.recorder.note_git_activity()
-    assert session.recorder.reconcile() is None
+    aborted = session.recorder.reconcile()
+    assert aborted is not None and records(diverged, "feature", 1)[0].is_git_operation
     git(diverged, "merge", "-q", "--ff-only", "fix")  # later, git writes the file again
     git_moved(session)
     merged = records(diverged, "feature", 1)[0]

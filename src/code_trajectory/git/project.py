@@ -185,7 +185,10 @@ class ProjectRepo:
 
         Returns :data:`DETACHED_BRANCH` for a detached HEAD and :data:`NO_GIT_BRANCH`
         when the project is not a git repository. An unborn branch (no commit yet)
-        gives its name.
+        gives its name. While a rebase of a branch is stopped or running (HEAD detached, the branch named in git's
+        ``rebase-merge/head-name`` or ``rebase-apply/head-name``), that branch: what is done to it meanwhile (git's
+        steps, a conflict's resolution, an ``edit`` stop's amendments) is its history, where it lands when the
+        rebase ends, not a detached HEAD's.
         """
         if self.git_dir is None:
             return NO_GIT_BRANCH
@@ -203,7 +206,21 @@ class ProjectRepo:
             ref = out.stdout.decode("utf-8", "surrogateescape").strip()
             if out.returncode == 0 and ref.startswith("refs/heads/"):
                 return ref[len("refs/heads/"):]
-        return DETACHED_BRANCH
+        return self._rebased_branch() or DETACHED_BRANCH
+
+    def _rebased_branch(self) -> str | None:
+        """The branch a rebase in progress rewrites (git's ``head-name``: ``refs/heads/<branch>``, or ``detached
+        HEAD``), or None. Read bounded, never through a FIFO; a name git would refuse is refused by git at its use,
+        as a name in ``HEAD`` is."""
+        assert self.git_dir is not None
+        for state in ("rebase-merge", "rebase-apply"):
+            data = read_bounded(self.git_dir / state / "head-name", 4096)
+            if data is None:
+                continue
+            name = data.decode("utf-8", "surrogateescape").strip()
+            if name.startswith("refs/heads/") and len(name) > len("refs/heads/") and "\n" not in name:
+                return name[len("refs/heads/"):]
+        return None
 
     def tracks(self, path: str) -> bool:
         """True when the project's index holds ``path`` or anything under it (``git ls-files -- :(literal)path``).
