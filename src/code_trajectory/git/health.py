@@ -253,12 +253,17 @@ def verify(repo: ShadowRepo) -> str | None:
         None when healthy, else a description of the first problem found.
     """
     refs_dir = repo.git_dir / "refs" / "heads" / "shadow"
-    if refs_dir.is_dir():
-        for path in refs_dir.rglob("*"):
-            if path.is_file() and not path.name.endswith(".lock"):
-                content = (read_bounded(path, 4096) or b"").decode("ascii", "replace").strip()
-                if not re.fullmatch(r"[0-9a-f]{40}", content):
-                    return f"ref {path.relative_to(repo.git_dir)} is broken ({content[:40]!r})"
+    for dirpath, _dirs, files in os.walk(refs_dir):  # a directory removed meanwhile is skipped, not an error
+        for name in files:
+            path = Path(dirpath) / name
+            if name.endswith(".lock"):
+                continue
+            data = read_bounded(path, 4096)
+            if data is None and not os.path.lexists(path):
+                continue  # deleted meanwhile (``git pack-refs`` moved it into packed-refs, a ref was deleted)
+            content = (data or b"").decode("ascii", "replace").strip()
+            if not re.fullmatch(r"[0-9a-f]{40}", content):
+                return f"ref {path.relative_to(repo.git_dir)} is broken ({content[:40]!r})"
     try:
         for ref, oid in repo.shadow_refs().items():
             obj = repo.read_object(oid)

@@ -56,7 +56,7 @@ POLL_SECONDS = 0.1
 #: How long an asker waits for the recording process to claim its request, seconds.
 PICKUP_TIMEOUT = 1.0
 #: How long an asker waits for the answer to a claimed request, seconds (a snapshot waits up to 10 s for
-#: ``write.lock``, see ``recorder.WRITE_LOCK_TIMEOUT``).
+#: ``write.lock``, see ``opening.WRITE_LOCK_TIMEOUT``).
 ANSWER_TIMEOUT = 15.0
 #: How often an asker looks for the claim and the answer, seconds.
 ASK_POLL_SECONDS = 0.01

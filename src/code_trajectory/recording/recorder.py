@@ -51,19 +51,22 @@ from code_trajectory.recording.conflicts import Conflicts
 from code_trajectory.recording.handoff import Pinned
 from code_trajectory.recording.ignore import RecordingPolicy
 from code_trajectory.recording.intent import IntentStore
-from code_trajectory.recording.opening import attach_shadow_repository, open_shadow_repository, policy_for
+from code_trajectory.recording.opening import (
+    WRITE_LOCK_TIMEOUT,
+    attach_shadow_repository,
+    identity,
+    open_shadow_repository,
+    policy_for,
+    write_lock,
+)
 from code_trajectory.recording.pending import PendingMixin, noted_at
 from code_trajectory.recording.reconcile import ReconcileMixin
-from code_trajectory.recording.recovery import RecoveryMixin, identity
+from code_trajectory.recording.recovery import RecoveryMixin
 from code_trajectory.recording.statcache import StatCache
 from code_trajectory.recording.walk_policy import SubtreePolicy
 from code_trajectory.recording.worktree import FileInfo, probe, scan
 
 log = logging.getLogger(__name__)
-
-#: How long a writer waits for ``.trajectory/write.lock`` before giving up for now, seconds.
-WRITE_LOCK_TIMEOUT = 10.0
-
 
 
 class Recorder(PendingMixin, ReconcileMixin, RecoveryMixin):
@@ -119,7 +122,7 @@ class Recorder(PendingMixin, ReconcileMixin, RecoveryMixin):
 
     def _new_write_lock(self) -> filelock.FileLock:
         """``.trajectory/write.lock``, held by every writer of a snapshot (:data:`WRITE_LOCK_TIMEOUT` seconds)."""
-        return filelock.FileLock(str(self.repo.git_dir / "write.lock"), timeout=WRITE_LOCK_TIMEOUT, thread_local=False)
+        return write_lock(self.repo.git_dir)
 
     @classmethod
     def open(cls, root: Path, settings: TrajectorySettings, *, create: bool = True,

@@ -13,7 +13,6 @@ run it.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from collections.abc import Callable, Iterable
 from datetime import datetime
@@ -28,24 +27,13 @@ from code_trajectory.git.reflog import ReflogCursor
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.recording.ignore import RecordingPolicy
 from code_trajectory.recording.liveness import note_history_restart
-from code_trajectory.recording.opening import policy_for, protect_history
+from code_trajectory.recording.opening import identity, policy_for, protect_history
 from code_trajectory.recording.statcache import StatCache
 
 if TYPE_CHECKING:
     import filelock
 
 log = logging.getLogger(__name__)
-
-
-def identity(path: Path | str) -> tuple[int, int] | None:
-    """``(device, inode)`` of the directory at ``path`` (a symlink's target), None when it is missing: a directory
-    deleted and made again by another process has another identity (unless the file system gives it the inode just
-    freed: ext4 may, so the watcher's test of the project's ``.git`` looks at its ``info/exclude`` too)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_dev, st.st_ino
 
 
 class _Recorder(Protocol):

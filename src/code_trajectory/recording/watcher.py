@@ -46,8 +46,8 @@ from code_trajectory.git import nested
 from code_trajectory.git.maintenance import BackgroundMaintenance, MaintenancePolicy
 from code_trajectory.recording import watchgroups
 from code_trajectory.recording.listingpoll import ListingPoll
+from code_trajectory.recording.opening import identity
 from code_trajectory.recording.recorder import Recorder, Snapshot
-from code_trajectory.recording.recovery import identity
 from code_trajectory.recording.watchgroups import SyncPoint, WatchGroup
 from code_trajectory.recording.watchlimit import NativeWatches
 from code_trajectory.recording.watchset import SYNC_TIMEOUT, WatchSetMixin
