@@ -6,7 +6,8 @@ import textwrap
 
 import pytest
 
-from code_trajectory.symbols import language_for
+from code_trajectory.history.versions import describe_symbols
+from code_trajectory.symbols import compare, language_for
 
 
 def extract(path: str, source: str) -> list[tuple[str, str, int, int]]:
@@ -107,6 +108,47 @@ def test_javascript_functions_classes_arrows_objects_and_exports():
         ("module.exports.helper", "function", 19, 19),
         ("Store.prototype.legacy", "function", 20, 20),
     ]
+
+
+def test_members_of_an_object_literal_passed_to_a_call_are_named_by_the_call():
+    # ky's tests: `withPerformanceObserver({async test() {...}})` three times read as three top-level `test`s
+    source = '''\
+        test('retries', async t => {
+          await withPerformanceObserver({
+            t,
+            async test() {
+              await ky(url, {retry: {limit: 1, delay: n => 10}});
+            },
+          });
+        });
+        test('again', async t => {
+          await withPerformanceObserver({t, async test() {}});
+        });
+        export default new Vue({methods: {save() {}}, data: () => ({})});
+        make()({run() {}});
+        const api = {get() {}};
+        function helper() {
+          return {next() {}};
+        }
+        '''
+    expected = [
+        ("withPerformanceObserver.test", "method", 4, 6),
+        ("withPerformanceObserver.test.ky.delay", "function", 5, 5),
+        ("withPerformanceObserver.test@2", "method", 10, 10),
+        ("Vue.save", "method", 12, 12),
+        ("Vue.data", "function", 12, 12),
+        ("run", "method", 13, 13),
+        ("api", "object", 14, 14),
+        ("api.get", "method", 14, 14),
+        ("helper", "function", 15, 17),
+        ("helper.next", "method", 16, 16),
+    ]
+    assert extract("test/fetch.ts", source) == expected
+    assert extract("test/fetch.js", source) == expected
+    changes = compare("test/fetch.ts", b"", textwrap.dedent(source).encode())
+    assert changes is not None
+    said = describe_symbols(changes, lean=True)
+    assert "withPerformanceObserver.test (ky.delay) ×2" in said and "added test" not in said, said
 
 
 def test_typescript_types_namespaces_and_overload_signatures():

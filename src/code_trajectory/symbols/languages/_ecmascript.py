@@ -8,7 +8,11 @@ Names, qualified with ``.``:
   ``handle = () => ...`` class fields) -> ``f``; nested in a function -> ``outer.f``;
 * a file-level ``const api = { ... }`` -> an ``object`` symbol ``api`` whose function-valued
   members are ``api.get``; ``module.exports.q = function`` / ``Foo.prototype.bar = ...``
-  -> the assigned path (``Foo.prototype.bar``); ``export default function () {}`` -> ``default``.
+  -> the assigned path (``Foo.prototype.bar``); ``export default function () {}`` -> ``default``;
+* a member of an object literal passed to a call (``withPerformanceObserver({async test() {}})``,
+  ``ky(url, {retry: {delay: () => 0}})``, ``new Vue({methods: {save() {}}})``) -> qualified by what is called:
+  ``withPerformanceObserver.test``, ``ky.delay``, ``Vue.save`` (the object has no name of its own; a bare ``test``
+  read as a top-level function). A callee that is no name (``make()({...})``) leaves the member's own name.
 
 ``export`` belongs to the declaration's span; a ``const`` with a single declarator spans the
 whole statement.
@@ -16,6 +20,7 @@ whole statement.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..engine import Def, TreeSitterLanguage, squash
@@ -75,6 +80,10 @@ class EcmaScript(TreeSitterLanguage):
             span = self.span_node(node)
         if kind == "method" and local == "constructor":
             kind = "constructor"
+        if node.type in ("method_definition", "pair"):
+            callee = _callee_of_argument(node.parent)
+            if callee is not None:
+                local = f"{callee}.{local}"
         return self.make_def(node, kind, local, span=span)
 
     def overload_name(self, d: Def) -> str | None:
@@ -84,3 +93,32 @@ class EcmaScript(TreeSitterLanguage):
                 if child.type in ("get", "set"):
                     return f"{d.name}({child.type})"
         return None
+
+
+#: A callee written as a name or a path of names (``ky``, ``app.router.get``, ``$.ajax``).
+_NAME_PATH = re.compile(r"[\w$]+(?:\.[\w$]+)*")
+#: Nodes between an object literal and the call it is an argument of: nested objects (``{retry: {delay}}``),
+#: arrays of them, ``as``/``satisfies``/``!`` wrappers (TypeScript).
+_THROUGH = frozenset({"object", "pair", "array", "parenthesized_expression", "as_expression",
+                      "satisfies_expression", "non_null_expression"})
+
+
+def _callee_of_argument(container: Any) -> str | None:
+    """The name of the function called with the object literal ``container`` (a member's parent) as an argument,
+    directly or nested in other literals (``withPerformanceObserver({...})`` -> ``withPerformanceObserver``,
+    ``new Vue({...})`` -> ``Vue``); None when ``container`` is no such object literal (a ``class_body``, a
+    ``const api = {...}``, an object returned by a function) or the callee is no name (``make()({...})``)."""
+    if container is None or container.type != "object":
+        return None
+    node = container
+    while node.parent is not None and node.parent.type in _THROUGH:
+        node = node.parent
+    holder = node.parent
+    if holder is None or holder.type != "arguments" or holder.parent is None:
+        return None
+    call = holder.parent
+    callee = call.child_by_field_name("function" if call.type == "call_expression" else "constructor")
+    if callee is None:
+        return None
+    text = squash(callee.text.decode("utf-8", "replace"))
+    return text if _NAME_PATH.fullmatch(text) else None
