@@ -5,6 +5,7 @@ kept on another disk keep working. Real git, the CLI as a user runs it, in temp 
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -144,3 +145,38 @@ def test_a_project_copied_with_cp_a(tmp_path: Path, kind: str) -> None:
         assert f"cp -a '{history}' '{copy / '.trajectory'}'" in proc.stderr
     assert (files(history), refs(history)) == before
     assert "in the copy" not in ok(cli("log", cwd=original))
+
+
+def _bind_mount_works(tmp_path: Path) -> bool:
+    """True when this machine lets an unprivileged user namespace bind-mount a directory (``unshare -rm``)."""
+    if shutil.which("unshare") is None or shutil.which("mount") is None:
+        return False
+    (tmp_path / "probe-a").mkdir()
+    (tmp_path / "probe-b").mkdir()
+    proc = subprocess.run(["unshare", "-rm", "mount", "--bind", str(tmp_path / "probe-a"), str(tmp_path / "probe-b")],
+                          capture_output=True, timeout=30)
+    return proc.returncode == 0
+
+
+def test_a_project_opened_through_a_bind_mount_keeps_its_linked_history(tmp_path: Path) -> None:
+    """The project ``proj`` keeps its history on another disk (``proj/.trajectory -> /elsewhere``) and is also
+    reached as ``mnt`` (a bind mount of ``proj``; on macOS, the same folder spelled in another case): the noted
+    owner ``proj`` is not ``mnt``'s real path, yet it is the same directory. Every command opened through ``mnt``
+    was refused as 'the history of another project, proj', and its advice (`rm mnt/.trajectory`) removed the
+    project's own link."""
+    if not _bind_mount_works(tmp_path):
+        pytest.skip("no unprivileged bind mount here (unshare -rm)")
+    proj, mnt, history = tmp_path / "proj", tmp_path / "mnt", tmp_path / "disk" / "history"
+    history.mkdir(parents=True)
+    mnt.mkdir()
+    git_repo(proj, {"app.py": "x = 1\n"}, branch="main", commit="initial")
+    (proj / ".trajectory").symlink_to(history)
+    ok(cli("checkpoint", "-m", "through proj", cwd=proj))
+    assert (history / OWNER_FILE).read_bytes() == os.fsencode(os.path.realpath(proj))
+    script = (f"mount --bind {shlex.quote(str(proj))} {shlex.quote(str(mnt))} && cd {shlex.quote(str(mnt))} && "
+              f"{shlex.quote(sys.executable)} -m code_trajectory log")
+    proc = subprocess.run(["unshare", "-rm", "sh", "-c", script], env=subprocess_env(), capture_output=True,
+                          text=True, timeout=120, input="")
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert "through proj" in proc.stdout
+    assert (proj / ".trajectory").is_symlink()

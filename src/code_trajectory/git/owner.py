@@ -10,6 +10,8 @@ would write this project's snapshots into the other's history, and every answer 
 
 What stays accepted:
 
+- the project reached by another path than the one noted (a bind mount, another spelling on a case-insensitive
+  file system): the noted project is the same directory (device and inode) as this one;
 - a project moved or renamed: a ``.trajectory`` inside it moves with it (only links are checked); a link to a
   history elsewhere names the old path, which no longer leads to that history (the path is gone, or its
   ``.trajectory`` is another), so the history is this project's, and the next recording notes the new path;
@@ -64,18 +66,27 @@ def other_owner(git_dir: Path) -> Path | None:
     docstring); None when ``git_dir`` is not a symlink or the history is this project's or nobody else's."""
     if not os.path.islink(git_dir):
         return None
-    root = os.path.realpath(git_dir.parent)
     target = Path(os.path.realpath(git_dir))
     owner = noted_owner(target)
     if owner is None:  # a history made before the owner file: its own directory's if it lives there in place
         if target.name != SHADOW_DIR_NAME or not _holds_more_than_histories(target.parent):
             return None
         owner = target.parent
-    if os.path.realpath(owner) == root:
+    if _same_directory(owner, git_dir.parent):  # this project, by another path (a bind mount, another case)
         return None
     if os.path.realpath(owner / SHADOW_DIR_NAME) != str(target):  # moved, or it has another history now
         return None
     return owner
+
+
+def _same_directory(one: Path, other: Path) -> bool:
+    """True when ``one`` and ``other`` are the same directory: the same device and inode, so also when no path
+    leads from one to the other through links (a bind mount, a case-insensitive file system's other spelling);
+    their real paths compared when either cannot be looked at."""
+    try:
+        return os.path.samefile(one, other)
+    except OSError:
+        return os.path.realpath(one) == os.path.realpath(other)
 
 
 def check_belongs(git_dir: Path) -> None:
