@@ -16,7 +16,7 @@ import shlex
 
 from code_trajectory.core.answer import Answer, code_block, fenced, message, sections
 from code_trajectory.git.diffs import tree_changes
-from code_trajectory.git.log import display_path
+from code_trajectory.git.log import display_path, literal
 from code_trajectory.git.messages import FileChange
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.history.narrative import CHARS_PER_TOKEN, cut_diff, fit, lean_hunk_headers
@@ -37,7 +37,7 @@ def file_diff(repo: ShadowRepo, old_tree: str | None, new_tree: str, change: Fil
 
     paths = [change.path] + ([change.old_path] if change.old_path else [])
     out = repo.git.text(["diff-tree", "-p", "-M", "--no-color", "--no-ext-diff", f"-U{LEAN_CONTEXT}",
-                         old_tree or EMPTY_TREE_OID, new_tree, "--", *paths])
+                         old_tree or EMPTY_TREE_OID, new_tree, "--", *literal(paths)])  # `:/a.py` is a name
     skip = ("diff --git ", "index ", "--- ", "+++ ", "similarity index ", "rename from ", "rename to ",
             "new file mode ", "deleted file mode ")
     return lean_hunk_headers("\n".join(line for line in out.split("\n") if not line.startswith(skip)).strip("\n"))

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from code_trajectory.git import trees
+from code_trajectory.git.log import literal
 from code_trajectory.git.messages import FileChange
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.shadow import ZERO_OID, ShadowRepo
@@ -48,7 +49,7 @@ def operation_tree(repo: ShadowRepo, parent_tree: str | None, tree: str, paths: 
     kept = kept or {}
     entries: dict[str, TreeEntry | None] = {p: None for p in {*paths, *kept}}
     if entries:
-        out = repo.git.out(["ls-tree", "-z", "--full-tree", tree, "--", *sorted(entries)])
+        out = repo.git.out(["ls-tree", "-z", "--full-tree", tree, "--", *literal(sorted(entries))])  # `:!x` is a name
         for record in out.split(b"\0"):
             meta, tab, path = record.partition(b"\t")
             if tab:

@@ -226,7 +226,7 @@ def diff_since_green(session: ProjectSession, filepath: str | None = None, branc
         read = file_versions.file_history(repo, tip, rel, limit=versions.LOOKBACK + 1,
                                 lister=indexed_log.open_log(repo, shadow_ref(branch), tip) if source is None else None)
         paths = sorted({e.path for e in read} | {e.change.old_path for e in read if e.change.old_path})
-        after = set(repo.git.text(["rev-list", "--end-of-options", tip, f"^{green.commit}", "--", *paths]).split()
+        after = set(repo.git.text(["rev-list", "--end-of-options", tip, f"^{green.commit}", "--", *log.literal(paths)]).split()
                     if read else [])
         entries = [e for e in read if e.record.oid in after]
         if not entries:
