@@ -222,3 +222,18 @@ def test_a_reference_the_shell_expanded_says_to_quote_it(session: ProjectSession
         restore(session, str(session.root))
     with pytest.raises(InvalidArgumentError, match="use '~0' to '~1'"):
         restore(session, "~5")
+
+
+def test_start_of_recording_is_not_a_snapshot_whose_file_name_spells_the_import_trailer(
+        session: ProjectSession) -> None:
+    """A file renamed (unchanged) to ``z\\nTrajectory-Kind: import`` puts that line, alone, in its snapshot's body
+    (``R src/app.py -> z`` then the name's second line): 'start of recording' (a grep for the line) resolved to that
+    snapshot, and a restore of it put back the project as it was after the rename, not as recording began."""
+    root = session.root
+    first = session.recorder.repo.git.text(["rev-list", "--max-parents=0", session.recorder.latest_commit(
+        session.branch)])
+    (root / "src" / "app.py").rename(root / "z\nTrajectory-Kind: import")
+    session.checkpoint("renamed")
+    tip = session.recorder.latest_commit(session.branch)
+    assert "\nTrajectory-Kind: import\n" in session.recorder.repo.git.text(["log", "-1", "--format=%b", tip])
+    assert restore(session, "start of recording", dry_run=True).source == first

@@ -32,6 +32,8 @@ _BACK = re.compile(r"^~(\d{1,6})$")
 SCAN_LIMIT = 5000
 #: The name of the snapshot the narratives head ``start of recording`` (see :func:`resolve_snapshot`).
 START_OF_RECORDING = "start of recording"
+#: Snapshots read at a time looking for the start of recording (:func:`_start_of_recording`).
+_PAGE = 16
 
 
 @dataclass(frozen=True)
@@ -75,9 +77,8 @@ def resolve_snapshot(repo: ShadowRepo, text: str, tip: str | None) -> Resolved:
     if match_note is not None:
         return Resolved(match_note, f"checkpoint \"{ref}\"")
     if ref.casefold() == START_OF_RECORDING:
-        commit = repo.git.text(["rev-list", "-1", "--first-parent", f"--grep=^{TRAILER_KIND}: {KIND_IMPORT}$", tip,
-                                "--"]) if tip is not None else ""
-        if not commit:
+        commit = _start_of_recording(repo, tip) if tip is not None else None
+        if commit is None:
             raise InvalidArgumentError("this branch's history has no start of recording (it began on another branch, "
                                        "or was shared): name a snapshot by '~N', its commit id or a time")
         return Resolved(commit, START_OF_RECORDING)
@@ -95,6 +96,25 @@ def resolve_snapshot(repo: ShadowRepo, text: str, tip: str | None) -> Resolved:
     raise InvalidArgumentError(f"no snapshot named {ref!r}: it is not '~N', a commit id of the shadow repository, "
                                f"a checkpoint's message, '{START_OF_RECORDING}' or a time.{shell} "
                                f"{_nearest(ref, named, notes)}")
+
+
+def _start_of_recording(repo: ShadowRepo, tip: str) -> str | None:
+    """The newest snapshot among ``tip``'s first parents whose kind (its ``Trajectory-Kind`` trailer) is ``import``;
+    None when there is none. git's ``--grep`` only narrows the walk: a body line may read so too (a file renamed to
+    ``a\nTrajectory-Kind: import`` is listed so), the trailer block is the message's last paragraph."""
+    skip = 0
+    while True:  # a page at a time: the walk stops at the first import, as rev-list -1 would
+        out = repo.git.text(["log", "--first-parent", f"--grep=^{TRAILER_KIND}: {KIND_IMPORT}$", f"--skip={skip}",
+                             f"-n{_PAGE}", f"--format=%x00%H%n%(trailers:key={TRAILER_KIND},valueonly)", tip, "--"])
+        records = [r for r in out.split("\0") if r]
+        for record in records:
+            commit, _, kinds = record.partition("\n")
+            values = kinds.split()
+            if values and values[-1] == KIND_IMPORT:  # the last one wins, as parse_trailers reads them
+                return commit.strip()
+        if len(records) < _PAGE:
+            return None
+        skip += _PAGE
 
 
 def _nearest(ref: str, named: list[points.Point], notes: list[tuple[str, str]]) -> str:
