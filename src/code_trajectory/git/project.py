@@ -267,18 +267,20 @@ class ProjectRepo:
         if self.git_dir is None or not paths:
             return {}, {}
         env = base_env(isolate_config=False)
-        try:
-            proc = subprocess.run(project_argv(["ls-files", "--stage", "-z", "--",
-                                               *[f":(literal){p}" for p in paths]]),
-                                  cwd=self.root, env=env, capture_output=True, timeout=60)
-        except (OSError, subprocess.SubprocessError) as exc:
-            log.warning("cannot read the project's index: %s", exc)
-            return {}, {}
-        if proc.returncode != 0:
-            return {}, {}
+        output = []
+        for batch in arg_batches([f":(literal){p}" for p in paths]):  # a checkout of 50,000 files: beyond ARG_MAX
+            try:
+                proc = subprocess.run(project_argv(["ls-files", "--stage", "-z", "--", *batch]),
+                                      cwd=self.root, env=env, capture_output=True, timeout=60)
+            except (OSError, subprocess.SubprocessError) as exc:
+                log.warning("cannot read the project's index: %s", exc)
+                return {}, {}
+            if proc.returncode != 0:
+                return {}, {}
+            output.append(proc.stdout)
         blobs: dict[str, str] = {}
         unmerged: dict[str, tuple[str, ...]] = {}
-        for record in proc.stdout.split(b"\0"):
+        for record in b"".join(output).split(b"\0"):
             meta, tab, path = record.partition(b"\t")
             fields = meta.split(b" ")
             if not tab or len(fields) != 3:
@@ -308,6 +310,26 @@ class ProjectRepo:
             path = Path(value).expanduser()
             return path if path.is_absolute() else self.root / path
         return default_global_excludes()
+
+
+#: Bytes of pathspecs given to one git command (:func:`arg_batches`): far below Linux's 2 MiB ``ARG_MAX`` (which
+#: the environment shares) and macOS's 1 MiB.
+ARG_BYTES = 256 * 1024
+
+
+def arg_batches(args: list[str]) -> list[list[str]]:
+    """``args`` cut into consecutive batches of at most :data:`ARG_BYTES` bytes each (one argument at least), so that
+    each fits on a command line: past ``ARG_MAX`` the command does not start at all (``E2BIG``)."""
+    batches: list[list[str]] = []
+    size = ARG_BYTES
+    for arg in args:
+        length = len(os.fsencode(arg)) + 1
+        if size + length > ARG_BYTES:
+            batches.append([])
+            size = 0
+        batches[-1].append(arg)
+        size += length
+    return batches
 
 
 #: ``git ls-files --format`` (git 2.38) printing ``--stage``'s records without the blob id (:meth:`tracked_listing`).

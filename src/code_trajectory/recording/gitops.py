@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from code_trajectory.git import trees
 from code_trajectory.git.log import literal
 from code_trajectory.git.messages import FileChange
-from code_trajectory.git.project import ProjectRepo
+from code_trajectory.git.project import ProjectRepo, arg_batches
 from code_trajectory.git.shadow import ZERO_OID, ShadowRepo
 from code_trajectory.git.tree_format import TreeEntry
 
@@ -48,8 +48,9 @@ def operation_tree(repo: ShadowRepo, parent_tree: str | None, tree: str, paths: 
     ``tree``'s, a regular file's when ``tree`` has none; the zero id or none: absent)."""
     kept = kept or {}
     entries: dict[str, TreeEntry | None] = {p: None for p in {*paths, *kept}}
-    if entries:
-        out = repo.git.out(["ls-tree", "-z", "--full-tree", tree, "--", *literal(sorted(entries))])  # `:!x` is a name
+    out = b"".join(repo.git.out(["ls-tree", "-z", "--full-tree", tree, "--", *batch])  # `:!x` is a name
+                   for batch in arg_batches(literal(sorted(entries))))  # 50,000 paths: beyond one command line
+    if out:
         for record in out.split(b"\0"):
             meta, tab, path = record.partition(b"\t")
             if tab:
