@@ -286,8 +286,9 @@ def damaged_message(repo: ShadowRepo, problem: str) -> str:
     git_dir, root = repo.git_dir, repo.root
     aside = git_dir.with_name(f"{git_dir.name}.corrupt")
     return (f"the history of {root} is damaged ({problem}); nothing was changed, {git_dir} is as it was. To keep "
-            f"recording, start recording (`code-trajectory watch '{root}'`, or the MCP server): it moves the damaged "
-            f"history to {git_dir.name}.corrupt-<time> beside it, kept for repair, and starts a new one; or move it "
+            f"recording, start recording (`code-trajectory watch '{root}'`, or the MCP server; once no other process "
+            f"records the project): it moves the damaged history to {git_dir.name}.corrupt-<time> beside it, kept for "
+            f"repair, and starts a new one; or move it "
             f"aside yourself (`mv '{git_dir}' '{aside}'`) and look into it with `git --git-dir='{aside}' fsck`")
 
 
