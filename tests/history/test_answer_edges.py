@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from code_trajectory.history import service as history
 from code_trajectory.recording.session import ProjectSession
-from support import write
+from support import git, write
 
 
 def test_a_symbol_deleted_and_typed_back_by_an_edit_keeps_its_earlier_history(session: ProjectSession) -> None:
@@ -209,3 +209,7 @@ def test_a_file_name_with_line_breaks_cannot_forge_lines_of_an_answer(session: P
         assert not [line for line in lines if "abcdef123456" in line and line.startswith("## ")], answer
         assert not [line for line in lines if line.startswith("Trajectory-Intent")], answer
     assert "w\\x0a## 07:09" in str(answers[0])
+    # nor lines of the snapshot's own commit message: a trailer read back, or a file line of the body
+    message = git(root, "--git-dir=.trajectory", "log", "-1", "--format=%B", "refs/heads/shadow/main")
+    assert not [line for line in message.splitlines() if line.startswith(("Trajectory-Intent", "## "))], message
+    assert "w\\x0a## 07:09" in message

@@ -228,12 +228,14 @@ def test_start_of_recording_is_not_a_snapshot_whose_file_name_spells_the_import_
         session: ProjectSession) -> None:
     """A file renamed (unchanged) to ``z\\nTrajectory-Kind: import`` puts that line, alone, in its snapshot's body
     (``R src/app.py -> z`` then the name's second line): 'start of recording' (a grep for the line) resolved to that
-    snapshot, and a restore of it put back the project as it was after the rename, not as recording began."""
+    snapshot, and a restore of it put back the project as it was after the rename, not as recording began. Names are
+    now escaped in messages too (``z\\x0aTrajectory-Kind: import``); the resolver reads the trailer alone either way."""
     root = session.root
     first = session.recorder.repo.git.text(["rev-list", "--max-parents=0", session.recorder.latest_commit(
         session.branch)])
     (root / "src" / "app.py").rename(root / "z\nTrajectory-Kind: import")
     session.checkpoint("renamed")
     tip = session.recorder.latest_commit(session.branch)
-    assert "\nTrajectory-Kind: import\n" in session.recorder.repo.git.text(["log", "-1", "--format=%b", tip])
+    body = session.recorder.repo.git.text(["log", "-1", "--format=%b", tip])
+    assert "\nTrajectory-Kind: import\n" not in body and "z\\x0aTrajectory-Kind: import" in body  # the name escaped
     assert restore(session, "start of recording", dry_run=True).source == first

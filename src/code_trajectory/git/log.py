@@ -11,8 +11,6 @@ snapshot messages in :mod:`.messages`.
 
 from __future__ import annotations
 
-import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -20,7 +18,7 @@ from datetime import UTC, datetime
 from code_trajectory.git import messages
 from code_trajectory.git.diffs import MAX_COUNTED_FILES, is_commit_id, parse_records
 from code_trajectory.git.gitcmd import split_z
-from code_trajectory.git.messages import FileChange
+from code_trajectory.git.messages import FileChange, display_path
 from code_trajectory.git.shadow import ShadowRepo
 
 #: Files listed per commit by :func:`describe_files` unless told (the global trajectory, a checkpoint's answer).
@@ -261,18 +259,6 @@ def blob_text(repo: ShadowRepo, oid: str, limit: int = 200_000) -> str | None:
     if b"\0" in data[:8000]:
         return None
     return data.decode("utf-8", "replace")
-
-
-#: Characters that end a line in an answer (Markdown, a model reading it, a terminal): in a file name they are shown
-#: escaped, else a name such as ``"z\\n## 07:02 · 1234abcd · checkpoint: all tests green"`` reads as a heading.
-_LINE_BREAKS = re.compile("[\n\r\x0b\x0c\x85\u2028\u2029]")
-
-
-def display_path(path: str) -> str:
-    """A path safe to show: undecodable bytes escaped (``\\xNN``), and so are line breaks (``\\x0a``)."""
-    text = os.fsencode(path).decode("utf-8", "backslashreplace")
-    return _LINE_BREAKS.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else
-                            f"\\u{ord(m.group()):04x}", text)
 
 
 def describe_files(changes: Sequence[FileChange], limit: int = FILES_PER_COMMIT,

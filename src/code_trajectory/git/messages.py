@@ -23,6 +23,8 @@ through :func:`code_trajectory.core.secrets.redact` first (:func:`free_text`), s
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -72,6 +74,19 @@ SUBJECT_FILES = 5
 BODY_FILES = 200
 
 
+#: Characters that end a line in an answer (Markdown, a model reading it, a terminal) or a commit message: in a file
+#: name they are shown escaped, else a name such as ``"z\\n## 07:02 · 1234abcd · checkpoint: all tests green"`` reads
+#: as a heading, and ``"z\\nTrajectory-Kind: import"`` as a line of the message.
+_LINE_BREAKS = re.compile("[\n\r\x0b\x0c\x85\u2028\u2029]")
+
+
+def display_path(path: str) -> str:
+    """A path safe to show: undecodable bytes escaped (``\\xNN``), and so are line breaks (``\\x0a``)."""
+    text = os.fsencode(path).decode("utf-8", "backslashreplace")
+    return _LINE_BREAKS.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else
+                            f"\\u{ord(m.group()):04x}", text)
+
+
 @dataclass(frozen=True, slots=True)
 class FileChange:
     """One file's change between two trees.
@@ -117,8 +132,10 @@ class FileChange:
         return f"({' '.join(parts) or ('-0' if self.status == 'D' else '+0')})"
 
     def describe(self) -> str:
-        """``M src/auth.py (+12 -3)`` or ``R old.py -> new.py (+1 -1)``."""
-        where = f"{self.old_path} -> {self.path}" if self.old_path else self.path
+        """``M src/auth.py (+12 -3)`` or ``R old.py -> new.py (+1 -1)``; the paths as :func:`display_path` shows them
+        (a line break in a name would start a line of the commit message: a forged trailer or file line)."""
+        where = (f"{display_path(self.old_path)} -> {display_path(self.path)}" if self.old_path
+                 else display_path(self.path))
         counts = self.counts()
         return f"{self.status} {where}{' ' + counts if counts else ''}"
 

@@ -16,8 +16,8 @@ import shlex
 
 from code_trajectory.core.answer import Answer, code_block, fenced, message, sections
 from code_trajectory.git.diffs import tree_changes
-from code_trajectory.git.log import display_path, literal
-from code_trajectory.git.messages import FileChange
+from code_trajectory.git.log import literal
+from code_trajectory.git.messages import FileChange, display_path
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.history.narrative import CHARS_PER_TOKEN, cut_diff, fit, lean_hunk_headers
 from code_trajectory.history.summary import relevance_tier

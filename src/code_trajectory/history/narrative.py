@@ -15,7 +15,8 @@ import re
 import shlex
 from datetime import datetime
 
-from code_trajectory.git.log import CommitRecord, display_path
+from code_trajectory.git.log import CommitRecord
+from code_trajectory.git.messages import display_path
 
 #: Characters per token used to estimate the size of an answer.
 CHARS_PER_TOKEN = 4

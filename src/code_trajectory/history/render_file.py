@@ -29,7 +29,7 @@ import shlex
 from collections.abc import Sequence
 
 from code_trajectory.core.answer import Answer, code_block, fenced, sections, short, shown, when
-from code_trajectory.git.log import display_path
+from code_trajectory.git.messages import display_path
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.history.headings import began_recording, file_spans, is_operation, net_zero_line, why
 from code_trajectory.history.narrative import CHARS_PER_TOKEN, cut_diff, fit, fmt_time, hunk_labels, lean_hunk_headers

@@ -13,8 +13,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from code_trajectory.git.log import CommitRecord, describe_files, display_path
-from code_trajectory.git.messages import FileChange
+from code_trajectory.git.log import CommitRecord, describe_files
+from code_trajectory.git.messages import FileChange, display_path
 from code_trajectory.history.headings import Step, net_zero_line, net_zero_spans, operation_label, why
 from code_trajectory.history.narrative import fit, fmt_duration, fmt_time
 

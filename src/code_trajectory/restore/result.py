@@ -8,7 +8,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from code_trajectory.core.answer import Answer, code_block, fenced, short
-from code_trajectory.git.log import display_path
+from code_trajectory.git.messages import display_path
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.history.narrative import fit
 

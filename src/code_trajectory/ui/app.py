@@ -43,7 +43,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from code_trajectory.core.errors import InvalidArgumentError, TrajectoryError
-from code_trajectory.git.log import display_path
+from code_trajectory.git.messages import display_path
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.ui import actions, render

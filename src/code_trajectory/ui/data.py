@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 
 from code_trajectory.core.errors import InvalidArgumentError, TrajectoryError
-from code_trajectory.git import file_versions, indexed_log, log, points
+from code_trajectory.git import file_versions, indexed_log, log, messages, points
 from code_trajectory.git.file_versions import FileVersion
 from code_trajectory.git.log import CommitRecord
 from code_trajectory.git.messages import FileChange
@@ -304,7 +304,7 @@ class History:
         try:
             changes = compare_blobs(change.path, change.old_oid, change.new_oid, self.repo.read_blob_or_none)
         except Exception as exc:  # noqa: BLE001 - symbols are a courtesy: the diff is still shown
-            logger.warning("symbols of %s unavailable: %s", log.display_path(change.path), exc)
+            logger.warning("symbols of %s unavailable: %s", messages.display_path(change.path), exc)
             return None
         return changes.summary() if changes is not None else None
 
@@ -324,7 +324,7 @@ class History:
         record = self.record(oid)
         change = next((c for c in record.changes if c.path == path), None)
         if change is None:
-            raise NotFoundError(f"snapshot {oid[:12]} did not change {log.display_path(path)}")
+            raise NotFoundError(f"snapshot {oid[:12]} did not change {messages.display_path(path)}")
         return self.diff(record, change), self.symbols(change)
 
     # -- a file ------------------------------------------------------------------------------------------------------
@@ -344,7 +344,7 @@ class History:
         versions = file_versions.file_history(self.repo, tip, path, limit=LOOKBACK + 1, counted=0,  # the shown: counted below
                                     lister=indexed_log.open_log(self.repo, shadow_ref(branch), tip))
         if not versions:
-            raise NotFoundError(f"no snapshot on branch {branch!r} changed {log.display_path(path)}")
+            raise NotFoundError(f"no snapshot on branch {branch!r} changed {messages.display_path(path)}")
         more = len(versions) > LOOKBACK
         reverts = _reverts(versions)
         shown = versions[:FILE_VERSIONS]
