@@ -16,7 +16,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from code_trajectory.ui.security import CSRF_HEADER, cookie_name, csrf_value
-from support import git, git_repo, server_command, write
+from support import file_bytes, git, git_repo, server_command, write
 from support.hostile import commit_history_into_project, fired, poison_shadow
 from support.ui import record_demo, request, running_ui
 
@@ -154,19 +154,6 @@ async def test_the_projects_own_files_are_never_imported_by_the_servers_processe
     assert not marker.exists(), marker.read_text()
 
 
-def tree(directory: Path) -> dict[str, bytes]:
-    """Every file under ``directory`` (links not followed: their text) with its bytes."""
-    import os
-
-    found = {}
-    for dirpath, _dirs, names in os.walk(directory):
-        for name in names:
-            path = Path(dirpath, name)
-            found[str(path.relative_to(directory))] = os.readlink(path).encode() if path.is_symlink() else \
-                path.read_bytes()
-    return found
-
-
 async def test_serve_on_a_link_to_another_projects_history_refuses_it(server_env: dict[str, str],
                                                                       tmp_path: Path) -> None:
     """``beta/.trajectory -> alpha/.trajectory``: the server recorded beta into alpha's history and its tools mixed
@@ -174,7 +161,7 @@ async def test_serve_on_a_link_to_another_projects_history_refuses_it(server_env
     alpha = recorded_project(tmp_path / "alpha")
     beta = git_repo(tmp_path / "beta", {"b.py": "b = 1\n"}, branch="main", commit="initial").resolve()
     (beta / ".trajectory").symlink_to(alpha / ".trajectory")
-    before = tree(alpha), git(alpha, "--git-dir=.trajectory", "for-each-ref"), tree(beta)
+    before = file_bytes(alpha), git(alpha, "--git-dir=.trajectory", "for-each-ref"), file_bytes(beta)
     async with Client(params(server_env, beta)) as client:
         for name, args in (("get_global_trajectory", {}), ("search_trajectory", {"query": "return"}),
                            ("get_file_trajectory", {"filepath": "src/app.py"})):
@@ -182,7 +169,7 @@ async def test_serve_on_a_link_to_another_projects_history_refuses_it(server_env
             assert result.is_error and f"the history of another project, {alpha}" in text(result), text(result)
         write(beta, "b.py", "b = 2\n")
         await anyio.sleep(1.0)  # a watcher would have recorded it by now
-    assert (tree(alpha), git(alpha, "--git-dir=.trajectory", "for-each-ref"), tree(beta)) == \
+    assert (file_bytes(alpha), git(alpha, "--git-dir=.trajectory", "for-each-ref"), file_bytes(beta)) == \
         (before[0], before[1], {**before[2], "b.py": b"b = 2\n"})
 
 

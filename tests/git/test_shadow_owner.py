@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from code_trajectory.git.owner import OWNER_FILE, other_owner
-from support import git, git_repo, subprocess_env, write
+from support import file_bytes, git, git_repo, subprocess_env, write
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -35,17 +35,6 @@ def recorded(root: Path, text: str) -> Path:
     return root
 
 
-def files(directory: Path) -> dict[str, bytes]:
-    """Every file under ``directory`` (links not followed) with its bytes: any write shows."""
-    found = {}
-    for dirpath, _dirs, names in os.walk(directory):
-        for name in names:
-            path = Path(dirpath, name)
-            found[str(path.relative_to(directory))] = os.readlink(path).encode() if path.is_symlink() else \
-                path.read_bytes()
-    return found
-
-
 def refs(git_dir: Path) -> str:
     return git(git_dir, "--git-dir", str(git_dir), "for-each-ref", "--format=%(refname) %(objectname)")
 
@@ -64,8 +53,8 @@ def test_a_link_to_another_projects_history_is_refused_by_log_checkpoint_and_wat
     (beta / ".trajectory").rename(tmp_path / "beta-history")
     (beta / ".trajectory").symlink_to(Path("..") / "alpha" / ".trajectory")
     write(beta, "app.py", "x = 'changed in beta'\n")
-    before = (files(alpha / ".trajectory"), refs(alpha / ".trajectory"), files(tmp_path / "beta-history"),
-              files(beta))
+    before = (file_bytes(alpha / ".trajectory"), refs(alpha / ".trajectory"), file_bytes(tmp_path / "beta-history"),
+              file_bytes(beta))
     for args in (["log"], ["search", "work"], ["checkpoint", "-m", "beta again"], ["watch", str(beta)]):
         proc = cli(*args, cwd=beta)
         assert proc.returncode == 2 and "Traceback" not in proc.stderr, (args, proc.stdout, proc.stderr)
@@ -73,8 +62,8 @@ def test_a_link_to_another_projects_history_is_refused_by_log_checkpoint_and_wat
         assert f"{beta / '.trajectory'} is a symlink to {alpha.resolve() / '.trajectory'}" in proc.stderr
         assert f"the history of another project, {alpha.resolve()}" in proc.stderr
         assert f"rm '{beta / '.trajectory'}'" in proc.stderr
-    assert (files(alpha / ".trajectory"), refs(alpha / ".trajectory"), files(tmp_path / "beta-history"),
-            files(beta)) == before
+    assert (file_bytes(alpha / ".trajectory"), refs(alpha / ".trajectory"), file_bytes(tmp_path / "beta-history"),
+            file_bytes(beta)) == before
     assert "alpha's work" in ok(cli("log", cwd=alpha))  # alpha goes on undisturbed
 
 
@@ -83,10 +72,10 @@ def test_a_link_to_a_history_made_before_the_owner_file_is_refused_too(tmp_path:
     (alpha / ".trajectory" / OWNER_FILE).unlink()
     beta = git_repo(tmp_path / "beta", {"b.py": "b = 1\n"}, branch="main", commit="initial")
     (beta / ".trajectory").symlink_to(alpha / ".trajectory")
-    before = files(alpha / ".trajectory")
+    before = file_bytes(alpha / ".trajectory")
     proc = cli("checkpoint", cwd=beta)
     assert proc.returncode == 2 and f"another project, {alpha.resolve()}" in proc.stderr, proc.stderr
-    assert files(alpha / ".trajectory") == before
+    assert file_bytes(alpha / ".trajectory") == before
 
 
 def test_a_moved_project_keeps_its_history_on_another_disk(tmp_path: Path) -> None:
@@ -132,7 +121,7 @@ def test_a_project_copied_with_cp_a(tmp_path: Path, kind: str) -> None:
     copy = tmp_path / "copy"
     subprocess.run(["cp", "-a", str(original), str(copy)], check=True)
     history = (original / ".trajectory").resolve()
-    before = (files(history), refs(history))
+    before = (file_bytes(history), refs(history))
     write(copy, "app.py", "x = 'the copy'\n")
     proc = cli("checkpoint", "-m", "in the copy", cwd=copy)
     if kind == "directory":
@@ -143,7 +132,7 @@ def test_a_project_copied_with_cp_a(tmp_path: Path, kind: str) -> None:
     else:
         assert proc.returncode == 2 and f"another project, {original.resolve()}" in proc.stderr, proc.stderr
         assert f"cp -a '{history}' '{copy / '.trajectory'}'" in proc.stderr
-    assert (files(history), refs(history)) == before
+    assert (file_bytes(history), refs(history)) == before
     assert "in the copy" not in ok(cli("log", cwd=original))
 
 

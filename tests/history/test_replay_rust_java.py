@@ -12,6 +12,14 @@ from code_trajectory.history import service
 from code_trajectory.recording.session import ProjectSession
 from support import cli_stdout, write
 
+
+def recorded(project: Path, rel: str, *versions: str) -> str:
+    """Write each of ``versions`` to ``rel`` with a checkpoint after each (the CLI); the log's last line."""
+    for text in versions:
+        write(project, rel, text)
+        cli_stdout(project, "checkpoint")
+    return cli_stdout(project, "log").splitlines()[-1]
+
 _KEY_RS = """pub struct Key<'k> {
     key: &'k str,
 }
@@ -30,11 +38,8 @@ def test_a_rust_attribute_with_a_trailing_comment_belongs_to_its_method(project:
     # log #713 added `#[allow(clippy::should_implement_trait)] // Part of the public API now.` between the doc
     # comment and `fn from_str`: the comment cut the method's span, so the change was "impl Key" modified and
     # "doc comment of Key::from_str changed -1" (its doc had left its span), though the doc was untouched
-    write(project, "src/key.rs", _KEY_RS % "")
-    cli_stdout(project, "checkpoint")
-    write(project, "src/key.rs", _KEY_RS % "#[allow(clippy::should_implement_trait)] // Part of the public API now.")
-    cli_stdout(project, "checkpoint")
-    last = cli_stdout(project, "log").splitlines()[-1]
+    last = recorded(project, "src/key.rs", _KEY_RS % "",
+                    _KEY_RS % "#[allow(clippy::should_implement_trait)] // Part of the public API now.")
     assert last == "M src/key.rs (+1 -1): modified Key::from_str", last
     symbol = cli_stdout(project, "symbol", "src/key.rs", "Key::from_str")
     assert "· modified" in symbol and "doc comment" not in symbol, symbol
@@ -58,11 +63,8 @@ mod serde_support {
 def test_a_use_changed_in_a_rust_mod_is_no_whitespace_only_change(project: Path) -> None:
     # log #580 and #712 changed only `use` lines inside `mod serde_support`: its history said "reformatted
     # (whitespace only)" (a namespace's imports are left out of its code keys, its bytes differed)
-    write(project, "src/key.rs", _SUPPORT_RS % "    extern crate serde;\n\n    use self::serde::Serialize;")
-    cli_stdout(project, "checkpoint")
-    write(project, "src/key.rs", _SUPPORT_RS % "    use serde_core::Serialize;")
-    cli_stdout(project, "checkpoint")
-    last = cli_stdout(project, "log").splitlines()[-1]
+    last = recorded(project, "src/key.rs", _SUPPORT_RS % "    extern crate serde;\n\n    use self::serde::Serialize;",
+                    _SUPPORT_RS % "    use serde_core::Serialize;")
     assert "reformatted" not in last and "modified serde_support" in last, last
     symbol = cli_stdout(project, "symbol", "src/key.rs", "serde_support")
     assert "whitespace only" not in symbol and "· modified" in symbol, symbol
@@ -87,11 +89,8 @@ public enum Op {
 def test_java_enum_constant_bodies_name_their_methods_by_constant(project: Path) -> None:
     # an enum whose constants override a method (javapoet's TypeSpec.Kind, Modifier-like enums): both methods were
     # `Op.apply(int,int)` and `Op.apply(int,int)@2`, so an edit of MINUS's said "modified 2nd definition of ..."
-    write(project, "src/Op.java", _OP_JAVA % "a - b")
-    cli_stdout(project, "checkpoint")
-    write(project, "src/Op.java", _OP_JAVA % "Math.subtractExact(a, b)")
-    cli_stdout(project, "checkpoint")
-    last = cli_stdout(project, "log").splitlines()[-1]
+    last = recorded(project, "src/Op.java", _OP_JAVA % "a - b",
+                    _OP_JAVA % "Math.subtractExact(a, b)")
     assert last == "M src/Op.java (+1 -1): modified Op.MINUS.apply", last
     symbol = cli_stdout(project, "symbol", "src/Op.java", "Op.MINUS.apply")
     assert "· modified" in symbol and "+    @Override int apply(int a, int b) { return Math.subtractExact(a, b); }" \
@@ -117,11 +116,8 @@ def test_a_pure_rename_whose_body_names_its_old_name_is_followed(project: Path) 
     # log #592 renamed Value::to_str to to_cow_str, a method that delegates to `self.inner.to_str()`: the body
     # key's name placeholder took the call for the old name, so the rename was "removed to_str, added to_cow_str"
     # and the method's history began at the rename
-    write(project, "src/value.rs", _VALUE_RS % "to_str")
-    cli_stdout(project, "checkpoint")
-    write(project, "src/value.rs", _VALUE_RS % "to_cow_str")
-    cli_stdout(project, "checkpoint")
-    last = cli_stdout(project, "log").splitlines()[-1]
+    last = recorded(project, "src/value.rs", _VALUE_RS % "to_str",
+                    _VALUE_RS % "to_cow_str")
     assert last == "M src/value.rs (+1 -1): renamed Value::to_str -> Value::to_cow_str", last
     symbol = cli_stdout(project, "symbol", "src/value.rs", "Value::to_cow_str")
     assert "renamed from Value::to_str" in symbol and "as first recorded" in symbol and "added" not in symbol, symbol
@@ -177,11 +173,8 @@ def test_rust_impls_of_one_generic_trait_are_told_apart_by_its_arguments(project
     # `impl From for Inner@7` and `<Inner as From>::from@7`, so an edit of one said "modified 7th definition of
     # <Inner as From>::from", which does not say which conversion changed
     bool_impl = _FROM_RS[_FROM_RS.index("impl From<bool>"):_FROM_RS.index("impl From<u8>")]
-    write(project, "src/value.rs", (_FROM_RS % "Inner::U8(v)").replace(bool_impl, ""))
-    cli_stdout(project, "checkpoint")
-    write(project, "src/value.rs", _FROM_RS % "Inner::U8(v)")  # the second impl: the first is named apart now
-    cli_stdout(project, "checkpoint")
-    added = cli_stdout(project, "log").splitlines()[-1]
+    added = recorded(project, "src/value.rs", (_FROM_RS % "Inner::U8(v)").replace(bool_impl, ""),
+                     _FROM_RS % "Inner::U8(v)")  # the second impl: the first is named apart now
     assert added == "M src/value.rs (+6): added impl From<bool> for Inner (<Inner as From<bool>>::from)", added
     write(project, "src/value.rs", _FROM_RS % "Inner::U8(v.min(127))")
     cli_stdout(project, "checkpoint")

@@ -46,6 +46,18 @@ def cli_stdout(root: Path, *args: str) -> str:
     return done.stdout
 
 
+def file_bytes(directory: Path) -> dict[str, bytes]:
+    """Every file under ``directory`` (relative paths; a symlink not followed: its target's text) with its bytes:
+    comparing two of them shows any write."""
+    found = {}
+    for dirpath, _dirs, names in os.walk(directory):
+        for name in names:
+            path = Path(dirpath, name)
+            found[str(path.relative_to(directory))] = os.readlink(path).encode() if path.is_symlink() else \
+                path.read_bytes()
+    return found
+
+
 def checkpoint_with_why(root: Path, why: str, how: str) -> None:
     """A CLI ``checkpoint`` of ``root`` whose why is ``why``: given as the intent first (``how`` ``"intent"``) or as
     the checkpoint's name (any other ``how``), the two ways a snapshot's heading says why."""
