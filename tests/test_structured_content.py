@@ -151,8 +151,11 @@ async def test_every_tool_answers_with_its_facts_in_its_order_within_its_size(pr
     assert [r["id"] for r in rows] == ids_in_order(text_of(results["get_global_trajectory"]))
     assert any("before refactor" in r["why"] for r in rows)
     symbol = results["get_symbol_trajectory"].structured_content
-    assert symbol["symbol"] == "main" and all(v["diff"] in text_of(results["get_symbol_trajectory"])
-                                              for v in symbol["versions"] if "diff" in v)
+    changes = [dict(zip(symbol["cols"], row)) for row in symbol["versions"]]  # rows under cols
+    assert symbol["symbol"] == "main" and all(f"```diff\n{v['diff']}\n```" in text_of(results["get_symbol_trajectory"])
+                                              for v in changes if v.get("diff"))
+    assert any(v.get("diff") for v in changes) and [v["id"] for v in changes] == ids_in_order(
+        text_of(results["get_symbol_trajectory"]))
     compared = results["compare"].structured_content
     assert [row[1] for row in compared["files"]] == ["src/app.py", "src/util.py"]
     assert all(f"```diff\n{d}\n```" in text_of(results["compare"]) for d in compared["diffs"].values())

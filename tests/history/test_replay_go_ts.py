@@ -51,12 +51,13 @@ def test_a_symbols_structured_versions_say_why_as_their_headings_do(project: Pat
 
     text, data = _symbol_answer(project, "parse.go", "FlagSet.Parse")
     assert "checkpoint: 27b2eab allocate memory for arguments" in text and "(body unchanged)" in text, text
-    versions = data["versions"]
+    versions = [dict(zip(data["cols"], row)) for row in data["versions"]]
     # a model reading only the fields (Claude Code) saw ids and times, never the checkpoint names the text gives
-    assert [v.get("checkpoint") for v in versions] == [
-        "29d09b8 add the flag set", "27b2eab allocate memory for arguments", "b9035d0 each in its own file"], versions
+    assert [v.get("why") for v in versions] == [
+        "checkpoint: 29d09b8 add the flag set", "checkpoint: 27b2eab allocate memory for arguments",
+        "checkpoint: b9035d0 each in its own file"], versions
     moved = versions[-1]
-    assert moved["what"] == "moved from flag.go" and moved["note"] == "body unchanged", moved
+    assert moved["what"] == "moved from flag.go (body unchanged)", moved
 
 
 def test_a_go_method_is_found_as_gos_tools_spell_it(project: Path) -> None:

@@ -41,7 +41,7 @@ def test_symbol_trajectory_follows_renames_and_moves(session: ProjectSession) ->
     assert "renamed from App.run" in text and "modified" in text and "added" in text
     assert "-        return 1" in text and "+        return 2" in text  # its own diff only
     assert "stop" not in text.split("renamed from", 1)[1]  # the other method's lines are not shown
-    assert [v["what"] for v in text.data["versions"]][-1] == "renamed from App.run"
+    assert [row[2] for row in text.data["versions"]][-1] == "renamed from App.run"  # cols: t, id, what...
 
     moved = service.symbol_trajectory(session, "src/text.py", "slugify")
     assert "moved from src/util.py (body unchanged) ·" in moved and "(in `src/util.py`)" in moved

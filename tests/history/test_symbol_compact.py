@@ -86,9 +86,9 @@ async def test_the_mcp_tool_compacts_alike_and_its_fields_say_it(project: Path) 
     data = default.structured_content
     older = len(CHANGES) - DEFAULT_DIFFS
     assert data["compacted"]["n"] == older and "diffs=4" in data["compacted"]["call"]
-    versions = data["versions"]
+    versions = [dict(zip(data["cols"], row)) for row in data["versions"]]  # rows under cols: None where absent
     assert [v.get("lines") for v in versions] == [None, *WHERE[:older], *[None] * DEFAULT_DIFFS]
-    assert all("diff" in v for v in versions[-DEFAULT_DIFFS:]) and not any("diff" in v for v in versions[:-DEFAULT_DIFFS])
+    assert all(v.get("diff") for v in versions[-DEFAULT_DIFFS:]) and not any(v.get("diff") for v in versions[:-DEFAULT_DIFFS])
     assert not every.is_error and every.content[0].text.count("```diff") == 4
     assert "compacted" not in every.structured_content
     assert bad.is_error and "diffs" in bad.content[0].text

@@ -114,7 +114,7 @@ async def test_doc_comments_occurrence_names_and_the_baseline_through_the_sdk_cl
         assert "doc comment of `greet` changed · checkpoint: Warmer docs, double" in text
         assert "- * Greets someone.\n+ * Greets someone warmly." in text  # the doc comment above it is its own
         assert "as first recorded (when recording began: 6 lines, starts at line 1; its body:" in text
-        assert [v["what"] for v in result.structured_content["versions"]] == [
+        assert [row[2] for row in result.structured_content["versions"]] == [  # cols: t, id, what...
             "as first recorded", "doc comment of `greet` changed"]
 
         result = await client.call_tool("get_file_trajectory", {"filepath": "src/ctx.py"})

@@ -48,8 +48,9 @@ def test_a_stash_and_its_pop_are_one_line_in_the_symbol_history_as_in_the_files(
     headings = [line for line in symbol.split("\n") if line.startswith("## ")]
     assert len(headings) == 3 and symbol.count("[STASH]") == 2, symbol  # as first recorded, the edit, the round trip
     assert "Intent: Return two" in headings[1] and "-    return 1\n+    return 2" in symbol  # the edit keeps its diff
-    versions = symbol.data["versions"]
+    versions = [dict(zip(symbol.data["cols"], row)) for row in symbol.data["versions"]]
     assert [v["what"] for v in versions][:2] == ["as first recorded", "modified"]
     folded = versions[2]
-    assert folded["what"] == said[0] and len(folded["ids"].split()) == 2 and folded["id"] in headings[2]
+    assert folded["what"] == said[0] and len(folded["id"].split()) == 2  # every id of the run, as the heading
+    assert all(f"`{i}`" in headings[2] for i in folded["id"].split())
     assert folded.get("diff") is None

@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 import shlex
 
-from code_trajectory.core.answer import Answer, code_block, fenced, sections, short, shown, when
-from code_trajectory.git import log, messages, points
+from code_trajectory.core.answer import Answer, code_block, fenced, sections, short, table
+from code_trajectory.git import log, points
 from code_trajectory.git.diffs import HUNK_HEADER
 from code_trajectory.git.messages import one_line
 from code_trajectory.git.shadow import ShadowRepo
@@ -104,6 +104,7 @@ def render(path: str, branch: str, name: str, versions: list[SymbolVersion], bud
     starts, folded = _folded(versions)
     kept = _kept(versions, diffs, folded)
     blocks = []
+    rows: list[dict[str, str | None]] = []  # each heading's parts, for the structured content (symbol_data)
     compacted_count = 0
     previous_intent, previous_day = None, None
     for index, version in reversed(list(enumerate(versions))):
@@ -111,21 +112,24 @@ def render(path: str, branch: str, name: str, versions: list[SymbolVersion], bud
         if index in folded:  # said once, at the run's oldest version
             if index in starts:
                 stamp, previous_day = day_once(record.time, previous_day)
-                blocks.append((f"## {stamp} · {' '.join(f'`{v.entry.record.oid[:12]}`' for v in starts[index])} · "
-                               f"{net_zero_line([v.entry.record for v in starts[index]])}", ""))
+                ids = " ".join(short(v.entry.record.oid) for v in starts[index])
+                line = net_zero_line([v.entry.record for v in starts[index]])
+                blocks.append((f"## {stamp} · {' '.join(f'`{i}`' for i in ids.split())} · {line}", ""))
+                rows.append({"t": stamp, "id": ids, "what": line})
             continue
         label, intent = why(record, names or {})
         what = f"{version.what} ({version.note})" if version.note else version.what
-        compacted = version.diff and index not in kept
-        stamp, previous_day = day_once(record.time, previous_day)
-        line = f"## {stamp} · `{record.oid[:12]}` · {what}{label}"
-        if version.entry.path != path:
-            line += f" (in `{version.entry.path}`)"
+        where = f" (in `{version.entry.path}`)" if version.entry.path != path else ""
+        said = ""
         if intent:  # a repeated intent is shortened, as in every heading (history.headings.why)
-            line += f" · Intent: {one_line(intent, REPEATED_INTENT_CHARS) if intent == previous_intent else intent}"
+            said = f" · Intent: {one_line(intent, REPEATED_INTENT_CHARS) if intent == previous_intent else intent}"
         previous_intent = intent or previous_intent
+        compacted = version.diff and index not in kept
+        summary = changed_summary(version.diff) if compacted else None
+        stamp, previous_day = day_once(record.time, previous_day)
+        line = f"## {stamp} · `{short(record.oid)}` · {what}{label}{where}{said}"
         if compacted:  # one line: its lines in a few characters, at the end (what happened and why come first)
-            line += f" · {changed_summary(version.diff)}"
+            line += f" · {summary}"
             body = ""
             compacted_count += 1
         elif version.diff:
@@ -135,6 +139,9 @@ def render(path: str, branch: str, name: str, versions: list[SymbolVersion], bud
         else:
             body = "(no textual change of its own)"
         blocks.append((line, body))
+        rows.append({"t": stamp, "id": short(record.oid),
+                     "what": (version.what if version.what == BASELINE else what) + where,  # a baseline's size: text
+                     "why": (label + said).removeprefix(" · ") or None, "lines": summary})
     call = _call(path, name, sum(1 for i, v in enumerate(versions)
                                  if v.diff and v.what != BASELINE and i not in folded))
     closing = (f"_{compacted_count} older change(s) shown as one line each (+added -removed, where). Their lines: "
@@ -156,7 +163,7 @@ def render(path: str, branch: str, name: str, versions: list[SymbolVersion], bud
     if cut:
         text += f"\n\n_{cut} older diff(s) left out to fit the budget; call with a smaller depth or diffs._"
     text = fit(text, budget_tokens)
-    data = symbol_data(text, path, branch, name, versions, kept, starts, names or {})
+    data = symbol_data(text, path, branch, name, rows)
     if older_depth is not None:
         data["older_depth"] = older_depth
     if compacted_count:
@@ -226,49 +233,36 @@ def _call(path: str, name: str, diffs: int) -> tuple[str, str]:
             f"code-trajectory symbol {shlex.quote(path)} {shlex.quote(name)} --diffs {diffs}")
 
 
-#: Kinds of snapshot a symbol's heading says (:func:`why`): the others are said by their checkpoint name or intent.
-_KINDS_SAID = (messages.KIND_RESTORE, messages.KIND_CONSOLIDATE, messages.KIND_GIT)
+#: Columns of a version's row in a symbol's structured content (:func:`symbol_data`).
+SYMBOL_COLUMNS = ["t", "id", "what", "lines", "why", "diff"]
 
 
-def symbol_data(text: str, path: str, branch: str, name: str, versions: list[SymbolVersion],
-                kept: set[int] | None = None, runs: dict[int, list[SymbolVersion]] | None = None,
-                names: dict[str, list[str]] | None = None) -> dict:
+def symbol_data(text: str, path: str, branch: str, name: str, rows: list[dict[str, str | None]]) -> dict:
     """The structured content of a symbol's trajectory (see :mod:`code_trajectory.core.answer`): ``path``,
-    ``symbol``, ``branch`` and the ``versions`` shown, oldest first as the text: ``id``, ``t``, ``what`` (what
-    happened to the symbol), ``note`` (what the heading adds to it, ``body unchanged``; a baseline's size is the
-    text's alone), why as the heading says it: ``kind`` (``restore``, ``consolidate`` or ``git``), ``checkpoint``
-    (its own name, else those of the points on it in ``names``, :func:`named_points`) and ``operation`` (a git
-    operation's: ``checkout``, ``stash``...), ``name`` and ``path`` (when not the symbol's, or ``path``),
-    ``intent`` (when it changed), ``diff`` (as shown; absent when the text left it out) and, for an older change
-    compacted to one line (its index, newest first, not in ``kept``; None: none is), ``lines``
-    (:func:`changed_summary`). A run that cancels out (``runs``: :func:`_folded`'s first answer) is one entry, as
-    the text says it: ``id`` and ``t`` (its oldest version's), ``ids`` (all, as shown) and ``what`` (the text's
-    line: what they were, ``no net change``)."""
-    entries: list[dict[str, str | None]] = []
-    previous = None
-    runs = runs or {}
-    inside = {index - k for index, run in runs.items() for k in range(len(run))}
-    for index, v in reversed(list(enumerate(versions))):
-        record = v.entry.record
-        if index in runs:
-            run = runs[index]
-            entries.append({"id": short(record.oid), "t": when(record.time),
-                            "ids": " ".join(short(r.entry.record.oid) for r in run),
-                            "what": net_zero_line([r.entry.record for r in run])})
-            continue
-        if index in inside:
-            continue
-        compacted = kept is not None and v.diff and index not in kept
-        entries.append({"id": short(record.oid), "t": when(record.time), "what": v.what,
-                        "note": v.note if v.note and v.what != BASELINE else None,
-                        "kind": record.kind if record.kind in _KINDS_SAID else None,
-                        "checkpoint": checkpoint_name(record, names or {}), "operation": record.git_operation,
-                        "name": None if v.name == name else v.name,
-                        "path": None if v.entry.path == path else v.entry.path,
-                        "intent": record.intent if record.intent != previous else None,
-                        "lines": changed_summary(v.diff) if compacted else None})
-        previous = record.intent or previous
-    entries = shown(text, entries)
-    for entry, part in zip(entries, sections(text, [f"`{e['id']}`" for e in entries])):
+    ``symbol``, ``branch``, and ``versions``: the versions shown, oldest first as the text, each a row of ``cols``
+    (:data:`SYMBOL_COLUMNS`, as :func:`~code_trajectory.core.answer.table` makes them: None where a version has no
+    such value, ``cols`` only as long as the longest row), its heading's parts as the heading says them:
+
+    * ``t``: the time (its day said once, by the first row of each day);
+    * ``id``: the snapshot id; for a run that cancels out (a stash and its pop), every id of the run, space-separated;
+    * ``what``: what happened to the symbol (``modified``, ``moved from util.py (body unchanged)``, ``renamed from
+      App.run``; `` (in `old.py`)`` when the version was in another file; a run's line, ``… no net change``);
+    * ``lines``: for an older change compacted to one line, its lines in a few characters
+      (:func:`changed_summary`);
+    * ``why``: the checkpoint's name (``checkpoint: <name>``: its own, else those of the named points on it), or
+      ``restore``, ``consolidation``, ``[CHECKOUT] feature → main by git``, then ``Intent: <intent>`` (shortened with
+      ``…`` when the previous heading said it), `` · `` between them;
+    * ``diff``: the diff as shown (absent when the text left it out).
+
+    ``rows``: each heading's parts by column name, oldest first (:func:`render` makes them with the headings). Rows
+    rather than an object a version: the keys repeated on every version made the content larger than the text of a
+    dozen versions with long checkpoint names, and the size rule then left out the oldest. ``lines`` comes before
+    ``why`` (the heading says it last) so that a version without a why (no checkpoint name, no intent) ends its
+    row rather than holding a ``null`` (a row is then no longer than its heading; a shown diff's fence pays for the
+    ``null`` before it)."""
+    ids = [str(row["id"]).split(" ", 1)[0] for row in rows]
+    entries = [dict(row) for row, first in zip(rows, ids) if f"`{first}`" in text]  # a budget cut shows fewer
+    for entry, part in zip(entries, sections(text, [f"`{str(e['id']).split(' ', 1)[0]}`" for e in entries])):
         entry["diff"] = fenced(part)
-    return {"path": path, "symbol": name, "branch": branch, "versions": entries}
+    cols, table_rows = table(entries, SYMBOL_COLUMNS)
+    return {"path": path, "symbol": name, "branch": branch, "cols": cols, "versions": table_rows}
