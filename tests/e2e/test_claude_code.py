@@ -371,8 +371,8 @@ def test_a_claude_session_is_recorded_with_intent_tools_and_stop_checkpoint(clau
     tools_and_intents = []
     for version in answer["versions"]:
         intent = version.get("intent", intent)
-        tools_and_intents.append((version["origin"]["tool"], intent))
-    assert tools_and_intents == [("Write", INTENT), ("Edit", INTENT)]
+        tools_and_intents.append((version["origin"], intent))  # who edited, as the heading says it
+    assert tools_and_intents == [("Claude Code (Write)", INTENT), ("Claude Code (Edit)", INTENT)]
     print(f"claude -p session: {seconds:.1f} s")
 
 

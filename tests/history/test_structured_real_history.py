@@ -13,6 +13,7 @@ from pathlib import Path
 
 from code_trajectory.core.answer import Answer, compact, size, structured
 from code_trajectory.history import service
+from code_trajectory.recording.handoff import edit_origin
 from support import write
 
 #: Versions recorded: more than a dozen, as the replay's histories had.
@@ -32,16 +33,20 @@ func (s *Server) Handle(path string) error {
 SNAPSHOT_ID = re.compile(r"`([0-9a-f]{12})`")
 
 
-def recorded(session, project: Path) -> None:
+def recorded(session, project: Path, *, hooks: bool = False) -> None:
     """``VERSIONS`` snapshots of ``server.go``, each changing ``Server.Handle``, each with its own intent and a long
-    checkpoint name (a replayed commit's id and subject)."""
+    checkpoint name (a replayed commit's id and subject); with ``hooks``, each an agent's edit recorded by its hook
+    (``Trajectory-Origin``: Claude Code, Edit) instead, without a name, as in a Claude Code session."""
     body = SERVER_GO
     for step in range(VERSIONS):
         body = body.replace("\treturn nil\n", f"\tif path == \"/v{step}\" {{\n\t\ts.retries = {step}\n\t}}\n"
                                               "\treturn nil\n")
         write(project, "server.go", body)
         session.set_intent(f"Make the server retry failed requests to /v{step} with backoff, step {step} of the work")
-        session.checkpoint(f"{step:07x}a server: handle /v{step} by retrying {step} times before giving up")
+        if hooks:
+            session.recorder.record_paths(["server.go"], origin=edit_origin("claude-code", "Edit", "s1"))
+        else:
+            session.checkpoint(f"{step:07x}a server: handle /v{step} by retrying {step} times before giving up")
 
 
 def assert_whole_within_text(answer: Answer) -> None:
@@ -70,6 +75,16 @@ def test_a_files_versions_all_fit_in_its_structured_content(session, project: Pa
     answer = service.file_trajectory(session, "server.go", depth=VERSIONS)
     assert answer.count("· checkpoint: ") == VERSIONS, answer
     assert_whole_within_text(answer)
+
+
+def test_a_files_versions_edited_through_hooks_all_fit_in_its_structured_content(session, project: Path) -> None:
+    """Each version's origin was an object (``{"client": "claude-code", "tool": "Edit"}``, 16 characters more than
+    its heading's ``edited by Claude Code (Edit)``): a Claude Code session's edits, an intent each, went over."""
+    recorded(session, project, hooks=True)
+    answer = service.file_trajectory(session, "server.go", depth=VERSIONS)
+    assert answer.count(" · edited by Claude Code (Edit)") == VERSIONS, answer
+    assert_whole_within_text(answer)
+    assert {v.get("origin") for v in answer.data["versions"]} == {"Claude Code (Edit)"}
 
 
 def test_a_searchs_hits_all_fit_in_its_structured_content(session, project: Path) -> None:

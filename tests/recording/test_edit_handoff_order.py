@@ -132,6 +132,6 @@ async def test_a_tool_answer_holds_every_edit_whose_hook_returned(recorded: Path
             assert not result.is_error, result
             assert result.structured_content is not None
             versions = result.structured_content["versions"]
-            assert [v["origin"]["tool"] for v in versions] == ["Write", "Edit"], versions
+            assert [v["origin"] for v in versions] == ["Claude Code (Write)", "Claude Code (Edit)"], versions
     wait_for(lambda: not pending(git_dir / "state"))
     assert_each_edit_has_its_snapshot(recorded)

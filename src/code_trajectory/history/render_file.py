@@ -52,13 +52,23 @@ _STATUS = {"A": "added", "M": "modified", "D": "deleted", "R": "renamed", "T": "
 CLIENT_NAMES = {"claude-code": "Claude Code"}
 
 
-def who(version: Version, hooks_seen: bool) -> str:
-    """`` · edited by Claude Code (Edit)`` for a hook's snapshot; `` · edited outside the agent`` for a watcher's
-    snapshot of a file whose other changes came through hooks (so hooks were installed); else nothing."""
+def editor(version: Version) -> str | None:
+    """Who made a hook's snapshot, as its heading says it: ``Claude Code (Edit)`` (the client's display name, then
+    the tool); None for a snapshot no hook recorded."""
     origin = version.record.origin
-    if origin:
-        client = CLIENT_NAMES.get(origin["client"], origin["client"])
-        return f" · edited by {client}" + (f" ({origin['tool']})" if origin.get("tool") else "")
+    if not origin:
+        return None
+    client = CLIENT_NAMES.get(origin["client"], origin["client"])
+    return client + (f" ({origin['tool']})" if origin.get("tool") else "")
+
+
+def who(version: Version, hooks_seen: bool) -> str:
+    """`` · edited by Claude Code (Edit)`` for a hook's snapshot (:func:`editor`); `` · edited outside the agent``
+    for a watcher's snapshot of a file whose other changes came through hooks (so hooks were installed); else
+    nothing."""
+    by = editor(version)
+    if by:
+        return f" · edited by {by}"
     if hooks_seen and version.record.kind in ("snapshot", "reconcile"):
         return " · edited outside the agent"
     return ""
@@ -264,7 +274,8 @@ def file_data(text: str, path: str, branch: str, versions: list[Version], total:
     """The structured content of a file's trajectory (see :mod:`code_trajectory.core.answer`): per version shown
     in ``text``, in its order, ``n`` (its number), ``id``, ``t``, ``kind`` (when not ``snapshot`` nor a named
     checkpoint), ``checkpoint`` (the checkpoint's name), ``name`` (the git operation), ``status`` (when not ``M``), ``+``/``-`` (lines), ``from`` (old path), ``path`` (when not
-    ``path``), ``intent`` (when it changed, as the text), ``origin`` (client, tool), ``change`` (whitespace-,
+    ``path``), ``intent`` (when it changed, as the text), ``origin`` (who edited, as the heading
+    says it: ``Claude Code (Edit)``, :func:`editor`), ``change`` (whitespace-,
     comment-, import-only...), ``symbols`` (the text's line: none for the first recorded state), ``revert_of``,
     ``tests``, ``not_stored`` and ``diff`` (as shown); ``left_out``: the version numbers whose diff the text left out. Versions that cancel out (``spans``:
     index ranges into ``versions``, said as one heading by the text) are one entry, as the text says them: ``n`` and
@@ -283,7 +294,6 @@ def file_data(text: str, path: str, branch: str, versions: list[Version], total:
         if index in inside:
             continue
         record, change, symbols = version.record, version.entry.change, version.symbols
-        origin = record.origin
         entries.append({
             "n": version.number, "id": short(record.oid), "t": when(record.time),
             "kind": None if record.kind == "snapshot" or record.checkpoint_note else record.kind,
@@ -292,7 +302,7 @@ def file_data(text: str, path: str, branch: str, versions: list[Version], total:
             "+": change.added or None, "-": change.deleted or None, "from": change.old_path,
             "path": None if version.entry.path == path else version.entry.path,
             "intent": record.intent if record.intent != previous else None,
-            "origin": origin and {k: v for k, v in origin.items() if k in ("client", "tool")},
+            "origin": editor(version),
             "change": symbols.kind if symbols and symbols.kind not in ("code", "added", "removed") else None,
             # the first recorded state's symbols are not news: the text names none (see heading), nor does this
             "symbols": None if began_recording(record) and not version.one_line_kind else version.symbol_line(),
