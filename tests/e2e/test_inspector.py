@@ -173,4 +173,4 @@ def test_inspector_calls_the_symbol_and_search_tools(inspector: list[str], works
                          "--tool-arg", "query=return 1")
     assert done.returncode == 0, done.stderr[-3000:]
     hits = _json(done)["result"]["structuredContent"]["hits"]
-    assert hits and hits[0][3] == "`app.py`: +return 1"  # rows: time, id, why, the lines as the text shows them
+    assert hits and hits[0][2].endswith("\n`app.py`: +return 1")  # rows: time, id, the hit: why, then its lines

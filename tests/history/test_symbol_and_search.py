@@ -65,15 +65,15 @@ def test_search_finds_when_a_line_appeared_and_went(session: ProjectSession) -> 
     found = service.search_trajectory(session, "DEBUG = False")
     hits = found.data["hits"]
     assert len(hits) == 2  # added, then removed; the snapshot that left it alone is not listed
-    assert hits[0][3] == "`src/flags.py`: -DEBUG = False"  # rows: time, id, why, lines as shown
-    assert hits[1][3] == "`src/flags.py`: +DEBUG = False"
+    lines = [hit[2].split("\n", 1)[1] for hit in hits]  # rows: time, id, the hit as shown: why, then its lines
+    assert lines == ["`src/flags.py`: -DEBUG = False", "`src/flags.py`: +DEBUG = False"]
     assert "`src/flags.py`: -DEBUG = False" in found and found.index("-DEBUG") < found.index("+DEBUG")
     # each heading says why (no recorder prefix), the day once: the second heading starts with the time alone
     headings = [line for line in str(found).split("\n") if line.startswith("## ")]
     assert "[AUTO-TRJ]" not in str(found) and re.match(r"## \d{4}-\d\d-\d\d \d\d:", headings[0])
     assert all(re.match(r"## \d\d:\d\d:\d\d · ", h) for h in headings[1:]) or len({h[3:13] for h in headings}) > 1
     regex = service.search_trajectory(session, r"RETRIES = \d", regex=True, path="src")
-    assert [h[3] for h in regex.data["hits"]] == ["`src/flags.py`: +RETRIES = 3"]
+    assert [h[2].split("\n", 1)[1] for h in regex.data["hits"]] == ["`src/flags.py`: +RETRIES = 3"]
     assert service.search_trajectory(session, "DEBUG", since="1 hour ago").data["hits"]
     assert not service.search_trajectory(session, "DEBUG", since="2099-01-01").data.get("hits")  # a message
     with pytest.raises(InvalidArgumentError, match="invalid regex"):
@@ -91,7 +91,7 @@ async def test_the_new_tools_through_the_sdk_client(project: Path) -> None:
         assert not result.is_error and "+    return 42" in result.content[0].text
         assert result.structured_content["symbol"] == "main"
         result = await client.call_tool("search_trajectory", {"query": "return 42"})
-        assert "`src/app.py`: +return 42" in result.structured_content["hits"][0][3]
+        assert result.structured_content["hits"][0][2].endswith("\n`src/app.py`: +return 42")
         bad = await client.call_tool("get_symbol_trajectory", {"filepath": "src/app.py", "symbol": "mian"})
         assert bad.is_error and "did you mean main" in bad.content[0].text
 
@@ -109,15 +109,16 @@ def test_the_structured_hits_of_a_search_are_kept_for_a_dozen_short_hits(session
     text = str(found)
     data = structured(text, found.data)
     assert data is not None and size(data) <= len(text) and len(data["hits"]) == 10, data
-    assert [row[3] for row in data["hits"][:2]] == ["`src/m.py`: +x11 = 1", "`src/m.py`: +x10 = 1"]
+    assert [row[2].split("\n", 1)[1] for row in data["hits"][:2]] == ["`src/m.py`: +x11 = 1", "`src/m.py`: +x10 = 1"]
     headings = [line[3:].split(" · ")[0] for line in text.split("\n") if line.startswith("## ")]
     assert [row[0] for row in data["hits"]] == headings  # the time as each heading says it
-    for n in range(12, 60):  # past ~40 one-line hits a row still costs a character more than its heading
+    for n in range(12, 60):  # past ~40 one-line hits a row with why and lines apart cost more than its heading
         edit(session, src__m_py="".join(f"x{k} = 1\n" for k in range(n + 1)))
     found = service.search_trajectory(session, "x", limit=100)
     data = structured(str(found), found.data)
     assert data is not None and size(data) <= len(str(found)), data
-    assert data["hits"][0][3] == "`src/m.py`: +x59 = 1" and len(data["hits"]) + data["hits_left_out"] == 60, data
+    assert data["hits"][0][2].endswith("\n`src/m.py`: +x59 = 1") and len(data["hits"]) == 60, data
+    assert "hits_left_out" not in data, data
 
 def test_hints_name_the_cli_flag_beside_the_tool_parameter(session: ProjectSession) -> None:
     """A hint that names a tool's parameter also names the CLI's flag for it: the CLI prints the same text."""
@@ -140,12 +141,12 @@ def test_search_follows_a_rename(session: ProjectSession) -> None:
     (session.root / "src/old.py").rename(session.root / "src/new.py")
     assert session.recorder.record_paths(["src/old.py", "src/new.py"]) is not None
     found = service.search_trajectory(session, "TIMEOUT = 30")
-    assert [h[3] for h in found.data["hits"]] == ["`src/old.py`: +TIMEOUT = 30"]  # the rename is no hit
+    assert [h[2].split("\n", 1)[1] for h in found.data["hits"]] == ["`src/old.py`: +TIMEOUT = 30"]  # no rename hit
     (session.root / "src/new.py").rename(session.root / "src/newest.py")
     write(session.root, "src/newest.py", body + "RETRY_TIMEOUT = 30\n")
     assert session.recorder.record_paths(["src/new.py", "src/newest.py"]) is not None
     again = service.search_trajectory(session, "TIMEOUT = 30")
-    assert again.data["hits"][0][3] == "`src/newest.py` (renamed from `src/new.py`): +RETRY_TIMEOUT = 30"
+    assert again.data["hits"][0][2].endswith("\n`src/newest.py` (renamed from `src/new.py`): +RETRY_TIMEOUT = 30")
     assert len(again.data["hits"]) == 2
 
 

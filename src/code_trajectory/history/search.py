@@ -181,12 +181,15 @@ def render(query: str, branch: str, hits: list[Hit], budget_tokens: int, *, rege
 
 def search_data(text: str, query: str, regex: bool, branch: str, hits: list[Hit], *, more: bool = False) -> dict:
     """The structured content of a search (see :mod:`code_trajectory.core.answer`): ``query``, ``regex`` (when
-    true) and the ``hits`` shown, newest first as the text, each a row ``[time, snapshot id, why, lines]``: the
-    time, id and why as the heading says them, and the hit's lines as the text shows them (per file its path in
-    backquotes, then the added ``+`` and removed ``-`` lines). As lean as the text (the row's columns are fixed
-    here, not repeated in every answer); ``more`` as :func:`render` says it. A row costs a character more than its
-    heading (JSON's quotes and commas): past about 40 one-line hits the oldest rows are left out (counted in
-    ``hits_left_out``) rather than the content outgrowing the text, whose size cap would then drop every hit."""
+    true) and the ``hits`` shown, newest first as the text, each a row ``[time, snapshot id, hit]``: the time and
+    id as the heading says them, and the hit as the text shows it after its id: why (as the heading says it:
+    :func:`reason`), then, a line each after a line break, its lines (per file its path in backquotes, then the
+    added ``+`` and removed ``-`` lines). As lean as the text (the row's columns are fixed here, not repeated in
+    every answer); ``more`` as :func:`render` says it. Why and lines are one string, as the text has them on
+    consecutive lines: apart, a row cost a character more than its heading (JSON's quotes and commas), and past
+    about 40 one-line hits the oldest rows were left out; now a row is a character shorter than its heading. Were
+    the content still larger than the text, the oldest rows would be left out (counted in ``hits_left_out``) rather
+    than the size cap dropping every hit."""
     entries = shown(text, [{"id": short(h.record.oid), "t": h.record.time, "msg": reason(h.record)} for h in hits])
     rows = []
     previous_day = None
@@ -195,7 +198,7 @@ def search_data(text: str, query: str, regex: bool, branch: str, hits: list[Hit]
         # the time as the heading says it (its day once): a full ISO time in every row made the content larger
         # than the text from about 10 hits of one day, and the cap then dropped every hit
         stamp, previous_day = day_once(entry["t"], previous_day)
-        rows.append([stamp, entry["id"], entry["msg"], body])
+        rows.append([stamp, entry["id"], entry["msg"] + (f"\n{body}" if body else "")])
     data: dict = {"query": query, "regex": regex or None, "hits": rows, "more": more or None}
     bulk = rows_to_leave_out(len(text), data, rows, from_end=True)  # measured once, then one at a time
     if bulk:
