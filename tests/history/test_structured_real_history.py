@@ -92,3 +92,19 @@ def test_a_searchs_hits_all_fit_in_its_structured_content(session, project: Path
     answer = service.search_trajectory(session, "retries", limit=VERSIONS)
     assert answer.count("\n## ") == VERSIONS, answer
     assert_whole_within_text(answer)
+
+
+def test_a_symbol_history_over_its_text_leaves_out_its_oldest_rows_not_its_newest() -> None:
+    """Never measured on a real history, but the size rule's last resort cuts a list's last entries, and a symbol's
+    rows run oldest first: the builder itself leaves out the oldest, counted, the day handed on."""
+    from code_trajectory.history.render_symbol import symbol_data
+
+    ids = [f"{n:012x}" for n in range(1, 7)]
+    rows: list[dict[str, str | None]] = [{"t": "2026-11-27 09:00:0" + ids[0][-1] if n == 0 else "09:00:0" + str(n),
+                                          "id": oid, "what": "modified", "why": "checkpoint: " + "x" * 60}
+                                         for n, oid in enumerate(ids)]
+    text = "\n".join(f"## `{oid}` · modified" for oid in ids) + "\n\n" + "lines " * 60  # rows outgrow it
+    data = symbol_data(text, "server.go", "main", "Server.Handle", rows)
+    kept = data["versions"]
+    assert size(data) <= len(text) and data["versions_left_out"] == len(ids) - len(kept) > 0, data
+    assert kept[-1][1] == ids[-1] and kept[0][0].startswith("2026-11-27 "), kept  # the newest kept; the day said

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from code_trajectory.core.answer import prune, rows_to_leave_out, size
 from code_trajectory.git import log
 from code_trajectory.git.messages import FileChange
 from code_trajectory.history import narrative
@@ -30,3 +31,27 @@ def message_of(record: log.CommitRecord) -> str:
     return _MESSAGE_PREFIX.sub(lambda m: m.group(1) or "", narrative.message_head(record))
 
 
+
+
+def rows_within_text(text: str, data: dict, key: str, count_key: str) -> dict:
+    """``data`` held to the size of ``text`` (:func:`~code_trajectory.core.answer.size` of its pruned form): the
+    oldest rows of ``data[key]`` (rows under ``cols``, oldest first, each starting with its time ``t``) are left out,
+    counted in ``data[count_key]``, never the last; a row that said the day for those after it hands it on (the next
+    row's ``t`` gets it). Rows are measured once (:func:`~code_trajectory.core.answer.rows_to_leave_out`), then left
+    out one at a time while still over. Returns ``data``, changed in place."""
+    rows = data[key]
+    for _ in range(rows_to_leave_out(len(text), data, rows)):
+        _leave_out_first(data, rows, count_key)
+    while len(rows) > 1 and size(prune(data)) > len(text):
+        _leave_out_first(data, rows, count_key)
+    return data
+
+
+def _leave_out_first(data: dict, rows: list, count_key: str) -> None:
+    """Leave out the oldest row of ``rows``, counted in ``data[count_key]``, its day said by the next if it was the
+    one that said it."""
+    dropped = rows.pop(0)
+    data[count_key] = (data.get(count_key) or 0) + 1
+    day = str(dropped[0]).split(" ", 1)[0] if " " in str(dropped[0]) else None
+    if day and " " not in str(rows[0][0]):  # the heading that said the day is gone: the next row says it
+        rows[0][0] = f"{day} {rows[0][0]}"

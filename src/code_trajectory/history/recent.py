@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-from code_trajectory.core.answer import prune, rows_to_leave_out, size
 from code_trajectory.git.log import CommitRecord, describe_files
+from code_trajectory.history import fields
 from code_trajectory.history.headings import Step, began_recording, net_zero_line, net_zero_spans, why
 from code_trajectory.history.narrative import CHARS_PER_TOKEN, fit, fmt_time
 
@@ -151,21 +151,6 @@ def within_text(text: str, data: dict) -> dict:
     """``data`` (:func:`data`'s, with what the caller added) held to the size of ``text``: a row costs a few
     characters more than its heading (JSON's quotes and commas), so past about 40 snapshots the oldest rows are left
     out and counted in ``left_out`` rather than the content outgrowing the text, whose size cap would then drop
-    every row (a client that passes only structured content got the columns and no snapshot)."""
-    rows = data["snapshots"]
-    bulk = rows_to_leave_out(len(text), data, rows)
-    for _ in range(bulk):  # measured once, then one at a time while still over
-        _leave_out_first(data, rows)
-    while len(rows) > 1 and size(prune(data)) > len(text):
-        _leave_out_first(data, rows)
-    return data
-
-
-def _leave_out_first(data: dict, rows: list) -> None:
-    """Leave out the oldest row of ``rows`` (``data``'s snapshots), counted, its day said by the next if it was the
-    one that said it."""
-    dropped = rows.pop(0)
-    data["left_out"] = (data.get("left_out") or 0) + 1
-    day = str(dropped[0]).split(" ", 1)[0] if " " in str(dropped[0]) else None
-    if day and " " not in str(rows[0][0]):  # the heading that said the day is gone: the next row says it
-        rows[0][0] = f"{day} {rows[0][0]}"
+    every row (a client that passes only structured content got the columns and no snapshot); see
+    :func:`~.fields.rows_within_text`."""
+    return fields.rows_within_text(text, data, "snapshots", "left_out")

@@ -18,6 +18,7 @@ from code_trajectory.git import log, points
 from code_trajectory.git.diffs import HUNK_HEADER
 from code_trajectory.git.messages import one_line
 from code_trajectory.git.shadow import ShadowRepo
+from code_trajectory.history import fields
 from code_trajectory.history.headings import REPEATED_INTENT_CHARS, file_spans, net_zero_line, operation_label
 from code_trajectory.history.narrative import CHARS_PER_TOKEN, day_once, fit
 from code_trajectory.history.symbol_history import BASELINE, SymbolVersion
@@ -265,4 +266,7 @@ def symbol_data(text: str, path: str, branch: str, name: str, rows: list[dict[st
     for entry, part in zip(entries, sections(text, [f"`{str(e['id']).split(' ', 1)[0]}`" for e in entries])):
         entry["diff"] = fenced(part)
     cols, table_rows = table(entries, SYMBOL_COLUMNS)
-    return {"path": path, "symbol": name, "branch": branch, "cols": cols, "versions": table_rows}
+    data = {"path": path, "symbol": name, "branch": branch, "cols": cols, "versions": table_rows}
+    # never measured over its text, but if it were: the oldest rows go, not (the size rule's last resort, which
+    # knows no row order) the newest
+    return fields.rows_within_text(text, data, "versions", "versions_left_out") if table_rows else data
