@@ -85,6 +85,35 @@ def test_a_history_damaged_only_while_a_writer_holds_the_write_lock_is_not_moved
     assert git(project, "--git-dir=.trajectory", "rev-parse", "refs/heads/shadow/main").strip() == snap.commit
 
 
+def test_a_recorder_whose_write_failed_on_damage_another_writer_repairs_keeps_its_history(project: Path,
+                                                                                          tmp_path: Path) -> None:
+    """The running recorder's own recovery (a write failed, the history looks damaged) takes the same second look
+    under ``write.lock`` before it moves anything: a ref broken only while another writer holds the lock stays."""
+    from code_trajectory.core.errors import GitError
+
+    recorder = Recorder.open(project, TrajectorySettings.load(project))
+    try:
+        snap = recorder.reconcile()
+        assert snap is not None
+        ref = project / ".trajectory" / "refs" / "heads" / "shadow" / "main"
+        ref.write_text("garbage\n")
+        ready = tmp_path / "ready"
+        writer = subprocess.Popen([sys.executable, "-c", HOLD_AND_REPAIR, str(ref), snap.commit, str(ready),
+                                   str(project / ".trajectory" / "write.lock")])
+        try:
+            wait_for(ready.exists)
+            assert recorder._recover(GitError("fatal: bad object refs/heads/shadow/main")) is False
+        finally:
+            writer.wait(timeout=30)
+        assert moved_aside(project) == [] and not recorder.notices
+        assert git(project, "--git-dir=.trajectory", "rev-parse", "refs/heads/shadow/main").strip() == snap.commit
+        ref.write_text("garbage\n")  # damage that stays: moved aside, a new history
+        assert recorder._recover(GitError("fatal: bad object refs/heads/shadow/main")) is True
+        assert len(moved_aside(project)) == 1
+    finally:
+        recorder.close()
+
+
 def test_damage_that_stays_with_nothing_recording_is_still_moved_aside(project: Path) -> None:
     recorder = Recorder.open(project, TrajectorySettings.load(project))
     recorder.reconcile()

@@ -17,7 +17,9 @@ import threading
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
+
+import filelock
 
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.core.errors import LockContentionError, ProjectError
@@ -29,9 +31,6 @@ from code_trajectory.recording.ignore import RecordingPolicy
 from code_trajectory.recording.liveness import note_history_restart
 from code_trajectory.recording.opening import identity, policy_for, protect_history
 from code_trajectory.recording.statcache import StatCache
-
-if TYPE_CHECKING:
-    import filelock
 
 log = logging.getLogger(__name__)
 
@@ -156,7 +155,16 @@ class RecoveryMixin:
             problem = health.verify(self.repo)
             if problem is None:
                 return False
-            moved = health.move_aside(self.repo)
+            try:  # a second look with no writer half way (a checkpoint of another process, a repack), as an
+                # opening takes it (opening._replace_damaged): a history damaged for a moment stays
+                with self._write_lock:
+                    self.repo.reset_caches()
+                    problem = health.verify(self.repo)
+                    if problem is None:
+                        return False
+                    moved = health.move_aside(self.repo)
+            except filelock.Timeout:
+                return False  # another writer holds it: the snapshot is retried later, and looked at again then
             self._restart_history(f"the shadow repository was damaged ({problem}); it was moved to {moved.name} "
                                   "and a new history started")
             return True
