@@ -33,17 +33,26 @@ def message_of(record: log.CommitRecord) -> str:
 
 
 
-def rows_within_text(text: str, data: dict, key: str, count_key: str) -> dict:
+def rows_within_text(text: str, data: dict, key: str, count_key: str, *, newest_first: bool = False) -> dict:
     """``data`` held to the size of ``text`` (:func:`~code_trajectory.core.answer.size` of its pruned form): the
-    oldest rows of ``data[key]`` (rows under ``cols``, oldest first, each starting with its time ``t``) are left out,
-    counted in ``data[count_key]``, never the last; a row that said the day for those after it hands it on (the next
-    row's ``t`` gets it). Rows are measured once (:func:`~code_trajectory.core.answer.rows_to_leave_out`), then left
-    out one at a time while still over. Returns ``data``, changed in place."""
+    oldest rows of ``data[key]`` (rows under ``cols``, each starting with its time ``t``; oldest first, or with
+    ``newest_first`` newest first, a search's) are left out, counted in ``data[count_key]``, never the last one left;
+    a row that said the day for those after it hands it on (the next row's ``t`` gets it). Rows are measured once
+    (:func:`~code_trajectory.core.answer.rows_to_leave_out`), then left out one at a time while still over. Returns
+    ``data``, changed in place."""
     rows = data[key]
-    for _ in range(rows_to_leave_out(len(text), data, rows)):
-        _leave_out_first(data, rows, count_key)
+
+    def leave_out_oldest() -> None:
+        if newest_first:  # the oldest is the last: no row after it took its day from it
+            rows.pop()
+            data[count_key] = (data.get(count_key) or 0) + 1
+        else:
+            _leave_out_first(data, rows, count_key)
+
+    for _ in range(rows_to_leave_out(len(text), data, rows, from_end=newest_first)):
+        leave_out_oldest()
     while len(rows) > 1 and size(prune(data)) > len(text):
-        _leave_out_first(data, rows, count_key)
+        leave_out_oldest()
     return data
 
 

@@ -15,10 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from code_trajectory.core.answer import Answer, message, prune, rows_to_leave_out, sections, short, shown, size
+from code_trajectory.core.answer import Answer, message, sections, short, shown
 from code_trajectory.core.errors import GitError, InvalidArgumentError
 from code_trajectory.git import log, messages, search_index
 from code_trajectory.git.shadow import ShadowRepo
+from code_trajectory.history import fields
 from code_trajectory.history.headings import why
 from code_trajectory.history.narrative import day_once, fit
 
@@ -200,11 +201,4 @@ def search_data(text: str, query: str, regex: bool, branch: str, hits: list[Hit]
         stamp, previous_day = day_once(entry["t"], previous_day)
         rows.append([stamp, entry["id"], entry["msg"] + (f"\n{body}" if body else "")])
     data: dict = {"query": query, "regex": regex or None, "hits": rows, "more": more or None}
-    bulk = rows_to_leave_out(len(text), data, rows, from_end=True)  # measured once, then one at a time
-    if bulk:
-        del rows[-bulk:]
-        data["hits_left_out"] = bulk
-    while len(rows) > 1 and size(prune(data)) > len(text):
-        rows.pop()
-        data["hits_left_out"] = data.get("hits_left_out", 0) + 1
-    return data
+    return fields.rows_within_text(text, data, "hits", "hits_left_out", newest_first=True)
