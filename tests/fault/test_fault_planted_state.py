@@ -17,9 +17,10 @@ import pytest
 
 from support import record_now, shadow_count, subprocess_env, write
 
-#: Every JSON state file the recording and answering paths read from ``.trajectory/state``.
+#: Every state file the recording and answering paths read from ``.trajectory/state``: the JSON ones and the project
+#: the history serves (``project``, :mod:`code_trajectory.git.owner`).
 STATE_FILES = ("recorder.json", "history-restarts.json", "reflog-mark.json", "secret-files.json", "watch-limit.json",
-               "share.json", "intent.json", "maintenance.json")
+               "share.json", "intent.json", "maintenance.json", "project")
 #: Address space allowed to each command, bytes: far above what one needs, far below reading /dev/zero.
 MEMORY_LIMIT = 2 * 1024 ** 3
 
@@ -63,7 +64,7 @@ def test_planted_state_files_are_ignored_and_every_command_answers(project: Path
     assert shadow_count(project) > before
     log = run(project, "log").stdout
     assert "after planting" in log and "src/app.py" in log
-    for name in ("intent.json", "statcache.sqlite"):
+    for name in ("intent.json", "statcache.sqlite", "project"):
         st = (state / name).lstat()
         assert stat.S_ISREG(st.st_mode), name  # rewritten as a regular file, never written through the link
         assert not st.st_mode & stat.S_IWOTH, name  # no 0o666 taken from /dev/zero

@@ -286,3 +286,25 @@ def test_the_changes_of_a_snapshot_are_dated_by_the_newest_of_their_noted_paths(
     assert noted_at(noted, [change("new/name.py", "old/name.py")]) == 20.0  # either side of a rename
     assert noted_at(noted, [change("never/noted.py")]) == 40.0  # a rescan's: the newest noted
     assert noted_at({}, [change("src/a.py")]) is None and noted_at(None, []) is None
+
+
+@pytest.mark.parametrize("previous", [["not", "a", "dict"], {"intent": 7, "set_at": "garbage"},
+                                      {"intent": "old", "set_at": "9999-12-31T23:59:59+00:00"},
+                                      {"intent": "x" * 100_000, "set_at": "0001-01-01T00:00:00+00:00"}])
+def test_a_hostile_previous_intent_is_no_intent_or_text_like_any_other(tmp_path: Path, previous: object) -> None:
+    """``intent.json`` is read from a history that may have been copied in: a ``previous`` of the wrong shape or
+    with an impossible time is no intent; a huge one comes back as free text, bounded."""
+    import json
+
+    from code_trajectory.core.freetext import MAX_INTENT_CHARS
+    from code_trajectory.recording.intent import IntentStore
+
+    store = IntentStore(tmp_path)
+    (tmp_path / "intent.json").write_text(json.dumps({"intent": "now", "set_at": "2026-11-27T10:00:00+00:00",
+                                                       "previous": previous}))
+    got = store.get(as_of=1_600_000_000.0)  # 2020: before the current intent was set, so the previous one is asked
+    assert got is None or (isinstance(got, str) and len(got) <= MAX_INTENT_CHARS), got
+    assert store.get() == "now"
+    store.set("next")  # a hostile previous is not carried on as is
+    kept = json.loads((tmp_path / "intent.json").read_text())["previous"]
+    assert kept == {"intent": "now", "set_at": "2026-11-27T10:00:00+00:00", "session": None}

@@ -152,3 +152,31 @@ def test_a_merge_conflict_without_a_reflog_entry_is_gits(diverged: Path, session
     assert "conflict left by merge in calc.py" in stopped.subject, stopped.subject
     assert sorted(c.path for c in stopped.changes) == ["calc.py", "other.py"]
     assert resolved.intent == INTENT and not resolved.is_git_operation
+
+
+@pytest.mark.parametrize("content", ["fifo", "link", "huge", "refs/tags/v1\n", "detached HEAD\n", "refs/heads/\n",
+                                     "refs/heads/a\nrefs/heads/b\n"])
+def test_a_hostile_rebase_head_name_leaves_a_detached_head_detached(project: Path, content: str) -> None:
+    """git's ``rebase-merge/head-name`` is read from the project's git dir (a tarball's ``.git`` too): a FIFO, a
+    link, a huge file or a name that is no branch is never waited on nor followed, and the HEAD stays detached."""
+    import os
+
+    from code_trajectory.git.project import DETACHED_BRANCH, ProjectRepo
+
+    git(project, "checkout", "-q", "--detach")
+    state = project / ".git" / "rebase-merge"
+    state.mkdir()
+    head_name = state / "head-name"
+    if content == "fifo":
+        os.mkfifo(head_name)
+    elif content == "link":
+        (project / "elsewhere").write_text("refs/heads/main\n")
+        head_name.symlink_to(project / "elsewhere")
+    elif content == "huge":
+        head_name.write_text("refs/heads/" + "x" * 10_000 + "\n")
+    else:
+        head_name.write_text(content)
+    assert ProjectRepo.discover(project).current_branch() == DETACHED_BRANCH
+    head_name.unlink()
+    head_name.write_text("refs/heads/main\n")  # git's own: the branch being rebased
+    assert ProjectRepo.discover(project).current_branch() == "main"
