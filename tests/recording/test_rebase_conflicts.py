@@ -119,6 +119,42 @@ def test_a_resolution_continued_in_the_same_window_is_the_users_on_top_of_gits_s
     assert content(diverged, gits.oid, "other.py") == "x = 2\n"
 
 
+def test_a_recorder_started_after_the_conflict_knows_it_and_credits_the_resolution_to_the_user(
+        diverged: Path, session: ProjectSession) -> None:
+    """The conflicts seen are kept in ``state/conflicts.json`` while git is stopped: a new server (or ``watch``
+    after the client exited) started between the conflict and ``--continue`` knows them. Before, the resolution,
+    continued in one window, was all git's ``[REBASE]``."""
+    from code_trajectory.core.config import TrajectorySettings
+
+    stop_on_conflict(session)
+    session.close()
+    kept = diverged / ".trajectory" / "state" / "conflicts.json"
+    assert "calc.py" in kept.read_text()
+    later = ProjectSession(diverged, TrajectorySettings.load(diverged))
+    later.start()
+    try:
+        later.set_intent(INTENT)
+        write(diverged, "calc.py", RESOLVED)
+        git(diverged, "add", "calc.py")
+        git(diverged, "-c", "core.editor=true", "rebase", "--continue")
+        git_moved(later)
+    finally:
+        later.close()
+    mine, gits = records(diverged, "feature", 2)
+    assert not mine.is_git_operation and mine.intent == INTENT, mine.subject
+    assert [c.path for c in mine.changes] == ["calc.py"] and content(diverged, mine.oid, "calc.py") == RESOLVED
+    assert gits.is_git_operation and "<<<<<<<" in content(diverged, gits.oid, "calc.py")
+    assert not kept.exists()  # forgotten once git went on
+
+
+@pytest.mark.parametrize("planted", ["[1, 2]", '{"seen": {"calc.py": ["x", "y"]}}', '{"seen": []}', "{" * 5000,
+                                     '{"seen": {"calc.py": [["zz"], "' + "0" * 40 + '"]}}'])
+def test_a_hostile_conflicts_file_is_ignored(diverged: Path, session: ProjectSession, planted: str) -> None:
+    (diverged / ".trajectory" / "state" / "conflicts.json").write_text(planted)
+    stopped = stop_on_conflict(session)  # read while git is stopped: of no use, not an error
+    assert stopped.is_git_operation and "conflict left by rebase in calc.py" in stopped.subject
+
+
 def test_after_an_abort_a_later_git_operation_on_the_file_is_gits(diverged: Path, session: ProjectSession) -> None:
     git(diverged, "checkout", "-qb", "fix")
     write(diverged, "calc.py", OURS + "# fixed\n")

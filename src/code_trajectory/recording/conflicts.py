@@ -11,16 +11,26 @@ share of that snapshot keeps the file as last recorded, and the resolution is th
 ``--abort`` or ``--skip`` (or a reset, a checkout) writes back is git's, and once nothing is stopped any more the
 conflicts are forgotten.
 
-What :class:`Conflicts` remembers is this process's: a recorder started between the conflict and ``--continue``
-does not know which files git left conflicted (the resolution is then git's, as before).
+What :class:`Conflicts` remembers is kept in ``.trajectory/state/conflicts.json`` while git's operation is stopped
+(written under the shadow repository's write lock, beside the snapshot that saw the conflict), so a recorder started
+between the conflict and ``--continue`` (a new server, ``watch`` after the client exited), or another recording
+process (a ``checkpoint``, a second client's server), knows which files git left conflicted. The file is untrusted
+input: read bounded, anything not of its shape is ignored (the worst a planted one does is credit a write to the
+user). A conflict no recorder saw (nothing recorded while git stopped) stays git's with the resolution, as before.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
+from code_trajectory.core.atomic import replace_file
+from code_trajectory.core.bounded_read import read_json_object
 from code_trajectory.git.messages import FileChange
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.reflog import GitOperation
@@ -33,6 +43,12 @@ IN_PROGRESS = (("rebase-merge", "rebase"), ("rebase-apply", "rebase"), ("MERGE_H
 NAMED_PATHS = 3
 #: Reflog messages (git's wording) of an operation that gives a conflict up: what it writes back is git's.
 GIVEN_UP = ("(abort)", "(skip)", "reset: ", "checkout: ")
+#: Where the conflicts seen are kept while git's operation is stopped, relative to the shadow repository's state dir.
+STATE_FILE = "conflicts.json"
+#: A blob's id as stored (git's object ids: SHA-1 or SHA-256, hexadecimal), and an index stage (``2:<id>``, as
+#: :meth:`~code_trajectory.git.project.ProjectRepo.index_stages` gives it).
+_OBJECT_ID = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
+_STAGE = re.compile(r"[123]:[0-9a-f]{40}([0-9a-f]{24})?")
 
 
 def in_progress(project: ProjectRepo) -> str | None:
@@ -69,11 +85,53 @@ class Split:
 Seen = dict[str, tuple[tuple[str, ...], str]]
 
 
+def load_seen(path: Path) -> Seen:
+    """The conflicts kept in ``path`` (see the module's docstring): ``{path: (index stages, blob id last
+    recorded)}``; empty when the file is missing, unreadable, over the state file limit or not of that shape (an
+    entry of the wrong shape is dropped)."""
+    data = read_json_object(path) or {}
+    entries = data.get("seen")
+    seen: Seen = {}
+    if not isinstance(entries, dict):
+        return seen
+    for name, value in entries.items():
+        if (isinstance(value, list) and len(value) == 2 and isinstance(value[0], list)
+                and all(isinstance(stage, str) and _STAGE.fullmatch(stage) for stage in value[0])
+                and isinstance(value[1], str) and _OBJECT_ID.fullmatch(value[1]) and name and "\0" not in name):
+            seen[name] = (tuple(value[0]), value[1])
+    return seen
+
+
+def save_seen(path: Path, seen: Seen) -> None:
+    """Keep ``seen`` in ``path`` (written atomically), or remove the file when ``seen`` is empty.
+
+    Raises:
+        OSError: the file cannot be written (a missing file that cannot be removed is not an error).
+    """
+    if not seen:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        return
+    replace_file(path, json.dumps({"seen": {name: [list(stages), blob] for name, (stages, blob) in
+                                            sorted(seen.items())}}, ensure_ascii=False), mode=0o600)
+
+
 @dataclass
 class Conflicts:
-    """The conflicts git left that this recorder saw, until git goes on (see the module's docstring)."""
+    """The conflicts git left that the recorders saw, until git goes on (see the module's docstring).
 
+    Attributes:
+        state_file: where they are kept across processes (``.trajectory/state/conflicts.json``), or None to keep
+            them in this object only.
+        seen: what was read from ``state_file`` last, or what this object keeps.
+    """
+
+    state_file: Path | None = None
     seen: Seen = field(default_factory=dict)
+
+    def _load(self) -> None:
+        if self.state_file is not None:
+            self.seen = load_seen(self.state_file)
 
     def split(self, project: ProjectRepo, changes: Sequence[FileChange],
               operation: GitOperation | None) -> tuple[Split, Seen]:
@@ -89,8 +147,12 @@ class Conflicts:
         Returns:
             ``(split, what to remember)``: a path git left conflicted is remembered while git's operation is stopped
             (with the content last recorded); all is forgotten once it is not.
+
+        Call it, and :meth:`written`, holding the shadow repository's write lock: the kept conflicts are read here.
         """
         kind = in_progress(project)
+        if kind is not None or self.seen or self.state_file is not None and os.path.lexists(self.state_file):
+            self._load()
         if kind is None and not self.seen or not changes:
             return Split(operation), dict(self.seen) if kind is not None else {}
         _blobs, unmerged = project.index_stages(sorted({c.path for c in changes}))
@@ -120,9 +182,16 @@ class Conflicts:
     def unchanged(self, project: ProjectRepo) -> None:
         """A snapshot found nothing to record: once git's operation is no longer stopped (``--abort`` wrote the
         files back as they were), forget its conflicts (a later operation's writes to those files are git's)."""
-        if self.seen and in_progress(project) is None:
-            self.seen = {}
+        if in_progress(project) is None and (self.seen or self.state_file is not None
+                                             and os.path.lexists(self.state_file)):
+            self.written({})
 
     def written(self, remember: Seen) -> None:
-        """Remember what :meth:`split` said to, once its snapshot is written."""
+        """Remember what :meth:`split` said to, once its snapshot is written (kept in :attr:`state_file`; a
+        failure to write it is not the snapshot's: the next recorder knows less, as before it was kept).
+
+        Call it holding the shadow repository's write lock."""
         self.seen = remember
+        if self.state_file is not None:
+            with contextlib.suppress(OSError):
+                save_seen(self.state_file, remember)

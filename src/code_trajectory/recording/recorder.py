@@ -47,6 +47,7 @@ from code_trajectory.git.tree_format import TreeEntry
 from code_trajectory.recording import secretfiles
 from code_trajectory.recording.blobs import write_blobs, write_pinned
 from code_trajectory.recording.commit_message import Snapshot, compose, mark_oversize
+from code_trajectory.recording.conflicts import STATE_FILE as CONFLICTS_FILE
 from code_trajectory.recording.conflicts import Conflicts
 from code_trajectory.recording.handoff import Pinned
 from code_trajectory.recording.ignore import RecordingPolicy
@@ -107,8 +108,8 @@ class Recorder(PendingMixin, ReconcileMixin, RecoveryMixin):
         self._git_activity: float | None = None
         self._stash_touched = False
         self._reflog = ReflogCursor(project)
-        #: conflicts git left that this recorder saw, until git goes on (whose writes are git's, see .conflicts)
-        self._conflicts = Conflicts()
+        #: conflicts git left that the recorders saw, until git goes on (whose writes are git's, see .conflicts)
+        self._conflicts = Conflicts(repo.state_dir / CONFLICTS_FILE)
         self._write_lock = self._new_write_lock()
         #: Things the user must hear about (history lost or moved aside), newest last.
         self.notices: list[str] = []
