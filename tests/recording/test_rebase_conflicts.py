@@ -155,6 +155,36 @@ def test_a_hostile_conflicts_file_is_ignored(diverged: Path, session: ProjectSes
     assert stopped.is_git_operation and "conflict left by rebase in calc.py" in stopped.subject
 
 
+def test_a_stash_pop_conflict_is_gits_and_its_resolution_the_users(project: Path, session: ProjectSession) -> None:
+    """``git stash pop`` onto a changed file stops on a conflict with no state file and no reflog entry (git keeps
+    the stash): only the index says so. Before, the file with git's markers was the agent's edit, with its intent."""
+    write(project, "calc.py", BASE)
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "calc")
+    write(project, "calc.py", OURS)
+    git(project, "stash", "-q")
+    write(project, "calc.py", THEIRS)
+    git(project, "commit", "-qam", "main change")
+    git_moved(session)
+    session.set_intent(INTENT)
+    git(project, "stash", "pop", check=False)
+    assert "<<<<<<<" in (project / "calc.py").read_text()
+    git_moved(session)  # the watcher saw the index written
+    popped = records(project, "main", 1)[0]
+    assert popped.is_git_operation and popped.intent is None, popped.subject
+    assert "conflict left by stash in calc.py" in popped.subject
+    write(project, "calc.py", RESOLVED)  # resolved; `git status` in between writes the index again
+    git(project, "status", "--short")
+    session.recorder.note_git_activity()
+    assert session.recorder.record_paths(["calc.py"]) is not None
+    resolved = records(project, "main", 1)[0]
+    assert resolved.intent == INTENT and not resolved.is_git_operation, resolved.subject
+    git(project, "add", "calc.py")  # no longer unmerged: forgotten
+    session.recorder.note_git_activity()
+    assert session.recorder.reconcile() is None
+    assert not (project / ".trajectory" / "state" / "conflicts.json").exists()
+
+
 def test_after_an_abort_a_later_git_operation_on_the_file_is_gits(diverged: Path, session: ProjectSession) -> None:
     git(diverged, "checkout", "-qb", "fix")
     write(diverged, "calc.py", OURS + "# fixed\n")

@@ -133,58 +133,73 @@ class Conflicts:
         if self.state_file is not None:
             self.seen = load_seen(self.state_file)
 
-    def split(self, project: ProjectRepo, changes: Sequence[FileChange],
-              operation: GitOperation | None) -> tuple[Split, Seen]:
+    def split(self, project: ProjectRepo, changes: Sequence[FileChange], operation: GitOperation | None, *,
+              index_written: bool = False) -> tuple[Split, Seen]:
         """What of ``changes`` git left conflicted and what the user resolved, and what to remember once the
         snapshot is written (give it to :meth:`written`).
 
         Args:
-            project: the project's repository (its state files, and its index when an operation is stopped or a
-                conflict was seen).
+            project: the project's repository (its state files, and its index when an operation is stopped, a
+                conflict was seen or the index was written).
             changes: the snapshot's file changes against its parent.
             operation: the git operation read from the reflog for this snapshot, if any.
+            index_written: git wrote the project's index (or its HEAD or reflogs) since the last snapshot: a
+                ``git stash pop``/``apply`` that stops on a conflict leaves no state file and no reflog entry, only
+                unmerged paths in the index.
 
         Returns:
             ``(split, what to remember)``: a path git left conflicted is remembered while git's operation is stopped
-            (with the content last recorded); all is forgotten once it is not.
+            or, with none stopped (a stash's conflict), while the path is unmerged in the index; with the content
+            last recorded.
 
         Call it, and :meth:`written`, holding the shadow repository's write lock: the kept conflicts are read here.
         """
         kind = in_progress(project)
-        if kind is not None or self.seen or self.state_file is not None and os.path.lexists(self.state_file):
+        if kind is not None or self.seen or self._kept():
             self._load()
-        if kind is None and not self.seen or not changes:
-            return Split(operation), dict(self.seen) if kind is not None else {}
-        _blobs, unmerged = project.index_stages(sorted({c.path for c in changes}))
+        if not changes:
+            return Split(operation), dict(self.seen)
+        if kind is None and not self.seen and not index_written:
+            return Split(operation), {}
+        _blobs, unmerged = project.index_stages(sorted({c.path for c in changes} | set(self.seen)))
         left = {c.path for c in changes if c.path in unmerged and c.status != "D"
                 and self.seen.get(c.path, ((), ""))[0] != unmerged[c.path]}  # stages new: git wrote it (again)
         given_up = operation is not None and any(word in operation.reflog for word in GIVEN_UP)
         resolved = {} if given_up else {c.path: self.seen[c.path][1] for c in changes if c.path in self.seen
                                         and c.path not in left and c.new_oid != self.seen[c.path][1]}
-        remember: Seen = {}
-        if kind is not None:
-            remember = dict(self.seen)
-            for change in changes:
-                if change.path in left:
-                    remember[change.path] = (unmerged[change.path], change.new_oid)
-                elif change.path in remember:
-                    remember[change.path] = (remember[change.path][0], change.new_oid)
+        # kept while git's operation is stopped; with none (a stash's conflict), while the path is unmerged
+        remember: Seen = {path: seen for path, seen in self.seen.items() if kind is not None or path in unmerged}
+        for change in changes:
+            if change.path in left:
+                remember[change.path] = (unmerged[change.path], change.new_oid)
+            elif change.path in remember:
+                remember[change.path] = (remember[change.path][0], change.new_oid)
         if left:
             named = sorted(left)
             where = ", ".join(named[:NAMED_PATHS]) + (f" +{len(named) - NAMED_PATHS} more"
                                                       if len(named) > NAMED_PATHS else "")
-            said = f"conflict left by {kind or 'git'} in {where}"
+            # no operation stopped and no reflog entry: a stash applied or popped onto changed files (git keeps the
+            # stash then, and writes neither its reflog nor HEAD's)
+            by = kind or ("git" if operation is not None else "stash")
+            said = f"conflict left by {by} in {where}"
             operation = (replace(operation, label=f"{operation.label}; {said}") if operation is not None else
-                         GitOperation(kind or "merge", f"[{(kind or 'merge').upper()}] {said}",
-                                      f"{kind or 'git'}: stopped on a conflict (no reflog entry)", 0))
+                         GitOperation(kind or "stash", f"[{(kind or 'stash').upper()}] {said}",
+                                      f"{by}: stopped on a conflict (no reflog entry)", 0))
         return Split(operation, frozenset(left), resolved), remember
 
     def unchanged(self, project: ProjectRepo) -> None:
         """A snapshot found nothing to record: once git's operation is no longer stopped (``--abort`` wrote the
-        files back as they were), forget its conflicts (a later operation's writes to those files are git's)."""
-        if in_progress(project) is None and (self.seen or self.state_file is not None
-                                             and os.path.lexists(self.state_file)):
-            self.written({})
+        files back as they were), forget its conflicts that are no longer unmerged (a later operation's writes to
+        those files are git's)."""
+        if in_progress(project) is None and (self.seen or self._kept()):
+            self._load()
+            _blobs, unmerged = project.index_stages(sorted(self.seen))
+            still = {path: seen for path, seen in self.seen.items() if path in unmerged}
+            if still != self.seen or not still:
+                self.written(still)
+
+    def _kept(self) -> bool:
+        return self.state_file is not None and os.path.lexists(self.state_file)
 
     def written(self, remember: Seen) -> None:
         """Remember what :meth:`split` said to, once its snapshot is written (kept in :attr:`state_file`; a

@@ -375,6 +375,7 @@ class Recorder(PendingMixin, ReconcileMixin, RecoveryMixin):
         nothing recorded, with the git operations made meanwhile (``unrecorded_operation``, in place of a live one)."""
         branch = self.project.current_branch()
         ref = shadow_ref(branch)
+        index_written = self._git_activity is not None  # git wrote HEAD, a reflog or the index since
         operation = self._take_git_operation() if kind in (messages.KIND_SNAPSHOT, messages.KIND_RECONCILE) else None
         if unrecorded_operation is not None:
             operation = unrecorded_operation
@@ -394,7 +395,7 @@ class Recorder(PendingMixin, ReconcileMixin, RecoveryMixin):
                 else:
                     changes = diffs.tree_changes(self.repo, parent_tree, tree, expected=expected)
                 changes = mark_oversize(changes, oversize)
-                split, remember = (self._conflicts.split(self.project, changes, operation)
+                split, remember = (self._conflicts.split(self.project, changes, operation, index_written=index_written)
                                    if parent_tree is not None and (operation is not None or kind in (
                                        messages.KIND_SNAPSHOT, messages.KIND_RECONCILE)) else (None, None))
                 now = datetime.now().astimezone()
