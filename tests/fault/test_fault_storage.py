@@ -15,6 +15,7 @@ import pytest
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.core.errors import ProjectError, StorageError
 from code_trajectory.git import health
+from code_trajectory.history import last_session
 from code_trajectory.history import service as history_service
 from code_trajectory.recording.recorder import Recorder
 from code_trajectory.recording.session import ProjectSession
@@ -55,7 +56,7 @@ def test_two_servers_one_records_the_other_takes_over(project: Path) -> None:
     second = session(project)
     try:
         assert first.role == "recorder" and second.role == "follower" and second.watcher is None
-        assert "another code-trajectory process records" in history_service.session_summary(second)
+        assert "another code-trajectory process records" in last_session.session_summary(second)
         write(project, "src/app.py", "def main():\n    return 'one writer'\n")
         wait_for(lambda: count(project) == 2)
         time.sleep(DEBOUNCE * 4)
@@ -151,7 +152,7 @@ def test_trajectory_deleted_while_running_is_recreated_and_the_loss_reported(pro
         delete_while_running(project / ".trajectory")
         write(project, "src/app.py", "def main():\n    return 'after the loss'\n")
         wait_for(lambda: (project / ".trajectory" / "HEAD").exists() and count(project) >= 1)
-        summary = history_service.session_summary(s)
+        summary = last_session.session_summary(s)
         assert "was deleted while recording" in summary and "history is lost" in summary
         files = git(project, "--git-dir=.trajectory", "show", "refs/heads/shadow/main:src/app.py")
         assert "after the loss" in files
@@ -234,7 +235,7 @@ def test_disk_full_reports_clearly_keeps_the_repository_and_resumes(small_disk: 
             s.checkpoint("on a full disk")
         wait_for(lambda: s.watcher.last_error and "No space left" in s.watcher.last_error)
         assert count(root, "refs/heads/shadow/-no-git") == 1 and s.recorder.has_pending()
-        assert "No space left" in history_service.session_summary(s)
+        assert "No space left" in last_session.session_summary(s)
         fsck(root)
         filler.unlink()
         write(root, "notes.txt", "space is back\n")

@@ -10,7 +10,7 @@ import pytest
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.core.errors import InvalidArgumentError, PathOutsideProjectError
 from code_trajectory.git.log import CommitRecord, sessions
-from code_trajectory.history import narrative
+from code_trajectory.history import last_session, narrative
 from code_trajectory.history import service as history_service
 from code_trajectory.recording.session import ProjectSession
 from support import write
@@ -130,7 +130,7 @@ def test_session_summary_reports_gaps_intents_and_files(session: ProjectSession)
     session.set_intent("Refactor app")
     edit(session, "src/app.py", "def main():\n    return 5\n")
     edit(session, "src/app.py", "def main():\n    return 6\n")
-    text = history_service.session_summary(session, recap="## Recap\n- goal: ship it")
+    text = last_session.session_summary(session, recap="## Recap\n- goal: ship it")
     assert "current session continues" in text
     assert "Refactor app" in text and "`src/app.py` (2 snapshot(s)" in text
     assert "## Recap" in text
@@ -152,7 +152,7 @@ def test_new_session_after_the_gap(project: Path) -> None:
         import time
 
         time.sleep(2.2)
-        assert "a new session starts now" in history_service.session_summary(s)
+        assert "a new session starts now" in last_session.session_summary(s)
     finally:
         s.close()
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from code_trajectory.history import last_session
 from support import cli_stdout, git, mcp_client, server_command, subprocess_env, write
 
 
@@ -119,16 +120,15 @@ def test_a_search_that_reaches_its_limit_says_older_ones_match_too(project: Path
 def test_the_summary_says_saves_wait_only_when_saves_were_seen(session) -> None:
     """The rescan a watcher's start asks for (to cover its walk) is no saved change: the summary said "Changes saved
     since the last snapshot are waiting for the debounce" right after a server started on an unchanged tree."""
-    from code_trajectory.history import service as history
 
     write(session.root, "a.py", "a = 1\n")
     session.checkpoint("start")
     session.recorder.note_changes((), rescan=True)
     assert session.recorder.has_pending(wait=False) and not session.recorder.has_pending(wait=False, rescan=False)
-    assert "waiting for the debounce" not in history.session_summary(session)
+    assert "waiting for the debounce" not in last_session.session_summary(session)
     write(session.root, "a.py", "a = 2\n")
     session.recorder.note_changes(["a.py"])
-    assert "waiting for the debounce" in history.session_summary(session)
+    assert "waiting for the debounce" in last_session.session_summary(session)
 
 
 def test_a_stash_between_two_cli_checkpoints_is_gits_not_the_users_edit(project: Path) -> None:
@@ -153,13 +153,12 @@ def test_a_stash_between_two_cli_checkpoints_is_gits_not_the_users_edit(project:
 def test_the_summarys_structured_intents_are_the_newest_as_the_text_lists_them(session) -> None:
     """A session of 14 intents: the text lists the newest 12 after "2 earlier"; the structured content held the
     oldest 12 (a client that passes only structured content to the model got the start of the session)."""
-    from code_trajectory.history import service
 
     for n in range(14):
         session.set_intent(f"step {n}")
         write(session.root, "m.py", f"x = {n}\n")
         assert session.recorder.record_paths(["m.py"]) is not None
-    summary = service.session_summary(session)
+    summary = last_session.session_summary(session)
     assert "2 earlier, then " in str(summary)
     work = summary.data["last"]["branches"][0]
     assert [row[0] for row in work["intents"]] == [f"step {n}" for n in range(2, 14)]
@@ -183,7 +182,6 @@ def test_the_summarys_structured_content_keeps_every_named_point_beside_one_snap
     (the text's "(06:23–06:23)") made the structured content longer than the text, and the size rule's last resort
     left out the two oldest named points, the user's checkpoints a model given only the fields never saw."""
     from code_trajectory.core import answer
-    from code_trajectory.history import service
 
     for n in range(14):
         session.set_intent(f"replay {n}: Merge pull request #{300 + n} from GrahamCampbell/a-branch-name")
@@ -191,7 +189,7 @@ def test_the_summarys_structured_content_keeps_every_named_point_beside_one_snap
         assert session.recorder.record_paths(["m.py"]) is not None
         if n in (3, 8, 13):
             session.checkpoint(f"point {n}")
-    summary = service.session_summary(session)
+    summary = last_session.session_summary(session)
     fields = answer.structured(str(summary), summary.data)
     assert fields is not None
     assert [p["name"] for p in fields["named_points"]] == ["point 3", "point 8", "point 13"], fields

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from code_trajectory.core.config import TrajectorySettings
-from code_trajectory.history import service as history_service
+from code_trajectory.history import last_session
 from code_trajectory.recording.service import TrajectoryService
 from code_trajectory.recording.session import ProjectSession
 from support import git, git_repo, wait_for, watching, write
@@ -137,7 +137,7 @@ def test_directories_beyond_the_native_limit_are_polled(project: Path) -> None:
         assert session.watcher.polling and session.watcher.polled_dirs == 5  # src, tests and .git, .git/logs, .git/logs/refs
         write(project, "tests/test_more.py", "def test_more():\n    pass\n")  # a polled directory
         wait_for(lambda: count(project) == 2, timeout=20)
-        summary = history_service.session_summary(session)
+        summary = last_session.session_summary(session)
         assert "polled" in summary and "inotify" in summary
     finally:
         session.close()

@@ -62,9 +62,9 @@ def session_arguments(parser: argparse.ArgumentParser) -> None:
 
 def session(args: argparse.Namespace) -> int:
     """Summary of the last session (``get_session_summary``)."""
-    from code_trajectory.history import service
+    from code_trajectory.history import last_session
 
-    return print_with_session(args.project, lambda s: service.full_session_summary(s, args.source), read_only=True)
+    return print_with_session(args.project, lambda s: last_session.full_session_summary(s, args.source), read_only=True)
 
 
 def symbol_arguments(parser: argparse.ArgumentParser) -> None:

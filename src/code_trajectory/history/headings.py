@@ -17,10 +17,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from code_trajectory.core.errors import StorageError
 from code_trajectory.core.freetext import free_text
 from code_trajectory.git.file_versions import FileVersion
 from code_trajectory.git.log import CommitRecord
 from code_trajectory.git.messages import CONSOLIDATE_PREFIX, one_line
+from code_trajectory.git.shadow import ShadowRepo
 
 #: Characters of an intent repeated from the heading before (the first heading that has it shows it whole).
 REPEATED_INTENT_CHARS = 48
@@ -154,3 +156,17 @@ def net_zero_line(records: Sequence[CommitRecord]) -> str:
 def cap_names(names: list[str], limit: int) -> tuple[list[str], int]:
     """The first ``limit`` of ``names`` and how many were left out (for a closing ``+ N more``)."""
     return (names, 0) if len(names) <= limit else (names[:limit], len(names) - limit)
+
+
+def operation_trees(repo: ShadowRepo, records: Sequence[CommitRecord]) -> dict[str, str]:
+    """``{commit: tree id}`` of the git operations and restores among ``records`` and of their first parents: what
+    :func:`net_zero_spans` compares to find operations that cancel out."""
+    trees: dict[str, str] = {}
+    for record in records:
+        if record.is_git_operation or record.kind == "restore":
+            for oid in [record.oid, *record.parents[:1]]:
+                try:
+                    trees.setdefault(oid, repo.commit_tree_oid(oid))
+                except StorageError:  # a parent not fetched with a shared trajectory: nothing to compare
+                    continue
+    return trees

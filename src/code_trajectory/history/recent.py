@@ -37,7 +37,7 @@ def render(records: list[CommitRecord], branch: str, budget_tokens: int, *, sinc
         marks: ``{commit: mark}`` (test runs), shown under the heading.
         symbols: ``{commit: {path: changed symbols}}`` (see ``history.versions.symbols_of``, ``lean``).
         trees: ``{commit: tree id}`` of the git operations and restores and of their first parents (see
-            ``history.service.operation_trees``): operations that cancel out are said in one line.
+            ``history.headings.operation_trees``): operations that cancel out are said in one line.
     """
     title = f"# Project trajectory (shadow branch `{branch}`)"
     if not records:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from mcp.server.mcpserver import MCPServer
 
 from code_trajectory.core.mcp_util import in_thread
-from code_trajectory.history import service
+from code_trajectory.history import last_session, service
 from code_trajectory.recording.service import TrajectoryService
 
 
@@ -22,7 +22,7 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
                   description="The last session: branches, intents, files, tests and recap")
     async def session_resource() -> str:
         session = await app.session_for(None)
-        return str(await in_thread(lambda: service.full_session_summary(session)))
+        return str(await in_thread(lambda: last_session.full_session_summary(session)))
 
     @mcp.resource("trajectory://file/{+path}", name="file-trajectory", mime_type="text/markdown",
                   description="How one file evolved (path relative to the project root)")

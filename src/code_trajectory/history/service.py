@@ -6,17 +6,14 @@ from __future__ import annotations
 
 import functools
 import json
-import logging
 import shlex
-from datetime import datetime
 from pathlib import Path
 
 from code_trajectory.core.answer import Answer, message, short
-from code_trajectory.core.errors import InvalidArgumentError, StorageError
+from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.core.when import require_when
 from code_trajectory.git import file_versions, indexed_log, log, points
-from code_trajectory.git.diffs import tree_changes
-from code_trajectory.git.shadow import SHADOW_REF_PREFIX, ShadowRepo, branch_of_ref, shadow_ref
+from code_trajectory.git.shadow import ShadowRepo, branch_of_ref, shadow_ref
 from code_trajectory.git.snapshots import resolve_snapshot
 from code_trajectory.git.trees import list_files
 from code_trajectory.history import compare as compare_mod
@@ -29,8 +26,6 @@ from code_trajectory.history import (
     render_file,
     render_symbol,
     search,
-    summary,
-    summary_data,
     symbol_history,
     versions,
 )
@@ -45,8 +40,6 @@ MAX_LIMIT = 1000
 DEPTH_RANGE = (1, MAX_DEPTH)
 DIFFS_RANGE = (0, MAX_DEPTH)
 LIMIT_RANGE = (1, MAX_LIMIT)
-#: Commits read when looking for the last session's boundary.
-SESSION_SCAN_LIMIT = 5000
 
 
 def resolve_branch(session: ProjectSession, branch: str | None) -> str:
@@ -197,7 +190,7 @@ def global_trajectory(session: ProjectSession, limit: int = 20, since_consolidat
     named = markers.not_in_headings(every, records)  # a name the heading says is not repeated
     marks = markers.with_marks(hooks.commit_marks(repo, [r.oid for r in records]), named)
     symbols = versions.symbols_of(repo, records, lean=True)
-    trees = operation_trees(repo, records)
+    trees = headings.operation_trees(repo, records)
     text = recent.render(records, branch, session.settings.token_budget, since_consolidate=since_consolidate,
                          reached_consolidation=reached, more_available=more, marks=marks,
                          symbols=symbols, trees=trees)
@@ -206,90 +199,6 @@ def global_trajectory(session: ProjectSession, limit: int = 20, since_consolidat
     text = f"{text}\n\n{line}" if line else text
     return Answer(text, recent.within_text(text, {**recent.data(text, branch, records, marks, more),
                                                   "named_points": markers.data(named) or None}))
-
-
-def operation_trees(repo: ShadowRepo, records: list[log.CommitRecord]) -> dict[str, str]:
-    """``{commit: tree id}`` of the git operations and restores among ``records`` and of their first parents: what
-    :func:`code_trajectory.history.headings.net_zero_spans` compares to find operations that cancel out."""
-    trees: dict[str, str] = {}
-    for record in records:
-        if record.is_git_operation or record.kind == "restore":
-            for oid in [record.oid, *record.parents[:1]]:
-                try:
-                    trees.setdefault(oid, repo.commit_tree_oid(oid))
-                except StorageError:  # a parent not fetched with a shared trajectory: nothing to compare
-                    continue
-    return trees
-
-
-def session_summary(session: ProjectSession, recap: str | None = None, notices: list[str] | None = None,
-                    tests: str | None = None, source: str | None = None) -> str:
-    """Markdown summary of the last session and whether a new one starts now; an
-    :class:`~code_trajectory.core.answer.Answer` whose data holds the points named on the last session's snapshots
-    (``named_points``, oldest first, see :func:`code_trajectory.history.markers.data`).
-
-    Args:
-        session: the project.
-        recap: the recap's section (markdown), shown at the end.
-        notices: extra notices to show first.
-        tests: the test status section (markdown).
-        source: summarise a shared trajectory (``alice@example.com/main``) instead of our own branches.
-    """
-    session.check_alive()
-    repo = session.recorder.repo
-    current_intent = session.recorder.intent.describe()
-    foreign = False
-    if source is not None:
-        from code_trajectory.share.service import resolve_source, source_intent
-
-        refs = [resolve_source(repo, source)]
-        foreign = not refs[0].startswith(SHADOW_REF_PREFIX)
-        if foreign:  # another author's: their intent, never ours
-            notices = [f"this is the shared trajectory `{source}`, read-only"] + list(notices or [])
-            current_intent = source_intent(repo, refs[0]) or "(none shared)"
-    else:
-        refs = list(repo.shadow_refs())
-    # the import's changes are every file of the project and the summary counts none of them
-    records = log.read_log(repo, refs, limit=SESSION_SCAN_LIMIT, date_order=True, root_changes=False)
-    gap = session.settings.session_gap_seconds
-    sessions = log.sessions(records, gap)
-    net_by_branch = {}
-    net_symbols: dict[str, dict[str, str]] = {}  # by branch, then path
-    if sessions:
-        last = sessions[0]
-        if len(last) <= 500:
-            log.add_line_counts(repo, last)
-        for work in summary.split_by_branch(last):
-            first = work.records[-1]
-            # the import of the existing tree is where the session starts, not work done in it
-            # (a history begun by a checkpoint, no import, begins with a root snapshot: the same baseline)
-            start = first.oid if headings.began_recording(first) else first.parents[0]
-            start_tree = repo.commit_tree_oid(start) if start else None
-            net_by_branch[work.branch] = tree_changes(repo, start_tree, repo.commit_tree_oid(work.records[0].oid))
-        net_symbols = {branch: {change.path: line for change in summary.net_order(changes)[:summary.NET_FILES_LISTED]
-                                if (line := versions.symbol_line_of(repo, change))}
-                       for branch, changes in net_by_branch.items()}
-    all_notices = ([] if foreign else session.status_notices()) + list(notices or [])
-    # the points named in the last session, also on a snapshot it did not change (named when nothing changed)
-    named = markers.on_commits(points.points(repo), [r.oid for r in sessions[0]]) if sessions else []
-    # saves seen, waiting for the debounce; not the rescan a watcher's start asks for (it usually finds nothing)
-    now = datetime.now().astimezone()
-    pending = not foreign and session.recorder.has_pending(wait=False, rescan=False)
-    text = summary.render(now=now, gap_seconds=gap, sessions=sessions, current_intent=current_intent,
-                          current_branch=session.branch, net_by_branch=net_by_branch, net_symbols=net_symbols,
-                          pending=pending, recap=recap, budget_tokens=session.settings.token_budget,
-                          notices=all_notices, tests=tests, points_line=markers.names_line(named),
-                          trees=operation_trees(repo, sessions[0]) if sessions else None)
-    fields_ = summary_data.summary_data(
-        now=now, gap_seconds=gap, sessions=sessions, current_intent=current_intent, current_branch=session.branch,
-        net_by_branch=net_by_branch, net_symbols=net_symbols, pending=pending, notices=all_notices,
-        sections=[tests, recap])
-    points_data = markers.data(named)
-    if points_data:  # said before the final state, as the text says them
-        at = list(fields_).index("final") if "final" in fields_ else len(fields_)
-        items = list(fields_.items())
-        fields_ = dict([*items[:at], ("named_points", points_data), *items[at:]])
-    return Answer(text, fields_)
 
 
 def symbol_trajectory(session: ProjectSession, filepath: str, symbol: str, depth: int = 10,
@@ -431,26 +340,3 @@ def _point_why(repo: ShadowRepo, commit: str) -> str:
     """``2026-11-25 14:02:11 · Intent: Fix login``: when a snapshot was taken and why (:func:`headings.why`)."""
     found = log.read_log(repo, [commit], limit=1, with_changes=False)
     return f"{narrative.fmt_time(found[0].time)} · {headings.why(found[0], import_files=False)}" if found else commit[:12]
-
-
-def full_session_summary(session: ProjectSession, source: str | None = None) -> str:
-    """The session summary with the test status and the recap: what ``get_session_summary`` and ``session`` show.
-
-    The test status comes from the sections registered with :func:`code_trajectory.history.hooks.on_summary_section`
-    (``testruns``' ``## Tests``, registered by :mod:`code_trajectory.wiring`), the recap from
-    :mod:`code_trajectory.recap.render`; a recap that cannot be read is left out with a log line, never failing
-    the summary.
-    """
-    from code_trajectory.recap.render import recap_for_summary
-
-    recap_text = None
-    try:
-        recap_text = recap_for_summary(session.root)
-    except Exception as exc:  # noqa: BLE001 - the summary still answers without the recap
-        logging.getLogger(__name__).warning("recap unavailable for the summary: %s", exc)
-    if source is not None:  # another author's trajectory: our recap and test runs are not about it
-        from code_trajectory.share.service import points_text
-
-        sections = [hooks.source_summary_sections(session, source), points_text(session.recorder.repo, source)]
-        return session_summary(session, source=source, tests="\n\n".join(filter(None, sections)) or None)
-    return session_summary(session, recap=recap_text, tests=hooks.summary_sections(session))

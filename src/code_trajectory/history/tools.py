@@ -12,7 +12,7 @@ from pydantic import Field
 from code_trajectory.core.answer import Answer
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.core.mcp_util import MAX_RESULT_SIZE_CHARS, READ_ONLY, bounded, in_thread, tool
-from code_trajectory.history import resources, service
+from code_trajectory.history import last_session, resources, service
 from code_trajectory.history.narrative import CHARS_PER_TOKEN
 from code_trajectory.history.render_symbol import DEFAULT_DIFFS
 from code_trajectory.history.service import DEPTH_RANGE, DIFFS_RANGE, LIMIT_RANGE
@@ -81,7 +81,7 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
         """Catch up at the start of a conversation: whether a new session starts now (gap over an hour) and what
         the last session did (span, snapshots, files most changed, intents, final state, recap)."""
         session = await app.session_for(ctx)
-        return await in_thread(lambda: service.full_session_summary(session, source))
+        return await in_thread(lambda: last_session.full_session_summary(session, source))
 
     @tool(mcp, READ_ONLY)
     async def get_symbol_trajectory(
