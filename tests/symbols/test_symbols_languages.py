@@ -542,12 +542,12 @@ def test_csharp_namespaces_properties_and_overloads():
         ''')
     assert got == [
         ("App.Core", "namespace", 2, 10),
-        ("App.Core.Store", "class", 3, 9),
-        ("App.Core.Store.Store", "constructor", 4, 4),
-        ("App.Core.Store.Save(int)", "method", 5, 5),
-        ("App.Core.Store.Save(string,int)", "method", 6, 6),
-        ("App.Core.Store.Size", "property", 7, 7),
-        ("App.Core.Store.IRepo", "interface", 8, 8),
+        ("App.Core.Store<>", "class", 3, 9),
+        ("App.Core.Store<>.Store", "constructor", 4, 4),
+        ("App.Core.Store<>.Save(int)", "method", 5, 5),
+        ("App.Core.Store<>.Save(string,int)", "method", 6, 6),
+        ("App.Core.Store<>.Size", "property", 7, 7),
+        ("App.Core.Store<>.IRepo", "interface", 8, 8),
     ]
 
 

@@ -66,7 +66,9 @@ def find(symbols: Sequence[Symbol], name: str) -> Symbol | None:
     disambiguation (``bar`` for a single ``Foo.bar(int)``). When nothing matches so, the name's
     separators are taken as any language's (``Parser.next`` finds Rust's ``Parser::next``, ``Foo::bar``
     Python's ``Foo.bar``), by the same rules; then a name with spaces is compared without them (a Java
-    signature as written, ``withBounds(List<? extends TypeName>)``, is stored as its parser spells it). A Go
+    signature as written, ``withBounds(List<? extends TypeName>)``, is stored as its parser spells it); then a C#
+    generic type (``Wrapper<,>``) is found by its type parameters (``Wrapper<TRequest, TResponse>``) or, when that
+    names one, without them (``Wrapper``, ``Wrapper.Handle``). A Go
     method as Go's tools spell it, ``(*FlagSet).Parse`` or ``pflag.(*FlagSet).Parse``, is ``FlagSet.Parse``.
 
     Returns:
@@ -95,6 +97,8 @@ def find(symbols: Sequence[Symbol], name: str) -> Symbol | None:
         tight = "".join(name.split())
         matches = [s for s in symbols if "".join(s.name.split()) == tight] or [
             s for s in symbols if _suffix_match("".join(s.name.split()), tight)]
+    if not matches and ("<" in name or any("<" in s.name for s in symbols)):
+        matches = _generic_matches(symbols, name)
     if len(matches) == 1:
         return matches[0]
     if matches:
@@ -130,6 +134,44 @@ def overloads_of(name: str, names: Iterable[str]) -> list[str]:
     name = name.strip()
     return [n for n in dict.fromkeys(names) if _strip_overload(n) != n and (
         _strip_overload(n) == name or _suffix_match(_strip_overload(n), name))]
+
+
+def _generic_matches(symbols: Sequence[Symbol], name: str) -> list[Symbol]:
+    """C# generic types, named by their arity (``Wrapper<,>.Handle``): asked for with their type parameters
+    (``Wrapper<TRequest, TResponse>.Handle``), or without them when that names one (``Wrapper.Handle``)."""
+    unbound, bare = _unbound("".join(name.split())), _unbound("".join(name.split()), keep=False)
+    matches = [s for s in symbols if _unbound(s.name) == unbound] or [
+        s for s in symbols if _suffix_match(_unbound(s.name), unbound)]
+    if not matches:
+        matches = [s for s in symbols if _unbound(s.name, keep=False) == bare] or [
+            s for s in symbols if _suffix_match(_unbound(s.name, keep=False), bare)]
+    if not matches:  # one overload of a generic type's method (several: the caller suggests them)
+        matches = [s for s in symbols if _suffix_match(_strip_overload(_unbound(s.name, keep=False)), bare)]
+        matches = matches if len(matches) == 1 else []
+    return matches
+
+
+def _unbound(name: str, keep: bool = True) -> str:
+    """``name`` with each ``<...>`` written as its arity, as C# writes an unbound generic type (``Map<K, V<T>>`` ->
+    ``Map<,>``), or left out (``keep=False``: ``Map``)."""
+    if "<" not in name:
+        return name
+    out: list[str] = []
+    depth = 0
+    for ch in name:
+        if ch == "<":
+            depth += 1
+            if depth == 1 and keep:
+                out.append("<")
+        elif ch == ">" and depth:
+            depth -= 1
+            if depth == 0 and keep:
+                out.append(">")
+        elif depth == 0:
+            out.append(ch)
+        elif depth == 1 and ch == "," and keep:
+            out.append(",")
+    return "".join(out)
 
 
 def _suffix_match(qualified: str, name: str) -> bool:

@@ -16,8 +16,9 @@ from .base import Symbol, short_name
 from .chunks import Chunk
 from .normalize import LazyKeys
 
-#: An overload's or an occurrence's suffix of a qualified name (``(int)``, ``@2``).
-OVERLOAD_SUFFIX = re.compile(r"(\([^()]*\)|@\d+)$")
+#: An overload's or an occurrence's suffix of a qualified name (``(int)``, ``@2``), or a C# generic type's arity
+#: (``<,>``).
+OVERLOAD_SUFFIX = re.compile(r"(\([^()]*\)|@\d+|<,*>)$")
 
 
 def _trim(xs: list[Any], ys: list[Any]) -> tuple[int, int]:

@@ -3,6 +3,10 @@ records nested with ``.``; methods with a body (``method``), constructors (``con
 properties with accessor bodies (``property``). A file-scoped ``namespace App.Core;`` is a
 symbol of its own but does not prefix the types after it (tree-sitter gives it no body).
 
+A generic type's name says its arity as C# writes the unbound type (``typeof(Wrapper<,>)``):
+``Wrapper<,>``, ``Wrapper<>``, each a type of its own beside a plain ``Wrapper`` (as in C#), under
+one name when its type parameters are renamed; its members are ``Wrapper<,>.Handle``.
+
 Overloads: when one qualified name is defined more than once, each gets its parameter
 types, whitespace squashed: ``Store.Save(int)``, ``Store.Save(string,int[])``.
 ``using`` directives are imports.
@@ -44,8 +48,14 @@ class CSharp(TreeSitterLanguage):
     """
 
     def definition(self, kind: str, node: Any, caps: dict[str, list[Any]]) -> Def | None:
-        """Names are taken as written, whitespace squashed (``App.Core``)."""
-        return self.make_def(node, kind, squash(node_text(caps["name"][0])))
+        """Names are taken as written, whitespace squashed (``App.Core``); a generic type's with its arity
+        (``Wrapper<,>``)."""
+        name = squash(node_text(caps["name"][0]))
+        params = next((c for c in node.children if c.type == "type_parameter_list"), None)
+        if params is not None and kind != "method":
+            arity = sum(1 for c in params.named_children if c.type == "type_parameter")
+            name += "<" + "," * (arity - 1) + ">"
+        return self.make_def(node, kind, name)
 
     def overload_name(self, d: Def) -> str | None:
         """Parameter types: ``Store.Save(string,int[])``."""

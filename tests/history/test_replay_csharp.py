@@ -1,0 +1,78 @@
+"""Answers a replay of a real C# history found wrong (jbogard/MediatR, 59 merges of 2019-2023; the CLI as a
+subprocess on real git in temp dirs), each reduced to the edit that showed it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from support import cli_stdout, subprocess_env, write
+
+
+def recorded(project: Path, rel: str, *versions: str) -> str:
+    """Write each of ``versions`` to ``rel`` with a checkpoint after each (the CLI); the log's last line."""
+    for text in versions:
+        write(project, rel, text)
+        cli_stdout(project, "checkpoint")
+    return cli_stdout(project, "log").splitlines()[-1]
+
+
+_WRAPPERS_CS = """namespace MediatR.Wrappers;
+
+public abstract class RequestHandlerWrapper<TResponse> : RequestHandlerBase
+{
+    public abstract Task<TResponse> Handle(IRequest<TResponse> request, IServiceProvider serviceProvider);
+}
+%s
+public class RequestHandlerWrapperImpl<TRequest, TResponse> : RequestHandlerWrapper<TResponse>
+    where TRequest : IRequest<TResponse>
+{
+    public override Task<TResponse> Handle(IRequest<TResponse> request, IServiceProvider serviceProvider)
+    {
+        return serviceProvider.GetRequiredService<IRequestHandler<TRequest, TResponse>>().Handle((TRequest)request);
+    }
+}
+%s"""
+
+_NON_GENERIC_CS = """
+public abstract class RequestHandlerWrapper : RequestHandlerBase
+{
+    public abstract Task Handle(IRequest request, IServiceProvider serviceProvider);
+}
+"""
+
+_IMPL_CS = """
+public class RequestHandlerWrapperImpl<TRequest> : RequestHandlerWrapper
+    where TRequest : IRequest
+{
+    public override Task Handle(IRequest request, IServiceProvider serviceProvider)
+    {
+        return serviceProvider.GetRequiredService<IRequestHandler<TRequest>>().Handle((TRequest)request);
+    }
+}
+"""
+
+
+def test_a_csharp_type_added_beside_a_generic_one_of_its_name_is_a_type_of_its_own(project: Path) -> None:
+    # MediatR #835 added `RequestHandlerWrapper` beside `RequestHandlerWrapper<TResponse>` and
+    # `RequestHandlerWrapperImpl<TRequest>` after `RequestHandlerWrapperImpl<TRequest, TResponse>`: both pairs had one
+    # name (`RequestHandlerWrapperImpl`, `RequestHandlerWrapperImpl@2`), so the new `RequestHandlerWrapper` took the
+    # generic one's history and `RequestHandlerWrapperImpl@2` the older impl's (since 2019: "modified" where it was
+    # added); C# tells them apart by arity, and so do their names now: `RequestHandlerWrapperImpl<,>`
+    last = recorded(project, "src/Wrappers.cs", _WRAPPERS_CS % ("", ""), _WRAPPERS_CS % (_NON_GENERIC_CS, _IMPL_CS))
+    assert last == ("M src/Wrappers.cs (+14): added RequestHandlerWrapper, RequestHandlerWrapperImpl<> "
+                    "(Handle)"), last
+    plain = cli_stdout(project, "symbol", "src/Wrappers.cs", "RequestHandlerWrapper")
+    assert plain.count("\n## ") == 1 and "· added" in plain and "first recorded" not in plain, plain
+    impl = cli_stdout(project, "symbol", "src/Wrappers.cs", "RequestHandlerWrapperImpl<TRequest>")
+    assert "# Trajectory of `RequestHandlerWrapperImpl<>`" in impl and impl.count("\n## ") == 1, impl
+    assert "· added" in impl and "first recorded" not in impl, impl
+    generic = cli_stdout(project, "symbol", "src/Wrappers.cs", "RequestHandlerWrapperImpl<TRequest, TResponse>.Handle")
+    assert "# Trajectory of `RequestHandlerWrapperImpl<,>.Handle`" in generic, generic
+    assert "as first recorded" in generic and "added" not in generic, generic
+    both = subprocess.run([sys.executable, "-m", "code_trajectory", "symbol", "src/Wrappers.cs",
+                           "RequestHandlerWrapperImpl"], cwd=project, env=subprocess_env(), capture_output=True,
+                          text=True, timeout=120)
+    assert both.returncode == 2 and "ambiguous: it matches RequestHandlerWrapperImpl<,>, RequestHandlerWrapperImpl<>" \
+        in both.stderr, both.stderr
