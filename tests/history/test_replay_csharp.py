@@ -76,3 +76,43 @@ def test_a_csharp_type_added_beside_a_generic_one_of_its_name_is_a_type_of_its_o
                           text=True, timeout=120)
     assert both.returncode == 2 and "ambiguous: it matches RequestHandlerWrapperImpl<,>, RequestHandlerWrapperImpl<>" \
         in both.stderr, both.stderr
+
+
+_HANDLE_CS = """namespace MediatR.Wrappers;
+
+public class RequestHandlerWrapperImpl<TRequest, TResponse> : RequestHandlerWrapper<TResponse>
+    where TRequest : IRequest<TResponse>
+{
+    public override async Task<object?> Handle(object request, %(old)s,
+        CancellationToken cancellationToken) =>
+        await Handle((IRequest<TResponse>)request, %(arg)s, cancellationToken).ConfigureAwait(false);
+
+    public override Task<TResponse> Handle(IRequest<TResponse> request, %(old)s,
+        CancellationToken cancellationToken)
+    {
+        Task<TResponse> Handler() => %(arg)s.GetInstance<IRequestHandler<TRequest, TResponse>>()
+            .Handle((TRequest) request, cancellationToken);
+
+        return Handler();
+    }
+}
+"""
+
+
+def test_csharp_overloads_whose_parameter_types_all_changed_at_once_are_modified(project: Path) -> None:
+    # MediatR #802 changed `ServiceFactory serviceFactory` to `IServiceProvider serviceProvider` in both `Handle`
+    # overloads (and #772 swapped their last two parameters): each overload's name changed, and with two of them no
+    # old one was paired with a new one, so the log said both removed and both added, and each `Handle`'s history
+    # began there ("added"), its older versions lost
+    last = recorded(project, "src/Wrappers.cs",
+                    _HANDLE_CS % {"old": "ServiceFactory serviceFactory", "arg": "serviceFactory"},
+                    _HANDLE_CS % {"old": "IServiceProvider serviceProvider", "arg": "serviceProvider"})
+    assert "removed" not in last and "added" not in last, last
+    assert "modified RequestHandlerWrapperImpl<,>.Handle(object,IServiceProvider,CancellationToken), " \
+           "RequestHandlerWrapperImpl<,>.Handle(IRequest<TResponse>,IServiceProvider,CancellationToken)" in last, last
+    for params, old in (("object", "Handle(object,ServiceFactory,CancellationToken)"),
+                        ("IRequest<TResponse>", "Handle(IRequest<TResponse>,ServiceFactory,CancellationToken)")):
+        symbol = cli_stdout(project, "symbol", "src/Wrappers.cs",
+                            f"RequestHandlerWrapperImpl<,>.Handle({params},IServiceProvider,CancellationToken)")
+        assert "as first recorded" in symbol and "added" not in symbol, symbol
+        assert f"modified (named RequestHandlerWrapperImpl<,>.{old} before)" in symbol, symbol

@@ -8,7 +8,9 @@ when a name's repeated definitions came to be paired by body before position (3 
 ``def`` line changed: a deleted first ``init`` of two was reported as the second one removed), and again when a
 pure rename whose body names its old name came to be a rename (1 Ruby case: ``def size; @items.size; end`` renamed
 ``sizeX`` was a removal and an addition), and again when C# generic types came to be named by their arity
-(``Store0<>``, ``Store0<>.Load``: names only, every other field the same).
+(``Store0<>``, ``Store0<>.Load``: names only, every other field the same), and again when overloads whose
+signatures all changed at once came to be paired (1 Java and 1 C# case: a type parameter ``T`` renamed in both
+``save`` overloads was both removed and added).
 They pin the observable semantics (innermost reporting, renames, moves, reformatted,
 comments-only, import-only, overload naming, line spans) so that a faster implementation
 can be checked against them edit by edit.

@@ -10,7 +10,9 @@ Matching rules, in order (each symbol is matched at most once):
    reporting: ``modified Serializer.loads``, not also ``Serializer``).
 2. Overload aliases: a name that only gained or lost its disambiguation (``Foo.bar`` ->
    ``Foo.bar(int)`` once a second ``bar`` appears) is matched as the same symbol (by text, by
-   body, by its one declaration line unchanged, or as the only candidate).
+   body, by its one declaration line unchanged, or as the only candidate). Overloads left over
+   as many on each side (each one's parameter types changed) are matched by the most similar
+   signature.
 3. Renames: a removed and an added symbol of the same kind with the same ``body_key``
    (body unchanged, names ignored), or whose text differs only in its name's one word. Then containers of the same kind sharing at least half
    of their child names (by short name) are renamed too, and their children are matched
@@ -29,7 +31,6 @@ version incrementally from the old one's tree.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
@@ -37,18 +38,15 @@ from . import same
 from .base import FileAnalysis, Symbol, short_name
 from .comments import CommentEdit, comment_edits, describe_comments
 from .lookup import readable
+from .pairing import NUMBERED, base_name, pair, pair_repeated, pair_signatures
 from .registry import language_for
-from .same import OVERLOAD_SUFFIX, same_body, same_imports, same_own, same_own_imports, same_top, same_top_text
+from .same import same_body, same_imports, same_own, same_own_imports, same_top, same_top_text
 from .same import same_comments as same_comments_everywhere
 
 #: Values of :attr:`SymbolChanges.kind`.
 CHANGE_KINDS = ("unchanged", "added", "deleted", "whitespace-only", "comment-only", "doc-only", "import-only",
                 "code", "skipped")
 
-_ALIAS = OVERLOAD_SUFFIX
-_NUMBERED = re.compile(r"@\d+$")
-_GENERICS = r"<(?:[^<>]|<(?:[^<>]|<[^<>]*>)*>)*>"  # a Rust trait's generic arguments, nested up to 2 levels
-_TRAIT_FORM = re.compile(rf"<([^<>]*?) as (?:[^<>]|{_GENERICS})*>::|^(impl [^<\s]+){_GENERICS}(?= for )")
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,22 +205,23 @@ def _diff(path: str, old: FileAnalysis, new: FileAnalysis, parents: dict[str, st
     removed = [s for s in old.symbols if s.name not in new_by]
     added = [s for s in new.symbols if s.name not in old_by]
 
-    if any(_NUMBERED.search(s.name) for s in (*old.symbols, *new.symbols)):
-        _pair_repeated(old.symbols, new.symbols, pairs, removed, added)
+    if any(NUMBERED.search(s.name) for s in (*old.symbols, *new.symbols)):
+        pair_repeated(old.symbols, new.symbols, pairs, removed, added)
 
     # 2. overload aliases
     by_base: dict[str, list[Symbol]] = {}
     for s in added:
-        by_base.setdefault(_base(s.name), []).append(s)
+        by_base.setdefault(base_name(s.name), []).append(s)
     for r in list(removed):
-        cands = by_base.get(_base(r.name), [])
+        cands = by_base.get(base_name(r.name), [])
         pick = next((a for a in cands if r._keys.same_text(r._index, a._keys, a._index)), None) or next(
             (a for a in cands if a.body_key == r.body_key), None) or same.one_same_header(r, cands)
-        if pick is None and len(cands) == 1 and len([x for x in removed if _base(x.name) == _base(r.name)]) == 1:
+        if pick is None and len(cands) == 1 and len([x for x in removed if base_name(x.name) == base_name(r.name)]) == 1:
             pick = cands[0]
         if pick is not None and pick in added:
             cands.remove(pick)
-            _pair(r, pick, pairs, removed, added)
+            pair(r, pick, pairs, removed, added)
+    pair_signatures(removed, added, pairs)
 
     # 3a. renames with an unchanged body (or a pure rename whose body names its old name too: a delegation)
     for r in list(removed):
@@ -231,7 +230,7 @@ def _diff(path: str, old: FileAnalysis, new: FileAnalysis, parents: dict[str, st
         if cands:
             a = next((c for c in cands if c.parent == pairs.get(r.parent or "", r.parent)), cands[0])
             renamed[r.name] = a.name
-            _pair(r, a, pairs, removed, added)
+            pair(r, a, pairs, removed, added)
     # 3b. containers renamed with changed children
     old_kids = _children(old.symbols) if removed and added else {}
     new_kids = _children(new.symbols) if old_kids else {}
@@ -243,7 +242,7 @@ def _diff(path: str, old: FileAnalysis, new: FileAnalysis, parents: dict[str, st
             theirs = new_kids.get(a.name)
             if a.kind == r.kind and theirs and len(mine & theirs) * 2 >= len(mine | theirs):
                 renamed[r.name] = a.name
-                _pair(r, a, pairs, removed, added)
+                pair(r, a, pairs, removed, added)
                 break
     # 3c. children following their container's rename
     added_by = {s.name: s for s in added}
@@ -256,7 +255,7 @@ def _diff(path: str, old: FileAnalysis, new: FileAnalysis, parents: dict[str, st
             continue
         target = added_by.get(new_parent + r.name[len(parent):])
         if target is not None and target in added:
-            _pair(r, target, pairs, removed, added)
+            pair(r, target, pairs, removed, added)
     for old_name, new_name in list(renamed.items()):
         op, np_ = old_by[old_name].parent, new_by[new_name].parent
         if op is not None and pairs.get(op) == np_ and op != np_ and \
@@ -321,69 +320,6 @@ def _diff(path: str, old: FileAnalysis, new: FileAnalysis, parents: dict[str, st
         moved=_moved(old, new, pairs),
         imports_changed=not imports_equal, top_level_changed=not same_top_code and not same_top_text(ok, nk),
         has_errors=new.has_errors, parents=parents)
-
-
-def _base(name: str) -> str:
-    return _ALIAS.sub("", _TRAIT_FORM.sub(lambda m: m[1] + "::" if m[1] is not None else m[2], name))
-
-
-def _pair_repeated(olds: tuple[Symbol, ...], news: tuple[Symbol, ...], pairs: dict[str, str], removed: list[Symbol],
-                   added: list[Symbol]) -> None:
-    """1b. A name defined several times in a file (Go's ``init``, a redefinition) is numbered by position (``init``,
-    ``init@2``: :func:`~code_trajectory.symbols.engine.disambiguate`), so deleting the first renumbers the others
-    and pairing by name would report the wrong one removed and the survivor modified. When their number changed,
-    such definitions are paired by body first (an unchanged one keeps its partner), then the rest in source order; ``removed`` and ``added``
-    keep the symbols' order. Linear in the definitions (sets of ids, bodies indexed)."""
-    def base(symbol: Symbol) -> str:
-        return _NUMBERED.sub("", symbol.name)
-
-    groups_old: dict[str, list[Symbol]] = {}
-    groups_new: dict[str, list[Symbol]] = {}
-    for s in olds:
-        groups_old.setdefault(base(s), []).append(s)
-    for s in news:
-        groups_new.setdefault(base(s), []).append(s)
-    open_old = {id(s) for s in removed}
-    open_new = {id(s) for s in added}
-    changed = False
-    for name, mine in groups_old.items():
-        theirs = groups_new.get(name)
-        if not theirs or len(mine) == len(theirs):  # none added or removed: the positions still match
-            continue
-        by_name = {s.name: s for s in theirs}
-        for s in mine:  # undo the pairing by name within the group
-            partner = by_name.get(pairs.get(s.name, ""))
-            if partner is not None:
-                del pairs[s.name]
-                open_old.add(id(s))
-                open_new.add(id(partner))
-        bodies: dict[object, list[Symbol]] = {}
-        for t in theirs:
-            if id(t) in open_new:
-                bodies.setdefault(t.body_key, []).append(t)
-        for s in mine:
-            same = bodies.get(s.body_key) if id(s) in open_old else None
-            while same and id(same[0]) not in open_new:
-                same.pop(0)
-            if same:
-                t = same.pop(0)
-                pairs[s.name] = t.name
-                open_old.discard(id(s))
-                open_new.discard(id(t))
-        for s, t in zip([s for s in mine if id(s) in open_old], [t for t in theirs if id(t) in open_new]):
-            pairs[s.name] = t.name
-            open_old.discard(id(s))
-            open_new.discard(id(t))
-        changed = True
-    if changed:
-        removed[:] = [s for s in olds if id(s) in open_old]
-        added[:] = [s for s in news if id(s) in open_new]
-
-
-def _pair(r: Symbol, a: Symbol, pairs: dict[str, str], removed: list[Symbol], added: list[Symbol]) -> None:
-    pairs[r.name] = a.name
-    removed.remove(r)
-    added.remove(a)
 
 
 def _children(symbols: tuple[Symbol, ...]) -> dict[str, set[str]]:
