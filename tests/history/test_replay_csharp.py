@@ -116,3 +116,38 @@ def test_csharp_overloads_whose_parameter_types_all_changed_at_once_are_modified
                             f"RequestHandlerWrapperImpl<,>.Handle({params},IServiceProvider,CancellationToken)")
         assert "as first recorded" in symbol and "added" not in symbol, symbol
         assert f"modified (named RequestHandlerWrapperImpl<,>.{old} before)" in symbol, symbol
+
+
+_UNIT_CS = """namespace MediatR;
+
+public delegate Task<TResponse> RequestHandlerDelegate<TResponse>(%s);
+
+public readonly struct Unit : IEquatable<Unit>
+{
+    private static readonly Unit _value = new();
+
+    public static ref readonly Unit Value => ref _value;
+
+    public bool Equals(Unit other) => true;
+
+    public static bool operator ==(Unit first, Unit second) => %s;
+
+    public static bool operator !=(Unit first, Unit second) => false;
+}
+"""
+
+
+def test_csharp_delegates_operators_and_expression_bodied_properties_are_symbols(project: Path) -> None:
+    # MediatR's RequestHandlerDelegate<TResponse> (its pipeline's delegate), Unit's `operator ==` and its
+    # `Value => ref _value` were no symbols: a change to the delegate was "code outside symbols", one to an
+    # operator "modified Unit", and `symbol Unit.cs Unit.operator==` or `Unit.Value` was "no symbol"
+    last = recorded(project, "src/Unit.cs", _UNIT_CS % ("", "true"),
+                    _UNIT_CS % ("CancellationToken t = default", "first.Equals(second)"))
+    assert last == "M src/Unit.cs (+2 -2): modified RequestHandlerDelegate<>, Unit.operator==", last
+    delegate = cli_stdout(project, "symbol", "src/Unit.cs", "RequestHandlerDelegate")
+    assert "# Trajectory of `RequestHandlerDelegate<>`" in delegate and "· modified" in delegate, delegate
+    assert "+public delegate Task<TResponse> RequestHandlerDelegate<TResponse>(CancellationToken t = default);" \
+        in delegate, delegate
+    operator = cli_stdout(project, "symbol", "src/Unit.cs", "Unit.operator==")
+    assert "+    public static bool operator ==(Unit first, Unit second) => first.Equals(second);" in operator, operator
+    assert "as first recorded" in cli_stdout(project, "symbol", "src/Unit.cs", "Unit.Value")

@@ -551,6 +551,35 @@ def test_csharp_namespaces_properties_and_overloads():
     ]
 
 
+def test_csharp_operators_indexers_events_finalizers_delegates_and_expression_bodied_properties():
+    got = extract("Unit.cs", '''\
+        namespace App;
+        public delegate Task<T> Next<T>();
+        public struct Unit {
+          public static Unit Value => _value;
+          public int Auto { get; set; } = 3;
+          public static bool operator ==(Unit a, Unit b) => true;
+          public static implicit operator int(Unit u) { return 0; }
+          public int this[int i] => i;
+          public int this[string s] { get { return 1; } }
+          public event EventHandler Changed { add { } remove { } }
+          ~Unit() { }
+        }
+        ''')
+    assert got == [
+        ("App", "namespace", 1, 1),
+        ("Next<>", "type", 2, 2),
+        ("Unit", "struct", 3, 12),
+        ("Unit.Value", "property", 4, 4),
+        ("Unit.operator==", "method", 6, 6),
+        ("Unit.operator int", "method", 7, 7),
+        ("Unit.this(int)", "property", 8, 8),
+        ("Unit.this(string)", "property", 9, 9),
+        ("Unit.Changed", "property", 10, 10),
+        ("Unit.~Unit", "method", 11, 11),
+    ]
+
+
 def test_php_classes_traits_and_braced_namespaces():
     got = extract("src/User.php", '''\
         <?php

@@ -1,7 +1,10 @@
-"""C# (``.cs``): namespaces (``namespace``, ``App.Core``), classes, structs, interfaces, enums and
-records nested with ``.``; methods with a body (``method``), constructors (``constructor``),
-properties with accessor bodies (``property``). A file-scoped ``namespace App.Core;`` is a
-symbol of its own but does not prefix the types after it (tree-sitter gives it no body).
+"""C# (``.cs``): namespaces (``namespace``, ``App.Core``), classes, structs, interfaces, enums,
+records and delegates (``type``) nested with ``.``; methods with a body (``method``), operators
+(``Unit.operator==``, ``Unit.operator int``) and finalizers (``Unit.~Unit``) as methods, constructors
+(``constructor``), properties, indexers (``this``) and events with accessor bodies or an expression
+body (``property``: ``Value => _value``; an auto-property is part of its type's text). A
+file-scoped ``namespace App.Core;`` is a symbol of its own but does not prefix the types after it
+(tree-sitter gives it no body).
 
 A generic type's name says its arity as C# writes the unbound type (``typeof(Wrapper<,>)``):
 ``Wrapper<,>``, ``Wrapper<>``, each a type of its own beside a plain ``Wrapper`` (as in C#), under
@@ -39,6 +42,14 @@ class CSharp(TreeSitterLanguage):
     (method_declaration name: (_) @name body: (_)) @def.method
     (constructor_declaration name: (_) @name) @def.constructor
     (property_declaration name: (_) @name accessors: (accessor_list (accessor_declaration body: (_)))) @def.property
+    (property_declaration name: (_) @name value: (arrow_expression_clause)) @def.property
+    (indexer_declaration accessors: (accessor_list (accessor_declaration body: (_)))) @def.property
+    (indexer_declaration value: (arrow_expression_clause)) @def.property
+    (event_declaration name: (_) @name accessors: (accessor_list (accessor_declaration body: (_)))) @def.property
+    (operator_declaration operator: _ @name body: (_)) @def.method
+    (conversion_operator_declaration type: (_) @name body: (_)) @def.method
+    (destructor_declaration name: (_) @name) @def.method
+    (delegate_declaration name: (_) @name) @def.type
     """
     extras = """
     (comment) @comment
@@ -49,8 +60,13 @@ class CSharp(TreeSitterLanguage):
 
     def definition(self, kind: str, node: Any, caps: dict[str, list[Any]]) -> Def | None:
         """Names are taken as written, whitespace squashed (``App.Core``); a generic type's with its arity
-        (``Wrapper<,>``)."""
-        name = squash(node_text(caps["name"][0]))
+        (``Wrapper<,>``); operators, finalizers and indexers as C# spells them (``operator==``, ``operator int``,
+        ``~Unit``, ``this``)."""
+        name = squash(node_text(caps["name"][0])) if "name" in caps else "this"  # an indexer
+        if node.type == "destructor_declaration":
+            name = "~" + name
+        elif node.type in ("operator_declaration", "conversion_operator_declaration"):
+            name = "operator" + (" " if name[:1].isalnum() else "") + name
         params = next((c for c in node.children if c.type == "type_parameter_list"), None)
         if params is not None and kind != "method":
             arity = sum(1 for c in params.named_children if c.type == "type_parameter")
