@@ -151,3 +151,35 @@ def test_csharp_delegates_operators_and_expression_bodied_properties_are_symbols
     operator = cli_stdout(project, "symbol", "src/Unit.cs", "Unit.operator==")
     assert "+    public static bool operator ==(Unit first, Unit second) => first.Equals(second);" in operator, operator
     assert "as first recorded" in cli_stdout(project, "symbol", "src/Unit.cs", "Unit.Value")
+
+
+_MOVED_CS = """namespace MediatR.%s
+{
+    %s class RequestHandlerBase
+    {
+        public object GetHandler(ServiceFactory factory)
+        {
+            return factory(typeof(object));
+        }
+    }
+}
+"""
+
+
+def test_a_csharp_symbol_asked_in_a_file_moved_with_its_namespace_says_where_it_went(project: Path) -> None:
+    # MediatR #580 moved Internal/RequestHandlerWrapper.cs to Wrappers/ and its namespace MediatR.Internal to
+    # MediatR.Wrappers: `symbol Internal/RequestHandlerWrapper.cs RequestHandlerBase` ended in "removed" (the file
+    # was renamed, but its symbols were looked for there under their old names)
+    write(project, "src/Internal/RequestHandlerWrapper.cs", _MOVED_CS % ("Internal", "internal"))
+    cli_stdout(project, "checkpoint")
+    (project / "src/Internal/RequestHandlerWrapper.cs").unlink()
+    write(project, "src/Wrappers/RequestHandlerWrapper.cs", _MOVED_CS % ("Wrappers", "public"))
+    cli_stdout(project, "checkpoint")
+    assert cli_stdout(project, "log").splitlines()[-1].startswith(
+        "R src/Internal/RequestHandlerWrapper.cs → src/Wrappers/RequestHandlerWrapper.cs (+2 -2)")
+    base = cli_stdout(project, "symbol", "src/Internal/RequestHandlerWrapper.cs", "RequestHandlerBase")
+    assert "· moved to src/Wrappers/RequestHandlerWrapper.cs (MediatR.Wrappers.RequestHandlerBase)" in base, base
+    assert "removed" not in base, base
+    method = cli_stdout(project, "symbol", "src/Internal/RequestHandlerWrapper.cs", "RequestHandlerBase.GetHandler")
+    assert "· moved to src/Wrappers/RequestHandlerWrapper.cs (MediatR.Wrappers.RequestHandlerBase.GetHandler) " \
+           "(body unchanged)" in method, method

@@ -42,7 +42,10 @@ def counterpart(repo: ShadowRepo, entry: file_versions.FileVersion, symbol: Symb
         if change.path == entry.path or language_for(change.path) is None:
             continue
         if gained and change.old_path == entry.path:  # the file itself renamed: its symbols went with it
-            other = next((s for s in blob_symbols(repo, change.new_oid, change.path) if s.name == symbol.name), None)
+            # (renamed with it when their scope was: a C# file moved to another folder changes its namespace)
+            changes = symbol_changes(repo, change.path, change)
+            name = dict((*changes.renamed, *changes.aliases)).get(symbol.name, symbol.name) if changes else symbol.name
+            other = next((s for s in blob_symbols(repo, change.new_oid, change.path) if s.name == name), None)
             return None if other is None else (change.path, other.name, symbol_text(repo, change.new_oid, other) == own)
         changes = symbol_changes(repo, change.path, change)
         names = () if changes is None else changes.added if gained else changes.removed
