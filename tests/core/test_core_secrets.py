@@ -56,6 +56,11 @@ def test_ordinary_text_is_kept_and_context_survives() -> None:
                  "Serve on 203.0.113.7:8080", "a-" * 50, "Refresh when the token is expired", "", "naïve café 😀", "the passphrase field is empty"):
         assert redact(text) == text
     assert redact("deploy with API_KEY=sk-abc123 now") == "deploy with [redacted] now"
+    # a name followed by "::" is no assignment: pytest node ids, Rust and C++ paths keep their names
+    for text in ("FAILED tests/test_password.py::test_reset - assert 1", "pytest tests/test_api_key.py::TestA::test_b",
+                 "Refactor Token::parse in tokens.rs"):
+        assert redact(text) == text
+    assert redact("token: abc123 and password=:x1") == f"{REDACTED} and {REDACTED}"
     assert redact("  pwd=x  ") == f"  {REDACTED}  "  # whitespace around a secret is kept
     assert redact("lone \udc00 surrogate, pwd=x") == f"lone \udc00 surrogate, {REDACTED}"
     pair = "pwd=a1 and pwd=b2"
