@@ -360,3 +360,25 @@ def test_secrets_in_a_runs_output_and_command_are_redacted_when_recorded(suite: 
     assert token.encode() not in objects
     history = cli(suite, "test-history").stdout
     assert token not in history and "[redacted]" in history
+
+
+def test_a_token_in_a_parametrized_tests_id_is_redacted_from_its_failures_and_scope(suite: Path) -> None:
+    """A parametrized test's id holds its parameter (``test_auth[ghp_…]``), and a rerun of that one test names it:
+    the failing test's id and the run's scope were stored and pushed as they were while the command and the output
+    beside them were redacted. A test file named after a token (``test_token.py``) keeps its name, so the scope
+    still says which tests ran."""
+    token = "ghp_" + "Z9y8X7w6" * 4 + "V5u4"
+    write(suite, "tests/test_token.py", f"import pytest\n\n\n@pytest.mark.parametrize('tok', ['{token}'])\n"
+                                         "def test_auth(tok):\n    assert tok == 'other'\n")
+    node = f"tests/test_token.py::test_auth[{token}]"
+    proc = cli(suite, "test", "--", sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", node)
+    assert proc.returncode == 1 and "1 failed" in proc.stdout, proc.stdout + proc.stderr
+    (newest, *_older) = runs(suite)
+    assert newest.failures and newest.failures[0][0] == "tests/test_token.py::test_auth[[redacted]]"
+    assert newest.scope == Scope.partial(["tests/test_token.py::test_auth[[redacted]]"])
+    assert newest.scope.overlaps(Scope.partial(["tests/test_token.py"]))
+    objects = subprocess.run(["git", "--git-dir", str(suite / ".trajectory"), "cat-file", "--batch-all-objects",
+                              "--batch"], capture_output=True).stdout
+    assert objects.count(token.encode()) == 1  # the test file itself (a file's content is recorded as it is)
+    history = cli(suite, "test-history").stdout
+    assert token not in history and "tests/test_token.py::test_auth[[redacted]]" in history

@@ -77,10 +77,13 @@ REDACTED_FIELDS = ("command", "output_tail", "message")
 
 def redacted(run: TestRun) -> TestRun:
     """A copy of ``run`` with secrets redacted (:func:`code_trajectory.core.secrets.redact`) from its free text:
-    :data:`REDACTED_FIELDS` and the failing tests' reasons."""
+    :data:`REDACTED_FIELDS`, the failing tests' ids and reasons, and its scope's paths and filters (a parametrized
+    test's id holds its parameters, ``test_auth[ghp_…]``, and so does the node id a rerun selects)."""
     from code_trajectory.core.secrets import redact
 
-    clean = replace(run, failures=[(test, redact(reason)) for test, reason in run.failures])
+    scope = replace(run.scope, paths=tuple(redact(path) for path in run.scope.paths),
+                    filters=tuple(redact(text) for text in run.scope.filters))
+    clean = replace(run, failures=[(redact(test), redact(reason)) for test, reason in run.failures], scope=scope)
     for name in REDACTED_FIELDS:
         value = getattr(clean, name)
         if isinstance(value, str):
