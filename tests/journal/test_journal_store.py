@@ -99,6 +99,22 @@ def test_write_creates_file_commit_and_ids(store: JournalStore) -> None:
     assert git(store.root, "log", "-1", "--format=%an <%ae>", r1.sha).strip() == "Journal Server <journal@localhost>"
 
 
+def test_secrets_are_redacted_from_entries_summaries_and_overviews(store: JournalStore) -> None:
+    """``journal sync`` shares the journal through a git remote: a token or password a model (or ``journal
+    write``) put in an entry, its summary or an overview was committed as it was and pushed by the next sync."""
+    token, password = "ghp_" + "Q1w2E3r4" * 4 + "T5y6", "hunter2hunter2"
+    result = store.write("deploy", f"The prod token is {token}.\nDB password={password}", summary=f"use {token}",
+                         overview=f"# Deploy\n\nAWS AKIAIOSFODNN7EXAMPLE, password: {password}")
+    entry = store.read_entry("deploy", result.sha[:7])
+    assert entry.text == "The prod token is [redacted].\nDB [redacted]" and entry.summary == "use [redacted]"
+    assert store.read_overview("deploy").content == "# Deploy\n\nAWS [redacted], [redacted]"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    objects = subprocess.run(["git", "-C", str(store.root), "cat-file", "--batch-all-objects", "--batch"],
+                             capture_output=True, env=env, check=True).stdout
+    assert token.encode() not in objects and password.encode() not in objects and b"AKIA" not in objects
+    assert token not in (store.root / "deploy.md").read_text()
+
+
 def test_list_entries_paging_and_summaries(store: JournalStore) -> None:
     shas = [store.write("s", f"work_context: w\n\n## Entry {i}\nbody", timestamp=1_700_000_000 + i).sha
             for i in range(5)]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 
 from code_trajectory.core.errors import InvalidArgumentError, JournalConflictError, JournalError
+from code_trajectory.core.secrets import redact
 from code_trajectory.git.gitcmd import split_z
 from code_trajectory.journal import LIST_LENGTH_RANGE, LIST_START_RANGE
 from code_trajectory.journal.model import UNCHECKED, Entry, Overview, WriteResult, _hidden, make_entry
@@ -162,7 +163,8 @@ class JournalStore(JournalRepository):
         Args:
             path: the section (created when missing).
             entry: the entry text (the commit message); must not be empty.
-            overview: the new overview, or None (or blank) to keep the current one.
+            overview: the new overview, or None (or blank) to keep the current one. Secrets are redacted from it
+                and from the entry and summary (:func:`~.text.build_message`) before they are committed.
             summary: optional one-line summary, stored as a ``Journal-Summary:`` trailer.
             expected_version: the section version the caller read (``None`` = "the section
                 did not exist"); the write fails with :class:`JournalConflictError` when the
@@ -181,7 +183,7 @@ class JournalStore(JournalRepository):
         if overview is not None and not overview.strip():
             overview = None
         if overview is not None:
-            overview = strip_entry_count(clean_text(overview))
+            overview = redact(strip_entry_count(clean_text(overview)))  # shared by sync, as the entries are
             if len(overview) > MAX_OVERVIEW_CHARS:
                 raise InvalidArgumentError(f"the overview is longer than {MAX_OVERVIEW_CHARS} characters")
             if "\x00" in overview:

@@ -9,6 +9,7 @@ import re
 from datetime import UTC, datetime
 
 from code_trajectory.core.errors import InvalidArgumentError
+from code_trajectory.core.secrets import redact
 
 SUFFIX = ".md"
 ID_SHA_LEN = 12
@@ -149,7 +150,8 @@ def iso(ts: int) -> str:
 
 
 def build_message(entry: str, summary: str | None) -> str:
-    """The commit message for an entry (the entry text, then an optional summary trailer).
+    """The commit message for an entry (the entry text, then an optional summary trailer), secrets redacted
+    (:func:`code_trajectory.core.secrets.redact`: ``journal sync`` shares the messages through a git remote).
 
     Raises:
         InvalidArgumentError: empty or oversized entry, NUL characters, a multi-line summary.
@@ -169,8 +171,8 @@ def build_message(entry: str, summary: str | None) -> str:
         one_line = " ".join(summary.split())
         if len(one_line) > 300:
             raise InvalidArgumentError("summary must be at most 300 characters")
-        return f"{text}\n\n{SUMMARY_TRAILER} {one_line}\n"
-    return text + "\n"
+        return f"{redact(text)}\n\n{SUMMARY_TRAILER} {redact(one_line)}\n"
+    return redact(text) + "\n"
 
 
 
