@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from code_trajectory.core.secret_rules_upstream import DROPPED
-from code_trajectory.core.secrets import JOIN_FROM, REDACTED, redact, secret_content
+from code_trajectory.core.secrets import JOIN_FROM, REDACTED, redact, secret_content, url_without_credentials
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -117,3 +117,11 @@ def test_secret_content() -> None:
     for harmless in (b"", b"print('PRIVATE KEY handling')\n", b"registry=https://registry.npmjs.org/\n",
                      b"# set _authToken in your user .npmrc\n", b"//registry.npmjs.org/:_authToken=${NPM_TOKEN}\n"):
         assert secret_content(harmless) is None
+
+
+def test_url_without_credentials_shows_a_url_as_git_does() -> None:
+    assert url_without_credentials("https://bob:ghp_x@github.com/o/r.git") == "https://github.com/o/r.git"
+    assert url_without_credentials("https://ghp_x@github.com/o/r.git?a@b") == "https://github.com/o/r.git?a@b"
+    assert url_without_credentials("ssh://git@host:22/r.git") == "ssh://host:22/r.git"
+    for kept in ("git@github.com:o/r.git", "/srv/git/r.git", "https://github.com/o/r.git", "../r@2.git", ""):
+        assert url_without_credentials(kept) == kept

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from code_trajectory.core.errors import GitError
 from code_trajectory.git.gitcmd import TRANSPORT_RESETS
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.share.pull import pull
@@ -170,6 +171,39 @@ def test_credential_helper_from_the_users_config_authenticates_over_http(team, t
         assert "get" in calls.read_text().split()
         assert handler.seen_auth  # the authenticated requests reached git http-backend
         assert git(team.remote, "rev-parse", f"refs/trajectory/{ALICE}/main").strip()
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+def test_a_password_in_the_remotes_url_is_never_printed_nor_stored(team, tmp_path: Path) -> None:
+    """``https://user:token@host/repo.git`` is a common remote (CI, a pasted token): git itself never prints the
+    user information, but push and pull put the URL as it was in their reports, their errors, ``status`` and
+    ``.trajectory/state/share.json``. They now show it as git does; the network call still authenticates with it."""
+    from code_trajectory.share.service import share_status_lines
+
+    handler = type("Handler", (_GitHttp,), {"root": team.remote.parent, "seen_auth": []})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        shown = f"http://127.0.0.1:{server.server_address[1]}/{team.remote.name}"
+        git(team.alice, "remote", "set-url", "origin", shown.replace("//", "//alice:s3cret@"))
+        record(team.alice, [("src/app.py", "v = 1\n")])
+        report = push(team.alice)
+        assert report.refs[0].status == "new" and handler.seen_auth  # authenticated by the URL's password
+        git(team.bob, "remote", "set-url", "origin", shown.replace("//", "//alice:s3cret@"))
+        pulled = pull(team.bob)
+        texts = [report.text(), pulled.text(), *share_status_lines(team.alice),
+                 (team.alice / ".trajectory" / "state" / "share.json").read_text(),
+                 (team.bob / ".trajectory" / "state" / "share.json").read_text()]
+        assert all("s3cret" not in text for text in texts), texts
+        assert f"({shown})" in report.text() and f"({shown})" in pulled.text()
+        git(team.alice, "remote", "set-url", "origin", "http://alice:s3cret@127.0.0.1:9/nowhere.git")
+        with pytest.raises(GitError) as failed:
+            push(team.alice)
+        assert "s3cret" not in str(failed.value) and "(http://127.0.0.1:9/nowhere.git)" in str(failed.value)
     finally:
         server.shutdown()
         server.server_close()

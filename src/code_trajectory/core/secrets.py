@@ -226,3 +226,17 @@ def secret_content(data: bytes) -> str | None:
     if b"_authToken" in text:
         return "it sets an npm registry token (_authToken)"
     return "it holds a private key"
+
+
+def url_without_credentials(url: str) -> str:
+    """``url`` as git shows it in its own messages (``transport_anonymize_url``): a URL with a scheme loses the
+    user information of its authority (``https://bob:ghp_…@host/repo.git`` → ``https://host/repo.git``); any other
+    URL (a path, ``git@host:repo``, which holds no password) is returned as it is. For URLs that are printed or
+    stored; the network call keeps the URL as configured.
+    """
+    scheme, sep, rest = url.partition("://")
+    if not sep or not scheme or "/" in scheme:
+        return url
+    authority_end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+    userinfo, at, host = rest[:authority_end].rpartition("@")
+    return f"{scheme}://{host}{rest[authority_end:]}" if at else url

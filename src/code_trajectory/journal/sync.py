@@ -43,6 +43,7 @@ import re
 from dataclasses import dataclass, field
 
 from code_trajectory.core.errors import GitError, InvalidArgumentError, JournalError
+from code_trajectory.core.secrets import url_without_credentials
 from code_trajectory.git.gitcmd import Git, split_z
 from code_trajectory.journal.model import _hidden
 from code_trajectory.journal.store import JournalStore
@@ -123,7 +124,7 @@ def sync_journal(store: JournalStore, remote: str | None = None, branch: str | N
         raise InvalidArgumentError(f"bad branch name {branch!r}")
     net = Git(store.git_dir, store.root, isolated=False)
     tracking = f"refs/remotes/{REMOTE}/{branch}"
-    report = SyncReport(remote=REMOTE, url=url, branch=branch)
+    report = SyncReport(remote=REMOTE, url=url_without_credentials(url), branch=branch)
     conflicts: dict[str, dict] = {}
 
     with store.lock():

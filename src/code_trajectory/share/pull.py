@@ -249,7 +249,7 @@ def pull(root: Path, *, remote: str | None = None, interactive: bool = False,
                 else:
                     report.unchanged.append(ref)
             fetched = report.new + report.updated + report.unchanged
-            data["pulled"][target.name] = {"url": target.url, "time": share_state.now_iso(),
+            data["pulled"][target.name] = {"url": target.shown_url, "time": share_state.now_iso(),
                                            "refs": {ref: after[ref][0] for ref in fetched}}
             share_state.save_state(repo.state_dir, data)
     return report

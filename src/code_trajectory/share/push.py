@@ -346,7 +346,7 @@ def _record(repo: ShadowRepo, data: dict, target: RemoteTarget, report: PushRepo
         old = refs.get(r.remote_ref) if isinstance(refs.get(r.remote_ref), dict) else None
         when = old["time"] if r.status == "up to date" and old and old.get("oid") == r.new else now
         refs[r.remote_ref] = {"branch": r.branch, "oid": r.new, "consolidated": report.consolidated, "time": when}
-    entry.update(url=target.url, author_id=report.author_id)
+    entry.update(url=target.shown_url, author_id=report.author_id)
     if report.sent:
         entry["time"] = now
     share_state.save_state(repo.state_dir, data)

@@ -18,6 +18,7 @@ from datetime import datetime
 from pathlib import Path
 
 from code_trajectory.core.errors import InvalidArgumentError, TrajectoryError
+from code_trajectory.core.secrets import url_without_credentials
 from code_trajectory.git.log import read_log
 from code_trajectory.git.shadow import SHADOW_REF_PREFIX, ShadowRepo, branch_of_ref
 from code_trajectory.git.snapshots import Resolved, resolve_snapshot
@@ -257,7 +258,8 @@ def share_status_lines(root: Path) -> list[str]:
             lines.append(f"- Sharing: nothing pushed yet (auto_push {auto}); `code-trajectory push` shares this "
                          "history through the project's git remote")
         for remote, entry in sorted(pushed.items()):
-            lines.append(f"- Shared to `{remote}` ({entry.get('url', '?')}) as `{entry.get('author_id', '?')}`: "
+            url = url_without_credentials(str(entry.get("url", "?")))  # a state file written before: as stored
+            lines.append(f"- Shared to `{remote}` ({url}) as `{entry.get('author_id', '?')}`: "
                          f"last push {entry.get('time', 'never')} (auto_push {auto})")
             refs = entry.get("refs")
             for ref, info in sorted(refs.items() if isinstance(refs, dict) else ()):

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from code_trajectory.core.errors import GitError, GitUnavailableError, InvalidArgumentError
+from code_trajectory.core.secrets import url_without_credentials
 from code_trajectory.git.gitcmd import Git, check_git_version, config_env, split_z
 from code_trajectory.git.project import DETACHED_BRANCH, NO_GIT_BRANCH, ProjectRepo
 from code_trajectory.share.names import sanitize_author_id
@@ -79,8 +80,15 @@ class RemoteTarget:
 
     def describe(self) -> str:
         """``origin (URL)``, naming the configured URL too when ``insteadOf`` rewrote it."""
-        rewritten = f", rewritten from {self.configured_url} by your url.*.insteadOf" if self.configured_url else ""
-        return f"`{self.name}` ({self.url}{rewritten})"
+        rewritten = (f", rewritten from {url_without_credentials(self.configured_url)} by your url.*.insteadOf"
+                     if self.configured_url else "")
+        return f"`{self.name}` ({self.shown_url}{rewritten})"
+
+    @property
+    def shown_url(self) -> str:
+        """:attr:`url` as printed and stored: without a password or token it carries
+        (:func:`~code_trajectory.core.secrets.url_without_credentials`)."""
+        return url_without_credentials(self.url)
 
 
 def project_repo(root: Path) -> ProjectRepo:
