@@ -158,6 +158,21 @@ def test_set_goal_add_entry_get_recap(ct_home: Path, spaced_dir: Path) -> None:
     _parse_utc(stored["updatedAt"])
 
 
+def test_secrets_in_the_goal_and_entries_are_redacted_before_they_are_written(ct_home: Path,
+                                                                               spaced_dir: Path) -> None:
+    """The recap outlives the session and is shown in every session summary: a token a model put in the goal or an
+    entry was kept in ``recaps/*.json`` and shown again, while intents are redacted before they are written."""
+    token = "xoxb-" + "123456789012-1234567890123-" + "AbCdEfGh" * 3
+    recap.set_goal(spaced_dir, f"Deploy with {token}")
+    recap.add_entry(spaced_dir, "decision", "The staging DB password=hunter2hunter2 is rotated weekly")
+    assert recap.add_entry(spaced_dir, "decision", "The staging DB password=other0other0 is rotated weekly")["skipped"]
+    got = recap.get_recap(spaced_dir)
+    assert got["goal"] == "Deploy with [redacted]"
+    assert [e["content"] for e in got["entries"]] == ["The staging DB [redacted] is rotated weekly"]
+    stored = recap.recap_path(spaced_dir).read_text(encoding="utf-8")
+    assert token not in stored and "hunter2" not in stored
+
+
 def test_entry_types_are_declared_once() -> None:
     assert recap.ENTRY_TYPES == ("decision", "insight", "risk", "assumption", "fix", "other")
     assert set(recap.ENTRY_TYPE_HELP) == set(recap.ENTRY_TYPES)

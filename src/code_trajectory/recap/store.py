@@ -113,6 +113,10 @@ def _compact(moment: datetime) -> str:
 
 
 def _clean_text(value: object, what: str, limit: int) -> str:
+    """``value`` stripped and checked, secrets redacted (:func:`code_trajectory.core.secrets.redact`): the recap is
+    kept for later sessions and shown in every session summary, as intents are."""
+    from code_trajectory.core.secrets import redact  # no RE2 import unless a rule may match (the CLI's start-up)
+
     if not isinstance(value, str):
         raise InvalidArgumentError(f"{what} must be a string, got {type(value).__name__}")
     text = value.strip()
@@ -121,7 +125,7 @@ def _clean_text(value: object, what: str, limit: int) -> str:
     if len(text) > limit:
         raise InvalidArgumentError(f"{what} is {len(text)} characters; the limit is {limit}. "
                                    "Keep it to the point (the details belong in the code or the journal)")
-    return text
+    return redact(text)
 
 
 def _dedupe_key(entry_type: str, content: str) -> tuple[str, str]:
