@@ -115,6 +115,22 @@ def test_secrets_are_redacted_from_entries_summaries_and_overviews(store: Journa
     assert token not in (store.root / "deploy.md").read_text()
 
 
+def test_a_journal_directory_it_creates_is_private(tmp_path: Path) -> None:
+    """The journal was created 0755 (files 0644) under the usual umask, readable by every user of the machine when
+    its parent is, while the recaps' files are 0600 and ``.trajectory/`` is 0700."""
+    old = os.umask(0o022)
+    try:
+        journal = JournalStore(JournalSettings.load(journal_dir=tmp_path / "home" / "journal"))
+        journal.write("notes", "first entry")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "home" / "journal").stat().st_mode & 0o777 == 0o700
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o750)
+    JournalStore(JournalSettings.load(journal_dir=shared)).write("notes", "first entry")
+    assert shared.stat().st_mode & 0o777 == 0o750  # a directory the user made keeps its mode
+
+
 def test_list_entries_paging_and_summaries(store: JournalStore) -> None:
     shas = [store.write("s", f"work_context: w\n\n## Entry {i}\nbody", timestamp=1_700_000_000 + i).sha
             for i in range(5)]

@@ -173,6 +173,16 @@ def test_secrets_in_the_goal_and_entries_are_redacted_before_they_are_written(ct
     assert token not in stored and "hunter2" not in stored
 
 
+def test_the_recaps_directory_it_creates_is_private(ct_home: Path, spaced_dir: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        recap.set_goal(spaced_dir, "Fix the login loop")
+    finally:
+        os.umask(old)
+    assert recap.recaps_dir().stat().st_mode & 0o777 == 0o700
+    assert recap.recap_path(spaced_dir).stat().st_mode & 0o777 == 0o600
+
+
 def test_entry_types_are_declared_once() -> None:
     assert recap.ENTRY_TYPES == ("decision", "insight", "risk", "assumption", "fix", "other")
     assert set(recap.ENTRY_TYPE_HELP) == set(recap.ENTRY_TYPES)

@@ -68,7 +68,9 @@ class JournalRepository:
         if self._ready:
             return
         try:
-            self.root.mkdir(parents=True, exist_ok=True)
+            # private, as .trajectory/ is: what was learned may name what is not for the machine's other users
+            # (an existing directory, a team's shared one, keeps its mode)
+            self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
         except OSError as exc:
             raise JournalError(f"cannot create the journal directory {self.root}: {exc}") from exc
         if not (self.git_dir / "HEAD").exists():

@@ -308,7 +308,7 @@ class _Locked:
         import filelock  # lazy: only writers pay for it
 
         try:
-            self.file.parent.mkdir(parents=True, exist_ok=True)
+            self.file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # private, as the recap files are
             self._lock = filelock.FileLock(f"{self.file}.lock", timeout=LOCK_TIMEOUT_SECONDS)
             self._lock.acquire()
         except filelock.Timeout as exc:
