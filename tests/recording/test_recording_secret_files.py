@@ -88,3 +88,16 @@ def test_a_hook_snapshot_of_a_file_holding_a_key_leaves_it_out(project: Path) ->
                    capture_output=True, text=True, timeout=120, check=True)
     wait_hooks_done(project)
     assert "0 files skipped as secrets" in cli("status", "--project", str(project)).stdout
+
+
+def test_the_trajectory_of_a_file_kept_out_by_its_content_says_why(project: Path) -> None:
+    """A file named like any other but holding a private key: get_file_trajectory said it "has not been snapshotted
+    yet (saved less than the debounce ago?); call `checkpoint` to record it now", which never records it."""
+    write(project, "deploy_key_copy.txt", PEM)
+    assert cli("checkpoint", "--project", str(project), "-m", "start").returncode == 0
+    trajectory = cli("file", "--project", str(project), "deploy_key_copy.txt")
+    assert trajectory.returncode == 0, trajectory.stderr
+    assert "It is not recorded: it holds a private key." in trajectory.stdout, trajectory.stdout
+    assert "call `checkpoint`" not in trajectory.stdout
+    compared = cli("compare", "--project", str(project), "start", "now", "--file", "deploy_key_copy.txt")
+    assert "it is not recorded (it holds a private key)" in compared.stdout, compared.stdout

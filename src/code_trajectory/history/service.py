@@ -113,7 +113,7 @@ def file_trajectory(session: ProjectSession, filepath: str, depth: int = 5, bran
     branch, ref = read_point(session, branch, source)  # a new branch starts from the last snapshot
     repo = session.recorder.repo
     if ref is None:
-        return message(narrative.never_recorded(rel, session.recorder.policy.explain(rel),
+        return message(narrative.never_recorded(rel, session.recorder.explain(rel),
                                                 path_exists(session.root / rel), []))
     # the newest versions, one more than LOOKBACK: whether there are more (then not counted: issue 29), the reverts
     entries = file_versions.file_history(repo, ref, rel, limit=versions.LOOKBACK + 1, counted=depth,
@@ -121,7 +121,7 @@ def file_trajectory(session: ProjectSession, filepath: str, depth: int = 5, bran
     complete = len(entries) <= versions.LOOKBACK
     if not entries:
         candidates = list(list_files(repo, ref))  # a tree that cannot be read is a GitError, not "no suggestions"
-        return message(narrative.never_recorded(rel, session.recorder.policy.explain(rel),
+        return message(narrative.never_recorded(rel, session.recorder.explain(rel),
                                                 path_exists(session.root / rel), candidates,
                                                 is_directory=_is_dir(session.root / rel),
                                                 elsewhere=file_versions.branches_holding(repo, rel, branch) if source is None else []))
@@ -326,7 +326,7 @@ def compare(session: ProjectSession, from_snapshot: str, to_snapshot: str = "now
         if rel is not None and not any(list_files(repo, tree, [f":(literal){rel}"])
                                        for tree in (repo.commit_tree_oid(old.commit), new_tree)):
             # not "identical": there is nothing to compare (ignored, a secret, a typo), as get_file_trajectory says
-            reason = session.recorder.policy.explain(rel)
+            reason = session.recorder.explain(rel)
             return message(f"{heading}\n\n`{rel}` is in neither state, so there is nothing to compare: "
                            + (f"it is not recorded ({reason})." if reason else
                               "neither holds a file or directory at that path (relative to the project root; "

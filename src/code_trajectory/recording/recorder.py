@@ -352,6 +352,12 @@ class Recorder(PendingMixin, ReconcileMixin, RecoveryMixin):
         self._last_tree = self.repo.commit_tree_oid(commit)
         return self._last_tree
 
+    def explain(self, rel: str) -> str | None:
+        """Why ``rel`` (relative to the root) is not recorded: the policy's reason
+        (:meth:`~.ignore.RecordingPolicy.explain`), or the secret the last scan or snapshot found in its content;
+        None when it is recorded."""
+        return self.policy.explain(rel) or secretfiles.reason(self.repo.state_dir, rel)
+
     def latest_commit(self, branch: str | None = None) -> str | None:
         """The tip of ``branch``'s shadow ref when given and it exists, else the newest commit across every shadow
         branch (where a new branch starts), or None when nothing is recorded."""

@@ -29,6 +29,11 @@ def load(state_dir: Path) -> dict[str, str]:
         else {}
 
 
+def reason(state_dir: Path, rel: str) -> str | None:
+    """Why ``rel`` was last found to be a secret (``it holds a private key``), or None."""
+    return load(state_dir).get(rel)
+
+
 def _save(state_dir: Path, files: dict[str, str]) -> None:
     state_dir.mkdir(parents=True, exist_ok=True)
     path = state_dir / FILE_NAME
