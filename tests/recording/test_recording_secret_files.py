@@ -28,9 +28,20 @@ SECRET_FILES = {
                                                "private_key": PEM}),
     "deploy_key": PEM.replace("b3Blbn", "deployKEY42b3Blbn"),
     "tools/yarn-auth.txt": "//npm.example.com/:_authToken=yarnSECRET42\n",
+    # the names a review found recorded: in another case, and tools' credential files
+    ".ENV": "API_KEY=upperENV42\n",
+    "certs/Server.KEY": "upperKEY42\n",
+    "infra/prod.tfvars": 'db_password = "tfvarsSECRET42"\n',
+    ".streamlit/secrets.toml": 'api = "streamlitSECRET42"\n',
+    ".my.cnf": "[client]\npassword=mycnfSECRET42\n",
+    ".s3cfg": "[default]\nsecret_key = s3cfgSECRET42\n",
+    ".config/gh/hosts.yml": "github.com:\n  oauth_token: ghSECRET42\n",
+    "gcloud/application_default_credentials.json": '{"refresh_token": "adcSECRET42"}\n',
 }
 MARKERS = ("pgPASSWORD42", "envrcSECRET42", "tfstateSECRET42", "kubeSECRET42", "vaultSECRET42", "netrcSECRET42",
-           "npmrcSECRET42", "pypircSECRET42", "envBACKUP42", "keyBACKUP42", "credsORIG42", "saSECRET42", "deployKEY42", "yarnSECRET42")
+           "npmrcSECRET42", "pypircSECRET42", "envBACKUP42", "keyBACKUP42", "credsORIG42", "saSECRET42", "deployKEY42", "yarnSECRET42",
+           "upperENV42", "upperKEY42", "tfvarsSECRET42", "streamlitSECRET42", "mycnfSECRET42", "s3cfgSECRET42",
+           "ghSECRET42", "adcSECRET42")
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:

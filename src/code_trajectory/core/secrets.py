@@ -151,7 +151,8 @@ def redact(text: str) -> str:
 
 #: Secret-bearing files that never enter the shadow repository, whatever the
 #: project's ignore rules say (gitignore syntax, each matched at any depth, also
-#: those with a ``/`` inside such as ``.docker/config.json``). Sources:
+#: those with a ``/`` inside such as ``.docker/config.json``, and ignoring case:
+#: ``.ENV`` is ``.env`` on macOS and Windows, and a secret on Linux too). Sources:
 #: GitHub's gitignore templates and the credential files named by the AWS, npm,
 #: PyPI, SSH and GnuPG documentation.
 _BASE_DENY_PATTERNS: tuple[str, ...] = (
@@ -162,6 +163,11 @@ _BASE_DENY_PATTERNS: tuple[str, ...] = (
     # credentials files of common tools: PostgreSQL's password file (.pgpass), direnv's environment (.envrc),
     # Terraform state (it stores resource secrets in plain text), Kubernetes client configs, Vault's token helper
     ".pgpass", ".envrc", "*.tfstate", "*.tfstate.backup", "kubeconfig", "*.kubeconfig", ".kube/", ".vault-token",
+    # Terraform's variable files (GitHub's Terraform.gitignore: "may contain sensitive data"), Streamlit's secrets,
+    # MySQL's option file, s3cmd's and boto's configs, Docker's legacy auth file, the GitHub CLI's token file,
+    # Google Cloud's application default credentials
+    "*.tfvars", "*.tfvars.json", ".streamlit/secrets.toml", ".my.cnf", ".mylogin.cnf", ".s3cfg", ".boto",
+    ".dockercfg", "gh/hosts.yml", "application_default_credentials.json",
 )
 #: Suffixes editors and tools give a copy of a file (Emacs and vim backups, ``.bak``, ``.orig`` of patch and merge
 #: tools, ``.old``): a copy of a secret is one.

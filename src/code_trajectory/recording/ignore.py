@@ -116,7 +116,8 @@ class RecordingPolicy:
                  project: ProjectRepo | None | object = DISCOVER) -> None:
         self.root = Path(root)
         self.deny_patterns = tuple(deny_patterns)
-        self._deny = Rules.from_lines([anywhere(p) for p in self.deny_patterns])
+        # the deny list ignores case (core.secrets.DENY_PATTERNS): patterns and paths are matched lowercased
+        self._deny = Rules.from_lines([anywhere(p.lower()) for p in self.deny_patterns])
         self._names_screen = names_screen(self._deny)
         self.info_exclude = info_exclude
         self.global_excludes = global_excludes
@@ -268,7 +269,7 @@ class RecordingPolicy:
                 linked_worktree(f"{self.root}/{rel}", listed) if rel else None)
             if generated:
                 return generated
-        found = self._deny.match(rel, is_dir)
+        found = self._deny.match(rel.lower(), is_dir)
         if found is not None and found[0]:
             self._denied.add(rel + "/" if is_dir else rel)
             return f"secret deny list pattern `{found[1]}`"

@@ -37,11 +37,12 @@ def names_screen(deny: Rules) -> re.Pattern[str] | None:
     """A regular expression that finds, in file names joined by newlines (none holding one), every name our own
     exclusions could skip for a tracked file (:meth:`~.ignore.RecordingPolicy._builtin_reason`), and more: ``.git``, the
     shadow repository's names, code-trajectory's temporary files (``.ct-...``) and every name a deny pattern could
-    decide (:attr:`~.gitignore.Rules.file_names`). None when the deny patterns are beyond that translation."""
+    decide (:attr:`~.gitignore.Rules.file_names`), ignoring case as the deny list does. None when the deny patterns
+    are beyond that translation."""
     if deny.file_names is None:
         return None
     builtin = "|".join((re.escape(".git"), re.escape(SHADOW_DIR_NAME) + ".*", re.escape(ATOMIC_TEMP_PREFIX) + ".*"))
-    return re.compile(f"^(?:{builtin}|{deny.file_names.pattern})$", re.MULTILINE)
+    return re.compile(f"^(?:{builtin}|{deny.file_names.pattern})$", re.MULTILINE | re.IGNORECASE)  # a wider screen
 
 
 def generated_directory(path: str | os.PathLike[str], listed: Collection[str] | None = None) -> str | None:

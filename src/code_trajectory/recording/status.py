@@ -52,10 +52,14 @@ def disk_line(usage: dict[str, int | float]) -> str:
 
 
 def secrets_line(files: dict[str, str], shown: int = 10) -> str:
-    """``- Secrets: 3 files skipped as secrets (never recorded): .env, deploy_key (it holds a private key), …``."""
+    """``- Secrets: 3 files skipped as secrets (never recorded): deploy_key (it holds a private key), .env, …``: the
+    files kept out by their content first (their names do not say why), then those the deny list names, each sorted;
+    ``shown`` of them named."""
     if not files:
         return "- Secrets: 0 files skipped as secrets"
-    items = [path if why.startswith("secret deny list") else f"{path} ({why})" for path, why in sorted(files.items())]
+    by_name = sorted(path for path, why in files.items() if why.startswith("secret deny list"))
+    items = [f"{path} ({why})" for path, why in sorted(files.items()) if not why.startswith("secret deny list")]
+    items += by_name
     more = f", and {len(items) - shown} more" if len(items) > shown else ""
     return (f"- Secrets: {len(files)} file{'s' if len(files) != 1 else ''} skipped as secrets (never recorded): "
             + ", ".join(items[:shown]) + more)
