@@ -113,3 +113,26 @@ def test_a_symbol_asked_by_its_files_old_path_ends_where_the_file_went(project: 
     cli_stdout(project, "checkpoint", "-m", "rename file")
     history = cli_stdout(project, "symbol", "a.rs", "foo")
     assert "moved to b.rs (body unchanged) · checkpoint: rename file" in history and "removed" not in history, history
+
+
+
+def test_a_name_asked_exactly_wins_over_a_newer_symbol_that_ends_with_it(project: Path) -> None:
+    # the older versions have `Value.to_str` at the top; the newer ones only another one, `compat.Value.to_str` (not a
+    # rename: other code, other members): asked `Value.to_str`, the answer is the one so named, not the newest symbol
+    # whose name ends with it (Rust's `Value::to_cow_str` answered for `std_support::Value::to_cow_str`)
+    write(project, "v.py", "class Value:\n    def to_str(self):\n        return 'a'\n")
+    cli_stdout(project, "checkpoint", "-m", "v1")
+    write(project, "v.py", "class Value:\n    def to_str(self):\n        return 'b'\n")
+    cli_stdout(project, "checkpoint", "-m", "v2")
+    compat = ("class compat:\n    class Value:\n        def to_str(self):\n            return str(self.x)\n\n"
+              "        def first(self):\n            return 0\n\n        def second(self):\n            return 1\n")
+    write(project, "v.py", compat)
+    cli_stdout(project, "checkpoint", "-m", "v3")
+    write(project, "v.py", compat.replace("str(self.x)", "repr(self.x)"))
+    cli_stdout(project, "checkpoint", "-m", "v4")
+    exact = cli_stdout(project, "symbol", "v.py", "Value.to_str")
+    assert exact.startswith("# Trajectory of `Value.to_str` in `v.py`"), exact
+    assert "repr" not in exact and "· removed ·" in headings(exact)[-1]
+    assert "modified · checkpoint: v2" in exact
+    short = cli_stdout(project, "symbol", "v.py", "first")  # no symbol is named so exactly: the newest ending with it
+    assert short.startswith("# Trajectory of `compat.Value.first` in `v.py`"), short

@@ -30,13 +30,13 @@ from code_trajectory.git import file_versions, indexed_log
 from code_trajectory.git.diffs import HUNK_HEADER
 from code_trajectory.git.shadow import ZERO_OID, ShadowRepo
 from code_trajectory.git.trees import list_files
+from code_trajectory.history import symbol_lookup
 from code_trajectory.history.headings import began_recording
 from code_trajectory.history.range_diff import range_diff
 from code_trajectory.history.symbol_moves import moved_from, moved_to
 from code_trajectory.history.versions import blob_symbols, symbol_changes
-from code_trajectory.symbols import Symbol, SymbolChanges, closest_names, find, language_for, occurrences, readable
+from code_trajectory.symbols import Symbol, SymbolChanges, language_for, occurrences, readable
 from code_trajectory.symbols.comments import describe_comments, documented_start
-from code_trajectory.symbols.lookup import overloads_of
 
 #: Context lines around the changes of a symbol's own diff: its newest change's (whole, as ``git log -p`` minus
 #: one line) and every older one's (git's answer, ``git log -L``, shows the whole range at every change).
@@ -130,22 +130,7 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
     entries = file_versions.FileVersions(repo, tip, path, lister)  # read as far as the walk goes, not the whole history
     if not entries:
         raise NeverRecordedError(f"{path!r} was never recorded on this branch; check the path")
-    known: list[str] = []
-    name = None
-    for entry in entries:  # the newest version that has the symbol names it
-        symbols = blob_symbols(repo, entry.change.new_oid, entry.path) or blob_symbols(repo, entry.change.old_oid,
-                                                                               entry.change.old_path or entry.path)
-        known += [s.name for s in symbols if s.name not in known]
-        found = find(symbols, symbol) if symbols else None
-        if found is not None:
-            name = found.name
-            break
-    if name is None:
-        close = overloads_of(symbol, known)[:10] or closest_names(symbol, known)
-        hint = f"; did you mean {', '.join(close)}?" if close else ""
-        raise InvalidArgumentError(f"no symbol {symbol!r} in the recorded history of {path!r}{hint} (symbols are "
-                                   "functions, methods, classes and types; for a variable, a constant or other text "
-                                   "use search_trajectory)")
+    name = symbol_lookup.resolve(repo, entries, path, symbol)
     current = name
     result: list[SymbolVersion] = []
     moves, ended = 0, False  # ended: the walk reached where the symbol began

@@ -79,10 +79,7 @@ def find(symbols: Sequence[Symbol], name: str) -> Symbol | None:
     """
     if not name or not name.strip():
         raise InvalidArgumentError("symbol name is empty")
-    name = name.strip()
-    go_method = _GO_METHOD.match(name)
-    if go_method:  # the receiver's type names a Go method here: FlagSet.Parse
-        name = f"{go_method.group(1)}.{go_method.group(2)}"
+    name = as_named(name)
     for s in symbols:
         if s.name == name:
             return s
@@ -105,6 +102,14 @@ def find(symbols: Sequence[Symbol], name: str) -> Symbol | None:
         listed = ", ".join(s.name for s in matches[:10])
         raise InvalidArgumentError(f"symbol name {name!r} is ambiguous: it matches {listed}; pass the qualified name")
     return None
+
+
+def as_named(name: str) -> str:
+    """``name`` as a symbol is named here: stripped, a Go method as Go's tools spell it (``(*FlagSet).Parse``) as
+    ``FlagSet.Parse``; what :func:`find` matches exactly."""
+    name = name.strip()
+    go_method = _GO_METHOD.match(name)
+    return f"{go_method.group(1)}.{go_method.group(2)}" if go_method else name  # the receiver's type names it
 
 
 def closest_names(name: str, names: Iterable[str], n: int = 3) -> list[str]:
