@@ -268,3 +268,20 @@ def test_the_first_recorded_versions_symbols_are_not_in_the_structured_content(p
         assert data["versions"][1]["symbols"] == "modified function_number_7"
     finally:
         session.close()
+
+
+def test_a_changed_module_constant_is_named_in_the_log_and_the_files_history(project: Path) -> None:
+    # httpx's replay: `__version__ = "0.21.0"` -> `"0.21.1"` was "code outside symbols" in the log, `__all__` growing
+    # "imports, code outside symbols", USER_AGENT moved out of a module "top-level code changed": the name is what a
+    # model can search for or ask about
+    write(project, "pkg/__init__.py", '__version__ = "0.21.0"\n__all__ = ["get"]\n\nUSER_AGENT = "x"\n\n\n'
+                                      'def get():\n    return 1\n')
+    cli_stdout(project, "checkpoint", "-m", "v1")
+    write(project, "pkg/__init__.py", 'import sys\n\n__version__ = "0.21.1"\n__all__ = ["get", "post"]\n\n\n'
+                                      'def get():\n    return 1\n')
+    cli_stdout(project, "checkpoint", "-m", "v2")
+    log = cli_stdout(project, "log", "--limit", "1")
+    said = "constants `__version__`, `__all__` changed; constant `USER_AGENT` removed; imports changed"
+    assert f"M pkg/__init__.py (+3 -3): {said}" in log, log
+    assert "outside symbols" not in log
+    assert f"- Symbols: {said}" in cli_stdout(project, "file", "pkg/__init__.py")

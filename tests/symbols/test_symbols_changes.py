@@ -155,8 +155,33 @@ def test_local_import_inside_a_function_modifies_it():
 
 
 def test_top_level_code_outside_symbols():
-    changes = compare("s.py", BASE, BASE + b"\nDEFAULT = make('.')\n")
+    changes = compare("s.py", BASE, BASE + b"\nregister(make('.'))\n")
     assert changes.kind == "code" and changes.top_level_changed and changes.touched == ()
+    assert changes.summary() == "top-level code changed"
+
+
+def test_a_changed_constant_is_named_not_said_top_level_code():
+    # `TIMEOUT = 5` -> `TIMEOUT = 10` says the constant (the name a model can ask about), not "top-level code
+    # changed"; under a top-level `if sys.version_info` too; other code outside symbols is still said
+    old = (b"import sys\n\nTIMEOUT = 5  # seconds\n__all__ = ['a']\nif sys.version_info >= (3, 11):\n"
+           b"    LOADS = 1\nelse:\n    LOADS = 2\n\n\ndef a():\n    X = 1\n    return X\n")
+    timeout = compare("c.py", old, old.replace(b"TIMEOUT = 5", b"TIMEOUT = 10"))
+    assert timeout.constants == (("TIMEOUT", "changed"),) and not timeout.top_level_changed
+    assert timeout.summary() == "constant `TIMEOUT` changed"
+    assert compare("c.py", old, old.replace(b"5  # seconds", b"5  # s")).constants == ()  # a comment: not code
+    more = old.replace(b"    LOADS = 2", b"    LOADS = 3").replace(b"['a']", b"['a', 'b']") + b"\nLIMIT = 3\n"
+    found = compare("c.py", old, more.replace(b"TIMEOUT = 5  # seconds\n", b""))
+    assert found.constants == (("__all__", "changed"), ("LOADS", "changed"), ("LIMIT", "added"),
+                               ("TIMEOUT", "removed")) and not found.top_level_changed
+    assert found.summary() == ("constants `__all__`, `LOADS` changed; constant `LIMIT` added; constant `TIMEOUT` "
+                               "removed; comment removed: `# seconds`")
+    local = compare("c.py", old, old.replace(b"X = 1", b"X = 2"))  # a function's own variable: the function
+    assert local.modified == ("a",) and local.constants == ()
+    both = compare("c.py", old, old.replace(b"TIMEOUT = 5", b"TIMEOUT = 6").replace(b">= (3, 11)", b">= (3, 12)"))
+    assert both.constants == (("TIMEOUT", "changed"),) and both.top_level_changed
+    assert both.summary() == "constant `TIMEOUT` changed; top-level code changed"
+    go = compare("c.go", b"package c\n\nvar x = 1\n", b"package c\n\nvar x = 2\n")
+    assert go.constants == () and go.top_level_changed  # other languages: as before
 
 
 def test_reordered_methods_are_moved():
@@ -237,7 +262,8 @@ def test_adding_a_function_is_not_a_top_level_change_but_a_new_statement_is() ->
     assert found.added == ("sub",) and not found.top_level_changed
     assert "top-level" not in found.summary()
     statement = added + b"\nLIMIT = 10\n"
-    assert compare("calc.py", added, statement).top_level_changed
+    assert compare("calc.py", added, statement).constants == (("LIMIT", "added"),)  # named, not "top-level code"
+    assert compare("calc.py", added, added + b"\nprint(LIMIT)\n").top_level_changed
 
 
 def test_repeated_definitions_are_paired_by_body_not_by_position():

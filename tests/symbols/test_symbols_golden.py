@@ -10,7 +10,9 @@ pure rename whose body names its old name came to be a rename (1 Ruby case: ``de
 ``sizeX`` was a removal and an addition), and again when C# generic types came to be named by their arity
 (``Store0<>``, ``Store0<>.Load``: names only, every other field the same), and again when overloads whose
 signatures all changed at once came to be paired (1 Java and 1 C# case: a type parameter ``T`` renamed in both
-``save`` overloads was both removed and added).
+``save`` overloads was both removed and added), and again when a changed module-level assignment came to be
+named as a constant (5 Python cases: ``constant `DEFAULT` added``, no longer "top-level code changed" when nothing
+else there changed).
 They pin the observable semantics (innermost reporting, renames, moves, reformatted,
 comments-only, import-only, overload naming, line spans) so that a faster implementation
 can be checked against them edit by edit.

@@ -18,6 +18,7 @@ from code_trajectory.git.messages import FileChange
 from code_trajectory.git.oversize import oversize_size
 from code_trajectory.git.shadow import ZERO_OID, ShadowRepo
 from code_trajectory.symbols import Symbol, SymbolChanges, compare_blobs, language_for, readable, symbols_for_blob
+from code_trajectory.symbols.constants import constant_parts
 
 #: Lines of git's diff header that repeat what the version's heading already says.
 _HEADER_LINE = re.compile(r"^(diff --git |index [0-9a-f]|--- |\+\+\+ |similarity index |rename from |rename to |"
@@ -103,7 +104,8 @@ SYMBOLS_LISTED = 100
 
 def describe_symbols(changes: SymbolChanges, limit: int = SYMBOLS_LISTED, *, lean: bool = False) -> str:
     """One line naming the changed symbols: modified, added and removed (with their members), renamed,
-    then what changed outside symbols (imports, top-level code), docstrings and comments (a short comment quoted),
+    the constants changed (``constant `TIMEOUT` changed``), then what else changed outside symbols (imports, top-level
+    code), docstrings and comments (a short comment quoted),
     and cosmetic changes. A name with an occurrence suffix reads as such (``3rd definition of Context.invoke``),
 unless the list holds several occurrences of that name: then they are said once with a count (``parseJson ×9``).
 
@@ -187,6 +189,7 @@ unless the list holds several occurrences of that name: then they are said once 
     if more and parts:
         parts[-1] += f" + {more} more"
         more = 0
+    parts += constant_parts(changes.constants)  # by name: `constant `TIMEOUT` changed`, not "code"
     outside = [word for word, changed in (("imports", changes.imports_changed), ("top-level code",
                                                                               changes.top_level_changed))
                if changed and changes.kind not in ("added", "deleted")]

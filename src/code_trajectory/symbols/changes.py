@@ -37,6 +37,7 @@ from difflib import SequenceMatcher
 from . import same
 from .base import FileAnalysis, Symbol, short_name
 from .comments import CommentEdit, comment_edits, describe_comments
+from .constants import constant_changes, constant_parts
 from .lookup import readable
 from .pairing import NUMBERED, base_name, pair, pair_repeated, pair_signatures
 from .registry import language_for
@@ -81,7 +82,8 @@ class SymbolChanges:
             :class:`~code_trajectory.symbols.comments.CommentEdit`); empty when no comment changed.
         moved: symbols whose order among their siblings changed.
         imports_changed: import statements at file/namespace level differ.
-        top_level_changed: code outside every symbol (imports excluded) differs.
+        top_level_changed: code outside every symbol (imports excluded) differs, besides the ``constants``.
+        constants: ``(name, "changed" | "added" | "removed")``: the changed constants (:mod:`.constants`).
         skipped: ``"binary"`` or ``"too-large"`` when either version was not analysed (then
             every list is empty), else ``None``.
         has_errors: the new version (or the old one when deleted) has syntax errors; the
@@ -104,6 +106,7 @@ class SymbolChanges:
     moved: tuple[str, ...] = ()
     imports_changed: bool = False
     top_level_changed: bool = False
+    constants: tuple[tuple[str, str], ...] = ()
     skipped: str | None = None
     has_errors: bool = False
     parents: dict[str, str | None] = field(default_factory=dict, repr=False, compare=False)
@@ -140,6 +143,7 @@ class SymbolChanges:
                              ("reformatted", list(self.reformatted))):
             if names:
                 parts.append(f"{label} {', '.join(readable(n) for n in names)}")
+        parts += constant_parts(self.constants)
         parts += self.comment_parts()
         if self.imports_changed and self.kind not in ("added", "deleted"):
             parts.append("imports changed")
@@ -294,6 +298,9 @@ def _diff(path: str, old: FileAnalysis, new: FileAnalysis, parents: dict[str, st
         comments_equal = not comments and same_comments_everywhere(ok, nk)
         kind = "import-only" if structure_equal else "code"
     edits = () if comments_equal else comment_edits(old, new, pairs)
+    top_changed = not same_top_code and not same_top_text(ok, nk)
+    constants, rest_changed = constant_changes(old, new) if top_changed else ((), True)
+    top_changed = top_changed and (rest_changed or not constants)  # other code outside symbols changed too
     docs: tuple[str, ...] = ()
     module_doc = False
     if edits:
@@ -318,7 +325,7 @@ def _diff(path: str, old: FileAnalysis, new: FileAnalysis, parents: dict[str, st
         aliases=tuple((o, n) for o, n in pairs.items() if o != n and o not in renamed), reformatted=tuple(reformatted),
         comments_changed=tuple(comments), docs_changed=docs, module_doc_changed=module_doc, comment_edits=edits,
         moved=_moved(old, new, pairs),
-        imports_changed=not imports_equal, top_level_changed=not same_top_code and not same_top_text(ok, nk),
+        imports_changed=not imports_equal, top_level_changed=top_changed, constants=constants,
         has_errors=new.has_errors, parents=parents)
 
 
