@@ -79,7 +79,8 @@ def test_recent_log_names_changed_symbols_and_costs_less_than_git_stat(project: 
     stat = git(mirror, "log", "--stat", "-4")
     headings = [line for line in answer.splitlines() if line.startswith("## ")]
     assert len(headings) == 4
-    assert answer.split("\n")[0].endswith("the last 4 snapshot(s), oldest to newest; older ones: raise `limit` (CLI `--limit N`)")
+    assert re.search(r"the last 4 snapshot\(s\), oldest to newest; older ones: `before=\"[0-9a-f]{12}\"` "
+                     r"\(CLI `--before [0-9a-f]{12}`\)$", answer.split("\n")[0]), answer.split("\n")[0]
     for (subject, how, _), heading in zip(STEPS, headings):  # oldest first; every heading says why
         assert (f'Intent: {subject}' if how == "intent" else f'checkpoint: {subject}') in heading, heading
         assert subject in stat

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -104,7 +105,7 @@ def test_global_trajectory_lists_files_with_counts_and_since_consolidate(session
     assert "[CONSOLIDATE]" not in since and "since the last consolidation" in since
     assert since.count("\n## ") == 2
     limited = history_service.global_trajectory(session, limit=1)
-    assert limited.count("\n## ") == 1 and "raise `limit`" in limited
+    assert limited.count("\n## ") == 1 and "; older ones: `before=" in limited
 
 
 def test_answers_fit_the_token_budget(project: Path) -> None:
@@ -122,6 +123,25 @@ def test_answers_fit_the_token_budget(project: Path) -> None:
         text = history_service.global_trajectory(s, limit=70)
         assert narrative.estimate_tokens(text) <= 1000
         assert "older snapshot(s) not shown" in text
+        # the answer names the call that shows what it left out, and paging back reaches the first snapshot
+        # (before, it said "call with a smaller limit or since_consolidate", and neither showed them)
+        seen: list[str] = []
+        page = str(text)
+        for _ in range(20):
+            seen += re.findall(r"^## .*? · ([0-9a-f]{12}) · ", page, re.M)
+            more = re.search(r'`before="([0-9a-f]{12})"`', page)
+            if more is None:
+                break
+            page = str(history_service.global_trajectory(s, limit=70, before=more.group(1)))
+            assert narrative.estimate_tokens(page) <= 1000 and f"before `{more.group(1)}`" in page
+        assert len(seen) == len(set(seen)) == 63  # the start, big.py twice, 60 modules: each once
+        first = s.recorder.repo.git.text(["rev-list", "--max-parents=0", "refs/heads/shadow/main"]).strip()
+        assert first[:12] in seen
+        assert "No snapshots before" in str(history_service.global_trajectory(s, before=first))
+        with pytest.raises(InvalidArgumentError, match="not both"):
+            history_service.global_trajectory(s, before=first, since_consolidate=True)
+        with pytest.raises(InvalidArgumentError, match="give a snapshot"):
+            history_service.global_trajectory(s, before="")
     finally:
         s.close()
 

@@ -130,7 +130,7 @@ def test_hints_name_the_cli_flag_beside_the_tool_parameter(session: ProjectSessi
     assert done.returncode != 0 and "leave out `--regex`" in done.stderr + done.stdout
     edit(session, src__flags_py="DEBUG = True\n")
     edit(session, src__flags_py="DEBUG = None\n")
-    assert "older ones: raise `limit` (CLI `--limit N`)" in str(service.global_trajectory(session, 1))
+    assert "; older ones: `before=" in str(service.global_trajectory(session, 1))
 
 
 def test_search_follows_a_rename(session: ProjectSession) -> None:

@@ -28,6 +28,8 @@ def log_arguments(parser: argparse.ArgumentParser) -> None:
     _branch_option(parser)
     parser.add_argument("--limit", type=int, default=20, help="maximum number of commits (default 20)")
     parser.add_argument("--since-consolidate", action="store_true", help="go back to the last consolidation")
+    parser.add_argument("--before", metavar="SNAPSHOT", help="page back: the snapshots older than this one (id, "
+                        "checkpoint name, ~N or a time)")
 
 
 def log(args: argparse.Namespace) -> int:
@@ -35,7 +37,8 @@ def log(args: argparse.Namespace) -> int:
     from code_trajectory.history import service
 
     return print_with_session(args.project, lambda s: service.global_trajectory(s, args.limit, args.since_consolidate,
-                                                                                      args.branch, args.source),
+                                                                                      args.branch, args.source,
+                                                                                      args.before),
                               read_only=True)
 
 

@@ -25,7 +25,8 @@ IMPORT_FILES_LISTED = 10
 
 def render(records: list[CommitRecord], branch: str, budget_tokens: int, *, since_consolidate: bool,
            reached_consolidation: bool, more_available: bool, marks: dict[str, str] | None = None,
-           symbols: dict[str, dict[str, str]] | None = None, trees: dict[str, str] | None = None) -> str:
+           symbols: dict[str, dict[str, str]] | None = None, trees: dict[str, str] | None = None,
+           before: str | None = None) -> str:
     """The recent log in markdown, oldest to newest, within ``budget_tokens`` (the oldest dropped first).
 
     Args:
@@ -38,18 +39,25 @@ def render(records: list[CommitRecord], branch: str, budget_tokens: int, *, sinc
         symbols: ``{commit: {path: changed symbols}}`` (see ``history.versions.symbols_of``, ``lean``).
         trees: ``{commit: tree id}`` of the git operations and restores and of their first parents (see
             ``history.headings.operation_trees``): operations that cancel out are said in one line.
+        before: the short id of the snapshot the records are older than (a page back), or None (the newest).
+
+    Older snapshots left out (by the budget, or past ``limit``) are said with the call that shows them: ``before``
+    the oldest one shown.
     """
     title = f"# Project trajectory (shadow branch `{branch}`)"
     if not records:
         if since_consolidate and reached_consolidation:
             return (f"{title}\n\nNo snapshots since the last consolidation: nothing changed after it. Call with "
                     "`since_consolidate=false` (CLI: without `--since-consolidate`) to see earlier commits.")
+        if before is not None:
+            return f"{title}\n\nNo snapshots before `{before}`: it is the first recorded on this line."
         return (f"{title}\n\nNo snapshots yet. Snapshots appear after files are saved (debounced) or when "
                 "`checkpoint` is called.")
     scope = ("since the last consolidation" if since_consolidate and reached_consolidation
              else "since the start of the recorded history" if since_consolidate
              else f"the last {len(records)}")
-    head = (f"{title}: the last {len(records)} snapshot(s), oldest to newest" if scope.startswith("the last")
+    page = f" before `{before}`" if before is not None else ""
+    head = (f"{title}: the last {len(records)} snapshot(s){page}, oldest to newest" if scope.startswith("the last")
             else f"{title}: {len(records)} snapshot(s), {scope}, oldest to newest")
     groups = _groups(list(reversed(records)), trees or {})
     fitted = [_entry(group, older, marks, symbols, with_date=True) for group, older in groups]
@@ -67,11 +75,12 @@ def render(records: list[CommitRecord], branch: str, budget_tokens: int, *, sinc
             for i, (group, older) in enumerate(kept_groups)]
     parts = [head]
     dropped = sum(len(group) for group, _ in groups[:len(groups) - shown])
+    oldest = kept_groups[0][0][0].oid[:12] if kept_groups else records[-1].oid[:12]
     if dropped:
-        parts.append(f"_{dropped} older snapshot(s) not shown to fit the token budget; call with a smaller limit "
-                     "or `since_consolidate=true` (CLI `--limit N`, `--since-consolidate`)._")
+        parts.append(f"_{dropped} older snapshot(s) not shown to fit the token budget; see them with "
+                     f"`before=\"{oldest}\"` (CLI `--before {oldest}`)._")
     elif more_available and not since_consolidate:
-        parts[0] += "; older ones: raise `limit` (CLI `--limit N`)"
+        parts[0] += f"; older ones: `before=\"{oldest}\"` (CLI `--before {oldest}`)"
     parts += kept
     return fit("\n".join(parts), budget_tokens)
 

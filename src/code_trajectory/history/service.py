@@ -148,21 +148,28 @@ def file_trajectory(session: ProjectSession, filepath: str, depth: int = 5, bran
 
 
 def global_trajectory(session: ProjectSession, limit: int = 20, since_consolidate: bool = False,
-                      branch: str | None = None, source: str | None = None) -> str:
+                      branch: str | None = None, source: str | None = None, before: str | None = None) -> str:
     """What changed across the project: recent snapshots of ``branch`` (default: the current one), oldest to newest,
     each with its files, +/- counts and the symbols that changed in them.
+
+    Args:
+        before: page back: the snapshots older than this one (a commit id, a checkpoint's name, ``~N`` or a time,
+            as ``compare`` takes them), following its first parents; None: from the newest. An answer that leaves
+            older snapshots out names the ``before`` that shows them.
 
     Returns:
         An :class:`~code_trajectory.core.answer.Answer` (markdown; data: every snapshot's fields, and the named
         points on them, oldest first: :func:`code_trajectory.history.markers.data`).
 
     Raises:
-        InvalidArgumentError: a bad limit, flag or branch.
+        InvalidArgumentError: a bad limit, flag, branch or ``before`` (or ``before`` with ``since_consolidate``).
     """
     session.check_alive()
     check_range("limit", limit, *LIMIT_RANGE)
     if not isinstance(since_consolidate, bool):
         raise InvalidArgumentError("since_consolidate must be true or false")
+    if before is not None and since_consolidate:
+        raise InvalidArgumentError("give before or since_consolidate, not both")
     repo = session.recorder.repo
     if source is not None:
         branch, ref = read_point(session, branch, source)
@@ -172,9 +179,18 @@ def global_trajectory(session: ProjectSession, limit: int = 20, since_consolidat
     if ref is None or repo.resolve(ref) is None:
         return message(recent.render([], branch, session.settings.token_budget, since_consolidate=since_consolidate,
                                      reached_consolidation=False, more_available=False))
+    start: str | None = ref
+    if before is not None:
+        older_than = resolve_snapshot(repo, before, repo.resolve(ref)).commit
+        found = log.read_log(repo, [older_than], limit=1, with_changes=False)
+        start = found[0].parents[0] if found and found[0].parents else None
+        before = older_than[:12]
+    if start is None:
+        return message(recent.render([], branch, session.settings.token_budget, since_consolidate=False,
+                                     reached_consolidation=False, more_available=False, before=before))
     read = MAX_LIMIT if since_consolidate else limit + 1
     # a root commit's changes (the start of recording: every file of the project) are read only when few
-    records = log.read_log(repo, [ref], limit=read, first_parent=True, root_changes=False)
+    records = log.read_log(repo, [start], limit=read, first_parent=True, root_changes=False)
     log.read_root_changes(repo, records)
     reached = False
     if since_consolidate:
@@ -193,7 +209,7 @@ def global_trajectory(session: ProjectSession, limit: int = 20, since_consolidat
     trees = headings.operation_trees(repo, records)
     text = recent.render(records, branch, session.settings.token_budget, since_consolidate=since_consolidate,
                          reached_consolidation=reached, more_available=more, marks=marks,
-                         symbols=symbols, trees=trees)
+                         symbols=symbols, trees=trees, before=before)
     in_headings = sum(1 for p in every if p.automatic is None) - sum(1 for p in named if p.automatic is None)
     line = markers.names_line(named, in_headings=in_headings)
     text = f"{text}\n\n{line}" if line else text

@@ -66,12 +66,14 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
         = False,
         branch: Annotated[str | None, Field(description="Recorded branch; default current")] = None,
         source: Annotated[str | None, Field(description="Shared trajectory, e.g. 'bob@x.org/main'")] = None,
+        before: Annotated[str | None, Field(description="Page back: the snapshots older than this one (id, "
+                                                        "checkpoint name, '~N' or a time)")] = None,
     ) -> str:
         """What changed across the project recently: snapshots oldest to newest with files, +/- counts and
         changed symbols. Use to see ripple effects or what happened while you were away."""
         session = await app.session_for(ctx)
         return await read(session, lambda: service.global_trajectory(session, limit, since_consolidate,
-                                                                             branch, source))
+                                                                             branch, source, before))
 
     @tool(mcp, READ_ONLY)
     async def get_session_summary(
