@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from code_trajectory.git import file_versions, log
 from code_trajectory.git.messages import FileChange
@@ -181,7 +182,7 @@ unless the list holds several occurrences of that name: then they are said once 
     sections: list[tuple[str, list[tuple[str, list[str]]]]] = [
         ("modified", [(name, none) for name in folded(changes.modified).values()]), ("added", grouped(changes.added)),
         ("removed", grouped(changes.removed)),
-        ("renamed", [(f"{said(a)} -> {said(b)}", none) for a, b in changes.renamed])]
+        ("renamed", _renames(changes.renamed, said))]
     for label, entries in sections:
         names = listed(entries)
         if names:
@@ -215,6 +216,26 @@ unless the list holds several occurrences of that name: then they are said once 
 
 
 _OCCURRENCE = re.compile(r"@\d+(?=$|[.(])")
+#: ``A.prototype.m`` -> ``A.m``: a JavaScript prototype's method moved into ``class A``.
+_INTO_CLASS = re.compile(r"(.+)\.prototype\.([^.]+) -> \1\.\2")
+
+
+def _renames(pairs: tuple[tuple[str, str], ...], said: Any) -> list[tuple[str, list[str]]]:
+    """The renamed entries of :func:`describe_symbols`, ``old -> new``; the methods of a JavaScript prototype moved
+    into its class said once with their names (``Command.prototype.* -> Command.* (option, parse)``), not each
+    twice."""
+    entries: list[tuple[str, list[str]]] = []
+    into: dict[str, list[str]] = {}
+    for a, b in pairs:
+        found = _INTO_CLASS.fullmatch(f"{a} -> {b}")
+        if found is None or sum(1 for x, y in pairs if _INTO_CLASS.fullmatch(f"{x} -> {y}")) < 2:
+            entries.append((f"{said(a)} -> {said(b)}", []))
+            continue
+        key = f"{found[1]}.prototype.* -> {found[1]}.*"
+        if key not in into:
+            entries.append((key, into.setdefault(key, [])))
+        into[key].append(found[2])
+    return entries
 
 
 def bare(name: str) -> str:

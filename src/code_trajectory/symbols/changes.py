@@ -14,7 +14,8 @@ Matching rules, in order (each symbol is matched at most once):
    as many on each side (each one's parameter types changed) are matched by the most similar
    signature.
 3. Renames: a removed and an added symbol of the same kind with the same ``body_key``
-   (body unchanged, names ignored), or whose text differs only in its name's one word. Then containers of the same kind sharing at least half
+   (body unchanged, names ignored), or whose text differs only in its name's one word; a JavaScript
+   ``A.prototype.m = function`` and the method ``m`` of ``class A`` (or the reverse). Then containers of the same kind sharing at least half
    of their child names (by short name) are renamed too, and their children are matched
    under the new prefix as in rule 1. A child whose rename only follows its container's
    rename is not listed in ``renamed``.
@@ -227,10 +228,11 @@ def _diff(path: str, old: FileAnalysis, new: FileAnalysis, parents: dict[str, st
             pair(r, pick, pairs, removed, added)
     pair_signatures(removed, added, pairs)
 
-    # 3a. renames with an unchanged body (or a pure rename whose body names its old name too: a delegation)
+    # 3a. renames with an unchanged body (or a pure rename whose body names its old name too: a delegation; a JS
+    # method moved from its prototype into its class)
     for r in list(removed):
         cands = [a for a in added if a.kind == r.kind and a.body_key == r.body_key] or [
-            a for a in added if a.kind == r.kind and same.renamed_only(r, a)]
+            a for a in added if a.kind == r.kind and same.renamed_only(r, a)] or same.class_form(r, added)
         if cands:
             a = next((c for c in cands if c.parent == pairs.get(r.parent or "", r.parent)), cands[0])
             renamed[r.name] = a.name

@@ -171,3 +171,21 @@ def one_same_header(old: Symbol, candidates: list[Symbol]) -> Symbol | None:
     mine = header(old)
     same = [c for c in candidates if mine is not None and header(c) == mine]
     return same[0] if len(same) == 1 else None
+
+
+#: A function assigned to a prototype's member (``Command.prototype.option``): JavaScript's method before ``class``.
+_PROTOTYPE = re.compile(r"(.+)\.prototype\.([^.]+)")
+
+
+def class_form(old: Symbol, candidates: list[Symbol]) -> list[Symbol]:
+    """The candidates (one or none) that are ``old`` moved between a prototype and its class: the method
+    ``Command.option`` of class ``Command`` for ``old`` the function ``Command.prototype.option``
+    (``Command.prototype.option = function`` turned into ``option() {}`` in ``class Command``: its history goes on),
+    or the other way round."""
+    found = _PROTOTYPE.fullmatch(old.name) if old.parent is None else None
+    if found is not None:
+        return [c for c in candidates if c.parent == found[1] and c.name == f"{found[1]}.{found[2]}"]
+    if old.parent is None or old.name != f"{old.parent}.{short_name(old.name)}":
+        return []
+    name = f"{old.parent}.prototype.{short_name(old.name)}"
+    return [c for c in candidates if c.parent is None and c.name == name]
