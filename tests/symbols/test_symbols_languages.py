@@ -110,6 +110,29 @@ def test_javascript_functions_classes_arrows_objects_and_exports():
     ]
 
 
+def test_members_of_an_object_assigned_to_module_exports_are_its_members():
+    # `module.exports = {parse: function ...}` beside `function parse` read as a 2nd definition of `parse`
+    got = extract("lib/index.js", '''\
+        function parse(text) {
+          return text;
+        }
+        module.exports = {
+          parse: function (text) { return parse(text); },
+          run() { return 1; },
+          version: 2,
+        };
+        Store.prototype = { open() {} };
+        ''')
+    assert got == [
+        ("parse", "function", 1, 3),
+        ("module.exports", "object", 4, 8),
+        ("module.exports.parse", "method", 5, 5),
+        ("module.exports.run", "method", 6, 6),
+        ("Store.prototype", "object", 9, 9),
+        ("Store.prototype.open", "method", 9, 9),
+    ]
+
+
 def test_members_of_an_object_literal_passed_to_a_call_are_named_by_the_call():
     # ky's tests: `withPerformanceObserver({async test() {...}})` three times read as three top-level `test`s
     source = '''\

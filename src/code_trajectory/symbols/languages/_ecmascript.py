@@ -6,8 +6,9 @@ Names, qualified with ``.``:
   (getter and setter of one property, when both exist: ``A.x(get)``, ``A.x(set)``);
 * a name bound to a function, arrow function or class expression (``const f = () => ...``,
   ``handle = () => ...`` class fields) -> ``f``; nested in a function -> ``outer.f``;
-* a file-level ``const api = { ... }`` -> an ``object`` symbol ``api`` whose function-valued
-  members are ``api.get``; ``module.exports.q = function`` / ``Foo.prototype.bar = ...``
+* a file-level ``const api = { ... }`` (or ``module.exports = { ... }``) -> an ``object`` symbol ``api``
+  (``module.exports``) whose function-valued members are ``api.get`` (``module.exports.get``, not a second ``get``
+  beside a function of that name); ``module.exports.q = function`` / ``Foo.prototype.bar = ...``
   -> the assigned path (``Foo.prototype.bar``); ``export default function () {}`` -> ``default``;
 * a member of an object literal passed to a call (``withPerformanceObserver({async test() {}})``,
   ``ky(url, {retry: {delay: () => 0}})``, ``new Vue({methods: {save() {}}})``) -> qualified by what is called:
@@ -36,6 +37,8 @@ DEFINITIONS = f"""
 (program (lexical_declaration (variable_declarator name: (identifier) @name value: (object)) @def.object))
 (program (export_statement (lexical_declaration
   (variable_declarator name: (identifier) @name value: (object)) @def.object)))
+(program (expression_statement (assignment_expression left: (member_expression) @name right: (object))
+  @def.object))
 (pair key: [(property_identifier) (string) (number)] @name value: {_FUNCTION_VALUES} @value) @def.function
 (assignment_expression left: [(member_expression) (identifier)] @name right: {_FUNCTION_VALUES} @value)
   @def.function
