@@ -179,6 +179,36 @@ def test_a_server_that_takes_over_recording_keeps_the_intent_set_while_it_ran(pr
         follower.close()
 
 
+
+def test_a_server_that_takes_over_keeps_the_prompt_given_just_before_it_started(project: Path) -> None:
+    """Two ``claude -p`` sessions in one project: the second's prompt reaches its hook just before its server
+    starts (and follows the first's); when the first session ends, its server's stop took the second's intent
+    with it, and the second session's next edits had none (measured with Claude Code 2.1.332)."""
+    from code_trajectory.core.config import TrajectorySettings
+    from code_trajectory.recording.session import ProjectSession
+
+    with watching(project):
+        prompt(project, "session-b", "Work of the second server's session")
+        follower = ProjectSession(project, TrajectorySettings.load(project, debounce_seconds=0.4), watch=True)
+        try:
+            follower.start()
+            assert follower.role == "follower"
+        except BaseException:
+            follower.close()
+            raise
+    try:
+        wait_for(lambda: follower.role == "recorder" and follower.wait_started(0), timeout=30)
+        assert follower.recorder.intent.get(session="session-b") == "Work of the second server's session"
+        count = shadow_count(project)
+        write(project, "src/app.py", "def main():\n    return 'by the second session'\n")
+        cli("hook", "edit", "--project", str(project), stdin=json.dumps({  # handed over to the follower, recording
+            "session_id": "session-b", "cwd": str(project), "tool_name": "Edit",
+            "tool_input": {"file_path": str(project / "src" / "app.py")}}))
+        wait_for(lambda: shadow_count(project) > count, timeout=30)
+        assert tip(project)[1] == "Work of the second server's session"
+    finally:
+        follower.close()
+
 @pytest.mark.slow
 def test_between_sessions_the_cli_does_not_carry_the_last_sessions_intent(project: Path) -> None:
     """Nothing records: a ``checkpoint`` does not carry what the stopped session was doing; an intent given

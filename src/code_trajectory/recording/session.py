@@ -22,7 +22,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,6 +40,7 @@ from code_trajectory.recording import answers, checkpoint_requests, hooks, start
 from code_trajectory.recording.catchup import CatchUp, note_mark
 from code_trajectory.recording.checkpoint_requests import RequestServer
 from code_trajectory.recording.consolidate import consolidate
+from code_trajectory.recording.intent import START_GRACE_SECONDS
 from code_trajectory.recording.liveness import idle_notice, read_recorder_state, write_recorder_state
 from code_trajectory.recording.recorder import Recorder, Snapshot
 from code_trajectory.recording.session_checkpoints import CheckpointMixin
@@ -168,18 +169,21 @@ class ProjectSession(CheckpointMixin):
             log.info("the recording process of %s exited; this one records now", self.root)
             self.role = "recorder"
             self._started.clear()
-            self._start_recording(background=True)
+            self._start_recording(background=True, took_over=True)
             return
 
     def _start_recording(self, background: bool, *, watch_first: bool = True,
-                         import_after: threading.Event | None = None) -> Snapshot | None:
+                         import_after: threading.Event | None = None, took_over: bool = False) -> Snapshot | None:
         self._scan_started = True
         catch_up = CatchUp()
         if self._watch:
             state_dir = self.recorder.repo.state_dir
             previous = read_recorder_state(state_dir)
             catch_up = CatchUp.from_state(previous)  # the scan's changes were made since the last recorder stopped
-            if self.recorder.intent.end_stale(previous, alive_since=self._created):
+            # a follower taking over serves a client still at work, whose prompt (``claude -p``) may have reached its
+            # hook just before this server started: kept as one set while it ran, not ended with the recorder's
+            alive_since = self._created - timedelta(seconds=START_GRACE_SECONDS) if took_over else self._created
+            if self.recorder.intent.end_stale(previous, alive_since=alive_since):
                 log.info("the intent of an earlier session was ended: a new recording session starts")
             write_recorder_state(state_dir, started=True)
             from code_trajectory.recording import scanchild
