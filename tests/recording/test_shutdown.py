@@ -350,3 +350,31 @@ def test_watch_keeps_running_on_a_pipe_that_was_closed_before_it_started(project
     finally:
         finish(proc)
     assert proc.returncode == 0
+
+
+
+def test_the_last_save_is_snapshotted_before_the_full_scan_an_ignore_file_asks_for(project: Path,
+                                                                                  tmp_path: Path) -> None:
+    """Claude Code 2.1.332 stops its server with SIGINT, SIGTERM 0.1 s later and SIGKILL 0.4 s after that. A stop
+    whose snapshot was a full scan (here: an ignore file saved in the same debounce window) took longer than that
+    at 20,000 files (0.27 s at 2,000, 0.51 s at 6,000): the server was killed and the agent's last edit was not
+    recorded. The saves seen are now snapshotted on their own first (in milliseconds), then the scan runs."""
+    log = tmp_path / "serve.log"
+    proc = start(["serve", "--project", str(project), "--debounce", "30"], log)
+    try:
+        initialize(proc)
+        wait_for(lambda: recording(project, proc), timeout=60)
+        count = shadow_count(project)
+        write(project, ".gitignore", "build/\nnode_modules/\n*.log\n*.tmp\n")
+        write(project, "src/app.py", EDIT)
+        time.sleep(0.3)
+        stop(proc, [signal.SIGINT, 0.1, signal.SIGTERM, 0.4, signal.SIGKILL])
+    finally:
+        finish(proc)
+    shadow_git = ["--git-dir", str(project / ".trajectory")]
+    assert shadow_count(project) > count, log.read_text()
+    first = git(project, *shadow_git, "rev-list", "--reverse", "refs/heads/shadow/main").split()[count]
+    assert git(project, *shadow_git, "show", f"{first}:src/app.py") == EDIT, log.read_text()
+    kind = git(project, *shadow_git, "log", "-1", "--format=%(trailers:key=Trajectory-Kind,valueonly)", first)
+    assert kind.strip() == "snapshot", "the save was recorded only by the stop's full scan"
+    assert "*.tmp" in git(project, *shadow_git, "show", "refs/heads/shadow/main:.gitignore")  # then the scan's

@@ -163,7 +163,7 @@ class Watcher(WatchSetMixin):
             group.stop.set()
         if flush and self.recorder.has_pending():
             try:
-                self.flush_pending(hand_over=False)
+                self.flush_pending(hand_over=False, saves_first=True)
             except Exception as exc:  # noqa: BLE001 - stopping goes on; the next start's scan records it
                 log.warning("the last snapshot failed (%s); the next start's scan records these changes", exc)
         for group in groups:
@@ -172,7 +172,7 @@ class Watcher(WatchSetMixin):
             self._snapshot_thread.join(timeout)
         self._maintainer.join(timeout)
 
-    def flush_pending(self, *, hand_over: bool = True) -> Snapshot | None:
+    def flush_pending(self, *, hand_over: bool = True, saves_first: bool = False) -> Snapshot | None:
         """Snapshot the pending changes now, without waiting for the debounce.
 
         First every event the operating system delivered before the call is handed to the recorder (native watch
@@ -182,6 +182,7 @@ class Watcher(WatchSetMixin):
 
         Args:
             hand_over: sync with the watch groups first (at most :data:`SYNC_TIMEOUT` seconds).
+            saves_first: when a full scan is due, snapshot the saves seen first (see the recorder's ``flush``).
 
         Returns:
             The snapshot (also passed to ``on_snapshot``), or None when nothing changed.
@@ -195,7 +196,7 @@ class Watcher(WatchSetMixin):
         with self._wake:
             self._first_change = self._last_change = None
         try:
-            snapshot = self.recorder.flush()
+            snapshot = self.recorder.flush(saves_first=saves_first)
         except BaseException:
             if not self._stop.is_set():
                 self._touch()  # the snapshot loop retries
