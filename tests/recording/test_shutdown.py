@@ -378,3 +378,31 @@ def test_the_last_save_is_snapshotted_before_the_full_scan_an_ignore_file_asks_f
     kind = git(project, *shadow_git, "log", "-1", "--format=%(trailers:key=Trajectory-Kind,valueonly)", first)
     assert kind.strip() == "snapshot", "the save was recorded only by the stop's full scan"
     assert "*.tmp" in git(project, *shadow_git, "show", "refs/heads/shadow/main:.gitignore")  # then the scan's
+
+
+@pytest.mark.parametrize("command", ["serve", "watch"])
+def test_a_save_in_a_polled_directory_just_before_the_stop_is_recorded(project: Path, tmp_path: Path,
+                                                                       command: str) -> None:
+    """A directory holding a name that is not UTF-8 is polled by the snapshot loop, not watched (see
+    ``recording/listingpoll.py``): an edit there 0.3 s before SIGTERM was not pending yet, the stop recorded
+    nothing and said it stopped cleanly; the edit waited for the next start ("changed while not recording")."""
+    odd = os.path.join(os.fsencode(project), b"vendor", b"caf\xe9")
+    os.makedirs(odd)
+    Path(os.fsdecode(os.path.join(odd, b"f.py"))).write_text("F = 0\n")
+    write(project, "vendor/a.py", "A = 0\n")
+    log = tmp_path / f"{command}.log"
+    proc = start([command, *(["--project", str(project)] if command == "serve" else [str(project)]), "--debounce",
+                  "30"], log)
+    try:
+        if command == "serve":
+            initialize(proc)
+        wait_for(lambda: recording(project, proc) and "not watched natively" in log.read_text(), timeout=60)
+        time.sleep(2.5)  # past the snapshot loop's first pass over the polled directory
+        write(project, "vendor/a.py", EDIT)
+        time.sleep(0.05)
+        elapsed = stop(proc, [signal.SIGTERM])
+    finally:
+        finish(proc)
+    assert_stopped_cleanly(f"{command}/polled", proc, project, elapsed, log)
+    assert git(project, "--git-dir", str(project / ".trajectory"), "show",
+               "refs/heads/shadow/main:vendor/a.py") == EDIT, log.read_text()

@@ -154,6 +154,7 @@ class Watcher(WatchSetMixin):
         """
         if flush and self.running:
             self._hand_over(STOP_SYNC_TIMEOUT)  # an edit saved just before the stop is pending too
+            self._poll_listings()  # and one in a directory no watch group takes (the snapshot loop polls it)
         self._stop.set()
         with self._wake:
             self._wake.notify_all()
