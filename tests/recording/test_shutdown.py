@@ -406,3 +406,21 @@ def test_a_save_in_a_polled_directory_just_before_the_stop_is_recorded(project: 
     assert_stopped_cleanly(f"{command}/polled", proc, project, elapsed, log)
     assert git(project, "--git-dir", str(project / ".trajectory"), "show",
                "refs/heads/shadow/main:vendor/a.py") == EDIT, log.read_text()
+
+
+def test_watch_poll_records_a_save_made_just_before_the_stop(project: Path, tmp_path: Path) -> None:
+    """``watch --poll`` (and the directories past the inotify limit) are looked at by a polling watch group every
+    2 s: an edit 0.3 s before SIGTERM was not pending yet, ``watch`` exited 0 and the edit was not recorded. A stop
+    with a polling group now scans."""
+    log = tmp_path / "watch.log"
+    proc = start(["watch", str(project), "--poll", "--debounce", "30"], log)
+    try:
+        wait_for(lambda: recording(project, proc) and "watching" in log.read_text(), timeout=60)
+        time.sleep(2.5)  # past the polling group's first look
+        write(project, "src/app.py", EDIT)
+        time.sleep(0.3)
+        elapsed = stop(proc, [signal.SIGTERM])
+    finally:
+        finish(proc)
+    assert_stopped_cleanly("watch --poll/SIGTERM", proc, project, elapsed, log)
+    assert_edit_recorded(project)

@@ -146,7 +146,8 @@ class Watcher(WatchSetMixin):
 
     def stop(self, *, flush: bool = True, timeout: float = 10.0) -> None:
         """Stop watching; with ``flush``, snapshot what is pending at once (see :meth:`flush_pending`: no debounce
-        wait) before the threads are joined. A snapshot that fails is logged: the next start's scan records it.
+        wait) before the threads are joined; a full scan when some directories are polled by a watch group (what
+        changed there is known up to 2 s late). A snapshot that fails is logged: the next start's scan records it.
 
         Args:
             flush: snapshot the pending changes.
@@ -155,6 +156,10 @@ class Watcher(WatchSetMixin):
         if flush and self.running:
             self._hand_over(STOP_SYNC_TIMEOUT)  # an edit saved just before the stop is pending too
             self._poll_listings()  # and one in a directory no watch group takes (the snapshot loop polls it)
+            with self._groups_lock:
+                polling = any(g.polling for g in self._groups)
+            if polling:  # a polling group (--poll, past the inotify limit) reports up to 2 s late: scan instead
+                self.recorder.note_changes((), rescan=True)
         self._stop.set()
         with self._wake:
             self._wake.notify_all()
