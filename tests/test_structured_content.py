@@ -197,7 +197,7 @@ async def test_the_tools_that_had_none_answer_with_their_facts(project: Path) ->
     assert work["intents"][0][0] == "Make main configurable"
     assert [row[1] for row in work["net"]] == ["src/app.py", "src/util.py"]
     assert any("last run was green" in line for line in facts["sections"]["Tests"])
-    assert answer.size(facts) <= len(text)
+    assert answer.size(facts) <= answer.room(text)
 
 
 async def test_what_the_budget_leaves_out_of_the_text_is_left_out_of_the_fields(project: Path) -> None:
@@ -217,7 +217,7 @@ async def test_what_the_budget_leaves_out_of_the_text_is_left_out_of_the_fields(
     for name, result in answers.items():
         text, data = text_of(result), result.structured_content
         assert not result.is_error and data, name
-        assert answer.size(data) <= len(text), (name, answer.size(data), len(text))
+        assert answer.size(data) <= answer.room(text), (name, answer.size(data), len(text))
         found = ids_in_order(answer.compact(data))
         assert found == [i for i in ids_in_order(text) if i in found], name
         assert not any(s.endswith(answer.CUT_MARK) and s not in text for s in strings(data)), name

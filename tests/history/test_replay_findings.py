@@ -246,7 +246,7 @@ def test_the_first_recorded_versions_symbols_are_not_in_the_structured_content(p
     "35 symbol(s), not shown" for the first version, but its structured entry listed every name, which made the
     content larger than the text, so the version was left out (``versions_left_out``): a client that hands the model
     only the structured content (Claude Code) never showed it the snapshot the file started from."""
-    from code_trajectory.core.answer import size, structured
+    from code_trajectory.core.answer import room, size, structured
     from code_trajectory.core.config import TrajectorySettings
     from code_trajectory.history import service
     from code_trajectory.recording.session import ProjectSession
@@ -263,7 +263,7 @@ def test_the_first_recorded_versions_symbols_are_not_in_the_structured_content(p
         text = str(answer)
         assert "35 symbol(s), not shown" in text and "function_number_0" not in text, text
         data = structured(text, answer.data)
-        assert data is not None and "versions_left_out" not in data and size(data) <= len(text), data
+        assert data is not None and "versions_left_out" not in data and size(data) <= room(text), data
         assert [v["n"] for v in data["versions"]] == [1, 2] and "symbols" not in data["versions"][0], data
         assert data["versions"][1]["symbols"] == "modified function_number_7"
     finally:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from code_trajectory.core.answer import Answer, compact, size, structured
+from code_trajectory.core.answer import Answer, compact, room, size, structured
 from code_trajectory.history import service
 from code_trajectory.recording.handoff import edit_origin
 from support import write
@@ -53,7 +53,7 @@ def assert_whole_within_text(answer: Answer) -> None:
     text = str(answer)
     data = structured(text, answer.data)
     assert data is not None
-    assert size(data) <= len(text), (size(data), len(text))
+    assert size(data) <= room(text), (size(data), len(text))
     assert not [key for key in data if key.endswith("_left_out")], data
     ids = SNAPSHOT_ID.findall(text)
     assert len(set(ids)) >= VERSIONS - 1 and all(i in compact(data) for i in ids), (ids, data)
@@ -106,5 +106,5 @@ def test_a_symbol_history_over_its_text_leaves_out_its_oldest_rows_not_its_newes
     text = "\n".join(f"## `{oid}` · modified" for oid in ids) + "\n\n" + "lines " * 60  # rows outgrow it
     data = symbol_data(text, "server.go", "main", "Server.Handle", rows)
     kept = data["versions"]
-    assert size(data) <= len(text) and data["versions_left_out"] == len(ids) - len(kept) > 0, data
+    assert size(data) <= room(text) and data["versions_left_out"] == len(ids) - len(kept) > 0, data
     assert kept[-1][1] == ids[-1] and kept[0][0].startswith("2026-11-27 "), kept  # the newest kept; the day said

@@ -50,7 +50,7 @@ def test_symbol_trajectory_follows_renames_and_moves(session: ProjectSession) ->
 
     with pytest.raises(InvalidArgumentError, match="did you mean App.start"):
         service.symbol_trajectory(session, "src/app.py", "App.strat")
-    with pytest.raises(InvalidArgumentError, match="constant X changed`\); for other text use search_trajectory"):
+    with pytest.raises(InvalidArgumentError, match=r"constant X changed`\); for other text use search_trajectory"):
         service.symbol_trajectory(session, "src/app.py", "MAX_RETRIES")  # not a symbol: where to look instead
     with pytest.raises(InvalidArgumentError, match="no symbol support"):
         write(session.root, "notes.txt", "x\n")
@@ -101,14 +101,14 @@ def test_the_structured_hits_of_a_search_are_kept_for_a_dozen_short_hits(session
     """Twelve snapshots each adding one short matching line (``x7 = 1``): each row carried a full ISO time where
     the heading says the day once, so the content grew past the text and the size cap deleted every hit (the
     model of a client that passes only structured content got ``{"query": "x", "more": true}``)."""
-    from code_trajectory.core.answer import size, structured
+    from code_trajectory.core.answer import room, size, structured
 
     for n in range(12):
         edit(session, src__m_py="".join(f"x{k} = 1\n" for k in range(n + 1)))
     found = service.search_trajectory(session, "x", limit=10)
     text = str(found)
     data = structured(text, found.data)
-    assert data is not None and size(data) <= len(text) and len(data["hits"]) == 10, data
+    assert data is not None and size(data) <= room(text) and len(data["hits"]) == 10, data
     assert [row[2].split("\n", 1)[1] for row in data["hits"][:2]] == ["`src/m.py`: +x11 = 1", "`src/m.py`: +x10 = 1"]
     headings = [line[3:].split(" · ")[0] for line in text.split("\n") if line.startswith("## ")]
     assert [row[0] for row in data["hits"]] == headings  # the time as each heading says it
@@ -116,7 +116,7 @@ def test_the_structured_hits_of_a_search_are_kept_for_a_dozen_short_hits(session
         edit(session, src__m_py="".join(f"x{k} = 1\n" for k in range(n + 1)))
     found = service.search_trajectory(session, "x", limit=100)
     data = structured(str(found), found.data)
-    assert data is not None and size(data) <= len(str(found)), data
+    assert data is not None and size(data) <= room(str(found)), data
     assert data["hits"][0][2].endswith("\n`src/m.py`: +x59 = 1") and len(data["hits"]) == 60, data
     assert "hits_left_out" not in data, data
 
@@ -153,14 +153,14 @@ def test_search_follows_a_rename(session: ProjectSession) -> None:
 def test_the_structured_snapshots_of_a_long_global_trajectory_are_kept(session: ProjectSession) -> None:
     """get_global_trajectory(limit=60) over 60 one-line snapshots of one day: a row costs more than its heading,
     so the content outgrew the text and the size cap deleted every row (``{"branch", "cols", "more"}`` only)."""
-    from code_trajectory.core.answer import size, structured
+    from code_trajectory.core.answer import room, size, structured
 
     for n in range(60):
         edit(session, src__m_py="".join(f"x{k} = 1\n" for k in range(n + 1)))
     found = service.global_trajectory(session, limit=60)
     text = str(found)
     data = structured(text, found.data)
-    assert data is not None and size(data) <= len(text), data
+    assert data is not None and size(data) <= room(text), data
     rows = data["snapshots"]
     assert len(rows) > 40 and len(rows) + data["left_out"] == 60 and rows[-1][3].startswith("M src/m.py (+1)"), data
     assert re.match(r"\d{4}-\d\d-\d\d \d\d:", rows[0][0]), rows[0]  # the first row shown still says its day

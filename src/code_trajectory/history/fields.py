@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from code_trajectory.core.answer import prune, rows_to_leave_out, size
+from code_trajectory.core.answer import prune, room, rows_to_leave_out, size
 from code_trajectory.git import log
 from code_trajectory.git.messages import FileChange
 from code_trajectory.history import narrative
@@ -49,9 +49,9 @@ def rows_within_text(text: str, data: dict, key: str, count_key: str, *, newest_
         else:
             _leave_out_first(data, rows, count_key)
 
-    for _ in range(rows_to_leave_out(len(text), data, rows, from_end=newest_first)):
+    for _ in range(rows_to_leave_out(room(text), data, rows, from_end=newest_first)):
         leave_out_oldest()
-    while len(rows) > 1 and size(prune(data)) > len(text):
+    while len(rows) > 1 and size(prune(data)) > room(text):
         leave_out_oldest()
     return data
 
