@@ -12,7 +12,9 @@ pure rename whose body names its old name came to be a rename (1 Ruby case: ``de
 signatures all changed at once came to be paired (1 Java and 1 C# case: a type parameter ``T`` renamed in both
 ``save`` overloads was both removed and added), and again when a changed module-level assignment came to be
 named as a constant (5 Python cases: ``constant `DEFAULT` added``, no longer "top-level code changed" when nothing
-else there changed).
+else there changed), and the C++ results once more, recomputed in place with their operations kept, when C++
+functions returning a reference became symbols (``const T& load(...)`` was left out: 42 cases now name
+``app::StoreN::load`` where they named its class or nothing).
 They pin the observable semantics (innermost reporting, renames, moves, reformatted,
 comments-only, import-only, overload naming, line spans) so that a faster implementation
 can be checked against them edit by edit.

@@ -431,6 +431,35 @@ def test_cpp_namespaces_out_of_line_methods_and_overloads():
     ]
 
 
+def test_cpp_functions_returning_references_are_symbols():
+    # argparse's fluent setters: `Argument &nargs(...)`, a template one, `auto &append()`, an
+    # out-of-line `Argument &Argument::help(...)` and a free `std::ostream &operator<<`
+    got = extract("include/argparse.hpp", '''\
+        class Argument {
+          Argument &nargs(std::size_t n) { return *this; }
+          Argument &nargs(std::size_t lo, std::size_t hi) { return *this; }
+          template <typename T> Argument &default_value(T &&value) { return *this; }
+          auto &append() { return *this; }
+          Argument &&moved() && { return std::move(*this); }
+          Argument &help(std::string text);
+        };
+
+        Argument &Argument::help(std::string text) { return *this; }
+
+        std::ostream &operator<<(std::ostream &stream, const Argument &argument) { return stream; }
+        ''')
+    assert got == [
+        ("Argument", "class", 1, 8),
+        ("Argument::nargs(std::size_t)", "method", 2, 2),
+        ("Argument::nargs(std::size_t,std::size_t)", "method", 3, 3),
+        ("Argument::default_value", "method", 4, 4),
+        ("Argument::append", "method", 5, 5),
+        ("Argument::moved", "method", 6, 6),
+        ("Argument::help", "method", 10, 10),
+        ("operator<<", "function", 12, 12),
+    ]
+
+
 def test_ruby_modules_instance_and_singleton_methods():
     got = extract("lib/billing.rb", '''\
         require "json"

@@ -11,10 +11,17 @@ _NAME_TYPES = frozenset({"identifier", "field_identifier", "type_identifier", "q
 
 
 def function_declarator(node: Any) -> Any:
-    """Follow ``declarator`` fields from a definition to its ``function_declarator`` (or ``None``)."""
+    """Follow ``declarator`` fields from a definition to its ``function_declarator`` (or ``None``).
+
+    C++'s ``reference_declarator`` (``Argument &help()``, ``auto &&f()``) names no field: its inner
+    declarator is its named child.
+    """
     node = node.child_by_field_name("declarator")
     while node is not None and node.type != "function_declarator":
-        node = node.child_by_field_name("declarator")
+        inner = node.child_by_field_name("declarator")
+        if inner is None and node.type == "reference_declarator":
+            inner = next((c for c in node.named_children if "declarator" in c.type), None)
+        node = inner
     return node
 
 
