@@ -460,6 +460,32 @@ def test_cpp_functions_returning_references_are_symbols():
     ]
 
 
+def test_cpp_conversion_operators_are_symbols():
+    # argparse's `explicit operator bool() const` on ArgumentParser, and the other spellings
+    got = extract("include/parser.hpp", '''\
+        namespace n {
+        class Parser {
+         public:
+          explicit operator bool() const { return true; }
+          operator int() { return 1; }
+          operator int() const { return 2; }
+          template <class T> operator T*() { return nullptr; }
+          operator const char*() const;
+        };
+        Parser::operator const char*() const { return ""; }
+        }
+        ''')
+    assert got == [
+        ("n", "namespace", 1, 11),
+        ("n::Parser", "class", 2, 9),
+        ("n::Parser::operator bool", "method", 4, 4),
+        ("n::Parser::operator int()", "method", 5, 5),
+        ("n::Parser::operator int() const", "method", 6, 6),
+        ("n::Parser::operator T*", "method", 7, 7),
+        ("n::Parser::operator const char*", "method", 10, 10),
+    ]
+
+
 def test_ruby_modules_instance_and_singleton_methods():
     got = extract("lib/billing.rb", '''\
         require "json"

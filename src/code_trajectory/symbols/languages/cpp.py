@@ -5,7 +5,8 @@
 * functions (``function``); functions in a class body, and out-of-line definitions with a
   qualified name (``void Server::start() {}`` -> ``ns::Server::start`` inside ``namespace ns``),
   are ``method`` (``constructor`` when the name repeats the class's: ``Server::Server``);
-  destructors and operators keep their spelling (``Server::~Server``, ``Server::operator==``);
+  destructors and operators keep their spelling (``Server::~Server``, ``Server::operator==``), a
+  conversion operator its name up to its parameters (``Server::operator bool``);
 * ``template <...>`` belongs to the span of what it declares; in-class declarations without
   a body are part of the class's text.
 
@@ -57,7 +58,7 @@ class Cpp(TreeSitterLanguage):
             declarator = function_declarator(node)
             name = declarator.child_by_field_name("declarator") if declarator is not None else None
             if name is None:
-                return None
+                return _conversion(self, node)
             local = squash(node_text(name))
             if "::" in local:
                 kind = "method"
@@ -86,6 +87,24 @@ class Cpp(TreeSitterLanguage):
 
 def _strip_template(name: str) -> str:
     return name.split("<", 1)[0]
+
+
+def _conversion(language: Cpp, node: Any) -> Def | None:
+    """A conversion operator (``explicit operator bool() const``, ``Parser::operator bool() const``), named
+    as written up to its parameter list (``operator bool``, ``Parser::operator bool``), or ``None``."""
+    named = node.child_by_field_name("declarator")
+    cast = named
+    while cast is not None and cast.type == "qualified_identifier":
+        cast = cast.child_by_field_name("name")
+    if cast is None or cast.type != "operator_cast":
+        return None
+    params = cast.child_by_field_name("declarator")
+    while params is not None and params.type != "abstract_function_declarator":
+        params = params.child_by_field_name("declarator")
+    if params is None:
+        return None
+    local = squash(named.text[: params.start_byte - named.start_byte].decode("utf-8", "replace"))
+    return language.make_def(node, "method" if "::" in local else "function", local, extra=params)
 
 
 LANGUAGE = Cpp()
