@@ -171,6 +171,29 @@ def test_a_java_method_keeps_its_history_when_an_overload_comes(session: Project
     assert "named Foo.bar(String) from here" in old, old
 
 
+def test_a_cpp_const_method_keeps_its_history_when_an_overload_comes(session: ProjectSession) -> None:
+    # argparse's `auto is_subcommand_used(std::string_view) const`: C++ overload names end in their qualifiers,
+    # which the overload suffix did not allow, so an overload added beside it read as a rename ("renamed from
+    # Foo::bar", "renamed to ...") and a name written without its types suggested no overload
+    from code_trajectory.symbols.lookup import overloads_of
+
+    root = session.root
+    versions = ["class Foo {\n  bool bar(int s) const {\n    a();\n  }\n};\n",
+                "class Foo {\n  bool bar(int s) const {\n    b();\n  }\n};\n",
+                "class Foo {\n  bool bar(int s) const {\n    b();\n  }\n  bool bar(long i) const {\n    x();\n  }\n};\n",
+                "class Foo {\n  bool bar(int s) const {\n    c();\n  }\n  bool bar(long i) const {\n    x();\n  }\n};\n"]
+    for i, text in enumerate(versions):
+        write(root, "Foo.hpp", text)
+        session.checkpoint(f"v{i + 1}")
+    answer = history.symbol_trajectory(session, "Foo.hpp", "Foo::bar(int) const", 10)
+    whats = [line.split(" · ")[2].split(" (")[0] for line in answer.splitlines() if line.startswith("## ")]
+    assert whats == ["as first recorded", "modified", "modified"], answer  # v1, v2 (as Foo::bar), v4
+    old = history.symbol_trajectory(session, "Foo.hpp", "Foo::bar", 10)
+    assert "named Foo::bar(int) const from here" in old and "renamed" not in old, old
+    assert overloads_of("Foo::bar", ["Foo::bar(int) const", "Foo::bar(long) const", "Foo::baz() &&"]) == [
+        "Foo::bar(int) const", "Foo::bar(long) const"]
+
+
 def test_a_file_whose_name_git_reads_as_pathspec_magic_has_its_own_history(session: ProjectSession) -> None:
     """``:x.py`` is ``x.py`` to git as a pathspec (``:`` opens its magic): the history of ``:x.py`` said it was never
     recorded, and the history of ``[ab].py`` named what the glob matches."""

@@ -11,6 +11,7 @@ compared only for equality, never stored beyond a process's caches.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Protocol, runtime_checkable
 
 #: Sources larger than this many bytes are not parsed: :func:`FileAnalysis.skipped` is
@@ -164,6 +165,11 @@ def make_symbol(name: str, kind: str, start_line: int, end_line: int, parent: st
     set_keys(s, keys)
     set_index(s, index)
     return s
+
+
+#: An overload's parameter types (``(int)``, with C++'s trailing qualifiers: ``(int) const``, ``() &&``) or an
+#: occurrence's number (``@2``) ending a qualified name.
+OVERLOAD_SUFFIX = re.compile(r"(\([^()]*\)(?: (?:const|volatile|&&|&))*|@\d+)$")
 
 
 def short_name(qualified: str) -> str:

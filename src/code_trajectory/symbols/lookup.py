@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 
 from code_trajectory.core.errors import InvalidArgumentError
 
-from .base import Symbol, short_name
+from .base import OVERLOAD_SUFFIX, Symbol, short_name
 
 _SEPARATORS = (".", "::", "#", "\\")
 _ANY_SEPARATOR = re.compile(r"::|#|\\")
@@ -192,6 +192,5 @@ def _any_separator(name: str) -> str:
 
 
 def _strip_overload(qualified: str) -> str:
-    if qualified.endswith(")") and "(" in qualified:
-        return qualified[: qualified.rindex("(")]
-    return qualified
+    found = OVERLOAD_SUFFIX.search(qualified)
+    return qualified[: found.start()] if found is not None and found[0].startswith("(") else qualified

@@ -8,7 +8,7 @@ import re
 from difflib import SequenceMatcher
 
 from .base import Symbol
-from .same import OVERLOAD_SUFFIX
+from .same import NAME_SUFFIX
 
 #: The occurrence suffix of a name defined several times in a file (``init@2``).
 NUMBERED = re.compile(r"@\d+$")
@@ -19,7 +19,7 @@ _TRAIT_FORM = re.compile(rf"<([^<>]*?) as (?:[^<>]|{_GENERICS})*>::|^(impl [^<\s
 def base_name(name: str) -> str:
     """``name`` without its overload's or occurrence's suffix (``Foo.bar(int)``, ``init@2``, C#'s ``Wrapper<,>``) and
     with a Rust trait impl's generic arguments left out: what two names of one symbol share."""
-    return OVERLOAD_SUFFIX.sub("", _TRAIT_FORM.sub(lambda m: m[1] + "::" if m[1] is not None else m[2], name))
+    return NAME_SUFFIX.sub("", _TRAIT_FORM.sub(lambda m: m[1] + "::" if m[1] is not None else m[2], name))
 
 
 def pair_repeated(olds: tuple[Symbol, ...], news: tuple[Symbol, ...], pairs: dict[str, str], removed: list[Symbol],

@@ -12,14 +12,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .base import Symbol, short_name
+from .base import OVERLOAD_SUFFIX, Symbol, short_name
 from .chunks import Chunk
 from .normalize import LazyKeys
 
-#: An overload's or an occurrence's suffix of a qualified name (``(int)``, ``@2``), or a C# generic type's arity
-#: (``<,>``).
-OVERLOAD_SUFFIX = re.compile(r"(\([^()]*\)|@\d+|<,*>)$")
-
+#: An overload's or an occurrence's suffix of a qualified name (:data:`~.base.OVERLOAD_SUFFIX`: ``(int)``,
+#: ``(int) const``, ``@2``), or a C# generic type's arity (``<,>``): what the change rules strip to compare two names.
+NAME_SUFFIX = re.compile(rf"(?:{OVERLOAD_SUFFIX.pattern.removesuffix('$')}|<,*>)$")
 
 def _trim(xs: list[Any], ys: list[Any]) -> tuple[int, int]:
     """Lengths of the common prefix and (non-overlapping) common suffix of two lists."""
@@ -145,7 +144,7 @@ def renamed_only(old: Symbol, new: Symbol) -> bool:
     rename whose body names the old word elsewhere too (``fn to_cow_str(&self) { self.inner.to_str() }``, renamed
     from ``to_str``), which the body keys' name placeholders tell apart. Own names: ``bar`` for ``Foo.bar(int)``,
     ``from`` for ``<V as From>::from@2``; ``False`` unless both are identifiers and differ."""
-    old_word, new_word = (OVERLOAD_SUFFIX.sub("", short_name(s.name)) for s in (old, new))
+    old_word, new_word = (NAME_SUFFIX.sub("", short_name(s.name)) for s in (old, new))
     if not (old_word.isidentifier() and new_word.isidentifier()) or old_word == new_word:
         return False
     a, b = old._keys.raw(old._index), new._keys.raw(new._index)
@@ -164,7 +163,7 @@ def one_same_header(old: Symbol, candidates: list[Symbol]) -> Symbol | None:
     is ``old``'s, or ``None`` (none, several, or no such line): ``Builder superclass(Type superclass) {`` is the
     same method once ``superclass(TypeName)`` appears beside it, though the old one's body changed."""
     def header(s: Symbol) -> bytes | None:
-        word = OVERLOAD_SUFFIX.sub("", short_name(s.name)).encode()
+        word = NAME_SUFFIX.sub("", short_name(s.name)).encode()
         found = re.search(rb"^[^\n]*\b" + re.escape(word) + rb"\s*\([^\n]*", s._keys.raw(s._index), re.M)
         return found[0].strip() if found else None
 
