@@ -194,6 +194,24 @@ def test_a_cpp_const_method_keeps_its_history_when_an_overload_comes(session: Pr
         "Foo::bar(int) const", "Foo::bar(long) const"]
 
 
+def test_an_overload_coming_or_going_away_from_a_method_keeps_its_history(session: ProjectSession) -> None:
+    # argparse: `is_subcommand_used(std::string_view) const` showed 1 change, not the version that added it as
+    # `is_subcommand_used`: the version adding the overload 200 lines away left its text alone, so it was skipped
+    # unparsed and the walk went on looking for a name the older versions never had
+    root = session.root
+    one = "class Foo {\n  void bar(String s) {\n    %s();\n  }\n  void k() {}\n  void m() {}\n"
+    two = one + "  void bar(int i) {\n    x();\n  }\n"
+    for i, text in enumerate([one % "a", one % "b", two % "b", two % "c", one % "c", one % "d"]):
+        write(root, "Foo.java", text + "}\n")
+        session.checkpoint(f"v{i + 1}")
+    # v1..v6: Foo.bar, Foo.bar, Foo.bar(String), Foo.bar(String), Foo.bar, Foo.bar
+    answer = history.symbol_trajectory(session, "Foo.java", "Foo.bar", 10)
+    heads = [line.split(" · ") for line in answer.splitlines() if line.startswith("## ")]
+    assert [(h[2].split(" (")[0], h[3]) for h in heads] == [
+        ("as first recorded", "checkpoint: v1"), ("modified", "checkpoint: v2"), ("modified", "checkpoint: v4"),
+        ("modified", "checkpoint: v6")], answer
+
+
 def test_a_file_whose_name_git_reads_as_pathspec_magic_has_its_own_history(session: ProjectSession) -> None:
     """``:x.py`` is ``x.py`` to git as a pathspec (``:`` opens its magic): the history of ``:x.py`` said it was never
     recorded, and the history of ``[ab].py`` named what the glob matches."""

@@ -21,6 +21,7 @@ or ``added`` and goes on too."""
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -36,6 +37,7 @@ from code_trajectory.history.range_diff import range_diff
 from code_trajectory.history.symbol_moves import moved_from, moved_to
 from code_trajectory.history.versions import blob_symbols, symbol_changes
 from code_trajectory.symbols import Symbol, SymbolChanges, language_for, occurrences, readable
+from code_trajectory.symbols.base import OVERLOAD_SUFFIX
 from code_trajectory.symbols.comments import describe_comments, documented_start
 
 #: Context lines around the changes of a symbol's own diff: its newest change's (whole, as ``git log -p`` minus
@@ -356,10 +358,13 @@ def other_definitions(repo: ShadowRepo, tip: str, path: str, name: str) -> list[
 class _Anchor:
     """What tells, without parsing, that a version left a symbol alone: the exact text of its lines (its doc
     comment included, a line of context each side; whole lines, between line breaks) and the first line of each
-    enclosing symbol (a renamed class renames its methods)."""
+    enclosing symbol (a renamed class renames its methods), and how often the blob has its own name's word: another
+    definition of that name coming or going names it anew (``Foo.bar`` -> ``Foo.bar(String)``)."""
 
     text: bytes
     scopes: list[bytes]
+    word: re.Pattern[bytes]
+    uses: int
 
 
 def _anchor(repo: ShadowRepo, oid: str, path: str, name: str) -> _Anchor | None:
@@ -380,8 +385,11 @@ def _anchor(repo: ShadowRepo, oid: str, path: str, name: str) -> _Anchor | None:
             return None
         scopes.append(lines[enclosing.start_line - 1])
         parent = enclosing.parent
+    word = OVERLOAD_SUFFIX.sub("", symbol.short_name).encode()
+    uses = re.compile(rb"(?<![\w$])" + re.escape(word) + rb"\s*\(")  # as definitions write it: get(, not get_min(
     # a line of context each side, whole lines: a doc comment or attribute removed above it is a change to read
-    return _Anchor(b"\n%s\n" % b"\n".join(lines[max(documented_start(symbol) - 2, 0):symbol.end_line + 1]), scopes)
+    return _Anchor(b"\n%s\n" % b"\n".join(lines[max(documented_start(symbol) - 2, 0):symbol.end_line + 1]), scopes,
+                   uses, len(uses.findall(data))) if word else None
 
 
 def _untouched(repo: ShadowRepo, entries: file_versions.FileVersions, anchor: _Anchor) -> int:
@@ -402,7 +410,7 @@ def _untouched(repo: ShadowRepo, entries: file_versions.FileVersions, anchor: _A
         nonlocal alone, ended
         data = found[1] if found is not None and found[0] == "blob" else None
         if ended or data is None or (b"\n" + data + b"\n").count(anchor.text) != 1 or not all(
-                line in data for line in anchor.scopes):
+                line in data for line in anchor.scopes) or len(anchor.word.findall(data)) != anchor.uses:
             ended = True
         else:
             alone += 1
