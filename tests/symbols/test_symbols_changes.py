@@ -276,3 +276,36 @@ def test_repeated_definitions_are_paired_by_body_not_by_position():
     assert (gone.removed, gone.modified, gone.added) == (("init",), (), ())
     edited = compare_blobs("g.go", "1", "3", blobs.get)  # ... and the survivor edited too: no body pairs, in order
     assert "init" in edited.modified or "init" in edited.removed
+
+
+def test_overloads_whose_parameters_all_changed_are_the_same_overloads_in_order():
+    # argparse's "Added support for custom prefix characters": both `Argument(std::array<...>&&, ...)`
+    # constructors got a `std::string_view prefix_chars` first parameter and new initialisers; they were reported
+    # removed and two new ones added, so their histories began there
+    old = textwrap.dedent("""\
+        class Argument {
+          template <std::size_t N, std::size_t... I>
+          explicit Argument(std::array<std::string_view, N> &&a, std::index_sequence<I...>)
+              : m_optional((is_optional(a[I]) || ...)) {}
+          template <std::size_t N>
+          explicit Argument(std::array<std::string_view, N> &&a)
+              : Argument(std::move(a), std::make_index_sequence<N>{}) {}
+        };
+        """)
+    new = textwrap.dedent("""\
+        class Argument {
+          template <std::size_t N, std::size_t... I>
+          explicit Argument(std::string_view p, std::array<std::string_view, N> &&a, std::index_sequence<I...>)
+              : m_optional((is_optional(a[I], p) || ...)), m_prefix(p) {}
+          template <std::size_t N>
+          explicit Argument(std::string_view p, std::array<std::string_view, N> &&a)
+              : Argument(p, std::move(a), std::make_index_sequence<N>{}) {}
+        };
+        """)
+    changes = compare("argparse.hpp", old.encode(), new.encode())
+    assert changes.added == () and changes.removed == (), changes.summary()
+    assert changes.aliases == (
+        ("Argument::Argument(std::array<std::string_view,N>&&,std::index_sequence<I...>)",
+         "Argument::Argument(std::string_view,std::array<std::string_view,N>&&,std::index_sequence<I...>)"),
+        ("Argument::Argument(std::array<std::string_view,N>&&)",
+         "Argument::Argument(std::string_view,std::array<std::string_view,N>&&)")), changes.aliases
