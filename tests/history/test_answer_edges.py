@@ -155,17 +155,22 @@ def test_stubs_without_an_implementation_keep_the_plain_name() -> None:
     assert [s.name for s in symbols_for_blob("1" * 40, "a.pyi", lambda: source) or []] == ["f", "f@2"]
 
 
+def checkpointed_versions(session: ProjectSession, rel: str, versions: list[str], symbol: str) -> tuple[str, list[str]]:
+    """Checkpoint each of ``versions`` of ``rel`` in turn, then ask ``symbol``'s history: ``(answer, each heading's
+    change, oldest first)``."""
+    for i, text in enumerate(versions):
+        write(session.root, rel, text)
+        session.checkpoint(f"v{i + 1}")
+    answer = history.symbol_trajectory(session, rel, symbol, 10)
+    return answer, [line.split(" · ")[2].split(" (")[0] for line in answer.splitlines() if line.startswith("## ")]
+
+
 def test_a_java_method_keeps_its_history_when_an_overload_comes(session: ProjectSession) -> None:
-    root = session.root
     versions = ["class Foo {\n  void bar(String s) {\n    a();\n  }\n}\n",
                 "class Foo {\n  void bar(String s) {\n    b();\n  }\n}\n",
                 "class Foo {\n  void bar(String s) {\n    b();\n  }\n  void bar(int i) {\n    x();\n  }\n}\n",
                 "class Foo {\n  void bar(String s) {\n    c();\n  }\n  void bar(int i) {\n    x();\n  }\n}\n"]
-    for i, text in enumerate(versions):
-        write(root, "Foo.java", text)
-        session.checkpoint(f"v{i + 1}")
-    answer = history.symbol_trajectory(session, "Foo.java", "Foo.bar(String)", 10)
-    whats = [line.split(" · ")[2].split(" (")[0] for line in answer.splitlines() if line.startswith("## ")]
+    answer, whats = checkpointed_versions(session, "Foo.java", versions, "Foo.bar(String)")
     assert whats == ["as first recorded", "modified", "modified"], answer  # v1, v2 (as Foo.bar), v4
     old = history.symbol_trajectory(session, "Foo.java", "Foo.bar", 10)
     assert "named Foo.bar(String) from here" in old, old
@@ -177,16 +182,11 @@ def test_a_cpp_const_method_keeps_its_history_when_an_overload_comes(session: Pr
     # Foo::bar", "renamed to ...") and a name written without its types suggested no overload
     from code_trajectory.symbols.lookup import overloads_of
 
-    root = session.root
     versions = ["class Foo {\n  bool bar(int s) const {\n    a();\n  }\n};\n",
                 "class Foo {\n  bool bar(int s) const {\n    b();\n  }\n};\n",
                 "class Foo {\n  bool bar(int s) const {\n    b();\n  }\n  bool bar(long i) const {\n    x();\n  }\n};\n",
                 "class Foo {\n  bool bar(int s) const {\n    c();\n  }\n  bool bar(long i) const {\n    x();\n  }\n};\n"]
-    for i, text in enumerate(versions):
-        write(root, "Foo.hpp", text)
-        session.checkpoint(f"v{i + 1}")
-    answer = history.symbol_trajectory(session, "Foo.hpp", "Foo::bar(int) const", 10)
-    whats = [line.split(" · ")[2].split(" (")[0] for line in answer.splitlines() if line.startswith("## ")]
+    answer, whats = checkpointed_versions(session, "Foo.hpp", versions, "Foo::bar(int) const")
     assert whats == ["as first recorded", "modified", "modified"], answer  # v1, v2 (as Foo::bar), v4
     old = history.symbol_trajectory(session, "Foo.hpp", "Foo::bar", 10)
     assert "named Foo::bar(int) const from here" in old and "renamed" not in old, old

@@ -8,9 +8,11 @@ locally, and a small HTTP server running ``git http-backend`` behind basic authe
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import subprocess
 import threading
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -153,17 +155,28 @@ class _GitHttp(BaseHTTPRequestHandler):
     do_POST = _serve
 
 
+@contextlib.contextmanager
+def git_http_server(remote: Path) -> Iterator[tuple[str, type[_GitHttp]]]:
+    """``git http-backend`` serving ``remote``'s directory on loopback, asking for Basic authentication: yields the
+    repository's URL and the handler class (its ``seen_auth`` lists the paths of the authenticated requests)."""
+    handler = type("Handler", (_GitHttp,), {"root": remote.parent, "seen_auth": []})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/{remote.name}", handler
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
 def test_credential_helper_from_the_users_config_authenticates_over_http(team, tmp_path: Path) -> None:
     calls = tmp_path / "helper.log"
     helper = script(tmp_path / "helper", f'echo "$1" >> "{calls}"\n'
                                          'if [ "$1" = get ]; then echo username=alice; echo password=s3cret; fi\n')
     user_config(f"[credential]\n\thelper = {helper}\n")
-    handler = type("Handler", (_GitHttp,), {"root": team.remote.parent, "seen_auth": []})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/{team.remote.name}"
+    with git_http_server(team.remote) as (url, handler):
         git(team.alice, "remote", "set-url", "origin", url)
         record(team.alice, [("src/app.py", "v = 1\n")])
         report = push(team.alice)
@@ -171,10 +184,6 @@ def test_credential_helper_from_the_users_config_authenticates_over_http(team, t
         assert "get" in calls.read_text().split()
         assert handler.seen_auth  # the authenticated requests reached git http-backend
         assert git(team.remote, "rev-parse", f"refs/trajectory/{ALICE}/main").strip()
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
 
 
 def test_a_password_in_the_remotes_url_is_never_printed_nor_stored(team, tmp_path: Path) -> None:
@@ -183,12 +192,7 @@ def test_a_password_in_the_remotes_url_is_never_printed_nor_stored(team, tmp_pat
     ``.trajectory/state/share.json``. They now show it as git does; the network call still authenticates with it."""
     from code_trajectory.share.service import share_status_lines
 
-    handler = type("Handler", (_GitHttp,), {"root": team.remote.parent, "seen_auth": []})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        shown = f"http://127.0.0.1:{server.server_address[1]}/{team.remote.name}"
+    with git_http_server(team.remote) as (shown, handler):
         git(team.alice, "remote", "set-url", "origin", shown.replace("//", "//alice:s3cret@"))
         record(team.alice, [("src/app.py", "v = 1\n")])
         report = push(team.alice)
@@ -204,10 +208,6 @@ def test_a_password_in_the_remotes_url_is_never_printed_nor_stored(team, tmp_pat
         with pytest.raises(GitError) as failed:
             push(team.alice)
         assert "s3cret" not in str(failed.value) and "(http://127.0.0.1:9/nowhere.git)" in str(failed.value)
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
 
 
 def test_transport_config_takes_credentials_and_transport_keys_only(team) -> None:
