@@ -222,3 +222,13 @@ def test_a_ruby_classs_members_keep_whether_they_are_singleton_or_instance_metho
     added = compare("foo.rb", None, source)
     assert added is not None
     assert describe_symbols(added, lean=True) == describe_symbols(added) == "added Foo (.build, #build)"
+
+
+def test_a_whitespace_only_change_outside_symbols_is_said() -> None:
+    """The C++ replay (argparse's clang-format commit): ``M test/test_bool_operator.cpp (+3 -4)`` in the log and
+    ``compare``, bare counts, nothing saying no token changed."""
+    before = b"#include <x.h>\n\nint f(int a) {\n  return a;\n}\n\n#define X 1\n"
+    after = b"#include <x.h>\n\n\nint f(int a) {\n  return a;\n}\n#define X   1\n"
+    changes = compare("t.cpp", before, after)
+    assert changes is not None and changes.kind == "whitespace-only"
+    assert describe_symbols(changes) == describe_symbols(changes, lean=True) == "whitespace-only"

@@ -107,7 +107,8 @@ def describe_symbols(changes: SymbolChanges, limit: int = SYMBOLS_LISTED, *, lea
     """One line naming the changed symbols: modified, added and removed (with their members), renamed,
     the constants changed (``constant `TIMEOUT` changed``), then what else changed outside symbols (imports, top-level
     code), docstrings and comments (a short comment quoted),
-    and cosmetic changes. A name with an occurrence suffix reads as such (``3rd definition of Context.invoke``),
+    and cosmetic changes (``whitespace-only`` when that is all and no symbol was reformatted). A name with an
+    occurrence suffix reads as such (``3rd definition of Context.invoke``),
 unless the list holds several occurrences of that name: then they are said once with a count (``parseJson ×9``).
 
     At most ``limit`` names are listed (a class and each of its members count one); the rest are counted in a
@@ -212,6 +213,8 @@ unless the list holds several occurrences of that name: then they are said once 
         elif more:
             parts.append(f"{label} {more} symbol(s)")
         more = 0
+    if not parts and changes.kind == "whitespace-only":  # outside every symbol (a clang-format run): said, not bare
+        parts.append("whitespace-only")
     return "; ".join(parts)
 
 
