@@ -139,6 +139,21 @@ async def test_bad_input_gets_tool_errors_and_the_server_keeps_answering(service
         assert not result.is_error
 
 
+@pytest.mark.anyio
+async def test_a_tool_error_does_not_echo_a_secret_given_as_an_argument(service: TrajectoryService, project: Path,
+                                                                        caplog) -> None:
+    """An error names the argument it could not use: a token pasted where a snapshot was asked went back into the
+    conversation and the server's log (the secrets review)."""
+    token = "ghp_" + "zYx9" * 9
+    async with Client(build_server(service)) as client:
+        await client.call_tool("configure_project", {"path": str(project)})
+        for name, args in (("compare", {"from_snapshot": token}), ("get_symbol_trajectory", {"filepath": "src/app.py", "symbol": token}),
+                           ("restore", {"snapshot": token, "dry_run": True})):
+            result = await client.call_tool(name, args)
+            assert result.is_error and token not in text(result) and "[redacted]" in text(result), text(result)
+    assert token not in caplog.text
+
+
 
 #: Arguments that let each tool with a numeric argument reach its own checks (the rest are left at their defaults).
 REQUIRED = {"get_file_trajectory": {"filepath": "src/app.py"}, "get_symbol_trajectory": {"filepath": "src/app.py",

@@ -27,6 +27,7 @@ from pydantic import Field
 from code_trajectory.core import answer as answers
 from code_trajectory.core.errors import TrajectoryError
 from code_trajectory.core.memory import release_soon
+from code_trajectory.core.secrets import redact
 from code_trajectory.core.terminal import visible
 
 log = logging.getLogger(__name__)
@@ -46,14 +47,17 @@ DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idemp
 
 
 def _translate(name: str, exc: Exception) -> ToolError:
+    """The tool error a model reads for ``exc``: its message, with the secrets the redaction rules recognise replaced
+    (an error names the argument it could not use: a token pasted as a snapshot name went back into the conversation
+    and into the server's log)."""
     if isinstance(exc, TrajectoryError):
-        return ToolError(visible(str(exc)))
+        return ToolError(visible(redact(str(exc))))
     if isinstance(exc, (ValueError, TypeError)):
-        log.info("tool %s rejected input: %s", name, exc)
-        return ToolError(visible(f"invalid argument: {exc}"))
+        log.info("tool %s rejected input: %s", name, redact(str(exc)))
+        return ToolError(visible(redact(f"invalid argument: {exc}")))
     log.exception("tool %s failed unexpectedly", name)
-    return ToolError(visible(f"{name} failed unexpectedly ({type(exc).__name__}: {exc}); "
-                             "the server keeps running and logged the details on stderr"))
+    return ToolError(visible(redact(f"{name} failed unexpectedly ({type(exc).__name__}: {exc}); "
+                                    "the server keeps running and logged the details on stderr")))
 
 
 def tool_errors(fn: F) -> F:
