@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -285,3 +286,21 @@ def test_a_changed_module_constant_is_named_in_the_log_and_the_files_history(pro
     assert f"M pkg/__init__.py (+3 -3): {said}" in log, log
     assert "outside symbols" not in log
     assert f"- Symbols: {said}" in cli_stdout(project, "file", "pkg/__init__.py")
+
+
+def test_paging_back_from_another_branchs_snapshot_is_refused(project: Path) -> None:
+    """``log --before X`` with X recorded on another shadow branch showed that branch's snapshots under the title of
+    the current one (``shadow branch `main` ... before X``: feat's own snapshot among main's)."""
+    write(project, "a.py", "x = 1\n")
+    cli_stdout(project, "checkpoint", "-m", "on main")
+    git(project, "checkout", "-qb", "feat")
+    write(project, "b.py", "y = 1\n")
+    cli_stdout(project, "checkpoint", "-m", "feat one")
+    write(project, "b.py", "y = 2\n")
+    cli_stdout(project, "checkpoint", "-m", "feat two")
+    git(project, "checkout", "-q", "main")
+    proc = subprocess.run([sys.executable, "-m", "code_trajectory", "log", "--before", "feat two"], cwd=project,
+                          env=subprocess_env(), capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0 and "feat one" not in proc.stdout, proc.stdout
+    assert "is no snapshot of the shadow branch `main`" in proc.stderr, proc.stderr
+    assert "on main" in cli_stdout(project, "log", "--before", "feat two", "--branch", "feat")

@@ -13,6 +13,7 @@ from code_trajectory.core.answer import Answer, message, short
 from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.core.when import require_when
 from code_trajectory.git import file_versions, indexed_log, log, points
+from code_trajectory.git.branch_indexes import is_ancestor
 from code_trajectory.git.shadow import ShadowRepo, branch_of_ref, shadow_ref
 from code_trajectory.git.snapshots import resolve_snapshot
 from code_trajectory.git.trees import list_files
@@ -181,7 +182,11 @@ def global_trajectory(session: ProjectSession, limit: int = 20, since_consolidat
                                      reached_consolidation=False, more_available=False))
     start: str | None = ref
     if before is not None:
-        older_than = resolve_snapshot(repo, before, repo.resolve(ref)).commit
+        tip = repo.resolve(ref)
+        older_than = resolve_snapshot(repo, before, tip).commit
+        if tip is not None and not is_ancestor(repo, older_than, tip):  # another branch's: not this line's page
+            raise InvalidArgumentError(f"{before!r} ({older_than[:12]}) is no snapshot of the shadow branch "
+                                       f"`{branch}`: give one of its snapshots, or the branch it was recorded on")
         found = log.read_log(repo, [older_than], limit=1, with_changes=False)
         start = found[0].parents[0] if found and found[0].parents else None
         before = older_than[:12]
