@@ -61,6 +61,8 @@ def test_ordinary_text_is_kept_and_context_survives() -> None:
                  "Refactor Token::parse in tokens.rs"):
         assert redact(text) == text
     assert redact("token: abc123 and password=:x1") == f"{REDACTED} and {REDACTED}"
+    # a value after "key: " may start with a colon (only a name followed by "::" is none): it was kept whole
+    assert redact("password: :hunter2x and secret: ::k9") == f"{REDACTED} and {REDACTED}"
     assert redact("  pwd=x  ") == f"  {REDACTED}  "  # whitespace around a secret is kept
     assert redact("lone \udc00 surrogate, pwd=x") == f"lone \udc00 surrogate, {REDACTED}"
     pair = "pwd=a1 and pwd=b2"

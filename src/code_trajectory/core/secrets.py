@@ -35,13 +35,14 @@ PREFILTER_MAX_CHARS = 16 * 1024
 #: Values assigned to secret-named keys: ``password=…``, ``pwd: …``, ``"api_key": "…"``
 #: (the key names of detect-secrets' KeywordDetector, whose patterns RE2 rejects, and of the credentials
 #: ``.pgpass``/``.netrc``/``.env`` files hold); the key and the value are redacted together.
-#: After a ``:``, an unquoted value does not start with ``:``: a name followed by ``::`` (a pytest node id
-#: ``tests/test_token.py::test_refresh``, Rust's ``Token::parse``) is no assignment.
+#: Right after a ``:``, an unquoted value does not start with ``:``: a name followed by ``::`` (a pytest node id
+#: ``tests/test_token.py::test_refresh``, Rust's ``Token::parse``) is no assignment; after ``: `` it may
+#: (``password: :hunter2``).
 _VALUE = r"(?:\"[^\"\n]*\"|'[^'\n]*'|\S+)"
 _VALUE_AFTER_COLON = r"(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s:]\S*)"
 _KEYWORD = (r"(?i:[\w.-]*(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|access[_-]?key|"
             r"private[_-]?key|auth[_-]?key|credentials?)[\w.-]*[\"']?[ \t]*"
-            r"(?:(?::=|=>|=)[ \t]*" + _VALUE + r"|:[ \t]*" + _VALUE_AFTER_COLON + "))")
+            r"(?:(?::=|=>|=)[ \t]*" + _VALUE + r"|:[ \t]+" + _VALUE + "|:" + _VALUE_AFTER_COLON + "))")
 #: ``password is …`` in prose: only for password keys (``the token is expired`` is no secret).
 _PASSWORD_IS = r"(?i:[\w.-]*(?:password|passwd|pwd)[\w.-]*[ \t]+(?:is|was)[ \t]+" + _VALUE + ")"
 
