@@ -22,6 +22,7 @@ Tree::
     ├── StorageError                the shadow repository cannot be written or read
     │   ├── UntrustedRepositoryError    .trajectory/ came from elsewhere (tracked, another user's)
     │   └── DamagedHistoryError     .trajectory/ is damaged and a read-only command left it as it was
+    ├── SecretInPushError           a push was refused: what it would send holds a secret
     ├── JournalError                journal failures
     │   └── JournalConflictError    the section moved since it was read
     └── RecapError                  recap failures
@@ -98,6 +99,10 @@ class UntrustedRepositoryError(StorageError):
 class DamagedHistoryError(StorageError):
     """The shadow repository is damaged (a ref or a commit cannot be read) and the command only reads: it left
     everything as it was. The message names the damage and says how to set it aside or repair it."""
+
+
+class SecretInPushError(TrajectoryError):
+    """A push sent nothing: a snapshot it would send holds a secret (the message names them and what to do)."""
 
 
 class JournalError(TrajectoryError):

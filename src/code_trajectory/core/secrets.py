@@ -110,6 +110,44 @@ def _matcher(joined: bool) -> re2._Regexp[str]:
     return re2.compile(f"{one}(?:(?s:.{{0,{JOIN_GAP}}}?){one})*" if joined else one, options)
 
 
+#: Rules of :data:`OWN_RULES` that find a secret by the name it is given (``password = …``, ``Authorization: …``),
+#: not by its format: they flag ordinary code (``self.password = password``), so :func:`token_format_matcher` leaves
+#: them out, and so is detect-secrets' BasicAuthDetector (``postgres://user:pass@localhost`` of every example config).
+NAMED_VALUE_RULES = frozenset({"authorization header", "bearer token", "passphrase", "credential assignment",
+                               "password in prose", "BasicAuthDetector"})
+
+
+def token_formats() -> tuple[tuple[str, str], ...]:
+    """``(kind, RE2 pattern)`` of every rule that recognises a secret by its format alone (a token prefix, a key
+    block): :data:`OWN_RULES` and detect-secrets' rules but :data:`NAMED_VALUE_RULES`; detect-secrets' kinds are
+    its plugin class names."""
+    from code_trajectory.core.secret_rules_upstream import RULES
+
+    return tuple((name, pattern) for name, pattern in (*OWN_RULES, *RULES) if name not in NAMED_VALUE_RULES)
+
+
+@functools.lru_cache(maxsize=1)
+def token_format_matcher() -> re2._Regexp[bytes]:
+    """One RE2 expression of :func:`token_formats`, for bytes (file contents): linear in the data's length."""
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False
+    options.never_capture = True
+    options.max_mem = 64 << 20
+    return re2.compile("|".join(f"(?:{pattern})" for _kind, pattern in token_formats()).encode(), options)
+
+
+def token_format_kind(found: bytes) -> str:
+    """The kind of secret ``found`` (a match of :func:`token_format_matcher`) is: the first rule matching it."""
+    import re2
+
+    for kind, pattern in token_formats():
+        if re2.search(pattern.encode(), found):
+            return kind
+    return "token"
+
+
 def redact(text: str) -> str:
     """``text`` with every secret the rules recognise replaced by :data:`REDACTED`.
 

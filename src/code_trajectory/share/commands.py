@@ -27,6 +27,8 @@ def push_arguments(parser: argparse.ArgumentParser) -> None:
                         help="list the refs and the size that would go; write nothing")
     parser.add_argument("--consolidated", action="store_true", default=None,
                         help="push each branch only up to its last [CONSOLIDATE] commit")
+    parser.add_argument("--allow-secrets", action="store_true",
+                        help="push even when a snapshot to send holds a token-format secret (refused otherwise)")
 
 
 def push(args: argparse.Namespace) -> int:
@@ -35,7 +37,8 @@ def push(args: argparse.Namespace) -> int:
     from code_trajectory.share.push import push as run_push
 
     report = run_push(project_from_option(args.project), remote=args.remote, dry_run=args.dry_run,
-                      consolidated=args.consolidated, interactive=_interactive())
+                      consolidated=args.consolidated, interactive=_interactive(),
+                      allow_secrets=args.allow_secrets)
     print(report.text())
     return 0
 

@@ -4,7 +4,8 @@ Each shadow branch ``refs/heads/shadow/<branch>`` goes to ``refs/trajectory/<aut
 the remote, its data (named points, intent, test runs: :mod:`code_trajectory.share.data`) to
 ``refs/trajectory-data/<author-id>/<branch>``, and nothing else: the refspecs are built here, one per
 ref, with an explicit destination, so no push can write under ``refs/heads``, ``refs/tags`` or any other author's
-namespace. Only recorded commits go (secrets were never recorded: see the recorder's deny list),
+namespace. Only recorded commits go (secret files were never recorded: see the recorder's deny list; a token
+pasted into an ordinary file stops the push: :mod:`code_trajectory.share.secret_scan`),
 and with ``--consolidated`` only up to the last ``[CONSOLIDATE]`` commit of each branch, so the
 snapshots since (every keystroke) stay local.
 
@@ -25,7 +26,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from code_trajectory.core.errors import ConfigError, GitError, ProjectError, TrajectoryError
+from code_trajectory.core.errors import ConfigError, GitError, ProjectError, SecretInPushError, TrajectoryError
 from code_trajectory.core.text import format_size
 from code_trajectory.git.log import read_log
 from code_trajectory.git.project import DETACHED_BRANCH, NO_GIT_BRANCH
@@ -34,6 +35,7 @@ from code_trajectory.recording.hooks import Consolidated
 from code_trajectory.share import data as share_data
 from code_trajectory.share import state as share_state
 from code_trajectory.share.names import PUSH_PREFIX, UnsafeRefError, check_branch_name, check_ref_format, push_ref
+from code_trajectory.share.secret_scan import ScanResult, findings_text, refusal, scan_outgoing
 from code_trajectory.share.settings import ShareSettings
 from code_trajectory.share.transport import PUSH_CONFIG, RemoteTarget, author_id, ls_remote, resolve_remote, run_network
 
@@ -91,6 +93,8 @@ class PushReport:
     #: The data refs beside the branches (``refs/trajectory-data/...``: named points, intent, test runs; see
     #: :mod:`code_trajectory.share.data`); ``branch`` is the branch they describe, ``reason`` what they hold.
     data: list[RefPush] = field(default_factory=list)
+    #: The blobs to send, searched for secrets (:mod:`code_trajectory.share.secret_scan`).
+    scan: ScanResult = field(default_factory=ScanResult)
 
     @property
     def sent(self) -> list[RefPush]:
@@ -130,6 +134,10 @@ class PushReport:
         for d in self.data:
             lines.append(f"- data of `{d.branch}` ({d.reason}) → {d.remote_ref}: {d.status}")
         lines += [f"- Not shared: {note}" for note in self.skipped]
+        if self.scan.findings:
+            lines.append(f"{'Would be refused' if self.dry_run else 'Sent with --allow-secrets'}: snapshots "
+                         "holding a secret:")
+            lines += findings_text(self.scan)
         if self.sent or self.data_sent:
             verb = "Would send" if self.dry_run else "Sent"
             lines.append(f"{verb} about {self.objects} object(s) ({format_size(self.bytes)} on disk). Only "
@@ -218,8 +226,7 @@ def classify(repo: ShadowRepo, refs: list[RefPush], advertised: dict[str, str], 
         elif r.old is None:
             r.status = "new"
         elif r.old in haves:
-            ancestor = repo.git.run(["merge-base", "--is-ancestor", r.old, r.new], check=False).returncode == 0
-            r.status = "fast-forward" if ancestor else "rewrite"
+            r.status = "fast-forward" if _is_ancestor(repo, r.old, r.new) else "rewrite"
         else:
             r.status = "refused"
             r.reason = (f"the remote's {r.remote_ref} is at {r.old[:12]}, history this shadow repository never had "
@@ -230,7 +237,7 @@ def classify(repo: ShadowRepo, refs: list[RefPush], advertised: dict[str, str], 
 
 
 def push(root: Path, *, remote: str | None = None, dry_run: bool = False, consolidated: bool | None = None,
-         interactive: bool = False, settings: ShareSettings | None = None) -> PushReport:
+         interactive: bool = False, settings: ShareSettings | None = None, allow_secrets: bool = False) -> PushReport:
     """Push the project's shadow branches to ``refs/trajectory/<author-id>/<branch>`` on its git remote.
 
     Args:
@@ -240,12 +247,14 @@ def push(root: Path, *, remote: str | None = None, dry_run: bool = False, consol
         consolidated: push only up to the last consolidation of each branch (None: ``[share] consolidated``).
         interactive: git may prompt for a password on the terminal.
         settings: sharing settings (read from the config files when None).
+        allow_secrets: send snapshots holding a secret (see :mod:`code_trajectory.share.secret_scan`) anyway.
 
     Returns:
         The report; :meth:`PushReport.noop` when the remote already had everything.
 
     Raises:
         ProjectError: nothing is recorded yet.
+        SecretInPushError: a blob to send holds a token-format secret (and not ``allow_secrets``): nothing was sent.
         InvalidArgumentError: not a git project, no such remote, or no author id.
         GitError: the remote cannot be reached, refused a ref, or holds foreign history under our refs; the
             message says which and that nothing local changed.
@@ -273,8 +282,12 @@ def push(root: Path, *, remote: str | None = None, dry_run: bool = False, consol
             if wants:
                 report.objects = _rev_list(repo, ["--objects", "--count"], wants, haves)
                 report.bytes = _rev_list(repo, ["--objects", "--disk-usage"], wants, haves)
+                report.scan = scan_outgoing(repo, wants, haves)
             if dry_run:
                 return report
+            if report.scan.findings and not allow_secrets:
+                raise SecretInPushError(refusal(report.scan, report.target.describe(),
+                                                consolidated_helps=_consolidated_helps(repo, report)))
             failure = _send(repo, target, report, interactive) if report.sent or report.data_sent else None
             _record(repo, data, target, report)
             refused = [r for r in refs + report.data if r.status in ("refused", "rejected")]
@@ -282,6 +295,29 @@ def push(root: Path, *, remote: str | None = None, dry_run: bool = False, consol
                 raise GitError(_failure_message(report, failure), args_=("push",),
                                stderr=failure or "")
             return report
+
+
+def _consolidated_helps(repo: ShadowRepo, report: PushReport) -> bool:
+    """Whether ``push --consolidated`` would leave out every snapshot of ``report.scan``: each branch sent has a
+    consolidation, and no such snapshot is one of them or before one (a snapshot of the data refs counts as sent)."""
+    if report.consolidated:
+        return False
+    tips = [found for r in report.sent if (found := last_consolidation(repo, r.local_ref)) is not None]
+    if len(tips) < len(report.sent):
+        return False
+    snapshots = {s for f in report.scan.findings for s in f.snapshots}
+    if not snapshots or report.scan.more:
+        return False
+    for snapshot in snapshots:
+        if not any(_is_ancestor(repo, snapshot, r.new) for r in report.sent):
+            return False  # a data commit: its data goes with --consolidated too
+        if any(_is_ancestor(repo, snapshot, tip) for tip in tips):
+            return False
+    return True
+
+
+def _is_ancestor(repo: ShadowRepo, older: str, newer: str) -> bool:
+    return repo.git.run(["merge-base", "--is-ancestor", older, newer], check=False).returncode == 0
 
 
 def plan_data(repo: ShadowRepo, refs: list[RefPush], advertised: dict[str, str], consolidated: bool) -> list[RefPush]:

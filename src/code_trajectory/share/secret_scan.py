@@ -1,0 +1,206 @@
+"""What a push would send, scanned for secrets first: a token pasted into ``app.py``, recorded, then removed is still
+in a snapshot, and the remote must not get it.
+
+Only the blobs the remote lacks are read (``git rev-list --objects`` of the commits to send, minus those the remote
+advertises and we have): an incremental push scans what it adds. Each is searched by
+:func:`code_trajectory.core.secrets.token_format_matcher` (token formats only: a key block, ``sk-ant-…``,
+``ghp_…``, an AWS key pair; not ``password = …``, which ordinary code is full of), one RE2 pass in C over its bytes,
+read from one ``git cat-file --batch`` in chunks of :data:`CHUNK_BYTES` (a large blob is never held whole). The
+snapshots and paths of the blobs found come from one ``git log --raw`` of the same range, run only then.
+"""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import threading
+from collections.abc import Iterator
+from contextlib import suppress
+from dataclasses import dataclass, field
+
+from code_trajectory.core.errors import StorageError
+from code_trajectory.core.secrets import token_format_kind, token_format_matcher
+from code_trajectory.git.gitcmd import split_z
+from code_trajectory.git.shadow import ShadowRepo
+
+#: Bytes of a blob searched at a time, and the bytes of the previous chunk searched again with the next (a secret
+#: across the cut is found whole: token formats are far shorter; a key block without its end still matches).
+CHUNK_BYTES = 8 << 20
+OVERLAP_BYTES = 64 << 10
+#: Secret-holding blobs a scan names at most (the push is refused at the first; the rest only make the answer longer).
+MAX_FINDINGS = 20
+#: Paths and snapshots named per finding at most.
+SHOWN_SNAPSHOTS = 5
+#: Snapshots adding one blob listed at most.
+MAX_SNAPSHOTS = 100
+
+
+@dataclass
+class Finding:
+    """A blob the push would send that holds a secret.
+
+    Attributes:
+        blob: the blob's id.
+        kind: the secret's format (``Anthropic or OpenAI key``, ``AWS key pair``, a detect-secrets plugin name).
+        paths: the paths it is recorded under in ``snapshots``.
+        snapshots: the commits to send that add it, newest first.
+    """
+
+    blob: str
+    kind: str
+    paths: list[str] = field(default_factory=list)
+    snapshots: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ScanResult:
+    """What :func:`scan_outgoing` read and found."""
+
+    blobs: int = 0
+    bytes: int = 0
+    findings: list[Finding] = field(default_factory=list)
+    #: True when more blobs than :data:`MAX_FINDINGS` hold a secret (only the first are named).
+    more: bool = False
+
+
+def scan_outgoing(repo: ShadowRepo, wants: list[str], haves: set[str]) -> ScanResult:
+    """Search the blobs reachable from ``wants`` and not from ``haves`` (what the push sends) for token formats."""
+    result = ScanResult()
+    if not wants:
+        return result
+    feed = ("".join(f"{oid}\n" for oid in wants) + "".join(f"^{oid}\n" for oid in sorted(haves))).encode()
+    listed = repo.git.out(["rev-list", "--objects", "--no-object-names", "--stdin"], input=feed).split()
+    if not listed:
+        return result
+    checked = repo.git.out(["cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)"],
+                           input=b"\n".join(listed) + b"\n")
+    blobs = []
+    for line in checked.decode("ascii", "replace").splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] == "blob":
+            blobs.append((parts[0], int(parts[2])))
+    found: dict[str, Finding] = {}
+    for oid, size, kind in _search(repo, blobs):
+        result.blobs += 1
+        result.bytes += size
+        if kind is None:
+            continue
+        if len(found) == MAX_FINDINGS:
+            result.more = True
+            continue
+        found[oid] = Finding(oid, kind)
+    if found:
+        _locate(repo, feed, found)
+    result.findings = list(found.values())
+    return result
+
+
+def _search(repo: ShadowRepo, blobs: list[tuple[str, int]]) -> Iterator[tuple[str, int, str | None]]:
+    """``(oid, size, kind of the first secret found or None)`` of each blob, read from one ``cat-file --batch``."""
+    if not blobs:
+        return
+    matcher = token_format_matcher()
+    proc = repo.git.popen(["cat-file", "--batch"], stderr=subprocess.DEVNULL)
+    stdin, stdout = proc.stdin, proc.stdout
+    assert stdin is not None and stdout is not None  # popen pipes both
+
+    def feed() -> None:
+        try:
+            for start in range(0, len(blobs), 512):
+                chunk = memoryview("".join(f"{oid}\n" for oid, _ in blobs[start:start + 512]).encode("ascii"))
+                while chunk:
+                    chunk = chunk[stdin.write(chunk):]
+        except (BrokenPipeError, ValueError):
+            pass  # the reader stopped early
+        finally:
+            with suppress(OSError):
+                stdin.close()
+
+    feeder = threading.Thread(target=feed, name="push-secret-scan", daemon=True)
+    feeder.start()
+    # Popen gives a BufferedReader (it has readinto); typeshed types Popen.stdout as IO[bytes], which lacks it
+    stream = io.BufferedReader(stdout, 1 << 16)  # type: ignore[type-var]
+    try:
+        for oid, _ in blobs:
+            header = stream.readline().split()
+            if len(header) != 3 or header[1] != b"blob":
+                raise StorageError(f"blob {oid} is missing from the shadow repository")
+            size = int(header[2])
+            kind = None
+            tail = b""
+            left = size
+            while left:
+                data = stream.read(min(left, CHUNK_BYTES))
+                if not data:
+                    raise StorageError(f"blob {oid} could not be read from the shadow repository")
+                left -= len(data)
+                if kind is None:
+                    window = tail + data
+                    match = matcher.search(window)
+                    if match is not None:
+                        kind = token_format_kind(match.group(0))
+                    tail = window[-OVERLAP_BYTES:]
+            if stream.read(1) != b"\n":
+                raise StorageError(f"blob {oid} could not be read from the shadow repository")
+            yield oid, size, kind
+    finally:
+        if proc.poll() is None:
+            proc.kill()  # stopped early (or done: then it was exiting anyway)
+        feeder.join()
+        stream.close()
+        proc.wait()
+
+
+def _locate(repo: ShadowRepo, feed: bytes, found: dict[str, Finding]) -> None:
+    """Fill in each finding's paths and the snapshots adding it: one ``git log --raw`` of the commits sent."""
+    out = repo.git.out(["log", "--no-renames", "--raw", "-z", "--no-abbrev", "-m", "--root", "--format=%x01%H",
+                        "--stdin"], input=feed)
+    commit = ""
+    path_next = False  # the token after a raw entry is its path
+    pending: Finding | None = None
+    for token in split_z(out):
+        if path_next:
+            path_next = False
+            if pending is not None:
+                path = token.decode("utf-8", "replace")
+                if path not in pending.paths:
+                    pending.paths.append(path)
+                if commit not in pending.snapshots and len(pending.snapshots) < MAX_SNAPSHOTS:
+                    pending.snapshots.append(commit)
+            continue
+        text = token.lstrip(b"\n")
+        if text.startswith(b"\x01"):
+            commit = text[1:].decode("ascii", "replace").strip()
+        elif text.startswith(b":"):
+            fields = text.split()
+            path_next = True
+            pending = found.get(fields[3].decode("ascii", "replace")) if len(fields) >= 5 else None
+
+
+def findings_text(result: ScanResult) -> list[str]:
+    """One markdown line per finding: the paths, the snapshots adding it (at most :data:`SHOWN_SNAPSHOTS`), the kind."""
+    lines = []
+    for f in result.findings:
+        paths = ", ".join(f"`{p}`" for p in f.paths[:SHOWN_SNAPSHOTS]) or f"blob {f.blob[:12]}"
+        snaps = ", ".join(s[:12] for s in f.snapshots[:SHOWN_SNAPSHOTS])
+        if len(f.snapshots) > SHOWN_SNAPSHOTS:
+            snaps += f" and {len(f.snapshots) - SHOWN_SNAPSHOTS} more"
+        lines.append(f"- {paths} in snapshot(s) {snaps or '(none listed)'}: {f.kind}")
+    if result.more:
+        lines.append(f"- and more: only the first {MAX_FINDINGS} blobs holding a secret are named")
+    return lines
+
+
+def refusal(result: ScanResult, where: str, *, consolidated_helps: bool) -> str:
+    """The message of a push refused because of ``result``: what holds which secret, and what to do."""
+    count = len({s for f in result.findings for s in f.snapshots})
+    text = [f"nothing was pushed to {where}: {count or 'some'} snapshot(s) it would send hold a secret "
+            "(token formats: private key, API key, access token):", *findings_text(result),
+            "The remote never got them, but your local shadow history (.trajectory/) keeps them, and deleting the "
+            "line does not remove it from those snapshots: if the secret is real, revoke or rotate it."]
+    if consolidated_helps:
+        text.append("Each branch's last consolidation comes before them: `code-trajectory push --consolidated` "
+                    "shares the history up to it.")
+    text.append("To send them anyway (an example or revoked key, a test fixture): "
+                "`code-trajectory push --allow-secrets`.")
+    return "\n".join(text)
