@@ -116,8 +116,7 @@ class RecordingPolicy:
                  project: ProjectRepo | None | object = DISCOVER) -> None:
         self.root = Path(root)
         self.deny_patterns = tuple(deny_patterns)
-        # the deny list ignores case (core.secrets.DENY_PATTERNS): patterns and paths are matched lowercased
-        self._deny = Rules.from_lines([anywhere(p.lower()) for p in self.deny_patterns])
+        self._deny = Rules.from_lines([anywhere(p.lower()) for p in self.deny_patterns])  # paths lowercased too
         self._names_screen = names_screen(self._deny)
         self.info_exclude = info_exclude
         self.global_excludes = global_excludes
