@@ -161,30 +161,6 @@ def test_a_project_whose_files_all_match_its_index_imports_heads_tree_writing_no
 
 
 @pytest.mark.parametrize("in_child", [False, True], ids=["thread", "child"])
-def test_a_private_key_committed_under_an_ordinary_name_is_not_imported(tmp_path: Path,
-                                                                        monkeypatch: pytest.MonkeyPatch,
-                                                                        in_child: bool) -> None:
-    """The import took a committed file's blob id from the index without reading it, so a private key or an npm
-    token committed under an ordinary name (notes.txt) entered the history and push sent it, while the same file
-    untracked, or changed once, is never recorded. The import now asks git which committed files hold a key's
-    marks; those are read and checked as the full walk reads them (a file that only names one is recorded)."""
-    pem = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----\n"
-    root = git_repo(tmp_path / "project", {
-        "docs/notes.txt": pem, "tools/npmcfg": "//registry.npmjs.org/:_authToken=npmSECRET4242\n",
-        "docs/keys.md": "Never paste the PRIVATE KEY here.\n",
-        **{f"pkg/m{i}.py": f"m = {i}\n" for i in range(5)}}, branch="main", commit="initial")
-    time.sleep(1.1)
-    git(root, "status", "--porcelain")
-    tree = import_tree(root, seeded=True, monkeypatch=monkeypatch, in_child=in_child)
-    entries = set(git(root, "--git-dir=.trajectory", "ls-tree", "-r", "-z", "--name-only", "HEAD").split("\0"))
-    assert "docs/keys.md" in entries and "pkg/m0.py" in entries
-    assert not entries & {"docs/notes.txt", "tools/npmcfg"}, entries
-    reachable = git(root, "--git-dir=.trajectory", "rev-list", "--objects", "--all")  # what push could send
-    assert git(root, "rev-parse", "HEAD:docs/notes.txt").strip() not in reachable
-    assert import_tree(root, seeded=False, monkeypatch=monkeypatch) == tree
-
-
-@pytest.mark.parametrize("in_child", [False, True], ids=["thread", "child"])
 def test_the_projects_config_runs_no_program_while_git_vouches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                 caplog: pytest.LogCaptureFixture, in_child: bool) -> None:
     """The project's ``.git/config`` is the user's data: its fsmonitor, hooks, filters and the rest never run while

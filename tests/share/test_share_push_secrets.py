@@ -94,3 +94,20 @@ def test_a_secret_across_two_chunks_of_a_blob_is_found(team, monkeypatch) -> Non
     record(team.alice, [("src/big.py", text)])
     with pytest.raises(SecretInPushError, match="GitHub token"):
         push(team.alice)
+
+
+def test_a_private_key_committed_under_an_ordinary_name_is_not_pushed(team) -> None:
+    """The initial import takes committed files' blob ids from the project's index unread (reading them all would
+    cost it what it saves at 500,000 files), so a key committed as ``notes.txt`` is in the history; the project's git
+    holds it already, and push, which reads what it sends, refuses it."""
+    pem = ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gt\n"
+           "-----END OPENSSH PRIVATE KEY-----\n")
+    (team.alice / "notes.txt").write_text(pem)
+    git(team.alice, "add", "notes.txt")
+    git(team.alice, "commit", "-qm", "notes")
+    record(team.alice, [("src/app.py", "def main():\n    return 3\n")])
+    refs_before = remote_refs(team.remote)
+    with pytest.raises(SecretInPushError) as err:
+        push(team.alice)
+    assert "`notes.txt`" in str(err.value) and "private key" in str(err.value)
+    assert remote_refs(team.remote) == refs_before and "PRIVATE KEY" not in _remote_blobs(team.remote)

@@ -240,9 +240,6 @@ def denied_by_default(rel: str) -> bool:
 #: Markers of files that are secrets whatever their name (see :func:`secret_content`).
 _PRIVATE_KEY_MARK = b"PRIVATE KEY"
 _NPM_TOKEN_MARK = b"_authToken"
-_PUTTY_MARK = b"PuTTY-User-Key-File-"
-#: Substrings every content :func:`secret_content` refuses holds: a file without any of them is no secret by content.
-SECRET_CONTENT_MARKS = (_PRIVATE_KEY_MARK, _NPM_TOKEN_MARK, _PUTTY_MARK)
 
 
 @functools.lru_cache(maxsize=1)
@@ -265,7 +262,7 @@ def secret_content(data: bytes) -> str | None:
     npm expands from the environment). A substring test comes first, so
     ordinary files cost one scan of their bytes in C.
     """
-    if not any(mark in data for mark in SECRET_CONTENT_MARKS):
+    if _PRIVATE_KEY_MARK not in data and _NPM_TOKEN_MARK not in data and b"PuTTY-User-Key-File-" not in data:
         return None
     found = _content_matcher().search(data)
     if found is None:

@@ -241,32 +241,3 @@ def head_trees(project: ProjectRepo) -> dict[str, str] | None:
         if directory is not None:
             found[directory] = fields[2].decode("ascii", "replace")
     return found
-
-
-def head_files_holding(project: ProjectRepo, marks: tuple[bytes, ...]) -> set[str] | None:
-    """The files of ``HEAD`` under the project root (paths relative to it) whose content holds one of ``marks``
-    (``git grep -l -F --cached``-like on ``HEAD``'s tree, no textconv; read-only); None when git failed (logged).
-
-    The initial import takes the blob ids of committed files without reading them (:mod:`code_trajectory.recording.
-    index_seed`): the files this names are read and checked as any other (a private key committed under an ordinary
-    name is a secret, never recorded)."""
-    if project.git_dir is None or project.work_tree is None or not marks:
-        return set()
-    patterns = [arg for mark in marks for arg in ("-e", mark.decode("ascii"))]
-    args = ["grep", "-l", "-z", "--full-name", "--no-textconv", "--no-color", "-F", *patterns, "HEAD", "--", "."]
-    try:
-        proc = run_to_files(project_argv(args), cwd=project.root, env=base_env(isolate_config=False), timeout=600)
-    except (OSError, subprocess.SubprocessError) as exc:
-        log.warning("cannot search the committed files of %s: %s", project.root, exc)
-        return None
-    if proc.returncode not in (0, 1):  # 1: nothing matched
-        log.info("cannot search the committed files of %s: git grep: %s", project.root,
-                 proc.stderr.decode("utf-8", "replace").strip())
-        return None
-    prefix = project.prefix.encode("utf-8", "surrogateescape")
-    found: set[str] = set()
-    for name in proc.stdout.split(b"\0"):
-        path = name[len(b"HEAD:"):] if name.startswith(b"HEAD:") else None
-        if path and path.startswith(prefix):
-            found.add(path[len(prefix):].decode(_FS_ENCODING, _FS_ERRORS))
-    return found

@@ -19,8 +19,6 @@ from operator import and_, ge, methodcaller, not_
 from pathlib import Path
 
 from code_trajectory.core.bounded_read import PATTERN_FILE_LIMIT, read_bounded
-from code_trajectory.core.errors import GitError
-from code_trajectory.core.secrets import SECRET_CONTENT_MARKS
 from code_trajectory.git import project_index, shared_objects
 from code_trajectory.git.index_entries import IndexEntries
 from code_trajectory.git.index_file import IndexCopy, IndexTree
@@ -147,7 +145,6 @@ def _prepare(project: ProjectRepo, repo: ShadowRepo, objects: Path, background: 
     # then git lists HEAD's trees (~0.15 s of CPU at 25,000 directories: not while the caller walks on the other
     # core) and cat-file answers, while git compares
     heads_listed = background.submit(project_index.head_trees, project)
-    secrets_found = background.submit(project_index.head_files_holding, project, SECRET_CONTENT_MARKS)
     present_checked = background.submit(
         shared_objects.blobs_of_size, repo.git, candidates.oid_texts(), candidates.sizes)
     asked = _ask_git(project, repo, settled, copy, sentinel_of) if settled else None  # git lstats
@@ -161,10 +158,6 @@ def _prepare(project: ProjectRepo, repo: ShadowRepo, objects: Path, background: 
         present = present_checked.result()
         if not all(present):
             heard.missing = {os.fsdecode(path) for path, there in zip(candidates.names, present) if not there}
-        holding = secrets_found.result()  # a key committed under any name: read and checked as if not in the index
-        if holding is None:
-            raise GitError("cannot tell which committed files hold a private key or a registry token")
-        heard.missing |= holding & set(map(os.fsdecode, candidates.names)) if holding else set()
         heard.trees = dict(compress(trees.items(), shared_objects.trees_present(
             repo.git, [tree[2] for tree in trees.values()])))
         log.info("initial import: %d files and %d directories of the project's index usable (%d packs, %d loose"

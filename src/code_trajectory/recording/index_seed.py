@@ -30,12 +30,10 @@ A scanned file takes the index's blob id only when all of these hold, else it is
   :data:`~.index_prepare.SIZE_KEEPING_ATTRIBUTES`).
 
 Secrets: the content rules of :func:`code_trajectory.core.secrets.secret_content` (private keys, npm tokens) apply
-to the files a scan reads. A committed file holding one of their marks
-(:data:`~code_trajectory.core.secrets.SECRET_CONTENT_MARKS`, ``git grep -F`` on ``HEAD`` beside the walk:
-:func:`~code_trajectory.git.project_index.head_files_holding`) is never taken from the index: it is read and checked
-as any other, so a private key committed under an ordinary name stays out of the history (and of ``push``, which
-sends the history to the project's remote, where a commit the user made may never have gone). A file only staged,
-never committed, is read and checked as before. Every later change of any file is read and checked as always.
+to the files a scan reads. A file taken from the index is one the user committed to their own repository; its
+blob is already in the project's object store, and the shadow history is shared (``push``) only to that same
+project's remote. A file only staged, never committed, is read and checked as before. Every later change of any
+file is read and checked as always.
 
 Which of them still match (issue 29: at 500,000 files the import must cost about reading the index and writing
 the trees, not a Python ``lstat`` per file): git is asked, as ``git status`` is; what git vouches for is what
