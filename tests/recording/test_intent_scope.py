@@ -338,3 +338,32 @@ def test_a_hostile_previous_intent_is_no_intent_or_text_like_any_other(tmp_path:
     store.set("next")  # a hostile previous is not carried on as is
     kept = json.loads((tmp_path / "intent.json").read_text())["previous"]
     assert kept == {"intent": "now", "set_at": "2026-11-27T10:00:00+00:00", "session": None}
+
+
+def test_an_edit_made_while_a_follower_takes_over_carries_the_intent(project: Path) -> None:
+    """A save between the recorder's stop and the follower's take-over (a second of a live session) was the take-over
+    scan's "changed while not recording", with no intent, though the session and its intent went on (the lifecycle
+    review, two real ``claude -p`` sessions)."""
+    from code_trajectory.core.config import TrajectorySettings
+    from code_trajectory.recording.session import ProjectSession
+
+    with watching(project) as first:
+        cli("intent", "--project", str(project), "Keep the session going")
+        follower = ProjectSession(project, TrajectorySettings.load(project, debounce_seconds=0.4), watch=True)
+        try:
+            follower.start()
+            assert follower.role == "follower"
+            assert first.watcher is not None
+            first.watcher.stop(flush=False)  # the recorder no longer sees saves: this one lands in the gap
+            write(project, "src/app.py", "def main():\n    return 'in the gap'\n")
+        except BaseException:
+            follower.close()
+            raise
+    try:
+        wait_for(lambda: follower.role == "recorder" and follower.wait_started(0), timeout=30)
+        wait_for(lambda: "in the gap" in git(project, "--git-dir=.trajectory", "show", "refs/heads/shadow/main:src/app.py"),
+                 timeout=30)
+        subject, intent = tip(project)
+        assert intent == "Keep the session going" and "not recording" not in subject, subject
+    finally:
+        follower.close()

@@ -215,7 +215,7 @@ class ProjectSession(CheckpointMixin):
             try:
                 snap = startup.startup_scan(self.recorder, importing=importing, background=background,
                                             catch_up=catch_up, progress=note, started=self._adopt,
-                                            hold=import_after, closing=self._closing)
+                                            hold=import_after, closing=self._closing, took_over=took_over)
                 if snap is not None and len(snap.changes) > KEEP_STARTUP_CHANGES:
                     snap = dataclasses.replace(snap, changes=[])
                     release_free_memory()

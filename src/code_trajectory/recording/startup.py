@@ -73,7 +73,8 @@ CHILD_SCAN_FROM_BYTES = 4 << 20
 
 def startup_scan(recorder: Recorder, *, importing: bool, background: bool, catch_up: CatchUp,
                  progress: ProgressFn | None, started: Callable[[subprocess.Popen], None],
-                 hold: threading.Event | None = None, closing: threading.Event | None = None) -> Snapshot | None:
+                 hold: threading.Event | None = None, closing: threading.Event | None = None,
+                 took_over: bool = False) -> Snapshot | None:
     """Run the start-up scan of ``recorder``'s project where the module docstring says; its snapshot or None.
 
     Args:
@@ -85,6 +86,9 @@ def startup_scan(recorder: Recorder, *, importing: bool, background: bool, catch
         hold: the initial import of a large git project starts once this is set, or :data:`HOLD_IMPORT_SECONDS`
             later (see the module docstring); None: at once.
         closing: set when the session closes: a held import is then not started (StorageError).
+        took_over: a follower takes over from a recorder that stopped while its own client works on: what changed
+            in that gap (under a second) is the live session's, with its intent (git's operations read from the
+            reflogs), not "changed while not recording"; a large project's scan in a child labels it as a restart's.
 
     Raises:
         StorageError, GitError: the scan failed (in a child: its message).
@@ -101,6 +105,8 @@ def startup_scan(recorder: Recorder, *, importing: bool, background: bool, catch
                     wait_for(hold, closing, recorder)
                 return import_in_child(recorder, progress, started=started)
         return import_in_child(recorder, progress, started=started, catch_up=catch_up)
+    if took_over:
+        return recorder.reconcile(progress=progress, with_intent=True, reflogs=True)
     return recorder.reconcile(progress=progress, with_intent=False, catch_up=catch_up)
 
 
