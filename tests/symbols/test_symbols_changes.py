@@ -309,3 +309,21 @@ def test_overloads_whose_parameters_all_changed_are_the_same_overloads_in_order(
          "Argument::Argument(std::string_view,std::array<std::string_view,N>&&,std::index_sequence<I...>)"),
         ("Argument::Argument(std::array<std::string_view,N>&&)",
          "Argument::Argument(std::string_view,std::array<std::string_view,N>&&)")), changes.aliases
+
+
+def test_a_rename_with_a_changed_body_is_a_rename() -> None:
+    """commander.js #1613: ``_setOptionValueWithSource`` made public with a ``return this;`` added was removed and
+    added, its history ending there; ``git log -L`` follows it by its lines. Unrelated code stays removed and added."""
+    from code_trajectory.symbols.changes import compare
+
+    old = (b"class Command {\n  _setOptionValueWithSource(key, value, source) {\n    this._optionValues[key] = value;\n"
+           b"    this._optionValueSources[key] = source;\n  }\n}\n")
+    new = (b"class Command {\n  setOptionValueWithSource(key, value, source) {\n    this._optionValues[key] = value;\n"
+           b"    this._optionValueSources[key] = source;\n    return this;\n  }\n}\n")
+    changes = compare("lib/command.js", old, new)
+    assert changes is not None and not changes.added and not changes.removed
+    assert changes.renamed == (("Command._setOptionValueWithSource", "Command.setOptionValueWithSource"),)
+    assert changes.modified == ("Command.setOptionValueWithSource",)
+    other = compare("m.py", b"def alpha(x):\n    y = x + 1\n    return y * 2\n",
+                    b"def beta(path):\n    with open(path) as f:\n        return f.read()\n")
+    assert other is not None and other.added == ("beta",) and other.removed == ("alpha",) and not other.renamed

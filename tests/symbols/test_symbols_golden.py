@@ -14,7 +14,9 @@ signatures all changed at once came to be paired (1 Java and 1 C# case: a type p
 named as a constant (5 Python cases: ``constant `DEFAULT` added``, no longer "top-level code changed" when nothing
 else there changed), and the C++ results once more, recomputed in place with their operations kept, when C++
 functions returning a reference became symbols (``const T& load(...)`` was left out: 42 cases now name
-``app::StoreN::load`` where they named its class or nothing).
+``app::StoreN::load`` where they named its class or nothing), and again, recomputed in place, when a rename with a
+changed body came to be a rename (4 cases, Python, PHP, C#, Rust: the one removed and the one added method of a class,
+renamed and changed in one edit, were removed and added).
 They pin the observable semantics (innermost reporting, renames, moves, reformatted,
 comments-only, import-only, overload naming, line spans) so that a faster implementation
 can be checked against them edit by edit.

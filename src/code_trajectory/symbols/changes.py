@@ -18,7 +18,8 @@ Matching rules, in order (each symbol is matched at most once):
    ``A.prototype.m = function`` and the method ``m`` of ``class A`` (or the reverse). Then containers of the same kind sharing at least half
    of their child names (by short name) are renamed too, and their children are matched
    under the new prefix as in rule 1. A child whose rename only follows its container's
-   rename is not listed in ``renamed``.
+   rename is not listed in ``renamed``. Last, the one removed and the one added definition of a kind under one
+   parent whose lines are alike (:func:`~.same.renamed_and_changed`) are renamed and changed in one edit.
 4. What is left is *removed* / *added*; siblings whose relative order changed are *moved*.
 
 The file-level ``kind`` is decided from the whole-file keys (see
@@ -262,6 +263,14 @@ def _diff(path: str, old: FileAnalysis, new: FileAnalysis, parents: dict[str, st
         target = added_by.get(new_parent + r.name[len(parent):])
         if target is not None and target in added:
             pair(r, target, pairs, removed, added)
+    # 3d. a rename with a changed body: the one removed and the one added of a kind under one parent, alike
+    for r in list(removed):
+        parent = pairs.get(r.parent or "", r.parent)
+        olds = [x for x in removed if x.kind == r.kind and pairs.get(x.parent or "", x.parent) == parent]
+        news = [a for a in added if a.kind == r.kind and a.parent == parent]
+        if len(olds) == 1 and len(news) == 1 and same.renamed_and_changed(r, news[0]):
+            renamed[r.name] = news[0].name
+            pair(r, news[0], pairs, removed, added)
     for old_name, new_name in list(renamed.items()):
         op, np_ = old_by[old_name].parent, new_by[new_name].parent
         if op is not None and pairs.get(op) == np_ and op != np_ and \

@@ -10,6 +10,7 @@ would (see :mod:`.normalize` for the one assumption), barring NUL bytes in code
 from __future__ import annotations
 
 import re
+from difflib import SequenceMatcher
 from typing import Any
 
 from .base import OVERLOAD_SUFFIX, Symbol, short_name
@@ -188,3 +189,28 @@ def class_form(old: Symbol, candidates: list[Symbol]) -> list[Symbol]:
         return []
     name = f"{old.parent}.prototype.{short_name(old.name)}"
     return [c for c in candidates if c.parent is None and c.name == name]
+
+
+#: How alike (:class:`difflib.SequenceMatcher` ratio of their lines, names aside) a removed and an added definition
+#: must be for :func:`renamed_and_changed` to take them as one, renamed and changed in one edit; about git's own
+#: rename threshold (``-M``: 50% similar), higher since a symbol is smaller than a file.
+RENAME_SIMILARITY = 0.6
+#: Fewest lines either definition has for :func:`renamed_and_changed` (a one-line function renamed and changed has
+#: nothing left to compare).
+RENAME_MIN_LINES = 3
+
+
+def renamed_and_changed(old: Symbol, new: Symbol) -> bool:
+    """``new`` is ``old`` renamed and changed in one edit: their lines, each one's own name written as one word, are
+    at least :data:`RENAME_SIMILARITY` alike (``_setOptionValueWithSource`` made public with a ``return this;`` added,
+    commander.js #1613), and both have :data:`RENAME_MIN_LINES` lines or more. The caller asks it only of the one
+    removed and the one added definition of a kind under one parent."""
+    old_word, new_word = (NAME_SUFFIX.sub("", short_name(s.name)) for s in (old, new))
+    if not (old_word.isidentifier() and new_word.isidentifier()):
+        return False
+    a = re.sub(rb"\b" + re.escape(old_word.encode()) + rb"\b", b"\0", old._keys.raw(old._index)).splitlines()
+    b = re.sub(rb"\b" + re.escape(new_word.encode()) + rb"\b", b"\0", new._keys.raw(new._index)).splitlines()
+    if min(len(a), len(b)) < RENAME_MIN_LINES:
+        return False
+    a, b = [line.strip() for line in a], [line.strip() for line in b]
+    return SequenceMatcher(None, a, b, autojunk=False).ratio() >= RENAME_SIMILARITY
