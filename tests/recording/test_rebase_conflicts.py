@@ -185,6 +185,28 @@ def test_a_stash_pop_conflict_is_gits_and_its_resolution_the_users(project: Path
     assert not (project / ".trajectory" / "state" / "conflicts.json").exists()
 
 
+def test_a_git_apply_3way_conflict_is_gits_and_not_called_a_stash(project: Path, session: ProjectSession,
+                                                                   tmp_path: Path) -> None:
+    """``git apply --3way`` also leaves unmerged paths with no state file and no reflog entry; its markers are not a
+    stash's ("Stashed changes"), so the label says git left it, not a stash."""
+    write(project, "calc.py", BASE)
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "calc")
+    write(project, "calc.py", OURS)
+    (tmp_path / "ours.patch").write_text(git(project, "diff"))
+    git(project, "checkout", "--", "calc.py")
+    write(project, "calc.py", THEIRS)
+    git(project, "commit", "-qam", "main change")
+    git_moved(session)
+    session.set_intent(INTENT)
+    git(project, "apply", "--3way", str(tmp_path / "ours.patch"), check=False)
+    assert "<<<<<<<" in (project / "calc.py").read_text()
+    git_moved(session)
+    left = records(project, "main", 1)[0]
+    assert left.is_git_operation and left.intent is None, left.subject
+    assert left.subject.startswith("[CONFLICT]") and "conflict left by git in calc.py" in left.subject, left.subject
+
+
 def test_after_an_abort_a_later_git_operation_on_the_file_is_gits(diverged: Path, session: ProjectSession) -> None:
     git(diverged, "checkout", "-qb", "fix")
     write(diverged, "calc.py", OURS + "# fixed\n")

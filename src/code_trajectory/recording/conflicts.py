@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from code_trajectory.core.atomic import replace_file
-from code_trajectory.core.bounded_read import read_json_object
+from code_trajectory.core.bounded_read import read_bounded, read_json_object
 from code_trajectory.git.messages import FileChange
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.reflog import GitOperation
@@ -179,11 +179,13 @@ class Conflicts:
             where = ", ".join(named[:NAMED_PATHS]) + (f" +{len(named) - NAMED_PATHS} more"
                                                       if len(named) > NAMED_PATHS else "")
             # no operation stopped and no reflog entry: a stash applied or popped onto changed files (git keeps the
-            # stash then, and writes neither its reflog nor HEAD's)
-            by = kind or ("git" if operation is not None else "stash")
+            # stash then, and writes neither its reflog nor HEAD's; its markers say so), or `git apply --3way`
+            by = kind or ("git" if operation is not None or not any(_stash_markers(project, p) for p in named)
+                          else "stash")
             said = f"conflict left by {by} in {where}"
+            label = kind or ("stash" if by == "stash" else "conflict")
             operation = (replace(operation, label=f"{operation.label}; {said}") if operation is not None else
-                         GitOperation(kind or "stash", f"[{(kind or 'stash').upper()}] {said}",
+                         GitOperation(kind or ("stash" if by == "stash" else "merge"), f"[{label.upper()}] {said}",
                                       f"{by}: stopped on a conflict (no reflog entry)", 0))
         return Split(operation, frozenset(left), resolved), remember
 
@@ -210,3 +212,17 @@ class Conflicts:
         if self.state_file is not None:
             with contextlib.suppress(OSError):
                 save_seen(self.state_file, remember)
+
+
+#: The end of the conflict git writes when a stash does not apply cleanly (``git stash pop``/``apply``: "Updated
+#: upstream" against "Stashed changes").
+STASH_MARKER = b"\n>>>>>>> Stashed changes"
+#: Bytes of a conflicted file read to find :data:`STASH_MARKER`.
+MARKER_READ_BYTES = 1 << 20
+
+
+def _stash_markers(project: ProjectRepo, path: str) -> bool:
+    """Whether the work tree's ``path`` (relative to the project root) holds a stash's conflict markers (read bounded,
+    never through a link)."""
+    data = read_bounded(project.root / path, MARKER_READ_BYTES)
+    return data is not None and STASH_MARKER in data
