@@ -207,6 +207,22 @@ def test_a_git_apply_3way_conflict_is_gits_and_not_called_a_stash(project: Path,
     assert left.subject.startswith("[CONFLICT]") and "conflict left by git in calc.py" in left.subject, left.subject
 
 
+def test_an_ordinary_index_write_does_not_read_the_index_for_conflicts(project: Path, session: ProjectSession,
+                                                                       monkeypatch) -> None:
+    """An editor's ``git status`` or a ``git add`` rewrites the index often; reading a 500,000-file index after each
+    would slow every save's snapshot: the index is asked only when a changed file holds a conflict marker."""
+    from code_trajectory.git.project import ProjectRepo
+
+    asked: list[list[str]] = []
+    real = ProjectRepo.index_stages
+    monkeypatch.setattr(ProjectRepo, "index_stages", lambda self, paths: asked.append(paths) or real(self, paths))
+    write(project, "calc.py", BASE + "# more\n")
+    git(project, "add", "calc.py")
+    session.recorder.note_git_activity()
+    assert session.recorder.record_paths(["calc.py"]) is not None
+    assert asked == []
+
+
 def test_after_an_abort_a_later_git_operation_on_the_file_is_gits(diverged: Path, session: ProjectSession) -> None:
     git(diverged, "checkout", "-qb", "fix")
     write(diverged, "calc.py", OURS + "# fixed\n")

@@ -159,7 +159,7 @@ class Conflicts:
             self._load()
         if not changes:
             return Split(operation), dict(self.seen)
-        if kind is None and not self.seen and not index_written:
+        if kind is None and not self.seen and not (index_written and _may_be_conflicted(project, changes)):
             return Split(operation), {}
         _blobs, unmerged = project.index_stages(sorted({c.path for c in changes} | set(self.seen)))
         left = {c.path for c in changes if c.path in unmerged and c.status != "D"
@@ -226,3 +226,22 @@ def _stash_markers(project: ProjectRepo, path: str) -> bool:
     never through a link)."""
     data = read_bounded(project.root / path, MARKER_READ_BYTES)
     return data is not None and STASH_MARKER in data
+
+
+#: Changed files :func:`_may_be_conflicted` reads at most; past it the index is asked.
+MARKER_FILES_READ = 20
+
+
+def _may_be_conflicted(project: ProjectRepo, changes: Sequence[FileChange]) -> bool:
+    """Whether one of ``changes`` may be a conflict git left with no operation stopped: a file holding a line that
+    starts with ``<<<<<<< `` (read bounded). An editor or a ``git status`` rewrites a large project's index often,
+    and reading the whole index (tens of MB at 500,000 files) after every such write would slow every save's
+    snapshot; more than :data:`MARKER_FILES_READ` changed files (a bulk operation) are left to the index."""
+    files = [c.path for c in changes if c.status != "D"]
+    if len(files) > MARKER_FILES_READ:
+        return True
+    for path in files:
+        data = read_bounded(project.root / path, MARKER_READ_BYTES)
+        if data is None or data.startswith(b"<<<<<<< ") or b"\n<<<<<<< " in data:  # None: too large to read here
+            return True
+    return False
