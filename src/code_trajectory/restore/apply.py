@@ -14,11 +14,8 @@ from __future__ import annotations
 
 import errno
 import hashlib
-import io
 import os
 import stat
-import subprocess
-import threading
 from collections import deque
 from collections.abc import Callable, Generator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -26,6 +23,7 @@ from contextlib import closing, suppress
 from pathlib import Path
 
 from code_trajectory.core.errors import InvalidArgumentError, StorageError
+from code_trajectory.git.cat_batch import stream_blobs
 from code_trajectory.git.oversize import OVERSIZE_MARKER, oversize_size
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.git.tree_format import MODE_EXECUTABLE, MODE_SYMLINK, TreeEntry
@@ -103,45 +101,15 @@ def read_blobs(repo: ShadowRepo, oids: list[str]) -> Generator[bytes, None, None
         for oid in oids:
             yield blob_bytes(repo, oid)
         return
-    proc = repo.git.popen(["cat-file", "--batch"], stderr=subprocess.DEVNULL)
-    stdin, stdout = proc.stdin, proc.stdout
-    assert stdin is not None and stdout is not None  # popen pipes both
-
-    def feed() -> None:
-        try:
-            for start in range(0, len(oids), 512):
-                chunk = memoryview("".join(f"{oid}\n" for oid in oids[start:start + 512]).encode("ascii"))
-                while chunk:
-                    chunk = chunk[stdin.write(chunk):]
-        except (BrokenPipeError, ValueError):
-            pass  # the reader stopped early
-        finally:
-            with suppress(OSError):
-                stdin.close()
-
-    feeder = threading.Thread(target=feed, name="restore-blobs", daemon=True)
-    feeder.start()
-    # Popen gives a BufferedReader (it has readinto); typeshed types Popen.stdout as IO[bytes], which lacks it
-    stream = io.BufferedReader(stdout, 1 << 16)  # type: ignore[type-var]
-    try:
-        for oid in oids:
-            header = stream.readline().split()
-            if len(header) != 3 or header[1] != b"blob":
-                raise StorageError(f"blob {oid} is missing from the shadow repository")
-            size = int(header[2])
+    with stream_blobs(repo, oids) as blobs:
+        for oid, size, stream in blobs:
             if size > repo.max_object_bytes:
                 raise StorageError(f"blob {oid} is {size:,} bytes, more than the {repo.max_object_bytes:,} read at "
                                    "most (a damaged or planted .trajectory?)")
-            data = stream.read(size + 1)
-            if len(data) != size + 1:
+            data = stream.read(size)
+            if len(data) != size:
                 raise StorageError(f"blob {oid} could not be read from the shadow repository")
-            yield data[:-1]
-    finally:
-        if proc.poll() is None:
-            proc.kill()  # stopped early (or done: then it was exiting anyway)
-        feeder.join()
-        stream.close()
-        proc.wait()
+            yield data
 
 
 def write_entry(repo: ShadowRepo, root: Path, rel: str, entry: TreeEntry, checked: set[str] | None = None, *,

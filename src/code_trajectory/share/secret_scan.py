@@ -11,15 +11,12 @@ snapshots and paths of the blobs found come from one ``git log --raw`` of the sa
 
 from __future__ import annotations
 
-import io
-import subprocess
-import threading
 from collections.abc import Iterator
-from contextlib import suppress
 from dataclasses import dataclass, field
 
 from code_trajectory.core.errors import StorageError
 from code_trajectory.core.secrets import token_format_kind, token_format_matcher
+from code_trajectory.git.cat_batch import stream_blobs
 from code_trajectory.git.gitcmd import split_z
 from code_trajectory.git.shadow import ShadowRepo
 
@@ -100,32 +97,8 @@ def _search(repo: ShadowRepo, blobs: list[tuple[str, int]]) -> Iterator[tuple[st
     if not blobs:
         return
     matcher = token_format_matcher()
-    proc = repo.git.popen(["cat-file", "--batch"], stderr=subprocess.DEVNULL)
-    stdin, stdout = proc.stdin, proc.stdout
-    assert stdin is not None and stdout is not None  # popen pipes both
-
-    def feed() -> None:
-        try:
-            for start in range(0, len(blobs), 512):
-                chunk = memoryview("".join(f"{oid}\n" for oid, _ in blobs[start:start + 512]).encode("ascii"))
-                while chunk:
-                    chunk = chunk[stdin.write(chunk):]
-        except (BrokenPipeError, ValueError):
-            pass  # the reader stopped early
-        finally:
-            with suppress(OSError):
-                stdin.close()
-
-    feeder = threading.Thread(target=feed, name="push-secret-scan", daemon=True)
-    feeder.start()
-    # Popen gives a BufferedReader (it has readinto); typeshed types Popen.stdout as IO[bytes], which lacks it
-    stream = io.BufferedReader(stdout, 1 << 16)  # type: ignore[type-var]
-    try:
-        for oid, _ in blobs:
-            header = stream.readline().split()
-            if len(header) != 3 or header[1] != b"blob":
-                raise StorageError(f"blob {oid} is missing from the shadow repository")
-            size = int(header[2])
+    with stream_blobs(repo, [oid for oid, _ in blobs]) as entries:
+        for oid, size, stream in entries:
             kind = None
             tail = b""
             left = size
@@ -140,15 +113,7 @@ def _search(repo: ShadowRepo, blobs: list[tuple[str, int]]) -> Iterator[tuple[st
                     if match is not None:
                         kind = token_format_kind(match.group(0))
                     tail = window[-OVERLAP_BYTES:]
-            if stream.read(1) != b"\n":
-                raise StorageError(f"blob {oid} could not be read from the shadow repository")
             yield oid, size, kind
-    finally:
-        if proc.poll() is None:
-            proc.kill()  # stopped early (or done: then it was exiting anyway)
-        feeder.join()
-        stream.close()
-        proc.wait()
 
 
 def _locate(repo: ShadowRepo, feed: bytes, found: dict[str, Finding]) -> None:
