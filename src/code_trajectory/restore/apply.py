@@ -23,7 +23,7 @@ from contextlib import closing, suppress
 from pathlib import Path
 
 from code_trajectory.core.errors import InvalidArgumentError, StorageError
-from code_trajectory.git.cat_batch import stream_blobs
+from code_trajectory.git.blob_stream import stream_blobs
 from code_trajectory.git.oversize import OVERSIZE_MARKER, oversize_size
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.git.tree_format import MODE_EXECUTABLE, MODE_SYMLINK, TreeEntry

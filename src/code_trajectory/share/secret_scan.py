@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from code_trajectory.core.errors import StorageError
 from code_trajectory.core.secrets import token_format_kind, token_format_matcher
-from code_trajectory.git.cat_batch import stream_blobs
+from code_trajectory.git.blob_stream import stream_blobs
 from code_trajectory.git.gitcmd import split_z
 from code_trajectory.git.shadow import ShadowRepo
 
