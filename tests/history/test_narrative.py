@@ -63,6 +63,25 @@ def test_renames_are_followed_and_deletions_explained(session: ProjectSession) -
     assert "was deleted at" in text and "deleted" in text
 
 
+def test_a_file_moved_in_two_steps_keeps_its_history(session: ProjectSession) -> None:
+    """An agent moves a file with a Write of the new one, then ``rm`` of the old one, in snapshots of their own: the
+    new file's history began "added" (the MediatR replay's Unit.cs, copied in #686 and deleted in #687)."""
+    body = "def area(width, height):\n    return width * height\n"
+    edit(session, "shapes.py", body)
+    edit(session, "shapes.py", body + "\n\ndef perimeter(width, height):\n    return 2 * (width + height)\n")
+    moved = (session.root / "shapes.py").read_text()
+    edit(session, "geometry/shapes.py", moved)
+    (session.root / "shapes.py").unlink()
+    assert session.recorder.record_paths(["shapes.py"]) is not None
+    text = str(history_service.file_trajectory(session, "geometry/shapes.py", depth=10))
+    assert "renamed from `shapes.py`" in text and text.count("\n## ") == 3, text  # added, changed, moved
+    edit(session, "tiny_a.py", "x = 1\n")  # short contents alike by chance are not one file
+    edit(session, "tiny_b.py", "x = 1\n")
+    (session.root / "tiny_a.py").unlink()
+    assert session.recorder.record_paths(["tiny_a.py"]) is not None
+    assert "renamed from" not in str(history_service.file_trajectory(session, "tiny_b.py"))
+
+
 def test_never_recorded_paths_get_clear_answers(session: ProjectSession) -> None:
     write(session.root, "build/out.o", "artefact")
     text = history_service.file_trajectory(session, "build/out.o")

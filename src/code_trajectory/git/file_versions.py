@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -79,6 +80,8 @@ def file_history(repo: ShadowRepo, ref: str, path: str, *, limit: int | None = N
             break
         full = read_log(repo, [oldest.record.oid], limit=1)  # all of that commit's changes, renames detected
         renamed = next((c for c in (full[0].changes if full else []) if c.path == current and c.old_path), None)
+        if renamed is None or renamed.old_path is None:
+            renamed = moved_in_two_steps(repo, start, oldest)
         if renamed is None or renamed.old_path is None:
             break
         versions[-1] = FileVersion(oldest.record, current, renamed)
@@ -161,6 +164,43 @@ class _Pages:
             self.size = min(self.size * 2, FileVersions.LAST_PAGE if self.lister is None
                             else FileVersions.LAST_LISTED_PAGE)
         return self.items[position] if position < len(self.items) else None
+
+
+#: How long after a file was added the deletion of another file of the same content makes the two one file moved
+#: in two steps (an agent's Write of the new file, then ``rm`` of the old one, in snapshots of their own), seconds.
+TWO_STEP_MOVE_SECONDS = 600
+#: Smallest content taken for such a move: shorter files (an empty ``__init__.py``, ``pass``) are alike by chance.
+TWO_STEP_MOVE_MIN_BYTES = 64
+
+
+def moved_in_two_steps(repo: ShadowRepo, tip: str, added: FileVersion) -> FileChange | None:
+    """The rename ``added`` (a file's first version on its path, with no rename in its commit) makes together with the
+    deletion of another file whose last content was the same blob, in a later snapshot within
+    :data:`TWO_STEP_MOVE_SECONDS` on ``tip``'s first-parent line (``git log --follow`` links only the two paths of
+    one commit); None when there is none, the content is under :data:`TWO_STEP_MOVE_MIN_BYTES` bytes, or several
+    files of that content were deleted.
+
+    Raises:
+        GitError: git failed.
+    """
+    blob = added.change.new_oid
+    if not blob.strip("0") or int(repo.git.text(["cat-file", "-s", blob]).strip() or 0) < TWO_STEP_MOVE_MIN_BYTES:
+        return None
+    when = int(added.record.time.timestamp())
+    out = repo.git.out(["log", "--first-parent", "--no-renames", "--diff-filter=D", "--raw", "-z", "--no-abbrev",
+                        "--format=%x01%H", f"--since=@{when}", f"--until=@{when + TWO_STEP_MOVE_SECONDS}",
+                        "--end-of-options", tip, "--"])
+    tokens = [token.strip(b"\n") for token in split_z(out)]
+    gone = set()
+    for at, token in enumerate(tokens):
+        if token.startswith(b":") and at + 1 < len(tokens):
+            fields = token[1:].split(b" ")
+            if len(fields) >= 5 and fields[2].decode("ascii", "replace") == blob and fields[4] == b"D":
+                gone.add(os.fsdecode(tokens[at + 1]))  # as git.diffs reads paths
+    gone.discard(added.path)
+    if len(gone) != 1:
+        return None
+    return dataclasses.replace(added.change, status="R", old_path=gone.pop(), old_oid=blob)
 
 
 def _add_counts(repo: ShadowRepo, versions: list[FileVersion]) -> None:
