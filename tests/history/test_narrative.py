@@ -80,6 +80,15 @@ def test_a_file_moved_in_two_steps_keeps_its_history(session: ProjectSession) ->
     (session.root / "tiny_a.py").unlink()
     assert session.recorder.record_paths(["tiny_a.py"]) is not None
     assert "renamed from" not in str(history_service.file_trajectory(session, "tiny_b.py"))
+    # a blob a shared trajectory did not bring: no move to tell, no error
+    import dataclasses
+
+    from code_trajectory.git.file_versions import file_history, moved_in_two_steps
+
+    repo = session.recorder.repo
+    first = file_history(repo, "refs/heads/shadow/main", "tiny_b.py")[-1]
+    missing = dataclasses.replace(first, change=dataclasses.replace(first.change, new_oid="1" * 40))
+    assert moved_in_two_steps(repo, "refs/heads/shadow/main", missing) is None
 
 
 def test_never_recorded_paths_get_clear_answers(session: ProjectSession) -> None:

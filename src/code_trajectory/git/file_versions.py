@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from code_trajectory.core.errors import GitError
 from code_trajectory.git.diffs import is_commit_id, parse_records
 from code_trajectory.git.gitcmd import split_z
 from code_trajectory.git.log import CommitRecord, literal, read_log
@@ -178,18 +179,18 @@ def moved_in_two_steps(repo: ShadowRepo, tip: str, added: FileVersion) -> FileCh
     deletion of another file whose last content was the same blob, in a later snapshot within
     :data:`TWO_STEP_MOVE_SECONDS` on ``tip``'s first-parent line (``git log --follow`` links only the two paths of
     one commit); None when there is none, the content is under :data:`TWO_STEP_MOVE_MIN_BYTES` bytes, or several
-    files of that content were deleted.
-
-    Raises:
-        GitError: git failed.
+    files of that content were deleted, or git cannot tell (a blob a shared trajectory did not bring).
     """
     blob = added.change.new_oid
-    if not blob.strip("0") or int(repo.git.text(["cat-file", "-s", blob]).strip() or 0) < TWO_STEP_MOVE_MIN_BYTES:
-        return None
     when = int(added.record.time.timestamp())
-    out = repo.git.out(["log", "--first-parent", "--no-renames", "--diff-filter=D", "--raw", "-z", "--no-abbrev",
-                        "--format=%x01%H", f"--since=@{when}", f"--until=@{when + TWO_STEP_MOVE_SECONDS}",
-                        "--end-of-options", tip, "--"])
+    try:
+        if not blob.strip("0") or int(repo.git.text(["cat-file", "-s", blob]).strip()) < TWO_STEP_MOVE_MIN_BYTES:
+            return None
+        out = repo.git.out(["log", "--first-parent", "--no-renames", "--diff-filter=D", "--raw", "-z", "--no-abbrev",
+                            "--format=%x01%H", f"--since=@{when}", f"--until=@{when + TWO_STEP_MOVE_SECONDS}",
+                            "--end-of-options", tip, "--"])
+    except (GitError, ValueError):  # a blob a shared trajectory did not bring: no move to tell, the history goes on
+        return None
     tokens = [token.strip(b"\n") for token in split_z(out)]
     gone = set()
     for at, token in enumerate(tokens):
