@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -187,17 +186,20 @@ def moved_in_two_steps(repo: ShadowRepo, tip: str, added: FileVersion) -> FileCh
         if not blob.strip("0") or int(repo.git.text(["cat-file", "-s", blob]).strip()) < TWO_STEP_MOVE_MIN_BYTES:
             return None
         out = repo.git.out(["log", "--first-parent", "--no-renames", "--diff-filter=D", "--raw", "-z", "--no-abbrev",
-                            "--format=%x01%H", f"--since=@{when}", f"--until=@{when + TWO_STEP_MOVE_SECONDS}",
+                            "--format=%H", f"--since=@{when}", f"--until=@{when + TWO_STEP_MOVE_SECONDS}",
                             "--end-of-options", tip, "--"])
     except (GitError, ValueError):  # a blob a shared trajectory did not bring: no move to tell, the history goes on
         return None
-    tokens = [token.strip(b"\n") for token in split_z(out)]
-    gone = set()
-    for at, token in enumerate(tokens):
-        if token.startswith(b":") and at + 1 < len(tokens):
-            fields = token[1:].split(b" ")
-            if len(fields) >= 5 and fields[2].decode("ascii", "replace") == blob and fields[4] == b"D":
-                gone.add(os.fsdecode(tokens[at + 1]))  # as git.diffs reads paths
+    tokens = split_z(out)
+    gone: set[str] = set()
+    pos = 0
+    while pos < len(tokens):  # commit ids, each followed by its raw records (as _count reads diff-tree's)
+        token = tokens[pos].strip(b"\n")
+        pos += 1
+        if is_commit_id(token) and pos < len(tokens):
+            tokens[pos] = tokens[pos].removeprefix(b"\n")  # git log puts a line break before a commit's records
+            changes, pos = parse_records(tokens, pos)
+            gone.update(c.path for c in changes if c.status == "D" and c.old_oid == blob)
     gone.discard(added.path)
     if len(gone) != 1:
         return None
