@@ -14,6 +14,7 @@ the reflog; a full scan when ``HEAD`` moves).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -153,6 +154,22 @@ def test_a_hostile_conflicts_file_is_ignored(diverged: Path, session: ProjectSes
     (diverged / ".trajectory" / "state" / "conflicts.json").write_text(planted)
     stopped = stop_on_conflict(session)  # read while git is stopped: of no use, not an error
     assert stopped.is_git_operation and "conflict left by rebase in calc.py" in stopped.subject
+
+
+@pytest.mark.parametrize("planted", ["fifo", "link"])
+def test_a_conflicts_file_planted_as_a_fifo_or_a_link_neither_hangs_nor_is_followed(
+        diverged: Path, session: ProjectSession, planted: str, tmp_path: Path) -> None:
+    kept = diverged / ".trajectory" / "state" / "conflicts.json"
+    outside = tmp_path / "outside.json"
+    outside.write_text('{"seen": {}}')
+    if planted == "fifo":
+        os.mkfifo(kept)
+    else:
+        kept.symlink_to(outside)
+    stopped = stop_on_conflict(session)  # read bounded, never waiting on a FIFO nor through a link
+    assert stopped.is_git_operation and "conflict left by rebase in calc.py" in stopped.subject
+    assert kept.is_file() and not kept.is_symlink() and "calc.py" in kept.read_text()  # replaced, not written through
+    assert outside.read_text() == '{"seen": {}}'
 
 
 def test_a_stash_pop_conflict_is_gits_and_its_resolution_the_users(project: Path, session: ProjectSession) -> None:
