@@ -187,8 +187,7 @@ def global_trajectory(session: ProjectSession, limit: int = 20, since_consolidat
         if tip is not None and not is_ancestor(repo, older_than, tip):  # another branch's: not this line's page
             raise InvalidArgumentError(f"{before!r} ({older_than[:12]}) is no snapshot of the shadow branch "
                                        f"`{branch}`: give one of its snapshots, or the branch it was recorded on")
-        found = log.read_log(repo, [older_than], limit=1, with_changes=False)
-        start = found[0].parents[0] if found and found[0].parents else None
+        start = repo.resolve(f"{older_than}~1")  # None: it is the first snapshot
         before = older_than[:12]
     if start is None:
         return message(recent.render([], branch, session.settings.token_budget, since_consolidate=False,
