@@ -182,6 +182,22 @@ def test_a_save_during_the_restore_is_not_lost(project: Path) -> None:
         s.close()
 
 
+def test_a_snapshot_named_by_its_id_is_named_once(session: ProjectSession) -> None:
+    """The restore's answer, its commit's subject, its named point and compare's heading said an id given as such
+    twice (`abc123456789` (commit abc123456789)); how another reference named it is still said."""
+    build_history(session)
+    repo = session.recorder.repo
+    first = repo.git.text(["rev-list", "--max-parents=0", session.recorder.latest_commit(session.branch)])
+    for text in (restore(session, first[:8], ["src/app.py"], dry_run=True).text.splitlines()[0],
+                 history.compare(session, first[:8], "~0").splitlines()[0]):
+        assert f"`{first[:12]}`" in text and "(commit " not in text, text
+    assert '(checkpoint "before refactor")' in history.compare(session, "before refactor", "~0").splitlines()[0]
+    done = restore(session, first[:8], ["src/app.py"])
+    subject = repo.git.text(["log", "-1", "--format=%s", done.commit])
+    assert f"from {first[:12]} - " in subject and "(commit " not in subject, subject
+    assert any(p.message == f"before restore of {first[:12]}" for p in points(repo)), points(repo)
+
+
 def test_compare_two_snapshots_and_now(session: ProjectSession) -> None:
     build_history(session)
     text = history.compare(session, "before refactor", "after refactor")

@@ -253,6 +253,13 @@ def git_operation_message(*, when: datetime, label: str, kind: str, reflog: str,
     return _assemble(subject, body, trailers)
 
 
+def how_named(commit: str, how: str) -> str:
+    """`` (<how>)``, the way a snapshot reference named ``commit`` (full id) as an answer or message appends it to
+    the id, or ``""`` when ``how`` is that id itself (``commit abc123456789``: ``abc123456789 (commit abc123456789)``
+    said the id twice)."""
+    return "" if how == f"commit {commit[:12]}" else f" ({how})"
+
+
 def restore_message(*, when: datetime, intent: str | None, branch: str, changes: Sequence[FileChange],
                     source: str, how: str) -> str:
     """Compose a restore's message: ``[RESTORE] HH:MM:SS - from <commit> (<how>) - <files>``.
@@ -265,7 +272,7 @@ def restore_message(*, when: datetime, intent: str | None, branch: str, changes:
         source: the snapshot restored from (full commit id, kept in ``Trajectory-Restored-From``).
         how: how the snapshot was named (``checkpoint "before refactor"``, ``~2``...).
     """
-    parts = [f"{RESTORE_PREFIX} {when.strftime('%H:%M:%S')}", f"from {source[:12]} ({free_text(how, 80)})"]
+    parts = [f"{RESTORE_PREFIX} {when.strftime('%H:%M:%S')}", f"from {source[:12]}{how_named(source, free_text(how, 80))}"]
     if intent:
         parts.insert(1, free_text(intent))
     parts.append(summarize(changes))

@@ -14,6 +14,7 @@ from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.core.when import require_when
 from code_trajectory.git import file_versions, indexed_log, log, points
 from code_trajectory.git.branch_indexes import is_ancestor
+from code_trajectory.git.messages import how_named
 from code_trajectory.git.shadow import ShadowRepo, branch_of_ref, shadow_ref
 from code_trajectory.git.snapshots import resolve_snapshot
 from code_trajectory.git.trees import list_files
@@ -336,8 +337,8 @@ def compare(session: ProjectSession, from_snapshot: str, to_snapshot: str = "now
         new_tree, new_label, new_how = recorder.work_tree_tree(), "now", "the work tree now"
     else:
         new = resolve(to_snapshot)
-        new_tree, new_label, new_how = repo.commit_tree_oid(new.commit), new.commit[:12], f"`{new.commit[:12]}` ({new.how})"
-    heading = (f"# Compare `{old.commit[:12]}` ({old.how}) → {new_how}" + (f", `{rel}` only" if rel else ""))
+        new_tree, new_label, new_how = repo.commit_tree_oid(new.commit), new.commit[:12], f"`{new.commit[:12]}`{how_named(new.commit, new.how)}"
+    heading = (f"# Compare `{old.commit[:12]}`{how_named(old.commit, old.how)} → {new_how}" + (f", `{rel}` only" if rel else ""))
     whys = {"from_why": _point_why(repo, old.commit), "to_why": None if new_label == "now" else _point_why(repo, new.commit)}
     heading += f"\n- From: {whys['from_why']}\n- To: {whys['to_why'] or 'the work tree as it is now'}"
     answer = compare_mod.render_net_change(repo, old.commit, new_tree, session.settings.compare_token_budget,

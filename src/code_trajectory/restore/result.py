@@ -8,7 +8,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from code_trajectory.core.answer import Answer, code_block, fenced, short
-from code_trajectory.git.messages import display_path
+from code_trajectory.git.messages import display_path, how_named
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.history.narrative import fit
 
@@ -154,7 +154,7 @@ def _undo_hint(safety: str, scope: list[str], changed: list[str]) -> str:
 
 def describe(result: RestoreResult, budget_tokens: int) -> str:
     verb = "Would restore" if result.dry_run else "Restored"
-    lines = [f"# {verb} from `{result.source[:12]}` ({result.how})"]
+    lines = [f"# {verb} from `{result.source[:12]}`{how_named(result.source, result.how)}"]
     if result.other_branch:
         lines.append(f"Note: that snapshot is on another branch's shadow history (`{result.other_branch}`), not "
                      "this branch's.")

@@ -200,8 +200,8 @@ def _restore(session: ProjectSession, snapshot: str, paths: list[str] | None, *,
                                        set(writes) | set(removes), session.settings.token_budget)
         if not dry_run and (writes or removes):
             if result.safety_snapshot:  # named only when the restore changes something: a no-op names nothing
-                name_point(repo, result.safety_snapshot, f"before restore of {resolved.commit[:12]} "
-                           f"({resolved.how})", branch, automatic=AUTO_RESTORE)
+                name_point(repo, result.safety_snapshot, f"before restore of {resolved.commit[:12]}"
+                           f"{messages.how_named(resolved.commit, resolved.how)}", branch, automatic=AUTO_RESTORE)
             _apply(session, result, target_entries, current)
             written: dict[str, TreeEntry | None] = {rel: target_entries[rel] for rel in result.written}
             written.update((rel, None) for rel in result.removed)
