@@ -115,7 +115,7 @@ def test_every_cli_command_that_starts_recording_refuses_a_dangerous_root(kind: 
                                                                          storage_project: Path) -> None:
     root, words = dangerous(kind, tmp_path, isolated_env, storage_project)
     for args, cwd in [(["checkpoint"], root), (["checkpoint", "--project", str(root)], tmp_path),
-                      (["watch", str(root)], tmp_path), (["serve", "--project", str(root)], tmp_path),
+                      (["watch", str(root)], tmp_path), (["watch"], root), (["serve", "--project", str(root)], tmp_path),
                       (["install", "cursor", "--project", str(root)], tmp_path)]:
         proc = run_cli(*args, cwd=cwd)
         assert proc.returncode == 2, (args, proc.stdout, proc.stderr)

@@ -353,6 +353,21 @@ def test_watch_keeps_running_on_a_pipe_that_was_closed_before_it_started(project
 
 
 
+def test_watch_without_a_path_records_the_project_of_the_current_directory(project: Path, tmp_path: Path) -> None:
+    """`code-trajectory watch` typed in a directory of the project (as every other command finds its project) was
+    an error asking for PATH; it records the project git finds from there, not the subdirectory."""
+    log = tmp_path / "watch.log"
+    with open(log, "wb") as err:
+        proc = subprocess.Popen([*server_command(), "watch"], stdin=subprocess.DEVNULL, cwd=project / "src",
+                                stdout=subprocess.DEVNULL, stderr=err, env=subprocess_env())
+    try:
+        wait_for(lambda: recording(project, proc), timeout=60)
+        assert not (project / "src" / ".trajectory").exists()
+        stop(proc, [signal.SIGTERM])
+    finally:
+        finish(proc)
+    assert proc.returncode == 0 and shadow_count(project) >= 1, log.read_text()
+
 def test_the_last_save_is_snapshotted_before_the_full_scan_an_ignore_file_asks_for(project: Path,
                                                                                   tmp_path: Path) -> None:
     """Claude Code 2.1.332 stops its server with SIGINT, SIGTERM 0.1 s later and SIGKILL 0.4 s after that. A stop

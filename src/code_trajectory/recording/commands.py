@@ -51,7 +51,9 @@ def print_with_session(project_option: str | None, operation, *, create: bool = 
 
 
 def watch_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", metavar="PATH", help="project directory")
+    parser.add_argument("path", metavar="PATH", nargs="?", default=None,
+                        help="project directory, recorded as given (default: the project found from the current "
+                             "directory, as git finds its repository)")
     parser.add_argument("--debounce", type=float, metavar="SECONDS", help="quiet time before a snapshot (default 2.0)")
     parser.add_argument("--poll", action="store_true", help="poll the file system instead of native events")
 
@@ -69,11 +71,14 @@ def watch(args: argparse.Namespace) -> int:
     from code_trajectory.core.config import TrajectorySettings
     from code_trajectory.core.logs import configure_logging
     from code_trajectory.core.shutdown import StopRequest
-    from code_trajectory.project import resolve_project_root
+    from code_trajectory.project import find_project_root, resolve_project_root
     from code_trajectory.recording.session import ProjectSession
 
     configure_logging(logging.WARNING)
-    root = resolve_project_root(Path(args.path).expanduser().absolute())
+    if args.path is None:
+        root = resolve_project_root(find_project_root(Path.cwd()))
+    else:
+        root = resolve_project_root(Path(args.path).expanduser().absolute())
     settings = TrajectorySettings.load(root, debounce_seconds=args.debounce)
 
     def show(snapshot) -> None:
