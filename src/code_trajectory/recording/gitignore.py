@@ -1,30 +1,35 @@
 """gitignore(5) pattern files, compiled: the building blocks of the recording policy.
 
-Patterns are compiled by ``pathspec``'s gitignore implementation; the evaluation is ours, level by
-level as git walks a tree (see :class:`Rules`). Paths are ``/``-separated, without a leading ``/``.
+Patterns are translated to regular expressions by ``pathspec``'s gitignore implementation; the evaluation is
+ours, level by level as git walks a tree (see :class:`Rules`). Paths are ``/``-separated, without a leading ``/``.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from pathspec import GitIgnoreSpec
+from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
 from code_trajectory.core.bounded_read import PATTERN_FILE_LIMIT, read_bounded
 
 
 @dataclass(frozen=True)
 class Rules:
-    """Compiled gitignore patterns, last first: ``(regex, include, pattern text, directory-only)``.
+    """Compiled gitignore patterns, last first: ``(regex source, include, pattern text, directory-only)``.
 
     A match that only covers a parent directory of the path (``pathspec``'s ``ps_d`` group) does
     not decide the path: git decides each level of a path on its own (``pathspec`` alone lets
     ``!name`` re-include everything below a directory called ``name``, which git does not).
+
+    Each pattern's own regex is compiled when a path first needs it (:meth:`match` asks them only of a path
+    :attr:`any_plain` or :attr:`any_dir` matched): compiling the ~190 patterns of the secret deny list one by one
+    (``GitIgnoreSpec.from_lines``) at every start, before ``serve`` answers ``initialize`` (issue 29), made this
+    method take 42-47 ms of CPU for that list instead of 21-24 ms (medians of 15, 2026-11-27).
     """
 
-    patterns: tuple[tuple[re.Pattern[str], bool, str, bool], ...]
+    patterns: tuple[tuple[str, bool, str, bool], ...]
     #: One regex per probe kind (plain, directory-only) that matches when any pattern might: most
     #: paths match none, and one search replaces a loop over every pattern.
     any_plain: re.Pattern[str] | None = None
@@ -38,20 +43,22 @@ class Rules:
     #: :meth:`match`). The walk asks it of every directory: 25,000 paths at an import, each otherwise searched by
     #: :attr:`any_plain` and :attr:`any_dir` (0.25 s of its first pass, sampled 2026-11-26).
     dir_names: re.Pattern[str] | None = None
+    #: Each pattern's regex, compiled at its first use (regex source -> compiled).
+    compiled: dict[str, re.Pattern[str]] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def from_lines(cls, lines: list[str]) -> Rules:
         """Compile the lines of a gitignore file (blank lines and comments are dropped)."""
-        spec = GitIgnoreSpec.from_lines(lines)
-        compiled: list[tuple[re.Pattern[str], bool, str, bool]] = [
-            (p.regex, bool(p.include), p.pattern, p.pattern.rstrip().endswith("/"))
-            for p in spec.patterns
-            if p.include is not None and isinstance(p.regex, re.Pattern) and isinstance(p.pattern, str)]
+        compiled: list[tuple[str, bool, str, bool]] = []
+        for line in lines:
+            regex, include = GitIgnoreSpecPattern.pattern_to_regex(line)
+            if include is not None and isinstance(regex, str):
+                compiled.append((regex, bool(include), line, line.rstrip().endswith("/")))
 
-        def union(items: list[re.Pattern[str]]) -> re.Pattern[str] | None:
+        def union(items: list[str]) -> re.Pattern[str] | None:
             if not items:
                 return None
-            return re.compile("|".join(f"(?:{r.pattern.replace('(?P<ps_d>', '(?:')})" for r in items))
+            return re.compile("|".join(f"(?:{r.replace('(?P<ps_d>', '(?:')})" for r in items))
 
         return cls(tuple(reversed(compiled)), union([c[0] for c in compiled if not c[3]]),
                    union([c[0] for c in compiled if c[3]]), _name_filter([c[2] for c in compiled if not c[3]]),
@@ -74,7 +81,10 @@ class Rules:
             if dir_only and not is_dir:
                 continue
             probe = path + "/" if dir_only else path
-            found = regex.match(probe)
+            pattern = self.compiled.get(regex)
+            if pattern is None:
+                pattern = self.compiled[regex] = re.compile(regex)
+            found = pattern.match(probe)
             if found is None:
                 continue
             if found.groupdict().get("ps_d") is not None and found.end() < len(probe):
