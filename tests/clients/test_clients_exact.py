@@ -12,6 +12,7 @@ from code_trajectory.clients import install as inst
 from code_trajectory.clients.registry import CLIENTS, client
 from code_trajectory.git import log
 from code_trajectory.git.shadow import ShadowRepo
+from code_trajectory.history.headings import why
 from support import shadow_count, wait_for, watching, write
 
 EXE = "/opt/ct/bin/code-trajectory"
@@ -127,3 +128,6 @@ def test_install_in_a_watched_project_is_recorded_as_set_up(project: Path, env: 
     work = [r for r in records if r not in setup]
     assert work and all(r.intent == "Fix the login bug" and r.origin is None for r in work)
     assert all(c.path == "src/app.py" for r in work for c in r.changes)
+    # the log and the session summary said "no intent set" for it: they say whose write it is
+    assert [why(r) for r in setup] == ["edited by code-trajectory (uninstall claude-code)",
+                                       "edited by code-trajectory (install claude-code)"]

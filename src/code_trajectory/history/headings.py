@@ -43,6 +43,22 @@ def operation_label(record: CommitRecord) -> str:
     return f"{head} {' - '.join(middle)}" if middle else head
 
 
+#: Display names of the clients whose hooks record origins (``Trajectory-Origin``).
+CLIENT_NAMES = {"claude-code": "Claude Code"}
+#: The origin of code-trajectory's own writes to the project (``install``/``uninstall`` of a client's set-up).
+OWN_CLIENT = "code-trajectory"
+
+
+def editor_of(record: CommitRecord) -> str | None:
+    """Who made the snapshot ``record`` when it holds an origin: ``Claude Code (Edit)`` (the client's display name,
+    then the tool), ``code-trajectory (install claude-code)``; None for one no hook nor set-up recorded."""
+    origin = record.origin
+    if not origin:
+        return None
+    client = CLIENT_NAMES.get(origin["client"], origin["client"])
+    return client + (f" ({origin['tool']})" if origin.get("tool") else "")
+
+
 def why(record: CommitRecord, *, previous_intent: str | None = None, import_files: bool = True) -> str:
     """Why the snapshot ``record`` exists, in a few words, for a heading.
 
@@ -55,7 +71,8 @@ def why(record: CommitRecord, *, previous_intent: str | None = None, import_file
     Returns:
         ``checkpoint: before refactor · Intent: Fix login`` (name and intent, either alone), ``[RESET] moving to
         HEAD~1 (git)``, ``restore: [RESTORE] from abc123 (~2)``, ``consolidation: Fix login``, ``start of recording:
-        42 files``, or ``no intent set`` for a snapshot nobody explained (``found by a full scan, no intent set`` for
+        42 files``, ``edited by code-trajectory (install claude-code)`` for a client set-up's write (it carries no
+        intent), or ``no intent set`` for a snapshot nobody explained (``found by a full scan, no intent set`` for
         a start-up scan's or a rescan's).
     """
     if record.is_import:
@@ -78,6 +95,8 @@ def why(record: CommitRecord, *, previous_intent: str | None = None, import_file
         parts.append(f"restore: {operation_label(record)}")
     if not parts and record.kind == "reconcile":  # a start-up or rescan's snapshot: saves nothing recorded one by one
         return "found by a full scan, no intent set"
+    if not parts and record.origin and record.origin["client"] == OWN_CLIENT:  # a set-up's write carries no intent
+        return f"edited by {editor_of(record)}"
     return " · ".join(parts) if parts else "no intent set"
 
 

@@ -31,7 +31,15 @@ from collections.abc import Sequence
 from code_trajectory.core.answer import Answer, code_block, fenced, sections, short, shown, when
 from code_trajectory.git.messages import display_path
 from code_trajectory.git.shadow import ShadowRepo
-from code_trajectory.history.headings import began_recording, file_spans, is_operation, net_zero_line, why
+from code_trajectory.history.headings import (
+    OWN_CLIENT,
+    began_recording,
+    editor_of,
+    file_spans,
+    is_operation,
+    net_zero_line,
+    why,
+)
 from code_trajectory.history.narrative import CHARS_PER_TOKEN, cut_diff, fit, fmt_time, hunk_labels, lean_hunk_headers
 from code_trajectory.history.versions import DIFF_CONTEXT, LEAN_CONTEXT, Version
 
@@ -48,18 +56,10 @@ MIN_CUT_CHARS = 1200
 _STATUS = {"A": "added", "M": "modified", "D": "deleted", "R": "renamed", "T": "type changed", "C": "copied"}
 
 
-#: Display names of the clients whose hooks record origins.
-CLIENT_NAMES = {"claude-code": "Claude Code"}
-
-
 def editor(version: Version) -> str | None:
-    """Who made a hook's snapshot, as its heading says it: ``Claude Code (Edit)`` (the client's display name, then
-    the tool); None for a snapshot no hook recorded."""
-    origin = version.record.origin
-    if not origin:
-        return None
-    client = CLIENT_NAMES.get(origin["client"], origin["client"])
-    return client + (f" ({origin['tool']})" if origin.get("tool") else "")
+    """Who made a hook's snapshot, as its heading says it: ``Claude Code (Edit)`` (:func:`headings.editor_of`);
+    None for a snapshot no hook recorded."""
+    return editor_of(version.record)
 
 
 def who(version: Version, hooks_seen: bool) -> str:
@@ -67,6 +67,8 @@ def who(version: Version, hooks_seen: bool) -> str:
     for a watcher's snapshot of a file whose other changes came through hooks (so hooks were installed); else
     nothing."""
     by = editor(version)
+    if by and version.record.origin and version.record.origin["client"] == OWN_CLIENT and not version.record.intent:
+        return ""  # the heading's why says it already (headings.why)
     if by:
         return f" · edited by {by}"
     if hooks_seen and version.record.kind in ("snapshot", "reconcile"):
