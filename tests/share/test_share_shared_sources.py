@@ -62,6 +62,9 @@ def test_bob_pulls_before_recording_and_reads_alice_through_the_cli(tmp_path: Pa
     log = cli(b, "log", "--source", SOURCE).stdout
     assert 'named point "before the change"' in log and 'named point "main returns 2"' in log
     assert "tests: 1 passed" in log and "Make main return 2" in log
+    cli(b, "checkpoint", "-m", "main returns 2")  # Bob's own point of that name is not hers
+    older = cli(b, "log", "--source", SOURCE, "--before", "main returns 2").stdout
+    assert 'named point "before the change"' in older and 'named point "main returns 2"' not in older, older
     file = cli(b, "file", "src/app.py", "--source", SOURCE).stdout
     assert "+    return 2" in file and "tests: 1 passed" in file
     session = cli(b, "session", "--source", SOURCE).stdout

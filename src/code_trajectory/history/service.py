@@ -184,7 +184,12 @@ def global_trajectory(session: ProjectSession, limit: int = 20, since_consolidat
     start: str | None = ref
     if before is not None:
         tip = repo.resolve(ref)
-        older_than = resolve_snapshot(repo, before, tip).commit
+        if source is not None:  # the names of that trajectory's points, never our own (as compare resolves them)
+            from code_trajectory.share.service import resolve_in_source
+
+            older_than = resolve_in_source(repo, source, before).commit
+        else:
+            older_than = resolve_snapshot(repo, before, tip).commit
         if tip is not None and not is_ancestor(repo, older_than, tip):  # another branch's: not this line's page
             raise InvalidArgumentError(f"{before!r} ({older_than[:12]}) is no snapshot of the shadow branch "
                                        f"`{branch}`: give one of its snapshots, or the branch it was recorded on")
