@@ -125,3 +125,63 @@ def test_a_comment_a_blank_line_above_a_definition_is_the_enclosing_symbols_in_e
         glued = source.replace(b"Invoices. */\n\n", b"Invoices. */\n").replace(b"Invoices.\n\n", b"Invoices.\n")
         changes = compare(path, glued, glued.replace(b"Invoices.", b"Bills."))
         assert changes is not None and changes.kind == "doc-only", changes.summary() if changes else path
+
+
+PHP_LOGGER = b'''<?php
+namespace Monolog;
+
+/**
+ * A logger.
+ */
+class Logger
+{
+    /**
+     * Adds a log record.
+     *
+     * @param  int     $level   The logging level
+     * @return bool Whether the record has been processed
+     */
+    public function addRecord(int $level): bool
+    {
+        return true;
+    }
+
+    /**
+     * @param string|int $level Level number
+     */
+    public static function toMonologLevel($level): int
+    {
+        return (int) $level;
+    }
+}
+
+/**
+ * @param  int   $x the value
+ */
+function helper(int $x): int
+{
+    return $x;
+}
+'''
+
+
+@pytest.mark.parametrize(("old", "new", "kind", "reformatted", "docs"), [
+    # a code style fixer realigning a method's docblock (monolog's "CS fixes"): the method's, not the class's
+    (PHP_LOGGER, PHP_LOGGER.replace(b"int     $level   The", b"int $level The"), "whitespace-only",
+     ("Logger::addRecord",), ()),
+    # with a doc comment's text changed beside it: both methods named, the class not
+    (PHP_LOGGER, PHP_LOGGER.replace(b"int     $level   The", b"int $level The").replace(b"Level number",
+                                                                                      b"Level number or name"),
+     "doc-only", ("Logger::addRecord",), ("Logger::toMonologLevel",)),
+    # a file-level function's docblock, outside every symbol
+    (PHP_LOGGER, PHP_LOGGER.replace(b"int   $x the", b"int $x the"), "whitespace-only", ("helper",), ()),
+    # the class's own text realigned too: both
+    (PHP_LOGGER, PHP_LOGGER.replace(b"int     $level   The", b"int $level The").replace(b"class Logger\n{",
+                                                                                      b"class Logger\n{\n"),
+     "whitespace-only", ("Logger", "Logger::addRecord"), ()),
+])
+def test_a_realigned_doc_comment_is_its_symbols_change(old: bytes, new: bytes, kind: str,
+                                                       reformatted: tuple[str, ...], docs: tuple[str, ...]) -> None:
+    changes = compare("src/Logger.php", old, new)
+    assert changes is not None
+    assert (changes.kind, changes.reformatted, changes.docs_changed) == (kind, reformatted, docs)

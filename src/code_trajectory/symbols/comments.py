@@ -273,11 +273,57 @@ def documented_start(symbol: Symbol) -> int:
     """The first line (1-based) of ``symbol`` with the doc comment directly above it (see :func:`comment_edits`),
     else its :attr:`~code_trajectory.symbols.base.Symbol.start_line`; for a symbol built without its source,
     its start line."""
+    found = _doc_above(symbol)
+    if found is None:
+        return symbol.start_line
+    source, first, start = found
+    return symbol.start_line - source.count(b"\n", first, start)
+
+
+def doc_text(symbol: Symbol) -> bytes:
+    """The exact text of the doc comment directly above ``symbol`` (see :func:`documented_start`), the whitespace
+    between it and the symbol left out; ``b""`` when it has none."""
+    found = _doc_above(symbol)
+    return b"" if found is None else found[0][found[1]:found[2]].rstrip()
+
+
+def doc_reformatted(old: dict[str, Symbol], new: tuple[Symbol, ...], reverse: dict[str, str],
+                    containers: list[str | None], said: set[str]) -> list[str]:
+    """The symbols whose doc comment above them changed in whitespace only (``/**`` realigned by a code style
+    fixer): the members of ``containers`` (symbols whose own text changed in whitespace only, where their members'
+    doc comments lie) and, with ``None`` among them, the file-level symbols; those in ``said`` (already named) are
+    left out. Old symbols are found by ``reverse`` (new name -> old name). In the new version's order."""
+    out = []
+    for s in new:
+        o = old.get(reverse.get(s.name, ""))
+        if o is None or s.parent not in containers or s.name in said:
+            continue
+        gap_before, gap_after = _gap(o), _gap(s)  # a changed text is a doc edit (docs_changed), else code
+        if gap_before != gap_after and gap_before.split() == gap_after.split() and doc_text(o) != doc_text(s):
+            out.append(s.name)
+    return out
+
+
+def _gap(symbol: Symbol) -> bytes:
+    """The bytes between the end of the symbol before ``symbol`` (or the start of its container, or of the file) and
+    its start: where its doc comment is; compared before the doc comment is looked for, which parses."""
+    keys = symbol._keys
+    i = symbol._index
+    start = keys.starts[i]
+    before = max((e for e in keys.ends if e <= start), default=0)
+    parent = keys.parents[i]
+    return keys.source[max(before, keys.starts[parent] if parent >= 0 else 0):start]
+
+
+def _doc_above(symbol: Symbol) -> tuple[bytes, int, int] | None:
+    """``(source, first, start)``: the bytes where the doc comment directly above ``symbol`` starts and where the
+    symbol starts; ``None`` when it has none (or its language has no doc comments, or it was built without its
+    source)."""
     keys = symbol._keys
     language: Any = getattr(keys, "language", None)
     prefixes = tuple(p.encode() for p in getattr(language, "doc_prefixes", ()))
     if language is None or not prefixes:
-        return symbol.start_line
+        return None
     source: bytes = keys.source
     start = keys.starts[symbol._index]
     lo = max(0, start - DOC_LOOKBACK_BYTES)
@@ -289,4 +335,4 @@ def documented_start(symbol: Symbol) -> int:
         if not source[s:e].startswith(prefixes) or not _adjacent(source, e, first):
             break
         first = s
-    return symbol.start_line - source.count(b"\n", first, start)
+    return None if first == start else (source, first, start)
