@@ -152,6 +152,22 @@ def test_find_takes_another_languages_separators():
     assert find(python, "Other::run") is None
 
 
+def test_find_takes_a_php_method_as_php_spells_it():
+    """PHP's stack traces write ``Monolog\\Logger->addRecord()``, PHPStan and docs ``\\Monolog\\Logger::addRecord``;
+    a file with ``namespace Monolog;`` names it ``Logger::addRecord``: it was "no symbol ..., did you mean"."""
+    php = language_for("src/Logger.php").extract(
+        b"<?php\nnamespace Monolog;\n\nclass Logger\n{\n    public function addRecord(int $l): bool { return true; }\n}\n"
+        b"\nfunction helper() {}\n")
+    for spelled in ("Monolog\\Logger::addRecord", "\\Monolog\\Logger::addRecord", "Monolog\\Logger->addRecord()",
+                    "Logger->addRecord", "Monolog\\helper"):
+        found = find(php, spelled)
+        assert found is not None and found.name in ("Logger::addRecord", "helper"), spelled
+    assert find(php, "Monolog\\Other::addRecord") is None
+    braced = language_for("src/User.php").extract(
+        b"<?php\nnamespace App\\Models {\n    class User {\n        public function save() {}\n    }\n}\n")
+    assert find(braced, "App\\Models\\User->save()").name == "App\\Models\\User::save"
+
+
 def test_find_takes_a_signature_as_written_with_its_spaces():
     java = language_for("T.java").extract(
         b"class T {\n  T withBounds(List<? extends TypeName> b) { return this; }\n  T withBounds(int b) { return this; }\n}\n")

@@ -69,7 +69,9 @@ def find(symbols: Sequence[Symbol], name: str) -> Symbol | None:
     signature as written, ``withBounds(List<? extends TypeName>)``, is stored as its parser spells it); then a C#
     generic type (``Wrapper<,>``) is found by its type parameters (``Wrapper<TRequest, TResponse>``) or, when that
     names one, without them (``Wrapper``, ``Wrapper.Handle``). A Go
-    method as Go's tools spell it, ``(*FlagSet).Parse`` or ``pflag.(*FlagSet).Parse``, is ``FlagSet.Parse``.
+    method as Go's tools spell it, ``(*FlagSet).Parse`` or ``pflag.(*FlagSet).Parse``, is ``FlagSet.Parse``; a PHP
+    method as PHP's stack traces and tools spell it, ``Monolog\\Logger->addRecord()`` or ``\\Monolog\\Logger::addRecord``,
+    is ``Logger::addRecord`` when its file's names have no namespace (``namespace Monolog;``, not braced).
 
     Returns:
         The symbol, or ``None`` when nothing matches (see :func:`closest_names` for suggestions).
@@ -96,6 +98,12 @@ def find(symbols: Sequence[Symbol], name: str) -> Symbol | None:
             s for s in symbols if _suffix_match("".join(s.name.split()), tight)]
     if not matches and ("<" in name or any("<" in s.name for s in symbols)):
         matches = _generic_matches(symbols, name)
+    if not matches:  # PHP as its stack traces and tools write it: Monolog\Logger->addRecord() for Logger::addRecord
+        php = name.lstrip("\\").replace("->", "::").removesuffix("()")
+        head, sep, member = php.partition("::")
+        php = head.rsplit("\\", 1)[-1] + sep + member  # no `namespace X;` prefix
+        if php != name:
+            return find(symbols, php)
     if len(matches) == 1:
         return matches[0]
     if matches:
