@@ -16,7 +16,10 @@ else there changed), and the C++ results once more, recomputed in place with the
 functions returning a reference became symbols (``const T& load(...)`` was left out: 42 cases now name
 ``app::StoreN::load`` where they named its class or nothing), and again, recomputed in place, when a rename with a
 changed body came to be a rename (4 cases, Python, PHP, C#, Rust: the one removed and the one added method of a class,
-renamed and changed in one edit, were removed and added).
+renamed and changed in one edit, were removed and added), and again, recomputed in place, when a modified class came
+to name its changed fields (summaries only, in Python, JavaScript, TypeScript, Java and C# cases: ``modified
+Store.Store2 (field `dir` changed)``, ``(field `items` changed; other code too)`` when its type parameter was
+renamed too; every other field the same).
 They pin the observable semantics (innermost reporting, renames, moves, reformatted,
 comments-only, import-only, overload naming, line spans) so that a faster implementation
 can be checked against them edit by edit.

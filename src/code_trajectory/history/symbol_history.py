@@ -194,7 +194,7 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
                      if n in changes.docs_changed or n in changes.comments_changed]
         if repeated is None and current in changes.modified:
             # its own code changed; a nested function or method changed alongside is named too
-            what = "modified" + (f", also in {', '.join(readable(n) for n in inner)}" if inner else "")
+            what = changes.modified_said(current, "modified") + (f", also in {', '.join(readable(n) for n in inner)}" if inner else "")
             result.append(SymbolVersion(entry, current, what, diff(current, current)))
         elif inner and current not in changes.added and current not in changes.removed:
             what = f"modified in {', '.join(readable(n) for n in inner)}"

@@ -181,7 +181,7 @@ unless the list holds several occurrences of that name: then they are said once 
 
     none: list[str] = []
     sections: list[tuple[str, list[tuple[str, list[str]]]]] = [
-        ("modified", [(name, none) for name in folded(changes.modified).values()]), ("added", grouped(changes.added)),
+        ("modified", [(changes.modified_said(name, said_as), none) for name, said_as in folded(changes.modified).items()]), ("added", grouped(changes.added)),
         ("removed", grouped(changes.removed)),
         ("renamed", _renames(changes.renamed, said))]
     for label, entries in sections:

@@ -40,6 +40,7 @@ from . import same
 from .base import FileAnalysis, Symbol, short_name
 from .comments import CommentEdit, comment_edits, describe_comments, doc_reformatted, doc_text
 from .constants import constant_changes, constant_parts
+from .fields import field_changes, field_parts
 from .lookup import readable
 from .pairing import NUMBERED, base_name, pair, pair_repeated, pair_signatures
 from .registry import language_for
@@ -86,6 +87,8 @@ class SymbolChanges:
         imports_changed: import statements at file/namespace level differ.
         top_level_changed: code outside every symbol (imports excluded) differs, besides the ``constants``.
         constants: ``(name, "changed" | "added" | "removed")``: the changed constants (:mod:`.constants`).
+        fields: ``(symbol, ((field, "changed" | "added" | "removed"), ...))``: the fields that changed in each
+            modified class-like symbol that has some (:mod:`.fields`), in the order of ``modified``.
         skipped: ``"binary"`` or ``"too-large"`` when either version was not analysed (then
             every list is empty), else ``None``.
         has_errors: the new version (or the old one when deleted) has syntax errors; the
@@ -109,6 +112,7 @@ class SymbolChanges:
     imports_changed: bool = False
     top_level_changed: bool = False
     constants: tuple[tuple[str, str], ...] = ()
+    fields: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
     skipped: str | None = None
     has_errors: bool = False
     parents: dict[str, str | None] = field(default_factory=dict, repr=False, compare=False)
@@ -117,6 +121,12 @@ class SymbolChanges:
     def touched(self) -> tuple[str, ...]:
         """Every name that changed meaningfully: added, removed, modified, and the new names of renames."""
         return self.added + self.removed + self.modified + tuple(new for _, new in self.renamed)
+
+    def modified_said(self, name: str, said: str) -> str:
+        """A modified symbol as a list says it (``said``), with the fields that changed in it: ``Config (field
+        `timeout` changed)``."""
+        fields = next((f for n, f in self.fields if n == name), ())
+        return f"{said} ({field_parts(fields)})" if fields else said
 
     def comment_parts(self) -> list[str]:
         """Docstring, doc-comment and comment changes in words (``docstring of `echo` changed``, a short comment
@@ -137,14 +147,14 @@ class SymbolChanges:
             keep = set(names)
             return [n for n in names if self.parents.get(n) not in keep]
 
-        for label, names in (("modified", list(self.modified)),
-                             ("added", fold(self.added)),
-                             ("removed", fold(self.removed)),
-                             ("renamed", [f"{a} -> {b}" for a, b in self.renamed]),
-                             ("moved", list(self.moved)),
-                             ("reformatted", list(self.reformatted))):
+        for label, names in (("modified", [self.modified_said(n, readable(n)) for n in self.modified]),
+                             ("added", [readable(n) for n in fold(self.added)]),
+                             ("removed", [readable(n) for n in fold(self.removed)]),
+                             ("renamed", [readable(f"{a} -> {b}") for a, b in self.renamed]),
+                             ("moved", [readable(n) for n in self.moved]),
+                             ("reformatted", [readable(n) for n in self.reformatted])):
             if names:
-                parts.append(f"{label} {', '.join(readable(n) for n in names)}")
+                parts.append(f"{label} {', '.join(names)}")
         parts += constant_parts(self.constants)
         parts += self.comment_parts()
         if self.imports_changed and self.kind not in ("added", "deleted"):
@@ -278,6 +288,7 @@ def _diff(path: str, old: FileAnalysis, new: FileAnalysis, parents: dict[str, st
             del renamed[old_name]
 
     modified, reformatted, comments = [], [], []
+    fields = []
     reverse = {v: k for k, v in pairs.items()}
     old_order = _child_lists(old.symbols)
     new_order = _child_lists(new.symbols)
@@ -291,6 +302,8 @@ def _diff(path: str, old: FileAnalysis, new: FileAnalysis, parents: dict[str, st
             same_code = False  # a namespace's own imports are left out of its keys: a changed `use` is code
         if not same_code or (_same_children(o, s, old_order, new_order, pairs) and not _same_body(o, s)):
             modified.append(s.name)
+            if found := field_changes(o, s, new.language):
+                fields.append((s.name, found))
         elif not same_comments:
             comments.append(s.name)
         elif o.name == s.name and o._keys.own_exact(o._index) != s._keys.own_exact(s._index):
@@ -346,7 +359,7 @@ def _diff(path: str, old: FileAnalysis, new: FileAnalysis, parents: dict[str, st
         comments_changed=tuple(comments), docs_changed=docs, module_doc_changed=module_doc, comment_edits=edits,
         moved=_moved(old, new, pairs),
         imports_changed=not imports_equal, top_level_changed=top_changed, constants=constants,
-        has_errors=new.has_errors, parents=parents)
+        fields=tuple(fields), has_errors=new.has_errors, parents=parents)
 
 
 def _top_exact(analysis: FileAnalysis) -> list[bytes]:

@@ -72,19 +72,19 @@ def _top_level(analysis: FileAnalysis) -> tuple[dict[str, list[bytes]], list[byt
 def _visit(node: Any, source: bytes, constants: dict[str, list[bytes]], rest: list[bytes]) -> None:
     if node.type in _LEAVE_OUT:
         return
-    names = _assigned(node)
+    names = assigned(node)
     if names:
-        tokens = list(_tokens(node, source))
+        toks = list(tokens(node, source))
         for name in names:
-            constants.setdefault(name, []).extend(tokens)
+            constants.setdefault(name, []).extend(toks)
         return
     if node.type not in _STEP_INTO:  # a statement (or a compound statement's keyword, condition)
-        rest.extend(_tokens(node, source))
+        rest.extend(tokens(node, source))
         return
     for child in node.children:
         _visit(child, source, constants, rest)
 
-def _assigned(node: Any) -> list[str]:
+def assigned(node: Any) -> list[str]:
     """The names an ``expression_statement`` of one assignment binds (``A = B = 1``: ``A``; ``A, B = f()``: both)."""
     if node.type != "expression_statement" or node.named_child_count != 1:
         return []
@@ -101,7 +101,7 @@ def _assigned(node: Any) -> list[str]:
     return []
 
 
-def _tokens(node: Any, source: bytes) -> Iterator[bytes]:
+def tokens(node: Any, source: bytes) -> Iterator[bytes]:
     """The leaves of ``node`` (its tokens, comments left out), in order."""
     stack = [node]
     while stack:

@@ -1,0 +1,168 @@
+"""The fields of a class-like symbol: the members it declares that are no symbols of their own (a ``@dataclass``'s
+``timeout: float = 5.0``, an enum's ``RED = 1``, a TypeScript interface's ``name: string``, a Go or Rust struct's
+field, a Java/C#/PHP field, constant or enum member), so that a change there names the field (``modified Config
+(field `timeout` changed)``), not the class alone, which tells a model nothing it can ask about: :func:`field_changes`.
+
+One walk for every language: from the symbol's node through the nodes that hold its members (:data:`_CONTAINERS`) to
+the member declarations (:data:`_MEMBERS`), passing over the spans of its child symbols (methods, nested classes).
+A member's tokens are compared (whitespace and comments do not count), as :mod:`.constants` compares a module's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import CLASS_LIKE_KINDS, Symbol
+from .constants import assigned
+
+#: Kinds of symbols whose members are read (a function's local assignments are no fields).
+FIELD_KINDS = CLASS_LIKE_KINDS | {"type"}
+
+#: Nodes, per language, that hold the members of a class-like definition (the definition itself and its body).
+_CONTAINERS: dict[str, frozenset[str]] = {
+    "python": frozenset({"decorated_definition", "class_definition", "block"}),
+    "typescript": frozenset({"export_statement", "ambient_declaration", "class_declaration",
+                             "abstract_class_declaration", "class_body", "interface_declaration", "interface_body",
+                             "type_alias_declaration", "object_type", "enum_declaration", "enum_body"}),
+    "javascript": frozenset({"export_statement", "class_declaration", "class_body"}),
+    "go": frozenset({"type_declaration", "type_spec", "struct_type", "field_declaration_list"}),
+    "rust": frozenset({"struct_item", "enum_item", "union_item", "field_declaration_list", "enum_variant_list"}),
+    "java": frozenset({"class_declaration", "interface_declaration", "enum_declaration", "record_declaration",
+                       "class_body", "interface_body", "enum_body", "enum_body_declarations"}),
+    "csharp": frozenset({"class_declaration", "struct_declaration", "interface_declaration", "enum_declaration",
+                         "record_declaration", "declaration_list", "enum_member_declaration_list"}),
+    "php": frozenset({"class_declaration", "interface_declaration", "trait_declaration", "enum_declaration",
+                      "declaration_list", "enum_declaration_list"}),
+}
+_CONTAINERS["tsx"] = _CONTAINERS["typescript"]
+
+#: Member declarations, per language.
+_MEMBERS: dict[str, frozenset[str]] = {
+    "python": frozenset({"expression_statement"}),
+    "typescript": frozenset({"public_field_definition", "property_signature", "enum_assignment",
+                             "property_identifier"}),
+    "javascript": frozenset({"field_definition"}),
+    "go": frozenset({"field_declaration"}),
+    "rust": frozenset({"field_declaration", "enum_variant"}),
+    "java": frozenset({"field_declaration", "constant_declaration", "enum_constant"}),
+    "csharp": frozenset({"field_declaration", "property_declaration", "event_field_declaration",
+                         "enum_member_declaration"}),
+    "php": frozenset({"property_declaration", "const_declaration", "enum_case"}),
+}
+_MEMBERS["tsx"] = _MEMBERS["typescript"]
+
+_COMMENTS = frozenset({"comment", "line_comment", "block_comment"})
+#: Nodes inside a member declaration that name one of several members it declares (``int a, b;``).
+_DECLARATORS = frozenset({"variable_declarator", "variable_declaration", "property_element", "const_element"})
+
+
+def field_changes(old: Symbol, new: Symbol, language: str) -> tuple[tuple[str, str], ...]:
+    """The fields of one class-like symbol whose declarations differ between its old and its new version, as
+    ``(name, "changed" | "added" | "removed")`` in source order (the new version's, then the removed ones), and
+    ``("", "other")`` last when its other own code (a header, a base class, a decorator) changed too; empty for a
+    symbol of another kind, a language without fields here, or no field changed."""
+    if new.kind not in FIELD_KINDS or language not in _MEMBERS:
+        return ()
+    (old_fields, old_rest), (new_fields, new_rest) = _fields(old, language), _fields(new, language)
+    said = [(n, "changed" if old_fields[n] != toks else "") if n in old_fields else (n, "added")
+            for n, toks in new_fields.items()]
+    said += [(n, "removed") for n in old_fields if n not in new_fields]
+    found = tuple((n, how) for n, how in said if how)
+    return found + (("", "other"),) if found and old_rest != new_rest else found
+
+
+def field_parts(fields: tuple[tuple[str, str], ...]) -> str:
+    """:func:`field_changes`' names in words, by how they changed: ``field `timeout` changed``, ``fields `a`, `b`
+    added; field `c` removed``."""
+    parts = []
+    for how in ("changed", "added", "removed"):
+        names = [f"`{name}`" for name, said in fields if said == how]
+        if names:
+            parts.append(f"field{'s' if len(names) > 1 else ''} {', '.join(names)} {how}")
+    if ("", "other") in fields:
+        parts.append("other code too")
+    return "; ".join(parts)
+
+
+def _fields(symbol: Symbol, language: str) -> tuple[dict[str, list[bytes]], list[bytes]]:
+    """The tokens of each field the symbol declares (a name declared twice: both, in order), and those of the rest of
+    its own declarations (its name, bases, decorators, other statements)."""
+    keys = symbol._keys
+    index = symbol._index
+    source: bytes = keys.source
+    start, end = keys.starts[index], keys.ends[index]
+    skip = [(keys.starts[i], keys.ends[i]) for i, parent in enumerate(keys.parents) if parent == index]
+    found: dict[str, list[bytes]] = {}
+    rest: list[bytes] = []
+    with keys._lock:  # the tree is not to be used by two threads at once
+        tree = keys.tree if keys.tree is not None else keys.language.parse(source)
+        node = tree.root_node.descendant_for_byte_range(max(end - 1, start), end)
+        while node is not None and node.parent is not None and node.parent.end_byte == end and \
+                node.parent.start_byte >= start:
+            node = node.parent  # the outermost node of the span ending where it ends: the definition or its wrapper
+        if node is not None:
+            _visit(node, source, _CONTAINERS[language], _MEMBERS[language], skip, found, rest)
+    return found, rest
+
+
+def _visit(node: Any, source: bytes, containers: frozenset[str], members: frozenset[str],
+           skip: list[tuple[int, int]], found: dict[str, list[bytes]], rest: list[bytes]) -> None:
+    for child in node.named_children:
+        if any(lo <= child.start_byte and child.end_byte <= hi for lo, hi in skip):
+            continue  # a method, a nested class: a symbol of its own
+        if child.type in members:
+            units = _units(child)
+            for name, unit in units:
+                others = [(u.start_byte, u.end_byte) for _n, u in units if u is not unit]
+                found.setdefault(_text(name, source), []).extend(_tokens_but(child, source, others))
+            if not units:  # a docstring, a statement that declares no name
+                rest.extend(t for t, _start in _positioned(child, source))
+        elif child.type in containers:
+            _visit(child, source, containers, members, skip, found, rest)
+        else:
+            rest.extend(t for t, _start in _positioned(child, source))
+
+
+def _units(node: Any) -> list[tuple[Any, Any]]:
+    """The names one member declaration declares, each with the node that is its own part of it: its ``name``
+    fields (Go's ``A, B int`` has two), else its declarators (``int a = 1, b;``), else (a Go embedded field) its
+    type as written; a Python statement's assignment targets (the statement is theirs)."""
+    if node.type == "expression_statement":
+        left = node.named_children[0].child_by_field_name("left") if assigned(node) else None
+        names = [left] if left is not None and left.type == "identifier" else \
+            list(left.named_children) if left is not None else []
+        return [(n, n if len(names) > 1 else node) for n in names]
+    if node.type == "property_identifier":  # a TypeScript enum's member without a value
+        return [(node, node)]
+    named = node.children_by_field_name("name") or node.children_by_field_name("property")  # JavaScript's
+    if named:
+        return [(n, n if len(named) > 1 else node) for n in named]
+    found = [(name, child if child.type != "variable_declaration" else unit)
+             for child in node.named_children if child.type in _DECLARATORS for name, unit in _units(child)]
+    if found or node.type in _DECLARATORS:
+        return found
+    kind = node.child_by_field_name("type")
+    return [(kind, node)] if kind is not None and node.type == "field_declaration" else []
+
+
+def _tokens_but(node: Any, source: bytes, others: list[tuple[int, int]]) -> list[bytes]:
+    """The tokens of ``node`` outside the spans ``others`` (the other names' parts of one declaration)."""
+    return [t for t, start in _positioned(node, source) if not any(lo <= start < hi for lo, hi in others)]
+
+
+def _positioned(node: Any, source: bytes) -> list[tuple[bytes, int]]:
+    out = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type in _COMMENTS:
+            continue
+        if n.child_count == 0:
+            out.append((source[n.start_byte:n.end_byte], n.start_byte))
+        else:
+            stack.extend(reversed(n.children))
+    return out
+
+
+def _text(node: Any, source: bytes) -> str:
+    return " ".join(source[node.start_byte:node.end_byte].decode("utf-8", "replace").split())

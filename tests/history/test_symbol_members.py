@@ -1,0 +1,53 @@
+"""A class's fields and an interface's methods, named in the answers: a field of a ``@dataclass``, an enum, a
+TypeScript interface, a Go/Rust struct, a Java/C#/PHP class changed is ``modified Config (field `timeout` changed)``,
+not ``modified Config`` alone; a method without a body (an interface's, an abstract one) is a symbol whose history
+can be asked. Real git in temp dirs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from code_trajectory.symbols import compare
+from support import cli_stdout, write
+
+
+def test_a_changed_dataclass_field_is_named_in_the_log_the_files_and_the_classs_history(project: Path) -> None:
+    write(project, "cfg.py", "from dataclasses import dataclass\n\n\n@dataclass\nclass Config:\n"
+                             "    timeout: float = 5.0\n    name: str = 'x'\n\n    def url(self):\n        return 1\n")
+    cli_stdout(project, "checkpoint", "-m", "v1")
+    write(project, "cfg.py", "from dataclasses import dataclass\n\n\n@dataclass\nclass Config:\n"
+                             "    timeout: float = 10.0\n    retries: int = 3\n\n    def url(self):\n        return 1\n")
+    cli_stdout(project, "checkpoint", "-m", "v2")
+    said = "modified Config (field `timeout` changed; field `retries` added; field `name` removed)"
+    assert said in cli_stdout(project, "log", "--limit", "1")
+    assert f"- Symbols: {said}" in cli_stdout(project, "file", "cfg.py")
+    history = cli_stdout(project, "symbol", "cfg.py", "Config")
+    assert "modified (field `timeout` changed; field `retries` added; field `name` removed)" in history, history
+
+
+@pytest.mark.parametrize(("path", "old", "new", "said"), [
+    ("b.py", "class C(A):\n    x = 1\n", "class C(B):\n    x = 2\n",
+     "modified C (field `x` changed; other code too)"),  # its base class changed too: not a field's change alone
+    ("a.js", "class C {\n  x = 1;\n  m() {}\n}\n", "class C {\n  x = 2;\n  m() {}\n}\n", "modified C (field `x` changed)"),
+    ("e.py", "class Color(Enum):\n    RED = 1\n    BLUE = 2\n", "class Color(Enum):\n    RED = 1\n    BLUE = 3\n",
+     "modified Color (field `BLUE` changed)"),
+    ("a.ts", "interface I {\n  a: number;\n  b: string;\n}\n", "interface I {\n  a: number;\n  b: number;\n}\n",
+     "modified I (field `b` changed)"),
+    ("b.ts", "enum E { A, B = 2 }\n", "enum E { A, B = 3, C }\n", "modified E (field `B` changed; field `C` added)"),
+    ("a.go", "package p\n\ntype S struct {\n\tA int\n\tB int\n}\n", "package p\n\ntype S struct {\n\tA int\n"
+     "\tB string\n}\n", "modified S (field `B` changed)"),
+    ("a.rs", "struct S {\n    a: i32,\n}\n", "struct S {\n    a: i64,\n    b: u8,\n}\n",
+     "modified S (field `a` changed; field `b` added)"),
+    ("A.java", "class C {\n    int a = 1, b;\n    void f() {}\n}\n", "class C {\n    int a = 2, b;\n    void f() {}\n}\n",
+     "modified C (field `a` changed)"),
+    ("a.cs", "class C {\n    public int Q { get; set; }\n}\n", "class C {\n    public long Q { get; set; }\n}\n",
+     "modified C (field `Q` changed)"),
+    ("a.php", "<?php\nclass C {\n    public int $x = 1;\n}\n", "<?php\nclass C {\n    public int $x = 2;\n}\n",
+     "modified C (field `$x` changed)"),
+])
+def test_a_changed_field_is_named_in_every_language_that_declares_fields(path: str, old: str, new: str,
+                                                                           said: str) -> None:
+    changes = compare(path, old.encode(), new.encode())
+    assert changes is not None and changes.summary() == said, changes
