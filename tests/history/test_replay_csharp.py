@@ -61,8 +61,8 @@ def test_a_csharp_type_added_beside_a_generic_one_of_its_name_is_a_type_of_its_o
     # generic one's history and `RequestHandlerWrapperImpl@2` the older impl's (since 2019: "modified" where it was
     # added); C# tells them apart by arity, and so do their names now: `RequestHandlerWrapperImpl<,>`
     last = recorded(project, "src/Wrappers.cs", _WRAPPERS_CS % ("", ""), _WRAPPERS_CS % (_NON_GENERIC_CS, _IMPL_CS))
-    assert last == ("M src/Wrappers.cs (+14): added RequestHandlerWrapper, RequestHandlerWrapperImpl<> "
-                    "(Handle)"), last
+    assert last == ("M src/Wrappers.cs (+14): added RequestHandlerWrapper (Handle), RequestHandlerWrapperImpl<> "
+                    "(Handle)"), last  # its abstract Handle is a method too
     plain = cli_stdout(project, "symbol", "src/Wrappers.cs", "RequestHandlerWrapper")
     assert plain.count("\n## ") == 1 and "· added" in plain and "first recorded" not in plain, plain
     impl = cli_stdout(project, "symbol", "src/Wrappers.cs", "RequestHandlerWrapperImpl<TRequest>")

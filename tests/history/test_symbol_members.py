@@ -51,3 +51,31 @@ def test_a_changed_field_is_named_in_every_language_that_declares_fields(path: s
                                                                            said: str) -> None:
     changes = compare(path, old.encode(), new.encode())
     assert changes is not None and changes.summary() == said, changes
+
+
+def test_an_interface_method_without_a_body_is_a_symbol_with_a_history(project: Path) -> None:
+    write(project, "Repo.java", "interface Repo {\n    void load();\n    int size();\n}\n")
+    cli_stdout(project, "checkpoint", "-m", "v1")
+    write(project, "Repo.java", "interface Repo {\n    void load(String key);\n    int size();\n    void clear();\n}\n")
+    cli_stdout(project, "checkpoint", "-m", "v2")
+    assert "modified Repo.load; added Repo.clear" in cli_stdout(project, "log", "--limit", "1")
+    history = cli_stdout(project, "symbol", "Repo.java", "Repo.load")
+    assert "modified" in history and "+    void load(String key);" in history, history
+
+
+@pytest.mark.parametrize(("path", "old", "new", "said"), [
+    ("a.ts", "interface I {\n  m(x: number): void;\n}\n", "interface I {\n  m(x: string): void;\n  n(): void;\n}\n",
+     "modified I.m; added I.n"),
+    ("b.ts", "abstract class D {\n  abstract f(): void;\n  g() {}\n}\n",
+     "abstract class D {\n  abstract f(): number;\n  g() {}\n}\n", "modified D.f"),
+    ("a.cs", "interface IFoo {\n    void Bar();\n}\n", "interface IFoo {\n    void Bar(int x);\n}\n", "modified IFoo.Bar"),
+    ("a.php", "<?php\ninterface I {\n    function f(int $x): void;\n}\n",
+     "<?php\ninterface I {\n    function f(string $x): void;\n}\n", "modified I::f"),
+    ("a.go", "package p\n\ntype R interface {\n\tRead(p []byte) (int, error)\n}\n",
+     "package p\n\ntype R interface {\n\tRead(p []byte) (int64, error)\n\tWrite(p []byte)\n}\n",
+     "modified R.Read; added R.Write"),
+    ("a.rs", "trait T {\n    fn f(&self);\n}\n", "trait T {\n    fn f(&self) -> i32;\n}\n", "modified T::f"),
+])
+def test_a_method_without_a_body_is_named_when_it_changes(path: str, old: str, new: str, said: str) -> None:
+    changes = compare(path, old.encode(), new.encode())
+    assert changes is not None and changes.summary() == said, changes

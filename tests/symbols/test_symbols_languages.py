@@ -194,12 +194,14 @@ def test_typescript_types_namespaces_and_overload_signatures():
         ''')
     assert got == [
         ("Repo", "interface", 1, 3),
+        ("Repo.load", "method", 2, 2),  # an interface's method: a symbol of its own
         ("Key", "type", 4, 4),
         ("Mode", "enum", 5, 5),
         ("Util", "namespace", 6, 8),
         ("Util.clamp", "function", 7, 7),
         ("Base", "class", 9, 13),
         ("Base.cache", "method", 10, 10),
+        ("Base.load", "method", 11, 11),  # an abstract method too
         ("Base.constructor", "constructor", 12, 12),
         ("over", "function", 14, 15),  # its overload signature is part of it: changing one modifies it
     ]
@@ -265,6 +267,7 @@ def test_go_receivers_generics_and_types():
     assert got == [
         ("Server", "struct", 5, 7),
         ("Handler", "interface", 9, 11),
+        ("Handler.Serve", "method", 10, 10),
         ("ID", "type", 13, 13),
         ("Server.Start", "method", 15, 17),
         ("Server.Stop", "method", 19, 19),
@@ -315,6 +318,7 @@ def test_rust_impls_traits_modules_and_trait_method_collisions():
         ("net::tcp::connect", "function", 5, 5),
         ("Server", "struct", 9, 13),
         ("Greet", "trait", 15, 18),
+        ("Greet::hi", "method", 16, 16),  # a required method, without a body
         ("Greet::bye", "method", 17, 17),
         ("impl Server", "impl", 20, 22),
         ("Server::start", "method", 21, 21),
@@ -361,6 +365,7 @@ def test_java_nesting_constructors_and_overloads():
         ("Outer.Inner", "class", 15, 17),
         ("Outer.Inner.method", "method", 16, 16),
         ("Outer.Listener", "interface", 19, 22),
+        ("Outer.Listener.onEvent", "method", 20, 20),
         ("Outer.Listener.reset", "method", 21, 21),
     ]
 
@@ -626,6 +631,7 @@ def test_csharp_namespaces_properties_and_overloads():
         ("App.Core.Store<>.Save(string,int)", "method", 6, 6),
         ("App.Core.Store<>.Size", "property", 7, 7),
         ("App.Core.Store<>.IRepo", "interface", 8, 8),
+        ("App.Core.Store<>.IRepo.Load", "method", 8, 8),
     ]
 
 

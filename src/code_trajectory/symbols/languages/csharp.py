@@ -1,5 +1,5 @@
 """C# (``.cs``): namespaces (``namespace``, ``App.Core``), classes, structs, interfaces, enums,
-records and delegates (``type``) nested with ``.``; methods with a body (``method``), operators
+records and delegates (``type``) nested with ``.``; methods (``method``, an interface's and abstract ones too), operators
 (``Unit.operator==``, ``Unit.operator int``) and finalizers (``Unit.~Unit``) as methods, constructors
 (``constructor``), properties, indexers (``this``) and events with accessor bodies or an expression
 body (``property``: ``Value => _value``; an auto-property is part of its type's text). A
@@ -39,7 +39,7 @@ class CSharp(TreeSitterLanguage):
     (interface_declaration name: (_) @name) @def.interface
     (enum_declaration name: (_) @name) @def.enum
     (record_declaration name: (_) @name) @def.record
-    (method_declaration name: (_) @name body: (_)) @def.method
+    (method_declaration name: (_) @name) @def.method
     (constructor_declaration name: (_) @name) @def.constructor
     (property_declaration name: (_) @name accessors: (accessor_list (accessor_declaration body: (_)))) @def.property
     (property_declaration name: (_) @name value: (arrow_expression_clause)) @def.property

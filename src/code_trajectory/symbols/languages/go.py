@@ -2,7 +2,7 @@
 type parameters of a generic receiver are dropped: ``func (s *Server[T]) Start()`` ->
 ``Server.Start``), and types from ``type`` declarations: ``struct``, ``interface``, else ``type``
 (aliases and defined types). A method is not nested in its type's declaration, so its
-``parent`` is ``None``. Interface method lists are part of the interface's text.
+``parent`` is ``None``. An interface's methods are methods of it (``Reader.Read``).
 
 Grammar: ``tree-sitter-go``.
 """
@@ -27,6 +27,7 @@ class Go(TreeSitterLanguage):
       name: (field_identifier) @name) @def.method
     (type_spec name: (type_identifier) @name type: (_) @type) @def.type
     (type_alias name: (type_identifier) @name) @def.type
+    (method_elem name: (field_identifier) @name) @def.method
     """
     extras = """
     (comment) @comment

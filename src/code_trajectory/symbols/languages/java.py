@@ -1,6 +1,6 @@
 """Java (``.java``): classes, interfaces, enums, records and annotation types, nested with ``.``
-(``Outer.Inner.method``); methods with a body (``method``; abstract and interface methods
-without one are part of their type's text) and constructors (``constructor``, named like
+(``Outer.Inner.method``); methods (``method``; abstract and interface methods
+without a body too: ``Listener.onEvent``) and constructors (``constructor``, named like
 the class: ``Outer.Outer``). An enum constant with a class body is an ``object`` holding its
 methods (``Op.PLUS.apply``, ``Op.MINUS.apply``). The package is not part of names (the file
 path says it).
@@ -31,7 +31,7 @@ class Java(TreeSitterLanguage):
     (enum_declaration name: (_) @name) @def.enum
     (record_declaration name: (_) @name) @def.record
     (annotation_type_declaration name: (_) @name) @def.annotation
-    (method_declaration name: (_) @name body: (_)) @def.method
+    (method_declaration name: (_) @name) @def.method
     (constructor_declaration name: (_) @name) @def.constructor
     (compact_constructor_declaration name: (_) @name) @def.constructor
     (enum_constant name: (_) @name body: (_)) @def.object

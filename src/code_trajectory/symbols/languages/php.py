@@ -1,5 +1,6 @@
 """PHP (``.php``, ``.phtml``): functions (``function``), classes, interfaces, traits and enums,
-their methods as ``User::save`` (``method``; ``static`` ones too, PHP calls both with ``::``).
+their methods as ``User::save`` (``method``; ``static`` ones too, PHP calls both with ``::``; an interface's and
+abstract ones, without a body, too).
 A braced ``namespace App\\Models { ... }`` is a ``namespace`` symbol prefixing its members
 with ``\\`` (``App\\Models\\User::save``); the statement form ``namespace App\\Models;`` does not
 prefix names (tree-sitter gives it no body). ``use`` declarations and top-level
@@ -28,7 +29,7 @@ class Php(TreeSitterLanguage):
     (interface_declaration name: (_) @name) @def.interface
     (trait_declaration name: (_) @name) @def.trait
     (enum_declaration name: (_) @name) @def.enum
-    (method_declaration name: (_) @name body: (_)) @def.method
+    (method_declaration name: (_) @name) @def.method
     """
     extras = """
     (comment) @comment

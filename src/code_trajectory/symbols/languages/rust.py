@@ -2,7 +2,7 @@
 
 * ``fn`` -> ``function`` (``a::b::f`` inside ``mod a { mod b { ... } }``); in an ``impl`` or
   ``trait`` -> ``method``: ``Server::start`` for ``impl Server`` *and* ``impl Trait for
-  Server``; ``Trait::method`` for a trait's default method;
+  Server``; ``Trait::method`` for a trait's method (a default one or a required one without a body);
 * ``struct``, ``enum``, ``union``, ``trait``, ``mod`` with a body (``module``), ``type``
   aliases (``type``), ``macro_rules!`` (``macro``);
 * each ``impl`` block is an ``impl`` symbol named ``impl Server`` / ``impl fmt::Display for
@@ -36,6 +36,7 @@ class Rust(TreeSitterLanguage):
     separator = "::"
     definitions = """
     (function_item name: (_) @name) @def.function
+    (function_signature_item name: (_) @name) @def.function
     (struct_item name: (_) @name) @def.struct
     (enum_item name: (_) @name) @def.enum
     (union_item name: (_) @name) @def.union

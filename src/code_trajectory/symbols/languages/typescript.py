@@ -1,7 +1,8 @@
 """TypeScript (``.ts``, ``.mts``, ``.cts``) and TSX (``.tsx``): the JavaScript rules of
 :mod:`._ecmascript` plus ``interface`` (``interface``), ``type`` aliases (``type``), ``enum``
 (``enum``), ``abstract class`` (``class``) and ``namespace``/``declare module`` (``namespace``).
-Declarations without a body (abstract methods, ``declare function``) are part of their
+An interface's methods and abstract methods are methods (``Reader.read``), their ``;`` theirs (adding one is
+no change of the interface's own text); other declarations without a body (``declare function``) are part of their
 container's text, not symbols; the overload signatures right before a function's or a method's implementation
 (``function parse(x: string): number;``, ``parse(x: string): number;`` in a class) are part of its text: changing
 one modifies it.
@@ -20,6 +21,8 @@ from ._ecmascript import DEFINITIONS, EXTRAS, EcmaScript
 _TS_DEFINITIONS = DEFINITIONS + """
 (public_field_definition name: (_) @name value: [(arrow_function) (function_expression)] @value) @def.method
 (abstract_class_declaration name: (_) @name) @def.class
+(interface_body (method_signature name: (_) @name) @def.method)
+(abstract_method_signature name: (_) @name) @def.method
 (interface_declaration name: (_) @name) @def.interface
 (type_alias_declaration name: (_) @name) @def.type
 (enum_declaration name: (_) @name) @def.enum
@@ -46,6 +49,9 @@ class TypeScript(EcmaScript):
         """See :meth:`EcmaScript.definition`; a function declaration's or a method's span starts at its overload
         signatures."""
         found = super().definition(kind, node, caps)
+        after = node.next_sibling
+        if found is not None and node.type in _BODILESS and after is not None and after.type in (";", ","):
+            found.end, found.end_row = after.end_byte, after.end_point[0]  # its separator is its own, not its type's
         signature = _SIGNATURES.get(node.type)
         if found is None or signature is None:
             return found
@@ -54,6 +60,8 @@ class TypeScript(EcmaScript):
         return found if first is None else self.make_def(node, found.kind, found.local, span=span, first=first)
 
 
+#: Methods without a body (an interface's, an abstract one), symbols of their own.
+_BODILESS = frozenset({"method_signature", "abstract_method_signature"})
 #: The node of an overload signature of each definition that can have some.
 _SIGNATURES = {"function_declaration": "function_signature", "method_definition": "method_signature"}
 
