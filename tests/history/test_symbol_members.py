@@ -79,3 +79,20 @@ def test_an_interface_method_without_a_body_is_a_symbol_with_a_history(project: 
 def test_a_method_without_a_body_is_named_when_it_changes(path: str, old: str, new: str, said: str) -> None:
     changes = compare(path, old.encode(), new.encode())
     assert changes is not None and changes.summary() == said, changes
+
+
+def test_a_module_constants_history_is_asked_as_a_functions(project: Path) -> None:
+    write(project, "m.py", '"""Pkg."""\n__version__ = "1.0"\nTIMEOUT = 5\n\n\ndef get():\n    return TIMEOUT\n')
+    cli_stdout(project, "checkpoint", "-m", "v1")
+    write(project, "m.py", '"""Pkg."""\n__version__ = "1.1"\nTIMEOUT = 5\n\n\ndef get():\n    return TIMEOUT\n')
+    cli_stdout(project, "checkpoint", "-m", "v2")
+    write(project, "m.py", '"""Pkg."""\n__version__ = "1.1"\nTIMEOUT = 10\n\n\ndef get():\n    return TIMEOUT\n')
+    cli_stdout(project, "checkpoint", "-m", "v3")
+    version = cli_stdout(project, "symbol", "m.py", "__version__")
+    assert "as first recorded" in version and "modified · checkpoint: v2" in version, version
+    assert '+__version__ = "1.1"' in version and "v3" not in version, version
+    timeout = cli_stdout(project, "symbol", "m.py", "TIMEOUT")
+    assert "modified · checkpoint: v3" in timeout and "+TIMEOUT = 10" in timeout and "v2" not in timeout, timeout
+    write(project, "m.py", '"""Pkg."""\n__version__ = "1.1"\n\n\ndef get():\n    return 10\n')
+    cli_stdout(project, "checkpoint", "-m", "v4")
+    assert "removed · checkpoint: v4" in cli_stdout(project, "symbol", "m.py", "TIMEOUT")  # asked once it is gone

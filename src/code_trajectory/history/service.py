@@ -20,6 +20,7 @@ from code_trajectory.git.snapshots import resolve_snapshot
 from code_trajectory.git.trees import list_files
 from code_trajectory.history import compare as compare_mod
 from code_trajectory.history import (
+    constant_history,
     headings,
     hooks,
     markers,
@@ -257,9 +258,10 @@ def symbol_trajectory(session: ProjectSession, filepath: str, symbol: str, depth
     if tip is None:
         raise InvalidArgumentError("nothing is recorded yet: there is no symbol history to show")
     repo = session.recorder.repo
+    index_ref = shadow_ref(branch) if source is None else None
     try:
         name, found, more = symbol_history.trace(repo, tip, rel, symbol.strip(), depth, show_baseline=show_baseline,
-                                                 index_ref=shadow_ref(branch) if source is None else None)
+                                                 index_ref=index_ref)
     except symbol_history.NeverRecordedError as exc:
         elsewhere = file_versions.branches_holding(repo, rel, branch) if source is None else []
         if not elsewhere:
@@ -267,6 +269,11 @@ def symbol_trajectory(session: ProjectSession, filepath: str, symbol: str, depth
         raise InvalidArgumentError(f"{rel!r} was never recorded on branch {branch!r}; it is recorded on branch "
                                    f"{', '.join(repr(b) for b in elsewhere)}: pass branch={json.dumps(elsewhere[0])} "
                                    f"(CLI --branch {shlex.quote(elsewhere[0])})") from exc
+    except InvalidArgumentError:  # no such symbol: a module constant's history, when the file has one so named
+        constant = constant_history.trace(repo, tip, rel, symbol.strip(), depth, show_baseline, index_ref)
+        if constant is None:
+            raise
+        name, found, more = constant
     return render_symbol.render(rel, branch, name, found, session.settings.token_budget,
                                 render_symbol.named_points(repo), diffs,
                                 others=symbol_history.other_definitions(repo, tip, rel, name),

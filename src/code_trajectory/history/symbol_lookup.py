@@ -54,9 +54,8 @@ def resolve(repo: ShadowRepo, entries: file_versions.FileVersions, path: str, sy
         close = overloads_of(symbol, known)[:10] or closest_names(symbol, known)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise InvalidArgumentError(f"no symbol {symbol!r} in the recorded history of {path!r}{hint} (symbols are "
-                                   "functions, methods, classes and types; a Python module constant's changes are named "
-                                   "in the headings of get_file_trajectory (`constant X changed`); for other text use "
-                                   "search_trajectory)")
+                                   "functions, methods, classes and types, and a Python module's constants; for other "
+                                   "text use search_trajectory)")
     return name
 
 

@@ -52,9 +52,21 @@ def constant_parts(constants: tuple[tuple[str, str], ...]) -> list[str]:
     return parts
 
 
-def _top_level(analysis: FileAnalysis) -> tuple[dict[str, list[bytes]], list[bytes]]:
+def constant_lines(analysis: FileAnalysis, name: str) -> range | None:
+    """The lines (1-based) from the first to the last assignment of the constant ``name`` in one version of a file,
+    or None when it assigns no such constant (another language, a name of no constant)."""
+    if analysis.language != "python" or analysis.source is None:
+        return None
+    spans: dict[str, list[tuple[int, int]]] = {}
+    _top_level(analysis, spans)
+    found = spans.get(name)
+    return range(found[0][0] + 1, found[-1][1] + 2) if found else None
+
+
+def _top_level(analysis: FileAnalysis, spans: dict[str, list[tuple[int, int]]] | None = None
+               ) -> tuple[dict[str, list[bytes]], list[bytes]]:
     """The tokens of each constant's assignments (a name assigned twice, in both branches of an ``if``: both, in
-    order) and those of the rest of the top-level code."""
+    order) and those of the rest of the top-level code; with ``spans``, the rows (0-based) of each assignment."""
     keys = analysis._keys
     source: bytes = keys.source
     with keys._lock:  # the tree is not to be used by two threads at once
@@ -65,11 +77,12 @@ def _top_level(analysis: FileAnalysis) -> tuple[dict[str, list[bytes]], list[byt
         if children and _docstring(children[0]):
             children = children[1:]  # the module's docstring is said apart
         for node in children:
-            _visit(node, source, constants, rest)
+            _visit(node, source, constants, rest, spans)
     return constants, rest
 
 
-def _visit(node: Any, source: bytes, constants: dict[str, list[bytes]], rest: list[bytes]) -> None:
+def _visit(node: Any, source: bytes, constants: dict[str, list[bytes]], rest: list[bytes],
+           spans: dict[str, list[tuple[int, int]]] | None) -> None:
     if node.type in _LEAVE_OUT:
         return
     names = assigned(node)
@@ -77,12 +90,14 @@ def _visit(node: Any, source: bytes, constants: dict[str, list[bytes]], rest: li
         toks = list(tokens(node, source))
         for name in names:
             constants.setdefault(name, []).extend(toks)
+            if spans is not None:
+                spans.setdefault(name, []).append((node.start_point[0], node.end_point[0]))
         return
     if node.type not in _STEP_INTO:  # a statement (or a compound statement's keyword, condition)
         rest.extend(tokens(node, source))
         return
     for child in node.children:
-        _visit(child, source, constants, rest)
+        _visit(child, source, constants, rest, spans)
 
 def assigned(node: Any) -> list[str]:
     """The names an ``expression_statement`` of one assignment binds (``A = B = 1``: ``A``; ``A, B = f()``: both)."""
