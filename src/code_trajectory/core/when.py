@@ -58,6 +58,18 @@ def _months_back(now: datetime, months: float) -> datetime:
     return now.replace(year=year, month=month + 1, day=day)
 
 
+#: The latest commit time read as it is (a year short of the last ``datetime`` holds, so a local zone and a few days
+#: added still fit): a commit planted in ``.trajectory`` or pulled from a teammate may carry any time git accepts.
+LATEST_COMMIT_TIME = datetime(9999, 1, 1, tzinfo=UTC)
+
+
+def from_unix(stamp: int) -> datetime:
+    """git's time ``stamp`` (seconds since 1970, as ``%ct`` prints it) as an aware UTC datetime, held between 1970
+    and :data:`LATEST_COMMIT_TIME` (a commit of year 33658, which ``git fsck`` accepts, made every answer on its
+    history fail: ``datetime`` ends at year 9999)."""
+    return datetime.fromtimestamp(min(max(stamp, 0), int(LATEST_COMMIT_TIME.timestamp())), UTC)
+
+
 def parse_stored_time(value: object) -> datetime | None:
     """An ISO 8601 time this package wrote into one of its files, as an aware datetime (a naive one is UTC, as it
     was written); None when ``value`` is not a string holding one (a missing or damaged field)."""

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 
+from code_trajectory.core.when import from_unix
 from code_trajectory.git import messages
 from code_trajectory.git.diffs import MAX_COUNTED_FILES, is_commit_id, parse_records
 from code_trajectory.git.gitcmd import split_z
@@ -122,7 +123,7 @@ def _parse_log(out: bytes) -> list[CommitRecord]:
             continue
         oid, parents, ctime, subject, trailers = fields[:5]
         record = CommitRecord(oid, parents.split() if parents else [],
-                              datetime.fromtimestamp(int(ctime), UTC).astimezone(), subject,
+                              from_unix(int(ctime)).astimezone(), subject,
                               messages.parse_trailers(trailers))
         tokens = [t for t in split_z(rest.lstrip(b"\n")) if t] if rest else []
         if tokens:

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from code_trajectory.core.when import from_unix
 from code_trajectory.git import messages
 from code_trajectory.git.shadow import ShadowRepo
 
@@ -108,7 +109,7 @@ def points(repo: ShadowRepo) -> list[Point]:
         subject, _, rest = contents.partition("\n")
         trailers = messages.parse_trailers(rest.strip(), separator="\n")
         try:
-            when = datetime.fromtimestamp(int(stamp), UTC)
+            when = from_unix(int(stamp))
         except ValueError:
             continue
         name = subject.strip()

@@ -17,6 +17,7 @@ from datetime import datetime
 
 from code_trajectory.core.answer import Answer, message, sections, short, shown
 from code_trajectory.core.errors import GitError, InvalidArgumentError
+from code_trajectory.core.when import from_unix
 from code_trajectory.git import log, messages, search_index
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.history import fields
@@ -103,7 +104,7 @@ def search(repo: ShadowRepo, ref: str, query: str, *, regex: bool = False, path:
         if len(fields) < 5:
             continue
         oid, parents, ctime, subject, trailers = fields[:5]
-        record = log.CommitRecord(oid, parents.split(), datetime.fromtimestamp(int(ctime)).astimezone(), subject,
+        record = log.CommitRecord(oid, parents.split(), from_unix(int(ctime)).astimezone(), subject,
                                   messages.parse_trailers(trailers))
         hit = Hit(record)
         current = renamed_from = None

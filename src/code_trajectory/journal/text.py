@@ -6,10 +6,10 @@ Pure functions; see :mod:`code_trajectory.journal.store` for the layout they des
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
 
 from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.core.secrets import redact
+from code_trajectory.core.when import from_unix
 
 SUFFIX = ".md"
 ID_SHA_LEN = 12
@@ -146,7 +146,7 @@ def derive_summary(text: str, limit: int = 100) -> str:
 
 def iso(ts: int) -> str:
     """``ts`` (epoch seconds) as ISO 8601 UTC, e.g. ``2024-07-21T18:00:00Z``."""
-    return datetime.fromtimestamp(ts, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return from_unix(ts).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def build_message(entry: str, summary: str | None) -> str:

@@ -8,14 +8,15 @@ read the whole history again.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 
+from code_trajectory.core.when import from_unix
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.ui.views import Session
 
 
 def _time(stamp: int) -> datetime:
-    return datetime.fromtimestamp(stamp, UTC).astimezone()
+    return from_unix(stamp).astimezone()
 
 
 class SessionIndex:
