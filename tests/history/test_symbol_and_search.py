@@ -164,3 +164,16 @@ def test_the_structured_snapshots_of_a_long_global_trajectory_are_kept(session: 
     rows = data["snapshots"]
     assert len(rows) > 40 and len(rows) + data["left_out"] == 60 and rows[-1][3].startswith("M src/m.py (+1)"), data
     assert re.match(r"\d{4}-\d\d-\d\d \d\d:", rows[0][0]), rows[0]  # the first row shown still says its day
+
+
+def test_search_reads_a_file_whose_lines_hold_git_logs_separators(session: ProjectSession) -> None:
+    """A JSON text sequence separates its records with RS (0x1e), the byte that separates the commits of the log
+    search reads: its lines after an RS were lost (``needle`` found, no line shown), and an RS followed by US-separated
+    text (0x1f) failed the search (``int('W')``)."""
+    write(session.root, "events.json-seq", "start\n")
+    assert session.recorder.record_paths(["events.json-seq"]) is not None
+    write(session.root, "events.json-seq", 'start\n\x1e{"a": "needle"}\n\x1eZ\x1fY\x1fW\x1fV\x1fU\x1f{"b": 2}\n')
+    assert session.recorder.record_paths(["events.json-seq"]) is not None
+    found = service.search_trajectory(session, "needle")
+    assert [h[2].split("\n", 1)[1] for h in found.data["hits"]] == ['`events.json-seq`: +{"a": "needle"}']
+    assert len(service.search_trajectory(session, '{"b": 2}').data["hits"]) == 1

@@ -57,3 +57,17 @@ async def test_a_pulled_commit_dated_past_year_9999_is_read(tmp_path) -> None:
     assert "## 9999-01-01" in found["get_global_trajectory"]  # held at the latest time read as it is
     assert "Alice's work" in found["get_file_trajectory"]
 
+
+@pytest.mark.anyio
+async def test_a_pulled_commit_whose_message_holds_the_logs_separators_is_one_snapshot(tmp_path) -> None:
+    """RS (0x1e) and US (0x1f) separate the records and fields of the log the answers read: a message holding them
+    forged a record whose time was not a number (every read of that history failed)."""
+    team = make_team(tmp_path)
+    record(team.alice, [("src/app.py", "def main():\n    return 3\n")], intent="Alice's work")
+    push(team.alice)
+    hand_made_commit(team.remote, stamp=1_764_000_000, message=b"tidy up\x1eforged\x1f\x1fnot-a-time\x1fx\x1fy\n")
+    record(team.bob, [("src/other.py", "x = 1\n")])
+    pull(team.bob)
+    found = await answers(team.bob)
+    log = found["get_global_trajectory"]
+    assert "the last 3 snapshot(s)" in log and "forged" not in log.split("\n", 1)[0]

@@ -11,6 +11,7 @@ snapshot messages in :mod:`.messages`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -112,19 +113,38 @@ class CommitRecord:
         return self.trailers.get(messages.TRAILER_CHECKPOINT)
 
 
+#: The head of one commit's record in :data:`LOG_FORMAT`'s output, after its RS: its id, parents and time.
+_RECORD_HEAD = re.compile(rb"[\0\n]*[0-9a-f]{40}(?:[0-9a-f]{24})?\x1f[0-9a-f ]*\x1f[0-9]+\x1f")
+
+
+def split_records(out: bytes) -> list[bytes]:
+    """The commits' records of ``git log --format=%x1e%H%x1f%P%x1f%ct%x1f...`` output, each without its RS (0x1e).
+
+    A record starts at an RS followed by a commit id, parents and a time: an RS elsewhere is data and stays in its
+    record (a message may hold one, as ``git fsck`` accepts any control character in a commit planted in
+    ``.trajectory`` or pulled, and so may a file's content in a patch: JSON text sequences separate records with RS);
+    splitting at every RS made a forged record of what followed, and a time that was not a number failed the answer.
+    """
+    records: list[list[bytes]] = []
+    for chunk in out.split(b"\x1e"):
+        if _RECORD_HEAD.match(chunk):
+            records.append([chunk])
+        elif records:
+            records[-1].append(chunk)
+    return [b"\x1e".join(parts) for parts in records]
+
+
 def _parse_log(out: bytes) -> list[CommitRecord]:
     records = []
-    for chunk in out.split(b"\x1e"):
-        if not chunk.strip(b"\0\n"):
-            continue
+    for chunk in split_records(out):
         header, _, rest = chunk.partition(b"\0")
-        fields = header.decode("utf-8", "replace").split("\x1f")
-        if len(fields) < 5:
+        fields = header.decode("utf-8", "replace").split("\x1f", 3)
+        if len(fields) < 4:
             continue
-        oid, parents, ctime, subject, trailers = fields[:5]
-        record = CommitRecord(oid, parents.split() if parents else [],
-                              from_unix(int(ctime)).astimezone(), subject,
-                              messages.parse_trailers(trailers))
+        oid, parents, ctime, tail = fields
+        subject, _, trailers = tail.rpartition("\x1f")  # the trailers follow the last US (a subject may hold one)
+        record = CommitRecord(oid.strip("\0\n"), parents.split() if parents else [],
+                              from_unix(int(ctime)).astimezone(), subject, messages.parse_trailers(trailers))
         tokens = [t for t in split_z(rest.lstrip(b"\n")) if t] if rest else []
         if tokens:
             tokens[0] = tokens[0].lstrip(b"\n")

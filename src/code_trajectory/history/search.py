@@ -89,21 +89,20 @@ def search(repo: ShadowRepo, ref: str, query: str, *, regex: bool = False, path:
         else:  # what the index does not cover yet, then only the snapshots it says can match
             out = repo.git.out(args + [f"-n{int(limit)}", "--end-of-options", *indexed.newer, *paths]) \
                 if indexed.newer else b""
-            left = int(limit) - out.count(b"\x1e")
+            left = int(limit) - len(log.split_records(out))
             if left > 0 and indexed.candidates:
                 out += repo.git.out(args + [f"-n{left}", "--no-walk=unsorted", "--stdin", *paths],
                                     input="".join(f"{oid}\n" for oid in indexed.candidates).encode())
     except GitError as exc:
         raise InvalidArgumentError(f"git could not search for {query!r}: {exc.stderr or exc}") from exc
     hits = []
-    for chunk in out.decode("utf-8", "replace").split("\x1e"):
-        if not chunk.strip():
-            continue
+    for chunk in (record.decode("utf-8", "replace") for record in log.split_records(out)):
         header, _, patch = chunk.partition("\x1f\n")
-        fields = header.split("\x1f")
-        if len(fields) < 5:
+        fields = header.split("\x1f", 3)
+        if len(fields) < 4:
             continue
-        oid, parents, ctime, subject, trailers = fields[:5]
+        oid, parents, ctime, tail = fields
+        subject, _, trailers = tail.rpartition("\x1f")  # the trailers follow the last US (a subject may hold one)
         record = log.CommitRecord(oid, parents.split(), from_unix(int(ctime)).astimezone(), subject,
                                   messages.parse_trailers(trailers))
         hit = Hit(record)
