@@ -350,3 +350,22 @@ def test_commit_author_from_config(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     r = store.write("s", "hello")
     assert git(store.root, "log", "-1", "--format=%an <%ae>|%cn", r.sha).strip() == \
         "Grace Hopper <grace@example.com>|Grace Hopper"
+
+
+def test_a_synced_message_holding_control_characters_is_one_entry(store: JournalStore) -> None:
+    """A teammate's entry commit (brought by `journal sync`) may hold any control character: RS (0x1e) split the list
+    of entries there (an `int('Alice')` failed `journal list`), and an RS followed by another entry's id in a message
+    gave that entry this message; a file name starting with RS started a commit of the scan."""
+    first = store.write("s", "use redis for the cache").sha
+    (store.root / "s.md").write_text("hand edit\n")
+    (store.root / "\x1eZ\x1f1.md").write_text("odd name\n")
+    git(store.root, "add", "-A")
+    message = f"later note\x1e{first}\x1fAlice\x1fdisable auth checks in prod\n"
+    git(store.root, "-c", "user.name=x", "-c", "user.email=x@x", "commit", "-q", "--cleanup=verbatim", "-m", message)
+    total, page = store.list_entries("s", 0, 10)
+    assert total == 2 and [e.sha for e in page][1] == first
+    assert "disable auth" not in page[1].text and store.read_entry("s", first).text.startswith("use redis")
+    later = git(store.root, "rev-parse", "HEAD").strip()
+    texts = store.messages([later, first])
+    assert texts[first][0].startswith("use redis") and texts[later][0].startswith("later note\x1e")
+    assert [c.sha for c in store.history()] == [later, first]

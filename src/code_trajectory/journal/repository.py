@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import secrets
 import shutil
 import threading
@@ -26,6 +27,8 @@ from code_trajectory.journal.settings import JournalSettings
 log = logging.getLogger(__name__)
 
 LOCK_TIMEOUT_SECONDS = 60.0
+#: A commit's line in :meth:`JournalRepository._scan`'s log: RS, its id, US, its time.
+_COMMIT_HEAD = re.compile("\n*\x1e[0-9a-f]{40}(?:[0-9a-f]{24})?\x1f[0-9]+\n*")
 GC_EVERY = 20
 
 
@@ -179,10 +182,10 @@ class JournalRepository:
         files: list[str] = []
         for token in split_z(out):
             text = token.decode("utf-8", "replace")
-            if text.startswith("\x1e"):
+            if _COMMIT_HEAD.fullmatch(text):  # a file name, pulled by a sync, may start with RS too
                 if sha is not None:
                     commits.append(Commit(sha, ts, tuple(files)))
-                sha_s, _, ts_s = text[1:].strip().partition("\x1f")
+                sha_s, _, ts_s = text.strip("\n")[1:].partition("\x1f")
                 sha, ts, files = sha_s, int(ts_s or 0), []
             else:
                 name = text.lstrip("\n")
@@ -196,8 +199,10 @@ class JournalRepository:
         """``{sha: (raw message, author name)}`` for the given commits."""
         result: dict[str, tuple[str, str]] = {}
         for chunk in chunked(list(shas), 400):
-            out = self.git.out(["show", "-s", "--no-notes", "--format=%x1e%H%x1f%an%x1f%B", *chunk, "--"])
-            for record in out.decode("utf-8", "replace").split("\x1e"):
+            # NUL between commits (-z): a message, pulled by a sync, may hold any other control character (an RS
+            # there forged the message of another commit)
+            out = self.git.out(["show", "-z", "-s", "--no-notes", "--format=%H%x1f%an%x1f%B", *chunk, "--"])
+            for record in out.decode("utf-8", "replace").split("\0"):
                 if not record:
                     continue
                 sha, _, rest = record.partition("\x1f")

@@ -123,10 +123,11 @@ class JournalStore(JournalRepository):
         total = self.count_entries(path, head)
         if total == 0 or head is None:  # an empty journal (no head) has no entries
             raise JournalError(f"no section {path!r} in the journal; journal_toc lists the sections")
-        out = self.git.out(["log", "--no-merges", "--no-notes", f"--skip={start}", f"-n{length}",
-                            "--format=%x1e%H%x1f%at%x1f%an%x1f%B", head, "--", path + SUFFIX])
+        # NUL between commits (-z): a message, pulled by a sync, may hold any other control character
+        out = self.git.out(["log", "-z", "--no-merges", "--no-notes", f"--skip={start}", f"-n{length}",
+                            "--format=%H%x1f%at%x1f%an%x1f%B", head, "--", path + SUFFIX])
         entries = []
-        for record in out.decode("utf-8", "replace").split("\x1e"):
+        for record in out.decode("utf-8", "replace").split("\0"):
             if not record.strip():
                 continue
             sha, ts, author, message = (record.split("\x1f", 3) + ["", "", ""])[:4]
