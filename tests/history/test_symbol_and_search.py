@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -177,3 +178,19 @@ def test_search_reads_a_file_whose_lines_hold_git_logs_separators(session: Proje
     found = service.search_trajectory(session, "needle")
     assert [h[2].split("\n", 1)[1] for h in found.data["hits"]] == ['`events.json-seq`: +{"a": "needle"}']
     assert len(service.search_trajectory(session, '{"b": 2}').data["hits"]) == 1
+
+
+def test_a_regex_search_takes_linear_time_on_each_line(session: ProjectSession) -> None:
+    """git's -G finds the snapshot, then each changed line was matched with Python's ``re``, which backtracks:
+    ``(a+)+$`` on 25 ``a`` and a ``!`` took about 15 s holding the interpreter (at 32, hours: the whole server stopped
+    answering). RE2 matches in linear time; what it cannot run (a backreference) is a clear error."""
+    write(session.root, "data.txt", "start\n")
+    assert session.recorder.record_paths(["data.txt"]) is not None
+    write(session.root, "data.txt", "start\n" + "a" * 25 + "!\nxa\n")
+    assert session.recorder.record_paths(["data.txt"]) is not None
+    started = time.monotonic()
+    found = service.search_trajectory(session, "(a+)+$", regex=True)
+    assert time.monotonic() - started < 3
+    assert [h[2].split("\n", 1)[1] for h in found.data["hits"]] == ["`data.txt`: +xa"]
+    with pytest.raises(InvalidArgumentError, match="backreferences"):
+        service.search_trajectory(session, r"(a)\1", regex=True)
