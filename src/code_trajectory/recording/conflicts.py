@@ -15,8 +15,9 @@ What :class:`Conflicts` remembers is kept in ``.trajectory/state/conflicts.json`
 (written under the shadow repository's write lock, beside the snapshot that saw the conflict), so a recorder started
 between the conflict and ``--continue`` (a new server, ``watch`` after the client exited), or another recording
 process (a ``checkpoint``, a second client's server), knows which files git left conflicted. The file is untrusted
-input: read bounded, anything not of its shape is ignored (the worst a planted one does is credit a write to the
-user). A conflict no recorder saw (nothing recorded while git stopped) stays git's with the resolution, as before.
+input: read bounded, anything not of its shape is ignored, and the content it names for a file is taken only when the
+parent snapshot holds it (the worst a planted one does is credit a write to the user). A conflict no recorder saw
+(nothing recorded while git stopped) stays git's with the resolution, as before.
 """
 
 from __future__ import annotations
@@ -165,8 +166,11 @@ class Conflicts:
         left = {c.path for c in changes if c.path in unmerged and c.status != "D"
                 and self.seen.get(c.path, ((), ""))[0] != unmerged[c.path]}  # stages new: git wrote it (again)
         given_up = operation is not None and any(word in operation.reflog for word in GIVEN_UP)
+        # the content kept for git is the one the parent snapshot holds: an entry naming another blob is not of this
+        # history (a conflicts.json planted in .trajectory made git's share of a merge hold content of its choosing)
         resolved = {} if given_up else {c.path: self.seen[c.path][1] for c in changes if c.path in self.seen
-                                        and c.path not in left and c.new_oid != self.seen[c.path][1]}
+                                        and c.path not in left and c.new_oid != self.seen[c.path][1]
+                                        and c.old_oid == self.seen[c.path][1]}
         # kept while git's operation is stopped; with none (a stash's conflict), while the path is unmerged
         remember: Seen = {path: seen for path, seen in self.seen.items() if kind is not None or path in unmerged}
         for change in changes:
