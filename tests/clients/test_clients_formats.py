@@ -303,6 +303,10 @@ HOSTILE = [
     ("goose", "a: &a [x, x, x]\nb: &b [*a, *a, *a, *a]\nc: &c [*b, *b, *b, *b]\nd: [*c, *c, *c, *c]\n"
               "other: !!python/object/apply:os.system [echo hi]\n", "YAML"),
     ("continue", "name: x\nmcpServers: {a: [\n", "is not valid YAML"),
+    # a "billion laughs": 9^12 values once expanded (comparing the rewrite's meaning walked them for hours)
+    ("continue", "name: x\na0: &a0 [" + ", ".join(["lol"] * 9) + "]\n"
+     + "".join(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]\n" for i in range(1, 12))
+     + "mcpServers:\n  - name: other\n    command: other\n    args: *a11\n", "once its aliases are expanded"),
 ]
 
 

@@ -121,7 +121,30 @@ def _yaml_parse(text: str) -> MutableMapping[str, Any]:
         return CommentedMap()
     if not isinstance(data, MutableMapping):
         raise FormatError(f"holds {type(data).__name__} at the top level, not a mapping")
+    _check_values(data)
     return data
+
+
+#: Values a YAML file may hold, an alias counted each time it is used: nine aliases of nine, twelve deep (a "billion
+#: laughs" in a project's .continue/mcpServers/code-trajectory.yaml) held 9^12, which comparing the rewrite's meaning
+#: (:func:`_plain`) walked for hours; a client's config holds hundreds.
+MAX_YAML_VALUES = 100_000
+
+
+def _check_values(data: Any) -> None:
+    """Raise :class:`FormatError` when ``data`` holds more than :data:`MAX_YAML_VALUES` values, aliases expanded (an
+    alias of a node inside itself never ends)."""
+    stack, count = [data], 0
+    while stack:
+        value = stack.pop()
+        count += 1
+        if count > MAX_YAML_VALUES:
+            raise FormatError(f"holds more than {MAX_YAML_VALUES:,} values once its aliases are expanded")
+        if isinstance(value, Mapping):
+            stack.extend(value.keys())
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
 
 
 def _yaml_dump(data: Any) -> str:
