@@ -174,6 +174,25 @@ def test_hooks_without_project_never_create_a_history(project: Path, tmp_path: P
     assert bad.returncode == 0 and "cwd" in bad.stderr and "Traceback" not in bad.stderr
 
 
+def test_hooks_write_nothing_into_a_trajectory_the_projects_git_tracks(project: Path, tmp_path: Path) -> None:
+    """A cloned repository holding a tracked ``.trajectory/`` (HEAD and a state directory): every opening refuses it,
+    but the prompt hook's fast path wrote the user's prompt into its state (an untracked file the next ``git add -A``
+    commits and pushes), and the edit hook's hand-over a copy of the edited file. Both now write there only when the
+    last vetting still holds."""
+    write(project, ".trajectory/HEAD", "ref: refs/heads/shadow/main\n")
+    write(project, ".trajectory/state/requests/.keep", "")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "a history that came with the clone")
+    write(project, "notes.md", "private notes\n")
+    prompt = hook_cli("prompt", {"cwd": str(project / "src"), "prompt": "Plan the ACME merger (confidential)"}, tmp_path)
+    edit = hook_cli("edit", {"cwd": str(project), "session_id": "s", "tool_name": "Write",
+                             "tool_input": {"file_path": str(project / "notes.md")}}, tmp_path)
+    for done in (prompt, edit):
+        assert done.returncode == 0 and "tracked by the project's git" in done.stderr, done.stderr
+    state = project / ".trajectory" / "state"
+    assert {p.name for p in state.rglob("*")} == {"requests", ".keep"}  # no intent.json, no hand-over
+
+
 @pytest.mark.parametrize("prompt", [
     "Push it: github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUV",
     "Call it with Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJlX3NlY3JldA",

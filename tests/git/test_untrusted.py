@@ -251,22 +251,22 @@ def test_a_promisor_remote_in_the_config_never_reaches_out(project: Path, tmp_pa
 def test_the_project_index_stamp_reads_a_gitfile_bounded_and_never_waits(tmp_path: Path) -> None:
     """The vetting stamp finds the project's index as git does (a ``.git`` directory, or a ``gitdir:`` file of a
     linked worktree), without running git; a ``.git`` that is a FIFO answers "?" (check every time), not a hang."""
-    from code_trajectory.git.untrusted import _index_stamp
+    from code_trajectory.git.vet_stamp import index_stamp
 
     main = tmp_path / "main"
     main.mkdir()
     git(main, "init", "-q", "-b", "main")
     write(main, "a.py", "x = 1\n")
     git(main, "add", "a.py")
-    assert _index_stamp(main / "sub" / "dir").startswith(f"{main / '.git' / 'index'} ")  # found upwards
+    assert index_stamp(main / "sub" / "dir").startswith(f"{main / '.git' / 'index'} ")  # found upwards
     linked = tmp_path / "linked"
     linked.mkdir()
     (linked / ".git").write_text(f"gitdir: {main / '.git'}\n")
-    assert _index_stamp(linked).startswith(f"{main / '.git' / 'index'} ")
+    assert index_stamp(linked).startswith(f"{main / '.git' / 'index'} ")
     fifo = tmp_path / "fifo"
     fifo.mkdir()
     os.mkfifo(fifo / ".git")
-    assert _index_stamp(fifo) == "?"
+    assert index_stamp(fifo) == "?"
 
 
 def unpacked(project: Path, tmp_path: Path) -> Path:

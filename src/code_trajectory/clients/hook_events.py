@@ -212,10 +212,13 @@ def _prompt(root: Path, payload: dict) -> str | None:
     intent = intent_from_prompt(prompt)
     if intent is None:
         return None
+    from code_trajectory.git.vet_stamp import still_vetted
+
     state_dir = root / SHADOW_DIR_NAME / "state"
-    if (root / SHADOW_DIR_NAME / "HEAD").is_file() and state_dir.is_dir() and not state_dir.is_symlink():
-        # the history exists: the intent is one small file, written without opening the shadow repository (whose
-        # modules cost more to import than the write itself)
+    if (root / SHADOW_DIR_NAME / "HEAD").is_file() and state_dir.is_dir() and not state_dir.is_symlink() \
+            and still_vetted(root / SHADOW_DIR_NAME):
+        # the history exists and its last vetting holds: the intent is one small file, written without opening the
+        # shadow repository (whose modules cost more to import than the write itself); else the opening vets it
         IntentStore(state_dir).set(intent, session=_session(payload) or None)
         return None
     from code_trajectory.git.shadow import ShadowRepo
@@ -293,11 +296,14 @@ def _edit(root: Path, payload: dict) -> str | None:
     if not rels:
         return None
     session = _session(payload)
+    from code_trajectory.git.vet_stamp import still_vetted
     from code_trajectory.recording import edit_worker, handoff
 
     git_dir = root / SHADOW_DIR_NAME
-    if (git_dir / "HEAD").is_file() and handoff.hand_over_edit(git_dir / "state", rels, root=root, client=client,
-                                                               tool=tool, session=session):
+    # the hand-over copies the edited files into .trajectory/state: only into one whose last vetting holds (else the
+    # recorder's opening vets it)
+    if (git_dir / "HEAD").is_file() and still_vetted(git_dir) and handoff.hand_over_edit(
+            git_dir / "state", rels, root=root, client=client, tool=tool, session=session):
         # the recording process snapshots them together (within its next listing, 0.1 s); when none records, a
         # worker started here does, and exits; where none can start, or an earlier one left a hand-over behind (it
         # failed: its stderr is /dev/null), this process records every hand-over, and says on stderr what failed

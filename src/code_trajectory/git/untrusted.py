@@ -41,12 +41,13 @@ import time
 from pathlib import Path
 
 from code_trajectory.core.atomic import replace_file
-from code_trajectory.core.bounded_read import git_file_target, read_bounded
+from code_trajectory.core.bounded_read import read_bounded
 from code_trajectory.core.errors import GitError, LockContentionError, UntrustedRepositoryError
 from code_trajectory.git.gitcmd import Git, split_z
 from code_trajectory.git.owner import check_belongs
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.shadow_config import SHADOW_REPO_CONFIG
+from code_trajectory.git.vet_stamp import STAMP_BYTES, STAMP_FILE, file_identity, index_stamp, read_stamp
 
 log = logging.getLogger(__name__)
 
@@ -59,8 +60,6 @@ INIT_KEYS: dict[str, tuple[str, ...]] = {
     "core.precomposeunicode": ("true", "false"),
     "core.symlinks": ("true", "false"),
 }
-#: Where the stamp of the last check is kept, relative to the git dir.
-STAMP_FILE = Path("state") / "config-checked"
 #: How long a ``config.lock`` held by another process is waited for before giving up, seconds.
 LOCK_WAIT_SECONDS = 2.0
 #: Dropped keys named in a notice (the rest are counted).
@@ -70,8 +69,6 @@ MAX_KEYS_NAMED = 40
 #: tracked file (the project's ``.gitignore``) nor anything under the project's ``.git`` is written for it. It also
 #: tells a directory a ``.trajectory`` symlink leads to as a history code-trajectory made (:func:`check_link_target`).
 SELF_IGNORE = "# code-trajectory: the shadow repository is not part of the project's git\n*\n"
-#: Longest stamp file read (:data:`STAMP_FILE`; one written is under 400 bytes).
-STAMP_BYTES = 4096
 
 
 
@@ -115,8 +112,8 @@ def vet(git_dir: Path) -> list[str]:
     stamp_file = git_dir / STAMP_FILE
     config = git_dir / "config"
     # the project's index too: a pull that brings files under .trajectory/ (a planted config.toml, state) changes it
-    index = _index_stamp(git_dir.parent)
-    if index != "?" and _read(stamp_file) == _stamp(config) + index and _stamp(config) != "":
+    index = index_stamp(git_dir.parent)
+    if index != "?" and read_stamp(stamp_file) == _stamp(config) + index and _stamp(config) != "":
         return []
     check_not_tracked(git_dir)
     check_tree(git_dir)  # a copied or unpacked .trajectory never carries a valid stamp: checked on its first opening
@@ -390,47 +387,11 @@ def _replace_config(config: Path, text: str) -> None:
 
 def _stamp(config: Path) -> str:
     """The config file's identity and state (inode, ctime, mtime, size) and the keys wanted; ``""`` if missing."""
-    try:
-        st = os.stat(config)
-    except OSError:
+    identity = file_identity(config)
+    if not identity:
         return ""
     wanted = hashlib.sha1(repr((SHADOW_REPO_CONFIG, INIT_KEYS)).encode()).hexdigest()
-    return f"{st.st_ino} {st.st_ctime_ns} {st.st_mtime_ns} {st.st_size} {wanted}\n"
-
-
-def _index_stamp(root: Path) -> str:
-    """The identity and state (path, inode, ctime, mtime, size) of the git index of the work tree ``root`` is in,
-    found as git discovers it, without running git: the nearest ``.git`` upwards, a directory or a file naming the
-    git directory (``gitdir: ...``, a linked worktree's or a submodule's). ``"none"`` when there is none, ``"?"``
-    when it cannot be told (then every opening checks). Any ``git add``, commit, pull or checkout rewrites the
-    index, and with it this stamp."""
-    for directory in (root, *root.parents):
-        dot_git = directory / ".git"
-        try:
-            st = os.lstat(dot_git)
-        except OSError:
-            continue
-        if stat.S_ISDIR(st.st_mode) or (stat.S_ISLNK(st.st_mode) and os.path.isdir(dot_git)):
-            index = dot_git / "index"
-        else:  # read bounded, never through a link, never waiting on a FIFO
-            target = git_file_target(directory)
-            if target is None:
-                return "?"
-            index = directory / target / "index"
-        try:
-            st = os.stat(index)
-        except OSError:
-            return f"{index} none\n"
-        return f"{index} {st.st_ino} {st.st_ctime_ns} {st.st_mtime_ns} {st.st_size}\n"
-    return "none\n"
-
-
-def _read(path: Path) -> str | None:
-    data = read_bounded(path, STAMP_BYTES)  # never through a link, never waiting on a FIFO
-    try:
-        return data.decode("utf-8", "surrogateescape") if data is not None else None
-    except ValueError:
-        return None
+    return f"{identity} {wanted}\n"
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
