@@ -194,3 +194,15 @@ def test_a_regex_search_takes_linear_time_on_each_line(session: ProjectSession) 
     assert [h[2].split("\n", 1)[1] for h in found.data["hits"]] == ["`data.txt`: +xa"]
     with pytest.raises(InvalidArgumentError, match="backreferences"):
         service.search_trajectory(session, r"(a)\1", regex=True)
+
+
+def test_a_file_named_with_the_logs_separators_forges_no_snapshot(session: ProjectSession) -> None:
+    """A file in the project (one a cloned repository brings) named with an RS (0x1e) and the fields of a log header:
+    the log readers split git's output at that RS and read a forged commit (get_global_trajectory failed: git ls-tree
+    of 'ababab…^{tree}'). Paths are now read as the raw records' own tokens."""
+    name = "x\x1e" + "ab" * 20 + "\x1f\x1f1700000000\x1fFORGED by a file name\x1f"
+    write(session.root, name, "hi\n")
+    assert session.recorder.record_paths([name]) is not None
+    found = str(service.global_trajectory(session, limit=5))
+    assert "FORGED" in found and "abababababab ·" not in found  # the name, shown as a file; no forged snapshot
+    assert service.search_trajectory(session, "hi").data["hits"][0][2].endswith("+hi")

@@ -114,41 +114,56 @@ class CommitRecord:
 
 
 #: The head of one commit's record in :data:`LOG_FORMAT`'s output, after its RS: its id, parents and time.
-_RECORD_HEAD = re.compile(rb"[\0\n]*[0-9a-f]{40}(?:[0-9a-f]{24})?\x1f[0-9a-f ]*\x1f[0-9]+\x1f")
+_RECORD_HEAD = re.compile(rb"[0-9a-f]{40}(?:[0-9a-f]{24})?\x1f[0-9a-f ]*\x1f[0-9]+\x1f")
 
 
 def split_records(out: bytes) -> list[bytes]:
-    """The commits' records of ``git log --format=%x1e%H%x1f%P%x1f%ct%x1f...`` output, each without its RS (0x1e).
-
-    A record starts at an RS followed by a commit id, parents and a time: an RS elsewhere is data and stays in its
-    record (a message may hold one, as ``git fsck`` accepts any control character in a commit planted in
-    ``.trajectory`` or pulled, and so may a file's content in a patch: JSON text sequences separate records with RS);
-    splitting at every RS made a forged record of what followed, and a time that was not a number failed the answer.
+    """The commits' records, each without its RS (0x1e), of ``git log -p --format=%x1e%H%x1f%P%x1f%ct%x1f...``
+    output (not ``-z``): a record starts at an RS that begins the output or a line and is followed by a commit id,
+    parents and a time. A patch's lines begin with their mark (``+``, ``-``, a space, ``diff``...) and git quotes a
+    line break in a path, so an RS in a file's content (JSON text sequences separate records with RS) or in a
+    message (``git fsck`` accepts any control character in a planted or pulled commit) stays in its record: splitting
+    at every RS made a forged record of what followed, and a time that was not a number failed the answer.
     """
     records: list[list[bytes]] = []
-    for chunk in out.split(b"\x1e"):
+    for n, chunk in enumerate(out.split(b"\n\x1e")):
+        if n == 0:
+            if not chunk.startswith(b"\x1e"):
+                continue  # nothing before the first record
+            chunk = chunk[1:]
         if _RECORD_HEAD.match(chunk):
             records.append([chunk])
         elif records:
             records[-1].append(chunk)
-    return [b"\x1e".join(parts) for parts in records]
+    return [b"\n\x1e".join(parts) for parts in records]
+
+
+def _record(header: bytes) -> CommitRecord | None:
+    """The commit of one header of :data:`LOG_FORMAT` (RS, id, parents, time, subject, trailers), or None when it is
+    not one. The subject is what precedes the trailers' last US (a hand-made message may hold one)."""
+    if not header.startswith(b"\x1e") or not _RECORD_HEAD.match(header, 1):
+        return None
+    oid, parents, ctime, tail = header[1:].decode("utf-8", "replace").split("\x1f", 3)
+    subject, _, trailers = tail.rpartition("\x1f")
+    return CommitRecord(oid, parents.split(), from_unix(int(ctime)).astimezone(), subject,
+                        messages.parse_trailers(trailers))
 
 
 def _parse_log(out: bytes) -> list[CommitRecord]:
+    """The commits of ``git log -z --format=<LOG_FORMAT> [--raw]`` output: each a header (no NUL in it) and the raw
+    records after it, read by their structure (a path is the token after its record, whatever it holds: a file named
+    with an RS and a header's fields forged a commit when the output was split at every RS)."""
+    tokens = [t for t in split_z(out) if t]
     records = []
-    for chunk in split_records(out):
-        header, _, rest = chunk.partition(b"\0")
-        fields = header.decode("utf-8", "replace").split("\x1f", 3)
-        if len(fields) < 4:
-            continue
-        oid, parents, ctime, tail = fields
-        subject, _, trailers = tail.rpartition("\x1f")  # the trailers follow the last US (a subject may hold one)
-        record = CommitRecord(oid.strip("\0\n"), parents.split() if parents else [],
-                              from_unix(int(ctime)).astimezone(), subject, messages.parse_trailers(trailers))
-        tokens = [t for t in split_z(rest.lstrip(b"\n")) if t] if rest else []
-        if tokens:
-            tokens[0] = tokens[0].lstrip(b"\n")
-            record.changes, _ = parse_records(tokens)
+    pos = 0
+    while pos < len(tokens):
+        record = _record(tokens[pos].lstrip(b"\n"))
+        pos += 1
+        if record is None:
+            continue  # nothing git writes here
+        if pos < len(tokens):
+            tokens[pos] = tokens[pos].lstrip(b"\n")  # git puts a line break before a commit's records
+            record.changes, pos = parse_records(tokens, pos)
         records.append(record)
     return records
 
