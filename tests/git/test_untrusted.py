@@ -164,6 +164,23 @@ def test_cloned_trajectory_is_refused_with_one_line(tmp_path: Path) -> None:
     assert fired(markers) == []
 
 
+def test_an_incomplete_cloned_trajectory_is_refused_before_it_is_repaired(tmp_path: Path) -> None:
+    """A clone holding a tracked ``.trajectory`` with only ``HEAD`` and ``config`` (no objects: incomplete): the
+    command that records repaired it in place (``git init`` over it rewrote the tracked config) and only then refused
+    it. It is now refused first; nothing of the project changes."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    git(victim, "init", "-q", "-b", "main")
+    write(victim, "app.py", "x = 1\n")
+    write(victim, ".trajectory/HEAD", "ref: refs/heads/shadow/main\n")
+    write(victim, ".trajectory/config", "[core]\n\tfsmonitor = touch pwned\n")
+    git(victim, "add", "-A")
+    git(victim, "-c", "user.name=a", "-c", "user.email=a@a", "commit", "-qm", "a history that came with the clone")
+    proc = cli("checkpoint", "-m", "x", cwd=victim)
+    assert proc.returncode == 2 and "tracked by the project's git" in proc.stderr, proc.stdout + proc.stderr
+    assert git(victim, "status", "--porcelain") == "" and not (victim / ".trajectory" / "objects").exists()
+
+
 def test_files_a_pull_plants_in_an_existing_trajectory_are_refused(tmp_path: Path) -> None:
     """The victim's ``.trajectory`` exists and was vetted; a pull brings ``.trajectory/config.toml`` (the secret deny
     list turned off) without touching the shadow's ``config``: the next opening asks git again and refuses."""

@@ -198,6 +198,8 @@ def ensure_repository(git_dir: Path) -> bool:
         StorageError: ``git_dir`` exists and is not a directory, or it cannot be written.
         LockContentionError: a ``config.lock`` stayed held (another process writes the config).
         GitError: ``git init`` or ``git config`` failed.
+        UntrustedRepositoryError: an incomplete ``git_dir`` to repair is another user's, tracked by the project's
+            git, or holds a symlink or a special file (refused before anything is written).
     """
     if git_dir.exists() and not git_dir.is_dir():
         raise StorageError(f"{git_dir} exists and is not a directory; move it away")
@@ -213,6 +215,11 @@ def ensure_repository(git_dir: Path) -> bool:
                 hide_from_project_git(git_dir)  # first, as in a new directory: marks the target ours
                 _init(git_dir)
             elif git_dir.is_dir() and any(git_dir.iterdir()):
+                # refused before anything is written: a .trajectory that came with a clone (tracked, holding only
+                # HEAD and state/) had its tracked config rewritten by the repair, then was refused
+                untrusted.check_owner(git_dir)
+                untrusted.check_not_tracked(git_dir)
+                untrusted.check_tree(git_dir)
                 log.warning("%s is an incomplete git repository; repairing it in place", git_dir)
                 _init(git_dir)
             else:
