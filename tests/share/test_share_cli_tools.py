@@ -13,7 +13,7 @@ from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.recording.service import TrajectoryService
 from code_trajectory.share.push import maybe_auto_push
 from code_trajectory.share.tools import register
-from support import git
+from support import git, write_user_config
 from support.share_env import ALICE, record, remote_refs
 
 
@@ -61,7 +61,12 @@ def test_auto_push_is_off_by_default_and_pushes_when_on(team) -> None:
     record(team.alice, [("src/app.py", "v = 1\n")], consolidate_as="Tune v")
     assert maybe_auto_push(team.alice) is None
     assert "refs/trajectory" not in remote_refs(team.remote)
+    # a project's own file (it may have come with a tarball whose .git/config names the attacker's remote) cannot
+    # turn it on: only the user's own config file can
     (team.alice / ".trajectory" / "config.toml").write_text("[share]\nauto_push = true\nconsolidated = true\n")
+    assert maybe_auto_push(team.alice) is None
+    assert "refs/trajectory" not in remote_refs(team.remote)
+    write_user_config("[share]\nauto_push = true\n")
     report = maybe_auto_push(team.alice)
     assert report is not None and report.consolidated and report.refs[0].status == "new"
     assert f"refs/trajectory/{ALICE}/main" in remote_refs(team.remote)

@@ -21,6 +21,7 @@ from code_trajectory.share.names import (
     split_pulled_ref,
 )
 from code_trajectory.share.settings import ShareSettings
+from support import write_user_config
 
 
 @pytest.mark.parametrize("raw, expected", [
@@ -143,8 +144,11 @@ def test_settings(tmp_path: Path) -> None:
     assert ShareSettings.load(root) == ShareSettings()
     config = root / ".trajectory" / "config.toml"
     config.write_text('[share]\nauthor_id = "me"\nremote = "team"\nauto_push = true\nconsolidated = true\n')
+    assert ShareSettings.load(root) == ShareSettings("me", "team", False, True)  # auto_push: the user's file only
+    user = write_user_config("[share]\nauto_push = true\n")
     assert ShareSettings.load(root) == ShareSettings("me", "team", True, True)
-    for text, match in (('[share]\nautopush = true\n', "unknown key"), ('[share]\nauto_push = "yes"\n', "bool"),
+    user.unlink()
+    for text, match in (('[share]\nautopush = true\n', "unknown key"), ('[share]\nconsolidated = "yes"\n', "bool"),
                         ('[share]\nremote = " "\n', "empty")):
         config.write_text(text)
         with pytest.raises(ConfigError, match=match):

@@ -8,7 +8,7 @@ from code_trajectory.cli import main
 from code_trajectory.core.errors import SecretInPushError
 from code_trajectory.share import secret_scan
 from code_trajectory.share.push import maybe_auto_push, push
-from support import git
+from support import git, write_user_config
 from support.share_env import record, remote_refs, shadow_git
 
 ANTHROPIC = "sk-ant-api03-" + "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789" * 2
@@ -51,7 +51,7 @@ def test_a_secret_added_then_removed_is_not_pushed_and_the_error_says_where(team
 
 def test_auto_push_sends_nothing_holding_a_secret(team) -> None:
     record(team.alice, [("src/keys.py", AWS_PAIR), ("src/keys.py", "import os\n")])
-    (team.alice / ".trajectory" / "config.toml").write_text("[share]\nauto_push = true\n")
+    write_user_config("[share]\nauto_push = true\n")
     refs_before = remote_refs(team.remote)
     assert maybe_auto_push(team.alice) is None
     assert remote_refs(team.remote) == refs_before

@@ -7,7 +7,7 @@ import pytest
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.share.pull import pull
 from code_trajectory.share.push import push
-from support import mcp_client
+from support import mcp_client, write_user_config
 from support.share_env import ALICE, make_team, record
 
 
@@ -57,7 +57,7 @@ def test_auto_push_after_a_consolidation_only_when_asked(tmp_path) -> None:
             session.recorder.record_paths(["src/app.py"])
         assert "Consolidated" in session.consolidate("Counted to three")
         assert remote_refs(team.remote, "refs/trajectory/") == ""  # off by default: nothing left the machine
-        (team.alice / ".trajectory" / "config.toml").write_text("[share]\nauto_push = true\n")
+        write_user_config("[share]\nauto_push = true\n")
         write(team.alice, "src/app.py", "def main():\n    return 4\n")
         session.recorder.record_paths(["src/app.py"])
         assert "Consolidated" in session.consolidate("Counted to four")

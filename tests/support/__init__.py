@@ -353,3 +353,14 @@ def age_everything(root: Path, seconds: float = 10.0, *, skip: tuple[str, ...] =
             os.utime(os.path.join(dirpath, name), (past, past), follow_symlinks=False)
         os.utime(dirpath, (past, past))
     time.sleep(0.05)  # the ctimes are now: a scan starting right away would not trust its listings (CTIME_SLACK_NS)
+
+
+def write_user_config(text: str) -> Path:
+    """Write ``text`` as the user's own config file (``<CODE_TRAJECTORY_HOME>/config.toml``: the tests' temporary
+    home); returns its path."""
+    from code_trajectory.core.config import config_path
+
+    path = config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path

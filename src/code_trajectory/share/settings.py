@@ -5,7 +5,7 @@ Example (``.trajectory/config.toml`` or ``<home>/config.toml``)::
     [share]
     author_id = "alice@example.com"   # default: the project's `git config user.email`
     remote = "origin"                 # default: the current branch's upstream remote, else origin
-    auto_push = false                 # push after each consolidation (off by default)
+    auto_push = false                 # push after each consolidation (off by default; your own file only)
     consolidated = false              # push only up to the last [CONSOLIDATE] commit of each branch
 """
 
@@ -18,6 +18,11 @@ from typing import Any
 from code_trajectory.core.config import load_table
 from code_trajectory.core.errors import ConfigError
 
+#: Keys of ``[share]`` read from the user's own config file only: a ``.trajectory/config.toml`` that came with a
+#: tarball of the project (whose ``.git/config`` names the remote) must not make every consolidation push the user's
+#: work and intents to that remote.
+USER_ONLY = frozenset({"auto_push"})
+
 
 @dataclass(frozen=True)
 class ShareSettings:
@@ -26,7 +31,8 @@ class ShareSettings:
     Attributes:
         author_id: the id others see this history under (sanitized); None for the project's ``user.email``.
         remote: the remote to share through; None for the current branch's upstream remote, else ``origin``.
-        auto_push: push after each consolidation (see :func:`code_trajectory.share.push.maybe_auto_push`).
+        auto_push: push after each consolidation (see :func:`code_trajectory.share.push.maybe_auto_push`); read from
+            the user's own config file only (:data:`USER_ONLY`).
         consolidated: push only up to the last consolidation of each branch, never the snapshots after it.
     """
 
@@ -37,12 +43,13 @@ class ShareSettings:
 
     @classmethod
     def load(cls, project_root: Path | None = None) -> ShareSettings:
-        """Read ``[share]`` from the user's config file and the project's ``.trajectory/config.toml``.
+        """Read ``[share]`` from the user's config file and the project's ``.trajectory/config.toml`` (but
+        :data:`USER_ONLY` keys, left out of the project's with a warning).
 
         Raises:
             ConfigError: unknown key or a value of the wrong type.
         """
-        table = load_table("share", project_root)
+        table = load_table("share", project_root, user_only=USER_ONLY)
         types: dict[str, Any] = {"author_id": str, "remote": str, "auto_push": bool, "consolidated": bool}
         known = {f.name for f in fields(cls)}
         values: dict[str, Any] = {}
