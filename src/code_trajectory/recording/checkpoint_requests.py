@@ -70,6 +70,8 @@ MAX_REQUESTS_PER_POLL = 8
 MAX_ENTRIES_PER_POLL = 256
 #: Age past which a claimed request, an answer or a temporary file of ours is removed, seconds.
 STALE_SECONDS = 60.0
+#: After a drain of waiting hand-overs recorded none (their snapshot failed), seconds before a listing tries again.
+EDIT_RETRY_SECONDS = 2.0
 
 #: A file of the requests directory: a request, a claim or an answer. A temporary file of
 #: :func:`code_trajectory.core.atomic.replace_file` (:func:`~code_trajectory.core.atomic.is_temp_name`) is listed
@@ -245,9 +247,17 @@ def drain_edits(state_dir: Path, record: Callable[[HandedOverEdit], None]) -> in
     their hooks ran, see :mod:`~code_trajectory.recording.handoff`) and ``record`` each; how many were claimed.
 
     The caller holds what keeps every other recorder from recording meanwhile (:meth:`Recorder.record_handovers`:
-    the recorder's lock and ``write.lock``). An invalid hand-over is logged and removed; one whose snapshot failed
-    is removed too (its file's content is in the work tree for the next snapshot).
+    the recorder's lock and ``write.lock``). An invalid hand-over is logged and removed. One whose snapshot could
+    not be written (a full disk, a read-only ``.trajectory``, a held lock) is put back and the drain stops there, so
+    that it and the later ones are recorded in order by the next snapshot: the work tree may hold a newer state of
+    its files by then. One whose snapshot failed otherwise is removed (its file's content is in the work tree for
+    the next snapshot).
+
+    Raises:
+        StorageError, GitError: a hand-over's snapshot could not be written; it waits for the next drain.
     """
+    from code_trajectory.core.errors import GitError, StorageError
+
     directory = request_dir(state_dir)
     claimed = 0
     while True:
@@ -272,6 +282,10 @@ def drain_edits(state_dir: Path, record: Callable[[HandedOverEdit], None]) -> in
                 record(parse_edit(data))
             except ValueError as exc:
                 log.warning("ignored an invalid edit hand-over %s: %s", taken.name, exc)
+            except (StorageError, GitError):
+                with contextlib.suppress(OSError):  # kept for the next drain, in its place among the others
+                    os.rename(taken, directory / name)
+                raise
             except Exception as exc:  # noqa: BLE001 - the edit is still recorded by the watcher or the next scan
                 log.warning("recording a handed-over edit failed: %s", exc)
             _unlink(taken)
@@ -330,6 +344,7 @@ class RequestServer:
         self.ready = ready
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="trajectory-requests", daemon=True)
+        self._edits_retry_at = 0.0  # monotonic time before which waiting hand-overs are left to the snapshots
 
     def start(self) -> None:
         """Start answering (a missing directory is created, also again after ``.trajectory`` was recreated)."""
@@ -364,8 +379,14 @@ class RequestServer:
         now = time.time()
         edits = [name for name, request_id, kind in names if kind == EDIT_KIND and request_id is not None]
         if edits and self.drain_edits is not None and self.ready():
-            # before the checkpoint requests: a checkpoint asked after an edit's hook ran holds that edit's snapshot
-            handled += self.drain_edits()
+            if time.monotonic() >= self._edits_retry_at:
+                # before the checkpoint requests: a checkpoint asked after an edit's hook ran holds that edit's
+                # snapshot
+                drained = self.drain_edits()
+                handled += drained
+                # none recorded: their snapshot failed (a full disk...) and they wait; the watcher's retries and
+                # the next snapshots drain them too, this listing tries again later rather than ten times a second
+                self._edits_retry_at = 0.0 if drained else time.monotonic() + EDIT_RETRY_SECONDS
             edits = []
         for name, request_id, kind in names:
             if kind != "request" or request_id is None:

@@ -1,0 +1,74 @@
+"""An edit hook's hand-over whose snapshot cannot be written (a read-only or full ``.trajectory``) waits for the
+next snapshot: its content and origin are recorded once writing works again, in order, never dropped."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from code_trajectory.recording import checkpoint_requests
+from support import git, server_command, shadow_count, subprocess_env, watching, write
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bind mounts")
+
+
+def edit_hook(project: Path, rel: str) -> None:
+    payload = {"session_id": "s1", "cwd": str(project), "hook_event_name": "PostToolUse", "tool_name": "Edit",
+               "tool_input": {"file_path": str(project / rel)}}
+    done = subprocess.run([*server_command(), "hook", "edit", "--project", str(project)], env=subprocess_env(),
+                          input=json.dumps(payload), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stderr == ""
+
+
+@pytest.fixture
+def read_only():
+    """``read_only(directory)`` makes ``directory`` read-only (a read-only bind mount of itself) and returns the
+    call that makes it writable again; skips where mounting is not allowed. Undone after the test in any case."""
+    mounts: list[Path] = []
+
+    def undo() -> None:
+        while mounts:
+            subprocess.run(["umount", str(mounts.pop())], capture_output=True)
+
+    def make(directory: Path):
+        mounted = subprocess.run(["mount", "--bind", str(directory), str(directory)], capture_output=True)
+        if mounted.returncode != 0:
+            pytest.skip(f"cannot bind-mount here: {mounted.stderr.decode().strip()}")
+        mounts.append(directory)
+        if subprocess.run(["mount", "-o", "remount,ro,bind", str(directory)], capture_output=True).returncode:
+            pytest.skip("cannot remount read-only here")
+        return undo
+
+    yield make
+    undo()
+
+
+def test_a_hand_over_whose_snapshot_fails_waits_and_lands_with_its_origin(project: Path, read_only) -> None:
+    with watching(project, debounce=30) as session:  # no watcher snapshot comes within the test
+        assert session._requests is not None
+        session._requests.stop()  # the hand-overs are claimed below, when the test polls
+        requests = project / ".trajectory" / "state" / "requests"
+        claimer = checkpoint_requests.RequestServer(session.recorder.repo.state_dir, session._answer_request,
+                                                    drain_edits=session.recorder.record_handovers)
+        count = shadow_count(project)
+        writable = read_only(project / ".trajectory" / "objects")
+        write(project, "src/app.py", "def main():\n    return 'first'\n")
+        edit_hook(project, "src/app.py")
+        assert claimer.poll() == 0  # the snapshot cannot be written: the hand-over waits, not dropped
+        assert len(list(requests.glob("*.edit"))) == 1 and not list(requests.glob("*.claimed"))
+        write(project, "src/app.py", "def main():\n    return 'second'\n")  # the agent's next edit meanwhile
+        edit_hook(project, "src/app.py")
+        assert claimer.poll() == 0  # within the retry pause: not tried again yet
+        writable()
+        assert checkpoint_requests.RequestServer(session.recorder.repo.state_dir, session._answer_request,
+                                                 drain_edits=session.recorder.record_handovers).poll() == 2
+        assert shadow_count(project) == count + 2 and not list(requests.iterdir())
+        for back, text in ((1, "first"), (0, "second")):
+            ref = f"refs/heads/shadow/main~{back}"
+            assert text in git(project, "--git-dir=.trajectory", "show", f"{ref}:src/app.py")
+            assert "Trajectory-Origin: claude-code; tool=Edit; session=s1" in git(
+                project, "--git-dir=.trajectory", "log", "-1", "--format=%B", ref)
