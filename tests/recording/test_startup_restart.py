@@ -138,3 +138,34 @@ def test_a_restart_waiting_to_watch_ends_with_its_session(project: Path) -> None
         session.close()
     assert session.wait_started(startup.HOLD_IMPORT_SECONDS / 2)  # the wait ends with the session, not its bound
     assert watcher is not None and not watcher.running
+
+
+def test_a_git_operation_between_the_restarts_scan_and_its_watches_is_gits(project: Path) -> None:
+    """A checkout made after the restart's scan and before its watches (no watch saw git write ``HEAD``) is
+    recorded by the rescan that follows as git's ``[CHECKOUT]``, without the agent's intent, not as the agent's
+    edit."""
+    import threading
+
+    git(project, "checkout", "-q", "-b", "other")
+    write(project, "src/app.py", "def main():\n    return 'other branch'\n")
+    git(project, "commit", "-qam", "other")
+    git(project, "checkout", "-q", "main")
+    first_run(project)
+    write(project, "src/app.py", "def main():\n    return 'edited while stopped'\n")
+    built = threading.Event()
+    session = session_of(project)
+    try:
+        session.start(background=True, watch_first=False, import_after=built)
+        wait_for(lambda: "edited while stopped" in recorded(project, "src/app.py"), timeout=30)
+        session.set_intent("the agent's task")
+        git(project, "checkout", "-q", "-f", "main")  # back to the committed content: git's
+        git(project, "checkout", "-q", "other")
+        built.set()
+        assert session.wait_started(30) and session.import_error is None
+        wait_for(lambda: "other branch" in git(project, "--git-dir=.trajectory", "show",
+                                               "refs/heads/shadow/other:src/app.py", check=False), timeout=30)
+        message = git(project, "--git-dir=.trajectory", "log", "-1", "--format=%B", "refs/heads/shadow/other")
+        assert message.startswith("[CHECKOUT]") and "Trajectory-Intent" not in message, message
+        assert f"Trajectory-Kind: {messages.KIND_GIT}" in message
+    finally:
+        session.close()

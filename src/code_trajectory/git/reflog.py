@@ -291,6 +291,18 @@ class ReflogCursor:
         #: the last stash entry read: the reset ``git stash`` writes after it may be read on a later call
         self._last_stash: GitOperation | None = None
 
+    def unread(self) -> tuple[bool, bool]:
+        """Whether the HEAD reflog and the stash reflog changed since the last read (their sizes), without reading
+        them or moving the cursor: git wrote there while no watch looked."""
+        changed = []
+        for path in (self._head_log, self._stash_log):
+            try:
+                size = os.stat(path).st_size if path is not None else 0
+            except OSError:
+                size = 0
+            changed.append(path is not None and size != self._sizes.get(path, 0))
+        return changed[0], changed[1]
+
     def new_operation(self) -> GitOperation | None:
         """The newest work-tree-rewriting operation written since the previous call, or None (commits and other
         operations that leave the work tree alone give None)."""

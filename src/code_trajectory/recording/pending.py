@@ -50,6 +50,8 @@ class _Recorder(Protocol):
 
     def _recover(self, exc: BaseException) -> bool: ...
 
+    def note_git_activity(self, *, stash: bool = False) -> None: ...
+
     def reconcile(self, *, kind: str = messages.KIND_RECONCILE, note: str | None = None) -> Snapshot | None: ...
 
     def record_paths(self, paths: Iterable[str], *, kind: str = messages.KIND_SNAPSHOT,
@@ -91,6 +93,14 @@ class PendingMixin:
             now = time.time()
             self._git_activity = now if self._git_activity is None else min(self._git_activity, now)
             self._stash_touched = self._stash_touched or stash
+
+    def note_unseen_git_activity(self: _Recorder) -> None:
+        """:meth:`note_git_activity` when git wrote the project's reflogs since the last snapshot read them and no
+        watch saw it (a checkout between a restart's scan and its watches): the rescan that follows is then
+        recorded as git's operation, not as the agent's edit."""
+        head, stash = self._reflog.unread()
+        if head or stash:
+            self.note_git_activity(stash=stash)
 
     def _take_git_operation(self: _Recorder) -> GitOperation | None:
         """The git operation behind the pending changes, if git was active since the last snapshot (consumed).

@@ -216,4 +216,5 @@ def watch_after_scan(recorder: Recorder, watcher: Watcher, lock: threading.Lock,
         except Exception as exc:  # noqa: BLE001 - see the docstring
             log.error("cannot watch %s: %s", recorder.root, exc)
             return
+        recorder.note_unseen_git_activity()  # git's operations since the scan, which no watch saw
     watcher.rescan_soon()  # and after (a scan in between covered less), waking the snapshot loop
