@@ -216,7 +216,8 @@ def _unlink(path: Path) -> None:
 
 def record_handed_over(recorder: Recorder, edit: HandedOverEdit) -> None:
     """Snapshot the files of one hand-over together, tagged with its origin and carrying its agent session's
-    intent (what the recording process and the edit worker do with a claimed hand-over); a path outside the
+    intent (what the recording process and the edit worker do with a claimed hand-over), or tag the snapshot that
+    recorded them before their hook ran (:mod:`~code_trajectory.recording.handover_tag`); a path outside the
     project is ignored with a warning.
 
     Raises:
@@ -239,7 +240,10 @@ def record_handed_over(recorder: Recorder, edit: HandedOverEdit) -> None:
             pinned[rel] = edit.contents[path]
     if rels:
         with recorder.acting_for(edit.session or None):
-            recorder.record_paths(rels, origin=edit.origin, pinned=pinned)
+            if recorder.record_paths(rels, origin=edit.origin, pinned=pinned) is None:
+                from code_trajectory.recording.handover_tag import tag_recorded_edit
+
+                tag_recorded_edit(recorder, rels, edit.origin)  # a stop's snapshot took the edit before its hook
 
 
 def drain_edits(state_dir: Path, record: Callable[[HandedOverEdit], None]) -> int:

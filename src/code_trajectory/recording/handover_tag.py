@@ -1,0 +1,74 @@
+"""A hand-over whose edit another snapshot already recorded: its origin is added to that snapshot.
+
+An edit hook hands its edit over after the agent's tool saved the file (:mod:`~code_trajectory.recording.handoff`).
+When the recording process snapshots the file before the hand-over arrives (it stops, on SIGINT or the end of stdin,
+and records what is pending at once; or the hook was slower than the debounce), the snapshot holds the edit without
+its ``Trajectory-Origin``, and the hand-over's own snapshot finds nothing changed: the file history would say
+"edited outside the agent". :func:`tag_recorded_edit` then writes the branch's tip again with the origin added, when
+that tip is that very edit: a plain snapshot (an ordinary or a rescan's, no origin, no checkpoint), at most
+:data:`MAX_AGE_SECONDS` old, with one parent, whose changed paths are exactly the hand-over's, named by no other ref
+(a named point, a tag) and carrying no note (a test run). Same tree, parent, time and message, plus the trailer; the
+ref moves by compare-and-swap under ``write.lock``, the old commit stays in the reflog. Anything else is left as
+recorded.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING
+
+from code_trajectory.git import messages
+from code_trajectory.git.shadow import shadow_ref
+
+if TYPE_CHECKING:
+    from code_trajectory.recording.recorder import Recorder
+
+log = logging.getLogger(__name__)
+
+#: Oldest tip, seconds, a late hand-over may still tag (a hook runs within a second of its tool's save).
+MAX_AGE_SECONDS = 60
+#: The snapshot kinds a hand-over may tag: what the watcher, a stop and a rescan record.
+_TAGGABLE = (messages.KIND_SNAPSHOT, messages.KIND_RECONCILE)
+
+
+def tag_recorded_edit(recorder: Recorder, rels: list[str], origin: str) -> str | None:
+    """Add ``origin`` to the branch's tip when it is the recorded edit of ``rels`` (see the module docstring); the
+    new tip, or None when the tip is not that edit (nothing is written)."""
+    repo = recorder.repo
+    ref = shadow_ref(recorder.project.current_branch())
+    with recorder.writing():
+        tip = repo.resolve_ref(ref)
+        found = repo.read_object(tip) if tip is not None else None
+        if tip is None or found is None or found[0] != "commit":
+            return None
+        header, _, body = found[1].decode("utf-8", "surrogateescape").partition("\n\n")
+        fields = [line.split(" ", 1) for line in header.split("\n")]
+        parents = [value for key, value in fields if key == "parent"]
+        tree = next((value for key, value in fields if key == "tree"), None)
+        committer = next((value for key, value in fields if key == "committer"), "").rsplit(" ", 2)
+        trailers = dict(line.split(": ", 1) for line in body.rstrip("\n").rsplit("\n\n", 1)[-1].split("\n")
+                        if ": " in line)
+        if (tree is None or len(parents) != 1 or len(committer) != 3 or not committer[1].isdigit()
+                or trailers.get(messages.TRAILER_KIND) not in _TAGGABLE
+                or messages.TRAILER_ORIGIN in trailers or messages.TRAILER_CHECKPOINT in trailers
+                or time.time() - int(committer[1]) > MAX_AGE_SECONDS):
+            return None
+        changed = repo.git.text(["diff-tree", "-r", "--no-renames", "--name-only", "-z", parents[0], tip])
+        if set(filter(None, changed.split("\0"))) != set(rels) or _named_elsewhere(recorder, tip, ref):
+            return None
+        message = body.rstrip("\n") + f"\n{messages.TRAILER_ORIGIN}: {messages.one_line(origin, 300)}\n"
+        new = repo.commit_tree(tree, parents, message, when=(int(committer[1]), committer[2]))
+        repo.update_ref(ref, new, tip, "code-trajectory origin of a handed-over edit")
+    log.info("tagged snapshot %s with the origin of a late hand-over (now %s)", tip[:12], new[:12])
+    return new
+
+
+def _named_elsewhere(recorder: Recorder, tip: str, ref: str) -> bool:
+    """True when a ref other than ``ref`` points at ``tip`` (a named point's tag included) or a note is on it."""
+    git = recorder.repo.git
+    named = git.text(["for-each-ref", "--format=%(refname)", f"--points-at={tip}"]).split()
+    if any(name != ref for name in named):
+        return True
+    notes = git.text(["for-each-ref", "--format=%(refname)", "refs/notes/"]).split()
+    return any(git.run(["notes", f"--ref={name}", "list", tip], check=False).returncode == 0 for name in notes)
