@@ -1,5 +1,6 @@
-"""An edit hook's hand-over whose snapshot cannot be written (a read-only or full ``.trajectory``) waits for the
-next snapshot: its content and origin are recorded once writing works again, in order, never dropped."""
+"""Snapshots that cannot be written (a read-only or full ``.trajectory``) leave what they would have recorded waiting:
+an edit hook's hand-over keeps its content and origin, a failed checkpoint keeps the watcher's pending saves, and
+both are recorded once writing works again, in order, never dropped."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from code_trajectory.core.errors import StorageError
 from code_trajectory.recording import checkpoint_requests
-from support import git, server_command, shadow_count, subprocess_env, watching, write
+from support import git, server_command, shadow_count, subprocess_env, wait_for, watching, write
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bind mounts")
 
@@ -72,3 +74,22 @@ def test_a_hand_over_whose_snapshot_fails_waits_and_lands_with_its_origin(projec
             assert text in git(project, "--git-dir=.trajectory", "show", f"{ref}:src/app.py")
             assert "Trajectory-Origin: claude-code; tool=Edit; session=s1" in git(
                 project, "--git-dir=.trajectory", "log", "-1", "--format=%B", ref)
+
+
+def test_a_failed_checkpoint_keeps_the_pending_saves_for_the_watchers_retry(project: Path, read_only) -> None:
+    with watching(project, debounce=0.3) as session:
+        session.set_intent("Work while .trajectory is read-only")
+        count = shadow_count(project)
+        writable = read_only(project / ".trajectory" / "objects")
+        write(project, "src/app.py", "def main():\n    return 'saved while read-only'\n")
+        assert session.watcher is not None
+        wait_for(lambda: session.watcher.last_error, timeout=30)  # the watcher's own snapshot failed
+        with pytest.raises(StorageError):
+            session.checkpoint("on a read-only .trajectory")  # a full scan: it failed too
+        assert session.recorder.has_pending()  # what the watcher saw still waits
+        writable()
+        wait_for(lambda: "saved while read-only" in git(project, "--git-dir=.trajectory", "show",
+                                                        "refs/heads/shadow/main:src/app.py", check=False), timeout=60)
+        assert shadow_count(project) == count + 1
+        assert "Work while .trajectory is read-only" in git(project, "--git-dir=.trajectory", "log", "-1",
+                                                            "--format=%B", "refs/heads/shadow/main")

@@ -72,6 +72,8 @@ class _Recorder(Protocol):
 
     def _release_memory(self: _Recorder) -> None: ...
 
+    def _keep_pending(self: _Recorder, noted: dict[str, float], *, rescan: bool) -> None: ...
+
     def _commit(self, tree: str, *, kind: str, note: str | None, oversize: dict[str, int],
                 started: float, expected: int | None = None,
                 imported: AddedFiles | None = None,
@@ -128,9 +130,14 @@ class ReconcileMixin:
         with self._lock:
             self.record_handovers()
             self._guard()
+            noted = dict(self._pending)
             self._pending.clear()
             self._pending_rescan = False
-            found = self._scan(progress)
+            try:
+                found = self._scan(progress)
+            except BaseException:
+                self._keep_pending(noted, rescan=catch_up is None)
+                raise
             try:
                 operation = None
                 if catch_up is not None or reflogs:
@@ -142,9 +149,20 @@ class ReconcileMixin:
                 return self._commit(found.tree, kind=kind, note=note, oversize=found.oversize, started=started,
                                     imported=found.imported, restored_from=restored_from, with_intent=with_intent,
                                     unrecorded=catch_up is not None, unrecorded_operation=operation)
+            except BaseException:
+                self._keep_pending(noted, rescan=catch_up is None)
+                raise
             finally:
                 if self._scanned_files >= RELEASE_MEMORY_AFTER_FILES and not exiting:
                     self._release_memory()
+
+    def _keep_pending(self: _Recorder, noted: dict[str, float], *, rescan: bool) -> None:
+        """A full scan recorded nothing (the disk is full, ``.trajectory`` read-only...): what was pending stays
+        pending, so that the watcher's retries and a stop record it, and with ``rescan`` (not the start-up scan,
+        whose changes the next start records) the next snapshot scans again."""
+        for path, at in noted.items():
+            self._pending.setdefault(path, at)
+        self._pending_rescan = self._pending_rescan or rescan
 
     def _scan(self: _Recorder, progress: ProgressFn | None) -> FullScan:
         """Scan the whole work tree into a tree (see :func:`~code_trajectory.recording.fullscan.full_scan`): in a
