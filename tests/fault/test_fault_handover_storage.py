@@ -13,7 +13,7 @@ import pytest
 
 from code_trajectory.core.errors import StorageError
 from code_trajectory.recording import checkpoint_requests
-from support import git, server_command, shadow_count, subprocess_env, wait_for, watching, write
+from support import git, mcp_client, server_command, shadow_count, subprocess_env, wait_for, watching, write
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bind mounts")
 
@@ -93,3 +93,13 @@ def test_a_failed_checkpoint_keeps_the_pending_saves_for_the_watchers_retry(proj
         assert shadow_count(project) == count + 1
         assert "Work while .trajectory is read-only" in git(project, "--git-dir=.trajectory", "log", "-1",
                                                             "--format=%B", "refs/heads/shadow/main")
+
+
+@pytest.mark.anyio
+async def test_an_intent_that_cannot_be_written_is_a_clear_tool_error(project: Path, read_only) -> None:
+    async with mcp_client(project) as client:
+        read_only(project / ".trajectory" / "state")
+        answer = await client.call_tool("set_trajectory_intent", {"intent": "Fix the parser"})
+        text = answer.content[0].text
+        assert answer.is_error and "cannot write the intent" in text and "Read-only file system" in text
+        assert "unexpectedly" not in text

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from code_trajectory.core.atomic import replace_file
 from code_trajectory.core.bounded_read import read_json_object
-from code_trajectory.core.errors import InvalidArgumentError
+from code_trajectory.core.errors import InvalidArgumentError, StorageError
 from code_trajectory.core.freetext import free_text
 from code_trajectory.core.when import parse_stored_time
 from code_trajectory.recording.liveness import read_recorder_state
@@ -144,10 +144,18 @@ class IntentStore:
 
         Raises:
             InvalidArgumentError: the intent is empty.
+            StorageError: it cannot be written (a full disk, a read-only ``.trajectory``).
         """
         clean = free_text(intent or "")
         if not clean:
             raise InvalidArgumentError("intent must be a non-empty sentence, e.g. 'Fix login retry'")
+        try:
+            self._write(clean, session)
+        except OSError as exc:
+            raise StorageError(f"cannot write the intent to {self.path}: {exc}") from exc
+        return clean
+
+    def _write(self, clean: str, session: str | None) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         stored: dict = {"intent": clean, "set_at": datetime.now(UTC).isoformat(), "session": session or None}
         before = self._read()
@@ -166,7 +174,6 @@ class IntentStore:
         # no fsync (the rename stays atomic): an intent a power loss takes is set again by the next prompt, and a
         # hook's prompt should not wait for the disk (issue 29)
         replace_file(self.path, json.dumps(stored), fsync=False)
-        return clean
 
     def clear(self) -> None:
         """Forget the intent."""
