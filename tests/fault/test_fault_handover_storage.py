@@ -26,29 +26,6 @@ def edit_hook(project: Path, rel: str) -> None:
     assert done.returncode == 0 and done.stderr == ""
 
 
-@pytest.fixture
-def read_only():
-    """``read_only(directory)`` makes ``directory`` read-only (a read-only bind mount of itself) and returns the
-    call that makes it writable again; skips where mounting is not allowed. Undone after the test in any case."""
-    mounts: list[Path] = []
-
-    def undo() -> None:
-        while mounts:
-            subprocess.run(["umount", str(mounts.pop())], capture_output=True)
-
-    def make(directory: Path):
-        mounted = subprocess.run(["mount", "--bind", str(directory), str(directory)], capture_output=True)
-        if mounted.returncode != 0:
-            pytest.skip(f"cannot bind-mount here: {mounted.stderr.decode().strip()}")
-        mounts.append(directory)
-        if subprocess.run(["mount", "-o", "remount,ro,bind", str(directory)], capture_output=True).returncode:
-            pytest.skip("cannot remount read-only here")
-        return undo
-
-    yield make
-    undo()
-
-
 def test_a_hand_over_whose_snapshot_fails_waits_and_lands_with_its_origin(project: Path, read_only) -> None:
     with watching(project, debounce=30) as session:  # no watcher snapshot comes within the test
         assert session._requests is not None

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -203,17 +204,6 @@ def test_removed_project_stops_the_watcher_and_tools_answer_with_an_error(tmp_pa
         s.close()
 
 
-@pytest.fixture
-def small_disk(tmp_path: Path):
-    mount = tmp_path / "small"
-    mount.mkdir()
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)], capture_output=True)
-    if proc.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs here: {proc.stderr.decode().strip()}")
-    yield mount
-    subprocess.run(["umount", "-l", str(mount)], capture_output=True)
-
-
 @pytest.mark.slow
 def test_disk_full_reports_clearly_keeps_the_repository_and_resumes(small_disk: Path) -> None:
     root = small_disk / "project"
@@ -260,3 +250,28 @@ def test_a_config_lock_left_by_a_kill_during_creation_does_not_block_the_restart
         assert not (project / ".trajectory" / "config.lock").exists()
     finally:
         recorder.close()
+
+
+def test_a_full_disk_keeps_the_stat_cache(small_disk: Path) -> None:
+    """The stat cache cannot be opened on a full disk (SQLite's ``-wal`` and ``-shm`` files): it is kept for when
+    space returns, not deleted as if damaged (the next scan of a large project would hash every file again)."""
+    import sqlite3
+
+    from code_trajectory.recording.statcache import StatCache
+
+    root = small_disk / "project"
+    root.mkdir()
+    write(root, "notes.txt", "start\n")
+    first = ProjectSession(root, TrajectorySettings.load(root))
+    first.start()
+    first.close()
+    cache = root / ".trajectory" / "state" / "statcache.sqlite"
+    assert cache.is_file() and not Path(f"{cache}-wal").exists()
+    kept = cache.read_bytes()
+    with open(small_disk / "filler.bin", "wb", buffering=0) as f:  # fill the disk, outside the project
+        with contextlib.suppress(OSError):
+            while True:
+                f.write(b"\0" * 4096)
+    with pytest.raises(sqlite3.OperationalError, match="disk"):
+        StatCache(cache)._conn()
+    assert cache.read_bytes() == kept

@@ -140,6 +140,8 @@ class StatCache:
         if self._db is None:
             try:
                 self._db = self._open()
+            except sqlite3.OperationalError:
+                raise  # a full disk, a read-only directory, a lock: the cache is kept for when it can be opened
             except sqlite3.DatabaseError as exc:
                 log.warning("stat cache %s is unreadable (%s); starting a new one", self.path, exc)
                 for suffix in ("", "-wal", "-shm"):
