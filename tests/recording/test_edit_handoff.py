@@ -277,3 +277,19 @@ def test_the_hooks_import_nothing_heavy_with_or_without_a_recording_process(proj
     assert imported_by_hook(project, "prompt", prompt) == ""
     wait_hooks_done(project)
     assert "session=s9" in last_message(project)
+
+
+def test_an_edit_saved_through_a_symlink_tags_the_file_it_changed(project: Path) -> None:
+    """``CLAUDE.md`` a link to ``AGENTS.md``: the agent's Edit of the link wrote the target, which keeps the edit's
+    origin (the watcher would have recorded it 2 s later as edited outside the agent)."""
+    write(project, "AGENTS.md", "# Agents\n")
+    os.symlink("AGENTS.md", project / "CLAUDE.md")
+    with watching(project, debounce=30):  # no watcher snapshot comes within the test
+        count = shadow_count(project)
+        with open(project / "CLAUDE.md", "a") as f:
+            f.write("Run the tests first.\n")
+        assert run_hook(project, "edit", edit_payload(project, "CLAUDE.md")).returncode == 0
+        wait_for(lambda: shadow_count(project) == count + 1, timeout=30)
+        assert "tool=Edit; session=s1" in last_message(project)
+        assert "Run the tests first." in git(project, "--git-dir=.trajectory", "show",
+                                             "refs/heads/shadow/main:AGENTS.md")

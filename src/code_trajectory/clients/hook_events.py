@@ -15,7 +15,8 @@ without a usage error (exit status 2, which all three clients take as "block the
   session=<id>`` (the client the tool belongs to); Claude Code's Edit, Write, MultiEdit, NotebookEdit and Gemini CLI's write_file and replace name
   one file in ``tool_input``; Codex's apply_patch gives the patch in ``tool_input.command``, whose ``*** Add File:``,
   ``*** Update File:``, ``*** Delete File:`` and ``*** Move to:`` lines name the files. A relative path is taken
-  from stdin's ``cwd``; a path outside the project is ignored. The hook hands the edits over (one small file
+  from stdin's ``cwd``; a path outside the project is ignored; a path through a symlink names its target too (the
+  file the tool wrote, recorded with the edit's origin). The hook hands the edits over (one small file
   holding the files' content as the tool left it, see :mod:`code_trajectory.recording.handoff`) and exits: a
   watcher or server recording the project takes that snapshot, and when none does, a detached worker the hook
   starts takes it and exits (:mod:`code_trajectory.recording.edit_worker`); only the first edit of a project
@@ -291,8 +292,12 @@ def _edit(root: Path, payload: dict) -> str | None:
             target = os.path.join(cwd, target)  # the client's relative paths are its working directory's
         try:
             rels.append(confine(root, target))
+            real = os.path.realpath(os.path.join(root, rels[-1]))
+            if real != os.path.join(root, rels[-1]):  # saved through a link: its target is the file that changed
+                rels.append(confine(root, real))
         except (PathOutsideProjectError, InvalidArgumentError):
             continue  # an edit outside the project is not ours to record
+    rels = list(dict.fromkeys(rels))
     if not rels:
         return None
     session = _session(payload)
