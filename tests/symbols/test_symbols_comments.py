@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from code_trajectory.symbols import compare, readable
+from code_trajectory.symbols import compare, language_for, readable
+from code_trajectory.symbols.comments import documented_start
 
 PY = b'''"""Tools."""
 
@@ -185,3 +186,28 @@ def test_a_realigned_doc_comment_is_its_symbols_change(old: bytes, new: bytes, k
     changes = compare("src/Logger.php", old, new)
     assert changes is not None
     assert (changes.kind, changes.reformatted, changes.docs_changed) == (kind, reformatted, docs)
+
+
+#: A comment at the end of a line of code directly above a definition, in each language: ``(path, source, owner)``.
+TRAILING = [
+    ("a.rb", b"module Rack\n  class HeaderHash < Hash # :nodoc:\n    def initialize(h = {})\n      super()\n    end\n"
+             b"  end\nend\n", "Rack::HeaderHash"),
+    ("a.go", b"package m\n\nvar x = 1 // :nodoc:\nfunc Add(a int) int { return a }\n", None),
+    ("A.java", b"class A {\n  int x = 1; /** :nodoc: */\n  int run() { return 1; }\n}\n", "A"),
+]
+
+
+@pytest.mark.parametrize(("path", "source", "owner"), TRAILING)
+def test_a_comment_ending_a_line_of_code_is_no_doc_comment_of_the_definition_below(
+        path: str, source: bytes, owner: str | None) -> None:
+    """Rack's ``class HeaderHash < Hash # :nodoc:`` right above ``def initialize``: the comment is the class line's,
+    so adding it is no "doc comment of `HeaderHash#initialize` changed", and the method's own lines (its history's
+    diff) start at its ``def``."""
+    bare = source.replace(b" # :nodoc:", b"").replace(b" // :nodoc:", b"").replace(b" /** :nodoc: */", b"")
+    changes = compare(path, bare, source)
+    assert changes is not None and changes.kind == "comment-only", changes.summary() if changes else path
+    assert [(e.symbol, e.doc) for e in changes.comment_edits] == [(owner, False)], changes.summary()
+    language = language_for(path)
+    assert language is not None
+    method = [s for s in language.extract(source) if s.kind in ("method", "function")][0]
+    assert documented_start(method) == method.start_line

@@ -143,7 +143,7 @@ def _comments(analysis: FileAnalysis) -> list[_Comment]:
         text = source[s:e]
         owner = _innermost(symbols, s)
         doc = (s, e) in docstrings
-        if not doc and prefixes and text.startswith(prefixes):
+        if not doc and prefixes and text.startswith(prefixes) and _starts_line(source, s):
             run_start, run_end = runs[(s, e)]
             documented = _documented(symbols, source, run_start, run_end)
             if documented is not None:
@@ -186,6 +186,12 @@ def _adjacent(source: bytes, end: int, start: int) -> bool:
     """Only whitespace between ``end`` and ``start``, with at most one line break."""
     gap = source[end:start]
     return not gap.strip() and gap.count(b"\n") <= 1
+
+
+def _starts_line(source: bytes, start: int) -> bool:
+    """Only whitespace before ``start`` on its line: a comment ending a line of code (``class A < B # :nodoc:``)
+    is that line's, never the doc comment of the definition below it."""
+    return not source[source.rfind(b"\n", 0, start) + 1:start].strip()
 
 
 def _innermost(symbols: list[tuple[int, int, str]], pos: int) -> str | None:
@@ -332,7 +338,7 @@ def _doc_above(symbol: Symbol) -> tuple[bytes, int, int] | None:
         spans = sorted({(s, e) for s, e, kind, _ in language.specials(tree, lo, start) if kind == COMMENT and e <= start})
     first = start
     for s, e in reversed(spans):
-        if not source[s:e].startswith(prefixes) or not _adjacent(source, e, first):
+        if not source[s:e].startswith(prefixes) or not _adjacent(source, e, first) or not _starts_line(source, s):
             break
         first = s
     return None if first == start else (source, first, start)
