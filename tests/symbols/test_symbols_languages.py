@@ -523,6 +523,35 @@ def test_ruby_modules_instance_and_singleton_methods():
     ]
 
 
+def test_ruby_methods_of_class_self_under_a_condition_or_private_are_singleton_methods():
+    """``private def`` and a ``def`` under ``if`` in ``class << self`` were named as instance methods (``Cache#load``,
+    ``Cache#clock``): they are the class's own (``Cache.load``), as ``def self.load`` would be; a block or a nested
+    class inside ``class << self`` is a scope of its own."""
+    got = extract("lib/cache.rb", '''\
+        class Cache
+          class << self
+            private def load(key); end
+            if defined?(Process::CLOCK_MONOTONIC)
+              def clock; end
+            end
+            class Entry
+              def size; end
+            end
+          end
+
+          private def evict; end
+        end
+        ''')
+    assert got == [
+        ("Cache", "class", 1, 13),
+        ("Cache.load", "method", 3, 3),
+        ("Cache.clock", "method", 5, 5),
+        ("Cache::Entry", "class", 7, 9),
+        ("Cache::Entry#size", "method", 8, 8),
+        ("Cache#evict", "method", 12, 12),
+    ]
+
+
 def test_ruby_classes_made_by_struct_class_and_data_with_a_block_are_classes():
     """``Point = Struct.new(:x) do def dist ... end end`` inside ``module Geo``: ``dist`` was named ``Geo#dist``, an
     instance method of the module (and would clash with a ``def dist`` of the module's own)."""

@@ -51,12 +51,8 @@ class Ruby(TreeSitterLanguage):
         if kind == "singleton":
             obj = node.child_by_field_name("object")
             receiver = "self" if obj is None or obj.type == "self" else node_text(obj)
-        elif kind == "method":
-            parent = node.parent
-            if parent is not None and parent.type == "body_statement":
-                parent = parent.parent
-            if parent is not None and parent.type == "singleton_class":
-                receiver = "self"
+        elif kind == "method" and _in_singleton_class(node):
+            receiver = "self"
         return self.make_def(node, "method" if kind == "singleton" else kind, local, extra=receiver)
 
     def refine(self, d: Def) -> None:
@@ -76,6 +72,21 @@ class Ruby(TreeSitterLanguage):
         if d.extra == "self":
             return f"{parent.prefix}.{d.local}"
         return f"{parent.prefix}#{d.local}"
+
+
+#: Where a ``def`` stops being one of the ``class << self`` around it: another scope, a method, a block.
+_SCOPES = frozenset({"class", "module", "method", "singleton_method", "do_block", "block", "program"})
+
+
+def _in_singleton_class(node: Any) -> bool:
+    """The ``def`` is in a ``class << self`` body, also under a condition (``if defined?(...)``) or as the argument
+    of ``private``/``protected`` (``private def helper``)."""
+    parent = node.parent
+    while parent is not None and parent.type not in _SCOPES:
+        if parent.type == "singleton_class":
+            return True
+        parent = parent.parent
+    return False
 
 
 LANGUAGE = Ruby()
