@@ -156,6 +156,10 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
             how, old_name = repeated
             if how == "modified":
                 result.append(SymbolVersion(entry, current, how, diff(old_name, current)))
+            elif current in changes.docs_changed:  # its own lines kept, the doc comment above them changed
+                mine = tuple(e for e in changes.comment_edits if e.symbol == current)
+                what = "; ".join(describe_comments(mine, changes.language, ())) or "doc comment changed"
+                result.append(SymbolVersion(entry, current, what, diff(old_name, current)))
             current = old_name
             continue
         renamed_from = next((old for old, new in changes.renamed if new == current), None)
@@ -294,7 +298,6 @@ def _repeated(repo: ShadowRepo, entry: file_versions.FileVersion, name: str) -> 
         return "added", name
     before = next(s for s in old if s.name == max(votes, key=lambda n: votes[n]))
     return ("same" if before.text_hash == mine.text_hash else "modified"), before.name
-
 
 
 

@@ -1,0 +1,52 @@
+"""What a replay of rack's ``lib/rack/utils.rb`` (107 versions, 2015-2020) found in Ruby symbol histories, each on a
+small file shaped as rack's was. Real git, the CLI as a subprocess."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from support import cli_stdout, write
+
+#: Rack::Utils as of rack 2.1: ``clock_time`` defined twice, under ``if``/``else``.
+UTILS = '''module Rack
+  module Utils
+    module_function
+
+    if defined?(Process::CLOCK_MONOTONIC)
+      def clock_time
+        Process.clock_gettime(Process::CLOCK_MONOTONIC)
+      end
+    else
+      def clock_time
+        Time.now.to_f
+      end
+    end
+  end
+end
+'''
+
+
+def headings(text: str) -> list[str]:
+    """The heading of each version of a trajectory (``## `` lines), oldest first."""
+    return re.findall(r"^## .*$", text, re.M)
+
+
+def test_a_doc_comment_added_above_the_second_definition_of_a_name_is_in_its_history(project: Path) -> None:
+    """rack's "More covering tests" put ``# :nocov:`` above the ``else`` branch's ``def clock_time``: the file
+    history said "doc comment of 2nd definition of `Rack::Utils#clock_time` changed", its symbol history had no such
+    version (a repeated name's version counted only when its own lines changed)."""
+    write(project, "lib/utils.rb", UTILS)
+    cli_stdout(project, "checkpoint")
+    write(project, "lib/utils.rb", UTILS.replace("    else\n      def clock_time\n        Time.now.to_f\n      end\n",
+                                                 "    else\n      # :nocov:\n      def clock_time\n"
+                                                 "        Time.now.to_f\n      end\n      # :nocov:\n"))
+    cli_stdout(project, "checkpoint", "-m", "More covering tests")
+    assert "doc comment of 2nd definition of `Rack::Utils#clock_time` changed" in cli_stdout(
+        project, "file", "lib/utils.rb")
+    out = cli_stdout(project, "symbol", "lib/utils.rb", "clock_time@2")
+    assert len(headings(out)) == 2, out
+    assert "doc comment of 2nd definition of `Rack::Utils#clock_time` changed" in headings(out)[1], out
+    assert "+      # :nocov:\n       def clock_time" in out, out
+    first = cli_stdout(project, "symbol", "lib/utils.rb", "clock_time")
+    assert len(headings(first)) == 1 and "nocov" not in first, first  # the first definition did not change
