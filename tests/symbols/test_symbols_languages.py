@@ -552,6 +552,30 @@ def test_ruby_methods_of_class_self_under_a_condition_or_private_are_singleton_m
     ]
 
 
+def test_ruby_a_def_on_the_name_of_its_own_class_is_its_singleton_method():
+    """``def Invoice.build`` in ``class Invoice`` of ``module Billing`` was ``Invoice.build``, a name of its own beside
+    ``Billing::Invoice.build``: RuboCop's Style/ClassMethods turning it into ``def self.build`` read as one method
+    removed and another added. A receiver naming another object keeps its name."""
+    source = """\
+        module Billing
+          class Invoice
+            def Invoice.build(attrs)
+              new(attrs)
+            end
+
+            def Billing.helper; end
+          end
+        end
+        """
+    got = extract("lib/billing.rb", source)
+    assert [name for name, *_ in got] == [
+        "Billing", "Billing::Invoice", "Billing::Invoice.build", "Billing.helper"]
+    old = textwrap.dedent(source).encode()
+    changes = compare("lib/billing.rb", old, old.replace(b"def Invoice.build", b"def self.build"))
+    assert changes is not None and (changes.added, changes.removed) == ((), ()), changes.summary()
+    assert changes.modified == ("Billing::Invoice.build",)
+
+
 def test_ruby_classes_made_by_struct_class_and_data_with_a_block_are_classes():
     """``Point = Struct.new(:x) do def dist ... end end`` inside ``module Geo``: ``dist`` was named ``Geo#dist``, an
     instance method of the module (and would clash with a ``def dist`` of the module's own)."""

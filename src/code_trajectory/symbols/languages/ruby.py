@@ -4,7 +4,7 @@
   a scoped name stays as written (``class Invoice::Line`` in ``Billing`` -> ``Billing::Invoice::Line``); a
   constant assigned a ``Struct.new``, ``Class.new`` or ``Data.define`` with a block is a ``class`` too
   (``Point = Struct.new(:x) do ... end`` in ``Geo`` -> ``Geo::Point``, its methods ``Geo::Point#dist``);
-* instance methods: ``Billing::Invoice#total`` (``method``); singleton methods, ``def self.x``
+* instance methods: ``Billing::Invoice#total`` (``method``); singleton methods, ``def self.x``, ``def Invoice.x``
   or inside ``class << self``: ``Billing::Invoice.build`` (``method``); a ``def`` outside any
   class or module: ``helper`` (``function``).
 
@@ -65,13 +65,22 @@ class Ruby(TreeSitterLanguage):
         parent = d.parent
         if d.kind in ("class", "module"):
             return d.local if parent is None else f"{parent.prefix}::{d.local}"
-        if d.extra is not None and d.extra != "self":
+        if d.extra is not None and d.extra != "self" and not _names_scope(d.extra, parent):
             return f"{d.extra}.{d.local}"
         if parent is None:
             return d.local
-        if d.extra == "self":
+        if d.extra is not None:  # ``def self.x``, or ``def Invoice.x`` in ``class Invoice``: the same method
             return f"{parent.prefix}.{d.local}"
         return f"{parent.prefix}#{d.local}"
+
+
+def _names_scope(receiver: str, parent: Def | None) -> bool:
+    """``receiver`` names the class or module the ``def`` is in (``Invoice`` or ``Billing::Invoice`` in ``class
+    Invoice`` of ``module Billing``), as ``self`` would."""
+    if parent is None or parent.kind not in ("class", "module"):
+        return False
+    receiver = receiver.removeprefix("::")
+    return parent.prefix == receiver or parent.prefix.endswith("::" + receiver)
 
 
 #: Where a ``def`` stops being one of the ``class << self`` around it: another scope, a method, a block.
