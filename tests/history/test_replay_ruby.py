@@ -50,3 +50,48 @@ def test_a_doc_comment_added_above_the_second_definition_of_a_name_is_in_its_his
     assert "+      # :nocov:\n       def clock_time" in out, out
     first = cli_stdout(project, "symbol", "lib/utils.rb", "clock_time")
     assert len(headings(first)) == 1 and "nocov" not in first, first  # the first definition did not change
+
+
+SHOP = '''module Shop
+  module Tax
+    RATE = 0.2
+  end
+
+  module Pricing
+    RATE = 0.1
+
+    def discount(total, pct)
+      [(total * pct / 100.0).round(2), total].min
+    end
+  end
+
+  class Cart
+    def size
+      0
+    end
+  end
+end
+'''
+DISCOUNT = '''
+    def discount(total, pct)
+      [(total * pct / 100.0).round(2), total].min
+    end
+'''
+
+
+def test_a_method_moved_to_another_module_of_its_file_is_renamed_not_empty(project: Path) -> None:
+    """``discount`` moved, text and surrounding lines alike, from ``module Pricing`` into ``module Tax`` (above it):
+    the log said ``renamed Shop::Pricing#discount -> Shop::Tax#discount`` while ``symbol lib/shop.rb
+    Tax#discount`` answered "0 change(s)" and nothing else: the walk took the version that moved it for one that
+    left it alone, its text and scope lines being in the older side too (in the other module)."""
+    write(project, "lib/shop.rb", SHOP)
+    cli_stdout(project, "checkpoint")
+    moved = SHOP.replace(DISCOUNT, "\n").replace("    RATE = 0.2\n", "    RATE = 0.2\n" + DISCOUNT)
+    write(project, "lib/shop.rb", moved)
+    cli_stdout(project, "checkpoint", "-m", "Move discount to Tax")
+    write(project, "lib/shop.rb", moved.replace("      0\n", "      1\n"))
+    cli_stdout(project, "checkpoint", "-m", "Cart size")
+    assert "renamed Shop::Pricing#discount -> Shop::Tax#discount" in cli_stdout(project, "log")
+    out = cli_stdout(project, "symbol", "lib/shop.rb", "Tax#discount")
+    assert len(headings(out)) == 2, out
+    assert "as first recorded" in headings(out)[0] and "renamed from Shop::Pricing#discount" in headings(out)[1], out

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from code_trajectory.git.shadow import ShadowRepo
-from code_trajectory.history import symbol_history
+from code_trajectory.history import symbol_anchor, symbol_history
 from code_trajectory.symbols.cache import DEFAULT_CACHE
 from support.ui import build_history, record_edit
 
@@ -31,7 +31,7 @@ def test_passing_over_untouched_versions_finds_the_same_changes_with_fewer_parse
         before = DEFAULT_CACHE.parses
         walked = {s: _trace(repo, tip, PATH, s) for s in symbols}
         parses = DEFAULT_CACHE.parses - before
-        monkeypatch.setattr(symbol_history, "_untouched", lambda *_: False)  # parse every version
+        monkeypatch.setattr(symbol_anchor, "untouched", lambda *_: False)  # parse every version
         DEFAULT_CACHE.clear()
         before = DEFAULT_CACHE.parses
         assert walked == {s: _trace(repo, tip, PATH, s) for s in symbols}
@@ -53,7 +53,7 @@ def test_comments_docstrings_and_a_renamed_class_are_read_as_a_parse_of_every_ve
     tips = [record_edit(project, "src/store.py", text) for text in versions]
     with ShadowRepo(project) as repo:
         walked = {s: _trace(repo, tips[-1], "src/store.py", s) for s in ("Shelf", "Shelf.load")}
-        monkeypatch.setattr(symbol_history, "_untouched", lambda *_: False)
+        monkeypatch.setattr(symbol_anchor, "untouched", lambda *_: False)
         assert walked == {s: _trace(repo, tips[-1], "src/store.py", s) for s in ("Shelf", "Shelf.load")}
     shelf = [(tips.index(oid), what) for oid, what, _ in walked["Shelf"]]
     assert shelf[0] == (5, "renamed from Store") and (1, "comment removed from `Store`: `# Read it back.`") in shelf

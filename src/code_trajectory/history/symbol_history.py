@@ -21,7 +21,6 @@ or ``added`` and goes on too."""
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -31,13 +30,12 @@ from code_trajectory.git import file_versions, indexed_log
 from code_trajectory.git.diffs import HUNK_HEADER
 from code_trajectory.git.shadow import ZERO_OID, ShadowRepo
 from code_trajectory.git.trees import list_files
-from code_trajectory.history import symbol_lookup
+from code_trajectory.history import symbol_anchor, symbol_lookup
 from code_trajectory.history.headings import began_recording
 from code_trajectory.history.range_diff import range_diff
 from code_trajectory.history.symbol_moves import moved_from, moved_to
 from code_trajectory.history.versions import blob_symbols, symbol_changes
 from code_trajectory.symbols import Symbol, SymbolChanges, language_for, occurrences, readable
-from code_trajectory.symbols.base import OVERLOAD_SUFFIX
 from code_trajectory.symbols.comments import describe_comments, documented_start
 
 #: Context lines around the changes of a symbol's own diff: its newest change's (whole, as ``git log -p`` minus
@@ -136,14 +134,14 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
     current = name
     result: list[SymbolVersion] = []
     moves, ended = 0, False  # ended: the walk reached where the symbol began
-    anchor: _Anchor | None = None  # the symbol's text in the newer side of the next version, once known
+    anchor: symbol_anchor.Anchor | None = None  # the symbol's text in the newer side of the next version, once known
     while entries and len(result) < depth:
-        if anchor is not None and (skipped := _untouched(repo, entries, anchor)):
+        if anchor is not None and (skipped := symbol_anchor.untouched(repo, entries, anchor)):
             entries = entries[skipped:]  # its text and its scopes' first lines are there unchanged: no parse
             continue
         entry, entries = entries[0], entries[1:]
         changes = symbol_changes(repo, entry.path, entry.change)
-        anchor = _anchor(repo, entry.change.old_oid, entry.change.old_path or entry.path, current)
+        anchor = symbol_anchor.anchor(repo, entry.change.old_oid, entry.change.old_path or entry.path, current)
         if changes is None:
             continue
         context = OLDER_DIFF_CONTEXT if result else SYMBOL_DIFF_CONTEXT  # the newest change is shown whole
@@ -355,74 +353,6 @@ def other_definitions(repo: ShadowRepo, tip: str, path: str, name: str) -> list[
     entry = list_files(repo, repo.commit_tree_oid(tip), [f":(literal){path}"]).get(path)  # one ls-tree, no walk
     symbols = blob_symbols(repo, entry.oid, path) if entry is not None else []
     return [s.name for s in occurrences(symbols, name) if s.name != name]
-
-
-@dataclass
-class _Anchor:
-    """What tells, without parsing, that a version left a symbol alone: the exact text of its lines (its doc
-    comment included, a line of context each side; whole lines, between line breaks) and the first line of each
-    enclosing symbol (a renamed class renames its methods), and how often the blob has its own name's word: another
-    definition of that name coming or going names it anew (``Foo.bar`` -> ``Foo.bar(String)``)."""
-
-    text: bytes
-    scopes: list[bytes]
-    word: re.Pattern[bytes]
-    uses: int
-
-
-def _anchor(repo: ShadowRepo, oid: str, path: str, name: str) -> _Anchor | None:
-    """The anchor of ``name`` in blob ``oid`` (parsed already: the symbol cache has it), or None when it is not
-    there, or its name depends on other definitions (a ``@N`` occurrence suffix)."""
-    if "@" in name:
-        return None
-    symbols = blob_symbols(repo, oid, path)
-    symbol = next((s for s in symbols if s.name == name), None)
-    data = repo.read_blob_or_none(oid) if symbol is not None else None
-    if symbol is None or data is None:
-        return None
-    lines = data.split(b"\n")
-    scopes, parent = [], symbol.parent
-    while parent is not None:
-        enclosing = next((s for s in symbols if s.name == parent), None)
-        if enclosing is None:
-            return None
-        scopes.append(lines[enclosing.start_line - 1])
-        parent = enclosing.parent
-    word = OVERLOAD_SUFFIX.sub("", symbol.short_name).encode()
-    uses = re.compile(rb"(?<![\w$])" + re.escape(word) + rb"\s*\(")  # as definitions write it: get(, not get_min(
-    # a line of context each side, whole lines: a doc comment or attribute removed above it is a change to read
-    return _Anchor(b"\n%s\n" % b"\n".join(lines[max(documented_start(symbol) - 2, 0):symbol.end_line + 1]), scopes,
-                   uses, len(uses.findall(data))) if word else None
-
-
-def _untouched(repo: ShadowRepo, entries: file_versions.FileVersions, anchor: _Anchor) -> int:
-    """How many of the next ``entries`` left the symbol alone: each one's older side holds the symbol's text exactly
-    once and every scope line, so it changed other lines of the file only (a rename, an addition or a deletion of
-    the file is read). Only versions read already are looked at (at least the next one); their older sides are
-    read 64, then :data:`ShadowRepo.BATCH` a round trip (reading past the end of the run costs less than a round
-    trip more on a loaded machine)."""
-    eligible = []
-    for entry in itertools.islice(entries, max(entries.ready(), 1)):
-        change = entry.change
-        if change.old_path or change.status != "M" or not change.old_oid or change.old_oid == ZERO_OID:
-            break
-        eligible.append(change.old_oid)
-    alone, ended = 0, False
-
-    def visit(found: tuple[str, bytes] | None) -> None:
-        nonlocal alone, ended
-        data = found[1] if found is not None and found[0] == "blob" else None
-        if ended or data is None or (b"\n" + data + b"\n").count(anchor.text) != 1 or not all(
-                line in data for line in anchor.scopes) or len(anchor.word.findall(data)) != anchor.uses:
-            ended = True
-        else:
-            alone += 1
-
-    size = 64
-    while alone < len(eligible) and not ended:
-        repo.each_object(eligible[alone:alone + size], visit)
-        size = repo.BATCH
-    return alone
 
 
 def _baseline(repo: ShadowRepo, entry: file_versions.FileVersion, name: str, show: bool) -> SymbolVersion:
