@@ -95,3 +95,64 @@ def test_a_method_moved_to_another_module_of_its_file_is_renamed_not_empty(proje
     out = cli_stdout(project, "symbol", "lib/shop.rb", "Tax#discount")
     assert len(headings(out)) == 2, out
     assert "as first recorded" in headings(out)[0] and "renamed from Shop::Pricing#discount" in headings(out)[1], out
+
+
+COMPARE = '''module Rack
+  module Utils
+    # Constant time string comparison.
+    def secure_compare(a, b)
+      return false unless a.bytesize == b.bytesize
+
+      l = a.unpack("C*")
+
+      r, i = 0, -1
+      b.each_byte { |v| r |= v ^ l[i += 1] }
+      r == 0
+    end
+  end
+end
+'''
+#: rack's "Use faster OpenSSL secure_compare if available": the old method, re-indented, is the ``else`` branch's.
+OPENSSL = '''module Rack
+  module Utils
+    # Constant time string comparison.
+    if defined?(OpenSSL.fixed_length_secure_compare)
+      def secure_compare(a, b)
+        return false unless a.bytesize == b.bytesize
+
+        OpenSSL.fixed_length_secure_compare(a, b)
+      end
+    else
+      def secure_compare(a, b)
+        return false unless a.bytesize == b.bytesize
+
+        l = a.unpack("C*")
+
+        r, i = 0, -1
+        b.each_byte { |v| r |= v ^ l[i += 1] }
+        r == 0
+      end
+    end
+  end
+end
+'''
+
+
+def test_a_method_wrapped_in_a_condition_beside_a_new_definition_keeps_its_history_alone(project: Path) -> None:
+    """After rack wrapped ``secure_compare`` in ``if defined?(OpenSSL...)``/``else`` with a new definition first, both
+    ``secure_compare`` (the new OpenSSL one) and ``secure_compare@2`` (the old one, re-indented) said "modified" and
+    both claimed the old method's history: git's diff maps only blank lines of the re-indented text, and a blank
+    line was a vote. The file history says the truth: the first is added, the second is the old one."""
+    write(project, "lib/utils.rb", COMPARE)
+    cli_stdout(project, "checkpoint")
+    write(project, "lib/utils.rb", COMPARE.replace("r == 0", "r.zero?"))
+    cli_stdout(project, "checkpoint", "-m", "Use zero?")
+    write(project, "lib/utils.rb", OPENSSL.replace("r == 0", "r.zero?"))
+    cli_stdout(project, "checkpoint", "-m", "Use faster OpenSSL secure_compare if available")
+    assert "added Rack::Utils#secure_compare" in cli_stdout(project, "log")
+    first = cli_stdout(project, "symbol", "lib/utils.rb", "secure_compare")
+    assert [h.split(" · ")[2] for h in headings(first)] == ["added"], first
+    second = cli_stdout(project, "symbol", "lib/utils.rb", "secure_compare@2")
+    whats = [h.split(" · ")[2] for h in headings(second)]
+    assert whats[1:] == ["modified", "modified"] and whats[0].startswith("as first recorded"), \
+        second

@@ -152,8 +152,9 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
         repeated = _repeated(repo, entry, current)
         if repeated is not None and repeated[0] != "added":
             how, old_name = repeated
-            if how == "modified":
-                result.append(SymbolVersion(entry, current, how, diff(old_name, current)))
+            if how in ("modified", "reformatted"):
+                what = how if how == "modified" else "reformatted (whitespace only)"
+                result.append(SymbolVersion(entry, current, what, diff(old_name, current)))
             elif current in changes.docs_changed:  # its own lines kept, the doc comment above them changed
                 mine = tuple(e for e in changes.comment_edits if e.symbol == current)
                 what = "; ".join(describe_comments(mine, changes.language, ())) or "doc comment changed"
@@ -273,10 +274,11 @@ def _removed_earlier(repo: ShadowRepo, entries: file_versions.FileVersions, name
 
 def _repeated(repo: ShadowRepo, entry: file_versions.FileVersion, name: str) -> tuple[str, str] | None:
     """For one of several definitions of a name (``fetch@31``: numbered in source order, so a definition added
-    above it renumbers it), what ``entry`` did to it: ``("same", old name)``, ``("modified", old name)`` or
-    ``("added", name)``. The old definition is the one git's diff of the file maps most of its lines to (as
-    ``git log -L`` follows a range), not the one with the same number; None when the name is not repeated on
-    either side."""
+    above it renumbers it), what ``entry`` did to it: ``("same", old name)``, ``("modified", old name)``,
+    ``("reformatted", old name)`` or ``("added", name)``. The old definition is the only one with its tokens (whitespace
+    aside: one wrapped in an ``if`` is re-indented), else the one git's diff of the file maps most of its non-blank
+    lines to (as ``git log -L`` follows a range), not the one with the same number; None when the name is not
+    repeated on either side."""
     change = entry.change
     new = occurrences(blob_symbols(repo, change.new_oid, entry.path), name)
     old = occurrences(blob_symbols(repo, change.old_oid, change.old_path or entry.path), name)
@@ -285,10 +287,20 @@ def _repeated(repo: ShadowRepo, entry: file_versions.FileVersion, name: str) -> 
     mine = next((s for s in new if s.name == name), None)
     if mine is None:
         return None
+    alike = [s for s in old if s.body_key == mine.body_key]  # its tokens, re-indented into an ``if``: that one
+    lines = _file_lines(repo, change.new_oid)
+    if len(alike) == 1 and sum(s.body_key == mine.body_key for s in new) == 1:
+        before = alike[0]
+        if before.text_hash == mine.text_hash:
+            return "same", before.name  # a doc comment changed above it is said by the caller
+        old_lines = _file_lines(repo, change.old_oid)
+        same_doc = [x.strip() for x in lines[documented_start(mine) - 1:mine.start_line - 1]] == [
+            x.strip() for x in old_lines[documented_start(before) - 1:before.start_line - 1]]
+        return ("reformatted" if same_doc else "modified"), before.name
     to_old = _line_map(file_versions.file_patch(repo, entry, context=0))
     votes: dict[str, int] = {}
     for line in range(mine.start_line, mine.end_line + 1):
-        was = to_old(line)
+        was = to_old(line) if line <= len(lines) and lines[line - 1].strip() else None  # a blank line is no vote
         hit = next((s for s in old if was is not None and s.start_line <= was <= s.end_line), None)
         if hit is not None:
             votes[hit.name] = votes.get(hit.name, 0) + 1
