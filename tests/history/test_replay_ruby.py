@@ -4,9 +4,11 @@ small file shaped as rack's was. Real git, the CLI as a subprocess."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
-from support import cli_stdout, write
+from support import cli_stdout, subprocess_env, write
 
 #: Rack::Utils as of rack 2.1: ``clock_time`` defined twice, under ``if``/``else``.
 UTILS = '''module Rack
@@ -156,3 +158,16 @@ def test_a_method_wrapped_in_a_condition_beside_a_new_definition_keeps_its_histo
     whats = [h.split(" · ")[2] for h in headings(second)]
     assert whats[1:] == ["modified", "modified"] and whats[0].startswith("as first recorded"), \
         second
+
+
+def test_an_attribute_or_constant_asked_as_a_symbol_is_pointed_to_the_file_history_not_to_python(
+        project: Path) -> None:
+    """``symbol lib/rack/utils.rb default_query_parser`` (an ``attr_accessor``) was told about "a Python module
+    constant's changes"."""
+    write(project, "lib/utils.rb", UTILS.replace("    module_function\n", "    class << self\n"
+                                                 "      attr_accessor :default_query_parser\n    end\n"))
+    cli_stdout(project, "checkpoint")
+    done = subprocess.run([sys.executable, "-m", "code_trajectory", "symbol", "lib/utils.rb", "default_query_parser"],
+                          cwd=project, env=subprocess_env(), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "Python" not in done.stderr, done.stderr
+    assert "constants, attributes and other code outside them are in get_file_trajectory" in done.stderr

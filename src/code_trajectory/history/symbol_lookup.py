@@ -53,9 +53,11 @@ def resolve(repo: ShadowRepo, entries: file_versions.FileVersions, path: str, sy
     if name is None:
         close = overloads_of(symbol, known)[:10] or closest_names(symbol, known)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
+        kinds = ("functions, methods, classes and types, and a Python module's constants" if path.endswith((".py", ".pyi"))
+                 else "functions, methods, classes and types; constants, attributes and other code outside them are "
+                      "in get_file_trajectory")
         raise InvalidArgumentError(f"no symbol {symbol!r} in the recorded history of {path!r}{hint} (symbols are "
-                                   "functions, methods, classes and types, and a Python module's constants; for other "
-                                   "text use search_trajectory)")
+                                   f"{kinds}; for other text use search_trajectory)")
     return name
 
 
