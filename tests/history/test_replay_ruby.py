@@ -171,3 +171,48 @@ def test_an_attribute_or_constant_asked_as_a_symbol_is_pointed_to_the_file_histo
                           cwd=project, env=subprocess_env(), capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "Python" not in done.stderr, done.stderr
     assert "constants, attributes and other code outside them are in get_file_trajectory" in done.stderr
+
+
+HEADER_HASH = '''module Rack
+  class HeaderHash < Hash
+    def self.new(hash = {})
+      HeaderHash === hash ? hash : super(hash)
+    end
+
+    def initialize(hash = {})
+      super()
+      @names = {}
+    end
+  end
+end
+'''
+FETCH = '''
+    def fetch(k, *args)
+      super(@names[k.downcase] || k, *args)
+    end
+'''
+
+
+def test_a_class_history_says_which_methods_came_and_went_not_modified_in_them(project: Path) -> None:
+    """rack's HeaderHash history said "modified in Rack::Utils::HeaderHash.new" for the version that removed
+    ``self.new``, and "modified in Rack::Utils::HeaderHash#fetch" for the one that added ``fetch``, as if both were
+    there and changed."""
+    write(project, "lib/header_hash.rb", HEADER_HASH)
+    cli_stdout(project, "checkpoint")
+    no_new = HEADER_HASH.replace('''    def self.new(hash = {})
+      HeaderHash === hash ? hash : super(hash)
+    end
+
+''', "")
+    write(project, "lib/header_hash.rb", no_new)
+    cli_stdout(project, "checkpoint", "-m", "remove useless header merge")
+    with_fetch = no_new.replace("    end\n  end\nend\n", "    end\n" + FETCH + "  end\nend\n")
+    write(project, "lib/header_hash.rb", with_fetch)
+    cli_stdout(project, "checkpoint", "-m", "case-insensitive fetch")
+    write(project, "lib/header_hash.rb", with_fetch.replace("k.downcase", "k.downcase(:fold)").replace(
+        "@names = {}", "@names = {}\n      update(hash)"))
+    cli_stdout(project, "checkpoint", "-m", "fold")
+    out = cli_stdout(project, "symbol", "lib/header_hash.rb", "HeaderHash")
+    whats = [h.split(" · ")[2] for h in headings(out)][1:]
+    assert whats == ["modified; removed Rack::HeaderHash.new", "modified; added Rack::HeaderHash#fetch",
+                     "modified in Rack::HeaderHash#initialize, Rack::HeaderHash#fetch"], out

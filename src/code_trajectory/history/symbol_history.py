@@ -197,11 +197,12 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
                      if n in changes.docs_changed or n in changes.comments_changed]
         if repeated is None and current in changes.modified:
             # its own code changed; a nested function or method changed alongside is named too
-            what = changes.modified_said(current, "modified") + (f", also in {', '.join(readable(n) for n in inner)}" if inner else "")
-            result.append(SymbolVersion(entry, current, what, diff(current, current)))
+            result.append(SymbolVersion(entry, current,
+                                        _nested(changes.modified_said(current, "modified"), ", also in ", changes, inner),
+                                        diff(current, current)))
         elif inner and current not in changes.added and current not in changes.removed:
-            what = f"modified in {', '.join(readable(n) for n in inner)}"
-            result.append(SymbolVersion(entry, current, what, diff(current, current)))
+            result.append(SymbolVersion(entry, current, _nested("modified", " in ", changes, inner),
+                                        diff(current, current)))
         elif commented:
             mine = tuple(e for e in changes.comment_edits if e.symbol in commented)
             what = "; ".join(describe_comments(mine, changes.language,
@@ -340,6 +341,16 @@ def _said_once(versions: list[SymbolVersion]) -> None:
 
 def _added_lines(diff: str) -> list[str]:
     return [line for line in diff.split("\n") if not line.startswith("@@")]
+
+
+def _nested(what: str, link: str, changes: SymbolChanges, inner: list[str]) -> str:
+    """``what`` with the nested symbols that changed (``modified in Foo.run``), those added or removed said so
+    (``modified; removed Foo.new``), not as changed in there."""
+    changed = [readable(n) for n in inner if n not in changes.added and n not in changes.removed]
+    said = [what + (link + ", ".join(changed) if changed else "")]
+    said += [f"{verb} {', '.join(readable(n) for n in inner if n in names)}" for verb, names in (
+        ("added", changes.added), ("removed", changes.removed)) if any(n in names for n in inner)]
+    return "; ".join(said)
 
 
 def _inner(changes: SymbolChanges, name: str, names: tuple[str, ...]) -> list[str]:
