@@ -740,3 +740,14 @@ def test_php_classes_traits_and_braced_namespaces():
         ("Other\\K", "class", 9, 9),
         ("Other\\K::m", "method", 9, 9),
     ]
+
+
+def test_ruby_two_definitions_of_one_name_in_an_added_class_are_said_once_with_a_count():
+    """rack's spec_request.rb became ``class RackRequestTest`` with two ``def initialize`` (in two helper classes'
+    bodies): the log said ``added RackRequestTest (#initialize, #initialize, #ip_app)``."""
+    source = b"class RackRequestTest\n  def initialize; end\n  def ip_app; end\n  def initialize; end\nend\n"
+    changes = compare("test/spec_request.rb", b"", source)
+    assert changes is not None
+    for lean in (True, False):
+        said = describe_symbols(changes, lean=lean)
+        assert "RackRequestTest (#initialize ×2, #ip_app)" in said, said

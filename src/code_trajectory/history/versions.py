@@ -158,7 +158,15 @@ unless the list holds several occurrences of that name: then they are said once 
                 return bare(_member(bare(name), bare(parent), changes.language))
             return said(_member(name, parent, changes.language))
 
-        return [(tops_said[n], [member(m, n) for m in members.get(n, [])]) for n in tops]
+        def counted(parent: str) -> list[str]:
+            """Its members as said, one named several times (two ``def initialize``) once with a count."""
+            names = members.get(parent, [])
+            plain = [bare(_member(bare(m), bare(parent), changes.language)) for m in names]
+            out = {f"{p} ×{plain.count(p)}" if plain.count(p) > 1 else member(m, parent): None
+                   for m, p in zip(names, plain)}
+            return list(out)
+
+        return [(tops_said[n], counted(n)) for n in tops]
 
     def listed(entries: list[tuple[str, list[str]]]) -> list[str]:
         nonlocal room, more
