@@ -751,3 +751,53 @@ def test_ruby_two_definitions_of_one_name_in_an_added_class_are_said_once_with_a
     for lean in (True, False):
         said = describe_symbols(changes, lean=lean)
         assert "RackRequestTest (#initialize ×2, #ip_app)" in said, said
+
+
+def test_ruby_methods_moved_into_a_nested_module_and_changed_are_renamed_there():
+    """rack's "Move most methods on the Rack::Request to a module": ``Request#ip`` became ``Request::Helpers#ip`` with
+    ``@env['REMOTE_ADDR']`` now ``get_header('REMOTE_ADDR')``; it was said removed and added, and the symbol history
+    of ``Helpers#ip`` began there, its earlier versions lost. The one removed and the one added of a kind with one
+    short name, alike, is a rename, as for a rename with a changed body."""
+    old = textwrap.dedent("""\
+        module Rack
+          class Request
+            def ip
+              remote_addrs = split_ip_addresses(@env['REMOTE_ADDR'])
+              remote_addrs = reject_trusted_ip_addresses(remote_addrs)
+              return remote_addrs.first if remote_addrs.any?
+              forwarded_ips = split_ip_addresses(@env['HTTP_X_FORWARDED_FOR'])
+              return reject_trusted_ip_addresses(forwarded_ips).last || remote_addrs.last
+            end
+
+            def xhr?
+              @env["HTTP_X_REQUESTED_WITH"] == "XMLHttpRequest"
+              # or not
+            end
+          end
+        end
+        """).encode()
+    new = textwrap.dedent("""\
+        module Rack
+          class Request
+            module Helpers
+              def ip
+                remote_addrs = split_ip_addresses(get_header('REMOTE_ADDR'))
+                remote_addrs = reject_trusted_ip_addresses(remote_addrs)
+                return remote_addrs.first if remote_addrs.any?
+                forwarded_ips = split_ip_addresses(get_header('HTTP_X_FORWARDED_FOR'))
+                return reject_trusted_ip_addresses(forwarded_ips).last || remote_addrs.last
+              end
+
+              def xhr?
+                get_header("HTTP_X_REQUESTED_WITH") == "XMLHttpRequest"
+                # or not
+              end
+            end
+          end
+        end
+        """).encode()
+    changes = compare("lib/rack/request.rb", old, new)
+    assert changes is not None
+    assert changes.renamed == (("Rack::Request#ip", "Rack::Request::Helpers#ip"),
+                               ("Rack::Request#xhr?", "Rack::Request::Helpers#xhr?")), changes.summary()
+    assert changes.added == ("Rack::Request::Helpers",) and changes.removed == (), changes.summary()

@@ -19,7 +19,9 @@ Matching rules, in order (each symbol is matched at most once):
    of their child names (by short name) are renamed too, and their children are matched
    under the new prefix as in rule 1. A child whose rename only follows its container's
    rename is not listed in ``renamed``. Last, the one removed and the one added definition of a kind under one
-   parent whose lines are alike (:func:`~.same.renamed_and_changed`) are renamed and changed in one edit.
+   parent whose lines are alike (:func:`~.same.renamed_and_changed`) are renamed and changed in one edit, as are
+   the one removed and the one added of a kind with one short name anywhere in the file (moved to another class or
+   module and changed).
 4. What is left is *removed* / *added*; siblings whose relative order changed are *moved*.
 
 The file-level ``kind`` is decided from the whole-file keys (see
@@ -281,6 +283,20 @@ def _diff(path: str, old: FileAnalysis, new: FileAnalysis, parents: dict[str, st
         if len(olds) == 1 and len(news) == 1 and same.renamed_and_changed(r, news[0]):
             renamed[r.name] = news[0].name
             pair(r, news[0], pairs, removed, added)
+    # 3e. moved to another class or module of the file and changed: the one removed and the one added of a kind
+    # with its short name, alike (rack's Request#ip into Request::Helpers, its @env[...] made get_header(...))
+    def alone(symbols: list[Symbol]) -> dict[tuple[str, str], Symbol]:
+        count: dict[tuple[str, str], list[Symbol]] = {}
+        for s in symbols:
+            count.setdefault((s.kind, short_name(s.name)), []).append(s)
+        return {key: found[0] for key, found in count.items() if len(found) == 1}
+
+    lone_new = alone(added) if removed and added else {}
+    for key, r in alone(removed).items() if lone_new else ():
+        there = lone_new.get(key)
+        if there is not None and there in added and same.renamed_and_changed(r, there):
+            renamed[r.name] = there.name
+            pair(r, there, pairs, removed, added)
     for old_name, new_name in list(renamed.items()):
         op, np_ = old_by[old_name].parent, new_by[new_name].parent
         if op is not None and pairs.get(op) == np_ and op != np_ and \

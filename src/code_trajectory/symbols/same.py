@@ -206,10 +206,12 @@ def renamed_and_changed(old: Symbol, new: Symbol) -> bool:
     commander.js #1613), and both have :data:`RENAME_MIN_LINES` lines or more. The caller asks it only of the one
     removed and the one added definition of a kind under one parent."""
     old_word, new_word = (NAME_SUFFIX.sub("", short_name(s.name)) for s in (old, new))
-    if not (old_word.isidentifier() and new_word.isidentifier()):
-        return False
-    a = re.sub(rb"\b" + re.escape(old_word.encode()) + rb"\b", b"\0", old._keys.raw(old._index)).splitlines()
-    b = re.sub(rb"\b" + re.escape(new_word.encode()) + rb"\b", b"\0", new._keys.raw(new._index)).splitlines()
+    a, b = old._keys.raw(old._index).splitlines(), new._keys.raw(new._index).splitlines()
+    if old_word != new_word:  # renamed, not only moved to another scope (Ruby's ``xhr?`` and ``[]`` are no words)
+        if not (old_word.isidentifier() and new_word.isidentifier()):
+            return False
+        a = re.sub(rb"\b" + re.escape(old_word.encode()) + rb"\b", b"\0", b"\n".join(a)).splitlines()
+        b = re.sub(rb"\b" + re.escape(new_word.encode()) + rb"\b", b"\0", b"\n".join(b)).splitlines()
     if min(len(a), len(b)) < RENAME_MIN_LINES:
         return False
     a, b = [line.strip() for line in a], [line.strip() for line in b]
