@@ -19,7 +19,9 @@ changed body came to be a rename (4 cases, Python, PHP, C#, Rust: the one remove
 renamed and changed in one edit, were removed and added), and again, recomputed in place, when a modified class came
 to name its changed fields (summaries only, in Python, JavaScript, TypeScript, Java and C# cases: ``modified
 Store.Store2 (field `dir` changed)``, ``(field `items` changed; other code too)`` when its type parameter was
-renamed too; every other field the same).
+renamed too; every other field the same), and again, recomputed in place, when the whitespace a member brings or takes
+stopped reformatting its container (6 cases, Python, TypeScript, Java, Ruby and C#: a nested function, class or
+namespace member deleted, both ways, reported its container ``reformatted`` though none of its own lines changed).
 They pin the observable semantics (innermost reporting, renames, moves, reformatted,
 comments-only, import-only, overload naming, line spans) so that a faster implementation
 can be checked against them edit by edit.

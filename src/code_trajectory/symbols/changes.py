@@ -46,7 +46,7 @@ from .fields import field_changes, field_parts
 from .lookup import readable
 from .pairing import NUMBERED, base_name, pair, pair_repeated, pair_signatures
 from .registry import language_for
-from .same import same_body, same_imports, same_own, same_own_imports, same_top, same_top_text
+from .same import own_respaced, same_body, same_imports, same_own, same_own_imports, same_top, same_top_text
 from .same import same_comments as same_comments_everywhere
 
 #: Values of :attr:`SymbolChanges.kind`.
@@ -322,8 +322,8 @@ def _diff(path: str, old: FileAnalysis, new: FileAnalysis, parents: dict[str, st
                 fields.append((s.name, found))
         elif not same_comments:
             comments.append(s.name)
-        elif o.name == s.name and o._keys.own_exact(o._index) != s._keys.own_exact(s._index):
-            # (own_hash differs; a rename alone alters the exact text)
+        elif o.name == s.name and own_respaced(o._keys, o._index, s._keys, s._index):
+            # (a rename alone alters the exact text)
             reformatted.append(s.name)
     # a member's doc comment lies in its container's own text: realigned, it is the member's (git log -L lists it)
     containers: list[str | None] = [*modified, *comments, *reformatted,

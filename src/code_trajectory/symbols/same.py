@@ -139,6 +139,54 @@ def same_comments(a: LazyKeys, b: LazyKeys) -> bool:
     return [t for c in ma for t in c.comments] == [t for c in mb for t in c.comments]
 
 
+#: Whitespace, split off in :func:`_spacing` (kept: a run is a gap).
+_SPACES = re.compile(rb"(\s+)")
+#: A child in a gap of :func:`_spacing` (whitespace has no NUL byte).
+_KID = b"\0"
+
+
+def _spacing(keys: LazyKeys, i: int) -> tuple[bytes, dict[int, bytes]]:
+    """Span ``i``'s own text without whitespace, and the gap after each offset of it where there is one: its
+    whitespace, with :data:`_KID` for each child in it."""
+    text: list[bytes] = []
+    gaps: dict[int, bytes] = {}
+    size = 0
+    raws = iter(keys.raw_chunks(keys.own_chunks(i)))
+    for item in keys.model().items[i]:
+        for n, part in enumerate([_KID] if item < 0 else _SPACES.split(next(raws))):
+            if n % 2 == 0 and item >= 0:
+                text.append(part)
+                size += len(part)
+            elif part:
+                gaps[size] = gaps.get(size, b"") + part
+    return b"".join(text), gaps
+
+
+def _same_gap(x: bytes, y: bytes) -> bool:
+    """Two gaps of :func:`_spacing` at one place are the same layout. The whitespace next to a child is the child's
+    (on both sides: not compared); where a child came or went (on one side only), the span's own line end before
+    the first child and the indentation of its own line after the last one are compared: the child brought or took
+    its lines and blank lines."""
+    if (_KID in x) == (_KID in y):
+        return _KID in x or x == y
+    head_x, head_y = (g.split(_KID, 1)[0] for g in (x, y))
+    if b"\n" in head_x and b"\n" in head_y and head_x[:head_x.index(b"\n")] != head_y[:head_y.index(b"\n")]:
+        return False
+    tail_x, tail_y = (g.rsplit(_KID, 1)[-1] for g in (x, y))
+    return b"\n" not in tail_x or b"\n" not in tail_y or \
+        tail_x[tail_x.rindex(b"\n"):] == tail_y[tail_y.rindex(b"\n"):]
+
+
+def own_respaced(a: LazyKeys, i: int, b: LazyKeys, j: int) -> bool:
+    """Span ``i`` of ``a`` and span ``j`` of ``b``, whose own code and comments are equal, differ in the whitespace
+    of their own text: a line re-indented, CRLF, spaces around a brace; not in the blank lines and line breaks that
+    come or go with a child (``class C { int x; }`` given a method after ``x``; see :func:`_same_gap`)."""
+    text_a, gaps_a = _spacing(a, i)
+    text_b, gaps_b = _spacing(b, j)
+    if text_a != text_b:  # (not expected with equal code and comments) the stretches between children, stripped
+        return a.own_exact(i) != b.own_exact(j)
+    return not all(_same_gap(gaps_a.get(at, b""), gaps_b.get(at, b"")) for at in {*gaps_a, *gaps_b})
+
 
 def renamed_only(old: Symbol, new: Symbol) -> bool:
     """``new``'s text is ``old``'s with one whole word, ``old``'s own name, written as ``new``'s own name: a pure

@@ -1,0 +1,69 @@
+"""``reformatted``: a container's own text changed in whitespace, not the layout a member brought or took."""
+
+from __future__ import annotations
+
+import pytest
+
+from code_trajectory.symbols import compare
+
+#: (path, the container before, the container with one member added after its field, the member's name)
+ADDED = [
+    ("A.java", "class C {\n    int x;\n}\n", "class C {\n    int x;\n    void q() {}\n}\n", "C.q"),
+    ("A.cs", "class C {\n    int x;\n}\n", "class C {\n    int x;\n    void q() {}\n}\n", "C.q"),
+    ("A.ts", "class C {\n    x = 1;\n}\n", "class C {\n    x = 1;\n    q() {}\n}\n", "C.q"),
+    ("A.js", "class C {\n    x = 1;\n}\n", "class C {\n    x = 1;\n    q() {}\n}\n", "C.q"),
+    ("A.cpp", "class C {\n    int x;\n};\n", "class C {\n    int x;\n    void q() {}\n};\n", "C::q"),
+    ("A.rs", "mod m {\n    const X: i32 = 1;\n}\n", "mod m {\n    const X: i32 = 1;\n    fn q() {}\n}\n", "m::q"),
+    ("A.php", "<?php\nclass C {\n    public $x;\n}\n", "<?php\nclass C {\n    public $x;\n    function q() {}\n}\n",
+     "C::q"),
+    ("A.rb", "class C\n  X = 1\nend\n", "class C\n  X = 1\n  def q; end\nend\n", "C#q"),
+    ("A.py", "def f():\n    y = 1\n    return y\n", "def f():\n    y = 1\n    def g():\n        pass\n    return y\n",
+     "f.g"),
+]
+
+
+@pytest.mark.parametrize(("path", "old", "new", "member"), ADDED, ids=[case[0] for case in ADDED])
+def test_a_member_added_or_removed_does_not_reformat_its_container(path, old, new, member):
+    added = compare(path, old.encode(), new.encode())
+    assert added.added == (member,) and added.reformatted == (), added.summary()
+    removed = compare(path, new.encode(), old.encode())
+    assert removed.removed == (member,) and removed.reformatted == (), removed.summary()
+
+
+@pytest.mark.parametrize("new", [
+    "class C {\n    void q() {}\n    int x;\n}\n",  # before the field
+    "class C {\n    void q() {}\n\n    int x;\n}\n",
+    "class C {\n    int x;\n\n    /** Does q. */\n    void q() {}\n}\n",
+])
+def test_a_member_added_anywhere_does_not_reformat_its_container(new):
+    changes = compare("A.java", b"class C {\n    int x;\n}\n", new.encode())
+    assert changes.summary() == "added C.q"
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("class C {}\n", "class C {\n    void q() {}\n}\n"),
+    ("class C {\n}\n", "class C {\n    void q() {}\n}\n"),
+])
+def test_a_first_member_does_not_reformat_an_empty_container(old, new):
+    assert compare("A.java", old.encode(), new.encode()).summary() == "added C.q"
+    assert compare("A.java", new.encode(), old.encode()).summary() == "removed C.q"
+
+
+def test_a_member_moved_across_a_field_does_not_reformat_its_container():
+    old = b"class C {\n    int x;\n    void q() {}\n    void r() {}\n}\n"
+    new = b"class C {\n    void r() {}\n    int x;\n    void q() {}\n}\n"
+    assert compare("A.java", old, new).summary() == "moved C.r"
+
+
+@pytest.mark.parametrize("new", [
+    "class C {\n  int x;\n    void q() {}\n}\n",  # the field re-indented
+    "class C {\r\n    int x;\r\n    void q() {}\r\n}\r\n",  # CRLF
+    "class C  {\n    int x;\n    void q() {}\n}\n",  # spaces before the brace
+    "class C {\n    int x;\n    void q() {}\n  }\n",  # the closing brace re-indented, next to the new member
+    "class C {  \n    int x;\n    void q() {}\n}\n",  # trailing spaces after the brace
+])
+def test_a_real_reformat_with_a_member_added_is_still_reported(new):
+    changes = compare("A.java", b"class C {\n    int x;\n}\n", new.encode())
+    assert changes.added == ("C.q",) and changes.reformatted == ("C",), changes.summary()
+    back = compare("A.java", new.encode(), b"class C {\n    int x;\n}\n")
+    assert back.removed == ("C.q",) and back.reformatted == ("C",), back.summary()
