@@ -67,3 +67,29 @@ def test_a_real_reformat_with_a_member_added_is_still_reported(new):
     assert changes.added == ("C.q",) and changes.reformatted == ("C",), changes.summary()
     back = compare("A.java", new.encode(), b"class C {\n    int x;\n}\n")
     assert back.removed == ("C.q",) and back.reformatted == ("C",), back.summary()
+
+
+#: (path, two top-level statements, the same with a function between them, the function's name)
+BETWEEN = [
+    ("a.c", "int x = 1;\nint y = 2;\n", "int x = 1;\nint g(void) { return 2; }\nint y = 2;\n", "g"),
+    ("a.py", "x = 1\ny = 2\n", "x = 1\n\n\ndef g():\n    pass\n\n\ny = 2\n", "g"),
+    ("a.js", "const x = 1;\nconst y = 2;\n", "const x = 1;\nfunction g() {}\nconst y = 2;\n", "g"),
+    ("a.go", "package a\n\nvar x = 1\n", "package a\n\nfunc g() {}\n\nvar x = 1\n", "g"),
+    ("a.rb", "X = 1\nY = 2\n", "X = 1\ndef g; end\nY = 2\n", "g"),
+]
+
+
+@pytest.mark.parametrize(("path", "old", "new", "name"), BETWEEN, ids=[case[0] for case in BETWEEN])
+def test_a_function_added_or_removed_between_top_level_statements_does_not_change_them(path, old, new, name):
+    added = compare(path, old.encode(), new.encode())
+    assert added.summary() == f"added {name}" and not added.top_level_changed
+    removed = compare(path, new.encode(), old.encode())
+    assert removed.summary() == f"removed {name}" and not removed.top_level_changed
+
+
+def test_top_level_code_changed_beside_an_added_function_or_moved_across_a_kept_one_is_still_said():
+    changed = compare("a.c", b"int x = 1;\nint y = 2;\n", b"int x = 1;\nint g(void) { return 2; }\nint y = y + 2;\n")
+    assert changed.added == ("g",) and changed.top_level_changed
+    moved = compare("a.c", b"int x = 1;\nint f(void) { return 1; }\nint y = 2;\n",
+                    b"int x = 1;\nint y = 2;\nint f(void) { return 1; }\n")
+    assert moved.top_level_changed

@@ -347,7 +347,8 @@ def _diff(path: str, old: FileAnalysis, new: FileAnalysis, parents: dict[str, st
         comments_equal = not comments and same_comments_everywhere(ok, nk)
         kind = "import-only" if structure_equal else "code"
     edits = () if comments_equal else comment_edits(old, new, pairs)
-    top_changed = not same_top_code and not same_top_text(ok, nk)
+    top_changed = not same_top_code and not same_top_text(ok, nk, {s._index for s in removed if s.parent is None},
+                                                          {s._index for s in added if s.parent is None})
     constants, rest_changed = constant_changes(old, new) if top_changed else ((), True)
     top_changed = top_changed and (rest_changed or not constants)  # other code outside symbols changed too
     docs: tuple[str, ...] = ()

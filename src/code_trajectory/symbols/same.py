@@ -10,6 +10,7 @@ would (see :mod:`.normalize` for the one assumption), barring NUL bytes in code
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from difflib import SequenceMatcher
 from typing import Any
 
@@ -107,14 +108,23 @@ def same_top(a: LazyKeys, b: LazyKeys) -> bool:
     return all(x.piece == y.piece and x.strings == y.strings for x, y in zip(norm_a, norm_b))
 
 
-def same_top_text(a: LazyKeys, b: LazyKeys) -> bool:
+def same_top_text(a: LazyKeys, b: LazyKeys, gone_a: Collection[int] = (), gone_b: Collection[int] = ()) -> bool:
     """The code outside every file-level symbol equal, wherever the symbols sit between it: adding or removing a
-    function (with the blank lines around it) leaves it equal, a changed module-level statement does not."""
-    def text(keys: LazyKeys) -> tuple[list[bytes], list[bytes]]:
-        chunks = keys.chunks(keys.top_chunks())
-        return [c.piece for c in chunks if c.piece], [t for c in chunks for t in c.strings]
+    function (with the blank lines around it) leaves it equal, a changed module-level statement does not.
+    ``gone_a`` / ``gone_b``: the spans of the file-level symbols only on that side (removed / added), which
+    join the code on either side of them: a function added between two statements does not change them."""
+    def text(keys: LazyKeys, gone: Collection[int]) -> tuple[list[bytes], list[bytes]]:
+        top = keys.top_chunks()
+        chunks = dict(zip(top, keys.chunks(top)))
+        pieces: list[bytes] = [b""]
+        for item in keys.model().top_items:
+            if item >= 0 and chunks[item].piece:
+                pieces[-1] = b" ".join(filter(None, (pieces[-1], chunks[item].piece)))
+            elif item < 0 and ~item not in gone:
+                pieces.append(b"")
+        return [p for p in pieces if p], [t for c in chunks.values() for t in c.strings]
 
-    return text(a) == text(b)
+    return text(a, gone_a) == text(b, gone_b)
 
 
 def same_imports(a: LazyKeys, b: LazyKeys) -> bool:
