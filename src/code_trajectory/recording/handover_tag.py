@@ -6,10 +6,11 @@ and records what is pending at once; or the hook was slower than the debounce), 
 its ``Trajectory-Origin``, and the hand-over's own snapshot finds nothing changed: the file history would say
 "edited outside the agent". :func:`tag_recorded_edit` then writes the branch's tip again with the origin added, when
 that tip is that very edit: a plain snapshot (an ordinary or a rescan's, no origin, no checkpoint), at most
-:data:`MAX_AGE_SECONDS` old, with one parent, whose changed paths are exactly the hand-over's, named by no other ref
-(a named point, a tag) and carrying no note (a test run). Same tree, parent, time and message, plus the trailer; the
-ref moves by compare-and-swap under ``write.lock``, the old commit stays in the reflog. Anything else is left as
-recorded.
+:data:`MAX_AGE_SECONDS` old, with one parent, whose changed paths are the hand-over's (all, or some: a path the
+hand-over names and the tip left unchanged holds the content its hook read, e.g. a link the tool wrote through to
+its target), named by no other ref (a named point, a tag) and carrying no note (a test run). Same tree, parent, time
+and message, plus the trailer; the ref moves by compare-and-swap under ``write.lock``, the old commit stays in the
+reflog. Anything else is left as recorded.
 """
 
 from __future__ import annotations
@@ -55,7 +56,8 @@ def tag_recorded_edit(recorder: Recorder, rels: list[str], origin: str) -> str |
                 or time.time() - int(committer[1]) > MAX_AGE_SECONDS):
             return None
         changed = repo.git.text(["diff-tree", "-r", "--no-renames", "--name-only", "-z", parents[0], tip])
-        if set(filter(None, changed.split("\0"))) != set(rels) or _named_elsewhere(recorder, tip, ref):
+        paths = set(filter(None, changed.split("\0")))
+        if not paths or not paths <= set(rels) or _named_elsewhere(recorder, tip, ref):
             return None
         message = body.rstrip("\n") + f"\n{messages.TRAILER_ORIGIN}: {messages.one_line(origin, 300)}\n"
         new = repo.commit_tree(tree, parents, message, when=(int(committer[1]), committer[2]))
