@@ -5,6 +5,7 @@ a hand-over its hook wrote while it still held the lock, and the worker adds the
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -79,3 +80,35 @@ def test_a_late_hand_over_through_a_symlink_tags_the_snapshot_of_its_target(
     requests = project / ".trajectory" / "state" / "requests"
     wait_for(lambda: not list(requests.iterdir()), timeout=60)
     assert shadow_count(project) == count + 1 and ORIGIN in tip_message(project)
+
+
+def test_a_test_run_over_a_late_tag_is_recorded_on_the_tagged_copy(project: Path) -> None:
+    """``code-trajectory test`` records its run on the tip it found; the edit worker added a late hand-over's origin
+    to that tip while the command ran: the run was written on the commit the branch no longer holds, and
+    ``test-history`` said "No test runs recorded yet"."""
+    from code_trajectory.core.config import TrajectorySettings
+    from code_trajectory.recording.recorder import Recorder
+    from code_trajectory.testruns.service import run_and_record
+    from code_trajectory.testruns.store import history
+
+    recorder = Recorder.open(project, TrajectorySettings.load(project))
+    try:
+        recorder.reconcile()
+        write(project, "src/app.py", "def main():\n    return 2\n")  # the agent's save, a stop's snapshot took it
+        before = recorder.record_paths(["src/app.py"])
+        assert before is not None
+        hand_over_and_drain = (  # what the worker does while the tests run
+            "import sys; from pathlib import Path; from code_trajectory.recording import edit_worker, handoff; "
+            "root = Path(sys.argv[1]); "
+            "assert handoff.hand_over_edit(root / '.trajectory' / 'state', ['src/app.py'], root=root, "
+            "client='claude-code', tool='Edit', session='s1'); "
+            "edit_worker.drain(root); print('1 passed in 0.01s')")
+        run, status = run_and_record(project, [sys.executable, "-c", hand_over_and_drain, str(project)],
+                                     recorder=recorder, echo=False)
+        tip = git(project, "--git-dir=.trajectory", "rev-parse", "refs/heads/shadow/main").strip()
+        assert status == 0 and run.record_error is None
+        assert ORIGIN in tip_message(project) and tip != before.commit  # the tag happened during the run
+        assert run.commit == tip
+        assert [r.commit for r in history(recorder.repo, tip=tip)] == [tip]
+    finally:
+        recorder.close()

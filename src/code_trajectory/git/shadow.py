@@ -59,6 +59,10 @@ SHADOW_REF_PREFIX = "refs/heads/shadow/"
 #: ``fix/a`` was deleted: git keeps ``refs/heads/shadow/fix/a`` and cannot create ``refs/heads/shadow/fix``).
 MOVED_REF_PREFIX = "refs/trajectory-moved/"
 ZERO_OID = "0" * 40
+#: Lock file (in ``.trajectory/``) held while a test run's note is read, extended and written
+#: (:mod:`code_trajectory.testruns.store`), and while a late hand-over's origin is added to the tip it finds with no
+#: note (:mod:`code_trajectory.recording.handover_tag`); taken after ``write.lock`` when both are held.
+TEST_RUNS_LOCK = "tests.lock"
 #: Entries of parsed trees kept in memory (least recently used dropped first): ~250 bytes each, so ~5 MB.
 #: Snapshots edit trees along the changed paths, whose trees stay cached; an initial import of 100,000 files
 #: would otherwise keep all of them (~20 MB measured with tracemalloc).

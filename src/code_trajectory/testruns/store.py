@@ -10,7 +10,8 @@ from datetime import UTC, datetime
 
 from code_trajectory.core.errors import InvalidArgumentError, LockContentionError, StorageError
 from code_trajectory.git.messages import CONSOLIDATE_PREFIX, TRAILER_SQUASHED_RANGE
-from code_trajectory.git.shadow import ShadowRepo
+from code_trajectory.git.shadow import TEST_RUNS_LOCK, ShadowRepo, shadow_ref
+from code_trajectory.recording.handover_tag import retagged
 from code_trajectory.recording.hooks import Consolidated
 from code_trajectory.share.data import pulled_test_runs
 from code_trajectory.testruns.model import TestRun
@@ -20,7 +21,7 @@ log = logging.getLogger(__name__)
 #: The notes ref holding the runs, in the shadow repository.
 NOTES_REF = "refs/notes/trajectory-tests"
 #: Lock file (in ``.trajectory/``) held while a note is read, extended and written.
-LOCK_NAME = "tests.lock"
+LOCK_NAME = TEST_RUNS_LOCK
 LOCK_TIMEOUT = 10.0
 #: Runs kept per commit (the oldest are dropped).
 MAX_RUNS_PER_COMMIT = 50
@@ -93,7 +94,9 @@ def redacted(run: TestRun) -> TestRun:
 
 def record_run(repo: ShadowRepo, run: TestRun) -> None:
     """Append ``run`` to the note of ``run.commit`` (keeping the runs already there), secrets redacted from its free
-    text (:func:`redacted`).
+    text (:func:`redacted`). When a late hand-over added its origin to that snapshot while the run ran
+    (:func:`~code_trajectory.recording.handover_tag.retagged`), the run goes on the copy ``run.branch`` holds, and
+    ``run.commit`` names it.
 
     At most :data:`MAX_RUNS_PER_COMMIT` runs are kept per commit (the oldest go).
 
@@ -109,9 +112,11 @@ def record_run(repo: ShadowRepo, run: TestRun) -> None:
     commit = repo.resolve(run.commit)
     if commit is None:
         raise InvalidArgumentError(f"{run.commit} is not a commit of the shadow repository")
-    run.commit = commit
     try:
         with _lock(repo):
+            if run.branch:  # the snapshot a late hand-over tagged while the run ran: its copy is on the branch
+                commit = retagged(repo, shadow_ref(run.branch), commit)
+            run.commit = commit
             proc = repo.git.run(["notes", f"--ref={NOTES_REF}", "list", commit], check=False)
             existing = proc.stdout.decode("ascii", "replace").strip() if proc.returncode == 0 else ""
             runs = _read_note(repo, existing) if existing else []
