@@ -293,3 +293,23 @@ def test_an_edit_saved_through_a_symlink_tags_the_file_it_changed(project: Path)
         assert "tool=Edit; session=s1" in last_message(project)
         assert "Run the tests first." in git(project, "--git-dir=.trajectory", "show",
                                              "refs/heads/shadow/main:AGENTS.md")
+
+
+def test_an_edit_saved_through_a_linked_directory_records_the_file_it_changed_and_keeps_the_link(
+        project: Path) -> None:
+    """``src`` a link to ``lib``: the agent's Edit of ``src/a.py`` wrote ``lib/a.py``. The snapshot replaced the link
+    ``src`` with a directory holding a copy of the file (``D src, A src/a.py``), a state the project never had."""
+    write(project, "lib/a.py", "a = 1\n")
+    os.symlink("lib", project / "src_link")
+    with watching(project, debounce=30):  # no watcher snapshot comes within the test
+        count = shadow_count(project)
+        write(project, "lib/a.py", "a = 2\n")
+        assert run_hook(project, "edit", edit_payload(project, "src_link/a.py")).returncode == 0
+        wait_for(lambda: shadow_count(project) == count + 1, timeout=30)
+        assert "tool=Edit; session=s1" in last_message(project)
+        tree = git(project, "--git-dir=.trajectory", "ls-tree", "-r", "refs/heads/shadow/main")
+        lines = tree.splitlines()
+        assert any(line.endswith("\tlib/a.py") for line in lines)
+        assert any(line.startswith("120000 ") and line.endswith("\tsrc_link") for line in lines)  # still the link
+        assert "src_link/a.py" not in tree
+        assert "a = 2" in git(project, "--git-dir=.trajectory", "show", "refs/heads/shadow/main:lib/a.py")

@@ -16,7 +16,8 @@ without a usage error (exit status 2, which all three clients take as "block the
   one file in ``tool_input``; Codex's apply_patch gives the patch in ``tool_input.command``, whose ``*** Add File:``,
   ``*** Update File:``, ``*** Delete File:`` and ``*** Move to:`` lines name the files. A relative path is taken
   from stdin's ``cwd``; a path outside the project is ignored; a path through a symlink names its target too (the
-  file the tool wrote, recorded with the edit's origin). The hook hands the edits over (one small file
+  file the tool wrote, recorded with the edit's origin), and only its target when the link is a directory on the
+  way (the recorded tree holds the link, not a file under it). The hook hands the edits over (one small file
   holding the files' content as the tool left it, see :mod:`code_trajectory.recording.handoff`) and exits: a
   watcher or server recording the project takes that snapshot, and when none does, a detached worker the hook
   starts takes it and exits (:mod:`code_trajectory.recording.edit_worker`); only the first edit of a project
@@ -291,10 +292,14 @@ def _edit(root: Path, payload: dict) -> str | None:
         if not os.path.isabs(target) and isinstance(cwd, str) and os.path.isabs(cwd) and "\0" not in cwd:
             target = os.path.join(cwd, target)  # the client's relative paths are its working directory's
         try:
-            rels.append(confine(root, target))
-            real = os.path.realpath(os.path.join(root, rels[-1]))
-            if real != os.path.join(root, rels[-1]):  # saved through a link: its target is the file that changed
-                rels.append(confine(root, real))
+            rel = confine(root, target)
+            path = os.path.join(root, rel)
+            real = os.path.realpath(path)
+            if real != path:  # saved through a link: its target is the file that changed
+                if os.path.realpath(os.path.dirname(path)) == os.path.dirname(path):
+                    rels.append(rel)  # the link itself, a file of the recorded tree
+                rel = confine(root, real)  # a path under a linked directory is none: the tree holds the link
+            rels.append(rel)
         except (PathOutsideProjectError, InvalidArgumentError):
             continue  # an edit outside the project is not ours to record
     rels = list(dict.fromkeys(rels))
