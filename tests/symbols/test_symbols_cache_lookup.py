@@ -166,6 +166,8 @@ def test_find_takes_a_php_method_as_php_spells_it():
     braced = language_for("src/User.php").extract(
         b"<?php\nnamespace App\\Models {\n    class User {\n        public function save() {}\n    }\n}\n")
     assert find(braced, "App\\Models\\User->save()").name == "App\\Models\\User::save"
+    # the PHP spelling is rewritten once: a name ending in 1,500 `()` recursed once per pair (RecursionError)
+    assert find(php, "addRecord" + "()" * 1500) is None
 
 
 def test_find_takes_a_signature_as_written_with_its_spaces():

@@ -58,7 +58,7 @@ def symbol_span(symbols: Iterable[Symbol], qualified_name: str) -> tuple[int, in
     return None
 
 
-def find(symbols: Sequence[Symbol], name: str) -> Symbol | None:
+def find(symbols: Sequence[Symbol], name: str, *, php: bool = True) -> Symbol | None:
     """Return the symbol called ``name``: its exact qualified name, or an unambiguous shorter form.
 
     A shorter form is a suffix of the qualified name starting after a separator (``loads``
@@ -71,7 +71,8 @@ def find(symbols: Sequence[Symbol], name: str) -> Symbol | None:
     names one, without them (``Wrapper``, ``Wrapper.Handle``). A Go
     method as Go's tools spell it, ``(*FlagSet).Parse`` or ``pflag.(*FlagSet).Parse``, is ``FlagSet.Parse``; a PHP
     method as PHP's stack traces and tools spell it, ``Monolog\\Logger->addRecord()`` or ``\\Monolog\\Logger::addRecord``,
-    is ``Logger::addRecord`` when its file's names have no namespace (``namespace Monolog;``, not braced).
+    is ``Logger::addRecord`` when its file's names have no namespace (``namespace Monolog;``, not braced);
+    ``php=False`` leaves that last form out (the PHP spelling is rewritten once, never again).
 
     Returns:
         The symbol, or ``None`` when nothing matches (see :func:`closest_names` for suggestions).
@@ -98,12 +99,12 @@ def find(symbols: Sequence[Symbol], name: str) -> Symbol | None:
             s for s in symbols if _suffix_match("".join(s.name.split()), tight)]
     if not matches and ("<" in name or any("<" in s.name for s in symbols)):
         matches = _generic_matches(symbols, name)
-    if not matches:  # PHP as its stack traces and tools write it: Monolog\Logger->addRecord() for Logger::addRecord
-        php = name.lstrip("\\").replace("->", "::").removesuffix("()")
-        head, sep, member = php.partition("::")
-        php = head.rsplit("\\", 1)[-1] + sep + member  # no `namespace X;` prefix
-        if php != name:
-            return find(symbols, php)
+    if not matches and php:  # PHP as its stack traces write it: Monolog\Logger->addRecord() for Logger::addRecord
+        spelled = name.lstrip("\\").replace("->", "::").removesuffix("()")
+        head, sep, member = spelled.partition("::")
+        spelled = head.rsplit("\\", 1)[-1] + sep + member  # no `namespace X;` prefix
+        if spelled != name:
+            return find(symbols, spelled, php=False)  # once: a name of 1,500 `()` recursed past Python's limit
     if len(matches) == 1:
         return matches[0]
     if matches:
