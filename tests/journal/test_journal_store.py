@@ -369,3 +369,19 @@ def test_a_synced_message_holding_control_characters_is_one_entry(store: Journal
     texts = store.messages([later, first])
     assert texts[first][0].startswith("use redis") and texts[later][0].startswith("later note\x1e")
     assert [c.sha for c in store.history()] == [later, first]
+
+
+def test_a_synced_file_named_as_a_commit_line_starts_no_commit(store: JournalStore) -> None:
+    """A teammate's entry commit (brought by `journal sync`) holding a file named RS, an entry's id, US and a time:
+    the history scan took that name for a commit line, so the sections the commit changed after it were credited to
+    that older entry (its message in search and the table of contents) and the commit itself listed none."""
+    first = store.write("s", "use redis for the cache").sha
+    (store.root / "s.md").write_text("hand edit\n")
+    (store.root / f"\x1e{first}\x1f1").write_text("odd name\n")
+    (store.root / "t.md").write_text("another section\n")
+    git(store.root, "add", "-A")
+    git(store.root, "-c", "user.name=x", "-c", "user.email=x@x", "commit", "-q", "-m", "later note")
+    later = git(store.root, "rev-parse", "HEAD").strip()
+    history = store.history()
+    assert [c.sha for c in history] == [later, first]
+    assert set(history[0].files) == {"s.md", "t.md", f"\x1e{first}\x1f1"} and history[1].files == ("s.md",)

@@ -174,21 +174,28 @@ class JournalRepository:
         return self.git.run(["merge-base", "--is-ancestor", a, b], check=False).returncode == 0
 
     def _scan(self, rev_range: str) -> list[Commit]:
-        out = self.git.out(["log", "-z", "--no-merges", "--no-renames", "--format=%x1e%H%x1f%at",
+        # each commit's line follows an empty token (NUL NUL): a file name, pulled by a sync, may hold RS, an id, US
+        # and a time, but is never empty
+        out = self.git.out(["log", "-z", "--no-merges", "--no-renames", "--format=%x00%x1e%H%x1f%at",
                             "--name-only", rev_range, "--"])
         commits: list[Commit] = []
         sha: str | None = None
         ts = 0
         files: list[str] = []
-        for token in split_z(out):
+        tokens = split_z(out)
+        after_head = False
+        for n, token in enumerate(tokens):
             text = token.decode("utf-8", "replace")
-            if _COMMIT_HEAD.fullmatch(text):  # a file name, pulled by a sync, may start with RS too
+            if not token:
+                continue
+            if n > 0 and not tokens[n - 1] and _COMMIT_HEAD.fullmatch(text):
                 if sha is not None:
                     commits.append(Commit(sha, ts, tuple(files)))
                 sha_s, _, ts_s = text.strip("\n")[1:].partition("\x1f")
-                sha, ts, files = sha_s, int(ts_s or 0), []
+                sha, ts, files, after_head = sha_s, int(ts_s or 0), [], True
             else:
-                name = text.lstrip("\n")
+                name = text[1:] if after_head and text.startswith("\n") else text  # git's line break before the names
+                after_head = False
                 if name:
                     files.append(name)
         if sha is not None:
