@@ -10,6 +10,7 @@ A member's tokens are compared (whitespace and comments do not count), as :mod:`
 
 from __future__ import annotations
 
+import bisect
 from typing import Any
 
 from .base import CLASS_LIKE_KINDS, Symbol
@@ -112,9 +113,8 @@ def _visit(node: Any, source: bytes, containers: frozenset[str], members: frozen
             continue  # a method, a nested class: a symbol of its own
         if child.type in members:
             units = _units(child)
-            for name, unit in units:
-                others = [(u.start_byte, u.end_byte) for _n, u in units if u is not unit]
-                found.setdefault(_text(name, source), []).extend(_tokens_but(child, source, others))
+            for (name, _unit), tokens in zip(units, _unit_tokens(child, source, units)):
+                found.setdefault(_text(name, source), []).extend(tokens)
             if not units:  # a docstring, a statement that declares no name
                 rest.extend(t for t, _start in _positioned(child, source))
         elif child.type in containers:
@@ -145,9 +145,30 @@ def _units(node: Any) -> list[tuple[Any, Any]]:
     return [(kind, node)] if kind is not None and node.type == "field_declaration" else []
 
 
-def _tokens_but(node: Any, source: bytes, others: list[tuple[int, int]]) -> list[bytes]:
-    """The tokens of ``node`` outside the spans ``others`` (the other names' parts of one declaration)."""
-    return [t for t, start in _positioned(node, source) if not any(lo <= start < hi for lo, hi in others)]
+def _unit_tokens(node: Any, source: bytes, units: list[tuple[Any, Any]]) -> list[list[bytes]]:
+    """What tells each of ``units`` (:func:`_units`) of the declaration ``node`` changed: the tokens of its own part,
+    after the declaration's other tokens with a mark where each name's part stands and the place of its own. The
+    declaration is read once: comparing it whole less the others' parts, once per name, took 15 s for a class
+    declaring 400 names in one statement (``a0, ..., a399 = range(400)``), growing with the cube of their number."""
+    if len(units) == 1:
+        return [[t for t, _start in _positioned(node, source)]]
+    spans = sorted((u.start_byte, u.end_byte, k) for k, (_name, u) in enumerate(units))
+    starts = [lo for lo, _hi, _k in spans]
+    own: list[list[bytes]] = [[] for _ in units]
+    frame: list[bytes] = []
+    place: dict[int, bytes] = {}
+    for token, start in _positioned(node, source):
+        i = bisect.bisect_right(starts, start) - 1
+        if i >= 0 and start < spans[i][1]:
+            k = spans[i][2]
+            if k not in place:
+                place[k] = str(len(place)).encode()
+                frame.append(b"\0")  # where a name's part stands
+            own[k].append(token)
+        else:
+            frame.append(token)
+    shared = b"\1".join(frame)
+    return [[shared, place.get(k, b""), *tokens] for k, tokens in enumerate(own)]
 
 
 def _positioned(node: Any, source: bytes) -> list[tuple[bytes, int]]:
