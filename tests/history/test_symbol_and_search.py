@@ -194,6 +194,11 @@ def test_a_regex_search_takes_linear_time_on_each_line(session: ProjectSession) 
     assert [h[2].split("\n", 1)[1] for h in found.data["hits"]] == ["`data.txt`: +xa"]
     with pytest.raises(InvalidArgumentError, match="backreferences"):
         service.search_trajectory(session, r"(a)\1", regex=True)
+    # a byte the CLI's argv did not decode (`search --regex $'\xff'`), a lone surrogate from JSON: RE2 takes UTF-8
+    # (a UnicodeEncodeError and a traceback)
+    for query in ("ne\udcffedle", "\ud800"):
+        with pytest.raises(InvalidArgumentError, match="not UTF-8"):
+            service.search_trajectory(session, query, regex=True)
 
 
 def test_a_file_named_with_the_logs_separators_forges_no_snapshot(session: ProjectSession) -> None:

@@ -47,7 +47,8 @@ def _line_matcher(query: str) -> Callable[[str], object]:
     holding the interpreter, and the whole server stopped answering.
 
     Raises:
-        InvalidArgumentError: ``query`` is no regex RE2 runs (a syntax error, a backreference, a lookaround).
+        InvalidArgumentError: ``query`` is no regex RE2 runs (a syntax error, a backreference, a lookaround, text
+            that is not UTF-8).
     """
     import re2
 
@@ -61,6 +62,9 @@ def _line_matcher(query: str) -> Callable[[str], object]:
         raise InvalidArgumentError(f"invalid regex {query!r}: {reason} (backreferences and lookarounds are not "
                                    "supported); pass regex=false (CLI: leave out `--regex`) to search for the text as "
                                    "it is") from None
+    except UnicodeEncodeError:  # RE2 takes UTF-8: a byte the CLI's argv did not decode, a lone surrogate from JSON
+        raise InvalidArgumentError(f"invalid regex {query!r}: it is not UTF-8 text; pass regex=false (CLI: leave "
+                                   "out `--regex`) to search for the text as it is") from None
 
 
 @dataclass
