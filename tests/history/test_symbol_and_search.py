@@ -5,13 +5,12 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from code_trajectory.core.errors import InvalidArgumentError
-from code_trajectory.history import service
+from code_trajectory.history import search, service
 from code_trajectory.recording.session import ProjectSession
 from support import mcp_client, subprocess_env, write
 
@@ -188,9 +187,9 @@ def test_a_regex_search_takes_linear_time_on_each_line(session: ProjectSession) 
     assert session.recorder.record_paths(["data.txt"]) is not None
     write(session.root, "data.txt", "start\n" + "a" * 25 + "!\nxa\n")
     assert session.recorder.record_paths(["data.txt"]) is not None
-    started = time.monotonic()
     found = service.search_trajectory(session, "(a+)+$", regex=True)
-    assert time.monotonic() - started < 3
+    # no timing assertion: the lines are matched by RE2's linear-time engine, not by Python's backtracking one
+    assert not isinstance(getattr(search._line_matcher("(a+)+$"), "__self__", None), re.Pattern)
     assert [h[2].split("\n", 1)[1] for h in found.data["hits"]] == ["`data.txt`: +xa"]
     with pytest.raises(InvalidArgumentError, match="backreferences"):
         service.search_trajectory(session, r"(a)\1", regex=True)
