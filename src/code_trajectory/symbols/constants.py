@@ -44,11 +44,17 @@ def constant_changes(old: FileAnalysis, new: FileAnalysis) -> tuple[tuple[tuple[
 def constant_parts(constants: tuple[tuple[str, str], ...]) -> list[str]:
     """:func:`constant_changes`' names in words, by how they changed: ``constant `TIMEOUT` changed``, ``constants
     `A`, `B` added``."""
+    return named_parts("constant", constants)
+
+
+def named_parts(noun: str, changes: tuple[tuple[str, str], ...]) -> list[str]:
+    """``(name, "changed" | "added" | "removed")`` pairs in words, grouped by how they changed, the ``noun`` (a
+    constant, a field) made plural for several: ``constants `A`, `B` added``; other pairs are left out."""
     parts = []
     for how in ("changed", "added", "removed"):
-        names = [f"`{name}`" for name, said in constants if said == how]
+        names = [f"`{name}`" for name, said in changes if said == how]
         if names:
-            parts.append(f"constant{'s' if len(names) > 1 else ''} {', '.join(names)} {how}")
+            parts.append(f"{noun}{'s' if len(names) > 1 else ''} {', '.join(names)} {how}")
     return parts
 
 

@@ -14,7 +14,7 @@ import bisect
 from typing import Any
 
 from .base import CLASS_LIKE_KINDS, Symbol
-from .constants import assigned
+from .constants import assigned, named_parts
 
 #: Kinds of symbols whose members are read (a function's local assignments are no fields).
 FIELD_KINDS = CLASS_LIKE_KINDS | {"type"}
@@ -75,11 +75,7 @@ def field_changes(old: Symbol, new: Symbol, language: str) -> tuple[tuple[str, s
 def field_parts(fields: tuple[tuple[str, str], ...]) -> str:
     """:func:`field_changes`' names in words, by how they changed: ``field `timeout` changed``, ``fields `a`, `b`
     added; field `c` removed``."""
-    parts = []
-    for how in ("changed", "added", "removed"):
-        names = [f"`{name}`" for name, said in fields if said == how]
-        if names:
-            parts.append(f"field{'s' if len(names) > 1 else ''} {', '.join(names)} {how}")
+    parts = named_parts("field", fields)
     if ("", "other") in fields:
         parts.append("other code too")
     return "; ".join(parts)
