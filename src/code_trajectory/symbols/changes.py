@@ -40,7 +40,7 @@ from difflib import SequenceMatcher
 
 from . import same
 from .base import FileAnalysis, Symbol, short_name
-from .comments import CommentEdit, comment_edits, describe_comments, doc_reformatted, doc_text
+from .comments import CommentEdit, comment_edits, describe_comments, doc_reformatted, only_docs_differ, top_exact
 from .constants import constant_changes, constant_parts
 from .fields import field_changes, field_parts
 from .lookup import readable
@@ -327,11 +327,11 @@ def _diff(path: str, old: FileAnalysis, new: FileAnalysis, parents: dict[str, st
             reformatted.append(s.name)
     # a member's doc comment lies in its container's own text: realigned, it is the member's (git log -L lists it)
     containers: list[str | None] = [*modified, *comments, *reformatted,
-                                    *([None] if _top_exact(old) != _top_exact(new) else [])]
+                                    *([None] if top_exact(old) != top_exact(new) else [])]
     if containers:
         docs_realigned = doc_reformatted(old_by, new.symbols, reverse, containers, {*modified, *comments})
         if docs_realigned:
-            reformatted = [n for n in reformatted if not _only_docs(old_by[reverse[n]], new_by[n], docs_realigned,
+            reformatted = [n for n in reformatted if not only_docs_differ(old_by[reverse[n]], new_by[n], docs_realigned,
                                                                    old_by, new_by, reverse)]
             reformatted = [s.name for s in new.symbols if s.name in {*reformatted, *docs_realigned}]
 
@@ -377,26 +377,6 @@ def _diff(path: str, old: FileAnalysis, new: FileAnalysis, parents: dict[str, st
         moved=_moved(old, new, pairs),
         imports_changed=not imports_equal, top_level_changed=top_changed, constants=constants,
         fields=tuple(fields), has_errors=new.has_errors, parents=parents)
-
-
-def _top_exact(analysis: FileAnalysis) -> list[bytes]:
-    """The exact text outside every file-level symbol, in stretches, stripped."""
-    keys = analysis._keys
-    return [raw.strip() for raw in keys.raw_chunks(keys.top_chunks())]
-
-
-def _only_docs(o: Symbol, s: Symbol, realigned: list[str], old_by: dict[str, Symbol], new_by: dict[str, Symbol],
-               reverse: dict[str, str]) -> bool:
-    """The own text of a container (old ``o``, new ``s``) equal once its realigned members' doc comments are taken
-    out: they are said as their members' changes, not as the container's."""
-    def text(symbol: Symbol, docs: list[bytes]) -> bytes:
-        joined = b"\0".join(symbol._keys.own_exact(symbol._index))
-        for doc in docs:
-            joined = joined.replace(doc, b"", 1)
-        return joined
-
-    mine = [n for n in realigned if new_by[n].parent == s.name]
-    return text(o, [doc_text(old_by[reverse[n]]) for n in mine]) == text(s, [doc_text(new_by[n]) for n in mine])
 
 
 def _children(symbols: tuple[Symbol, ...]) -> dict[str, set[str]]:

@@ -342,3 +342,23 @@ def _doc_above(symbol: Symbol) -> tuple[bytes, int, int] | None:
             break
         first = s
     return None if first == start else (source, first, start)
+
+
+def top_exact(analysis: FileAnalysis) -> list[bytes]:
+    """The exact text outside every file-level symbol, in stretches, stripped."""
+    keys = analysis._keys
+    return [raw.strip() for raw in keys.raw_chunks(keys.top_chunks())]
+
+
+def only_docs_differ(o: Symbol, s: Symbol, realigned: list[str], old_by: dict[str, Symbol],
+                     new_by: dict[str, Symbol], reverse: dict[str, str]) -> bool:
+    """The own text of a container (old ``o``, new ``s``) equal once its realigned members' doc comments are taken
+    out: they are said as their members' changes, not as the container's."""
+    def text(symbol: Symbol, docs: list[bytes]) -> bytes:
+        joined = b"\0".join(symbol._keys.own_exact(symbol._index))
+        for doc in docs:
+            joined = joined.replace(doc, b"", 1)
+        return joined
+
+    mine = [n for n in realigned if new_by[n].parent == s.name]
+    return text(o, [doc_text(old_by[reverse[n]]) for n in mine]) == text(s, [doc_text(new_by[n]) for n in mine])
