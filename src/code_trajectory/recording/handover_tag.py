@@ -62,8 +62,7 @@ def tag_recorded_edit(recorder: Recorder, rels: list[str], origin: str) -> str |
         parents = [value for key, value in fields if key == "parent"]
         tree = next((value for key, value in fields if key == "tree"), None)
         committer = next((value for key, value in fields if key == "committer"), "").rsplit(" ", 2)
-        trailers = dict(line.split(": ", 1) for line in body.rstrip("\n").rsplit("\n\n", 1)[-1].split("\n")
-                        if ": " in line)
+        trailers = messages.parse_trailers(body.rstrip("\n").rsplit("\n\n", 1)[-1], "\n")  # the last paragraph
         if (tree is None or len(parents) != 1 or len(committer) != 3 or not committer[1].isdigit()
                 or trailers.get(messages.TRAILER_KIND) not in _TAGGABLE
                 or messages.TRAILER_ORIGIN in trailers or messages.TRAILER_CHECKPOINT in trailers
