@@ -240,3 +240,26 @@ def test_a_hostile_info_exclude_is_never_read_through_and_the_opening_goes_on(pr
     assert not nested.has_marker(project / ".trajectory")  # not protected, so no marker git would show
     assert outside.read_text() == "not the project's\n"
     assert not nested.is_excluded(exclude, nested.exclude_line(""))
+
+
+def test_a_checkout_that_puts_a_file_named_trajectory_in_place_is_a_clear_tool_error(session: ProjectSession) -> None:
+    """git counts the excluded history in the way of a tracked file named `.trajectory` as expendable (the README
+    says so): tools then failed with `git cat-file failed: fatal: invalid gitfile format`, or the log answered as if
+    nothing was recorded. They now say what happened and what to do."""
+    from code_trajectory.core.errors import StorageError
+    from code_trajectory.history import service as history
+
+    root = session.root
+    (root / ".git" / "tracked.txt").write_text("not a history\n")
+    blob = git(root, "hash-object", "-w", ".git/tracked.txt").strip()
+    env = {**os.environ, "GIT_INDEX_FILE": str(root / ".git" / "other-index")}
+    subprocess.run(["git", "read-tree", "HEAD"], cwd=root, env=env, check=True)
+    subprocess.run(["git", "update-index", "--add", "--cacheinfo", f"100644,{blob},.trajectory"], cwd=root, env=env,
+                   check=True)
+    tree = subprocess.run(["git", "write-tree"], cwd=root, env=env, check=True, capture_output=True,
+                          text=True).stdout.strip()
+    git(root, "branch", "tracks-it", git(root, "commit-tree", tree, "-p", "HEAD", "-m", "track .trajectory").strip())
+    git(root, "checkout", "-q", "tracks-it")
+    assert (root / ".trajectory").is_file()
+    with pytest.raises(StorageError, match="no longer the shadow repository: it is a file now .*configure_project"):
+        history.global_trajectory(session, 5)

@@ -30,7 +30,7 @@ import filelock
 
 from code_trajectory.core.answer import Answer
 from code_trajectory.core.config import TrajectorySettings
-from code_trajectory.core.errors import InvalidArgumentError, ProjectError, TrajectoryError
+from code_trajectory.core.errors import InvalidArgumentError, ProjectError, StorageError, TrajectoryError
 from code_trajectory.core.memory import release_free_memory
 from code_trajectory.core.shutdown import stop_child
 from code_trajectory.git import messages
@@ -307,10 +307,18 @@ class ProjectSession(CheckpointMixin):
         self.recorder.close()
 
     def check_alive(self) -> None:
-        """Raise :class:`ProjectError` when the project directory has gone (removed or moved)."""
+        """Raise :class:`ProjectError` when the project directory has gone (removed or moved), and
+        :class:`StorageError` when its ``.trajectory`` is no longer a directory (a checkout of a branch that tracks
+        a file of that name replaced it: every git call on it failed with ``invalid gitfile format``)."""
         if not self.root.is_dir():
             raise ProjectError(f"the project directory {self.root} no longer exists (removed or moved); recording "
                                "stopped. Call configure_project with its new location.")
+        git_dir = self.recorder.repo.git_dir
+        if git_dir.exists() and not git_dir.is_dir():
+            raise StorageError(f"{git_dir} is no longer the shadow repository: it is a file now (a checkout of a "
+                               "branch that tracks a file named .trajectory puts it there, and git removes the "
+                               "history in its way); the recorded history is gone. Move that file away (or check out "
+                               "a branch without it) and call configure_project: recording starts a new history.")
 
     # -- operations ------------------------------------------------------------------------------
 
