@@ -47,14 +47,21 @@ def constant_parts(constants: tuple[tuple[str, str], ...]) -> list[str]:
     return named_parts("constant", constants)
 
 
+#: Names :func:`named_parts` lists of one kind of change at most; past it ``and N more`` (a class declaring 400
+#: fields in one statement, all changed, made a log line of 3,137 characters).
+NAMES_LISTED = 10
+
+
 def named_parts(noun: str, changes: tuple[tuple[str, str], ...]) -> list[str]:
     """``(name, "changed" | "added" | "removed")`` pairs in words, grouped by how they changed, the ``noun`` (a
-    constant, a field) made plural for several: ``constants `A`, `B` added``; other pairs are left out."""
+    constant, a field) made plural for several: ``constants `A`, `B` added``, at most :data:`NAMES_LISTED` names a
+    group (``fields `a0`, ..., `a9` and 390 more changed``); other pairs are left out."""
     parts = []
     for how in ("changed", "added", "removed"):
         names = [f"`{name}`" for name, said in changes if said == how]
         if names:
-            parts.append(f"{noun}{'s' if len(names) > 1 else ''} {', '.join(names)} {how}")
+            more = f" and {len(names) - NAMES_LISTED} more" if len(names) > NAMES_LISTED else ""
+            parts.append(f"{noun}{'s' if len(names) > 1 else ''} {', '.join(names[:NAMES_LISTED])}{more} {how}")
     return parts
 
 
