@@ -126,6 +126,10 @@ def test_references_by_position_id_time_and_bad_input_write_nothing(session: Pro
     tip = session.recorder.latest_commit(session.branch)
     assert restore(session, "~0", dry_run=True).source == tip
     assert restore(session, tip[:7], dry_run=True).source == tip
+    parent = session.recorder.repo.resolve(f"{tip}~1")
+    for ref, expected in ((f"{tip[:7]}~0", tip), (f"{tip[:7]}~1", parent), (f"{tip[:7]}^", parent),
+                          (f"{tip[:7]}~", parent)):  # as git counts back from an id
+        assert restore(session, ref, dry_run=True).source == expected, ref
     assert restore(session, "2099-01-01T00:00", dry_run=True).source == tip  # the last at or before a time
     first = session.recorder.repo.git.text(["rev-list", "--max-parents=0", tip])
     assert "start of recording" in history.global_trajectory(session, 10)  # as the log heads it, it is named
@@ -133,6 +137,7 @@ def test_references_by_position_id_time_and_bad_input_write_nothing(session: Pro
         assert restore(session, name, dry_run=True).source == first
     cases = [("no such point", InvalidArgumentError, "Nearest checkpoints: .*\"before refactor\""),
              ("~999", InvalidArgumentError, "only"),
+             (f"{tip[:7]}~999", InvalidArgumentError, "fewer than 999 snapshot"),
              ("1999-01-01", InvalidArgumentError, "no snapshot of this branch at or before")]
     for ref, error, message in cases:
         with pytest.raises(error, match=message):

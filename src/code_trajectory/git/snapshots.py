@@ -28,6 +28,8 @@ from code_trajectory.git.shadow import ShadowRepo
 
 _HEX = re.compile(r"^[0-9a-fA-F]{7,40}$")
 _BACK = re.compile(r"^~(\d{1,6})$")
+#: A snapshot counted back from another, as git writes it: ``abc1234~2`` (``abc1234~`` and ``abc1234^`` are ``~1``).
+_ID_BACK = re.compile(r"^([0-9a-fA-F]{7,40})(?:~(\d{1,6})?|\^)$")
 #: Checkpoint notes read back from the tip when resolving by message.
 SCAN_LIMIT = 5000
 #: The name of the snapshot the narratives head ``start of recording`` (see :func:`resolve_snapshot`).
@@ -68,6 +70,15 @@ def resolve_snapshot(repo: ShadowRepo, text: str, tip: str | None) -> Resolved:
         commit = repo.resolve(ref.lower())
         if commit is not None:
             return Resolved(commit, f"commit {commit[:12]}")
+    id_back = _ID_BACK.match(ref)
+    if id_back:
+        base = repo.resolve(id_back.group(1).lower())
+        steps = int(id_back.group(2)) if id_back.group(2) is not None else 1
+        if base is not None:
+            commit = repo.resolve(f"{base}~{steps}")
+            if commit is None:
+                raise InvalidArgumentError(f"{ref}: {base[:12]} has fewer than {steps} snapshot(s) before it")
+            return Resolved(commit, f"{steps} before {base[:12]}" if steps else f"commit {commit[:12]}")
     named = points.points(repo)
     match = next((p for p in named if p.message == ref), None)
     if match is not None:

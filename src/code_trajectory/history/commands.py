@@ -114,7 +114,7 @@ def search(args: argparse.Namespace) -> int:
 
 def compare_arguments(parser: argparse.ArgumentParser) -> None:
     add_project_option(parser)
-    parser.add_argument("from_snapshot", metavar="FROM", help="commit id, checkpoint message, ~N, 'start of recording' or a time")
+    parser.add_argument("from_snapshot", metavar="FROM", help="commit id (abc1234~2 counts back from it), checkpoint message, ~N, 'start of recording' or a time")
     parser.add_argument("to_snapshot", metavar="TO", nargs="?", default="now", help="the same, or now (default)")
     parser.add_argument("--file", dest="filepath", metavar="PATH", help="one file relative to the project root")
     add_source_option(parser)
