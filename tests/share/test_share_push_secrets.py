@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 
 from code_trajectory.cli import main
@@ -111,3 +113,48 @@ def test_a_private_key_committed_under_an_ordinary_name_is_not_pushed(team) -> N
         push(team.alice)
     assert "`notes.txt`" in str(err.value) and "private key" in str(err.value)
     assert remote_refs(team.remote) == refs_before and "PRIVATE KEY" not in _remote_blobs(team.remote)
+
+
+SLACK = "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
+
+
+def _remote_objects(remote) -> bytes:
+    """Every object of the bare remote (commits, trees, blobs), raw, as one byte string."""
+    return subprocess.run(["git", f"--git-dir={remote}", "cat-file", "--batch-all-objects", "--batch"],
+                          capture_output=True, check=True).stdout
+
+
+def test_a_token_in_a_file_name_is_not_pushed_and_the_error_does_not_repeat_it(team) -> None:
+    """A path is in the snapshot's trees and in its message: neither goes, whatever the file holds."""
+    record(team.alice, [(f"notes/{GITHUB}.txt", "hello\n")])
+    refs_before = remote_refs(team.remote)
+    with pytest.raises(SecretInPushError) as err:
+        push(team.alice)
+    message = str(err.value)
+    assert "GitHub token" in message and "name" in message and "message of snapshot" in message
+    assert GITHUB not in message  # the path holds the secret: it is named redacted
+    assert remote_refs(team.remote) == refs_before and GITHUB.encode() not in _remote_objects(team.remote)
+    assert "`notes/`" in push(team.alice, dry_run=True).text()  # the directory whose listing holds it
+
+
+def test_a_pushed_file_renamed_to_a_token_is_not_pushed(team) -> None:
+    """The blob is on the remote already: only the new tree and the snapshot's message carry the name."""
+    record(team.alice, [("src/notes.txt", "hello\n")])
+    push(team.alice)
+    record(team.alice, [(f"{SLACK}.txt", "hello\n")])
+    with pytest.raises(SecretInPushError, match="Slack token"):
+        push(team.alice)
+    assert SLACK.encode() not in _remote_objects(team.remote)
+
+
+def test_a_branch_named_with_a_token_is_not_pushed(team) -> None:
+    git(team.alice, "checkout", "-q", "-b", f"fix/{GITHUB}")
+    record(team.alice, [("src/app.py", "def main():\n    return 5\n")])
+    refs_before = remote_refs(team.remote)
+    with pytest.raises(SecretInPushError) as err:
+        push(team.alice)
+    assert "ref name refs/trajectory/alice@example.com/fix/[redacted]" in str(err.value)
+    assert GITHUB not in str(err.value) and "push --consolidated" not in str(err.value)
+    assert remote_refs(team.remote) == refs_before and GITHUB.encode() not in _remote_objects(team.remote)
+    push(team.alice, allow_secrets=True)  # the flag sends it
+    assert GITHUB in remote_refs(team.remote)

@@ -18,8 +18,10 @@ FEED_BATCH = 512
 
 
 @contextlib.contextmanager
-def stream_blobs(repo: ShadowRepo, oids: Sequence[str]) -> Iterator[Iterator[tuple[str, int, IO[bytes]]]]:
-    """The blobs ``oids`` of ``repo``, in order, from one ``git cat-file --batch`` fed by a thread (no round trip per
+def stream_blobs(repo: ShadowRepo, oids: Sequence[str], kinds: tuple[bytes, ...] = (b"blob",)
+                 ) -> Iterator[Iterator[tuple[str, int, IO[bytes]]]]:
+    """The blobs ``oids`` of ``repo`` (objects of one of ``kinds``: the push's secret scan reads trees and commits
+    too), in order, from one ``git cat-file --batch`` fed by a thread (no round trip per
     blob): yields an iterator of ``(oid, size in bytes, stream)``; read exactly ``size`` bytes from ``stream`` before
     the next (a restore reads a blob whole, the push's secret scan in chunks). Leaving the ``with`` early stops git.
 
@@ -51,7 +53,7 @@ def stream_blobs(repo: ShadowRepo, oids: Sequence[str]) -> Iterator[Iterator[tup
     def entries() -> Iterator[tuple[str, int, IO[bytes]]]:
         for oid in oids:
             header = stream.readline().split()
-            if len(header) != 3 or header[1] != b"blob":
+            if len(header) != 3 or header[1] not in kinds:
                 raise StorageError(f"blob {oid} is missing from the shadow repository")
             yield oid, int(header[2]), stream
             if stream.read(1) != b"\n":

@@ -254,7 +254,8 @@ def push(root: Path, *, remote: str | None = None, dry_run: bool = False, consol
 
     Raises:
         ProjectError: nothing is recorded yet.
-        SecretInPushError: a blob to send holds a token-format secret (and not ``allow_secrets``): nothing was sent.
+        SecretInPushError: an object to send (a file, a name, a message) or a ref's name holds a token-format secret
+            (and not ``allow_secrets``): nothing was sent.
         InvalidArgumentError: not a git project, no such remote, or no author id.
         GitError: the remote cannot be reached, refused a ref, or holds foreign history under our refs; the
             message says which and that nothing local changed.
@@ -278,11 +279,12 @@ def push(root: Path, *, remote: str | None = None, dry_run: bool = False, consol
             haves = local_commits(repo, list(advertised.values()))
             classify(repo, refs, advertised, haves)
             report.data = plan_data(repo, refs, advertised, consolidated)
-            wants = [r.new for r in report.sent + report.data_sent]
+            sent = report.sent + report.data_sent
+            wants = [r.new for r in sent]
             if wants:
                 report.objects = _rev_list(repo, ["--objects", "--count"], wants, haves)
                 report.bytes = _rev_list(repo, ["--objects", "--disk-usage"], wants, haves)
-                report.scan = scan_outgoing(repo, wants, haves)
+                report.scan = scan_outgoing(repo, wants, haves, [r.remote_ref for r in sent if r.old is None])
             if dry_run:
                 return report
             if report.scan.findings and not allow_secrets:
@@ -300,7 +302,7 @@ def push(root: Path, *, remote: str | None = None, dry_run: bool = False, consol
 def _consolidated_helps(repo: ShadowRepo, report: PushReport) -> bool:
     """Whether ``push --consolidated`` would leave out every snapshot of ``report.scan``: each branch sent has a
     consolidation, and no such snapshot is one of them or before one (a snapshot of the data refs counts as sent)."""
-    if report.consolidated:
+    if report.consolidated or any(f.where == "ref" for f in report.scan.findings):
         return False
     tips = [found for r in report.sent if (found := last_consolidation(repo, r.local_ref)) is not None]
     if len(tips) < len(report.sent):
