@@ -165,3 +165,18 @@ def test_cli_sync_two_clones(journal_team, capsys: pytest.CaptureFixture[str]) -
     assert cli(["--journal-dir", str(alice.root), "sync"]) == 0
     assert cli(["--journal-dir", str(bob.root), "sync"]) == 1  # a conflict to resolve
     assert "Overview conflict in section 'proj'" in capsys.readouterr().out
+
+
+def test_a_section_path_holding_a_secret_is_refused_and_never_synced(journal_team) -> None:
+    """Entries and overviews are redacted; a section's path is a file name of the shared journal: it is refused."""
+    remote, alice, _bob = journal_team
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    for path in (f"creds/{token}", "aws/AKIAQ3EGRT7RJ5XKP2ZV"):
+        with pytest.raises(InvalidArgumentError, match="holds a secret") as err:
+            alice.write(path, "work_context: setup\n\nnotes")
+        assert token not in str(err.value) and "AKIAQ3EGRT7RJ5XKP2ZV" not in str(err.value)
+    alice.write("creds/rotation", "work_context: setup\n\nnotes")
+    sync_journal(alice, remote=str(remote))
+    objects = subprocess.run(["git", f"--git-dir={remote}", "cat-file", "--batch-all-objects", "--batch"],
+                             capture_output=True, check=True).stdout
+    assert b"rotation" in objects and token.encode() not in objects and b"AKIAQ3EGRT7RJ5XKP2ZV" not in objects

@@ -162,7 +162,7 @@ class JournalStore(JournalRepository):
         """Commit a journal entry on section ``path``, optionally replacing its overview.
 
         Args:
-            path: the section (created when missing).
+            path: the section (created when missing); one holding a secret is refused (it is a file name).
             entry: the entry text (the commit message); must not be empty.
             overview: the new overview, or None (or blank) to keep the current one. Secrets are redacted from it
                 and from the entry and summary (:func:`~.text.build_message`) before they are committed.
@@ -173,11 +173,14 @@ class JournalStore(JournalRepository):
             timestamp: the entry's time (epoch seconds); default now. For imports and tests.
 
         Raises:
-            InvalidArgumentError: bad path, empty or oversized entry or overview.
+            InvalidArgumentError: bad path (one holding a secret too), empty or oversized entry or overview.
             JournalConflictError: the section moved since ``expected_version``.
             JournalError: the lock could not be had, or git failed.
         """
         path = normalize_path(path)
+        if redact(path) != path:  # entries are redacted; a path is a file name sync shares, and is refused
+            raise InvalidArgumentError(f"journal path {redact(path)!r} holds a secret (`journal sync` would share it "
+                                       "as a file name): give the section another name")
         message = build_message(entry, summary)
         if overview is not None and not isinstance(overview, str):
             raise InvalidArgumentError("overview must be a string")
