@@ -185,3 +185,19 @@ async def test_the_file_history_says_a_checkpoint_named_on_a_snapshot_already_ta
     async with mcp_client(project) as client:
         answer = await client.call_tool("get_file_trajectory", {"filepath": "src/app.py"})
         assert answer.structured_content["versions"][-1]["checkpoint"] == "before rack3"
+
+
+def test_a_checkpoint_asked_for_twice_while_nothing_changed_names_its_snapshot_once(project: Path) -> None:
+    """The same `checkpoint -m NAME` run twice in a row (nothing changed between) made a second tag of that name on
+    the same snapshot: the session summary listed the name twice and the log counted 2 names in its headings where
+    one was shown. A name given again on another snapshot is still a new point (the newest wins in restore)."""
+    cli(project, "checkpoint", "-m", "stable ✓")
+    second = cli(project, "checkpoint", "-m", "stable ✓").stdout
+    assert 'Named point "stable ✓"' in second and "no new snapshot" in second, second
+    assert [p.message for p in points(ShadowRepo(project))].count("stable ✓") == 1
+    names = next(line for line in cli(project, "session").stdout.splitlines() if line.startswith("Named points:"))
+    assert names.count('"stable ✓"') == 1, names
+    write(project, "src/app.py", "def main():\n    return 3\n")
+    cli(project, "checkpoint", "-m", "other")
+    cli(project, "checkpoint", "-m", "stable ✓")  # the same name on a newer snapshot: a point of its own
+    assert [p.message for p in points(ShadowRepo(project))].count("stable ✓") == 2

@@ -70,7 +70,8 @@ def name_point(repo: ShadowRepo, commit: str, message: str, branch: str, *, auto
     Args:
         automatic: which tool made the name (``restore``, ``turn``); None for the user's. An empty ``message``
             gives the automatic name ``checkpoint HH:MM:SS`` (``unnamed``), ``checkpoint HH:MM:SS (2)`` when a point
-            has that name already.
+            has that name already. The user's name that already names ``commit`` as the newest point of that name
+            is that point, returned as it is (a checkpoint asked for twice while nothing changed names it once).
 
     Raises:
         GitError: the tag cannot be written.
@@ -81,6 +82,10 @@ def name_point(repo: ShadowRepo, commit: str, message: str, branch: str, *, auto
         clean, automatic = f"checkpoint {now.astimezone().strftime('%H:%M:%S')}", automatic or AUTO_UNNAMED
         taken = {p.message for p in points(repo) if p.message.startswith(clean)}
         clean = next(name for n in itertools.count(1) if (name := clean if n == 1 else f"{clean} ({n})") not in taken)
+    elif not automatic:
+        newest = next((p for p in points(repo) if p.message == clean), None)  # the one restore and compare find
+        if newest is not None and (newest.commit, newest.branch, newest.automatic) == (commit, branch, None):
+            return newest
     ref = POINTS_PREFIX + now.strftime("%Y%m%dT%H%M%S.%f")
     body = f"{clean}\n\n{messages.TRAILER_BRANCH}: {branch}\n"
     if automatic:
