@@ -176,3 +176,16 @@ def test_console_entry_point_when_available(spaced_dir: Path, ct_home: Path) -> 
     body, _, heavy_line = done.stdout.rpartition("HEAVY ")
     assert json.loads(body)["entries"][0]["content"] == "the cli forwards to recap_cli.main"
     assert "mcp" not in json.loads(heavy_line)
+
+
+def test_project_option_naming_a_directory_inside_the_project_is_the_projects_recap(
+        ct_home: Path, project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--project src`` of a git project read and wrote a recap of ``src`` alone (a file of its own, which the
+    server's ``get_recap`` of the project never shows), where every other command's ``--project`` is "the project
+    directory or any directory inside it"."""
+    assert main(["add", "decision", "Keep one recap", "--project", str(project / "src")]) == 0
+    assert recap.recap_path(project).is_file() and not recap.recap_path(project / "src").exists()
+    capsys.readouterr()
+    assert main(["--project", str(project / "src")]) == 0
+    out = capsys.readouterr().out
+    assert f"# Recap of {project}\n" in out and "Keep one recap" in out, out

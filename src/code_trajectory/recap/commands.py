@@ -48,8 +48,9 @@ commands:
   goal TEXT           set the goal; a different goal archives the previous recap
 
 options:
-  --project PATH      project directory (default: the nearest directory upwards
-                      with a recap, a .trajectory/ directory or a .git entry)
+  --project PATH      project directory or any directory inside it (default: the
+                      nearest directory upwards from the current one with a
+                      recap, a .trajectory/ directory or a .git entry)
   --json              print JSON (the get_recap structure) instead of markdown
   -h, --help          show this help
   --                  treat every later word as text (for text starting with -)
@@ -126,8 +127,8 @@ def _command(words: list[str], project: str | None, as_json: bool) -> Args:
 
 
 def _project(args: Args) -> Path:
-    if args.project is not None:
-        return Path(recap.normalize_project(args.project))
+    if args.project is not None:  # the project of a directory inside it, as every command's --project
+        return location.find_project_root(recap.normalize_project(args.project))
     return location.find_project_root(Path.cwd())
 
 
