@@ -151,3 +151,16 @@ def test_since_green_names_the_failed_run_that_keeps_a_passing_snapshot_from_gre
     since = cli("since-green").stdout
     assert "does not make that snapshot green" in since and "raise SystemExit(1)" in since, since
     assert "Record runs" not in since
+
+
+@pytest.mark.parametrize("timeout", ["0", "-1", "nan", "inf"])
+def test_cli_test_with_a_timeout_that_is_not_a_time_is_a_usage_error(project: Path, timeout: str) -> None:
+    """``test --timeout 0|-1|nan -- true`` ran the command, killed it at once and recorded a test error "timed out
+    after -1 s and was killed" on the snapshot while exiting 0; now it is a usage error and nothing is recorded."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") and k != "CODE_TRAJECTORY_PYTEST"}
+    proc = subprocess.run([sys.executable, "-m", "code_trajectory", "test", "--timeout", timeout, "--", "true"],
+                          cwd=project, env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and proc.stdout == "", proc
+    assert proc.stderr == f"code-trajectory: error: --timeout must be a positive number of seconds, got " \
+                          f"{float(timeout)}\n", proc.stderr
+    assert not (project / ".trajectory").exists()

@@ -14,7 +14,7 @@ from code_trajectory.recording.commands import print_with_session
 
 
 def test_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.usage = "code-trajectory test [--project PATH] [--full-suite] -- COMMAND [ARGS...]"
+    parser.usage = "code-trajectory test [--project PATH] [--timeout SECONDS] [--full-suite] -- COMMAND [ARGS...]"
     add_project_option(parser)
     parser.add_argument("--timeout", type=float, metavar="SECONDS", help="kill the command after this long")
     parser.add_argument("--full-suite", action="store_true",
@@ -33,6 +33,8 @@ def test(args: argparse.Namespace) -> int:
     argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
     if not argv:
         raise InvalidArgumentError("give the test command after --, e.g. code-trajectory test -- pytest -q")
+    if args.timeout is not None and not 0 < args.timeout < float("inf"):  # NaN too: not a time to wait
+        raise InvalidArgumentError(f"--timeout must be a positive number of seconds, got {args.timeout}")
     root = project_from_option(args.project)
     test_run, status = run_and_record(root, argv, TrajectorySettings.load(root), cwd=Path.cwd(),
                                       timeout=args.timeout, full_suite=args.full_suite)
