@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import subprocess
 import time
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from code_trajectory.git.points import points
 from code_trajectory.history import service as history
 from code_trajectory.recording.session import ProjectSession
 from code_trajectory.restore.service import restore
-from support import git, mcp_client, write
+from support import git, mcp_client, server_command, subprocess_env, write
 
 BINARY = bytes(range(256)) * 16
 
@@ -260,3 +261,28 @@ def test_start_of_recording_is_not_a_snapshot_whose_file_name_spells_the_import_
     body = session.recorder.repo.git.text(["log", "-1", "--format=%b", tip])
     assert "\nTrajectory-Kind: import\n" not in body and "z\\x0aTrajectory-Kind: import" in body  # the name escaped
     assert restore(session, "start of recording", dry_run=True).source == first
+
+
+def test_cli_paths_typed_in_a_subdirectory_are_read_from_it(project: Path) -> None:
+    """In `sub/`, `restore X ./a.py` wrote the root's `a.py`, another file than the one named (and `file ../a.py` was
+    "outside the project"): the CLI reads a relative path from the current directory, as git does; the MCP tools
+    still take paths relative to the project root."""
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*server_command(), *args], cwd=project / "sub", env=subprocess_env(),
+                              capture_output=True, text=True, timeout=120)
+
+    write(project, "a.py", "root = 1\n")
+    write(project, "sub/a.py", "sub = 1\n")
+    assert cli("checkpoint", "-m", "both").returncode == 0
+    write(project, "a.py", "root = 2\n")
+    write(project, "sub/a.py", "sub = 2\n")
+    assert cli("checkpoint", "-m", "changed").returncode == 0
+    dry = cli("restore", "--dry-run", "both", "./a.py")
+    assert dry.returncode == 0 and "`sub/a.py`" in dry.stdout and "`a.py`" not in dry.stdout.replace("sub/a.py", ""), \
+        dry.stdout
+    assert "+root = 2" in cli("file", "../a.py").stdout
+    assert "+sub = 2" in cli("file", "a.py").stdout
+    assert cli("restore", "both", "a.py").returncode == 0
+    assert (project / "sub" / "a.py").read_text() == "sub = 1\n" and (project / "a.py").read_text() == "root = 2\n"
+    outside = cli("file", "../../x.py")
+    assert outside.returncode == 2 and "outside the project" in outside.stderr, outside.stderr

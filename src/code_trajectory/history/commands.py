@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from code_trajectory.project import add_project_option
+from code_trajectory.project import add_project_option, typed_path
 from code_trajectory.recording.commands import print_with_session
 
 
@@ -53,7 +53,7 @@ def file(args: argparse.Namespace) -> int:
     """How one file evolved (``get_file_trajectory``)."""
     from code_trajectory.history import service
 
-    return print_with_session(args.project, lambda s: service.file_trajectory(s, args.filepath, args.depth, args.branch,
+    return print_with_session(args.project, lambda s: service.file_trajectory(s, typed_path(s.root, args.filepath), args.depth, args.branch,
                                                                               args.source),
                               read_only=True)
 
@@ -87,7 +87,7 @@ def symbol(args: argparse.Namespace) -> int:
     from code_trajectory.history import render_symbol, service
 
     diffs = render_symbol.DEFAULT_DIFFS if args.diffs is None else args.diffs
-    return print_with_session(args.project, lambda s: service.symbol_trajectory(s, args.filepath, args.symbol,
+    return print_with_session(args.project, lambda s: service.symbol_trajectory(s, typed_path(s.root, args.filepath), args.symbol,
                                                                                 args.depth, args.branch, args.source,
                                                                                 show_baseline=args.baseline,
                                                                                 diffs=diffs),
@@ -109,7 +109,7 @@ def search(args: argparse.Namespace) -> int:
     from code_trajectory.history import service
 
     return print_with_session(args.project, lambda s: service.search_trajectory(
-        s, args.query, args.regex, args.path, args.since, args.limit, args.branch, args.source), read_only=True)
+        s, args.query, args.regex, typed_path(s.root, args.path), args.since, args.limit, args.branch, args.source), read_only=True)
 
 
 def compare_arguments(parser: argparse.ArgumentParser) -> None:
@@ -125,4 +125,4 @@ def compare(args: argparse.Namespace) -> int:
     from code_trajectory.history import service
 
     return print_with_session(args.project, lambda s: service.compare(s, args.from_snapshot, args.to_snapshot,
-                                                                      args.filepath, args.source), read_only=True)
+                                                                      typed_path(s.root, args.filepath), args.source), read_only=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from code_trajectory.project import add_project_option
+from code_trajectory.project import add_project_option, typed_path
 
 
 def restore_arguments(parser: argparse.ArgumentParser) -> None:
@@ -22,6 +22,8 @@ def restore(args: argparse.Namespace) -> int:
     from code_trajectory.recording.commands import print_with_session
     from code_trajectory.restore import service
 
-    return print_with_session(args.project, lambda s: service.restore(s, args.snapshot, args.paths or None,
+    return print_with_session(args.project, lambda s: service.restore(s, args.snapshot,
+                                                                      [typed_path(s.root, p) for p in args.paths]
+                                                                      or None,
                                                                       dry_run=args.dry_run, force=args.force).text,
                               create=False)

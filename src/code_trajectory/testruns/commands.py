@@ -9,7 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from code_trajectory.project import add_project_option
+from code_trajectory.project import add_project_option, typed_path
 from code_trajectory.recording.commands import print_with_session
 
 
@@ -79,6 +79,6 @@ def since_green(args: argparse.Namespace) -> int:
     """What changed since the last snapshot green for ``--scope`` (default: the full suite; ``diff_since_green``)."""
     from code_trajectory.testruns import report
 
-    return print_with_session(args.project, lambda s: report.diff_since_green(s, args.filepath, args.branch,
+    return print_with_session(args.project, lambda s: report.diff_since_green(s, typed_path(s.root, args.filepath), args.branch,
                                                                               args.scope, args.source),
                          read_only=True)
