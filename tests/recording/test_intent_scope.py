@@ -367,3 +367,11 @@ def test_an_edit_made_while_a_follower_takes_over_carries_the_intent(project: Pa
         assert intent == "Keep the session going" and "not recording" not in subject, subject
     finally:
         follower.close()
+
+
+def test_an_empty_intent_is_refused_before_anything_is_created(project: Path) -> None:
+    """`intent ""` in a project nothing recorded exited 2 but had created `.trajectory/` first (the CLI helper)."""
+    done = subprocess.run([*server_command(), "intent", " "], cwd=project, env=subprocess_env(), capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 2 and "non-empty sentence" in done.stderr and done.stdout == "", done.stderr
+    assert not (project / ".trajectory").exists()

@@ -146,7 +146,11 @@ def intent_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def intent(args: argparse.Namespace) -> int:
-    """Set the intent recorded with the next snapshots (a running ``watch``/``serve`` picks it up)."""
+    """Set the intent recorded with the next snapshots (a running ``watch``/``serve`` picks it up). An empty one is
+    refused before the project is opened (which would create ``.trajectory/`` in a project nothing recorded)."""
+    from code_trajectory.recording.intent import checked_intent
+
+    checked_intent(" ".join(args.text))
     return print_with_session(args.project, lambda session: session.set_intent(" ".join(args.text)))
 
 

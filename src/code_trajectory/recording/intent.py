@@ -22,6 +22,18 @@ START_GRACE_SECONDS = 10.0
 MAX_SESSIONS = 8
 
 
+
+def checked_intent(intent: str | None) -> str:
+    """``intent`` as it is stored (secrets redacted, whitespace collapsed, at most 200 characters).
+
+    Raises:
+        InvalidArgumentError: it is empty once cleaned (checked before anything is opened or written).
+    """
+    clean = free_text(intent or "")
+    if not clean:
+        raise InvalidArgumentError("intent must be a non-empty sentence, e.g. 'Fix login retry'")
+    return clean
+
 class IntentStore:
     """The current intent, shared by every process working on the project.
 
@@ -146,9 +158,7 @@ class IntentStore:
             InvalidArgumentError: the intent is empty.
             StorageError: it cannot be written (a full disk, a read-only ``.trajectory``).
         """
-        clean = free_text(intent or "")
-        if not clean:
-            raise InvalidArgumentError("intent must be a non-empty sentence, e.g. 'Fix login retry'")
+        clean = checked_intent(intent)
         try:
             self._write(clean, session)
         except OSError as exc:
