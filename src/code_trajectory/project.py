@@ -20,7 +20,6 @@ import os
 import posixpath
 from collections.abc import Callable
 from pathlib import Path
-from typing import overload
 
 from code_trajectory.core.bounded_read import git_file_target
 from code_trajectory.core.errors import InvalidArgumentError, PathOutsideProjectError, ProjectError
@@ -230,17 +229,14 @@ def check_range(name: str, value: int, low: int, high: int) -> int:
     return value
 
 
-@overload
-def typed_path(root: Path, path: str) -> str: ...
-@overload
-def typed_path(root: Path, path: None) -> None: ...
-def typed_path(root: Path, path: str | None) -> str | None:
+def typed_path(root: Path, path: str) -> str:
     """A path as a user types it on the command line, made relative to the project ``root`` (absolute,
     symlink-resolved): relative to the current directory when that lies below ``root`` (``./a.py`` typed in
     ``sub/`` is ``sub/a.py``, as git reads paths and a shell completes them), else as given (typed at the root, or
-    outside the project: relative to the root, as the MCP tools take them). An absolute path or None is returned
-    unchanged; :func:`confine` checks every result (``../../x`` from a subdirectory is outside and refused)."""
-    if path is None or not path or os.path.isabs(path):
+    outside the project: relative to the root, as the MCP tools take them). An absolute or empty path is returned
+    unchanged; :func:`confine` checks every result (``../../x`` from a subdirectory is outside and refused). Standard
+    library only, no ``typing`` either: the hooks import this module."""
+    if not path or os.path.isabs(path):
         return path
     try:
         here = Path.cwd().resolve()

@@ -53,9 +53,8 @@ def file(args: argparse.Namespace) -> int:
     """How one file evolved (``get_file_trajectory``)."""
     from code_trajectory.history import service
 
-    return print_with_session(args.project, lambda s: service.file_trajectory(s, typed_path(s.root, args.filepath), args.depth, args.branch,
-                                                                              args.source),
-                              read_only=True)
+    return print_with_session(args.project, lambda s: service.file_trajectory(
+        s, typed_path(s.root, args.filepath), args.depth, args.branch, args.source), read_only=True)
 
 
 def session_arguments(parser: argparse.ArgumentParser) -> None:
@@ -87,11 +86,9 @@ def symbol(args: argparse.Namespace) -> int:
     from code_trajectory.history import render_symbol, service
 
     diffs = render_symbol.DEFAULT_DIFFS if args.diffs is None else args.diffs
-    return print_with_session(args.project, lambda s: service.symbol_trajectory(s, typed_path(s.root, args.filepath), args.symbol,
-                                                                                args.depth, args.branch, args.source,
-                                                                                show_baseline=args.baseline,
-                                                                                diffs=diffs),
-                              read_only=True)
+    return print_with_session(args.project, lambda s: service.symbol_trajectory(
+        s, typed_path(s.root, args.filepath), args.symbol, args.depth, args.branch, args.source,
+        show_baseline=args.baseline, diffs=diffs), read_only=True)
 
 
 def search_arguments(parser: argparse.ArgumentParser) -> None:
@@ -109,12 +106,14 @@ def search(args: argparse.Namespace) -> int:
     from code_trajectory.history import service
 
     return print_with_session(args.project, lambda s: service.search_trajectory(
-        s, args.query, args.regex, typed_path(s.root, args.path), args.since, args.limit, args.branch, args.source), read_only=True)
+        s, args.query, args.regex, args.path and typed_path(s.root, args.path), args.since, args.limit, args.branch,
+        args.source), read_only=True)
 
 
 def compare_arguments(parser: argparse.ArgumentParser) -> None:
     add_project_option(parser)
-    parser.add_argument("from_snapshot", metavar="FROM", help="commit id (abc1234~2 counts back from it), checkpoint message, ~N, 'start of recording' or a time")
+    parser.add_argument("from_snapshot", metavar="FROM", help="commit id (abc1234~2 counts back from it), checkpoint "
+                                                              "message, ~N, 'start of recording' or a time")
     parser.add_argument("to_snapshot", metavar="TO", nargs="?", default="now", help="the same, or now (default)")
     parser.add_argument("--file", dest="filepath", metavar="PATH", help="one file relative to the project root")
     add_source_option(parser)
@@ -124,5 +123,6 @@ def compare(args: argparse.Namespace) -> int:
     """The change between two snapshots or a snapshot and the work tree (``compare``)."""
     from code_trajectory.history import service
 
-    return print_with_session(args.project, lambda s: service.compare(s, args.from_snapshot, args.to_snapshot,
-                                                                      typed_path(s.root, args.filepath), args.source), read_only=True)
+    return print_with_session(args.project, lambda s: service.compare(
+        s, args.from_snapshot, args.to_snapshot, args.filepath and typed_path(s.root, args.filepath), args.source),
+        read_only=True)

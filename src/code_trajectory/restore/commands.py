@@ -12,9 +12,10 @@ def restore_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dry-run", action="store_true", help="show the diff that would be applied; write nothing")
     parser.add_argument("--force", action="store_true", help="restore even during a merge, rebase or cherry-pick")
     parser.add_argument("snapshot", metavar="SNAPSHOT",
-                        help="commit id (abc1234~2 counts back from it), checkpoint message, ~N (N snapshots back), 'start of recording' or a time "
-                             "('10 minutes ago')")
-    parser.add_argument("paths", nargs="*", metavar="PATH", help="files, directories or globs (default: all)")
+                        help="commit id (abc1234~2 counts back from it), checkpoint message, ~N (N snapshots "
+                             "back), 'start of recording' or a time ('10 minutes ago')")
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="files, directories or globs (default: all), "
+                                                                  "relative to the current directory")
 
 
 def restore(args: argparse.Namespace) -> int:

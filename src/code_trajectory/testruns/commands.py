@@ -79,6 +79,5 @@ def since_green(args: argparse.Namespace) -> int:
     """What changed since the last snapshot green for ``--scope`` (default: the full suite; ``diff_since_green``)."""
     from code_trajectory.testruns import report
 
-    return print_with_session(args.project, lambda s: report.diff_since_green(s, typed_path(s.root, args.filepath), args.branch,
-                                                                              args.scope, args.source),
-                         read_only=True)
+    return print_with_session(args.project, lambda s: report.diff_since_green(
+        s, args.filepath and typed_path(s.root, args.filepath), args.branch, args.scope, args.source), read_only=True)
