@@ -133,28 +133,26 @@ class ReconcileMixin:
             noted = dict(self._pending)
             self._pending.clear()
             self._pending_rescan = False
-            try:
+            try:  # what was pending stays pending when nothing is recorded (the scan or the commit failed)
                 found = self._scan(progress)
+                try:
+                    operation = None
+                    if catch_up is not None or reflogs:
+                        last = self.latest_commit()
+                        last_time = int(self.repo.git.text(["log", "-1", "--format=%ct", last])) if last else None
+                        operation = catchup.unrecorded_operation(self.project, self.repo.state_dir,
+                                                                 catch_up or CatchUp(), last_time)
+                        catchup.note_mark(self.repo.state_dir, self.project)
+                    return self._commit(found.tree, kind=kind, note=note, oversize=found.oversize, started=started,
+                                        imported=found.imported, restored_from=restored_from,
+                                        with_intent=with_intent, unrecorded=catch_up is not None,
+                                        unrecorded_operation=operation)
+                finally:
+                    if self._scanned_files >= RELEASE_MEMORY_AFTER_FILES and not exiting:
+                        self._release_memory()
             except BaseException:
                 self._keep_pending(noted, rescan=catch_up is None)
                 raise
-            try:
-                operation = None
-                if catch_up is not None or reflogs:
-                    last = self.latest_commit()
-                    last_time = int(self.repo.git.text(["log", "-1", "--format=%ct", last])) if last else None
-                    operation = catchup.unrecorded_operation(self.project, self.repo.state_dir,
-                                                             catch_up or CatchUp(), last_time)
-                    catchup.note_mark(self.repo.state_dir, self.project)
-                return self._commit(found.tree, kind=kind, note=note, oversize=found.oversize, started=started,
-                                    imported=found.imported, restored_from=restored_from, with_intent=with_intent,
-                                    unrecorded=catch_up is not None, unrecorded_operation=operation)
-            except BaseException:
-                self._keep_pending(noted, rescan=catch_up is None)
-                raise
-            finally:
-                if self._scanned_files >= RELEASE_MEMORY_AFTER_FILES and not exiting:
-                    self._release_memory()
 
     def _keep_pending(self: _Recorder, noted: dict[str, float], *, rescan: bool) -> None:
         """A full scan recorded nothing (the disk is full, ``.trajectory`` read-only...): what was pending stays
