@@ -112,3 +112,25 @@ def test_a_test_run_over_a_late_tag_is_recorded_on_the_tagged_copy(project: Path
         assert [r.commit for r in history(recorder.repo, tip=tip)] == [tip]
     finally:
         recorder.close()
+
+
+def test_a_planted_tip_of_any_shape_is_left_as_it_is(project: Path) -> None:
+    """The tip read to tag a late hand-over is untrusted (a `.trajectory` that came with a tarball): a commit header
+    line without a value, or a committer time that is no number, is no edit of this hand-over: nothing is written
+    and nothing is raised."""
+    from code_trajectory.recording.handover_tag import tag_recorded_edit
+
+    with watching(project) as session:
+        repo = session.recorder.repo
+        ref = f"refs/heads/shadow/{session.branch}"
+        tip = git(project, "--git-dir", str(repo.git_dir), "rev-parse", ref).strip()
+        tree = git(project, "--git-dir", str(repo.git_dir), "rev-parse", f"{tip}^{{tree}}").strip()
+        for header in (f"tree {tree}\nparent {tip}\nbare\ncommitter A <a@b> 1700000000 +0000\n",
+                       f"tree {tree}\nparent {tip}\ncommitter A <a@b> soon +0000\n"):
+            body = header + "\n[AUTO-TRJ] x\n\nTrajectory-Kind: snapshot\n"
+            (project.parent / "planted").write_text(body)
+            planted = git(project, "--git-dir", str(repo.git_dir), "hash-object", "-t", "commit", "-w",
+                          "--literally", str(project.parent / "planted")).strip()
+            git(project, "--git-dir", str(repo.git_dir), "update-ref", ref, planted)
+            assert tag_recorded_edit(session.recorder, ["src/app.py"], "claude-code; tool=Edit") is None
+            assert git(project, "--git-dir", str(repo.git_dir), "rev-parse", ref).strip() == planted

@@ -58,7 +58,7 @@ def tag_recorded_edit(recorder: Recorder, rels: list[str], origin: str) -> str |
         if tip is None or found is None or found[0] != "commit":
             return None
         header, _, body = found[1].decode("utf-8", "surrogateescape").partition("\n\n")
-        fields = [line.split(" ", 1) for line in header.split("\n")]
+        fields = [line.split(" ", 1) for line in header.split("\n") if " " in line]  # a planted one may hold any
         parents = [value for key, value in fields if key == "parent"]
         tree = next((value for key, value in fields if key == "tree"), None)
         committer = next((value for key, value in fields if key == "committer"), "").rsplit(" ", 2)
