@@ -29,7 +29,8 @@ git's baseline runs ``--git-runs`` times (default 2; the median is the ratios' d
 ``--answers-only --runs N`` measures only step 4, on the git project, ``N`` times alternating (medians and minima):
 beside ``python -c pass`` and ``python -c "import mcp"`` (the SDK's own import: its package imports its client too),
 the seconds from the spawn of ``serve --project`` to the answers of ``initialize``, ``tools/list`` and the first two
-tool calls, during the initial import and on a restart (the project imported, nothing changed), with the load
+tool calls, during the initial import (on a first start, and with the opening answer an earlier start kept:
+``code_trajectory/early_answer.py``) and on a restart (the project imported, nothing changed), with the load
 average before and after.
 """
 
@@ -120,11 +121,15 @@ async def _first_answers(root: Path) -> list[tuple[str, float, bool]]:
     return found
 
 
-def first_answers(root: Path, *, restart: bool = False) -> list[tuple[str, float, bool]]:
+def first_answers(root: Path, *, restart: bool = False, kept: bool = True) -> list[tuple[str, float, bool]]:
     """Step 4 on ``root``: during its initial import (``.trajectory`` removed first), or with ``restart`` on the
-    project as it was recorded; after :func:`settle`, as every timed step."""
+    project as it was recorded; after :func:`settle`, as every timed step. ``kept=False``: the server's first start
+    after an install or upgrade (the SDK's opening answer kept by an earlier start is removed first, see
+    ``code_trajectory/early_answer.py``)."""
     if not restart:
         shutil.rmtree(root / ".trajectory", ignore_errors=True)
+    if not kept:
+        (Path(os.environ["CODE_TRAJECTORY_HOME"]) / "cache" / "opening-answers.json").unlink(missing_ok=True)
     settle()
     return anyio.run(_first_answers, root)
 
@@ -153,8 +158,9 @@ def answers_only(root: Path, args: argparse.Namespace) -> int:
         print(f"run {run + 1} of {args.runs} ...", file=sys.stderr)
         add("`python -c pass`", python_seconds("pass"))
         add('`python -c "import mcp"`', python_seconds("import mcp"))
-        for what, seconds, said in first_answers(root):
-            add(f"{what}, initial import running", seconds, said)
+        for kept in (False, True):
+            for what, seconds, said in first_answers(root, kept=kept):
+                add(f"{what}, initial import running, {'answer kept' if kept else 'first start'}", seconds, said)
     print("importing once for the restarts ...", file=sys.stderr)
     run_import(root)
     for _ in range(args.runs):

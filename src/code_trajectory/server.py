@@ -9,6 +9,7 @@ builds the server, calls them in :data:`FEATURES` order and runs it. Every tool 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +18,7 @@ from mcp.server.mcpserver import MCPServer
 
 from code_trajectory import __version__, wiring
 from code_trajectory.core.shutdown import StopRequest
+from code_trajectory.early_answer import EarlyAnswer
 from code_trajectory.history import tools as history_tools
 from code_trajectory.journal import tools as journal_tools
 from code_trajectory.recap import tools as recap_tools
@@ -56,10 +58,58 @@ class TrajectoryMCPServer(MCPServer):
       recap and journal tools still validate theirs against their pydantic models when they answer.
     """
 
+    #: The opening request read and perhaps answered before the SDK was imported (``serve``); None: the SDK reads
+    #: stdin itself.
+    early: EarlyAnswer | None = None
+
     async def list_tools(self):
         tools = await super().list_tools()
         return [tool.model_copy(update={"input_schema": compact_schema(tool.input_schema), "output_schema": None})
                 for tool in tools]
+
+    async def run_stdio_async(self) -> None:
+        """The SDK's stdio transport, reading the client's stream from :attr:`early` when set (its first line
+        included) and leaving out the SDK's answer to a request :attr:`early` answered already (see
+        :mod:`code_trajectory.early_answer`)."""
+        early = self.early
+        if early is None:
+            await super().run_stdio_async()
+            return
+        import anyio
+        from mcp.server.stdio import stdio_server
+
+        async with stdio_server(stdin=anyio.wrap_file(early.stdin())) as (read_stream, write_stream):
+            await self._lowlevel_server.run(read_stream, _EarlyAnswerFilter(write_stream, early),
+                                            self._lowlevel_server.create_initialization_options())
+
+
+class _EarlyAnswerFilter:
+    """The SDK's write stream, less its answer to the request :class:`EarlyAnswer` answered (which it keeps)."""
+
+    def __init__(self, stream, early: EarlyAnswer) -> None:
+        self._stream = stream
+        self._early = early
+
+    async def send(self, item, /) -> None:
+        from mcp.types import JSONRPCError, JSONRPCResponse
+
+        message = item.message
+        if isinstance(message, (JSONRPCResponse, JSONRPCError)) and self._early.awaits(message.id):
+            result = (json.loads(message.model_dump_json(by_alias=True, exclude_unset=True))["result"]
+                      if isinstance(message, JSONRPCResponse) else None)
+            if self._early.take_answer(message.id, result):
+                return
+        await self._stream.send(item)
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def __aenter__(self):
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info):
+        return await self._stream.__aexit__(*exc_info)
 
 
 def compact_schema(schema, *, descriptions: bool = True, top: bool = True):
@@ -93,7 +143,7 @@ def compact_schema(schema, *, descriptions: bool = True, top: bool = True):
     return result
 
 
-def build_server(service: TrajectoryService, *, journal_dir: Path | None = None) -> MCPServer:
+def build_server(service: TrajectoryService, *, journal_dir: Path | None = None) -> TrajectoryMCPServer:
     """Create the MCP server with every feature's tools registered on ``service``.
 
     Args:
@@ -148,7 +198,7 @@ def _follow_client(mcp: MCPServer, service: TrajectoryService) -> None:
 
 
 def serve_started(service: TrajectoryService, stop: StopRequest, *, journal_dir: Path | None = None,
-                  started: Callable[[], object] | None = None) -> int:
+                  started: Callable[[], object] | None = None, early: EarlyAnswer | None = None) -> int:
     """Serve MCP over stdio on ``service`` (its project, if any, already recording) until the client disconnects
     or ``stop`` is requested; returns the exit status.
 
@@ -156,9 +206,11 @@ def serve_started(service: TrajectoryService, stop: StopRequest, *, journal_dir:
     SIGTERM 0.1 s later; Gemini CLI: SIGTERM) are turned into the same orderly stop by
     :func:`code_trajectory.serving.stop_on_request`. Either way the pending changes are snapshotted at once,
     ``recorder.json`` notes the stop, child processes are stopped, and the status is 0. ``started`` is called once
-    the server is built, before it reads its first message.
+    the server is built, before it reads its first message; ``early``: the client's stream as
+    :func:`code_trajectory.early_answer.start` took it over (None: stdin).
     """
     mcp = build_server(service, journal_dir=journal_dir)
+    mcp.early = early
     if started is not None:
         started()
     try:

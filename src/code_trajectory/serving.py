@@ -11,7 +11,8 @@ interpreter lock against the SDK's import); a project with no shadow repository 
 the SDK's import (most of its opening waits for git). Stops (SIGINT, SIGTERM, SIGHUP) are handled from the start, by
 :func:`stop_on_request`.
 
-This module imports nothing of the SDK.
+This module imports nothing of the SDK, and the recording capability only once :func:`serve` has started reading
+the client's opening request (:mod:`code_trajectory.early_answer`).
 """
 
 from __future__ import annotations
@@ -26,12 +27,12 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from code_trajectory.core.config import TrajectorySettings
-from code_trajectory.core.errors import UntrustedRepositoryError
-from code_trajectory.core.logs import configure_logging
-from code_trajectory.core.shutdown import StopRequest
-from code_trajectory.git.gitcmd import check_git_version
-from code_trajectory.recording.service import TrajectoryService
+from code_trajectory import early_answer
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # imported where used: the client's opening request is read before them (early_answer)
+    from code_trajectory.core.shutdown import StopRequest
+    from code_trajectory.recording.service import TrajectoryService
 
 log = logging.getLogger("code_trajectory.server")
 
@@ -56,7 +57,8 @@ def serve(args: argparse.Namespace) -> int:
     ends at once: the interpreter's own clean-up of the server's heap would add about half a second (measured
     after a client closed stdin, issue 22) and has nothing left to save.
     """
-    exit_now(run_server(args.project, debounce=args.debounce, journal_dir=args.journal_dir))
+    early = early_answer.start()  # the client's opening request answered before the SDK is imported, when it can be
+    exit_now(run_server(args.project, debounce=args.debounce, journal_dir=args.journal_dir, early=early))
     return 0  # not reached
 
 
@@ -92,6 +94,13 @@ def prepare_service(project: str | None, *, debounce: float | None = None, journ
     """:func:`start_service` in two steps: the service made and stops handled here (on the main thread: signal
     handlers are set there), the project opened by the function returned (same arguments; it raises what
     :func:`start_service` raises), which may run on another thread."""
+    from code_trajectory.core.config import TrajectorySettings
+    from code_trajectory.core.errors import UntrustedRepositoryError
+    from code_trajectory.core.logs import configure_logging
+    from code_trajectory.core.shutdown import StopRequest
+    from code_trajectory.git.gitcmd import check_git_version
+    from code_trajectory.recording.service import TrajectoryService
+
     configure_logging()
     check_git_version()
     if project and "${" in project:  # a client that does not expand ${workspaceFolder} passes it as written
@@ -124,12 +133,13 @@ def prepare_service(project: str | None, *, debounce: float | None = None, journ
 
 
 def run_server(project: str | None, *, debounce: float | None = None, journal_dir: Path | None = None,
-               force_polling: bool | None = None) -> int:
+               force_polling: bool | None = None, early: early_answer.EarlyAnswer | None = None) -> int:
     """Run the MCP server over stdio until the client disconnects or stops it; returns the exit status.
 
     A restart's project is opened and its start-up scan started first (:func:`start_service`), a first import's
     project is opened beside the SDK's import (:func:`first_import`; the import itself starts once the server is
-    built), then :func:`code_trajectory.server.serve_started` serves.
+    built), then :func:`code_trajectory.server.serve_started` serves; ``early``: the client's stream as
+    :func:`code_trajectory.early_answer.start` took it over (None: the SDK reads stdin).
     """
     built = threading.Event()
 
@@ -151,7 +161,7 @@ def run_server(project: str | None, *, debounce: float | None = None, journal_di
         gc.enable()
         built.set()
         raise
-    return serve_started(service, stop, journal_dir=journal_dir, started=on_built)
+    return serve_started(service, stop, journal_dir=journal_dir, started=on_built, early=early)
 
 
 def first_import(project: str) -> bool:

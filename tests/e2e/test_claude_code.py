@@ -353,6 +353,28 @@ def test_claude_mcp_list_shows_the_installed_server_connected(claude: str, tmp_p
     assert "serve" in ours[0] and ours[0].endswith("Connected"), done.stdout  # the command line is install's
 
 
+def test_claude_code_is_answered_from_the_opening_answer_kept_by_the_last_start(claude: str, tmp_path: Path) -> None:
+    """Claude Code 2.1.332 sends the same ``server/discover`` every time: the second start answers it from the SDK's
+    answer to the first (:mod:`code_trajectory.early_answer`) before importing the SDK, and still connects. The
+    kept answer is marked between the starts: one entry holding the SDK's answer again afterwards shows the second
+    start found it by the same key and compared the SDK's own answer with it."""
+    project = set_up_project(tmp_path / "project")
+    env = claude_env()
+    kept = Path(env["CODE_TRAJECTORY_HOME"]) / "cache" / "opening-answers.json"
+    for start in range(2):
+        done = run_claude(claude, project, env, "mcp", "list")
+        assert done.returncode == 0 and "code-trajectory: " in done.stdout, done.stderr[-3000:]
+        assert next(line for line in done.stdout.splitlines()
+                    if line.startswith("code-trajectory:")).endswith("Connected"), done.stdout
+        answers = json.loads(kept.read_text())["answers"]
+        assert len(answers) == 1, answers
+        (entry,) = answers.values()
+        assert entry["result"]["instructions"].startswith("code-trajectory records"), entry
+        if start == 0:
+            entry["result"]["instructions"] = "marked"
+            kept.write_text(json.dumps({"answers": answers}))
+
+
 def test_a_claude_session_is_recorded_with_intent_tools_and_stop_checkpoint(claude: str, tmp_path: Path) -> None:
     project = set_up_project(tmp_path / "project")
     ready = HistoryReady(project)

@@ -1,0 +1,288 @@
+"""The MCP handshake answered before the SDK is imported (issue 29: ``initialize`` within 1 s of start-up).
+
+Importing the MCP SDK takes 0.7-1 s of CPU on a 2-core machine (``python -X importtime``: ``mcp`` builds the
+pydantic models of every protocol version it speaks) before the server can read its first message; with the
+project's opening beside it, a new ``serve`` answered ``initialize`` 0.9-1.5 s after its spawn. The answer to a
+client's opening request, ``initialize`` (protocol versions up to 2025-11-25) or ``server/discover``
+(2026-07-28), is the same every time the same client starts the same server: the protocol version agreed, the
+server's capabilities, name, version and instructions. So the SDK's own answer is kept, and the next start
+answers the same request with it at once, while the SDK is still being imported.
+
+How, without changing what the SDK sees or sends (:class:`EarlyAnswer`):
+
+1. At start (:func:`start`), stdin's descriptor is taken over (fd 0 then reads the null device, as the SDK's
+   stdio transport does while it serves) and a thread reads the first line from it.
+2. If that line is an opening request whose exact parameters were answered before by this build of the server
+   and of the SDK (:class:`AnswerCache`: keyed by the method and the parameters, the request id aside), the kept
+   answer goes out on stdout with the request's id.
+3. The SDK is then given everything read, the first line included (:meth:`EarlyAnswer.stdin`): it handles the
+   opening request as always (the state of its session is its own), and its answer to that id is dropped
+   (:meth:`EarlyAnswer.take_answer`): the client already has one. When the SDK's answer differs from the one
+   sent (an older build's), it replaces the kept one and a warning says so; when nothing was kept, the SDK's
+   answer is sent as before and kept.
+
+The build is told by the version of this package, the size and time of ``server.py`` (its instructions) and of the
+SDK's ``__init__.py`` files (an upgrade rewrites them): a change of either makes a new key, so an answer kept by
+another build is never sent. Only requests are answered early: a first line that is not JSON, a notification or
+any other method goes to the SDK untouched. POSIX only (the descriptor is duplicated with ``fcntl``).
+
+This module imports nothing of the SDK: it runs while the SDK is imported.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import logging
+import os
+import sys
+import threading
+from pathlib import Path
+
+from code_trajectory import __version__
+from code_trajectory.core.atomic import replace_file
+from code_trajectory.core.bounded_read import read_json_object
+from code_trajectory.core.paths import home_dir
+
+log = logging.getLogger("code_trajectory.server")
+
+#: The opening requests of the MCP protocol versions: ``initialize`` (2024-11-05 to 2025-11-25) and
+#: ``server/discover`` (2026-07-28, a client without the handshake).
+OPENING_METHODS = frozenset({"initialize", "server/discover"})
+#: Longest first line read before giving up the early answer (bytes); an ``initialize`` is about 300 bytes.
+FIRST_LINE_LIMIT = 1024 * 1024
+#: Answers kept in :class:`AnswerCache` (one per client kind and protocol version seen); the oldest go first.
+CACHE_ENTRIES = 16
+#: Bound for the cache file (bytes).
+CACHE_FILE_LIMIT = 1024 * 1024
+
+
+def build_key() -> str:
+    """A digest of what an opening answer depends on besides the request: this package's version, and the size and
+    modification time of ``code_trajectory/server.py`` and of the SDK's ``mcp/__init__.py`` and
+    ``mcp_types/__init__.py`` (found without importing them)."""
+    from importlib.util import find_spec
+
+    parts = [__version__, sys.version.split()[0]]
+    origins = [str(Path(__file__).with_name("server.py"))]
+    for package in ("mcp", "mcp_types"):
+        spec = find_spec(package)
+        origins.append(spec.origin if spec is not None and spec.origin else package)
+    for origin in origins:
+        try:
+            st = os.stat(origin)
+        except OSError:
+            parts.append(f"{origin}:missing")
+        else:
+            parts.append(f"{origin}:{st.st_size}:{st.st_mtime_ns}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def request_key(build: str, method: str, params: object) -> str:
+    """The key of an opening request: ``build`` (:func:`build_key`), the method and the parameters as canonical JSON
+    (sorted keys), the request's id aside."""
+    canonical = json.dumps([build, method, params], sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class AnswerCache:
+    """The SDK's answers to opening requests, kept in ``<CODE_TRAJECTORY_HOME>/cache/opening-answers.json``
+    (``{"answers": {key: {"result": {...}, "used": seconds}}}``, at most :data:`CACHE_ENTRIES`).
+
+    The file is this user's own; a file that is missing, not JSON, too large or of another shape is an empty
+    cache (and is rewritten at the next answer kept), never an error.
+    """
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path if path is not None else home_dir() / "cache" / "opening-answers.json"
+
+    def _entries(self) -> dict[str, dict]:
+        data = read_json_object(self.path, CACHE_FILE_LIMIT)
+        answers = data.get("answers") if data is not None else None
+        if not isinstance(answers, dict):
+            return {}
+        return {key: entry for key, entry in answers.items()
+                if isinstance(entry, dict) and isinstance(entry.get("result"), dict)}
+
+    def get(self, key: str) -> dict | None:
+        """The result kept for ``key``, or None."""
+        entry = self._entries().get(key)
+        return entry["result"] if entry is not None else None
+
+    def put(self, key: str, result: dict) -> None:
+        """Keep ``result`` for ``key`` (the oldest entries beyond :data:`CACHE_ENTRIES` dropped). A failure to write
+        (a read-only or full home directory) is logged at debug level: the cache only saves time."""
+        import time
+
+        entries = self._entries()
+        latest = max((_used(entry) for entry in entries.values()), default=0.0)
+        entries[key] = {"result": result, "used": max(time.time(), latest + 1e-6)}  # the newest last, ties or not
+        kept = sorted(entries.items(), key=lambda item: _used(item[1]), reverse=True)[:CACHE_ENTRIES]
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            replace_file(self.path, json.dumps({"answers": dict(kept)}, separators=(",", ":")) + "\n")
+        except OSError as exc:
+            log.debug("could not keep the opening answer in %s: %s", self.path, exc)
+
+
+def _used(entry: dict) -> float:
+    used = entry.get("used")
+    return float(used) if isinstance(used, (int, float)) else 0.0
+
+
+class _PrefixedStdin(io.RawIOBase):
+    """stdin for the SDK: the bytes :class:`EarlyAnswer` read first (once its answer, if any, is out), then the
+    rest of the client's stream from the descriptor taken over."""
+
+    def __init__(self, early: EarlyAnswer) -> None:
+        super().__init__()
+        self._early = early
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # buffer: a writable buffer (memoryview or bytearray)
+        self._early.decided.wait()
+        prefix = self._early.prefix
+        if prefix:
+            size = min(len(buffer), len(prefix))
+            buffer[:size] = prefix[:size]
+            self._early.prefix = prefix[size:]
+            return size
+        if self._early.wire_eof:
+            return 0
+        return os.readv(self._early.wire, [buffer])
+
+
+class EarlyAnswer:
+    """The opening request read before the SDK is imported, and answered from :class:`AnswerCache` when it can be
+    (see the module's docstring). Made by :func:`start`.
+
+    Attributes:
+        wire: the descriptor of the client's stream (stdin's, duplicated above 2).
+        decided: set once the first line is read (or stdin ended) and its early answer, if any, is written.
+        prefix: the bytes read from ``wire`` and not yet given to the SDK.
+        answered_id: the id of the request answered early (None: none was).
+        key: the cache key of the opening request read (None: the first line is no opening request).
+    """
+
+    def __init__(self, wire: int, out: int, cache: AnswerCache) -> None:
+        self.wire = wire
+        self.out = out
+        self.cache = cache
+        self.decided = threading.Event()
+        self.prefix = b""
+        self.wire_eof = False
+        self.answered_id: int | str | None = None
+        self.sent_result: dict | None = None
+        self.key: str | None = None
+        self.request_id: int | str | None = None
+        self.method = ""
+        self._lock = threading.Lock()
+
+    def read_first(self) -> None:
+        """Read the first line from :attr:`wire` and answer it from the cache when it can be (on the thread
+        :func:`start` starts); never raises: a failure leaves the SDK to answer."""
+        try:
+            line = self._read_line()
+            if line is not None:
+                self._answer(line)
+        except Exception:  # the SDK answers instead; the cause is for the log only
+            log.debug("the opening request is left to the SDK", exc_info=True)
+        finally:
+            self.decided.set()
+
+    def _read_line(self) -> bytes | None:
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            chunk = os.read(self.wire, 65536)
+            if not chunk:
+                self.wire_eof = True
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if b"\n" in chunk or size > FIRST_LINE_LIMIT:
+                break
+        self.prefix = b"".join(chunks)
+        line, newline, _ = self.prefix.partition(b"\n")
+        return line if newline else None
+
+    def _answer(self, line: bytes) -> None:
+        request = json.loads(line)
+        if not (isinstance(request, dict) and request.get("jsonrpc") == "2.0"
+                and request.get("method") in OPENING_METHODS):
+            return
+        request_id = request.get("id")
+        if isinstance(request_id, bool) or not isinstance(request_id, (int, str)):
+            return  # a notification, or an id JSON-RPC does not allow: the SDK's to answer
+        params = request.get("params")
+        self.key = request_key(build_key(), request["method"], params)
+        self.method = request["method"]
+        self.request_id = request_id
+        result = self.cache.get(self.key)
+        if result is None:
+            return
+        answer = json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}, separators=(",", ":"))
+        data = (answer + "\n").encode()
+        while data:
+            data = data[os.write(self.out, data):]
+        self.answered_id = request_id
+        self.sent_result = result
+
+    def stdin(self) -> io.TextIOWrapper:
+        """The client's stream for the SDK's stdio transport, from its first byte (as UTF-8 text, undecodable bytes
+        replaced, as the SDK reads stdin itself)."""
+        return io.TextIOWrapper(io.BufferedReader(_PrefixedStdin(self)), encoding="utf-8", errors="replace")
+
+    def awaits(self, request_id: object) -> bool:
+        """Whether ``request_id`` is the opening request's, whose answer :meth:`take_answer` has not seen yet."""
+        return self.key is not None and request_id == self.request_id and not isinstance(request_id, bool)
+
+    def take_answer(self, request_id: object, result: object) -> bool:
+        """Whether the SDK's answer ``result`` (a JSON object, or None for an error) to ``request_id`` is to be
+        dropped: True for its answer to the request answered early (once); the answer is kept in the cache when
+        it is the answer to the opening request (and replaces a different one sent early, with a warning)."""
+        with self._lock:
+            if self.key is None or request_id != self.request_id or isinstance(request_id, bool):
+                return False
+            key, self.key = self.key, None
+        if isinstance(result, dict):
+            if self.sent_result is None or result != self.sent_result:
+                self.cache.put(key, result)
+            if self.sent_result is not None and result != self.sent_result:
+                log.warning("the opening answer sent at start was kept by another build of the server; the next "
+                            "start sends this one")
+            elif self.sent_result is not None:
+                log.info("%s answered at start with the answer kept in %s", self.method, self.cache.path)
+        return self.answered_id is not None
+
+
+def start(cache: AnswerCache | None = None) -> EarlyAnswer | None:
+    """Take over stdin and start reading the client's first line on a thread (see the module's docstring); None
+    where that cannot be done (not POSIX, or stdin is a terminal or closed): the SDK then reads stdin itself."""
+    if sys.platform == "win32":
+        return None
+    import fcntl
+
+    try:
+        if os.isatty(0):
+            return None
+        wire = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+        out = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
+    except OSError:
+        return None
+    try:
+        null = os.open(os.devnull, os.O_RDONLY)
+        try:
+            os.dup2(null, 0)  # as the SDK's transport does while it serves: children read nothing of the client's
+        finally:
+            os.close(null)
+    except OSError:
+        os.close(wire)
+        os.close(out)
+        return None
+    early = EarlyAnswer(wire, out, cache if cache is not None else AnswerCache())
+    threading.Thread(target=early.read_first, name="trajectory-opening", daemon=True).start()
+    return early

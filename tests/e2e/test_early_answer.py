@@ -1,0 +1,116 @@
+"""End-to-end: the real ``code-trajectory serve`` answers a client's opening request from the answer its SDK gave
+the same request at an earlier start (:mod:`code_trajectory.early_answer`), and the session goes on as always.
+
+A kept answer is marked (its instructions changed in the cache file) before the second start: the client seeing
+the mark proves the early answer was sent; the file holding the SDK's answer again afterwards proves the SDK
+handled the same request and its own answer was compared and kept, not sent twice.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+
+from support import git_repo, server_command
+
+pytestmark = pytest.mark.e2e
+
+MARK = "instructions kept by an earlier start"
+
+
+def serve(env: dict[str, str], project: Path) -> StdioServerParameters:
+    command = server_command()
+    return StdioServerParameters(command=command[0], args=[*command[1:], "serve", "--project", str(project)],
+                                 env=env, cwd=env["HOME"])
+
+
+def cache_file(env: dict[str, str]) -> Path:
+    return Path(env["CODE_TRAJECTORY_HOME"]) / "cache" / "opening-answers.json"
+
+
+def mark_kept_answers(env: dict[str, str]) -> int:
+    """Change the instructions of every kept answer to :data:`MARK`; returns how many there are."""
+    path = cache_file(env)
+    data = json.loads(path.read_text())
+    for entry in data["answers"].values():
+        entry["result"]["instructions"] = MARK
+    path.write_text(json.dumps(data))
+    return len(data["answers"])
+
+
+def kept_instructions(env: dict[str, str]) -> list[str]:
+    return [entry["result"]["instructions"] for entry in json.loads(cache_file(env).read_text())["answers"].values()]
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return git_repo(tmp_path / "project", {"app.py": "def main():\n    return 1\n"}, branch="main",
+                    commit="initial").resolve()
+
+
+@pytest.mark.anyio
+async def test_the_sdk_client_is_answered_from_the_kept_answer_and_the_session_works(
+        server_env: dict[str, str], repo: Path) -> None:
+    async with Client(serve(server_env, repo)) as client:
+        first = client.instructions
+        assert first and MARK not in first
+    assert mark_kept_answers(server_env) == 1
+    with anyio.fail_after(60):
+        async with Client(serve(server_env, repo)) as client:
+            assert client.instructions == MARK  # the answer sent before the SDK was imported
+            assert "get_file_trajectory" in {tool.name for tool in (await client.list_tools()).tools}
+            answer = await client.call_tool("get_file_trajectory", {"filepath": "app.py"})
+            assert not answer.is_error and "app.py" in answer.content[0].text
+    assert kept_instructions(server_env) == [first]  # the SDK's own answer replaced the marked one
+
+
+def exchange(env: dict[str, str], project: Path, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Start ``serve --project``, send ``messages`` (JSON lines), read one answer per request, close stdin; the
+    answers, parsed (a line that is not JSON fails the test: stdout is JSON-RPC only), and any line after them."""
+    command = server_command()
+    with subprocess.Popen([*command, "serve", "--debounce", "0.3", "--project", str(project)],
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+                          cwd=env["HOME"]) as server:
+        assert server.stdin is not None and server.stdout is not None
+        try:
+            server.stdin.write("".join(json.dumps(message) + "\n" for message in messages).encode())
+            server.stdin.flush()
+            answers = [json.loads(server.stdout.readline()) for message in messages if "id" in message]
+            server.stdin.close()
+            answers += [json.loads(line) for line in server.stdout.read().splitlines()]
+            assert server.wait(timeout=60) == 0
+        finally:
+            if server.poll() is None:
+                server.kill()
+    return answers
+
+
+def test_an_initialize_client_is_answered_once_with_its_own_id(server_env: dict[str, str], repo: Path) -> None:
+    opening = {"jsonrpc": "2.0", "id": 7, "method": "initialize",
+               "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                          "clientInfo": {"name": "raw", "version": "1"}}}
+    session = [opening, {"jsonrpc": "2.0", "method": "notifications/initialized"},
+               {"jsonrpc": "2.0", "id": 8, "method": "tools/list"}]
+    first = exchange(server_env, repo, session)
+    assert [answer["id"] for answer in first] == [7, 8]
+    assert mark_kept_answers(server_env) == 1
+    second = exchange(server_env, repo, [{**opening, "id": "again"}, *session[1:]])
+    assert [answer["id"] for answer in second] == ["again", 8]  # the SDK's answer to the opening is not sent twice
+    assert second[0]["result"]["instructions"] == MARK
+    assert second[0]["result"]["protocolVersion"] == "2025-06-18"
+    assert second[1]["result"]["tools"] == first[1]["result"]["tools"]
+    assert kept_instructions(server_env) == [first[0]["result"]["instructions"]]
+
+
+def test_an_opening_request_the_sdk_refuses_is_never_kept(server_env: dict[str, str], repo: Path) -> None:
+    broken = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 2025}}
+    for _ in range(2):
+        answers = exchange(server_env, repo, [broken])
+        assert [answer["id"] for answer in answers] == [1] and "error" in answers[0]
+    assert not cache_file(server_env).exists()

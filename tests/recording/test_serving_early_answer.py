@@ -1,0 +1,181 @@
+"""The opening request answered before the SDK is imported (:mod:`code_trajectory.early_answer`), on real pipes.
+
+Each test plays the client on one pipe (what ``serve`` reads) and reads what ``serve`` would write on another;
+what the SDK would be given is read back through :meth:`EarlyAnswer.stdin`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from code_trajectory import early_answer
+from code_trajectory.early_answer import AnswerCache, EarlyAnswer
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                         "clientInfo": {"name": "client", "version": "1"}}}
+RESULT = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {"listChanged": False}},
+          "serverInfo": {"name": "code-trajectory", "version": "0.1.0"}, "instructions": "call tools"}
+
+
+class Wire:
+    """The client's end of ``serve``'s stdin and stdout, as pipes."""
+
+    def __init__(self) -> None:
+        self.server_in, self.client_out = os.pipe()
+        self.client_in, self.server_out = os.pipe()
+
+    def send(self, data: bytes, *, close: bool = False) -> None:
+        os.write(self.client_out, data)
+        if close:
+            os.close(self.client_out)
+
+    def answer(self, cache: AnswerCache) -> EarlyAnswer:
+        """Run the early reader on what was sent (it returns once its decision is made)."""
+        early = EarlyAnswer(self.server_in, self.server_out, cache)
+        early.read_first()
+        assert early.decided.is_set()
+        return early
+
+    def written(self) -> list[dict]:
+        """What ``serve`` wrote to the client so far (JSON lines)."""
+        os.set_blocking(self.client_in, False)
+        try:
+            data = os.read(self.client_in, 1 << 20)
+        except BlockingIOError:
+            data = b""
+        return [json.loads(line) for line in data.splitlines()]
+
+
+def line(message: dict) -> bytes:
+    return (json.dumps(message) + "\n").encode()
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> AnswerCache:
+    return AnswerCache(tmp_path / "cache" / "opening-answers.json")
+
+
+def test_a_first_start_leaves_the_answer_to_the_sdk_and_keeps_it(cache: AnswerCache) -> None:
+    wire = Wire()
+    wire.send(line(INITIALIZE) + line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+    early = wire.answer(cache)
+    assert wire.written() == []  # nothing kept yet: the SDK answers
+    assert early.awaits(1) and not early.awaits(2) and not early.awaits(True)
+    assert early.take_answer(1, RESULT) is False  # the SDK's answer is sent, and kept
+    assert not early.awaits(1)
+    assert cache.get(early_answer.request_key(early_answer.build_key(), "initialize", INITIALIZE["params"])) == RESULT
+
+
+def test_the_next_start_answers_at_once_and_the_sdk_still_reads_every_byte(cache: AnswerCache) -> None:
+    key = early_answer.request_key(early_answer.build_key(), "initialize", INITIALIZE["params"])
+    cache.put(key, RESULT)
+    wire = Wire()
+    opening = line({**INITIALIZE, "id": "first"})
+    wire.send(opening)
+    early = wire.answer(cache)
+    assert wire.written() == [{"jsonrpc": "2.0", "id": "first", "result": RESULT}]  # the request's own id
+    later = line({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    wire.send(later, close=True)
+    stdin = early.stdin()
+    assert stdin.read() == (opening + later).decode()  # the SDK handles the opening request as always
+    assert early.take_answer("first", RESULT) is True  # its own answer is left out: the client has one
+    assert early.take_answer("first", RESULT) is False  # once
+
+
+def test_an_answer_kept_by_another_build_is_replaced_by_the_sdks(cache: AnswerCache,
+                                                                 caplog: pytest.LogCaptureFixture) -> None:
+    key = early_answer.request_key(early_answer.build_key(), "initialize", INITIALIZE["params"])
+    cache.put(key, {**RESULT, "instructions": "stale"})
+    wire = Wire()
+    wire.send(line(INITIALIZE))
+    early = wire.answer(cache)
+    assert wire.written()[0]["result"]["instructions"] == "stale"
+    with caplog.at_level(logging.WARNING, logger="code_trajectory.server"):
+        assert early.take_answer(1, RESULT) is True  # the client had an answer: the SDK's is not sent twice
+    assert "the next start sends this one" in caplog.text
+    assert cache.get(key) == RESULT
+
+
+def test_other_parameters_or_another_build_are_another_key(cache: AnswerCache,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    build = early_answer.build_key()
+    key = early_answer.request_key(build, "initialize", INITIALIZE["params"])
+    other_client = {**INITIALIZE["params"], "clientInfo": {"name": "client", "version": "2"}}
+    assert early_answer.request_key(build, "initialize", other_client) != key
+    assert early_answer.request_key(build, "server/discover", INITIALIZE["params"]) != key
+    monkeypatch.setattr(early_answer, "__version__", "99.0")
+    assert early_answer.build_key() != build
+    cache.put(key, RESULT)
+    wire = Wire()
+    wire.send(line(INITIALIZE))
+    wire.answer(cache)
+    assert wire.written() == []
+
+
+@pytest.mark.parametrize("first", [
+    b"not json\n",
+    line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    line({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+    line({**INITIALIZE, "id": True}),
+    line({**INITIALIZE, "id": None}),
+    line({**INITIALIZE, "jsonrpc": "1.0"}),
+    json.dumps(INITIALIZE).encode(),  # no newline: stdin ended within the line
+], ids=["not-json", "notification", "other-method", "bool-id", "null-id", "not-2.0", "unterminated"])
+def test_anything_but_an_opening_request_goes_to_the_sdk_untouched(cache: AnswerCache, first: bytes) -> None:
+    key = early_answer.request_key(early_answer.build_key(), "initialize", INITIALIZE["params"])
+    cache.put(key, RESULT)
+    wire = Wire()
+    wire.send(first, close=True)
+    early = wire.answer(cache)
+    assert wire.written() == []
+    assert early.answered_id is None
+    assert early.stdin().buffer.read() == first
+
+
+def test_a_first_line_without_end_is_given_whole_to_the_sdk(cache: AnswerCache) -> None:
+    wire = Wire()
+    huge = b"x" * (early_answer.FIRST_LINE_LIMIT + 10)
+    early = EarlyAnswer(wire.server_in, wire.server_out, cache)
+    reader = threading.Thread(target=early.read_first)
+    reader.start()
+    written = 0
+    while written < len(huge):  # the pipe holds 64 KiB: the reader drains it
+        written += os.write(wire.client_out, huge[written:written + 65536])
+    reader.join(timeout=60)
+    assert early.decided.is_set() and early.key is None
+    os.write(wire.client_out, b"\n")
+    os.close(wire.client_out)
+    assert early.stdin().buffer.read() == huge + b"\n"
+
+
+@pytest.mark.parametrize("content", [b"", b"not json", b"[]", b'{"answers": []}', b'{"answers": {"k": 3}}',
+                                     b'{"answers": {"k": {"result": "text"}}}'])
+def test_a_cache_file_of_any_other_shape_is_empty(cache: AnswerCache, content: bytes) -> None:
+    cache.path.parent.mkdir(parents=True)
+    cache.path.write_bytes(content)
+    assert cache.get("k") is None
+    cache.put("k", RESULT)  # and is rewritten whole
+    assert cache.get("k") == RESULT
+
+
+def test_a_cache_that_cannot_be_written_only_costs_time(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    cache = AnswerCache(blocker / "cache" / "opening-answers.json")  # its directory cannot be made
+    cache.put("k", RESULT)
+    assert cache.get("k") is None
+
+
+def test_the_cache_keeps_the_latest_entries(cache: AnswerCache) -> None:
+    for n in range(early_answer.CACHE_ENTRIES + 3):
+        cache.put(f"k{n}", {"n": n})
+    kept = json.loads(cache.path.read_text())["answers"]
+    assert len(kept) == early_answer.CACHE_ENTRIES
+    assert f"k{early_answer.CACHE_ENTRIES + 2}" in kept and "k0" not in kept
