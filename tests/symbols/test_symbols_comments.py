@@ -67,6 +67,49 @@ def test_a_long_comment_edit_is_named_not_quoted_and_a_moved_symbol_keeps_its_co
     assert changes is not None and changes.comment_edits == () and "comment" not in changes.summary()
 
 
+ADAPTER = b"""/** The adapter. */
+public abstract class Adapter<T> {
+  /** Writes one value. */
+  public abstract void write(T value);
+
+  /**
+   * Null-safe wrapper.
+   */
+  public final Adapter<T> nullSafe() {
+    return this;
+  }
+
+  /** Reads one value. */
+  public abstract T read();
+}
+"""
+NULL_SAFE = b"""
+  /**
+   * Null-safe wrapper.
+   */
+  public final Adapter<T> nullSafe() {
+    return this;
+  }
+"""
+
+
+def test_a_method_moved_with_its_doc_comment_leaves_its_class_comments_unchanged() -> None:
+    # gson 5187808 (Error Prone's UngroupedOverloads) moved TypeAdapter.nullSafe below read: the file history said
+    # 'comments changed in `TypeAdapter`; moved TypeAdapter.nullSafe' (a Javadoc lies in its class's own text)
+    moved = ADAPTER.replace(NULL_SAFE, b"").replace(b"  public abstract T read();\n",
+                                                    b"  public abstract T read();\n" + NULL_SAFE)
+    changes = compare("Adapter.java", ADAPTER, moved)
+    assert changes is not None and changes.comments_changed == () and changes.moved == ("Adapter.read",)
+    assert changes.summary() == "moved Adapter.read"
+    # a comment of the class that changed beside the move is still said
+    edited = moved.replace(b"/** Reads one value. */", b"/** Reads the next value. */")
+    changes = compare("Adapter.java", ADAPTER, edited)
+    assert changes is not None and changes.docs_changed == ("Adapter.read",), changes
+    in_class = moved.replace(b"  public abstract T read();\n", b"  // reading\n  public abstract T read();\n", 1)
+    changes = compare("Adapter.java", ADAPTER, in_class.replace(b"/** Reads one value. */", b""))
+    assert changes is not None and "Adapter" in changes.comments_changed, changes
+
+
 def test_occurrence_suffixes_read_as_ordinals() -> None:
     assert readable("Context.invoke@3") == "3rd definition of Context.invoke"
     assert readable("f@2", quote=True) == "2nd definition of `f`"

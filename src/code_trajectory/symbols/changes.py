@@ -308,6 +308,8 @@ def _diff(path: str, old: FileAnalysis, new: FileAnalysis, parents: dict[str, st
     reverse = {v: k for k, v in pairs.items()}
     old_order = _child_lists(old.symbols)
     new_order = _child_lists(new.symbols)
+    moved = _moved(old, new, pairs)
+    reordered = {new_by[n].parent for n in moved}  # a member moved with its doc comment: its container's order
     for s in new.symbols:
         o = old_by.get(reverse.get(s.name, ""))
         if o is None or o._keys.same_text(o._index, s._keys, s._index) or o.name != s.name and \
@@ -321,7 +323,9 @@ def _diff(path: str, old: FileAnalysis, new: FileAnalysis, parents: dict[str, st
             if found := field_changes(o, s, new.language):
                 fields.append((s.name, found))
         elif not same_comments:
-            comments.append(s.name)
+            if s.name not in reordered or not same.same_own_comments_in_any_order(o._keys, o._index, s._keys,
+                                                                                 s._index):
+                comments.append(s.name)
         elif o.name == s.name and own_respaced(o._keys, o._index, s._keys, s._index):
             # (a rename alone alters the exact text)
             reformatted.append(s.name)
@@ -374,7 +378,7 @@ def _diff(path: str, old: FileAnalysis, new: FileAnalysis, parents: dict[str, st
         modified=tuple(modified), renamed=tuple(renamed.items()),
         aliases=tuple((o, n) for o, n in pairs.items() if o != n and o not in renamed), reformatted=tuple(reformatted),
         comments_changed=tuple(comments), docs_changed=docs, module_doc_changed=module_doc, comment_edits=edits,
-        moved=_moved(old, new, pairs),
+        moved=moved,
         imports_changed=not imports_equal, top_level_changed=top_changed, constants=constants,
         fields=tuple(fields), has_errors=new.has_errors, parents=parents)
 

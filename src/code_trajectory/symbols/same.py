@@ -64,6 +64,15 @@ def same_own(a: LazyKeys, i: int, b: LazyKeys, j: int) -> tuple[bool, bool]:
             [t for c in ma for t in c.comments] == [t for c in mb for t in c.comments])
 
 
+def same_own_comments_in_any_order(a: LazyKeys, i: int, b: LazyKeys, j: int) -> bool:
+    """The comments of span ``i`` of ``a`` and span ``j`` of ``b`` outside their children are the same, in any
+    order: a member that moved with its doc comment (which lies in its container's own text) leaves them so."""
+    def comments(keys: LazyKeys, k: int) -> list[bytes]:
+        return sorted(t for c in keys.chunks(keys.own_chunks(k)) for t in c.comments)
+
+    return comments(a, i) == comments(b, j)
+
+
 def same_body(a: LazyKeys, i: int, b: LazyKeys, j: int) -> bool:
     """``body_key`` of span ``i`` of ``a`` equals that of span ``j`` of ``b``, normalising only what differs.
 
