@@ -114,3 +114,22 @@ def test_imports_print_nothing_and_load_no_model() -> None:
                           env={**os.environ, "PYTHONPATH": str(SRC)}, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == ""
+
+
+@pytest.mark.parametrize("argv", [["toc"], ["list", "s"], ["read", "s"], ["search", "anything"],
+                                  ["--json", "toc"]])
+def test_reading_a_journal_that_is_not_there_creates_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                             argv: list[str]) -> None:
+    # a typo in --journal-dir, or the default journal before anything was written: say so, leave the disk alone
+    missing = tmp_path / "no" / "journal"
+    code, out, err = run(capsys, "--journal-dir", str(missing), *argv)
+    assert (code, out) == (2, "")
+    assert f"no journal at {missing}" in err and "journal write" in err and err.count("\n") == 1
+    assert not (tmp_path / "no").exists()
+    plain = tmp_path / "plain"  # an existing directory that holds no journal is not made one
+    plain.mkdir()
+    code, _, err = run(capsys, "--journal-dir", str(plain), *argv)
+    assert code == 2 and f"no journal at {plain}" in err
+    assert list(plain.iterdir()) == []
+    assert run(capsys, "toc")[0] == 2  # the default journal, likewise
+    assert not Path(os.environ["CODE_TRAJECTORY_HOME"]).exists()

@@ -13,6 +13,8 @@ Usage::
     sync [--remote URL] [--branch NAME]                          fetch, rebase, push
 
 ``--journal-dir`` and ``--json`` are accepted before or after the command.
+The reading commands (search, read, toc, list) never create a journal: where
+none is, they say so (exit status 2); ``write`` and ``sync`` create it.
 Text goes to stdout (``--json``: the tool's structured content); errors go to
 stderr with exit status 2. ``sync`` exits with 1 when it left an overview
 conflict to resolve. The CLI writes without the MCP write protection (a person
@@ -26,6 +28,9 @@ import json
 import sys
 
 from code_trajectory.core.errors import TrajectoryError
+
+#: The commands that only read: they create no journal where there is none.
+READING = frozenset({"search", "read", "toc", "list"})
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -102,6 +107,10 @@ def main(argv: list[str]) -> int:
         from code_trajectory.journal.settings import JournalSettings
 
         journal = Journal(JournalSettings.load(journal_dir=getattr(args, "journal_dir", None)))
+        if args.command in READING and not journal.store.exists():
+            return _fail(f"no journal at {journal.settings.journal_data_path}: nothing was written there (check "
+                         "--journal-dir and $CODE_TRAJECTORY_JOURNAL_DIR; `code-trajectory journal write SECTION` "
+                         "starts a journal there)")
         status = 0
         if args.command == "search":
             text, data = journal.search(args.work_context, args.content if args.content is not None

@@ -62,6 +62,13 @@ class JournalRepository:
             self._git = Git(self.git_dir, self.root, isolated=True)
         return self._git
 
+    def exists(self) -> bool:
+        """True when the journal's repository is there (:meth:`ensure` created it, or a clone put it there).
+
+        Creates nothing: a reader that must not create a journal asks this first.
+        """
+        return (self.git_dir / "HEAD").is_file()
+
     def ensure(self) -> None:
         """Create the journal directory and its git repository when missing (idempotent).
 
