@@ -189,3 +189,18 @@ def test_project_option_naming_a_directory_inside_the_project_is_the_projects_re
     assert main(["--project", str(project / "src")]) == 0
     out = capsys.readouterr().out
     assert f"# Recap of {project}\n" in out and "Keep one recap" in out, out
+
+
+@pytest.mark.parametrize("argv", [[], ["--json"]])
+def test_missing_project_directory_on_read(ct_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                           argv: list[str]) -> None:
+    # as every other command: one error line, exit 2, no empty recap of a directory that is not there
+    assert main([*argv, "--project", str(tmp_path / "nope")]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "does not exist" in captured.err and captured.err.count("\n") == 1
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    assert main([*argv, "--project", str(a_file)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "not a directory" in captured.err
+    assert not ct_home.exists()

@@ -8,7 +8,7 @@ Usage::
 
 Without ``--project`` the project is the nearest directory, from the current one
 upwards, that has a recap, a ``.trajectory/`` directory or a ``.git`` entry
-(:func:`code_trajectory.recap.location.find_project_root`). ``--json`` prints the same
+(:func:`code_trajectory.recap.location.project_from_option`). ``--json`` prints the same
 structure the MCP tools return (``get_recap``: ``{goal, entries, filePath, ...}``),
 UTF-8 encoded; otherwise markdown for people. Errors go to stderr with exit
 status 2.
@@ -126,12 +126,6 @@ def _command(words: list[str], project: str | None, as_json: bool) -> Args:
     raise UsageError(f"unknown command {command!r}; use add, goal, or no command to show the recap")
 
 
-def _project(args: Args) -> Path:
-    if args.project is not None:  # the project of a directory inside it, as every command's --project
-        return location.find_project_root(recap.normalize_project(args.project))
-    return location.find_project_root(Path.cwd())
-
-
 def _print_json(data: dict[str, Any]) -> None:
     text = json.dumps(data, ensure_ascii=False, indent=2) + "\n"
     try:
@@ -198,7 +192,7 @@ def main(argv: list[str]) -> int:
         print(f"{USAGE}\n{PROG}: error: {exc}", file=sys.stderr)
         return 2
     try:
-        project = _project(args)
+        project = location.project_from_option(args.project)
         if args.command == "add":
             _add(project, args.entry_type, args.text, args.as_json)
         elif args.command == "goal":

@@ -79,9 +79,27 @@ def recap_path(project_root: str | os.PathLike[str]) -> Path:
     return recaps_dir() / recap_file_name(project_root)
 
 
+def has_recap(directory: Path) -> bool:
+    """True when ``directory`` has a recap file of its own (it then counts as a project when one is sought)."""
+    return recap_path(directory).is_file()
+
+
 def find_project_root(start: str | os.PathLike[str]) -> Path:
-    """The project of a recap command run without ``--project``: the common rule
-    (:func:`code_trajectory.project.find_project_root`), where a directory with a recap of its own also counts."""
+    """The project ``start`` belongs to: the common rule (:func:`code_trajectory.project.find_project_root`), where
+    a directory with a recap of its own also counts."""
     from code_trajectory.project import find_project_root as find
 
-    return find(normalize_project(start), marker=lambda candidate: recap_path(candidate).is_file())
+    return find(normalize_project(start), marker=has_recap)
+
+
+def project_from_option(option: str | None) -> Path:
+    """The project of a recap command line: ``--project PATH`` or the current directory, found upward as by
+    :func:`find_project_root`.
+
+    Raises:
+        InvalidArgumentError, ProjectError: the path is not there or is no directory (as every command's
+            ``--project``: :func:`code_trajectory.project.project_from_option`).
+    """
+    from code_trajectory.project import project_from_option as from_option
+
+    return from_option(option, marker=has_recap)
