@@ -6,19 +6,19 @@ its functions as ``"module:function"`` strings rather than holding them: holding
 feature at start. Each row names both of a command's functions explicitly: ``arguments(parser)`` adds its
 options and ``run(args) -> int`` runs it; a command that parses its own arguments (``recap``, ``journal``) has no
 ``arguments`` and its ``run`` is ``main(argv) -> int``. Errors print one line on stderr
-(``code-trajectory: error: ...``) and exit with status 2.
+(``code-trajectory: error: ...``) and exit with status 2, also those of ``recap`` and ``journal``: the one error
+path is :mod:`code_trajectory.core.cli_errors`.
 """
 
 from __future__ import annotations
 
 import sys
 
+from code_trajectory.core.cli_errors import parser_class, print_error
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~5 ms a hook would pay)
 if TYPE_CHECKING:  # argparse itself is imported when a parser is built
     import argparse
-    from typing import NoReturn
-
-EXIT_ERROR = 2
 
 
 class Command:
@@ -120,14 +120,7 @@ COMMANDS: dict[str, Command] = {
 def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
     """The argument parser: every command's (for ``--help``) or, with ``selected``, that one command's, its
     module imported to add its options."""
-    import argparse
-
-    class Parser(argparse.ArgumentParser):
-        """Usage errors as one line on stderr, exit status 2, like every other error of the CLI."""
-
-        def error(self, message: str) -> NoReturn:
-            self.exit(EXIT_ERROR, f"code-trajectory: error: {message} (see `{self.prog} --help`)\n")
-
+    Parser = parser_class()
     parser = Parser(
         prog="code-trajectory",
         description="A memory of how a codebase evolved and why, for coding agents (MCP server and CLI).")
@@ -178,8 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return run(sys.argv[1:] if argv is None else argv)
     except TrajectoryError as exc:
-        print(f"code-trajectory: error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return print_error(str(exc))
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

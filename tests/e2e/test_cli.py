@@ -52,6 +52,24 @@ def test_errors_are_one_line_on_stderr_with_status_2(project: Path, tmp_path: Pa
     assert "Traceback" not in proc.stderr
 
 
+def test_recap_and_journal_errors_take_the_one_error_path(project: Path, tmp_path: Path) -> None:
+    # every command's error, a usage error too, is the same one line: recap and journal printed their usage first,
+    # under their own prefix
+    for args, needle in [(("log", "--bogus"), "unrecognized arguments: --bogus (see `code-trajectory --help`)"),
+                         (("recap", "--bogus"), "unknown option '--bogus'"),
+                         (("recap", "add", "decision"), "add needs a TYPE and a CONTENT"),
+                         (("journal",), "required: COMMAND (see `code-trajectory journal --help`)"),
+                         (("journal", "--bogus", "toc"), "unrecognized arguments: --bogus"),
+                         (("journal", "list"), "(see `code-trajectory journal list --help`)"),
+                         (("recap", "--project", str(tmp_path / "missing")), "does not exist"),
+                         (("journal", "--journal-dir", str(tmp_path / "j"), "write", "../x", "-m", "y"), "'..'")]:
+        proc = cli(*args, cwd=project, check=False)
+        assert (proc.returncode, proc.stdout) == (2, ""), args
+        assert proc.stderr.startswith("code-trajectory: error: ") and proc.stderr.count("\n") == 1, proc.stderr
+        assert needle in proc.stderr, proc.stderr
+    assert "(see `code-trajectory recap --help`)" in cli("recap", "--bogus", cwd=project, check=False).stderr
+
+
 def test_watch_prints_one_line_per_snapshot(project: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     with subprocess.Popen([sys.executable, "-m", "code_trajectory", "watch", str(project), "--debounce", "0.3"],

@@ -16,7 +16,7 @@ Usage::
 The reading commands (search, read, toc, list) never create a journal: where
 none is, they say so (exit status 2); ``write`` and ``sync`` create it.
 Text goes to stdout (``--json``: the tool's structured content); errors go to
-stderr with exit status 2. ``sync`` exits with 1 when it left an overview
+stderr, one line as every command's (:func:`code_trajectory.core.cli_errors.print_error`), with exit status 2. ``sync`` exits with 1 when it left an overview
 conflict to resolve. The CLI writes without the MCP write protection (a person
 at a terminal is not a model working from a stale read).
 """
@@ -27,6 +27,7 @@ import argparse
 import json
 import sys
 
+from code_trajectory.core.cli_errors import parser_class, print_error
 from code_trajectory.core.errors import TrajectoryError
 
 #: The commands that only read: they create no journal where there is none.
@@ -40,9 +41,9 @@ def _parser() -> argparse.ArgumentParser:
                              "journal_data_path, or <CODE_TRAJECTORY_HOME>/journal)")
     common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                         help="print the structured result as JSON")
-    parser = argparse.ArgumentParser(prog="code-trajectory journal", parents=[common],
-                                     description="The git-backed journal: search, read and write entries, "
-                                                 "and share the journal through a git remote.")
+    parser = parser_class()(prog="code-trajectory journal", parents=[common],
+                            description="The git-backed journal: search, read and write entries, "
+                                        "and share the journal through a git remote.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("search", parents=[common], help="search entries by work context and content")
@@ -86,12 +87,7 @@ def _read_file(name: str) -> str:
         with open(name, encoding="utf-8") as f:
             return f.read()
     except OSError as exc:
-        raise SystemExit(_fail(f"cannot read {name}: {exc}")) from exc
-
-
-def _fail(message: str) -> int:
-    print(f"code-trajectory journal: error: {message}", file=sys.stderr)
-    return 2
+        raise SystemExit(print_error(f"cannot read {name}: {exc}")) from exc
 
 
 def main(argv: list[str]) -> int:
@@ -108,7 +104,7 @@ def main(argv: list[str]) -> int:
 
         journal = Journal(JournalSettings.load(journal_dir=getattr(args, "journal_dir", None)))
         if args.command in READING and not journal.store.exists():
-            return _fail(f"no journal at {journal.settings.journal_data_path}: nothing was written there (check "
+            return print_error(f"no journal at {journal.settings.journal_data_path}: nothing was written there (check "
                          "--journal-dir and $CODE_TRAJECTORY_JOURNAL_DIR; `code-trajectory journal write SECTION` "
                          "starts a journal there)")
         status = 0
@@ -129,7 +125,7 @@ def main(argv: list[str]) -> int:
             elif not sys.stdin.isatty():
                 entry = sys.stdin.read()
             else:
-                return _fail("give the entry with --entry TEXT, --entry-file FILE, or on stdin")
+                return print_error("give the entry with --entry TEXT, --entry-file FILE, or on stdin")
             overview = args.overview if args.overview is not None else (
                 _read_file(args.overview_file) if args.overview_file else None)
             text, data, _version = journal.write(args.path, entry, overview, args.summary)
@@ -137,10 +133,10 @@ def main(argv: list[str]) -> int:
             text, data = journal.sync(args.remote, args.branch)
             status = 1 if data["conflicts"] else 0
         else:  # pragma: no cover - argparse rejects unknown commands
-            return _fail(f"unknown command {args.command}")
+            return print_error(f"unknown command {args.command}")
         journal.close()
     except TrajectoryError as exc:
-        return _fail(str(exc))
+        return print_error(str(exc))
     except KeyboardInterrupt:
         return 130
     if as_json:

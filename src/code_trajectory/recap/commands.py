@@ -10,8 +10,8 @@ Without ``--project`` the project is the nearest directory, from the current one
 upwards, that has a recap, a ``.trajectory/`` directory or a ``.git`` entry
 (:func:`code_trajectory.recap.location.project_from_option`). ``--json`` prints the same
 structure the MCP tools return (``get_recap``: ``{goal, entries, filePath, ...}``),
-UTF-8 encoded; otherwise markdown for people. Errors go to stderr with exit
-status 2.
+UTF-8 encoded; otherwise markdown for people. Errors go to stderr, one line as
+every command's (:func:`code_trajectory.core.cli_errors.print_error`), with exit status 2.
 
 Reading is fast on purpose (editors call it): this module and
 :mod:`code_trajectory.recap.store` import neither the MCP SDK, the watcher nor any
@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from code_trajectory.core.cli_errors import print_error
 from code_trajectory.core.errors import TrajectoryError
 from code_trajectory.recap import location, render
 from code_trajectory.recap import store as recap
@@ -189,8 +190,7 @@ def main(argv: list[str]) -> int:
         sys.stdout.write(HELP)
         return 0
     except UsageError as exc:
-        print(f"{USAGE}\n{PROG}: error: {exc}", file=sys.stderr)
-        return 2
+        return print_error(str(exc), usage_of=PROG)
     try:
         project = location.project_from_option(args.project)
         if args.command == "add":
@@ -199,12 +199,8 @@ def main(argv: list[str]) -> int:
             _goal(project, args.text, args.as_json)
         else:
             _show(project, args.as_json)
-    except TrajectoryError as exc:
-        print(f"code-trajectory recap: error: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:  # e.g. the current directory was deleted
-        print(f"code-trajectory recap: error: {exc}", file=sys.stderr)
-        return 2
+    except (TrajectoryError, OSError) as exc:  # OSError: e.g. the current directory was deleted
+        return print_error(str(exc))
     return 0
 
 
