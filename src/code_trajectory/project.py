@@ -154,7 +154,8 @@ def resolve_project_root(path: str | os.PathLike[str]) -> Path:
     except (OSError, RuntimeError) as exc:
         raise ProjectError(f"project directory {text} does not exist or is not reachable: {exc}") from exc
     if not root.is_dir():
-        raise ProjectError(f"{root} is not a directory; configure_project needs the project's root directory")
+        raise ProjectError(f"{root} is not a directory; give the project's root directory (configure_project's "
+                           "path, the CLI's --project)")
     if root == Path(root.anchor):
         raise InvalidArgumentError("refusing to record the file system root; pass a project directory")
     return root

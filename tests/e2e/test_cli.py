@@ -70,6 +70,25 @@ def test_recap_and_journal_errors_take_the_one_error_path(project: Path, tmp_pat
     assert "(see `code-trajectory recap --help`)" in cli("recap", "--bogus", cwd=project, check=False).stderr
 
 
+def test_cli_messages_name_the_cli_command_to_run(project: Path, tmp_path: Path) -> None:
+    # a person at the CLI cannot call an MCP tool: each hint that names one names the command too
+    write(project, "notes.txt", "plain text\n")
+    cli("checkpoint", cwd=project)
+    assert "`code-trajectory intent TEXT`" in cli("session", cwd=project).stdout
+    proc = cli("symbol", "notes.txt", "x", cwd=project, check=False)
+    assert proc.returncode == 2 and "`code-trajectory file`" in proc.stderr
+    assert "`code-trajectory log`" in cli("file", "src", cwd=project).stdout
+    proc = cli("log", "--project", str(project / "notes.txt"), cwd=project, check=False)
+    assert proc.returncode == 2 and "configure_project needs" not in proc.stderr and "--project" in proc.stderr
+    assert "`code-trajectory recap goal TEXT`" in cli("recap", cwd=project).stdout
+    journal = str(tmp_path / "journal")
+    cli("journal", "--journal-dir", journal, "write", "s", "-m", "one", cwd=project)
+    proc = cli("journal", "--journal-dir", journal, "list", "nothing", cwd=project, check=False)
+    assert proc.returncode == 2 and "`code-trajectory journal toc`" in proc.stderr
+    assert "`code-trajectory journal write nothing" in cli("journal", "--journal-dir", journal, "read", "nothing",
+                                                          cwd=project).stdout
+
+
 def test_watch_prints_one_line_per_snapshot(project: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     with subprocess.Popen([sys.executable, "-m", "code_trajectory", "watch", str(project), "--debounce", "0.3"],

@@ -175,7 +175,8 @@ def never_recorded(path: str, reason: str | None, exists: bool, candidates: list
     inside = [c for c in candidates if c.startswith(path.rstrip("/") + "/")]
     if is_directory or inside:
         lines.append(f"`{display_path(path)}` is a directory: a trajectory is of one file. Give one of its "
-                     f"{len(inside)} recorded file(s), or call get_global_trajectory for the whole project.")
+                     f"{len(inside)} recorded file(s), or call get_global_trajectory for the whole project (CLI `code-trajectory "
+                     "log`).")
         if inside:
             lines.append("Recorded files in it: " + ", ".join(f"`{display_path(c)}`" for c in inside[:12]) +
                          (f", and {len(inside) - 12} more" if len(inside) > 12 else ""))

@@ -141,7 +141,8 @@ def file_trajectory(session: ProjectSession, filepath: str, depth: int = 5, bran
         whole = log.read_log(repo, [last.record.oid], limit=1)
         went = next((c.path for c in whole[0].changes if c.old_path == rel), None) if whole else None
         note = (f"The file was renamed to `{went}` at {narrative.fmt_time(last.record.time)} (its later history: "
-                f"get_file_trajectory(filepath={json.dumps(went)}))." if went else
+                f"get_file_trajectory(filepath={json.dumps(went)}), CLI `code-trajectory file {shlex.quote(went)}`)."
+                if went else
                 f"The file was deleted at {narrative.fmt_time(last.record.time)} and not recorded since.")
     elif last.path != rel:
         note = f"Followed across renames: earlier recorded as `{last.path}`."
@@ -363,7 +364,7 @@ def compare(session: ProjectSession, from_snapshot: str, to_snapshot: str = "now
             return message(f"{heading}\n\n`{rel}` is in neither state, so there is nothing to compare: "
                            + (f"it is not recorded ({reason})." if reason else
                               "neither holds a file or directory at that path (relative to the project root; "
-                              "get_file_trajectory tells when a file was recorded)."))
+                              "get_file_trajectory, CLI `code-trajectory file PATH`, tells when a file was recorded)."))
         return answer
     return Answer(answer, {"from": short(old.commit), "to": new_label, **{k: v for k, v in whys.items() if v},
                            **answer.data})

@@ -37,7 +37,7 @@ GENERATED_DIRS = frozenset({"dist", "build", "vendor", "node_modules", "__pycach
                             "static", "generated", "gen", "coverage"})
 
 #: How to ask for less than a summary cut to its budget (it takes no size parameter).
-_ASK_LESS = "get_global_trajectory with a limit for the snapshots, get_file_trajectory for one file"
+_ASK_LESS = ("get_global_trajectory with a limit for the snapshots, get_file_trajectory for one file; CLI `log --limit N`, `file PATH`")
 
 
 def relevance_tier(path: str) -> int:
@@ -135,7 +135,7 @@ def render(*, now: datetime, gap_seconds: float, sessions: list[list[CommitRecor
     """
     out = ["# Session summary",
            f"Now: {fmt_time(now)}; project branch `{current_branch}`; current intent: "
-           f"{current_intent or '(none set: call set_trajectory_intent)'}."]
+           f"{current_intent or '(none set: call set_trajectory_intent; CLI `code-trajectory intent TEXT`)'}."]
     out += [f"**Notice:** {notice}" for notice in notices]
     if not sessions:
         out.append("No snapshots recorded yet: **this is a new session.**")

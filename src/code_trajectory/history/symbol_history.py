@@ -125,7 +125,8 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
     """
     if language_for(path) is None:
         raise InvalidArgumentError(f"no symbol support for {path!r} (its language is not one of tree-sitter's "
-                                   "grammars installed here); use get_file_trajectory or search_trajectory instead")
+                                   "grammars installed here); use get_file_trajectory or search_trajectory instead "
+                                   "(CLI `code-trajectory file`, `code-trajectory search`)")
     lister = indexed_log.open_log(repo, index_ref, tip) if index_ref else None
     entries = file_versions.FileVersions(repo, tip, path, lister)  # read as far as the walk goes, not the whole history
     if not entries:

@@ -55,9 +55,9 @@ def resolve(repo: ShadowRepo, entries: file_versions.FileVersions, path: str, sy
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         kinds = ("functions, methods, classes and types, and a Python module's constants" if path.endswith((".py", ".pyi"))
                  else "functions, methods, classes and types; constants, attributes and other code outside them are "
-                      "in get_file_trajectory")
+                      "in get_file_trajectory (CLI `code-trajectory file`)")
         raise InvalidArgumentError(f"no symbol {symbol!r} in the recorded history of {path!r}{hint} (symbols are "
-                                   f"{kinds}; for other text use search_trajectory)")
+                                   f"{kinds}; for other text use search_trajectory, CLI `code-trajectory search`)")
     return name
 
 

@@ -152,7 +152,8 @@ class JournalRepository:
         proc = self.git.run(["rev-parse", "-q", "--verify", "--end-of-options", f"{sha}^{{commit}}"], check=False)
         if proc.returncode != 0:
             raise JournalError(f"no journal entry with sha {sha!r} (unknown or ambiguous; "
-                               "use the id from journal_list_entries or journal_search)")
+                               "use the id from journal_list_entries or journal_search, CLI `code-trajectory journal "
+                               "list` or `search`)")
         return proc.stdout.decode().strip()
 
     # -- history

@@ -122,7 +122,8 @@ class Journal:
                 "pending_conflict": ov.pending_conflict}
         if not ov.exists and ov.entry_count == 0:
             text = (f"Section {path!r} does not exist yet. journal_write('{path}', entry, overview=...) creates "
-                    "it (you have now read it, so the write is allowed).")
+                    "it (you have now read it, so the write is allowed; CLI: `code-trajectory journal write "
+                    f"{shlex.quote(path)} --entry TEXT --overview TEXT`).")
             subsections = [s for s in self.store.sections() if s.startswith(path + "/")]
             if subsections:
                 text += (f" It already groups {len(subsections)} subsection(s), e.g. {subsections[0]!r}; "
@@ -160,7 +161,8 @@ class Journal:
             lines.append(f"Journal at {self.settings.journal_data_path}: {data['section_count']} sections, "
                          f"{data['entry_count']} entries, last updated {data['last_updated'] or 'never'}.")
             if not data["subsections"]:
-                lines.append("The journal is empty: journal_read a new section path, then journal_write to it.")
+                lines.append("The journal is empty: journal_read a new section path, then journal_write to it (CLI: "
+                             "`code-trajectory journal write SECTION --entry TEXT`).")
             for child in data["subsections"]:
                 walk(child, 0)
         else:
@@ -180,7 +182,8 @@ class Journal:
         if not items:
             lines = [f"No entries at index {start} or later; {path} has {total}."]
         elif start + len(items) < total:
-            lines.append(f"More: journal_list_entries('{path}', start={start + len(items)}).")
+            lines.append(f"More: journal_list_entries('{path}', start={start + len(items)}) (CLI: "
+                         f"`code-trajectory journal list {shlex.quote(path)} --start {start + len(items)}`).")
         return "\n".join(lines), data
 
     def write(self, path: str, entry: str, overview: str | None = None, summary: str | None = None,

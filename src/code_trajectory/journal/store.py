@@ -122,7 +122,8 @@ class JournalStore(JournalRepository):
         head = self.head()
         total = self.count_entries(path, head)
         if total == 0 or head is None:  # an empty journal (no head) has no entries
-            raise JournalError(f"no section {path!r} in the journal; journal_toc lists the sections")
+            raise JournalError(f"no section {path!r} in the journal; journal_toc lists the sections "
+                               "(CLI `code-trajectory journal toc`)")
         # NUL between commits (-z): a message, pulled by a sync, may hold any other control character
         out = self.git.out(["log", "-z", "--no-merges", "--no-notes", f"--skip={start}", f"-n{length}",
                             "--format=%H%x1f%at%x1f%an%x1f%B", head, "--", path + SUFFIX])

@@ -40,6 +40,7 @@ Fetch and push run with the user's git configuration (credential helpers,
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass, field
 
 from code_trajectory.core.errors import GitError, InvalidArgumentError, JournalError
@@ -87,8 +88,10 @@ class SyncReport:
         for c in self.conflicts:
             lines.append(
                 f"\nOverview conflict in section {c['section']!r}: the remote overview was kept and the local one "
-                f"(commit {c['local_commit']}) is pending. Merge them: journal_read('{c['section']}') shows both; "
-                "journal_synthesize_conflict can draft the merge; journal_write with the merged overview resolves it.")
+                f"(commit {c['local_commit']}) is pending. Merge them: `code-trajectory journal read "
+                f"{shlex.quote(c['section'])}` shows both (an agent's journal_synthesize_conflict can draft the "
+                f"merge); `code-trajectory journal write {shlex.quote(c['section'])} --overview-file FILE` with the "
+                "merged overview resolves it.")
         return "\n".join(lines)
 
 

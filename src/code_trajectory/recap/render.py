@@ -42,7 +42,7 @@ def render_markdown(recap: dict[str, Any], *, ids: bool = False) -> str:
     lines = [f"# Recap of {recap['projectPath']}", ""]
     if recap.get("warning"):
         lines += [f"> Warning: {recap['warning']}", ""]
-    lines += [f"**Goal:** {recap['goal']}" if recap["goal"] else "**Goal:** _(not set; use set_goal)_", ""]
+    lines += [f"**Goal:** {recap['goal']}" if recap["goal"] else "**Goal:** _(not set; use set_goal, CLI `code-trajectory recap goal TEXT`)_", ""]
     entries = recap["entries"]
     if not entries:
         lines += ["_No entries yet._", ""]
