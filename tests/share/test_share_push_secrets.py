@@ -158,3 +158,21 @@ def test_a_branch_named_with_a_token_is_not_pushed(team) -> None:
     assert remote_refs(team.remote) == refs_before and GITHUB.encode() not in _remote_objects(team.remote)
     push(team.alice, allow_secrets=True)  # the flag sends it
     assert GITHUB in remote_refs(team.remote)
+
+
+def test_the_shared_data_holding_a_secret_is_not_called_a_snapshot(team) -> None:
+    # the branch's name is in its data commit (points, intent, its message): that commit is no snapshot
+    git(team.alice, "checkout", "-q", "-b", f"fix/{GITHUB}")
+    record(team.alice, [("src/app.py", "def main():\n    return 5\n")])
+    tip = shadow_git(team.alice, "rev-parse", f"refs/heads/shadow/fix/{GITHUB}").strip()
+    dry = push(team.alice, dry_run=True)
+    data = dry.data_sent[0].new
+    assert dry.scan.data == {data}
+    with pytest.raises(SecretInPushError) as err:
+        push(team.alice)
+    message = str(err.value)
+    assert "snapshot(s) and the shared data of 1 branch(es) it would send" in message
+    assert f"{tip[:12]}" in message
+    assert f" and of the shared data (named points, intent, test runs) {data[:12]}: GitHub token" in message
+    assert f"snapshot(s) {data[:12]}" not in message and f", {data[:12]}" not in message
+    assert GITHUB not in message

@@ -135,8 +135,8 @@ class PushReport:
             lines.append(f"- data of `{d.branch}` ({d.reason}) → {d.remote_ref}: {d.status}")
         lines += [f"- Not shared: {note}" for note in self.skipped]
         if self.scan.findings:
-            lines.append(f"{'Would be refused' if self.dry_run else 'Sent with --allow-secrets'}: snapshots "
-                         "holding a secret:")
+            lines.append(f"{'Would be refused' if self.dry_run else 'Sent with --allow-secrets'}: what holds a "
+                         "secret:")
             lines += findings_text(self.scan)
         if self.sent or self.data_sent:
             verb = "Would send" if self.dry_run else "Sent"
@@ -284,7 +284,8 @@ def push(root: Path, *, remote: str | None = None, dry_run: bool = False, consol
             if wants:
                 report.objects = _rev_list(repo, ["--objects", "--count"], wants, haves)
                 report.bytes = _rev_list(repo, ["--objects", "--disk-usage"], wants, haves)
-                report.scan = scan_outgoing(repo, wants, haves, [r.remote_ref for r in sent if r.old is None])
+                report.scan = scan_outgoing(repo, wants, haves, [r.remote_ref for r in sent if r.old is None],
+                                            data=[d.new for d in report.data_sent])
             if dry_run:
                 return report
             if report.scan.findings and not allow_secrets:

@@ -65,12 +65,17 @@ class ScanResult:
     findings: list[Finding] = field(default_factory=list)
     #: True when more blobs (or trees) than :data:`MAX_FINDINGS` hold a secret (only the first are named).
     more: bool = False
+    #: The data commits among what is sent (:mod:`code_trajectory.share.data`): named as a branch's shared data,
+    #: never as snapshots, where a finding's ``snapshots`` hold them.
+    data: set[str] = field(default_factory=set)
 
 
-def scan_outgoing(repo: ShadowRepo, wants: list[str], haves: set[str], refs: list[str] | None = None) -> ScanResult:
+def scan_outgoing(repo: ShadowRepo, wants: list[str], haves: set[str], refs: list[str] | None = None,
+                  data: Iterable[str] = ()) -> ScanResult:
     """Search the objects reachable from ``wants`` and not from ``haves`` (what the push sends), and the names of
-    the ``refs`` it creates (those the remote has already are not new), for token formats."""
-    result = ScanResult()
+    the ``refs`` it creates (those the remote has already are not new), for token formats; ``data``: the data
+    commits among ``wants`` (:attr:`ScanResult.data`)."""
+    result = ScanResult(data=set(data))
     for ref in refs or ():
         match = token_format_matcher().search(ref.encode())
         if match is not None:
@@ -188,29 +193,45 @@ def findings_text(result: ScanResult) -> list[str]:
     :data:`SHOWN_SNAPSHOTS`), the kind."""
     lines = []
     for f in result.findings:
-        snaps = ", ".join(s[:12] for s in f.snapshots[:SHOWN_SNAPSHOTS])
-        if len(f.snapshots) > SHOWN_SNAPSHOTS:
-            snaps += f" and {len(f.snapshots) - SHOWN_SNAPSHOTS} more"
         if f.where == "ref":
             lines.append(f"- the ref name {redact(f.blob)}: {f.kind}")
         elif f.where == "message":
-            lines.append(f"- the message of snapshot(s) {snaps}: {f.kind}")
+            lines.append(f"- the message of {_commits(result, f.snapshots, 'of ')}: {f.kind}")
         else:
             paths = ", ".join((f"`{redact(p)}/`" if p else "the top directory") if f.where == "name"
                               else f"`{redact(p)}`" for p in f.paths[:SHOWN_SNAPSHOTS])
             where = f"a file or directory name in {paths or f'tree {f.blob[:12]}'}" if f.where == "name" \
                 else paths or f"blob {f.blob[:12]}"
-            lines.append(f"- {where} in snapshot(s) {snaps or '(none listed)'}: {f.kind}")
+            lines.append(f"- {where} in {_commits(result, f.snapshots, 'in ')}: {f.kind}")
     if result.more:
         lines.append(f"- and more: only the first {MAX_FINDINGS} blobs (and directories) holding a secret are named")
     return lines
 
 
+def _ids(commits: list[str]) -> str:
+    shown = ", ".join(c[:12] for c in commits[:SHOWN_SNAPSHOTS])
+    return shown + (f" and {len(commits) - SHOWN_SNAPSHOTS} more" if len(commits) > SHOWN_SNAPSHOTS else "")
+
+
+def _commits(result: ScanResult, commits: list[str], again: str) -> str:
+    """``commits`` named for what they are: ``snapshot(s) ID, ...`` and ``the shared data (...) ID`` (a data commit
+    is no snapshot); ``again``: the preposition repeated before the second (``of``, ``in``)."""
+    snapshots = [c for c in commits if c not in result.data]
+    data = [c for c in commits if c in result.data]
+    parts = [f"snapshot(s) {_ids(snapshots) or '(none listed)'}"] if snapshots or not data else []
+    if data:
+        parts.append(f"{again if parts else ''}the shared data (named points, intent, test runs) {_ids(data)}")
+    return " and ".join(parts)
+
+
 def refusal(result: ScanResult, where: str, *, consolidated_helps: bool) -> str:
     """The message of a push refused because of ``result``: what holds which secret, and what to do."""
-    count = len({s for f in result.findings for s in f.snapshots})
-    text = [f"nothing was pushed to {where}: {count or 'some'} snapshot(s) it would send hold a secret "
-            "(token formats: private key, API key, access token):", *findings_text(result),
+    commits = {s for f in result.findings for s in f.snapshots}
+    count, data = len(commits - result.data), len(commits & result.data)
+    what = " and ".join(filter(None, [f"{count} snapshot(s)" if count else "",
+                                      f"the shared data of {data} branch(es)" if data else ""])) or "the ref names"
+    text = [f"nothing was pushed to {where}: a secret is in {what} it would send (token formats: private key, API "
+            "key, access token):", *findings_text(result),
             "The remote never got them, but your local shadow history (.trajectory/) keeps them, and deleting the "
             "line does not remove it from those snapshots: if the secret is real, revoke or rotate it."]
     if consolidated_helps:
