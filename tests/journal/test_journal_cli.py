@@ -117,7 +117,7 @@ def test_imports_print_nothing_and_load_no_model() -> None:
 
 
 @pytest.mark.parametrize("argv", [["toc"], ["list", "s"], ["read", "s"], ["search", "anything"],
-                                  ["--json", "toc"]])
+                                  ["--json", "toc"], ["sync"]])
 def test_reading_a_journal_that_is_not_there_creates_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                              argv: list[str]) -> None:
     # a typo in --journal-dir, or the default journal before anything was written: say so, leave the disk alone

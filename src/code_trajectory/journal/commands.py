@@ -14,7 +14,8 @@ Usage::
 
 ``--journal-dir`` and ``--json`` are accepted before or after the command.
 The reading commands (search, read, toc, list) never create a journal: where
-none is, they say so (exit status 2); ``write`` and ``sync`` create it.
+none is, they say so (exit status 2), as ``sync`` without ``--remote`` does;
+``write`` and ``sync --remote URL`` create it.
 Text goes to stdout (``--json``: the tool's structured content); errors go to
 stderr, one line as every command's (:func:`code_trajectory.core.cli_errors.print_error`), with exit status 2. ``sync`` exits with 1 when it left an overview
 conflict to resolve. The CLI writes without the MCP write protection (a person
@@ -103,10 +104,13 @@ def main(argv: list[str]) -> int:
         from code_trajectory.journal.settings import JournalSettings
 
         journal = Journal(JournalSettings.load(journal_dir=getattr(args, "journal_dir", None)))
-        if args.command in READING and not journal.store.exists():
-            return print_error(f"no journal at {journal.settings.journal_data_path}: nothing was written there (check "
-                         "--journal-dir and $CODE_TRAJECTORY_JOURNAL_DIR; `code-trajectory journal write SECTION` "
-                         "starts a journal there)")
+        # a sync without --remote has nothing to sync with where no journal is: it creates none either
+        if (args.command in READING or (args.command == "sync" and args.remote is None)) \
+                and not journal.store.exists():
+            return print_error(f"no journal at {journal.settings.journal_data_path}: nothing was written there "
+                               "(check --journal-dir and $CODE_TRAJECTORY_JOURNAL_DIR; `code-trajectory journal "
+                               "write SECTION` starts a journal there, `code-trajectory journal sync --remote URL` "
+                               "fetches a shared one)")
         status = 0
         if args.command == "search":
             text, data = journal.search(args.work_context, args.content if args.content is not None
