@@ -151,7 +151,9 @@ def run(argv: list[str]) -> int:
     name = argv[0] if argv else None
     if name in COMMANDS and COMMANDS[name].arguments is None:
         return load(COMMANDS[name].run)(argv[1:])
-    args = build_parser(name if name in COMMANDS else None).parse_args(argv)
+    args, unknown = build_parser(name if name in COMMANDS else None).parse_known_args(argv)
+    if unknown:  # argparse's own error names the top parser: the usage to read is the command's
+        return print_error(f"unrecognized arguments: {' '.join(unknown)}", usage_of=f"code-trajectory {args.command}")
     if args.command != "serve":
         # file names and intents may hold bytes that are not UTF-8: show them escaped, never crash on them
         for stream in (sys.stdout, sys.stderr):

@@ -55,7 +55,7 @@ def test_errors_are_one_line_on_stderr_with_status_2(project: Path, tmp_path: Pa
 def test_recap_and_journal_errors_take_the_one_error_path(project: Path, tmp_path: Path) -> None:
     # every command's error, a usage error too, is the same one line: recap and journal printed their usage first,
     # under their own prefix
-    for args, needle in [(("log", "--bogus"), "unrecognized arguments: --bogus (see `code-trajectory --help`)"),
+    for args, needle in [(("log", "--bogus"), "unrecognized arguments: --bogus (see `code-trajectory log --help`)"),
                          (("recap", "--bogus"), "unknown option '--bogus'"),
                          (("recap", "add", "decision"), "add needs a TYPE and a CONTENT"),
                          (("journal",), "required: COMMAND (see `code-trajectory journal --help`)"),
