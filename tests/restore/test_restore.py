@@ -286,3 +286,20 @@ def test_cli_paths_typed_in_a_subdirectory_are_read_from_it(project: Path) -> No
     assert (project / "sub" / "a.py").read_text() == "sub = 1\n" and (project / "a.py").read_text() == "root = 2\n"
     outside = cli("file", "../../x.py")
     assert outside.returncode == 2 and "outside the project" in outside.stderr, outside.stderr
+
+
+def test_a_file_whose_name_starts_with_a_colon_is_restored_by_name(session: ProjectSession) -> None:
+    """`restore X ':!odd.py'` failed with git's "pathspec magic not supported" and `restore X ':x.py'` said the file
+    was not recorded (git read the name as pathspec magic: `:x.py` is `x.py` to git); the names are literal now."""
+    root = session.root
+    for name in (":!odd.py", ":x.py", "x.py", ":(exclude)b.py"):
+        write(root, name, f"{name} 1\n")
+    session.checkpoint("first")
+    for name in (":!odd.py", ":x.py", "x.py", ":(exclude)b.py"):
+        write(root, name, f"{name} 2\n")
+    session.checkpoint("second")
+    done = restore(session, "first", [":!odd.py", ":x.py", ":(exclude)b.py"])
+    assert sorted(done.written) == [":!odd.py", ":(exclude)b.py", ":x.py"]
+    assert (root / ":!odd.py").read_text() == ":!odd.py 1\n" and (root / ":x.py").read_text() == ":x.py 1\n"
+    assert (root / ":(exclude)b.py").read_text() == ":(exclude)b.py 1\n"
+    assert (root / "x.py").read_text() == "x.py 2\n"  # not named: left as it is

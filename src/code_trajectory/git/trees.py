@@ -11,6 +11,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from code_trajectory.git.log import literal
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.git.tree_format import MODE_TREE, TreeEntry
 
@@ -167,14 +168,15 @@ def list_files(repo: ShadowRepo, tree: str | None, paths: list[str] | None = Non
     Args:
         repo: the shadow repository holding ``tree``.
         tree: a tree id; None gives ``{}``.
-        paths: only the files at or under these paths (git pathspecs relative to the root), when given.
+        paths: only the files at or under these paths (relative to the root, read literally: a name like
+            ``:x.py`` or ``:!odd.py`` is that file, never pathspec magic), when given.
 
     Raises:
         GitError: ``tree`` cannot be read.
     """
     if tree is None:
         return {}
-    out = repo.git.out(["ls-tree", "-r", "-z", "--full-tree", tree, *(["--", *paths] if paths else [])])
+    out = repo.git.out(["ls-tree", "-r", "-z", "--full-tree", tree, *(["--", *literal(paths)] if paths else [])])
     found = {}
     for record in out.split(b"\0"):
         meta, tab, path = record.partition(b"\t")

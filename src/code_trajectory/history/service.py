@@ -357,7 +357,7 @@ def compare(session: ProjectSession, from_snapshot: str, to_snapshot: str = "now
     answer = compare_mod.render_net_change(repo, old.commit, new_tree, session.settings.compare_token_budget,
                                            heading=heading, new_label=new_label, only=rel)
     if not answer.data:  # no difference: a message
-        if rel is not None and not any(list_files(repo, tree, [f":(literal){rel}"])
+        if rel is not None and not any(list_files(repo, tree, [rel])
                                        for tree in (repo.commit_tree_oid(old.commit), new_tree)):
             # not "identical": there is nothing to compare (ignored, a secret, a typo), as get_file_trajectory says
             reason = session.recorder.explain(rel)

@@ -374,7 +374,7 @@ def other_definitions(repo: ShadowRepo, tip: str, path: str, name: str) -> list[
     :func:`~code_trajectory.symbols.engine.disambiguate`), in source order; ``[]`` when it is the only one."""
     if "@" in name:
         return []
-    entry = list_files(repo, repo.commit_tree_oid(tip), [f":(literal){path}"]).get(path)  # one ls-tree, no walk
+    entry = list_files(repo, repo.commit_tree_oid(tip), [path]).get(path)  # one ls-tree, no walk
     symbols = blob_symbols(repo, entry.oid, path) if entry is not None else []
     return [s.name for s in occurrences(symbols, name) if s.name != name]
 
