@@ -97,3 +97,15 @@ def test_an_import_tree_built_from_nothing_matches_git_write_tree(tmp_path_facto
         assert fsck.returncode == 0, fsck.stderr
     finally:
         repo.close()
+
+
+def test_list_files_of_more_paths_than_one_command_line_holds(session) -> None:
+    """`restore` naming many files listed them all on one `git ls-tree` command line: past ARG_MAX git did not start
+    ("Argument list too long", a tool error instead of the restore); the paths go in batches."""
+    from code_trajectory.git.trees import list_files
+
+    repo = session.recorder.repo
+    tree = repo.commit_tree_oid(session.recorder.latest_commit(session.branch))
+    many = [f"src/{'n' * 100}{i}.py" for i in range(25_000)]  # 3 MB of arguments
+    found = list_files(repo, tree, ["src/app.py", *many, "tests/test_app.py"])
+    assert sorted(found) == ["src/app.py", "tests/test_app.py"]

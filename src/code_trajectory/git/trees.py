@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from code_trajectory.git.log import literal
+from code_trajectory.git.project import arg_batches
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.git.tree_format import MODE_TREE, TreeEntry
 
@@ -163,7 +164,8 @@ def _edit(repo: ShadowRepo, tree: str | None, node: _Node) -> str:
 
 
 def list_files(repo: ShadowRepo, tree: str | None, paths: list[str] | None = None) -> dict[str, TreeEntry]:
-    """Every file of ``tree`` (path relative to the project root -> entry), from one ``git ls-tree -r``.
+    """Every file of ``tree`` (path relative to the project root -> entry), from one ``git ls-tree -r`` (one per
+    batch of ``paths`` a command line holds).
 
     Args:
         repo: the shadow repository holding ``tree``.
@@ -176,7 +178,9 @@ def list_files(repo: ShadowRepo, tree: str | None, paths: list[str] | None = Non
     """
     if tree is None:
         return {}
-    out = repo.git.out(["ls-tree", "-r", "-z", "--full-tree", tree, *(["--", *literal(paths)] if paths else [])])
+    out = (repo.git.out(["ls-tree", "-r", "-z", "--full-tree", tree]) if not paths else
+           b"\0".join(repo.git.out(["ls-tree", "-r", "-z", "--full-tree", tree, "--", *batch])  # past ARG_MAX
+                      for batch in arg_batches(literal(paths))))
     found = {}
     for record in out.split(b"\0"):
         meta, tab, path = record.partition(b"\t")
