@@ -125,6 +125,9 @@ def test_bad_requests_are_messages_not_tracebacks(ui, monkeypatch: pytest.Monkey
     for target in ("/fragment/file?file=%ff", f"/fragment/diff/{ui.commits['v1']}?file=%fe", "/?file=%ff"):
         status, _, body = request(ui.port, "GET", target, headers=headers)
         assert status < 500 and b"Traceback" not in body, (target, status, body[:200])
+    for outside in ("../../etc/passwd", "/etc/passwd", "src/../../x"):  # refused before git sees them, in our words
+        status, _, body = request(ui.port, "GET", f"/fragment/file?file={outside}", headers=headers)
+        assert status == 400 and b"outside the project" in body and b"repository" not in body, (outside, body)
     status, _, body = request(ui.port, "GET", "/fragment/rows?cursor=" + "e" * 40, headers=headers)
     assert status == 409 and json.loads(body)["error"].startswith("the history changed")
     post = {**headers, CSRF_HEADER: csrf_value(ui.token), "Content-Type": "application/json"}

@@ -46,6 +46,7 @@ from code_trajectory.core.errors import InvalidArgumentError, TrajectoryError
 from code_trajectory.git.messages import display_path
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.shadow import ShadowRepo
+from code_trajectory.project import confine
 from code_trajectory.ui import actions, render
 from code_trajectory.ui.data import Filters, History, HistoryChangedError, NotFoundError
 from code_trajectory.ui.security import TokenGuard, csrf_value
@@ -244,7 +245,8 @@ class Page:
         path = args.get("file") or ""
         if not path:
             raise InvalidArgumentError("file must name a path relative to the project root")
-        view = self.history.file(state.branch, path)
+        view = self.history.file(state.branch, confine(self.root, path))  # as get_file_trajectory: git never sees
+        # a path outside the project (its error named the project's path in git's words)
         return HTMLResponse(self.fragment("file.html", fv=view, state=state))
 
     def diff(self, request: Request) -> Response:
