@@ -183,6 +183,11 @@ def path_exists(path: Path) -> bool:
     return True
 
 
+#: Longest path :func:`confine` takes, bytes: Linux's ``PATH_MAX`` (``<linux/limits.h>``), which no path a system
+#: call opens may exceed (macOS: 1024).
+MAX_PATH_BYTES = 4096
+
+
 def confine(root: Path, filepath: str) -> str:
     """Turn a client's path into a ``/``-separated path relative to ``root``, confined to it.
 
@@ -190,13 +195,17 @@ def confine(root: Path, filepath: str) -> str:
     existing part of the path are resolved, so a link pointing outside is refused.
 
     Raises:
-        InvalidArgumentError: empty, NUL byte, or the root itself.
+        InvalidArgumentError: empty, NUL byte, longer than :data:`MAX_PATH_BYTES`, or the root itself.
         PathOutsideProjectError: the path resolves outside the project.
     """
     if not isinstance(filepath, str) or not filepath.strip():
         raise InvalidArgumentError("filepath must be a file path relative to the project root, e.g. 'src/app.py'")
     if "\0" in filepath:
         raise InvalidArgumentError("filepath must not contain NUL bytes")
+    if len(filepath) > MAX_PATH_BYTES or len(filepath.encode("utf-8", "surrogateescape")) > MAX_PATH_BYTES:
+        raise InvalidArgumentError(f"filepath is {len(filepath.encode('utf-8', 'surrogateescape')):,} bytes long; no "
+                                   f"path in a project is longer than {MAX_PATH_BYTES} bytes: give the file's path "
+                                   "relative to the project root")
     candidate = Path(filepath) if os.path.isabs(filepath) else root / filepath
     normalized = Path(posixpath.normpath(candidate.as_posix()))
     try:

@@ -44,6 +44,7 @@ from hypothesis import strategies as st
 from mcp import Client
 
 from code_trajectory.core.config import TrajectorySettings
+from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.git.oversize import OVERSIZE_MARKER
 from code_trajectory.history import service as history_service
 from code_trajectory.recording.service import TrajectoryService
@@ -357,6 +358,18 @@ def test_get_file_trajectory_with_a_1000_character_name(project: Path) -> None:
         from code_trajectory.core.errors import TrajectoryError
 
         assert isinstance(exc, TrajectoryError), repr(exc)
+    finally:
+        session.close()
+
+
+def test_a_path_longer_than_any_the_system_opens_is_refused_in_words(project: Path) -> None:
+    # a 50 MB filepath took 4 s, then "git log -z failed to run: [Errno 7] Argument list too long"
+    session = ProjectSession(project, TrajectorySettings.load(project))
+    try:
+        session.start()
+        for path in ("a" * 5_000_000, "é" * 2049):
+            with pytest.raises(InvalidArgumentError, match="no path in a project is longer than 4096 bytes"):
+                history_service.file_trajectory(session, path)
     finally:
         session.close()
 
