@@ -136,3 +136,18 @@ def test_a_name_asked_exactly_wins_over_a_newer_symbol_that_ends_with_it(project
     assert "modified · checkpoint: v2" in exact
     short = cli_stdout(project, "symbol", "v.py", "first")  # no symbol is named so exactly: the newest ending with it
     assert short.startswith("# Trajectory of `compat.Value.first` in `v.py`"), short
+
+
+def test_a_method_moved_within_its_file_has_the_move_in_its_history(project: Path) -> None:
+    # gson 5187808 moved TypeAdapter.nullSafe below read: the log said "moved", git log -L listed the commit, and
+    # the method's own history skipped it
+    first, second = "    def first(self):\n        return 1\n", "    def second(self):\n        return 2\n"
+    write(project, "a.py", f"class C:\n{first}\n{second}")
+    cli_stdout(project, "checkpoint", "-m", "v1")
+    write(project, "a.py", f"class C:\n{second}\n{first}")
+    cli_stdout(project, "checkpoint", "-m", "v2")
+    assert "1 symbol(s) moved" in cli_stdout(project, "log")
+    shown = {name: headings(cli_stdout(project, "symbol", "a.py", name)) for name in ("C.first", "C.second")}
+    moved = [name for name, lines in shown.items() if len(lines) == 2]
+    assert len(moved) == 1, shown
+    assert "moved within the file (body unchanged) · checkpoint: v2" in shown[moved[0]][-1], shown
