@@ -831,6 +831,24 @@ def test_parse_unknown_output_and_outcome_from_exit_code(tmp_path: Path) -> None
     assert quiet.runner == "pytest"
 
 
+def test_pytest_reasons_cut_at_the_terminal_width_are_read_whole(tmp_path: Path) -> None:
+    """pytest cuts its short summary lines at the terminal's width (80 columns through a pipe, as the test command
+    reads it): ``TypeError: Could not determine the ...`` told an agent nothing (found replaying pallets/click);
+    the failure section's ``E`` line holds the whole message."""
+    message = "Could not determine the type of the value because the flag option was declared without one"
+    write(tmp_path, "test_cut.py", f"def test_long():\n    raise TypeError({message!r})\n\n"
+          f"def test_message():\n    assert False, {'the login page answered 500 for ' + message!r}\n\n"
+          "def test_short():\n    assert 1 == 2\n")
+    run = runner.run_command([PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_cut.py"], tmp_path,
+                             echo=False, env={**os.environ, "COLUMNS": "80"})
+    cut = [line for line in run.output_tail.splitlines() if line.startswith("FAILED test_cut.py::test_long - ")]
+    assert len(cut) == 1 and cut[0].endswith("...") and message not in cut[0]  # pytest's own cut
+    assert dict(run.failures) == {
+        "test_cut.py::test_long": f"TypeError: {message}",
+        "test_cut.py::test_message": f"AssertionError: the login page answered 500 for {message}",
+        "test_cut.py::test_short": "assert 1 == 2"}
+
+
 def test_last_summary_wins_over_captured_inner_output() -> None:
     text = ("---- captured stdout ----\n=== 5 failed, 1 passed in 0.1s ===\n"
             "=========================== short test summary info ============================\n"

@@ -48,10 +48,27 @@ def parse_pytest(lines: list[str], summary_at: int, summary: re.Match[str]) -> P
             v = _PYTEST_VERBOSE.match(line)
             if v:
                 failures.append((v.group(1), ""))
-    if any(not reason for _, reason in failures):
+    if any(not reason or reason.endswith(_CUT) for _, reason in failures):
         sections = _pytest_sections(lines[:summary_at])
-        failures = [(test, reason or _pytest_reason_from(sections, test)) for test, reason in failures]
+        failures = [(test, _whole_reason(reason, _pytest_reason_from(sections, test))) for test, reason in failures]
     return Parsed("pytest", make_counts(**values), dedupe(failures))
+
+
+#: What pytest ends a short test summary line with when it cuts the line at the terminal's width (80 columns when
+#: its output is a pipe, as under ``code-trajectory test``).
+_CUT = "..."
+
+
+def _whole_reason(reason: str, from_section: str) -> str:
+    """The reason of a short summary line (``reason``), or the first ``E`` line of the test's failure section
+    (``from_section``) when the summary line has none or pytest cut it (``TypeError: Could not determine the ...``)
+    and the section's line goes on where it was cut; ``reason`` otherwise."""
+    if not reason:
+        return from_section
+    kept = reason[:-len(_CUT)].rstrip()
+    if reason.endswith(_CUT) and kept and from_section.startswith(kept) and len(from_section) > len(kept):
+        return from_section
+    return reason
 
 
 _PYTEST_SECTION = re.compile(r"^_{3,} (.+?) _{3,}\s*$")
