@@ -6,6 +6,7 @@ rather than an import, and a search that reached its limit. Real git in temp dir
 from __future__ import annotations
 
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -304,3 +305,19 @@ def test_paging_back_from_another_branchs_snapshot_is_refused(project: Path) -> 
     assert proc.returncode != 0 and "feat one" not in proc.stdout, proc.stdout
     assert "is no snapshot of the shadow branch `main`" in proc.stderr, proc.stderr
     assert "on main" in cli_stdout(project, "log", "--before", "feat two", "--branch", "feat")
+
+
+def test_a_test_commands_checkpoint_repeated_in_the_next_heading_is_shortened(project: Path) -> None:
+    """Replaying pallets/click, each `code-trajectory test` named its snapshot `before test run: <the whole
+    command>` and every heading repeated it (115 characters, beside the run's own line): a repeat is shortened as a
+    repeated intent is, in the file's history and the project's log; the first heading keeps it whole."""
+    command = [sys.executable, "-c", "import sys; sys.exit(0) # stands for the whole test suite of the project"]
+    note = "before test run: " + shlex.join(command)
+    for value in (1, 2, 3):
+        write(project, "m.py", f"def a():\n    return {value}\n")
+        cli_stdout(project, "test", "--", *command)
+    for text in (cli_stdout(project, "file", "m.py"), cli_stdout(project, "log")):
+        headings = [line for line in text.splitlines() if "before test run" in line]
+        assert len(headings) == 3, text
+        assert note in headings[0] and all(note not in h and "before test run: " in h for h in headings[1:]), text
+        assert all(len(h) < len(headings[0]) - 40 for h in headings[1:]), text

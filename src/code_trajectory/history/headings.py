@@ -24,7 +24,8 @@ from code_trajectory.git.log import CommitRecord
 from code_trajectory.git.messages import CONSOLIDATE_PREFIX, one_line
 from code_trajectory.git.shadow import ShadowRepo
 
-#: Characters of an intent repeated from the heading before (the first heading that has it shows it whole).
+#: Characters of an intent, or a checkpoint's name, repeated from the heading before (the first heading that has it
+#: shows it whole): a test command run after each edit names each snapshot ``before test run: <command>``.
 REPEATED_INTENT_CHARS = 48
 
 
@@ -59,13 +60,15 @@ def editor_of(record: CommitRecord) -> str | None:
     return client + (f" ({origin['tool']})" if origin.get("tool") else "")
 
 
-def why(record: CommitRecord, *, previous_intent: str | None = None, import_files: bool = True) -> str:
+def why(record: CommitRecord, *, previous_intent: str | None = None, previous_note: str | None = None,
+        import_files: bool = True) -> str:
     """Why the snapshot ``record`` exists, in a few words, for a heading.
 
     Args:
         record: the snapshot.
         previous_intent: the intent of the heading shown just before; a repeated intent is shortened to
             :data:`REPEATED_INTENT_CHARS` characters.
+        previous_note: the checkpoint's name of the heading shown just before; a repeated one is shortened alike.
         import_files: for the start of recording, say how many files it holds (a project-wide heading).
 
     Returns:
@@ -85,7 +88,10 @@ def why(record: CommitRecord, *, previous_intent: str | None = None, import_file
         return f"consolidation: {subject.split(' - ', 1)[1] if ' - ' in subject else subject}"
     parts = []
     if record.checkpoint_note:
-        parts.append(f"checkpoint: {record.checkpoint_note}")
+        note = record.checkpoint_note
+        if note == previous_note:
+            note = one_line(note, REPEATED_INTENT_CHARS)
+        parts.append(f"checkpoint: {note}")
     if record.intent:
         intent = record.intent
         if intent == previous_intent:

@@ -112,7 +112,8 @@ def _entry(group: list[CommitRecord], previous: CommitRecord | None, marks: dict
     if len(group) > 1:
         return f"## {stamp} · {record.oid[:12]} to {group[-1].oid[:12]} · {net_zero_line(group)}"
     reason = record.subject if record.is_consolidation else why(
-        record, previous_intent=previous.intent if previous is not None else None)
+        record, previous_intent=previous.intent if previous is not None else None,
+        previous_note=previous.checkpoint_note if previous is not None else None)
     lines = [f"## {stamp} · {record.oid[:12]} · {reason}"]
     if marks and record.oid in marks:
         lines.append(f"- {marks[record.oid]}")

@@ -76,8 +76,10 @@ def who(version: Version, hooks_seen: bool) -> str:
     return ""
 
 
-def heading(version: Version, previous_intent: str | None, hooks_seen: bool = False) -> list[str]:
-    """The lines every shown version keeps, whatever the budget: the first says when, what and why."""
+def heading(version: Version, previous_intent: str | None, hooks_seen: bool = False,
+            previous_note: str | None = None) -> list[str]:
+    """The lines every shown version keeps, whatever the budget: the first says when, what and why (an intent or a
+    checkpoint's name repeated from an earlier heading, ``previous_intent``, ``previous_note``, shortened)."""
     record, change = version.record, version.entry.change
     what = _STATUS.get(change.status, change.status)
     if change.old_path:
@@ -85,7 +87,7 @@ def heading(version: Version, previous_intent: str | None, hooks_seen: bool = Fa
     counts = change.counts()
     named = f"checkpoint: {version.checkpoint} · " if version.checkpoint and not record.checkpoint_note else ""
     lines = [f"## {version.number}. {fmt_time(record.time)} · `{record.oid[:12]}` · {what}"
-             f"{' ' + counts if counts else ''} · {named}{why(record, previous_intent=previous_intent, import_files=False)}"
+             f"{' ' + counts if counts else ''} · {named}{why(record, previous_intent=previous_intent, previous_note=previous_note, import_files=False)}"
              f"{who(version, hooks_seen)}"]
     symbols = version.symbol_line()
     if version.oversize:
@@ -163,7 +165,7 @@ def render(repo: ShadowRepo, path: str, branch: str, versions: list[Version], to
     spans = file_spans([v.entry for v in versions])
     group_of = {k: (a, b) for a, b in spans for k in range(a, b + 1)}
     headings: list[str] = [""] * len(versions)
-    previous = None
+    previous = previous_note = None
     hooks_seen = any(v.record.origin for v in versions)
     for i, version in enumerate(versions):
         if i in group_of:
@@ -171,8 +173,9 @@ def render(repo: ShadowRepo, path: str, branch: str, versions: list[Version], to
             if i == a:
                 headings[i] = collapsed_heading(versions[a:b + 1])
             continue
-        headings[i] = "\n".join(heading(version, previous, hooks_seen))
+        headings[i] = "\n".join(heading(version, previous, hooks_seen, previous_note))
         previous = version.record.intent or previous
+        previous_note = version.record.checkpoint_note or previous_note
     alone = [i for i in range(len(versions)) if i not in group_of]  # none when every version is in a group
     reserve = len(_left_out_note(path, versions, alone)) + 40 if alone else 0
     bodies, detail = _spend(repo, versions, set(group_of),
