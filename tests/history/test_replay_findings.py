@@ -321,3 +321,18 @@ def test_a_test_commands_checkpoint_repeated_in_the_next_heading_is_shortened(pr
         assert len(headings) == 3, text
         assert note in headings[0] and all(note not in h and "before test run: " in h for h in headings[1:]), text
         assert all(len(h) < len(headings[0]) - 40 for h in headings[1:]), text
+
+
+def test_the_summary_says_a_checkpoint_name_given_several_times_once_with_its_count(project: Path) -> None:
+    """The session summary listed `before test run: <the whole command>` once per run (up to 12 times, 130
+    characters each, found replaying pallets/click): a name given several times is said once, with its count."""
+    command = [sys.executable, "-c", "import sys; sys.exit(0) # stands for the whole test suite of the project"]
+    note = "before test run: " + shlex.join(command)
+    for value in (1, 2, 3):
+        write(project, "m.py", f"def a():\n    return {value}\n")
+        cli_stdout(project, "test", "--", *command)
+    write(project, "m.py", "def a():\n    return 4\n")
+    cli_stdout(project, "checkpoint", "-m", "release")
+    line = next(x for x in cli_stdout(project, "session").splitlines() if x.startswith("- Checkpoints: "))
+    assert line.count(note) == 1 and re.search(re.escape(f'"{note}" ×3 (') + r"\d\d:\d\d–\d\d:\d\d\)", line), line
+    assert line.endswith('; "release" (' + line[-6:-1] + ")"), line  # the newest last, as before

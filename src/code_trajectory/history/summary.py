@@ -190,10 +190,9 @@ def _branch_section(work: BranchWork, net: list[FileChange] | None, symbols: dic
         shown = ", ".join(f"`{display_path(p)}` ({n} snapshot(s), +{a} -{d})" for p, n, a, d in files[:FILES_LISTED])
         more = f", and {len(files) - FILES_LISTED} more" if len(files) > FILES_LISTED else ""
         lines.append(f"- Files most changed: {shown}{more}")
-    checkpoints = [r for r in reversed(work.records) if r.checkpoint_note]
+    checkpoints = _checkpoints(work.records)
     if checkpoints:
-        lines.append("- Checkpoints: " + "; ".join(f"\"{r.checkpoint_note}\" ({r.time.astimezone().strftime('%H:%M')})"
-                                                  for r in checkpoints[-12:]))
+        lines.append("- Checkpoints: " + "; ".join(checkpoints[-12:]))
     operations = _operations(work.records, trees)
     if operations:
         lines.append("- Git operations: " + "; ".join(operations[-8:]))
@@ -209,6 +208,20 @@ def _branch_section(work: BranchWork, net: list[FileChange] | None, symbols: dic
                      f"- Net change on `{work.branch}`: none (this branch ended where it began in the session)")
         lines += describe_files(net_order(net), NET_FILES_LISTED, symbols=symbols)
     return "\n".join(lines)
+
+
+def _checkpoints(records: list[CommitRecord]) -> list[str]:
+    """The checkpoints' names of ``records`` (newest first), oldest first, each once with its time, a name given
+    several times once with its count and the first and last time: ``"before test run: pytest -q" ×3
+    (17:50–18:05)`` (a test command run after each edit names each snapshot so)."""
+    times: dict[str, list[str]] = {}
+    for record in reversed(records):
+        if record.checkpoint_note:
+            note = record.checkpoint_note
+            times.setdefault(note, []).append(record.time.astimezone().strftime("%H:%M"))
+            times[note] = times.pop(note)  # ordered by the last time it was given
+    return [f"\"{note}\" ({at[0]})" if len(at) == 1 else f"\"{note}\" ×{len(at)} ({at[0]}–{at[-1]})"
+            for note, at in times.items()]
 
 
 def _operations(records: list[CommitRecord], trees: dict[str, str]) -> list[str]:
