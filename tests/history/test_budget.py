@@ -204,7 +204,9 @@ def test_checkpoint_names_and_stash_pop_in_every_heading(session: ProjectSession
     assert "- From: " in compared and "checkpoint: replay 1a2b3c4d" in compared
     assert "- To: the work tree as it is now" in compared
     summary = cli_stdout(root, "session")
-    assert "Checkpoints: \"replay 1a2b3c4d\"" in summary and "no net change" in summary
+    # said once, with its snapshot, among the named points (not again among the branch's checkpoints)
+    assert "Named points: \"replay 1a2b3c4d\"" in summary and "replay 1a2b3c4d" not in summary.split("Named points")[0]
+    assert "no net change" in summary
 
 
 @pytest.mark.anyio

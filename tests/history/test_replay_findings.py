@@ -325,7 +325,8 @@ def test_a_test_commands_checkpoint_repeated_in_the_next_heading_is_shortened(pr
 
 def test_the_summary_says_a_checkpoint_name_given_several_times_once_with_its_count(project: Path) -> None:
     """The session summary listed `before test run: <the whole command>` once per run (up to 12 times, 130
-    characters each, found replaying pallets/click): a name given several times is said once, with its count."""
+    characters each, found replaying pallets/click): a name given several times is said once, with its count; and
+    it listed a checkpoint's name twice, among the checkpoints and the named points."""
     command = [sys.executable, "-c", "import sys; sys.exit(0) # stands for the whole test suite of the project"]
     note = "before test run: " + shlex.join(command)
     for value in (1, 2, 3):
@@ -333,6 +334,8 @@ def test_the_summary_says_a_checkpoint_name_given_several_times_once_with_its_co
         cli_stdout(project, "test", "--", *command)
     write(project, "m.py", "def a():\n    return 4\n")
     cli_stdout(project, "checkpoint", "-m", "release")
-    line = next(x for x in cli_stdout(project, "session").splitlines() if x.startswith("- Checkpoints: "))
+    summary = cli_stdout(project, "session").splitlines()
+    line = next(x for x in summary if x.startswith("- Checkpoints: "))
     assert line.count(note) == 1 and re.search(re.escape(f'"{note}" ×3 (') + r"\d\d:\d\d–\d\d:\d\d\)", line), line
-    assert line.endswith('; "release" (' + line[-6:-1] + ")"), line  # the newest last, as before
+    # a name the named points' line says (with its snapshot) is not said again among the checkpoints
+    assert "release" not in line and '"release"' in next(x for x in summary if x.startswith("Named points: "))

@@ -75,6 +75,7 @@ def session_summary(session: ProjectSession, recap: str | None = None, notices: 
                           current_branch=session.branch, net_by_branch=net_by_branch, net_symbols=net_symbols,
                           pending=pending, recap=recap, budget_tokens=session.settings.token_budget,
                           notices=all_notices, tests=tests, points_line=markers.names_line(named),
+                          points_listed=markers.listed_names(named),
                           trees=headings.operation_trees(repo, sessions[0]) if sessions else None)
     fields_ = summary_data.summary_data(
         now=now, gap_seconds=gap, sessions=sessions, current_intent=current_intent, current_branch=session.branch,

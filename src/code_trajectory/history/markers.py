@@ -83,7 +83,7 @@ def names_line(named: list[Point], *, in_headings: int = 0) -> str | None:
     if not named:
         return None
     users = [p for p in named if p.automatic is None]
-    shown = users[-NAMES_LISTED:]
+    shown = _listed(named)
     elsewhere = f"{in_headings} in the headings above" if in_headings else "none named by you"
     text = "Named points: " + ("; ".join(f"\"{p.message}\" {_hm(p)} `{p.commit[:12]}`" for p in shown)
                                if shown else elsewhere)
@@ -93,6 +93,17 @@ def names_line(named: list[Point], *, in_headings: int = 0) -> str | None:
     if auto:
         text += f"; automatic: {len(auto)} ({_counted(auto)})"
     return text
+
+
+def _listed(named: list[Point]) -> list[Point]:
+    """The user's points of ``named`` that :func:`names_line` lists: the newest :data:`NAMES_LISTED`."""
+    return [p for p in named if p.automatic is None][-NAMES_LISTED:]
+
+
+def listed_names(named: list[Point]) -> set[str]:
+    """The names :func:`names_line` lists of ``named`` (the user's newest ones), e.g. for a list that would say
+    them again."""
+    return {p.message for p in _listed(named)}
 
 
 def data(named: list[Point]) -> list[dict[str, str | None]]:

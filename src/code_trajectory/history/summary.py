@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import posixpath
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -112,7 +113,7 @@ def render(*, now: datetime, gap_seconds: float, sessions: list[list[CommitRecor
            current_branch: str, net_by_branch: dict[str, list[FileChange]], pending: bool, recap: str | None,
            budget_tokens: int, notices: list[str], tests: str | None = None,
            net_symbols: dict[str, dict[str, str]] | None = None, points_line: str | None = None,
-           trees: dict[str, str] | None = None) -> str:
+           trees: dict[str, str] | None = None, points_listed: Collection[str] = ()) -> str:
     """Render the session summary as markdown within ``budget_tokens``.
 
     Args:
@@ -130,6 +131,7 @@ def render(*, now: datetime, gap_seconds: float, sessions: list[list[CommitRecor
         recap, tests: markdown sections shown after the work (None: left out).
         points_line: the points named in the session (see :func:`code_trajectory.history.markers.names_line`),
             shown before the final state.
+        points_listed: the names ``points_line`` lists, not said again among a branch's checkpoints.
         budget_tokens: the token budget of the answer.
         notices: what the reader must know first (recording stopped, damage...).
     """
@@ -157,7 +159,7 @@ def render(*, now: datetime, gap_seconds: float, sessions: list[list[CommitRecor
                f"{len(last)} snapshot(s) on " + ", ".join(f"`{w.branch}`" for w in work))
     for branch_work in work:
         out.append(_branch_section(branch_work, net_by_branch.get(branch_work.branch), (net_symbols or {}).get(branch_work.branch, {}),
-                                   trees or {}))
+                                   trees or {}, points_listed))
     if points_line:
         out.append(points_line)
     out.append(f"Final state: last snapshot {fmt_time(newest.time)} `{newest.oid[:12]}` on `{newest.branch or '?'}`: "
@@ -171,7 +173,7 @@ def render(*, now: datetime, gap_seconds: float, sessions: list[list[CommitRecor
 
 
 def _branch_section(work: BranchWork, net: list[FileChange] | None, symbols: dict[str, str],
-                    trees: dict[str, str]) -> str:
+                    trees: dict[str, str], points_listed: Collection[str] = ()) -> str:
     edits = work.edits()
     lines = [f"### On `{work.branch}`: {len(edits)} edit snapshot(s)"]
     intents: list[tuple[str, datetime, datetime]] = []
@@ -190,7 +192,7 @@ def _branch_section(work: BranchWork, net: list[FileChange] | None, symbols: dic
         shown = ", ".join(f"`{display_path(p)}` ({n} snapshot(s), +{a} -{d})" for p, n, a, d in files[:FILES_LISTED])
         more = f", and {len(files) - FILES_LISTED} more" if len(files) > FILES_LISTED else ""
         lines.append(f"- Files most changed: {shown}{more}")
-    checkpoints = _checkpoints(work.records)
+    checkpoints = _checkpoints(work.records, points_listed)
     if checkpoints:
         lines.append("- Checkpoints: " + "; ".join(checkpoints[-12:]))
     operations = _operations(work.records, trees)
@@ -210,13 +212,14 @@ def _branch_section(work: BranchWork, net: list[FileChange] | None, symbols: dic
     return "\n".join(lines)
 
 
-def _checkpoints(records: list[CommitRecord]) -> list[str]:
+def _checkpoints(records: list[CommitRecord], listed: Collection[str] = ()) -> list[str]:
     """The checkpoints' names of ``records`` (newest first), oldest first, each once with its time, a name given
     several times once with its count and the first and last time: ``"before test run: pytest -q" ×3
-    (17:50–18:05)`` (a test command run after each edit names each snapshot so)."""
+    (17:50–18:05)`` (a test command run after each edit names each snapshot so); but the names in ``listed``
+    (the named points' line says them, with their snapshots)."""
     times: dict[str, list[str]] = {}
     for record in reversed(records):
-        if record.checkpoint_note:
+        if record.checkpoint_note and record.checkpoint_note not in listed:
             note = record.checkpoint_note
             times.setdefault(note, []).append(record.time.astimezone().strftime("%H:%M"))
             times[note] = times.pop(note)  # ordered by the last time it was given
