@@ -385,3 +385,16 @@ def test_a_synced_file_named_as_a_commit_line_starts_no_commit(store: JournalSto
     history = store.history()
     assert [c.sha for c in history] == [later, first]
     assert set(history[0].files) == {"s.md", "t.md", f"\x1e{first}\x1f1"} and history[1].files == ("s.md",)
+
+
+def test_an_entry_the_section_already_holds_is_not_written_again(store: JournalStore) -> None:
+    # an agent read an entry (journal_read), then wrote it back twice: journal_list_entries showed it three times
+    first = store.write("click/pager", "work_context: reading\n\nThe pager reads PAGER first.", summary="pager")
+    store.write("click/pager", "Another finding.")
+    again = store.write("click/pager", "\nwork_context: reading\n\nThe pager reads PAGER first.\n", summary="pager")
+    assert again.duplicate and again.sha == first.sha and again.entry_count == 2
+    assert store.list_entries("click/pager")[0] == 2
+    assert not store.write("click/pager", "work_context: reading\n\nThe pager reads PAGER first.").duplicate  # no
+    # summary: another message
+    with_overview = store.write("click/pager", "Another finding.", overview="# Pager\n\nNew understanding.")
+    assert not with_overview.duplicate and with_overview.overview_updated  # the overview's change is written

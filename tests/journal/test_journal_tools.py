@@ -67,6 +67,9 @@ async def test_read_write_toc_list_search_roundtrip(server: MCPServer) -> None:
         # the session's record moved with its own write: a second write needs no re-read
         res = await client.call_tool("journal_write", {"path": "proj/api", "entry": "work_context: docs\n\nNotes."})
         assert not res.is_error and res.structured_content["entry_count"] == 2
+        res = await client.call_tool("journal_write", {"path": "proj/api", "entry": "work_context: docs\n\nNotes."})
+        assert not res.is_error and res.structured_content["duplicate"] and "nothing written" in text(res)
+        assert res.structured_content["entry_count"] == 2  # the same entry again adds nothing
 
         res = await client.call_tool("journal_read", {"id": "proj/api"})
         data = res.structured_content

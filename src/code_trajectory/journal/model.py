@@ -62,6 +62,8 @@ class WriteResult:
     overview_updated: bool
     created: bool
     timestamp: int
+    #: True when the section already held an entry of the same text (``sha`` is that entry): nothing was written.
+    duplicate: bool = False
 
     @property
     def id(self) -> str:

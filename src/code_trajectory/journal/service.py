@@ -198,6 +198,10 @@ class Journal:
         data = {"id": result.id, "path": result.path, "version": result.version[:ID_SHA_LEN],
                 "entry_count": result.entry_count, "overview_updated": result.overview_updated,
                 "created": result.created, "timestamp": iso(result.timestamp)}
+        if result.duplicate:
+            data["duplicate"] = True
+            return (f"Journal entry {result.id} of {result.path} ({data['timestamp']}) already says this: nothing "
+                    "written.", data, result.version)
         what = "created section" if result.created else "added to"
         text = (f"Journal entry {result.id} {what} {result.path} at {data['timestamp']} (entry "
                 f"{result.entry_count}{', overview updated' if result.overview_updated else ''}).")

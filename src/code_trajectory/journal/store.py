@@ -28,6 +28,10 @@ from code_trajectory.journal.text import (
 CONFLICT_REF_PREFIX = "refs/journal-conflicts/"
 
 
+#: Entries of a section compared with a new one by :meth:`JournalStore.same_entry`.
+SAME_ENTRY_LOOKBACK = 200
+
+
 class JournalStore(JournalRepository):
     """One journal: its sections and entries, on its repository (:class:`~.repository.JournalRepository`).
 
@@ -135,6 +139,24 @@ class JournalStore(JournalRepository):
             entries.append(make_entry(path, sha.strip(), int(ts or 0), message, author))
         return total, entries
 
+    def same_entry(self, path: str, head: str | None, message: str, version: str | None) -> WriteResult | None:
+        """The entry of section ``path`` (among its newest :data:`SAME_ENTRY_LOOKBACK`) whose message is ``message``
+        (leading and trailing blank space aside), as a :class:`WriteResult` with ``duplicate`` set and the section's
+        ``version`` (unchanged); None when none is: an agent that writes back what it read (``journal_read``, then
+        ``journal_write``) adds nothing."""
+        if head is None:
+            return None
+        out = self.git.out(["log", "-z", "--no-merges", "--no-notes", f"-n{SAME_ENTRY_LOOKBACK}",
+                            "--format=%H%x1f%at%x1f%B", head, "--", path + SUFFIX])
+        wanted = message.strip()
+        for record in out.decode("utf-8", "replace").split("\0"):
+            sha, _, rest = record.strip("\n").partition("\x1f")
+            ts, _, text = rest.partition("\x1f")
+            if sha and text.strip() == wanted:
+                return WriteResult(path=path, sha=sha, version=version or head, entry_count=self.count_entries(path, head),
+                                   overview_updated=False, created=False, timestamp=int(ts or 0), duplicate=True)
+        return None
+
     # -- conflicts left by sync
 
     def conflict_ref(self, path: str) -> str:
@@ -204,6 +226,10 @@ class JournalStore(JournalRepository):
                         raise JournalConflictError(conflict_message(path, expected_version, version))
                     file = path + SUFFIX
                     old_text = self.blob_text(head, file)
+                    if overview is None or overview == strip_entry_count(old_text or ""):
+                        same = self.same_entry(path, head, message, version)
+                        if same is not None:
+                            return same
                     new_overview = overview if overview is not None else strip_entry_count(old_text or "")
                     count = self.count_entries(path, head) + 1
                     content = render_section(new_overview, count)

@@ -132,6 +132,7 @@ class WriteOutput(BaseModel):
     overview_updated: bool
     created: bool
     timestamp: str
+    duplicate: bool = Field(False, description="true when the section already held this entry: nothing written")
 
 
 class SynthesisOutput(BaseModel):
