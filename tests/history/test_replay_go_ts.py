@@ -120,3 +120,25 @@ def test_a_changed_method_overload_signature_is_its_methods_change(project: Path
     assert "modified Client.get" in cli_stdout(project, "file", "src/client.ts")
     out = cli_stdout(project, "symbol", "src/client.ts", "Client.get")
     assert "1 change(s)" in out and "+\tget(url: URL, init?: RequestInit): Promise<Response>;" in out, out
+
+
+def test_a_go_constant_is_named_in_the_log_and_its_history_found(project: Path) -> None:
+    # replaying spf13/cobra: `var x = 1` -> `const x = 1` said "top-level code changed", and `symbol FILE x` found no
+    # symbol; a constant of a Go, JavaScript, Rust or Ruby file is named and traced as a Python module's
+    write(project, "c.go", "package c\n\nvar (\n\tTimeout = 5\n\tName    = \"x\"\n)\n\nfunc Run() {}\n")
+    cli_stdout(project, "checkpoint", "-m", "v1")
+    write(project, "c.go", "package c\n\nvar (\n\tTimeout = 10\n\tName    = \"x\"\n)\n\nfunc Run() {}\n")
+    cli_stdout(project, "checkpoint", "-m", "v2")
+    write(project, "c.go", "package c\n\nconst Timeout = 10\n\nvar Name = \"x\"\n\nfunc Run() {}\n")
+    cli_stdout(project, "checkpoint", "-m", "v3")
+    log = cli_stdout(project, "log", "--limit", "2")
+    assert "M c.go (+1 -1): constant `Timeout` changed" in log and "M c.go (+3 -4): constant `Timeout` changed" in log, log
+    assert "top-level code" not in log, log
+    history = cli_stdout(project, "symbol", "c.go", "Timeout")
+    assert history.count("modified") == 2 and "as first recorded" in history, history
+    assert "+const Timeout = 10" in history, history
+    write(project, "c.ts", "export const LIMIT = 1;\n")
+    cli_stdout(project, "checkpoint", "-m", "ts v1")
+    write(project, "c.ts", "export const LIMIT = 2;\n")
+    cli_stdout(project, "checkpoint", "-m", "ts v2")
+    assert "modified" in cli_stdout(project, "symbol", "c.ts", "LIMIT")

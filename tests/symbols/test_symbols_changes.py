@@ -181,7 +181,9 @@ def test_a_changed_constant_is_named_not_said_top_level_code():
     assert both.constants == (("TIMEOUT", "changed"),) and both.top_level_changed
     assert both.summary() == "constant `TIMEOUT` changed; top-level code changed"
     go = compare("c.go", b"package c\n\nvar x = 1\n", b"package c\n\nvar x = 2\n")
-    assert go.constants == () and go.top_level_changed  # other languages: as before
+    assert go.constants == (("x", "changed"),) and not go.top_level_changed  # Go's too (test_symbols_constants.py)
+    java = compare("C.java", b"class C {}\nint x = 1;\n", b"class C {}\nint x = 2;\n")
+    assert java.constants == ()  # a language whose constants are class members: said as fields
 
 
 def test_reordered_methods_are_moved():

@@ -21,7 +21,10 @@ to name its changed fields (summaries only, in Python, JavaScript, TypeScript, J
 Store.Store2 (field `dir` changed)``, ``(field `items` changed; other code too)`` when its type parameter was
 renamed too; every other field the same), and again, recomputed in place, when the whitespace a member brings or takes
 stopped reformatting its container (6 cases, Python, TypeScript, Java, Ruby and C#: a nested function, class or
-namespace member deleted, both ways, reported its container ``reformatted`` though none of its own lines changed).
+namespace member deleted, both ways, reported its container ``reformatted`` though none of its own lines changed), and
+again, recomputed in place, when a top-level constant of Go, JavaScript, TypeScript, Rust and Ruby came to be named as
+Python's are (20 cases, both ways: ``constant `DEFAULT` added``, no longer "top-level code changed" when nothing else
+there changed; every other field the same).
 They pin the observable semantics (innermost reporting, renames, moves, reformatted,
 comments-only, import-only, overload naming, line spans) so that a faster implementation
 can be checked against them edit by edit.

@@ -1,9 +1,10 @@
-"""A Python module constant's trajectory (``__version__``, ``TIMEOUT``): the versions in which its assignments
-changed, each with its own diff, as :mod:`.symbol_history` gives a function's: :func:`trace`.
+"""A top-level constant's trajectory (Python's ``__version__``, Go's ``const Timeout``, a Rust ``static``): the
+versions in which its declarations changed, each with its own diff, as :mod:`.symbol_history` gives a function's:
+:func:`trace`.
 
 A constant is no symbol (:mod:`code_trajectory.symbols.constants`), so a history asked for a name no version has as
 a symbol is looked for among the constants of the file's versions; its lines are those from its first to its last
-top-level assignment. Said as a symbol's: ``modified``, ``added``, ``removed``, and ``as first recorded`` for the
+top-level declaration. Said as a symbol's: ``modified``, ``added``, ``removed``, and ``as first recorded`` for the
 file's first recorded version."""
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ LOOKUP_VERSIONS = 50
 
 def trace(repo: ShadowRepo, tip: str, path: str, name: str, depth: int, show_baseline: bool = False,
           index_ref: str | None = None) -> tuple[str, list[SymbolVersion], bool] | None:
-    """Follow the module constant ``name`` of ``path`` back from ``tip``; arguments and result as
+    """Follow the top-level constant ``name`` of ``path`` back from ``tip``; arguments and result as
     :func:`~code_trajectory.history.symbol_history.trace`'s, or None when none of the newest
     :data:`LOOKUP_VERSIONS` versions of the file assigns such a constant."""
     lister = indexed_log.open_log(repo, index_ref, tip) if index_ref else None

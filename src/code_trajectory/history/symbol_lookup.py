@@ -12,6 +12,7 @@ from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.git import file_versions
 from code_trajectory.git.shadow import ZERO_OID, ShadowRepo
 from code_trajectory.symbols import DEFAULT_CACHE, FileAnalysis, closest_names, find
+from code_trajectory.symbols.constants import has_constants
 from code_trajectory.symbols.lookup import as_named, overloads_of
 
 #: Older versions of its file searched for a symbol with exactly the name asked for once a newer version matched it
@@ -53,9 +54,9 @@ def resolve(repo: ShadowRepo, entries: file_versions.FileVersions, path: str, sy
     if name is None:
         close = overloads_of(symbol, known)[:10] or closest_names(symbol, known)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
-        kinds = ("functions, methods, classes and types, and a Python module's constants" if path.endswith((".py", ".pyi"))
-                 else "functions, methods, classes and types; constants, attributes and other code outside them are "
-                      "in get_file_trajectory (CLI `code-trajectory file`)")
+        kinds = ("functions, methods, classes and types, and the file's top-level constants; attributes and other "
+                 "code outside them" if has_constants(path) else "functions, methods, classes and types; constants, "
+                 "attributes and other code outside them") + " are in get_file_trajectory (CLI `code-trajectory file`)"
         raise InvalidArgumentError(f"no symbol {symbol!r} in the recorded history of {path!r}{hint} (symbols are "
                                    f"{kinds}; for other text use search_trajectory, CLI `code-trajectory search`)")
     return name

@@ -1,26 +1,64 @@
-"""The constants of a file's top-level code: the names it assigns outside every symbol (``TIMEOUT = 5``,
-``__all__ = [...]``, ``HeaderTypes = Union[...]``, also under a top-level ``if``/``try``/``with``: ``if
-sys.version_info >= (3, 11): ...``), so that a change there names the constant (``constant `TIMEOUT` changed``), not
-"top-level code changed", which tells a model nothing it can ask about: :func:`constant_changes`.
+"""The constants of a file's top-level code: the names it assigns or declares outside every symbol (Python's
+``TIMEOUT = 5``, ``__all__ = [...]``, ``HeaderTypes = Union[...]``, also under a top-level ``if``/``try``/``with``;
+Go's ``const``/``var`` declarations, one or a block; JavaScript's and TypeScript's top-level ``const``/``let``/``var``
+that are no function, class or object symbol; Rust's ``const``/``static`` items; Ruby's top-level ``CONSTANT = ...``),
+so that a change there names the constant (``constant `TIMEOUT` changed``), not "top-level code changed", which tells
+a model nothing it can ask about: :func:`constant_changes`.
 
-Python only (its constants are plain assignments, which are no symbols); another language's file gives no names, and
-its change outside symbols is said as before.
+One walk for every language, over per-language tables of node types (as :mod:`.fields` reads members). Another
+language's file (Java, C#, C, C++, PHP: their constants are class members, said as fields) gives no names, and its
+change outside symbols is said as before.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import bisect
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from .base import FileAnalysis
+from .registry import language_for
 
-#: Top-level statements whose blocks hold top-level code too (a conditional definition, a guarded import).
-_STEP_INTO = frozenset({"if_statement", "elif_clause", "else_clause", "try_statement", "except_clause",
-                        "except_group_clause", "finally_clause", "with_statement", "block"})
-#: What is no top-level code of its own: symbols, imports and comments are said apart.
-_LEAVE_OUT = frozenset({"function_definition", "class_definition", "decorated_definition", "import_statement",
-                        "import_from_statement", "future_import_statement", "comment"})
+#: Top-level statements whose blocks hold top-level code too, per language (Python's conditional definitions, guarded
+#: imports).
+_STEP_INTO: dict[str, frozenset[str]] = {
+    "python": frozenset({"if_statement", "elif_clause", "else_clause", "try_statement", "except_clause",
+                         "except_group_clause", "finally_clause", "with_statement", "block"}),
+}
+#: What is no top-level code of its own, per language: imports and comments are said apart (symbols are left out by
+#: their spans).
+_LEAVE_OUT: dict[str, frozenset[str]] = {
+    "python": frozenset({"function_definition", "class_definition", "decorated_definition", "import_statement",
+                         "import_from_statement", "future_import_statement", "comment"}),
+    "go": frozenset({"import_declaration", "comment"}),
+    "javascript": frozenset({"import_statement", "comment"}),
+    "rust": frozenset({"use_declaration", "extern_crate_declaration", "line_comment", "block_comment"}),
+    "ruby": frozenset({"comment"}),
+}
+#: The declarations of one name or several, per language (a Go ``const_spec``, a JavaScript ``variable_declarator``,
+#: a Rust ``const`` item, a Ruby ``X = 1``), and (:data:`_THROUGH`) the nodes between a top-level statement and them:
+#: Go's ``var (...)`` block, JavaScript's ``export``, TypeScript's ``declare``.
+_UNITS: dict[str, frozenset[str]] = {
+    "go": frozenset({"const_spec", "var_spec"}),
+    "javascript": frozenset({"variable_declarator"}),
+    "rust": frozenset({"const_item", "static_item"}),
+    "ruby": frozenset({"assignment"}),
+}
+_THROUGH: dict[str, frozenset[str]] = {
+    "go": frozenset({"const_declaration", "var_declaration", "var_spec_list"}),
+    "javascript": frozenset({"export_statement", "ambient_declaration", "lexical_declaration",
+                             "variable_declaration"}),
+}
+for _table in (_LEAVE_OUT, _UNITS, _THROUGH):
+    _table["typescript"] = _table["tsx"] = _table["javascript"]
+#: The nodes that are a name, per language (Ruby's constants are ``CONSTANT``s, its variables no constants).
+_NAME_NODES = {"ruby": frozenset({"constant"})}
+_IDENTIFIERS = frozenset({"identifier"})
+_COMMENTS = frozenset({"comment", "line_comment", "block_comment"})
+#: The tokens of a declaration of several names that are no name's: its brackets, separators.
+_PUNCTUATION = frozenset({b"(", b")", b",", b";"})
 _NAMES = frozenset({"pattern_list", "tuple_pattern", "list_pattern"})
+_END = 1 << 62
 
 
 def constant_changes(old: FileAnalysis, new: FileAnalysis) -> tuple[tuple[tuple[str, str], ...], bool]:
@@ -29,7 +67,7 @@ def constant_changes(old: FileAnalysis, new: FileAnalysis) -> tuple[tuple[tuple[
     the removed ones in the old one's), and whether the rest of the code outside symbols (imports aside) differs too,
     or the constants' order. No names and ``True`` for a language without constants here: the caller keeps what it
     had found."""
-    if new.language != "python" or old.source is None or new.source is None:
+    if new.language not in _LEAVE_OUT or old.language != new.language or old.source is None or new.source is None:
         return (), True
     old_names, old_rest = _top_level(old)
     new_names, new_rest = _top_level(new)
@@ -39,6 +77,13 @@ def constant_changes(old: FileAnalysis, new: FileAnalysis) -> tuple[tuple[tuple[
     common = [n for n in new_names if n in old_names]
     reordered = common != [n for n in old_names if n in new_names]
     return tuple((n, how) for n, how in said if how), old_rest != new_rest or reordered
+
+
+def has_constants(path: str) -> bool:
+    """Whether the file ``path`` (relative, ``/`` separators) is of a language whose top-level constants are named
+    here (by its name only: no file is read)."""
+    language = language_for(path)
+    return language is not None and language.name in _LEAVE_OUT
 
 
 def constant_parts(constants: tuple[tuple[str, str], ...]) -> list[str]:
@@ -66,9 +111,9 @@ def named_parts(noun: str, changes: tuple[tuple[str, str], ...]) -> list[str]:
 
 
 def constant_lines(analysis: FileAnalysis, name: str) -> range | None:
-    """The lines (1-based) from the first to the last assignment of the constant ``name`` in one version of a file,
-    or None when it assigns no such constant (another language, a name of no constant)."""
-    if analysis.language != "python" or analysis.source is None:
+    """The lines (1-based) from the first to the last declaration of the constant ``name`` in one version of a file,
+    or None when it declares no such constant (a language without constants here, a name of no constant)."""
+    if analysis.language not in _LEAVE_OUT or analysis.source is None:
         return None
     spans: dict[str, list[tuple[int, int]]] = {}
     _top_level(analysis, spans)
@@ -78,39 +123,130 @@ def constant_lines(analysis: FileAnalysis, name: str) -> range | None:
 
 def _top_level(analysis: FileAnalysis, spans: dict[str, list[tuple[int, int]]] | None = None
                ) -> tuple[dict[str, list[bytes]], list[bytes]]:
-    """The tokens of each constant's assignments (a name assigned twice, in both branches of an ``if``: both, in
-    order) and those of the rest of the top-level code; with ``spans``, the rows (0-based) of each assignment."""
+    """The tokens of each constant's declarations (a name assigned twice, in both branches of an ``if``: both, in
+    order) and those of the rest of the top-level code (symbols, imports and comments left out); with ``spans``, the
+    rows (0-based) of each declaration."""
     keys = analysis._keys
     source: bytes = keys.source
+    language = analysis.language
+    symbols = _merged([(keys.starts[i], keys.ends[i]) for i, parent in enumerate(keys.parents) if parent < 0])
+    walk = _Walk(source, language, symbols, spans)
     with keys._lock:  # the tree is not to be used by two threads at once
         tree = keys.tree if keys.tree is not None else keys.language.parse(source)
-        constants: dict[str, list[bytes]] = {}
-        rest: list[bytes] = []
         children = list(tree.root_node.children)
-        if children and _docstring(children[0]):
+        if language == "python" and children and _docstring(children[0]):
             children = children[1:]  # the module's docstring is said apart
         for node in children:
-            _visit(node, source, constants, rest, spans)
-    return constants, rest
+            walk.visit(node)
+    return walk.constants, walk.rest
 
 
-def _visit(node: Any, source: bytes, constants: dict[str, list[bytes]], rest: list[bytes],
-           spans: dict[str, list[tuple[int, int]]] | None) -> None:
-    if node.type in _LEAVE_OUT:
-        return
-    names = assigned(node)
-    if names:
-        toks = list(tokens(node, source))
-        for name in names:
-            constants.setdefault(name, []).extend(toks)
-            if spans is not None:
-                spans.setdefault(name, []).append((node.start_point[0], node.end_point[0]))
-        return
-    if node.type not in _STEP_INTO:  # a statement (or a compound statement's keyword, condition)
-        rest.extend(tokens(node, source))
-        return
-    for child in node.children:
-        _visit(child, source, constants, rest, spans)
+class _Walk:
+    """One file's top-level statements read into :attr:`constants` and :attr:`rest`."""
+
+    def __init__(self, source: bytes, language: str, symbols: list[tuple[int, int]],
+                 spans: dict[str, list[tuple[int, int]]] | None) -> None:
+        self.source, self.language, self.symbols, self.spans = source, language, symbols, spans
+        self.step_into = _STEP_INTO.get(language, frozenset())
+        self.leave_out = _LEAVE_OUT[language]
+        self.constants: dict[str, list[bytes]] = {}
+        self.rest: list[bytes] = []
+
+    def visit(self, node: Any) -> None:
+        if node.type in self.leave_out or _inside(node, self.symbols) or _import(node, self.language):
+            return
+        if node.type in self.step_into:
+            for child in node.children:
+                self.visit(child)
+            return
+        candidates = [unit for unit in self._units(node) if not _overlaps(unit, self.symbols)]
+        units = [(unit, names) for unit in candidates for names in [self._names(unit)] if names]
+        if not units:  # a statement (or a compound statement's keyword, condition)
+            self.rest.extend(tokens(node, self.source, self._symbols_in(node)))
+            return
+        named = {(u.start_byte, u.end_byte) for u, _names in units}
+        for unit in candidates:
+            if (unit.start_byte, unit.end_byte) not in named:  # Go's `_ = ...` in a block, a destructuring: no name
+                self.rest.extend(tokens(unit, self.source))
+        apart = _merged(self._symbols_in(node) + [(u.start_byte, u.end_byte) for u in candidates])
+        shared = [t for t in tokens(node, self.source, apart)
+                  if t not in _PUNCTUATION]  # `var (a = 1; b = 2)` split into `var a = 1` and `var b = 2`: unchanged
+        for unit, names in units:
+            own = shared + list(tokens(unit, self.source))
+            where = node if len(units) == 1 else unit  # a block's declaration: its own lines
+            for name in names:
+                self.constants.setdefault(name, []).extend(own)
+                if self.spans is not None:
+                    self.spans.setdefault(name, []).append((where.start_point[0], where.end_point[0]))
+
+    def _symbols_in(self, node: Any) -> list[tuple[int, int]]:
+        """The spans of the symbols that start within ``node`` (a JavaScript declarator bound to a function)."""
+        spans = self.symbols
+        return spans[bisect.bisect_left(spans, (node.start_byte, 0)):bisect.bisect_left(spans, (node.end_byte, 0))]
+
+    def _units(self, node: Any) -> list[Any]:
+        """The declarations in the top-level statement ``node`` (Python's: the statement itself)."""
+        if self.language == "python":
+            return [node]
+        if node.type in _UNITS[self.language]:
+            return [node]
+        if node.type in _THROUGH.get(self.language, ()):
+            return [unit for child in node.named_children for unit in self._units(child)]
+        return []
+
+    def _names(self, unit: Any) -> list[str]:
+        """The names one declaration binds: ``x`` of ``var x = 1``, ``a`` and ``b`` of ``var a, b = 1, 2``; none for
+        Go's blank ``_``, a destructuring pattern, a Ruby variable."""
+        if self.language == "python":
+            return assigned(unit)
+        kinds = _NAME_NODES.get(self.language, _IDENTIFIERS)
+        named = unit.children_by_field_name("name") or unit.children_by_field_name("left")
+        if len(named) == 1 and named[0].type == "left_assignment_list":  # Ruby's `A, B = 1, 2`
+            named = named[0].named_children
+        if not named or any(n.type not in kinds for n in named):
+            return []
+        return [text for n in named if (text := n.text.decode("utf-8", "replace")) != "_"]
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Byte spans sorted, those that overlap made one: what :func:`_inside` and :func:`_overlaps` search by bisection
+    (a file of 2,000 top-level functions and as many statements: no 4 million comparisons)."""
+    out: list[tuple[int, int]] = []
+    for lo, hi in sorted(spans):
+        if out and lo < out[-1][1]:
+            out[-1] = (out[-1][0], max(hi, out[-1][1]))
+        else:
+            out.append((lo, hi))
+    return out
+
+
+def _inside(node: Any, spans: Sequence[tuple[int, int]]) -> bool:
+    """``node`` lies within one of ``spans`` (:func:`_merged`)."""
+    i = bisect.bisect_right(spans, (node.start_byte, _END)) - 1
+    return i >= 0 and node.end_byte <= spans[i][1]
+
+
+def _overlaps(node: Any, spans: Sequence[tuple[int, int]]) -> bool:
+    """``node`` shares a byte with one of ``spans`` (:func:`_merged`)."""
+    i = bisect.bisect_left(spans, (node.end_byte, 0)) - 1  # the last span starting before the node ends
+    return i >= 0 and spans[i][1] > node.start_byte
+
+
+def _import(node: Any, language: str) -> bool:
+    """A top-level statement the language's grammar module counts as an import though no import statement: a
+    CommonJS ``const x = require("x")``, a Ruby ``require "x"``."""
+    if language == "ruby":
+        method = node.child_by_field_name("method") if node.type == "call" else None
+        return method is not None and method.text in (b"require", b"require_relative", b"load")
+    if language in ("javascript", "typescript", "tsx") and node.type == "lexical_declaration":
+        for declarator in node.named_children:
+            value = declarator.child_by_field_name("value")
+            function = value.child_by_field_name("function") if value is not None and \
+                value.type == "call_expression" else None
+            if function is not None and function.text == b"require":
+                return True
+    return False
+
 
 def assigned(node: Any) -> list[str]:
     """The names an ``expression_statement`` of one assignment binds (``A = B = 1``: ``A``; ``A, B = f()``: both)."""
@@ -129,12 +265,13 @@ def assigned(node: Any) -> list[str]:
     return []
 
 
-def tokens(node: Any, source: bytes) -> Iterator[bytes]:
-    """The leaves of ``node`` (its tokens, comments left out), in order."""
+
+def tokens(node: Any, source: bytes, skip: Sequence[tuple[int, int]] = ()) -> Iterator[bytes]:
+    """The leaves of ``node`` (its tokens, comments and the nodes within a ``skip`` byte span left out), in order."""
     stack = [node]
     while stack:
         n = stack.pop()
-        if n.type == "comment":
+        if n.type in _COMMENTS or skip and _inside(n, skip):
             continue
         if n.child_count == 0:
             yield source[n.start_byte:n.end_byte]

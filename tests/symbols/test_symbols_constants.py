@@ -1,0 +1,92 @@
+"""A changed top-level constant is named in every language that has them as plain declarations (Go ``const``/``var``,
+JavaScript/TypeScript ``const``/``let``/``var``, Rust ``const``/``static``, Ruby ``CONSTANT = ...``), as Python's
+module constants are: ``constant `X` changed``, not "top-level code changed". Real grammars, hand-written sources."""
+
+from __future__ import annotations
+
+import pytest
+
+from code_trajectory.symbols import compare
+
+GO = "package c\n\nimport \"io\"\n\nconst Timeout = 5\n\nvar (\n\tName    = \"x\"\n\tlimit   int\n\t_ io.Reader = nil\n)\n\n" \
+     "func Run() {}\n"
+JS = "import fs from 'fs';\n\nexport const TIMEOUT = 5;\nlet name = 'x', run = () => 1;\nvar LIMIT;\n\n" \
+     "function go() {}\n"
+TS = "export const TIMEOUT: number = 5;\ndeclare const VERSION: string;\nconst handlers = { a() {} };\n" \
+     "export class Store {}\n"
+RS = "use std::io;\n\nconst TIMEOUT: u64 = 5;\npub static NAME: &str = \"x\";\n\nfn run() {}\n"
+RB = "require 'json'\n\nTIMEOUT = 5\nNAME, LIMIT = 'x', 3\nPoint = Struct.new(:x) do\n  def y; end\nend\n\n" \
+     "def run; end\n"
+
+
+def edit(source: str, *pairs: tuple[str, str]) -> str:
+    for old, new in pairs:
+        assert old in source, old
+        source = source.replace(old, new, 1)
+    return source
+
+
+@pytest.mark.parametrize(("path", "old", "new", "said"), [
+    # Go: a single spec, a spec of a block, `var` -> `const` (the cobra replay's case), blank `_` is no name
+    ("c.go", "package c\n\nvar x = 1\n", "package c\n\nconst x = 1\n", "constant `x` changed"),
+    ("c.go", GO, edit(GO, ("Timeout = 5", "Timeout = 10"), ("limit   int", "limit   int64")),
+     "constants `Timeout`, `limit` changed"),
+    ("c.go", GO, edit(GO, ("\tlimit   int\n", ""), ("func Run", "const Retries = 3\n\nfunc Run")),
+     "constant `Retries` added; constant `limit` removed"),
+    ("c.go", GO, edit(GO, ("_ io.Reader = nil", "_ io.Reader = os.Stdin")), "top-level code changed"),
+    ("c.go", GO, edit(GO, ("const Timeout = 5", "const Timeout = 5 // seconds")), "comment-only; comment added: `// seconds`"),
+    # JavaScript: `export const`, a declarator beside a function-valued one (a symbol of its own), bare `var`
+    ("c.js", JS, edit(JS, ("TIMEOUT = 5", "TIMEOUT = 10"), ("name = 'x'", "name = 'y'")),
+     "constants `TIMEOUT`, `name` changed"),
+    ("c.js", JS, edit(JS, ("run = () => 1", "run = () => 2")), "modified run"),
+    ("c.js", JS, edit(JS, ("var LIMIT;\n", ""), ("\nfunction", "const RETRIES = 3;\n\nfunction")),
+     "constant `RETRIES` added; constant `LIMIT` removed"),
+    # TypeScript: a typed `const`, `declare const`; an object literal is an object symbol, a class a class
+    ("c.ts", TS, edit(TS, ("number = 5", "number = 6"), ("VERSION: string", "VERSION: number")),
+     "constants `TIMEOUT`, `VERSION` changed"),
+    ("c.ts", TS, edit(TS, ("{ a() {} }", "{ a() {}, b() {} }")), "modified handlers; added handlers.b"),
+    # Rust: `const` and `static` items
+    ("c.rs", RS, edit(RS, ("u64 = 5", "u64 = 10"), ("&str = \"x\"", "&str = \"y\"")),
+     "constants `TIMEOUT`, `NAME` changed"),
+    ("c.rs", RS, edit(RS, ("pub static NAME", "static mut NAME")), "constant `NAME` changed"),
+    ("c.rs", RS, edit(RS, ("const TIMEOUT: u64 = 5;\n", "")), "constant `TIMEOUT` removed"),
+    # Ruby: top-level constants (one statement may assign several); a `Struct.new` with a block is a class
+    ("c.rb", RB, edit(RB, ("TIMEOUT = 5", "TIMEOUT = 10")), "constant `TIMEOUT` changed"),
+    ("c.rb", RB, edit(RB, ("'x', 3", "'x', 4")), "constants `NAME`, `LIMIT` changed"),
+    ("c.rb", RB, edit(RB, ("def y; end", "def y; 1; end")), "modified Point#y"),
+    ("c.rb", RB, edit(RB, ("require 'json'", "require 'yaml'"), ("TIMEOUT = 5\n", "")),
+     "constant `TIMEOUT` removed; imports changed"),
+])
+def test_a_changed_top_level_constant_is_named(path: str, old: str, new: str, said: str) -> None:
+    changes = compare(path, old.encode(), new.encode())
+    assert changes is not None and changes.summary() == said, (changes and changes.summary(), changes)
+
+
+@pytest.mark.parametrize(("path", "old", "new"), [
+    ("c.go", "package c\n\nconst A = 1\n", "package c\n\nconst B = 1\n"),
+    ("c.js", "const A = 1;\n", "const B = 1;\n"),
+    ("c.ts", "export const A: number = 1;\n", "export const B: number = 1;\n"),
+    ("c.rs", "const A: u8 = 1;\n", "const B: u8 = 1;\n"),
+    ("c.rb", "A = 1\n", "B = 1\n"),
+])
+def test_a_renamed_constant_is_one_added_and_one_removed(path: str, old: str, new: str) -> None:
+    changes = compare(path, old.encode(), new.encode())
+    assert changes is not None and changes.constants == (("B", "added"), ("A", "removed"))
+    assert changes.summary() == "constant `B` added; constant `A` removed" and not changes.top_level_changed
+
+
+def test_a_block_of_many_constants_lists_ten_then_how_many_more() -> None:
+    old = "package c\n\nconst (\n" + "".join(f"\tC{i} = {i}\n" for i in range(14)) + ")\n"
+    changes = compare("c.go", old.encode(), old.replace(" = ", " = 1 + ").encode())
+    assert changes is not None
+    assert changes.summary() == "constants " + ", ".join(f"`C{i}`" for i in range(10)) + " and 4 more changed"
+
+
+def test_other_top_level_code_beside_a_constant_is_still_said() -> None:
+    old = "package c\n\nconst A = 1\n\nvar _ = register(A)\n"
+    changes = compare("c.go", old.encode(), old.replace("A = 1", "A = 2").replace("register(A)", "register(A, 1)")
+                      .encode())
+    assert changes is not None and changes.constants == (("A", "changed"),) and changes.top_level_changed
+    assert changes.summary() == "constant `A` changed; top-level code changed"
+    reordered = compare("c.js", b"const A = 1;\nconst B = 2;\n", b"const B = 2;\nconst A = 1;\n")
+    assert reordered is not None and reordered.constants == () and reordered.top_level_changed
