@@ -90,3 +90,31 @@ def test_other_top_level_code_beside_a_constant_is_still_said() -> None:
     assert changes.summary() == "constant `A` changed; top-level code changed"
     reordered = compare("c.js", b"const A = 1;\nconst B = 2;\n", b"const B = 2;\nconst A = 1;\n")
     assert reordered is not None and reordered.constants == () and reordered.top_level_changed
+
+
+@pytest.mark.parametrize(("path", "old", "new", "said"), [
+    # Ruby: a class's or module's constants (rack's `VERSION`, `DEFAULT_SEP`) are the class's, named as constants
+    ("a.rb", "module Rack\n  VERSION = '1'\n  SEP = '&'\n  def self.x; end\nend\n",
+     "module Rack\n  VERSION = '2'\n  def self.x; end\n  LIMIT = 3\nend\n",
+     "modified Rack (constant `VERSION` changed; constant `LIMIT` added; constant `SEP` removed)"),
+    ("a.rb", "class K\n  A, B = 1, 2\n  attr_reader :a\nend\n", "class K\n  A, B = 1, 3\n  attr_reader :b\nend\n",
+     "modified K (constants `A`, `B` changed; other code too)"),  # one statement: both, as Python's
+    ("a.rb", "class K\n  @@count = 0\n  def x; end\nend\n", "class K\n  @@count = 1\n  def x; end\nend\n",
+     "modified K"),  # a class variable: no constant
+    ("a.rb", "module M\n  OLD = 1\nend\n", "module M\n  NEW = 1\nend\n",
+     "modified M (constant `NEW` added; constant `OLD` removed)"),
+    # Rust: an `impl`'s or a `mod`'s `const`/`static` items
+    ("a.rs", "struct S;\nimpl S {\n    const MAX: u8 = 1;\n    fn f() {}\n}\n",
+     "struct S;\nimpl S {\n    const MAX: u8 = 2;\n    const MIN: u8 = 0;\n    fn f() {}\n}\n",
+     "modified impl S (constant `MAX` changed; constant `MIN` added)"),
+    ("a.rs", "mod m {\n    static N: &str = \"a\";\n    fn f() {}\n}\n", "mod m {\n    static N: &str = \"b\";\n    fn f() {}\n}\n",
+     "modified m (constant `N` changed)"),
+    # Java and C#: `static final` and `const` members were already named, as fields
+    ("A.java", "class A {\n  static final int MAX = 1;\n  void m() {}\n}\n",
+     "class A {\n  static final int MAX = 2;\n  void m() {}\n}\n", "modified A (field `MAX` changed)"),
+    ("A.cs", "class A {\n  const int Max = 1;\n  static readonly string N = \"a\";\n}\n",
+     "class A {\n  const int Max = 2;\n  static readonly string N = \"b\";\n}\n", "modified A (fields `Max`, `N` changed)"),
+])
+def test_a_constant_of_a_class_module_or_impl_is_named_as_its_member(path: str, old: str, new: str, said: str) -> None:
+    changes = compare(path, old.encode(), new.encode())
+    assert changes is not None and changes.summary() == said, (changes and changes.summary(), changes)

@@ -1,6 +1,7 @@
 """The fields of a class-like symbol: the members it declares that are no symbols of their own (a ``@dataclass``'s
 ``timeout: float = 5.0``, an enum's ``RED = 1``, a TypeScript interface's ``name: string``, a Go or Rust struct's
-field, a Java/C#/PHP field, constant or enum member), so that a change there names the field (``modified Config
+field, a Java/C#/PHP field, constant or enum member, a Ruby class's or module's constant, a Rust ``impl``'s or
+``mod``'s ``const``/``static``), so that a change there names the field (``modified Config
 (field `timeout` changed)``), not the class alone, which tells a model nothing it can ask about: :func:`field_changes`.
 
 One walk for every language: from the symbol's node through the nodes that hold its members (:data:`_CONTAINERS`) to
@@ -17,7 +18,11 @@ from .base import CLASS_LIKE_KINDS, Symbol
 from .constants import assigned, named_parts
 
 #: Kinds of symbols whose members are read (a function's local assignments are no fields).
-FIELD_KINDS = CLASS_LIKE_KINDS | {"type"}
+FIELD_KINDS = CLASS_LIKE_KINDS | {"type", "module"}
+#: Kinds of symbols whose members are constants, not fields (a Rust ``impl``'s or ``mod``'s ``const``), and languages
+#: whose members are all constants (Ruby's ``LIMIT = 3`` in a class or module body): said ``constant `LIMIT` changed``.
+_CONSTANT_KINDS = frozenset({"impl", "module"})
+_CONSTANT_LANGUAGES = frozenset({"ruby"})
 
 #: Nodes, per language, that hold the members of a class-like definition (the definition itself and its body).
 _CONTAINERS: dict[str, frozenset[str]] = {
@@ -27,13 +32,15 @@ _CONTAINERS: dict[str, frozenset[str]] = {
                              "type_alias_declaration", "object_type", "enum_declaration", "enum_body"}),
     "javascript": frozenset({"export_statement", "class_declaration", "class_body"}),
     "go": frozenset({"type_declaration", "type_spec", "struct_type", "field_declaration_list"}),
-    "rust": frozenset({"struct_item", "enum_item", "union_item", "field_declaration_list", "enum_variant_list"}),
+    "rust": frozenset({"struct_item", "enum_item", "union_item", "field_declaration_list", "enum_variant_list",
+                       "impl_item", "mod_item", "declaration_list"}),
     "java": frozenset({"class_declaration", "interface_declaration", "enum_declaration", "record_declaration",
                        "class_body", "interface_body", "enum_body", "enum_body_declarations"}),
     "csharp": frozenset({"class_declaration", "struct_declaration", "interface_declaration", "enum_declaration",
                          "record_declaration", "declaration_list", "enum_member_declaration_list"}),
     "php": frozenset({"class_declaration", "interface_declaration", "trait_declaration", "enum_declaration",
                       "declaration_list", "enum_declaration_list"}),
+    "ruby": frozenset({"class", "module", "body_statement"}),
 }
 _CONTAINERS["tsx"] = _CONTAINERS["typescript"]
 
@@ -44,11 +51,12 @@ _MEMBERS: dict[str, frozenset[str]] = {
                              "property_identifier"}),
     "javascript": frozenset({"field_definition"}),
     "go": frozenset({"field_declaration"}),
-    "rust": frozenset({"field_declaration", "enum_variant"}),
+    "rust": frozenset({"field_declaration", "enum_variant", "const_item", "static_item"}),
     "java": frozenset({"field_declaration", "constant_declaration", "enum_constant"}),
     "csharp": frozenset({"field_declaration", "property_declaration", "event_field_declaration",
                          "enum_member_declaration"}),
     "php": frozenset({"property_declaration", "const_declaration", "enum_case"}),
+    "ruby": frozenset({"assignment"}),
 }
 _MEMBERS["tsx"] = _MEMBERS["typescript"]
 
@@ -59,8 +67,9 @@ _DECLARATORS = frozenset({"variable_declarator", "variable_declaration", "proper
 
 def field_changes(old: Symbol, new: Symbol, language: str) -> tuple[tuple[str, str], ...]:
     """The fields of one class-like symbol whose declarations differ between its old and its new version, as
-    ``(name, "changed" | "added" | "removed")`` in source order (the new version's, then the removed ones), and
-    ``("", "other")`` last when its other own code (a header, a base class, a decorator) changed too; empty for a
+    ``(name, "changed" | "added" | "removed")`` in source order (the new version's, then the removed ones), then
+    ``("", "constants")`` when its members are constants (a Ruby class's or module's, a Rust ``impl``'s or ``mod``'s),
+    and ``("", "other")`` last when its other own code (a header, a base class, a decorator) changed too; empty for a
     symbol of another kind, a language without fields here, or no field changed."""
     if new.kind not in FIELD_KINDS or language not in _MEMBERS:
         return ()
@@ -69,13 +78,15 @@ def field_changes(old: Symbol, new: Symbol, language: str) -> tuple[tuple[str, s
             for n, toks in new_fields.items()]
     said += [(n, "removed") for n in old_fields if n not in new_fields]
     found = tuple((n, how) for n, how in said if how)
+    if found and (language in _CONSTANT_LANGUAGES or new.kind in _CONSTANT_KINDS):
+        found += (("", "constants"),)
     return found + (("", "other"),) if found and old_rest != new_rest else found
 
 
 def field_parts(fields: tuple[tuple[str, str], ...]) -> str:
     """:func:`field_changes`' names in words, by how they changed: ``field `timeout` changed``, ``fields `a`, `b`
-    added; field `c` removed``."""
-    parts = named_parts("field", fields)
+    added; field `c` removed``; ``constant `LIMIT` changed`` for members that are constants."""
+    parts = named_parts("constant" if ("", "constants") in fields else "field", fields)
     if ("", "other") in fields:
         parts.append("other code too")
     return "; ".join(parts)
@@ -127,6 +138,13 @@ def _units(node: Any) -> list[tuple[Any, Any]]:
         left = node.named_children[0].child_by_field_name("left") if assigned(node) else None
         names = [left] if left is not None and left.type == "identifier" else \
             list(left.named_children) if left is not None else []
+        return [(n, n if len(names) > 1 else node) for n in names]
+    if node.type == "assignment":  # Ruby's `LIMIT = 3` (`A, B = 1, 2`: both); `@@count = 0` is no member
+        left = node.child_by_field_name("left")
+        names = [left] if left is not None and left.type == "constant" else list(left.named_children) \
+            if left is not None and left.type == "left_assignment_list" else []
+        if not names or any(n.type != "constant" for n in names):
+            return []
         return [(n, n if len(names) > 1 else node) for n in names]
     if node.type == "property_identifier":  # a TypeScript enum's member without a value
         return [(node, node)]
