@@ -50,6 +50,8 @@ def edit(source: str, *pairs: tuple[str, str]) -> str:
      "constants `TIMEOUT`, `NAME` changed"),
     ("c.rs", RS, edit(RS, ("pub static NAME", "static mut NAME")), "constant `NAME` changed"),
     ("c.rs", RS, edit(RS, ("const TIMEOUT: u64 = 5;\n", "")), "constant `TIMEOUT` removed"),
+    ("c.rs", RS, edit(RS, ("u64 = 5", "u64 = 6"), ("use std::io;", "use std::io;\nmod net;")),
+     "constant `TIMEOUT` changed; imports changed"),  # `mod net;` is an import, no other top-level code
     # Ruby: top-level constants (one statement may assign several); a `Struct.new` with a block is a class
     ("c.rb", RB, edit(RB, ("TIMEOUT = 5", "TIMEOUT = 10")), "constant `TIMEOUT` changed"),
     ("c.rb", RB, edit(RB, ("'x', 3", "'x', 4")), "constants `NAME`, `LIMIT` changed"),
