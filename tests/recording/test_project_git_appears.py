@@ -5,6 +5,7 @@ the new repository's ``info/exclude``, so the user's first ``git clean -fdx`` de
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 from code_trajectory.git import nested
@@ -51,6 +52,20 @@ def test_a_git_directory_removed_and_made_again_is_protected_again(project: Path
         git(project, "add", "-A")  # failed on the marker ('.trajectory/' does not have a commit checked out)
         git(project, "clean", "-fdxq")
         assert (project / ".trajectory" / "HEAD").is_file()
+
+
+def test_a_git_directory_seen_half_made_is_followed_once_it_is_a_repository(project: Path) -> None:
+    """``rm -rf .git && git init`` on a loaded machine: the watcher looked while the new ``.git`` had no ``HEAD`` yet,
+    took the project up as having no repository, and never looked again (the same directory at every later look),
+    so ``.trajectory`` stayed out of the new ``info/exclude`` (3 runs of 8 under load)."""
+    with watching(project) as session:
+        wait_for(lambda: session.watcher is not None and session.watcher.running, timeout=60)  # a loaded machine
+        shutil.rmtree(project / ".git")
+        (project / ".git" / "objects").mkdir(parents=True)  # what a look in the middle of git init sees
+        time.sleep(3)  # several passes of the watcher's loop
+        git(project, "init", "-q", "-b", "main")
+        wait_for(lambda: "/.trajectory" in (project / ".git" / "info" / "exclude").read_text(), timeout=30)
+        assert git(project, "status", "--porcelain", "--untracked-files=all").count(".trajectory") == 0
 
 
 def test_an_exclude_file_made_again_without_the_line_gets_it_back(project: Path) -> None:

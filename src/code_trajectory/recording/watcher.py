@@ -389,6 +389,10 @@ class Watcher(WatchSetMixin):
         and lacks the shadow repository's line: ``rm -rf .git && git init`` may give the new ``.git`` the inode the
         old one had, but not our line (one ``stat`` a pass; the file is read only when its stamp moved)."""
         root_git = identity(self._dot_git)
+        if root_git is not None and os.path.isdir(self._dot_git) and not os.path.lexists(
+                os.path.join(self._dot_git, "HEAD")):
+            return False  # a .git being made (git init, a clone): followed once it is a repository (has a HEAD);
+            # taken up half made, it was no repository and the new one was never followed (nor protected)
         exclude = self._exclude_stamp()
         moved, self._root_git = root_git != self._root_git, root_git
         if moved or exclude == self._exclude_seen:
