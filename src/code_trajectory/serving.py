@@ -57,8 +57,12 @@ def serve(args: argparse.Namespace) -> int:
     ends at once: the interpreter's own clean-up of the server's heap would add about half a second (measured
     after a client closed stdin, issue 22) and has nothing left to save.
     """
+    from code_trajectory.core.shutdown import StopRequest
+
+    stop = StopRequest()
+    stop.install()  # before the early answer: a client may stop the server as soon as it is answered
     early = early_answer.start()  # the client's opening request answered before the SDK is imported, when it can be
-    exit_now(run_server(args.project, debounce=args.debounce, journal_dir=args.journal_dir, early=early))
+    exit_now(run_server(args.project, debounce=args.debounce, journal_dir=args.journal_dir, early=early, stop=stop))
     return 0  # not reached
 
 
@@ -90,9 +94,10 @@ def start_service(project: str | None, *, debounce: float | None = None, journal
 
 def prepare_service(project: str | None, *, debounce: float | None = None, journal_dir: Path | None = None,
                     force_polling: bool | None = None, import_after: threading.Event | None = None,
-                    ) -> tuple[TrajectoryService, StopRequest, Callable[[], None]]:
+                    stop: StopRequest | None = None) -> tuple[TrajectoryService, StopRequest, Callable[[], None]]:
     """:func:`start_service` in two steps: the service made and stops handled here (on the main thread: signal
-    handlers are set there), the project opened by the function returned (same arguments; it raises what
+    handlers are set there; ``stop``: the request already installed, as :func:`serve` does before it answers the
+    client's opening request), the project opened by the function returned (same arguments; it raises what
     :func:`start_service` raises), which may run on another thread."""
     from code_trajectory.core.config import TrajectorySettings
     from code_trajectory.core.errors import UntrustedRepositoryError
@@ -112,8 +117,9 @@ def prepare_service(project: str | None, *, debounce: float | None = None, journ
         project = str(find_project_root(project))  # a folder inside a repository records the repository
     service = TrajectoryService(lambda root: TrajectorySettings.load(root, debounce_seconds=debounce),
                                 force_polling=force_polling, journal_dir=journal_dir, follow_client=not project)
-    stop = StopRequest()
-    stop.install()
+    if stop is None:
+        stop = StopRequest()
+        stop.install()
     threading.Thread(target=stop_on_request, args=(stop, service), name="trajectory-stop", daemon=True).start()
 
     def open_project() -> None:
@@ -133,13 +139,15 @@ def prepare_service(project: str | None, *, debounce: float | None = None, journ
 
 
 def run_server(project: str | None, *, debounce: float | None = None, journal_dir: Path | None = None,
-               force_polling: bool | None = None, early: early_answer.EarlyAnswer | None = None) -> int:
+               force_polling: bool | None = None, early: early_answer.EarlyAnswer | None = None,
+               stop: StopRequest | None = None) -> int:
     """Run the MCP server over stdio until the client disconnects or stops it; returns the exit status.
 
     A restart's project is opened and its start-up scan started first (:func:`start_service`), a first import's
     project is opened beside the SDK's import (:func:`first_import`; the import itself starts once the server is
     built), then :func:`code_trajectory.server.serve_started` serves; ``early``: the client's stream as
-    :func:`code_trajectory.early_answer.start` took it over (None: the SDK reads stdin).
+    :func:`code_trajectory.early_answer.start` took it over (None: the SDK reads stdin); ``stop``: the stop request
+    already installed (None: :func:`prepare_service` installs one).
     """
     built = threading.Event()
 
@@ -150,7 +158,7 @@ def run_server(project: str | None, *, debounce: float | None = None, journal_di
     gc.disable()  # until the server is built: see collect_after_start
     try:
         service, stop, open_project = prepare_service(project, debounce=debounce, journal_dir=journal_dir,
-                                                      force_polling=force_polling, import_after=built)
+                                                      force_polling=force_polling, import_after=built, stop=stop)
         opening = in_background(open_project) if project and first_import(project) else None
         if opening is None:
             open_project()  # a restart: its start-up scan starts before the SDK is imported

@@ -9,6 +9,7 @@ handled the same request and its own answer was compared and kept, not sent twic
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -114,3 +115,30 @@ def test_an_opening_request_the_sdk_refuses_is_never_kept(server_env: dict[str, 
         answers = exchange(server_env, repo, [broken])
         assert [answer["id"] for answer in answers] == [1] and "error" in answers[0]
     assert not cache_file(server_env).exists()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_stop_signal_right_after_the_early_answer_is_an_orderly_stop(
+        server_env: dict[str, str], repo: Path, signum: signal.Signals) -> None:
+    """The early answer goes out before the server is built: a client that stops the server as soon as it is
+    answered (Claude Code quitting at once: SIGINT, then SIGTERM) still gets the orderly stop and status 0, not
+    death by the signal (the stop handlers were set only once the project was being opened)."""
+    opening = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+               "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                          "clientInfo": {"name": "raw", "version": "1"}}}
+    exchange(server_env, repo, [opening])  # keeps the SDK's answer
+    assert mark_kept_answers(server_env) == 1
+    command = server_command()
+    with subprocess.Popen([*command, "serve", "--project", str(repo)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, env=server_env, cwd=server_env["HOME"]) as server:
+        assert server.stdin is not None and server.stdout is not None and server.stderr is not None
+        try:
+            server.stdin.write((json.dumps(opening) + "\n").encode())
+            server.stdin.flush()
+            assert json.loads(server.stdout.readline())["result"]["instructions"] == MARK  # the early answer
+            server.send_signal(signum)
+            assert server.wait(timeout=60) == 0, server.stderr.read().decode()
+        finally:
+            if server.poll() is None:
+                server.kill()
+        assert f"stopping on {signum.name}" in server.stderr.read().decode()
