@@ -152,7 +152,19 @@ class _PrefixedStdin(io.RawIOBase):
             return size
         if self._early.wire_eof:
             return 0
-        return os.readv(self._early.wire, [buffer])
+        return _read_wire(os.readv, self._early.wire, [buffer])
+
+
+def _read_wire(read, wire: int, into):
+    """``read(wire, into)`` (:func:`os.read` or :func:`os.readv`), waiting until ``wire`` is readable when it is in
+    non-blocking mode (a client may hand over such a descriptor: the mode belongs to the open file it shares)."""
+    import select
+
+    while True:
+        try:
+            return read(wire, into)
+        except BlockingIOError:
+            select.select([wire], [], [])
 
 
 class EarlyAnswer:
@@ -194,18 +206,14 @@ class EarlyAnswer:
             self.decided.set()
 
     def _read_line(self) -> bytes | None:
-        chunks: list[bytes] = []
-        size = 0
         while True:
-            chunk = os.read(self.wire, 65536)
+            chunk = _read_wire(os.read, self.wire, 65536)
             if not chunk:
                 self.wire_eof = True
                 break
-            chunks.append(chunk)
-            size += len(chunk)
-            if b"\n" in chunk or size > FIRST_LINE_LIMIT:
+            self.prefix += chunk  # at once: what a failure of the next read leaves is still the SDK's
+            if b"\n" in chunk or len(self.prefix) > FIRST_LINE_LIMIT:
                 break
-        self.prefix = b"".join(chunks)
         line, newline, _ = self.prefix.partition(b"\n")
         return line if newline else None
 

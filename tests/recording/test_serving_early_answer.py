@@ -10,6 +10,7 @@ import json
 import logging
 import os
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -179,3 +180,28 @@ def test_the_cache_keeps_the_latest_entries(cache: AnswerCache) -> None:
     kept = json.loads(cache.path.read_text())["answers"]
     assert len(kept) == early_answer.CACHE_ENTRIES
     assert f"k{early_answer.CACHE_ENTRIES + 2}" in kept and "k0" not in kept
+
+
+def test_a_non_blocking_stdin_loses_no_byte_and_is_waited_for(cache: AnswerCache) -> None:
+    """A client may hand over its pipe in non-blocking mode: a read with nothing there yet is waited out, and the
+    part of the first line read before it still reaches the SDK (it was dropped, and the SDK's next read failed with
+    BlockingIOError: a traceback and exit status 1 from the real ``serve``)."""
+    key = early_answer.request_key(early_answer.build_key(), "initialize", INITIALIZE["params"])
+    cache.put(key, RESULT)
+    wire = Wire()
+    os.set_blocking(wire.server_in, False)
+    opening, later = line(INITIALIZE), line({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    wire.send(opening[:20])
+
+    def send_the_rest() -> None:  # later than the reads it is waited for (a delay, not a timing assertion)
+        for part in (opening[20:], later):
+            time.sleep(0.3)
+            wire.send(part)
+
+    threading.Thread(target=send_the_rest, daemon=True).start()
+    early = EarlyAnswer(wire.server_in, wire.server_out, cache)
+    early.read_first()
+    assert wire.written() == [{"jsonrpc": "2.0", "id": 1, "result": RESULT}]
+    stdin = early.stdin()
+    assert stdin.readline() == opening.decode()
+    assert stdin.readline() == later.decode()  # waited for, not an error
