@@ -111,8 +111,9 @@ class AnswerCache:
         return entry["result"] if entry is not None else None
 
     def put(self, key: str, result: dict) -> None:
-        """Keep ``result`` for ``key`` (the oldest entries beyond :data:`CACHE_ENTRIES` dropped). A failure to write
-        (a read-only or full home directory) is logged at debug level: the cache only saves time."""
+        """Keep ``result`` for ``key`` (the oldest entries beyond :data:`CACHE_ENTRIES` dropped), without an fsync.
+        A failure to write (a read-only or full home directory) is logged at debug level: the cache only saves
+        time."""
         import time
 
         entries = self._entries()
@@ -121,7 +122,9 @@ class AnswerCache:
         kept = sorted(entries.items(), key=lambda item: _used(item[1]), reverse=True)[:CACHE_ENTRIES]
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            replace_file(self.path, json.dumps({"answers": dict(kept)}, separators=(",", ":")) + "\n")
+            # no fsync: the SDK's answer waits for this write (twice 4-11 ms here, far more on a busy disk), and a
+            # crash loses only time
+            replace_file(self.path, json.dumps({"answers": dict(kept)}, separators=(",", ":")) + "\n", fsync=False)
         except OSError as exc:
             log.debug("could not keep the opening answer in %s: %s", self.path, exc)
 
