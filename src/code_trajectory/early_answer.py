@@ -221,7 +221,9 @@ class EarlyAnswer:
         return line if newline else None
 
     def _answer(self, line: bytes) -> None:
-        request = json.loads(line)
+        # UTF-8 text, as the SDK reads it: json.loads would take bytes with a BOM, or in UTF-16 or UTF-32, that the
+        # SDK refuses (it would never answer the request answered here, and its id would stay awaited)
+        request = json.loads(line.decode("utf-8"))
         if not (isinstance(request, dict) and request.get("jsonrpc") == "2.0"
                 and request.get("method") in OPENING_METHODS):
             return

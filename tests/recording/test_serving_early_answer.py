@@ -128,7 +128,10 @@ def test_other_parameters_or_another_build_are_another_key(cache: AnswerCache,
     line({**INITIALIZE, "id": None}),
     line({**INITIALIZE, "jsonrpc": "1.0"}),
     json.dumps(INITIALIZE).encode(),  # no newline: stdin ended within the line
-], ids=["not-json", "notification", "other-method", "bool-id", "null-id", "not-2.0", "unterminated"])
+    b"\xef\xbb\xbf" + line(INITIALIZE),  # JSON to json.loads(bytes), not to the SDK (UTF-8 text, no BOM)
+    (json.dumps(INITIALIZE) + "\n").encode("utf-16-le"),
+], ids=["not-json", "notification", "other-method", "bool-id", "null-id", "not-2.0", "unterminated", "utf-8-bom",
+        "utf-16"])
 def test_anything_but_an_opening_request_goes_to_the_sdk_untouched(cache: AnswerCache, first: bytes) -> None:
     key = early_answer.request_key(early_answer.build_key(), "initialize", INITIALIZE["params"])
     cache.put(key, RESULT)
