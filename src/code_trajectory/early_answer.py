@@ -167,7 +167,9 @@ def _read_wire(read, wire: int, into):
         try:
             return read(wire, into)
         except BlockingIOError:
-            select.select([wire], [], [])
+            waiting = select.poll()  # not select.select: it cannot wait on a descriptor numbered 1024 or more
+            waiting.register(wire, select.POLLIN)
+            waiting.poll()
 
 
 class EarlyAnswer:
@@ -283,8 +285,12 @@ def start(cache: AnswerCache | None = None) -> EarlyAnswer | None:
         if os.isatty(0):
             return None
         wire = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+    except OSError:
+        return None
+    try:
         out = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
     except OSError:
+        os.close(wire)
         return None
     try:
         null = os.open(os.devnull, os.O_RDONLY)

@@ -195,15 +195,21 @@ def confine(root: Path, filepath: str) -> str:
     existing part of the path are resolved, so a link pointing outside is refused.
 
     Raises:
-        InvalidArgumentError: empty, NUL byte, longer than :data:`MAX_PATH_BYTES`, or the root itself.
+        InvalidArgumentError: empty, NUL byte, a character no file name holds, longer than :data:`MAX_PATH_BYTES`,
+            or the root itself.
         PathOutsideProjectError: the path resolves outside the project.
     """
     if not isinstance(filepath, str) or not filepath.strip():
         raise InvalidArgumentError("filepath must be a file path relative to the project root, e.g. 'src/app.py'")
     if "\0" in filepath:
         raise InvalidArgumentError("filepath must not contain NUL bytes")
-    if len(filepath) > MAX_PATH_BYTES or len(filepath.encode("utf-8", "surrogateescape")) > MAX_PATH_BYTES:
-        raise InvalidArgumentError(f"filepath is {len(filepath.encode('utf-8', 'surrogateescape')):,} bytes long; no "
+    try:
+        os.fsencode(filepath)
+    except UnicodeEncodeError:  # a lone surrogate a JSON string may hold: no file name is made of it
+        raise InvalidArgumentError("filepath holds a character no file name can hold (a lone UTF-16 surrogate)"
+                                   ) from None
+    if len(filepath) > MAX_PATH_BYTES or len(filepath.encode("utf-8", "surrogatepass")) > MAX_PATH_BYTES:
+        raise InvalidArgumentError(f"filepath is {len(filepath.encode('utf-8', 'surrogatepass')):,} bytes long; no "
                                    f"path in a project is longer than {MAX_PATH_BYTES} bytes: give the file's path "
                                    "relative to the project root")
     candidate = Path(filepath) if os.path.isabs(filepath) else root / filepath

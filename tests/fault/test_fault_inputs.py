@@ -370,6 +370,8 @@ def test_a_path_longer_than_any_the_system_opens_is_refused_in_words(project: Pa
         for path in ("a" * 5_000_000, "é" * 2049):
             with pytest.raises(InvalidArgumentError, match="no path in a project is longer than 4096 bytes"):
                 history_service.file_trajectory(session, path)
+        with pytest.raises(InvalidArgumentError, match="no file name can hold"):  # was a UnicodeEncodeError
+            history_service.file_trajectory(session, "src/\ud800.py")
     finally:
         session.close()
 
