@@ -54,6 +54,8 @@ OPENING_METHODS = frozenset({"initialize", "server/discover"})
 FIRST_LINE_LIMIT = 1024 * 1024
 #: Answers kept in :class:`AnswerCache` (one per client kind and protocol version seen); the oldest go first.
 CACHE_ENTRIES = 16
+#: Least time between two notes of one kept answer's use (:meth:`AnswerCache.touch`), seconds.
+TOUCH_SECONDS = 3600
 #: Bound for the cache file (bytes).
 CACHE_FILE_LIMIT = 1024 * 1024
 
@@ -109,6 +111,15 @@ class AnswerCache:
         """The result kept for ``key``, or None."""
         entry = self._entries().get(key)
         return entry["result"] if entry is not None else None
+
+    def touch(self, key: str) -> None:
+        """Note that the answer kept for ``key`` was used: its entry becomes the newest (so that the oldest dropped
+        is the one least recently used), written at most once an hour per entry."""
+        import time
+
+        entry = self._entries().get(key)
+        if entry is not None and _used(entry) < time.time() - TOUCH_SECONDS:
+            self.put(key, entry["result"])
 
     def put(self, key: str, result: dict) -> None:
         """Keep ``result`` for ``key`` (the oldest entries beyond :data:`CACHE_ENTRIES` dropped), without an fsync.
@@ -271,6 +282,7 @@ class EarlyAnswer:
                             "start sends this one")
             elif self.sent_result is not None:
                 log.info("%s answered at start with the answer kept in %s", self.method, self.cache.path)
+                self.cache.touch(key)
         return self.answered_id is not None
 
 

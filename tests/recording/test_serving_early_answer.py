@@ -11,6 +11,7 @@ import logging
 import os
 import threading
 import time
+import time
 from pathlib import Path
 
 import pytest
@@ -219,3 +220,19 @@ def test_keeping_an_answer_waits_for_no_disk_flush(cache: AnswerCache, monkeypat
     monkeypatch.setattr(os, "fsync", no_fsync)
     cache.put("k", RESULT)
     assert cache.get("k") == RESULT
+
+
+def test_an_answer_used_at_every_start_is_kept_before_newer_ones(cache: AnswerCache,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    cache.put("daily", RESULT)
+    clock = [json.loads(cache.path.read_text())["answers"]["daily"]["used"]]
+    monkeypatch.setattr(time, "time", lambda: clock[0])
+    for n in range(early_answer.CACHE_ENTRIES - 1):  # other clients' answers, written later
+        clock[0] += 1
+        cache.put(f"k{n}", {"n": n})
+    clock[0] += early_answer.TOUCH_SECONDS + 1
+    cache.touch("daily")  # used again: now the newest
+    for n in range(early_answer.CACHE_ENTRIES - 1, early_answer.CACHE_ENTRIES + 2):
+        clock[0] += 1
+        cache.put(f"k{n}", {"n": n})
+    assert cache.get("daily") == RESULT and cache.get("k0") is None
