@@ -11,7 +11,6 @@ import logging
 import os
 import threading
 import time
-import time
 from pathlib import Path
 
 import pytest
