@@ -56,6 +56,8 @@ FIRST_LINE_LIMIT = 1024 * 1024
 CACHE_ENTRIES = 16
 #: Least time between two notes of one kept answer's use (:meth:`AnswerCache.touch`), seconds.
 TOUCH_SECONDS = 3600
+#: Longest wait for another server's write of the cache file, seconds (then this answer is not kept).
+LOCK_SECONDS = 2.0
 #: Bound for the cache file (bytes).
 CACHE_FILE_LIMIT = 1024 * 1024
 
@@ -127,16 +129,21 @@ class AnswerCache:
         time."""
         import time
 
-        entries = self._entries()
-        latest = max((_used(entry) for entry in entries.values()), default=0.0)
-        entries[key] = {"result": result, "used": max(time.time(), latest + 1e-6)}  # the newest last, ties or not
-        kept = sorted(entries.items(), key=lambda item: _used(item[1]), reverse=True)[:CACHE_ENTRIES]
+        from filelock import FileLock, Timeout
+
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            # no fsync: the SDK's answer waits for this write (twice 4-11 ms here, far more on a busy disk), and a
-            # crash loses only time
-            replace_file(self.path, json.dumps({"answers": dict(kept)}, separators=(",", ":")) + "\n", fsync=False)
-        except OSError as exc:
+            # two servers started together each add their answer: read, change and write under one lock
+            with FileLock(str(self.path) + ".lock", timeout=LOCK_SECONDS):
+                entries = self._entries()
+                latest = max((_used(entry) for entry in entries.values()), default=0.0)
+                entries[key] = {"result": result, "used": max(time.time(), latest + 1e-6)}  # the newest last
+                kept = sorted(entries.items(), key=lambda item: _used(item[1]), reverse=True)[:CACHE_ENTRIES]
+                # no fsync: the SDK's answer waits for this write (twice 4-11 ms here, far more on a busy disk),
+                # and a crash loses only time
+                replace_file(self.path, json.dumps({"answers": dict(kept)}, separators=(",", ":")) + "\n",
+                             fsync=False)
+        except (OSError, Timeout) as exc:
             log.debug("could not keep the opening answer in %s: %s", self.path, exc)
 
 

@@ -235,3 +235,13 @@ def test_an_answer_used_at_every_start_is_kept_before_newer_ones(cache: AnswerCa
         clock[0] += 1
         cache.put(f"k{n}", {"n": n})
     assert cache.get("daily") == RESULT and cache.get("k0") is None
+
+
+def test_servers_keeping_answers_at_once_keep_every_one(tmp_path: Path) -> None:
+    path = tmp_path / "cache" / "opening-answers.json"
+    writers = [threading.Thread(target=AnswerCache(path).put, args=(f"k{n}", {"n": n})) for n in range(8)]
+    for writer in writers:
+        writer.start()
+    for writer in writers:
+        writer.join()
+    assert sorted(json.loads(path.read_text())["answers"]) == [f"k{n}" for n in range(8)]
