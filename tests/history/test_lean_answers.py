@@ -148,7 +148,7 @@ def test_the_lean_line_names_comments_by_their_symbols_without_their_text() -> N
     full = describe_symbols(changes)
     assert "`# old; text` → `# new; text`" in full and "# x" in full
     assert describe_symbols(changes, lean=True) == (
-        "modified fetch; imports, code, comments outside symbols; docstring of `Retry.wait` changed; "
+        "modified fetch; imports, code, comments outside symbols; docstring of `Retry.wait` added; "
         "comments changed in Retry; 2 symbol(s) moved")
     # a change of comments only: quoted in the full form (file histories), named by its symbol in the lean one
     only = SymbolChanges("src/retry.py", "python", "comment-only", comment_edits=changes.comment_edits[:1])

@@ -36,7 +36,7 @@ def headings(text: str) -> list[str]:
 
 def test_a_doc_comment_added_above_the_second_definition_of_a_name_is_in_its_history(project: Path) -> None:
     """rack's "More covering tests" put ``# :nocov:`` above the ``else`` branch's ``def clock_time``: the file
-    history said "doc comment of 2nd definition of `Rack::Utils#clock_time` changed", its symbol history had no such
+    history said "doc comment of 2nd definition of `Rack::Utils#clock_time` added", its symbol history had no such
     version (a repeated name's version counted only when its own lines changed)."""
     write(project, "lib/utils.rb", UTILS)
     cli_stdout(project, "checkpoint")
@@ -44,11 +44,11 @@ def test_a_doc_comment_added_above_the_second_definition_of_a_name_is_in_its_his
                                                  "    else\n      # :nocov:\n      def clock_time\n"
                                                  "        Time.now.to_f\n      end\n      # :nocov:\n"))
     cli_stdout(project, "checkpoint", "-m", "More covering tests")
-    assert "doc comment of 2nd definition of `Rack::Utils#clock_time` changed" in cli_stdout(
+    assert "doc comment of 2nd definition of `Rack::Utils#clock_time` added" in cli_stdout(
         project, "file", "lib/utils.rb")
     out = cli_stdout(project, "symbol", "lib/utils.rb", "clock_time@2")
     assert len(headings(out)) == 2, out
-    assert "doc comment of 2nd definition of `Rack::Utils#clock_time` changed" in headings(out)[1], out
+    assert "doc comment of 2nd definition of `Rack::Utils#clock_time` added" in headings(out)[1], out
     assert "+      # :nocov:\n       def clock_time" in out, out
     first = cli_stdout(project, "symbol", "lib/utils.rb", "clock_time")
     assert len(headings(first)) == 1 and "nocov" not in first, first  # the first definition did not change

@@ -56,6 +56,29 @@ def test_doc_and_comment_changes_are_said_as_their_symbols(path: str, old: bytes
     assert (changes.kind, changes.summary()) == (kind, summary)
 
 
+THREE = b'def a():\n    return 1\n\n\ndef b():\n    """B."""\n    return 2\n\n\ndef c():\n    """C."""\n    return 3\n'
+GO_DOC = b"package m\n\n// Add adds.\n// Twice.\nfunc Add(a int) int { return a }\n\nfunc Sub(a int) int { return a }\n"
+
+
+@pytest.mark.parametrize(("path", "old", "new", "summary"), [
+    # click's replay: a docstring given to `_split_opt` read "docstring of `_split_opt` changed"
+    ("m.py", THREE, THREE.replace(b"def a():\n", b'def a():\n    """A."""\n').replace(b'    """B."""\n', b"")
+     .replace(b"C.", b"C, now."), "docstring of `c` changed; docstring of `a` added; docstring of `b` removed"),
+    ("m.py", THREE, THREE.replace(b"def a():\n", b'def a():\n    """A."""\n').replace(b"B.", b"Bee.")
+     .replace(b"C.", b"See."), "docstrings of `b`, `c` changed; docstring of `a` added"),
+    ("m.py", b"X = 1\n", b'"""Mod."""\nX = 1\n', "module docstring added"),
+    ("m.py", b'"""Mod."""\nX = 1\n', b"X = 1\n", "module docstring removed"),
+    # a line added to a run of `//` lines changes the doc comment; a first one adds it, the last one gone removes it
+    ("a.go", GO_DOC, GO_DOC.replace(b"// Twice.\n", b"// Twice.\n// Thrice.\n")
+     .replace(b"\nfunc Sub", b"\n// Sub subtracts.\nfunc Sub"), "doc comment of `Add` changed; doc comment of `Sub` added"),
+    ("a.go", GO_DOC, GO_DOC.replace(b"// Twice.\n", b""), "doc comment of `Add` changed"),
+    ("a.go", GO_DOC, GO_DOC.replace(b"// Add adds.\n// Twice.\n", b""), "doc comment of `Add` removed"),
+])
+def test_a_docstring_added_or_removed_is_said_so(path: str, old: bytes, new: bytes, summary: str) -> None:
+    changes = compare(path, old, new)
+    assert changes is not None and changes.summary() == summary
+
+
 def test_a_long_comment_edit_is_named_not_quoted_and_a_moved_symbol_keeps_its_comments() -> None:
     long_comment = "    # " + " ".join(f"word{i}" for i in range(60))  # over 200 characters
     old = f"def f():\n{long_comment}\n    return 1\n".encode()

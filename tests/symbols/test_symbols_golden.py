@@ -24,7 +24,9 @@ stopped reformatting its container (6 cases, Python, TypeScript, Java, Ruby and 
 namespace member deleted, both ways, reported its container ``reformatted`` though none of its own lines changed), and
 again, recomputed in place, when a top-level constant of Go, JavaScript, TypeScript, Rust and Ruby came to be named as
 Python's are (20 cases, both ways: ``constant `DEFAULT` added``, no longer "top-level code changed" when nothing else
-there changed; every other field the same).
+there changed; every other field the same), and again, recomputed in place, when a docstring or doc comment added or
+removed came to be said so (14 cases, Rust, Java, C++, C# and PHP, both ways: ``doc comment of `Store1` removed``
+where a ``/**`` made a plain ``/*`` had read "changed"; summaries only, every other field the same).
 They pin the observable semantics (innermost reporting, renames, moves, reformatted,
 comments-only, import-only, overload naming, line spans) so that a faster implementation
 can be checked against them edit by edit.

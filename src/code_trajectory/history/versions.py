@@ -19,6 +19,7 @@ from code_trajectory.git.messages import FileChange
 from code_trajectory.git.oversize import oversize_size
 from code_trajectory.git.shadow import ZERO_OID, ShadowRepo
 from code_trajectory.symbols import Symbol, SymbolChanges, compare_blobs, language_for, readable, symbols_for_blob
+from code_trajectory.symbols.comments import doc_parts
 from code_trajectory.symbols.constants import constant_parts
 
 #: Lines of git's diff header that repeat what the version's heading already says.
@@ -272,19 +273,15 @@ def _member(name: str, parent: str, language: str = "") -> str:
 def lean_comment_parts(changes: SymbolChanges) -> list[str]:
     """The comment and docstring changes of ``changes`` in the words of
     :meth:`~code_trajectory.symbols.SymbolChanges.comment_parts`, but named by their symbols without the comments'
-    text (``docstring of `echo` changed``, ``module docstring changed``, ``comments changed in Hooks, parse``,
-    ``comments changed outside symbols``), a change of comments only too (the file history and the diffs quote
+    text (``docstring of `echo` changed``, ``docstring of `f` added``, ``module docstring changed``, ``comments
+    changed in Hooks, parse``, ``comments changed outside symbols``), a change of comments only too (the file history and the diffs quote
     them; issue 28: a quoted comment made the recent log longer than ``git log --stat``). Symbols said added,
     removed or modified are left out."""
     skip = set(changes.added + changes.removed + changes.modified)
-    word = "docstring" if changes.language == "python" else "doc comment"
     edits = [e for e in changes.comment_edits if e.symbol not in skip]
-    docs = list(dict.fromkeys(f"`{bare(e.symbol)}`" for e in edits if e.doc and e.symbol is not None))
     plain = list(dict.fromkeys([*(bare(e.symbol) for e in edits if not e.doc and e.symbol is not None),
                                 *(bare(n) for n in changes.comments_changed if n not in skip)]))
-    parts = [f"{word}{'s' if len(docs) > 1 else ''} of {', '.join(docs)} changed"] if docs else []
-    if any(e.doc and e.symbol is None for e in edits):
-        parts.append(f"module {word} changed")
+    parts = doc_parts(edits, changes.language, lambda name: f"`{bare(name)}`")
     if plain:
         parts.append(f"comments changed in {', '.join(plain)}")
     if any(not e.doc and e.symbol is None for e in edits):

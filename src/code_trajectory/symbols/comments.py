@@ -21,6 +21,7 @@ then one ``extras`` query per version over the whole file (the syntax tree is re
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,12 +51,22 @@ class CommentEdit:
             in; ``None`` for the file itself (a module docstring, a comment outside every symbol).
         doc: the comment is a docstring or doc comment of ``symbol`` (of the module when ``symbol`` is None).
         old, new: the comment's exact text before / after; ``None`` when it was added / removed.
+        part: a line of a doc comment (a run of ``///`` or ``//`` lines) that was added or removed while the
+            symbol's doc comment was there before and stays: the doc comment changed (see :attr:`how`).
     """
 
     symbol: str | None
     doc: bool
     old: str | None
     new: str | None
+    part: bool = False
+
+    @property
+    def how(self) -> str:
+        """``"added"`` (no such comment before), ``"removed"`` (none after) or ``"changed"``."""
+        if self.part or (self.old is None) == (self.new is None):
+            return "changed"
+        return "added" if self.old is None else "removed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +110,8 @@ def comment_edits(old: FileAnalysis, new: FileAnalysis, old_to_new: dict[str, st
     gone: dict[str | None, list[_Comment]] = {}
     for n in removed:
         gone.setdefault(before[n].symbol, []).append(before[n])
+    # a doc comment line added (removed) where the symbol keeps a doc comment: that doc comment changed
+    documented = ({c.symbol for c in before if c.doc}, {c.symbol for c in after if c.doc})
     edits: list[tuple[int, CommentEdit]] = []
     for c in added:
         mine = gone.get(c.symbol) or []
@@ -106,9 +119,10 @@ def comment_edits(old: FileAnalysis, new: FileAnalysis, old_to_new: dict[str, st
         if o is not None:
             mine.remove(o)
         doc = c.doc or (o is not None and o.doc)
-        edits.append((c.start, CommentEdit(c.symbol, doc, _text(o), _text(c))))
+        edits.append((c.start, CommentEdit(c.symbol, doc, _text(o), _text(c), doc and c.symbol in documented[0])))
     for rest in gone.values():
-        edits += [(_new_position(o, new), CommentEdit(o.symbol, o.doc, _text(o), None)) for o in rest]
+        edits += [(_new_position(o, new), CommentEdit(o.symbol, o.doc, _text(o), None,
+                                                      o.doc and o.symbol in documented[1])) for o in rest]
     edits.sort(key=lambda pair: pair[0])
     return tuple(edit for _, edit in edits)
 
@@ -230,6 +244,34 @@ def _code(name: str) -> str:
     return readable(name, quote=True)
 
 
+def doc_parts(edits: tuple[CommentEdit, ...] | list[CommentEdit], language: str, said: Callable[[str], str],
+              skip: frozenset[str] | set[str] = frozenset()) -> list[str]:
+    """The docstrings and doc comments of ``edits`` in words, grouped by how they changed (changed, added,
+    removed; a symbol whose doc edits differ in how is said changed), then the module's: ``docstrings of `a`,
+    `b` changed``, ``docstring of `c` added``, ``module doc comment removed``.
+
+    Args:
+        edits: comment edits (:func:`comment_edits`); those of no docstring are left out.
+        language: the language module's name (``python`` says "docstring", others "doc comment").
+        said: how a symbol's name is written (``_split_opt`` quoted in backquotes).
+        skip: symbols whose change is already said otherwise: their edits are left out.
+    """
+    word = "docstring" if language == "python" else "doc comment"
+    hows: dict[str | None, set[str]] = {}
+    for e in edits:
+        if e.doc and e.symbol not in skip:
+            hows.setdefault(e.symbol, set()).add(e.how)
+    ways = {name: next(iter(found)) if len(found) == 1 else "changed" for name, found in hows.items()}
+    parts = []
+    for how in ("changed", "added", "removed"):
+        names = list(dict.fromkeys(said(n) for n, way in ways.items() if n is not None and way == how))
+        if names:
+            parts.append(f"{word}{'s' if len(names) > 1 else ''} of {', '.join(names)} {how}")
+    if None in ways:
+        parts.append(f"module {word} {ways[None]}")
+    return parts
+
+
 def describe_comments(edits: tuple[CommentEdit, ...], language: str, comments_changed: tuple[str, ...] = (),
                       skip: frozenset[str] = frozenset()) -> list[str]:
     """The narrative's words for comment edits: documented symbols first, then the other comments.
@@ -241,18 +283,11 @@ def describe_comments(edits: tuple[CommentEdit, ...], language: str, comments_ch
         skip: symbols whose change is already said otherwise (modified, added, removed): their edits are left out.
 
     Returns:
-        Parts such as ``docstring of `echo` changed``, ``module docstring changed``,
+        Parts such as ``docstring of `echo` changed`` (``added``, ``removed``: :func:`doc_parts`),
+        ``module docstring changed``,
         ``comment in `foo`: `# old` → `# new```, ``comments changed in foo, bar``.
     """
-    word = "docstring" if language == "python" else "doc comment"
-    parts = []
-    documented = list(dict.fromkeys(e.symbol for e in edits if e.doc and e.symbol is not None
-                                    and e.symbol not in skip))
-    if documented:
-        listed = ", ".join(_code(n) for n in documented)
-        parts.append(f"{word}{'s' if len(documented) > 1 else ''} of {listed} changed")
-    if any(e.doc and e.symbol is None for e in edits):
-        parts.append(f"module {word} changed")
+    parts = doc_parts(edits, language, _code, skip)
     plain = [e for e in edits if not e.doc and e.symbol not in skip]
     quoted = len(plain) <= MAX_QUOTED_EDITS and all(_short(e.old) and _short(e.new) for e in plain)
     if quoted:
