@@ -329,3 +329,15 @@ def test_a_rename_with_a_changed_body_is_a_rename() -> None:
     other = compare("m.py", b"def alpha(x):\n    y = x + 1\n    return y * 2\n",
                     b"def beta(path):\n    with open(path) as f:\n        return f.read()\n")
     assert other is not None and other.added == ("beta",) and other.removed == ("alpha",) and not other.renamed
+
+
+def test_each_list_of_the_summary_names_ten_symbols_then_counts_the_rest() -> None:
+    # click's replay: a file with 39 functions modified and 1 added named all 39 before the added one
+    old = "".join(f"def f{i}():\n    return {i}\n\n\n" for i in range(39)).encode()
+    new = old.replace(b"    return ", b"    return 1 + ") + b"def g():\n    return 0\n"
+    changes = compare("m.py", old, new)
+    assert changes is not None and len(changes.modified) == 39 and changes.added == ("g",)
+    listed = ", ".join(f"f{i}" for i in range(10))
+    assert changes.summary() == f"modified {listed} and 29 more; added g"
+    removed = compare("m.py", old, b"def g():\n    return 'g'\n")
+    assert removed is not None and removed.summary() == f"added g; removed {listed} and 29 more"

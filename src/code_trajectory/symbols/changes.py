@@ -41,7 +41,7 @@ from difflib import SequenceMatcher
 from . import same
 from .base import FileAnalysis, Symbol, short_name
 from .comments import CommentEdit, comment_edits, describe_comments, doc_reformatted, only_docs_differ, top_exact
-from .constants import constant_changes, constant_parts
+from .constants import capped, constant_changes, constant_parts
 from .fields import field_changes, field_parts
 from .lookup import readable
 from .pairing import NUMBERED, base_name, pair, pair_repeated, pair_signatures
@@ -140,8 +140,8 @@ class SymbolChanges:
     def summary(self) -> str:
         """Return a one-line description, e.g. ``modified Serializer.loads; added Serializer.iter_unsigners``.
 
-        Children of an added (removed) symbol are folded into it. Empty lists are left out;
-        a change touching no symbol is described by ``kind`` (``comment-only`` ...).
+        Children of an added (removed) symbol are folded into it; each list names :data:`~.constants.NAMES_LISTED`
+        at most, then ``and N more``. Empty lists are left out; a change touching no symbol is said by ``kind``.
         """
         parts = []
 
@@ -155,8 +155,8 @@ class SymbolChanges:
                              ("renamed", [readable(f"{a} -> {b}") for a, b in self.renamed]),
                              ("moved", [readable(n) for n in self.moved]),
                              ("reformatted", [readable(n) for n in self.reformatted])):
-            if names:
-                parts.append(f"{label} {', '.join(names)}")
+            if names:  # each group capped: 39 modified crowded out the one added (click replay)
+                parts.append(f"{label} {capped(names)}")
         parts += constant_parts(self.constants)
         parts += self.comment_parts()
         if self.imports_changed and self.kind not in ("added", "deleted"):

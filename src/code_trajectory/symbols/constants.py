@@ -105,9 +105,15 @@ def named_parts(noun: str, changes: tuple[tuple[str, str], ...]) -> list[str]:
     for how in ("changed", "added", "removed"):
         names = [f"`{name}`" for name, said in changes if said == how]
         if names:
-            more = f" and {len(names) - NAMES_LISTED} more" if len(names) > NAMES_LISTED else ""
-            parts.append(f"{noun}{'s' if len(names) > 1 else ''} {', '.join(names[:NAMES_LISTED])}{more} {how}")
+            parts.append(f"{noun}{'s' if len(names) > 1 else ''} {capped(names)} {how}")
     return parts
+
+
+def capped(names: Sequence[str]) -> str:
+    """``names`` (as said) joined by commas, at most :data:`NAMES_LISTED` of them, the rest counted: ``a, b``,
+    ``a0, ..., a9 and 390 more``."""
+    more = f" and {len(names) - NAMES_LISTED} more" if len(names) > NAMES_LISTED else ""
+    return f"{', '.join(names[:NAMES_LISTED])}{more}"
 
 
 def constant_lines(analysis: FileAnalysis, name: str) -> range | None:
