@@ -232,3 +232,16 @@ def test_a_whitespace_only_change_outside_symbols_is_said() -> None:
     changes = compare("t.cpp", before, after)
     assert changes is not None and changes.kind == "whitespace-only"
     assert describe_symbols(changes) == describe_symbols(changes, lean=True) == "whitespace-only"
+
+
+def test_each_group_of_the_symbols_line_names_ten_then_counts_the_rest() -> None:
+    # click's replay: the session summary's "Net change" line named 39 modified functions before the one added
+    modified = tuple(f"f{i}" for i in range(39))
+    respaced = tuple(f"r{i}" for i in range(12))
+    changes = SymbolChanges("m.py", "python", "code", modified=modified, added=("g",), reformatted=respaced)
+    for lean in (False, True):
+        assert describe_symbols(changes, lean=lean) == (
+            f"modified {', '.join(modified[:10])} + 29 more; added g; reformatted {', '.join(respaced[:10])} + 2 more")
+    members = SymbolChanges("m.py", "python", "code", added=("C", *(f"C.m{i}" for i in range(30))),
+                            parents={f"C.m{i}": "C" for i in range(30)})
+    assert describe_symbols(members) == f"added C ({', '.join(f'm{i}' for i in range(9))}, …) + 21 more"

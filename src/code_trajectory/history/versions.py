@@ -20,7 +20,7 @@ from code_trajectory.git.oversize import oversize_size
 from code_trajectory.git.shadow import ZERO_OID, ShadowRepo
 from code_trajectory.symbols import Symbol, SymbolChanges, compare_blobs, language_for, readable, symbols_for_blob
 from code_trajectory.symbols.comments import doc_parts
-from code_trajectory.symbols.constants import constant_parts
+from code_trajectory.symbols.constants import NAMES_LISTED, constant_parts
 
 #: Lines of git's diff header that repeat what the version's heading already says.
 _HEADER_LINE = re.compile(r"^(diff --git |index [0-9a-f]|--- |\+\+\+ |similarity index |rename from |rename to |"
@@ -112,8 +112,9 @@ def describe_symbols(changes: SymbolChanges, limit: int = SYMBOLS_LISTED, *, lea
     occurrence suffix reads as such (``3rd definition of Context.invoke``),
 unless the list holds several occurrences of that name: then they are said once with a count (``parseJson ×9``).
 
-    At most ``limit`` names are listed (a class and each of its members count one); the rest are counted in a
-    closing ``+ N more``.
+    At most :data:`~code_trajectory.symbols.constants.NAMES_LISTED` names are listed a group (modified, added,
+    removed, renamed, moved, reformatted), ``limit`` in all (a class and each of its members count one); the rest
+    are counted in the group's closing ``+ N more``.
 
     ``lean`` (the recent log, the file list of ``compare``: answers whose diffs, or whose purpose, do not need the
     comments' text): the occurrences of one name the parser told apart (``delay@3``, ``delay@4``: tests' anonymous
@@ -176,11 +177,13 @@ unless the list holds several occurrences of that name: then they are said once 
             times, union = merged.get(name, (0, []))
             merged[name] = (times + 1, union + [m for m in members if m not in union])
         out = []
+        budget = min(room, NAMES_LISTED)  # a group's own cap: 39 modified named before the one added (click)
         for name, (times, members) in merged.items():
-            if room <= 0:
+            if budget <= 0:
                 more += times + len(members)
                 continue
-            shown = members[:room - 1]
+            shown = members[:budget - 1]
+            budget -= times + len(shown)
             room -= times + len(shown)
             more += len(members) - len(shown)
             cut = ", …" if len(shown) < len(members) else ""
@@ -197,9 +200,9 @@ unless the list holds several occurrences of that name: then they are said once 
         names = listed(entries)
         if names:
             parts.append(f"{label} {', '.join(names)}")
-    if more and parts:
-        parts[-1] += f" + {more} more"
-        more = 0
+        if more and parts:  # each group's own count
+            parts[-1] += f" + {more} more"
+            more = 0
     parts += constant_parts(changes.constants)  # by name: `constant `TIMEOUT` changed`, not "code"
     outside = [word for word, changed in (("imports", changes.imports_changed), ("top-level code",
                                                                               changes.top_level_changed))
