@@ -21,6 +21,7 @@ from code_trajectory.git.shadow import ZERO_OID, ShadowRepo
 from code_trajectory.symbols import Symbol, SymbolChanges, compare_blobs, language_for, readable, symbols_for_blob
 from code_trajectory.symbols.comments import doc_parts
 from code_trajectory.symbols.constants import NAMES_LISTED, constant_parts
+from code_trajectory.symbols.specs import TEST_SEPARATOR
 
 #: Lines of git's diff header that repeat what the version's heading already says.
 _HEADER_LINE = re.compile(r"^(diff --git |index [0-9a-f]|--- |\+\+\+ |similarity index |rename from |rename to |"
@@ -262,12 +263,14 @@ def bare(name: str) -> str:
 
 def _member(name: str, parent: str, language: str = "") -> str:
     """``name`` under ``parent`` without its prefix: ``Pager.wait`` is ``wait``; Ruby's ``Rack::Session::Pool#call``
-    under ``Rack`` is ``Session::Pool#call``, and a method of the parent keeps what kind it is, ``#call`` (instance)
+    under ``Rack`` is ``Session::Pool#call``; ``describe P > it parses`` under ``describe P`` is ``it parses``; and a method of the parent keeps what kind it is, ``#call`` (instance)
     or ``.build`` (singleton: ``def self.build``), as Ruby's documentation writes them."""
     if not parent:
         return name
     if name.startswith(parent + "::"):
         return name[len(parent) + 2:]
+    if name.startswith(parent + TEST_SEPARATOR):  # in a test block: `it parses` under `describe Parser`
+        return name[len(parent) + len(TEST_SEPARATOR):]
     if language == "ruby" and name.startswith((parent + "#", parent + ".")):
         return name[len(parent):]
     return name[len(parent) + 1:] if name.startswith(parent + ".") else name

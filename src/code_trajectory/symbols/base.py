@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from typing import Any, Protocol, runtime_checkable
 
+from .specs import TEST_SEPARATOR, block_tail
+
 #: Sources larger than this many bytes are not parsed: :func:`FileAnalysis.skipped` is
 #: ``"too-large"``. 2 MiB is far above hand-written code (a 1,000-line file is ~40 KB)
 #: and keeps a worst-case parse + extraction near 100 ms; generated bundles and
@@ -27,7 +29,7 @@ BINARY_SNIFF_BYTES = 8000
 #: Kinds a :class:`Symbol` can have. Each language uses the subset its syntax has.
 SYMBOL_KINDS = frozenset({
     "function", "method", "constructor", "class", "struct", "union", "interface", "trait", "enum",
-    "record", "annotation", "module", "namespace", "impl", "type", "macro", "object", "property",
+    "record", "annotation", "module", "namespace", "impl", "type", "macro", "object", "property", "test",
 })
 
 #: Kinds whose direct ``function`` children are reported as ``method``.
@@ -175,8 +177,15 @@ OVERLOAD_SUFFIX = re.compile(r"(\([^()]*\)(?: (?:const|volatile|&&|&))*|@\d+)$")
 def short_name(qualified: str) -> str:
     """Return the last component of a qualified name (``a::B#c`` -> ``c``, ``A.b(int)`` -> ``b(int)``).
 
-    Separators are ``.``, ``::``, ``#`` and ``\\`` outside parentheses and angle brackets.
+    Separators are ``.``, ``::``, ``#`` and ``\\`` outside parentheses and angle brackets, and the ``" > "`` of test
+    blocks (:mod:`.specs`), in whose own names no other separator counts (``describe A > it parses 1.5`` ->
+    ``it parses 1.5``).
     """
+    if " " in qualified:  # a test block's name has a space
+        test = block_tail(qualified)
+        if test is not None:
+            return test
+        qualified = qualified.rsplit(TEST_SEPARATOR, 1)[-1]
     depth = 0
     cut = 0
     i = 0

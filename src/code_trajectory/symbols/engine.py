@@ -45,6 +45,7 @@ from .base import (
 )
 from .chunks import CLOSE, COMMENT, IMPORT, OPEN, STRING, Special
 from .normalize import LazyKeys, digest
+from .specs import TEST_SEPARATOR, nests_in_test
 
 _SPACES = re.compile(r"\s+")
 _PUNCT_SPACES = re.compile(r"\s*([^\w\s])\s*")
@@ -224,9 +225,12 @@ class TreeSitterLanguage:
             d.kind = "method"
 
     def qualify(self, d: Def) -> str:
-        """Return the qualified name of ``d`` (its parent's :attr:`Def.prefix` + separator + local)."""
+        """Return the qualified name of ``d`` (its parent's :attr:`Def.prefix` + separator + local; `` > `` for a
+        test block or what is in one, see :mod:`.specs`)."""
         if d.parent is None:
             return d.local
+        if nests_in_test(d):
+            return d.parent.prefix + TEST_SEPARATOR + d.local
         return d.parent.prefix + self.separator + d.local
 
     def child_prefix(self, d: Def) -> str:

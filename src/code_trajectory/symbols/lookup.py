@@ -9,8 +9,9 @@ from collections.abc import Iterable, Sequence
 from code_trajectory.core.errors import InvalidArgumentError
 
 from .base import OVERLOAD_SUFFIX, Symbol, short_name
+from .specs import TEST_SEPARATOR
 
-_SEPARATORS = (".", "::", "#", "\\")
+_SEPARATORS = (".", "::", "#", "\\", TEST_SEPARATOR)
 _ANY_SEPARATOR = re.compile(r"::|#|\\")
 #: The occurrence suffix of a disambiguated name (see :class:`~code_trajectory.symbols.base.Symbol`).
 _OCCURRENCE = re.compile(r"^(.+)@(\d+)$")

@@ -211,19 +211,40 @@ def renamed_only(old: Symbol, new: Symbol) -> bool:
     """``new``'s text is ``old``'s with one whole word, ``old``'s own name, written as ``new``'s own name: a pure
     rename whose body names the old word elsewhere too (``fn to_cow_str(&self) { self.inner.to_str() }``, renamed
     from ``to_str``), which the body keys' name placeholders tell apart. Own names: ``bar`` for ``Foo.bar(int)``,
-    ``from`` for ``<V as From>::from@2``; ``False`` unless both are identifiers and differ."""
-    old_word, new_word = (NAME_SUFFIX.sub("", short_name(s.name)) for s in (old, new))
-    if not (old_word.isidentifier() and new_word.isidentifier()) or old_word == new_word:
+    ``from`` for ``<V as From>::from@2``, a test block's string (``parses numbers`` for ``describe P > it parses
+    numbers``: the test renamed); ``False`` unless both are identifiers (or both test blocks) and differ."""
+    words = _own_words(old, new)
+    if words is None or words[0] == words[1]:
         return False
     a, b = old._keys.raw(old._index), new._keys.raw(new._index)
-    ow, nw = old_word.encode(), new_word.encode()
+    ow, nw = words[0].encode(), words[1].encode()
     if len(b) != len(a) - len(ow) + len(nw):
         return False
-    for found in re.finditer(rb"\b" + re.escape(ow) + rb"\b", a):
+    for found in re.finditer(_word_pattern(ow, words[2]), a):
         at = found.start()
         if a[:at] == b[:at] and b[at:at + len(nw)] == nw and a[at + len(ow):] == b[at + len(nw):]:
             return True
     return False
+
+
+def _own_words(old: Symbol, new: Symbol) -> tuple[str, str, bool] | None:
+    """The own names of ``old`` and ``new`` as written in their text, and whether they are test blocks' strings
+    (``parses numbers`` for ``describe P > it parses numbers``, see :mod:`.specs`; else identifiers: ``bar`` for
+    ``Foo.bar(int)``); ``None`` when they are neither two identifiers nor two test blocks of one keyword."""
+    if old.kind == "test" and new.kind == "test":
+        (ok, _, ow), (nk, _, nw) = (_OCCURRENCE.sub("", short_name(s.name)).partition(" ") for s in (old, new))
+        return (ow, nw, True) if ok == nk and ow and nw else None
+    ow, nw = (NAME_SUFFIX.sub("", short_name(s.name)) for s in (old, new))
+    return (ow, nw, False) if ow.isidentifier() and nw.isidentifier() else None
+
+
+#: The occurrence suffix of a repeated name (``it works@2``): all a test block's name has besides its string.
+_OCCURRENCE = re.compile(r"@\d+$")
+
+
+def _word_pattern(word: bytes, test: bool) -> bytes:
+    """A pattern finding ``word`` as a whole word, or (a test block's string, ``test``) as written."""
+    return re.escape(word) if test else rb"\b" + re.escape(word) + rb"\b"
 
 
 def one_same_header(old: Symbol, candidates: list[Symbol]) -> Symbol | None:
@@ -275,10 +296,11 @@ def renamed_and_changed(old: Symbol, new: Symbol) -> bool:
     old_word, new_word = (NAME_SUFFIX.sub("", short_name(s.name)) for s in (old, new))
     a, b = old._keys.raw(old._index).splitlines(), new._keys.raw(new._index).splitlines()
     if old_word != new_word:  # renamed, not only moved to another scope (Ruby's ``xhr?`` and ``[]`` are no words)
-        if not (old_word.isidentifier() and new_word.isidentifier()):
+        words = _own_words(old, new)
+        if words is None:
             return False
-        a = re.sub(rb"\b" + re.escape(old_word.encode()) + rb"\b", b"\0", b"\n".join(a)).splitlines()
-        b = re.sub(rb"\b" + re.escape(new_word.encode()) + rb"\b", b"\0", b"\n".join(b)).splitlines()
+        a = re.sub(_word_pattern(words[0].encode(), words[2]), b"\0", b"\n".join(a)).splitlines()
+        b = re.sub(_word_pattern(words[1].encode(), words[2]), b"\0", b"\n".join(b)).splitlines()
     if min(len(a), len(b)) < RENAME_MIN_LINES:
         return False
     a, b = [line.strip() for line in a], [line.strip() for line in b]

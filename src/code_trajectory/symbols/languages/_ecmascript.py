@@ -14,6 +14,9 @@ Names, qualified with ``.``:
   ``ky(url, {retry: {delay: () => 0}})``, ``new Vue({methods: {save() {}}})``) -> qualified by what is called:
   ``withPerformanceObserver.test``, ``ky.delay``, ``Vue.save`` (the object has no name of its own; a bare ``test``
   read as a top-level function). A callee that is no name (``make()({...})``) leaves the member's own name.
+* a Jest/Mocha/Vitest test block, ``describe("Parser", () => {...})``, ``it.only("parses", fn)``,
+  ``describe.each(table)("adds %i", fn)`` -> a ``test`` named by its keyword and string, nested with `` > ``:
+  ``describe Parser > it parses`` (see :mod:`..specs`); ``it.todo("later")``, given no function, is none.
 
 ``export`` belongs to the declaration's span; a ``const`` with a single declarator spans the
 whole statement.
@@ -25,6 +28,7 @@ import re
 from typing import Any
 
 from ..engine import Def, TreeSitterLanguage, squash
+from ..specs import KEYWORD_PATTERN, block_name, keyword_of
 
 _FUNCTION_VALUES = "[(arrow_function) (function_expression) (generator_function) (class)]"
 
@@ -43,7 +47,18 @@ DEFINITIONS = f"""
 (assignment_expression left: [(member_expression) (identifier)] @name right: {_FUNCTION_VALUES} @value)
   @def.function
 (export_statement value: [(function_expression) (arrow_function) (class)] @value) @def.default
-"""
+""" + "".join(f"""
+(call_expression function: {callee} arguments: (arguments . [(string) (template_string)] @name)
+  (#match? @_t "{KEYWORD_PATTERN}")) @def.test""" for callee in (
+    "(identifier) @_t",  # it("...", fn)
+    "(member_expression object: (identifier) @_t)",  # it.only("...", fn)
+    "(member_expression object: (member_expression object: (identifier) @_t))",  # test.concurrent.only
+    "(call_expression function: (member_expression object: (identifier) @_t))",  # describe.each(table)("...", fn)
+    "(call_expression function: (member_expression object: (member_expression object: (identifier) @_t)))",
+)) + "\n"
+
+#: What a test block is given: its function (its timeout may follow it, Jest's ``test(name, fn, 5000)``).
+_TEST_BODIES = frozenset({"arrow_function", "function_expression"})
 
 EXTRAS = """
 (comment) @comment
@@ -62,6 +77,8 @@ class EcmaScript(TreeSitterLanguage):
 
     def definition(self, kind: str, node: Any, caps: dict[str, list[Any]]) -> Def | None:
         """See :meth:`TreeSitterLanguage.definition`; handles declarators, assignments and default exports."""
+        if kind == "test":
+            return self._test_block(node, caps)
         value = caps.get("value", [None])[0]
         is_class = value is not None and value.type == "class"
         if kind == "default":
@@ -88,6 +105,17 @@ class EcmaScript(TreeSitterLanguage):
             if callee is not None:
                 local = f"{callee}.{local}"
         return self.make_def(node, kind, local, span=span)
+
+    def _test_block(self, node: Any, caps: dict[str, list[Any]]) -> Def | None:
+        """A test block (see :mod:`..specs`): named by its keyword and string, given a function after it."""
+        keyword = keyword_of(caps["_t"][0].text.decode("utf-8", "replace"))
+        literal = caps["name"][0]
+        after = literal.next_named_sibling
+        while after is not None and after.type not in _TEST_BODIES:
+            after = after.next_named_sibling
+        if keyword is None or after is None:
+            return None
+        return self.make_def(node, "test", block_name(keyword, literal.text.decode("utf-8", "replace")))
 
     def overload_name(self, d: Def) -> str | None:
         """Getter/setter pairs: ``A.x(get)`` and ``A.x(set)``."""

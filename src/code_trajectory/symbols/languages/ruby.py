@@ -7,6 +7,9 @@
 * instance methods: ``Billing::Invoice#total`` (``method``); singleton methods, ``def self.x``, ``def Invoice.x``
   or inside ``class << self``: ``Billing::Invoice.build`` (``method``); a ``def`` outside any
   class or module: ``helper`` (``function``).
+* RSpec and minitest test blocks, ``describe Invoice do``, ``it "sums lines" do``, ``test "saves" do``: a ``test``
+  named by its keyword and string (or constant), nested with `` > ``: ``describe Invoice > it sums lines``,
+  ``UserTest > test saves`` (see :mod:`..specs`).
 
 Top-level ``require``, ``require_relative`` and ``load`` calls are imports.
 
@@ -18,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..engine import Def, TreeSitterLanguage, node_text
+from ..specs import KEYWORD_PATTERN, block_name, keyword_of, nests_in_test
 
 
 class Ruby(TreeSitterLanguage):
@@ -37,6 +41,9 @@ class Ruby(TreeSitterLanguage):
     (assignment left: (constant) @name
                 right: (call receiver: (constant) @_maker method: (identifier) @_new block: [(do_block) (block)])
                 (#match? @_maker "^(Struct|Class|Data)$") (#match? @_new "^(new|define)$")) @def.class
+    """ + f"""
+    (call method: (identifier) @_t arguments: (argument_list . [(string) (constant) (scope_resolution)] @name)
+          block: [(do_block) (block)] (#match? @_t "{KEYWORD_PATTERN}")) @def.test
     """
     extras = """
     (comment) @comment
@@ -45,8 +52,12 @@ class Ruby(TreeSitterLanguage):
     """
 
     def definition(self, kind: str, node: Any, caps: dict[str, list[Any]]) -> Def | None:
-        """Singleton methods remember their receiver (``self`` or an object's name)."""
+        """Singleton methods remember their receiver (``self`` or an object's name); test blocks are named by their
+        keyword and string (:mod:`..specs`)."""
         local = node_text(caps["name"][0])
+        if kind == "test":
+            keyword = keyword_of(node_text(caps["_t"][0]))
+            return None if keyword is None else self.make_def(node, kind, block_name(keyword, local))
         receiver = None
         if kind == "singleton":
             obj = node.child_by_field_name("object")
@@ -61,8 +72,11 @@ class Ruby(TreeSitterLanguage):
             d.kind = "function"
 
     def qualify(self, d: Def) -> str:
-        """``::`` between modules/classes, ``#`` before instance methods, ``.`` before singleton methods."""
+        """``::`` between modules/classes, ``#`` before instance methods, ``.`` before singleton methods; `` > ``
+        between a test block and what it is in or holds."""
         parent = d.parent
+        if nests_in_test(d):
+            return super().qualify(d)
         if d.kind in ("class", "module"):
             return d.local if parent is None else f"{parent.prefix}::{d.local}"
         if d.extra is not None and d.extra != "self" and not _names_scope(d.extra, parent):
