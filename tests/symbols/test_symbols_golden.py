@@ -39,9 +39,12 @@ Each case is a base source (stored in the JSON) and a short list of edit operati
 rename a word or a symbol, move or delete a symbol, insert an import or top-level code,
 CRLF). :func:`apply` is deterministic, so the JSON only stores the operations.
 
-Regenerate only after an intended change of semantics::
+After an intended change of semantics, recompute the expected results in place (each case's base and edits kept;
+the changed cases are listed, to be read one by one)::
 
-    python tests/symbols/test_symbols_golden.py --write
+    python tests/symbols/test_symbols_golden.py --recompute
+
+``--write`` draws the cases anew from ``bench/symbols.py`` (a new base or new kinds of edit).
 """
 
 from __future__ import annotations
@@ -312,12 +315,39 @@ def write() -> None:
                 "backward": describe(compare(path, new.encode(), source_bytes)),
                 "symbols": symbols_digest(path, new.encode()),
             })
+    _dump(data)
+    print(f"wrote {len(data['cases'])} cases to {GOLDEN}")
+
+
+def recompute() -> None:
+    """The expected results of every stored case recomputed with today's code, each case's base and edits kept (what
+    an intended change of semantics needs; :func:`write` draws the cases anew); prints which cases changed."""
+    data = json.loads(GOLDEN.read_text())
+    changed = []
+    for base in data["bases"].values():
+        base["symbols"] = [[s.name, s.kind, s.start_line, s.end_line, s.parent]
+                           for s in language_for(base["path"]).extract(base["source"].encode())]
+    for n, case in enumerate(data["cases"]):
+        base = data["bases"][case["lang"]]
+        old, new = base["source"].encode(), apply(base["source"], case["ops"]).encode()
+        fresh = {"forward": describe(compare(base["path"], old, new)),
+                 "backward": describe(compare(base["path"], new, old)),
+                 "symbols": symbols_digest(base["path"], new)}
+        if any(case[key] != value for key, value in fresh.items()):
+            changed.append(f"{n} ({case['lang']}): " + ", ".join(k for k, v in fresh.items() if case[k] != v))
+            case.update(fresh)
+    _dump(data)
+    print(f"recomputed {len(data['cases'])} cases in {GOLDEN}; {len(changed)} changed", *changed, sep="\n")
+
+
+def _dump(data: dict) -> None:
     cases = ",\n".join(json.dumps(c, sort_keys=True, separators=(",", ":")) for c in data["cases"])
     GOLDEN.write_text('{"bases": ' + json.dumps(data["bases"], indent=1, sort_keys=True)
                       + ',\n"cases": [\n' + cases + "\n]}\n")
-    print(f"wrote {len(data['cases'])} cases to {GOLDEN}")
 
 
 if __name__ == "__main__":
     if "--write" in sys.argv:
         write()
+    elif "--recompute" in sys.argv:
+        recompute()
