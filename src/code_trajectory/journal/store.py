@@ -128,16 +128,22 @@ class JournalStore(JournalRepository):
         if total == 0 or head is None:  # an empty journal (no head) has no entries
             raise JournalError(f"no section {path!r} in the journal; journal_toc lists the sections "
                                "(CLI `code-trajectory journal toc`)")
+        return total, [make_entry(path, sha, ts, message, author)
+                       for sha, ts, author, message in self._log(path, head, start, length)]
+
+    def _log(self, path: str, head: str, skip: int, count: int) -> list[tuple[str, int, str, str]]:
+        """``(sha, time, author, message)`` of the entries of section ``path`` from ``head``, newest first, ``count``
+        of them after the first ``skip``."""
         # NUL between commits (-z): a message, pulled by a sync, may hold any other control character
-        out = self.git.out(["log", "-z", "--no-merges", "--no-notes", f"--skip={start}", f"-n{length}",
+        out = self.git.out(["log", "-z", "--no-merges", "--no-notes", f"--skip={skip}", f"-n{count}",
                             "--format=%H%x1f%at%x1f%an%x1f%B", head, "--", path + SUFFIX])
-        entries = []
+        records = []
         for record in out.decode("utf-8", "replace").split("\0"):
             if not record.strip():
                 continue
             sha, ts, author, message = (record.split("\x1f", 3) + ["", "", ""])[:4]
-            entries.append(make_entry(path, sha.strip(), int(ts or 0), message, author))
-        return total, entries
+            records.append((sha.strip(), int(ts or 0), author, message))
+        return records
 
     def same_entry(self, path: str, head: str | None, message: str, version: str | None) -> WriteResult | None:
         """The entry of section ``path`` (among its newest :data:`SAME_ENTRY_LOOKBACK`) whose message is ``message``
@@ -146,15 +152,12 @@ class JournalStore(JournalRepository):
         ``journal_write``) adds nothing."""
         if head is None:
             return None
-        out = self.git.out(["log", "-z", "--no-merges", "--no-notes", f"-n{SAME_ENTRY_LOOKBACK}",
-                            "--format=%H%x1f%at%x1f%B", head, "--", path + SUFFIX])
         wanted = message.strip()
-        for record in out.decode("utf-8", "replace").split("\0"):
-            sha, _, rest = record.strip("\n").partition("\x1f")
-            ts, _, text = rest.partition("\x1f")
-            if sha and text.strip() == wanted:
-                return WriteResult(path=path, sha=sha, version=version or head, entry_count=self.count_entries(path, head),
-                                   overview_updated=False, created=False, timestamp=int(ts or 0), duplicate=True)
+        for sha, ts, _author, text in self._log(path, head, 0, SAME_ENTRY_LOOKBACK):
+            if text.strip() == wanted:
+                return WriteResult(path=path, sha=sha, version=version or head,
+                                   entry_count=self.count_entries(path, head), overview_updated=False, created=False,
+                                   timestamp=ts, duplicate=True)
         return None
 
     # -- conflicts left by sync
