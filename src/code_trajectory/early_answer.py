@@ -198,7 +198,7 @@ class EarlyAnswer:
         wire: the descriptor of the client's stream (stdin's, duplicated above 2).
         decided: set once the first line is read (or stdin ended) and its early answer, if any, is written.
         prefix: the bytes read from ``wire`` and not yet given to the SDK.
-        answered_id: the id of the request answered early (None: none was).
+        sent_result: the kept result answered early (None: none was).
         key: the cache key of the opening request read (None: the first line is no opening request).
     """
 
@@ -209,7 +209,6 @@ class EarlyAnswer:
         self.decided = threading.Event()
         self.prefix = b""
         self.wire_eof = False
-        self.answered_id: int | str | None = None
         self.sent_result: dict | None = None
         self.key: str | None = None
         self.request_id: int | str | None = None
@@ -261,7 +260,6 @@ class EarlyAnswer:
         data = (answer + "\n").encode()
         while data:
             data = data[os.write(self.out, data):]
-        self.answered_id = request_id
         self.sent_result = result
 
     def stdin(self) -> io.TextIOWrapper:
@@ -278,19 +276,22 @@ class EarlyAnswer:
         dropped: True for its answer to the request answered early (once); the answer is kept in the cache when
         it is the answer to the opening request (and replaces a different one sent early, with a warning)."""
         with self._lock:
-            if self.key is None or request_id != self.request_id or isinstance(request_id, bool):
+            key = self.key
+            if key is None or not self.awaits(request_id):
                 return False
-            key, self.key = self.key, None
+            self.key = None
+        sent = self.sent_result
         if isinstance(result, dict):
-            if self.sent_result is None or result != self.sent_result:
+            if sent is None:
                 self.cache.put(key, result)
-            if self.sent_result is not None and result != self.sent_result:
+            elif result != sent:
+                self.cache.put(key, result)
                 log.warning("the opening answer sent at start was kept by another build of the server; the next "
                             "start sends this one")
-            elif self.sent_result is not None:
+            else:
                 log.info("%s answered at start with the answer kept in %s", self.method, self.cache.path)
                 self.cache.touch(key)
-        return self.answered_id is not None
+        return sent is not None
 
 
 def start(cache: AnswerCache | None = None) -> EarlyAnswer | None:

@@ -204,14 +204,13 @@ def confine(root: Path, filepath: str) -> str:
     if "\0" in filepath:
         raise InvalidArgumentError("filepath must not contain NUL bytes")
     try:
-        os.fsencode(filepath)
+        size = len(os.fsencode(filepath))  # the bytes a system call is given
     except UnicodeEncodeError:  # a lone surrogate a JSON string may hold: no file name is made of it
         raise InvalidArgumentError("filepath holds a character no file name can hold (a lone UTF-16 surrogate)"
                                    ) from None
-    if len(filepath) > MAX_PATH_BYTES or len(filepath.encode("utf-8", "surrogatepass")) > MAX_PATH_BYTES:
-        raise InvalidArgumentError(f"filepath is {len(filepath.encode('utf-8', 'surrogatepass')):,} bytes long; no "
-                                   f"path in a project is longer than {MAX_PATH_BYTES} bytes: give the file's path "
-                                   "relative to the project root")
+    if size > MAX_PATH_BYTES:
+        raise InvalidArgumentError(f"filepath is {size:,} bytes long; no path in a project is longer than "
+                                   f"{MAX_PATH_BYTES} bytes: give the file's path relative to the project root")
     candidate = Path(filepath) if os.path.isabs(filepath) else root / filepath
     normalized = Path(posixpath.normpath(candidate.as_posix()))
     try:

@@ -139,7 +139,7 @@ def test_anything_but_an_opening_request_goes_to_the_sdk_untouched(cache: Answer
     wire.send(first, close=True)
     early = wire.answer(cache)
     assert wire.written() == []
-    assert early.answered_id is None
+    assert early.sent_result is None
     assert early.stdin().buffer.read() == first
 
 

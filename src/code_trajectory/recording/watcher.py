@@ -391,8 +391,7 @@ class Watcher(WatchSetMixin):
         root_git = identity(self._dot_git)
         if root_git is not None and os.path.isdir(self._dot_git) and not os.path.lexists(
                 os.path.join(self._dot_git, "HEAD")):
-            return False  # a .git being made (git init, a clone): followed once it is a repository (has a HEAD);
-            # taken up half made, it was no repository and the new one was never followed (nor protected)
+            return False  # being made (git init): taken up half made, the new repository was never followed
         exclude = self._exclude_stamp()
         moved, self._root_git = root_git != self._root_git, root_git
         if moved or exclude == self._exclude_seen:
