@@ -839,8 +839,11 @@ def test_pytest_reasons_cut_at_the_terminal_width_are_read_whole(tmp_path: Path)
     write(tmp_path, "test_cut.py", f"def test_long():\n    raise TypeError({message!r})\n\n"
           f"def test_message():\n    assert False, {'the login page answered 500 for ' + message!r}\n\n"
           "def test_short():\n    assert 1 == 2\n")
+    # pytest prints whole lines when it sees it runs on CI (``CI`` or ``BUILD_NUMBER`` set: its ``running_on_ci``),
+    # as the project's own CI does: taken out here so that pytest cuts as on a developer's machine.
+    env = {name: value for name, value in os.environ.items() if name not in ("CI", "BUILD_NUMBER")}
     run = runner.run_command([PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_cut.py"], tmp_path,
-                             echo=False, env={**os.environ, "COLUMNS": "80"})
+                             echo=False, env={**env, "COLUMNS": "80"})
     cut = [line for line in run.output_tail.splitlines() if line.startswith("FAILED test_cut.py::test_long - ")]
     assert len(cut) == 1 and cut[0].endswith("...") and message not in cut[0]  # pytest's own cut
     assert dict(run.failures) == {
