@@ -12,9 +12,9 @@ How, without changing what the SDK sees or sends (:class:`EarlyAnswer`):
 
 1. At start (:func:`start`), stdin's descriptor is taken over (fd 0 then reads the null device, as the SDK's
    stdio transport does while it serves) and a thread reads the first line from it.
-2. If that line is an opening request whose exact parameters were answered before by this build of the server
-   and of the SDK (:class:`AnswerCache`: keyed by the method and the parameters, the request id aside), the kept
-   answer goes out on stdout with the request's id.
+2. If that line is an opening request whose parameters were answered before by this build of the server and of
+   the SDK (:class:`AnswerCache`: keyed by the method and the parameters, the request id and the client's name and
+   version aside: :func:`request_key`), the kept answer goes out on stdout with the request's id.
 3. The SDK is then given everything read, the first line included (:meth:`EarlyAnswer.stdin`): it handles the
    opening request as always (the state of its session is its own), and its answer to that id is dropped
    (:meth:`EarlyAnswer.take_answer`): the client already has one. When the SDK's answer differs from the one
@@ -83,9 +83,36 @@ def build_key() -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
-def request_key(build: str, method: str, params: object) -> str:
+#: Where an opening request names its client: ``initialize``'s ``clientInfo``, and the ``_meta`` key of the
+#: 2026-07-28 envelope (``mcp_types.CLIENT_INFO_META_KEY``).
+CLIENT_INFO_META_KEY = "io.modelcontextprotocol/clientInfo"
+
+
+def request_key(build: str, method: str, params: object) -> str | None:
     """The key of an opening request: ``build`` (:func:`build_key`), the method and the parameters as canonical JSON
-    (sorted keys), the request's id aside."""
+    (sorted keys), the request's id and the client's name and version aside; None when the request is not to be
+    answered early (its client named in another shape than the SDK accepts).
+
+    The SDK's answer does not depend on which client asks (``mcp.server.runner``'s ``_handle_initialize`` reads the
+    protocol version alone; ``server/discover`` the envelope's protocol version), so a client upgraded since the last
+    start (Claude Code updates itself often) is still answered at once. The client's name is only checked to be what
+    the SDK accepts (an object with string ``name`` and ``version``): a request the SDK would refuse is its to answer."""
+    if not isinstance(params, dict):
+        return _digest(build, method, params)
+    if method == "initialize":
+        info, rest = params.get("clientInfo"), {k: v for k, v in params.items() if k != "clientInfo"}
+    else:
+        meta = params.get("_meta")
+        if not isinstance(meta, dict) or CLIENT_INFO_META_KEY not in meta:
+            return _digest(build, method, params)
+        info = meta[CLIENT_INFO_META_KEY]
+        rest = {**params, "_meta": {k: v for k, v in meta.items() if k != CLIENT_INFO_META_KEY}}
+    if not (isinstance(info, dict) and isinstance(info.get("name"), str) and isinstance(info.get("version"), str)):
+        return None
+    return _digest(build, method, rest)
+
+
+def _digest(build: str, method: str, params: object) -> str:
     canonical = json.dumps([build, method, params], sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -249,8 +276,10 @@ class EarlyAnswer:
         request_id = request.get("id")
         if isinstance(request_id, bool) or not isinstance(request_id, (int, str)):
             return  # a notification, or an id JSON-RPC does not allow: the SDK's to answer
-        params = request.get("params")
-        self.key = request_key(build_key(), request["method"], params)
+        key = request_key(build_key(), request["method"], request.get("params"))
+        if key is None:
+            return
+        self.key = key
         self.method = request["method"]
         self.request_id = request_id
         result = self.cache.get(self.key)

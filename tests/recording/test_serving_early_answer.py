@@ -104,12 +104,51 @@ def test_an_answer_kept_by_another_build_is_replaced_by_the_sdks(cache: AnswerCa
     assert cache.get(key) == RESULT
 
 
+def test_an_upgraded_client_is_answered_from_the_answer_its_last_version_was_given(cache: AnswerCache) -> None:
+    """The SDK's answer does not depend on the client's name or version, and clients update themselves often
+    (Claude Code): the key leaves them aside, in ``initialize``'s ``clientInfo`` and in the 2026-07-28 envelope."""
+    build = early_answer.build_key()
+    cache.put(early_answer.request_key(build, "initialize", INITIALIZE["params"]), RESULT)
+    wire = Wire()
+    wire.send(line({**INITIALIZE, "params": {**INITIALIZE["params"],
+                                             "clientInfo": {"name": "client", "version": "2", "title": "C"}}}))
+    wire.answer(cache)
+    assert wire.written() == [{"jsonrpc": "2.0", "id": 1, "result": RESULT}]
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "claude-code", "version": "2.1.332"}}
+    discover = {"_meta": meta}
+    upgraded = {"_meta": {**meta, "io.modelcontextprotocol/clientInfo": {"name": "claude-code", "version": "2.2.0"}}}
+    key = early_answer.request_key(build, "server/discover", discover)
+    assert key is not None and early_answer.request_key(build, "server/discover", upgraded) == key
+    other_capabilities = {"_meta": {**meta, "io.modelcontextprotocol/clientCapabilities": {"roots": {}}}}
+    assert early_answer.request_key(build, "server/discover", other_capabilities) != key
+
+
+@pytest.mark.parametrize("client_info", [None, "claude", {"name": "claude"}, {"name": 1, "version": "1"}, []])
+def test_a_client_named_in_a_shape_the_sdk_refuses_is_left_to_the_sdk(cache: AnswerCache, client_info: object) -> None:
+    """Only a request the SDK would accept is answered early: a ``clientInfo`` without string ``name`` and
+    ``version`` gets the SDK's error, not an answer kept for a well-formed one."""
+    build = early_answer.build_key()
+    cache.put(early_answer.request_key(build, "initialize", INITIALIZE["params"]), RESULT)
+    params = {k: v for k, v in INITIALIZE["params"].items() if k != "clientInfo"}
+    if client_info is not None:
+        params["clientInfo"] = client_info
+    assert early_answer.request_key(build, "initialize", params) is None
+    wire = Wire()
+    wire.send(line({**INITIALIZE, "params": params}))
+    early = wire.answer(cache)
+    assert wire.written() == [] and not early.awaits(1)
+    assert early.take_answer(1, RESULT) is False  # the SDK's answer (an error here) goes out as it is
+
+
 def test_other_parameters_or_another_build_are_another_key(cache: AnswerCache,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     build = early_answer.build_key()
     key = early_answer.request_key(build, "initialize", INITIALIZE["params"])
-    other_client = {**INITIALIZE["params"], "clientInfo": {"name": "client", "version": "2"}}
-    assert early_answer.request_key(build, "initialize", other_client) != key
+    other_capabilities = {**INITIALIZE["params"], "capabilities": {"roots": {"listChanged": True}}}
+    assert early_answer.request_key(build, "initialize", other_capabilities) != key
+    other_version = {**INITIALIZE["params"], "protocolVersion": "2025-11-25"}
+    assert early_answer.request_key(build, "initialize", other_version) != key
     assert early_answer.request_key(build, "server/discover", INITIALIZE["params"]) != key
     monkeypatch.setattr(early_answer, "__version__", "99.0")
     assert early_answer.build_key() != build
