@@ -238,6 +238,21 @@ def test_a_project_script_declared_the_full_suite_proves_green(suite: Path) -> N
     assert declared_scope(command_scope(["pytest", "tests/test_a.py"], suite, suite), True).kind == "partial"
 
 
+def test_runner_reads_the_selection_pytest_addopts_adds(suite: Path) -> None:
+    """``PYTEST_ADDOPTS`` selects as typed words do (pytest reads it before the command line): a subset chosen there
+    is partial, so its pass does not turn the snapshot the full suite just failed on green (it did: 'full suite')."""
+    argv = ["test", "--", sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    assert cli(suite, *argv).returncode == 1
+    subset = run(suite, sys.executable, "-m", "code_trajectory", *argv, PYTEST_ADDOPTS="tests/test_a.py -k one")
+    assert subset.returncode == 0 and "1 passed" in subset.stdout, subset.stdout + subset.stderr
+    newest, failed = runs(suite)
+    assert newest.commit == failed.commit and failed.scope.is_full
+    assert newest.scope == Scope.partial(["tests/test_a.py"], ["-k one"])
+    assert "No snapshot on `main` is green for the full suite" in cli(suite, "since-green").stdout
+    assert command_scope(["pytest"], suite, suite, addopts="-k 'a b") == Scope.unknown(
+        "PYTEST_ADDOPTS cannot be split into words")
+
+
 def test_plugin_counts_strict_xpass_as_failed_and_skips_collect_only(tmp_path: Path, suite: Path) -> None:
     write(suite, "tests/test_b.py", "import pytest\n\n\n@pytest.mark.xfail(strict=True)\ndef test_s():\n    pass\n\n\n"
                                     "@pytest.mark.xfail(run=False)\ndef test_n():\n    pass\n")

@@ -193,11 +193,19 @@ def ini_testpaths(root: Path) -> list[str] | None:
     return None
 
 
-def command_scope(argv: Sequence[str], cwd: Path, root: Path, *, check_paths: bool = True) -> Scope:
-    """The scope of the test command ``argv`` run in ``cwd``, in the project ``root`` (see the module docstring)."""
+def command_scope(argv: Sequence[str], cwd: Path, root: Path, *, check_paths: bool = True,
+                  addopts: str = "") -> Scope:
+    """The scope of the test command ``argv`` run in ``cwd``, in the project ``root`` (see the module docstring).
+
+    ``addopts`` is the ``PYTEST_ADDOPTS`` the command runs with: pytest reads its words before the command line's,
+    so a path or ``-k`` there selects as typed ones do (unknown scope when it cannot be split into words)."""
     at = pytest_index(argv)
     if at is not None:
-        return pytest_scope(argv[at + 1:], cwd, root, check_paths=check_paths)
+        try:
+            added = shlex.split(addopts)
+        except ValueError:
+            return Scope.unknown("PYTEST_ADDOPTS cannot be split into words")
+        return pytest_scope([*added, *argv[at + 1:]], cwd, root, check_paths=check_paths)
     words = tuple("python" if _PYTHON.match(os.path.basename(w)) else os.path.basename(w) if i == 0 else w
                   for i, w in enumerate(argv) if w not in HARMLESS_FLAGS)
     if words in WHOLE_SUITE:

@@ -157,7 +157,8 @@ def run_and_record(root: Path, argv: Sequence[str], settings=None, *, cwd: Path 
         run = run_command(argv, cwd if cwd is not None else root, echo=echo, timeout=timeout,
                           max_output_bytes=max_output_bytes, env=env)
         run.commit, run.branch = commit, branch
-        run.scope = declared_scope(command_scope(argv, cwd if cwd is not None else root, root), full_suite)
+        run.scope = declared_scope(command_scope(argv, cwd if cwd is not None else root, root,
+                                                 addopts=env.get("PYTEST_ADDOPTS", "")), full_suite)
         if commit is not None:
             try:
                 record_run(recorder.repo, run)
