@@ -153,6 +153,24 @@ def test_since_green_names_the_failed_run_that_keeps_a_passing_snapshot_from_gre
     assert "Record runs" not in since
 
 
+def test_since_green_while_nothing_records_says_later_saves_are_not_in_it(project: Path) -> None:
+    """``since-green`` with no watcher or server answered "Nothing was recorded since: the latest snapshot is green"
+    for a work tree edited after the green run: it now says that nothing records the project, so saves made since
+    are not in the history (as the session summary says), and how to record them."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") and k != "CODE_TRAJECTORY_PYTEST"}
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "code_trajectory", *args], cwd=project, env=env,
+                              capture_output=True, text=True, timeout=120)
+
+    write(project, "a.txt", "a\n")
+    assert cli("test", "--full-suite", "--", sys.executable, "-c", "pass").returncode == 0
+    write(project, "a.txt", "broken after the green run\n")
+    since = cli("since-green").stdout
+    assert "Nothing was recorded since: the latest snapshot is green for the full suite." in since, since
+    assert "nothing is recording this project now" in since and "code-trajectory watch" in since, since
+
+
 @pytest.mark.parametrize("timeout", ["0", "-1", "nan", "inf"])
 def test_cli_test_with_a_timeout_that_is_not_a_time_is_a_usage_error(project: Path, timeout: str) -> None:
     """``test --timeout 0|-1|nan -- true`` ran the command, killed it at once and recorded a test error "timed out

@@ -218,7 +218,13 @@ def diff_since_green(session: ProjectSession, filepath: str | None = None, branc
     head = (f"Last green run for {phrase}: {_when(green)} on {where(green, branch, source)} — {green.summary_line()} "
             f"(`{green.command}`).")
     if tip is None or tip == green.commit:
-        return Answer(head + f"\n\nNothing was recorded since: the latest snapshot is green for {phrase}.", data)
+        # saves nothing recorded yet are not in the history: said as the session summary says it (no watcher, a
+        # start-up scan still running), so that "green" is not read as the work tree's state
+        notices = session.status_notices() if source is None else []
+        if notices:
+            data["notices"] = notices
+        return Answer(head + f"\n\nNothing was recorded since: the latest snapshot is green for {phrase}."
+                      + "".join(f"\n\n**Notice:** {notice}" for notice in notices), data)
     if rel is not None:
         # the file's newest LOOKBACK + 1 versions, as get_file_trajectory reads them (issue 29: every version, and
         # every commit since the green run, were read); those since the green run are the ones git's walk from the
