@@ -253,6 +253,27 @@ def test_runner_reads_the_selection_pytest_addopts_adds(suite: Path) -> None:
         "PYTEST_ADDOPTS cannot be split into words")
 
 
+def test_runner_takes_tests_a_conftest_deselected_for_a_partial_run_as_the_plugin_does(suite: Path) -> None:
+    """``code-trajectory test -- pytest`` recorded a run whose conftest deselected the failing tests as the full
+    suite, green (the plugin records it ``partial: 2 deselected``); tests the ini's addopts deselect are the
+    suite's definition: that run is the full suite."""
+    argv = ["test", "--", sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    write(suite, "conftest.py", "def pytest_collection_modifyitems(config, items):\n"
+                                "    gone = [i for i in items if 'test_b' in i.nodeid]\n"
+                                "    items[:] = [i for i in items if i not in gone]\n"
+                                "    config.hook.pytest_deselected(items=gone)\n")
+    proc = cli(suite, *argv)
+    assert proc.returncode == 0 and "(partial: 2 deselected)" in proc.stderr, proc.stdout + proc.stderr
+    assert "No snapshot on `main` is green for the full suite" in cli(suite, "since-green").stdout
+    write(suite, "conftest.py", "")
+    write(suite, "tests/test_b.py", "import pytest\n\n\n@pytest.mark.slow\ndef test_three():\n    assert 1 == 2\n")
+    write(suite, "pytest.ini", "[pytest]\nmarkers = slow\naddopts = -m 'not slow'\n")
+    proc = cli(suite, *argv)
+    assert proc.returncode == 0 and "1 deselected" in proc.stdout, proc.stdout + proc.stderr
+    assert "(full suite)" in proc.stderr, proc.stderr
+    assert cli(suite, "since-green").stdout.startswith("Last green run for the full suite: ")
+
+
 def test_plugin_counts_strict_xpass_as_failed_and_skips_collect_only(tmp_path: Path, suite: Path) -> None:
     write(suite, "tests/test_b.py", "import pytest\n\n\n@pytest.mark.xfail(strict=True)\ndef test_s():\n    pass\n\n\n"
                                     "@pytest.mark.xfail(run=False)\ndef test_n():\n    pass\n")

@@ -158,12 +158,20 @@ def _words(value: object) -> list[str]:
 
 
 def ini_testpaths(root: Path) -> list[str] | None:
-    """The ``testpaths`` of pytest's configuration file in ``root`` (the first of ``pytest.ini``, ``.pytest.ini``,
-    ``pyproject.toml`` with a ``[tool.pytest.ini_options]`` or ``[tool.pytest]`` table, ``tox.ini`` ``[pytest]``,
-    ``setup.cfg`` ``[tool:pytest]``: pytest's order), normalised like scope paths; None when unset or unreadable.
-    Globs are not expanded (such an entry never equals a path)."""
-    import configparser
+    """The ``testpaths`` of pytest's configuration file in ``root`` (see :func:`ini_words`), normalised like scope
+    paths; None when unset or unreadable. Globs are not expanded (such an entry never equals a path)."""
     import posixpath
+
+    values = ini_words(root, "testpaths")
+    return [posixpath.normpath(v) for v in values] or None if values is not None else None
+
+
+def ini_words(root: Path, key: str) -> list[str] | None:
+    """The words of ``key`` in pytest's configuration file in ``root`` (the first of ``pytest.ini``,
+    ``.pytest.ini``, ``pyproject.toml`` with a ``[tool.pytest.ini_options]`` or ``[tool.pytest]`` table,
+    ``tox.ini`` ``[pytest]``, ``setup.cfg`` ``[tool:pytest]``: pytest's order), split at white space; None when the
+    file is unreadable or there is none, ``[]`` when the key is unset."""
+    import configparser
     import tomllib
 
     try:
@@ -178,19 +186,34 @@ def ini_testpaths(root: Path) -> list[str] | None:
                 if not isinstance(table, dict):
                     continue
                 options = table.get("ini_options", table)
-                values = _words(options.get("testpaths") if isinstance(options, dict) else None)
-            else:
-                parser = configparser.ConfigParser(interpolation=None)
-                parser.read_string(path.read_text("utf-8"))
-                if not parser.has_section(section):
-                    if name.endswith("pytest.ini"):
-                        return None  # pytest.ini is pytest's configuration even without the section
-                    continue
-                values = _words(parser.get(section, "testpaths", fallback=""))
-            return [posixpath.normpath(v) for v in values] or None
+                return _words(options.get(key) if isinstance(options, dict) else None)
+            parser = configparser.ConfigParser(interpolation=None)
+            parser.read_string(path.read_text("utf-8"))
+            if not parser.has_section(section):
+                if name.endswith("pytest.ini"):
+                    return []  # pytest.ini is pytest's configuration even without the section
+                continue
+            return _words(parser.get(section, key, fallback=""))
     except (OSError, ValueError, configparser.Error):  # tomllib.TOMLDecodeError is a ValueError
         return None
     return None
+
+
+#: The typed filters that deselect tests (pytest counts them ``N deselected``), by the name they are recorded under.
+DESELECTING = frozenset({"-k", "-m", "--deselect", "--lf", "--sw", "--sw-skip"})
+
+
+def with_deselected(scope: Scope, deselected: int, root: Path) -> Scope:
+    """``scope``, read from a pytest command run in the project ``root`` whose summary counted ``deselected`` tests:
+    partial (``N deselected``, as the pytest plugin records it) when neither a filter read from the command nor the
+    options of the ini file's ``addopts`` (which define the suite: ``-m 'not slow'``) deselected them: a conftest or
+    a plugin did. An unreadable ini file explains nothing."""
+    if deselected <= 0 or scope.kind == UNKNOWN or any(f.split(" ", 1)[0] in DESELECTING for f in scope.filters):
+        return scope
+    addopts = ini_words(root, "addopts") or []
+    if any(f.split(" ", 1)[0] in DESELECTING for f in pytest_selection(addopts)[1]):
+        return scope
+    return Scope.partial(scope.paths, [*scope.filters, f"{deselected} deselected"])
 
 
 def command_scope(argv: Sequence[str], cwd: Path, root: Path, *, check_paths: bool = True,

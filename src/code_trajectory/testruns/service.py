@@ -45,8 +45,9 @@ from code_trajectory.testruns import COUNT_RANGE, DURATION_RANGE, EXIT_CODE_RANG
 from code_trajectory.testruns import PLUGIN_ENV_VAR as PLUGIN_ENV
 from code_trajectory.testruns.model import MAX_COMMAND_CHARS, OUTCOMES, OUTPUT_TAIL_BYTES, TestRun, utc_now_iso
 from code_trajectory.testruns.parsers import MAX_FAILURES, MAX_TEST_ID_CHARS, clip, dedupe, one_line
+from code_trajectory.testruns.parsers.pytest_report import deselected_count
 from code_trajectory.testruns.runner import OutputCollector, exit_status, run_command
-from code_trajectory.testruns.selection import command_line_scope, command_scope, declared_scope
+from code_trajectory.testruns.selection import command_line_scope, command_scope, declared_scope, with_deselected
 from code_trajectory.testruns.store import record_run
 
 log = logging.getLogger(__name__)
@@ -157,8 +158,10 @@ def run_and_record(root: Path, argv: Sequence[str], settings=None, *, cwd: Path 
         run = run_command(argv, cwd if cwd is not None else root, echo=echo, timeout=timeout,
                           max_output_bytes=max_output_bytes, env=env)
         run.commit, run.branch = commit, branch
-        run.scope = declared_scope(command_scope(argv, cwd if cwd is not None else root, root,
-                                                 addopts=env.get("PYTEST_ADDOPTS", "")), full_suite)
+        scope = command_scope(argv, cwd if cwd is not None else root, root, addopts=env.get("PYTEST_ADDOPTS", ""))
+        if run.runner == "pytest":  # tests a conftest or plugin deselected, as the plugin records them
+            scope = with_deselected(scope, deselected_count(run.output_tail), root)
+        run.scope = declared_scope(scope, full_suite)
         if commit is not None:
             try:
                 record_run(recorder.repo, run)

@@ -14,6 +14,19 @@ _PYTEST_SHORT = re.compile(r"^(FAILED|ERROR) (.+?)(?: - (.*))?$")
 _PYTEST_VERBOSE = re.compile(r"^(\S+::\S.*?) (FAILED|ERROR)(?:\s+\[\s*\d+%\])?\s*$")
 
 
+_PYTEST_DESELECTED = re.compile(r"(\d+) deselected\b")
+
+
+def deselected_count(text: str) -> int:
+    """The tests pytest's last summary line in ``text`` counts as deselected (``1 passed, 3 deselected in 0.1s``);
+    0 without such a line."""
+    for line in reversed(text.splitlines()):
+        if _PYTEST_SUMMARY.match(line):
+            found = _PYTEST_DESELECTED.search(line)
+            return int(found.group(1)) if found else 0
+    return 0
+
+
 @after_summary(_PYTEST_SUMMARY)
 def parse_pytest(lines: list[str], summary_at: int, summary: re.Match[str]) -> Parsed | None:
     values = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0, "xfailed": 0, "xpassed": 0}
