@@ -245,3 +245,17 @@ def test_each_group_of_the_symbols_line_names_ten_then_counts_the_rest() -> None
     members = SymbolChanges("m.py", "python", "code", added=("C", *(f"C.m{i}" for i in range(30))),
                             parents={f"C.m{i}": "C" for i in range(30)})
     assert describe_symbols(members) == f"added C ({', '.join(f'm{i}' for i in range(9))}, …) + 21 more"
+
+
+def test_the_sessions_net_change_names_comments_by_their_symbols_as_the_log_does(project: Path) -> None:
+    # click's replay (60 commits, one session): quoted comments made the net change most of the summary; the file
+    # history quotes them, the summary names where they changed, as the recent log and compare's file list do
+    write(project, "src/billing.py", BASE)
+    cli_stdout(project, "checkpoint", "-m", "start")
+    write(project, "src/billing.py", BASE.replace("    return url\n", "    # Reserved storage name of the url\n"
+                                                  "    return url\n").replace("import time\n", "import time\n# t\n"))
+    cli_stdout(project, "checkpoint")
+    net = cli_stdout(project, "session").split("Net change")[1]
+    assert "M `src/billing.py` (+2): comments outside symbols; comments changed in _get" in net, net
+    assert "Reserved storage" not in net and "# t" not in net, net
+    assert "Reserved storage name of the url" in cli_stdout(project, "file", "src/billing.py")

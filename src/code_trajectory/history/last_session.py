@@ -63,7 +63,7 @@ def session_summary(session: ProjectSession, recap: str | None = None, notices: 
             start_tree = repo.commit_tree_oid(start) if start else None
             net_by_branch[work.branch] = tree_changes(repo, start_tree, repo.commit_tree_oid(work.records[0].oid))
         net_symbols = {branch: {change.path: line for change in summary.net_order(changes)[:summary.NET_FILES_LISTED]
-                                if (line := versions.symbol_line_of(repo, change))}
+                                if (line := versions.symbol_line_of(repo, change, lean=True))}
                        for branch, changes in net_by_branch.items()}
     all_notices = ([] if foreign else session.status_notices()) + list(notices or [])
     # the points named in the last session, also on a snapshot it did not change (named when nothing changed)
