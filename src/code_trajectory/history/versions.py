@@ -121,7 +121,8 @@ unless the list holds several occurrences of that name: then they are said once 
     comments' text): the occurrences of one name the parser told apart (``delay@3``, ``delay@4``: tests' anonymous
     callbacks) are said once with a count (``delay ×2``), comments are named by their symbols without their text
     (``comments changed in Hooks``, see :func:`lean_comment_parts`), moved symbols are counted
-    (``3 symbol(s) moved``) and what changed outside symbols is one part (``imports, code, comments outside
+    (``3 symbol(s) moved``), a class's fields past five a group are counted (``27 fields added``, see
+    :func:`~code_trajectory.symbols.fields.field_parts`) and what changed outside symbols is one part (``imports, code, comments outside
     symbols``, ``code outside symbols``; ``imports changed`` alone).
     """
     parts = []
@@ -194,7 +195,7 @@ unless the list holds several occurrences of that name: then they are said once 
 
     none: list[str] = []
     sections: list[tuple[str, list[tuple[str, list[str]]]]] = [
-        ("modified", [(changes.modified_said(name, said_as), none) for name, said_as in folded(changes.modified).items()]), ("added", grouped(changes.added)),
+        ("modified", [(changes.modified_said(name, said_as, lean=lean), none) for name, said_as in folded(changes.modified).items()]), ("added", grouped(changes.added)),
         ("removed", grouped(changes.removed)),
         ("renamed", _renames(changes.renamed, said))]
     for label, entries in sections:

@@ -124,11 +124,11 @@ class SymbolChanges:
         """Every name that changed meaningfully: added, removed, modified, and the new names of renames."""
         return self.added + self.removed + self.modified + tuple(new for _, new in self.renamed)
 
-    def modified_said(self, name: str, said: str) -> str:
+    def modified_said(self, name: str, said: str, *, lean: bool = False) -> str:
         """A modified symbol as a list says it (``said``), with the fields that changed in it: ``Config (field
-        `timeout` changed)``."""
+        `timeout` changed)``; ``lean``: see :func:`~.fields.field_parts`."""
         fields = next((f for n, f in self.fields if n == name), ())
-        return f"{said} ({field_parts(fields)})" if fields else said
+        return f"{said} ({field_parts(fields, lean=lean)})" if fields else said
 
     def comment_parts(self) -> list[str]:
         """Docstring, doc-comment and comment changes in words (``docstring of `echo` changed``, a short comment

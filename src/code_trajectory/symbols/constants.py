@@ -97,14 +97,17 @@ def constant_parts(constants: tuple[tuple[str, str], ...]) -> list[str]:
 NAMES_LISTED = 10
 
 
-def named_parts(noun: str, changes: tuple[tuple[str, str], ...]) -> list[str]:
+def named_parts(noun: str, changes: tuple[tuple[str, str], ...], *, counted_past: int | None = None) -> list[str]:
     """``(name, "changed" | "added" | "removed")`` pairs in words, grouped by how they changed, the ``noun`` (a
     constant, a field) made plural for several: ``constants `A`, `B` added``, at most :data:`NAMES_LISTED` names a
-    group (``fields `a0`, ..., `a9` and 390 more changed``); other pairs are left out."""
+    group (``fields `a0`, ..., `a9` and 390 more changed``); other pairs are left out. With ``counted_past``, a group
+    of more names than that is its count alone (``27 fields added``)."""
     parts = []
     for how in ("changed", "added", "removed"):
         names = [f"`{name}`" for name, said in changes if said == how]
-        if names:
+        if counted_past is not None and len(names) > counted_past:
+            parts.append(f"{len(names)} {noun}s {how}")
+        elif names:
             parts.append(f"{noun}{'s' if len(names) > 1 else ''} {capped(names)} {how}")
     return parts
 
