@@ -251,15 +251,19 @@ def run_claude(claude: str, cwd: Path, env: dict[str, str], *args: str) -> subpr
                           stdin=subprocess.DEVNULL)
 
 
-def run_session(claude: str, cwd: Path, ready: Callable[[], None]) -> tuple[list[dict[str, Any]], float]:
+def run_session(claude: str, cwd: Path, ready: Callable[[], None],
+                requests: list[tuple[str, dict[str, Any]]] | None = None) -> tuple[list[dict[str, Any]], float]:
     """One ``claude -p PROMPT`` session in ``cwd`` against the scripted :func:`edit_session`; ``ready`` is waited
-    for before the first answer. Returns the session's stream-json events and its duration in seconds."""
+    for before the first answer. Returns the session's stream-json events and its duration in seconds; the
+    requests the scripted model received are added to ``requests`` when given."""
     with ScriptedModel(edit_session(cwd), before_first=ready) as model:
         started = time.monotonic()
         done = run_claude(claude, cwd, claude_env(model.url), "-p", PROMPT, "--output-format", "stream-json",
                           "--verbose", "--allowedTools", "Read", "Write", "Edit", "NotebookEdit", "Bash",
                           "mcp__code-trajectory__get_file_trajectory")
         seconds = time.monotonic() - started
+    if requests is not None:
+        requests += model.requests
     assert done.returncode == 0, f"claude -p exited {done.returncode}:\n{done.stderr[-3000:]}\n{done.stdout[-3000:]}"
     events = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
     result = events[-1]
@@ -280,6 +284,14 @@ def tool_result(events: list[dict[str, Any]], tool_use_id: str) -> str:
                 return content if isinstance(content, str) else "".join(
                     part.get("text", "") for part in content or () if isinstance(part, dict))
     raise AssertionError(f"no tool result for {tool_use_id}")
+
+
+def sent_tool_results(requests: list[tuple[str, dict[str, Any]]], tool_use_id: str) -> list[Any]:
+    """The ``content`` of every ``tool_result`` block for ``tool_use_id`` in the conversations of ``requests`` (the
+    scripted model's), as Claude Code sent it to the model."""
+    return [block.get("content") for _path, body in requests for message in body.get("messages") or []
+            if isinstance(message.get("content"), list) for block in message["content"]
+            if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("tool_use_id") == tool_use_id]
 
 
 def set_up_project(root: Path) -> Path:
@@ -378,7 +390,8 @@ def test_claude_code_is_answered_from_the_opening_answer_kept_by_the_last_start(
 def test_a_claude_session_is_recorded_with_intent_tools_and_stop_checkpoint(claude: str, tmp_path: Path) -> None:
     project = set_up_project(tmp_path / "project")
     ready = HistoryReady(project)
-    events, seconds = run_session(claude, project, ready)
+    requests: list[tuple[str, dict[str, Any]]] = []
+    events, seconds = run_session(claude, project, ready, requests)
     assert ready.found, "the server recorded nothing before the model's first answer (no tool called yet)"
     init = events[0]
     assert init["type"] == "system" and init["subtype"] == "init", init
@@ -395,6 +408,13 @@ def test_a_claude_session_is_recorded_with_intent_tools_and_stop_checkpoint(clau
         intent = version.get("intent", intent)
         tools_and_intents.append((version["origin"], intent))  # who edited, as the heading says it
     assert tools_and_intents == [("Claude Code (Write)", INTENT), ("Claude Code (Edit)", INTENT)]
+    # the request body the model endpoint receives: the structured content alone, compact JSON as one string; our
+    # markdown text is not sent beside it, so the model never reads the same facts twice
+    sent = sent_tool_results(requests, "toolu_05")
+    assert sent and all(content == sent[0] for content in sent), sent
+    assert isinstance(sent[0], str) and json.loads(sent[0]) == answer, sent[0]
+    assert sent[0] == json.dumps(answer, separators=(",", ":"), ensure_ascii=False)
+    assert "# Trajectory of" not in json.dumps(requests), "the tool's text content reached the model"
     print(f"claude -p session: {seconds:.1f} s")
 
 
