@@ -198,6 +198,8 @@ def test_the_summarys_structured_content_keeps_every_named_point_beside_one_snap
     assert "named_points_left_out" not in fields
     rows = fields["last"]["branches"][0]["intents"]
     assert all(len(row) == 2 for row in rows), rows  # one time: the intent had one snapshot
+    intents = next(line for line in str(summary).splitlines() if line.startswith("- Intents"))
+    assert "–" not in intents and f'"{rows[-1][0]}" ({rows[-1][1]})' in intents, intents  # and so does the text
 
 
 @pytest.mark.anyio

@@ -186,7 +186,7 @@ def _branch_section(work: BranchWork, net: list[FileChange] | None, symbols: dic
     if intents:
         earlier = f"{len(intents) - INTENTS_LISTED} earlier, then " if len(intents) > INTENTS_LISTED else ""
         lines.append(f"- Intents, in order: {earlier}" + "; ".join(
-            f"\"{i}\" ({t0.strftime('%H:%M')}–{t1.strftime('%H:%M')})" for i, t0, t1 in intents[-INTENTS_LISTED:]))
+            f"\"{i}\" ({_minutes(t0, t1)})" for i, t0, t1 in intents[-INTENTS_LISTED:]))
     files = work.ranked_files()
     if files:
         shown = ", ".join(f"`{display_path(p)}` ({n} snapshot(s), +{a} -{d})" for p, n, a, d in files[:FILES_LISTED])
@@ -210,6 +210,13 @@ def _branch_section(work: BranchWork, net: list[FileChange] | None, symbols: dic
                      f"- Net change on `{work.branch}`: none (this branch ended where it began in the session)")
         lines += describe_files(net_order(net), NET_FILES_LISTED, symbols=symbols)
     return "\n".join(lines)
+
+
+def _minutes(first: datetime, last: datetime) -> str:
+    """``17:50–18:05``, or ``17:50`` when both are in one minute (an intent of one snapshot: said once, as the
+    structured content says it)."""
+    start, end = first.strftime("%H:%M"), last.strftime("%H:%M")
+    return start if start == end else f"{start}–{end}"
 
 
 def _checkpoints(records: list[CommitRecord], listed: Collection[str] = ()) -> list[str]:
