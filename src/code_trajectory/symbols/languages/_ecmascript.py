@@ -6,6 +6,9 @@ Names, qualified with ``.``:
   (getter and setter of one property, when both exist: ``A.x(get)``, ``A.x(set)``);
 * a name bound to a function, arrow function or class expression (``const f = () => ...``,
   ``handle = () => ...`` class fields) -> ``f``; nested in a function -> ``outer.f``;
+* a file-level constant made by a call given a function (zod's ``const $ZodString = core.$constructor("...",
+  (inst, def) => {...})``, ``const Row = React.memo(() => ...)``) -> ``$ZodString``, what the function defines
+  in it qualified by it (``$ZodString.inst._zod.parse``);
 * a file-level ``const api = { ... }`` (or ``module.exports = { ... }``) -> an ``object`` symbol ``api``
   (``module.exports``) whose function-valued members are ``api.get`` (``module.exports.get``, not a second ``get``
   beside a function of that name); ``module.exports.q = function`` / ``Foo.prototype.bar = ...``
@@ -43,6 +46,10 @@ DEFINITIONS = f"""
   (variable_declarator name: (identifier) @name value: (object)) @def.object)))
 (program (expression_statement (assignment_expression left: (member_expression) @name right: (object))
   @def.object))
+(program (lexical_declaration (variable_declarator name: (identifier) @name
+  value: (call_expression arguments: (arguments [(arrow_function) (function_expression)] @value))) @def.function))
+(program (export_statement (lexical_declaration (variable_declarator name: (identifier) @name
+  value: (call_expression arguments: (arguments [(arrow_function) (function_expression)] @value))) @def.function)))
 (pair key: [(property_identifier) (string) (number)] @name value: {_FUNCTION_VALUES} @value) @def.function
 (assignment_expression left: [(member_expression) (identifier)] @name right: {_FUNCTION_VALUES} @value)
   @def.function

@@ -1,0 +1,70 @@
+"""JavaScript/TypeScript values made by a call given a function (zod's ``export const $ZodString =
+core.$constructor("$ZodString", (inst, def) => {...})``, ``React.memo(() => ...)``): symbols named by the constant,
+and what the function defines named in them."""
+
+from __future__ import annotations
+
+import textwrap
+
+from code_trajectory.history.versions import describe_symbols
+from code_trajectory.symbols import compare, language_for
+
+# zod's packages/zod/src/v4/core/schemas.ts, cut down: every schema is a constant made by `core.$constructor`,
+# whose function assigns `inst._zod.parse` (and `inst._zod.check`) again and again
+ZOD = '''\
+    import * as core from "./core.js";
+
+    export const $ZodString: core.$constructor<$ZodString> = /*@__PURE__*/ core.$constructor("$ZodString", (inst, def) => {
+      $ZodType.init(inst, def);
+      inst._zod.parse = (payload, _) => {
+        payload.value = String(payload.value);
+        return payload;
+      };
+    });
+
+    export const $ZodNumber: core.$constructor<$ZodNumber> = /*@__PURE__*/ core.$constructor("$ZodNumber", (inst, def) => {
+      $ZodType.init(inst, def);
+      inst._zod.parse = (payload, _ctx) => {
+        payload.value = Number(payload.value);
+        return payload;
+      };
+    });
+
+    const Row = React.memo(function Row(props) {
+      return props.label;
+    });
+    const total = [1, 2].reduce((a, b) => a + b, 0);
+    '''
+
+
+def names(path: str, source: str) -> list[tuple[str, str, int, int]]:
+    language = language_for(path)
+    assert language is not None
+    return [(s.name, s.kind, s.start_line, s.end_line) for s in language.extract(textwrap.dedent(source).encode())]
+
+
+def test_a_constant_made_by_a_call_given_a_function_is_a_symbol_named_by_the_constant():
+    expected = [
+        ("$ZodString", "function", 3, 9),
+        ("$ZodString.inst._zod.parse", "function", 5, 8),
+        ("$ZodNumber", "function", 11, 17),
+        ("$ZodNumber.inst._zod.parse", "function", 13, 16),
+        ("Row", "function", 19, 21),
+        ("total", "function", 22, 22),  # any top-level constant made by a call given a function (said as a function)
+    ]
+    assert names("src/schemas.ts", ZOD) == expected
+    assert names("src/schemas.js", ZOD.replace(": core.$constructor<$ZodString>", "")
+                 .replace(": core.$constructor<$ZodNumber>", "")) == expected
+
+
+def test_a_change_in_one_factory_function_names_its_constant():
+    # before: "modified 2nd definition of inst._zod.parse", which tells nobody which schema changed
+    old = textwrap.dedent(ZOD).encode()
+    new = old.replace(b"payload.value = Number(payload.value);", b"payload.value = Number(payload.value) || 0;")
+    changes = compare("src/schemas.ts", old, new)
+    assert changes is not None
+    assert describe_symbols(changes, lean=True) == "modified $ZodNumber.inst._zod.parse"
+    changes = compare("src/schemas.ts", old, old.replace(b"$ZodType.init(inst, def);\n  inst._zod.parse = (payload, _ctx)",
+                                                         b"$ZodType.init(inst, def, 2);\n  inst._zod.parse = (payload, _ctx)"))
+    assert changes is not None
+    assert describe_symbols(changes, lean=True) == "modified $ZodNumber"
