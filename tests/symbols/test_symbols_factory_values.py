@@ -68,3 +68,22 @@ def test_a_change_in_one_factory_function_names_its_constant():
                                                          b"$ZodType.init(inst, def, 2);\n  inst._zod.parse = (payload, _ctx)"))
     assert changes is not None
     assert describe_symbols(changes, lean=True) == "modified $ZodNumber"
+
+
+def test_a_type_beside_a_value_of_its_name_is_name_type():
+    # zod declares `export interface $ZodString` beside `export const $ZodString`; the later of the two was
+    # "$ZodString@2", said "2nd definition of $ZodString", whichever of them it was
+    source = ZOD.replace("    export const $ZodNumber", "    export interface $ZodNumber extends $ZodType {\n"
+                         "      _zod: $ZodNumberInternals;\n    }\n\n    export const $ZodNumber")
+    source += "    type Row = ReturnType<typeof Row>;\n"
+    assert [n for n, *_ in names("src/schemas.ts", source)] == [
+        "$ZodString", "$ZodString.inst._zod.parse", "$ZodNumber(type)", "$ZodNumber", "$ZodNumber.inst._zod.parse",
+        "Row", "total", "Row(type)"]
+    old = textwrap.dedent(source).encode()
+    changes = compare("src/schemas.ts", old, old.replace(b"$ZodType.init(inst, def);\n  inst._zod.parse = (payload, _ctx)",
+                                                         b"$ZodType.init(inst, def, 2);\n  inst._zod.parse = (payload, _ctx)"))
+    assert changes is not None
+    assert describe_symbols(changes, lean=True) == "modified $ZodNumber"
+    changes = compare("src/schemas.ts", old, old.replace(b"_zod: $ZodNumberInternals;", b"_zod: $ZodNumberInternals2;"))
+    assert changes is not None
+    assert describe_symbols(changes, lean=True) == "modified $ZodNumber(type) (field `_zod` changed)"

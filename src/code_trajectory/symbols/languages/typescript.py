@@ -5,7 +5,8 @@ An interface's methods and abstract methods are methods (``Reader.read``), their
 no change of the interface's own text); other declarations without a body (``declare function``) are part of their
 container's text, not symbols; the overload signatures right before a function's or a method's implementation
 (``function parse(x: string): number;``, ``parse(x: string): number;`` in a class) are part of its text: changing
-one modifies it.
+one modifies it. A type and a value of one name (``interface Foo`` beside ``const Foo``) are ``Foo(type)`` and
+``Foo``.
 
 Grammar: ``tree-sitter-typescript``, whose ``language_typescript()`` and ``language_tsx()``
 are two grammars: ``.tsx`` uses the latter (``<T>x`` casts are JSX there).
@@ -58,6 +59,14 @@ class TypeScript(EcmaScript):
         span = self.span_node(node)
         first = _first_overload(span, found.local, signature)
         return found if first is None else self.make_def(node, found.kind, found.local, span=span, first=first)
+
+    def overload_name(self, d: Def) -> str | None:
+        """See :meth:`EcmaScript.overload_name`; a type (``interface``, ``type``) whose name is also a value's
+        (``interface Foo`` and ``const Foo = make(...)``, ``class Foo``: TypeScript keeps types and values apart)
+        is ``Foo(type)``, the value keeping ``Foo``, rather than the later of the two being ``Foo@2``."""
+        if d.kind in ("interface", "type"):
+            return f"{d.name}(type)"
+        return super().overload_name(d)
 
 
 #: Methods without a body (an interface's, an abstract one), symbols of their own.
