@@ -87,3 +87,29 @@ def test_a_type_beside_a_value_of_its_name_is_name_type():
     changes = compare("src/schemas.ts", old, old.replace(b"_zod: $ZodNumberInternals;", b"_zod: $ZodNumberInternals2;"))
     assert changes is not None
     assert describe_symbols(changes, lean=True) == "modified $ZodNumber(type) (field `_zod` changed)"
+
+
+def test_an_interfaces_overloads_of_one_method_are_one_symbol():
+    # zod's classic ZodObject interface: `partial(): ...;` then `partial<M>(mask: M): ...;` were `ZodObject.partial`
+    # and `ZodObject.partial@2`, said "2nd definition of ZodObject.partial"
+    source = '''\
+        export interface ZodObject<Shape> {
+          pick<M>(mask: M): ZodObject<Shape>;
+          partial(): ZodObject<Shape>;
+          // with a mask
+          partial<M>(
+            mask: M
+          ): ZodObject<Shape>;
+          strict(): this;
+        }
+        '''
+    assert names("src/schemas.ts", source) == [
+        ("ZodObject", "interface", 1, 9),
+        ("ZodObject.pick", "method", 2, 2),
+        ("ZodObject.partial", "method", 3, 7),  # its overloads and the comment between them
+        ("ZodObject.strict", "method", 8, 8),
+    ]
+    old = textwrap.dedent(source).encode()
+    changes = compare("src/schemas.ts", old, old.replace(b"    mask: M\n", b"    mask: M & object\n"))
+    assert changes is not None
+    assert describe_symbols(changes, lean=True) == "modified ZodObject.partial"

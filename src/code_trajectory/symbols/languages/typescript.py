@@ -5,8 +5,9 @@ An interface's methods and abstract methods are methods (``Reader.read``), their
 no change of the interface's own text); other declarations without a body (``declare function``) are part of their
 container's text, not symbols; the overload signatures right before a function's or a method's implementation
 (``function parse(x: string): number;``, ``parse(x: string): number;`` in a class) are part of its text: changing
-one modifies it. A type and a value of one name (``interface Foo`` beside ``const Foo``) are ``Foo(type)`` and
-``Foo``.
+one modifies it; an interface's overloads of one method (``get(): T; get(key: string): T;``) are one symbol
+``Repo.get`` spanning them. A type and a value of one name (``interface Foo`` beside ``const Foo``) are
+``Foo(type)`` and ``Foo``.
 
 Grammar: ``tree-sitter-typescript``, whose ``language_typescript()`` and ``language_tsx()``
 are two grammars: ``.tsx`` uses the latter (``<T>x`` casts are JSX there).
@@ -50,6 +51,13 @@ class TypeScript(EcmaScript):
         """See :meth:`EcmaScript.definition`; a function declaration's or a method's span starts at its overload
         signatures."""
         found = super().definition(kind, node, caps)
+        if found is not None and node.type == "method_signature" and node.parent is not None \
+                and node.parent.type == "interface_body":
+            if _named_signature(_beside(node, before=True), found.local):
+                return None  # an overload of the interface's method before it: part of that one's text
+            while _named_signature(_beside(node, before=False), found.local):
+                node = _beside(node, before=False)  # the interface's method spans its overloads
+            found.end, found.end_row = node.end_byte, node.end_point[0]
         after = node.next_sibling
         if found is not None and node.type in _BODILESS and after is not None and after.type in (";", ","):
             found.end, found.end_row = after.end_byte, after.end_point[0]  # its separator is its own, not its type's
@@ -73,6 +81,20 @@ class TypeScript(EcmaScript):
 _BODILESS = frozenset({"method_signature", "abstract_method_signature"})
 #: The node of an overload signature of each definition that can have some.
 _SIGNATURES = {"function_declaration": "function_signature", "method_definition": "method_signature"}
+
+
+def _beside(node: Any, before: bool) -> Any:
+    """The named sibling before (or after) ``node``, comments passed over, or None."""
+    sibling = node.prev_named_sibling if before else node.next_named_sibling
+    while sibling is not None and sibling.type == "comment":
+        sibling = sibling.prev_named_sibling if before else sibling.next_named_sibling
+    return sibling
+
+
+def _named_signature(node: Any, name: str) -> bool:
+    """Whether ``node`` is a ``method_signature`` named ``name`` (as the local name is made)."""
+    named = node.child_by_field_name("name") if node is not None and node.type == "method_signature" else None
+    return named is not None and squash(named.text.decode("utf-8", "replace")) == name
 
 
 def _first_overload(span: Any, name: str, signature: str) -> Any:
