@@ -149,21 +149,27 @@ def run(argv: list[str]) -> int:
 
     wiring.install()  # the capabilities' handlers of the lower layers' hooks, the same as the server's
     name = argv[0] if argv else None
-    if name in COMMANDS and COMMANDS[name].arguments is None:
+    if name in COMMANDS and COMMANDS[name].arguments is None:  # recap, journal (a journal synced from a remote)
+        _guard_streams()
         return load(COMMANDS[name].run)(argv[1:])
     args, unknown = build_parser(name if name in COMMANDS else None).parse_known_args(argv)
     if unknown:  # argparse's own error names the top parser: the usage to read is the command's
         return print_error(f"unrecognized arguments: {' '.join(unknown)}", usage_of=f"code-trajectory {args.command}")
-    if args.command != "serve":
-        # file names and intents may hold bytes that are not UTF-8: show them escaped, never crash on them
-        for stream in (sys.stdout, sys.stderr):
-            if hasattr(stream, "reconfigure"):
-                stream.reconfigure(errors="backslashreplace")
-        # nor control characters that drive the terminal (a pulled commit message's ESC ] 52)
-        from code_trajectory.core.terminal import guard
-
-        sys.stdout, sys.stderr = guard(sys.stdout), guard(sys.stderr)
+    if args.command != "serve":  # stdout of serve is JSON-RPC, left as it is
+        _guard_streams()
     return load(COMMANDS[args.command].run)(args)
+
+
+def _guard_streams() -> None:
+    """Make stdout and stderr show what could break or drive the terminal instead of writing it."""
+    # file names and intents may hold bytes that are not UTF-8: show them escaped, never crash on them
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+    # nor control characters that drive the terminal (a pulled commit message's ESC ] 52)
+    from code_trajectory.core.terminal import guard
+
+    sys.stdout, sys.stderr = guard(sys.stdout), guard(sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:

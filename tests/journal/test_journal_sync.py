@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from code_trajectory.journal.settings import JournalSettings
 from code_trajectory.journal.store import JournalStore
 from code_trajectory.journal.sync import sync_journal
 from code_trajectory.journal.text import read_entry_count
+from support import subprocess_env
 
 
 def git(*args: str, cwd: Path | None = None) -> str:
@@ -180,3 +182,34 @@ def test_a_section_path_holding_a_secret_is_refused_and_never_synced(journal_tea
     objects = subprocess.run(["git", f"--git-dir={remote}", "cat-file", "--batch-all-objects", "--batch"],
                              capture_output=True, check=True).stdout
     assert b"rotation" in objects and token.encode() not in objects and b"AKIAQ3EGRT7RJ5XKP2ZV" not in objects
+
+
+def hostile_commit(remote: Path, tmp_path: Path, message: str, files: dict[str, bytes]) -> None:
+    """Push a commit made by hand (not by code-trajectory) to the journal's ``remote``: a teammate's, or anyone's
+    who can push there."""
+    work = tmp_path / "hostile"
+    git("clone", "-q", "-b", "main", str(remote), str(work))
+    for rel, data in files.items():
+        (work / rel).parent.mkdir(parents=True, exist_ok=True)
+        (work / rel).write_bytes(data)
+    git("add", "-A", cwd=work)
+    git("-c", "user.name=m", "-c", "user.email=m@x", "commit", "-q", "-m", message, cwd=work)
+    git("push", "-q", "origin", "HEAD:main", cwd=work)
+
+
+def test_the_cli_shows_a_synced_entrys_control_characters(journal_team, tmp_path: Path) -> None:
+    """A journal synced from a remote holds messages nobody cleaned: ``journal list``/``search`` print them with
+    ESC shown as ␛, as every other command does (they printed an ``ESC ] 52`` that writes the clipboard)."""
+    remote, alice, bob = journal_team
+    alice.write("proj", "work_context: setup\n\nfirst", overview="# Project")
+    sync_journal(alice, remote=str(remote))
+    hostile_commit(remote, tmp_path, "work_context: setup\n\nevil \x1b]52;c;cHduZWQ=\x07 \x1b[2J entry",
+                   {"proj.md": b"# Project\n\nmore\n"})
+    sync_journal(bob, remote=str(remote))
+    for args in (["list", "proj"], ["search", "setup", "evil entry", "--threshold", "0"], ["read", "proj"]):
+        done = subprocess.run([sys.executable, "-m", "code_trajectory", "journal", "--journal-dir", str(bob.root),
+                               *args], env=subprocess_env(), capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert not any(ch in done.stdout + done.stderr for ch in "\x1b\x07"), args
+        if args[0] != "read":
+            assert "evil \u241b]52" in done.stdout, args
