@@ -11,6 +11,7 @@ import pytest
 
 from code_trajectory.core.errors import InvalidArgumentError, JournalError
 from code_trajectory.journal.commands import main as cli
+from code_trajectory.journal.repository import MAX_SECTION_BYTES
 from code_trajectory.journal.settings import JournalSettings
 from code_trajectory.journal.store import JournalStore
 from code_trajectory.journal.sync import sync_journal
@@ -213,3 +214,17 @@ def test_the_cli_shows_a_synced_entrys_control_characters(journal_team, tmp_path
         assert not any(ch in done.stdout + done.stderr for ch in "\x1b\x07"), args
         if args[0] != "read":
             assert "evil \u241b]52" in done.stdout, args
+
+
+def test_a_huge_section_file_from_the_remote_is_not_read(journal_team, tmp_path: Path) -> None:
+    """A section file pushed by hand can be any size (300 MB of one letter is 1.5 MB in a pack: ``journal read``
+    took 900 MB of memory): one over what an overview can be is refused by its size, unread, in one line."""
+    remote, alice, bob = journal_team
+    alice.write("proj", "work_context: setup\n\nfirst", overview="# Project")
+    sync_journal(alice, remote=str(remote))
+    hostile_commit(remote, tmp_path, "work_context: setup\n\nbig", {"proj.md": b"x" * (MAX_SECTION_BYTES + 1)})
+    assert sync_journal(bob, remote=str(remote)).action == "fast-forward"
+    with pytest.raises(JournalError, match=f"proj.md at [0-9a-f]{{12}} is {MAX_SECTION_BYTES + 1:,} bytes"):
+        bob.read_overview("proj")
+    assert cli(["--journal-dir", str(bob.root), "read", "proj"]) == 2
+    assert bob.read_overview("missing").exists is False and bob.list_entries("proj", 0, 5)[1]

@@ -13,6 +13,7 @@ import os
 import re
 import secrets
 import shutil
+import subprocess
 import threading
 import time
 from collections.abc import Iterable, Sequence
@@ -20,9 +21,10 @@ from pathlib import Path
 
 from code_trajectory.core.errors import GitError, JournalError
 from code_trajectory.core.locks import CombinedLock
-from code_trajectory.git.gitcmd import Git, check_git_version, chunked, split_z
+from code_trajectory.git.gitcmd import Git, check_git_version, chunked, read_exact, split_z
 from code_trajectory.journal.model import Commit, _HistoryCache
 from code_trajectory.journal.settings import JournalSettings
+from code_trajectory.journal.text import MAX_OVERVIEW_CHARS
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +32,9 @@ LOCK_TIMEOUT_SECONDS = 60.0
 #: A commit's line in :meth:`JournalRepository._scan`'s log: RS, its id, US, its time.
 _COMMIT_HEAD = re.compile("\n*\x1e[0-9a-f]{40}(?:[0-9a-f]{24})?\x1f[0-9]+\n*")
 GC_EVERY = 20
+#: Largest section file read, bytes: an overview of :data:`~.text.MAX_OVERVIEW_CHARS` characters, 4 bytes each at
+#: most in UTF-8, and its entry count.
+MAX_SECTION_BYTES = 4 * MAX_OVERVIEW_CHARS + 4096
 
 
 class JournalRepository:
@@ -135,13 +140,36 @@ class JournalRepository:
         return name or "main"
 
     def blob_text(self, rev: str | None, file: str) -> str | None:
-        """The text of ``file`` at ``rev``, or None when absent."""
-        if rev is None:
+        """The text of ``file`` at ``rev``, or None when absent (or not a file).
+
+        Raises:
+            JournalError: the file is larger than :data:`MAX_SECTION_BYTES` (a journal synced from a remote can
+                hold any file; its size is read from ``cat-file``'s header, the content is not).
+        """
+        if rev is None or "\n" in file:
             return None
-        proc = self.git.run(["cat-file", "blob", f"{rev}:{file}"], check=False)
-        if proc.returncode != 0:
+        proc = self.git.popen(["cat-file", "--batch"], stderr=subprocess.DEVNULL)
+        stdin, stdout = proc.stdin, proc.stdout
+        assert stdin is not None and stdout is not None  # popen pipes both
+        try:
+            with stdin:
+                stdin.write(f"{rev}:{file}\n".encode("utf-8", "surrogateescape"))
+            header = stdout.readline().split()
+            if len(header) != 3 or header[1] != b"blob" or not header[2].isdigit():
+                return None
+            size = int(header[2])
+            if size > MAX_SECTION_BYTES:
+                raise JournalError(f"the journal's {file} at {rev[:12]} is {size:,} bytes, more than a section "
+                                   f"file can be ({MAX_SECTION_BYTES:,}); code-trajectory never writes such a file: "
+                                   "it came from the journal's remote. Remove it there (or sync from another "
+                                   "remote)")
+            return read_exact(stdout, size).decode("utf-8", "replace")
+        except (EOFError, OSError):
             return None
-        return proc.stdout.decode("utf-8", "replace")
+        finally:
+            proc.kill()  # an object not read: git exits without writing the rest
+            proc.wait()
+            stdout.close()
 
     def resolve_commit(self, sha: str) -> str:
         """The full sha of the commit named by the prefix ``sha``.
