@@ -14,7 +14,7 @@ from code_trajectory.journal.commands import main as cli
 from code_trajectory.journal.repository import MAX_SECTION_BYTES
 from code_trajectory.journal.settings import JournalSettings
 from code_trajectory.journal.store import JournalStore
-from code_trajectory.journal.sync import sync_journal
+from code_trajectory.journal.sync import MAX_COMMIT_BYTES, sync_journal
 from code_trajectory.journal.text import read_entry_count
 from support import subprocess_env
 
@@ -194,7 +194,9 @@ def hostile_commit(remote: Path, tmp_path: Path, message: str, files: dict[str, 
         (work / rel).parent.mkdir(parents=True, exist_ok=True)
         (work / rel).write_bytes(data)
     git("add", "-A", cwd=work)
-    git("-c", "user.name=m", "-c", "user.email=m@x", "commit", "-q", "-m", message, cwd=work)
+    (tmp_path / "message").write_text(message)
+    git("-c", "user.name=m", "-c", "user.email=m@x", "commit", "-q", "--cleanup=verbatim", "-F",
+        str(tmp_path / "message"), cwd=work)
     git("push", "-q", "origin", "HEAD:main", cwd=work)
 
 
@@ -222,9 +224,34 @@ def test_a_huge_section_file_from_the_remote_is_not_read(journal_team, tmp_path:
     remote, alice, bob = journal_team
     alice.write("proj", "work_context: setup\n\nfirst", overview="# Project")
     sync_journal(alice, remote=str(remote))
+    sync_journal(bob, remote=str(remote))
     hostile_commit(remote, tmp_path, "work_context: setup\n\nbig", {"proj.md": b"x" * (MAX_SECTION_BYTES + 1)})
-    assert sync_journal(bob, remote=str(remote)).action == "fast-forward"
+    # taken as a sync took it before it checked sizes (a sync refuses it now: see the next test)
+    git("fetch", "-q", str(remote), "main", cwd=bob.root)
+    git("update-ref", "HEAD", "FETCH_HEAD", cwd=bob.root)
     with pytest.raises(JournalError, match=f"proj.md at [0-9a-f]{{12}} is {MAX_SECTION_BYTES + 1:,} bytes"):
         bob.read_overview("proj")
     assert cli(["--journal-dir", str(bob.root), "read", "proj"]) == 2
     assert bob.read_overview("missing").exists is False and bob.list_entries("proj", 0, 5)[1]
+
+
+@pytest.mark.parametrize("what", ["message", "file"])
+def test_a_sync_refuses_a_remote_holding_a_commit_or_file_larger_than_ever_written(journal_team, tmp_path: Path,
+                                                                                  what: str) -> None:
+    """A 200 MB message pushed by hand (2 MB packed) took ``journal search`` past 10 GB of memory: a sync checks
+    the sizes of what it fetched (headers only) and takes nothing from such a remote, in one line."""
+    remote, alice, bob = journal_team
+    alice.write("proj", "work_context: setup\n\nfirst", overview="# Project")
+    sync_journal(alice, remote=str(remote))
+    sync_journal(bob, remote=str(remote))
+    head = bob.head()
+    if what == "message":
+        hostile_commit(remote, tmp_path, "work_context: x\n\n" + "y" * (MAX_COMMIT_BYTES + 1),
+                       {"proj.md": b"# Project\n\nmore\n"})
+    else:
+        hostile_commit(remote, tmp_path, "work_context: x\n\nbig", {"other.md": b"x" * (MAX_SECTION_BYTES + 1)})
+    with pytest.raises(JournalError, match="the journal's remote holds a (commit|blob) .* bytes, more than "
+                                           "code-trajectory ever writes .*nothing was taken from it"):
+        sync_journal(bob)
+    assert cli(["--journal-dir", str(bob.root), "sync"]) == 2
+    assert bob.head() == head and len(texts(bob, "proj")) == 1

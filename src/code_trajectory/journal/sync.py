@@ -47,9 +47,11 @@ from code_trajectory.core.errors import GitError, InvalidArgumentError, JournalE
 from code_trajectory.core.secrets import url_without_credentials
 from code_trajectory.git.gitcmd import Git, split_z
 from code_trajectory.journal.model import _hidden
+from code_trajectory.journal.repository import MAX_SECTION_BYTES
 from code_trajectory.journal.store import JournalStore
 from code_trajectory.journal.text import (
     ID_SHA_LEN,
+    MAX_ENTRY_CHARS,
     SUFFIX,
     render_section,
     split_message,
@@ -59,6 +61,9 @@ from code_trajectory.journal.text import (
 
 REMOTE = "origin"
 MAX_ROUNDS = 5
+#: Largest commit a sync takes, bytes: an entry's message (:data:`~.text.MAX_ENTRY_CHARS` characters, 4 bytes each
+#: at most in UTF-8, and a summary) with its headers.
+MAX_COMMIT_BYTES = 4 * MAX_ENTRY_CHARS + 64 * 1024
 _BRANCH_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,100}$")
 
 
@@ -134,6 +139,8 @@ def sync_journal(store: JournalStore, remote: str | None = None, branch: str | N
         for _round in range(MAX_ROUNDS):
             remote_head = _fetch(net, store, branch, tracking)
             local = store.head()
+            if remote_head is not None and remote_head != local:
+                _check_sizes(store, local, remote_head)
             new_head = local
             if remote_head is None:
                 report.action = "published" if local else "nothing to share"
@@ -184,6 +191,27 @@ def _fetch(net: Git, store: JournalStore, branch: str, tracking: str) -> str | N
         raise JournalError(f"git fetch from the journal's remote failed: {err}")
     out = store.git.run(["rev-parse", "-q", "--verify", tracking + "^{commit}"], check=False)
     return out.stdout.decode().strip() or None if out.returncode == 0 else None
+
+
+def _check_sizes(store: JournalStore, local: str | None, remote_head: str) -> None:
+    """Refuse what the fetch brought when a commit or file is larger than code-trajectory ever writes (an entry's
+    message, a section file): anyone who can push to the remote can put a 200 MB message there (2 MB packed), and
+    reading it took ``journal search`` past 10 GB of memory. Sizes come from ``cat-file --batch-check``; nothing
+    is read.
+
+    Raises:
+        JournalError: naming the object and its size; the journal is left as it was.
+    """
+    rng = [remote_head] + (["--not", local] if local else [])
+    listed = store.git.out(["rev-list", "--objects", "--no-object-names", *rng, "--"])
+    checked = store.git.out(["cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)"], input=listed)
+    for line in checked.decode("ascii", "replace").splitlines():
+        oid, kind, size = (line.split() + ["", "", "0"])[:3]
+        limit = {"commit": MAX_COMMIT_BYTES, "blob": MAX_SECTION_BYTES}.get(kind)
+        if limit is not None and size.isdigit() and int(size) > limit:
+            raise JournalError(f"the journal's remote holds a {kind} ({oid[:ID_SHA_LEN]}) of {int(size):,} bytes, "
+                               f"more than code-trajectory ever writes ({limit:,}); nothing was taken from it. "
+                               "Remove it from the remote (or sync with another remote)")
 
 
 def _push(net: Git, head: str, branch: str) -> bool:
