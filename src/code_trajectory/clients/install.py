@@ -310,7 +310,7 @@ def install(client_name: str, project: str | os.PathLike[str] | None = None, *, 
                 raise InvalidArgumentError(
                     f"{path} already has a server named {taken!r} that runs {_describe(client, servers[taken])}, "
                     f"not code-trajectory; rename or remove that entry, then run install again")
-        chosen.append(name)
+        chosen[:] = [name]  # a mutate runs again when the file changed meanwhile (jsonfile.edit)
         entry = client.named(wanted, name)
         old = servers.get(name)
         if isinstance(old, Mapping):  # our entry already: the user's own keys in it stay
@@ -378,6 +378,7 @@ def uninstall(client_name: str, project: str | os.PathLike[str] | None = None, *
     removed: list[str] = []
 
     def mutate(data: Any) -> None:
+        removed.clear()  # a mutate runs again when the file changed meanwhile (jsonfile.edit)
         servers, _note = _servers_of(client, data, target.keys, create=False)
         if servers is not None:
             for name in [n for n, e in servers.items() if _ours_for(client, n, e, root, target.global_file)]:
@@ -392,7 +393,7 @@ def uninstall(client_name: str, project: str | os.PathLike[str] | None = None, *
 
     def both(data: Any) -> None:
         mutate(data)
-        hooks_removed.extend(_hooks.remove(data))
+        hooks_removed[:] = _hooks.remove(data)
 
     setup = SetupRecorder(root, f"uninstall {client.name}", enabled=not dry_run)
     changes: list[Change] = []

@@ -35,6 +35,7 @@ import difflib
 import os
 import stat
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
@@ -164,7 +165,11 @@ def read(path: Path) -> Loaded:
     Raises:
         TrajectoryError: the path is a directory or cannot be read (permissions, I/O error).
     """
-    raw = read_bytes(path)
+    return _parse(read_bytes(path))
+
+
+def _parse(raw: bytes | None) -> Loaded:
+    """:func:`read`'s answer for the bytes ``raw`` of a file (None: no file)."""
     if raw is None:
         return Loaded(exists=False, text="", data={}, problem=None)
     try:
@@ -328,9 +333,38 @@ def edit(path: Path, mutate: Mutator, *, dry_run: bool = False, replace_unreadab
             object), so ``previous`` comes back also when it differs from what ``mutate`` left by such members.
 
     Raises:
-        TrajectoryError: the file cannot be read, backed up, written or deleted.
+        TrajectoryError: the file cannot be read, backed up, written or deleted, or it kept changing while being
+            edited (a running client rewriting it: its change is never written over; each try starts again).
     """
-    loaded = read(path)
+    for _attempt in range(EDIT_TRIES):
+        with suppress(_Changed):
+            return _edit_once(path, mutate, dry_run=dry_run, replace_unreadable=replace_unreadable, now=now,
+                              previous=previous, as_installed=as_installed)
+    raise TrajectoryError(f"{path} changed {EDIT_TRIES} times while being edited (is the client running and "
+                          "rewriting it?); it was left as the client wrote it: run again, or close the client first")
+
+
+#: How many times :func:`edit` starts again when the file changed between its read and its write.
+EDIT_TRIES = 5
+
+
+class _Changed(Exception):
+    """The file is no longer what :func:`_edit_once` read (a client wrote it meanwhile): :func:`edit` tries again."""
+
+
+def _write_if_unchanged(path: Path, raw: bytes | None, new: bytes | str | None) -> None:
+    """Replace ``path`` by ``new`` (None: delete it) when it still holds ``raw`` (None: no file), else raise
+    :class:`_Changed`."""
+    if read_bytes(path) != raw:
+        raise _Changed
+    _unlink(path) if new is None else atomic_write(path, new)
+
+
+def _edit_once(path: Path, mutate: Mutator, *, dry_run: bool, replace_unreadable: bool, now: _dt.datetime | None,
+               previous: bytes | None, as_installed: bool) -> Edit:
+    """One try of :func:`edit`; raises :class:`_Changed` when the file changed between its read and its write."""
+    raw = read_bytes(path)
+    loaded = _parse(raw)
     if loaded.data is None and not replace_unreadable:
         return Edit(path, "unchanged", None, f"{path} {loaded.problem}; left untouched", "", dry_run)
     data = loaded.data if loaded.data is not None else {}
@@ -357,7 +391,7 @@ def edit(path: Path, mutate: Mutator, *, dry_run: bool = False, replace_unreadab
             new_text = None if restored is _DELETE else bytes(restored).decode("utf-8", "replace")
             diff = unified_diff(path, old_for_diff, None if new_text is None else new_text.removeprefix(_BOM))
             if not dry_run:
-                _unlink(path) if restored is _DELETE else atomic_write(path, restored)
+                _write_if_unchanged(path, raw, None if restored is _DELETE else restored)
             return Edit(path, "deleted" if restored is _DELETE else "updated", None, None, diff, dry_run)
     if spliced is not None:  # only the changed values are new text: comments and layout stay, nothing is lost
         new_text = (_BOM + spliced) if loaded.bom else spliced
@@ -371,7 +405,7 @@ def edit(path: Path, mutate: Mutator, *, dry_run: bool = False, replace_unreadab
     if dry_run:
         return Edit(path, action, None, reason, diff, True)
     saved = backup(path, now) if loaded.exists and reason else None
-    atomic_write(path, new_text)
+    _write_if_unchanged(path, raw, new_text)
     return Edit(path, action, saved, reason, diff, False)
 
 
