@@ -386,3 +386,26 @@ def test_cli_install_codex_and_goose_then_refuse_a_broken_file(proj: Path, tmp_p
     assert proc.returncode == 2 and proc.stdout == ""
     assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
     assert "is not valid YAML" in proc.stderr and goose.read_text() == "extensions: {broken\n"
+
+
+def test_a_toml_config_changed_while_being_edited_is_edited_again(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """As for JSON (test_clients_jsonfile.py): Codex rewriting its config.toml between our read and our write keeps
+    its change, and ours is added to it."""
+    from code_trajectory.clients import docfile
+
+    path = tmp_path / "config.toml"
+    path.write_text('model = "a"\n')
+    real_diff = docfile.unified_diff
+    writes = iter(['model = "b"\n'])
+
+    def diff_while_the_client_writes(*args: object) -> str:
+        text = next(writes, None)
+        if text is not None:
+            path.write_text(text)
+        return real_diff(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(docfile, "unified_diff", diff_while_the_client_writes)
+    result = docfile.edit(path, docfile.TOML, lambda doc: doc.update(mcp_servers={"x": {"command": "y"}}))
+    assert result.action == "updated"
+    assert tomllib.loads(path.read_text()) == {"model": "b", "mcp_servers": {"x": {"command": "y"}}}

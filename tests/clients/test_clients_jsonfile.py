@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from code_trajectory.clients import base, jsonfile
+from code_trajectory.clients.changed import EDIT_TRIES
 from code_trajectory.core.errors import InvalidArgumentError, TrajectoryError
 
 # --- JSONC -------------------------------------------------------------------------------------
@@ -129,10 +130,10 @@ def test_edit_never_writes_over_a_change_made_between_its_read_and_its_write(tmp
     monkeypatch.setattr(jsonfile.jsonsplice, "splice", splice_while_the_client_writes)
     assert jsonfile.edit(path, add).action == "updated"
     assert json.loads(path.read_text()) == {"a": 1, "client": 2, "ours": True}
-    writes = iter(f'{{"client": {n}}}\n' for n in range(jsonfile.EDIT_TRIES))
-    with pytest.raises(TrajectoryError, match=f"changed {jsonfile.EDIT_TRIES} times while being edited"):
+    writes = iter(f'{{"client": {n}}}\n' for n in range(EDIT_TRIES))
+    with pytest.raises(TrajectoryError, match=f"changed {EDIT_TRIES} times while being edited"):
         jsonfile.edit(path, lambda data: data.update(more=True))
-    assert json.loads(path.read_text()) == {"client": jsonfile.EDIT_TRIES - 1}
+    assert json.loads(path.read_text()) == {"client": EDIT_TRIES - 1}
 
 
 def test_edit_absent_and_unchanged_creates_nothing(tmp_path: Path) -> None:

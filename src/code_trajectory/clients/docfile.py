@@ -34,7 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from code_trajectory.clients.jsonfile import Edit, atomic_write, backup, read_bytes, unified_diff
+from code_trajectory.clients.changed import retried
+from code_trajectory.clients.jsonfile import Edit, backup, read_bytes, unified_diff, write_if_unchanged
 from code_trajectory.core.errors import TrajectoryError
 
 _BOM = "\ufeff"
@@ -213,8 +214,16 @@ def edit(path: Path, fmt: Format, mutate: Mutator, *, dry_run: bool = False, rep
         now: the time used in a backup's name (default: now).
 
     Raises:
-        TrajectoryError: the file does not parse (install), or cannot be read, backed up or written.
+        TrajectoryError: the file does not parse (install), or cannot be read, backed up or written, or it kept
+            changing while being edited (:func:`~.changed.retried`: a client's change is never written over).
     """
+    return retried(path, lambda: _edit_once(path, fmt, mutate, dry_run=dry_run, replace_unreadable=replace_unreadable,
+                                            remove_if=remove_if, now=now))
+
+
+def _edit_once(path: Path, fmt: Format, mutate: Mutator, *, dry_run: bool, replace_unreadable: bool,
+               remove_if: Callable[[MutableMapping[str, Any]], bool] | None, now: _dt.datetime | None) -> Edit:
+    """One try of :func:`edit`; raises :class:`~.changed.Changed` when the file changed before its write."""
     raw = read_bytes(path)
     exists = raw is not None
     text, newline, bom, finals = "", "\n", False, None
@@ -245,10 +254,7 @@ def edit(path: Path, fmt: Format, mutate: Mutator, *, dry_run: bool = False, rep
     if remove_if is not None and exists and remove_if(data):
         diff = unified_diff(path, text.removeprefix(_BOM), None)
         if not dry_run:
-            try:
-                path.unlink()
-            except OSError as exc:
-                raise TrajectoryError(f"cannot remove {path}: {exc.strerror or exc}; check its permissions") from None
+            write_if_unchanged(path, raw, None)
         return Edit(path, "updated", None, note, diff, dry_run)
     try:
         dumped = fmt.dump(data)
@@ -274,7 +280,7 @@ def edit(path: Path, fmt: Format, mutate: Mutator, *, dry_run: bool = False, rep
     if dry_run:
         return Edit(path, action, None, reason if exists else None, diff, True)
     saved = backup(path, now) if exists and (not lossless or note) else None
-    atomic_write(path, new_text)
+    write_if_unchanged(path, raw, new_text)
     return Edit(path, action, saved, reason if exists else None, diff, False)
 
 

@@ -25,6 +25,7 @@ Guarantees:
   is written through to its target; the text ends with a newline and keeps the file's indent
   (two spaces by default) and line endings.
 - *Dry run*: the same result with its unified diff, and nothing written (no backup either).
+- *No lost update*: a file changed between the read and the write is edited again (:mod:`.changed`).
 """
 
 from __future__ import annotations
@@ -35,12 +36,12 @@ import difflib
 import os
 import stat
 from collections.abc import Callable
-from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 
 from code_trajectory.clients import jsonsplice, jsontext
+from code_trajectory.clients.changed import Changed, retried
 from code_trajectory.core.atomic import replace_file
 from code_trajectory.core.bounded_read import read_bounded
 from code_trajectory.core.errors import TrajectoryError
@@ -336,33 +337,21 @@ def edit(path: Path, mutate: Mutator, *, dry_run: bool = False, replace_unreadab
         TrajectoryError: the file cannot be read, backed up, written or deleted, or it kept changing while being
             edited (a running client rewriting it: its change is never written over; each try starts again).
     """
-    for _attempt in range(EDIT_TRIES):
-        with suppress(_Changed):
-            return _edit_once(path, mutate, dry_run=dry_run, replace_unreadable=replace_unreadable, now=now,
-                              previous=previous, as_installed=as_installed)
-    raise TrajectoryError(f"{path} changed {EDIT_TRIES} times while being edited (is the client running and "
-                          "rewriting it?); it was left as the client wrote it: run again, or close the client first")
+    return retried(path, lambda: _edit_once(path, mutate, dry_run=dry_run, replace_unreadable=replace_unreadable,
+                                            now=now, previous=previous, as_installed=as_installed))
 
 
-#: How many times :func:`edit` starts again when the file changed between its read and its write.
-EDIT_TRIES = 5
-
-
-class _Changed(Exception):
-    """The file is no longer what :func:`_edit_once` read (a client wrote it meanwhile): :func:`edit` tries again."""
-
-
-def _write_if_unchanged(path: Path, raw: bytes | None, new: bytes | str | None) -> None:
-    """Replace ``path`` by ``new`` (None: delete it) when it still holds ``raw`` (None: no file), else raise
-    :class:`_Changed`."""
+def write_if_unchanged(path: Path, raw: bytes | None, new: bytes | str | None) -> None:
+    """Replace ``path`` by ``new`` (None: delete it) if it still holds ``raw`` (None: no file), else raise
+    :class:`Changed`."""
     if read_bytes(path) != raw:
-        raise _Changed
+        raise Changed
     _unlink(path) if new is None else atomic_write(path, new)
 
 
 def _edit_once(path: Path, mutate: Mutator, *, dry_run: bool, replace_unreadable: bool, now: _dt.datetime | None,
                previous: bytes | None, as_installed: bool) -> Edit:
-    """One try of :func:`edit`; raises :class:`_Changed` when the file changed between its read and its write."""
+    """One try of :func:`edit`; raises :class:`Changed` when the file changed between its read and its write."""
     raw = read_bytes(path)
     loaded = _parse(raw)
     if loaded.data is None and not replace_unreadable:
@@ -391,7 +380,7 @@ def _edit_once(path: Path, mutate: Mutator, *, dry_run: bool, replace_unreadable
             new_text = None if restored is _DELETE else bytes(restored).decode("utf-8", "replace")
             diff = unified_diff(path, old_for_diff, None if new_text is None else new_text.removeprefix(_BOM))
             if not dry_run:
-                _write_if_unchanged(path, raw, None if restored is _DELETE else restored)
+                write_if_unchanged(path, raw, None if restored is _DELETE else restored)
             return Edit(path, "deleted" if restored is _DELETE else "updated", None, None, diff, dry_run)
     if spliced is not None:  # only the changed values are new text: comments and layout stay, nothing is lost
         new_text = (_BOM + spliced) if loaded.bom else spliced
@@ -405,7 +394,7 @@ def _edit_once(path: Path, mutate: Mutator, *, dry_run: bool, replace_unreadable
     if dry_run:
         return Edit(path, action, None, reason, diff, True)
     saved = backup(path, now) if loaded.exists and reason else None
-    _write_if_unchanged(path, raw, new_text)
+    write_if_unchanged(path, raw, new_text)
     return Edit(path, action, saved, reason, diff, False)
 
 
