@@ -2,7 +2,8 @@
 
 The client writes the event's JSON on the hook's stdin; every field is untrusted and checked. Claude Code (hooks
 reference: ``session_id``, ``cwd``, ``hook_event_name``; ``prompt`` for ``UserPromptSubmit``; ``tool_name`` and
-``tool_input`` for ``PostToolUse``), Gemini CLI (``BeforeAgent``, ``AfterTool``, ``AfterAgent``, the same field
+``tool_input`` for ``PostToolUse``, and its Edit's and Write's ``tool_response``, whose ``originalFile`` the
+hand-over pins, see :func:`told_contents`), Gemini CLI (``BeforeAgent``, ``AfterTool``, ``AfterAgent``, the same field
 names) and Codex CLI (``UserPromptSubmit``, ``PostToolUse``, ``Stop``, the same field names) differ only in their
 edit tools, whose names tell the clients apart (:data:`EDIT_TOOLS`). So the command line is the same for every
 client and names no client: an older ``code-trajectory`` on a teammate's ``PATH`` runs a newer set-up's hooks
@@ -276,6 +277,32 @@ def edited_files(payload: dict) -> tuple[str, str, list[str]] | str:
     return (client, str(tool), files[:MAX_EDIT_FILES]) if files else f"{tool} named no file"
 
 
+def told_contents(payload: dict, rels: list[str]) -> dict[str, tuple[str | None, str]] | None:
+    """What Claude Code's ``tool_response`` says the one file of an Edit or Write (``rels``: its path relative to
+    the project) held before and after the tool call: ``{rel: (text before, or None when Write created the file,
+    text after)}`` (``originalFile``; the text after is ``content`` for Write, ``originalFile`` with ``oldString``
+    replaced by ``newString`` for Edit, every one with ``replaceAll``); None for another tool, more than one path
+    (a link and its target) or a response of another shape. Untrusted: the hand-over keeps it only when the text
+    after is the file's content (:func:`code_trajectory.recording.handoff.hand_over_edit`)."""
+    response, tool = payload.get("tool_response"), payload.get("tool_name")
+    if len(rels) != 1 or tool not in ("Edit", "Write") or not isinstance(response, dict):
+        return None
+    before = response.get("originalFile")
+    if tool == "Write":
+        after = response.get("content")
+        if before is None and response.get("type") != "create":
+            return None
+    else:
+        old, new, every = response.get("oldString"), response.get("newString"), response.get("replaceAll")
+        if not isinstance(before, str) or not isinstance(old, str) or not isinstance(new, str) or not old \
+                or old not in before:
+            return None
+        after = before.replace(old, new) if every is True else before.replace(old, new, 1)
+    if not isinstance(after, str) or not isinstance(before, (str, type(None))):
+        return None
+    return {rels[0]: (before, after)}
+
+
 def _edit(root: Path, payload: dict) -> str | None:
     import os
 
@@ -313,7 +340,8 @@ def _edit(root: Path, payload: dict) -> str | None:
     # the hand-over copies the edited files into .trajectory/state: only into one whose last vetting holds (else the
     # recorder's opening vets it)
     if (git_dir / "HEAD").is_file() and still_vetted(git_dir) and handoff.hand_over_edit(
-            git_dir / "state", rels, root=root, client=client, tool=tool, session=session):
+            git_dir / "state", rels, root=root, client=client, tool=tool, session=session,
+            told=told_contents(payload, rels)):
         # the recording process snapshots them together (within its next listing, 0.1 s); when none records, a
         # worker started here does, and exits; where none can start, or an earlier one left a hand-over behind (it
         # failed: its stderr is /dev/null), this process records every hand-over, and says on stderr what failed

@@ -18,7 +18,11 @@ The hand-over, in ``.trajectory/state/requests/`` beside the checkpoint requests
    snapshotted together) relative to the project root, as the hook confined them; ``contents`` each regular file's
    bytes and executable bit as the hook read them (null: the file did not exist), so that the snapshot holds this
    tool call's result even when it is taken after the agent's next edit of the same file (a path not in
-   ``contents``, a symlink or a directory, is read from the work tree when recorded);
+   ``contents``, a symlink or a directory, is read from the work tree when recorded); ``before`` (optional) each
+   file's content before the tool call, as the tool said (Claude Code's ``tool_response.originalFile``, kept only
+   when applying the tool's edit to it gives the content pinned), the same format: an initial import that runs
+   while the hand-over waits records the file at that state (:mod:`~code_trajectory.recording.import_handovers`),
+   so that the hand-over then records the edit with its origin and intent;
 2. the recording process claims the hand-overs oldest first (``rename`` to ``<id>.claimed``), validates each
    (:func:`parse_edit`: exact keys, bounded strings, names of letters, digits and ``._-`` only, paths confined to
    the project, strict base64), snapshots its paths with that content and origin for that agent session, and
@@ -71,15 +75,17 @@ Pinned = tuple[bool, bytes] | None
 
 
 class HandedOverEdit:
-    """One validated hand-over: ``paths`` (relative to the project root), ``client``, ``tool``, ``session``, and
-    ``contents``: the content the hook read for some of ``paths`` (see :data:`Pinned`)."""
+    """One validated hand-over: ``paths`` (relative to the project root), ``client``, ``tool``, ``session``,
+    ``contents``: the content the hook read for some of ``paths`` (see :data:`Pinned`), and ``before``: the content
+    some of ``paths`` held before the tool call, as the tool said."""
 
-    __slots__ = ("client", "contents", "paths", "session", "tool")
+    __slots__ = ("before", "client", "contents", "paths", "session", "tool")
 
     def __init__(self, paths: list[str], client: str, tool: str, session: str,
-                 contents: dict[str, Pinned] | None = None) -> None:
+                 contents: dict[str, Pinned] | None = None, before: dict[str, Pinned] | None = None) -> None:
         self.paths, self.client, self.tool, self.session = paths, client, tool, session
         self.contents: dict[str, Pinned] = contents or {}
+        self.before: dict[str, Pinned] = before or {}
 
     @property
     def origin(self) -> str:
@@ -132,9 +138,15 @@ def pin(root: Path, rel: str, limit: int) -> Pinned | str:
         os.close(fd)
 
 
-def hand_over_edit(state_dir: Path, paths: list[str], *, root: Path, client: str, tool: str, session: str) -> bool:
+def hand_over_edit(state_dir: Path, paths: list[str], *, root: Path, client: str, tool: str, session: str,
+                   told: dict[str, tuple[str | None, str]] | None = None) -> bool:
     """Write the hand-over of one tool call's edit of ``paths`` (relative to ``root``, the project root, at most
     :data:`MAX_PATHS`) for the recording process, which snapshots them together with the content read here.
+
+    ``told``: what the tool said some of ``paths`` held, ``{path: (text before or None when it created the file,
+    text after)}`` (untrusted): the text before is pinned as the hand-over's ``before`` when the text after, encoded
+    in UTF-8, is the content read here, no secret is in it and it fits in what is left of
+    :data:`MAX_PINNED_BYTES`; else it is left out (the edit is handed over all the same).
 
     Returns:
         True when written; False when it could not be (more than :data:`MAX_PATHS` paths, more than
@@ -144,6 +156,7 @@ def hand_over_edit(state_dir: Path, paths: list[str], *, root: Path, client: str
     if not 1 <= len(paths) <= MAX_PATHS:
         return False  # the hook records so many files itself: one snapshot, none left out
     contents: dict[str, dict | None] = {}
+    read: dict[str, tuple[bool, bytes]] = {}
     budget = MAX_PINNED_BYTES
     for rel in paths:
         found = pin(root, rel, budget)
@@ -154,10 +167,14 @@ def hand_over_edit(state_dir: Path, paths: list[str], *, root: Path, client: str
                 import base64
 
                 budget -= len(found[1])
+                read[rel] = found
             contents[rel] = None if found is None else {"exec": found[0],
                                                         "data": base64.b64encode(found[1]).decode("ascii")}
-    payload = json.dumps({"paths": paths, "client": client[:MAX_NAME_CHARS], "tool": tool[:MAX_NAME_CHARS],
-                          "session": session[:MAX_NAME_CHARS], "contents": contents})
+    fields = {"paths": paths, "client": client[:MAX_NAME_CHARS], "tool": tool[:MAX_NAME_CHARS],
+              "session": session[:MAX_NAME_CHARS], "contents": contents}
+    if before := _told_before(told or {}, read, budget):
+        fields["before"] = before
+    payload = json.dumps(fields)
     if len(payload) > MAX_HANDOVER_BYTES:  # ASCII: json.dumps escapes the rest
         return False
     directory = state_dir / REQUEST_DIR
@@ -172,6 +189,34 @@ def hand_over_edit(state_dir: Path, paths: list[str], *, root: Path, client: str
     return True
 
 
+def _told_before(told: dict[str, tuple[str | None, str]], read: dict[str, tuple[bool, bytes]],
+                 budget: int) -> dict[str, dict | None]:
+    """The ``before`` of a hand-over: each path of ``told`` whose text after is the content ``read`` there, with
+    the text before (see :func:`hand_over_edit`), within ``budget`` bytes."""
+    import base64
+
+    before: dict[str, dict | None] = {}
+    for rel, (old, new) in told.items():
+        pinned = read.get(rel)
+        if pinned is None or not isinstance(old, (str, type(None))) or not isinstance(new, str):
+            continue  # no content pinned after the edit: nothing to check the tool's word against
+        try:
+            if pinned[1] != new.encode("utf-8"):
+                continue  # another encoding, line endings the tool changed, or a later save
+            data = None if old is None else old.encode("utf-8")
+        except UnicodeEncodeError:
+            continue
+        if data is not None:
+            from code_trajectory.core.secrets import secret_content
+
+            if len(data) > budget or secret_content(data):
+                continue
+            budget -= len(data)
+        before[rel] = None if data is None else {"exec": pinned[0],
+                                                 "data": base64.b64encode(data).decode("ascii")}
+    return before
+
+
 def parse_edit(data: bytes) -> HandedOverEdit:
     """Validate a hand-over file's bytes (untrusted: anything running as the user can write there).
 
@@ -180,12 +225,14 @@ def parse_edit(data: bytes) -> HandedOverEdit:
             :data:`MAX_PATH_CHARS` characters each, no NUL, no ``..`` part), ``client``, ``tool`` and ``session`` (at most
             :data:`MAX_NAME_CHARS` characters of letters, digits and ``._-``; ``client`` and ``tool`` not empty),
             and ``contents`` (optional, as an earlier version wrote none: an object whose keys are among ``paths``,
-            each null or ``{"exec": bool, "data": strict base64}``, at most :data:`MAX_PINNED_BYTES` in all).
+            each null or ``{"exec": bool, "data": strict base64}``) and ``before`` (optional, the same format; with
+            ``contents`` at most :data:`MAX_PINNED_BYTES` in all).
     """
     payload = json.loads(data.decode("utf-8"))
-    if not isinstance(payload, dict) or set(payload) - {"contents"} != {"paths", "client", "tool", "session"}:
-        raise ValueError("an edit hand-over is an object with exactly the keys paths, client, tool, session and "
-                         "contents")
+    if not isinstance(payload, dict) or set(payload) - {"contents", "before"} != {"paths", "client", "tool",
+                                                                                   "session"}:
+        raise ValueError("an edit hand-over is an object with exactly the keys paths, client, tool, session, "
+                         "contents and before")
     paths, client, tool, session = (payload[k] for k in ("paths", "client", "tool", "session"))
     if not isinstance(paths, list) or not 1 <= len(paths) <= MAX_PATHS:
         raise ValueError(f"paths must be a list of 1 to {MAX_PATHS} paths")
@@ -198,16 +245,20 @@ def parse_edit(data: bytes) -> HandedOverEdit:
             raise ValueError(f"{name} must be at most {MAX_NAME_CHARS} letters, digits or ._-")
     if not client or not tool:
         raise ValueError("client and tool must not be empty")
-    return HandedOverEdit(paths, client, tool, session, _parse_contents(payload.get("contents", {}), paths))
+    contents = _parse_contents(payload.get("contents", {}), paths, "contents")
+    used = sum(len(found[1]) for found in contents.values() if found is not None)
+    before = _parse_contents(payload.get("before", {}), paths, "before", MAX_PINNED_BYTES - used)
+    return HandedOverEdit(paths, client, tool, session, contents, before)
 
 
-def _parse_contents(contents: object, paths: list[str]) -> dict[str, Pinned]:
-    """The ``contents`` of a hand-over, validated (see :func:`parse_edit`)."""
+def _parse_contents(contents: object, paths: list[str], key: str, limit: int = MAX_PINNED_BYTES) -> dict[str, Pinned]:
+    """The ``contents`` (or ``before``: ``key``) of a hand-over, validated, at most ``limit`` bytes in all (see
+    :func:`parse_edit`)."""
     import base64
     import binascii
 
     if not isinstance(contents, dict) or not set(contents) <= set(paths):
-        raise ValueError("contents must be an object whose keys are among paths")
+        raise ValueError(f"{key} must be an object whose keys are among paths")
     parsed: dict[str, Pinned] = {}
     total = 0
     for path, value in contents.items():
@@ -222,7 +273,7 @@ def _parse_contents(contents: object, paths: list[str]) -> dict[str, Pinned]:
         except (UnicodeEncodeError, binascii.Error):
             raise ValueError("a content's data is not base64") from None
         total += len(data)
-        if total > MAX_PINNED_BYTES:
-            raise ValueError(f"the contents exceed {MAX_PINNED_BYTES} bytes")
+        if total > limit:
+            raise ValueError(f"the contents and before exceed {MAX_PINNED_BYTES} bytes")
         parsed[path] = (value["exec"], data)
     return parsed

@@ -135,6 +135,12 @@ class ReconcileMixin:
             self._pending_rescan = False
             try:  # what was pending stays pending when nothing is recorded (the scan or the commit failed)
                 found = self._scan(progress)
+                tree, imported = found.tree, found.imported
+                if imported is not None:  # an import: the files of waiting hand-overs as before their edits
+                    from code_trajectory.recording.import_handovers import import_tree
+
+                    tree = import_tree(self, found.tree)
+                    imported = imported if tree == found.tree else None  # listed by a diff then
                 try:
                     operation = None
                     if catch_up is not None or reflogs:
@@ -143,8 +149,8 @@ class ReconcileMixin:
                         operation = catchup.unrecorded_operation(self.project, self.repo.state_dir,
                                                                  catch_up or CatchUp(), last_time)
                         catchup.note_mark(self.repo.state_dir, self.project)
-                    return self._commit(found.tree, kind=kind, note=note, oversize=found.oversize, started=started,
-                                        imported=found.imported, restored_from=restored_from,
+                    return self._commit(tree, kind=kind, note=note, oversize=found.oversize, started=started,
+                                        imported=imported, restored_from=restored_from,
                                         with_intent=with_intent, unrecorded=catch_up is not None,
                                         unrecorded_operation=operation)
                 finally:
