@@ -68,7 +68,7 @@ def wait_landed(root: Path, env: dict, before: str) -> float:
 
 def wait_idle(root: Path) -> None:
     """Wait until no edit worker holds the recorder lock and no hand-over waits (the next run starts quiet)."""
-    from code_trajectory.recording.edit_worker import pending
+    from code_trajectory.recording.handoff import waiting as pending
     from code_trajectory.recording.liveness import recording_now
 
     deadline = time.monotonic() + 30

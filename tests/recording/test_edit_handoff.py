@@ -130,7 +130,7 @@ def test_a_hand_over_a_failed_worker_left_makes_the_next_hook_record_in_its_own_
     hook = run_hook(project, "edit", edit_payload(project, "src/app.py", "s10"))
     assert hook.returncode == 0 and hook.stderr == ""
     assert shadow_count(project) == count + 2  # recorded before the hook returned: no worker this time
-    assert not edit_worker.pending(state) and not recording_now(project / ".trajectory")
+    assert not handoff.waiting(state) and not recording_now(project / ".trajectory")
 
 
 def test_the_worker_leaves_the_hand_overs_to_the_process_that_records(project: Path) -> None:
@@ -141,7 +141,7 @@ def test_the_worker_leaves_the_hand_overs_to_the_process_that_records(project: P
         write(project, "src/app.py", "def main():\n    return 10\n")
         assert hand_over(project, ["src/app.py"], "claude-code", "Edit", "s7")
         assert edit_worker.drain(project) == 0  # the server holds the recorder lock: the worker stands aside
-        assert edit_worker.pending(session.recorder.repo.state_dir) and shadow_count(project) == count
+        assert handoff.waiting(session.recorder.repo.state_dir) and shadow_count(project) == count
         claimer(session).poll()
         assert shadow_count(project) == count + 1 and "session=s7" in last_message(project)
 
@@ -161,7 +161,7 @@ def test_a_worker_declines_checkpoint_requests_and_drains_in_rounds(project: Pat
     assert edit_worker.drain(project) >= 12
     thread.join(30)
     assert shadow_count(project) == count + 12
-    assert not edit_worker.pending(state)
+    assert not handoff.waiting(state)
     if asked and asked[0] is not None:  # claimed by the worker (not withdrawn first): declined, not taken
         assert not asked[0].ok and "no checkpoints" in asked[0].text
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import filelock
 import pytest
 
-from code_trajectory.recording.edit_worker import pending
+from code_trajectory.recording.handoff import waiting as pending
 from code_trajectory.recording.liveness import recording_now
 from support import git, mcp_client, server_command, subprocess_env, wait_for, wait_hooks_done, watching, write
 

@@ -72,3 +72,24 @@ def test_an_edit_the_tool_describes_otherwise_stays_in_the_import(project: Path)
     play_the_race(project, edits).close()
     assert shadow(project, "rev-list", "--count", "refs/heads/shadow/main").strip() == "1"
     assert shadow(project, "show", "refs/heads/shadow/main:src/app.py") == AFTER
+
+
+def test_hand_overs_recorded_before_any_import_come_after_one(project: Path) -> None:
+    """An edit worker (or a hook recording itself) finds hand-overs and no history: no server imported the
+    project yet (Claude Code's hooks ran before its server started). Recording the edit on no history made a first
+    snapshot holding that file alone; the project is imported first, the file as before the edit, then the edit."""
+    write(project, "src/other.py", "OTHER = 1\n")
+    recorder = Recorder.open(project, TrajectorySettings.load(project))  # what the prompt hook made
+    recorder.intent.set("return two", session="s1")
+    attach_handovers(recorder)
+    write(project, "src/app.py", AFTER)
+    hand_over(project, "src/app.py", {"tool_name": "Edit", "tool_response": {
+        "oldString": "return 1", "newString": "return 2", "originalFile": BEFORE, "replaceAll": False}})
+    assert recorder.record_handovers() == 1  # what the edit worker's drain does
+    recorder.close()
+    first = shadow(project, "rev-list", "--max-parents=0", "refs/heads/shadow/main").strip()
+    assert {"src/app.py", "src/other.py"} <= set(shadow(project, "ls-tree", "-r", "--name-only", first).split())
+    assert shadow(project, "show", f"{first}:src/app.py") == BEFORE
+    tip = shadow(project, "log", "-1", "--format=%B", "refs/heads/shadow/main")
+    assert "Trajectory-Origin: claude-code; tool=Edit" in tip and "return two" in tip, tip
+    assert shadow(project, "rev-list", "--count", "refs/heads/shadow/main").strip() == "2"

@@ -162,7 +162,7 @@ def wait_hooks_done(root: Path, timeout: float = 60.0) -> None:
     """Wait until the edits hooks handed over in ``root`` are recorded: none waits in ``.trajectory/state/requests``
     and no edit worker holds the recorder lock (with nothing recording, an edit hook's snapshot is taken by a
     worker it started, after the hook returned: issue 29). Not for a project a watcher records (it holds the lock)."""
-    from code_trajectory.recording.edit_worker import pending
+    from code_trajectory.recording.handoff import waiting as pending
     from code_trajectory.recording.liveness import recording_now
 
     git_dir = root / ".trajectory"

@@ -89,17 +89,6 @@ def stuck(state_dir: Path) -> bool:
     return False
 
 
-def pending(state_dir: Path) -> bool:
-    """True when ``state_dir``'s requests directory holds a hand-over nobody claimed yet."""
-    from code_trajectory.recording.handoff import EDIT_KIND, REQUEST_DIR
-
-    try:
-        with os.scandir(state_dir / REQUEST_DIR) as entries:
-            return any(entry.name.endswith(f".{EDIT_KIND}") for entry in entries)
-    except OSError:
-        return False
-
-
 def drain(root: Path) -> int:
     """Record every hand-over of the project at ``root`` while holding its recorder lock; how many were claimed
     (0 when another process holds the lock: it claims them).
@@ -111,6 +100,7 @@ def drain(root: Path) -> int:
 
     from code_trajectory.core.config import TrajectorySettings
     from code_trajectory.recording.checkpoint_requests import CheckpointAnswer, RequestServer, attach_handovers
+    from code_trajectory.recording.handoff import waiting
     from code_trajectory.recording.recorder import Recorder
 
     recorder = Recorder.open(root, TrajectorySettings.load(root), create=False)
@@ -132,7 +122,7 @@ def drain(root: Path) -> int:
                     claimed += handled
             finally:
                 lock.release()
-            if not pending(state_dir):
+            if not waiting(state_dir):
                 break
     finally:
         recorder.close()

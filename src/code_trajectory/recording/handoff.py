@@ -53,7 +53,7 @@ from code_trajectory.core.atomic import replace_file
 from code_trajectory.recording.liveness import recording_now
 
 __all__ = ["EDIT_KIND", "REQUEST_DIR", "HandedOverEdit", "Pinned", "edit_origin", "hand_over_edit", "parse_edit",
-           "pin", "recording_now"]
+           "pin", "recording_now", "waiting"]
 
 #: The directory under ``.trajectory/state`` holding requests (shared with the checkpoint requests).
 REQUEST_DIR = "requests"
@@ -277,3 +277,12 @@ def _parse_contents(contents: object, paths: list[str], key: str, limit: int = M
             raise ValueError(f"the contents and before exceed {MAX_PINNED_BYTES} bytes")
         parsed[path] = (value["exec"], data)
     return parsed
+
+
+def waiting(state_dir: Path) -> bool:
+    """True when ``state_dir`` (``.trajectory/state``) holds a hand-over nobody claimed yet."""
+    try:
+        with os.scandir(state_dir / REQUEST_DIR) as entries:
+            return any(entry.name.endswith(f".{EDIT_KIND}") for entry in entries)
+    except OSError:
+        return False

@@ -49,7 +49,7 @@ from code_trajectory.recording.blobs import write_blobs, write_pinned
 from code_trajectory.recording.commit_message import Snapshot, compose, mark_oversize
 from code_trajectory.recording.conflicts import STATE_FILE as CONFLICTS_FILE
 from code_trajectory.recording.conflicts import Conflicts
-from code_trajectory.recording.handoff import Pinned
+from code_trajectory.recording.handoff import Pinned, waiting
 from code_trajectory.recording.ignore import RecordingPolicy
 from code_trajectory.recording.intent import IntentStore
 from code_trajectory.recording.opening import (
@@ -192,6 +192,10 @@ class Recorder(PendingMixin, ReconcileMixin, RecoveryMixin):
         this recorder's lock, so that another thread or process records none of them meanwhile, out of order. Every
         snapshot of the work tree calls this first: a hand-over's content, read by its hook, must never land after a
         newer state of its file, nor its edit be folded into a snapshot that leaves the hand-over nothing to tag.
+        With no history yet and hand-overs waiting (an edit worker or a hook started before any server imported
+        the project), the project is imported first (its files as before those edits:
+        :mod:`~code_trajectory.recording.import_handovers`): an edit recorded on no history made a first snapshot
+        holding that file alone, and the import then a snapshot adding every other file.
         How many were recorded; a failure is logged, never raised (the snapshot that asked goes on).
         """
         with self._lock:
@@ -202,6 +206,8 @@ class Recorder(PendingMixin, ReconcileMixin, RecoveryMixin):
             # of the snapshot that asked were made under
             noted, self._intent_noted = self._intent_noted, None
             try:
+                if self.latest_commit() is None and waiting(self.repo.state_dir):
+                    self.reconcile(with_intent=False)  # its own call of this method returns at once (draining)
                 return self.handover_drain()
             except Exception as exc:  # noqa: BLE001 - the hand-overs wait for the next snapshot
                 log.warning("recording the handed-over edits failed: %s", exc)

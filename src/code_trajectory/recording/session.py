@@ -36,7 +36,7 @@ from code_trajectory.core.shutdown import stop_child
 from code_trajectory.git import messages
 from code_trajectory.git.gitcmd import check_git_version
 from code_trajectory.git.shadow import shadow_ref
-from code_trajectory.recording import answers, checkpoint_requests, edit_worker, hooks, startup
+from code_trajectory.recording import answers, checkpoint_requests, edit_worker, handoff, hooks, startup
 from code_trajectory.recording.catchup import CatchUp, note_mark
 from code_trajectory.recording.checkpoint_requests import RequestServer
 from code_trajectory.recording.consolidate import consolidate
@@ -302,7 +302,7 @@ class ProjectSession(CheckpointMixin):
             with contextlib.suppress(OSError):
                 self._recording_lock.release()
             # an edit hook that handed over while this process stopped saw it record, and started no worker
-            if scanned and edit_worker.pending(self.recorder.repo.state_dir):
+            if scanned and handoff.waiting(self.recorder.repo.state_dir):
                 edit_worker.start(self.root)
         self.recorder.close()
 

@@ -94,8 +94,10 @@ def startup_scan(recorder: Recorder, *, importing: bool, background: bool, catch
         StorageError, GitError: the scan failed (in a child: its message).
     """
     # the edits hooks handed over while nothing recorded come first, with their own content (recording.handoff);
-    # an in-process reconcile does the same, a child process cannot
-    recorder.record_handovers()
+    # an in-process reconcile does the same, a child process cannot. Not before an import: it records the files of
+    # waiting hand-overs as before their edits, which are then recorded on top (recording.import_handovers)
+    if not importing:
+        recorder.record_handovers()
     if importing or (background and large(recorder)):
         from code_trajectory.recording.importer import import_in_child
 
