@@ -255,3 +255,26 @@ def test_a_sync_refuses_a_remote_holding_a_commit_or_file_larger_than_ever_writt
         sync_journal(bob)
     assert cli(["--journal-dir", str(bob.root), "sync"]) == 2
     assert bob.head() == head and len(texts(bob, "proj")) == 1
+
+
+def test_a_sync_refuses_more_new_text_than_its_total_bound(journal_team, monkeypatch) -> None:
+    """300 messages of 800 KB, each within MAX_COMMIT_BYTES, took the first ``journal search`` 96 s and 1.15 GB: a
+    sync sums the sizes of the new commits (headers only) and takes nothing past MAX_SYNC_BYTES, in one line."""
+    from code_trajectory.journal import sync
+
+    remote, alice, bob = journal_team
+    alice.write("proj", "work_context: setup\n\nfirst", overview="# Project")
+    sync_journal(alice, remote=str(remote))
+    sync_journal(bob, remote=str(remote))
+    head = bob.head()
+    for n in range(5):
+        alice.write("proj", f"work_context: setup\n\nentry {n} " + "y" * 2000)
+    sync_journal(alice)
+    monkeypatch.setattr(sync, "MAX_SYNC_BYTES", 5 * 2000)
+    with pytest.raises(JournalError, match=r"holds 5 new commits of [0-9,]+ bytes in all, more than one sync takes "
+                                           r"\(10,000.*nothing was taken from it"):
+        sync_journal(bob)
+    assert cli(["--journal-dir", str(bob.root), "sync"]) == 2
+    assert bob.head() == head and len(texts(bob, "proj")) == 1
+    monkeypatch.setattr(sync, "MAX_SYNC_BYTES", 6 * 2400)
+    assert sync_journal(bob).received == 5 and len(texts(bob, "proj")) == 6

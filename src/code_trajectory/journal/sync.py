@@ -64,6 +64,12 @@ MAX_ROUNDS = 5
 #: Largest commit a sync takes, bytes: an entry's message (:data:`~.text.MAX_ENTRY_CHARS` characters, 4 bytes each
 #: at most in UTF-8, and a summary) with its headers.
 MAX_COMMIT_BYTES = 4 * MAX_ENTRY_CHARS + 64 * 1024
+#: Most new commit bytes (the entries' messages, summed) one sync takes: 100 entries of the largest size an entry can
+#: be (86.4 MB). An agent's entry is 0.5-5 KB, so this is 17,000 or more real entries, years of a team's journal; a
+#: remote holding more new text than that was filled by hand (300 messages of 800 KB, each within
+#: :data:`MAX_COMMIT_BYTES`, took the first ``journal search`` 96 s and 1.15 GB and grew its cache to 541 MB). Only
+#: messages count: a section file is read one at a time, and each is bounded by its own limit.
+MAX_SYNC_BYTES = 100 * MAX_COMMIT_BYTES
 _BRANCH_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,100}$")
 
 
@@ -195,16 +201,17 @@ def _fetch(net: Git, store: JournalStore, branch: str, tracking: str) -> str | N
 
 def _check_sizes(store: JournalStore, local: str | None, remote_head: str) -> None:
     """Refuse what the fetch brought when a commit or file is larger than code-trajectory ever writes (an entry's
-    message, a section file): anyone who can push to the remote can put a 200 MB message there (2 MB packed), and
-    reading it took ``journal search`` past 10 GB of memory. Sizes come from ``cat-file --batch-check``; nothing
-    is read.
+    message, a section file), or when the new commits sum to more than :data:`MAX_SYNC_BYTES`: anyone who can push
+    to the remote can put a 200 MB message there (2 MB packed), and reading it took ``journal search`` past 10 GB of
+    memory. Sizes come from ``cat-file --batch-check``; nothing is read.
 
     Raises:
-        JournalError: naming the object and its size; the journal is left as it was.
+        JournalError: naming the object and its size (or the total); the journal is left as it was.
     """
     rng = [remote_head] + (["--not", local] if local else [])
     listed = store.git.out(["rev-list", "--objects", "--no-object-names", *rng, "--"])
     checked = store.git.out(["cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)"], input=listed)
+    total = commits = 0
     for line in checked.decode("ascii", "replace").splitlines():
         oid, kind, size = (line.split() + ["", "", "0"])[:3]
         limit = {"commit": MAX_COMMIT_BYTES, "blob": MAX_SECTION_BYTES}.get(kind)
@@ -212,6 +219,13 @@ def _check_sizes(store: JournalStore, local: str | None, remote_head: str) -> No
             raise JournalError(f"the journal's remote holds a {kind} ({oid[:ID_SHA_LEN]}) of {int(size):,} bytes, "
                                f"more than code-trajectory ever writes ({limit:,}); nothing was taken from it. "
                                "Remove it from the remote (or sync with another remote)")
+        if kind == "commit" and size.isdigit():
+            total, commits = total + int(size), commits + 1
+    if total > MAX_SYNC_BYTES:
+        raise JournalError(f"the journal's remote holds {commits:,} new commits of {total:,} bytes in all, more than "
+                           f"one sync takes ({MAX_SYNC_BYTES:,}: {MAX_SYNC_BYTES // MAX_COMMIT_BYTES} entries of the "
+                           "largest size); nothing was taken from it. Remove the oversized entries from the remote "
+                           "(or sync with another remote)")
 
 
 def _push(net: Git, head: str, branch: str) -> bool:
