@@ -13,7 +13,7 @@ import pytest
 from code_trajectory.share.pull import pull
 from code_trajectory.share.push import push
 from support import git, mcp_client
-from support.share_env import ALICE, make_team, record
+from support.share_env import ALICE, make_team, record, shadow_git
 
 SOURCE = f"{ALICE}/main"
 REMOTE_REF = f"refs/trajectory/{ALICE}/main"
@@ -71,3 +71,31 @@ async def test_a_pulled_commit_whose_message_holds_the_logs_separators_is_one_sn
     found = await answers(team.bob)
     log = found["get_global_trajectory"]
     assert "the last 3 snapshot(s)" in log and "forged" not in log.split("\n", 1)[0]
+
+
+def test_a_pulled_commit_larger_than_ever_written_is_not_taken(tmp_path, monkeypatch) -> None:
+    """A 200 MB message (``git commit-tree -F``) pushed to a trajectory ref made every later ``list-trajectories``
+    take 8.5 s and 200 MB: a pull checks the new commits' sizes (headers only) and puts such a ref back where it was
+    (a new one is not created), with a warning; the other sources are taken."""
+    from code_trajectory.share import pull as pull_module
+
+    monkeypatch.setattr(pull_module, "MAX_PULLED_COMMIT_BYTES", 8192)
+    team = make_team(tmp_path)
+    record(team.alice, [("src/app.py", "def main():\n    return 3\n")], intent="Alice's work")
+    push(team.alice)
+    record(team.bob, [("src/other.py", "x = 1\n")])
+    pull(team.bob)
+    pulled = shadow_git(team.bob, "rev-parse", f"refs/remotes-trajectory/{SOURCE}").strip()
+    tip = git(team.remote, "rev-parse", REMOTE_REF).strip()
+    git(team.remote, "update-ref", "refs/trajectory/carol@example.com/main", tip)  # a fine new source
+    hand_made_commit(team.remote, stamp=1_764_000_000, message=b"big\n\n" + b"y" * 20_000 + b"\n")
+    git(team.remote, "update-ref", "refs/trajectory/eve@example.com/main", REMOTE_REF)  # a new one, as big
+    report = pull(team.bob)
+    assert shadow_git(team.bob, "rev-parse", f"refs/remotes-trajectory/{SOURCE}").strip() == pulled
+    refs = shadow_git(team.bob, "for-each-ref", "--format=%(refname)", "refs/remotes-trajectory/")
+    assert "carol@example.com/main" in refs and "eve@example.com" not in refs
+    rejected = dict(report.rejected)
+    assert len(rejected) == 2 and all("of 20,1" in r and "more than code-trajectory ever writes (8,192" in r
+                                      for r in rejected.values()), rejected
+    assert report.new == ["refs/remotes-trajectory/carol@example.com/main"] and not report.updated
+    assert "WARNING: skipped" in report.text()

@@ -72,6 +72,10 @@ UNRECORDED = "changed while not recording"
 SUBJECT_FILES = 5
 #: Files listed in the body.
 BODY_FILES = 200
+#: Largest message code-trajectory writes, bytes, over-estimated: each file line (the subject's and the body's) names
+#: up to two paths of PATH_MAX (4096) bytes, each shown in at most 4 bytes a byte (``\\xNN``); the rest (intent,
+#: note, reflog lines, trailers) is far below 1 MiB. 7.4 MiB; a real message is a few KB.
+MAX_MESSAGE_BYTES = (SUBJECT_FILES + BODY_FILES + 1) * 2 * 4 * 4096 + 1024 * 1024
 
 
 #: Characters that end a line in an answer (Markdown, a model reading it, a terminal) or a commit message: in a file

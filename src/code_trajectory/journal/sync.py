@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from code_trajectory.core.errors import GitError, InvalidArgumentError, JournalError
 from code_trajectory.core.secrets import url_without_credentials
 from code_trajectory.git.gitcmd import Git, split_z
+from code_trajectory.git.object_sizes import new_object_sizes
 from code_trajectory.journal.model import _hidden
 from code_trajectory.journal.repository import MAX_SECTION_BYTES
 from code_trajectory.journal.store import JournalStore
@@ -208,19 +209,15 @@ def _check_sizes(store: JournalStore, local: str | None, remote_head: str) -> No
     Raises:
         JournalError: naming the object and its size (or the total); the journal is left as it was.
     """
-    rng = [remote_head] + (["--not", local] if local else [])
-    listed = store.git.out(["rev-list", "--objects", "--no-object-names", *rng, "--"])
-    checked = store.git.out(["cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)"], input=listed)
     total = commits = 0
-    for line in checked.decode("ascii", "replace").splitlines():
-        oid, kind, size = (line.split() + ["", "", "0"])[:3]
+    for oid, kind, size in new_object_sizes(store.git, [remote_head], [local] if local else []):
         limit = {"commit": MAX_COMMIT_BYTES, "blob": MAX_SECTION_BYTES}.get(kind)
-        if limit is not None and size.isdigit() and int(size) > limit:
-            raise JournalError(f"the journal's remote holds a {kind} ({oid[:ID_SHA_LEN]}) of {int(size):,} bytes, "
+        if limit is not None and size > limit:
+            raise JournalError(f"the journal's remote holds a {kind} ({oid[:ID_SHA_LEN]}) of {size:,} bytes, "
                                f"more than code-trajectory ever writes ({limit:,}); nothing was taken from it. "
                                "Remove it from the remote (or sync with another remote)")
-        if kind == "commit" and size.isdigit():
-            total, commits = total + int(size), commits + 1
+        if kind == "commit":
+            total, commits = total + size, commits + 1
     if total > MAX_SYNC_BYTES:
         raise JournalError(f"the journal's remote holds {commits:,} new commits of {total:,} bytes in all, more than "
                            f"one sync takes ({MAX_SYNC_BYTES:,}: {MAX_SYNC_BYTES // MAX_COMMIT_BYTES} entries of the "

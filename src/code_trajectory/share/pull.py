@@ -15,6 +15,11 @@ Beside each fetched source, its data (``refs/trajectory-data/<a>/<b>``: named po
 or not a commit, is deleted. A project with no shadow repository yet gets one first, created as recording creates
 it (:func:`code_trajectory.recording.opening.open_shadow_repository`): a teammate's history can be read first.
 
+A fetched source or data ref that reaches a new commit larger than code-trajectory ever writes
+(:data:`MAX_PULLED_COMMIT_BYTES`, from the headers: nothing is read) is not taken: it is put back where it was (or
+removed, when new) and reported; the other sources are taken. A 200 MB message pushed by hand made every later
+``list-trajectories`` take 8.5 s and 200 MB.
+
 Sources deleted on the remote since the last pull from it are pruned locally (and the report says
 so); a source pulled from another remote is left alone. Pulled histories are rewritten freely by
 their authors (consolidation), so each fetch is forced.
@@ -27,6 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from code_trajectory.core.errors import GitError, TrajectoryError
+from code_trajectory.git.gitcmd import chunked
+from code_trajectory.git.messages import MAX_MESSAGE_BYTES
+from code_trajectory.git.object_sizes import new_object_sizes
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.project import has_shadow_repo
 from code_trajectory.recording.opening import open_shadow_repository
@@ -62,6 +70,8 @@ log = logging.getLogger(__name__)
 
 #: Most sources taken from one remote; more are skipped with a warning.
 MAX_SOURCES = 1000
+#: Largest pulled commit taken, bytes: the largest message code-trajectory writes and the commit's headers.
+MAX_PULLED_COMMIT_BYTES = MAX_MESSAGE_BYTES + 64 * 1024
 
 
 @dataclass
@@ -225,11 +235,14 @@ def pull(root: Path, *, remote: str | None = None, interactive: bool = False,
             others = {ref for name, entry in data["pulled"].items() if name != target.name and isinstance(entry, dict)
                       for ref in (entry.get("refs") or {})}
             before = pulled_refs(repo)
+            tips_before = _commit_tips(repo)
             stale = {ref: oid for ref, (oid, _kind) in before.items() if ref not in chosen and ref not in others}
             _delete_refs(repo, stale)  # first, so a source renamed from a/x to a/x/y does not clash
             report.pruned = sorted(stale)
             wanted = {**chosen, **beside}
             failed = _fetch(repo, target, wanted, interactive) if chosen else {}
+            put_back = _put_back_oversized(repo, tips_before, set(wanted) - set(failed))
+            failed.update(put_back)
             for ref, reason in failed.items():
                 report.rejected.append((display(wanted[ref]), reason))
                 log.warning("pull: skipped %s from %s: %s", wanted[ref], target.name, reason)
@@ -249,10 +262,51 @@ def pull(root: Path, *, remote: str | None = None, interactive: bool = False,
                 else:
                     report.unchanged.append(ref)
             fetched = report.new + report.updated + report.unchanged
+            fetched += [ref for ref in chosen if ref in put_back and ref in after]  # put back: as pulled before
             data["pulled"][target.name] = {"url": target.shown_url, "time": share_state.now_iso(),
                                            "refs": {ref: after[ref][0] for ref in fetched}}
             share_state.save_state(repo.state_dir, data)
     return report
+
+
+def _commit_tips(repo: ShadowRepo) -> dict[str, str]:
+    """``{ref: commit id}`` of the pulled sources and data (refs naming another object are left out)."""
+    out = repo.git.out(["for-each-ref", "--format=%(objectname) %(objecttype) %(refname)", PULL_PREFIX,
+                        DATA_PULL_PREFIX])
+    tips = {}
+    for line in out.decode("utf-8", "surrogateescape").splitlines():
+        oid, kind, ref = line.split(" ", 2)
+        if kind == "commit":
+            tips[ref] = oid
+    return tips
+
+
+def _put_back_oversized(repo: ShadowRepo, before: dict[str, str], fetched: set[str]) -> dict[str, str]:
+    """Put back where it was (remove, when new) each ``fetched`` ref that reaches a new commit larger than
+    :data:`MAX_PULLED_COMMIT_BYTES`; returns ``{ref: reason}`` for them. Sizes come from the headers (nothing is
+    read); the commits already pulled (every tip in ``before``) are not looked at again."""
+    now = _commit_tips(repo)
+    moved = {ref: oid for ref, oid in now.items() if ref in fetched and before.get(ref) != oid}
+    sizes = new_object_sizes(repo.git, sorted(set(moved.values())), sorted(set(before.values())), commits_only=True)
+    big = {oid: size for oid, kind, size in sizes if kind == "commit" and size > MAX_PULLED_COMMIT_BYTES}
+    if not big:
+        return {}
+    holding: set[str] = set()
+    for part in chunked(sorted(big), 500):
+        args = ["for-each-ref", "--format=%(refname)"] + [f"--contains={oid}" for oid in part]
+        out = repo.git.out([*args, PULL_PREFIX, DATA_PULL_PREFIX])
+        holding.update(ref for ref in out.decode("utf-8", "surrogateescape").splitlines() if ref in moved)
+    largest = max(big, key=lambda oid: big[oid])
+    reason = (f"holds a commit ({largest[:12]}) of {big[largest]:,} bytes, more than code-trajectory ever writes "
+              f"({MAX_PULLED_COMMIT_BYTES:,}; written by hand): not taken, as pulled before; ask its author to "
+              "push again")
+    lines = [f"update {ref} {before[ref]} {moved[ref]}\n" if ref in before else f"delete {ref} {moved[ref]}\n"
+             for ref in sorted(holding)]
+    if lines:
+        repo.git.run(["update-ref", "--stdin"], input="".join(lines).encode("utf-8", "surrogateescape"))
+    for ref in sorted(holding):
+        log.warning("pull: %s %s", ref, reason)
+    return dict.fromkeys(holding, reason)
 
 
 def _fetch_some(repo: ShadowRepo, target: RemoteTarget, refs: dict[str, str], interactive: bool) -> str | None:
