@@ -197,3 +197,26 @@ def test_embedder_matches_reference_geometry() -> None:
     # all-MiniLM-L6-v2 (fp32 reference) gives 0.7553 for the first pair
     assert float(v[0] @ v[1]) == pytest.approx(0.755, abs=0.02)
     assert float(v[0] @ v[2]) < 0.3
+
+
+@semantic
+def test_a_long_entry_is_embedded_in_its_first_chunks_and_a_hit_says_it_was_cut(tmp_path: Path, monkeypatch) -> None:
+    """300 entries of 800 KB had every chunk embedded (96 s, a 541 MB cache): at most MAX_CHUNKS chunks of at most
+    MAX_CHUNK_CHARS characters are, and a hit on a longer entry says only its beginning was searched."""
+    from code_trajectory.journal import scoring
+    from code_trajectory.journal.service import Journal
+
+    monkeypatch.setattr(scoring, "MAX_CHUNKS", 2)
+    assert scoring.chunk_entry("x" * (scoring.MAX_CHUNK_CHARS + 1)) == (["x" * scoring.MAX_CHUNK_CHARS], True)
+    store, index = make(tmp_path)
+    para = " ".join(["database"] * 150)
+    store.write("long", "work_context: databases\n\n" + "\n\n".join([para] * 5))
+    store.write("short", "work_context: databases\n\n" + para)
+    res = index.search("databases", "database", salience_threshold=0.0)
+    cut = {h.path: h.cut_for_search for h in res.hits}
+    assert cut == {"long": True, "short": False}
+    db = sqlite3.connect(index.path)
+    assert db.execute("SELECT max(chunk) FROM vectors WHERE field='content'").fetchone()[0] == 1
+    text, data = Journal(store.settings).search("databases", "database", salience_threshold=0.0)
+    assert sorted(r["cut_for_search"] for r in data["results"]) == [False, True]
+    assert text.count("only its beginning was searched") == 1

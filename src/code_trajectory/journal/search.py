@@ -37,7 +37,7 @@ from code_trajectory.core.bounded_read import drop_planted_cache
 from code_trajectory.core.errors import InvalidArgumentError, JournalError
 from code_trajectory.core.transactions import immediate_transaction
 from code_trajectory.journal import SALIENCE_RANGE, embedding
-from code_trajectory.journal.scoring import calibrate, chunks_of, combine, salience
+from code_trajectory.journal.scoring import calibrate, chunk_entry, chunks_of, combine, salience
 from code_trajectory.journal.settings import JournalSettings
 from code_trajectory.journal.store import JournalStore
 from code_trajectory.journal.text import body_of, entry_id, iso, split_message, work_context_of
@@ -65,6 +65,7 @@ class SearchHit:
     content_score: float
     combined_score: float
     salience: float
+    cut_for_search: bool = False
 
     def as_dict(self) -> dict:
         return {
@@ -76,6 +77,7 @@ class SearchHit:
             "combined_score": round(self.combined_score, 4),
             "salience": round(self.salience, 4),
             "timestamp": iso(self.timestamp),
+            "cut_for_search": self.cut_for_search,
         }
 
 
@@ -340,7 +342,7 @@ class SearchIndex:
             else:
                 candidates = self._lexical_candidates(rows, work_context, content)
             hits = self._rank(rows, candidates, threshold, now, limit)
-            self._fill_text(hits)
+            self._fill_text(hits, semantic=embedder is not None)
             return SearchResult(ranking, note, threshold, len(rows), hits)
 
     def _weights(self, use_ctx: bool, use_content: bool) -> tuple[float, float]:
@@ -436,8 +438,11 @@ class SearchIndex:
                           work_context_score=ctx, content_score=body, combined_score=combined, salience=sal)
                 for i, ctx, body, combined, sal in scored[:limit]]
 
-    def _fill_text(self, hits: list[SearchHit]) -> None:
+    def _fill_text(self, hits: list[SearchHit], semantic: bool) -> None:
+        """Put each hit's text in; ``semantic``: mark the hits whose entry was searched in its first
+        :data:`~.scoring.MAX_CHUNKS` chunks only (the lexical index holds the whole text)."""
         conn = self._db()
         for hit in hits:
             row = conn.execute("SELECT text FROM entries WHERE sha=? AND path=?", (hit.sha, hit.path)).fetchone()
             hit.text = row[0] if row else ""
+            hit.cut_for_search = semantic and chunk_entry(body_of(hit.text) or hit.text)[1]

@@ -89,7 +89,8 @@ class Journal:
         for n, hit in enumerate(data["results"], 1):
             lines.append(f"\n{n}. {hit['id']} ({hit['timestamp']}): combined {hit['combined_score']:.3f} = "
                          f"work_context {hit['work_context_score']:.3f}, content {hit['content_score']:.3f}, "
-                         f"salience {hit['salience']:.3f}")
+                         f"salience {hit['salience']:.3f}"
+                         + ("; a long entry: only its beginning was searched" if hit["cut_for_search"] else ""))
             if used < MAX_TEXT_TOTAL_CHARS:
                 body = _short(hit["content"], MAX_TEXT_HIT_CHARS)
                 used += len(body)

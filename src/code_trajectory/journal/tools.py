@@ -75,6 +75,8 @@ class SearchHitModel(BaseModel):
     combined_score: float
     salience: float = Field(description="Temporal salience in [minimum_salience, 1]")
     timestamp: str
+    cut_for_search: bool = Field(False, description="The entry is longer than what semantic search reads of it: "
+                                                    "only its beginning was searched")
 
 
 class SearchOutput(BaseModel):
