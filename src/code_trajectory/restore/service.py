@@ -69,31 +69,50 @@ def git_in_progress(session: ProjectSession) -> str | None:
     return None
 
 
-def select(root: Path, patterns: list[str] | None, candidates: set[str], *, strict: bool = True) -> set[str]:
-    """The recorded paths that ``patterns`` (files, directories or globs relative to the root) name.
+def confined(root: Path, patterns: list[str] | None) -> list[str] | None:
+    """``patterns`` (files, directories or globs relative to ``root``) checked once: each file or directory made a
+    ``/``-separated path relative to the root (:func:`~code_trajectory.project.confine`, once per name: it resolves
+    symlinks, the cost of a restore naming 20,000 files), each glob left as it is; None or empty gives None (the
+    whole project).
+
+    Raises:
+        InvalidArgumentError, PathOutsideProjectError: not a list of strings, a glob with ``..``, a leading ``/`` or
+            a NUL byte, or a path leaving the project.
+    """
+    if not patterns:
+        return None
+    if isinstance(patterns, str) or not all(isinstance(p, str) for p in patterns):
+        raise InvalidArgumentError("paths must be a list of files, directories or globs relative to the project")
+    checked = []
+    for pattern in patterns:
+        if _GLOB & set(pattern):
+            if pattern.startswith("/") or ".." in pattern.split("/") or "\0" in pattern:
+                raise InvalidArgumentError(f"glob {pattern!r} must be relative to the project, without '..'")
+            checked.append(pattern)
+        else:
+            checked.append(confine(root, pattern))
+    return checked
+
+
+def select(patterns: list[str] | None, candidates: set[str], *, strict: bool = True) -> set[str]:
+    """The recorded paths that ``patterns`` (as :func:`confined` gives them) name.
 
     A file or directory is looked up in the sorted candidates (a restore naming 20,000 files compared each with
     every candidate before: minutes); ``strict=False`` passes over a pattern that names none of them.
 
     Raises:
-        InvalidArgumentError, PathOutsideProjectError: a pattern leaves the project or (``strict``) names nothing
-            recorded.
+        InvalidArgumentError: (``strict``) a pattern names nothing recorded.
     """
     if not patterns:
         return set(candidates)
-    if isinstance(patterns, str) or not all(isinstance(p, str) for p in patterns):
-        raise InvalidArgumentError("paths must be a list of files, directories or globs relative to the project")
     ordered = sorted(candidates)
     chosen: set[str] = set()
     for pattern in patterns:
         if _GLOB & set(pattern):
-            if pattern.startswith("/") or ".." in pattern.split("/") or "\0" in pattern:
-                raise InvalidArgumentError(f"glob {pattern!r} must be relative to the project, without '..'")
             found = {c for c in candidates if fnmatch.fnmatchcase(c, pattern)}
         else:
-            rel = confine(root, pattern)
-            under = rel.rstrip("/") + "/"
-            found = {rel} & candidates
+            under = pattern + "/"
+            found = {pattern} & candidates
             at = bisect.bisect_left(ordered, under)
             while at < len(ordered) and ordered[at].startswith(under):
                 found.add(ordered[at])
@@ -104,19 +123,12 @@ def select(root: Path, patterns: list[str] | None, candidates: set[str], *, stri
     return chosen
 
 
-def _named_paths(root: Path, patterns: list[str] | None) -> list[str] | None:
-    """The files and directories ``patterns`` name (relative to ``root``), or None for the whole project or when a
-    pattern is a glob (whose matches need a scan of the work tree).
-
-    Raises:
-        PathOutsideProjectError: a pattern leaves the project.
-    """
-    if not patterns or isinstance(patterns, str) or not all(isinstance(p, str) for p in patterns):
+def _named_paths(patterns: list[str] | None) -> list[str] | None:
+    """The files and directories ``patterns`` (as :func:`confined` gives them) name, or None for the whole project
+    or when a pattern is a glob (whose matches need a scan of the work tree)."""
+    if not patterns or any(_GLOB & set(p) for p in patterns):
         return None
-    if any(_GLOB & set(p) for p in patterns):
-        return None
-    named = [confine(root, p).strip("/") for p in patterns]
-    return None if "" in named else named
+    return patterns
 
 
 def restore(target: ProjectSession | Path, snapshot: str, paths: list[str] | None = None, *,
@@ -165,9 +177,10 @@ def _restore(session: ProjectSession, snapshot: str, paths: list[str] | None, *,
         holders = repo.git.text(["for-each-ref", "--format=%(refname:strip=3)", "--contains", resolved.commit,
                                  "refs/heads/shadow/"]).split()
         result.other_branch = holders[0] if holders else "(no branch: a squashed or dropped snapshot)"
-    scope = _named_paths(session.root, paths)  # None: the whole project, or globs
+    named = confined(session.root, paths)  # each name confined once: it resolves symlinks
+    scope = _named_paths(named)  # None: the whole project, or globs
     target_entries = trees.list_files(repo, repo.commit_tree_oid(resolved.commit), scope)
-    matching = _matching(session.root, paths, target_entries)
+    matching = {p: target_entries[p] for p in select(named, set(target_entries), strict=False)}
     if tip is not None and any(unsafe_reason(p, e.mode) for p, e in matching.items()):
         # a name git checks out here (a backslash on Linux) that the restore leaves as it is does not refuse it:
         # the project's own `back\slash` made every whole-project restore fail; one it must write still does (below)
@@ -187,7 +200,7 @@ def _restore(session: ProjectSession, snapshot: str, paths: list[str] | None, *,
             result.safety_snapshot = safety.commit if safety else recorder.latest_commit(branch)
             current_tree = repo.commit_tree_oid(result.safety_snapshot) if result.safety_snapshot else None
         current = trees.list_files(repo, current_tree, scope)
-        chosen = select(session.root, paths, set(target_entries) | set(current))
+        chosen = select(named, set(target_entries) | set(current))
         writes = sorted(p for p in chosen if p in target_entries and target_entries[p] != current.get(p))
         removes = sorted(p for p in chosen if p not in target_entries and p in current
                          and unsafe_reason(p, current[p].mode) is None)  # a hand-built history: never touched
@@ -228,14 +241,6 @@ def _size_on_disk(root: Path, rel: str) -> int:
         return os.lstat(root / rel).st_size
     except OSError:
         return -1
-
-
-def _matching(root: Path, patterns: list[str] | None, entries: dict[str, TreeEntry]) -> dict[str, TreeEntry]:
-    """The entries ``patterns`` select (all when None); a pattern selecting none of them is passed over here
-    (:func:`select` says so later)."""
-    if not patterns or isinstance(patterns, str):
-        return entries
-    return {p: entries[p] for p in select(root, patterns, set(entries), strict=False)}
 
 
 def _apply(session: ProjectSession, result: RestoreResult, target: dict[str, TreeEntry],
