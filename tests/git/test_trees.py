@@ -109,3 +109,35 @@ def test_list_files_of_more_paths_than_one_command_line_holds(session) -> None:
     many = [f"src/{'n' * 100}{i}.py" for i in range(25_000)]  # 3 MB of arguments
     found = list_files(repo, tree, ["src/app.py", *many, "tests/test_app.py"])
     assert sorted(found) == ["src/app.py", "tests/test_app.py"]
+
+
+def test_list_files_of_many_paths_lists_the_tree_once_instead_of_matching_each_file_with_each_path(
+        session, monkeypatch) -> None:
+    """`restore` naming 20,000 files gave them to `git ls-tree` as pathspecs, which git matches with every file: 4.6 s
+    a call, three calls a restore; past MAX_PATHSPECS the whole tree is listed (0.05 s) and filtered here, with the
+    same answer (names read literally, a directory naming what is under it)."""
+    from code_trajectory.git import trees
+    from support import write
+
+    names = [f"many/f{i}.py" for i in range(200)] + [":x.py", "[ab].py", "deep/sub/leaf.py", "deeper/a.py"]
+    for name in names:
+        write(session.root, name, name)
+    write(session.root, "a.py", "not named: [ab].py is read literally")
+    session.checkpoint("many")
+    repo = session.recorder.repo
+    tree = repo.commit_tree_oid(session.recorder.latest_commit(session.branch))
+    asked = [*names[:150], ":x.py", "[ab].py", "deep", "src/app.py", "missing.py"]
+    given: list[int] = []
+    out = repo.git.out
+
+    def counted(args: list[str], *rest, **kw):
+        given.append(len(args[args.index("--") + 1:]) if "--" in args else 0)
+        return out(args, *rest, **kw)
+
+    monkeypatch.setattr(repo.git, "out", counted)
+    found = trees.list_files(repo, tree, asked)
+    expected = {*names[:150], ":x.py", "[ab].py", "deep/sub/leaf.py", "src/app.py"}
+    assert set(found) == expected
+    assert max(given) <= 64  # trees.MAX_PATHSPECS
+    few = trees.list_files(repo, tree, [":x.py", "[ab].py", "deep"])  # few paths: pathspecs, the same answer
+    assert few == {p: found[p] for p in (":x.py", "[ab].py", "deep/sub/leaf.py")}

@@ -16,6 +16,11 @@ from code_trajectory.git.project import arg_batches
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.git.tree_format import MODE_TREE, TreeEntry
 
+#: Paths above which :func:`list_files` lists the whole tree and keeps what they name, rather than giving them to
+#: ``git ls-tree`` as pathspecs: git matches each file with every pathspec (20,000 paths of a 20,000-file tree: 4.6 s
+#: a call; the whole tree: 0.05 s; even at 100 paths the whole tree is the cheaper).
+MAX_PATHSPECS = 64
+
 #: A change: the new entry at a path, or None to delete the path (file or whole directory).
 Changes = Mapping[str, TreeEntry | None]
 
@@ -165,7 +170,7 @@ def _edit(repo: ShadowRepo, tree: str | None, node: _Node) -> str:
 
 def list_files(repo: ShadowRepo, tree: str | None, paths: list[str] | None = None) -> dict[str, TreeEntry]:
     """Every file of ``tree`` (path relative to the project root -> entry), from one ``git ls-tree -r`` (one per
-    batch of ``paths`` a command line holds).
+    batch of ``paths`` a command line holds; the whole tree, filtered here, for more than :data:`MAX_PATHSPECS`).
 
     Args:
         repo: the shadow repository holding ``tree``.
@@ -178,13 +183,28 @@ def list_files(repo: ShadowRepo, tree: str | None, paths: list[str] | None = Non
     """
     if tree is None:
         return {}
-    out = (repo.git.out(["ls-tree", "-r", "-z", "--full-tree", tree]) if not paths else
+    wanted = {path.rstrip("/") for path in paths} if paths and len(paths) > MAX_PATHSPECS else None
+    out = (repo.git.out(["ls-tree", "-r", "-z", "--full-tree", tree]) if not paths or wanted is not None else
            b"\0".join(repo.git.out(["ls-tree", "-r", "-z", "--full-tree", tree, "--", *batch])  # past ARG_MAX
-                      for batch in arg_batches(literal(paths))))
+                       for batch in arg_batches(literal(paths))))
     found = {}
     for record in out.split(b"\0"):
         meta, tab, path = record.partition(b"\t")
         if tab:
             mode, _kind, oid = meta.decode("ascii").split(" ")
-            found[os.fsdecode(path)] = TreeEntry(mode, oid)
+            name = os.fsdecode(path)
+            if wanted is None or _named(name, wanted):
+                found[name] = TreeEntry(mode, oid)
     return found
+
+
+def _named(path: str, wanted: set[str]) -> bool:
+    """True when ``path`` or a directory above it is in ``wanted`` (what a literal pathspec matches)."""
+    if path in wanted:
+        return True
+    at = path.find("/")
+    while at != -1:
+        if path[:at] in wanted:
+            return True
+        at = path.find("/", at + 1)
+    return False
