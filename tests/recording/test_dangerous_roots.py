@@ -149,3 +149,26 @@ def test_status_shows_the_disk_use_against_the_size_cap(project: Path) -> None:
     line = next(line for line in proc.stdout.splitlines() if line.startswith("- Disk: "))
     assert line.endswith("of 500.0 MiB cap (0%); past the cap (`max_history_bytes`), maintenance drops snapshots "
                          "older than 30 days"), line
+
+
+def test_a_session_opened_with_a_relative_or_linked_root_works_on_the_resolved_project(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`ProjectSession(Path("project"))` created its shadow repository from a relative path (git, run in a temporary
+    directory, failed: "Invalid path .../.trajectory.tmp-.../project"); a root reached through a symlink made every
+    path "outside the project" (the root unresolved, each path resolved). The session resolves its root."""
+    from code_trajectory.history import service as history
+    from code_trajectory.recording.session import ProjectSession
+
+    link = project.parent / "linked"
+    link.symlink_to(project, target_is_directory=True)
+    monkeypatch.chdir(project.parent)
+    for given in (Path("project"), link):
+        session = ProjectSession(given, TrajectorySettings.load(given))
+        try:
+            assert session.root == project.resolve()
+            write(project, "src/app.py", f"def main():\n    return {given.name!r}\n")
+            session.checkpoint(f"through {given}")
+            assert repr(given.name) in history.file_trajectory(session, "src/app.py")
+        finally:
+            session.close()
+    assert not (project / "project").exists() and not (project.parent / ".trajectory").exists()

@@ -64,7 +64,8 @@ class ProjectSession(CheckpointMixin):
     """One project being recorded: the recorder, an optional watcher, and the queries.
 
     Args:
-        root: the project directory (see :func:`resolve_project_root`).
+        root: the project directory (see :func:`resolve_project_root`); resolved here (:attr:`root` is absolute,
+            without symlinks), so a relative root or one reached through a link is the same project.
         settings: settings for this project.
         watch: start a watcher (the server and ``watch``); the one-shot CLI commands don't.
         on_snapshot: called with each snapshot the watcher writes.
@@ -83,7 +84,9 @@ class ProjectSession(CheckpointMixin):
                  on_snapshot: Callable[[Snapshot], None] | None = None, force_polling: bool | None = None,
                  max_native_dirs: int | None = None, create: bool = True, read_only: bool = False) -> None:
         check_git_version()
-        self.root = root
+        # git runs in other directories (a temporary one creates the shadow repository) and confine resolves each
+        # path: a relative root misread the shadow repository, a linked one put every path outside the project
+        self.root = root = Path(root).resolve()
         self.settings = settings
         self.recorder = Recorder.open(root, settings, create=create, read_only=read_only)
         # every snapshot taken here records the edits hooks handed over first, in order (see recording.handoff)
