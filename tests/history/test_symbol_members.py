@@ -110,3 +110,28 @@ def test_a_module_constants_history_is_asked_as_a_functions(project: Path) -> No
     write(project, "m.py", '"""Pkg."""\n__version__ = "1.1"\n\n\ndef get():\n    return 10\n')
     cli_stdout(project, "checkpoint", "-m", "v4")
     assert "removed · checkpoint: v4" in cli_stdout(project, "symbol", "m.py", "TIMEOUT")  # asked once it is gone
+
+
+@pytest.mark.parametrize(("path", "v1", "name", "old_line", "new_line"), [
+    ("a.rb", "class Foo\n  LIMIT = 3\n  OTHER = 1\n\n  def x\n    1\n  end\nend\n", "Foo::LIMIT",
+     "  LIMIT = 3", "  LIMIT = 4"),
+    ("a.rs", "struct S;\n\nimpl S {\n    const MAX: u32 = 3;\n    const OTHER: u32 = 1;\n\n"
+             "    fn f(&self) -> u32 {\n        1\n    }\n}\n", "S::MAX", "    const MAX: u32 = 3;", "    const MAX: u32 = 4;"),
+    ("a.py", "class C:\n    LIMIT = 3\n    OTHER = 1\n\n    def f(self):\n        return 1\n", "C.LIMIT",
+     "    LIMIT = 3", "    LIMIT = 4"),
+])
+def test_a_class_members_constant_named_in_the_log_is_traced_by_its_qualified_name(
+        project: Path, path: str, v1: str, name: str, old_line: str, new_line: str) -> None:
+    """A Ruby class's or a Rust impl's constant, a Python class attribute: the log said `modified Foo (constant
+    `LIMIT` changed)`, but `symbol a.rb Foo::LIMIT` answered "no symbol"; the member is traced as a top-level
+    constant is, only the versions that changed it listed."""
+    write(project, path, v1)
+    cli_stdout(project, "checkpoint", "-m", "v1")
+    write(project, path, v1.replace(old_line, new_line))
+    cli_stdout(project, "checkpoint", "-m", "v2")
+    other = old_line.replace("LIMIT", "OTHER").replace("MAX", "OTHER").replace("3", "1")
+    write(project, path, v1.replace(old_line, new_line).replace(other, other.replace("1", "2")))
+    cli_stdout(project, "checkpoint", "-m", "v3")
+    history = cli_stdout(project, "symbol", path, name)
+    assert "as first recorded" in history and "modified · checkpoint: v2" in history, history
+    assert f"-{old_line}\n+{new_line}" in history and "v3" not in history, history

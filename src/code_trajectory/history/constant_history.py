@@ -1,10 +1,12 @@
-"""A top-level constant's trajectory (Python's ``__version__``, Go's ``const Timeout``, a Rust ``static``): the
-versions in which its declarations changed, each with its own diff, as :mod:`.symbol_history` gives a function's:
-:func:`trace`.
+"""A top-level constant's trajectory (Python's ``__version__``, Go's ``const Timeout``, a Rust ``static``), or a
+class member's (a Ruby class's ``Foo::LIMIT``, a Rust ``impl``'s ``S::MAX``, a Python class attribute ``C.LIMIT``, a
+field): the versions in which its declarations changed, each with its own diff, as :mod:`.symbol_history` gives a
+function's: :func:`trace`.
 
 A constant is no symbol (:mod:`code_trajectory.symbols.constants`), so a history asked for a name no version has as
-a symbol is looked for among the constants of the file's versions; its lines are those from its first to its last
-top-level declaration. Said as a symbol's: ``modified``, ``added``, ``removed``, and ``as first recorded`` for the
+a symbol is looked for among the constants of the file's versions, then among its class-like symbols' members
+(:func:`~code_trajectory.symbols.fields.member_lines`); its lines are those from its first to its last
+declaration. Said as a symbol's: ``modified``, ``added``, ``removed``, and ``as first recorded`` for the
 file's first recorded version."""
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from code_trajectory.history.symbol_history import BASELINE, OLDER_DIFF_CONTEXT,
 from code_trajectory.history.versions import symbol_changes
 from code_trajectory.symbols import DEFAULT_CACHE
 from code_trajectory.symbols.constants import constant_lines
+from code_trajectory.symbols.fields import member_lines
 
 #: Versions of the file (newest first) searched for a constant of the name asked for before it is said unknown.
 LOOKUP_VERSIONS = 50
@@ -42,6 +45,7 @@ def trace(repo: ShadowRepo, tip: str, path: str, name: str, depth: int, show_bas
         change = entry.change
         old_path = change.old_path or entry.path
         old, new = _lines(repo, change.old_oid, old_path, name), _lines(repo, change.new_oid, entry.path, name)
+        member = _member(repo, change.new_oid, entry.path, name) if new is not None else None
         if old is None and new is None:
             continue
         if old is None and not entries and change.old_oid in ("", ZERO_OID):  # the file's first recorded version
@@ -50,7 +54,10 @@ def trace(repo: ShadowRepo, tip: str, path: str, name: str, depth: int, show_bas
             break
         if old is not None and new is not None:
             changes = symbol_changes(repo, entry.path, change)
-            if changes is None or name not in dict(changes.constants):
+            if changes is None:
+                continue
+            said = dict(changes.constants) if member is None else dict(dict(changes.fields).get(member[0], ()))
+            if (name if member is None else member[1]) not in said:
                 continue
         what = "modified" if old is not None and new is not None else "added" if old is None else "removed"
         context = OLDER_DIFF_CONTEXT if result else SYMBOL_DIFF_CONTEXT  # the newest change is shown whole
@@ -60,10 +67,25 @@ def trace(repo: ShadowRepo, tip: str, path: str, name: str, depth: int, show_bas
 
 
 def _lines(repo: ShadowRepo, oid: str, path: str, name: str) -> range | None:
+    """The lines of the constant or member ``name`` in one version of the file (a top-level constant first)."""
     if not oid or oid == ZERO_OID:
         return None
     analysis = DEFAULT_CACHE.analysis_for_blob(oid, path, lambda: repo.read_blob_or_none(oid))
-    return None if analysis is None else constant_lines(analysis, name)
+    if analysis is None:
+        return None
+    lines = constant_lines(analysis, name)
+    if lines is None and (member := member_lines(analysis, name)) is not None:
+        lines = member[2]
+    return lines
+
+
+def _member(repo: ShadowRepo, oid: str, path: str, name: str) -> tuple[str, str] | None:
+    """``(owner, member)`` when ``name`` is a class member in this version of the file, not a top-level constant."""
+    analysis = DEFAULT_CACHE.analysis_for_blob(oid, path, lambda: repo.read_blob_or_none(oid))
+    if analysis is None or constant_lines(analysis, name) is not None:
+        return None
+    found = member_lines(analysis, name)
+    return None if found is None else found[:2]
 
 
 def _text(repo: ShadowRepo, oid: str) -> list[str]:

@@ -14,8 +14,11 @@ from __future__ import annotations
 import bisect
 from typing import Any
 
-from .base import CLASS_LIKE_KINDS, Symbol
+from code_trajectory.core.errors import InvalidArgumentError
+
+from .base import CLASS_LIKE_KINDS, FileAnalysis, Symbol
 from .constants import assigned, named_parts
+from .lookup import find
 
 #: Kinds of symbols whose members are read (a function's local assignments are no fields).
 FIELD_KINDS = CLASS_LIKE_KINDS | {"type", "module"}
@@ -98,9 +101,47 @@ def field_parts(fields: tuple[tuple[str, str], ...], *, lean: bool = False) -> s
     return "; ".join(parts)
 
 
-def _fields(symbol: Symbol, language: str) -> tuple[dict[str, list[bytes]], list[bytes]]:
+#: Separators between a class-like symbol's name and one of its members' in a name asked for (``Config.timeout``,
+#: Ruby's ``Foo::LIMIT``, Rust's ``S::MAX``, a Ruby ``Foo#LIMIT`` as its methods are named).
+_MEMBER_SEPARATORS = ("::", "#", ".")
+
+
+def member_lines(analysis: FileAnalysis, name: str) -> tuple[str, str, range] | None:
+    """The field or member constant ``name`` of one version of a file, asked for as ``Owner.NAME``, ``Owner::NAME``
+    or ``Owner#NAME``: the owner is a class-like symbol :func:`~.lookup.find` finds by that name, or a Rust
+    ``impl Owner`` (the first of them declaring the member).
+
+    Returns:
+        ``(the owner's qualified name, the member's name, its lines)``: the lines (1-based) from its first to its
+        last declaration; None when no such owner declares it (an ambiguous owner, a language without fields here).
+    """
+    if analysis.language not in _MEMBERS or analysis.source is None:
+        return None
+    at, sep = max((name.rfind(sep), sep) for sep in _MEMBER_SEPARATORS)
+    owner, member = name[:at], name[at + len(sep):]
+    if at <= 0 or not member:
+        return None
+    owners = [s for s in analysis.symbols if s.kind in FIELD_KINDS and s.name in (owner, f"impl {owner}")]
+    if not owners:
+        try:
+            found = find(analysis.symbols, owner)
+        except InvalidArgumentError:  # several symbols so named: the qualified name is asked for
+            return None
+        owners = [found] if found is not None and found.kind in FIELD_KINDS else []
+    for symbol in owners:
+        spans: dict[str, list[tuple[int, int]]] = {}
+        _fields(symbol, analysis.language, spans)
+        if member in spans:
+            rows = spans[member]
+            return symbol.name, member, range(rows[0][0] + 1, rows[-1][1] + 2)
+    return None
+
+
+def _fields(symbol: Symbol, language: str, spans: dict[str, list[tuple[int, int]]] | None = None
+            ) -> tuple[dict[str, list[bytes]], list[bytes]]:
     """The tokens of each field the symbol declares (a name declared twice: both, in order), and those of the rest of
-    its own declarations (its name, bases, decorators, other statements)."""
+    its own declarations (its name, bases, decorators, other statements); with ``spans``, the rows (0-based) of each
+    field's declarations."""
     keys = symbol._keys
     index = symbol._index
     source: bytes = keys.source
@@ -115,12 +156,13 @@ def _fields(symbol: Symbol, language: str) -> tuple[dict[str, list[bytes]], list
                 node.parent.start_byte >= start:
             node = node.parent  # the outermost node of the span ending where it ends: the definition or its wrapper
         if node is not None:
-            _visit(node, source, _CONTAINERS[language], _MEMBERS[language], skip, found, rest)
+            _visit(node, source, _CONTAINERS[language], _MEMBERS[language], skip, found, rest, spans)
     return found, rest
 
 
 def _visit(node: Any, source: bytes, containers: frozenset[str], members: frozenset[str],
-           skip: list[tuple[int, int]], found: dict[str, list[bytes]], rest: list[bytes]) -> None:
+           skip: list[tuple[int, int]], found: dict[str, list[bytes]], rest: list[bytes],
+           spans: dict[str, list[tuple[int, int]]] | None = None) -> None:
     for child in node.named_children:
         if any(lo <= child.start_byte and child.end_byte <= hi for lo, hi in skip):
             continue  # a method, a nested class: a symbol of its own
@@ -128,10 +170,12 @@ def _visit(node: Any, source: bytes, containers: frozenset[str], members: frozen
             units = _units(child)
             for (name, _unit), tokens in zip(units, _unit_tokens(child, source, units)):
                 found.setdefault(_text(name, source), []).extend(tokens)
+                if spans is not None:
+                    spans.setdefault(_text(name, source), []).append((child.start_point[0], child.end_point[0]))
             if not units:  # a docstring, a statement that declares no name
                 rest.extend(t for t, _start in _positioned(child, source))
         elif child.type in containers:
-            _visit(child, source, containers, members, skip, found, rest)
+            _visit(child, source, containers, members, skip, found, rest, spans)
         else:
             rest.extend(t for t, _start in _positioned(child, source))
 
