@@ -54,7 +54,13 @@ def edit(source: str, *pairs: tuple[str, str]) -> str:
      "constant `TIMEOUT` changed; imports changed"),  # `mod net;` is an import, no other top-level code
     # Ruby: top-level constants (one statement may assign several); a `Struct.new` with a block is a class
     ("c.rb", RB, edit(RB, ("TIMEOUT = 5", "TIMEOUT = 10")), "constant `TIMEOUT` changed"),
-    ("c.rb", RB, edit(RB, ("'x', 3", "'x', 4")), "constants `NAME`, `LIMIT` changed"),
+    ("c.rb", RB, edit(RB, ("'x', 3", "'x', 4")), "constant `LIMIT` changed"),  # each name with its own value
+    # Python and Ruby: `A, B = 1, 2` pairs each name with its value: only the one whose value changed is named;
+    # values that do not pair (one call, a splat) are both names'
+    ("c.py", "A, B = 1, 2\n", "A, B = 1, 3\n", "constant `B` changed"),
+    ("c.py", "(A, B) = (1, 2)\nC, D = [3], 4\n", "(A, B) = (1 + 1, 2)\nC, D = [3], 5\n", "constants `A`, `D` changed"),
+    ("c.py", "A, B = f()\n", "A, B = g()\n", "constants `A`, `B` changed"),
+    ("c.py", "A, B = 1, *rest\n", "A, B = 1, *other\n", "constants `A`, `B` changed"),
     ("c.rb", RB, edit(RB, ("def y; end", "def y; 1; end")), "modified Point#y"),
     ("c.rb", RB, edit(RB, ("require 'json'", "require 'yaml'"), ("TIMEOUT = 5\n", "")),
      "constant `TIMEOUT` removed; imports changed"),

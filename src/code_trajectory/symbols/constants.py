@@ -59,6 +59,8 @@ _COMMENTS = frozenset({"comment", "line_comment", "block_comment"})
 _PUNCTUATION = frozenset({b"(", b")", b",", b";"})
 _NAMES = frozenset({"pattern_list", "tuple_pattern", "list_pattern"})
 _END = 1 << 62
+#: The right sides of an assignment of several names whose values pair with the names, Python's and Ruby's.
+_VALUE_LISTS = frozenset({"expression_list", "tuple", "list", "right_assignment_list"})
 
 
 def constant_changes(old: FileAnalysis, new: FileAnalysis) -> tuple[tuple[tuple[str, str], ...], bool]:
@@ -183,7 +185,13 @@ class _Walk:
         for unit, names in units:
             own = shared + list(tokens(unit, self.source))
             where = node if len(units) == 1 else unit  # a block's declaration: its own lines
-            for name in names:
+            values = _values(unit, len(names)) if len(names) > 1 else None
+            if values is not None:  # `A, B = 1, 2`: each name with its own value, the rest shared
+                frame = shared + list(tokens(unit, self.source, _merged([(v.start_byte, v.end_byte) for v in values]
+                                                                        + _name_spans(unit))))
+            for k, name in enumerate(names):
+                if values is not None:
+                    own = [*frame, b"\0", *tokens(values[k], self.source)]
                 self.constants.setdefault(name, []).extend(own)
                 if self.spans is not None:
                     self.spans.setdefault(name, []).append((where.start_point[0], where.end_point[0]))
@@ -215,6 +223,33 @@ class _Walk:
         if not named or any(n.type not in kinds for n in named):
             return []
         return [text for n in named if (text := n.text.decode("utf-8", "replace")) != "_"]
+
+
+def _sides(unit: Any) -> tuple[Any, Any] | None:
+    """The left and right sides of a Python or Ruby assignment of several names (``A, B = 1, 2``), or None."""
+    assignment = unit.named_children[0] if unit.type == "expression_statement" and unit.named_child_count else unit
+    if assignment.type != "assignment":
+        return None
+    left, right = assignment.child_by_field_name("left"), assignment.child_by_field_name("right")
+    return None if left is None or right is None else (left, right)
+
+
+def _values(unit: Any, count: int) -> list[Any] | None:
+    """The values of an assignment of ``count`` names, one a name in order (``A, B = 1, 2``: ``1``, ``2``); None when
+    they do not pair so (``A, B = f()``, a splat, another count), and each name's tokens are the whole statement's."""
+    sides = _sides(unit)
+    if sides is None or sides[1].type not in _VALUE_LISTS:
+        return None
+    values = [v for v in sides[1].named_children if v.type not in _COMMENTS]
+    if len(values) != count or any("splat" in v.type for v in values):
+        return None
+    return values
+
+
+def _name_spans(unit: Any) -> list[tuple[int, int]]:
+    """The byte spans of the names an assignment of several names binds (left out of what they share)."""
+    sides = _sides(unit)
+    return [] if sides is None else [(n.start_byte, n.end_byte) for n in sides[0].named_children]
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
