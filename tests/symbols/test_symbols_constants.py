@@ -41,6 +41,12 @@ def edit(source: str, *pairs: tuple[str, str]) -> str:
     ("c.js", JS, edit(JS, ("run = () => 1", "run = () => 2")), "modified run"),
     ("c.js", JS, edit(JS, ("var LIMIT;\n", ""), ("\nfunction", "const RETRIES = 3;\n\nfunction")),
      "constant `RETRIES` added; constant `LIMIT` removed"),
+    # a re-export (`export {x} from "./y"`, `export * from`) is an import, as a CommonJS `require` is: it was
+    # "top-level code changed"; a plain `export {x}` of the file's own names is not
+    ("c.js", JS, edit(JS, ("\n\nexport const", "\nexport { a, b as c } from './y';\n\nexport const")),
+     "import-only; imports changed"),
+    ("c.ts", TS + "export * from './y';\n", edit(TS, ("number = 5", "number = 6")) + "export * from './z';\n",
+     "constant `TIMEOUT` changed; imports changed"),
     # TypeScript: a typed `const`, `declare const`; an object literal is an object symbol, a class a class
     ("c.ts", TS, edit(TS, ("number = 5", "number = 6"), ("VERSION: string", "VERSION: number")),
      "constants `TIMEOUT`, `VERSION` changed"),

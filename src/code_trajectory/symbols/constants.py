@@ -278,12 +278,15 @@ def _overlaps(node: Any, spans: Sequence[tuple[int, int]]) -> bool:
 
 def _import(node: Any, language: str) -> bool:
     """A top-level statement the language's grammar module counts as an import though no import statement: a
-    CommonJS ``const x = require("x")``, a Ruby ``require "x"``, a Rust ``mod x;``."""
+    CommonJS ``const x = require("x")``, a re-export ``export {x} from "./y"``, a Ruby ``require "x"``, a Rust
+    ``mod x;``."""
     if language == "rust":
         return node.type == "mod_item" and node.child_by_field_name("body") is None
     if language == "ruby":
         method = node.child_by_field_name("method") if node.type == "call" else None
         return method is not None and method.text in (b"require", b"require_relative", b"load")
+    if language in ("javascript", "typescript", "tsx") and node.type == "export_statement":
+        return node.child_by_field_name("source") is not None  # a re-export, `export {x} from "./y"`: an import
     if language in ("javascript", "typescript", "tsx") and node.type == "lexical_declaration":
         for declarator in node.named_children:
             value = declarator.child_by_field_name("value")

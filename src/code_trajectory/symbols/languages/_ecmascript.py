@@ -71,6 +71,7 @@ EXTRAS = """
 (comment) @comment
 [(string) (template_string) (regex)] @string
 (import_statement) @import
+(program (export_statement source: (_)) @import)
 (program (lexical_declaration (variable_declarator
   value: (call_expression function: (identifier) @_require (#eq? @_require "require")))) @import)
 """
