@@ -155,3 +155,22 @@ def test_the_tests_of_an_added_test_file_are_listed_under_their_describe() -> No
     changes = compare("parser.test.ts", None, JS.encode())
     assert changes is not None
     assert describe_symbols(changes) == "added describe Parser (it parses empty input, it parses numbers)"
+
+
+@pytest.mark.parametrize("path", ["order.test.js", "order_spec.rb"])
+def test_a_tests_string_holding_the_separator_is_the_tests_own_name(path: str) -> None:
+    """`it("returns a > b")` was named `describe Order > it returns a > b`, whose short name read as `b` (a symbol
+    `b` in a test `it returns a`): the log's list of an added file's tests said `b`. The separator in a test's string
+    is written with a no-break space after `>`; the name is found as typed with a plain space too."""
+    source = ('describe("Order", () => {\n  it("returns a > b", () => {});\n  it("x", () => {\n'
+              '    function helper() {}\n  });\n});\n') if path.endswith(".js") else \
+        'describe "Order" do\n  it "returns a > b" do\n  end\n  it "x" do\n    def helper; end\n  end\nend\n'
+    symbols = language_for(path).extract(source.encode())
+    test = symbols[1]
+    assert test.short_name == "it returns a >\u00a0b" and test.parent == "describe Order", test.name
+    assert symbols[-1].short_name == "helper"  # a function in a test is still named after it
+    for asked in ("describe Order > it returns a > b", "it returns a > b", test.name, "it returns a >\u00a0b"):
+        found = find(symbols, asked)
+        assert found is not None and found.name == test.name, asked
+    changes = compare(path, None, source.encode())
+    assert changes is not None and "it returns a >\u00a0b" in describe_symbols(changes), describe_symbols(changes)

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from code_trajectory.core.errors import InvalidArgumentError
 
 from .base import OVERLOAD_SUFFIX, Symbol, short_name
-from .specs import TEST_SEPARATOR
+from .specs import SEPARATOR_IN_STRING, TEST_SEPARATOR
 
 _SEPARATORS = (".", "::", "#", "\\", TEST_SEPARATOR)
 _ANY_SEPARATOR = re.compile(r"::|#|\\")
@@ -94,6 +94,10 @@ def find(symbols: Sequence[Symbol], name: str, *, php: bool = True) -> Symbol | 
         canonical = _any_separator(name)
         matches = [s for s in symbols if _any_separator(s.name) == canonical] or [
             s for s in symbols if _suffix_match(_any_separator(s.name), canonical)]
+    if not matches and any(SEPARATOR_IN_STRING in s.name for s in symbols):  # a test's string holding " > "
+        plain = name.replace(SEPARATOR_IN_STRING, TEST_SEPARATOR)
+        typed = [(s, s.name.replace(SEPARATOR_IN_STRING, TEST_SEPARATOR)) for s in symbols]
+        matches = [s for s, n in typed if n == plain] or [s for s, n in typed if _suffix_match(n, plain)]
     if not matches and any(ch.isspace() for ch in name):  # a signature as written: List<? extends T>
         tight = "".join(name.split())
         matches = [s for s in symbols if "".join(s.name.split()) == tight] or [

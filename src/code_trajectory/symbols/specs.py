@@ -38,15 +38,22 @@ def block_name(keyword: str, literal: str) -> str:
     return f"{keyword} {said(literal)}".rstrip()
 
 
+#: What a :data:`TEST_SEPARATOR` in a test's own string is written as in its name: the space after ``>`` a no-break
+#: space (U+00A0), so that ``it("returns a > b")`` is no test ``it returns a`` holding ``b`` (its short name was
+#: ``b``); a name typed with a plain space is still found (:func:`~.lookup.find` compares names without spaces).
+SEPARATOR_IN_STRING = " >\u00a0"
+
+
 def said(literal: str) -> str:
     """What a test block's first argument says: the text between its quotes (Ruby's ``%q(...)`` too; a constant,
-    ``Parser``, as written), whitespace runs collapsed to one space."""
+    ``Parser``, as written), whitespace runs collapsed to one space, a :data:`TEST_SEPARATOR` written as
+    :data:`SEPARATOR_IN_STRING`."""
     text = literal
     if text[:1] == "%" and len(text) >= 4:  # %q(...), %(...), %Q{...}
         text = text[2:-1] if text[1:2] in "([{<" else text[3:-1]
     elif text[:1] in "'\"`" and len(text) >= 2:
         text = text[1:-1]
-    return " ".join(text.split())
+    return " ".join(text.split()).replace(TEST_SEPARATOR, SEPARATOR_IN_STRING)
 
 
 def nests_in_test(d: Any) -> bool:
