@@ -170,7 +170,8 @@ def test_an_attribute_or_constant_asked_as_a_symbol_is_pointed_to_the_file_histo
     done = subprocess.run([sys.executable, "-m", "code_trajectory", "symbol", "lib/utils.rb", "default_query_parser"],
                           cwd=project, env=subprocess_env(), capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "Python" not in done.stderr, done.stderr
-    assert "top-level constants; attributes and other code outside them are in get_file_trajectory" in done.stderr
+    assert "constants and fields as `Class.NAME`; attributes and other code outside them are in get_file_trajectory" \
+        in done.stderr
 
 
 HEADER_HASH = '''module Rack

@@ -50,7 +50,8 @@ def test_symbol_trajectory_follows_renames_and_moves(session: ProjectSession) ->
 
     with pytest.raises(InvalidArgumentError, match="did you mean App.start"):
         service.symbol_trajectory(session, "src/app.py", "App.strat")
-    with pytest.raises(InvalidArgumentError, match=r"and the file's top-level constants; attributes .* for other text use search_trajectory"):
+    with pytest.raises(InvalidArgumentError, match=r"the file's top-level constants, and a class's constants and fields as `Class.NAME`; "
+                       r"attributes .* for other text use search_trajectory"):
         service.symbol_trajectory(session, "src/app.py", "MAX_RETRIES")  # not a symbol: where to look instead
     with pytest.raises(InvalidArgumentError, match="no symbol support"):
         write(session.root, "notes.txt", "x\n")

@@ -54,9 +54,10 @@ def resolve(repo: ShadowRepo, entries: file_versions.FileVersions, path: str, sy
     if name is None:
         close = overloads_of(symbol, known)[:10] or closest_names(symbol, known)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
-        kinds = ("functions, methods, classes and types, and the file's top-level constants; attributes and other "
-                 "code outside them" if has_constants(path) else "functions, methods, classes and types; constants, "
-                 "attributes and other code outside them") + " are in get_file_trajectory (CLI `code-trajectory file`)"
+        kinds = ("functions, methods, classes and types, the file's top-level constants, and a class's constants and "
+                 "fields as `Class.NAME`; attributes and other code outside them" if has_constants(path) else
+                 "functions, methods, classes and types, and a class's fields as `Class.NAME`; constants, attributes "
+                 "and other code outside them") + " are in get_file_trajectory (CLI `code-trajectory file`)"
         raise InvalidArgumentError(f"no symbol {symbol!r} in the recorded history of {path!r}{hint} (symbols are "
                                    f"{kinds}; for other text use search_trajectory, CLI `code-trajectory search`)")
     return name
