@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from code_trajectory.core.dirgroups import group_by_directory
 from code_trajectory.core.when import from_unix
 from code_trajectory.git import messages
 from code_trajectory.git.diffs import MAX_COUNTED_FILES, is_commit_id, parse_records
@@ -298,10 +299,12 @@ def blob_text(repo: ShadowRepo, oid: str, limit: int = 200_000) -> str | None:
 
 
 def describe_files(changes: Sequence[FileChange], limit: int = FILES_PER_COMMIT,
-                   symbols: dict[str, str] | None = None, *, bare: bool = False) -> list[str]:
+                   symbols: dict[str, str] | None = None, *, bare: bool = False, rest_by_directory: bool = False) -> list[str]:
     """Markdown bullet lines for file changes, ``... and N more`` past ``limit``; with ``symbols`` (by path), each
     line ends with the symbols that changed in that file (``: modified Auth.login; added Auth.retry``); ``bare``:
-    without the bullet and the paths' backquotes (``M src/a.py (+3 -1)``, the recent log's lines)."""
+    without the bullet and the paths' backquotes (``M src/a.py (+3 -1)``, the recent log's lines);
+    ``rest_by_directory``: the files past ``limit`` said by directory (``... and 60 more: `src/` (12), `tests/`
+    (48)``, :func:`~code_trajectory.core.dirgroups.group_by_directory`)."""
     lines = []
     quote, bullet = ("", "") if bare else ("`", "  - ")
     for change in changes[:limit]:
@@ -311,5 +314,10 @@ def describe_files(changes: Sequence[FileChange], limit: int = FILES_PER_COMMIT,
         named = (symbols or {}).get(change.path)
         lines.append(f"{bullet}{change.status} {where}{' ' + counts if counts else ''}{': ' + named if named else ''}")
     if len(changes) > limit:
-        lines.append(f"{bullet}... and {len(changes) - limit} more")
+        where = ""
+        if rest_by_directory:
+            groups = group_by_directory([change.path for change in changes[limit:]])
+            where = ": " + ", ".join(f"{quote}{display_path(label)}{quote}" + (f" ({count})" if count > 1 else "")
+                                     for label, count in groups)
+        lines.append(f"{bullet}... and {len(changes) - limit} more{where}")
     return lines

@@ -208,7 +208,7 @@ def _branch_section(work: BranchWork, net: list[FileChange] | None, symbols: dic
     if net is not None:
         lines.append(f"- Net change on `{work.branch}` over the session ({len(net)} file(s)):" if net else
                      f"- Net change on `{work.branch}`: none (this branch ended where it began in the session)")
-        lines += describe_files(net_order(net), NET_FILES_LISTED, symbols=symbols)
+        lines += describe_files(net_order(net), NET_FILES_LISTED, symbols=symbols, rest_by_directory=True)
     return "\n".join(lines)
 
 

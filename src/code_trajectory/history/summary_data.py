@@ -7,13 +7,21 @@ from __future__ import annotations
 from datetime import datetime
 
 from code_trajectory.core.answer import short, when
+from code_trajectory.core.dirgroups import group_by_directory
 from code_trajectory.git.log import CommitRecord
 from code_trajectory.git.messages import FileChange
 from code_trajectory.history import fields
-from code_trajectory.history.summary import FILES_LISTED, BranchWork, net_order, restore_line, split_by_branch
+from code_trajectory.history.summary import (
+    FILES_LISTED,
+    NET_FILES_LISTED,
+    BranchWork,
+    net_order,
+    restore_line,
+    split_by_branch,
+)
 
 #: Net changed files listed per branch (as the text lists them).
-NET_FILES = 20
+NET_FILES = NET_FILES_LISTED
 #: Intents, git operations, restores and consolidations listed per branch (as the text lists them).
 INTENTS, OPERATIONS, RESTORES, CONSOLIDATIONS = 12, 8, 5, 5
 
@@ -53,7 +61,8 @@ def _branch(work: BranchWork, net: list[FileChange] | None, symbols: dict[str, s
             "consolidations": [[when(r.time), r.subject]
                                for r in [r for r in work.records if r.is_consolidation][:CONSOLIDATIONS]],
             "net": fields.file_rows(ranked, symbols, NET_FILES) if net is not None else None,
-            "net_files": len(net) if net and len(net) > NET_FILES else None}
+            "net_files": len(net) if net and len(net) > NET_FILES else None,
+            "net_more": [list(group) for group in group_by_directory([c.path for c in ranked[NET_FILES:]])] or None}
 
 
 def summary_data(*, now: datetime, gap_seconds: float, sessions: list[list[CommitRecord]],
@@ -69,7 +78,8 @@ def summary_data(*, now: datetime, gap_seconds: float, sessions: list[list[Commi
     are one, in order: the newest :data:`INTENTS`, ``earlier_intents`` counting those
     before them, as the text says them), ``files`` most changed (``[path, snapshots, +, -]``, most
     relevant first), ``git`` operations, ``restores`` and ``consolidations`` (``[time, message]``, as the text lists them: without
-    ids), and the ``net`` change (rows of ``cols``);
+    ids), and the ``net`` change (rows of ``cols``; past :data:`NET_FILES`, ``net_files`` counts them all and
+    ``net_more`` says where the rest are, ``[directory, files]`` as the text groups them);
     ``final``: the last snapshot; the other ``sections`` (tests, recap: ``{title: lines}``, as shown); ``earlier``:
     how many older sessions and the previous one's span."""
     data: dict = {"now": when(now), "branch": current_branch, "intent": current_intent, "notices": notices}

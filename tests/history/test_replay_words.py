@@ -1,0 +1,47 @@
+"""Answers this round's replays found wanting in their words (pallets/click, 60 commits: a net change of 80 files
+said "... and 60 more" without naming where). Real git in temp dirs."""
+
+from __future__ import annotations
+
+from code_trajectory.core.answer import structured
+from code_trajectory.core.dirgroups import group_by_directory
+from code_trajectory.history import last_session
+from code_trajectory.recording.session import ProjectSession
+from support import write
+
+#: The net change of click's last 60 commits, by directory: 80 files, 20 of them listed.
+CLICK_NET = ([f"src/click/{name}.py" for name in ("__init__", "_compat", "_termui_impl", "_textwrap", "_utils",
+                                                  "_winconsole", "core", "decorators", "exceptions", "formatting",
+                                                  "parser", "shell_completion", "termui", "testing", "types",
+                                                  "utils")]
+             + ["docs/conf.py"] + [f"tests/test_{i:02}.py" for i in range(17)]
+             + [f"tests/test_utils/test_{i:02}.py" for i in range(14)] + ["tests/typing/a.py", "tests/typing/b.py"]
+             + [f"docs/page_{i:02}.rst" for i in range(19)] + [f".github/workflows/w{i}.yaml" for i in range(6)]
+             + ["CHANGES.rst", "pyproject.toml", "README.md", ".gitignore", "examples/colors/README"])
+
+
+def test_the_rest_of_a_long_net_change_is_said_by_directory(session: ProjectSession) -> None:
+    assert len(CLICK_NET) == 80
+    for rel in CLICK_NET:
+        write(session.root, rel, f"# {rel}\n")
+    assert session.recorder.record_paths(CLICK_NET) is not None
+    answer = last_session.session_summary(session)
+    line = next(x for x in str(answer).splitlines() if "... and" in x)
+    assert line == ("  - ... and 60 more: `(top level)` (4), `.github/workflows/` (6), `docs/` (19), "
+                    "`examples/colors/README`, `tests/*` (14), `tests/test_utils/` (14), `tests/typing/` (2)"), line
+    fields = structured(answer, answer.data)
+    assert fields is not None
+    branch = fields["last"]["branches"][0]
+    assert branch["net_files"] == 80 and len(branch["net"]) == 20, branch
+    assert sum(count for _, count in branch["net_more"]) == 60 and ["docs/", 19] in branch["net_more"], branch
+
+
+def test_groups_are_the_deepest_directories_and_at_most_the_limit() -> None:
+    assert group_by_directory([]) == []
+    assert group_by_directory(["a/b/c.py", "a/b/d.py"]) == [("a/b/", 2)]
+    assert group_by_directory(["src/x/a.py", "src/x/b.py", "tests/t.py", "tests/u/v.py"]) == [
+        ("src/x/", 2), ("tests/t.py", 1), ("tests/u/v.py", 1)]
+    many = group_by_directory([f"d{i}/f{j}.py" for i in range(12) for j in range(i + 1)], max_groups=4)
+    assert many == [("d10/", 11), ("d11/", 12), ("d9/", 10), ("elsewhere", 45)]
+    assert group_by_directory([f"pkg/d{i}/f.py" for i in range(5)] + ["pkg/d0/g.py"], max_groups=3) == [
+        ("pkg/d0/", 2), ("pkg/d1/f.py", 1), ("elsewhere in pkg/", 3)]
