@@ -113,3 +113,42 @@ def test_an_interfaces_overloads_of_one_method_are_one_symbol():
     changes = compare("src/schemas.ts", old, old.replace(b"    mask: M\n", b"    mask: M & object\n"))
     assert changes is not None
     assert describe_symbols(changes, lean=True) == "modified ZodObject.partial"
+
+
+# zod's packages/zod/src/v4/classic/schemas.ts, cut down: properties defined on the instance in the factory
+ZOD_PROPERTIES = '''\
+    export const ZodType = core.$constructor("ZodType", (inst, def) => {
+      core.$ZodType.init(inst, def);
+      Object.defineProperty(inst, "_def", { value: def });
+      Object.defineProperty(inst, "description", {
+        get() {
+          return globalRegistry.get(inst)?.description;
+        },
+        configurable: true,
+      });
+      Object.defineProperty(inst, "meta", {
+        get: () => inst._meta,
+        set(value) {
+          inst._meta = value;
+        },
+      });
+      return inst;
+    });
+    Object.defineProperties(Schema.prototype, { size: { get() { return 1; } }, "clone": { value: function () {} } });
+    '''
+
+
+def test_a_property_descriptors_accessors_are_named_by_the_property():
+    # before: ZodType.Object.defineProperty.get, then "2nd definition of ZodType.Object.defineProperty.get"
+    assert names("src/schemas.ts", ZOD_PROPERTIES) == [
+        ("ZodType", "function", 1, 17),
+        ("ZodType.description(get)", "method", 5, 7),
+        ("ZodType.meta(get)", "function", 11, 11),
+        ("ZodType.meta(set)", "method", 12, 14),
+        ("size(get)", "method", 18, 18),
+        ("clone", "function", 18, 18),
+    ]
+    old = textwrap.dedent(ZOD_PROPERTIES).encode()
+    changes = compare("src/schemas.js", old, old.replace(b"inst._meta = value;", b"inst._meta = value ?? {};"))
+    assert changes is not None
+    assert describe_symbols(changes, lean=True) == "modified ZodType.meta(set)"

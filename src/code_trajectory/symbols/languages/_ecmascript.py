@@ -17,6 +17,9 @@ Names, qualified with ``.``:
   ``ky(url, {retry: {delay: () => 0}})``, ``new Vue({methods: {save() {}}})``) -> qualified by what is called:
   ``withPerformanceObserver.test``, ``ky.delay``, ``Vue.save`` (the object has no name of its own; a bare ``test``
   read as a top-level function). A callee that is no name (``make()({...})``) leaves the member's own name.
+  A property descriptor's accessors (``Object.defineProperty(inst, "x", { get() {...} })``, ``Reflect.``'s, and
+  ``Object.defineProperties(inst, { x: { get() {...} } })``) are named by the property as a class's are:
+  ``x(get)``, ``x(set)``, ``x`` for a function ``value`` (in a function: ``ZodType.x(get)``).
 * a Jest/Mocha/Vitest test block, ``describe("Parser", () => {...})``, ``it.only("parses", fn)``,
   ``describe.each(table)("adds %i", fn)`` -> a ``test`` named by its keyword and string, nested with `` > ``:
   ``describe Parser > it parses`` (see :mod:`..specs`); ``it.todo("later")``, given no function, is none.
@@ -109,8 +112,11 @@ class EcmaScript(TreeSitterLanguage):
         if kind == "method" and local == "constructor":
             kind = "constructor"
         if node.type in ("method_definition", "pair"):
-            callee = _callee_of_argument(node.parent)
-            if callee is not None:
+            prop = _defined_property(node.parent) if local in _ACCESSORS else None
+            callee = None if prop is not None else _callee_of_argument(node.parent)
+            if prop is not None:
+                local = prop if local == "value" else f"{prop}({local})"
+            elif callee is not None:
                 local = f"{callee}.{local}"
         return self.make_def(node, kind, local, span=span)
 
@@ -142,6 +148,53 @@ _THROUGH = frozenset({"object", "pair", "array", "parenthesized_expression", "as
                       "satisfies_expression", "non_null_expression"})
 
 
+#: The members of a property descriptor that may be functions: ``get``, ``set`` and ``value``.
+_ACCESSORS = frozenset({"get", "set", "value"})
+#: The calls given a property descriptor after the object and the property's name.
+_DEFINE_PROPERTY = frozenset({"Object.defineProperty", "Reflect.defineProperty"})
+
+
+def _string(node: Any) -> str | None:
+    """The text of a plain string literal node (``"x"``, ``'x'``), else None."""
+    if node is None or node.type != "string":
+        return None
+    return node.text.decode("utf-8", "replace")[1:-1] or None
+
+
+def _defined_property(container: Any) -> str | None:
+    """The property a descriptor object literal ``container`` defines: ``x`` for the third argument of
+    ``Object.defineProperty(inst, "x", {...})`` (or ``Reflect.defineProperty``), and for the member ``x: {...}`` of
+    ``Object.defineProperties(inst, {...})``; None for any other object, or a property named by no string."""
+    if container is None or container.type != "object" or container.parent is None:
+        return None
+    holder = container.parent
+    if holder.type == "pair" and holder.parent is not None and holder.parent.type == "object":
+        key = holder.child_by_field_name("key")
+        name = key.text.decode("utf-8", "replace") if key is not None and key.type == "property_identifier" \
+            else _string(key)
+        if name is not None and _callee_of_argument(holder.parent) == "Object.defineProperties":
+            return name
+        return None
+    if holder.type != "arguments" or _callee_of_argument_list(holder) not in _DEFINE_PROPERTY:
+        return None
+    args = holder.named_children
+    if len(args) < 3 or args[2] != container:
+        return None
+    return _string(args[1])
+
+
+def _callee_of_argument_list(holder: Any) -> str | None:
+    """The name of the function called with the ``arguments`` node ``holder`` (a name path), else None."""
+    call = holder.parent
+    if call is None:
+        return None
+    callee = call.child_by_field_name("function" if call.type == "call_expression" else "constructor")
+    if callee is None:
+        return None
+    text = squash(callee.text.decode("utf-8", "replace"))
+    return text if _NAME_PATH.fullmatch(text) else None
+
+
 def _callee_of_argument(container: Any) -> str | None:
     """The name of the function called with the object literal ``container`` (a member's parent) as an argument,
     directly or nested in other literals (``withPerformanceObserver({...})`` -> ``withPerformanceObserver``,
@@ -153,11 +206,6 @@ def _callee_of_argument(container: Any) -> str | None:
     while node.parent is not None and node.parent.type in _THROUGH:
         node = node.parent
     holder = node.parent
-    if holder is None or holder.type != "arguments" or holder.parent is None:
+    if holder is None or holder.type != "arguments":
         return None
-    call = holder.parent
-    callee = call.child_by_field_name("function" if call.type == "call_expression" else "constructor")
-    if callee is None:
-        return None
-    text = squash(callee.text.decode("utf-8", "replace"))
-    return text if _NAME_PATH.fullmatch(text) else None
+    return _callee_of_argument_list(holder)
