@@ -34,7 +34,7 @@ def edit(source: str, *pairs: tuple[str, str]) -> str:
     ("c.go", GO, edit(GO, ("\tlimit   int\n", ""), ("func Run", "const Retries = 3\n\nfunc Run")),
      "constant `Retries` added; constant `limit` removed"),
     ("c.go", GO, edit(GO, ("_ io.Reader = nil", "_ io.Reader = os.Stdin")), "top-level code changed"),
-    ("c.go", GO, edit(GO, ("const Timeout = 5", "const Timeout = 5 // seconds")), "comment-only; comment added: `// seconds`"),
+    ("c.go", GO, edit(GO, ("const Timeout = 5", "const Timeout = 5 // seconds")), "comment-only; comment added in constant `Timeout`: `// seconds`"),
     # JavaScript: `export const`, a declarator beside a function-valued one (a symbol of its own), bare `var`
     ("c.js", JS, edit(JS, ("TIMEOUT = 5", "TIMEOUT = 10"), ("name = 'x'", "name = 'y'")),
      "constants `TIMEOUT`, `name` changed"),

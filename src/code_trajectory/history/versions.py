@@ -281,17 +281,18 @@ def lean_comment_parts(changes: SymbolChanges) -> list[str]:
     """The comment and docstring changes of ``changes`` in the words of
     :meth:`~code_trajectory.symbols.SymbolChanges.comment_parts`, but named by their symbols without the comments'
     text (``docstring of `echo` changed``, ``docstring of `f` added``, ``module docstring changed``, ``comments
-    changed in Hooks, parse``, ``comments changed outside symbols``), a change of comments only too (the file history and the diffs quote
+    changed in Hooks, parse, constant `EVALUATING```, ``comments changed outside symbols``), a change of comments only too (the file history and the diffs quote
     them; issue 28: a quoted comment made the recent log longer than ``git log --stat``). Symbols said added,
     removed or modified are left out."""
     skip = set(changes.added + changes.removed + changes.modified)
     edits = [e for e in changes.comment_edits if e.symbol not in skip]
-    plain = list(dict.fromkeys([*(bare(e.symbol) for e in edits if not e.doc and e.symbol is not None),
+    plain = list(dict.fromkeys([*(bare(e.symbol) if e.symbol is not None else e.place
+                                  for e in edits if not e.doc and e.place is not None),
                                 *(bare(n) for n in changes.comments_changed if n not in skip)]))
     parts = doc_parts(edits, changes.language, lambda name: f"`{bare(name)}`")
     if plain:
         parts.append(f"comments changed in {', '.join(plain)}")
-    if any(not e.doc and e.symbol is None for e in edits):
+    if any(not e.doc and e.place is None for e in edits):
         parts.append("comments changed outside symbols")
     return parts
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from .base import FileAnalysis, Symbol
 from .chunks import COMMENT
+from .constants import constant_rows
 
 #: A comment is quoted in a narrative when it has at most this many lines and characters on each side
 #: (longer ones are named only: ``comments changed in foo``).
@@ -53,6 +54,8 @@ class CommentEdit:
         old, new: the comment's exact text before / after; ``None`` when it was added / removed.
         part: a line of a doc comment (a run of ``///`` or ``//`` lines) that was added or removed while the
             symbol's doc comment was there before and stays: the doc comment changed (see :attr:`how`).
+        constant: for a comment outside every symbol, the top-level constant whose declaration's lines hold it
+            (``const EVALUATING = /* @__PURE__*/ Symbol(...)``, see :mod:`.constants`), else None.
     """
 
     symbol: str | None
@@ -60,6 +63,15 @@ class CommentEdit:
     old: str | None
     new: str | None
     part: bool = False
+    constant: str | None = None
+
+    @property
+    def place(self) -> str | None:
+        """Where the comment is as said: its symbol's name quoted (``Auth.login``), ``constant `EVALUATING```, or
+        None outside every symbol and constant."""
+        if self.symbol is not None:
+            return _code(self.symbol)
+        return f"constant `{self.constant}`" if self.constant is not None else None
 
     @property
     def how(self) -> str:
@@ -77,6 +89,7 @@ class _Comment:
     key: bytes  # tokens only: whitespace inside a comment does not count
     symbol: str | None
     doc: bool
+    constant: str | None = None
 
 
 def comment_edits(old: FileAnalysis, new: FileAnalysis, old_to_new: dict[str, str]) -> tuple[CommentEdit, ...]:
@@ -91,7 +104,7 @@ def comment_edits(old: FileAnalysis, new: FileAnalysis, old_to_new: dict[str, st
         The edits (see :class:`CommentEdit`); a changed comment pairs its old and new text, in order.
     """
     before = [c if c.symbol is None else _Comment(c.start, c.end, c.text, c.key, old_to_new.get(c.symbol, c.symbol),
-                                                   c.doc)
+                                                   c.doc, c.constant)
               for c in _comments(old)]
     after = _comments(new)
     # unchanged: the same text under the same owner on both sides (a comment moving with its symbol is unchanged)
@@ -107,22 +120,23 @@ def comment_edits(old: FileAnalysis, new: FileAnalysis, old_to_new: dict[str, st
             added.append(c)
     removed = sorted(n for ns in left.values() for n in ns)
     # what is left under one owner is paired in order (a changed comment), the rest is added or removed
-    gone: dict[str | None, list[_Comment]] = {}
+    gone: dict[tuple[str | None, str | None], list[_Comment]] = {}  # by symbol, and by constant outside them
     for n in removed:
-        gone.setdefault(before[n].symbol, []).append(before[n])
+        gone.setdefault((before[n].symbol, before[n].constant), []).append(before[n])
     # a doc comment line added (removed) where the symbol keeps a doc comment: that doc comment changed
     documented = ({c.symbol for c in before if c.doc}, {c.symbol for c in after if c.doc})
     edits: list[tuple[int, CommentEdit]] = []
     for c in added:
-        mine = gone.get(c.symbol) or []
+        mine = gone.get((c.symbol, c.constant)) or []
         o = next((x for x in mine if x.doc == c.doc), mine[0] if mine else None)  # a docstring pairs a docstring
         if o is not None:
             mine.remove(o)
         doc = c.doc or (o is not None and o.doc)
-        edits.append((c.start, CommentEdit(c.symbol, doc, _text(o), _text(c), doc and c.symbol in documented[0])))
+        edits.append((c.start, CommentEdit(c.symbol, doc, _text(o), _text(c), doc and c.symbol in documented[0],
+                                           c.constant)))
     for rest in gone.values():
         edits += [(_new_position(o, new), CommentEdit(o.symbol, o.doc, _text(o), None,
-                                                      o.doc and o.symbol in documented[1])) for o in rest]
+                                                      o.doc and o.symbol in documented[1], o.constant)) for o in rest]
     edits.sort(key=lambda pair: pair[0])
     return tuple(edit for _, edit in edits)
 
@@ -163,7 +177,20 @@ def _comments(analysis: FileAnalysis) -> list[_Comment]:
             if documented is not None:
                 owner, doc = documented, True
         found.append(_Comment(s, e, text, b" ".join(_TOKENS.findall(text)), owner, doc))
+    if any(c.symbol is None and not c.doc for c in found):  # outside every symbol: in a constant's declaration?
+        rows = [(lo, hi, name) for name, spans in constant_rows(analysis).items() for lo, hi in spans]
+        if rows:
+            found = [_in_constant(c, source, rows) if c.symbol is None and not c.doc else c for c in found]
     return found
+
+
+def _in_constant(comment: _Comment, source: bytes, rows: list[tuple[int, int, str]]) -> _Comment:
+    """``comment`` (outside every symbol) with the constant whose declaration's rows hold its first row, if any."""
+    row = source.count(b"\n", 0, comment.start)
+    name = next((name for lo, hi, name in rows if lo <= row <= hi), None)
+    if name is None:
+        return comment
+    return _Comment(comment.start, comment.end, comment.text, comment.key, None, False, name)
 
 
 def _is_docstring(tree: Any, start: int, end: int) -> bool:
@@ -285,27 +312,28 @@ def describe_comments(edits: tuple[CommentEdit, ...], language: str, comments_ch
     Returns:
         Parts such as ``docstring of `echo` changed`` (``added``, ``removed``: :func:`doc_parts`),
         ``module docstring changed``,
-        ``comment in `foo`: `# old` → `# new```, ``comments changed in foo, bar``.
+        ``comment in `foo`: `# old` → `# new```, ``comments changed in foo, bar``; a comment outside every symbol
+        in a top-level constant's declaration is said in it: ``comment added in constant `EVALUATING`: ...``.
     """
     parts = doc_parts(edits, language, _code, skip)
     plain = [e for e in edits if not e.doc and e.symbol not in skip]
     quoted = len(plain) <= MAX_QUOTED_EDITS and all(_short(e.old) and _short(e.new) for e in plain)
     if quoted:
         for e in plain:
-            where = f" in {_code(e.symbol)}" if e.symbol else ""
+            where = f" in {e.place}" if e.place else ""
             if e.old is None:
                 parts.append(f"comment added{where}: {_quote(e.new or '')}")
             elif e.new is None:
                 parts.append(f"comment removed{where.replace(' in ', ' from ')}: {_quote(e.old)}")
             else:
                 parts.append(f"comment{where}: {_quote(e.old)} → {_quote(e.new)}")
-    names = list(dict.fromkeys([*(e.symbol for e in plain if e.symbol is not None),
-                                *(n for n in comments_changed if n not in skip)]))
+    names = list(dict.fromkeys([*(e.place for e in plain if e.place is not None),
+                                *(_code(n) for n in comments_changed if n not in skip)]))
     if quoted:
-        names = [n for n in names if n not in {e.symbol for e in plain}]
+        names = [n for n in names if n not in {e.place for e in plain}]
     if names:
-        parts.append(f"comments changed in {', '.join(_code(n) for n in names)}")
-    if not quoted and any(e.symbol is None for e in plain):
+        parts.append(f"comments changed in {', '.join(names)}")
+    if not quoted and any(e.place is None for e in plain):
         parts.append("comments changed outside symbols")
     return parts
 

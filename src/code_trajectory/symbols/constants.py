@@ -124,12 +124,18 @@ def capped(names: Sequence[str]) -> str:
 def constant_lines(analysis: FileAnalysis, name: str) -> range | None:
     """The lines (1-based) from the first to the last declaration of the constant ``name`` in one version of a file,
     or None when it declares no such constant (a language without constants here, a name of no constant)."""
+    found = constant_rows(analysis).get(name)
+    return range(found[0][0] + 1, found[-1][1] + 2) if found else None
+
+
+def constant_rows(analysis: FileAnalysis) -> dict[str, list[tuple[int, int]]]:
+    """The rows (0-based, first and last) of each constant's declarations in one version of a file, in source order;
+    empty for a language without constants here."""
     if analysis.language not in _LEAVE_OUT or analysis.source is None:
-        return None
+        return {}
     spans: dict[str, list[tuple[int, int]]] = {}
     _top_level(analysis, spans)
-    found = spans.get(name)
-    return range(found[0][0] + 1, found[-1][1] + 2) if found else None
+    return spans
 
 
 def _top_level(analysis: FileAnalysis, spans: dict[str, list[tuple[int, int]]] | None = None
