@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 
 def format_size(size: int) -> str:
     """Human-readable size in binary units (``12.3 MiB``)."""
@@ -11,3 +13,34 @@ def format_size(size: int) -> str:
             return f"{int(value)} bytes" if unit == "bytes" else f"{value:.1f} {unit}"
         value /= 1024
     return f"{size} bytes"
+
+
+def _invisible(char: str) -> bool:
+    """A character that shows as a space or as nothing: any whitespace but the plain space and line break (NBSP,
+    U+2009...), a format character (zero-width space, BOM), a control character."""
+    import unicodedata
+
+    if char in " \n":
+        return False
+    return char.isspace() or unicodedata.category(char) in ("Cf", "Cc", "Zs", "Zl", "Zp")
+
+
+def _look(text: str) -> str:
+    """``text`` as the eye reads it: every whitespace a space, the characters that show as nothing left out."""
+    return "".join(" " if c.isspace() else "" if _invisible(c) else c for c in text)
+
+
+def escape_invisible(text: str) -> str:
+    """``text`` with its invisible characters (:func:`_invisible`) escaped: ``\\u00a0``, a control one ``\\x09``."""
+    return "".join((f"\\x{ord(c):02x}" if ord(c) < 0xa0 else f"\\u{ord(c):04x}") if _invisible(c) else c for c in text)
+
+
+def shown_pair(old: str, new: str, show: Callable[[str], str] = lambda text: text) -> tuple[str, str]:
+    """``old`` and ``new`` as ``show`` writes them, for an ``old → new`` pair: when the two look the same though they
+    differ (a no-break space made a space: httpx's "Drop NBSP characters"), each with its invisible characters escaped
+    (``\\u00a0``) before ``show``, so that the reader sees what changed. Inputs are the raw texts; returns the two
+    shown texts."""
+    shown = show(old), show(new)
+    if _look(shown[0]) == _look(shown[1]) and old != new:
+        return show(escape_invisible(old)), show(escape_invisible(new))
+    return shown

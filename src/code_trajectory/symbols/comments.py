@@ -25,6 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from code_trajectory.core.text import shown_pair
+
 from .base import FileAnalysis, Symbol
 from .chunks import COMMENT
 from .constants import constant_rows
@@ -326,7 +328,8 @@ def describe_comments(edits: tuple[CommentEdit, ...], language: str, comments_ch
             elif e.new is None:
                 parts.append(f"comment removed{where.replace(' in ', ' from ')}: {_quote(e.old)}")
             else:
-                parts.append(f"comment{where}: {_quote(e.old)} → {_quote(e.new)}")
+                old, new = shown_pair(e.old, e.new, _quote)  # a no-break space made a space: escaped
+                parts.append(f"comment{where}: {old} → {new}")
     names = list(dict.fromkeys([*(e.place for e in plain if e.place is not None),
                                 *(_code(n) for n in comments_changed if n not in skip)]))
     if quoted:
