@@ -42,3 +42,17 @@ def test_a_comment_outside_symbols_and_constants_is_still_said_so():
     changes = compare("a.py", python, python.replace(b"# seconds", b"# in seconds"))
     assert changes is not None
     assert changes.summary() == "comment-only; comment in constant `TIMEOUT`: `# seconds` → `# in seconds`"
+
+
+def test_a_constant_removed_with_its_comment_is_said_once():
+    """``TIMEOUT = 5  # seconds`` removed is the constant's removal, not also its comment's (as a removed or modified
+    symbol's comments are left out); a comment changed alone in a constant is still said in it."""
+    old = b"import os\nTIMEOUT = 5  # seconds\nX = 1\n"
+    for new, said in ((b"import os\nX = 1\n", "constant `TIMEOUT` removed"),
+                      (old.replace(b"5  # seconds", b"6  # minutes"), "constant `TIMEOUT` changed")):
+        changes = compare("conf.py", old, new)
+        assert changes is not None and changes.summary() == said
+        assert describe_symbols(changes, lean=True) == said
+    changes = compare("conf.py", old, old.replace(b"# seconds", b"# minutes"))
+    assert changes is not None
+    assert changes.summary() == "comment-only; comment in constant `TIMEOUT`: `# seconds` → `# minutes`"

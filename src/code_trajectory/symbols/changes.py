@@ -133,9 +133,9 @@ class SymbolChanges:
     def comment_parts(self) -> list[str]:
         """Docstring, doc-comment and comment changes in words (``docstring of `echo` changed``, a short comment
         quoted: ``comment in `foo`: `# old` → `# new```), leaving out symbols already said added, removed or
-        modified; see :func:`~code_trajectory.symbols.comments.describe_comments`."""
-        return describe_comments(self.comment_edits, self.language, self.comments_changed,
-                                 frozenset(self.added + self.removed + self.modified))
+        modified, and constants said changed, added or removed; see :func:`~.comments.describe_comments`."""
+        return describe_comments(self.comment_edits, self.language, self.comments_changed, frozenset(
+            self.added + self.removed + self.modified + tuple(name for name, _ in self.constants)))
 
     def summary(self) -> str:
         """Return a one-line description, e.g. ``modified Serializer.loads; added Serializer.iter_unsigners``.

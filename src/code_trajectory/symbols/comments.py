@@ -309,7 +309,8 @@ def describe_comments(edits: tuple[CommentEdit, ...], language: str, comments_ch
         edits: the file's edits (:func:`comment_edits`).
         language: the language module's name (``python`` says "docstring", others "doc comment").
         comments_changed: symbols whose own comments changed, named when their edits are not quoted.
-        skip: symbols whose change is already said otherwise (modified, added, removed): their edits are left out.
+        skip: symbols (and top-level constants) whose change is already said otherwise (modified, added, removed):
+            their edits are left out (``TIMEOUT = 5  # seconds`` removed is said once, as the constant's removal).
 
     Returns:
         Parts such as ``docstring of `echo` changed`` (``added``, ``removed``: :func:`doc_parts`),
@@ -318,7 +319,7 @@ def describe_comments(edits: tuple[CommentEdit, ...], language: str, comments_ch
         in a top-level constant's declaration is said in it: ``comment added in constant `EVALUATING`: ...``.
     """
     parts = doc_parts(edits, language, _code, skip)
-    plain = [e for e in edits if not e.doc and e.symbol not in skip]
+    plain = [e for e in edits if not e.doc and e.symbol not in skip and e.constant not in skip]
     quoted = len(plain) <= MAX_QUOTED_EDITS and all(_short(e.old) and _short(e.new) for e in plain)
     if quoted:
         for e in plain:
