@@ -253,6 +253,20 @@ def test_runner_reads_the_selection_pytest_addopts_adds(suite: Path) -> None:
         "PYTEST_ADDOPTS cannot be split into words")
 
 
+def test_a_declared_script_running_pytest_with_a_selecting_pytest_addopts_is_partial(suite: Path) -> None:
+    """``--full-suite -- sh run_tests.sh`` declares the script runs the whole suite, but a ``PYTEST_ADDOPTS`` left
+    in the shell selects for whatever pytest it runs: partial (it was the full suite, green); without one, full."""
+    write(suite, "run_tests.sh", f"{shlex.quote(sys.executable)} -m pytest -q -p no:cacheprovider\n")
+    argv = ["test", "--full-suite", "--", "sh", "run_tests.sh"]
+    subset = run(suite, sys.executable, "-m", "code_trajectory", *argv, PYTEST_ADDOPTS="-k one tests/test_a.py")
+    assert subset.returncode == 0 and "1 passed" in subset.stdout, subset.stdout + subset.stderr
+    assert runs(suite)[0].scope == Scope.partial((), ["-k one", "PYTEST_ADDOPTS tests/test_a.py"])
+    assert "No snapshot on `main` is green for the full suite" in cli(suite, "since-green").stdout
+    assert declared_scope(Scope.unknown(UNREAD), True, "-k 'a b") == Scope.unknown(
+        "PYTEST_ADDOPTS cannot be split into words")
+    assert declared_scope(Scope.unknown(UNREAD), True, "-q -p no:cacheprovider").is_full
+
+
 def test_runner_takes_tests_a_conftest_deselected_for_a_partial_run_as_the_plugin_does(suite: Path) -> None:
     """``code-trajectory test -- pytest`` recorded a run whose conftest deselected the failing tests as the full
     suite, green (the plugin records it ``partial: 2 deselected``); tests the ini's addopts deselect are the

@@ -238,13 +238,27 @@ def command_scope(argv: Sequence[str], cwd: Path, root: Path, *, check_paths: bo
     return Scope.unknown(UNREAD)
 
 
-def declared_scope(read: Scope, full_suite: bool) -> Scope:
+def declared_scope(read: Scope, full_suite: bool, addopts: str = "") -> Scope:
     """The scope of a run whose caller declared (``full_suite``) that its command runs the whole suite: the full
     suite when the command's selection is not read at all (``read``, the unknown scope :data:`UNREAD`: a script of
     the project's own, ``./run_tests.sh``), else ``read`` as it is: a selection read from the command (``pytest
     tests/test_a.py``) is what ran, and a reading that found it unknowable (a path outside the project,
-    ``--pyargs``) stands, whatever is declared."""
-    return Scope.full() if full_suite and read.kind == UNKNOWN and read.note == UNREAD else read
+    ``--pyargs``) stands, whatever is declared.
+
+    ``addopts``: the ``PYTEST_ADDOPTS`` of a run that ran pytest (``""`` otherwise): a selection there (a path,
+    ``-k``, ``--deselect``...) applies to whatever pytest the script runs, so the declared run is partial (its
+    paths said as filters: relative to a directory the script chose), or unknown when the words cannot be read."""
+    if not (full_suite and read.kind == UNKNOWN and read.note == UNREAD):
+        return read
+    try:
+        paths, filters, problem = pytest_selection(shlex.split(addopts))
+    except ValueError:
+        return Scope.unknown("PYTEST_ADDOPTS cannot be split into words")
+    if problem is not None:
+        return Scope.unknown(f"PYTEST_ADDOPTS: {problem}")
+    if paths or filters:
+        return Scope.partial((), [*filters, *(f"PYTEST_ADDOPTS {path}" for path in paths)])
+    return Scope.full()
 
 
 def command_line_scope(command: str, root: Path) -> Scope:

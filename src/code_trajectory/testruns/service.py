@@ -161,7 +161,8 @@ def run_and_record(root: Path, argv: Sequence[str], settings=None, *, cwd: Path 
         scope = command_scope(argv, cwd if cwd is not None else root, root, addopts=env.get("PYTEST_ADDOPTS", ""))
         if run.runner == "pytest":  # tests a conftest or plugin deselected, as the plugin records them
             scope = with_deselected(scope, deselected_count(run.output_tail), root)
-        run.scope = declared_scope(scope, full_suite)
+        run.scope = declared_scope(scope, full_suite,
+                                   env.get("PYTEST_ADDOPTS", "") if run.runner == "pytest" else "")
         if commit is not None:
             try:
                 record_run(recorder.repo, run)
