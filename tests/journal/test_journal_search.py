@@ -220,3 +220,20 @@ def test_a_long_entry_is_embedded_in_its_first_chunks_and_a_hit_says_it_was_cut(
     text, data = Journal(store.settings).search("databases", "database", salience_threshold=0.0)
     assert sorted(r["cut_for_search"] for r in data["results"]) == [False, True]
     assert text.count("only its beginning was searched") == 1
+
+
+def test_the_index_reads_new_messages_a_slice_at_a_time(tmp_path: Path, monkeypatch) -> None:
+    """Bringing the index up to date read every new message at once (300 synced messages of 800 KB: 1.15 GB);
+    :data:`~code_trajectory.journal.search.MESSAGES_READ` at a time now, and every entry is still indexed."""
+    from code_trajectory.journal import search
+
+    monkeypatch.setattr(search, "MESSAGES_READ", 2)
+    store, index = make(tmp_path, ranking="lexical")
+    for n in range(5):
+        store.write(f"area/topic{n}", f"work_context: slices\n\nEntry number {n} about the zeppelin{n} hangar.")
+    asked: list[int] = []
+    read = store.messages
+    monkeypatch.setattr(store, "messages", lambda shas: asked.append(len(shas)) or read(shas))
+    for n in range(5):
+        assert ids(index.search("", f"zeppelin{n}"))[:1] == [f"area/topic{n}"]
+    assert asked and max(asked) <= 2 and sum(asked) >= 5, asked

@@ -46,6 +46,8 @@ log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 3
 MAX_QUERY_CHARS = 4000
+#: Entries whose messages are read at once when the index is brought up to date (each up to 865,536 bytes).
+MESSAGES_READ = 50
 
 
 def _text_hash(text: str) -> str:
@@ -206,8 +208,10 @@ class SearchIndex:
                     conn.execute("DELETE FROM entries WHERE rowid=?", (rowid,))
                     conn.execute("DELETE FROM entries_fts WHERE rowid=?", (rowid,))
             new_pairs = [p for p in present if (p[0], p[1]) not in known]
-        messages = self.store.messages(sorted({sha for sha, _, _ in new_pairs}))
-        for sha, path, ts in new_pairs:
+        messages: dict[str, tuple[str, str]] = {}
+        for at, (sha, path, ts) in enumerate(new_pairs):
+            if at % MESSAGES_READ == 0:  # a slice at a time: 300 messages of 800 KB read at once took 1.15 GB
+                messages = self.store.messages(sorted({p[0] for p in new_pairs[at:at + MESSAGES_READ]}))
             raw, _author = messages.get(sha, ("", ""))
             text, _summary = split_message(raw)
             cur = conn.execute("INSERT OR IGNORE INTO entries (sha, path, ts, text, text_hash) VALUES (?,?,?,?,?)",
