@@ -14,7 +14,9 @@ How, without changing what the SDK sees or sends (:class:`EarlyAnswer`):
    stdio transport does while it serves) and a thread reads the first line from it.
 2. If that line is an opening request whose parameters were answered before by this build of the server and of
    the SDK (:class:`AnswerCache`: keyed by the method and the parameters, the request id and the client's name and
-   version aside: :func:`request_key`), the kept answer goes out on stdout with the request's id.
+   version aside: :func:`request_key`), the kept answer goes out on stdout with the request's id. On a first
+   start, the answer this package ships for the request's protocol version does (:class:`ShippedAnswers`: recorded
+   from a real ``serve`` of the same build and SDK, and used only with them).
 3. The SDK is then given everything read, the first line included (:meth:`EarlyAnswer.stdin`): it handles the
    opening request as always (the state of its session is its own), and its answer to that id is dropped
    (:meth:`EarlyAnswer.take_answer`): the client already has one. When the SDK's answer differs from the one
@@ -86,6 +88,9 @@ def build_key() -> str:
 #: Where an opening request names its client: ``initialize``'s ``clientInfo``, and the ``_meta`` key of the
 #: 2026-07-28 envelope (``mcp_types.CLIENT_INFO_META_KEY``).
 CLIENT_INFO_META_KEY = "io.modelcontextprotocol/clientInfo"
+#: The 2026-07-28 envelope's protocol version and client capabilities (``mcp_types``' ``*_META_KEY``).
+PROTOCOL_VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion"
+CLIENT_CAPABILITIES_META_KEY = "io.modelcontextprotocol/clientCapabilities"
 
 
 def request_key(build: str, method: str, params: object) -> str | None:
@@ -179,6 +184,73 @@ def _used(entry: dict) -> float:
     return float(used) if isinstance(used, (int, float)) else 0.0
 
 
+class ShippedAnswers:
+    """The SDK's answers to the opening requests of every protocol version it speaks, as this package ships them
+    (``code_trajectory/opening_answers.json``, written by ``python tests/e2e/test_early_answer.py --recompute`` from a
+    real ``serve``, and checked against it by that test): a first start (after an install, or with a new
+    ``CODE_TRAJECTORY_HOME``) answers its opening request at once too.
+
+    Used only where they were recorded: this package's version, the same ``server.py`` (its SHA-256: the server's
+    instructions) and the same ``mcp`` and ``mcp_types`` distributions (their versions, from the names of their
+    ``.dist-info`` directories, read without importing them); anything else answers nothing here. Keyed by the method
+    and the protocol version the request asks for (``initialize``'s ``protocolVersion``, the 2026-07-28 envelope's
+    ``io.modelcontextprotocol/protocolVersion``): the SDK's answer depends on nothing else of the request
+    (``mcp.server.runner``; :func:`request_key`). A request of another shape, or of a version not recorded, is the
+    SDK's to answer. The SDK's own answer is still compared with the one sent (:meth:`EarlyAnswer.take_answer`).
+    """
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path if path is not None else Path(__file__).with_name("opening_answers.json")
+
+    def get(self, method: str, params: object) -> dict | None:
+        """The shipped result for the opening request ``method`` with ``params``, or None."""
+        version = _asked_version(method, params)
+        if version is None:
+            return None
+        data = read_json_object(self.path, CACHE_FILE_LIMIT)
+        if data is None or data.get("build") != shipped_build():
+            return None
+        answers = data.get("answers")
+        result = answers.get(f"{method} {version}") if isinstance(answers, dict) else None
+        return result if isinstance(result, dict) else None
+
+
+def _asked_version(method: str, params: object) -> str | None:
+    """The protocol version an opening request asks for, when the request has the shape the SDK accepts for it."""
+    if not isinstance(params, dict):
+        return None
+    if method == "initialize":
+        version = params.get("protocolVersion")
+        return version if isinstance(version, str) and isinstance(params.get("capabilities"), dict) else None
+    meta = params.get("_meta")
+    if not isinstance(meta, dict) or not isinstance(meta.get(CLIENT_CAPABILITIES_META_KEY), dict):
+        return None
+    version = meta.get(PROTOCOL_VERSION_META_KEY)
+    return version if isinstance(version, str) else None
+
+
+def shipped_build() -> dict[str, str] | None:
+    """What :class:`ShippedAnswers` must have been recorded with to be used here: this package's version, the SHA-256
+    of ``server.py``, and the versions of the installed ``mcp`` and ``mcp_types`` (None when one cannot be told)."""
+    from importlib.util import find_spec
+
+    build = {"code-trajectory": __version__}
+    try:
+        build["server.py"] = hashlib.sha256(Path(__file__).with_name("server.py").read_bytes()).hexdigest()
+        for package in ("mcp", "mcp_types"):
+            spec = find_spec(package)
+            if spec is None or not spec.origin:
+                return None
+            site = Path(spec.origin).parent.parent
+            found = [p.name for p in site.glob(f"{package}-*.dist-info")]
+            if len(found) != 1:
+                return None  # none, or a stale one beside the installed one: which is which cannot be told
+            build[package] = found[0][len(package) + 1:-len(".dist-info")]
+    except OSError:
+        return None
+    return build
+
+
 class _PrefixedStdin(io.RawIOBase):
     """stdin for the SDK: the bytes :class:`EarlyAnswer` read first (once its answer, if any, is out), then the
     rest of the client's stream from the descriptor taken over."""
@@ -225,14 +297,16 @@ class EarlyAnswer:
         wire: the descriptor of the client's stream (stdin's, duplicated above 2).
         decided: set once the first line is read (or stdin ended) and its early answer, if any, is written.
         prefix: the bytes read from ``wire`` and not yet given to the SDK.
-        sent_result: the kept result answered early (None: none was).
+        sent_result: the result answered early, kept or shipped (None: none was).
         key: the cache key of the opening request read (None: the first line is no opening request).
     """
 
-    def __init__(self, wire: int, out: int, cache: AnswerCache) -> None:
+    def __init__(self, wire: int, out: int, cache: AnswerCache, shipped: ShippedAnswers | None = None) -> None:
         self.wire = wire
         self.out = out
         self.cache = cache
+        self.shipped = shipped
+        self.sent_kept = False  # the result sent early was the cache's (not the shipped one)
         self.decided = threading.Event()
         self.prefix = b""
         self.wire_eof = False
@@ -283,6 +357,9 @@ class EarlyAnswer:
         self.method = request["method"]
         self.request_id = request_id
         result = self.cache.get(self.key)
+        self.sent_kept = result is not None
+        if result is None and self.shipped is not None:
+            result = self.shipped.get(self.method, request.get("params"))
         if result is None:
             return
         answer = json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}, separators=(",", ":"))
@@ -311,12 +388,12 @@ class EarlyAnswer:
             self.key = None
         sent = self.sent_result
         if isinstance(result, dict):
-            if sent is None:
+            if sent is None or (result == sent and not self.sent_kept):  # kept: the cache is read first
                 self.cache.put(key, result)
             elif result != sent:
                 self.cache.put(key, result)
-                log.warning("the opening answer sent at start was kept by another build of the server; the next "
-                            "start sends this one")
+                log.warning("the opening answer sent at start (%s) differs from the SDK's; the next start sends "
+                            "the SDK's", "kept by another build" if self.sent_kept else "shipped with this package")
             else:
                 log.info("%s answered at start with the answer kept in %s", self.method, self.cache.path)
                 self.cache.touch(key)
@@ -351,6 +428,6 @@ def start(cache: AnswerCache | None = None) -> EarlyAnswer | None:
         os.close(wire)
         os.close(out)
         return None
-    early = EarlyAnswer(wire, out, cache if cache is not None else AnswerCache())
+    early = EarlyAnswer(wire, out, cache if cache is not None else AnswerCache(), ShippedAnswers())
     threading.Thread(target=early.read_first, name="trajectory-opening", daemon=True).start()
     return early

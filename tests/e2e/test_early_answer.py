@@ -9,8 +9,11 @@ handled the same request and its own answer was compared and kept, not sent twic
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
+import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +21,13 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
+from code_trajectory.early_answer import (
+    CLIENT_CAPABILITIES_META_KEY,
+    CLIENT_INFO_META_KEY,
+    PROTOCOL_VERSION_META_KEY,
+    ShippedAnswers,
+    shipped_build,
+)
 from support import git_repo, server_command
 
 pytestmark = pytest.mark.e2e
@@ -142,3 +152,69 @@ def test_a_stop_signal_right_after_the_early_answer_is_an_orderly_stop(
             if server.poll() is None:
                 server.kill()
         assert f"stopping on {signum.name}" in server.stderr.read().decode()
+
+
+def opening_request(method: str, version: str) -> dict[str, Any]:
+    """The opening request of protocol ``version``: ``initialize`` (a handshake version) or ``server/discover``
+    (2026-07-28, with the envelope Claude Code 2.1.332 sends)."""
+    client = {"name": "shipped-answers", "version": "1"}
+    if method == "initialize":
+        params: dict[str, Any] = {"protocolVersion": version, "capabilities": {}, "clientInfo": client}
+    else:
+        params = {"_meta": {PROTOCOL_VERSION_META_KEY: version, CLIENT_CAPABILITIES_META_KEY: {},
+                            CLIENT_INFO_META_KEY: client}}
+    return {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+
+
+def sdk_answers(base: Path, project: Path) -> dict[str, dict]:
+    """``{"<method> <version>": result}``: the SDK's answer to the opening request of every protocol version it
+    speaks, from a real ``serve`` started with a new home each (the answer it keeps is the SDK's own, whatever was
+    sent early)."""
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+
+    answers = {}
+    for method, versions in (("initialize", HANDSHAKE_PROTOCOL_VERSIONS), ("server/discover", MODERN_PROTOCOL_VERSIONS)):
+        for version in versions:
+            home = base / f"{method.replace('/', '-')}-{version}"
+            for sub in (".config", "state"):
+                (home / sub).mkdir(parents=True, exist_ok=True)
+            env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+            env.update(CODE_TRAJECTORY_HOME=str(home / "state"), HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"))
+            (answer,) = exchange(env, project, [opening_request(method, version)])
+            assert "result" in answer, answer
+            (kept,) = json.loads(cache_file(env).read_text())["answers"].values()
+            answers[f"{method} {version}"] = kept["result"]
+    return answers
+
+
+def test_the_shipped_opening_answers_are_the_sdks_and_a_first_start_sends_them(tmp_path: Path, repo: Path) -> None:
+    """``code_trajectory/opening_answers.json`` holds what the SDK answers each protocol version's opening request
+    with this build (a first start sends it before the SDK is imported: it must be the SDK's answer). Recompute
+    after changing the server's instructions or capabilities, or the SDK:
+    ``PYTHONPATH=src:tests python tests/e2e/test_early_answer.py --recompute``."""
+    shipped, build = json.loads(ShippedAnswers().path.read_text()), shipped_build()
+    assert build is not None
+    ours = ("code-trajectory", "server.py")
+    assert {k: shipped["build"][k] for k in ours} == {k: build[k] for k in ours}, (
+        "recompute the shipped opening answers (see this test's docstring)")
+    if shipped["build"] != build:  # another release of the SDK installed: the shipped answers are not used with it
+        for key in shipped["answers"]:
+            method, version = key.split(" ")
+            assert ShippedAnswers().get(method, opening_request(method, version)["params"]) is None, key
+        return
+    assert shipped["answers"] == sdk_answers(tmp_path / "homes", repo)
+
+
+def recompute() -> None:
+    """Write ``code_trajectory/opening_answers.json`` from a real ``serve`` of this build (see the test above)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        project = git_repo(Path(tmp) / "project", {"app.py": "x = 1\n"}, branch="main", commit="initial").resolve()
+        data = {"build": shipped_build(), "answers": sdk_answers(Path(tmp) / "homes", project)}
+    path = ShippedAnswers().path
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    print(f"wrote {len(data['answers'])} opening answers to {path}")
+
+
+if __name__ == "__main__":
+    if "--recompute" in sys.argv:
+        recompute()

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from code_trajectory import early_answer
-from code_trajectory.early_answer import AnswerCache, EarlyAnswer
+from code_trajectory.early_answer import AnswerCache, EarlyAnswer, ShippedAnswers
 
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
               "params": {"protocolVersion": "2025-06-18", "capabilities": {},
@@ -100,7 +100,7 @@ def test_an_answer_kept_by_another_build_is_replaced_by_the_sdks(cache: AnswerCa
     assert wire.written()[0]["result"]["instructions"] == "stale"
     with caplog.at_level(logging.WARNING, logger="code_trajectory.server"):
         assert early.take_answer(1, RESULT) is True  # the client had an answer: the SDK's is not sent twice
-    assert "the next start sends this one" in caplog.text
+    assert "kept by another build" in caplog.text and "the next start sends the SDK's" in caplog.text
     assert cache.get(key) == RESULT
 
 
@@ -284,3 +284,27 @@ def test_servers_keeping_answers_at_once_keep_every_one(tmp_path: Path) -> None:
     for writer in writers:
         writer.join()
     assert sorted(json.loads(path.read_text())["answers"]) == [f"k{n}" for n in range(8)]
+
+
+def test_a_first_start_sends_the_shipped_answer_of_its_build_and_keeps_the_sdks(cache: AnswerCache,
+                                                                                tmp_path: Path) -> None:
+    """Nothing kept yet (a new install or home): the answer shipped for the request's protocol version goes out at
+    once when it was recorded with this build and SDK (:class:`ShippedAnswers`), and the SDK's equal answer is kept;
+    shipped by another build, or for another version or a request of another shape, nothing goes out early."""
+    shipped = tmp_path / "opening_answers.json"
+    marked = {**RESULT, "instructions": "shipped"}
+    shipped.write_text(json.dumps({"build": early_answer.shipped_build(),
+                                   "answers": {"initialize 2025-06-18": marked}}))
+    wire = Wire()
+    wire.send(line(INITIALIZE))
+    early = EarlyAnswer(wire.server_in, wire.server_out, cache, ShippedAnswers(shipped))
+    early.read_first()
+    assert wire.written() == [{"jsonrpc": "2.0", "id": 1, "result": marked}]
+    assert early.take_answer(1, marked) is True
+    assert cache.get(early_answer.request_key(early_answer.build_key(), "initialize", INITIALIZE["params"])) == marked
+    for params in ({**INITIALIZE["params"], "protocolVersion": "2025-11-25"},
+                   {k: v for k, v in INITIALIZE["params"].items() if k != "capabilities"}):
+        assert ShippedAnswers(shipped).get("initialize", params) is None
+    shipped.write_text(json.dumps({"build": {**early_answer.shipped_build(), "mcp": "0.0.1"},
+                                   "answers": {"initialize 2025-06-18": marked}}))
+    assert ShippedAnswers(shipped).get("initialize", INITIALIZE["params"]) is None
