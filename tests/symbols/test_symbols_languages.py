@@ -495,6 +495,48 @@ def test_cpp_conversion_operators_are_symbols():
     ]
 
 
+def test_a_cpp_header_named_dot_h_is_parsed_as_cpp():
+    # fmt's include/fmt/format.h: parsed as C, its struct's methods were lost and a method made
+    # `auto allocate(size_t n) -> T*` by "Apply clang-tidy" was said removed
+    source = '''\
+        namespace detail {
+        template <typename T> struct allocator : private std::decay<void> {
+          using value_type = T;
+
+          auto allocate(size_t n) -> T* {
+            return static_cast<T*>(std::malloc(n * sizeof(T)));
+          }
+          void deallocate(T* p, size_t) { std::free(p); }
+        };
+        }  // namespace detail
+        '''
+    assert extract("include/fmt/format.h", source) == [
+        ("detail", "namespace", 1, 10),
+        ("detail::allocator", "struct", 2, 9),
+        ("detail::allocator::allocate", "method", 5, 7),
+        ("detail::allocator::deallocate", "method", 8, 8),
+    ]
+    old = textwrap.dedent(source).encode().replace(b"auto allocate(size_t n) -> T* {", b"T* allocate(size_t n) {")
+    changes = compare("include/fmt/format.h", old, textwrap.dedent(source).encode())
+    assert (changes.modified, changes.added, changes.removed) == (("detail::allocator::allocate",), (), ())
+
+
+def test_a_c_header_stays_c():
+    # extern "C" under __cplusplus and a `struct` with a body are C's too
+    got = extract("include/store.h", '''\
+        #ifdef __cplusplus
+        extern "C" {
+        #endif
+        struct store { int size; };
+        int store_size(const struct store *s) { return s->size; }
+        #ifdef __cplusplus
+        }
+        #endif
+        ''')
+    assert got == [("store", "struct", 4, 4), ("store_size", "function", 5, 5)]
+    assert language_for("include/store.h").analyze(b"int f(void) { return 0; }\n").language == "c"
+
+
 def test_ruby_modules_instance_and_singleton_methods():
     got = extract("lib/billing.rb", '''\
         require "json"

@@ -48,7 +48,7 @@ def language_for(path: str) -> LanguageSupport | None:
     Args:
         path: the file's path relative to the project root (``/`` separators; only the base
             name is looked at). The extension is matched case-insensitively (``.H`` is C;
-            C headers ``.h`` are parsed as C, which tree-sitter-cpp would also accept).
+            a ``.h`` header is C, analyzed as C++ when its lines show C++: :mod:`.languages.c`).
 
     Returns:
         A :class:`~code_trajectory.symbols.base.LanguageSupport`, shared by every caller.

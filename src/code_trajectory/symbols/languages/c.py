@@ -4,15 +4,26 @@ function-like macros (``macro``). ``#include`` lines are imports. C has no nesti
 functions, so names are unqualified; a name defined twice (``#ifdef`` alternatives) gets
 ``@2`` on its later definition.
 
+A header whose lines show C++ (``namespace x {``, ``template <``, ``public:``, ``using namespace``, ``class A :
+public B``: fmt's ``include/fmt/format.h``) is C++ and parsed by :mod:`.cpp`: tree-sitter-c would recover from
+every class and template as errors and name only a few of its functions.
+
 Grammar: ``tree-sitter-c``.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from ..base import MAX_SOURCE_BYTES, FileAnalysis
 from ..engine import Def, TreeSitterLanguage, node_text
 from ._clike import declared_name, function_declarator
+
+#: A line only C++ has (at its start, spaces before): what makes a ``.h`` file C++.
+_CPP_LINE = re.compile(rb"^[ \t]*(?:namespace[ \t]+[A-Za-z_][\w:]*[ \t]*\{|template[ \t]*<|(?:public|private|protected)"
+                       rb"[ \t]*:(?!:)|using[ \t]+namespace[ \t]|(?:class|struct)[ \t]+\w+[^;(\n]*:[ \t]*"
+                       rb"(?:public|private|protected)[ \t])", re.MULTILINE)
 
 
 class C(TreeSitterLanguage):
@@ -44,6 +55,15 @@ class C(TreeSitterLanguage):
             name = declared_name(function_declarator(node))
             return None if name is None else self.make_def(node, kind, node_text(name))
         return self.make_def(node, kind, node_text(caps["name"][0]))
+
+    def analyze(self, source: bytes, previous: FileAnalysis | None = None) -> FileAnalysis:
+        """As :meth:`TreeSitterLanguage.analyze`; source with a line only C++ has (a C++ header named ``.h``) is
+        analyzed by the C++ module (its ``language`` is then ``"cpp"``)."""
+        if _CPP_LINE.search(source, 0, MAX_SOURCE_BYTES + 1):
+            from .cpp import LANGUAGE as CPP
+
+            return CPP.analyze(source, previous)
+        return super().analyze(source, previous)
 
 
 LANGUAGE = C()
