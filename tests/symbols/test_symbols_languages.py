@@ -521,6 +521,22 @@ def test_a_cpp_header_named_dot_h_is_parsed_as_cpp():
     assert (changes.modified, changes.added, changes.removed) == (("detail::allocator::allocate",), (), ())
 
 
+def test_a_comment_inside_a_cpp_name_is_no_part_of_it():
+    # fmt's include/fmt/std.h: the specialization was named
+    # `formatter<std::type_info,Char//DEPRECATED!Mixing code unit types.>`
+    got = extract("include/fmt/std.hpp", '''\
+        template <typename Char>
+        struct formatter<std::type_info, Char  // DEPRECATED! Mixing code unit types.
+                         > {
+          auto format(const std::type_info& ti) const -> int { return 0; }
+        };
+        ''')
+    assert got == [
+        ("formatter<std::type_info,Char>", "struct", 1, 5),
+        ("formatter<std::type_info,Char>::format", "method", 4, 4),
+    ]
+
+
 def test_a_c_header_stays_c():
     # extern "C" under __cplusplus and a `struct` with a body are C's too
     got = extract("include/store.h", '''\

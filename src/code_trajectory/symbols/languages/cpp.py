@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..base import CLASS_LIKE_KINDS
-from ..engine import Def, TreeSitterLanguage, node_text, squash
+from ..engine import Def, TreeSitterLanguage, code_text, squash
 from ._clike import function_declarator, parameter_types
 
 
@@ -59,11 +59,11 @@ class Cpp(TreeSitterLanguage):
             name = declarator.child_by_field_name("declarator") if declarator is not None else None
             if name is None:
                 return _conversion(self, node)
-            local = squash(node_text(name))
+            local = squash(code_text(name))
             if "::" in local:
                 kind = "method"
             return self.make_def(node, kind, local, extra=declarator)
-        return self.make_def(node, kind, squash(node_text(caps["name"][0])))
+        return self.make_def(node, kind, squash(code_text(caps["name"][0])))
 
     def refine(self, d: Def) -> None:
         """Methods in classes; constructors repeat their class's name."""
