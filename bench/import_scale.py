@@ -29,8 +29,8 @@ git's baseline runs ``--git-runs`` times (default 2; the median is the ratios' d
 ``--answers-only --runs N`` measures only step 4, on the git project, ``N`` times alternating (medians and minima):
 beside ``python -c pass`` and ``python -c "import mcp"`` (the SDK's own import: its package imports its client too),
 the seconds from the spawn of ``serve --project`` to the answers of ``initialize``, ``tools/list`` and the first two
-tool calls, during the initial import (on a first start, and with the opening answer an earlier start kept:
-``code_trajectory/early_answer.py``) and on a restart (the project imported, nothing changed), with the load
+tool calls, during the initial import (on a first start, answered from the opening answers the package ships, and
+with the opening answer an earlier start kept: ``code_trajectory/early_answer.py``) and on a restart (the project imported, nothing changed), with the load
 average before and after.
 """
 
@@ -124,8 +124,8 @@ async def _first_answers(root: Path) -> list[tuple[str, float, bool]]:
 def first_answers(root: Path, *, restart: bool = False, kept: bool = True) -> list[tuple[str, float, bool]]:
     """Step 4 on ``root``: during its initial import (``.trajectory`` removed first), or with ``restart`` on the
     project as it was recorded; after :func:`settle`, as every timed step. ``kept=False``: the server's first start
-    after an install or upgrade (the SDK's opening answer kept by an earlier start is removed first, see
-    ``code_trajectory/early_answer.py``)."""
+    after an install or upgrade (the SDK's opening answer kept by an earlier start is removed first: the answer the
+    package ships is sent, see ``code_trajectory/early_answer.py``)."""
     if not restart:
         shutil.rmtree(root / ".trajectory", ignore_errors=True)
     if not kept:
