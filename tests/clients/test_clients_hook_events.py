@@ -16,7 +16,7 @@ from code_trajectory.clients.hook_events import intent_from_prompt
 from code_trajectory.git import log
 from code_trajectory.git.points import points
 from code_trajectory.git.shadow import ShadowRepo
-from support import git, mcp_client, server_command, shadow_count, wait_for, wait_hooks_done, write
+from support import git, mcp_client, server_command, shadow, shadow_count, wait_for, wait_hooks_done, write
 
 
 def install_hooks(project: Path) -> dict[str, str]:
@@ -74,12 +74,18 @@ def test_hooks_as_claude_code_runs_them(project: Path, tmp_path: Path) -> None:
 
     write(project, "src/app.py", "def main():\n    return 2\n")
     edit = {**session, "hook_event_name": "PostToolUse", "tool_name": "Edit",
-            "tool_input": {"file_path": str(project / "src" / "app.py"), "old_string": "1", "new_string": "2"},
-            "tool_response": {"filePath": str(project / "src" / "app.py"), "success": True}}
-    before = shadow_count(project)
+            "tool_input": {"file_path": str(project / "src" / "app.py"), "old_string": "return 1",
+                           "new_string": "return 2"},
+            # as Claude Code 2.1.332 answers its Edit tool (a transcript's toolUseResult)
+            "tool_response": {"filePath": str(project / "src" / "app.py"), "oldString": "return 1",
+                              "newString": "return 2", "originalFile": "def main():\n    return 1\n",
+                              "structuredPatch": [], "userModified": False, "replaceAll": False}}
+    assert shadow_count(project) == 0  # the prompt hook made the shadow repository, nothing is recorded yet
     assert run_hook(hooks["PostToolUse"], edit, project).returncode == 0
     wait_hooks_done(project)  # nothing records the project: a worker the hook started takes the snapshot
-    assert shadow_count(project) == before + 1
+    # the project imported first, the file as before the edit (the tool's originalFile), then the edit on top
+    assert shadow_count(project) == 2
+    assert shadow(project, "show", "refs/heads/shadow/main~1:src/app.py") == "def main():\n    return 1\n"
     record = newest(project)
     assert record.origin == {"client": "claude-code", "tool": "Edit", "session": "abc123"}
     assert record.intent == "Make main return 2, [redacted]"
