@@ -20,7 +20,7 @@ from collections.abc import Callable, Collection
 from typing import Annotated, Any, TypeVar
 
 import anyio.to_thread
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
@@ -50,14 +50,41 @@ def _translate(name: str, exc: Exception) -> ToolError:
     """The tool error a model reads for ``exc``: its message, with the secrets the redaction rules recognise replaced
     (an error names the argument it could not use: a token pasted as a snapshot name went back into the conversation
     and into the server's log)."""
+    return ToolError(_error_text(name, exc))
+
+
+def _error_text(name: str, exc: Exception) -> str:
+    """What a model reads for ``exc`` raised by the tool or resource ``name`` (see :func:`_translate`)."""
     if isinstance(exc, TrajectoryError):
-        return ToolError(visible(redact(str(exc))))
+        return str(visible(redact(str(exc))))
     if isinstance(exc, (ValueError, TypeError)):
-        log.info("tool %s rejected input: %s", name, redact(str(exc)))
-        return ToolError(visible(redact(f"invalid argument: {exc}")))
-    log.exception("tool %s failed unexpectedly", name)
-    return ToolError(visible(redact(f"{name} failed unexpectedly ({type(exc).__name__}: {exc}); "
-                                    "the server keeps running and logged the details on stderr")))
+        log.info("%s rejected input: %s", name, redact(str(exc)))
+        return str(visible(redact(f"invalid argument: {exc}")))
+    log.exception("%s failed unexpectedly", name)
+    return str(visible(redact(f"{name} failed unexpectedly ({type(exc).__name__}: {exc}); "
+                              "the server keeps running and logged the details on stderr")))
+
+
+def resource_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap an async MCP resource function: its text is shown as a tool's is (control characters escaped:
+    :func:`~code_trajectory.core.terminal.visible`), and any exception becomes a ``ResourceError`` carrying the
+    message :func:`tool_errors` would give (the SDK otherwise answers a template resource's failure with a bare
+    "Error creating resource from template <uri>", without the reason or what to do instead).
+
+    Keeps the signature (the SDK matches the URI template's parameters against it).
+    """
+    name = fn.__name__
+
+    @functools.wraps(fn)
+    async def wrapper(*args: Any, **kwargs: Any) -> str:
+        try:
+            return str(visible(str(await fn(*args, **kwargs))))
+        except ResourceError:
+            raise
+        except Exception as exc:  # the boundary: everything becomes a resource error
+            raise ResourceError(_error_text(name, exc)) from exc
+
+    return wrapper
 
 
 def tool_errors(fn: F) -> F:

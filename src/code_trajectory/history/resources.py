@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from mcp.server.mcpserver import MCPServer
 
-from code_trajectory.core.mcp_util import in_thread
+from code_trajectory.core.mcp_util import in_thread, resource_errors
 from code_trajectory.history import last_session, service
 from code_trajectory.recording.service import TrajectoryService
 
@@ -20,12 +20,14 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
 
     @mcp.resource("trajectory://session", name="session-summary", mime_type="text/markdown",
                   description="The last session: branches, intents, files, tests and recap")
+    @resource_errors
     async def session_resource() -> str:
         session = await app.session_for(None)
         return str(await in_thread(lambda: last_session.full_session_summary(session)))
 
     @mcp.resource("trajectory://file/{+path}", name="file-trajectory", mime_type="text/markdown",
                   description="How one file evolved (path relative to the project root)")
+    @resource_errors
     async def file_resource(path: str) -> str:
         session = await app.session_for(None)
         return str(await in_thread(lambda: service.file_trajectory(session, path)))

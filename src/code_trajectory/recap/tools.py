@@ -17,7 +17,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
-from code_trajectory.core.mcp_util import READ_ONLY, WRITES_IDEMPOTENT, in_thread, result, tool
+from code_trajectory.core.mcp_util import READ_ONLY, WRITES_IDEMPOTENT, in_thread, resource_errors, result, tool
 from code_trajectory.recap import render
 from code_trajectory.recap import store as recap
 
@@ -120,5 +120,6 @@ def register(mcp: MCPServer, app) -> None:
 
     @mcp.resource("trajectory://recap", name="recap", mime_type="text/markdown",
                   description="Goal, decisions, insights, risks and assumptions of the current work")
-    def recap_resource() -> str:
-        return render.render_markdown(recap.get_recap(app.project_root()))
+    @resource_errors
+    async def recap_resource() -> str:
+        return render.render_markdown(await in_thread(lambda: recap.get_recap(app.project_root())))
