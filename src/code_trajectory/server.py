@@ -17,7 +17,9 @@ from pathlib import Path
 from mcp.server.mcpserver import MCPServer
 
 from code_trajectory import __version__, wiring
+from code_trajectory.core.secrets import redact
 from code_trajectory.core.shutdown import StopRequest
+from code_trajectory.core.terminal import visible
 from code_trajectory.early_answer import EarlyAnswer
 from code_trajectory.history import tools as history_tools
 from code_trajectory.journal import tools as journal_tools
@@ -61,6 +63,18 @@ class TrajectoryMCPServer(MCPServer):
     #: The opening request read and perhaps answered before the SDK was imported (``serve``); None: the SDK reads
     #: stdin itself.
     early: EarlyAnswer | None = None
+
+    async def get_prompt(self, name, arguments=None, context=None):
+        """The SDK's, with a prompt it cannot render (unknown, or an argument missing) answered as invalid
+        parameters that say so (``Missing required arguments: {'path'}``), not the bare "Internal server error"
+        (and a traceback on stderr) the SDK gives for its own ``ValueError``."""
+        from mcp.shared.exceptions import MCPError
+        from mcp.types import INVALID_PARAMS
+
+        try:
+            return await super().get_prompt(name, arguments, context)
+        except ValueError as exc:
+            raise MCPError(INVALID_PARAMS, str(visible(redact(str(exc))))) from exc
 
     async def list_tools(self):
         tools = await super().list_tools()

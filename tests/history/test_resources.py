@@ -34,3 +34,16 @@ async def test_a_file_resource_escapes_control_characters(project: Path) -> None
     async with mcp_client(project) as client:
         text = (await client.read_resource("trajectory://file/src/%1b[31mred.py")).contents[0].text
     assert "\x1b" not in text and "red.py" in text
+
+
+@pytest.mark.anyio
+async def test_a_prompt_without_its_argument_or_unknown_says_so(project: Path) -> None:
+    async with mcp_client(project) as client:
+        with pytest.raises(MCPError) as missing:
+            await client.get_prompt("explain-file", {})
+        assert "path" in missing.value.message and missing.value.message != "Internal server error"
+        with pytest.raises(MCPError) as unknown:
+            await client.get_prompt("explain-everything", {})
+        assert "explain-everything" in unknown.value.message
+        explain = await client.get_prompt("explain-file", {"path": "src/app.py"})
+        assert "get_file_trajectory" in explain.messages[0].content.text
