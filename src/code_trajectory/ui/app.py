@@ -217,7 +217,7 @@ class Page:
         if file_path:
             pane = ("file", self.history.file(state.branch, file_path))
         elif args.get("s"):
-            pane = ("snapshot", self.history.snapshot(args["s"], state.branch))
+            pane = ("snapshot", self.history.snapshot(args["s"], state.branch, state.filters.path))
         elif page.rows:  # the newest snapshot, loaded by the script right after the list is painted
             pane = ("later", page.rows[0].oid)
         branches = self.history.branches()
@@ -236,7 +236,7 @@ class Page:
 
     def snapshot(self, request: Request) -> Response:
         state = self.state(query_args(request))
-        view = self.history.snapshot(request.path_params["oid"], state.branch)
+        view = self.history.snapshot(request.path_params["oid"], state.branch, state.filters.path)
         return HTMLResponse(self.fragment("snapshot.html", snap=view, state=state))
 
     def file(self, request: Request) -> Response:

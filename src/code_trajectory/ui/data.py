@@ -52,6 +52,9 @@ PAGE_SIZE = 150
 #: With a filter, at most this many snapshots are scanned per page (the page then offers to scan on).
 MAX_SCAN = 5000
 SCAN_CHUNK = 1000
+#: Files of a snapshot listed in its pane (40,000 were a 33 MB pane Chromium took 21 s to show); a line says how
+#: many more, and the timeline's path filter lists its matches first.
+MAX_FILES = 1000
 #: Files of a snapshot whose diff is shown at once; the others load when opened.
 INLINE_DIFFS = 20
 #: Files of a snapshot whose changed symbols are computed.
@@ -279,8 +282,9 @@ class History:
         log.add_line_counts(self.repo, records)
         return records[0]
 
-    def snapshot(self, oid: str, branch: str) -> SnapshotView:
-        """A snapshot with its test runs, and per file its changed symbols and (for the first files) its diff.
+    def snapshot(self, oid: str, branch: str, path: str = "") -> SnapshotView:
+        """A snapshot with its test runs, and per file (the first :data:`MAX_FILES`, those whose path holds ``path``
+        first, as :class:`Filters` matches it) its changed symbols and (for the first files) its diff.
 
         Raises:
             NotFoundError: see :meth:`record`.
@@ -290,12 +294,16 @@ class History:
         row = make_row(record, branch, self.marks([oid]).get(oid), None)
         row.points = self.points([oid]).get(oid, [])
         many_imported = record.is_import and len(record.changes) > INLINE_DIFFS
+        changes = record.changes
+        if len(changes) > MAX_FILES and path:
+            needle = path.lower()
+            changes = sorted(changes, key=lambda c: not any(needle in p.lower() for p in (c.path, c.old_path) if p))
         files = []
-        for i, change in enumerate(record.changes):
+        for i, change in enumerate(changes[:MAX_FILES]):
             symbols = self.symbols(change) if i < SYMBOL_FILES and not many_imported else None
             diff = self.diff(record, change) if i < INLINE_DIFFS and not many_imported else None
             files.append(FileEntry(change, symbols, diff))
-        return SnapshotView(row, branch, runs, files)
+        return SnapshotView(row, branch, runs, files, len(record.changes))
 
     def symbols(self, change: FileChange) -> str | None:
         """The one-line summary of the symbols ``change`` touched, or None (unsupported language, or unreadable)."""

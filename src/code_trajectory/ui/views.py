@@ -191,12 +191,13 @@ class FileEntry:
 
 @dataclass
 class SnapshotView:
-    """A snapshot opened: its row, all its test runs, and its files."""
+    """A snapshot opened: its row, all its test runs, and its files (the first ``data.MAX_FILES`` of ``total``)."""
 
     row: Row
     branch: str
     runs: list[TestRun]
     files: list[FileEntry]
+    total: int
 
 
 @dataclass
