@@ -96,3 +96,19 @@ def test_stylesheet_has_light_and_dark_rules_scoped_to_hl() -> None:
     css = render.stylesheet()
     assert ".hl .k " in css and "@media (prefers-color-scheme: dark)" in css
     assert "http" not in css  # nothing fetched from elsewhere
+
+
+def test_a_very_long_line_is_cut_with_a_note() -> None:
+    """A minified bundle's one line of 4 MB was shown whole (five of them: a 21 MB pane, 14 s to open the page)."""
+    old, new = "var a=0;" * 100_000 + "\n", "var a=1;<b>" * 100_000 + "\n"
+    patch = f"@@ -1 +1 @@\n-{old}+{new}"
+    for texts in ((old, new), (None, None)):
+        diff = render.parse_patch(patch, "bundle.min.js", *texts)
+        removed, added = diff.hunks[0].lines
+        assert len(removed.html) < render.MAX_LINE_CHARS + 200 and len(added.html) < 2 * render.MAX_LINE_CHARS
+        assert f"{len(new) - 1 - render.MAX_LINE_CHARS:,} more characters" in added.html
+        assert "<b>" not in added.html and "&lt;b&gt;" in added.html
+    # minified code is not highlighted: lexing its long line was most of the pane's time (6 s for five bundles)
+    assert render.highlight_lines("var a=0;" * 1000 + "\nvar b;", "m.js") == ["var a=0;" * 1000, "var b;"]
+    short = render.parse_patch(PATCH, "m.py", OLD, NEW)
+    assert "more characters" not in "".join(line.html for h in short.hunks for line in h.lines)

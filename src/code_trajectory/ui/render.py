@@ -20,6 +20,9 @@ from code_trajectory.git.diffs import HUNK_HEADER
 MAX_HIGHLIGHT_BYTES = 400_000
 #: Diff lines shown per file before the rest is cut (with a note saying how many were left out).
 MAX_DIFF_LINES = 2000
+#: Characters of one diff line shown before the rest is cut (a minified bundle's line is megabytes), with a note
+#: saying how many were left out.
+MAX_LINE_CHARS = 2000
 #: CSS class of the element the Pygments rules are scoped to.
 CSS_SCOPE = ".hl"
 
@@ -126,11 +129,13 @@ def highlight_lines(text: str, path: str) -> list[Markup]:
 
     Returns:
         One escaped HTML string per line, tokens wrapped in ``<span class="k">`` etc. (Pygments' short class
-        names; see :func:`stylesheet`). Past :data:`MAX_HIGHLIGHT_BYTES` the lines are escaped only.
+        names; see :func:`stylesheet`). Past :data:`MAX_HIGHLIGHT_BYTES`, or with a line longer than
+        :data:`MAX_LINE_CHARS` (minified code: its tokens would be most of the work, and the diff cuts the line), the
+        lines are escaped only.
     """
     if text.endswith("\n"):
         text = text[:-1]
-    if len(text) > MAX_HIGHLIGHT_BYTES:
+    if len(text) > MAX_HIGHLIGHT_BYTES or max(map(len, text.split("\n"))) > MAX_LINE_CHARS:
         return [Markup(escape(line)) for line in text.split("\n")]
     text = text.replace("\r\n", "\n")
     if "\r" in text:  # Pygments would turn a lone CR into a line break that git does not see
@@ -262,6 +267,12 @@ def _head(text: str, lines: int) -> str:
 
 
 def _pick(lines: list[Markup] | None, number: int, fallback: str) -> Markup:
+    """Line ``number`` of the highlighted ``lines``, else ``fallback`` (the patch's line) escaped; a line longer than
+    :data:`MAX_LINE_CHARS` is its start, escaped and uncoloured, and a note of how many characters were left out."""
+    if len(fallback) > MAX_LINE_CHARS:
+        rest = len(fallback.rstrip("\r")) - MAX_LINE_CHARS
+        return Markup(escape(fallback[:MAX_LINE_CHARS])) + Markup(' <span class="muted">… {} more characters</span>'
+                                                                  ).format(f"{rest:,}")
     if lines is not None and 0 < number <= len(lines):
         return lines[number - 1]
     return Markup(escape(fallback.rstrip("\r")))
