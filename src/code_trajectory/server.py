@@ -17,6 +17,7 @@ from pathlib import Path
 from mcp.server.mcpserver import MCPServer
 
 from code_trajectory import __version__, wiring
+from code_trajectory.core.errors import TrajectoryError
 from code_trajectory.core.secrets import redact
 from code_trajectory.core.shutdown import StopRequest
 from code_trajectory.core.terminal import visible
@@ -66,15 +67,19 @@ class TrajectoryMCPServer(MCPServer):
 
     async def get_prompt(self, name, arguments=None, context=None):
         """The SDK's, with a prompt it cannot render (unknown, or an argument missing) answered as invalid
-        parameters that say so (``Missing required arguments: {'path'}``), not the bare "Internal server error"
-        (and a traceback on stderr) the SDK gives for its own ``ValueError``."""
+        parameters that say so (``Missing required arguments: {'path'}``, or the prompt's own
+        :class:`TrajectoryError`), not the bare "Internal server error" (and a traceback on stderr) the SDK gives for
+        its own ``ValueError``."""
         from mcp.shared.exceptions import MCPError
         from mcp.types import INVALID_PARAMS
 
         try:
             return await super().get_prompt(name, arguments, context)
         except ValueError as exc:
-            raise MCPError(INVALID_PARAMS, str(visible(redact(str(exc))))) from exc
+            cause: BaseException | None = exc  # a prompt's own error (a bad path) is the cause the SDK wraps
+            while cause is not None and not isinstance(cause, TrajectoryError):
+                cause = cause.__cause__
+            raise MCPError(INVALID_PARAMS, str(visible(redact(str(cause or exc))))) from exc
 
     async def list_tools(self):
         tools = await super().list_tools()

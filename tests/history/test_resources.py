@@ -47,3 +47,17 @@ async def test_a_prompt_without_its_argument_or_unknown_says_so(project: Path) -
         assert "explain-everything" in unknown.value.message
         explain = await client.get_prompt("explain-file", {"path": "src/app.py"})
         assert "get_file_trajectory" in explain.messages[0].content.text
+
+
+@pytest.mark.anyio
+async def test_the_explain_file_prompt_checks_its_path_as_the_tool_does(project: Path) -> None:
+    """A 5 MB path was echoed twice into a 10 MB prompt; a path outside the project made a prompt to read it."""
+    async with mcp_client(project) as client:
+        with pytest.raises(MCPError) as huge:
+            await client.get_prompt("explain-file", {"path": "a/" * 2_500_000})
+        assert "5,000,000 bytes long" in huge.value.message and len(huge.value.message) < 500
+        with pytest.raises(MCPError) as outside:
+            await client.get_prompt("explain-file", {"path": "../elsewhere.py"})
+        assert "outside the project" in outside.value.message
+        explain = await client.get_prompt("explain-file", {"path": str(project / "src" / "app.py")})
+        assert "`src/app.py`" in explain.messages[0].content.text and str(project) not in explain.messages[0].content.text

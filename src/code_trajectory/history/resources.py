@@ -12,6 +12,7 @@ from mcp.server.mcpserver import MCPServer
 
 from code_trajectory.core.mcp_util import in_thread, resource_errors
 from code_trajectory.history import last_session, service
+from code_trajectory.project import confine
 from code_trajectory.recording.service import TrajectoryService
 
 
@@ -40,7 +41,9 @@ def register(mcp: MCPServer, app: TrajectoryService) -> None:
                 "get_file_trajectory on it.")
 
     @mcp.prompt(name="explain-file", description="How and why a file evolved")
-    def explain_file(path: str) -> str:
+    async def explain_file(path: str) -> str:
+        session = await app.session_for(None)
+        path = confine(session.root, path)  # as get_file_trajectory would refuse it (too long, outside the project)
         return (f"Explain how `{path}` evolved and why: call get_file_trajectory(filepath={path!r}, depth=20), and "
                 "get_symbol_trajectory for the functions that changed most. Summarise the changes in order with "
                 "their intents, point out reverts and what the tests said, and say what the newest change did.")
