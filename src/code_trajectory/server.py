@@ -43,9 +43,9 @@ INSTRUCTIONS = """\
 code-trajectory records every save of the project into a shadow git history (.trajectory/) and tells you how the
 code evolved and why. At the start of a conversation call get_session_summary (or use the catch-up prompt). Before
 editing a file, get_file_trajectory (get_symbol_trajectory for one function). When you start or switch tasks,
-set_trajectory_intent. Before a risky change, checkpoint("<name>") so restore can go back to it by name; restore
-takes a safety snapshot first, so it can be undone. When a task is done and its snapshots are no longer useful one by
-one, consolidate("<what was done>"): it squashes only that task's trailing snapshots. When tests fail,
+set_trajectory_intent. Before a risky change, checkpoint(message="<name>") so restore can go back to it by name;
+restore takes a safety snapshot first, so it can be undone. When a task is done and its snapshots are no longer useful
+one by one, consolidate(intent="<what was done>"): it squashes only that task's trailing snapshots. When tests fail,
 diff_since_green; to find when a line appeared or went, search_trajectory.
 """
 
