@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -225,3 +226,21 @@ def test_git_missing_or_old_is_reported(monkeypatch) -> None:
     monkeypatch.setattr(gitcmd, "_version_cache", None)
     with pytest.raises(GitUnavailableError, match="git was not found on PATH"):
         gitcmd.check_git_version()
+
+
+def test_a_rename_to_a_name_that_looks_the_same_shows_what_changed(session: ProjectSession) -> None:
+    """A file renamed to a name differing only by a no-break space read ``a b.py`` → ``a b.py``: the two names are
+    shown with their invisible characters escaped, in the log, the comparison, the file's history and the message."""
+    edit(session, "a b.py", "x = 1\ny = 2\nz = 3\n")
+    (session.root / "a b.py").rename(session.root / "a\u00a0b.py")
+    assert session.recorder.record_paths(["a b.py", "a\u00a0b.py"]) is not None
+    log = str(history_service.global_trajectory(session))
+    assert "R a b.py → a\\u00a0b.py" in log, log
+    assert "`a b.py` → `a\\u00a0b.py`" in str(history_service.compare(session, "~1", "~0")), log
+    assert "renamed from `a b.py`" in str(history_service.file_trajectory(session, "a\u00a0b.py"))
+    message = subprocess.run(["git", "--git-dir", str(session.recorder.repo.git_dir), "log", "-1", "--format=%B",
+                              "refs/heads/shadow/main"], capture_output=True, text=True, check=True).stdout
+    assert "R a b.py -> a\\u00a0b.py" in message, message
+    (session.root / "a\u00a0b.py").rename(session.root / "a\u2009b.py")  # a thin space: the old name escaped
+    assert session.recorder.record_paths(["a\u00a0b.py", "a\u2009b.py"]) is not None
+    assert "renamed from `a\\u00a0b.py`" in str(history_service.file_trajectory(session, "a\u2009b.py"))

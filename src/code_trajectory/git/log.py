@@ -308,11 +308,9 @@ def describe_files(changes: Sequence[FileChange], limit: int = FILES_PER_COMMIT,
     lines = []
     quote, bullet = ("", "") if bare else ("`", "  - ")
     for change in changes[:limit]:
-        where = (f"{quote}{display_path(change.old_path)}{quote} → {quote}{display_path(change.path)}{quote}"
-                 if change.old_path else f"{quote}{display_path(change.path)}{quote}")
         counts = change.counts()
         named = (symbols or {}).get(change.path)
-        lines.append(f"{bullet}{change.status} {where}{' ' + counts if counts else ''}{': ' + named if named else ''}")
+        lines.append(f"{bullet}{change.status} {change.where(quote)}{' ' + counts if counts else ''}{': ' + named if named else ''}")
     if len(changes) > limit:
         where = ""
         if rest_by_directory:

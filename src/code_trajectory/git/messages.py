@@ -34,6 +34,7 @@ from typing import overload
 from code_trajectory.core.freetext import MAX_INTENT_CHARS as MAX_INTENT_CHARS
 from code_trajectory.core.freetext import free_text as free_text
 from code_trajectory.core.freetext import one_line as one_line
+from code_trajectory.core.text import shown_pair
 
 SNAPSHOT_PREFIX = "[AUTO-TRJ]"
 CONSOLIDATE_PREFIX = "[CONSOLIDATE]"
@@ -138,10 +139,17 @@ class FileChange:
     def describe(self) -> str:
         """``M src/auth.py (+12 -3)`` or ``R old.py -> new.py (+1 -1)``; the paths as :func:`display_path` shows them
         (a line break in a name would start a line of the commit message: a forged trailer or file line)."""
-        where = (f"{display_path(self.old_path)} -> {display_path(self.path)}" if self.old_path
-                 else display_path(self.path))
         counts = self.counts()
-        return f"{self.status} {where}{' ' + counts if counts else ''}"
+        return f"{self.status} {self.where(arrow='->')}{' ' + counts if counts else ''}"
+
+    def where(self, quote: str = "", arrow: str = "→") -> str:
+        """The path as :func:`display_path` shows it, each in ``quote``; a rename ``old → new``, the two with their
+        invisible characters escaped when they look the same (``a b`` → ``a\\u00a0b``: a no-break space,
+        :func:`~code_trajectory.core.text.shown_pair`)."""
+        if not self.old_path:
+            return f"{quote}{display_path(self.path)}{quote}"
+        old, new = shown_pair(self.old_path, self.path, lambda path: f"{quote}{display_path(path)}{quote}")
+        return f"{old} {arrow} {new}"
 
 
 class AddedFiles(Sequence[FileChange]):

@@ -73,9 +73,7 @@ def render_net_change(repo: ShadowRepo, old_commit: str | None, new_tree: str, b
         symbols = describe_symbols(found, lean=True) if found is not None and found.kind not in ("unchanged", "skipped") \
             else None
         counts = change.counts()
-        where = (f"`{display_path(change.old_path)}` → `{display_path(change.path)}`" if change.old_path
-                 else f"`{display_path(change.path)}`")
-        lines.append(f"- {change.status} {where}{' ' + counts if counts else ''}{': ' + symbols if symbols else ''}")
+        lines.append(f"- {change.status} {change.where('`')}{' ' + counts if counts else ''}{': ' + symbols if symbols else ''}")
         data.append({"status": change.status, "path": change.path, "old_path": change.old_path,
                      "added": change.added, "deleted": change.deleted, "symbols": symbols, "diff_shown": False,
                      "mark": f"### `{display_path(change.path)}`\n```"})

@@ -29,6 +29,7 @@ import shlex
 from collections.abc import Sequence
 
 from code_trajectory.core.answer import Answer, code_block, fenced, sections, short, shown, when
+from code_trajectory.core.text import shown_pair
 from code_trajectory.git.messages import display_path
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.history.headings import (
@@ -83,7 +84,7 @@ def heading(version: Version, previous_intent: str | None, hooks_seen: bool = Fa
     record, change = version.record, version.entry.change
     what = _STATUS.get(change.status, change.status)
     if change.old_path:
-        what += f" from `{display_path(change.old_path)}`"
+        what += f" from {shown_pair(change.old_path, change.path, lambda path: f'`{display_path(path)}`')[0]}"
     counts = change.counts()
     named = f"checkpoint: {version.checkpoint} · " if version.checkpoint and not record.checkpoint_note else ""
     lines = [f"## {version.number}. {fmt_time(record.time)} · `{record.oid[:12]}` · {what}"
