@@ -99,6 +99,20 @@ def test_a_method_follows_its_class_across_a_rename(session: ProjectSession) -> 
     assert old.splitlines()[-2].split(" · ")[2] == "renamed to Bar.run", old
 
 
+def test_a_rename_to_a_name_that_looks_the_same_shows_what_changed(session: ProjectSession) -> None:
+    """A TypeScript class ``Ka<U+200C>b`` (a zero-width non-joiner, which an identifier may hold) renamed ``Kab``
+    read ``renamed Ka‌b -> Kab``: the two names are shown with their invisible characters escaped, in the log and in
+    the history of a method that followed its class."""
+    methods = "  run(x: number): number {\n    return x + 1;\n  }\n  stop(y: string): string {\n    return y;\n  }\n}\n"
+    for name in ("Ka\u200cb", "Kab"):
+        write(session.root, "k.ts", f"export class {name} {{\n{methods}")
+        session.checkpoint(name)
+    log = str(history.global_trajectory(session))
+    assert "renamed Ka\\u200cb -> Kab" in log, log
+    text = str(history.symbol_trajectory(session, "k.ts", "Kab.run", 10, diffs=5))
+    assert "renamed from Ka\\u200cb.run" in text, text
+
+
 def test_a_symbol_history_cut_at_its_depth_says_older_changes_exist(session: ProjectSession) -> None:
     root = session.root
     for value in range(5):

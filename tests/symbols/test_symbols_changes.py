@@ -341,3 +341,12 @@ def test_each_list_of_the_summary_names_ten_symbols_then_counts_the_rest() -> No
     assert changes.summary() == f"modified {listed} and 29 more; added g"
     removed = compare("m.py", old, b"def g():\n    return 'g'\n")
     assert removed is not None and removed.summary() == f"added g; removed {listed} and 29 more"
+
+
+def test_a_rename_to_a_name_that_looks_the_same_is_said_escaped() -> None:
+    """``Ka<U+200C>b`` (a zero-width non-joiner) renamed ``Kab`` read ``renamed Ka‌b -> Kab``."""
+    methods = "  run(x: number): number {\n    return x + 1;\n  }\n  stop(y: string): string {\n    return y;\n  }\n}\n"
+    found = compare("k.ts", f"export class Ka\u200cb {{\n{methods}".encode(), f"export class Kab {{\n{methods}".encode())
+    assert found is not None and "renamed Ka\\u200cb -> Kab" in found.summary(), found
+    found = compare("k.ts", f"export class Kac {{\n{methods}".encode(), f"export class Kab {{\n{methods}".encode())
+    assert found is not None and "renamed Kac -> Kab" in found.summary(), found  # they differ to the eye: as they are

@@ -29,7 +29,10 @@ removed came to be said so (14 cases, Rust, Java, C++, C# and PHP, both ways: ``
 where a ``/**`` made a plain ``/*`` had read "changed"; summaries only, every other field the same), and again,
 recomputed in place, when each list of a summary came to name 10 symbols at most (29 cases in all 11 languages, both
 ways: ``reformatted Store0, ..., Store1.load and 8 more``; 52 reformatted, 4 modified and 3 renamed lists cut, the
-summaries otherwise the same, every other field the same).
+summaries otherwise the same, every other field the same), and again, recomputed in place, when each name of a
+rename came to be said by itself (2 cases, Python and C++, both ways: ``make_store0.check -> 2nd definition of
+make_store1.check``, which read ``2nd definition of make_store0.check -> make_store1.check``, and the other way
+``make_store1.check@2 -> ...`` with its suffix; summaries only, every other field the same).
 They pin the observable semantics (innermost reporting, renames, moves, reformatted,
 comments-only, import-only, overload naming, line spans) so that a faster implementation
 can be checked against them edit by edit.

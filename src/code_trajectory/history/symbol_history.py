@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from code_trajectory.core.errors import InvalidArgumentError
+from code_trajectory.core.text import shown_pair
 from code_trajectory.git import file_versions, indexed_log
 from code_trajectory.git.diffs import HUNK_HEADER
 from code_trajectory.git.shadow import ZERO_OID, ShadowRepo
@@ -164,13 +165,13 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
             continue
         renamed_from = next((old for old, new in changes.renamed if new == current), None)
         if renamed_from is not None:
-            result.append(SymbolVersion(entry, current, f"renamed from {readable(renamed_from)}",
+            result.append(SymbolVersion(entry, current, f"renamed from {shown_pair(renamed_from, current, readable)[0]}",
                                         diff(renamed_from, current)))
             current = renamed_from
             continue
         renamed_from = _scope_renamed(changes, current, backwards=True) if current not in changes.added else None
         if renamed_from is not None:  # its class (or module, impl...) renamed: the same member under the old name
-            result.append(SymbolVersion(entry, current, f"renamed from {readable(renamed_from)}",
+            result.append(SymbolVersion(entry, current, f"renamed from {shown_pair(renamed_from, current, readable)[0]}",
                                         diff(renamed_from, current)))
             current = renamed_from
             continue
@@ -178,7 +179,7 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
         if renamed_to is None and current not in changes.removed:
             renamed_to = _scope_renamed(changes, current, backwards=False)
         if renamed_to is not None:  # asked by its old name: it ends here, under its new one
-            result.append(SymbolVersion(entry, current, f"renamed to {readable(renamed_to)}", diff(current, renamed_to)))
+            result.append(SymbolVersion(entry, current, f"renamed to {shown_pair(current, renamed_to, readable)[1]}", diff(current, renamed_to)))
             continue
         was = next((old for old, new in changes.aliases if new == current), None)
         if was is not None:  # named anew by another definition of its name (an overload added): the same symbol

@@ -21,6 +21,7 @@ from code_trajectory.git.shadow import ZERO_OID, ShadowRepo
 from code_trajectory.symbols import Symbol, SymbolChanges, compare_blobs, language_for, readable, symbols_for_blob
 from code_trajectory.symbols.comments import doc_parts
 from code_trajectory.symbols.constants import NAMES_LISTED, constant_parts
+from code_trajectory.symbols.lookup import renamed_said
 from code_trajectory.symbols.specs import TEST_SEPARATOR
 
 #: Lines of git's diff header that repeat what the version's heading already says.
@@ -246,7 +247,7 @@ def _renames(pairs: tuple[tuple[str, str], ...], said: Any) -> list[tuple[str, l
     for a, b in pairs:
         found = _INTO_CLASS.fullmatch(f"{a} -> {b}")
         if found is None or sum(1 for x, y in pairs if _INTO_CLASS.fullmatch(f"{x} -> {y}")) < 2:
-            entries.append((f"{said(a)} -> {said(b)}", []))
+            entries.append((renamed_said(a, b, said), []))
             continue
         key = f"{found[1]}.prototype.* -> {found[1]}.*"
         if key not in into:

@@ -43,7 +43,7 @@ from .base import FileAnalysis, Symbol, short_name
 from .comments import CommentEdit, comment_edits, describe_comments, doc_reformatted, only_docs_differ, top_exact
 from .constants import capped, constant_changes, constant_parts
 from .fields import field_changes, field_parts
-from .lookup import readable
+from .lookup import readable, renamed_said
 from .pairing import NUMBERED, base_name, pair, pair_repeated, pair_signatures
 from .registry import language_for
 from .same import own_respaced, same_body, same_imports, same_own, same_own_imports, same_top, same_top_text
@@ -152,7 +152,7 @@ class SymbolChanges:
         for label, names in (("modified", [self.modified_said(n, readable(n)) for n in self.modified]),
                              ("added", [readable(n) for n in fold(self.added)]),
                              ("removed", [readable(n) for n in fold(self.removed)]),
-                             ("renamed", [readable(f"{a} -> {b}") for a, b in self.renamed]),
+                             ("renamed", [renamed_said(a, b) for a, b in self.renamed]),
                              ("moved", [readable(n) for n in self.moved]),
                              ("reformatted", [readable(n) for n in self.reformatted])):
             if names:  # each group capped: 39 modified crowded out the one added (click replay)

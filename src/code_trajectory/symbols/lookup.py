@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from code_trajectory.core.errors import InvalidArgumentError
+from code_trajectory.core.text import shown_pair
 
 from .base import OVERLOAD_SUFFIX, Symbol, short_name
 from .specs import SEPARATOR_IN_STRING, TEST_SEPARATOR
@@ -35,6 +36,13 @@ def readable(name: str, quote: bool = False) -> str:
     base = found.group(1) if found else name
     shown = f"`{base}`" if quote else base
     return f"{ordinal(int(found.group(2)))} definition of {shown}" if found else shown
+
+
+def renamed_said(old: str, new: str, say: Callable[[str], str] = readable) -> str:
+    """A rename as an answer says it, ``old -> new``, each name as ``say`` writes it (:func:`readable` by default);
+    two names that look the same (``Kab`` made ``Ka\\u200bb``: a zero-width space) with their invisible characters
+    escaped (:func:`~code_trajectory.core.text.shown_pair`)."""
+    return " -> ".join(shown_pair(old, new, say))
 
 
 def occurrences(symbols: Iterable[Symbol], name: str) -> list[Symbol]:
