@@ -4,7 +4,9 @@ said "... and 60 more" without naming where). Real git in temp dirs."""
 from __future__ import annotations
 
 from code_trajectory.core.answer import structured
-from code_trajectory.core.dirgroups import group_by_directory
+from code_trajectory.core.dirgroups import ELSEWHERE, TOP_LEVEL, Group, group_by_directory
+from code_trajectory.git.log import describe_files
+from code_trajectory.git.messages import FileChange
 from code_trajectory.history import last_session
 from code_trajectory.recording.session import ProjectSession
 from support import write
@@ -27,21 +29,54 @@ def test_the_rest_of_a_long_net_change_is_said_by_directory(session: ProjectSess
     assert session.recorder.record_paths(CLICK_NET) is not None
     answer = last_session.session_summary(session)
     line = next(x for x in str(answer).splitlines() if "... and" in x)
-    assert line == ("  - ... and 60 more: `(top level)` (4), `.github/workflows/` (6), `docs/` (19), "
+    assert line == ("  - ... and 60 more: top level (4), `.github/workflows/` (6), `docs/` (19), "
                     "`examples/colors/README`, `tests/*` (14), `tests/test_utils/` (14), `tests/typing/` (2)"), line
     fields = structured(answer, answer.data)
     assert fields is not None
     branch = fields["last"]["branches"][0]
     assert branch["net_files"] == 80 and len(branch["net"]) == 20, branch
-    assert sum(count for _, count in branch["net_more"]) == 60 and ["docs/", 19] in branch["net_more"], branch
+    assert sum(count for _, count in branch["net_more"]) == 56 and ["docs/", 19] in branch["net_more"], branch
+    assert branch["net_more_top_level"] == 4 and "net_more_elsewhere" not in branch, branch
 
 
 def test_groups_are_the_deepest_directories_and_at_most_the_limit() -> None:
     assert group_by_directory([]) == []
-    assert group_by_directory(["a/b/c.py", "a/b/d.py"]) == [("a/b/", 2)]
+    assert group_by_directory(["a/b/c.py", "a/b/d.py"]) == [Group("a/b/", 2)]
     assert group_by_directory(["src/x/a.py", "src/x/b.py", "tests/t.py", "tests/u/v.py"]) == [
-        ("src/x/", 2), ("tests/t.py", 1), ("tests/u/v.py", 1)]
+        Group("src/x/", 2), Group("tests/t.py", 1), Group("tests/u/v.py", 1)]
     many = group_by_directory([f"d{i}/f{j}.py" for i in range(12) for j in range(i + 1)], max_groups=4)
-    assert many == [("d10/", 11), ("d11/", 12), ("d9/", 10), ("elsewhere", 45)]
+    assert many == [Group("d10/", 11), Group("d11/", 12), Group("d9/", 10), Group("", 45, ELSEWHERE)]
     assert group_by_directory([f"pkg/d{i}/f.py" for i in range(5)] + ["pkg/d0/g.py"], max_groups=3) == [
-        ("pkg/d0/", 2), ("pkg/d1/f.py", 1), ("elsewhere in pkg/", 3)]
+        Group("pkg/d0/", 2), Group("pkg/d1/f.py", 1), Group("pkg/", 3, ELSEWHERE)]
+    assert group_by_directory(["a.py", "b.py", "elsewhere", "d/e.py"]) == [
+        Group("", 3, TOP_LEVEL), Group("d/e.py", 1)]
+
+
+def test_the_groups_that_are_no_path_are_said_unquoted() -> None:
+    """``(top level)`` and ``elsewhere`` were quoted as paths are: a file named ``elsewhere`` read as the rest."""
+    changes = [FileChange("A", path) for path in ["elsewhere", "docs/a.md", "docs/b.md"]]
+    assert describe_files(changes, limit=0, rest_by_directory=True) == [
+        "  - ... and 3 more: `docs/` (2), `elsewhere`"]
+    changes = [FileChange("A", f"d{i}/f{j}.py") for i in range(12) for j in range(i + 1)] + [
+        FileChange("A", "a.py"), FileChange("A", "b.py")]
+    assert describe_files(changes, limit=0, rest_by_directory=True) == [
+        "  - ... and 80 more: `d10/` (11), `d11/` (12), `d5/` (6), `d6/` (7), `d7/` (8), `d8/` (9), `d9/` (10), "
+        "elsewhere (17)"]
+    changes = [FileChange("A", f"pkg/d{i}/f{j}.py") for i in range(12) for j in range(2)]
+    line = describe_files(changes, limit=0, rest_by_directory=True)[0]
+    assert line.endswith(", `pkg/d6/` (2), elsewhere in `pkg/` (10)"), line
+
+
+def test_a_file_named_elsewhere_in_the_rest_of_a_net_change_is_a_path(session: ProjectSession) -> None:
+    names = [f"src/m{i:02}.py" for i in range(20)] + ["elsewhere", "docs/a.md", "docs/b.md"]
+    for rel in names:
+        write(session.root, rel, f"# {rel}\n")
+    assert session.recorder.record_paths(names) is not None
+    answer = last_session.session_summary(session)
+    line = next(x for x in str(answer).splitlines() if "... and" in x)
+    assert line == "  - ... and 3 more: `docs/` (2), `elsewhere`", line
+    fields = structured(answer, answer.data)
+    assert fields is not None
+    branch = fields["last"]["branches"][0]
+    assert branch["net_more"] == [["docs/", 2], ["elsewhere", 1]], branch
+    assert "net_more_elsewhere" not in branch and "net_more_top_level" not in branch, branch

@@ -4,11 +4,25 @@ in a few groups (``src/click/ (12), tests/ (48)``), each the deepest directory i
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 #: Groups :func:`group_by_directory` names at most unless told.
 MAX_GROUPS = 8
-#: The label of the files at the root of the project when they are not the only ones.
-TOP_LEVEL = "(top level)"
+#: The kind of a group of paths: a file, a directory (``dir/``) or a directory's own files (``dir/*``).
+PATH = "path"
+#: The kind of the group of the files at the root of the project when they are not the only ones (``path`` ``""``).
+TOP_LEVEL = "top level"
+#: The kind of the group of the smallest groups of a directory with too many (``path``: that directory, ``""`` the root).
+ELSEWHERE = "elsewhere"
+
+
+class Group(NamedTuple):
+    """Where some of the paths are: ``path`` of kind :data:`PATH`, else a label that is no path (:data:`TOP_LEVEL`,
+    :data:`ELSEWHERE`: a file may be named ``elsewhere``), and how many ``files`` are there."""
+
+    path: str
+    files: int
+    kind: str = PATH
 
 
 @dataclass
@@ -42,25 +56,27 @@ def _deepest(node: _Dir) -> _Dir:
     return node
 
 
-def _label(node: _Dir) -> str:
-    return f"{node.path}/" if node.path else TOP_LEVEL
+def _label(node: _Dir) -> Group:
+    """The group of every file under ``node``: its directory, the root's own files when it is the root."""
+    return Group(f"{node.path}/", node.count) if node.path else Group("", node.count, TOP_LEVEL)
 
 
-def _parts(node: _Dir) -> list[tuple[str, int, _Dir | None]]:
+def _parts(node: _Dir) -> list[tuple[Group, _Dir | None]]:
     """What splitting ``node`` gives: its subdirectories (each at its deepest) and its own files as one group (a
     file alone by its path)."""
-    parts: list[tuple[str, int, _Dir | None]] = []
+    parts: list[tuple[Group, _Dir | None]] = []
     for child in node.dirs.values():
         deep = _deepest(child)
-        parts.append((deep.files[0], 1, None) if deep.count == 1 else (_label(deep), deep.count, deep))
+        parts.append((Group(deep.files[0], 1), None) if deep.count == 1 else (_label(deep), deep))
     if len(node.files) == 1:
-        parts.append((node.files[0], 1, None))
+        parts.append((Group(node.files[0], 1), None))
     elif node.files:
-        parts.append((f"{node.path}/*" if node.path else TOP_LEVEL, len(node.files), None))
+        own = Group(f"{node.path}/*", len(node.files)) if node.path else Group("", len(node.files), TOP_LEVEL)
+        parts.append((own, None))
     return parts
 
 
-def group_by_directory(paths: list[str], max_groups: int = MAX_GROUPS) -> list[tuple[str, int]]:
+def group_by_directory(paths: list[str], max_groups: int = MAX_GROUPS) -> list[Group]:
     """Name where ``paths`` (relative, ``/``-separated) are in at most ``max_groups`` groups.
 
     Args:
@@ -68,31 +84,32 @@ def group_by_directory(paths: list[str], max_groups: int = MAX_GROUPS) -> list[t
         max_groups: the most groups returned (at least 2).
 
     Returns:
-        ``(label, count)`` sorted by label: a label is a directory ending in ``/`` (every file under it), a
-        directory's own files ``dir/*`` (not those of its subdirectories), :data:`TOP_LEVEL` (the root's own
-        files), a single file's path, or ``elsewhere`` / ``elsewhere in dir/`` (the smallest groups of a directory with more than
-        ``max_groups`` of them). The groups are split largest first while their number stays within
-        ``max_groups``, each at the deepest directory its files share. Empty for no paths.
+        :class:`Group` objects, :data:`TOP_LEVEL` first, then the paths in order, :data:`ELSEWHERE` last: a path
+        is a directory ending in ``/`` (every file under it), a directory's own files ``dir/*`` (not those of its
+        subdirectories) or a single file's path; :data:`TOP_LEVEL` is the root's own files, :data:`ELSEWHERE` the
+        smallest groups of a directory (its ``path``, ``""`` for the root) with more than ``max_groups`` of them.
+        The groups are split largest first while their number stays within ``max_groups``, each at the deepest
+        directory its files share. Empty for no paths.
     """
     if not paths:
         return []
     top = _deepest(_tree(paths))
-    groups: list[tuple[str, int, _Dir | None]] = (
-        [(top.files[0], 1, None)] if top.count == 1 else [(_label(top), top.count, top)])
+    groups: list[tuple[Group, _Dir | None]] = [(Group(top.files[0], 1), None)] if top.count == 1 else [(_label(top), top)]
     while True:
-        splittable = sorted((g for g in groups if g[2] is not None and g[2].dirs), key=lambda g: -g[1])
+        splittable = sorted((g for g in groups if g[1] is not None and g[1].dirs), key=lambda g: -g[0].files)
         for group in splittable:
-            assert group[2] is not None
-            parts = _parts(group[2])
+            assert group[1] is not None
+            parts = _parts(group[1])
             if len(groups) - 1 + len(parts) <= max_groups:
                 groups.remove(group)
                 groups += parts
                 break
         else:
             if len(groups) == 1 and splittable:  # one group too wide to split whole: its largest parts, the rest
-                parts = sorted(_parts(top), key=lambda p: -p[1])  # counted together
-                keep = parts[:max_groups - 1]
-                groups = [(label, count, None) for label, count, _ in keep]
-                groups.append((f"elsewhere{' in ' + _label(top) if top.path else ''}", sum(p[1] for p in parts[max_groups - 1:]), None))
+                parts = sorted(_parts(top), key=lambda p: -p[0].files)  # counted together
+                groups = [(group, None) for group, _ in parts[:max_groups - 1]]
+                rest = sum(group.files for group, _ in parts[max_groups - 1:])
+                groups.append((Group(f"{top.path}/" if top.path else "", rest, ELSEWHERE), None))
             break
-    return sorted(((label, count) for label, count, _ in groups), key=lambda g: (g[0].startswith("elsewhere"), g[0]))
+    order = {TOP_LEVEL: 0, PATH: 1, ELSEWHERE: 2}
+    return sorted((group for group, _ in groups), key=lambda g: (order[g.kind], g.path))

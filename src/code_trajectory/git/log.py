@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from code_trajectory.core.dirgroups import group_by_directory
+from code_trajectory.core.dirgroups import ELSEWHERE, TOP_LEVEL, Group, group_by_directory
 from code_trajectory.core.when import from_unix
 from code_trajectory.git import messages
 from code_trajectory.git.diffs import MAX_COUNTED_FILES, is_commit_id, parse_records
@@ -315,7 +315,19 @@ def describe_files(changes: Sequence[FileChange], limit: int = FILES_PER_COMMIT,
         where = ""
         if rest_by_directory:
             groups = group_by_directory([change.path for change in changes[limit:]])
-            where = ": " + ", ".join(f"{quote}{display_path(label)}{quote}" + (f" ({count})" if count > 1 else "")
-                                     for label, count in groups)
+            where = ": " + ", ".join(_group_said(group, quote) + (f" ({group.files})" if group.files > 1 else "")
+                                     for group in groups)
         lines.append(f"{bullet}... and {len(changes) - limit} more{where}")
     return lines
+
+
+def _group_said(group: Group, quote: str) -> str:
+    """A group of :func:`~code_trajectory.core.dirgroups.group_by_directory` as a list of files says it: a path in
+    ``quote``, the two labels that are no path without (``top level``, ``elsewhere in `pkg/```): a file may be named
+    ``elsewhere``."""
+    if group.kind == TOP_LEVEL:
+        return "top level"
+    where = f"{quote}{display_path(group.path)}{quote}" if group.path else ""
+    if group.kind == ELSEWHERE:
+        return f"elsewhere in {where}" if where else "elsewhere"
+    return where

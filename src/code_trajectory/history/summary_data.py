@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from code_trajectory.core.answer import short, when
-from code_trajectory.core.dirgroups import group_by_directory
+from code_trajectory.core.dirgroups import ELSEWHERE, PATH, TOP_LEVEL, Group, group_by_directory
 from code_trajectory.git.log import CommitRecord
 from code_trajectory.git.messages import FileChange
 from code_trajectory.history import fields
@@ -62,7 +62,17 @@ def _branch(work: BranchWork, net: list[FileChange] | None, symbols: dict[str, s
                                for r in [r for r in work.records if r.is_consolidation][:CONSOLIDATIONS]],
             "net": fields.file_rows(ranked, symbols, NET_FILES) if net is not None else None,
             "net_files": len(net) if net and len(net) > NET_FILES else None,
-            "net_more": [list(group) for group in group_by_directory([c.path for c in ranked[NET_FILES:]])] or None}
+            **_net_more(group_by_directory([c.path for c in ranked[NET_FILES:]]))}
+
+
+def _net_more(groups: list[Group]) -> dict:
+    """Where the net change's files past those listed are, as the text groups them: ``net_more``, ``[path,
+    files]`` rows, paths only; the root's own files counted in ``net_more_top_level``, the smallest groups in
+    ``net_more_elsewhere`` (labels that are no path, so that a file named ``elsewhere`` is not taken for them).
+    None when there are none."""
+    return {"net_more": [[g.path, g.files] for g in groups if g.kind == PATH] or None,
+            "net_more_top_level": next((g.files for g in groups if g.kind == TOP_LEVEL), None),
+            "net_more_elsewhere": next((g.files for g in groups if g.kind == ELSEWHERE), None)}
 
 
 def summary_data(*, now: datetime, gap_seconds: float, sessions: list[list[CommitRecord]],
@@ -79,7 +89,8 @@ def summary_data(*, now: datetime, gap_seconds: float, sessions: list[list[Commi
     before them, as the text says them), ``files`` most changed (``[path, snapshots, +, -]``, most
     relevant first), ``git`` operations, ``restores`` and ``consolidations`` (``[time, message]``, as the text lists them: without
     ids), and the ``net`` change (rows of ``cols``; past :data:`NET_FILES`, ``net_files`` counts them all and
-    ``net_more`` says where the rest are, ``[directory, files]`` as the text groups them);
+    ``net_more`` says where the rest are, ``[directory, files]`` as the text groups them, with
+    ``net_more_top_level`` and ``net_more_elsewhere`` the files of the groups that are no path);
     ``final``: the last snapshot; the other ``sections`` (tests, recap: ``{title: lines}``, as shown); ``earlier``:
     how many older sessions and the previous one's span."""
     data: dict = {"now": when(now), "branch": current_branch, "intent": current_intent, "notices": notices}
