@@ -111,8 +111,15 @@ def test_other_top_level_code_beside_a_constant_is_still_said() -> None:
     ("a.rb", "module Rack\n  VERSION = '1'\n  SEP = '&'\n  def self.x; end\nend\n",
      "module Rack\n  VERSION = '2'\n  def self.x; end\n  LIMIT = 3\nend\n",
      "modified Rack (constant `VERSION` changed; constant `LIMIT` added; constant `SEP` removed)"),
+    # `A, B = 1, 2` pairs each name with its value, as at the top level: only the one whose value changed is named
     ("a.rb", "class K\n  A, B = 1, 2\n  attr_reader :a\nend\n", "class K\n  A, B = 1, 3\n  attr_reader :b\nend\n",
-     "modified K (constants `A`, `B` changed; other code too)"),  # one statement: both, as Python's
+     "modified K (constant `B` changed; other code too)"),
+    ("a.rb", "class K\n  A, B = 1, 2\nend\n", "class K\n  A, B = 2, 1\nend\n", "modified K (constants `A`, `B` changed)"),
+    ("a.rb", "class K\n  A, B = f\nend\n", "class K\n  A, B = g\nend\n", "modified K (constants `A`, `B` changed)"),
+    ("a.py", "class K:\n    A, B = 1, 2\n", "class K:\n    A, B = 1, 3\n", "modified K (field `B` changed)"),
+    ("a.py", "class K:\n    (A, B) = (1, 2)\n    C, D = [3], 4\n", "class K:\n    (A, B) = (1 + 1, 2)\n    C, D = [3], 5\n",
+     "modified K (fields `A`, `D` changed)"),
+    ("a.py", "class K:\n    A, B = 1, *r\n", "class K:\n    A, B = 1, *s\n", "modified K (fields `A`, `B` changed)"),
     ("a.rb", "class K\n  @@count = 0\n  def x; end\nend\n", "class K\n  @@count = 1\n  def x; end\nend\n",
      "modified K"),  # a class variable: no constant
     ("a.rb", "module M\n  OLD = 1\nend\n", "module M\n  NEW = 1\nend\n",

@@ -191,7 +191,7 @@ class _Walk:
         for unit, names in units:
             own = shared + list(tokens(unit, self.source))
             where = node if len(units) == 1 else unit  # a block's declaration: its own lines
-            values = _values(unit, len(names)) if len(names) > 1 else None
+            values = paired_values(unit, len(names)) if len(names) > 1 else None
             if values is not None:  # `A, B = 1, 2`: each name with its own value, the rest shared
                 frame = shared + list(tokens(unit, self.source, _merged([(v.start_byte, v.end_byte) for v in values]
                                                                         + _name_spans(unit))))
@@ -240,7 +240,7 @@ def _sides(unit: Any) -> tuple[Any, Any] | None:
     return None if left is None or right is None else (left, right)
 
 
-def _values(unit: Any, count: int) -> list[Any] | None:
+def paired_values(unit: Any, count: int) -> list[Any] | None:
     """The values of an assignment of ``count`` names, one a name in order (``A, B = 1, 2``: ``1``, ``2``); None when
     they do not pair so (``A, B = f()``, a splat, another count), and each name's tokens are the whole statement's."""
     sides = _sides(unit)

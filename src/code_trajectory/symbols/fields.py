@@ -17,7 +17,7 @@ from typing import Any
 from code_trajectory.core.errors import InvalidArgumentError
 
 from .base import CLASS_LIKE_KINDS, FileAnalysis, Symbol
-from .constants import assigned, named_parts
+from .constants import assigned, named_parts, paired_values
 from .lookup import find
 
 #: Kinds of symbols whose members are read (a function's local assignments are no fields).
@@ -188,14 +188,14 @@ def _units(node: Any) -> list[tuple[Any, Any]]:
         left = node.named_children[0].child_by_field_name("left") if assigned(node) else None
         names = [left] if left is not None and left.type == "identifier" else \
             list(left.named_children) if left is not None else []
-        return [(n, n if len(names) > 1 else node) for n in names]
+        return _paired(node, names)
     if node.type == "assignment":  # Ruby's `LIMIT = 3` (`A, B = 1, 2`: both); `@@count = 0` is no member
         left = node.child_by_field_name("left")
         names = [left] if left is not None and left.type == "constant" else list(left.named_children) \
             if left is not None and left.type == "left_assignment_list" else []
         if not names or any(n.type != "constant" for n in names):
             return []
-        return [(n, n if len(names) > 1 else node) for n in names]
+        return _paired(node, names)
     if node.type == "property_identifier":  # a TypeScript enum's member without a value
         return [(node, node)]
     named = node.children_by_field_name("name") or node.children_by_field_name("property")  # JavaScript's
@@ -209,28 +209,43 @@ def _units(node: Any) -> list[tuple[Any, Any]]:
     return [(kind, node)] if kind is not None and node.type == "field_declaration" else []
 
 
+def _paired(node: Any, names: list[Any]) -> list[tuple[Any, Any]]:
+    """The units of an assignment of ``names`` (:func:`_units`): the statement when it assigns one; each name with
+    its own value when they pair (``A, B = 1, 2``: :func:`~.constants.paired_values`, as a module's constants), so
+    that a changed value names its own name only; else each name alone (``A, B = f()``: the rest is theirs)."""
+    if len(names) == 1:
+        return [(names[0], node)]
+    values = paired_values(node, len(names))
+    return [(n, n if values is None else (n, values[k])) for k, n in enumerate(names)]
+
+
 def _unit_tokens(node: Any, source: bytes, units: list[tuple[Any, Any]]) -> list[list[bytes]]:
-    """What tells each of ``units`` (:func:`_units`) of the declaration ``node`` changed: the tokens of its own part,
-    after the declaration's other tokens with a mark where each name's part stands and the place of its own. The
+    """What tells each of ``units`` (:func:`_units`) of the declaration ``node`` changed: the tokens of its own part
+    (a node, or several: a name and its value), after the declaration's other tokens with a mark where each part
+    stands and the place of its own. The
     declaration is read once: comparing it whole less the others' parts, once per name, took 15 s for a class
     declaring 400 names in one statement (``a0, ..., a399 = range(400)``), growing with the cube of their number."""
     if len(units) == 1:
         return [[t for t, _start in _positioned(node, source)]]
-    spans = sorted((u.start_byte, u.end_byte, k) for k, (_name, u) in enumerate(units))
+    spans = sorted((p.start_byte, p.end_byte, k) for k, (_name, u) in enumerate(units)
+                   for p in (u if isinstance(u, tuple) else (u,)))
     starts = [lo for lo, _hi, _k in spans]
     own: list[list[bytes]] = [[] for _ in units]
     frame: list[bytes] = []
     place: dict[int, bytes] = {}
+    inside = -1  # the span the last token was in
     for token, start in _positioned(node, source):
         i = bisect.bisect_right(starts, start) - 1
         if i >= 0 and start < spans[i][1]:
             k = spans[i][2]
-            if k not in place:
-                place[k] = str(len(place)).encode()
-                frame.append(b"\0")  # where a name's part stands
+            place.setdefault(k, str(len(place)).encode())
+            if i != inside:
+                frame.append(b"\0")  # where a part stands
+            inside = i
             own[k].append(token)
         else:
             frame.append(token)
+            inside = -1
     shared = b"\1".join(frame)
     return [[shared, place.get(k, b""), *tokens] for k, tokens in enumerate(own)]
 
