@@ -4,6 +4,8 @@ taking its name. Real git in temp dirs."""
 
 from __future__ import annotations
 
+import pytest
+
 from code_trajectory.history import last_session
 from code_trajectory.history import service as history
 from code_trajectory.recording.session import ProjectSession
@@ -97,6 +99,26 @@ def test_a_method_follows_its_class_across_a_rename(session: ProjectSession) -> 
     assert whats == ["as first recorded", "modified", "renamed from Foo.run", "modified"], text
     old = history.symbol_trajectory(session, "k.ts", "Foo.run", 10, diffs=5)
     assert old.splitlines()[-2].split(" · ")[2] == "renamed to Bar.run", old
+
+
+@pytest.mark.parametrize(("path", "source", "new", "old"), [
+    ("k.rb", "class {name}\n  def run(x)\n    x + {value}\n  end\n  def stop\n    :ok\n  end\nend\n", "Bar#run", "Foo#run"),
+    ("k.test.js", 'describe("{name}", () => {{\n  it("runs", () => {{\n    expect(run({value})).toBe(2);\n  }});\n'
+     '  it("stops", () => {{\n    expect(stop()).toBe(1);\n  }});\n}});\n', "describe Bar > it runs",
+     "describe Foo > it runs")])
+def test_a_ruby_method_or_a_test_follows_its_class_or_block_across_a_rename(
+        session: ProjectSession, path: str, source: str, new: str, old: str) -> None:
+    """Ruby's ``Foo#run`` and a test block's ``describe Foo > it runs``, as TypeScript's ``Foo.run``: the scope's
+    separator was not looked for, the rename went unsaid (``Bar#run`` showed no "renamed from" version, ``Foo#run``
+    ended "named Bar#run from here (another definition of its name came or went)")."""
+    for name, value in (("Foo", 1), ("Foo", 2), ("Bar", 2), ("Bar", 3)):
+        write(session.root, path, source.format(name=name, value=value))
+        session.checkpoint(f"{name} {value}")
+    text = history.symbol_trajectory(session, path, new, 10, diffs=5)
+    whats = [line.split(" · ")[2].split(" (")[0] for line in text.splitlines() if line.startswith("## ")]
+    assert whats == ["as first recorded", "modified", f"renamed from {old}", "modified"], text
+    text = history.symbol_trajectory(session, path, old, 10, diffs=5)
+    assert [line.split(" · ")[2] for line in text.splitlines() if line.startswith("## ")][-1] == f"renamed to {new}"
 
 
 def test_a_rename_to_a_name_that_looks_the_same_shows_what_changed(session: ProjectSession) -> None:

@@ -38,6 +38,7 @@ from code_trajectory.history.symbol_moves import moved_from, moved_to
 from code_trajectory.history.versions import blob_symbols, symbol_changes
 from code_trajectory.symbols import Symbol, SymbolChanges, language_for, occurrences, readable
 from code_trajectory.symbols.comments import describe_comments, documented_start
+from code_trajectory.symbols.specs import TEST_SEPARATOR
 
 #: Context lines around the changes of a symbol's own diff: its newest change's (whole, as ``git log -p`` minus
 #: one line) and every older one's (git's answer, ``git log -L``, shows the whole range at every change).
@@ -253,12 +254,13 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
 
 
 def _scope_renamed(changes: SymbolChanges, name: str, *, backwards: bool) -> str | None:
-    """``name``'s other name across a rename of a scope it is in (``Bar.run`` when class ``Foo`` became ``Bar``):
+    """``name``'s other name across a rename of a scope it is in (``Bar.run`` when class ``Foo`` became ``Bar``, Ruby's
+    ``Bar#run``, a test block's ``describe Bar > it runs``):
     the old name of the new side's ``name`` (``backwards``), else the new name of the old side's ``name``; None when
     no enclosing scope of it was renamed."""
     for old, new in changes.renamed:
         this, other = (new, old) if backwards else (old, new)
-        for separator in (".", "::"):
+        for separator in (".", "::", "#", TEST_SEPARATOR):  # Ruby's `Foo#run`, a test block's `describe P > it x`
             if name.startswith(this + separator):
                 return other + name[len(this):]
     return None
