@@ -151,6 +151,24 @@ def test_search_follows_a_rename(session: ProjectSession) -> None:
     assert len(again.data["hits"]) == 2
 
 
+def test_search_names_a_file_whose_name_git_quotes(session: ProjectSession) -> None:
+    """git quotes a name holding a quote, a backslash or a control character in a patch's headers (``+++ "b/a\\"b.py"``):
+    the hits of such files were all said under ``?``, two files one (``?: +needle = 1 (x2)``); and it writes a tab
+    after a name holding a space, which was said as part of the name (``plain é.py<TAB>``)."""
+    names = ['a"b.py', "t\tb.py", "n\nb.py", "plain é.py"]
+    for name in names:
+        write(session.root, name, "needle = 1\n")
+    assert session.recorder.record_paths(names) is not None
+    (session.root / 'a"b.py').rename(session.root / 'a"c.py')
+    write(session.root, 'a"c.py', "needle = 1\nneedle = 2\n")
+    assert session.recorder.record_paths(['a"b.py', 'a"c.py']) is not None
+    text = str(service.search_trajectory(session, "needle")) + "\n"
+    assert '`a"c.py` (renamed from `a"b.py`): +needle = 2' in text, text
+    for name in ('a"b.py', "t\tb.py", "n\\x0ab.py", "plain é.py"):  # a line break escaped, as in every answer
+        assert f"`{name}`: +needle = 1\n" in text, text
+    assert "`?`" not in text, text
+
+
 def test_the_structured_snapshots_of_a_long_global_trajectory_are_kept(session: ProjectSession) -> None:
     """get_global_trajectory(limit=60) over 60 one-line snapshots of one day: a row costs more than its heading,
     so the content outgrew the text and the size cap deleted every row (``{"branch", "cols", "more"}`` only)."""

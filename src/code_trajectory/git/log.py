@@ -169,6 +169,30 @@ def _parse_log(out: bytes) -> list[CommitRecord]:
     return records
 
 
+#: The C escapes git writes in a quoted path (``"a\\"b.py"``, ``"t\\tb.py"``), but for octal ones.
+_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+
+
+def unquote_path(name: str) -> str:
+    """A path as git writes it in a patch's headers (``+++ b/x.py``, ``rename from x.py``): as it is, or in double
+    quotes with C escapes when it holds a quote, a backslash or a control character (``"b/a\\"b.py"``), undone;
+    an escape git does not write is kept as it is. Returns the path (its bytes read as UTF-8, bad ones replaced)."""
+    if len(name) < 2 or name[0] != '"' or name[-1] != '"':
+        return name
+    out, body, i = bytearray(), name[1:-1], 0
+    while i < len(body):
+        if body[i] == "\\" and re.fullmatch("[0-7]{3}", body[i + 1:i + 4]):
+            out.append(int(body[i + 1:i + 4], 8) & 0xFF)
+            i += 4
+        elif body[i] == "\\" and body[i + 1:i + 2] in _ESCAPES:
+            out.append(_ESCAPES[body[i + 1]])
+            i += 2
+        else:
+            out += body[i].encode("utf-8", "surrogateescape")
+            i += 1
+    return out.decode("utf-8", "replace")
+
+
 def literal(paths: Sequence[str]) -> list[str]:
     """``paths`` as pathspecs that name exactly those paths (and what is under them): ``:(literal)`` keeps git from
     reading a recorded name as pathspec magic (``:x.py`` is ``x.py`` to git) or as a glob."""

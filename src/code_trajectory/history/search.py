@@ -129,15 +129,16 @@ def search(repo: ShadowRepo, ref: str, query: str, *, regex: bool = False, path:
         hit = Hit(record)
         current = renamed_from = None
         for line in patch.split("\n"):
-            if line.startswith("+++ ") or line.startswith("--- "):
-                if line.startswith("+++ b/") or (line.startswith("--- a/") and current is None):
-                    current = line[6:]
+            if line.startswith(("+++ ", "--- ")):  # a name git quotes (`+++ "b/a\\"b.py"`): unquoted; one
+                name = log.unquote_path(line[4:].removesuffix("\t"))  # with a space: a tab after it, as diff writes
+                if name.startswith("b/" if line[0] == "+" else "a/") and (line[0] == "+" or current is None):
+                    current = name[2:]
                 continue
             if line.startswith("diff --git "):
                 current = renamed_from = None
                 continue
             if line.startswith("rename from ") and current is None:
-                renamed_from = line[len("rename from "):]
+                renamed_from = log.unquote_path(line[len("rename from "):])
                 continue
             if line[:1] in "+-" and matches(line[1:]):
                 where = current or "?"
@@ -190,7 +191,8 @@ def render(query: str, branch: str, hits: list[Hit], budget_tokens: int, *, rege
         block = [f"## {stamp} · `{record.oid[:12]}` · {reason(record)}"]
         for path, lines in hit.lines.items():
             shown = _shown_lines(lines)
-            named = f"`{path}`" + (f" (renamed from `{hit.renamed_from[path]}`)" if path in hit.renamed_from else "")
+            named = f"`{messages.display_path(path)}`" + (
+                f" (renamed from `{messages.display_path(hit.renamed_from[path])}`)" if path in hit.renamed_from else "")
             if len(shown) == 1:
                 block.append(f"{named}: {shown[0]}")
             else:
