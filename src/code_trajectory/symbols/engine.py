@@ -58,28 +58,6 @@ def node_text(node: Any) -> str:
     return node.text.decode("utf-8", "replace")
 
 
-def code_text(node: Any) -> str:
-    """Return a node's source text (as :func:`node_text`) without the comments inside it: a name spanning lines
-    (fmt's ``struct formatter<std::type_info, Char  // DEPRECATED! ...`` then ``> {``) holds no comment."""
-    cuts, stack = [], [node]
-    while stack:
-        current = stack.pop()
-        for child in current.children:
-            if child.type == "comment":
-                cuts.append((child.start_byte, child.end_byte))
-            elif child.child_count:
-                stack.append(child)
-    if not cuts:
-        return node_text(node)
-    data, start, parts = node.text, node.start_byte, []
-    at = 0
-    for begin, end in sorted(cuts):
-        parts.append(data[at:begin - start])
-        at = end - start
-    parts.append(data[at:])
-    return b" ".join(parts).decode("utf-8", "replace")
-
-
 def squash(text: str) -> str:
     """Collapse whitespace runs to one space and remove spaces next to punctuation (for signatures)."""
     if _HAS_SPACE(text) is None:  # the common case: nothing to squash

@@ -4,10 +4,32 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..engine import squash
+from ..engine import node_text, squash
 
 _NAME_TYPES = frozenset({"identifier", "field_identifier", "type_identifier", "qualified_identifier",
                          "destructor_name", "operator_name", "template_function", "operator_cast"})
+
+
+def code_text(node: Any) -> str:
+    """Return a node's source text (as :func:`node_text`) without the comments inside it: a name spanning lines
+    (fmt's ``struct formatter<std::type_info, Char  // DEPRECATED! ...`` then ``> {``) holds no comment."""
+    cuts, stack = [], [node]
+    while stack:
+        current = stack.pop()
+        for child in current.children:
+            if child.type == "comment":
+                cuts.append((child.start_byte, child.end_byte))
+            elif child.child_count:
+                stack.append(child)
+    if not cuts:
+        return node_text(node)
+    data, start, parts = node.text, node.start_byte, []
+    at = 0
+    for begin, end in sorted(cuts):
+        parts.append(data[at:begin - start])
+        at = end - start
+    parts.append(data[at:])
+    return b" ".join(parts).decode("utf-8", "replace")
 
 
 def function_declarator(node: Any) -> Any:

@@ -23,8 +23,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..base import CLASS_LIKE_KINDS
-from ..engine import Def, TreeSitterLanguage, code_text, squash
-from ._clike import function_declarator, parameter_types
+from ..engine import Def, TreeSitterLanguage, squash
+from ._clike import code_text, function_declarator, parameter_types
 
 
 class Cpp(TreeSitterLanguage):
