@@ -206,7 +206,8 @@ class Recorder(PendingMixin, ReconcileMixin, RecoveryMixin):
             # of the snapshot that asked were made under
             noted, self._intent_noted = self._intent_noted, None
             try:
-                if self.latest_commit() is None and waiting(self.repo.state_dir):
+                # a directory listing first: latest_commit runs git twice, and every snapshot (the stop's) comes here
+                if waiting(self.repo.state_dir) and self.latest_commit() is None:
                     self.reconcile(with_intent=False)  # its own call of this method returns at once (draining)
                 return self.handover_drain()
             except Exception as exc:  # noqa: BLE001 - the hand-overs wait for the next snapshot
