@@ -105,6 +105,20 @@ def recording(project: Path, proc: subprocess.Popen) -> bool:
     return recorder_state(project).get("pid") == proc.pid and shadow_count(project) >= 1
 
 
+def watching_now(proc: subprocess.Popen, request_id: int) -> bool:
+    """True when ``serve``'s start-up is over, its watches set: its session summary no longer says the start-up
+    scan runs. ``serve`` imports first and watches after (a save in between is recorded by the rescan of that gap,
+    a stop in between scans), and its opening is answered at once (the shipped answer), so a test saving right
+    after the import must wait for this."""
+    send(proc, {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                "params": {"name": "get_session_summary", "arguments": {}}})
+    assert proc.stdout is not None
+    while True:
+        answer = json.loads(proc.stdout.readline())
+        if answer.get("id") == request_id:
+            return "start-up scan is still running" not in json.dumps(answer)
+
+
 def stop(proc: subprocess.Popen, steps: list) -> float:
     """Stop ``proc`` with ``steps`` (signals, pauses in seconds, ``"eof"``); return the seconds until it exited."""
     started = time.monotonic()
@@ -379,6 +393,8 @@ def test_the_last_save_is_snapshotted_before_the_full_scan_an_ignore_file_asks_f
     try:
         initialize(proc)
         wait_for(lambda: recording(project, proc), timeout=60)
+        ids = iter(range(2, 1000))
+        wait_for(lambda: watching_now(proc, next(ids)), timeout=60)
         count = shadow_count(project)
         write(project, ".gitignore", "build/\nnode_modules/\n*.log\n*.tmp\n")
         write(project, "src/app.py", EDIT)
