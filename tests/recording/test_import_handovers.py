@@ -4,7 +4,11 @@ work tree, their hand-overs wait meanwhile. The import records those files as th
 
 from __future__ import annotations
 
+import base64
+import json
 from pathlib import Path
+
+import pytest
 
 from code_trajectory.clients.hook_events import told_contents
 from code_trajectory.core.config import TrajectorySettings
@@ -13,6 +17,16 @@ from code_trajectory.recording.checkpoint_requests import attach_handovers
 from code_trajectory.recording.importer import import_in_child
 from code_trajectory.recording.recorder import Recorder
 from support import shadow, write
+
+
+def import_in_child_of(project: Path):
+    """The initial import of ``project`` in its child process, as a server's start-up runs it."""
+    recorder = Recorder.open(project, TrajectorySettings.load(project))
+    try:
+        return import_in_child(recorder)
+    finally:
+        recorder.close()
+
 
 BEFORE = "def main():\n    return 1\n"
 AFTER = "def main():\n    return 2\n"
@@ -93,3 +107,29 @@ def test_hand_overs_recorded_before_any_import_come_after_one(project: Path) -> 
     tip = shadow(project, "log", "-1", "--format=%B", "refs/heads/shadow/main")
     assert "Trajectory-Origin: claude-code; tool=Edit" in tip and "return two" in tip, tip
     assert shadow(project, "rev-list", "--count", "refs/heads/shadow/main").strip() == "2"
+
+
+@pytest.mark.parametrize("before", [
+    {"elsewhere.py": None},  # a path the hand-over does not name
+    {"src/app.py": {"exec": False, "data": "not base64!"}},
+    {"src/app.py": {"exec": "no", "data": ""}},
+    {"src/app.py": {"exec": False, "data": "", "extra": 1}},
+    ["src/app.py"],
+    {"src/app.py": {"exec": False, "data": base64.b64encode(b"x" * (handoff.MAX_PINNED_BYTES - 2)).decode()}},
+])
+def test_a_hand_over_whose_before_is_hostile_is_refused_and_the_import_holds_the_file_as_read(
+        project: Path, before: object) -> None:
+    """``before`` is read from a file in ``.trajectory/state`` (untrusted): its paths, its format and its size with
+    ``contents`` (1 MiB in all) are checked as ``contents`` are; a refused hand-over pins nothing in the import."""
+    payload = {"paths": ["src/app.py"], "client": "claude-code", "tool": "Edit", "session": "s1",
+               "contents": {"src/app.py": {"exec": False, "data": base64.b64encode(AFTER.encode() * 2).decode()}},
+               "before": before}
+    with pytest.raises(ValueError):
+        handoff.parse_edit(json.dumps(payload).encode())
+    write(project, "src/app.py", AFTER)
+    requests = project / ".trajectory" / "state" / handoff.REQUEST_DIR
+    Recorder.open(project, TrajectorySettings.load(project)).close()
+    requests.mkdir(parents=True, exist_ok=True)
+    (requests / f"{'0' * 32}.{handoff.EDIT_KIND}").write_text(json.dumps(payload))
+    assert import_in_child_of(project) is not None
+    assert shadow(project, "show", "refs/heads/shadow/main:src/app.py") == AFTER
