@@ -1,259 +1,118 @@
-"""The MCP handshake answered before the SDK is imported (issue 29: ``initialize`` within 1 s of start-up).
+"""The client's first requests answered before the SDK is imported (issue 29: answers within 1 s of start-up).
 
 Importing the MCP SDK takes 0.7-1 s of CPU on a 2-core machine (``python -X importtime``: ``mcp`` builds the
 pydantic models of every protocol version it speaks) before the server can read its first message; with the
-project's opening beside it, a new ``serve`` answered ``initialize`` 0.9-1.5 s after its spawn. The answer to a
-client's opening request, ``initialize`` (protocol versions up to 2025-11-25) or ``server/discover``
-(2026-07-28), is the same every time the same client starts the same server: the protocol version agreed, the
-server's capabilities, name, version and instructions. So the SDK's own answer is kept, and the next start
-answers the same request with it at once, while the SDK is still being imported.
+project's opening beside it, a new ``serve`` answered ``initialize`` 0.9-1.5 s after its spawn. The answers to a
+client's first requests are the same every time the same client starts the same server: the opening request,
+``initialize`` (protocol versions up to 2025-11-25) or ``server/discover`` (2026-07-28: the protocol version agreed,
+the server's capabilities, name, version and instructions), the lists of tools, prompts, resources and resource
+templates, and the acknowledgement of a ``subscriptions/listen`` request. So the SDK's own answers are kept, and the
+next start answers the same requests with them at once, while the SDK is still being imported.
+
+Claude Code 2.1.332 (2026-07-28) sends ``server/discover``, then ``subscriptions/listen``, and asks for the lists only
+once that subscription is acknowledged: answered by the SDK, its tools came 1-3 s after the spawn, and a session's
+first request to its model, sent meanwhile, went without them (on ``--resume`` the model then read "deferred tools
+are no longer available" and "24 deferred tools are available again": about 4,000 characters each time).
 
 How, without changing what the SDK sees or sends (:class:`EarlyAnswer`):
 
 1. At start (:func:`start`), stdin's descriptor is taken over (fd 0 then reads the null device, as the SDK's
-   stdio transport does while it serves) and a thread reads the first line from it.
-2. If that line is an opening request whose parameters were answered before by this build of the server and of
-   the SDK (:class:`AnswerCache`: keyed by the method and the parameters, the request id and the client's name and
-   version aside: :func:`request_key`), the kept answer goes out on stdout with the request's id. On a first
-   start, the answer this package ships for the request's protocol version does (:class:`ShippedAnswers`: recorded
-   from a real ``serve`` of the same build and SDK, and used only with them).
-3. The SDK is then given everything read, the first line included (:meth:`EarlyAnswer.stdin`): it handles the
-   opening request as always (the state of its session is its own), and its answer to that id is dropped
-   (:meth:`EarlyAnswer.take_answer`): the client already has one. When the SDK's answer differs from the one
-   sent (an older build's), it replaces the kept one and a warning says so; when nothing was kept, the SDK's
-   answer is sent as before and kept.
+   stdio transport does while it serves) and a thread reads the client's stream from it, for the life of the
+   process (:meth:`EarlyAnswer.serve_wire`).
+2. If the first line is an opening request whose parameters were answered before by this build of the server and
+   of the SDK (:class:`~code_trajectory.early_store.AnswerCache`: keyed by the method and the parameters, the
+   request id and the client's name and version aside: :func:`~code_trajectory.early_store.request_key`), the kept
+   answer goes out on stdout with the request's id. On a first start, the answer this package ships for the
+   request's protocol version does (:class:`~code_trajectory.early_store.ShippedAnswers`: recorded from a real
+   ``serve`` of the same build and SDK, and used only with them).
+3. The lines that follow, until the SDK reads, are answered the same way when they are an opening request, a list
+   (:data:`LISTING_METHODS`) or a ``subscriptions/listen`` (its acknowledgement, a notification) kept by an earlier
+   start of this build (:func:`~code_trajectory.early_store.listing_build_key`: every file of this package), in a
+   connection whose opening request was read here. Nothing else is: a tool call waits for the SDK.
+4. The SDK is given everything read, in order (:meth:`EarlyAnswer.stdin`): it handles every request as always (the
+   state of its session is its own), and its answer to a request answered early is dropped
+   (:meth:`EarlyAnswer.take_answer`, :meth:`EarlyAnswer.take_acknowledgement`): the client already has one. When
+   the SDK's answer differs from the one sent (an older build's), it replaces the kept one and a warning says so;
+   when nothing was kept, the SDK's answer is sent as before and kept (for the first :data:`EXAMINED_LINES` lines).
 
-The build is told by the version of this package, the size and time of ``server.py`` (its instructions) and of the
-SDK's ``__init__.py`` files (an upgrade rewrites them): a change of either makes a new key, so an answer kept by
-another build is never sent. Only requests are answered early: a first line that is not JSON, a notification or
-any other method goes to the SDK untouched. POSIX only (the descriptor is duplicated with ``fcntl``).
+Only requests are answered early: a line that is not JSON, a notification or any other method goes to the SDK
+untouched. POSIX only (the descriptor is duplicated with ``fcntl``).
 
 This module imports nothing of the SDK: it runs while the SDK is imported.
 """
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import logging
 import os
 import sys
 import threading
-from pathlib import Path
+from dataclasses import dataclass
 
-from code_trajectory import __version__
-from code_trajectory.core.atomic import replace_file
-from code_trajectory.core.bounded_read import read_json_object
-from code_trajectory.core.paths import home_dir
+from code_trajectory.early_store import (
+    CACHE_ENTRIES,
+    CLIENT_CAPABILITIES_META_KEY,
+    CLIENT_INFO_META_KEY,
+    PROTOCOL_VERSION_META_KEY,
+    AnswerCache,
+    ShippedAnswers,
+    build_key,
+    listing_build_key,
+    request_key,
+    shipped_build,
+)
+
+__all__ = ["CACHE_ENTRIES", "CLIENT_CAPABILITIES_META_KEY", "CLIENT_INFO_META_KEY", "FIRST_LINE_LIMIT",
+           "LISTING_METHODS", "OPENING_METHODS", "PROTOCOL_VERSION_META_KEY", "AnswerCache", "EarlyAnswer",
+           "ShippedAnswers", "build_key", "listing_build_key", "request_key", "shipped_build", "start"]
 
 log = logging.getLogger("code_trajectory.server")
 
 #: The opening requests of the MCP protocol versions: ``initialize`` (2024-11-05 to 2025-11-25) and
 #: ``server/discover`` (2026-07-28, a client without the handshake).
 OPENING_METHODS = frozenset({"initialize", "server/discover"})
+#: The lists a client asks for once connected: the same answer every time for one build (nothing is registered
+#: conditionally: ``server.FEATURES``).
+LISTING_METHODS = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list"})
+#: The 2026-07-28 request for the server's notifications, acknowledged by a notification naming it.
+LISTEN_METHOD = "subscriptions/listen"
+ACKNOWLEDGED_METHOD = "notifications/subscriptions/acknowledged"
+#: The ``_meta`` key of an acknowledgement naming the ``subscriptions/listen`` request (its id).
+SUBSCRIPTION_ID_META_KEY = "io.modelcontextprotocol/subscriptionId"
 #: Longest first line read before giving up the early answer (bytes); an ``initialize`` is about 300 bytes.
 FIRST_LINE_LIMIT = 1024 * 1024
-#: Answers kept in :class:`AnswerCache` (one per client kind and protocol version seen); the oldest go first.
-CACHE_ENTRIES = 16
-#: Least time between two notes of one kept answer's use (:meth:`AnswerCache.touch`), seconds.
-TOUCH_SECONDS = 3600
-#: Longest wait for another server's write of the cache file, seconds (then this answer is not kept).
-LOCK_SECONDS = 2.0
-#: Bound for the cache file (bytes).
-CACHE_FILE_LIMIT = 1024 * 1024
+#: Longest line looked at after the first (bytes): a list request is under 1 KB; a longer line ends the looking.
+LATER_LINE_LIMIT = 64 * 1024
+#: Lines looked at (answered early, or their answers kept), the first included; after them the stream goes to the
+#: SDK as it comes (Claude Code's first requests take 6, a handshake client's about as many).
+EXAMINED_LINES = 32
 
 
-def build_key() -> str:
-    """A digest of what an opening answer depends on besides the request: this package's version, and the size and
-    modification time of ``code_trajectory/server.py`` and of the SDK's ``mcp/__init__.py`` and
-    ``mcp_types/__init__.py`` (found without importing them)."""
-    from importlib.util import find_spec
+@dataclass
+class _Pending:
+    """A request read here whose answer from the SDK is awaited: ``sent`` what was answered early (None: nothing,
+    the SDK's answer goes out and is kept), ``kept`` whether it came from the cache (not the shipped answers)."""
 
-    parts = [__version__, sys.version.split()[0]]
-    origins = [str(Path(__file__).with_name("server.py"))]
-    for package in ("mcp", "mcp_types"):
-        spec = find_spec(package)
-        origins.append(spec.origin if spec is not None and spec.origin else package)
-    for origin in origins:
-        try:
-            st = os.stat(origin)
-        except OSError:
-            parts.append(f"{origin}:missing")
-        else:
-            parts.append(f"{origin}:{st.st_size}:{st.st_mtime_ns}")
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    key: str
+    method: str
+    sent: dict | None
+    kept: bool
 
 
-#: Where an opening request names its client: ``initialize``'s ``clientInfo``, and the ``_meta`` key of the
-#: 2026-07-28 envelope (``mcp_types.CLIENT_INFO_META_KEY``).
-CLIENT_INFO_META_KEY = "io.modelcontextprotocol/clientInfo"
-#: The 2026-07-28 envelope's protocol version and client capabilities (``mcp_types``' ``*_META_KEY``).
-PROTOCOL_VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion"
-CLIENT_CAPABILITIES_META_KEY = "io.modelcontextprotocol/clientCapabilities"
-
-
-def request_key(build: str, method: str, params: object) -> str | None:
-    """The key of an opening request: ``build`` (:func:`build_key`), the method and the parameters as canonical JSON
-    (sorted keys), the request's id and the client's name and version aside; None when the request is not to be
-    answered early (its client named in another shape than the SDK accepts).
-
-    The SDK's answer does not depend on which client asks (``mcp.server.runner``'s ``_handle_initialize`` reads the
-    protocol version alone; ``server/discover`` the envelope's protocol version), so a client upgraded since the last
-    start (Claude Code updates itself often) is still answered at once. The client's name is only checked to be what
-    the SDK accepts (an object with string ``name`` and ``version``): a request the SDK would refuse is its to answer."""
-    if not isinstance(params, dict):
-        return _digest(build, method, params)
-    if method == "initialize":
-        info, rest = params.get("clientInfo"), {k: v for k, v in params.items() if k != "clientInfo"}
-    else:
-        meta = params.get("_meta")
-        if not isinstance(meta, dict) or CLIENT_INFO_META_KEY not in meta:
-            return _digest(build, method, params)
-        info = meta[CLIENT_INFO_META_KEY]
-        rest = {**params, "_meta": {k: v for k, v in meta.items() if k != CLIENT_INFO_META_KEY}}
-    if not (isinstance(info, dict) and isinstance(info.get("name"), str) and isinstance(info.get("version"), str)):
+def _id_key(request_id: object) -> tuple[str, object] | None:
+    """A request id as a dictionary key (``1`` and ``"1"`` differ; ``True`` is no id), or None when JSON-RPC does not
+    allow it."""
+    if isinstance(request_id, bool) or not isinstance(request_id, (int, str)):
         return None
-    return _digest(build, method, rest)
-
-
-def _digest(build: str, method: str, params: object) -> str:
-    canonical = json.dumps([build, method, params], sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(canonical.encode()).hexdigest()
-
-
-class AnswerCache:
-    """The SDK's answers to opening requests, kept in ``<CODE_TRAJECTORY_HOME>/cache/opening-answers.json``
-    (``{"answers": {key: {"result": {...}, "used": seconds}}}``, at most :data:`CACHE_ENTRIES`).
-
-    The file is this user's own; a file that is missing, not JSON, too large or of another shape is an empty
-    cache (and is rewritten at the next answer kept), never an error.
-    """
-
-    def __init__(self, path: Path | None = None) -> None:
-        self.path = path if path is not None else home_dir() / "cache" / "opening-answers.json"
-
-    def _entries(self) -> dict[str, dict]:
-        data = read_json_object(self.path, CACHE_FILE_LIMIT)
-        answers = data.get("answers") if data is not None else None
-        if not isinstance(answers, dict):
-            return {}
-        return {key: entry for key, entry in answers.items()
-                if isinstance(entry, dict) and isinstance(entry.get("result"), dict)}
-
-    def get(self, key: str) -> dict | None:
-        """The result kept for ``key``, or None."""
-        entry = self._entries().get(key)
-        return entry["result"] if entry is not None else None
-
-    def touch(self, key: str) -> None:
-        """Note that the answer kept for ``key`` was used: its entry becomes the newest (so that the oldest dropped
-        is the one least recently used), written at most once an hour per entry."""
-        import time
-
-        entry = self._entries().get(key)
-        if entry is not None and _used(entry) < time.time() - TOUCH_SECONDS:
-            self.put(key, entry["result"])
-
-    def put(self, key: str, result: dict) -> None:
-        """Keep ``result`` for ``key`` (the oldest entries beyond :data:`CACHE_ENTRIES` dropped), without an fsync.
-        A failure to write (a read-only or full home directory) is logged at debug level: the cache only saves
-        time."""
-        import time
-
-        from filelock import FileLock, Timeout
-
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            # two servers started together each add their answer: read, change and write under one lock
-            with FileLock(str(self.path) + ".lock", timeout=LOCK_SECONDS):
-                entries = self._entries()
-                latest = max((_used(entry) for entry in entries.values()), default=0.0)
-                entries[key] = {"result": result, "used": max(time.time(), latest + 1e-6)}  # the newest last
-                kept = sorted(entries.items(), key=lambda item: _used(item[1]), reverse=True)[:CACHE_ENTRIES]
-                # no fsync: the SDK's answer waits for this write (twice 4-11 ms here, far more on a busy disk),
-                # and a crash loses only time
-                replace_file(self.path, json.dumps({"answers": dict(kept)}, separators=(",", ":")) + "\n",
-                             fsync=False)
-        except (OSError, Timeout) as exc:
-            log.debug("could not keep the opening answer in %s: %s", self.path, exc)
-
-
-def _used(entry: dict) -> float:
-    used = entry.get("used")
-    return float(used) if isinstance(used, (int, float)) else 0.0
-
-
-class ShippedAnswers:
-    """The SDK's answers to the opening requests of every protocol version it speaks, as this package ships them
-    (``code_trajectory/opening_answers.json``, written by ``python tests/e2e/test_early_answer.py --recompute`` from a
-    real ``serve``, and checked against it by that test): a first start (after an install, or with a new
-    ``CODE_TRAJECTORY_HOME``) answers its opening request at once too.
-
-    Used only where they were recorded: this package's version, the same ``server.py`` (its SHA-256: the server's
-    instructions) and the same ``mcp`` and ``mcp_types`` distributions (their versions, from the names of their
-    ``.dist-info`` directories, read without importing them); anything else answers nothing here. Keyed by the method
-    and the protocol version the request asks for (``initialize``'s ``protocolVersion``, the 2026-07-28 envelope's
-    ``io.modelcontextprotocol/protocolVersion``): the SDK's answer depends on nothing else of the request
-    (``mcp.server.runner``; :func:`request_key`). A request of another shape, or of a version not recorded, is the
-    SDK's to answer. The SDK's own answer is still compared with the one sent (:meth:`EarlyAnswer.take_answer`).
-    """
-
-    def __init__(self, path: Path | None = None) -> None:
-        self.path = path if path is not None else Path(__file__).with_name("opening_answers.json")
-
-    def get(self, method: str, params: object) -> dict | None:
-        """The shipped result for the opening request ``method`` with ``params``, or None."""
-        version = _asked_version(method, params)
-        if version is None:
-            return None
-        data = read_json_object(self.path, CACHE_FILE_LIMIT)
-        if data is None or data.get("build") != shipped_build():
-            return None
-        answers = data.get("answers")
-        result = answers.get(f"{method} {version}") if isinstance(answers, dict) else None
-        return result if isinstance(result, dict) else None
-
-
-def _asked_version(method: str, params: object) -> str | None:
-    """The protocol version an opening request asks for, when the request has the shape the SDK accepts for it."""
-    if not isinstance(params, dict):
-        return None
-    if method == "initialize":
-        version = params.get("protocolVersion")
-        return version if isinstance(version, str) and isinstance(params.get("capabilities"), dict) else None
-    meta = params.get("_meta")
-    if not isinstance(meta, dict) or not isinstance(meta.get(CLIENT_CAPABILITIES_META_KEY), dict):
-        return None
-    version = meta.get(PROTOCOL_VERSION_META_KEY)
-    return version if isinstance(version, str) else None
-
-
-def shipped_build() -> dict[str, str] | None:
-    """What :class:`ShippedAnswers` must have been recorded with to be used here: this package's version, the SHA-256
-    of ``server.py``, and the versions of the installed ``mcp`` and ``mcp_types`` (None when one cannot be told)."""
-    from importlib.util import find_spec
-
-    build = {"code-trajectory": __version__}
-    try:
-        build["server.py"] = hashlib.sha256(Path(__file__).with_name("server.py").read_bytes()).hexdigest()
-        for package in ("mcp", "mcp_types"):
-            spec = find_spec(package)
-            if spec is None or not spec.origin:
-                return None
-            site = Path(spec.origin).parent.parent
-            found = [p.name for p in site.glob(f"{package}-*.dist-info")]
-            if len(found) != 1:
-                return None  # none, or a stale one beside the installed one: which is which cannot be told
-            build[package] = found[0][len(package) + 1:-len(".dist-info")]
-    except OSError:
-        return None
-    return build
+    return (type(request_id).__name__, request_id)
 
 
 class _PrefixedStdin(io.RawIOBase):
-    """stdin for the SDK: the bytes :class:`EarlyAnswer` read first (once its answer, if any, is out), then the
-    rest of the client's stream from the descriptor taken over."""
+    """stdin for the SDK: the bytes :class:`EarlyAnswer` read (once the first line's answer, if any, is out), in
+    order; then the rest of the client's stream, from :class:`EarlyAnswer`'s reader (:meth:`EarlyAnswer.serve_wire`)
+    or, when none runs, from the descriptor taken over."""
 
     def __init__(self, early: EarlyAnswer) -> None:
         super().__init__()
@@ -263,16 +122,21 @@ class _PrefixedStdin(io.RawIOBase):
         return True
 
     def readinto(self, buffer) -> int:  # buffer: a writable buffer (memoryview or bytearray)
-        self._early.decided.wait()
-        prefix = self._early.prefix
-        if prefix:
-            size = min(len(buffer), len(prefix))
-            buffer[:size] = prefix[:size]
-            self._early.prefix = prefix[size:]
-            return size
-        if self._early.wire_eof:
-            return 0
-        return _read_wire(os.readv, self._early.wire, [buffer])
+        early = self._early
+        early.decided.wait()
+        with early.arrived:
+            early.sdk_reading = True  # from here on, nothing is answered early
+            while early.pumping and not early.prefix and not early.wire_eof:
+                early.arrived.wait()
+            prefix = early.prefix
+            if prefix:
+                size = min(len(buffer), len(prefix))
+                buffer[:size] = prefix[:size]
+                del prefix[:size]  # a bytearray: taking from its front costs no copy of the rest
+                return size
+            if early.wire_eof:
+                return 0
+        return _read_wire(os.readv, early.wire, [buffer])
 
 
 def _read_wire(read, wire: int, into):
@@ -290,15 +154,19 @@ def _read_wire(read, wire: int, into):
 
 
 class EarlyAnswer:
-    """The opening request read before the SDK is imported, and answered from :class:`AnswerCache` when it can be
-    (see the module's docstring). Made by :func:`start`.
+    """The client's first requests read before the SDK is imported, and answered from the kept (or shipped) answers
+    when they can be (see the module's docstring). Made by :func:`start`.
 
     Attributes:
         wire: the descriptor of the client's stream (stdin's, duplicated above 2).
         decided: set once the first line is read (or stdin ended) and its early answer, if any, is written.
-        prefix: the bytes read from ``wire`` and not yet given to the SDK.
-        sent_result: the result answered early, kept or shipped (None: none was).
-        key: the cache key of the opening request read (None: the first line is no opening request).
+        arrived: the condition (and lock) of :attr:`prefix`, :attr:`pending`, :attr:`sdk_reading`, :attr:`wire_eof`.
+        prefix: the bytes read from ``wire`` and not yet given to the SDK; pending: the end of a line not yet whole.
+        sdk_reading: the SDK has begun to read (nothing is answered early after that).
+        pumping: :meth:`serve_wire` reads the wire (else the SDK reads it once :attr:`prefix` is given).
+        sent_result: the result answered early to the opening request, kept or shipped (None: none was).
+        key: the cache key of the opening request (None: the first line is no opening request, or its answer was
+            taken).
     """
 
     def __init__(self, wire: int, out: int, cache: AnswerCache, shipped: ShippedAnswers | None = None) -> None:
@@ -308,24 +176,87 @@ class EarlyAnswer:
         self.shipped = shipped
         self.sent_kept = False  # the result sent early was the cache's (not the shipped one)
         self.decided = threading.Event()
-        self.prefix = b""
+        self.arrived = threading.Condition()
+        self.prefix = bytearray()
+        self.pending = b""
+        self.sdk_reading = False
+        self.pumping = False
         self.wire_eof = False
         self.sent_result: dict | None = None
         self.key: str | None = None
+        self.opening_key = ""  # the key of the connection's opening request, for the keys of the requests after it
         self.request_id: int | str | None = None
         self.method = ""
+        self.examined = 0
+        self._awaited: dict[tuple[str, object], _Pending] = {}
+        self._acknowledging: dict[tuple[str, object], _Pending] = {}
         self._lock = threading.Lock()
 
+    def serve_wire(self) -> None:
+        """Read the client's stream until it ends (the thread :func:`start` starts): the first line
+        (:meth:`read_first`), then every later line, answered early while the SDK has not begun to read
+        (:meth:`_later`), and handed to it in order; never raises (a failure to read is the stream's end)."""
+        self.pumping = True
+        self.read_first()
+        while not self.wire_eof:
+            try:
+                chunk = _read_wire(os.read, self.wire, 65536)
+            except OSError:
+                log.debug("reading the client's stream failed; it ends here", exc_info=True)
+                chunk = b""
+            with self.arrived:
+                if not chunk:
+                    self.wire_eof = True
+                    self.prefix += self.pending
+                    self.pending = b""
+                elif self.examined >= EXAMINED_LINES:
+                    self.prefix += chunk  # as it comes
+                else:
+                    self.pending += chunk
+                    self._take_lines()
+                self.arrived.notify_all()
+
+    def _take_lines(self) -> None:
+        """Move the whole lines of :attr:`pending` to :attr:`prefix`, each looked at first (:meth:`_later`) while
+        fewer than :data:`EXAMINED_LINES` were; called with :attr:`arrived` held."""
+        while self.examined < EXAMINED_LINES:
+            line, newline, rest = self.pending.partition(b"\n")
+            if not newline:
+                if len(self.pending) > LATER_LINE_LIMIT:
+                    self.examined = EXAMINED_LINES  # a long line: no list request; the rest goes as it comes
+                break
+            self.examined += 1
+            if len(line) <= LATER_LINE_LIMIT:
+                try:
+                    self._later(line)
+                except Exception:  # the SDK answers instead; the cause is for the log only
+                    log.debug("a request is left to the SDK", exc_info=True)
+            self.prefix += line + newline
+            self.pending = rest
+        if self.examined >= EXAMINED_LINES:
+            self.prefix += self.pending
+            self.pending = b""
+
     def read_first(self) -> None:
-        """Read the first line from :attr:`wire` and answer it from the cache when it can be (on the thread
-        :func:`start` starts); never raises: a failure leaves the SDK to answer."""
+        """Read the first line from :attr:`wire` and answer it from the cache when it can be (with :attr:`pumping`,
+        the lines read with it are looked at too: :meth:`_take_lines`); never raises: a failure leaves the SDK to
+        answer."""
         try:
             line = self._read_line()
             if line is not None:
+                self.examined = 1
                 self._answer(line)
         except Exception:  # the SDK answers instead; the cause is for the log only
             log.debug("the opening request is left to the SDK", exc_info=True)
         finally:
+            if self.pumping:  # the lines after the first are looked at before the SDK may read them
+                with self.arrived:
+                    first, newline, rest = self.prefix.partition(b"\n")
+                    if newline and self.opening_key:
+                        self.prefix, self.pending = bytearray(first + newline), bytes(rest)
+                        self._take_lines()
+                    else:
+                        self.examined = EXAMINED_LINES  # no opening request read here: the SDK reads on
             self.decided.set()
 
     def _read_line(self) -> bytes | None:
@@ -338,35 +269,70 @@ class EarlyAnswer:
             if b"\n" in chunk or len(self.prefix) > FIRST_LINE_LIMIT:
                 break
         line, newline, _ = self.prefix.partition(b"\n")
-        return line if newline else None
+        return bytes(line) if newline else None
 
-    def _answer(self, line: bytes) -> None:
+    @staticmethod
+    def _request(line: bytes, methods: frozenset[str]) -> tuple[dict, tuple[str, object]] | None:
         # UTF-8 text, as the SDK reads it: json.loads would take bytes with a BOM, or in UTF-16 or UTF-32, that the
         # SDK refuses (it would never answer the request answered here, and its id would stay awaited)
         request = json.loads(line.decode("utf-8"))
-        if not (isinstance(request, dict) and request.get("jsonrpc") == "2.0"
-                and request.get("method") in OPENING_METHODS):
+        if not (isinstance(request, dict) and request.get("jsonrpc") == "2.0" and request.get("method") in methods):
+            return None
+        id_key = _id_key(request.get("id"))
+        return (request, id_key) if id_key is not None else None  # else a notification, or an id JSON-RPC refuses
+
+    def _answer(self, line: bytes) -> None:
+        found = self._request(line, OPENING_METHODS)
+        if found is None:
             return
-        request_id = request.get("id")
-        if isinstance(request_id, bool) or not isinstance(request_id, (int, str)):
-            return  # a notification, or an id JSON-RPC does not allow: the SDK's to answer
+        request, id_key = found
         key = request_key(build_key(), request["method"], request.get("params"))
         if key is None:
             return
-        self.key = key
+        self.key = self.opening_key = key
         self.method = request["method"]
-        self.request_id = request_id
-        result = self.cache.get(self.key)
+        self.request_id = request["id"]
+        result = self.cache.get(key)
         self.sent_kept = result is not None
         if result is None and self.shipped is not None:
             result = self.shipped.get(self.method, request.get("params"))
-        if result is None:
+        if result is not None:
+            self._send({"jsonrpc": "2.0", "id": request["id"], "result": result})
+            self.sent_result = result
+        self._awaited[id_key] = _Pending(key, self.method, result, self.sent_kept)
+
+    def _later(self, line: bytes) -> None:
+        """Answer ``line``, a line after the first, from the kept answers when it is a request answered before in
+        this build and the SDK has not begun to read; either way await the SDK's answer to keep or compare it."""
+        if not self.opening_key:
+            return  # no opening request read here: the protocol version agreed is not known
+        found = self._request(line, OPENING_METHODS | LISTING_METHODS | {LISTEN_METHOD})
+        if found is None:
             return
-        answer = json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}, separators=(",", ":"))
-        data = (answer + "\n").encode()
+        request, id_key = found
+        method = request["method"]
+        if id_key in self._awaited or id_key in self._acknowledging:
+            return  # an id used twice: the SDK's to answer
+        opening = method in OPENING_METHODS
+        key = request_key(build_key() if opening else listing_build_key(), method, request.get("params"),
+                          "" if opening else self.opening_key)
+        if key is None:
+            return
+        result = None if self.sdk_reading else self.cache.get(key)
+        if method == LISTEN_METHOD:
+            if result is not None:
+                meta = {**result.get("_meta", {}), SUBSCRIPTION_ID_META_KEY: request["id"]}
+                self._send({"jsonrpc": "2.0", "method": ACKNOWLEDGED_METHOD, "params": {**result, "_meta": meta}})
+            self._acknowledging[id_key] = _Pending(key, method, result, True)
+            return
+        if result is not None:
+            self._send({"jsonrpc": "2.0", "id": request["id"], "result": result})
+        self._awaited[id_key] = _Pending(key, method, result, True)
+
+    def _send(self, message: dict) -> None:
+        data = (json.dumps(message, separators=(",", ":")) + "\n").encode()
         while data:
             data = data[os.write(self.out, data):]
-        self.sent_result = result
 
     def stdin(self) -> io.TextIOWrapper:
         """The client's stream for the SDK's stdio transport, from its first byte (as UTF-8 text, undecodable bytes
@@ -374,29 +340,55 @@ class EarlyAnswer:
         return io.TextIOWrapper(io.BufferedReader(_PrefixedStdin(self)), encoding="utf-8", errors="replace")
 
     def awaits(self, request_id: object) -> bool:
-        """Whether ``request_id`` is the opening request's, whose answer :meth:`take_answer` has not seen yet."""
-        return self.key is not None and request_id == self.request_id and not isinstance(request_id, bool)
+        """Whether the SDK's answer to ``request_id`` is awaited here (a request read here, answered early or to be
+        kept), and :meth:`take_answer` has not seen it yet."""
+        id_key = _id_key(request_id)
+        return id_key is not None and id_key in self._awaited
 
     def take_answer(self, request_id: object, result: object) -> bool:
         """Whether the SDK's answer ``result`` (a JSON object, or None for an error) to ``request_id`` is to be
-        dropped: True for its answer to the request answered early (once); the answer is kept in the cache when
-        it is the answer to the opening request (and replaces a different one sent early, with a warning)."""
+        dropped: True for its answer to a request answered early (once). The answer is kept in the cache (and
+        replaces a different one sent early, with a warning)."""
+        id_key = _id_key(request_id)
         with self._lock:
-            key = self.key
-            if key is None or not self.awaits(request_id):
+            pending = self._awaited.pop(id_key, None) if id_key is not None else None
+            if pending is None:
                 return False
-            self.key = None
-        sent = self.sent_result
+            if pending.method in OPENING_METHODS and pending.key == self.key:
+                self.key = None
+        return self._compare(pending, result)
+
+    def take_acknowledgement(self, params: object) -> bool:
+        """Whether the SDK's ``notifications/subscriptions/acknowledged`` with ``params`` is to be dropped: True when
+        the ``subscriptions/listen`` it names was acknowledged early (once); its parameters are kept as
+        :meth:`take_answer` keeps an answer."""
+        if not isinstance(params, dict):
+            return False
+        meta = params.get("_meta")
+        if not isinstance(meta, dict):
+            return False
+        id_key = _id_key(meta.get(SUBSCRIPTION_ID_META_KEY))
+        with self._lock:
+            pending = self._acknowledging.pop(id_key, None) if id_key is not None else None
+        if pending is None:
+            return False
+        rest = {k: v for k, v in meta.items() if k != SUBSCRIPTION_ID_META_KEY}
+        kept = {k: v for k, v in params.items() if k != "_meta"} | ({"_meta": rest} if rest else {})
+        return self._compare(pending, kept)
+
+    def _compare(self, pending: _Pending, result: object) -> bool:
+        sent = pending.sent
         if isinstance(result, dict):
-            if sent is None or (result == sent and not self.sent_kept):  # kept: the cache is read first
-                self.cache.put(key, result)
+            if sent is None or (result == sent and not pending.kept):  # kept: the cache is read first
+                self.cache.put(pending.key, result)
             elif result != sent:
-                self.cache.put(key, result)
-                log.warning("the opening answer sent at start (%s) differs from the SDK's; the next start sends "
-                            "the SDK's", "kept by another build" if self.sent_kept else "shipped with this package")
+                self.cache.put(pending.key, result)
+                log.warning("the answer to %s sent at start (%s) differs from the SDK's; the next start sends "
+                            "the SDK's", pending.method,
+                            "kept by another build" if pending.kept else "shipped with this package")
             else:
-                log.info("%s answered at start with the answer kept in %s", self.method, self.cache.path)
-                self.cache.touch(key)
+                log.info("%s answered at start with the answer kept in %s", pending.method, self.cache.path)
+                self.cache.touch(pending.key)
         return sent is not None
 
 
@@ -429,5 +421,5 @@ def start(cache: AnswerCache | None = None) -> EarlyAnswer | None:
         os.close(out)
         return None
     early = EarlyAnswer(wire, out, cache if cache is not None else AnswerCache(), ShippedAnswers())
-    threading.Thread(target=early.read_first, name="trajectory-opening", daemon=True).start()
+    threading.Thread(target=early.serve_wire, name="trajectory-opening", daemon=True).start()
     return early

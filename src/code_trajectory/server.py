@@ -103,20 +103,27 @@ class TrajectoryMCPServer(MCPServer):
 
 
 class _EarlyAnswerFilter:
-    """The SDK's write stream, less its answer to the request :class:`EarlyAnswer` answered (which it keeps)."""
+    """The SDK's write stream, less its answers to the requests :class:`EarlyAnswer` answered (each compared with the
+    one sent and kept), and less its acknowledgement of a ``subscriptions/listen`` acknowledged early."""
 
     def __init__(self, stream, early: EarlyAnswer) -> None:
         self._stream = stream
         self._early = early
 
     async def send(self, item, /) -> None:
-        from mcp.types import JSONRPCError, JSONRPCResponse
+        from mcp.types import JSONRPCError, JSONRPCNotification, JSONRPCResponse
+
+        from code_trajectory.early_answer import ACKNOWLEDGED_METHOD
 
         message = item.message
         if isinstance(message, (JSONRPCResponse, JSONRPCError)) and self._early.awaits(message.id):
             result = (json.loads(message.model_dump_json(by_alias=True, exclude_unset=True))["result"]
                       if isinstance(message, JSONRPCResponse) else None)
             if self._early.take_answer(message.id, result):
+                return
+        elif isinstance(message, JSONRPCNotification) and message.method == ACKNOWLEDGED_METHOD:
+            params = json.loads(message.model_dump_json(by_alias=True, exclude_unset=True)).get("params")
+            if self._early.take_acknowledgement(params):
                 return
         await self._stream.send(item)
 

@@ -45,18 +45,32 @@ def cache_file(env: dict[str, str]) -> Path:
     return Path(env["CODE_TRAJECTORY_HOME"]) / "cache" / "opening-answers.json"
 
 
+def kept_results(env: dict[str, str]) -> list[dict[str, Any]]:
+    return [entry["result"] for entry in json.loads(cache_file(env).read_text())["answers"].values()]
+
+
 def mark_kept_answers(env: dict[str, str]) -> int:
-    """Change the instructions of every kept answer to :data:`MARK`; returns how many there are."""
+    """Change the instructions of every kept opening answer to :data:`MARK`, and the description of every tool of a
+    kept ``tools/list`` answer; returns how many opening answers there are."""
     path = cache_file(env)
     data = json.loads(path.read_text())
+    openings = 0
     for entry in data["answers"].values():
-        entry["result"]["instructions"] = MARK
+        if "instructions" in entry["result"]:
+            entry["result"]["instructions"] = MARK
+            openings += 1
+        for tool in entry["result"].get("tools", []):
+            tool["description"] = MARK
     path.write_text(json.dumps(data))
-    return len(data["answers"])
+    return openings
 
 
 def kept_instructions(env: dict[str, str]) -> list[str]:
-    return [entry["result"]["instructions"] for entry in json.loads(cache_file(env).read_text())["answers"].values()]
+    return [result["instructions"] for result in kept_results(env) if "instructions" in result]
+
+
+def kept_tool_descriptions(env: dict[str, str]) -> set[str]:
+    return {tool["description"] for result in kept_results(env) for tool in result.get("tools", [])}
 
 
 @pytest.fixture
@@ -79,6 +93,7 @@ async def test_the_sdk_client_is_answered_from_the_kept_answer_and_the_session_w
             answer = await client.call_tool("get_file_trajectory", {"filepath": "app.py"})
             assert not answer.is_error and "app.py" in answer.content[0].text
     assert kept_instructions(server_env) == [first]  # the SDK's own answer replaced the marked one
+    assert MARK not in kept_tool_descriptions(server_env)
 
 
 def exchange(env: dict[str, str], project: Path, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -115,8 +130,78 @@ def test_an_initialize_client_is_answered_once_with_its_own_id(server_env: dict[
     assert [answer["id"] for answer in second] == ["again", 8]  # the SDK's answer to the opening is not sent twice
     assert second[0]["result"]["instructions"] == MARK
     assert second[0]["result"]["protocolVersion"] == "2025-06-18"
-    assert second[1]["result"]["tools"] == first[1]["result"]["tools"]
-    assert kept_instructions(server_env) == [first[0]["result"]["instructions"]]
+    # the list kept by the first start, answered before the SDK was imported (marked), once
+    assert {tool["description"] for tool in second[1]["result"]["tools"]} == {MARK}
+    assert [tool["name"] for tool in second[1]["result"]["tools"]] == [tool["name"] for tool in first[1]["result"]["tools"]]
+    assert kept_instructions(server_env) == [first[0]["result"]["instructions"]]  # the SDK's answers kept again
+    assert MARK not in kept_tool_descriptions(server_env)
+    third = exchange(server_env, repo, session)
+    assert third[1]["result"]["tools"] == first[1]["result"]["tools"]
+
+
+def claude_code_start(env: dict[str, str], project: Path) -> tuple[list[dict[str, Any]], str]:
+    """What Claude Code 2.1.332 sends a server it starts (as a loopback recording of its traffic shows):
+    ``server/discover``, ``subscriptions/listen``, and once the subscription is acknowledged ``server/discover``
+    again and the lists of prompts, resources and tools; here all at once. Returns every message ``serve`` wrote
+    (one a request: the answers and the acknowledgement; then any written once stdin closed) and what it logged."""
+    meta = {PROTOCOL_VERSION_META_KEY: "2026-07-28", CLIENT_INFO_META_KEY: {"name": "claude-code", "version": "9"},
+            CLIENT_CAPABILITIES_META_KEY: {"roots": {"listChanged": True}}}
+    requests = [{"jsonrpc": "2.0", "id": "server-discover-probe-1", "method": "server/discover",
+                 "params": {"_meta": meta}},
+                {"jsonrpc": "2.0", "id": "listen:0", "method": "subscriptions/listen",
+                 "params": {"_meta": meta, "notifications": {"toolsListChanged": True, "promptsListChanged": True,
+                                                             "resourcesListChanged": True}}},
+                *({"jsonrpc": "2.0", "id": n, "method": method, "params": {"_meta": meta}}
+                  for n, method in enumerate(["server/discover", "prompts/list", "resources/list", "tools/list"]))]
+    command = server_command()
+    with subprocess.Popen([*command, "serve", "--project", str(project)], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=env["HOME"]) as server:
+        assert server.stdin is not None and server.stdout is not None and server.stderr is not None
+        try:
+            server.stdin.write("".join(json.dumps(message) + "\n" for message in requests).encode())
+            server.stdin.flush()
+            messages = [json.loads(server.stdout.readline()) for _ in range(len(requests))]
+            server.stdin.close()
+            messages += [json.loads(line) for line in server.stdout.read().splitlines()]
+            assert server.wait(timeout=60) == 0
+        finally:
+            if server.poll() is None:
+                server.kill()
+        return messages, server.stderr.read().decode()
+
+
+def test_claude_codes_first_requests_are_answered_from_the_kept_answers_once(server_env: dict[str, str],
+                                                                             repo: Path) -> None:
+    """Claude Code asks for the lists only once ``subscriptions/listen`` is acknowledged: a start that kept the
+    SDK's answers acknowledges it and answers the lists before the SDK is imported (the marked answers), each once,
+    and keeps the SDK's own answers again."""
+    first, _ = claude_code_start(server_env, repo)
+    acknowledged = [m for m in first if m.get("method") == "notifications/subscriptions/acknowledged"]
+    assert len(acknowledged) == 1 and acknowledged[0]["params"]["_meta"] == {
+        "io.modelcontextprotocol/subscriptionId": "listen:0"}
+    answered = {m["id"]: m["result"] for m in first if "result" in m}
+    assert set(answered) == {"server-discover-probe-1", 0, 1, 2, 3}  # the subscription stays open
+    assert mark_kept_answers(server_env) == 1  # both discover requests have one key
+    path = cache_file(server_env)
+    data = json.loads(path.read_text())
+    for entry in data["answers"].values():  # the kept acknowledgement, marked
+        if "notifications" in entry["result"]:
+            entry["result"]["marked"] = True
+    path.write_text(json.dumps(data))
+
+    second, log = claude_code_start(server_env, repo)
+    acknowledged = [m for m in second if m.get("method") == "notifications/subscriptions/acknowledged"]
+    assert len(acknowledged) == 1 and acknowledged[0]["params"]["marked"] is True  # sent early, the SDK's dropped
+    assert acknowledged[0]["params"]["_meta"] == {"io.modelcontextprotocol/subscriptionId": "listen:0"}
+    results = [m for m in second if "result" in m]
+    assert sorted(map(str, (m["id"] for m in results))) == sorted(map(str, answered))  # each once
+    by_id = {m["id"]: m["result"] for m in results}
+    assert by_id["server-discover-probe-1"]["instructions"] == by_id[0]["instructions"] == MARK
+    assert {tool["description"] for tool in by_id[3]["tools"]} == {MARK}
+    assert by_id[1] == answered[1] and by_id[2] == answered[2]
+    assert "differs from the SDK's" in log
+    assert MARK not in kept_tool_descriptions(server_env) and MARK not in kept_instructions(server_env)
+    assert not any(result.get("marked") for result in kept_results(server_env))
 
 
 def test_an_opening_request_the_sdk_refuses_is_never_kept(server_env: dict[str, str], repo: Path) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from code_trajectory import early_answer
+from code_trajectory import early_answer, early_store
 from code_trajectory.early_answer import AnswerCache, EarlyAnswer, ShippedAnswers
 
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -150,7 +150,7 @@ def test_other_parameters_or_another_build_are_another_key(cache: AnswerCache,
     other_version = {**INITIALIZE["params"], "protocolVersion": "2025-11-25"}
     assert early_answer.request_key(build, "initialize", other_version) != key
     assert early_answer.request_key(build, "server/discover", INITIALIZE["params"]) != key
-    monkeypatch.setattr(early_answer, "__version__", "99.0")
+    monkeypatch.setattr(early_store, "__version__", "99.0")
     assert early_answer.build_key() != build
     cache.put(key, RESULT)
     wire = Wire()
@@ -268,7 +268,7 @@ def test_an_answer_used_at_every_start_is_kept_before_newer_ones(cache: AnswerCa
     for n in range(early_answer.CACHE_ENTRIES - 1):  # other clients' answers, written later
         clock[0] += 1
         cache.put(f"k{n}", {"n": n})
-    clock[0] += early_answer.TOUCH_SECONDS + 1
+    clock[0] += early_store.TOUCH_SECONDS + 1
     cache.touch("daily")  # used again: now the newest
     for n in range(early_answer.CACHE_ENTRIES - 1, early_answer.CACHE_ENTRIES + 2):
         clock[0] += 1
@@ -308,3 +308,121 @@ def test_a_first_start_sends_the_shipped_answer_of_its_build_and_keeps_the_sdks(
     shipped.write_text(json.dumps({"build": {**early_answer.shipped_build(), "mcp": "0.0.1"},
                                    "answers": {"initialize 2025-06-18": marked}}))
     assert ShippedAnswers(shipped).get("initialize", INITIALIZE["params"]) is None
+
+
+TOOLS_LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+TOOLS = {"tools": [{"name": "get_session_summary", "inputSchema": {"type": "object"}}]}
+
+
+def opening_key() -> str:
+    key = early_answer.request_key(early_answer.build_key(), "initialize", INITIALIZE["params"])
+    assert key is not None
+    return key
+
+
+def list_key(message: dict) -> str:
+    key = early_answer.request_key(early_answer.listing_build_key(), message["method"], message.get("params"),
+                                   opening_key())
+    assert key is not None
+    return key
+
+
+def pumped(wire: Wire, cache: AnswerCache) -> tuple[EarlyAnswer, threading.Thread]:
+    """The reader of ``serve`` (:meth:`EarlyAnswer.serve_wire`) on ``wire``, on a thread, its first line decided."""
+    early = EarlyAnswer(wire.server_in, wire.server_out, cache)
+    reader = threading.Thread(target=early.serve_wire, daemon=True)
+    reader.start()
+    assert early.decided.wait(10)
+    return early, reader
+
+
+def until(condition, what: str) -> None:
+    deadline = time.monotonic() + 10
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.01)
+
+
+def test_a_list_asked_before_the_sdk_reads_is_answered_from_the_answer_kept_and_the_sdk_reads_every_byte_in_order(
+        cache: AnswerCache) -> None:
+    cache.put(opening_key(), RESULT)
+    cache.put(list_key(TOOLS_LIST), TOOLS)
+    wire = Wire()
+    initialized = line({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    call = line({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "x", "arguments": {}}})
+    wire.send(line(INITIALIZE) + initialized + line(TOOLS_LIST)[:20])  # the list request comes in two pieces
+    early, reader = pumped(wire, cache)
+    wire.send(line(TOOLS_LIST)[20:] + call)
+    until(lambda: len(early.prefix) == len(line(INITIALIZE) + initialized + line(TOOLS_LIST) + call), "all read")
+    assert wire.written() == [{"jsonrpc": "2.0", "id": 1, "result": RESULT}, {"jsonrpc": "2.0", "id": 2, "result": TOOLS}]
+    wire.send(b"", close=True)
+    assert early.stdin().read() == (line(INITIALIZE) + initialized + line(TOOLS_LIST) + call).decode()
+    reader.join(10)
+    assert early.awaits(2) and not early.awaits(3)  # a tool call waits for the SDK
+    assert early.take_answer(2, TOOLS) is True and early.take_answer(2, TOOLS) is False  # its own answer: once
+    assert early.take_answer(1, RESULT) is True
+
+
+def test_a_list_asked_once_the_sdk_reads_is_the_sdks_to_answer_and_its_answer_is_kept(cache: AnswerCache) -> None:
+    cache.put(opening_key(), RESULT)
+    wire = Wire()
+    wire.send(line(INITIALIZE))
+    early, reader = pumped(wire, cache)
+    stdin = early.stdin()
+    assert stdin.readline() == line(INITIALIZE).decode()  # the SDK reads: nothing more is answered early
+    cache.put(list_key(TOOLS_LIST), {"tools": []})
+    wire.send(line(TOOLS_LIST))
+    assert stdin.readline() == line(TOOLS_LIST).decode()
+    assert wire.written() == [{"jsonrpc": "2.0", "id": 1, "result": RESULT}]
+    assert early.take_answer(2, TOOLS) is False  # sent as the SDK gives it, and kept for the next start
+    assert cache.get(list_key(TOOLS_LIST)) == TOOLS
+    wire.send(b"", close=True)
+    assert stdin.read() == ""
+    reader.join(10)
+
+
+def test_a_listen_request_is_acknowledged_from_the_kept_acknowledgement_naming_it_and_the_sdks_is_dropped_once(
+        cache: AnswerCache) -> None:
+    cache.put(opening_key(), RESULT)
+    listen = {"jsonrpc": "2.0", "id": "listen:0", "method": "subscriptions/listen",
+              "params": {"notifications": {"toolsListChanged": True}}}
+    honored = {"notifications": {"toolsListChanged": True}}
+    cache.put(list_key(listen), honored)
+    wire = Wire()
+    wire.send(line(INITIALIZE) + line(listen), close=True)
+    early, reader = pumped(wire, cache)
+    reader.join(10)
+    ack = {"notifications": {"toolsListChanged": True},
+           "_meta": {"io.modelcontextprotocol/subscriptionId": "listen:0"}}
+    assert wire.written()[1] == {"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": ack}
+    assert not early.awaits("listen:0")  # the subscription's own end (its result) goes out as the SDK sends it
+    other = {**ack, "_meta": {"io.modelcontextprotocol/subscriptionId": "listen:1"}}
+    assert early.take_acknowledgement(other) is False
+    assert early.take_acknowledgement(ack) is True and early.take_acknowledgement(ack) is False
+    assert cache.get(list_key(listen)) == honored
+
+
+def test_without_an_opening_request_first_no_later_line_is_answered(cache: AnswerCache) -> None:
+    cache.put(list_key(TOOLS_LIST), TOOLS)
+    wire = Wire()
+    wire.send(line({"jsonrpc": "2.0", "method": "notifications/initialized"}) + line(TOOLS_LIST), close=True)
+    early, reader = pumped(wire, cache)
+    reader.join(10)
+    assert wire.written() == [] and not early.awaits(2)
+
+
+def test_a_long_line_ends_the_looking_and_every_byte_still_reaches_the_sdk_in_order(cache: AnswerCache) -> None:
+    cache.put(opening_key(), RESULT)
+    cache.put(list_key(TOOLS_LIST), TOOLS)
+    long_call = line({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                      "params": {"name": "x", "arguments": {"text": "y" * (5 << 20)}}})
+    wire = Wire()
+    wire.send(line(INITIALIZE))
+    early, reader = pumped(wire, cache)
+    sender = threading.Thread(target=wire.send, args=(long_call + line(TOOLS_LIST),), kwargs={"close": True})
+    sender.start()
+    data = early.stdin().read()
+    sender.join(10)
+    reader.join(10)
+    assert data == (line(INITIALIZE) + long_call + line(TOOLS_LIST)).decode()
+    assert wire.written() == [{"jsonrpc": "2.0", "id": 1, "result": RESULT}]  # the list after it: the SDK's
