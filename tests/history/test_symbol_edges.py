@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from support import cli_stdout, write
+from support.ui import record_edit
 
 
 def headings(text: str) -> list[str]:
@@ -71,6 +72,37 @@ def test_a_function_moved_unchanged_to_another_file_is_said_so_on_both_sides(pro
     cli_stdout(project, "checkpoint", "-m", "v3")
     moved = cli_stdout(project, "symbol", "c.py", "strip")
     assert "moved from b.py · checkpoint: v3" in headings(moved)[-1] and "+    # trim" in moved, moved
+
+
+@pytest.mark.parametrize("removed_first", [True, False])
+def test_a_function_moved_to_another_file_in_two_edits_is_said_so_on_both_sides(project: Path,
+                                                                               removed_first: bool) -> None:
+    """Claude Code moves a function with two tools (an Edit of one file, a Write of the other): its hooks record a
+    snapshot each, of the same intent. The move is followed either way round, and said once on each side."""
+    xtob = "// xtob converts hex characters into a byte.\nfunc xtob(x1, x2 byte) byte {\n\treturn x1<<4 | x2\n}\n"
+    util, uuid = "package uuid\n\nfunc keep() int {\n\treturn 0\n}\n", "package uuid\n\ntype UUID [16]byte\n"
+    record_edit(project, "util.go", util + "\n" + xtob)
+    record_edit(project, "util.go", util.replace("0", "1") + "\n" + xtob, intent="before the move")
+    steps = [("util.go", util.replace("0", "1")), ("uuid.go", uuid + "\n" + xtob)]
+    for rel, text in steps if removed_first else steps[::-1]:
+        record_edit(project, rel, text, intent="Move xtob from util.go to uuid.go")
+    there = headings(cli_stdout(project, "symbol", "uuid.go", "xtob"))
+    assert len(there) == 2, there
+    assert "moved from util.go (body unchanged) · Intent: Move xtob from util.go to uuid.go" in there[1], there
+    assert "as first recorded" in there[0], there
+    here = headings(cli_stdout(project, "symbol", "util.go", "xtob"))
+    assert "moved to uuid.go (body unchanged)" in here[-1] and len(here) == 2, here
+
+
+def test_a_function_removed_from_one_file_while_another_task_added_its_twin_is_no_move(project: Path) -> None:
+    """The other half of a move in two snapshots is looked for within the same intent only."""
+    body = "func twin() int {\n\treturn 42\n}\n"
+    record_edit(project, "a.go", "package a\n\n" + body)
+    record_edit(project, "b.go", "package a\n\nfunc other() {}\n\n" + body.replace("twin", "twin2"))
+    record_edit(project, "a.go", "package a\n", intent="drop twin")
+    record_edit(project, "c.go", "package a\n\n" + body, intent="add a twin")
+    shown = headings(cli_stdout(project, "symbol", "c.go", "twin"))
+    assert len(shown) == 1 and "as first recorded" in shown[0] and "moved" not in shown[0], shown
 
 
 def test_a_changed_typescript_overload_signature_modifies_its_function(project: Path) -> None:

@@ -201,7 +201,8 @@ def literal(paths: Sequence[str]) -> list[str]:
 
 def read_log(repo: ShadowRepo, revs: list[str], *, limit: int | None = None, paths: tuple[str, ...] = (),
              follow: bool = False, first_parent: bool = False, with_changes: bool = True,
-             date_order: bool = False, line_counts: bool = True, root_changes: bool = True) -> list[CommitRecord]:
+             date_order: bool = False, line_counts: bool = True, root_changes: bool = True,
+             since: int | None = None, until: int | None = None) -> list[CommitRecord]:
     """Return commits reachable from ``revs``, newest first.
 
     Args:
@@ -217,6 +218,7 @@ def read_log(repo: ShadowRepo, revs: list[str], *, limit: int | None = None, pat
             blobs; with ``paths`` naming one file, rename detection finds nothing anyway: the old path is outside).
         root_changes: read the changes of root commits too (``log.showRoot``); False leaves a root commit's
             changes empty: the import of a 500,000-file project lists every file (0.5 GB in Python objects).
+        since, until: only commits made at or after (before) this time, epoch seconds.
     """
     if not revs:
         return []
@@ -235,6 +237,7 @@ def read_log(repo: ShadowRepo, revs: list[str], *, limit: int | None = None, pat
         args.append("--first-parent")
     if date_order:
         args.append("--date-order")
+    args += [f"--{option}=@{int(value)}" for option, value in (("since", since), ("until", until)) if value is not None]
     args += ["--end-of-options", *revs, "--"]
     args += literal(paths)
     return _parse_log(repo.git.out(args))

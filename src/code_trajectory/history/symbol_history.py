@@ -13,7 +13,8 @@ each in one line (why, when, ``+3 -1, lines 41-52``) with the call that shows th
 
 Followed backwards from the newest version: across renames inside the file (a removed and an added symbol with
 the same body, :mod:`code_trajectory.symbols`) and across a move to another file of the same snapshot (one that
-lost a symbol with the same body, or the file itself renamed): its history continues there. A symbol an edit
+lost a symbol with the same body, or the file itself renamed) or of a nearby one of the same intent (a move in two
+edits, :mod:`.symbol_moves`): its history continues there. A symbol an edit
 adds back after an earlier edit removed it (``added again``) goes on with the version that removed it, looked for
 among the :data:`REVIVAL_LOOKBACK` older versions; a restore or a git operation that brings it back is ``restored``
 or ``added`` and goes on too."""
@@ -34,7 +35,7 @@ from code_trajectory.git.trees import list_files
 from code_trajectory.history import symbol_anchor, symbol_lookup
 from code_trajectory.history.headings import began_recording
 from code_trajectory.history.range_diff import range_diff
-from code_trajectory.history.symbol_moves import moved_from, moved_to
+from code_trajectory.history.symbol_moves import Move, moved_from, moved_to
 from code_trajectory.history.versions import blob_symbols, symbol_changes
 from code_trajectory.symbols import Symbol, SymbolChanges, language_for, occurrences, readable
 from code_trajectory.symbols.comments import describe_comments, documented_start
@@ -216,7 +217,7 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
         elif current in changes.moved:  # its order among its siblings changed, nothing else (git log -L lists it)
             result.append(SymbolVersion(entry, current, "moved within the file", "", note="body unchanged"))
         elif current in changes.removed:
-            went = moved_to(repo, entry, current) if moves < MAX_MOVES else None
+            went = moved_to(repo, tip, entry, current) if moves < MAX_MOVES else None
             if went is not None:  # its history goes on there (asked there, the move is said as "moved from")
                 moves += 1
                 result.append(_moved(entry, current, "to", went, partial(diff, current, None)))
@@ -228,7 +229,7 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
             what = "restored" if entry.record.kind == "restore" else "added"
             result.append(SymbolVersion(entry, current, what, diff(None, current)))
         elif current in changes.added or repeated is not None:
-            moved = moved_from(repo, entry, current) if moves < MAX_MOVES else None
+            moved = moved_from(repo, tip, entry, current) if moves < MAX_MOVES else None
             if moved is None:
                 if not entries and entry.change.old_oid in ("", ZERO_OID):  # the file's first recorded version
                     result.append(_baseline(repo, entry, current, show_baseline))
@@ -244,11 +245,13 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
                 anchor = None
                 continue
             result.append(_moved(entry, current, "from", moved, partial(diff, None, current)))
-            other_path, other_name, _same = moved
             moves += 1
-            current = other_name
-            parent = entry.record.parents[0] if entry.record.parents else None
-            entries = file_versions.FileVersions(repo, parent, other_path, lister)
+            current = moved.name
+            # the other file's history goes on before the snapshot that took it out (a move in two snapshots: maybe
+            # one before this one), or else it would say that removal again
+            start = moved.earlier or entry.record
+            parent = start.parents[0] if start.parents else None
+            entries = file_versions.FileVersions(repo, parent, moved.path, lister)
     _said_once(result)
     return name, result, not ended and bool(entries) and len(result) >= depth
 
@@ -397,11 +400,12 @@ def _baseline(repo: ShadowRepo, entry: file_versions.FileVersion, name: str, sho
     return SymbolVersion(entry, name, BASELINE, own_diff(repo, entry, None, name) if show else "", note)
 
 
-def _moved(entry: file_versions.FileVersion, name: str, way: str, where: tuple[str, str, bool],
+def _moved(entry: file_versions.FileVersion, name: str, way: str, where: Move,
            diff: Callable[[], str]) -> SymbolVersion:
-    """The version of ``name`` moved ``way`` (``from``, ``to``) ``where`` (:func:`_counterpart`'s answer): ``moved
-    from src/util.py (other name)``, its ``diff`` shown unless its text moved byte for byte (``body unchanged``)."""
-    other_path, other_name, same_text = where
+    """The version of ``name`` moved ``way`` (``from``, ``to``) ``where`` (:func:`.symbol_moves.counterpart`'s
+    answer): ``moved from src/util.py (other name)``, its ``diff`` shown unless its text moved byte for byte (``body
+    unchanged``)."""
+    other_path, other_name, same_text = where.path, where.name, where.same
     what = f"moved {way} {other_path}" + ("" if other_name == name else f" ({readable(other_name)})")
     if same_text:
         return SymbolVersion(entry, name, what, "", "body unchanged")
