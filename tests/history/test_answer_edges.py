@@ -4,9 +4,11 @@ taking its name. Real git in temp dirs."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from code_trajectory.history import last_session
+from code_trajectory.history import fields, last_session
 from code_trajectory.history import service as history
 from code_trajectory.recording.session import ProjectSession
 from support import git, write
@@ -145,6 +147,33 @@ def test_a_symbol_history_cut_at_its_depth_says_older_changes_exist(session: Pro
     assert cut.data["older_depth"] == 4
     whole = history.symbol_trajectory(session, "m.py", "f", 10)
     assert "4 change(s) since it was first recorded" in whole and "depth=" not in whole, whole
+
+
+def test_the_session_summary_gives_the_columns_of_net_rows_only_when_it_has_some(project: Path) -> None:
+    """A new user's first get_session_summary: the last session is the start of recording, no net change; its data
+    gave the net rows' columns all the same (47 characters of 551 in a Claude Code session on google/uuid)."""
+    from code_trajectory.core.answer import structured
+    from code_trajectory.core.config import TrajectorySettings
+
+    write(project, "m.py", "def f():\n    return 1\n")
+    session = ProjectSession(project, TrajectorySettings.load(project))
+    session.start()  # its start-up import: the whole session so far
+    try:
+        answer = last_session.session_summary(session)
+        data = structured(str(answer), answer.data)
+        assert data is not None and data["last"]["snapshots"] == 1, data
+        assert not any("net" in branch for branch in data["last"]["branches"]), data  # nothing changed yet
+        assert "cols" not in data["last"], data
+        write(project, "m.py", "def f():\n    return 2\n")
+        session.checkpoint("work")
+        answer = last_session.session_summary(session)
+        data = structured(str(answer), answer.data)
+        assert data is not None
+        (branch,) = data["last"]["branches"]
+        assert branch["net"][0][:2] == ["M", "m.py"], data
+        assert data["last"]["cols"] == fields.FILE_COLUMNS[:max(len(row) for row in branch["net"])], data
+    finally:
+        session.close()
 
 
 def test_a_restore_and_its_undo_are_not_counted_as_work_in_the_summary(session: ProjectSession) -> None:

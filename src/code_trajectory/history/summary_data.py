@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from code_trajectory.core.answer import short, when
+from code_trajectory.core.answer import prune, short, when
 from code_trajectory.core.dirgroups import ELSEWHERE, PATH, TOP_LEVEL, Group, group_by_directory
 from code_trajectory.git.log import CommitRecord
 from code_trajectory.git.messages import FileChange
@@ -99,10 +99,12 @@ def summary_data(*, now: datetime, gap_seconds: float, sessions: list[list[Commi
         newest, oldest = last[0], last[-1]
         idle = (now - newest.time).total_seconds()
         data.update(new_session=idle > gap_seconds, idle_s=int(idle), pending=pending or None)
+        branches = [_branch(work, net_by_branch.get(work.branch), (net_symbols or {}).get(work.branch, {}))
+                    for work in split_by_branch(last)]
+        # the columns of the net rows, when there are any (a session that is the start of recording has none)
+        longest = max((len(prune(row)) for branch in branches for row in branch["net"] or ()), default=0)
         data["last"] = {"from": when(oldest.time), "to": when(newest.time), "snapshots": len(last),
-                        "cols": fields.FILE_COLUMNS, "branches": [
-                            _branch(work, net_by_branch.get(work.branch), (net_symbols or {}).get(work.branch, {}))
-                            for work in split_by_branch(last)]}
+                        "cols": fields.FILE_COLUMNS[:longest], "branches": branches}
         data["final"] = {"id": short(newest.oid), "t": when(newest.time), "branch": newest.branch,
                          "msg": fields.message_of(newest)}
     for section in sections:
