@@ -183,3 +183,22 @@ def test_a_method_moved_within_its_file_has_the_move_in_its_history(project: Pat
     moved = [name for name, lines in shown.items() if len(lines) == 2]
     assert len(moved) == 1, shown
     assert "moved within the file (body unchanged) · checkpoint: v2" in shown[moved[0]][-1], shown
+
+
+def test_a_function_moved_between_blank_lines_has_the_move_in_its_history(project: Path) -> None:
+    # gin 3ac729d moved (*Engine).Run below parseIP: blank lines above and below it both before and after, so its
+    # text with a line of context each side was the same, the walk passed the version over as one that left it
+    # alone, and its history lost the move the file's history said
+    def func(name: str) -> str:
+        return f"// {name} does it.\nfunc (e *Engine) {name}() error {{\n\treturn nil\n}}\n"
+
+    write(project, "gin.go", "package gin\n\n" + "\n".join(func(n) for n in ("Run", "prepare", "parseIP", "RunTLS")))
+    cli_stdout(project, "checkpoint", "-m", "v1")
+    write(project, "gin.go", "package gin\n\n" + "\n".join(func(n) for n in ("prepare", "parseIP", "Run", "RunTLS")))
+    cli_stdout(project, "checkpoint", "-m", "v2")
+    later = "package gin\n\n" + "\n".join(func(n) for n in ("prepare", "parseIP", "Run", "RunTLS"))
+    write(project, "gin.go", later.replace("return nil\n}\n\n// RunTLS", "return nil\n}\n\n// RunTLS, later"))
+    cli_stdout(project, "checkpoint", "-m", "v3")  # a later version that leaves it alone: the walk skips it
+    assert "moved Engine.Run" in cli_stdout(project, "file", "gin.go")
+    shown = headings(cli_stdout(project, "symbol", "gin.go", "Engine.Run"))
+    assert len(shown) == 2 and "moved within the file (body unchanged) · checkpoint: v2" in shown[-1], shown

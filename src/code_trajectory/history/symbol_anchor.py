@@ -25,22 +25,31 @@ class Anchor:
     enclosing symbol (a renamed class renames its methods), the first lines of the file's other classes, modules
     and the like (a method moved from one module to another with its text and surroundings alike is no version
     that left it alone), and how often the blob has its own name's word: another definition of that name coming or
-    going names it anew (``Foo.bar`` -> ``Foo.bar(String)``)."""
+    going names it anew (``Foo.bar`` -> ``Foo.bar(String)``), and the first lines of its siblings next to it, the one
+    above and the one below (a move among its siblings between blank lines keeps its text and context alike)."""
 
     text: bytes
     scopes: list[bytes]
     others: list[bytes]
     word: re.Pattern[bytes]
     uses: int
+    above: bytes | None = None
+    below: bytes | None = None
 
     def holds(self, data: bytes) -> bool:
         """``data`` (an older side) holds the symbol's text once, every scope line, the nearest class or module
-        line above the text being its parent's, and its name's word as often."""
+        line above the text being its parent's, its siblings next to it still above and below it, and its name's
+        word as often."""
         padded = b"\n" + data + b"\n"
         if padded.count(self.text) != 1 or not all(line in data for line in self.scopes):
             return False
+        at = padded.find(self.text)
+        above = padded[:at + self.text.index(b"\n", 1) + 1]  # up to its context line's end
+        if self.above is not None and b"\n%s\n" % self.above not in above:
+            return False
+        if self.below is not None and b"\n%s\n" % self.below not in padded[at + self.text.rindex(b"\n", 0, -1):]:
+            return False
         if self.scopes:
-            above = padded[:padded.find(self.text) + self.text.index(b"\n", 1) + 1]  # up to its context line's end
             own = above.rfind(b"\n%s\n" % self.scopes[0])
             if own < 0 or any(above.rfind(b"\n%s\n" % line) > own for line in self.others):
                 return False
@@ -68,11 +77,15 @@ def anchor(repo: ShadowRepo, oid: str, path: str, name: str) -> Anchor | None:
     others = [lines[s.start_line - 1] for s in symbols if s.kind in _CONTAINERS and s.name != symbol.parent
               and not symbol.start_line <= s.start_line <= symbol.end_line]
     others = [line for line in dict.fromkeys(others) if not scopes or line != scopes[0]]
+    siblings = [s for s in symbols if s.parent == symbol.parent and s.name != symbol.name]
+    above = max((s for s in siblings if s.start_line < symbol.start_line), key=lambda s: s.start_line, default=None)
+    below = min((s for s in siblings if s.start_line > symbol.end_line), key=lambda s: s.start_line, default=None)
     word = OVERLOAD_SUFFIX.sub("", symbol.short_name).encode()
     uses = re.compile(rb"(?<![\w$])" + re.escape(word) + rb"\s*\(")  # as definitions write it: get(, not get_min(
     # a line of context each side, whole lines: a doc comment or attribute removed above it is a change to read
     return Anchor(b"\n%s\n" % b"\n".join(lines[max(documented_start(symbol) - 2, 0):symbol.end_line + 1]), scopes,
-                  others, uses, len(uses.findall(data))) if word else None
+                  others, uses, len(uses.findall(data)), None if above is None else lines[above.start_line - 1],
+                  None if below is None else lines[below.start_line - 1]) if word else None
 
 
 def untouched(repo: ShadowRepo, entries: file_versions.FileVersions, anchor: Anchor) -> int:
