@@ -335,6 +335,44 @@ def test_rust_impls_traits_modules_and_trait_method_collisions():
     ]
 
 
+
+def test_rust_trait_impls_for_a_type_and_a_reference_to_it_are_told_apart_by_the_reference():
+    # serde_json's value/de.rs and value/mod.rs implement one trait for Value and for &'de Value: both impls and
+    # their methods were named for Value, the second "@2" (the "2nd definition of <Value as Default>::default")
+    got = extract("src/value/mod.rs", '''\
+        impl Default for Value {
+            fn default() -> Value { Value::Null }
+        }
+
+        impl<'a> Default for &'a Value {
+            fn default() -> Self { &Value::Null }
+        }
+
+        impl<'de> serde::Deserializer<'de> for Value {
+            fn deserialize_any(self) {}
+        }
+
+        impl<'de> serde::Deserializer<'de> for &'de Value {
+            fn deserialize_any(self) {}
+        }
+
+        impl<'a> Iterator for &'a mut Values {
+            fn next(&mut self) {}
+        }
+
+        impl Iterator for Values {
+            fn next(&mut self) {}
+        }
+        ''')
+    assert [name for name, *_ in got] == [
+        "impl Default for Value", "<Value as Default>::default",
+        "impl Default for &Value", "<&Value as Default>::default",
+        "impl serde::Deserializer<'de> for Value", "<Value as serde::Deserializer<'de>>::deserialize_any",
+        "impl serde::Deserializer<'de> for &Value", "<&Value as serde::Deserializer<'de>>::deserialize_any",
+        "impl Iterator for &mut Values", "<&mut Values as Iterator>::next",
+        "impl Iterator for Values", "<Values as Iterator>::next",
+    ]
+
 def test_java_nesting_constructors_and_overloads():
     got = extract("src/main/java/app/Outer.java", '''\
         package app;

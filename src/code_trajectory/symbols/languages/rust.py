@@ -12,7 +12,9 @@ When two trait impls give one type the same method name (``fmt`` of ``Display`` 
 ``Debug``), both become ``<Server as fmt::Display>::fmt``, Rust's own qualified-path form, with
 the trait's generic arguments when it has some: ``impl From<bool> for Value`` and ``impl
 From<u8> for Value`` are so named, their methods ``<Value as From<bool>>::from`` and
-``<Value as From<u8>>::from`` (not ``@2``).
+``<Value as From<u8>>::from`` (not ``@2``); and with the reference when one impl is for a reference to the type
+(``impl Default for Value`` and ``impl<'a> Default for &'a Value``: ``impl Default for &Value``,
+``<&Value as Default>::default``; the lifetime dropped, ``&mut`` kept).
 Outer attributes (``#[derive]``) and ``///`` doc comments directly above an item belong to
 its span, also when a plain comment is among them (``#[allow(x)] // why``). ``use``, ``extern crate`` and ``mod x;`` are imports.
 
@@ -65,7 +67,7 @@ class Rust(TreeSitterLanguage):
         if kind == "impl":
             trait = node.child_by_field_name("trait")
             extra = (_type_name(caps["type"][0]), _type_name(trait) if trait is not None else None,
-                     squash(node_text(trait)) if trait is not None else None)
+                     squash(node_text(trait)) if trait is not None else None, _reference(caps["type"][0]))
             return self.make_def(node, kind, "", first=first, extra=extra)
         return self.make_def(node, kind, node_text(caps["name"][0]), first=first)
 
@@ -73,7 +75,7 @@ class Rust(TreeSitterLanguage):
         """``impl`` blocks: ``impl [Trait for ]Type``; items in an impl: ``Type::item``."""
         if d.kind == "impl":
             prefix = d.parent.prefix + "::" if d.parent is not None else ""
-            type_name, trait, _ = d.extra
+            type_name, trait, _, _ = d.extra
             return f"impl {trait} for {prefix}{type_name}" if trait else f"impl {prefix}{type_name}"
         return super().qualify(d)
 
@@ -86,12 +88,13 @@ class Rust(TreeSitterLanguage):
 
     def overload_name(self, d: Def) -> str | None:
         """``<Type as Trait>::method`` for methods of trait impls; the trait's generic arguments as written when it
-        has some (``<Value as From<bool>>::from``, ``impl From<bool> for Value``), as they tell impls apart."""
-        if d.kind == "impl" and d.extra[2] and d.extra[2] != d.extra[1]:
-            return d.name.replace(f"impl {d.extra[1]} for ", f"impl {d.extra[2]} for ", 1)
+        has some (``<Value as From<bool>>::from``, ``impl From<bool> for Value``) and a reference to the type
+        (``<&Value as Default>::default``, ``impl Default for &Value``), as they tell impls apart."""
+        if d.kind == "impl" and d.extra[2] and (d.extra[2] != d.extra[1] or d.extra[3]):
+            return d.name.replace(f"impl {d.extra[1]} for ", f"impl {d.extra[2]} for {d.extra[3]}", 1)
         parent = d.parent
         if parent is not None and parent.kind == "impl" and parent.extra[1]:
-            return f"<{parent.prefix} as {parent.extra[2]}>::{d.local}"
+            return f"<{parent.extra[3]}{parent.prefix} as {parent.extra[2]}>::{d.local}"
         return None
 
 
@@ -100,6 +103,13 @@ def _is_outer_doc(node: Any) -> bool:
         return False
     text = node.text
     return text.startswith((b"///", b"/**")) and not text.startswith((b"////", b"/***"))
+
+
+def _reference(node: Any) -> str:
+    """``&`` or ``&mut `` when the type is a reference (``&'a mut Server<T>`` -> ``&mut ``), else ``""``."""
+    if node.type != "reference_type":
+        return ""
+    return "&mut " if any(child.type == "mutable_specifier" for child in node.children) else "&"
 
 
 def _type_name(node: Any) -> str:
