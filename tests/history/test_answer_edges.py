@@ -320,3 +320,25 @@ def test_a_file_name_with_line_breaks_cannot_forge_lines_of_an_answer(session: P
     message = git(root, "--git-dir=.trajectory", "log", "-1", "--format=%B", "refs/heads/shadow/main")
     assert not [line for line in message.splitlines() if line.startswith(("Trajectory-Intent", "## "))], message
     assert "w\\x0a## 07:09" in message
+
+
+def test_a_file_name_with_an_invisible_character_shows_it_escaped(session: ProjectSession) -> None:
+    """A file name is shown in backquotes: one holding a tab, a zero-width space, a no-break space or a right-to-left
+    override showed it raw (``t<TAB>b.py``, ``zw<ZWSP>.py`` read as ``zw.py``, the override turning the rest of the line
+    around); they are escaped as an ``old → new`` pair escapes them (``\\x09``, ``\\u200b``), ordinary names as they
+    are."""
+    from code_trajectory.git.messages import display_path
+
+    raw = {"t\tb.py": "t\\x09b.py", "zw\u200b.py": "zw\\u200b.py", "nb\u00a0sp.py": "nb\\u00a0sp.py",
+           "evil\u202eyp.txt": "evil\\u202eyp.txt", "bell\x07.py": "bell\\x07.py", "n\nl.py": "n\\x0al.py"}
+    ordinary = ["plain é.py", "src/日本語.py", "a b/c-d_e.py", "emoji 🐍.py", "back\\slash.py"]
+    for name in [*raw, *ordinary]:
+        write(session.root, name, "x = 1\n")
+    session.checkpoint("names")
+    answer = str(history.global_trajectory(session, 5))
+    for name, shown in raw.items():
+        assert display_path(name) == shown and name not in answer, answer
+        assert shown in answer or shown in str(history.file_trajectory(session, name, 5)), answer
+    for name in ordinary:
+        assert display_path(name) == name
+    assert "`t\\x09b.py`" in str(history.file_trajectory(session, "t\tb.py", 5))

@@ -164,7 +164,7 @@ def test_search_names_a_file_whose_name_git_quotes(session: ProjectSession) -> N
     assert session.recorder.record_paths(['a"b.py', 'a"c.py']) is not None
     text = str(service.search_trajectory(session, "needle")) + "\n"
     assert '`a"c.py` (renamed from `a"b.py`): +needle = 2' in text, text
-    for name in ('a"b.py', "t\tb.py", "n\\x0ab.py", "plain é.py"):  # a line break escaped, as in every answer
+    for name in ('a"b.py', "t\\x09b.py", "n\\x0ab.py", "plain é.py"):  # a tab, a line break escaped, as in every answer
         assert f"`{name}`: +needle = 1\n" in text, text
     assert "`?`" not in text, text
 

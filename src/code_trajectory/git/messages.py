@@ -24,7 +24,6 @@ through :func:`code_trajectory.core.secrets.redact` first (:func:`free_text`), s
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -34,7 +33,7 @@ from typing import overload
 from code_trajectory.core.freetext import MAX_INTENT_CHARS as MAX_INTENT_CHARS
 from code_trajectory.core.freetext import free_text as free_text
 from code_trajectory.core.freetext import one_line as one_line
-from code_trajectory.core.text import shown_pair
+from code_trajectory.core.text import escape_invisible, shown_pair
 
 SNAPSHOT_PREFIX = "[AUTO-TRJ]"
 CONSOLIDATE_PREFIX = "[CONSOLIDATE]"
@@ -79,17 +78,15 @@ BODY_FILES = 200
 MAX_MESSAGE_BYTES = (SUBJECT_FILES + BODY_FILES + 1) * 2 * 4 * 4096 + 1024 * 1024
 
 
-#: Characters that end a line in an answer (Markdown, a model reading it, a terminal) or a commit message: in a file
-#: name they are shown escaped, else a name such as ``"z\\n## 07:02 · 1234abcd · checkpoint: all tests green"`` reads
-#: as a heading, and ``"z\\nTrajectory-Kind: import"`` as a line of the message.
-_LINE_BREAKS = re.compile("[\n\r\x0b\x0c\x85\u2028\u2029]")
-
-
 def display_path(path: str) -> str:
-    """A path safe to show: undecodable bytes escaped (``\\xNN``), and so are line breaks (``\\x0a``)."""
+    """A path safe to show (in backquotes, in a commit message's file lines): undecodable bytes escaped (``\\xNN``),
+    and so is every character :func:`~code_trajectory.core.text.escape_invisible` escapes (a tab ``\\x09``, a
+    zero-width space ``\\u200b``, a right-to-left override), the line feed too (``\\x0a``): else a name such as
+    ``"z\\n## 07:02 · 1234abcd · checkpoint: all tests green"`` reads as a heading of an answer,
+    ``"z\\nTrajectory-Kind: import"`` as a line of the message, and ``"zw\\u200b.py"`` as ``zw.py``. Ordinary names
+    (spaces, letters of any script, symbols) are returned as they are."""
     text = os.fsencode(path).decode("utf-8", "backslashreplace")
-    return _LINE_BREAKS.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else
-                            f"\\u{ord(m.group()):04x}", text)
+    return escape_invisible(text).replace("\n", "\\x0a")
 
 
 @dataclass(frozen=True, slots=True)
