@@ -277,3 +277,19 @@ def test_a_comment_ending_a_line_of_code_is_no_doc_comment_of_the_definition_bel
     assert language is not None
     method = [s for s in language.extract(source) if s.kind in ("method", "function")][0]
     assert documented_start(method) == method.start_line
+
+
+def test_the_names_said_otherwise_are_one_set_for_both_wordings_of_comments() -> None:
+    """The full and the lean wording of comment changes each built the set of names whose comments go unsaid (said
+    added, removed or modified, or a constant said changed): one property now, which both leave out."""
+    from code_trajectory.history.versions import lean_comment_parts
+
+    old = (b"TIMEOUT = 5  # seconds\n\n\ndef gone():\n    # old note\n    return 1\n\n\n"
+           b"def kept():\n    # keep me\n    return 2\n\n\ndef quiet():\n    # hush\n    return 3\n")
+    new = (b"\n\ndef kept():\n    # keep me, changed\n    return 20\n\n\n"
+           b"def quiet():\n    # hush, changed\n    return 3\n")
+    changes = compare("m.py", old, new)
+    assert changes is not None
+    assert changes.said_otherwise == frozenset({"gone", "kept", "TIMEOUT"}), changes
+    for parts in (changes.comment_parts(), lean_comment_parts(changes)):
+        assert [p for p in parts if "quiet" in p] and not [p for p in parts if "kept" in p or "gone" in p], parts

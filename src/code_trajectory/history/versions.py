@@ -284,8 +284,8 @@ def lean_comment_parts(changes: SymbolChanges) -> list[str]:
     text (``docstring of `echo` changed``, ``docstring of `f` added``, ``module docstring changed``, ``comments
     changed in Hooks, parse, constant `EVALUATING```, ``comments changed outside symbols``), a change of comments only too (the file history and the diffs quote
     them; issue 28: a quoted comment made the recent log longer than ``git log --stat``). Symbols said added,
-    removed or modified, and constants said changed, added or removed, are left out."""
-    skip = set(changes.added + changes.removed + changes.modified) | {name for name, _ in changes.constants}
+    removed or modified, and constants said changed, added or removed (``said_otherwise``), are left out."""
+    skip = changes.said_otherwise
     edits = [e for e in changes.comment_edits if e.symbol not in skip and e.constant not in skip]
     plain = list(dict.fromkeys([*(bare(e.symbol) if e.symbol is not None else e.place
                                   for e in edits if not e.doc and e.place is not None),

@@ -36,7 +36,6 @@ version incrementally from the old one's tree.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from difflib import SequenceMatcher
 
 from . import same
 from .base import FileAnalysis, Symbol, short_name
@@ -44,7 +43,7 @@ from .comments import CommentEdit, comment_edits, describe_comments, doc_reforma
 from .constants import capped, constant_changes, constant_parts
 from .fields import field_changes, field_parts
 from .lookup import readable, renamed_said
-from .pairing import NUMBERED, base_name, pair, pair_repeated, pair_signatures
+from .pairing import NUMBERED, base_name, moved_siblings, pair, pair_repeated, pair_signatures
 from .registry import language_for
 from .same import own_respaced, same_body, same_imports, same_own, same_own_imports, same_top, same_top_text
 from .same import same_comments as same_comments_everywhere
@@ -130,12 +129,17 @@ class SymbolChanges:
         fields = next((f for n, f in self.fields if n == name), ())
         return f"{said} ({field_parts(fields, lean=lean)})" if fields else said
 
+    @property
+    def said_otherwise(self) -> frozenset[str]:
+        """The names whose comment changes go unsaid, their change being said otherwise: the symbols added, removed
+        or modified and the constants changed, added or removed (``TIMEOUT = 5  # seconds`` removed is said once)."""
+        return frozenset(self.added + self.removed + self.modified + tuple(name for name, _ in self.constants))
+
     def comment_parts(self) -> list[str]:
         """Docstring, doc-comment and comment changes in words (``docstring of `echo` changed``, a short comment
-        quoted: ``comment in `foo`: `# old` → `# new```), leaving out symbols already said added, removed or
-        modified, and constants said changed, added or removed; see :func:`~.comments.describe_comments`."""
-        return describe_comments(self.comment_edits, self.language, self.comments_changed, frozenset(
-            self.added + self.removed + self.modified + tuple(name for name, _ in self.constants)))
+        quoted: ``comment in `foo`: `# old` → `# new```), leaving out :attr:`said_otherwise`; see
+        :func:`~.comments.describe_comments`."""
+        return describe_comments(self.comment_edits, self.language, self.comments_changed, self.said_otherwise)
 
     def summary(self) -> str:
         """Return a one-line description, e.g. ``modified Serializer.loads; added Serializer.iter_unsigners``.
@@ -308,7 +312,7 @@ def _diff(path: str, old: FileAnalysis, new: FileAnalysis, parents: dict[str, st
     reverse = {v: k for k, v in pairs.items()}
     old_order = _child_lists(old.symbols)
     new_order = _child_lists(new.symbols)
-    moved = _moved(old, new, pairs)
+    moved = moved_siblings(old, new, pairs)
     reordered = {new_by[n].parent for n in moved}  # a member moved with its doc comment: its container's order
     for s in new.symbols:
         o = old_by.get(reverse.get(s.name, ""))
@@ -423,28 +427,3 @@ def _same_children(o: Symbol, s: Symbol, old_order: dict[str, list[Symbol]], new
     new_kids = new_order.get(s.name, [])
     return len(old_kids) == len(new_kids) and all(
         pairs.get(a.name) == b.name and _same_body(a, b) for a, b in zip(old_kids, new_kids))
-
-
-def _moved(old: FileAnalysis, new: FileAnalysis, pairs: dict[str, str]) -> tuple[str, ...]:
-    """Symbols (new names) whose order among matched siblings changed (outside a longest common order)."""
-    new_parent = {s.name: s.parent for s in new.symbols}
-    groups_old: dict[str | None, list[str]] = {}
-    for s in old.symbols:
-        if s.name in pairs:
-            groups_old.setdefault(new_parent.get(pairs[s.name]), []).append(pairs[s.name])
-    groups_new: dict[str | None, list[str]] = {}
-    matched = set(pairs.values())
-    for s in new.symbols:
-        if s.name in matched:
-            groups_new.setdefault(s.parent, []).append(s.name)
-    moved: set[str] = set()
-    for parent, seq_new in groups_new.items():
-        in_new = set(seq_new)
-        seq_old = [n for n in groups_old.get(parent, []) if n in in_new]
-        if seq_old == seq_new:
-            continue
-        kept = set()
-        for block in SequenceMatcher(None, seq_old, seq_new, autojunk=False).get_matching_blocks():
-            kept.update(seq_new[block.b:block.b + block.size])
-        moved.update(n for n in seq_new if n not in kept)
-    return tuple(s.name for s in new.symbols if s.name in moved)

@@ -1,13 +1,13 @@
 """Pairing the symbols of two versions of a file whose names changed without a rename: rules 1b and 2b of
 :mod:`.changes` (repeated definitions renumbered, overloads whose signatures all changed), and the base name that
-rule 2 pairs overload aliases by."""
+rule 2 pairs overload aliases by; last, the siblings whose order the pairs changed (rule 4's *moved*)."""
 
 from __future__ import annotations
 
 import re
 from difflib import SequenceMatcher
 
-from .base import Symbol
+from .base import FileAnalysis, Symbol
 from .same import NAME_SUFFIX
 
 #: The occurrence suffix of a name defined several times in a file (``init@2``).
@@ -104,3 +104,29 @@ def pair(r: Symbol, a: Symbol, pairs: dict[str, str], removed: list[Symbol], add
     pairs[r.name] = a.name
     removed.remove(r)
     added.remove(a)
+
+
+def moved_siblings(old: FileAnalysis, new: FileAnalysis, pairs: dict[str, str]) -> tuple[str, ...]:
+    """Rule 4's *moved*: the symbols (new names, in source order) whose order among their matched siblings changed
+    (outside a longest common order); ``pairs`` maps the old names to the new ones."""
+    new_parent = {s.name: s.parent for s in new.symbols}
+    groups_old: dict[str | None, list[str]] = {}
+    for s in old.symbols:
+        if s.name in pairs:
+            groups_old.setdefault(new_parent.get(pairs[s.name]), []).append(pairs[s.name])
+    groups_new: dict[str | None, list[str]] = {}
+    matched = set(pairs.values())
+    for s in new.symbols:
+        if s.name in matched:
+            groups_new.setdefault(s.parent, []).append(s.name)
+    moved: set[str] = set()
+    for parent, seq_new in groups_new.items():
+        in_new = set(seq_new)
+        seq_old = [n for n in groups_old.get(parent, []) if n in in_new]
+        if seq_old == seq_new:
+            continue
+        kept = set()
+        for block in SequenceMatcher(None, seq_old, seq_new, autojunk=False).get_matching_blocks():
+            kept.update(seq_new[block.b:block.b + block.size])
+        moved.update(n for n in seq_new if n not in kept)
+    return tuple(s.name for s in new.symbols if s.name in moved)
