@@ -152,3 +152,32 @@ def test_a_property_descriptors_accessors_are_named_by_the_property():
     changes = compare("src/schemas.js", old, old.replace(b"inst._meta = value;", b"inst._meta = value ?? {};"))
     assert changes is not None
     assert describe_symbols(changes, lean=True) == "modified ZodType.meta(set)"
+
+
+# a property named by a variable: the accessors were named by the call (``install.Object.defineProperty.get``), the
+# name property descriptors had before they were named by their property
+BINDINGS = '''\
+    function install(obj, key, fn) {
+      Object.defineProperty(obj, key, {
+        get() { return fn(); },
+        set(v) { fn(v); },
+      });
+      Object.defineProperty(obj, "named", { get() { return 1; } });
+      Object.defineProperties(obj, { [key]: { get() { return 2; } } });
+      Object.defineProperty(obj, `tpl`, { value: function () { return 3; } });
+      Object.defineProperties(obj, { 0: { get() { return 4; } } });
+    }
+    '''
+
+
+def test_a_descriptor_of_a_property_named_by_a_variable_is_no_named_symbol():
+    assert names("src/bind.js", BINDINGS) == [
+        ("install", "function", 1, 10),
+        ("install.named(get)", "method", 6, 6),
+        ("install.tpl", "function", 8, 8),
+        ("install.0(get)", "method", 9, 9),
+    ]
+    old = textwrap.dedent(BINDINGS).encode()
+    changes = compare("src/bind.js", old, old.replace(b"return fn();", b"return fn() ?? null;"))
+    assert changes is not None
+    assert describe_symbols(changes, lean=True) == "modified install"

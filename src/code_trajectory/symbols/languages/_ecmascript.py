@@ -19,7 +19,9 @@ Names, qualified with ``.``:
   read as a top-level function). A callee that is no name (``make()({...})``) leaves the member's own name.
   A property descriptor's accessors (``Object.defineProperty(inst, "x", { get() {...} })``, ``Reflect.``'s, and
   ``Object.defineProperties(inst, { x: { get() {...} } })``) are named by the property as a class's are:
-  ``x(get)``, ``x(set)``, ``x`` for a function ``value`` (in a function: ``ZodType.x(get)``).
+  ``x(get)``, ``x(set)``, ``x`` for a function ``value`` (in a function: ``ZodType.x(get)``). A descriptor of a
+  property no string names (``Object.defineProperty(obj, key, {...})``, ``{[key]: {...}}``: known only when the code
+  runs) gives no symbol: its accessors are code of the function or statement holding the call.
 * a Jest/Mocha/Vitest test block, ``describe("Parser", () => {...})``, ``it.only("parses", fn)``,
   ``describe.each(table)("adds %i", fn)`` -> a ``test`` named by its keyword and string, nested with `` > ``:
   ``describe Parser > it parses`` (see :mod:`..specs`); ``it.todo("later")``, given no function, is none.
@@ -114,6 +116,8 @@ class EcmaScript(TreeSitterLanguage):
         if node.type in ("method_definition", "pair"):
             prop = _defined_property(node.parent) if local in _ACCESSORS else None
             callee = None if prop is not None else _callee_of_argument(node.parent)
+            if prop == "":  # a property no string names: no name is true (the call's was an older naming's)
+                return None
             if prop is not None:
                 local = prop if local == "value" else f"{prop}({local})"
             elif callee is not None:
@@ -155,8 +159,9 @@ _DEFINE_PROPERTY = frozenset({"Object.defineProperty", "Reflect.defineProperty"}
 
 
 def _string(node: Any) -> str | None:
-    """The text of a plain string literal node (``"x"``, ``'x'``), else None."""
-    if node is None or node.type != "string":
+    """The text of a plain string literal node (``"x"``, ``'x'``, a template without substitutions), else None."""
+    if node is None or node.type not in ("string", "template_string") or any(
+            child.type == "template_substitution" for child in node.named_children):
         return None
     return node.text.decode("utf-8", "replace")[1:-1] or None
 
@@ -164,23 +169,24 @@ def _string(node: Any) -> str | None:
 def _defined_property(container: Any) -> str | None:
     """The property a descriptor object literal ``container`` defines: ``x`` for the third argument of
     ``Object.defineProperty(inst, "x", {...})`` (or ``Reflect.defineProperty``), and for the member ``x: {...}`` of
-    ``Object.defineProperties(inst, {...})``; None for any other object, or a property named by no string."""
+    ``Object.defineProperties(inst, {...})``; ``""`` for such a descriptor of a property named by no string (a
+    variable, a computed key); None for any other object."""
     if container is None or container.type != "object" or container.parent is None:
         return None
     holder = container.parent
     if holder.type == "pair" and holder.parent is not None and holder.parent.type == "object":
         key = holder.child_by_field_name("key")
-        name = key.text.decode("utf-8", "replace") if key is not None and key.type == "property_identifier" \
-            else _string(key)
-        if name is not None and _callee_of_argument(holder.parent) == "Object.defineProperties":
-            return name
+        plain = key is not None and key.type in ("property_identifier", "number")
+        name = key.text.decode("utf-8", "replace") if plain else _string(key)
+        if _callee_of_argument(holder.parent) == "Object.defineProperties":
+            return name or ""
         return None
     if holder.type != "arguments" or _callee_of_argument_list(holder) not in _DEFINE_PROPERTY:
         return None
     args = holder.named_children
     if len(args) < 3 or args[2] != container:
         return None
-    return _string(args[1])
+    return _string(args[1]) or ""
 
 
 def _callee_of_argument_list(holder: Any) -> str | None:
