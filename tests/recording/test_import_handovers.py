@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from code_trajectory.clients.hook_events import told_contents
+from code_trajectory.clients.hook_events import EDIT_TOOLS, told_contents
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.recording import handoff
 from code_trajectory.recording.checkpoint_requests import attach_handovers
@@ -33,9 +33,10 @@ AFTER = "def main():\n    return 2\n"
 
 
 def hand_over(project: Path, rel: str, payload: dict) -> None:
-    """What the edit hook does for Claude Code's ``payload`` (its ``tool_response`` as in a transcript)."""
-    assert handoff.hand_over_edit(project / ".trajectory" / "state", [rel], root=project, client="claude-code",
-                                  tool=payload["tool_name"], session="s1", told=told_contents(payload, [rel]))
+    """What the edit hook does for a client's ``payload`` (Claude Code's ``tool_response`` as in a transcript)."""
+    assert handoff.hand_over_edit(project / ".trajectory" / "state", [rel], root=project,
+                                  client=EDIT_TOOLS[payload["tool_name"]][0], tool=payload["tool_name"], session="s1",
+                                  told=told_contents(payload, [rel]))
 
 
 def play_the_race(project: Path, edits) -> Recorder:
@@ -107,6 +108,57 @@ def test_hand_overs_recorded_before_any_import_come_after_one(project: Path) -> 
     tip = shadow(project, "log", "-1", "--format=%B", "refs/heads/shadow/main")
     assert "Trajectory-Origin: claude-code; tool=Edit" in tip and "return two" in tip, tip
     assert shadow(project, "rev-list", "--count", "refs/heads/shadow/main").strip() == "2"
+
+
+def gemini(project: Path, tool: str, rel: str, before: str | None, after: str, **display) -> dict:
+    """Gemini CLI's AfterTool payload for its ``write_file`` or ``replace`` of ``rel``: the tool's result, whose
+    ``returnDisplay`` is a FileDiff (``originalContent``, ``newContent``, ``isNewFile``; gemini-cli's tools.ts)."""
+    path = str(project / rel)
+    return {"tool_name": tool, "tool_input": {"file_path": path}, "tool_response": {
+        "llmContent": f"Successfully overwrote file: {path}.", "returnDisplay": {
+            "fileDiff": "...", "fileName": Path(rel).name, "filePath": path, "originalContent": before,
+            "newContent": after, "isNewFile": before is None, **display}}}
+
+
+def test_gemini_clis_edits_during_the_import_keep_their_origin_as_claude_codes_do(project: Path) -> None:
+    """Gemini CLI's ``write_file`` and ``replace`` say the file's content before them (``returnDisplay``'s
+    ``originalContent``): their edits racing the import were left in it, origin and intent lost; they are now
+    recorded on top of it as Claude Code's are."""
+    def edits() -> None:
+        write(project, "src/app.py", AFTER)
+        hand_over(project, "src/app.py", gemini(project, "replace", "src/app.py", BEFORE, AFTER))
+        write(project, "src/new.py", "NEW = 1\n")
+        hand_over(project, "src/new.py", gemini(project, "write_file", "src/new.py", "", "NEW = 1\n",
+                                                isNewFile=True))
+
+    play_the_race(project, edits).close()
+    log = shadow(project, "log", "--format=%s%n%b%n--", "refs/heads/shadow/main").split("--\n")
+    assert len([entry for entry in log if entry.strip()]) == 3, log  # the import, the replace, the write_file
+    first = shadow(project, "rev-list", "--max-parents=0", "refs/heads/shadow/main").strip()
+    assert shadow(project, "show", f"{first}:src/app.py") == BEFORE
+    assert "src/new.py" not in shadow(project, "ls-tree", "-r", "--name-only", first)
+    for rel, tool, entry in (("src/new.py", "write_file", log[0]), ("src/app.py", "replace", log[1])):
+        assert rel in entry and f"Trajectory-Origin: gemini; tool={tool}" in entry and "return two" in entry, entry
+
+
+@pytest.mark.parametrize("response", [
+    {"llmContent": "Error", "returnDisplay": "Error: no match", "error": {"message": "no match"}},
+    {"llmContent": "ok", "returnDisplay": {"fileDiff": "...", "fileName": "app.py"}},  # an older gemini-cli's
+    {"llmContent": "ok", "returnDisplay": {"originalContent": "", "newContent": "x"}},  # new, or empty before?
+    {"llmContent": "ok", "returnDisplay": {"originalContent": 3, "newContent": "x", "isNewFile": False}},
+    {"returnDisplay": {"originalContent": "a", "newContent": "b"}, "error": {"message": "write failed"}},
+])
+def test_a_gemini_result_that_does_not_say_the_content_before_pins_nothing(response: dict) -> None:
+    assert told_contents({"tool_name": "replace", "tool_response": response}, ["app.py"]) is None
+
+
+def test_codex_apply_patch_says_no_content_before() -> None:
+    """Codex's PostToolUse for apply_patch gives the patch (``tool_input.command``) and the tool's output text:
+    no file's content before it, so nothing is pinned (the import holds the file as read)."""
+    payload = {"tool_name": "apply_patch", "tool_input": {"command": "*** Begin Patch\n*** Update File: app.py\n"
+                                                                     "@@\n-return 1\n+return 2\n*** End Patch\n"},
+               "tool_response": "Success. Updated the following files:\nM app.py\n"}
+    assert told_contents(payload, ["app.py"]) is None
 
 
 @pytest.mark.parametrize("before", [

@@ -4,10 +4,11 @@ The client writes the event's JSON on the hook's stdin; every field is untrusted
 reference: ``session_id``, ``cwd``, ``hook_event_name``; ``prompt`` for ``UserPromptSubmit``; ``tool_name`` and
 ``tool_input`` for ``PostToolUse``, and its Edit's and Write's ``tool_response``, whose ``originalFile`` the
 hand-over pins, see :func:`told_contents`), Gemini CLI (``BeforeAgent``, ``AfterTool``, ``AfterAgent``, the same field
-names) and Codex CLI (``UserPromptSubmit``, ``PostToolUse``, ``Stop``, the same field names) differ only in their
-edit tools, whose names tell the clients apart (:data:`EDIT_TOOLS`). So the command line is the same for every
-client and names no client: an older ``code-trajectory`` on a teammate's ``PATH`` runs a newer set-up's hooks
-without a usage error (exit status 2, which all three clients take as "block the prompt or the turn").
+names; its write_file's and replace's ``tool_response.returnDisplay.originalContent`` is pinned alike) and Codex
+CLI (``UserPromptSubmit``, ``PostToolUse``, ``Stop``, the same field names) differ only in their edit tools, whose
+names tell the clients apart (:data:`EDIT_TOOLS`). So the command line is the same for every client and names no
+client: an older ``code-trajectory`` on a teammate's ``PATH`` runs a newer set-up's hooks without a usage error
+(exit status 2, which all three clients take as "block the prompt or the turn").
 
 * ``prompt``: the prompt's first line (at most 200 characters, secrets redacted) becomes the current intent, on
   disk, where the server, the CLI and the next snapshots read it; it belongs to the session (``session_id``): the
@@ -277,16 +278,25 @@ def edited_files(payload: dict) -> tuple[str, str, list[str]] | str:
     return (client, str(tool), files[:MAX_EDIT_FILES]) if files else f"{tool} named no file"
 
 
+#: Gemini CLI's edit tools, whose AfterTool ``tool_response`` says the file's content before and after them.
+_GEMINI_EDITS = ("write_file", "replace")
+
+
 def told_contents(payload: dict, rels: list[str]) -> dict[str, tuple[str | None, str]] | None:
-    """What Claude Code's ``tool_response`` says the one file of an Edit or Write (``rels``: its path relative to
-    the project) held before and after the tool call: ``{rel: (text before, or None when Write created the file,
-    text after)}`` (``originalFile``; the text after is ``content`` for Write, ``originalFile`` with ``oldString``
-    replaced by ``newString`` for Edit, every one with ``replaceAll``); None for another tool, more than one path
-    (a link and its target) or a response of another shape. Untrusted: the hand-over keeps it only when the text
-    after is the file's content (:func:`code_trajectory.recording.handoff.hand_over_edit`)."""
+    """What the ``tool_response`` of an edit says the one file it edited (``rels``: its path relative to the
+    project) held before and after the tool call: ``{rel: (text before, or None when the tool created the file,
+    text after)}``. Claude Code's Edit and Write: ``originalFile``; the text after is ``content`` for Write,
+    ``originalFile`` with ``oldString`` replaced by ``newString`` for Edit, every one with ``replaceAll``. Gemini
+    CLI's write_file and replace: their result's ``returnDisplay`` (a FileDiff: ``originalContent``, ``newContent``,
+    ``isNewFile``). Codex's apply_patch says no content before (its response is the tool's output text, its input
+    the patch). None for another tool, more than one path (a link and its target), a failed call or a response of
+    another shape. Untrusted: the hand-over keeps it only when the text after is the file's content
+    (:func:`code_trajectory.recording.handoff.hand_over_edit`)."""
     response, tool = payload.get("tool_response"), payload.get("tool_name")
-    if len(rels) != 1 or tool not in ("Edit", "Write") or not isinstance(response, dict):
+    if len(rels) != 1 or tool not in ("Edit", "Write", *_GEMINI_EDITS) or not isinstance(response, dict):
         return None
+    if tool in _GEMINI_EDITS:
+        return _gemini_told(response, rels[0])
     before = response.get("originalFile")
     if tool == "Write":
         after = response.get("content")
@@ -301,6 +311,24 @@ def told_contents(payload: dict, rels: list[str]) -> dict[str, tuple[str | None,
     if not isinstance(after, str) or not isinstance(before, (str, type(None))):
         return None
     return {rels[0]: (before, after)}
+
+
+def _gemini_told(response: dict, rel: str) -> dict[str, tuple[str | None, str]] | None:
+    """:func:`told_contents` of a Gemini CLI ``write_file`` or ``replace`` result: ``originalContent`` (None, or
+    with ``isNewFile``, when the tool created the file; ``""`` without ``isNewFile`` may be either: nothing is said)
+    and ``newContent`` of its ``returnDisplay``; None for a failed call or a result of another shape (an older
+    gemini-cli's display held the diff alone)."""
+    display = response.get("returnDisplay")
+    if response.get("error") is not None or not isinstance(display, dict):
+        return None
+    before, after, new = display.get("originalContent"), display.get("newContent"), display.get("isNewFile")
+    if new is True:
+        before = None
+    elif before == "" and new is not False:
+        return None
+    if not isinstance(after, str) or not isinstance(before, (str, type(None))):
+        return None
+    return {rel: (before, after)}
 
 
 def _edit(root: Path, payload: dict) -> str | None:
