@@ -342,3 +342,20 @@ def test_a_file_name_with_an_invisible_character_shows_it_escaped(session: Proje
     for name in ordinary:
         assert display_path(name) == name
     assert "`t\\x09b.py`" in str(history.file_trajectory(session, "t\tb.py", 5))
+
+
+def test_the_names_a_history_followed_across_a_rename_show_invisible_characters_escaped(
+        session: ProjectSession) -> None:
+    """The names a history reads from the record besides its heading's (where a renamed file went, the file a symbol
+    was in before a rename) were shown as recorded, a tab or a zero-width space raw inside the backquotes."""
+    root = session.root
+    write(root, "old\t.py", "def f():\n    return 1\n")
+    session.checkpoint("v1")
+    (root / "old\t.py").rename(root / "new\u200b.py")
+    assert session.recorder.record_paths(["old\t.py", "new\u200b.py"]) is not None
+    write(root, "new\u200b.py", "def f():\n    return 2\n")
+    session.checkpoint("v2")
+    went = str(history.file_trajectory(session, "old\t.py", 5))
+    assert "renamed to `new\\u200b.py`" in went and "new\u200b" not in went.split("get_file_trajectory")[0], went
+    symbol = str(history.symbol_trajectory(session, "new\u200b.py", "f", 5))
+    assert "(in `old\\x09.py`)" in symbol and "old\t" not in symbol, symbol

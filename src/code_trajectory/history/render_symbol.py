@@ -16,7 +16,7 @@ import shlex
 from code_trajectory.core.answer import Answer, code_block, fenced, sections, short, table
 from code_trajectory.git import log, points
 from code_trajectory.git.diffs import HUNK_HEADER
-from code_trajectory.git.messages import one_line
+from code_trajectory.git.messages import display_path, one_line
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.history import fields
 from code_trajectory.history.headings import REPEATED_INTENT_CHARS, file_spans, net_zero_line, operation_label
@@ -92,11 +92,11 @@ def render(path: str, branch: str, name: str, versions: list[SymbolVersion], bud
     """
     shown = f"`{name}`" if readable(name) == name else f"the {readable(name, quote=True)} (`{name}`)"
     changes = sum(1 for v in versions if v.what != BASELINE)  # the baseline is no change
-    head = (f"# Trajectory of {shown} in `{path}`\nShadow branch `{branch}`: {changes} change(s)"
+    head = (f"# Trajectory of {shown} in `{display_path(path)}`\nShadow branch `{branch}`: {changes} change(s)"
             + (" since it was first recorded" if changes < len(versions) else "") + ", oldest first.")
     if older_depth is not None:
-        head = (f"# Trajectory of {shown} in `{path}`\nShadow branch `{branch}`: the newest {len(versions)} "
-                f"change(s), oldest first; older ones were not read: depth={older_depth} "
+        head = (f"# Trajectory of {shown} in `{display_path(path)}`\nShadow branch `{branch}`: the newest "
+                f"{len(versions)} change(s), oldest first; older ones were not read: depth={older_depth} "
                 f"(CLI `--depth {older_depth}`) goes further back.")
     if others:
         head += (f"\n`{name}` is the first of {len(others) + 1} definitions of that name in this file: "
@@ -120,7 +120,7 @@ def render(path: str, branch: str, name: str, versions: list[SymbolVersion], bud
             continue
         label, intent = why(record, names or {})
         what = f"{version.what} ({version.note})" if version.note else version.what
-        where = f" (in `{version.entry.path}`)" if version.entry.path != path else ""
+        where = f" (in `{display_path(version.entry.path)}`)" if version.entry.path != path else ""
         said = ""
         if intent:  # a repeated intent is shortened, as in every heading (history.headings.why)
             said = f" · Intent: {one_line(intent, REPEATED_INTENT_CHARS) if intent == previous_intent else intent}"

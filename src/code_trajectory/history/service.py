@@ -14,7 +14,7 @@ from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.core.when import require_when
 from code_trajectory.git import file_versions, indexed_log, log, points
 from code_trajectory.git.branch_indexes import is_ancestor
-from code_trajectory.git.messages import how_named
+from code_trajectory.git.messages import display_path, how_named
 from code_trajectory.git.shadow import ShadowRepo, branch_of_ref, shadow_ref
 from code_trajectory.git.snapshots import resolve_snapshot
 from code_trajectory.git.trees import list_files
@@ -140,12 +140,13 @@ def file_trajectory(session: ProjectSession, filepath: str, depth: int = 5, bran
         # read alone, a rename's old path is a deletion: the snapshot's own changes say where it went
         whole = log.read_log(repo, [last.record.oid], limit=1)
         went = next((c.path for c in whole[0].changes if c.old_path == rel), None) if whole else None
-        note = (f"The file was renamed to `{went}` at {narrative.fmt_time(last.record.time)} (its later history: "
+        note = (f"The file was renamed to `{display_path(went)}` at {narrative.fmt_time(last.record.time)} "
+                f"(its later history: "
                 f"get_file_trajectory(filepath={json.dumps(went)}), CLI `code-trajectory file {shlex.quote(went)}`)."
                 if went else
                 f"The file was deleted at {narrative.fmt_time(last.record.time)} and not recorded since.")
     elif last.path != rel:
-        note = f"Followed across renames: earlier recorded as `{last.path}`."
+        note = f"Followed across renames: earlier recorded as `{display_path(last.path)}`."
     return render_file.render(repo, rel, branch, shown_versions, len(entries), session.settings.token_budget,
                               complete=complete,
                               state_note=note, symbols_available=language_for(rel) is not None)
@@ -351,7 +352,7 @@ def compare(session: ProjectSession, from_snapshot: str, to_snapshot: str = "now
     else:
         new = resolve(to_snapshot)
         new_tree, new_label, new_how = repo.commit_tree_oid(new.commit), new.commit[:12], f"`{new.commit[:12]}`{how_named(new.commit, new.how)}"
-    heading = (f"# Compare `{old.commit[:12]}`{how_named(old.commit, old.how)} → {new_how}" + (f", `{rel}` only" if rel else ""))
+    heading = (f"# Compare `{old.commit[:12]}`{how_named(old.commit, old.how)} → {new_how}" + (f", `{display_path(rel)}` only" if rel else ""))
     whys = {"from_why": _point_why(repo, old.commit), "to_why": None if new_label == "now" else _point_why(repo, new.commit)}
     heading += f"\n- From: {whys['from_why']}\n- To: {whys['to_why'] or 'the work tree as it is now'}"
     answer = compare_mod.render_net_change(repo, old.commit, new_tree, session.settings.compare_token_budget,
@@ -361,7 +362,7 @@ def compare(session: ProjectSession, from_snapshot: str, to_snapshot: str = "now
                                        for tree in (repo.commit_tree_oid(old.commit), new_tree)):
             # not "identical": there is nothing to compare (ignored, a secret, a typo), as get_file_trajectory says
             reason = session.recorder.explain(rel)
-            return message(f"{heading}\n\n`{rel}` is in neither state, so there is nothing to compare: "
+            return message(f"{heading}\n\n`{display_path(rel)}` is in neither state, so there is nothing to compare: "
                            + (f"it is not recorded ({reason})." if reason else
                               "neither holds a file or directory at that path (relative to the project root; "
                               "get_file_trajectory, CLI `code-trajectory file PATH`, tells when a file was recorded)."))

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from code_trajectory.core.errors import InvalidArgumentError, StorageError
 from code_trajectory.core.text import format_size
+from code_trajectory.git.messages import display_path
 from code_trajectory.git.oversize import OVERSIZE_MARKER, oversize_size
 from code_trajectory.git.pathcheck import unsafe_reason
 from code_trajectory.git.shadow import ShadowRepo
@@ -39,7 +40,7 @@ SPARE_BYTES = 4 * 1024 * 1024
 
 
 def _named(paths: Collection[str]) -> str:
-    shown = ", ".join(f"`{p}`" for p in sorted(paths)[:NAMED])
+    shown = ", ".join(f"`{display_path(p)}`" for p in sorted(paths)[:NAMED])
     return shown + (f" and {len(paths) - NAMED} more" if len(paths) > NAMED else "")
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from code_trajectory.core.answer import Answer, message, short
 from code_trajectory.core.errors import InvalidArgumentError
 from code_trajectory.git import file_versions, indexed_log, log
+from code_trajectory.git.messages import display_path
 from code_trajectory.git.shadow import shadow_ref
 from code_trajectory.history import compare, narrative, render_file, versions
 from code_trajectory.project import check_range, confine, path_exists
@@ -236,7 +237,7 @@ def diff_since_green(session: ProjectSession, filepath: str | None = None, branc
                     if read else [])
         entries = [e for e in read if e.record.oid in after]
         if not entries:
-            return Answer(head + f"\n\n`{rel}` has not changed since then.", data)
+            return Answer(head + f"\n\n`{display_path(rel)}` has not changed since then.", data)
         complete = len(entries) < len(read) or len(read) <= versions.LOOKBACK  # else more since then than read
         count = len(entries) if complete else versions.LOOKBACK
         shown = versions.build(repo, entries, count, store.marks_for(repo, [e.record.oid for e in entries[:count]]),
