@@ -134,3 +134,29 @@ def test_a_hostile_file_name_in_the_suggested_undo_is_quoted(session: ProjectSes
     command = re.search(r"`(code-trajectory restore [^`]+)`", one.text)
     assert command and shlex.split(command[1]) == ["code-trajectory", "restore", snapshot, name], one.text
     assert not (session.root / "pwned").exists()
+
+
+def test_the_suggested_undo_of_a_file_named_like_an_option_undoes_that_file_only(session: ProjectSession) -> None:
+    """A file named ``--force``: the undo command the answer spells put it after the snapshot as is, so the command
+    line read ``restore SNAPSHOT --force``, a forced restore of the whole project, which undid later edits to other
+    files and removed the files created since. Its operands now follow ``--``; run as printed, the command puts
+    back that file alone."""
+    import shlex
+
+    from support import cli_stdout
+
+    root = session.root
+    write(root, "--force", "v1\n")
+    write(root, "other.py", "o = 1\n")
+    session.checkpoint("v1")
+    write(root, "--force", "v2\n")
+    session.checkpoint("v2")
+    one = restore(session, "v1", ["--force"])
+    command = re.search(r"`(code-trajectory restore [^`]+)`", one.text)
+    assert command, one.text
+    write(root, "other.py", "o = 2\n")  # the user goes on working
+    write(root, "later.py", "new\n")
+    session.checkpoint("later")
+    cli_stdout(root, *shlex.split(command[1])[1:])
+    assert (root / "--force").read_text() == "v2\n"
+    assert (root / "other.py").read_text() == "o = 2\n" and (root / "later.py").is_file()

@@ -1,8 +1,9 @@
-"""Small text formatting shared by every feature: sizes, times, durations."""
+"""Small text formatting shared by every feature: sizes, times, durations, the arguments of a CLI command we spell."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import shlex
+from collections.abc import Callable, Sequence
 
 
 def format_size(size: int) -> str:
@@ -44,3 +45,18 @@ def shown_pair(old: str, new: str, show: Callable[[str], str] = lambda text: tex
     if _look(shown[0]) == _look(shown[1]) and old != new:
         return show(escape_invisible(old)), show(escape_invisible(new))
     return shown
+
+
+def cli_operands(words: Sequence[str]) -> str:
+    """``words`` (file paths, names) as the operands of a ``code-trajectory`` command an answer spells for a shell:
+    each quoted (:func:`shlex.quote`), after ``--`` when one starts with ``-``, which the command line would
+    otherwise read as an option (a file named ``--force`` would make ``restore SNAPSHOT --force`` a forced restore
+    of the whole project). Options must come before the returned text."""
+    quoted = " ".join(shlex.quote(word) for word in words)
+    return f"-- {quoted}" if any(word.startswith("-") for word in words) else quoted
+
+
+def cli_option(option: str, value: str) -> str:
+    """``option`` with ``value`` for a command an answer spells: ``--file 'a b.py'``, or ``--file=-x.py`` when the
+    value starts with ``-`` (``--file -x.py`` is an option without its value to the command line)."""
+    return f"{option}={shlex.quote(value)}" if value.startswith("-") else f"{option} {shlex.quote(value)}"

@@ -4,10 +4,10 @@ alone and why, the safety snapshot and its undo), the dry run's diff and the mes
 from __future__ import annotations
 
 import json
-import shlex
 from dataclasses import dataclass, field
 
 from code_trajectory.core.answer import Answer, code_block, fenced, short
+from code_trajectory.core.text import cli_operands
 from code_trajectory.git.messages import display_path, how_named
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.history.narrative import fit
@@ -145,9 +145,8 @@ def _undo_hint(safety: str, scope: list[str], changed: list[str]) -> str:
     if not scope and 0 < len(changed) <= UNDO_NAMED:
         scope = changed
     if scope:
-        quoted = " ".join(shlex.quote(path) for path in scope)
         return (f"undo with restore(snapshot=\"{safety}\", paths={json.dumps(scope, ensure_ascii=False)}) (or "
-                f"`code-trajectory restore {safety} {quoted}`).")
+                f"`code-trajectory restore {safety} {cli_operands(scope)}`).")
     return (f"undo with restore(snapshot=\"{safety}\") (or `code-trajectory restore {safety}`): the whole project, "
             "so edits made after this restore are undone too; name paths to undo only those files.")
 
