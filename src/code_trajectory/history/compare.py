@@ -15,6 +15,7 @@ import json
 import shlex
 
 from code_trajectory.core.answer import Answer, code_block, fenced, message, sections
+from code_trajectory.core.text import cli_option
 from code_trajectory.git.diffs import tree_changes
 from code_trajectory.git.log import literal
 from code_trajectory.git.messages import FileChange, display_path
@@ -138,7 +139,7 @@ def left_out_note(old_commit: str | None, new_label: str, left_out: list[FileCha
     out = [f"_Diffs left out: {names}{more}, {lines} changed line(s) past this answer's token budget. One file "
            "at a time:_"]
     out += [f"- `compare(from_snapshot=\"{old}\", to_snapshot=\"{new_label}\", filepath={json.dumps(p)})` "
-            f"(CLI: `code-trajectory compare {old} {new_label} --file {shlex.quote(p)}`)" for p in paths[:CALLS_SPELLED]]
+            f"(CLI: `code-trajectory compare {old} {new_label} {cli_option('--file', p)}`)" for p in paths[:CALLS_SPELLED]]
     if len(paths) > CALLS_SPELLED:
         out.append("- the others alike, with their `filepath`")
     return "\n".join(out)

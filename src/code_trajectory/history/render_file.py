@@ -29,7 +29,7 @@ import shlex
 from collections.abc import Sequence
 
 from code_trajectory.core.answer import Answer, code_block, fenced, sections, short, shown, when
-from code_trajectory.core.text import shown_pair
+from code_trajectory.core.text import cli_option, shown_pair
 from code_trajectory.git.messages import display_path
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.history.headings import (
@@ -270,7 +270,7 @@ def _left_out_note(path: str, versions: list[Version], elided: list[int]) -> str
     return (f"_Diffs of version(s) {_ranges(numbers)} left out: their {lines} changed line(s) do not fit in this "
             f"answer's token budget (their headings name every changed symbol). Version {top.number}'s: "
             f"`compare(from_snapshot=\"{before}\", to_snapshot=\"{record.oid[:12]}\", filepath={json.dumps(where)})`, "
-            f"CLI `code-trajectory compare {before} {record.oid[:12]} --file {shlex.quote(where)}`; the others alike, "
+            f"CLI `code-trajectory compare {before} {record.oid[:12]} {cli_option('--file', where)}`; the others alike, "
             f"from the last id in the heading above each to its own; one symbol's changes: "
             f"`get_symbol_trajectory(filepath={json.dumps(path)}, symbol=...)`._")
 

@@ -11,9 +11,9 @@ the file's trajectory finds and says them (:func:`code_trajectory.history.headin
 from __future__ import annotations
 
 import json
-import shlex
 
 from code_trajectory.core.answer import Answer, code_block, fenced, sections, short, table
+from code_trajectory.core.text import cli_operands
 from code_trajectory.git import log, points
 from code_trajectory.git.diffs import HUNK_HEADER
 from code_trajectory.git.messages import display_path, one_line
@@ -231,7 +231,7 @@ def changed_summary(diff: str) -> str:
 def _call(path: str, name: str, diffs: int) -> tuple[str, str]:
     """The MCP call and the CLI command that show a symbol's history with ``diffs`` changes' lines."""
     return (f"get_symbol_trajectory(filepath={json.dumps(path)}, symbol={json.dumps(name)}, diffs={diffs})",
-            f"code-trajectory symbol {shlex.quote(path)} {shlex.quote(name)} --diffs {diffs}")
+            f"code-trajectory symbol --diffs {diffs} {cli_operands([path, name])}")
 
 
 #: Columns of a version's row in a symbol's structured content (:func:`symbol_data`).

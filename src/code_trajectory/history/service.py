@@ -11,6 +11,7 @@ from pathlib import Path
 
 from code_trajectory.core.answer import Answer, message, short
 from code_trajectory.core.errors import InvalidArgumentError
+from code_trajectory.core.text import cli_operands
 from code_trajectory.core.when import require_when
 from code_trajectory.git import file_versions, indexed_log, log, points
 from code_trajectory.git.branch_indexes import is_ancestor
@@ -142,7 +143,7 @@ def file_trajectory(session: ProjectSession, filepath: str, depth: int = 5, bran
         went = next((c.path for c in whole[0].changes if c.old_path == rel), None) if whole else None
         note = (f"The file was renamed to `{display_path(went)}` at {narrative.fmt_time(last.record.time)} "
                 f"(its later history: "
-                f"get_file_trajectory(filepath={json.dumps(went)}), CLI `code-trajectory file {shlex.quote(went)}`)."
+                f"get_file_trajectory(filepath={json.dumps(went)}), CLI `code-trajectory file {cli_operands([went])}`)."
                 if went else
                 f"The file was deleted at {narrative.fmt_time(last.record.time)} and not recorded since.")
     elif last.path != rel:
