@@ -6,11 +6,15 @@ in some terminals). The CLI's text streams are wrapped (:func:`guard`) so that e
 line feed and carriage return is printed as its Unicode control picture (``ESC`` as ``␛``, U+241B), ``DEL`` as
 ``␡`` and each C1 control character as U+FFFD: visible, and still valid inside the JSON some commands print (a
 ``\\x1b`` spelled out would not be). Bytes written to a stream's ``buffer`` (a test command's own output, passed
-through) are not touched. MCP tool answers and errors get the same (:func:`visible`).
+through) are not touched. MCP tool answers and errors get the same (:func:`visible`), which also spells out lone
+surrogates (a file name's undecodable byte, ``surrogateescape``: ``\\xff``, as answers show paths), which JSON
+cannot carry: one in a tool's answer made the SDK fail to send it (an internal error; the session summary's
+killed the server).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any, TextIO
 
 __all__ = ["SAFE", "SafeText", "guard", "visible"]
@@ -21,6 +25,14 @@ SAFE: dict[int, str] = {
     0x7F: "\u2421",
     **{code: "\ufffd" for code in range(0x80, 0xA0)},
 }
+
+#: A lone surrogate: ``\udc80``-``\udcff`` stand for undecodable bytes (``surrogateescape``), any other is invalid.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _spelled(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
 
 
 class SafeText:
@@ -45,9 +57,13 @@ class SafeText:
 
 def visible(value: Any) -> Any:
     """``value`` (a string, or lists and dicts of them as JSON holds them) with every string's control characters
-    made visible as :class:`SafeText` shows them; one character for one, so lengths stay. MCP answers go through it
+    made visible as :class:`SafeText` shows them, one character for one, and its lone surrogates spelled out (an
+    undecodable byte ``\\xff``, as :func:`~code_trajectory.git.messages.display_path` shows it; another
+    ``\\ud800``), so that it can be sent as JSON. MCP answers go through it
     (:func:`code_trajectory.core.mcp_util.finish`): a client may show a tool's text in a terminal."""
     if isinstance(value, str):
+        if _SURROGATE.search(value):
+            value = _SURROGATE.sub(_spelled, value)
         return value.translate(SAFE)
     if isinstance(value, list):
         return [visible(item) for item in value]
