@@ -13,7 +13,7 @@ from mcp.types import Root
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.recording.service import TrajectoryService
 from code_trajectory.server import build_server
-from support import git, shadow_count, wait_for, write
+from support import git, shadow, shadow_count, wait_for, write
 
 TRAJECTORY_TOOLS = {"configure_project", "set_trajectory_intent", "get_file_trajectory", "get_global_trajectory",
                     "get_session_summary", "consolidate", "checkpoint"}
@@ -147,6 +147,9 @@ async def test_a_tool_error_does_not_echo_a_secret_given_as_an_argument(service:
     token = "ghp_" + "zYx9" * 9
     async with Client(build_server(service)) as client:
         await client.call_tool("configure_project", {"path": str(project)})
+        with anyio.fail_after(60):  # the import recorded (a loaded machine's answer says "nothing is recorded yet")
+            while not shadow(project, "for-each-ref", "refs/heads/"):
+                await anyio.sleep(0.1)
         for name, args in (("compare", {"from_snapshot": token}), ("get_symbol_trajectory", {"filepath": "src/app.py", "symbol": token}),
                            ("restore", {"snapshot": token, "dry_run": True})):
             result = await client.call_tool(name, args)
