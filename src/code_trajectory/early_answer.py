@@ -198,22 +198,27 @@ class EarlyAnswer:
         (:meth:`_later`), and handed to it in order; never raises (a failure to read is the stream's end)."""
         self.pumping = True
         self.read_first()
-        while not self.wire_eof:
-            try:
-                chunk = _read_wire(os.read, self.wire, 65536)
-            except OSError:
-                log.debug("reading the client's stream failed; it ends here", exc_info=True)
-                chunk = b""
+        try:
+            while not self.wire_eof:
+                try:
+                    chunk = _read_wire(os.read, self.wire, 65536)
+                except OSError:
+                    log.debug("reading the client's stream failed; it ends here", exc_info=True)
+                    chunk = b""
+                with self.arrived:
+                    if not chunk:
+                        self.wire_eof = True
+                    elif self.examined >= EXAMINED_LINES:
+                        self.prefix += chunk  # as it comes
+                    else:
+                        self.pending += chunk
+                        self._take_lines()
+                    self.arrived.notify_all()
+        finally:  # the SDK is never left waiting: what was read is its, then the end of the stream
             with self.arrived:
-                if not chunk:
-                    self.wire_eof = True
-                    self.prefix += self.pending
-                    self.pending = b""
-                elif self.examined >= EXAMINED_LINES:
-                    self.prefix += chunk  # as it comes
-                else:
-                    self.pending += chunk
-                    self._take_lines()
+                self.wire_eof = True
+                self.prefix += self.pending
+                self.pending = b""
                 self.arrived.notify_all()
 
     def _take_lines(self) -> None:
