@@ -55,7 +55,7 @@ from typing import Any
 
 import pytest
 
-from support import REPO_ROOT, git, git_repo, server_command, shadow, subprocess_env
+from support import REPO_ROOT, git, git_repo, server_command, shadow, subprocess_env, wait_for
 from support.loopback import LoopbackServer
 
 pytestmark = pytest.mark.e2e
@@ -365,26 +365,41 @@ def test_claude_mcp_list_shows_the_installed_server_connected(claude: str, tmp_p
     assert "serve" in ours[0] and ours[0].endswith("Connected"), done.stdout  # the command line is install's
 
 
-def test_claude_code_is_answered_from_the_opening_answer_kept_by_the_last_start(claude: str, tmp_path: Path) -> None:
-    """Claude Code 2.1.332 sends the same ``server/discover`` every time: the second start answers it from the SDK's
-    answer to the first (:mod:`code_trajectory.early_answer`) before importing the SDK, and still connects. The
-    kept answer is marked between the starts: one entry holding the SDK's answer again afterwards shows the second
-    start found it by the same key and compared the SDK's own answer with it."""
+def test_claude_code_is_answered_from_the_answers_kept_by_the_last_start(claude: str, tmp_path: Path) -> None:
+    """Claude Code 2.1.332 sends the same ``server/discover`` and ``subscriptions/listen`` every time: a start keeps
+    the SDK's answers to them (:mod:`code_trajectory.early_answer`), and the next start answers them from those
+    before importing the SDK. The kept opening answer is marked between the starts; the second start, a ``claude
+    -p`` session whose model waits until the SDK has answered too, finds it by the same key: one opening entry,
+    holding the SDK's answer again (a different key would have added a second one beside the marked)."""
     project = set_up_project(tmp_path / "project")
     env = claude_env()
     kept = Path(env["CODE_TRAJECTORY_HOME"]) / "cache" / "opening-answers.json"
-    for start in range(2):
-        done = run_claude(claude, project, env, "mcp", "list")
-        assert done.returncode == 0 and "code-trajectory: " in done.stdout, done.stderr[-3000:]
-        assert next(line for line in done.stdout.splitlines()
-                    if line.startswith("code-trajectory:")).endswith("Connected"), done.stdout
+    done = run_claude(claude, project, env, "mcp", "list")
+    assert done.returncode == 0 and next(line for line in done.stdout.splitlines()
+                                         if line.startswith("code-trajectory:")).endswith("Connected"), done.stdout
+
+    def openings() -> tuple[dict[str, Any], list[str]]:
         answers = json.loads(kept.read_text())["answers"]
-        assert len(answers) == 1, answers
-        (entry,) = answers.values()
-        assert entry["result"]["instructions"].startswith("code-trajectory records"), entry
-        if start == 0:
-            entry["result"]["instructions"] = "marked"
-            kept.write_text(json.dumps({"answers": answers}))
+        return answers, [entry["result"]["instructions"] for entry in answers.values()
+                         if "instructions" in entry["result"]]
+
+    answers, found = openings()
+    assert len(found) == 1 and found[0].startswith("code-trajectory records"), answers
+    assert any("notifications" in entry["result"] for entry in answers.values()), answers  # the listen's
+    for entry in answers.values():
+        if "instructions" in entry["result"]:
+            entry["result"]["instructions"] = "marked instructions"
+    kept.write_text(json.dumps({"answers": answers}))
+
+    def sdk_answered() -> None:
+        wait_for(lambda: "marked instructions" not in openings()[1], timeout=60)
+
+    with ScriptedModel([[{"type": "text", "text": "Done."}]], before_first=sdk_answered) as model:
+        done = run_claude(claude, project, claude_env(model.url), "-p", "hello", "--output-format", "stream-json",
+                          "--verbose")
+    assert done.returncode == 0, done.stderr[-3000:]
+    answers, found = openings()
+    assert len(found) == 1 and found[0].startswith("code-trajectory records"), answers
 
 
 def test_a_claude_session_is_recorded_with_intent_tools_and_stop_checkpoint(claude: str, tmp_path: Path) -> None:
