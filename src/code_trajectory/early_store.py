@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import os
 import sys
 from pathlib import Path
@@ -194,8 +195,16 @@ class AnswerCache:
 
 
 def _used(entry: dict) -> float:
+    """When the entry was last used (seconds); 0.0, the oldest, for anything else than a finite number (a hand-edited
+    file: an integer too large for a float raised OverflowError, ``Infinity`` made every later entry infinite)."""
     used = entry.get("used")
-    return float(used) if isinstance(used, (int, float)) else 0.0
+    if isinstance(used, bool) or not isinstance(used, (int, float)):
+        return 0.0
+    try:
+        value = float(used)
+    except OverflowError:
+        return 0.0
+    return value if math.isfinite(value) else 0.0
 
 
 class ShippedAnswers:

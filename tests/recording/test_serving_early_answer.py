@@ -208,6 +208,20 @@ def test_a_cache_file_of_any_other_shape_is_empty(cache: AnswerCache, content: b
     assert cache.get("k") == RESULT
 
 
+@pytest.mark.parametrize("used", ["9" * 400, "Infinity", "NaN", "true"])
+def test_a_kept_answer_used_at_a_time_that_is_no_finite_number_is_the_oldest(cache: AnswerCache, used: str) -> None:
+    """A hand-edited file: an integer too large for a float made keeping any answer raise OverflowError (from the
+    SDK's answer to a request answered early: the client had it twice, the second an error), ``Infinity`` made every
+    later entry infinite."""
+    cache.path.parent.mkdir(parents=True)
+    cache.path.write_text('{"answers": {"odd": {"result": {"n": 0}, "used": ' + used + "}}}")
+    cache.put("k", RESULT)
+    kept = json.loads(cache.path.read_text())["answers"]
+    assert list(kept) == ["k", "odd"] and cache.get("k") == RESULT  # the newest first
+    cache.touch("odd")  # used long ago: now the newest
+    assert list(json.loads(cache.path.read_text())["answers"]) == ["odd", "k"]
+
+
 def test_a_cache_that_cannot_be_written_only_costs_time(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
