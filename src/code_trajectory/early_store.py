@@ -157,9 +157,17 @@ class AnswerCache:
                 if isinstance(entry, dict) and isinstance(entry.get("result"), dict)}
 
     def get(self, key: str) -> dict | None:
-        """The result kept for ``key``, or None."""
+        """The result kept for ``key``, or None (also for a result strict JSON cannot carry, as a hand-edited file may
+        hold: ``NaN`` or ``Infinity``, or a lone surrogate, which Python's parser reads and a client's refuses: the
+        SDK's client dropped such an answer and waited 10 s before it asked again)."""
         entry = self._entries().get(key)
-        return entry["result"] if entry is not None else None
+        if entry is None:
+            return None
+        try:
+            json.dumps(entry["result"], allow_nan=False, ensure_ascii=False).encode()
+        except ValueError:  # UnicodeEncodeError included
+            return None
+        return entry["result"]
 
     def touch(self, key: str) -> None:
         """Note that the answer kept for ``key`` was used: its entry becomes the newest (so that the oldest dropped

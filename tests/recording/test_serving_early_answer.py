@@ -222,6 +222,21 @@ def test_a_kept_answer_used_at_a_time_that_is_no_finite_number_is_the_oldest(cac
     assert list(json.loads(cache.path.read_text())["answers"]) == ["odd", "k"]
 
 
+@pytest.mark.parametrize("value", ["NaN", "-Infinity", '"\\ud800"'])
+def test_a_kept_answer_strict_json_cannot_carry_is_left_to_the_sdk_and_replaced(cache: AnswerCache, value: str) -> None:
+    """A hand-edited file: Python reads ``NaN`` and a lone surrogate's escape, a client's parser refuses the line (the
+    SDK's client dropped the answer and asked again 10 s later)."""
+    key = early_answer.request_key(early_answer.build_key(), "initialize", INITIALIZE["params"])
+    cache.put(key, RESULT)
+    cache.path.write_text(cache.path.read_text().replace('"instructions":', f'"odd":{value},"instructions":'))
+    wire = Wire()
+    wire.send(line(INITIALIZE))
+    early = wire.answer(cache)
+    assert wire.written() == []  # the SDK answers
+    assert early.take_answer(1, RESULT) is False
+    assert cache.get(key) == RESULT
+
+
 def test_a_cache_that_cannot_be_written_only_costs_time(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
