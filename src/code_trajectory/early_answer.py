@@ -47,6 +47,7 @@ import io
 import json
 import logging
 import os
+import re
 import sys
 import threading
 from dataclasses import dataclass
@@ -139,6 +140,20 @@ class _PrefixedStdin(io.RawIOBase):
         return _read_wire(os.readv, early.wire, [buffer])
 
 
+#: A line's end as the SDK reads the client's stream (text with universal newlines): ``\n``, ``\r\n`` or a lone ``\r``.
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
+def _split_line(data: bytes | bytearray) -> tuple[bytes, bytes, bytes]:
+    """``data`` as its first line, that line's end and the rest (``bytes.partition`` on :data:`_LINE_END`: a client
+    ending its lines with ``\r`` alone was never answered, the first line waiting for a ``\n``; a ``\r`` last in
+    ``data`` is a line's end, and a ``\n`` read after it an empty line, which answers nothing)."""
+    found = _LINE_END.search(data)
+    if found is None:
+        return bytes(data), b"", b""
+    return bytes(data[:found.start()]), found.group(), bytes(data[found.end():])
+
+
 def _read_wire(read, wire: int, into):
     """``read(wire, into)`` (:func:`os.read` or :func:`os.readv`), waiting until ``wire`` is readable when it is in
     non-blocking mode (a client may hand over such a descriptor: the mode belongs to the open file it shares)."""
@@ -225,7 +240,7 @@ class EarlyAnswer:
         """Move the whole lines of :attr:`pending` to :attr:`prefix`, each looked at first (:meth:`_later`) while
         fewer than :data:`EXAMINED_LINES` were; called with :attr:`arrived` held."""
         while self.examined < EXAMINED_LINES:
-            line, newline, rest = self.pending.partition(b"\n")
+            line, newline, rest = _split_line(self.pending)
             if not newline:
                 if len(self.pending) > LATER_LINE_LIMIT:
                     self.examined = EXAMINED_LINES  # a long line: no list request; the rest goes as it comes
@@ -256,7 +271,7 @@ class EarlyAnswer:
         finally:
             if self.pumping:  # the lines after the first are looked at before the SDK may read them
                 with self.arrived:
-                    first, newline, rest = self.prefix.partition(b"\n")
+                    first, newline, rest = _split_line(self.prefix)
                     if newline and self.opening_key:
                         self.prefix, self.pending = bytearray(first + newline), bytes(rest)
                         self._take_lines()
@@ -271,9 +286,9 @@ class EarlyAnswer:
                 self.wire_eof = True
                 break
             self.prefix += chunk  # at once: what a failure of the next read leaves is still the SDK's
-            if b"\n" in chunk or len(self.prefix) > FIRST_LINE_LIMIT:
+            if _LINE_END.search(chunk) or len(self.prefix) > FIRST_LINE_LIMIT:
                 break
-        line, newline, _ = self.prefix.partition(b"\n")
+        line, newline, _ = _split_line(self.prefix)
         return bytes(line) if newline else None
 
     @staticmethod

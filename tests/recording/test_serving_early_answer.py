@@ -455,3 +455,24 @@ def test_a_long_line_ends_the_looking_and_every_byte_still_reaches_the_sdk_in_or
     reader.join(10)
     assert data == (line(INITIALIZE) + long_call + line(TOOLS_LIST)).decode()
     assert wire.written() == [{"jsonrpc": "2.0", "id": 1, "result": RESULT}]  # the list after it: the SDK's
+
+
+@pytest.mark.parametrize("end", [b"\r", b"\r\n"])
+def test_lines_ended_as_the_sdk_reads_them_are_answered_and_reach_it_untouched(cache: AnswerCache, end: bytes) -> None:
+    """The SDK reads the client's stream as text with universal newlines: a line ended by ``\\r`` alone is a line. The
+    first one waited for a ``\\n`` that never came (a real ``serve`` answered nothing until stdin closed; without the
+    early answer the SDK answered at once)."""
+    cache.put(opening_key(), RESULT)
+    cache.put(list_key(TOOLS_LIST), TOOLS)
+    wire = Wire()
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    sent = b"".join(line(message).replace(b"\n", end) for message in [INITIALIZE, initialized, TOOLS_LIST])
+    wire.send(sent[:-1])
+    early, reader = pumped(wire, cache)
+    wire.send(sent[-1:])
+    answers: list[dict] = []
+    until(lambda: answers.extend(wire.written()) or len(answers) == 2, "both answered")
+    assert answers == [{"jsonrpc": "2.0", "id": 1, "result": RESULT}, {"jsonrpc": "2.0", "id": 2, "result": TOOLS}]
+    wire.send(b"", close=True)
+    assert early.stdin().buffer.read() == sent  # every byte, as sent
+    reader.join(10)
