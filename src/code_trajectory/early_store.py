@@ -147,6 +147,7 @@ class AnswerCache:
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path if path is not None else home_dir() / "cache" / "opening-answers.json"
+        self.locked_out = False  # the lock was held by another process for LOCK_SECONDS: no more waiting for it
 
     def _entries(self) -> dict[str, dict]:
         data = read_json_object(self.path, CACHE_FILE_LIMIT)
@@ -181,11 +182,15 @@ class AnswerCache:
     def put(self, key: str, result: dict) -> None:
         """Keep ``result`` for ``key`` (the oldest entries beyond :data:`CACHE_ENTRIES` dropped), without an fsync.
         A failure to write (a read-only or full home directory) is logged at debug level: the cache only saves
-        time."""
+        time. Once the lock was not had within :data:`LOCK_SECONDS` (another process holds it: stopped, or on a
+        stalled disk), this cache keeps nothing more: the SDK's answer waits for this call, and each of a start's
+        answers waited as long again (4 answers 8 s later)."""
         import time
 
         from filelock import FileLock, Timeout
 
+        if self.locked_out:
+            return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # two servers started together each add their answer: read, change and write under one lock
@@ -198,7 +203,10 @@ class AnswerCache:
                 # and a crash loses only time
                 replace_file(self.path, json.dumps({"answers": dict(kept)}, separators=(",", ":")) + "\n",
                              fsync=False)
-        except (OSError, Timeout) as exc:
+        except Timeout as exc:
+            self.locked_out = True
+            log.debug("could not keep the opening answer in %s: %s; none is kept any more", self.path, exc)
+        except OSError as exc:
             log.debug("could not keep the opening answer in %s: %s", self.path, exc)
 
 
