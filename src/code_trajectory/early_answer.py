@@ -397,8 +397,13 @@ class EarlyAnswer:
         return self._compare(pending, kept)
 
     def _compare(self, pending: _Pending, result: object) -> bool:
+        """Keep or compare the SDK's ``result`` for ``pending``; whether the SDK's answer is to be dropped (one was
+        sent early). Never raises: a failure to keep only costs time, and the client must not get a second answer
+        (an error) to a request it had answered."""
         sent = pending.sent
-        if isinstance(result, dict):
+        if not isinstance(result, dict):
+            return sent is not None
+        try:
             if sent is None or (result == sent and not pending.kept):  # kept: the cache is read first
                 self.cache.put(pending.key, result)
             elif result != sent:
@@ -409,6 +414,8 @@ class EarlyAnswer:
             else:
                 log.info("%s answered at start with the answer kept in %s", pending.method, self.cache.path)
                 self.cache.touch(pending.key)
+        except Exception:  # the boundary: see the docstring
+            log.debug("the SDK's answer to %s was not kept", pending.method, exc_info=True)
         return sent is not None
 
 

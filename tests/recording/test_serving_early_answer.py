@@ -490,3 +490,20 @@ def test_lines_ended_as_the_sdk_reads_them_are_answered_and_reach_it_untouched(c
     wire.send(b"", close=True)
     assert early.stdin().buffer.read() == sent  # every byte, as sent
     reader.join(10)
+
+
+def test_a_failure_to_keep_the_sdks_answer_never_sends_a_second_answer(cache: AnswerCache,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The client had an answer to the request answered early: whatever fails while the SDK's is kept or compared,
+    the SDK's answer is still dropped (not sent as a second answer, an error), and nothing is raised."""
+    cache.put(opening_key(), RESULT)
+    wire = Wire()
+    wire.send(line(INITIALIZE))
+    early = wire.answer(cache)
+
+    def broken(*_args: object) -> None:
+        raise RuntimeError("the cache cannot be kept")
+
+    monkeypatch.setattr(AnswerCache, "put", broken)
+    monkeypatch.setattr(AnswerCache, "touch", broken)
+    assert early.take_answer(1, {**RESULT, "instructions": "another"}) is True
