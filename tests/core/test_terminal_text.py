@@ -73,3 +73,16 @@ def test_mcp_answers_and_errors_show_control_characters_too(project: Path) -> No
     text, data, error = anyio.run(ask)
     for shown in (text, data, error):
         assert ("\u241b]52" in shown or "\\x1b]52" in shown) and not any(ch in shown for ch in "\x1b\x07\x9b"), shown
+
+
+def test_a_project_branch_whose_name_is_not_utf8_is_recorded_under_its_escaped_name(project: Path) -> None:
+    """git takes any bytes but a few in a branch name (``git checkout -b $'feat\\xff'``); every snapshot of such a
+    branch failed to encode it (nothing recorded, a traceback): it is recorded as ``feat%FF``."""
+    subprocess.run([b"git", b"checkout", b"-q", b"-b", b"feat\xff"], cwd=project, check=True, env=subprocess_env())
+    write(project, "src/app.py", "def main():\n    return 9\n")
+    done = ct(project, "checkpoint", "-m", "on the odd branch")
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    refs = git(project, "--git-dir=.trajectory", "for-each-ref", "--format=%(refname)", "refs/heads/shadow/")
+    assert "refs/heads/shadow/feat%FF" in refs.split()
+    shown = ct(project, "log").stdout
+    assert "feat%FF" in shown and "on the odd branch" in shown

@@ -197,7 +197,7 @@ class ProjectRepo:
             return DETACHED_BRANCH
         head = data.decode("utf-8", "surrogateescape").strip()
         if head.startswith("ref: refs/heads/") and head != "ref: refs/heads/.invalid":
-            return head[len("ref: refs/heads/"):]
+            return utf8_branch(head[len("ref: refs/heads/"):])
         if head.startswith("ref:"):  # reftable backend keeps a placeholder in HEAD: ask git
             try:
                 out = Git(self.git_dir, None, isolated=False).run(["symbolic-ref", "-q", "HEAD"], check=False)
@@ -205,7 +205,7 @@ class ProjectRepo:
                 return DETACHED_BRANCH
             ref = out.stdout.decode("utf-8", "surrogateescape").strip()
             if out.returncode == 0 and ref.startswith("refs/heads/"):
-                return ref[len("refs/heads/"):]
+                return utf8_branch(ref[len("refs/heads/"):])
         return self._rebased_branch() or DETACHED_BRANCH
 
     def _rebased_branch(self) -> str | None:
@@ -219,7 +219,7 @@ class ProjectRepo:
                 continue
             name = data.decode("utf-8", "surrogateescape").strip()
             if name.startswith("refs/heads/") and len(name) > len("refs/heads/") and "\n" not in name:
-                return name[len("refs/heads/"):]
+                return utf8_branch(name[len("refs/heads/"):])
         return None
 
     def tracks(self, path: str) -> bool:
@@ -372,3 +372,12 @@ def default_global_excludes() -> Path:
     xdg = os.environ.get("XDG_CONFIG_HOME")
     base = Path(xdg) if xdg else Path.home() / ".config"
     return base / "git" / "ignore"
+
+
+def utf8_branch(name: str) -> str:
+    """A project branch's name as code-trajectory names its shadow branch: ``name`` itself, but each byte of a name
+    that is not UTF-8 (read with ``surrogateescape``) as ``%XX`` (``feat\\xff`` -> ``feat%FF``): the shadow ref, the
+    messages and the answers are UTF-8 text, and such a name recorded nothing (every snapshot failed to encode it)."""
+    if not any("\udc80" <= ch <= "\udcff" for ch in name):
+        return name
+    return "".join(f"%{ord(ch) - 0xDC00:02X}" if "\udc80" <= ch <= "\udcff" else ch for ch in name)
