@@ -24,6 +24,7 @@ from pathlib import Path
 from code_trajectory.core.bounded_read import git_file_target
 from code_trajectory.core.errors import InvalidArgumentError, PathOutsideProjectError, ProjectError
 from code_trajectory.core.paths import SHADOW_DIR_NAME
+from code_trajectory.core.text import shown_name
 
 
 def has_shadow_repo(directory: Path) -> bool:
@@ -192,7 +193,10 @@ def confine(root: Path, filepath: str) -> str:
     """Turn a client's path into a ``/``-separated path relative to ``root``, confined to it.
 
     Accepts paths relative to the root or absolute paths inside it. Symlinks in the
-    existing part of the path are resolved, so a link pointing outside is refused.
+    existing part of the path are resolved, so a link pointing outside is refused. A path as answers show it
+    (:func:`~code_trajectory.core.text.display_path`: ``bad\\xff.py`` for a name that is not UTF-8, ``\\u202e`` for
+    a right-to-left override) names the file it was shown for, unless a file of that literal name exists: an agent
+    can pass back what it was shown, which no client could send otherwise (JSON holds no undecodable byte).
 
     Raises:
         InvalidArgumentError: empty, NUL byte, a character no file name holds, longer than :data:`MAX_PATH_BYTES`,
@@ -203,6 +207,7 @@ def confine(root: Path, filepath: str) -> str:
         raise InvalidArgumentError("filepath must be a file path relative to the project root, e.g. 'src/app.py'")
     if "\0" in filepath:
         raise InvalidArgumentError("filepath must not contain NUL bytes")
+    filepath = _named(root, filepath)
     try:
         size = len(os.fsencode(filepath))  # the bytes a system call is given
     except UnicodeEncodeError:  # a lone surrogate a JSON string may hold: no file name is made of it
@@ -229,6 +234,15 @@ def confine(root: Path, filepath: str) -> str:
     if text in ("", "."):
         raise InvalidArgumentError("filepath names the project root itself; give a file inside it")
     return text
+
+
+def _named(root: Path, filepath: str) -> str:
+    """``filepath``, or the name it shows (:func:`~code_trajectory.core.text.shown_name`) when it shows one and no
+    file of the literal name exists."""
+    name = shown_name(filepath)
+    if name is None or path_exists(Path(filepath) if os.path.isabs(filepath) else root / filepath):
+        return filepath
+    return name
 
 
 def check_range(name: str, value: int, low: int, high: int) -> int:

@@ -17,21 +17,31 @@ from support import cli_stdout, git_repo, server_command
 pytestmark = pytest.mark.e2e
 
 
-@pytest.mark.anyio
-async def test_answers_naming_a_file_whose_name_is_not_utf8_reach_the_client(server_env: dict[str, str],
-                                                                               tmp_path: Path) -> None:
+def _recorded(tmp_path: Path) -> Path:
+    """A project whose file ``bad\\xff.py`` (``def a``) gained ``def b`` between checkpoints ``before`` and
+    ``after``."""
     project = git_repo(tmp_path / "project", {"app.py": "x = 1\n"}, branch="main", commit="initial").resolve()
     bad = os.fsencode(project) + b"/bad\xff.py"
     with open(bad, "w") as f:
-        f.write("a = 1\n")
+        f.write("def a():\n    return 1\n")
     cli_stdout(project, "checkpoint", "-m", "before")
     with open(bad, "a") as f:
-        f.write("b = 2\n")
+        f.write("def b():\n    return 2\n")
     cli_stdout(project, "checkpoint", "-m", "after")
+    return project
+
+
+def _serve(project: Path, env: dict[str, str]) -> StdioServerParameters:
     command = server_command()
-    params = StdioServerParameters(command=command[0], args=[*command[1:], "serve", "--project", str(project)],
-                                   env=server_env, cwd=server_env["HOME"])
-    async with Client(params) as client:
+    return StdioServerParameters(command=command[0], args=[*command[1:], "serve", "--project", str(project)], env=env,
+                                 cwd=env["HOME"])
+
+
+@pytest.mark.anyio
+async def test_answers_naming_a_file_whose_name_is_not_utf8_reach_the_client(server_env: dict[str, str],
+                                                                               tmp_path: Path) -> None:
+    project = _recorded(tmp_path)
+    async with Client(_serve(project, server_env)) as client:
         for name, args in (("compare", {"from_snapshot": "before", "to_snapshot": "after"}),
                            ("get_session_summary", {}), ("get_global_trajectory", {})):
             result = await client.call_tool(name, args)
@@ -39,3 +49,23 @@ async def test_answers_naming_a_file_whose_name_is_not_utf8_reach_the_client(ser
             assert not result.is_error and "bad\\xff.py" in text, (name, text)
             if name == "compare":
                 assert result.structured_content and result.structured_content["files"][0][1] == "bad\\xff.py"
+
+
+@pytest.mark.anyio
+async def test_the_name_an_answer_shows_passed_back_names_the_file(server_env: dict[str, str], tmp_path: Path) -> None:
+    """``bad\\xff.py``, as answers show the file, passed back to each tool taking a path (and the CLI's commands):
+    each said no snapshot had recorded it (and suggested ``bad\\xff.py`` again), restore that it named nothing."""
+    project = _recorded(tmp_path)
+    shown = "bad\\xff.py"
+    async with Client(_serve(project, server_env)) as client:
+        for name, args, expected in (
+                ("get_file_trajectory", {"filepath": shown}, "modified (+2)"),
+                ("get_symbol_trajectory", {"filepath": shown, "symbol": "b"}, "# Trajectory of `b` in `bad\\xff.py`"),
+                ("compare", {"from_snapshot": "before", "to_snapshot": "after", "filepath": shown}, "- M `bad\\xff.py`"),
+                ("search_trajectory", {"query": "return 2", "path": shown}, "1 snapshot added or removed it"),
+                ("restore", {"snapshot": "before", "paths": [shown], "dry_run": True}, "Would write (1): `bad\\xff.py`")):
+            result = await client.call_tool(name, args)
+            text = "\n".join(block.text for block in result.content)
+            assert not result.is_error and expected in text, (name, text)
+    assert "modified (+2)" in cli_stdout(project, "file", shown)
+    assert "Would write (1)" in cli_stdout(project, "restore", "before", shown, "--dry-run")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 import shlex
 from collections.abc import Callable, Sequence
 
@@ -34,6 +36,44 @@ def _look(text: str) -> str:
 def escape_invisible(text: str) -> str:
     """``text`` with its invisible characters (:func:`_invisible`) escaped: ``\\u00a0``, a control one ``\\x09``."""
     return "".join((f"\\x{ord(c):02x}" if ord(c) < 0xa0 else f"\\u{ord(c):04x}") if _invisible(c) else c for c in text)
+
+
+def display_path(path: str) -> str:
+    """A path safe to show (in backquotes, in a commit message's file lines): undecodable bytes escaped (``\\xNN``),
+    and so is every character :func:`escape_invisible` escapes (a tab ``\\x09``, a zero-width space ``\\u200b``, a
+    right-to-left override ``\\u202e``), the line feed too (``\\x0a``): else a name such as
+    ``"z\\n## 07:02 · 1234abcd · checkpoint: all tests green"`` reads as a heading of an answer,
+    ``"z\\nTrajectory-Kind: import"`` as a line of the message, and ``"zw\\u200b.py"`` as ``zw.py``. Ordinary names
+    (spaces, letters of any script, symbols) are returned as they are. :func:`shown_name` reads the result back."""
+    text = os.fsencode(path).decode("utf-8", "backslashreplace")
+    return escape_invisible(text).replace("\n", "\\x0a")
+
+
+#: An escape :func:`display_path` writes: a byte or control character ``\\xNN``, another character ``\\uNNNN``.
+_SHOWN_ESCAPE = re.compile(r"\\x([0-9a-f]{2})|\\u([0-9a-f]{4})")
+
+
+def shown_name(text: str) -> str | None:
+    """The name whose :func:`display_path` is ``text`` (an agent passing back a name an answer showed, ``bad\\xff.py``
+    for the bytes ``bad\\xff.py``, ``evil\\u202etxt.py`` for a right-to-left override), as Python holds file names
+    (an undecodable byte a ``surrogateescape`` surrogate); None when ``text`` holds no escape or is not exactly what
+    :func:`display_path` shows for any name (``a\\x41.py``: an ``A`` is shown as itself), so that a name typed with
+    a backslash of its own is not read as another. Callers prefer a file that exists under the literal name."""
+    if "\\" not in text:
+        return None
+    raw = bytearray()
+    done = 0
+    try:
+        for match in _SHOWN_ESCAPE.finditer(text):
+            raw += text[done:match.start()].encode("utf-8", "surrogateescape")
+            byte, char = match.groups()
+            raw += bytes([int(byte, 16)]) if byte else chr(int(char, 16)).encode("utf-8")
+            done = match.end()
+        raw += text[done:].encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate no file name holds (``\\ud800``, or raw in ``text``)
+        return None
+    name = os.fsdecode(bytes(raw))
+    return name if name != text and display_path(name) == text else None
 
 
 def shown_pair(old: str, new: str, show: Callable[[str], str] = lambda text: text) -> tuple[str, str]:

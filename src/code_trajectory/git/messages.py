@@ -23,7 +23,6 @@ through :func:`code_trajectory.core.secrets.redact` first (:func:`free_text`), s
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -33,7 +32,10 @@ from typing import overload
 from code_trajectory.core.freetext import MAX_INTENT_CHARS as MAX_INTENT_CHARS
 from code_trajectory.core.freetext import free_text as free_text
 from code_trajectory.core.freetext import one_line as one_line
-from code_trajectory.core.text import escape_invisible, shown_pair
+
+# re-exported: its home is core.text, beside its inverse, which project.confine reads client paths with
+from code_trajectory.core.text import display_path as display_path
+from code_trajectory.core.text import shown_pair
 
 SNAPSHOT_PREFIX = "[AUTO-TRJ]"
 CONSOLIDATE_PREFIX = "[CONSOLIDATE]"
@@ -76,17 +78,6 @@ BODY_FILES = 200
 #: up to two paths of PATH_MAX (4096) bytes, each shown in at most 4 bytes a byte (``\\xNN``); the rest (intent,
 #: note, reflog lines, trailers) is far below 1 MiB. 7.4 MiB; a real message is a few KB.
 MAX_MESSAGE_BYTES = (SUBJECT_FILES + BODY_FILES + 1) * 2 * 4 * 4096 + 1024 * 1024
-
-
-def display_path(path: str) -> str:
-    """A path safe to show (in backquotes, in a commit message's file lines): undecodable bytes escaped (``\\xNN``),
-    and so is every character :func:`~code_trajectory.core.text.escape_invisible` escapes (a tab ``\\x09``, a
-    zero-width space ``\\u200b``, a right-to-left override), the line feed too (``\\x0a``): else a name such as
-    ``"z\\n## 07:02 · 1234abcd · checkpoint: all tests green"`` reads as a heading of an answer,
-    ``"z\\nTrajectory-Kind: import"`` as a line of the message, and ``"zw\\u200b.py"`` as ``zw.py``. Ordinary names
-    (spaces, letters of any script, symbols) are returned as they are."""
-    text = os.fsencode(path).decode("utf-8", "backslashreplace")
-    return escape_invisible(text).replace("\n", "\\x0a")
 
 
 @dataclass(frozen=True, slots=True)
