@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -167,6 +168,25 @@ def test_search_names_a_file_whose_name_git_quotes(session: ProjectSession) -> N
     for name in ('a"b.py', "t\\x09b.py", "n\\x0ab.py", "plain é.py"):  # a tab, a line break escaped, as in every answer
         assert f"`{name}`: +needle = 1\n" in text, text
     assert "`?`" not in text, text
+
+
+def test_search_shows_a_file_whose_name_is_not_utf8_as_every_answer_does(session: ProjectSession) -> None:
+    """A name's undecodable byte was replaced (``bad\ufffd.py``, a name no tool takes back); other answers show it
+    ``bad\\xff.py``, which the tools take back. The changed line's own bad byte is still replaced, and a regex
+    search reads it."""
+    root = os.fsencode(session.root)
+    with open(root + b"/bad\xff.py", "wb") as f:
+        f.write(b"needle = 1  # \xfe\n")
+    assert session.recorder.record_paths(["bad\udcff.py"]) is not None
+    os.rename(root + b"/bad\xff.py", root + b"/moved\xfe.py")
+    with open(root + b"/moved\xfe.py", "ab") as f:
+        f.write(b"needle = 2\n")
+    assert session.recorder.record_paths(["bad\udcff.py", "moved\udcfe.py"]) is not None
+    for regex in (False, True):
+        text = str(service.search_trajectory(session, "needle", regex=regex))
+        assert "`moved\\xfe.py` (renamed from `bad\\xff.py`): +needle = 2\n" in text, text
+        assert "`bad\\xff.py`: +needle = 1  # \ufffd" in text and not any("\udc80" <= c <= "\udcff" for c in text), text
+    assert "+needle = 2" in str(service.search_trajectory(session, "needle", path="moved\\xfe.py"))
 
 
 def test_the_structured_snapshots_of_a_long_global_trajectory_are_kept(session: ProjectSession) -> None:

@@ -176,7 +176,9 @@ _ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34,
 def unquote_path(name: str) -> str:
     """A path as git writes it in a patch's headers (``+++ b/x.py``, ``rename from x.py``): as it is, or in double
     quotes with C escapes when it holds a quote, a backslash or a control character (``"b/a\\"b.py"``), undone;
-    an escape git does not write is kept as it is. Returns the path (its bytes read as UTF-8, bad ones replaced)."""
+    an escape git does not write is kept as it is. Returns the path as Python holds file names (its bytes read as
+    UTF-8, an undecodable one a ``surrogateescape`` surrogate, which
+    :func:`~code_trajectory.git.messages.display_path` shows as ``\\xNN``)."""
     if len(name) < 2 or name[0] != '"' or name[-1] != '"':
         return name
     out, body, i = bytearray(), name[1:-1], 0
@@ -190,7 +192,7 @@ def unquote_path(name: str) -> str:
         else:
             out += body[i].encode("utf-8", "surrogateescape")
             i += 1
-    return out.decode("utf-8", "replace")
+    return out.decode("utf-8", "surrogateescape")
 
 
 def literal(paths: Sequence[str]) -> list[str]:

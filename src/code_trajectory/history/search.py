@@ -117,8 +117,11 @@ def search(repo: ShadowRepo, ref: str, query: str, *, regex: bool = False, path:
     except GitError as exc:
         raise InvalidArgumentError(f"git could not search for {query!r}: {exc.stderr or exc}") from exc
     hits = []
-    for chunk in (record.decode("utf-8", "replace") for record in log.split_records(out)):
+    for chunk in (record.decode("utf-8", "surrogateescape") for record in log.split_records(out)):
+        # a file name keeps its undecodable bytes (shown ``bad\\xff.py`` as every answer shows it; replaced, it was
+        # ``bad\ufffd.py``, a name no tool takes back); the message and the changed lines have them replaced
         header, _, patch = chunk.partition("\x1f\n")
+        header = _replaced(header)
         fields = header.split("\x1f", 3)
         if len(fields) < 4:
             continue
@@ -140,7 +143,10 @@ def search(repo: ShadowRepo, ref: str, query: str, *, regex: bool = False, path:
             if line.startswith("rename from ") and current is None:
                 renamed_from = log.unquote_path(line[len("rename from "):])
                 continue
-            if line[:1] in "+-" and matches(line[1:]):
+            if line[:1] not in "+-":
+                continue
+            line = _replaced(line)
+            if matches(line[1:]):
                 where = current or "?"
                 if renamed_from is not None:
                     hit.renamed_from[where] = renamed_from
@@ -149,6 +155,11 @@ def search(repo: ShadowRepo, ref: str, query: str, *, regex: bool = False, path:
                     shown.append(line[:300])
         hits.append(hit)
     return hits
+
+
+def _replaced(text: str) -> str:
+    """``text`` decoded with ``surrogateescape`` as if decoded with ``replace``: each undecodable byte U+FFFD."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace") if not text.isascii() else text
 
 
 def _shown_lines(lines: list[str]) -> list[str]:
