@@ -89,17 +89,98 @@ class TrajectoryMCPServer(MCPServer):
     async def run_stdio_async(self) -> None:
         """The SDK's stdio transport, reading the client's stream from :attr:`early` when set (its first line
         included) and leaving out the SDK's answer to a request :attr:`early` answered already (see
-        :mod:`code_trajectory.early_answer`)."""
-        early = self.early
-        if early is None:
-            await super().run_stdio_async()
-            return
+        :mod:`code_trajectory.early_answer`); a request the transport cannot read is answered with an error
+        (:class:`_UnreadRequests`)."""
         import anyio
         from mcp.server.stdio import stdio_server
 
-        async with stdio_server(stdin=anyio.wrap_file(early.stdin())) as (read_stream, write_stream):
-            await self._lowlevel_server.run(read_stream, _EarlyAnswerFilter(write_stream, early),
+        early = self.early
+        stdin = anyio.wrap_file(early.stdin()) if early is not None else None
+        async with stdio_server(stdin=stdin) as (read_stream, write_stream):
+            await self._lowlevel_server.run(_UnreadRequests(read_stream, write_stream),
+                                            write_stream if early is None else _EarlyAnswerFilter(write_stream, early),
                                             self._lowlevel_server.create_initialization_options())
+
+
+def unread_request_error(exc: Exception):
+    """The JSON-RPC error answering the line the SDK's stdio transport could not read (``exc``, what it yields for
+    it), when that line is a request JSON-RPC can answer (an id) that Python's JSON reader reads; else None.
+
+    The SDK's reader (pydantic) refuses a string holding a lone UTF-16 surrogate (``"bad\\udcff.py"``: a file name
+    that is not UTF-8, as Python holds it, sent as JSON), and the SDK's dispatcher drops what its transport could not
+    read: the client waited for an answer forever. Returns a ``SessionMessage`` of a ``JSONRPCError`` (code
+    ``-32700``, parse error) saying what to send instead."""
+    from mcp.shared.message import SessionMessage
+    from mcp.types import PARSE_ERROR, ErrorData, JSONRPCError
+    from pydantic import ValidationError
+
+    if not isinstance(exc, ValidationError):
+        return None
+    errors = exc.errors()
+    line = errors[0].get("input") if errors and errors[0].get("type") == "json_invalid" else None
+    try:
+        request = json.loads(line) if isinstance(line, str) else None
+    except ValueError:  # no JSON at all: no id to answer
+        return None
+    if not isinstance(request, dict) or not isinstance(request.get("method"), str):
+        return None  # a notification is not answered, nor a client's answer
+    request_id = request.get("id")
+    if isinstance(request_id, bool) or not isinstance(request_id, (int, str)):
+        return None
+    try:
+        json.dumps(request, ensure_ascii=False).encode("utf-8")
+        why = f"the request is not JSON this server reads: {errors[0].get('msg', exc)}"
+    except UnicodeEncodeError as err:
+        why = (f"a string of the request holds a lone UTF-16 surrogate ({ascii(err.object[err.start])[1:-1]}), "
+               "which is no Unicode text; name a file whose name is not UTF-8 as answers show it: each byte that is "
+               "not UTF-8 as \\xNN (bad\\xff.py)")
+    return SessionMessage(JSONRPCError(jsonrpc="2.0", id=request_id,
+                                       error=ErrorData(code=PARSE_ERROR, message=f"Parse error: {why}")))
+
+
+class _UnreadRequests:
+    """The SDK's read stream, less the lines its transport could not read that are requests JSON-RPC can answer:
+    each is answered on the write stream (:func:`unread_request_error`) instead of being dropped by the SDK with
+    the client left waiting."""
+
+    def __init__(self, stream, write_stream) -> None:
+        self._stream = stream
+        self._write = write_stream
+
+    @property
+    def last_context(self):
+        """The sender's context of the last item (the SDK's stream keeps it; the dispatcher reads it)."""
+        return getattr(self._stream, "last_context", None)
+
+    async def receive(self):
+        while True:
+            item = await self._stream.receive()
+            answer = unread_request_error(item) if isinstance(item, Exception) else None
+            if answer is None:
+                return item
+            log.info("answered a request the SDK could not read: %s", answer.message.error.message)
+            await self._write.send(answer)
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        import anyio
+
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def __aenter__(self):
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info):
+        return await self._stream.__aexit__(*exc_info)
 
 
 class _EarlyAnswerFilter:

@@ -6,7 +6,11 @@ killed the server. Every answer now spells such a byte out (``\\xff``), as its t
 
 from __future__ import annotations
 
+import json
 import os
+import select
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -69,3 +73,47 @@ async def test_the_name_an_answer_shows_passed_back_names_the_file(server_env: d
             assert not result.is_error and expected in text, (name, text)
     assert "modified (+2)" in cli_stdout(project, "file", shown)
     assert "Would write (1)" in cli_stdout(project, "restore", "before", shown, "--dry-run")
+
+
+def test_a_request_holding_a_lone_surrogate_is_answered_with_an_error(server_env: dict[str, str],
+                                                                      tmp_path: Path) -> None:
+    """A file name as Python holds it (``"bad\\udcff.py"``) sent as JSON: the SDK's reader refuses the lone surrogate
+    and its dispatcher dropped the request, unanswered: the client waited forever. It is answered with a parse error
+    saying how to name the file; the requests around it are answered as always."""
+    project = _recorded(tmp_path)
+
+    def call(request_id: int, filepath: str) -> dict:
+        return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                "params": {"name": "get_file_trajectory", "arguments": {"filepath": filepath}}}
+
+    lines = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}},
+             {"jsonrpc": "2.0", "method": "notifications/initialized"}, call(2, "bad\udcff.py"), call(3, "bad\\xff.py")]
+    sent = "".join(json.dumps(line) + "\n" for line in lines)  # json.dumps writes the surrogate as \udcff
+    assert "\\udcff" in sent
+    command = server_command()
+    answers: dict[int, dict] = {}
+    with subprocess.Popen([*command, "serve", "--project", str(project)], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=server_env,
+                          cwd=server_env["HOME"]) as server:
+        assert server.stdin is not None and server.stdout is not None
+        try:
+            server.stdin.write(sent.encode())
+            server.stdin.flush()
+            deadline = time.monotonic() + 60  # a hang detector: unanswered, the request waited forever
+            while len(answers) < 3 and select.select([server.stdout], [], [], max(0, deadline - time.monotonic()))[0]:
+                line = server.stdout.readline()
+                if not line:
+                    break
+                answer = json.loads(line)
+                answers[answer["id"]] = answer
+            server.stdin.close()
+            assert server.wait(timeout=60) == 0
+        finally:
+            if server.poll() is None:
+                server.kill()
+    assert sorted(answers) == [1, 2, 3], answers
+    error = answers[2]["error"]
+    assert error["code"] == -32700 and "lone UTF-16 surrogate (\\udcff)" in error["message"], error
+    assert "bad\\xff.py" in error["message"], error
+    assert "modified (+2)" in answers[3]["result"]["content"][0]["text"], answers[3]
