@@ -182,3 +182,20 @@ def test_cli_test_with_a_timeout_that_is_not_a_time_is_a_usage_error(project: Pa
     assert proc.stderr == f"code-trajectory: error: --timeout must be a positive number of seconds, got " \
                           f"{float(timeout)}\n", proc.stderr
     assert not (project / ".trajectory").exists()
+
+
+@pytest.mark.anyio
+async def test_bidi_controls_in_failing_tests_are_shown_escaped(project: Path) -> None:
+    """A right-to-left override (U+202E) in a test file's name or in a failure's reason reached answers raw, and
+    reordered what the reader saw (``tests/test_\\u202eyp.gol::test_x`` reads as ``tests/test_log.py::test_x``);
+    answers show it escaped, as they show file names."""
+    async with mcp_client(project) as client:
+        result = await client.call_tool("record_test_result", {
+            "command": "pytest", "passed": 1, "failed": 1,
+            "failing_tests": ["tests/test_\u202eyp.gol::test_\u202ex: assert \u202e'1' == 2"]})
+        assert "1 failed: test_\\u202ex" in text(result) and "\u202e" not in text(result), text(result)
+        runs = await client.call_tool("get_test_history", {})
+        assert "`tests/test_\\u202eyp.gol::test_\\u202ex`: assert \\u202e'1' == 2" in text(runs), text(runs)
+        assert "\u202e" not in str(runs.structured_content), runs.structured_content
+        log = text(await client.call_tool("get_global_trajectory", {}))
+        assert "1 failed: test_\\u202ex" in log and "\u202e" not in log, log

@@ -24,7 +24,7 @@ def run_fields(run: TestRun, branch: str | None = None) -> dict:
     return {"id": (run.commit or "?")[:12], "t": when(started) if started else None, "outcome": run.outcome,
             "command": run.command, "runner": run.runner, "scope": run.scope.label(),
             "s": round(run.duration_seconds, 1) if run.duration_seconds is not None else None,
-            "tests": run.counts_text(), "failures": [list(pair) for pair in run.failures[:FAILURES_SHOWN]],
+            "tests": run.counts_text(), "failures": [list(pair) for pair in run.shown_failures()[:FAILURES_SHOWN]],
             "more_failures": max(0, len(run.failures) - FAILURES_SHOWN) + run.more_failures or None,
             "note": run.message, "squashed_into": (run.squashed_into or "")[:12] or None,
             "branch": run.branch if run.branch != branch else None}

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any
 
+from code_trajectory.core.text import escape_invisible
 from code_trajectory.core.when import parse_stored_time
 from code_trajectory.testruns.parsers import (  # noqa: F401
     MAX_FAILURES,
@@ -110,6 +111,13 @@ class TestRun:
         failures or errors were counted. A run stopped before any verdict is neither green nor red."""
         return self.outcome == "failed" or bool(self.failed or self.errors or self.failures)
 
+    def shown_failures(self) -> list[tuple[str, str]]:
+        """:attr:`failures` as answers show them: each test id and reason with its invisible characters escaped
+        (:func:`~code_trajectory.core.text.escape_invisible`, as file names are shown): a right-to-left override
+        (U+202E) in a test file's name or in an assertion's text reordered what a reader saw. The stored ids are
+        left as they are (selections match them)."""
+        return [(escape_invisible(test), escape_invisible(reason)) for test, reason in self.failures]
+
     @property
     def started(self) -> datetime | None:
         """``started_at`` as an aware datetime (None when missing or malformed)."""
@@ -158,7 +166,7 @@ class TestRun:
         head = clip(head, limit)
         if not self.failures:
             return head
-        names = short_test_names([t for t, _ in self.failures])
+        names = short_test_names([t for t, _ in self.shown_failures()])
         total = max(len(self.failures) + self.more_failures, len(names))
         shown: list[str] = []
         for i, name in enumerate(names):

@@ -35,7 +35,7 @@ def run_data(run: TestRun, *, failures: bool = False) -> dict[str, Any]:
     data.update({name: getattr(run, name) for name in COUNT_NAMES
                  if getattr(run, name) or (name == "passed" and run.passed is not None)})
     if failures and run.failures:
-        data["failures"] = [test for test, _ in run.failures[:LISTED_FAILURES]]
+        data["failures"] = [test for test, _ in run.shown_failures()[:LISTED_FAILURES]]
     return data
 
 
@@ -130,7 +130,7 @@ def test_history(session: ProjectSession, limit: int = 10, branch: str | None = 
                  f"- {run.summary_line()}"]
         if run.message:
             lines.append(f"- Note: {run.message}")
-        for test, reason in run.failures[:LISTED_FAILURES]:
+        for test, reason in run.shown_failures()[:LISTED_FAILURES]:
             lines.append(f"  - `{test}`: {reason}")
         extra = max(0, len(run.failures) - LISTED_FAILURES) + run.more_failures
         if extra:
