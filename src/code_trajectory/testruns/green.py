@@ -17,6 +17,7 @@ an unknown scope: they can make a snapshot red but never prove it green.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
@@ -103,8 +104,9 @@ def newest_other_pass(repo: ShadowRepo, tip: str, query: Scope) -> TestRun | Non
 
 
 def query_text(query: Scope) -> str:
-    """How to ask for ``query`` again (the ``scope`` argument): ``full`` or the paths and filters."""
-    return "full" if query.is_full else " ".join([*query.paths, *query.filters])
+    """How to ask for ``query`` again (the ``scope`` argument): ``full`` or the paths (shell-quoted, as the filters
+    are recorded, so that ``tests/test a.py`` is asked for as one path) and filters."""
+    return "full" if query.is_full else " ".join([*(shlex.quote(p) for p in query.paths), *query.filters])
 
 
 def scope_phrase(query: Scope) -> str:

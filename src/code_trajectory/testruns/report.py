@@ -8,6 +8,7 @@ from typing import Any
 
 from code_trajectory.core.answer import Answer, message, short
 from code_trajectory.core.errors import InvalidArgumentError
+from code_trajectory.core.text import cli_operands, cli_option
 from code_trajectory.git import file_versions, indexed_log, log
 from code_trajectory.git.messages import display_path
 from code_trajectory.git.shadow import shadow_ref
@@ -160,6 +161,16 @@ def _check_known(session: ProjectSession, rel: str, tip: str | None) -> None:
                                f"project root, or omit filepath for the whole project.{hint}")
 
 
+def _since_green_call(scope: str, rel: str | None, branch: str | None, source: str | None) -> str:
+    """The ``code-trajectory since-green`` command that asks what a call with ``rel``, ``branch`` and ``source``
+    asked, for ``scope``: the CLI's spelling of ``scope=...`` (a shell-quoted option, the path after them)."""
+    words = ["code-trajectory since-green", cli_option("--scope", scope)]
+    words += [cli_option("--branch", branch)] if branch else []
+    words += [cli_option("--source", source)] if source else []
+    words += [cli_operands([rel])] if rel is not None else []
+    return " ".join(words)
+
+
 def diff_since_green(session: ProjectSession, filepath: str | None = None, branch: str | None = None,
                      scope: str | None = None, source: str | None = None) -> str:
     """What changed since the last snapshot green for ``scope`` (default: the full suite; see
@@ -186,6 +197,7 @@ def diff_since_green(session: ProjectSession, filepath: str | None = None, branc
     repo = session.recorder.repo
     query = _query(scope)
     rel = confine(session.root, filepath) if filepath is not None else None  # a bad path is an error first
+    asked_branch = branch
     branch, tip = branch_and_tip(session, branch, source)
     if rel is not None:
         _check_known(session, rel, tip)
@@ -204,7 +216,9 @@ def diff_since_green(session: ProjectSession, filepath: str | None = None, branc
         askable = other is not None and all(f.startswith("-") for f in other.scope.filters)  # not "2 deselected"
         if other is not None and other.scope.kind == "partial":
             text += f" The newest passing run is {other.scope.label()} on {where(other, branch, source)}"
-            text += (f": call with scope={greens.query_text(other.scope)!r} to compare with it." if askable else
+            scoped = greens.query_text(other.scope)
+            text += (f": call with scope={scoped!r} (CLI `{_since_green_call(scoped, rel, asked_branch, source)}`) "
+                     "to compare with it." if askable else
                      "; its selection (tests a plugin deselected) cannot be asked for.")
         elif other is not None:
             text += (f" The newest passing run, on {where(other, branch, source)}, has an {other.scope.label()}, which "
