@@ -201,3 +201,18 @@ def test_a_checkpoint_asked_for_twice_while_nothing_changed_names_its_snapshot_o
     cli(project, "checkpoint", "-m", "other")
     cli(project, "checkpoint", "-m", "stable ✓")  # the same name on a newer snapshot: a point of its own
     assert [p.message for p in points(ShadowRepo(project))].count("stable ✓") == 2
+
+
+def test_a_window_without_the_users_names_does_not_say_there_are_none(project: Path) -> None:
+    """A ``log`` page whose snapshots carry only an automatic point said ``Named points: none named by you``, read
+    as "you named nothing" while the user's checkpoint was just older than the page (the restore's heading even
+    names it)."""
+    cli(project, "checkpoint", "-m", "keep this")
+    write(project, "src/app.py", "def main():\n    return 3\n")
+    cli(project, "restore", "keep this")  # a safety snapshot with its automatic point, then the restore
+    page = cli(project, "log", "--limit", "2").stdout
+    assert 'checkpoint "keep this"' in page, page  # the restore's heading names the user's checkpoint
+    line = next(x for x in page.splitlines() if x.startswith("Named points:"))
+    assert line == "Named points: none named by you on these snapshots; automatic: 1 (1 before restore)", line
+    whole = next(x for x in cli(project, "log").stdout.splitlines() if x.startswith("Named points:"))
+    assert "none named by you" not in whole and "automatic: 1" in whole, whole

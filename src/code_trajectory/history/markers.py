@@ -79,12 +79,13 @@ def names_line(named: list[Point], *, in_headings: int = 0) -> str | None:
     """One line listing the user's names of ``named`` (oldest first) apart from the automatic ones (counted by kind),
     None when there are none: ``Named points: "release" 17:20 `1a2b3c4d5e6f`; automatic: 3 (2 turn ended, 1 before
     restore)``. ``in_headings``: how many more names of the user's the answer's headings say (not listed again: the
-    line then says so rather than "none named by you")."""
+    line then says so rather than "none named by you on these snapshots": the names are those of the answer's
+    snapshots, and the user's names on older ones exist all the same)."""
     if not named:
         return None
     users = [p for p in named if p.automatic is None]
     shown = _listed(named)
-    elsewhere = f"{in_headings} in the headings above" if in_headings else "none named by you"
+    elsewhere = f"{in_headings} in the headings above" if in_headings else "none named by you on these snapshots"
     text = "Named points: " + ("; ".join(f"\"{p.message}\" {_hm(p)} `{p.commit[:12]}`" for p in shown)
                                if shown else elsewhere)
     if len(users) > len(shown):
