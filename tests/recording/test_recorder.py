@@ -418,3 +418,36 @@ def test_reconcile_rereads_ignore_files_created_since_the_last_scan(project: Pat
     write(project, "cache/data.bin", "cached")
     snap = recorder.checkpoint()
     assert snap is None or not any(c.path.startswith("cache/") for c in snap.changes)
+
+
+def test_consolidate_says_which_kept_snapshot_of_the_task_ended_the_run(project: Path) -> None:
+    """A day's replay: 3 edits of one task, a restore of one file (recorded with the task's intent), one edit more,
+    then consolidate of the task. It squashed 1 snapshot and said only "Earlier snapshots ... are kept": the
+    supervisor could not tell why the task's other snapshots were left. The answer names the restore that ended the
+    run; a run ended by another intent says nothing more."""
+    from code_trajectory.core.config import TrajectorySettings
+    from code_trajectory.recording.session import ProjectSession
+    from code_trajectory.restore.service import restore
+
+    session = ProjectSession(project, TrajectorySettings.load(project))
+    recorder = session.recorder
+    recorder.reconcile()
+    recorder.intent.set("Tidy the helpers")
+    for i in range(3):
+        write(project, "src/tidy.py", f"t = {i}\n")
+        recorder.record_paths(["src/tidy.py"])
+    restore(session, "~2", ["src/tidy.py"])
+    restored = recorder.repo.resolve(shadow_ref("main"))
+    assert restored is not None
+    write(project, "src/tidy.py", "t = 9\n")
+    recorder.record_paths(["src/tidy.py"])
+    answer = str(session.consolidate("Tidied the helpers"))
+    assert "Consolidated 1 snapshot(s)" in answer, answer
+    assert f"Stopped at `{restored[:12]}`, a restore of this task, which is never squashed" in answer, answer
+
+    recorder.intent.set("Another task")
+    write(project, "src/other.py", "o = 1\n")
+    recorder.record_paths(["src/other.py"])
+    other = str(session.consolidate("Did another task"))
+    assert "Consolidated 1 snapshot(s)" in other and "Stopped at" not in other, other
+    session.close()

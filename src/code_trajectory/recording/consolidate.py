@@ -26,6 +26,9 @@ class ConsolidateResult:
     squashed_commits: list[str] = field(default_factory=list)
     #: The squashed snapshots, oldest first.
     squashed_records: list[log.CommitRecord] = field(default_factory=list)
+    #: When the run ended at a snapshot of the same task that is never squashed (a restore, a checkpoint...): one
+    #: line saying which and that the task's snapshots before it are kept; else None.
+    stopped_at: str | None = None
 
 
 #: Snapshots of these kinds can be squashed; a checkpoint (a named point), a consolidation, the first-scan import,
@@ -86,9 +89,12 @@ def consolidate(recorder: Recorder, intent: str) -> ConsolidateResult:
                                                       "is a named checkpoint, which is kept as it is.")
         run: list[log.CommitRecord] = []
         base: str | None = None
+        stopped_at: str | None = None
         for record in records:
             if not squashable(record) or record.intent != newest.intent or record.oid in named:
                 base = record.oid
+                if record.intent == newest.intent and not record.is_import:
+                    stopped_at = _stop_line(record, record.oid in named)
                 break
             run.append(record)
             base = record.parents[0] if record.parents else None
@@ -108,4 +114,13 @@ def consolidate(recorder: Recorder, intent: str) -> ConsolidateResult:
         recorder.wrote(commit)
     log_.info("consolidate branch=%s commit=%s squashed=%d", branch, commit[:12], len(run))
     detailed = log.read_log(recorder.repo, [tip], limit=len(run), first_parent=True)  # with their files
-    return ConsolidateResult(commit, len(run), branch, message.split("\n", 1)[0], oids, list(reversed(detailed)))
+    return ConsolidateResult(commit, len(run), branch, message.split("\n", 1)[0], oids, list(reversed(detailed)),
+                             stopped_at)
+
+
+def _stop_line(record: log.CommitRecord, named: bool) -> str:
+    """Why the run of the current task ended at ``record``, a snapshot of the same task that is kept."""
+    what = ("a named checkpoint" if named or record.kind == messages.KIND_CHECKPOINT else "a consolidation"
+            if record.is_consolidation else "a git operation" if record.is_git_operation else f"a {record.kind}")
+    return (f"Stopped at `{record.oid[:12]}`, {what} of this task, which is never squashed: it and this task's "
+            "snapshots before it are kept as they are.")

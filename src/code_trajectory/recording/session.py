@@ -372,6 +372,7 @@ class ProjectSession(CheckpointMixin):
             lines.append(f"- ... {len(result.squashed_records) - len(shown)} older")
         lines += [f"- {r.time.astimezone().strftime('%H:%M:%S')} `{r.oid[:12]}`: "
                   f"{messages.summarize(r.changes, 3) if r.changes else r.subject}" for r in shown]
+        lines += ["", result.stopped_at] if result.stopped_at else []
         lines += ["", "Earlier snapshots, checkpoints and other tasks are kept. The squashed snapshots stay reachable "
                   f"through the reflog: `git --git-dir=.trajectory reflog {shadow_ref(result.branch)}`."]
         return answers.consolidation("\n".join(lines), result, CONSOLIDATE_LISTED)
