@@ -173,6 +173,25 @@ def test_restores_are_marked(demo) -> None:
     assert row.kind == "restore" and row.message.startswith("[RESTORE]")
 
 
+
+def test_a_restore_row_says_where_it_came_from_not_its_time_intent_and_files_again(demo) -> None:
+    """A real restore made under an intent: its row showed the whole first line, ``[RESTORE] 00:10:40 - <intent> -
+    from <id> (checkpoint "...") - M <file> (+1 -3)``, whose time, intent and files the row shows already, so the
+    list's one-line ellipsis cut off where it came from. It says the label the CLI's headings say."""
+    from code_trajectory.restore.service import restore
+
+    root, commits = demo
+    record_edit(root, "src/signing.py", DEMO_V3 + "# broken\n", intent="Tidy the signer")
+    answer = restore(root, "~1", ["src/signing.py"])
+    assert "Written (1)" in str(answer), answer
+    history = open_history(root)
+    try:
+        row = history.timeline("main").rows[0]
+    finally:
+        history.repo.close()
+    assert row.kind == "restore" and row.record.intent == "Tidy the signer"
+    assert row.message == f"[RESTORE] from {commits['checkpoint'][:12]} (~1)", row.message
+
 def test_snapshot_has_symbols_diff_and_runs(demo) -> None:
     root, commits = demo
     history = open_history(root)

@@ -13,6 +13,7 @@ from code_trajectory.git.file_versions import FileVersion
 from code_trajectory.git.log import CommitRecord
 from code_trajectory.git.messages import CONSOLIDATE_PREFIX, TRAILER_SQUASHED, FileChange
 from code_trajectory.git.points import Point
+from code_trajectory.history.headings import operation_label
 from code_trajectory.testruns.model import TestRun
 from code_trajectory.ui import render
 
@@ -234,8 +235,10 @@ def make_row(record: CommitRecord, branch: str, test: TestMark | None, session: 
 
 
 def message_of(record: CommitRecord) -> str | None:
-    """What a row shows besides the intent: a checkpoint's note, a consolidation's squash count, the first line
-    of a restore or of any commit of an unknown kind; None for plain snapshots."""
+    """What a row shows besides the intent: a checkpoint's note, a consolidation's squash count, a restore's or git
+    operation's label as the CLI's headings say it (``[RESTORE] from abc123 (checkpoint "x")``: its time, the
+    intent and the files are the row's own), the first line of any commit of an unknown kind; None for plain
+    snapshots."""
     if record.checkpoint_note:
         return record.checkpoint_note
     if record.is_consolidation:
@@ -243,4 +246,6 @@ def message_of(record: CommitRecord) -> str | None:
         return f"squashed {squashed} snapshots" if squashed else record.subject.removeprefix(CONSOLIDATE_PREFIX).strip()
     if record.kind in ("snapshot", "checkpoint", "reconcile", "import"):
         return None
+    if record.kind == "restore" or record.is_git_operation:
+        return operation_label(record)
     return record.subject
