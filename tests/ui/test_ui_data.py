@@ -154,6 +154,23 @@ def test_a_rewritten_history_asks_for_a_reload(demo) -> None:
     assert page.rows[0].record.intent == "Signed tokens"
 
 
+
+def test_a_consolidation_of_one_snapshot_says_one_snapshot(demo) -> None:
+    """The row of a task consolidated from one snapshot said ``squashed 1 snapshots``."""
+    root, _ = demo
+    record_edit(root, "src/signing.py", DEMO_V3 + "# tidied\n", intent="Tidy")
+    recorder = Recorder.open(root, TrajectorySettings.load(root))
+    try:
+        assert consolidate(recorder, "Tidied").squashed == 1
+    finally:
+        recorder.close()
+    history = open_history(root)
+    try:
+        row = history.timeline("main").rows[0]
+    finally:
+        history.repo.close()
+    assert row.kind == "consolidate" and row.message == "squashed 1 snapshot", row.message
+
 def test_restores_are_marked(demo) -> None:
     """A commit whose ``Trajectory-Kind`` is ``restore`` (what the restore service writes) gets its own kind."""
     root, commits = demo

@@ -243,7 +243,7 @@ def message_of(record: CommitRecord) -> str | None:
         return record.checkpoint_note
     if record.is_consolidation:
         squashed = record.trailers.get(TRAILER_SQUASHED)
-        return f"squashed {squashed} snapshots" if squashed else record.subject.removeprefix(CONSOLIDATE_PREFIX).strip()
+        return (f"squashed {squashed} snapshot{'' if squashed == '1' else 's'}") if squashed else record.subject.removeprefix(CONSOLIDATE_PREFIX).strip()
     if record.kind in ("snapshot", "checkpoint", "reconcile", "import"):
         return None
     if record.kind == "restore" or record.is_git_operation:
