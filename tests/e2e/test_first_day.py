@@ -123,3 +123,16 @@ def test_a_file_over_the_size_cap_is_said_to_be_not_stored(project: Path) -> Non
     out = cli("file", "data/big.csv", cwd=project).stdout
     assert "not stored: 2.3 KiB (over the size cap)" in out and "not stored: 2.7 KiB (over the size cap)" in out
     assert "mtime_ns" not in out and "content not recorded" not in out
+
+
+def test_the_path_arguments_help_says_how_they_are_read(project: Path) -> None:
+    """``file``, ``symbol``, ``compare --file`` and ``since-green`` read a path typed in a subdirectory from it (as
+    git does, as the README says); their ``--help`` said "relative to the project root", so a user in ``src/`` typed
+    ``src/a.py`` and met "in no snapshot"."""
+    write(project, "src/a.py", "def run():\n    return 1\n")
+    assert cli("checkpoint", "-m", "start", cwd=project).returncode == 0
+    sub = project / "src"
+    assert "`src/a.py`" in cli("file", "a.py", cwd=sub).stdout  # read from the current directory
+    for args in (["file"], ["symbol"], ["compare"], ["since-green"]):
+        helped = cli(*args, "--help", cwd=sub).stdout
+        assert "relative to the project root" not in helped and "relative to the current directory" in helped, helped

@@ -44,7 +44,7 @@ def log(args: argparse.Namespace) -> int:
 
 def file_arguments(parser: argparse.ArgumentParser) -> None:
     add_project_option(parser)
-    parser.add_argument("filepath", metavar="PATH", help="file path relative to the project root")
+    parser.add_argument("filepath", metavar="PATH", help="file path, relative to the current directory in the project (as git reads it), else to its root")
     parser.add_argument("--depth", type=int, default=5, help="number of recent versions (default 5)")
     _branch_option(parser)
 
@@ -71,7 +71,7 @@ def session(args: argparse.Namespace) -> int:
 
 def symbol_arguments(parser: argparse.ArgumentParser) -> None:
     add_project_option(parser)
-    parser.add_argument("filepath", metavar="PATH", help="file path relative to the project root")
+    parser.add_argument("filepath", metavar="PATH", help="file path, relative to the current directory in the project (as git reads it), else to its root")
     parser.add_argument("symbol", metavar="SYMBOL", help="function, class or method, e.g. Serializer.loads")
     parser.add_argument("--depth", type=int, default=10, help="number of changes (default 10)")
     parser.add_argument("--baseline", action="store_true",
@@ -115,7 +115,7 @@ def compare_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("from_snapshot", metavar="FROM", help="commit id (abc1234~2 counts back from it), checkpoint "
                                                               "message, ~N, 'start of recording' or a time")
     parser.add_argument("to_snapshot", metavar="TO", nargs="?", default="now", help="the same, or now (default)")
-    parser.add_argument("--file", dest="filepath", metavar="PATH", help="one file relative to the project root")
+    parser.add_argument("--file", dest="filepath", metavar="PATH", help="one file, relative to the current directory in the project (as git reads it), else to its root")
     add_source_option(parser)
 
 

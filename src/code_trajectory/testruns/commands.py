@@ -69,7 +69,7 @@ def test_history(args: argparse.Namespace) -> int:
 
 def since_green_arguments(parser: argparse.ArgumentParser) -> None:
     add_project_option(parser)
-    parser.add_argument("filepath", nargs="?", metavar="PATH", help="one file relative to the project root")
+    parser.add_argument("filepath", nargs="?", metavar="PATH", help="one file, relative to the current directory in the project (as git reads it), else to its root")
     _branch_option(parser)
     parser.add_argument("--scope", metavar="SCOPE", help="'full' (default) or pytest selection arguments relative "
                                                          "to the project root, e.g. 'tests/test_api.py -k login'")
