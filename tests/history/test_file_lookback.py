@@ -87,3 +87,14 @@ async def test_the_structured_content_says_the_total_was_not_counted(project: Pa
     assert data is not None and not result.is_error
     assert "total" not in data and data["more_than"] == 3 and data["numbered"] == "back from the newest"
     assert [v["n"] for v in data["versions"]] == [2, 1]
+
+
+def test_a_file_history_cut_at_its_depth_gives_the_deeper_call(session: ProjectSession) -> None:
+    """``file`` said "the last 5 of 12" and not how to see the other 7, as ``symbol`` and ``log`` say theirs."""
+    for i in range(4):
+        edit(session, "a.txt", f"state {i}\n")
+    cut = history_service.file_trajectory(session, "a.txt", depth=2)
+    assert "the last 2 of 4 recorded change(s) to this file, oldest to newest. Older ones: depth=4 (CLI `--depth 4`)." \
+        in cut, cut
+    whole = history_service.file_trajectory(session, "a.txt", depth=4)
+    assert headings(whole) == [1, 2, 3, 4] and "Older ones" not in whole

@@ -130,7 +130,7 @@ def _wants_diff(version: Version) -> bool:
 
 def render(repo: ShadowRepo, path: str, branch: str, versions: list[Version], total: int, budget_tokens: int, *,
            state_note: str | None = None, symbols_available: bool = True, complete: bool = True,
-           since: str | None = None) -> Answer:
+           since: str | None = None, deeper: int | None = None) -> Answer:
     """Render ``versions`` (oldest first) of ``path`` within ``budget_tokens``: the newest diff, then by importance.
 
     Args:
@@ -146,6 +146,7 @@ def render(repo: ShadowRepo, path: str, branch: str, versions: list[Version], to
         complete: False when not every version was read (see
             :data:`~code_trajectory.history.versions.LOOKBACK`).
         since: what ``versions`` and ``total`` count from (``the green run``), when not the whole recorded history.
+        deeper: the ``depth`` that shows the older versions left out (said with its CLI option), None when none are.
 
     Returns:
         The markdown and its data: every shown version's commit, time, change, counts, symbols and ``detail``
@@ -159,6 +160,8 @@ def render(repo: ShadowRepo, path: str, branch: str, versions: list[Version], to
             f"Shadow branch `{branch}`: the last {len(versions)} of more than {total - 1} recorded change(s) to this "
             f"file (not counted further), oldest to newest, numbered back from the newest (1); reverts are detected "
             f"among the newest {total} only."]
+    if deeper is not None:
+        head[-1] += f" Older ones: depth={deeper} (CLI `--depth {deeper}`)."
     if state_note:
         head.append(state_note)
     if not symbols_available:

@@ -148,8 +148,9 @@ def file_trajectory(session: ProjectSession, filepath: str, depth: int = 5, bran
                 f"The file was deleted at {narrative.fmt_time(last.record.time)} and not recorded since.")
     elif last.path != rel:
         note = f"Followed across renames: earlier recorded as `{display_path(last.path)}`."
+    deeper = min(len(entries), MAX_DEPTH)  # the depth that shows every version read, at most the largest
     return render_file.render(repo, rel, branch, shown_versions, len(entries), session.settings.token_budget,
-                              complete=complete,
+                              complete=complete, deeper=deeper if deeper > shown else None,
                               state_note=note, symbols_available=language_for(rel) is not None)
 
 
