@@ -38,3 +38,29 @@ def test_a_partial_pass_s_scope_is_spelled_as_a_cli_call_that_runs(project: Path
     file_calls = spelled(for_file)
     assert file_calls == [["since-green", "--scope", "'tests/test a.py'", "src/app.py"]], for_file
     assert "X = 2" in cli_stdout(project, *file_calls[0])
+
+
+def test_snapshots_since_green_beyond_the_listed_ones_are_said_with_the_call_that_lists_them(
+        session, monkeypatch) -> None:
+    """The list under the net change showed the newest 30 snapshots as "oldest first" and nothing of the others: with
+    35 since the green run, the first one listed was the 6th and the answer's heading said 35. (3 here.)"""
+    from code_trajectory.history import service as history_service
+    from code_trajectory.testruns import report
+    from code_trajectory.testruns.service import record_agent_result
+
+    monkeypatch.setattr(report, "STEPS_LISTED", 3, raising=False)  # 30 before
+    record_agent_result(session.root, command="pytest", passed=1, full_suite=True, recorder=session.recorder,
+                        settings=session.settings)
+    made = []
+    for i in range(5):
+        write(session.root, "src/app.py", f"X = {i}\n")
+        made.append(session.recorder.record_paths(["src/app.py"]).commit)
+    answer = str(report.diff_since_green(session))
+    steps = answer.split("## Snapshots since the green run, oldest first\n", 1)[1].splitlines()
+    listed = [line for line in steps if line.startswith("- 20")]
+    assert len(listed) == 3 and made[2][:12] in listed[0], steps  # the newest 3, oldest first
+    assert steps[0] == (f'- ... 2 older snapshot(s) since the green run, not listed: get_global_trajectory('
+                        f'before="{made[2][:12]}", limit=2) (CLI `code-trajectory log --before {made[2][:12]} '
+                        "--limit 2`)"), steps
+    older = str(history_service.global_trajectory(session, before=made[2][:12], limit=2))
+    assert made[0][:12] in older and made[1][:12] in older and made[2][:12] not in older.split("\n", 1)[1], older

@@ -4,6 +4,7 @@ green, and an agent's own report. Plain functions over a
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from code_trajectory.core.answer import Answer, message, short
@@ -23,6 +24,8 @@ from code_trajectory.testruns.selection import parse_query
 
 #: Failing tests listed per run in the test history.
 LISTED_FAILURES = 10
+#: Snapshots since the green run listed under the project's net change (the newest; the answer says the rest).
+STEPS_LISTED = 30
 
 
 def run_data(run: TestRun, *, failures: bool = False) -> dict[str, Any]:
@@ -171,6 +174,17 @@ def _since_green_call(scope: str, rel: str | None, branch: str | None, source: s
     return " ".join(words)
 
 
+def _older_steps(left: int, oldest: str, branch: str | None, source: str | None) -> str:
+    """The line that stands for the ``left`` snapshots since the green run older than ``oldest`` (the oldest one
+    listed), with the ``get_global_trajectory`` call and the ``log`` command that list them."""
+    args = [f'before="{oldest}"', f"limit={left}"] + ([f"branch={json.dumps(branch)}"] if branch else []) \
+        + ([f"source={json.dumps(source)}"] if source else [])
+    options = [f"--before {oldest}", f"--limit {left}"] + ([cli_option("--branch", branch)] if branch else []) \
+        + ([cli_option("--source", source)] if source else [])
+    return (f"- ... {left} older snapshot(s) since the green run, not listed: get_global_trajectory({', '.join(args)}) "
+            f"(CLI `code-trajectory log {' '.join(options)}`)")
+
+
 def diff_since_green(session: ProjectSession, filepath: str | None = None, branch: str | None = None,
                      scope: str | None = None, source: str | None = None) -> str:
     """What changed since the last snapshot green for ``scope`` (default: the full suite; see
@@ -266,12 +280,15 @@ def diff_since_green(session: ProjectSession, filepath: str | None = None, branc
     net = compare.render_net_change(repo, green.commit, repo.commit_tree_oid(tip), max(1000, budget - 1200),
                                     heading=f"{head}\n\n# Net change since the green run (`{green.commit[:12]}` → "
                                             f"`{tip[:12]}`, {len(records)} snapshot(s))", new_label=tip[:12])
-    marks = store.marks_for(repo, [r.oid for r in records[:30]])
+    listed = records[:STEPS_LISTED]
+    marks = store.marks_for(repo, [r.oid for r in listed])
     steps = [f"- {narrative.fmt_time(r.time)} `{r.oid[:12]}` {narrative.message_head(r)}"
-             + (f" ({marks[r.oid]})" if r.oid in marks else "") for r in reversed(records[:30])]
+             + (f" ({marks[r.oid]})" if r.oid in marks else "") for r in reversed(listed)]
+    if len(records) > len(listed):  # the oldest ones: said, with the call that lists them
+        steps.insert(0, _older_steps(len(records) - len(listed), listed[-1].oid[:12], asked_branch, source))
     text = f"{net}\n\n## Snapshots since the green run, oldest first\n" + "\n".join(steps)
     text = narrative.fit(text, budget, ask_less="one file with filepath")
-    return Answer(text, {"scope": data["scope"], **answers.since_green(text, green, tip, net.data, records[:30], marks)})
+    return Answer(text, {"scope": data["scope"], **answers.since_green(text, green, tip, net.data, listed, marks)})
 
 
 def record_test_result(session: ProjectSession, **fields) -> str:
