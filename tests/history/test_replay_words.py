@@ -80,3 +80,18 @@ def test_a_file_named_elsewhere_in_the_rest_of_a_net_change_is_a_path(session: P
     branch = fields["last"]["branches"][0]
     assert branch["net_more"] == [["docs/", 2], ["elsewhere", 1]], branch
     assert "net_more_elsewhere" not in branch and "net_more_top_level" not in branch, branch
+
+
+def test_the_session_s_consolidations_are_their_names_oldest_first(session: ProjectSession) -> None:
+    """A day's replay (pallets/click): ``- Consolidations: 2026-11-28 00:10:45 [CONSOLIDATE] 2026-11-28 00:10:45 -
+    Tidy ...``, the date and time twice, the newest first beside restores and intents listed oldest first."""
+    for n, task in enumerate(["Parse the config", "Add a cache"]):
+        session.recorder.intent.set(task)
+        write(session.root, f"src/m{n}.py", f"x = {n}\n")
+        assert session.recorder.record_paths([f"src/m{n}.py"]) is not None
+        assert "Consolidated 1 snapshot(s)" in str(session.consolidate(f"Done: {task}"))
+    answer = str(last_session.session_summary(session))
+    line = next(x for x in answer.splitlines() if x.startswith("- Consolidations: "))
+    first, second = line.removeprefix("- Consolidations: ").split("; ")
+    assert first.endswith(" Done: Parse the config") and second.endswith(" Done: Add a cache"), line
+    assert "[CONSOLIDATE]" not in line and len(first) == len("00:00 Done: Parse the config"), line

@@ -204,7 +204,10 @@ def _branch_section(work: BranchWork, net: list[FileChange] | None, symbols: dic
                                                for r in reversed(restores[:5])))
     consolidations = [r for r in work.records if r.is_consolidation]
     if consolidations:
-        lines.append("- Consolidations: " + "; ".join(f"{fmt_time(r.time)} {r.subject}" for r in consolidations[:5]))
+        # as the restores: time and name (the subject repeated its date and time), the newest 5 oldest first
+        lines.append("- Consolidations: " + "; ".join(
+            f"{r.time.astimezone().strftime('%H:%M')} {why(r).removeprefix('consolidation: ')}"
+            for r in reversed(consolidations[:5])))
     if net is not None:
         lines.append(f"- Net change on `{work.branch}` over the session ({len(net)} file(s)):" if net else
                      f"- Net change on `{work.branch}`: none (this branch ended where it began in the session)")
