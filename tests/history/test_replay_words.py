@@ -95,3 +95,23 @@ def test_the_session_s_consolidations_are_their_names_oldest_first(session: Proj
     first, second = line.removeprefix("- Consolidations: ").split("; ")
     assert first.endswith(" Done: Parse the config") and second.endswith(" Done: Add a cache"), line
     assert "[CONSOLIDATE]" not in line and len(first) == len("00:00 Done: Parse the config"), line
+
+
+def test_a_task_consolidated_as_done_stays_in_the_session_s_intents_and_files(session: ProjectSession) -> None:
+    """Five edits of ``a.py``, consolidated as the README advises when a piece of work is done, then one edit of
+    ``b.py``: the summary said "1 edit snapshot(s)", the intents "Touch b" only and the files most changed ``b.py``
+    only, as if the session had done nothing to ``a.py`` (the squashed snapshots are gone from the history; the
+    consolidation, left out as no edit, was their only record)."""
+    session.recorder.intent.set("Rework a")
+    for i in range(5):
+        write(session.root, "a.py", "".join(f"x{j} = {i}\n" for j in range(10)))
+        assert session.recorder.record_paths(["a.py"]) is not None
+    assert "Consolidated 5 snapshot(s)" in str(session.consolidate("Reworked a"))
+    session.recorder.intent.set("Touch b")
+    write(session.root, "b.py", "y = 1\n")
+    assert session.recorder.record_paths(["b.py"]) is not None
+    lines = str(last_session.session_summary(session)).splitlines()
+    assert "### On `main`: 2 edit snapshot(s)" in lines, lines
+    assert '- Intents, in order: "Reworked a" (' in "\n".join(lines) and '"Touch b"' in "\n".join(lines), lines
+    files = next(x for x in lines if x.startswith("- Files most changed: "))
+    assert "`a.py` (1 snapshot(s), +10" in files and "`b.py`" in files, files

@@ -77,10 +77,11 @@ class BranchWork:
     records: list[CommitRecord] = field(default_factory=list)
 
     def edits(self) -> list[CommitRecord]:
-        """The agent's (and the user's) snapshots: not imports, consolidations, git operations nor restores (a
-        restore and its undo put files back: counting their lines as work doubled a file's)."""
-        return [r for r in self.records
-                if not (r.is_import or r.is_consolidation or r.is_git_operation or r.kind == "restore")]
+        """The agent's (and the user's) snapshots: not imports, git operations nor restores (a restore and its undo
+        put files back: counting their lines as work doubled a file's). A consolidation is the work it squashed (its
+        snapshots are gone from the history): left out, a task consolidated as done vanished from the intents and
+        the files most changed."""
+        return [r for r in self.records if not (r.is_import or r.is_git_operation or r.kind == "restore")]
 
     def restores(self) -> list[CommitRecord]:
         """The restores of the session, newest first."""
