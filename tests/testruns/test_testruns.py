@@ -24,7 +24,7 @@ from code_trajectory.recording.recorder import Recorder
 from code_trajectory.testruns import green, model, parsers, runner, service, store
 from code_trajectory.testruns.model import TestRun
 from code_trajectory.testruns.parsers import parse_output
-from support import git, write, write_files
+from support import git, subprocess_env, write, write_files
 
 PY = sys.executable
 PYTEST = [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
@@ -280,6 +280,16 @@ def test_command_not_found_is_recorded(project: Path) -> None:
     assert run.message == "command not found: definitely-not-a-test-runner-xyz"
     assert run.summary_line() == "tests: error: command not found: definitely-not-a-test-runner-xyz"
     assert stored_history(project)[0] == run
+
+
+def test_a_command_not_found_is_said_without_the_hint_to_declare_its_scope(project: Path) -> None:
+    """The CLI's line for a run that never started gives no advice about the command's scope (declaring it the full
+    suite does not help a command that does not exist)."""
+    done = subprocess.run([PY, "-m", "code_trajectory", "test", "--", "definitely-not-a-test-runner-xyz"], cwd=project,
+                          env=subprocess_env(), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 127
+    assert "command not found: definitely-not-a-test-runner-xyz" in done.stderr
+    assert "full-suite" not in done.stderr and "scope" not in done.stderr, done.stderr
 
 
 def test_killed_runner(project: Path) -> None:

@@ -41,7 +41,9 @@ def test(args: argparse.Namespace) -> int:
     if test_run.record_error:
         print(f"code-trajectory: the run was not recorded: {test_run.record_error}", file=sys.stderr)
     else:
-        scope = "" if test_run.scope.kind == "partial" else f" ({test_run.scope.label()})"  # partial: in the line
+        # partial: said in the line; a run that never started (a command not found...) has no scope worth a hint
+        started = not (test_run.outcome == "error" and test_run.exit_code == 127)
+        scope = "" if test_run.scope.kind == "partial" or not started else f" ({test_run.scope.label()})"
         print(f"code-trajectory: recorded on `{(test_run.commit or '?')[:12]}`{scope}: {test_run.summary_line()}",
               file=sys.stderr)
     return status
