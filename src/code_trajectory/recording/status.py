@@ -108,8 +108,7 @@ def project_status(project: Path, settings: TrajectorySettings | None = None) ->
         if not refs:
             lines.append("- No snapshots yet.")
         lines.append(secrets_line(secretfiles.load(repo.state_dir)))
-        objects = repo.git.text(["count-objects", "-v"])
-        lines.append("- Objects: " + ", ".join(line.replace(": ", "=") for line in objects.splitlines()))
+        lines.append(objects_line(repo.git.text(["count-objects", "-v"])))
         from code_trajectory.git.maintenance import last_report
 
         report = last_report(repo)
@@ -118,3 +117,22 @@ def project_status(project: Path, settings: TrajectorySettings | None = None) ->
         return "\n".join(lines)
     finally:
         repo.close()
+
+
+def objects_line(count_objects: str) -> str:
+    """The status line of the shadow repository's objects from ``git count-objects -v``'s output (its sizes are KiB):
+    ``- Objects: 7 loose (28.0 KiB), 1,204 in 2 pack(s) (1.3 MiB)``, and the garbage when there is some; git's own
+    lines as they are when they are not numbers."""
+    found: dict[str, int] = {}
+    for line in count_objects.splitlines():
+        key, _, value = line.partition(": ")
+        if value.strip().isdigit():
+            found[key.strip()] = int(value)
+    needed = ("count", "size", "in-pack", "packs", "size-pack")
+    if not all(key in found for key in needed):
+        return "- Objects: " + ", ".join(line.replace(": ", "=") for line in count_objects.splitlines())
+    text = (f"- Objects: {found['count']:,} loose ({format_size(found['size'] * 1024)}), {found['in-pack']:,} in "
+            f"{found['packs']} pack(s) ({format_size(found['size-pack'] * 1024)})")
+    if found.get("garbage") or found.get("size-garbage"):
+        text += f", garbage {found.get('garbage', 0)} file(s) ({format_size(found.get('size-garbage', 0) * 1024)})"
+    return text
