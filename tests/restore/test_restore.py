@@ -362,3 +362,15 @@ def test_a_restore_confines_each_named_path_once(session: ProjectSession, monkey
     with pytest.raises(PathOutsideProjectError):
         restore(session, "first", [names[0], "../outside.py"])
     assert (root / names[0]).read_text() == "v1\n"
+
+
+def test_a_restore_naming_a_missing_file_says_the_closest_recorded_ones() -> None:
+    """As ``file`` does for a mistyped path (the supervisor's finding: a restore's error was a dead end)."""
+    from code_trajectory.restore.service import select
+
+    candidates = {"src/click/utils.py", "src/click/core.py", "tests/test_utils.py"}
+    with pytest.raises(InvalidArgumentError, match=r"names no file recorded.*did you mean `src/click/utils.py`"):
+        select(["src/click/util.py"], candidates)
+    with pytest.raises(InvalidArgumentError) as raised:
+        select(["nothing/like/it.txt"], candidates)
+    assert "did you mean" not in str(raised.value)

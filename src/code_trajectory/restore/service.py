@@ -94,6 +94,24 @@ def confined(root: Path, patterns: list[str] | None) -> list[str] | None:
     return checked
 
 
+#: Recorded paths up to which a restore naming a missing file says the closest ones (``difflib`` over every path:
+#: about a second at 100,000); past it only the files of the same name elsewhere are said.
+SIMILAR_FROM_AT_MOST = 20_000
+
+
+def _did_you_mean(pattern: str, ordered: list[str]) -> str:
+    """``"; did you mean `a.py`, `b/a.py`?"``: the recorded paths ``pattern`` (no glob) probably meant, as ``file``
+    says them (:func:`~code_trajectory.history.narrative.similar_paths`), or ``""``."""
+    if _GLOB & set(pattern):
+        return ""
+    from code_trajectory.history.narrative import similar_paths
+
+    name = pattern.rpartition("/")[2]
+    close = (similar_paths(pattern, ordered) if len(ordered) <= SIMILAR_FROM_AT_MOST
+             else [c for c in ordered if c.rpartition("/")[2] == name][:5])
+    return f"; did you mean {', '.join(f'`{messages.display_path(c)}`' for c in close)}?" if close else ""
+
+
 def select(patterns: list[str] | None, candidates: set[str], *, strict: bool = True) -> set[str]:
     """The recorded paths that ``patterns`` (as :func:`confined` gives them) name.
 
@@ -118,7 +136,8 @@ def select(patterns: list[str] | None, candidates: set[str], *, strict: bool = T
                 found.add(ordered[at])
                 at += 1
         if not found and strict:
-            raise InvalidArgumentError(f"{pattern!r} names no file recorded in the snapshot or now")
+            raise InvalidArgumentError(f"{pattern!r} names no file recorded in the snapshot or now"
+                                       + _did_you_mean(pattern, ordered))
         chosen |= found
     return chosen
 
