@@ -20,9 +20,10 @@ from code_trajectory.git.diffs import tree_changes
 from code_trajectory.git.log import literal
 from code_trajectory.git.messages import FileChange, display_path
 from code_trajectory.git.shadow import ShadowRepo
+from code_trajectory.history.change_lines import change_set_lines
 from code_trajectory.history.narrative import CHARS_PER_TOKEN, cut_diff, fit, lean_hunk_headers
 from code_trajectory.history.summary import relevance_tier
-from code_trajectory.history.versions import LEAN_CONTEXT, describe_symbols, symbol_changes
+from code_trajectory.history.versions import LEAN_CONTEXT
 
 #: Characters kept for the file list's closing note (which diffs were left out, and the calls that show them): 20
 #: names and 3 spelled calls of long paths take ~2,400.
@@ -69,10 +70,10 @@ def render_net_change(repo: ShadowRepo, old_commit: str | None, new_tree: str, b
         return message(f"{heading}\n\nNo difference: the two states are identical.")
     lines: list[str] = []
     data = []
+    # a deleted file's symbols too (what it took away, as the log says); one moved to another file said moved
+    said = change_set_lines(repo, changes, lean=True)
     for change in changes:
-        found = symbol_changes(repo, change.path, change)  # a deleted file's too: what it took away, as the log says
-        symbols = describe_symbols(found, lean=True) if found is not None and found.kind not in ("unchanged", "skipped") \
-            else None
+        symbols = said.get(change.path)
         counts = change.counts()
         lines.append(f"- {change.status} {change.where('`')}{' ' + counts if counts else ''}{': ' + symbols if symbols else ''}")
         data.append({"status": change.status, "path": change.path, "old_path": change.old_path,

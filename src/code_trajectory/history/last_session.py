@@ -11,7 +11,7 @@ from code_trajectory.core.answer import Answer
 from code_trajectory.git import log, points
 from code_trajectory.git.diffs import tree_changes
 from code_trajectory.git.shadow import SHADOW_REF_PREFIX
-from code_trajectory.history import headings, hooks, markers, summary, summary_data, versions
+from code_trajectory.history import change_lines, headings, hooks, markers, summary, summary_data
 from code_trajectory.recording.session import ProjectSession
 
 #: Commits read when looking for the last session's boundary.
@@ -62,8 +62,8 @@ def session_summary(session: ProjectSession, recap: str | None = None, notices: 
             start = first.oid if headings.began_recording(first) else first.parents[0]
             start_tree = repo.commit_tree_oid(start) if start else None
             net_by_branch[work.branch] = tree_changes(repo, start_tree, repo.commit_tree_oid(work.records[0].oid))
-        net_symbols = {branch: {change.path: line for change in summary.net_order(changes)[:summary.NET_FILES_LISTED]
-                                if (line := versions.symbol_line_of(repo, change, lean=True))}
+        net_symbols = {branch: change_lines.change_set_lines(
+                           repo, changes, lean=True, listed=summary.net_order(changes)[:summary.NET_FILES_LISTED])
                        for branch, changes in net_by_branch.items()}
     all_notices = ([] if foreign else session.status_notices()) + list(notices or [])
     # the points named in the last session, also on a snapshot it did not change (named when nothing changed)

@@ -36,7 +36,7 @@ def render(records: list[CommitRecord], branch: str, budget_tokens: int, *, sinc
         since_consolidate, reached_consolidation: the records go back to the last consolidation (found or not).
         more_available: older snapshots exist.
         marks: ``{commit: mark}`` (test runs), shown under the heading.
-        symbols: ``{commit: {path: changed symbols}}`` (see ``history.versions.symbols_of``, ``lean``).
+        symbols: ``{commit: {path: changed symbols}}`` (see ``history.change_lines.symbols_of``, ``lean``).
         trees: ``{commit: tree id}`` of the git operations and restores and of their first parents (see
             ``history.headings.operation_trees``): operations that cancel out are said in one line.
         before: the short id of the snapshot the records are older than (a page back), or None (the newest).

@@ -19,8 +19,8 @@ from code_trajectory.git.messages import display_path, how_named
 from code_trajectory.git.shadow import ShadowRepo, branch_of_ref, shadow_ref
 from code_trajectory.git.snapshots import resolve_snapshot
 from code_trajectory.git.trees import list_files
-from code_trajectory.history import compare as compare_mod
 from code_trajectory.history import (
+    change_lines,
     constant_history,
     headings,
     hooks,
@@ -33,6 +33,7 @@ from code_trajectory.history import (
     symbol_history,
     versions,
 )
+from code_trajectory.history import compare as compare_mod
 from code_trajectory.project import check_range, confine, path_exists
 from code_trajectory.recording.session import ProjectSession
 from code_trajectory.symbols import language_for
@@ -220,7 +221,7 @@ def global_trajectory(session: ProjectSession, limit: int = 20, since_consolidat
     every = markers.on_commits(points.points(repo), [r.oid for r in records])
     named = markers.not_in_headings(every, records)  # a name the heading says is not repeated
     marks = markers.with_marks(hooks.commit_marks(repo, [r.oid for r in records]), named)
-    symbols = versions.symbols_of(repo, records, lean=True)
+    symbols = change_lines.symbols_of(repo, records, lean=True)
     trees = headings.operation_trees(repo, records)
     text = recent.render(records, branch, session.settings.token_budget, since_consolidate=since_consolidate,
                          reached_consolidation=reached, more_available=more, marks=marks,

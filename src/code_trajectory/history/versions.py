@@ -10,12 +10,12 @@ snapshot. Diffs are read lazily (:meth:`Version.diff`): only the versions shown 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from code_trajectory.git import file_versions, log
-from code_trajectory.git.messages import FileChange
+from code_trajectory.git.messages import FileChange, display_path
 from code_trajectory.git.oversize import oversize_size
 from code_trajectory.git.shadow import ZERO_OID, ShadowRepo
 from code_trajectory.symbols import Symbol, SymbolChanges, compare_blobs, language_for, readable, symbols_for_blob
@@ -100,13 +100,59 @@ class Version:
         return describe_symbols(self.symbols) or None
 
 
+class Moves(NamedTuple):
+    """The symbols of one file's change that moved to or from another file of the same change set (see
+    :mod:`~code_trajectory.history.change_lines`).
+
+    Attributes:
+        out: removed name -> (the file it went to, its name there).
+        into: added name -> (the file it came from, its name there).
+    """
+
+    out: dict[str, tuple[str, str]]
+    into: dict[str, tuple[str, str]]
+
+    def apart(self, changes: SymbolChanges) -> SymbolChanges:
+        """``changes`` without the moved symbols, nor their members, among the added and removed, nor their
+        comments among the comments changed (a moved function's doc comment went with it)."""
+        def went(name: str | None) -> bool:
+            seen = set()
+            while name is not None and name not in seen:
+                if name in self.out or name in self.into:
+                    return True
+                seen.add(name)
+                name = changes.parents.get(name)
+            return False
+
+        return replace(changes, added=tuple(n for n in changes.added if not went(n)),
+                       removed=tuple(n for n in changes.removed if not went(n)),
+                       comment_edits=tuple(e for e in changes.comment_edits if not went(e.symbol)))
+
+    def parts(self, said: Any) -> list[str]:
+        """``moved xtob, ytob to uuid.go`` and ``xtob moved from util.go`` (``parse (as parse_all)``: renamed as
+        it moved, ``parse_all (was parse)`` the other side), each file's at most
+        :data:`~code_trajectory.symbols.constants.NAMES_LISTED` names then ``+ N more``."""
+        out = []
+        for moved, template, note in ((self.out, "moved {} to {}", "as"), (self.into, "{} moved from {}", "was")):
+            by_file: dict[str, list[str]] = {}
+            for name, (path, there) in moved.items():
+                by_file.setdefault(path, []).append(said(name) if bare(there) == bare(name)
+                                                    else f"{said(name)} ({note} {said(there)})")
+            for path, names in by_file.items():
+                listed = ", ".join(names[:NAMES_LISTED]) + (f" + {len(names) - NAMES_LISTED} more"
+                                                            if len(names) > NAMES_LISTED else "")
+                out.append(template.format(listed, display_path(path)))
+        return out
+
+
 #: Symbol names one line lists at most (about 250 tokens); past it the line ends with ``+ N more`` (a file's
 #: first version listed ~200 names, ~500 tokens: issue 23). A real change rarely names more (the largest of
 #: ``bench/context.py``'s replays: 111). The structured content keeps every name.
 SYMBOLS_LISTED = 100
 
 
-def describe_symbols(changes: SymbolChanges, limit: int = SYMBOLS_LISTED, *, lean: bool = False) -> str:
+def describe_symbols(changes: SymbolChanges, limit: int = SYMBOLS_LISTED, *, lean: bool = False,
+                     moves: Moves | None = None) -> str:
     """One line naming the changed symbols: modified, added and removed (with their members), renamed,
     the constants changed (``constant `TIMEOUT` changed``), then what else changed outside symbols (imports, top-level
     code), docstrings and comments (a short comment quoted),
@@ -125,7 +171,13 @@ unless the list holds several occurrences of that name: then they are said once 
     (``3 symbol(s) moved``), a class's fields past five a group are counted (``27 fields added``, see
     :func:`~code_trajectory.symbols.fields.field_parts`) and what changed outside symbols is one part (``imports, code, comments outside
     symbols``, ``code outside symbols``; ``imports changed`` alone).
+
+    ``moves``: the symbols of ``changes`` removed that went to another file of the same change set, and those added
+    that came from one (see :mod:`~code_trajectory.history.change_lines`): said moved, after the renames
+    (``moved xtob to uuid.go``, ``xtob moved from util.go``), not removed or added, their members with them.
     """
+    if moves is not None and (moves.out or moves.into):
+        changes = moves.apart(changes)
     parts = []
     room = limit
     more = 0
@@ -206,6 +258,8 @@ unless the list holds several occurrences of that name: then they are said once 
         if more and parts:  # each group's own count
             parts[-1] += f" + {more} more"
             more = 0
+    if moves is not None:
+        parts += moves.parts(said)
     parts += constant_parts(changes.constants)  # by name: `constant `TIMEOUT` changed`, not "code"
     outside = [word for word, changed in (("imports", changes.imports_changed), ("top-level code",
                                                                               changes.top_level_changed))
@@ -369,33 +423,3 @@ def build(repo: ShadowRepo, entries: list[file_versions.FileVersion], shown: int
         versions.append(Version(number, entry, None if oversize else symbol_changes(repo, entry.path, entry.change),
                                 reverts[entry.record.oid], (marks or {}).get(entry.record.oid), oversize))
     return versions
-
-
-#: Files per commit whose symbols are computed for the project-wide narratives.
-SYMBOL_FILES_PER_COMMIT = 25
-
-
-def symbol_line_of(repo: ShadowRepo, change: FileChange, *, lean: bool = False) -> str | None:
-    """The changed symbols of one file change as one line (:func:`describe_symbols`, ``lean`` or not), or None when
-    there are none."""
-    if change.status != "D" and oversize_note(repo, change.new_oid):
-        return None
-    changes = symbol_changes(repo, change.path, change)
-    if changes is None or changes.kind in ("unchanged", "skipped"):
-        return None
-    return describe_symbols(changes, lean=lean) or None
-
-
-def symbols_of(repo: ShadowRepo, records: list[log.CommitRecord],
-               max_files: int = SYMBOL_FILES_PER_COMMIT, *, lean: bool = False) -> dict[str, dict[str, str]]:
-    """``{commit: {path: changed symbols}}`` for the first ``max_files`` files of each commit (supported languages,
-    content stored, a meaningful change only); ``lean``: see :func:`describe_symbols`."""
-    found: dict[str, dict[str, str]] = {}
-    for record in records:
-        if record.is_import:
-            continue  # the first scan adds every file: its symbols are not news
-        for change in record.changes[:max_files]:
-            line = symbol_line_of(repo, change, lean=lean)
-            if line:
-                found.setdefault(record.oid, {})[change.path] = line
-    return found
