@@ -223,6 +223,11 @@ async def test_a_restore_says_its_intent_once_and_the_summarys_fields_list_it(pr
         fields = (await client.call_tool("get_session_summary", {})).structured_content
     restores = fields["last"]["branches"][0]["restores"]
     assert [row[1] for row in restores] == [line.removeprefix("- Restores: ").split(" ", 1)[1]], restores
+    # the last snapshot is the restore: the final state does not say where from again (a new user's session did)
+    assert summary.count("[RESTORE] from ") == 1, summary
+    final = next(x for x in summary.splitlines() if x.startswith("Final state: "))
+    assert final.endswith(f"Intent: {intent} · the restore listed above"), final
+    assert fields["final"]["msg"] == f"[RESTORE] {intent}" and fields["final"]["t"] == restores[0][0], fields
 
 
 def test_a_file_recorded_on_another_branch_only_is_said_to_be_there(project: Path) -> None:

@@ -61,7 +61,7 @@ def editor_of(record: CommitRecord) -> str | None:
 
 
 def why(record: CommitRecord, *, previous_intent: str | None = None, previous_note: str | None = None,
-        import_files: bool = True) -> str:
+        import_files: bool = True, restore: bool = True) -> str:
     """Why the snapshot ``record`` exists, in a few words, for a heading.
 
     Args:
@@ -70,6 +70,7 @@ def why(record: CommitRecord, *, previous_intent: str | None = None, previous_no
             :data:`REPEATED_INTENT_CHARS` characters.
         previous_note: the checkpoint's name of the heading shown just before; a repeated one is shortened alike.
         import_files: for the start of recording, say how many files it holds (a project-wide heading).
+        restore: say where a restore came from (False: said apart, as the session summary's "Restores:" line).
 
     Returns:
         ``checkpoint: before refactor · Intent: Fix login`` (name and intent, either alone), ``[RESET] moving to
@@ -97,7 +98,7 @@ def why(record: CommitRecord, *, previous_intent: str | None = None, previous_no
         if intent == previous_intent:
             intent = one_line(intent, REPEATED_INTENT_CHARS)
         parts.append(f"Intent: {intent}")
-    if record.kind == "restore":
+    if record.kind == "restore" and restore:
         parts.append(f"restore: {operation_label(record)}")
     if not parts and record.kind == "reconcile":  # a start-up or rescan's snapshot: saves nothing recorded one by one
         return "found by a full scan, no intent set"

@@ -163,8 +163,9 @@ def render(*, now: datetime, gap_seconds: float, sessions: list[list[CommitRecor
                                    trees or {}, points_listed))
     if points_line:
         out.append(points_line)
+    restored = newest.kind == "restore"  # its branch's "Restores:" line says it: said once
     out.append(f"Final state: last snapshot {fmt_time(newest.time)} `{newest.oid[:12]}` on `{newest.branch or '?'}`: "
-               f"{why(newest)}")
+               f"{why(newest, restore=not restored)}{' · the restore listed above' if restored else ''}")
     out += [section for section in (tests, recap) if section]
     if len(sessions) > 1:
         prev = sessions[1]

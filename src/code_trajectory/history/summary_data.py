@@ -11,6 +11,7 @@ from code_trajectory.core.dirgroups import ELSEWHERE, PATH, TOP_LEVEL, Group, gr
 from code_trajectory.git.log import CommitRecord
 from code_trajectory.git.messages import FileChange
 from code_trajectory.history import fields
+from code_trajectory.history.headings import operation_label
 from code_trajectory.history.summary import (
     FILES_LISTED,
     NET_FILES_LISTED,
@@ -91,7 +92,7 @@ def summary_data(*, now: datetime, gap_seconds: float, sessions: list[list[Commi
     ids), and the ``net`` change (rows of ``cols``; past :data:`NET_FILES`, ``net_files`` counts them all and
     ``net_more`` says where the rest are, ``[directory, files]`` as the text groups them, with
     ``net_more_top_level`` and ``net_more_elsewhere`` the files of the groups that are no path);
-    ``final``: the last snapshot; the other ``sections`` (tests, recap: ``{title: lines}``, as shown); ``earlier``:
+    ``final``: the last snapshot (a restore's message without where from, which its ``restores`` row says); the other ``sections`` (tests, recap: ``{title: lines}``, as shown); ``earlier``:
     how many older sessions and the previous one's span."""
     data: dict = {"now": when(now), "branch": current_branch, "intent": current_intent, "notices": notices}
     if sessions:
@@ -105,8 +106,10 @@ def summary_data(*, now: datetime, gap_seconds: float, sessions: list[list[Commi
         longest = max((len(prune(row)) for branch in branches for row in branch["net"] or ()), default=0)
         data["last"] = {"from": when(oldest.time), "to": when(newest.time), "snapshots": len(last),
                         "cols": fields.FILE_COLUMNS[:longest], "branches": branches}
-        data["final"] = {"id": short(newest.oid), "t": when(newest.time), "branch": newest.branch,
-                         "msg": fields.message_of(newest)}
+        msg = fields.message_of(newest)
+        if newest.kind == "restore":  # where from is in its branch's ``restores`` (same ``t``): said once
+            msg = msg.removesuffix(" - " + operation_label(newest).partition("] ")[2])
+        data["final"] = {"id": short(newest.oid), "t": when(newest.time), "branch": newest.branch, "msg": msg}
     for section in sections:
         found = section_lines(section)
         if found:
