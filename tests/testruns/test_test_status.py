@@ -199,3 +199,26 @@ async def test_bidi_controls_in_failing_tests_are_shown_escaped(project: Path) -
         assert "\u202e" not in str(runs.structured_content), runs.structured_content
         log = text(await client.call_tool("get_global_trajectory", {}))
         assert "1 failed: test_\\u202ex" in log and "\u202e" not in log, log
+
+
+def test_a_last_run_of_unknown_scope_that_passed_is_said_once_with_its_scopes_why(project: Path) -> None:
+    """A new user's session (google/uuid): its own check script passed last; the summary said the run twice, its
+    scope twice ("Last run (unknown scope) … on X", then "the newest passing run is unknown scope (why) on X")."""
+    from code_trajectory.core.config import TrajectorySettings
+    from code_trajectory.recording.session import ProjectSession
+    from code_trajectory.testruns.report import tests_section
+    from code_trajectory.testruns.selection import UNREAD
+    from code_trajectory.testruns.service import record_agent_result
+
+    record_agent_result(project, command="python3 check.py", failed=1)
+    write(project, "src/app.py", "def main():\n    return 2\n")
+    last = record_agent_result(project, command="python3 check.py", passed=1)
+    session = ProjectSession(project, TrajectorySettings.load(project))
+    try:
+        section = tests_section(session)
+    finally:
+        session.close()
+    assert section is not None and section.count(f"({UNREAD})") == 1 and section.count(f"`{last.commit[:12]}`") == 1
+    assert section.splitlines()[-1] == (
+        f"- The full suite was never green on `main` in the recorded runs; the last run passed but is unknown scope "
+        f"({UNREAD}), which does not prove the full suite."), section

@@ -102,7 +102,9 @@ def tests_section(session: ProjectSession, branch: str | None = None, source: st
     if green is None:
         line = f"- The full suite was never green on `{branch}` in the recorded runs"
         other = greens.newest_other_pass(repo, tip, full)
-        if other is not None:
+        if other == last:  # the run of the line above: said once, its scope's why said here (the line says its kind)
+            line += f"; the last run passed but is {other.scope.label()}, which does not prove the full suite"
+        elif other is not None:
             line += (f"; the newest passing run is {other.scope.label()} on {where(other, branch, source)}, which does not "
                      "prove the full suite")
         lines.append(line + ".")
