@@ -138,13 +138,30 @@ def unread_request_error(exc: Exception):
                                        error=ErrorData(code=PARSE_ERROR, message=f"Parse error: {why}")))
 
 
-class _UnreadRequests:
+class _Wrapped:
+    """One of the SDK's memory streams, wrapped: closing and entering it as a context go to it."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def __aenter__(self):
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info):
+        return await self._stream.__aexit__(*exc_info)
+
+
+class _UnreadRequests(_Wrapped):
     """The SDK's read stream, less the lines its transport could not read that are requests JSON-RPC can answer:
     each is answered on the write stream (:func:`unread_request_error`) instead of being dropped by the SDK with
     the client left waiting."""
 
     def __init__(self, stream, write_stream) -> None:
-        self._stream = stream
+        super().__init__(stream)
         self._write = write_stream
 
     @property
@@ -172,23 +189,13 @@ class _UnreadRequests:
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
 
-    async def aclose(self) -> None:
-        await self._stream.aclose()
 
-    async def __aenter__(self):
-        await self._stream.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc_info):
-        return await self._stream.__aexit__(*exc_info)
-
-
-class _EarlyAnswerFilter:
+class _EarlyAnswerFilter(_Wrapped):
     """The SDK's write stream, less its answers to the requests :class:`EarlyAnswer` answered (each compared with the
     one sent and kept), and less its acknowledgement of a ``subscriptions/listen`` acknowledged early."""
 
     def __init__(self, stream, early: EarlyAnswer) -> None:
-        self._stream = stream
+        super().__init__(stream)
         self._early = early
 
     async def send(self, item, /) -> None:
@@ -207,16 +214,6 @@ class _EarlyAnswerFilter:
             if self._early.take_acknowledgement(params):
                 return
         await self._stream.send(item)
-
-    async def aclose(self) -> None:
-        await self._stream.aclose()
-
-    async def __aenter__(self):
-        await self._stream.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc_info):
-        return await self._stream.__aexit__(*exc_info)
 
 
 def compact_schema(schema, *, descriptions: bool = True, top: bool = True):
