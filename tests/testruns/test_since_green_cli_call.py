@@ -64,3 +64,31 @@ def test_snapshots_since_green_beyond_the_listed_ones_are_said_with_the_call_tha
                         "--limit 2`)"), steps
     older = str(history_service.global_trajectory(session, before=made[2][:12], limit=2))
     assert made[0][:12] in older and made[1][:12] in older and made[2][:12] not in older.split("\n", 1)[1], older
+
+
+def test_snapshots_since_green_say_their_task_once_and_each_ones_files(session) -> None:
+    """A supervisor's morning: 17 snapshots of one task each said ``[AUTO-TRJ] 00:10:21 - <the task>`` (the time twice,
+    the task 17 times) and not which file each changed. Each line now says its files, and the task where it
+    changes; the structured content says the message where the text does."""
+    from code_trajectory.testruns import report
+    from code_trajectory.testruns.service import record_agent_result
+
+    record_agent_result(session.root, command="pytest", passed=1, full_suite=True, recorder=session.recorder,
+                        settings=session.settings)
+    session.set_intent("Tidy the helpers")
+    made = []
+    for i in range(3):
+        name = "src/app.py" if i < 2 else "src/util.py"
+        write(session.root, name, f"X = {i}\n")
+        made.append(session.recorder.record_paths([name]).commit)
+    session.set_intent("Rename the flag")
+    write(session.root, "src/app.py", "FLAG = 1\n")
+    made.append(session.recorder.record_paths(["src/app.py"]).commit)
+    answer = report.diff_since_green(session)
+    steps = str(answer).split("## Snapshots since the green run, oldest first\n", 1)[1].splitlines()
+    assert [line.split("` ", 1)[1] for line in steps] == [
+        "Tidy the helpers - M src/app.py (+1 -2)", "M src/app.py (+1 -1)", "A src/util.py (+1)",
+        "Rename the flag - M src/app.py (+1 -1)"], steps
+    assert "[AUTO-TRJ]" not in str(answer)
+    rows = answer.data["snapshots"]  # the message where the text says it
+    assert [row.get("msg") for row in rows] == ["Tidy the helpers", None, None, "Rename the flag"], rows

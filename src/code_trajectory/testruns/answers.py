@@ -48,7 +48,30 @@ def since_green(text: str, green: TestRun, tip: str, net: dict, records: list[lo
                 marks: dict[str, str]) -> dict:
     """``diff_since_green``'s data for the project: ``green`` (the green run, :func:`run_fields`), ``to`` (the tip),
     the net change's ``cols``, ``files`` and ``diffs`` (:func:`code_trajectory.history.compare.net_change_data`),
-    and ``snapshots`` since, oldest first as the text: ``id``, ``t``, ``msg`` and ``mark`` (test runs)."""
+    and ``snapshots`` since, oldest first as the text: ``id``, ``t``, ``msg`` where the text says the message (where
+    it changes: :func:`step_messages`) and ``mark`` (test runs)."""
+    oldest_first = list(reversed(records))
     return {"green": run_fields(green), "to": short(tip), **net, "snapshots": shown(text, [
-        {"id": short(r.oid), "t": when(r.time), "msg": message_of(r), "mark": marks.get(r.oid)}
-        for r in reversed(records)])}
+        {"id": short(r.oid), "t": when(r.time), "msg": message, "mark": marks.get(r.oid)}
+        for r, (message, _files) in zip(oldest_first, step_parts(oldest_first), strict=True)])}
+
+
+def step_parts(records: list[log.CommitRecord]) -> list[tuple[str | None, str]]:
+    """``(message, files)`` of each of ``records`` (oldest first) in a list of snapshots: its message
+    (:func:`message_of`) where it differs from the one before, else None (a task of 17 snapshots said its intent 17
+    times), and the files it changed (the subject's brief file summary, ``""`` when it has none)."""
+    said: str | None = None
+    parts_of = []
+    for record in records:
+        msg = message_of(record)
+        parts = record.subject.split(" - ")
+        files = parts[-1] if record.changes and len(parts) >= 3 and not record.is_consolidation else ""
+        parts_of.append((None if msg == said and files else msg, files))
+        said = msg
+    return parts_of
+
+
+def step_messages(records: list[log.CommitRecord]) -> list[str]:
+    """How each of ``records`` (oldest first) is said in a list of snapshots (:func:`step_parts`): ``message -
+    files``, or the files alone under the same message as the line before."""
+    return [f"{msg} - {files}" if msg and files else msg or files for msg, files in step_parts(records)]

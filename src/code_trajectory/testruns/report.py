@@ -284,8 +284,9 @@ def diff_since_green(session: ProjectSession, filepath: str | None = None, branc
                                             f"`{tip[:12]}`, {len(records)} snapshot(s))", new_label=tip[:12])
     listed = records[:STEPS_LISTED]
     marks = store.marks_for(repo, [r.oid for r in listed])
-    steps = [f"- {narrative.fmt_time(r.time)} `{r.oid[:12]}` {narrative.message_head(r)}"
-             + (f" ({marks[r.oid]})" if r.oid in marks else "") for r in reversed(listed)]
+    oldest_first = list(reversed(listed))
+    steps = [f"- {narrative.fmt_time(r.time)} `{r.oid[:12]}` {msg}" + (f" ({marks[r.oid]})" if r.oid in marks else "")
+             for r, msg in zip(oldest_first, answers.step_messages(oldest_first), strict=True)]
     if len(records) > len(listed):  # the oldest ones: said, with the call that lists them
         steps.insert(0, _older_steps(len(records) - len(listed), listed[-1].oid[:12], asked_branch, source))
     text = f"{net}\n\n## Snapshots since the green run, oldest first\n" + "\n".join(steps)
