@@ -98,8 +98,11 @@ async def test_full_suite_red_then_subset_green_on_the_same_snapshot_is_not_gree
 
         summary = text(await client.call_tool("get_session_summary", {}))
         assert "The last run was green" not in summary
-        assert "- Last run (partial): " in summary and "— tests (partial: tests/test_a.py): 2 passed" in summary
+        assert "- Last run: " in summary and "— tests (partial: tests/test_a.py): 2 passed" in summary
         assert "The full suite was never green on `main`" in summary
+        # the scope said once: on the run's line, not again before it nor after it (it said "partial" three times)
+        tests = summary.split("## Tests", 1)[1]
+        assert tests.count("partial") == 2 and tests.count("tests/test_a.py") == 2, tests  # the line, the command
 
         history = await client.call_tool("get_test_history", {})
         listing = text(history)

@@ -96,14 +96,16 @@ def tests_section(session: ProjectSession, branch: str | None = None, source: st
         return None
     full = Scope.full()
     green = greens.last_green(repo, tip, full)
-    kind = {"full": "full suite", "partial": "partial"}.get(last.scope.kind, "unknown scope")
-    lines = ["## Tests", f"- Last run ({kind}): {_when(last)} on {where(last, branch, source)} — {last.summary_line()} "
+    # a partial run's summary line says its scope (``tests (partial: tests/test_a.py)``): not said again before it
+    kind = {"full": " (full suite)", "partial": ""}.get(last.scope.kind, " (unknown scope)")
+    lines = ["## Tests", f"- Last run{kind}: {_when(last)} on {where(last, branch, source)} — {last.summary_line()} "
              f"(`{last.command}`)"]
     if green is None:
         line = f"- The full suite was never green on `{branch}` in the recorded runs"
         other = greens.newest_other_pass(repo, tip, full)
         if other == last:  # the run of the line above: said once, its scope's why said here (the line says its kind)
-            line += f"; the last run passed but is {other.scope.label()}, which does not prove the full suite"
+            why = "partial" if other.scope.kind == "partial" else other.scope.label()  # a partial one: said above
+            line += f"; the last run passed but is {why}, which does not prove the full suite"
         elif other is not None:
             line += (f"; the newest passing run is {other.scope.label()} on {where(other, branch, source)}, which does not "
                      "prove the full suite")
