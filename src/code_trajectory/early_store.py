@@ -138,7 +138,8 @@ def listing_build_key() -> str:
 
 
 class AnswerCache:
-    """The SDK's answers to opening requests, kept in ``<CODE_TRAJECTORY_HOME>/cache/opening-answers.json``
+    """The SDK's answers to the requests answered early (the opening request, the lists, a listen request's
+    acknowledgement: :mod:`code_trajectory.early_answer`), kept in ``<CODE_TRAJECTORY_HOME>/cache/opening-answers.json``
     (``{"answers": {key: {"result": {...}, "used": seconds}}}``, at most :data:`CACHE_ENTRIES`).
 
     The file is this user's own; a file that is missing, not JSON, too large or of another shape is an empty
