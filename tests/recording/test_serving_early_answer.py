@@ -507,3 +507,18 @@ def test_a_failure_to_keep_the_sdks_answer_never_sends_a_second_answer(cache: An
     monkeypatch.setattr(AnswerCache, "put", broken)
     monkeypatch.setattr(AnswerCache, "touch", broken)
     assert early.take_answer(1, {**RESULT, "instructions": "another"}) is True
+
+
+def test_the_cache_file_is_parsed_once_while_it_stays_the_same(cache: AnswerCache,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A start asks for about six answers: the file is parsed once for them, and again once it was rewritten."""
+    cache.put("a", {"n": 1})
+    cache.put("b", {"n": 2})
+    parsed = []
+    real = early_store.read_json_object
+    monkeypatch.setattr(early_store, "read_json_object", lambda *args: parsed.append(1) or real(*args))
+    fresh = AnswerCache(cache.path)
+    assert [fresh.get("a"), fresh.get("b"), fresh.get("c")] == [{"n": 1}, {"n": 2}, None] and len(parsed) == 1
+    fresh.put("c", {"n": 3})
+    assert fresh.get("c") == {"n": 3} and fresh.get("a") == {"n": 1}
+    assert len(parsed) == 2  # the rewritten file, once (put took the entries parsed before)
