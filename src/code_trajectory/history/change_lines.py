@@ -70,21 +70,10 @@ def _sides(repo: ShadowRepo, group: Sequence[tuple[K, FileChange, SymbolChanges]
         if not names:
             continue
         inside = set(names)
-        outer = {n for n in names if not _has_ancestor_in(n, inside, changes.parents)}
+        outer = {n for n in names if not any(p in inside for p in changes.ancestors(n))}
         oid, path = (change.new_oid, change.path) if gained else (change.old_oid, change.old_path or change.path)
         out += [_Side(key, path, s) for s in blob_symbols(repo, oid, path) if s.name in outer]
     return out
-
-
-def _has_ancestor_in(name: str, names: set[str], parents: dict[str, str | None]) -> bool:
-    seen = {name}
-    parent = parents.get(name)
-    while parent is not None and parent not in seen:
-        if parent in names:
-            return True
-        seen.add(parent)
-        parent = parents.get(parent)
-    return False
 
 
 def _match(removed: list[_Side], added: list[_Side], used: set[int], moves: dict[Any, Moves]) -> None:

@@ -366,14 +366,7 @@ def _inner(changes: SymbolChanges, name: str, names: tuple[str, ...]) -> list[st
     """Those of ``names`` lexically nested in ``name`` (a closure in a function, a method in a class): their
     changes are changes of ``name``'s code, although :func:`code_trajectory.symbols.compare` reports only the
     innermost symbol (``modified Ky.create.function_``, not ``Ky.create``)."""
-    inner = []
-    for changed in dict.fromkeys(names):
-        parent = changes.parents.get(changed)
-        while parent is not None and parent != name:
-            parent = changes.parents.get(parent)
-        if parent == name:
-            inner.append(changed)
-    return inner
+    return [changed for changed in dict.fromkeys(names) if name in changes.ancestors(changed)]
 
 
 def other_definitions(repo: ShadowRepo, tip: str, path: str, name: str) -> list[str]:

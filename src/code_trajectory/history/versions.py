@@ -198,12 +198,8 @@ unless the list holds several occurrences of that name: then they are said once 
         members: dict[str, list[str]] = {}
         tops = []
         for name in names:
-            top = None  # the outermost listed ancestor: a member's own members are its members too
-            parent = changes.parents.get(name)
-            while parent is not None:
-                if parent in inside:
-                    top = parent
-                parent = changes.parents.get(parent)
+            # the outermost listed ancestor: a member's own members are its members too
+            top = next((p for p in reversed(list(changes.ancestors(name))) if p in inside), None)
             if top is None:
                 tops.append(name)
             else:

@@ -35,6 +35,7 @@ version incrementally from the old one's tree.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from . import same
@@ -117,6 +118,16 @@ class SymbolChanges:
     skipped: str | None = None
     has_errors: bool = False
     parents: dict[str, str | None] = field(default_factory=dict, repr=False, compare=False)
+
+    def ancestors(self, name: str) -> Iterator[str]:
+        """The symbols ``name`` is nested in, innermost first (the chain of :attr:`parents`; a cycle, which no parser
+        makes, ends it)."""
+        seen = {name}
+        parent = self.parents.get(name)
+        while parent is not None and parent not in seen:
+            yield parent
+            seen.add(parent)
+            parent = self.parents.get(parent)
 
     @property
     def touched(self) -> tuple[str, ...]:
