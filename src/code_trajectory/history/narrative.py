@@ -147,10 +147,15 @@ def hunk_labels(diff: str) -> list[str]:
 
 def message_head(record: CommitRecord) -> str:
     """The commit's first line without its brief file summary (the files are listed with it already)."""
+    files = file_summary(record)
+    return record.subject[:-len(" - " + files)] if files else record.subject
+
+
+def file_summary(record: CommitRecord) -> str:
+    """The brief file summary ending the commit's first line (``M src/app.py (+1 -1)``), or ``""`` when it has none
+    (a consolidation's, or a subject without the ``tag time - intent - files`` parts)."""
     parts = record.subject.split(" - ")
-    if record.changes and len(parts) >= 3 and not record.is_consolidation:
-        return " - ".join(parts[:-1])
-    return record.subject
+    return parts[-1] if record.changes and len(parts) >= 3 and not record.is_consolidation else ""
 
 
 def similar_paths(path: str, candidates: list[str], n: int = 5) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from code_trajectory.core.answer import short, shown, table, when
 from code_trajectory.git import log
+from code_trajectory.history import narrative
 from code_trajectory.history.fields import message_of
 from code_trajectory.testruns.model import TestRun
 
@@ -63,9 +64,7 @@ def step_parts(records: list[log.CommitRecord]) -> list[tuple[str | None, str]]:
     said: str | None = None
     parts_of = []
     for record in records:
-        msg = message_of(record)
-        parts = record.subject.split(" - ")
-        files = parts[-1] if record.changes and len(parts) >= 3 and not record.is_consolidation else ""
+        msg, files = message_of(record), narrative.file_summary(record)
         parts_of.append((None if msg == said and files else msg, files))
         said = msg
     return parts_of
