@@ -180,8 +180,8 @@ class EarlyAnswer:
         sdk_reading: the SDK has begun to read (nothing is answered early after that).
         pumping: :meth:`serve_wire` reads the wire (else the SDK reads it once :attr:`prefix` is given).
         sent_result: the result answered early to the opening request, kept or shipped (None: none was).
-        key: the cache key of the opening request (None: the first line is no opening request, or its answer was
-            taken).
+        opening_key: the cache key of the connection's opening request, part of the keys of the requests after it
+            (``""``: the first line is no opening request).
     """
 
     def __init__(self, wire: int, out: int, cache: AnswerCache, shipped: ShippedAnswers | None = None) -> None:
@@ -189,7 +189,6 @@ class EarlyAnswer:
         self.out = out
         self.cache = cache
         self.shipped = shipped
-        self.sent_kept = False  # the result sent early was the cache's (not the shipped one)
         self.decided = threading.Event()
         self.arrived = threading.Condition()
         self.prefix = bytearray()
@@ -198,10 +197,7 @@ class EarlyAnswer:
         self.pumping = False
         self.wire_eof = False
         self.sent_result: dict | None = None
-        self.key: str | None = None
-        self.opening_key = ""  # the key of the connection's opening request, for the keys of the requests after it
-        self.request_id: int | str | None = None
-        self.method = ""
+        self.opening_key = ""
         self.examined = 0
         self._awaited: dict[tuple[str, object], _Pending] = {}
         self._acknowledging: dict[tuple[str, object], _Pending] = {}
@@ -309,17 +305,15 @@ class EarlyAnswer:
         key = request_key(build_key(), request["method"], request.get("params"))
         if key is None:
             return
-        self.key = self.opening_key = key
-        self.method = request["method"]
-        self.request_id = request["id"]
+        self.opening_key = key
         result = self.cache.get(key)
-        self.sent_kept = result is not None
+        kept = result is not None  # else the shipped answer, if any
         if result is None and self.shipped is not None:
-            result = self.shipped.get(self.method, request.get("params"))
+            result = self.shipped.get(request["method"], request.get("params"))
         if result is not None:
             self._send({"jsonrpc": "2.0", "id": request["id"], "result": result})
             self.sent_result = result
-        self._awaited[id_key] = _Pending(key, self.method, result, self.sent_kept)
+        self._awaited[id_key] = _Pending(key, request["method"], result, kept)
 
     def _later(self, line: bytes) -> None:
         """Answer ``line``, a line after the first, from the kept answers when it is a request answered before in
@@ -372,11 +366,7 @@ class EarlyAnswer:
         id_key = _id_key(request_id)
         with self._lock:
             pending = self._awaited.pop(id_key, None) if id_key is not None else None
-            if pending is None:
-                return False
-            if pending.method in OPENING_METHODS and pending.key == self.key:
-                self.key = None
-        return self._compare(pending, result)
+        return pending is not None and self._compare(pending, result)
 
     def take_acknowledgement(self, params: object) -> bool:
         """Whether the SDK's ``notifications/subscriptions/acknowledged`` with ``params`` is to be dropped: True when

@@ -192,7 +192,7 @@ def test_a_first_line_without_end_is_given_whole_to_the_sdk(cache: AnswerCache) 
     while written < len(huge):  # the pipe holds 64 KiB: the reader drains it
         written += os.write(wire.client_out, huge[written:written + 65536])
     reader.join(timeout=60)
-    assert early.decided.is_set() and early.key is None
+    assert early.decided.is_set() and early.opening_key == ""
     os.write(wire.client_out, b"\n")
     os.close(wire.client_out)
     assert early.stdin().buffer.read() == huge + b"\n"
