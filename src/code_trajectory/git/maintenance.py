@@ -57,12 +57,20 @@ class MaintenanceReport:
     finished_at: str
 
 
-def _loose_count(repo: ShadowRepo) -> int:
-    out = repo.git.text(["count-objects", "-v"])
+def count_objects_fields(out: str) -> dict[str, int]:
+    """The numbers of ``git count-objects -v``'s output ``out``: ``count`` (loose objects), ``size`` (KiB),
+    ``in-pack``, ``packs``, ``size-pack`` (KiB), ``prune-packable``, ``garbage``, ``size-garbage`` (KiB); a line
+    that holds no number is left out."""
+    found: dict[str, int] = {}
     for line in out.splitlines():
-        if line.startswith("count:"):
-            return int(line.split(":")[1])
-    return 0
+        key, _, value = line.partition(":")
+        if value.strip().isdigit():
+            found[key.strip()] = int(value)
+    return found
+
+
+def _loose_count(repo: ShadowRepo) -> int:
+    return count_objects_fields(repo.git.text(["count-objects", "-v"])).get("count", 0)
 
 
 def run_maintenance(repo: ShadowRepo, *, cap_bytes: int | None = None,
@@ -112,12 +120,8 @@ def run_maintenance(repo: ShadowRepo, *, cap_bytes: int | None = None,
 
 def repository_bytes(repo: ShadowRepo) -> int:
     """Disk use of the shadow repository's objects, bytes (loose plus packs, from ``count-objects``)."""
-    total = 0
-    for line in repo.git.text(["count-objects", "-v"]).splitlines():
-        key, _, value = line.partition(":")
-        if key in ("size", "size-pack", "size-garbage"):
-            total += int(value.strip() or 0) * 1024
-    return total
+    found = count_objects_fields(repo.git.text(["count-objects", "-v"]))
+    return sum(found.get(key, 0) for key in ("size", "size-pack", "size-garbage")) * 1024
 
 
 def drop_commit_graph(repo: ShadowRepo) -> None:

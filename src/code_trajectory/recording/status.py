@@ -123,11 +123,9 @@ def objects_line(count_objects: str) -> str:
     """The status line of the shadow repository's objects from ``git count-objects -v``'s output (its sizes are KiB):
     ``- Objects: 7 loose (28.0 KiB), 1,204 in 2 pack(s) (1.3 MiB)``, and the garbage when there is some; git's own
     lines as they are when they are not numbers."""
-    found: dict[str, int] = {}
-    for line in count_objects.splitlines():
-        key, _, value = line.partition(": ")
-        if value.strip().isdigit():
-            found[key.strip()] = int(value)
+    from code_trajectory.git.maintenance import count_objects_fields
+
+    found = count_objects_fields(count_objects)
     needed = ("count", "size", "in-pack", "packs", "size-pack")
     if not all(key in found for key in needed):
         return "- Objects: " + ", ".join(line.replace(": ", "=") for line in count_objects.splitlines())
