@@ -46,21 +46,27 @@ def build_key() -> str:
     """A digest of what an opening answer depends on besides the request: this package's version, and the size and
     modification time of ``code_trajectory/server.py`` and of the SDK's ``mcp/__init__.py`` and
     ``mcp_types/__init__.py`` (found without importing them)."""
+    origins = [str(Path(__file__).with_name("server.py")), _package_init("mcp"), _package_init("mcp_types")]
+    parts = [__version__, sys.version.split()[0], *map(_stamp, origins)]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _package_init(name: str) -> str:
+    """The path of the installed package ``name``'s ``__init__.py``, found without importing it (``name`` itself when
+    it is not installed)."""
     from importlib.util import find_spec
 
-    parts = [__version__, sys.version.split()[0]]
-    origins = [str(Path(__file__).with_name("server.py"))]
-    for package in ("mcp", "mcp_types"):
-        spec = find_spec(package)
-        origins.append(spec.origin if spec is not None and spec.origin else package)
-    for origin in origins:
-        try:
-            st = os.stat(origin)
-        except OSError:
-            parts.append(f"{origin}:missing")
-        else:
-            parts.append(f"{origin}:{st.st_size}:{st.st_mtime_ns}")
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    spec = find_spec(name)
+    return spec.origin if spec is not None and spec.origin else name
+
+
+def _stamp(path: str) -> str:
+    """``path:size:mtime_ns`` of the file at ``path`` (``path:missing`` when it cannot be read)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return f"{path}:missing"
+    return f"{path}:{st.st_size}:{st.st_mtime_ns}"
 
 
 #: Where an opening request names its client: ``initialize``'s ``clientInfo``, and the ``_meta`` key of the
@@ -111,8 +117,6 @@ def listing_build_key() -> str:
     modification time of every ``.py`` file of this package (each feature registers its own tools) and of the
     ``__init__.py`` of :data:`LISTING_PACKAGES`. Computed once a process (277 files: a few milliseconds)."""
     if not _LISTING_BUILD:
-        from importlib.util import find_spec
-
         package = Path(__file__).parent
         parts = [build_key()]
         for directory, subdirectories, files in os.walk(package):
@@ -125,14 +129,7 @@ def listing_build_key() -> str:
                     except OSError:
                         continue
                     parts.append(f"{os.path.relpath(path, package)}:{st.st_size}:{st.st_mtime_ns}")
-        for name in LISTING_PACKAGES:
-            spec = find_spec(name)
-            origin = spec.origin if spec is not None and spec.origin else name
-            try:
-                st = os.stat(origin)
-                parts.append(f"{origin}:{st.st_size}:{st.st_mtime_ns}")
-            except OSError:
-                parts.append(f"{origin}:missing")
+        parts += [_stamp(_package_init(name)) for name in LISTING_PACKAGES]
         _LISTING_BUILD.append(hashlib.sha256("\n".join(parts).encode()).hexdigest())
     return _LISTING_BUILD[0]
 
