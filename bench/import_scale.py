@@ -53,7 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import anyio
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from run import add_tree_arguments, dir_size, generate_tree, git_base, project_dir, timed
+from run import add_tree_arguments, compile_bytecode, dir_size, generate_tree, git_base, project_dir, timed
 
 from code_trajectory.git.gitcmd import base_env
 
@@ -189,6 +189,7 @@ def main() -> int:
                         help="runs of the git project's import, or of --answers-only (default 3)")
     parser.add_argument("--git-runs", type=int, default=2, help="runs of git's baseline (default 2; median)")
     args = parser.parse_args()
+    compile_bytecode()
     work, root = project_dir("ct-bench-import-")
     rows: list[tuple[str, str, str, str]] = []
     try:

@@ -36,7 +36,17 @@ from pathlib import Path
 os.environ.setdefault("CODE_TRAJECTORY_HOME", tempfile.mkdtemp(prefix="ct-bench-home-"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run import add_tree_arguments, generate, git_base, proc_stats, project_dir, timed, touch, tree_size
+from run import (
+    add_tree_arguments,
+    compile_bytecode,
+    generate,
+    git_base,
+    proc_stats,
+    project_dir,
+    timed,
+    touch,
+    tree_size,
+)
 
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.recording.recorder import Recorder
@@ -145,6 +155,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--reuse", type=Path, help="a work directory kept by --keep: measure 1-4 on it again")
     args = parser.parse_args()
+    compile_bytecode()
     if args.reuse:
         tmp, root = args.reuse.resolve(), args.reuse.resolve() / "project"
     else:
