@@ -66,13 +66,14 @@ def wait_landed(root: Path, env: dict, before: str) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-def wait_idle(root: Path) -> None:
-    """Wait until no edit worker holds the recorder lock and no hand-over waits (the next run starts quiet)."""
+def wait_idle(root: Path, *, watching: bool) -> None:
+    """Wait until no hand-over waits and, when nothing else records (``watching`` False), no edit worker holds the
+    recorder lock (the next run starts quiet). While ``watch`` records, it holds that lock for good."""
     from code_trajectory.recording.handoff import waiting as pending
     from code_trajectory.recording.liveness import recording_now
 
     deadline = time.monotonic() + 30
-    while (recording_now(root / ".trajectory") or pending(root / ".trajectory" / "state")) \
+    while ((not watching and recording_now(root / ".trajectory")) or pending(root / ".trajectory" / "state")) \
             and time.monotonic() < deadline:
         time.sleep(0.01)
 
@@ -124,7 +125,7 @@ def main() -> int:
             python.append(timed([sys.executable, "-c", "pass"]))  # interleaved: the same load for both
             return timed([*hook_exe, "hook", event, "--project", str(root)], edit if event == "edit" else prompt)
 
-        def timed_edits(base_n: int) -> tuple[list[tuple[float, float]], list[float]]:
+        def timed_edits(base_n: int, *, watching: bool) -> tuple[list[tuple[float, float]], list[float]]:
             """Each run: save, time the edit hook, time until its snapshot is on disk, wait until all is quiet."""
             spent, landed = [], []
             for n in range(args.runs):
@@ -132,11 +133,11 @@ def main() -> int:
                 before = commits(root, env)
                 spent.append(hook("edit"))
                 landed.append(wait_landed(root, env, before))
-                wait_idle(root)
+                wait_idle(root, watching=watching)
             return spent, landed
 
         t_prompt = [hook("prompt") for _ in range(args.runs)]  # sets the intent the edits carry
-        t_edit, landed_idle = timed_edits(0)
+        t_edit, landed_idle = timed_edits(0, watching=False)
         intent = subprocess.run(["git", f"--git-dir={root / '.trajectory'}", "log", "-1", "--all",
                                  "--format=%(trailers:key=Trajectory-Intent,valueonly)%(trailers:key="
                                  "Trajectory-Origin,valueonly)"], capture_output=True, text=True, env=env).stdout
@@ -146,7 +147,7 @@ def main() -> int:
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             wait_recording(root)
-            t_edit_live, landed_live = timed_edits(1000)
+            t_edit_live, landed_live = timed_edits(1000, watching=True)
             t_prompt_live = [hook("prompt") for _ in range(args.runs)]
         finally:
             watcher.terminate()
