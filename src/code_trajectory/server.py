@@ -64,6 +64,8 @@ class TrajectoryMCPServer(MCPServer):
     #: The opening request read and perhaps answered before the SDK was imported (``serve``); None: the SDK reads
     #: stdin itself.
     early: EarlyAnswer | None = None
+    #: Each tool's input schema as listed, by name; read at the first call (the tools are all registered by then).
+    _input_schemas: dict[str, dict] | None = None
 
     async def get_prompt(self, name, arguments=None, context=None):
         """The SDK's, with a prompt it cannot render (unknown, or an argument missing) answered as invalid
@@ -80,6 +82,32 @@ class TrajectoryMCPServer(MCPServer):
             while cause is not None and not isinstance(cause, TrajectoryError):
                 cause = cause.__cause__
             raise MCPError(INVALID_PARAMS, str(visible(redact(str(cause or exc))))) from exc
+
+    async def call_tool(self, name, arguments, context=None):
+        """The SDK's, with a call it cannot run said so that a model can correct it (:mod:`.core.tool_arguments`):
+        an unknown tool with the closest names; an argument the tool does not have refused (the SDK drops it, so
+        a misspelt ``limt`` answered with the default ``limit``) with the closest declared name; arguments pydantic
+        rejects said per argument with the value sent and the tool's arguments, not pydantic's dump."""
+        from mcp.server.mcpserver.exceptions import ToolError
+        from pydantic import ValidationError
+
+        from code_trajectory.core import tool_arguments
+
+        if self._input_schemas is None:
+            self._input_schemas = {tool.name: tool.input_schema for tool in await self.list_tools()}
+        schema = self._input_schemas.get(name)
+        if schema is None:
+            raise ToolError(tool_arguments.unknown_tool(name, list(self._input_schemas)))
+        unknown = [key for key in arguments if key not in schema.get("properties", {})]
+        if unknown:
+            raise ToolError(tool_arguments.unknown_arguments(name, unknown, schema))
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if not isinstance(exc.__cause__, ValidationError):
+                raise
+            raise ToolError(tool_arguments.invalid_arguments(name, exc.__cause__.errors(), schema)) \
+                from exc.__cause__
 
     async def list_tools(self):
         tools = await super().list_tools()

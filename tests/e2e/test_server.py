@@ -207,6 +207,30 @@ async def test_every_numeric_argument_declares_the_range_its_tool_accepts(servic
 
 
 @pytest.mark.anyio
+async def test_a_call_the_tool_cannot_run_says_which_argument_and_what_to_send(service: TrajectoryService,
+                                                                              project: Path) -> None:
+    """A call with a wrong type, a missing argument, a misspelt argument or tool name: pydantic's dump ("1 validation
+    error for get_global_trajectoryArguments ... https://errors.pydantic.dev/...") came back for the first two, and
+    the SDK dropped an argument the tool does not have, so ``limt=1`` answered with the default ``limit`` of 20
+    snapshots. Each is now an isError naming the argument, the value sent and the arguments the tool takes."""
+    async with Client(build_server(service)) as client:
+        await client.call_tool("configure_project", {"path": str(project)})
+        typed = await client.call_tool("get_global_trajectory", {"limit": "abc"})
+        missing = await client.call_tool("get_file_trajectory", {"depth": 2})
+        misspelt = await client.call_tool("get_global_trajectory", {"limt": 1})
+        no_tool = await client.call_tool("get_file_trajectry", {"filepath": "a.py"})
+        fine = await client.call_tool("get_global_trajectory", {"limit": 1})
+    assert typed.is_error and missing.is_error and misspelt.is_error and no_tool.is_error and not fine.is_error
+    for result in (typed, missing, misspelt):
+        assert "validation error" not in text(result) and "pydantic" not in text(result), text(result)
+    assert text(typed).startswith("get_global_trajectory was not run: `limit`: Input should be a valid integer")
+    assert '(got "abc")' in text(typed) and "`limit` (integer, 1 to 1000, default 20)" in text(typed)
+    assert text(missing).startswith("get_file_trajectory was not run: `filepath` is required.")
+    assert text(misspelt).startswith("get_global_trajectory has no argument `limt` (did you mean `limit`?); nothing")
+    assert text(no_tool).startswith("There is no tool `get_file_trajectry`. Did you mean `get_file_trajectory`")
+
+
+@pytest.mark.anyio
 async def test_watcher_snapshots_show_up_in_answers(service: TrajectoryService, project: Path) -> None:
     async with Client(build_server(service)) as client:
         await client.call_tool("configure_project", {"path": str(project)})
