@@ -10,6 +10,7 @@ import re
 import resource
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -119,3 +120,37 @@ def test_a_killed_restore_leaves_nothing_recorded_and_says_how_to_undo(project: 
     undo = cli(project, "restore", safety)
     assert undo.returncode == 0, undo.stderr
     assert work_tree(project) == before
+
+
+#: A restore run by the CLI that kills itself with SIGKILL as it starts its third file write (a kill at a known
+#: point, without timing).
+_KILLED_AT_THIRD_WRITE = """
+import os, signal, sys
+from code_trajectory.restore import apply
+from code_trajectory.cli import main
+writes = []
+real = apply.write_entry
+def write_entry(*args, **kwargs):
+    writes.append(1)
+    if len(writes) == 3:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(*args, **kwargs)
+apply.write_entry = write_entry
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_read_only_command_after_a_killed_restore_says_how_to_undo_it(project: Path) -> None:
+    snapshot = half_restorable(project)
+    killed = subprocess.run([sys.executable, "-c", _KILLED_AT_THIRD_WRITE, "restore", snapshot], cwd=project,
+                            env=subprocess_env(), capture_output=True, text=True, timeout=300)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    journals = os.listdir(project / ".trajectory" / "restore-journal")
+    assert journals  # the killed restore's
+
+    summary = cli(project, "session")  # read-only: it changes nothing, and it says what happened
+    assert summary.returncode == 0, summary.stderr
+    assert "was interrupted" in summary.stdout
+    safety = re.search(r"restore snapshot ([0-9a-f]{12}) \(the safety snapshot", summary.stdout).group(1)
+    assert os.listdir(project / ".trajectory" / "restore-journal") == journals
+    assert git(project, "--git-dir=.trajectory", "cat-file", "-t", safety).strip() == "commit"

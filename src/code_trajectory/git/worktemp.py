@@ -173,13 +173,30 @@ def clear_leftovers(root: Path, git_dir: Path) -> list[str]:
             finally:
                 os.close(fd)
         _unlink(path)
-        undo = (f"restore snapshot {journal.safety_snapshot[:12]} (the safety snapshot taken before it) to undo it"
-                if journal.safety_snapshot else "nothing was recorded before it")
-        notice = (f"a restore from {journal.source[:12]} was interrupted (process {journal.pid} ended); some files "
-                  f"may be restored and others not: {undo}; {removed} temporary file(s) it left were removed")
+        notice = _notice(journal, f"{removed} temporary file(s) it left were removed")
         log.warning("%s", notice)
         notices.append(notice)
     return notices
+
+
+def interrupted(git_dir: Path) -> list[str]:
+    """What :func:`clear_leftovers` would say of the restores whose process is gone, for an opening that changes
+    nothing (a read-only command): one notice per journal, naming the safety snapshot that undoes it; nothing is
+    removed. Never raises."""
+    try:
+        names = sorted(n for n in os.listdir(git_dir / JOURNAL_DIR) if not n.endswith(".tmp"))
+    except OSError:
+        return []
+    journals = [j for j in (_read(git_dir / JOURNAL_DIR / n) for n in names) if j is not None]
+    return [_notice(j, "its temporary files (`.ct-*`) go at the next command that records (`checkpoint`, "
+                       "`restore`, `watch`, the server)") for j in journals if not pid_running(j.pid)]
+
+
+def _notice(journal: Journal, leftovers: str) -> str:
+    undo = (f"restore snapshot {journal.safety_snapshot[:12]} (the safety snapshot taken before it) to undo it"
+            if journal.safety_snapshot else "nothing was recorded before it")
+    return (f"a restore from {journal.source[:12]} was interrupted (process {journal.pid} ended); some files "
+            f"may be restored and others not: {undo}; {leftovers}")
 
 
 def _unlink(path: Path) -> None:

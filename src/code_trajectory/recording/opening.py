@@ -66,7 +66,7 @@ def open_shadow_repository(root: Path, *, create: bool = True, project: ProjectR
         if problem is not None:
             repo.close()
             raise DamagedHistoryError(health.damaged_message(repo, problem))
-        return repo, list(repo.notices)
+        return repo, list(repo.notices) + worktemp.interrupted(repo.git_dir)  # said, not cleared: nothing changes
     health.clear_leftovers(repo.git_dir)  # locks and tmp_pack_* files of a killed process, when stale
     try:
         repo.ensure()
