@@ -9,14 +9,28 @@ import pytest
 
 
 @pytest.fixture
-def small_disk(tmp_path: Path):
-    mount = tmp_path / "small"
-    mount.mkdir()
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)], capture_output=True)
-    if proc.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs here: {proc.stderr.decode().strip()}")
-    yield mount
-    subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+def tmpfs(tmp_path: Path):
+    """``tmpfs(options)`` mounts a tmpfs with ``options`` (``size=4m``, ``nr_inodes=600``) on a new directory under
+    the test's temporary directory and returns it; skips where mounting is not allowed. Unmounted after the test."""
+    mounts: list[Path] = []
+
+    def make(options: str) -> Path:
+        mount = tmp_path / f"tmpfs{len(mounts)}"
+        mount.mkdir()
+        proc = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(mount)], capture_output=True)
+        if proc.returncode != 0:
+            pytest.skip(f"cannot mount a small tmpfs here: {proc.stderr.decode().strip()}")
+        mounts.append(mount)
+        return mount
+
+    yield make
+    for mount in mounts:
+        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+
+
+@pytest.fixture
+def small_disk(tmpfs):
+    return tmpfs("size=4m")
 
 
 @pytest.fixture

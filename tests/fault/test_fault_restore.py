@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,7 +17,20 @@ from pathlib import Path
 
 import pytest
 
-from support import file_size_limit, git, half_restorable, mcp_client, record_now, server_command, subprocess_env, write
+from code_trajectory.core.errors import StorageError
+from code_trajectory.restore import plan
+from code_trajectory.restore.service import restore
+from support import (
+    file_size_limit,
+    git,
+    git_repo,
+    half_restorable,
+    mcp_client,
+    record_now,
+    server_command,
+    subprocess_env,
+    write,
+)
 
 
 def work_tree(root: Path) -> dict[str, bytes]:
@@ -154,3 +168,40 @@ def test_a_read_only_command_after_a_killed_restore_says_how_to_undo_it(project:
     safety = re.search(r"restore snapshot ([0-9a-f]{12}) \(the safety snapshot", summary.stdout).group(1)
     assert os.listdir(project / ".trajectory" / "restore-journal") == journals
     assert git(project, "--git-dir=.trajectory", "cat-file", "-t", safety).strip() == "commit"
+
+
+def _restorable_new_files(root: Path, count: int) -> str:
+    """A git project at ``root`` whose snapshot "many" holds ``count`` small files under ``d/`` that the work tree
+    no longer has (recorded after their removal); returns that snapshot."""
+    git_repo(root, {"keep.py": "kept\n"})
+    for i in range(count):
+        write(root, f"d/f{i}.txt", f"file {i}\n")
+    snapshot = record_now(root, "many")
+    shutil.rmtree(root / "d")
+    record_now(root)
+    return snapshot
+
+
+def test_new_files_whole_blocks_are_checked_before_the_first_write(tmpfs) -> None:
+    disk = tmpfs("size=16m")
+    root = disk / "project"
+    snapshot = _restorable_new_files(root, 1500)  # 1,500 files of ~10 bytes: 6 MB of 4 KiB blocks, 15 KB of bytes
+    spare = 2 * 1024 * 1024  # room for the bytes and the check's margin, not for the blocks
+    write(disk, "filler", b"\0" * (shutil.disk_usage(disk).free - plan.SPARE_BYTES - spare))
+    with pytest.raises(StorageError, match=r"free on the disk.*Nothing was written"):
+        restore(root, snapshot)
+    assert not (root / "d").exists() and not temp_files(root)
+
+
+def test_new_files_inodes_are_checked_before_the_first_write(tmpfs) -> None:
+    disk = tmpfs("size=64m,nr_inodes=3000")
+    root = disk / "project"
+    snapshot = _restorable_new_files(root, 600)
+    (disk / "fill").mkdir()
+    i = 0
+    while os.statvfs(disk).f_favail > 100:  # 100 inodes left: a sixth of the files the restore creates
+        (disk / "fill" / str(i)).touch()
+        i += 1
+    with pytest.raises(StorageError, match=r"600 files are created.*no free inodes.*Nothing was written"):
+        restore(root, snapshot)
+    assert not (root / "d").exists() and not temp_files(root)

@@ -212,9 +212,31 @@ def _check_permissions(root: Path, writes: Mapping[str, TreeEntry], seen: Mappin
 
 
 def _check_space(root: Path, writes: Mapping[str, TreeEntry], sizes: Mapping[str, int]) -> None:
-    need = sum(sizes.get(e.oid, 0) for e in writes.values()) + SPARE_BYTES
+    """The files' bytes, and for each file not there yet its whole blocks and an inode, must be free on the disk
+    of ``root`` (1,500 new files of 10 bytes take 6 MB of 4 KiB blocks, not 15 KB)."""
+    vfs = _statvfs(root)
+    block = vfs.f_frsize if vfs is not None and vfs.f_frsize > 0 else 1
+    need, new_files = SPARE_BYTES, 0
+    for rel, entry in writes.items():
+        size = sizes.get(entry.oid, 0)
+        if not os.path.lexists(root / rel):
+            new_files += 1
+            size = -(-size // block) * block
+        need += size
     free = shutil.disk_usage(root).free
     if need > free:
         raise StorageError(f"cannot restore: the files take {format_size(need - SPARE_BYTES)} and only "
                            f"{format_size(free)} is free on the disk of {root}. Nothing was written; free some space "
                            "and restore again")
+    if vfs is not None and vfs.f_files > 0 and new_files > vfs.f_favail:
+        raise StorageError(f"cannot restore: {new_files} files are created and the disk of {root} has room for "
+                           f"{vfs.f_favail} more (no free inodes). Nothing was written; remove some files and restore "
+                           "again")
+
+
+def _statvfs(root: Path) -> os.statvfs_result | None:
+    """The file system's block size and inode counts (None where there is no ``statvfs``, Windows)."""
+    try:
+        return os.statvfs(root) if hasattr(os, "statvfs") else None
+    except OSError:
+        return None
