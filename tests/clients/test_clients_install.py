@@ -208,14 +208,14 @@ def test_hooks_holding_a_non_object_come_back_as_they_were(proj: Path, env: dict
     settings.write_text(original)
     run_install("claude-code", proj, env, hooks=True)
     assert json.loads(settings.read_text())["hooks"]["UserPromptSubmit"]
-    run_uninstall("claude-code", proj, env)
+    assert run_uninstall("claude-code", proj, env)[0].action == "removed"
     assert settings.read_text() == original and backups(settings) == []
     # changed by hand since install: only our hooks go, the rest stays as the user left it
     run_install("claude-code", proj, env, hooks=True)
     data = json.loads(settings.read_text())
     data["model"] = "y"
     settings.write_text(json.dumps(data, indent=2) + "\n")
-    run_uninstall("claude-code", proj, env)
+    assert run_uninstall("claude-code", proj, env)[0].action == "removed"
     assert json.loads(settings.read_text()) == {"model": "y"}
 
 
@@ -383,6 +383,19 @@ def test_symlinked_config_inside_the_project_is_written_through(proj: Path, env:
     run_install("claude-code", proj, env)
     assert (proj / ".mcp.json").is_symlink()
     assert "code-trajectory" in json.loads(real.read_text())["mcpServers"]
+
+
+def test_uninstall_deletes_the_file_created_through_a_dangling_link_and_keeps_the_link(proj: Path,
+                                                                                     env: dict[str, str]) -> None:
+    """``.mcp.json -> config/mcp.json`` with no such file yet: install creates the link's target; uninstall
+    deletes that file (our entry with it), not the user's link."""
+    (proj / "config").mkdir()
+    (proj / ".mcp.json").symlink_to("config/mcp.json")
+    assert run_install("claude-code", proj, env)[0].action == "created"
+    assert "code-trajectory" in json.loads((proj / "config" / "mcp.json").read_text())["mcpServers"]
+    assert run_uninstall("claude-code", proj, env)[0].action == "removed"
+    assert not (proj / "config" / "mcp.json").exists()
+    assert os.readlink(proj / ".mcp.json") == "config/mcp.json"  # as before install: a link to no file
 
 
 def test_a_project_config_linked_out_of_the_project_is_refused(proj: Path, env: dict[str, str],

@@ -343,10 +343,11 @@ def edit(path: Path, mutate: Mutator, *, dry_run: bool = False, replace_unreadab
 
 def write_if_unchanged(path: Path, raw: bytes | None, new: bytes | str | None) -> None:
     """Replace ``path`` by ``new`` (None: delete it) if it still holds ``raw`` (None: no file), else raise
-    :class:`Changed`."""
+    :class:`Changed`. A symlink is followed, as :func:`atomic_write` does: the file it leads to is deleted, the link
+    stays (install wrote through it)."""
     if read_bytes(path) != raw:
         raise Changed
-    _unlink(path) if new is None else atomic_write(path, new)
+    _unlink(Path(os.path.realpath(path)) if path.is_symlink() else path) if new is None else atomic_write(path, new)
 
 
 def _edit_once(path: Path, mutate: Mutator, *, dry_run: bool, replace_unreadable: bool, now: _dt.datetime | None,
