@@ -374,3 +374,38 @@ def test_a_restore_naming_a_missing_file_says_the_closest_recorded_ones() -> Non
     with pytest.raises(InvalidArgumentError) as raised:
         select(["nothing/like/it.txt"], candidates)
     assert "did you mean" not in str(raised.value)
+
+
+def test_a_replaced_file_keeps_its_own_read_and_write_bits(session: ProjectSession) -> None:
+    """A private file (0600: a key, a local config) came back 0644, readable by every user of the machine, after a
+    restore and its undo: the restored file was created anew with git's bits (0666 less the umask). A file replaced
+    keeps its own read and write bits, with the execute bits the snapshot records; a set-user-ID bit is not
+    carried over to the new content; a file created by the restore still gets git's bits."""
+    root = session.root
+    for rel, text in (("private.cfg", "v1\n"), ("tool.sh", "echo 1\n"), ("shared.txt", "a\n")):
+        write(root, rel, text)
+    (root / "private.cfg").chmod(0o600)
+    (root / "tool.sh").chmod(0o755)
+    (root / "shared.txt").chmod(0o664)
+    session.checkpoint("one")
+    first = "one"
+    write(root, "private.cfg", "v2\n")
+    write(root, "tool.sh", "echo 2\n")
+    write(root, "shared.txt", "b\n")
+    (root / "tool.sh").chmod(0o4700)
+    session.checkpoint("two")
+    done = restore(session, first)
+    assert (root / "private.cfg").read_text() == "v1\n" and (root / "tool.sh").read_text() == "echo 1\n"
+    modes = {rel: stat.S_IMODE(os.lstat(root / rel).st_mode) for rel in ("private.cfg", "tool.sh", "shared.txt")}
+    assert modes == {"private.cfg": 0o600, "tool.sh": 0o700, "shared.txt": 0o664}, {k: oct(v) for k, v in modes.items()}
+    restore(session, done.safety_snapshot)
+    assert stat.S_IMODE(os.lstat(root / "private.cfg").st_mode) == 0o600
+    (root / "private.cfg").unlink()
+    restore(session, first, ["private.cfg"])
+    assert stat.S_IMODE(os.lstat(root / "private.cfg").st_mode) == 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

@@ -2,8 +2,8 @@
 
 Every file is written to a temporary file beside it (a short fixed-length name of the restore's journal,
 :mod:`code_trajectory.git.worktemp`: never past the 255-byte name limit, cleared after a kill), created exclusively (``O_EXCL``, ``O_NOFOLLOW``: never
-through a link) with the recorded executable bit (less the umask, as ``git checkout``), and renamed over the
-old one (``os.replace``), so a reader or a crash never sees half a file; as ``git checkout``, there is no fsync
+through a link) with the recorded executable bit (less the umask, as ``git checkout``; a file replaced keeps its
+own read and write bits), and renamed over the old one (``os.replace``), so a reader or a crash never sees half a file; as ``git checkout``, there is no fsync
 per file. Blobs are streamed from one ``git cat-file --batch`` and files written by a few threads. A recorded
 symlink is recreated as a link (its target string, never followed). A path whose existing parent directory is
 a symlink is refused: writing through it could land outside the project. A write that fails part-way raises
@@ -118,8 +118,9 @@ def write_entry(repo: ShadowRepo, root: Path, rel: str, entry: TreeEntry, checke
 
     ``data`` is the blob's content when the caller read it already. The file is written to ``tmp_name`` beside
     it (:meth:`code_trajectory.git.worktemp.Journal.temp_name`), created exclusively (never through a link) with
-    the recorded mode (0666 or 0777 less the umask, as ``git checkout``), then renamed over the target, so a
-    reader never sees half a file. A directory in the way holding only empty directories (the caller removed
+    the recorded mode (0666 or 0777 less the umask, as ``git checkout``; in place of a regular file, that file's
+    read and write bits: :func:`replaced_file_mode`), then renamed over the target, so a reader never sees half a
+    file. A directory in the way holding only empty directories (the caller removed
     its files) is removed.
 
     Raises:
@@ -132,28 +133,37 @@ def write_entry(repo: ShadowRepo, root: Path, rel: str, entry: TreeEntry, checke
     if data is None:
         data = blob_bytes(repo, entry.oid)
     tmp = f"{parent}/{tmp_name}"
+    kept: int | None = None  # the permission bits of the regular file being replaced
     try:
         try:
-            if stat.S_ISDIR(os.lstat(target).st_mode):
+            st = os.lstat(target)
+        except FileNotFoundError:
+            pass
+        else:
+            if stat.S_ISDIR(st.st_mode):
                 try:
                     _remove_empty_dirs(target)
                 except OSError:
                     raise InvalidArgumentError(f"refusing to replace the directory {rel} (it holds files that are "
                                                "not restored) with a file") from None
-        except FileNotFoundError:
-            pass
+            elif stat.S_ISREG(st.st_mode):
+                kept = st.st_mode & 0o777
         if entry.mode == MODE_SYMLINK:
             _unlink_stale(tmp)
             os.symlink(os.fsdecode(data), tmp)
             os.replace(tmp, target)
             return
         mode = 0o777 if entry.mode == MODE_EXECUTABLE else 0o666
+        if kept is not None:
+            mode = replaced_file_mode(kept, executable=entry.mode == MODE_EXECUTABLE)
         try:
             fd = os.open(tmp, _CREATE, mode)
         except FileExistsError:  # left by a restore that was killed
             _unlink_stale(tmp)
             fd = os.open(tmp, _CREATE, mode)
         try:
+            if kept is not None and hasattr(os, "fchmod"):
+                os.fchmod(fd, mode)  # exactly the file's bits (a group-writable file under umask 022 stays so)
             with open(fd, "wb", closefd=True) as f:  # no fsync per file, as git checkout: the rename is atomic
                 f.write(data)
             os.replace(tmp, target)
@@ -162,6 +172,16 @@ def write_entry(repo: ShadowRepo, root: Path, rel: str, entry: TreeEntry, checke
             raise
     except OSError as exc:
         raise StorageError(f"cannot write {rel}: {exc}") from exc
+
+
+def replaced_file_mode(kept: int, *, executable: bool) -> int:
+    """The permission bits a restored file gets in place of a regular file whose bits are ``kept``: the same read
+    and write bits (a private ``0600`` file stays private: git's checkout, which writes a new file, would leave it
+    ``0644``), with the execute bits the snapshot records (for an executable file, one wherever a read bit is, as
+    ``chmod +x`` under the file's own bits); set-user-ID, set-group-ID and sticky bits are never carried over to
+    content they were not set for."""
+    bits = kept & 0o666
+    return bits | ((bits & 0o444) >> 2) if executable else bits
 
 
 def _remove_empty_dirs(path: str) -> None:
