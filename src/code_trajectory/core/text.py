@@ -49,6 +49,17 @@ def display_path(path: str) -> str:
     return escape_invisible(text).replace("\n", "\\x0a")
 
 
+def path_field(path: str) -> str:
+    """A recorded path as the structured content of an answer holds it: the name itself when JSON carries it as it
+    is and :func:`~code_trajectory.core.terminal.visible` (applied to every answer) leaves it so (a right-to-left
+    override, a zero-width space, a tab stay: a client passes the field back as the file's name), else its shown
+    form (:func:`display_path`: an undecodable byte ``\\xff``, which JSON cannot carry, a control character
+    ``\\x1b``, which ``visible`` would make a control picture, no name), which every path argument takes back."""
+    from code_trajectory.core.terminal import visible  # here: project.py imports this module, and nothing typing
+
+    return path if visible(path) == path else display_path(path)
+
+
 #: An escape :func:`display_path` writes: a byte or control character ``\\xNN``, another character ``\\uNNNN``.
 _SHOWN_ESCAPE = re.compile(r"\\x([0-9a-f]{2})|\\u([0-9a-f]{4})")
 

@@ -15,7 +15,7 @@ import json
 import shlex
 
 from code_trajectory.core.answer import Answer, code_block, fenced, message, sections
-from code_trajectory.core.text import cli_option
+from code_trajectory.core.text import cli_option, path_field
 from code_trajectory.git.diffs import tree_changes
 from code_trajectory.git.log import literal
 from code_trajectory.git.messages import FileChange, display_path
@@ -166,6 +166,7 @@ def net_change_data(text: str, files: list[dict]) -> dict:
     in the text's order (most relevant first), and ``diffs``: path -> the diff as shown, for the files whose diff
     the text shows, in its order."""
     shown_files = [f for f in files if f["diff_shown"]]
-    diffs = {f["path"]: fenced(part) for f, part in zip(shown_files, sections(text, [f["mark"] for f in shown_files]))}
-    return {"cols": FILE_COLUMNS, "files": [[f["status"], f["path"], f["added"], f["deleted"], f["symbols"],
-                                             f["old_path"]] for f in files], "diffs": diffs}
+    diffs = {path_field(f["path"]): fenced(part) for f, part in zip(shown_files, sections(text, [f["mark"] for f in shown_files]))}
+    return {"cols": FILE_COLUMNS, "files": [[f["status"], path_field(f["path"]), f["added"], f["deleted"],
+                                             f["symbols"], f["old_path"] and path_field(f["old_path"])]
+                                            for f in files], "diffs": diffs}

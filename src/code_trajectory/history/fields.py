@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from code_trajectory.core.answer import prune, room, rows_to_leave_out, size
+from code_trajectory.core.text import path_field
 from code_trajectory.git import log
 from code_trajectory.git.messages import FileChange
 from code_trajectory.history import narrative
@@ -17,8 +18,10 @@ FILE_COLUMNS = ["status", "path", "+", "-", "symbols", "from"]
 
 def file_rows(changes: list[FileChange], symbols: dict[str, str] | None = None,
               limit: int = log.FILES_PER_COMMIT) -> list:
-    """The first ``limit`` file changes as rows of :data:`FILE_COLUMNS` (as ``describe_files`` lists them)."""
-    return [[c.status, c.path, c.added, c.deleted, (symbols or {}).get(c.path), c.old_path] for c in changes[:limit]]
+    """The first ``limit`` file changes as rows of :data:`FILE_COLUMNS` (as ``describe_files`` lists them; paths
+    as :func:`~code_trajectory.core.text.path_field` gives them)."""
+    return [[c.status, path_field(c.path), c.added, c.deleted, (symbols or {}).get(c.path),
+             c.old_path and path_field(c.old_path)] for c in changes[:limit]]
 
 
 #: The automatic tag and the time that open a snapshot's message (``[AUTO-TRJ] 14:02:11 - ``): ``t`` says the time.

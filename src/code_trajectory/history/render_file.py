@@ -29,7 +29,7 @@ import shlex
 from collections.abc import Sequence
 
 from code_trajectory.core.answer import Answer, code_block, fenced, sections, short, shown, when
-from code_trajectory.core.text import cli_option, shown_pair
+from code_trajectory.core.text import cli_option, path_field, shown_pair
 from code_trajectory.git.messages import display_path
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.history.headings import (
@@ -308,8 +308,8 @@ def file_data(text: str, path: str, branch: str, versions: list[Version], total:
             "kind": None if record.kind == "snapshot" or record.checkpoint_note else record.kind,
             "checkpoint": version.checkpoint, "name": record.git_operation,
             "status": None if change.status == "M" else change.status,
-            "+": change.added or None, "-": change.deleted or None, "from": change.old_path,
-            "path": None if version.entry.path == path else version.entry.path,
+            "+": change.added or None, "-": change.deleted or None, "from": change.old_path and path_field(change.old_path),
+            "path": None if version.entry.path == path else path_field(version.entry.path),
             "intent": record.intent if record.intent != previous else None,
             "origin": editor(version),
             "change": symbols.kind if symbols and symbols.kind not in ("code", "added", "removed") else None,
@@ -321,7 +321,7 @@ def file_data(text: str, path: str, branch: str, versions: list[Version], total:
     entries = shown(text, entries)
     for entry, part in zip(entries, sections(text, [f"`{e['id']}`" for e in entries])):
         entry["diff"] = fenced(part)
-    return {"path": path, "branch": branch, "total": total, "versions": entries, "left_out": left_out}
+    return {"path": path_field(path), "branch": branch, "total": total, "versions": entries, "left_out": left_out}
 
 
 def tests_field(line: str | None) -> str | None:

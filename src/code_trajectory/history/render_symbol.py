@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 
 from code_trajectory.core.answer import Answer, code_block, fenced, sections, short, table
-from code_trajectory.core.text import cli_operands
+from code_trajectory.core.text import cli_operands, path_field
 from code_trajectory.git import log, points
 from code_trajectory.git.diffs import HUNK_HEADER
 from code_trajectory.git.messages import display_path, one_line
@@ -266,7 +266,7 @@ def symbol_data(text: str, path: str, branch: str, name: str, rows: list[dict[st
     for entry, part in zip(entries, sections(text, [f"`{str(e['id']).split(' ', 1)[0]}`" for e in entries])):
         entry["diff"] = fenced(part)
     cols, table_rows = table(entries, SYMBOL_COLUMNS)
-    data = {"path": path, "symbol": name, "branch": branch, "cols": cols, "versions": table_rows}
+    data = {"path": path_field(path), "symbol": name, "branch": branch, "cols": cols, "versions": table_rows}
     # never measured over its text, but if it were: the oldest rows go, not (the size rule's last resort, which
     # knows no row order) the newest
     return fields.rows_within_text(text, data, "versions", "versions_left_out") if table_rows else data

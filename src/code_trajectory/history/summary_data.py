@@ -8,6 +8,7 @@ from datetime import datetime
 
 from code_trajectory.core.answer import prune, short, when
 from code_trajectory.core.dirgroups import ELSEWHERE, PATH, TOP_LEVEL, Group, group_by_directory
+from code_trajectory.core.text import path_field
 from code_trajectory.git.log import CommitRecord
 from code_trajectory.git.messages import FileChange
 from code_trajectory.history import fields
@@ -54,7 +55,7 @@ def _branch(work: BranchWork, net: list[FileChange] | None, symbols: dict[str, s
     ranked = net_order(net or [])
     return {"branch": work.branch, "edits": len(edits), "intents": intents[-INTENTS:],  # the newest, as the text
             "earlier_intents": max(0, len(intents) - INTENTS) or None,
-            "files": [list(row) for row in files[:FILES_LISTED]],
+            "files": [[path_field(path), *rest] for path, *rest in files[:FILES_LISTED]],
             "more_files": max(0, len(files) - FILES_LISTED) or None,
             "git": [[when(r.time), fields.message_of(r)]
                     for r in reversed([r for r in work.records if r.is_git_operation][:OPERATIONS])],
@@ -71,7 +72,7 @@ def _net_more(groups: list[Group]) -> dict:
     files]`` rows, paths only; the root's own files counted in ``net_more_top_level``, the smallest groups in
     ``net_more_elsewhere`` (labels that are no path, so that a file named ``elsewhere`` is not taken for them).
     None when there are none."""
-    return {"net_more": [[g.path, g.files] for g in groups if g.kind == PATH] or None,
+    return {"net_more": [[path_field(g.path), g.files] for g in groups if g.kind == PATH] or None,
             "net_more_top_level": next((g.files for g in groups if g.kind == TOP_LEVEL), None),
             "net_more_elsewhere": next((g.files for g in groups if g.kind == ELSEWHERE), None)}
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from code_trajectory.core.answer import Answer, message, short, when
+from code_trajectory.core.text import path_field
 from code_trajectory.git import log
 from code_trajectory.git.points import points
 from code_trajectory.git.shadow import ShadowRepo
@@ -18,8 +19,9 @@ CHECKPOINT_FILES = 30
 
 
 def file_rows(changes: list, limit: int) -> list[list]:
-    """The first ``limit`` file changes as rows of :data:`FILE_COLUMNS`."""
-    return [[c.status, c.path, c.added, c.deleted, c.old_path] for c in changes[:limit]]
+    """The first ``limit`` file changes as rows of :data:`FILE_COLUMNS` (paths: :func:`path_field`)."""
+    return [[c.status, path_field(c.path), c.added, c.deleted, c.old_path and path_field(c.old_path)]
+            for c in changes[:limit]]
 
 
 def intent(text: str, recorded: str | None) -> Answer:

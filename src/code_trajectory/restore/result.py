@@ -7,13 +7,15 @@ import json
 from dataclasses import dataclass, field
 
 from code_trajectory.core.answer import Answer, code_block, fenced, short
-from code_trajectory.core.text import cli_operands
+from code_trajectory.core.text import cli_operands, path_field
 from code_trajectory.git.messages import display_path, how_named
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.history.narrative import fit
 
 #: Files a dry run or an answer lists by name at most.
 LISTED = 40
+#: The result's lists of paths, in the order its answer's fields give them (each path: ``path_field``).
+_PATH_LISTS = ("written", "removed", "saved_first", "not_recorded", "kept_unrecorded")
 
 
 @dataclass
@@ -62,9 +64,8 @@ class RestoreResult:
         ``diff`` as shown."""
         return Answer(self.text, {"source": short(self.source) if self.source else None, "how": self.how,
                                   "safety_snapshot": short(self.safety_snapshot) if self.safety_snapshot else None,
-                                  "commit": short(self.commit) if self.commit else None, "written": self.written,
-                                  "removed": self.removed, "saved_first": self.saved_first,
-                                  "not_recorded": self.not_recorded, "kept_unrecorded": self.kept_unrecorded,
+                                  "commit": short(self.commit) if self.commit else None,
+                                  **{key: [path_field(p) for p in getattr(self, key)] for key in _PATH_LISTS},
                                   "other_branch": self.other_branch,
                                   "dry_run": self.dry_run, "diff": fenced(self.text) if self.dry_run else None})
 
