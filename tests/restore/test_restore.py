@@ -409,3 +409,19 @@ def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+def test_a_dry_runs_diff_headers_show_names_escaped(session: ProjectSession) -> None:
+    """Each file's ``--- NAME`` line of a dry run's diff carried the name raw: a right-to-left override turned
+    ``evil\\u202etxt.py`` into what reads as ``evilyp.txt``, a zero-width space hid; it is shown as every other
+    line of the answer shows names (``display_path``)."""
+    names = {"evil\u202etxt.py": "evil\\u202etxt.py", "zw\u200b.py": "zw\\u200b.py"}
+    for name in names:
+        write(session.root, name, "x = 1\n")
+    session.checkpoint("one")
+    for name in names:
+        write(session.root, name, "x = 2\n")
+    session.checkpoint("two")
+    dry = restore(session, "one", dry_run=True)
+    for name, shown in names.items():
+        assert f"--- {shown}\n" in dry.text and name not in dry.text, dry.text

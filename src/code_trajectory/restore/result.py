@@ -95,7 +95,8 @@ def failure_message(result: RestoreResult, exc: Exception, failed: str | None, d
 
 def planned_diff(repo: ShadowRepo, old_tree: str | None, new_tree: str, paths: set[str], budget_tokens: int) -> str:
     """The diff from ``old_tree`` to ``new_tree`` limited to ``paths`` (relative to the project root), read in one
-    ``git diff-tree`` and cut to half of ``budget_tokens``; each file starts with a ``--- path`` line instead of
+    ``git diff-tree`` and cut to half of ``budget_tokens``; each file starts with a ``--- path`` line (the path
+    shown: :func:`~code_trajectory.git.messages.display_path`) instead of
     git's four header lines, source code first (then other text, then generated-looking files, each by path: the
     order of ``compare``), and a cut names every file not shown whole."""
     from code_trajectory.git.tree_format import EMPTY_TREE_OID
@@ -111,7 +112,7 @@ def planned_diff(repo: ShadowRepo, old_tree: str | None, new_tree: str, paths: s
     for line in out.split("\n"):
         if line.startswith("diff --git "):
             name = line.split(" b/", 1)[-1]
-            lines = files.setdefault(name, [f"--- {name}"]) if name in paths else None
+            lines = files.setdefault(name, [f"--- {display_path(name)}"]) if name in paths else None
         elif lines is not None and not line.startswith(("index ", "--- ", "+++ ", "new file mode ",
                                                           "deleted file mode ")):
             lines.append(line)
