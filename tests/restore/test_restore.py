@@ -425,3 +425,20 @@ def test_a_dry_runs_diff_headers_show_names_escaped(session: ProjectSession) -> 
     dry = restore(session, "one", dry_run=True)
     for name, shown in names.items():
         assert f"--- {shown}\n" in dry.text and name not in dry.text, dry.text
+
+
+def test_a_dry_run_shows_the_diff_of_names_git_quotes(session: ProjectSession) -> None:
+    """A name git writes in double quotes in ``diff --git`` (a tab, a control character, a byte that is not UTF-8)
+    or one holding `` b/`` was read wrongly from the header and its diff was left out of the dry run, though the
+    answer said the file would be written."""
+    names = {"t\tb.py": "t\\x09b.py", "esc\x1b[2J.py": "esc\\x1b[2J.py", os.fsdecode(b"bad\xff.py"): "bad\\xff.py",
+             'q"uote.py': 'q"uote.py', "x b/y.py": "x b/y.py"}
+    for name in names:
+        write(session.root, name, "x = 1\n")
+    session.checkpoint("one")
+    for name in names:
+        write(session.root, name, "x = 2\n")
+    session.checkpoint("two")
+    dry = restore(session, "one", dry_run=True)
+    for shown in names.values():
+        assert f"--- {shown}\n@@ -1 +1 @@\n-x = 2\n+x = 1" in dry.text, dry.text

@@ -93,6 +93,17 @@ def failure_message(result: RestoreResult, exc: Exception, failed: str | None, d
     return " ".join(lines)
 
 
+def _header_name(pair: str) -> str:
+    """The path of ``diff --git``'s ``a/NAME b/NAME`` (without renames both are one), each in double quotes with C
+    escapes when git quotes it (a tab, a line feed, a quote, a byte that is not UTF-8:
+    :func:`~code_trajectory.git.log.unquote_path`); a name may hold `` b/`` itself (``x b/y.py``)."""
+    from code_trajectory.git.log import unquote_path
+
+    if pair.startswith('"'):  # '"a/Q" "b/Q"': a quote inside Q is escaped, so the last ' "' starts the second
+        return unquote_path(pair[pair.rindex(' "') + 1:])[len("b/"):]
+    return pair[(len(pair) + 1) // 2 + len("b/"):]  # 'a/N b/N': the second half after 'b/'
+
+
 def planned_diff(repo: ShadowRepo, old_tree: str | None, new_tree: str, paths: set[str], budget_tokens: int) -> str:
     """The diff from ``old_tree`` to ``new_tree`` limited to ``paths`` (relative to the project root), read in one
     ``git diff-tree`` and cut to half of ``budget_tokens``; each file starts with a ``--- path`` line (the path
@@ -105,13 +116,14 @@ def planned_diff(repo: ShadowRepo, old_tree: str | None, new_tree: str, paths: s
 
     if not paths:
         return ""
-    out = repo.git.text(["diff-tree", "-p", "--no-color", "--no-ext-diff", "-U2", "--no-renames",
-                         old_tree or EMPTY_TREE_OID, new_tree])
+    out = repo.git.out(["diff-tree", "-p", "--no-color", "--no-ext-diff", "-U2", "--no-renames",
+                        old_tree or EMPTY_TREE_OID, new_tree]).strip()
     files: dict[str, list[str]] = {}
     lines: list[str] | None = None
-    for line in out.split("\n"):
-        if line.startswith("diff --git "):
-            name = line.split(" b/", 1)[-1]
+    for raw in out.split(b"\n"):
+        line = raw.decode("utf-8", "replace")  # the content as the text shows it; a name as Python holds it:
+        if raw.startswith(b"diff --git "):
+            name = _header_name(raw[len(b"diff --git "):].decode("utf-8", "surrogateescape"))
             lines = files.setdefault(name, [f"--- {display_path(name)}"]) if name in paths else None
         elif lines is not None and not line.startswith(("index ", "--- ", "+++ ", "new file mode ",
                                                           "deleted file mode ")):
