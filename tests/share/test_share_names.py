@@ -153,3 +153,19 @@ def test_settings(tmp_path: Path) -> None:
         config.write_text(text)
         with pytest.raises(ConfigError, match=match):
             ShareSettings.load(root)
+
+
+def test_a_remote_name_is_shown_as_file_names_are_and_refused_for_what_they_escape() -> None:
+    """Two definitions of invisible characters (``share/names`` and ``core/text``) spelled them two ways: a remote's
+    name showed a no-break space as ``\\xa0`` and a tab as ``\\t``, a file name as ``\\u00a0`` and ``\\x09``. One
+    definition now (``core.text.invisible``); what a branch name may not hold is still every control, format,
+    separator, private-use or unassigned character."""
+    from code_trajectory.core.text import display_path
+
+    for name in ("a\u00a0b", "t\tb", "zw\u200bx", "l\u2028m", "evil\u202etxt"):
+        assert display(name) == display_path(name), name
+        with pytest.raises(UnsafeRefError):
+            check_branch_name(name)
+    assert display("pua\ue000 x") == "pua\\ue000 x"
+    for ok in ("feature/é-日本", "fix-🐍"):
+        check_branch_name(ok)

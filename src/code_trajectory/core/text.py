@@ -18,9 +18,10 @@ def format_size(size: int) -> str:
     return f"{size} bytes"
 
 
-def _invisible(char: str) -> bool:
+def invisible(char: str) -> bool:
     """A character that shows as a space or as nothing: any whitespace but the plain space and line break (NBSP,
-    U+2009...), a format character (zero-width space, BOM), a control character."""
+    U+2009...), a format character (zero-width space, BOM, a right-to-left override), a control character. The one
+    definition: names from a remote (:mod:`code_trajectory.share.names`) refuse these too."""
     import unicodedata
 
     if char in " \n":
@@ -30,12 +31,18 @@ def _invisible(char: str) -> bool:
 
 def _look(text: str) -> str:
     """``text`` as the eye reads it: every whitespace a space, the characters that show as nothing left out."""
-    return "".join(" " if c.isspace() else "" if _invisible(c) else c for c in text)
+    return "".join(" " if c.isspace() else "" if invisible(c) else c for c in text)
+
+
+def escaped(char: str) -> str:
+    """``char`` spelled out as answers show it: ``\\x09`` below U+00A0, else ``\\u00a0``."""
+    return f"\\x{ord(char):02x}" if ord(char) < 0xa0 else f"\\u{ord(char):04x}"
 
 
 def escape_invisible(text: str) -> str:
-    """``text`` with its invisible characters (:func:`_invisible`) escaped: ``\\u00a0``, a control one ``\\x09``."""
-    return "".join((f"\\x{ord(c):02x}" if ord(c) < 0xa0 else f"\\u{ord(c):04x}") if _invisible(c) else c for c in text)
+    """``text`` with its invisible characters (:func:`invisible`) escaped (:func:`escaped`): ``\\u00a0``, a control
+    one ``\\x09``."""
+    return "".join(escaped(c) if invisible(c) else c for c in text)
 
 
 def display_path(path: str) -> str:

@@ -23,6 +23,7 @@ import unicodedata
 from urllib.parse import unquote
 
 from code_trajectory.core.errors import InvalidArgumentError
+from code_trajectory.core.text import escaped, invisible
 from code_trajectory.git.gitcmd import base_env, git_executable
 
 #: Where pushed trajectories live on the remote: ``refs/trajectory/<author-id>/<branch>``.
@@ -98,9 +99,11 @@ def split_pulled_ref(ref: str) -> tuple[str, str]:
     return author, branch
 
 
-def _invisible(ch: str) -> bool:
-    """Control, format (bidi overrides, zero-width), separator, private-use or unassigned characters."""
-    return unicodedata.category(ch)[0] in "CZ"
+def _unshown(ch: str) -> bool:
+    """A character a name from a remote may not hold: an invisible one (:func:`~code_trajectory.core.text.invisible`:
+    control, format such as bidi overrides and zero-width ones, separators), a line break, a space, or one Python
+    does not print (private-use, unassigned, a lone surrogate)."""
+    return invisible(ch) or ch in " \n" or not ch.isprintable()
 
 
 def check_branch_name(branch: str) -> None:
@@ -115,7 +118,7 @@ def check_branch_name(branch: str) -> None:
         raise UnsafeRefError("branch name is not valid UTF-8") from None
     if size > MAX_BRANCH_BYTES:
         raise UnsafeRefError(f"branch name is {size} bytes long (at most {MAX_BRANCH_BYTES})")
-    bad = next((ch for ch in branch if _invisible(ch) or ch in _GIT_FORBIDDEN), None)
+    bad = next((ch for ch in branch if _unshown(ch) or ch in _GIT_FORBIDDEN), None)
     if bad is not None:
         raise UnsafeRefError(f"branch name holds the character {bad!r} (U+{ord(bad):04X})")
     if "@{" in branch or branch == "@":
@@ -131,7 +134,7 @@ def check_branch_name(branch: str) -> None:
     if decoded != branch:
         parts = decoded.split("/")
         if ("\\" in decoded or decoded.count("/") != branch.count("/") or any(p in ("", ".", "..") for p in parts)
-                or ".." in decoded or any(_invisible(ch) for ch in decoded)):
+                or ".." in decoded or any(_unshown(ch) for ch in decoded)):
             raise UnsafeRefError(f"branch name decodes (percent-encoding or Unicode compatibility forms) to "
                                  f"{decoded!r}, a path step or separator")
 
@@ -178,7 +181,7 @@ def check_ref_format(ref: str) -> bool:
 
 
 def display(name: str, limit: int = 120) -> str:
-    """A name from a remote made safe to print: non-printable characters escaped, clipped to ``limit``."""
-    text = "".join(ch if ch.isprintable() and not _invisible(ch) or ch == " " else ch.encode("unicode_escape",
-                   "backslashreplace").decode("ascii") for ch in name)
+    """A name from a remote made safe to print: the characters it may not hold but the space escaped as answers
+    escape them (:func:`~code_trajectory.core.text.escaped`: ``\\x09``, ``\\u202e``), clipped to ``limit``."""
+    text = "".join(escaped(ch) if _unshown(ch) and ch != " " else ch for ch in name)
     return text if len(text) <= limit else text[:limit - 1] + "…"
