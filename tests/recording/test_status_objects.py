@@ -27,3 +27,24 @@ def test_the_cli_status_says_the_objects_with_units(project: Path) -> None:
                           capture_output=True, text=True, timeout=120)
     line = next(line for line in done.stdout.splitlines() if line.startswith("- Objects:"))
     assert " loose (" in line and " pack(s) (" in line and "size-pack=" not in line, line
+
+
+def test_status_reads_count_objects_once(project: Path, monkeypatch) -> None:
+    """The disk line and the objects line each ran ``git count-objects -v``: one run gives both."""
+    from code_trajectory.git.gitcmd import Git
+    from code_trajectory.recording.status import project_status
+
+    env = subprocess_env()
+    assert subprocess.run([sys.executable, "-m", "code_trajectory", "checkpoint", "-m", "one"], cwd=project, env=env,
+                          capture_output=True, text=True, timeout=120).returncode == 0
+    commands: list[list[str]] = []
+    real = Git.run
+
+    def counted(self, args, **kwargs):
+        commands.append(list(args))
+        return real(self, args, **kwargs)
+
+    monkeypatch.setattr(Git, "run", counted)
+    text = project_status(project)
+    assert "- Disk: " in text and "- Objects: " in text and " loose (" in text, text
+    assert [c for c in commands if "count-objects" in c] == [["count-objects", "-v"]], commands

@@ -118,9 +118,12 @@ def run_maintenance(repo: ShadowRepo, *, cap_bytes: int | None = None,
         lock.release()
 
 
-def repository_bytes(repo: ShadowRepo) -> int:
-    """Disk use of the shadow repository's objects, bytes (loose plus packs, from ``count-objects``)."""
-    found = count_objects_fields(repo.git.text(["count-objects", "-v"]))
+def repository_bytes(repo: ShadowRepo, count_objects: str | None = None) -> int:
+    """Disk use of the shadow repository's objects, bytes (loose plus packs and garbage), from ``git count-objects
+    -v``'s output ``count_objects`` when the caller read it already (the status shows it too), else read here."""
+    if count_objects is None:
+        count_objects = repo.git.text(["count-objects", "-v"])
+    found = count_objects_fields(count_objects)
     return sum(found.get(key, 0) for key in ("size", "size-pack", "size-garbage")) * 1024
 
 

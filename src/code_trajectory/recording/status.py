@@ -24,12 +24,13 @@ def directory_size(path: Path) -> int:
     return total
 
 
-def disk_usage(repo: ShadowRepo, cap_bytes: int) -> dict[str, int | float]:
+def disk_usage(repo: ShadowRepo, cap_bytes: int, count_objects: str | None = None) -> dict[str, int | float]:
     """The shadow repository's disk use against its size cap, as the cap counts it.
 
     Args:
         repo: the shadow repository.
         cap_bytes: the size cap (``[trajectory] max_history_bytes``), bytes.
+        count_objects: ``git count-objects -v``'s output when the caller read it (None: read here).
 
     Returns:
         ``{"bytes": objects on disk (loose, packs, garbage; git count-objects -v), "cap_bytes": the cap,
@@ -41,7 +42,7 @@ def disk_usage(repo: ShadowRepo, cap_bytes: int) -> dict[str, int | float]:
     """
     from code_trajectory.git.maintenance import repository_bytes
 
-    used = repository_bytes(repo)
+    used = repository_bytes(repo, count_objects)
     return {"bytes": used, "cap_bytes": cap_bytes, "fraction": used / cap_bytes if cap_bytes > 0 else 0.0}
 
 
@@ -88,7 +89,8 @@ def project_status(project: Path, settings: TrajectorySettings | None = None) ->
         problem = health.verify(repo)  # git skips a broken ref: the status would say "No snapshots yet"
         if problem is not None:
             raise DamagedHistoryError(health.damaged_message(repo, problem))
-        usage = disk_usage(repo, settings.max_history_bytes)
+        count_objects = repo.git.text(["count-objects", "-v"])  # the disk line and the objects line
+        usage = disk_usage(repo, settings.max_history_bytes, count_objects)
         lines = [f"# code-trajectory status of {root}", f"- Shadow repository: {repo.git_dir} "
                  f"({format_size(directory_size(repo.git_dir))})",
                  f"- Disk: {disk_line(usage)}; past the cap (`max_history_bytes`), maintenance drops snapshots older "
@@ -108,7 +110,7 @@ def project_status(project: Path, settings: TrajectorySettings | None = None) ->
         if not refs:
             lines.append("- No snapshots yet.")
         lines.append(secrets_line(secretfiles.load(repo.state_dir)))
-        lines.append(objects_line(repo.git.text(["count-objects", "-v"])))
+        lines.append(objects_line(count_objects))
         from code_trajectory.git.maintenance import last_report
 
         report = last_report(repo)
