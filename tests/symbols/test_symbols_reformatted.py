@@ -93,3 +93,26 @@ def test_top_level_code_changed_beside_an_added_function_or_moved_across_a_kept_
     moved = compare("a.c", b"int x = 1;\nint f(void) { return 1; }\nint y = 2;\n",
                     b"int x = 1;\nint y = 2;\nint f(void) { return 1; }\n")
     assert moved.top_level_changed
+
+
+#: (path, a function with a comment, the same with spaces inside the comment's text changed, the function's name)
+COMMENT_SPACES = [
+    ("a.py", "def f():\n    # keep  it   simple\n    return 1\n", "def f():\n    # keep it simple\n    return 1\n", "f"),
+    ("a.js", "function f() {\n  // keep  it   simple\n  return 1;\n}\n",
+     "function f() {\n  //keep it simple\n  return 1;\n}\n", "f"),
+    ("a.go", "package p\n\nfunc f() int {\n\t/* keep\n\t   it */\n\treturn 1\n}\n",
+     "package p\n\nfunc f() int {\n\t/* keep\n\t      it */\n\treturn 1\n}\n", "f"),
+]
+
+
+@pytest.mark.parametrize(("path", "old", "new", "name"), COMMENT_SPACES, ids=[case[0] for case in COMMENT_SPACES])
+def test_spaces_inside_a_comment_do_not_reformat_its_function(path, old, new, name):
+    """A whitespace-only edit inside a comment's text was said ``reformatted f``: no line of ``f``'s code was laid
+    out anew. It is what comments count it as (whitespace inside a comment does not count): the file's change is
+    whitespace only, and no symbol is named."""
+    for a, b in ((old, new), (new, old)):
+        changes = compare(path, a.encode(), b.encode())
+        assert changes.kind == "whitespace-only" and changes.touched == (), changes.summary()
+        assert changes.summary() == "whitespace-only"
+    respaced = compare(path, old.encode(), old.replace("return", "return ", 1).encode())  # the code's own spaces
+    assert respaced.reformatted == (name,), respaced.summary()

@@ -318,7 +318,7 @@ def _diff(path: str, old: FileAnalysis, new: FileAnalysis, parents: dict[str, st
                 old_name[len(op):] == new_name[len(np_ or ""):]:
             del renamed[old_name]
 
-    modified, reformatted, comments = [], [], []
+    modified, reformatted, comments, respaced = [], [], [], []
     fields = []
     reverse = {v: k for k, v in pairs.items()}
     old_order = _child_lists(old.symbols)
@@ -342,10 +342,13 @@ def _diff(path: str, old: FileAnalysis, new: FileAnalysis, parents: dict[str, st
                                                                                  s._index):
                 comments.append(s.name)
         elif o.name == s.name and own_respaced(o._keys, o._index, s._keys, s._index):
-            # (a rename alone alters the exact text)
-            reformatted.append(s.name)
+            # (a rename alone alters the exact text); spaces inside a comment's text are no reformatting of the
+            # symbol, but may realign a member's doc comment, which lies in its text
+            respaced.append(s.name)
+            if own_respaced(o._keys, o._index, s._keys, s._index, layout=True):
+                reformatted.append(s.name)
     # a member's doc comment lies in its container's own text: realigned, it is the member's (git log -L lists it)
-    containers: list[str | None] = [*modified, *comments, *reformatted,
+    containers: list[str | None] = [*modified, *comments, *respaced,
                                     *([None] if top_exact(old) != top_exact(new) else [])]
     if containers:
         docs_realigned = doc_reformatted(old_by, new.symbols, reverse, containers, {*modified, *comments})

@@ -92,6 +92,26 @@ def normalise_chunk(src: bytes, lo: int, hi: int, specials: list[Special], file_
     return Chunk(b" ".join(_TOKEN.findall(code)), strings or (), comments or (), imports or ())
 
 
+def layout(src: bytes, lo: int, hi: int, specials: list[Special]) -> bytes:
+    """``src[lo:hi]`` with each comment of ``specials`` that starts in it (sorted by :func:`special_order`; one
+    inside an earlier special ignored, one running past ``hi`` cut there, as :func:`normalise_chunk` reads them)
+    written as its tokens: the whitespace of the chunk's layout, not the spaces inside a comment's text, which its
+    normalised form leaves out too (``# keep  it`` and ``# keep it`` are one comment)."""
+    parts: list[bytes] = []
+    pos = lo
+    for s, e, kind, _ in specials:
+        if s < pos or kind <= CLOSE:
+            continue
+        e = min(e, hi)
+        if kind == COMMENT:
+            parts += [src[pos:s], b" ".join(_TOKEN.findall(src[s:e]))]
+        else:
+            parts.append(src[pos:e])
+        pos = e
+    parts.append(src[pos:hi])
+    return b"".join(parts)
+
+
 class Model:
     """Where the chunks are (internal): built from the symbols' spans on first use.
 

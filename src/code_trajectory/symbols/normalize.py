@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable, Mapping
 from hashlib import blake2b
 from typing import Any
 
-from .chunks import Chunk, Model, Special, normalise_chunk, special_order
+from .chunks import Chunk, Model, Special, layout, normalise_chunk, special_order
 from .specs import block_said, said
 
 _WORD = re.compile(r"\w+")
@@ -299,6 +299,20 @@ class LazyKeys:
         """Per chunk: does it belong to the file or a namespace (its imports are then taken out)?"""
         namespaces = self.namespaces
         return [o < 0 or namespaces[o] for o in self.model().owner]
+
+    def laid_out_chunks(self, ks: list[int]) -> list[bytes]:
+        """The bytes of chunks ``ks`` with their comments written as their tokens (:func:`~.chunks.layout`): the
+        whitespace a layout change can touch. Queries the syntax tree (parsing again when it was released): used
+        only where two versions' own texts differ in whitespace alone (:func:`~.same.own_respaced`)."""
+        bounds = self.model().bounds
+        with self._lock:
+            tree = self.tree if self.tree is not None else self.language.parse(self.source)
+            found = []
+            for k in ks:
+                specials = [sp for sp in self.language.specials(tree, bounds[k], bounds[k + 1])
+                            if bounds[k] <= sp[0] < bounds[k + 1]]
+                found.append(layout(self.source, bounds[k], bounds[k + 1], sorted(specials, key=special_order)))
+            return found
 
     def raw_chunks(self, ks: list[int]) -> list[bytes]:
         bounds = self.model().bounds

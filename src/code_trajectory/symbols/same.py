@@ -164,13 +164,15 @@ _SPACES = re.compile(rb"(\s+)")
 _KID = b"\0"
 
 
-def _spacing(keys: LazyKeys, i: int) -> tuple[bytes, dict[int, bytes]]:
+def _spacing(keys: LazyKeys, i: int, layout: bool) -> tuple[bytes, dict[int, bytes]]:
     """Span ``i``'s own text without whitespace, and the gap after each offset of it where there is one: its
-    whitespace, with :data:`_KID` for each child in it."""
+    whitespace, with :data:`_KID` for each child in it. With ``layout``, comments count by their tokens
+    (:meth:`~.normalize.LazyKeys.laid_out_chunks`): spaces inside a comment's text are no layout."""
     text: list[bytes] = []
     gaps: dict[int, bytes] = {}
     size = 0
-    raws = iter(keys.raw_chunks(keys.own_chunks(i)))
+    own = keys.own_chunks(i)
+    raws = iter(keys.laid_out_chunks(own) if layout else keys.raw_chunks(own))
     for item in keys.model().items[i]:
         for n, part in enumerate([_KID] if item < 0 else _SPACES.split(next(raws))):
             if n % 2 == 0 and item >= 0:
@@ -196,12 +198,15 @@ def _same_gap(x: bytes, y: bytes) -> bool:
         tail_x[tail_x.rindex(b"\n"):] == tail_y[tail_y.rindex(b"\n"):]
 
 
-def own_respaced(a: LazyKeys, i: int, b: LazyKeys, j: int) -> bool:
+def own_respaced(a: LazyKeys, i: int, b: LazyKeys, j: int, *, layout: bool = False) -> bool:
     """Span ``i`` of ``a`` and span ``j`` of ``b``, whose own code and comments are equal, differ in the whitespace
     of their own text: a line re-indented, CRLF, spaces around a brace; not in the blank lines and line breaks that
-    come or go with a child (``class C { int x; }`` given a method after ``x``; see :func:`_same_gap`)."""
-    text_a, gaps_a = _spacing(a, i)
-    text_b, gaps_b = _spacing(b, j)
+    come or go with a child (``class C { int x; }`` given a method after ``x``; see :func:`_same_gap`). With
+    ``layout``, not in the spaces inside a comment's text either (``# keep  it`` made ``# keep it``: the code's
+    layout is the same, and no comment was edited, as :func:`~.comments.comment_edits` counts them); without, a
+    member's doc comment realigned inside its container's text counts (:func:`~.comments.doc_reformatted`)."""
+    text_a, gaps_a = _spacing(a, i, layout)
+    text_b, gaps_b = _spacing(b, j, layout)
     if text_a != text_b:  # (not expected with equal code and comments) the stretches between children, stripped
         return a.own_exact(i) != b.own_exact(j)
     return not all(_same_gap(gaps_a.get(at, b""), gaps_b.get(at, b"")) for at in {*gaps_a, *gaps_b})
