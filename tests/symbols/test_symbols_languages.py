@@ -364,13 +364,41 @@ def test_rust_trait_impls_for_a_type_and_a_reference_to_it_are_told_apart_by_the
             fn next(&mut self) {}
         }
         ''')
+    # (an impl for a reference keeps it, so the type's own impl and its methods have their plain names)
     assert [name for name, *_ in got] == [
-        "impl Default for Value", "<Value as Default>::default",
+        "impl Default for Value", "Value::default",
         "impl Default for &Value", "<&Value as Default>::default",
-        "impl serde::Deserializer<'de> for Value", "<Value as serde::Deserializer<'de>>::deserialize_any",
-        "impl serde::Deserializer<'de> for &Value", "<&Value as serde::Deserializer<'de>>::deserialize_any",
+        "impl serde::Deserializer for Value", "Value::deserialize_any",
+        "impl serde::Deserializer for &Value", "<&Value as serde::Deserializer>::deserialize_any",
         "impl Iterator for &mut Values", "<&mut Values as Iterator>::next",
-        "impl Iterator for Values", "<Values as Iterator>::next",
+        "impl Iterator for Values", "Values::next",
+    ]
+
+
+def test_rust_a_trait_impl_for_a_reference_names_its_methods_for_the_reference():
+    """``impl<M: Trait> Trait for &M`` alone (a blanket impl, as ``impl<R: Read> Read for &mut R``) was named
+    ``impl Trait for M`` and its methods ``M::name``: methods of a generic parameter ``M``, the name ``M``'s own impl
+    gives its methods. They are named for the reference, as when the type's own impl is beside it."""
+    got = extract("src/lib.rs", '''\
+        pub trait Trait {
+            fn name(&self) -> u8;
+        }
+
+        impl<M: Trait> Trait for &M {
+            fn name(&self) -> u8 { (**self).name() }
+        }
+
+        impl<R: Read + ?Sized> Read for &mut R {
+            fn read(&mut self) -> usize { 0 }
+        }
+        ''')
+    assert got == [
+        ("Trait", "trait", 1, 3),
+        ("Trait::name", "method", 2, 2),
+        ("impl Trait for &M", "impl", 5, 7),
+        ("<&M as Trait>::name", "method", 6, 6),
+        ("impl Read for &mut R", "impl", 9, 11),
+        ("<&mut R as Read>::read", "method", 10, 10),
     ]
 
 def test_java_nesting_constructors_and_overloads():

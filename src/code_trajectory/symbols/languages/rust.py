@@ -12,9 +12,11 @@ When two trait impls give one type the same method name (``fmt`` of ``Display`` 
 ``Debug``), both become ``<Server as fmt::Display>::fmt``, Rust's own qualified-path form, with
 the trait's generic arguments when it has some: ``impl From<bool> for Value`` and ``impl
 From<u8> for Value`` are so named, their methods ``<Value as From<bool>>::from`` and
-``<Value as From<u8>>::from`` (not ``@2``); and with the reference when one impl is for a reference to the type
-(``impl Default for Value`` and ``impl<'a> Default for &'a Value``: ``impl Default for &Value``,
-``<&Value as Default>::default``; the lifetime dropped, ``&mut`` kept).
+``<Value as From<u8>>::from`` (not ``@2``). An impl for a reference to a type keeps the reference (``impl<'a>
+Default for &'a Value``: ``impl Default for &Value``, its methods ``<&Value as Default>::default``; the lifetime
+dropped, ``&mut`` kept), so that it is told from the type's own impl (``impl Default for Value``,
+``Value::default``) and its methods are not said to be a generic parameter's (``impl<M: Trait> Trait for &M``:
+``<&M as Trait>::name``, not ``M::name``).
 Outer attributes (``#[derive]``) and ``///`` doc comments directly above an item belong to
 its span, also when a plain comment is among them (``#[allow(x)] // why``). ``use``, ``extern crate`` and ``mod x;`` are imports.
 
@@ -72,11 +74,16 @@ class Rust(TreeSitterLanguage):
         return self.make_def(node, kind, node_text(caps["name"][0]), first=first)
 
     def qualify(self, d: Def) -> str:
-        """``impl`` blocks: ``impl [Trait for ]Type``; items in an impl: ``Type::item``."""
+        """``impl`` blocks: ``impl [Trait for ]Type`` (``impl Trait for &Type`` for a reference to it); items in an
+        impl: ``Type::item``, ``<&Type as Trait>::item`` in a trait's impl for a reference (``impl<M: Trait> Trait
+        for &M``: its methods are no methods of ``M``, whose own impl names them ``M::item``)."""
         if d.kind == "impl":
             prefix = d.parent.prefix + "::" if d.parent is not None else ""
-            type_name, trait, _, _ = d.extra
-            return f"impl {trait} for {prefix}{type_name}" if trait else f"impl {prefix}{type_name}"
+            type_name, trait, _, reference = d.extra
+            return f"impl {trait} for {reference}{prefix}{type_name}" if trait else f"impl {prefix}{type_name}"
+        parent = d.parent
+        if parent is not None and parent.kind == "impl" and parent.extra[1] and parent.extra[3]:
+            return f"<{parent.extra[3]}{parent.prefix} as {parent.extra[1]}>::{d.local}"
         return super().qualify(d)
 
     def child_prefix(self, d: Def) -> str:
@@ -90,8 +97,8 @@ class Rust(TreeSitterLanguage):
         """``<Type as Trait>::method`` for methods of trait impls; the trait's generic arguments as written when it
         has some (``<Value as From<bool>>::from``, ``impl From<bool> for Value``) and a reference to the type
         (``<&Value as Default>::default``, ``impl Default for &Value``), as they tell impls apart."""
-        if d.kind == "impl" and d.extra[2] and (d.extra[2] != d.extra[1] or d.extra[3]):
-            return d.name.replace(f"impl {d.extra[1]} for ", f"impl {d.extra[2]} for {d.extra[3]}", 1)
+        if d.kind == "impl" and d.extra[2] and d.extra[2] != d.extra[1]:
+            return d.name.replace(f"impl {d.extra[1]} for ", f"impl {d.extra[2]} for ", 1)
         parent = d.parent
         if parent is not None and parent.kind == "impl" and parent.extra[1]:
             return f"<{parent.extra[3]}{parent.prefix} as {parent.extra[2]}>::{d.local}"
