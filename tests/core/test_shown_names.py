@@ -39,3 +39,10 @@ def test_confine_reads_a_shown_name_back_unless_the_literal_name_exists(tmp_path
     (root / "bad\\xff.py").write_text("literal\n")  # a file named with a backslash of its own comes first
     assert confine(root, "bad\\xff.py") == "bad\\xff.py"
     assert confine(root, "a\\x41.py") == "a\\x41.py"
+
+
+def test_an_invisible_character_above_u_ffff_is_shown_as_one_escape_read_back() -> None:
+    """A tag character (U+E0001) was shown as ``\\ue0001``: five hex digits after ``\\u``, which no reader takes as
+    one escape, so the shown name named no file. It is ``\\U000e0001`` now."""
+    name = "a\U000e0001.py"
+    assert display_path(name) == "a\\U000e0001.py" and shown_name(display_path(name)) == name

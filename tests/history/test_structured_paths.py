@@ -1,5 +1,5 @@
-"""The paths in tools' structured content (item 25.1): the recorded name when JSON carries it as it is, else the
-name as the text shows it (``core/text.path_field``). A name holding ESC went into the structured content with ESC
+"""The paths in tools' structured content (item 25.1): the name as the text shows it (``core/text.path_field``),
+which every path argument takes back. A name holding ESC went into the structured content with ESC
 made ``\\u241b`` (the control picture of every answer's strings, ``core/terminal.visible``): neither the name nor
 what the text shows, so a client that passed the field back named no file."""
 
@@ -14,9 +14,9 @@ from support import git_repo, mcp_client
 
 pytestmark = pytest.mark.anyio
 
-#: The names, and what a path field holds for each: a right-to-left override as it is (JSON carries it), an
-#: undecodable byte and a control character as the text shows them.
-NAMES = {"evil\u202etxt.py": "evil\u202etxt.py", os.fsdecode(b"bad\xff.py"): "bad\\xff.py",
+#: The names, and what a path field holds for each: a right-to-left override, an undecodable byte and a control
+#: character as the text shows them (a raw override reorders what a model or a person reads).
+NAMES = {"evil\u202etxt.py": "evil\\u202etxt.py", os.fsdecode(b"bad\xff.py"): "bad\\xff.py",
          "esc\x1b[2J.py": "esc\\x1b[2J.py"}
 
 

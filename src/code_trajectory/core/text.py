@@ -35,8 +35,10 @@ def _look(text: str) -> str:
 
 
 def escaped(char: str) -> str:
-    """``char`` spelled out as answers show it: ``\\x09`` below U+00A0, else ``\\u00a0``."""
-    return f"\\x{ord(char):02x}" if ord(char) < 0xa0 else f"\\u{ord(char):04x}"
+    """``char`` spelled out as answers show it: ``\\x09`` below U+00A0, ``\\u00a0`` to U+FFFF, else ``\\U000e0001``
+    (Python's and JSON-like escapes: :func:`shown_name` reads each back)."""
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0xa0 else f"\\u{code:04x}" if code <= 0xffff else f"\\U{code:08x}"
 
 
 def escape_invisible(text: str) -> str:
@@ -57,18 +59,17 @@ def display_path(path: str) -> str:
 
 
 def path_field(path: str) -> str:
-    """A recorded path as the structured content of an answer holds it: the name itself when JSON carries it as it
-    is and :func:`~code_trajectory.core.terminal.visible` (applied to every answer) leaves it so (a right-to-left
-    override, a zero-width space, a tab stay: a client passes the field back as the file's name), else its shown
-    form (:func:`display_path`: an undecodable byte ``\\xff``, which JSON cannot carry, a control character
-    ``\\x1b``, which ``visible`` would make a control picture, no name), which every path argument takes back."""
-    from code_trajectory.core.terminal import visible  # here: project.py imports this module, and nothing typing
-
-    return path if visible(path) == path else display_path(path)
+    """A recorded path as the structured content of an answer holds it: its shown form (:func:`display_path`), as
+    the text shows it (an undecodable byte ``\\xff``, which JSON cannot carry; a control character ``\\x1b``; an
+    invisible or bidirectional control ``\\u202e``: Claude Code and VS Code show the model, and a person, only the
+    structured content, where a raw right-to-left override reorders what is read), which every path argument takes
+    back (:func:`shown_name`). An ordinary name is itself."""
+    return display_path(path)
 
 
-#: An escape :func:`display_path` writes: a byte or control character ``\\xNN``, another character ``\\uNNNN``.
-_SHOWN_ESCAPE = re.compile(r"\\x([0-9a-f]{2})|\\u([0-9a-f]{4})")
+#: An escape :func:`display_path` writes: a byte or control character ``\\xNN``, another character ``\\uNNNN`` or,
+#: above U+FFFF, ``\\UNNNNNNNN``.
+_SHOWN_ESCAPE = re.compile(r"\\x([0-9a-f]{2})|\\u([0-9a-f]{4})|\\U([0-9a-f]{8})")
 
 
 def shown_name(text: str) -> str | None:
@@ -84,8 +85,8 @@ def shown_name(text: str) -> str | None:
     try:
         for match in _SHOWN_ESCAPE.finditer(text):
             raw += text[done:match.start()].encode("utf-8", "surrogateescape")
-            byte, char = match.groups()
-            raw += bytes([int(byte, 16)]) if byte else chr(int(char, 16)).encode("utf-8")
+            byte, char, wide = match.groups()
+            raw += bytes([int(byte, 16)]) if byte else chr(int(char or wide, 16)).encode("utf-8")
             done = match.end()
         raw += text[done:].encode("utf-8", "surrogateescape")
     except UnicodeEncodeError:  # a lone surrogate no file name holds (``\\ud800``, or raw in ``text``)
