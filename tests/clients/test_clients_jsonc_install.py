@@ -102,3 +102,31 @@ def test_gemini_install_with_hooks_in_one_jsonc_file(proj: Path) -> None:
                and "keep this" not in line and "lint */" not in line)  # every other line of the user's is intact
     cli_stdout(proj, "uninstall", "gemini")
     assert path.read_text() == GEMINI
+
+
+VSCODE_COMMENTED_OUT = """{
+  // the team's servers
+  "servers": {
+    // "old": {"type": "stdio", "command": "old-server"}
+  },
+  "inputs": []
+}
+"""
+
+
+def test_vscode_install_into_servers_holding_only_a_commented_out_server(proj: Path) -> None:
+    """Reported: ``"servers"`` holding nothing but a commented-out server was rewritten whole (both comments gone
+    from the committed file, a backup beside it); after another tool's edit, uninstall could not give them back."""
+    mcp = proj / ".vscode" / "mcp.json"
+    mcp.parent.mkdir()
+    mcp.write_text(VSCODE_COMMENTED_OUT)
+    out = cli_stdout(proj, "install", "vscode")
+    assert backups(proj) == [] and "backup" not in out.lower(), out
+    installed = mcp.read_text()
+    assert installed.startswith('{\n  // the team\'s servers\n  "servers": {\n    // "old": {"type": "stdio", '
+                                '"command": "old-server"}\n    "code-trajectory": {\n'), installed
+    assert jsontext.loads(installed)[0]["servers"]["code-trajectory"]["command"] == "code-trajectory"
+    mcp.write_text(installed.replace('"inputs": []', '"inputs": [{"id": "k"}]'))  # another tool, meanwhile
+    cli_stdout(proj, "uninstall", "vscode")
+    assert mcp.read_text() == VSCODE_COMMENTED_OUT.replace('"inputs": []', '"inputs": [{"id": "k"}]')
+    assert backups(proj) == []

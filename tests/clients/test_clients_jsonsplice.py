@@ -169,3 +169,21 @@ def test_elements_appended_come_out_byte_for_byte(items: list, more: list, inden
         last = json.dumps(items[-1], indent=indent, ensure_ascii=False).replace("\n", "\n    ")
         text = text.replace(f"    {last}\n  ]", f"    {last}{comment}\n  ]")
     round_trip(text, lambda d: d["a"].extend(copy.deepcopy(more)))
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+@pytest.mark.parametrize("text,key,expected", [
+    ('{\n  "servers": {\n    // "old": {"command": "old"}\n  }\n}\n', "servers",
+     '{\n  "servers": {\n    // "old": {"command": "old"}\n    "ct": {\n      "command": "ct",\n'),
+    ('{"servers": { /* none yet */ }}', "servers", '{"servers": { /* none yet */ "ct": {"command": "ct", "args": '),
+    ('{\n  "Stop": [\n    // lint here later\n  ]\n}\n', "Stop", '    // lint here later\n    {\n      "command": "ct"'),
+])
+def test_an_empty_object_or_array_holding_a_comment_is_filled_in_place(text: str, key: str, expected: str,
+                                                                       newline: str) -> None:
+    """Reported: a ``"servers"`` object holding only a commented-out server made install rewrite the whole file (its
+    comments gone, after a backup), and uninstall after a later edit could not give them back. Our entry now goes
+    after the comment, and cutting it out gives the bytes back."""
+    text = text.replace("\n", newline)
+    result = round_trip(text, lambda d: d[key].append(SERVER) if isinstance(d[key], list) else d[key].update(ct=SERVER),
+                        newline)
+    assert expected.replace("\n", newline) in result, result

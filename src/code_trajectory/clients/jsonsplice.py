@@ -9,7 +9,8 @@ key spacing) keeps its bytes, which is what a hand-edited JSONC file such as Zed
 
 An array is edited in place when the new one is the old with elements changed in place and more appended, or with
 elements removed (the others unchanged); otherwise it is written anew at its place, which is declined when it held a
-comment.
+comment. An object or array holding nothing but comments (a commented-out server) gets its first members
+after them, and keeps them when its last member is cut (:func:`_around_comments`).
 
 It declines (returns None, and :mod:`.jsonfile` writes the whole document in its own layout instead, after a backup)
 when the text holds a repeated key, when keys were reordered, or when re-reading the result does not give the new
@@ -132,14 +133,74 @@ def _emit(text: str, old: Any, node: _Node, new: Any, unit: str, newline: str) -
         kept = [k for k in old if k in new]
         added = [k for k in new if k not in old]
         if list(new) != kept + added or not kept:  # reordered, or nothing of it stays: the value anew at its place
-            return _replace(text, node, new, unit, newline)
+            return _replace(text, node, new, unit, newline) or _around_comments(text, node, old, new, unit, newline)
         targets = [new.get(key, _GONE) for key, _, _ in node.members]
         return _members(text, node, list(old.values()), targets, [(k, new[k]) for k in added], unit, newline)
     if node.container == "[" and isinstance(new, list) and isinstance(old, list):
         elements = _element_targets(old, new)
         if elements is not None and any(t is not _GONE for t in elements):
             return _members(text, node, old, elements, [(None, v) for v in new[len(old):]], unit, newline)
-    return _replace(text, node, new, unit, newline)
+    return _replace(text, node, new, unit, newline) or _around_comments(text, node, old, new, unit, newline)
+
+
+def _around_comments(text: str, node: _Node, old: Any, new: Any, unit: str, newline: str) -> str | None:
+    """The text of the object or array at ``node``, which holds a comment, when ``new`` fills it from empty or
+    empties it: the comments stay where they are (a commented-out server in an otherwise empty ``"servers": {}``);
+    None for any other change."""
+    if node.container != ("{" if isinstance(new, dict) else "[" if isinstance(new, list) else None):
+        return None
+    if not old and new:
+        added: list[tuple[str | None, Any]] = (list(new.items()) if isinstance(new, dict)
+                                               else [(None, value) for value in new])
+        return _into_empty(text, node, added, unit, newline)
+    if old and not new and node.members:
+        return _emptied(text, node)
+    return None
+
+
+def _head(key: str | None) -> str:
+    return "" if key is None else jsontext.dumps(key) + ": "
+
+
+def _into_empty(text: str, node: _Node, added: list[tuple[str | None, Any]], unit: str, newline: str) -> str:
+    """The empty object or array at ``node`` (comments only) with ``added`` after its comments, before the closing
+    bracket: on its line when it is on one line, else each on a line of its own, one ``unit`` deeper than the line
+    of the opening bracket. :func:`_emptied` takes them out again."""
+    inner = text[node.start + 1:node.end - 1]
+    if "\n" not in inner:  # { /* none */ }
+        body = inner.rstrip(" \t")
+        pieces = ", ".join(_head(key) + jsontext.dumps(value, None) for key, value in added)
+        return text[node.start] + body + " " + pieces + inner[len(body):] + text[node.end - 1]
+    cut = inner.rfind("\n")  # the members go before the line of the closing bracket
+    if cut > 0 and inner[cut - 1] == "\r":
+        cut -= 1
+    indent = _line_indent(text, node.start) + unit
+    pieces = ",".join(newline + indent + _head(key) + _fresh(value, unit, indent, newline) for key, value in added)
+    return text[node.start] + inner[:cut] + pieces + inner[cut:] + text[node.end - 1]
+
+
+def _emptied(text: str, node: _Node) -> str:
+    """The object or array at ``node`` with every member cut (each with its comma and a comment on its line after
+    it) and the comments on lines of their own kept: what :func:`_into_empty` was given back."""
+    members = node.members
+    out = [text[node.start:members[0][1]].rstrip(" \t")]
+    if "\n" in text[node.start:node.end]:
+        out[0] = out[0].removesuffix("\n").removesuffix("\r")  # the first member's line break goes with it
+    for i, (_, _, child) in enumerate(members):
+        sep = text[child.end:members[i + 1][1]] if i < len(members) - 1 else text[child.end:node.end - 1]
+        line_end = sep.find("\n", _comma(sep) + 1) if i < len(members) - 1 else sep.find("\n")
+        if line_end < 0:  # on one line: only the comma goes
+            rest = sep[_comma(sep) + 1:] if sep[_comma(sep):].startswith(",") else sep
+            out.append(rest if i == len(members) - 1 else "")
+            continue
+        if line_end > 0 and sep[line_end - 1] == "\r":
+            line_end -= 1
+        later = sep[line_end:]
+        if i < len(members) - 1:  # comments on the lines below, up to the next member's line
+            later = later.rstrip(" \t").removesuffix("\n").removesuffix("\r")
+        out.append(later if later.strip() or i == len(members) - 1 else "")
+    out.append(text[node.end - 1])
+    return "".join(out)
 
 
 def _element_targets(old: list[Any], new: list[Any]) -> list[Any] | None:
