@@ -131,3 +131,46 @@ def test_install_in_a_watched_project_is_recorded_as_set_up(project: Path, env: 
     # the log and the session summary said "no intent set" for it: they say whose write it is
     assert [why(r) for r in setup] == ["edited by code-trajectory (uninstall claude-code)",
                                        "edited by code-trajectory (install claude-code)"]
+
+
+#: TOML and YAML files install must rewrite beyond our entry (after a backup): a value that is not a table, a
+#: layout ruamel.yaml does not reproduce (4-space indents, spaces after a colon).
+REWRITTEN = {
+    "codex": ("codex", b'mcp_servers = "none"  # later\n'),
+    "goose": ("goose", b'extensions:\n    developer:\n        enabled: true\n        type: builtin\n'
+                       b'GOOSE_MODEL:   "gpt"\n'),
+}
+
+
+@pytest.mark.parametrize("case", list(REWRITTEN))
+def test_a_toml_or_yaml_file_install_rewrote_gets_its_bytes_back(case: str, project: Path,
+                                                                 env: dict[str, str]) -> None:
+    """Reported: uninstall gave back the rewritten layout (YAML) or an empty file (``mcp_servers = "none"``: the
+    value install replaced was gone), with install's backup left beside it, though the file held exactly what
+    install wrote and the ledger had its bytes."""
+    name, content = REWRITTEN[case]
+    env = {**env, "XDG_CONFIG_HOME": str(Path(env["HOME"]) / ".config")}
+    path = client(name).config_path(project, env, "linux")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content)
+    before = tree(project, Path(env["HOME"]))
+    changes = inst.install(name, project, exe=EXE, env=env, platform="linux")
+    assert changes[0].backup is not None, changes  # a lossy rewrite, backed up first
+    assert inst.uninstall(name, project, env=env, platform="linux")[0].action == "removed"
+    assert path.read_bytes() == content
+    assert tree(project, Path(env["HOME"])) == before  # the backups went with the exact bytes
+
+
+def test_uninstall_of_one_project_keeps_another_projects_entry_in_a_rewritten_yaml(tmp_path: Path, project: Path,
+                                                                                    env: dict[str, str]) -> None:
+    env = {**env, "XDG_CONFIG_HOME": str(Path(env["HOME"]) / ".config")}
+    path = client("goose").config_path(project, env, "linux")
+    path.parent.mkdir(parents=True)
+    path.write_bytes(REWRITTEN["goose"][1])
+    other = tmp_path / "other"
+    other.mkdir()
+    inst.install("goose", other, exe=EXE, env=env, platform="linux")
+    inst.install("goose", project, exe=EXE, env=env, platform="linux")
+    inst.uninstall("goose", project, env=env, platform="linux")
+    text = path.read_text()
+    assert str(other) in text and str(project) not in text and "developer" in text

@@ -35,7 +35,14 @@ from pathlib import Path
 from typing import Any
 
 from code_trajectory.clients.changed import retried
-from code_trajectory.clients.jsonfile import Edit, backup, read_bytes, unified_diff, write_if_unchanged
+from code_trajectory.clients.jsonfile import (
+    Edit,
+    backup,
+    read_bytes,
+    restore_previous,
+    unified_diff,
+    write_if_unchanged,
+)
 from code_trajectory.core.errors import TrajectoryError
 
 _BOM = "\ufeff"
@@ -199,7 +206,7 @@ Mutator = Callable[[MutableMapping[str, Any]], "str | None"]
 
 def edit(path: Path, fmt: Format, mutate: Mutator, *, dry_run: bool = False, replace_unreadable: bool = True,
          remove_if: Callable[[MutableMapping[str, Any]], bool] | None = None,
-         now: _dt.datetime | None = None) -> Edit:
+         now: _dt.datetime | None = None, previous: bytes | None = None, as_installed: bool = False) -> Edit:
     """Apply ``mutate`` to the document in ``path`` and write the result back if its text changed.
 
     Args:
@@ -212,17 +219,30 @@ def edit(path: Path, fmt: Format, mutate: Mutator, *, dry_run: bool = False, rep
         remove_if: when given and true for the mutated document, the file is deleted instead (a file that is
             all ours and holds nothing any more); the answer is ``updated`` with a diff to ``/dev/null``.
         now: the time used in a backup's name (default: now).
+        previous, as_installed: uninstall's ledger (:mod:`.ledger`): the file's bytes before install, and whether
+            it holds exactly what install wrote. Then, when ``mutate`` leaves what ``previous`` meant (but for a
+            value install replaced, ``mcp_servers = "none"``), ``previous`` is written back byte for byte: the
+            layout a lossy rewrite changed (after a backup) comes back too.
 
     Raises:
         TrajectoryError: the file does not parse (install), or cannot be read, backed up or written, or it kept
             changing while being edited (:func:`~.changed.retried`: a client's change is never written over).
     """
     return retried(path, lambda: _edit_once(path, fmt, mutate, dry_run=dry_run, replace_unreadable=replace_unreadable,
-                                            remove_if=remove_if, now=now))
+                                            remove_if=remove_if, now=now, previous=previous if as_installed else None))
+
+
+def _as_dicts(value: Any) -> Any:
+    """A parsed document as plain dicts and lists, the shape :func:`~.jsonfile.restore_previous` compares (a YAML
+    file's aliases are bounded by :func:`_check_values`)."""
+    if isinstance(value, Mapping):
+        return {str(k): _as_dicts(v) for k, v in value.items()}
+    return [_as_dicts(v) for v in value] if isinstance(value, list) else value
 
 
 def _edit_once(path: Path, fmt: Format, mutate: Mutator, *, dry_run: bool, replace_unreadable: bool,
-               remove_if: Callable[[MutableMapping[str, Any]], bool] | None, now: _dt.datetime | None) -> Edit:
+               remove_if: Callable[[MutableMapping[str, Any]], bool] | None, now: _dt.datetime | None,
+               previous: bytes | None = None) -> Edit:
     """One try of :func:`edit`; raises :class:`~.changed.Changed` when the file changed before its write."""
     raw = read_bytes(path)
     exists = raw is not None
@@ -251,6 +271,12 @@ def _edit_once(path: Path, fmt: Format, mutate: Mutator, *, dry_run: bool, repla
                            dry_run)
     lossless = not body.strip() or baseline == body  # False also for a YAML file of comments only (loads as None)
     note = mutate(data)
+    if previous is not None and raw is not None and raw != previous and restore_previous(
+            _as_dicts(data), previous, True, lambda text: _as_dicts(fmt.parse(text))) is not None:
+        diff = unified_diff(path, text.removeprefix(_BOM), previous.decode("utf-8", "replace").removeprefix(_BOM))
+        if not dry_run:
+            write_if_unchanged(path, raw, previous)
+        return Edit(path, "updated", None, note, diff, dry_run)
     if remove_if is not None and exists and remove_if(data):
         diff = unified_diff(path, text.removeprefix(_BOM), None)
         if not dry_run:

@@ -113,8 +113,8 @@ def _edit(client: Client | None, path: Path, mutate: Any, **kw: Any) -> jsonfile
     if client is None or client.file_format == "json":
         kw.pop("remove_if", None)
         return jsonfile.edit(path, mutate, **kw)
-    kw.pop("previous", None)  # docfile gives the exact bytes back by itself (it edits the text in place)
-    kw.pop("as_installed", None)
+    if kw.get("previous") is jsonfile.UNKNOWN:
+        kw.pop("previous")
     return docfile.edit(path, docfile.FORMATS[client.file_format], mutate, **kw)
 
 

@@ -374,7 +374,7 @@ def _edit_once(path: Path, mutate: Mutator, *, dry_run: bool, replace_unreadable
     if loaded.exists and loaded.data is not None and not loaded.duplicates:
         spliced = jsonsplice.splice(loaded.text.removeprefix(_BOM), before, data, loaded.indent, loaded.newline)
     if loaded.exists and previous is not UNKNOWN:
-        restored = _restore(data, previous, as_installed)
+        restored = restore_previous(data, previous, as_installed)
         if restored is not None and restored is not _DELETE and not as_installed and spliced is not None:
             restored = None  # changed since install (comments, layout): the change stays, only ours comes out
         if restored is not None:
@@ -399,21 +399,22 @@ def _edit_once(path: Path, mutate: Mutator, *, dry_run: bool, replace_unreadable
     return Edit(path, action, saved, reason, diff, False)
 
 
-_DELETE: Any = object()  # _restore's answer "delete the file"
+_DELETE: Any = object()  # restore_previous's answer "delete the file"
 
 
-def _restore(data: dict[str, Any], previous: bytes | None, as_installed: bool = False) -> Any:
-    """What to put back for an uninstall's result ``data``: ``previous`` when it parses to ``data`` (with
-    ``as_installed``: but for members ``data`` lacks, which install replaced), or when it does not parse to an
-    object and ``data`` is :func:`hollow` (install replaced a file it could not use, after a backup, and nothing
-    else was added since); :data:`_DELETE` when the file was ours (``previous`` None) and ``data`` is
-    :func:`hollow`; else None."""
+def restore_previous(data: dict[str, Any], previous: bytes | None, as_installed: bool = False,
+                     parse: Callable[[str], Any] = lambda text: jsontext.loads(text)[0]) -> Any:
+    """What to put back for an uninstall's result ``data``: ``previous`` when it parses (``parse``: JSON; a
+    ``ValueError`` is no object) to ``data`` (with ``as_installed``: but for members ``data`` lacks, which install
+    replaced), or when it does not parse to an object and ``data`` is :func:`hollow` (install replaced a file it
+    could not use, after a backup, and nothing else was added since); :data:`_DELETE` when the file was ours
+    (``previous`` None) and ``data`` is :func:`hollow`; else None. (:mod:`.docfile` passes its TOML/YAML parser.)"""
     if previous is None:
         return _DELETE if hollow(data) else None
     try:
         text = previous.decode("utf-8").removeprefix(_BOM)
-        before = jsontext.loads(text)[0] if text.strip() else {}
-    except (UnicodeDecodeError, jsontext.JSONTextError):
+        before = parse(text) if text.strip() else {}
+    except (UnicodeDecodeError, ValueError):
         before = None
     if not isinstance(before, dict):  # install replaced it (not an object), after a backup
         return previous if hollow(data) else None
