@@ -409,3 +409,17 @@ def test_a_toml_config_changed_while_being_edited_is_edited_again(tmp_path: Path
     result = docfile.edit(path, docfile.TOML, lambda doc: doc.update(mcp_servers={"x": {"command": "y"}}))
     assert result.action == "updated"
     assert tomllib.loads(path.read_text()) == {"model": "b", "mcp_servers": {"x": {"command": "y"}}}
+
+
+@pytest.mark.parametrize("content,where", [('model = "o3"\nmcp_servers = [\n', "at end of document"),
+                                           ('[mcp_servers.a\ncommand = "x"\n', "at line 1, column 15")])
+def test_invalid_toml_is_placed_where_it_is(content: str, where: str, proj: Path, env: dict[str, str]) -> None:
+    """Reported: an array left open at the end of config.toml was refused with tomlkit's "Unexpected character:
+    '\\x00' at line 1 col 0", which points at neither the character nor the line."""
+    path = path_of("codex", proj, env)
+    write(path, content)
+    with pytest.raises(TrajectoryError) as caught:
+        run_install("codex", proj, env)
+    message = str(caught.value)
+    assert "is not valid TOML" in message and where in message and "\\x00" not in message, message
+    assert path.read_text() == content

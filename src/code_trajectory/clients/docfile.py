@@ -76,7 +76,19 @@ def _toml_parse(text: str) -> MutableMapping[str, Any]:
     try:
         return tomlkit.parse(text)
     except (TOMLKitError, ValueError, RecursionError) as exc:
-        raise FormatError(f"is not valid TOML ({_one_line(exc)})") from None
+        raise FormatError(f"is not valid TOML ({_toml_problem(text, exc)})") from None
+
+
+def _toml_problem(text: str, exc: BaseException) -> str:
+    """Why ``text`` is not TOML, in one line: the standard library's reading when it refuses the text too (tomlkit
+    places an error at the end of the text at line 1 col 0: "Unexpected character: '\\x00'"), else tomlkit's."""
+    import tomllib
+
+    try:
+        tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, RecursionError) as std:
+        return _one_line(std)
+    return _one_line(exc)
 
 
 def _toml_dump(data: Any) -> str:
