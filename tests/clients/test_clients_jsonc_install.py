@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from code_trajectory.clients import jsontext
 from support import cli_stdout
 
@@ -129,4 +131,25 @@ def test_vscode_install_into_servers_holding_only_a_commented_out_server(proj: P
     mcp.write_text(installed.replace('"inputs": []', '"inputs": [{"id": "k"}]'))  # another tool, meanwhile
     cli_stdout(proj, "uninstall", "vscode")
     assert mcp.read_text() == VSCODE_COMMENTED_OUT.replace('"inputs": []', '"inputs": [{"id": "k"}]')
+    assert backups(proj) == []
+
+
+@pytest.mark.parametrize("name,rel,event", [("claude-code", ".claude/settings.json", "Stop"),
+                                            ("gemini", ".gemini/settings.json", "AfterAgent")])
+def test_uninstall_after_a_later_edit_keeps_the_users_empty_hook_event(name: str, rel: str, event: str,
+                                                                        proj: Path) -> None:
+    """Reported: the user's own empty event (``"Stop": [ // lint here later ]``) was dropped with the ``"hooks"``
+    holding it when uninstall took our hook out of it, once the file had changed since install (no exact undo):
+    an event is dropped only when it did not exist before install (the ledger's bytes)."""
+    path = proj / rel
+    path.parent.mkdir()
+    original = f'{{\n  "hooks": {{\n    "{event}": [\n      // lint here later\n    ]\n  }}\n}}\n'
+    path.write_text(original)
+    cli_stdout(proj, "install", name, "--hooks")
+    path.write_text(path.read_text().replace('{\n  "hooks"', '{\n  "model": "m",\n  "hooks"', 1))  # another tool
+    cli_stdout(proj, "uninstall", name)
+    expected = original.replace('{\n  "hooks"', '{\n  "model": "m",\n  "hooks"', 1)
+    if name == "gemini":  # the servers' object install added to the same file stays, empty (changed since install)
+        expected = expected.replace("    ]\n  }\n}", '    ]\n  },\n  "mcpServers": {}\n}')
+    assert path.read_text() == expected
     assert backups(proj) == []

@@ -198,12 +198,16 @@ def merge(settings: dict[str, Any], exe: Exe, project: Path | None = None, hook_
     return "; ".join(notes) or None
 
 
-def remove(settings: dict[str, Any]) -> list[str]:
+def remove(settings: dict[str, Any], before: Any = None) -> list[str]:
     """Remove our hooks from ``settings`` (in place); return the events they were removed from.
 
     Matcher groups and events left empty by the removal are dropped, and ``"hooks"`` itself when it
-    is left empty; groups that were already empty, and every other hook, are kept.
+    is left empty; groups that were already empty, and every other hook, are kept. ``before``: the settings
+    as they were before install (the ledger's), whose events (``"Stop": []``, a comment in it) and
+    ``"hooks"`` stay, empty, as the user had them.
     """
+    had = before.get("hooks") if isinstance(before, dict) else None
+    had = had if isinstance(had, dict) else {}
     hooks = settings.get("hooks")
     if not isinstance(hooks, dict):
         return []
@@ -222,9 +226,9 @@ def remove(settings: dict[str, Any]) -> list[str]:
                 touched.append(event)
             if not group["hooks"]:
                 _remove_identical(groups, group)
-        if event in touched and not groups:
+        if event in touched and not groups and not isinstance(had.get(event), list):
             del hooks[event]
-    if touched and not hooks:
+    if touched and not hooks and not (isinstance(before, dict) and isinstance(before.get("hooks"), dict)):
         del settings["hooks"]
     return touched
 

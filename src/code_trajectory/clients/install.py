@@ -393,7 +393,7 @@ def uninstall(client_name: str, project: str | os.PathLike[str] | None = None, *
 
     def both(data: Any) -> None:
         mutate(data)
-        hooks_removed[:] = _hooks.remove(data)
+        hooks_removed[:] = _hooks.remove(data, ledger.document_before(target.path))
 
     setup = SetupRecorder(root, f"uninstall {client.name}", enabled=not dry_run)
     changes: list[Change] = []
@@ -401,7 +401,12 @@ def uninstall(client_name: str, project: str | os.PathLike[str] | None = None, *
     try:
         # the hooks' file first: a directory both files live in (.codex/) goes with the server's file, the first made
         if target.settings is not None and not together and target.settings.exists():
-            result = _undo(None, target.settings, _remove_hooks, dry_run=dry_run, now=now, shared_file=True)
+            had = ledger.document_before(target.settings)
+
+            def remove_hooks(data: Any) -> None:  # (a mutator's answer is a note worth a backup: none here)
+                _hooks.remove(data, had)
+
+            result = _undo(None, target.settings, remove_hooks, dry_run=dry_run, now=now, shared_file=True)
             hook_changes.append(change_of(client.name, root, result, "hooks", removal=True))
         result = _undo(client, target.path, both if together else mutate, dry_run=dry_run, now=now,
                        shared_file=not target.kept, remove_if=emptied)
@@ -438,7 +443,3 @@ def _undo(client: Client | None, path: Path, mutate: Any, *, dry_run: bool, now:
             ledger.remove_backups(path, entry)
         ledger.forget(path)
     return result
-
-
-def _remove_hooks(settings: dict[str, Any]) -> None:
-    _hooks.remove(settings)

@@ -30,8 +30,9 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from code_trajectory.clients import jsonfile
+from code_trajectory.clients import jsonfile, jsontext
 from code_trajectory.core.bounded_read import read_bounded
 
 #: The ledger's file name in code-trajectory's home directory.
@@ -115,6 +116,19 @@ def get(path: Path) -> Entry | None:
     dirs = tuple(d for d in raw.get("dirs", []) if isinstance(d, str))
     saved = tuple(b for b in raw.get("backups", []) if isinstance(b, str))
     return Entry(content, raw["after"], dirs, saved)
+
+
+def document_before(path: Path) -> dict[str, Any] | None:
+    """The JSON (or JSONC) object ``path`` held before install first touched it, per the ledger; None when install
+    created it, the ledger has no record, or those bytes are not such an object."""
+    entry = get(path)
+    if entry is None or entry.before is None:
+        return None
+    try:
+        data, _ = jsontext.loads(entry.before.decode("utf-8").removeprefix("\ufeff"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def note_write(path: Path, before: bytes | None, after: bytes, made: list[Path], backup: Path | None = None) -> None:
