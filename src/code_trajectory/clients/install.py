@@ -376,6 +376,7 @@ def uninstall(client_name: str, project: str | os.PathLike[str] | None = None, *
     target = _target(client, root, None, local, env, platform)
     check_project_files(root, target.path, target.settings)
     removed: list[str] = []
+    had = ledger.document_before(target.path) if client.file_format == "json" else None
 
     def mutate(data: Any) -> None:
         removed.clear()  # a mutate runs again when the file changed meanwhile (jsonfile.edit)
@@ -384,6 +385,9 @@ def uninstall(client_name: str, project: str | os.PathLike[str] | None = None, *
             for name in [n for n, e in servers.items() if _ours_for(client, n, e, root, target.global_file)]:
                 del servers[name]
                 removed.append(name)
+            key = target.keys[0]
+            if removed and not servers and len(target.keys) == 1 and had is not None and key not in had:
+                del data[key]  # the servers' object install added goes with our entry
 
     def emptied(data: Any) -> bool:  # a file that is all ours (Continue's block file) goes once it serves nothing
         return client.owns_file and bool(removed) and not client.servers(data)[0]
