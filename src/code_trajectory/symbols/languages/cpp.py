@@ -20,6 +20,7 @@ Grammar: ``tree-sitter-cpp``.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..base import CLASS_LIKE_KINDS
@@ -58,7 +59,7 @@ class Cpp(TreeSitterLanguage):
             declarator = function_declarator(node)
             name = declarator.child_by_field_name("declarator") if declarator is not None else None
             if name is None:
-                return _conversion(self, node)
+                return _macro_namespace(self, node) or _conversion(self, node)
             local = squash(code_text(name))
             if "::" in local:
                 kind = "method"
@@ -85,8 +86,30 @@ class Cpp(TreeSitterLanguage):
         return d.name + parameter_types(d.extra)
 
 
+#: A namespace's name as ``_macro_namespace`` accepts it: ``detail``, ``fmt::detail``.
+_NAMESPACE_NAME = re.compile(r"[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*")
+
+
 def _strip_template(name: str) -> str:
     return name.split("<", 1)[0]
+
+
+def _macro_namespace(language: Cpp, node: Any) -> Def | None:
+    """A namespace right after an object-like macro on its own line (fmt's ``FMT_BEGIN_NAMESPACE`` then
+    ``namespace detail {``), which tree-sitter reads as a function: type the macro, declarator ``namespace``, the
+    name in an ``ERROR`` node, the namespace's body as the function's. Returns the namespace (from its keyword to
+    its closing brace), or ``None`` when ``node`` is not that shape (an anonymous namespace stays transparent)."""
+    keyword = node.child_by_field_name("declarator")
+    body = node.child_by_field_name("body")
+    if keyword is None or body is None or keyword.type != "identifier" or keyword.text != b"namespace":
+        return None
+    error = keyword.next_sibling
+    if error is None or error.type != "ERROR" or error.next_sibling != body:
+        return None
+    local = squash(code_text(error))
+    if not _NAMESPACE_NAME.fullmatch(local):
+        return None
+    return language.make_def(node, "namespace", local, first=keyword)
 
 
 def _conversion(language: Cpp, node: Any) -> Def | None:
