@@ -47,3 +47,31 @@ def test_a_blank_line_between_the_macro_and_the_namespace_renames_nothing() -> N
     new = old.replace(b"FMT_BEGIN_NAMESPACE\n", b"FMT_BEGIN_NAMESPACE\n\n#ifndef FMT_CUSTOM_ASSERT_FAIL\n#endif\n")
     changes = compare("include/fmt/format-inl.h", old, new)
     assert (changes.added, changes.removed, changes.renamed) == ((), (), ())
+
+
+#: fmt's format-inl.h before "Apply clang-tidy": a macro before the return type (``FMT_INLINE decimal_fp<T>``).
+DRAGONBOX = '''\
+    namespace dragonbox {
+    template <typename T>
+    FMT_INLINE decimal_fp<T> shorter_interval_case(int exponent) noexcept {
+      decimal_fp<T> ret_value;
+      return ret_value;
+    }
+    }  // namespace dragonbox
+    '''
+
+
+def test_a_return_type_after_a_macro_is_no_part_of_the_name() -> None:
+    """tree-sitter reads ``MACRO decimal_fp<T> name(...)`` with a missing ``::`` between the return type and the
+    name: the function was ``dragonbox::decimal_fp<T>shorter_interval_case``, and "Apply clang-tidy" (``FMT_INLINE
+    auto shorter_interval_case(...) -> decimal_fp<T>``) said it removed and ``shorter_interval_case`` added, whose
+    history then began there."""
+    assert symbols(DRAGONBOX) == [
+        ("dragonbox", "namespace", 1, 7),
+        ("dragonbox::shorter_interval_case", "function", 2, 6),
+    ]
+    old = textwrap.dedent(DRAGONBOX).encode()
+    new = old.replace(b"FMT_INLINE decimal_fp<T> shorter_interval_case(int exponent) noexcept {",
+                      b"FMT_INLINE auto shorter_interval_case(int exponent) noexcept -> decimal_fp<T> {")
+    changes = compare("include/fmt/format-inl.h", old, new)
+    assert (changes.modified, changes.added, changes.removed) == (("dragonbox::shorter_interval_case",), (), ())

@@ -60,6 +60,7 @@ class Cpp(TreeSitterLanguage):
             name = declarator.child_by_field_name("declarator") if declarator is not None else None
             if name is None:
                 return _macro_namespace(self, node) or _conversion(self, node)
+            name = _past_missing_scope(name)
             local = squash(code_text(name))
             if "::" in local:
                 kind = "method"
@@ -92,6 +93,20 @@ _NAMESPACE_NAME = re.compile(r"[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*")
 
 def _strip_template(name: str) -> str:
     return name.split("<", 1)[0]
+
+
+def _past_missing_scope(name: Any) -> Any:
+    """The part of a declarator's name after the last ``::`` tree-sitter made up (a MISSING node): a macro before
+    the return type (fmt's ``FMT_INLINE decimal_fp<T> shorter_interval_case(...)``) is read as the type, and the
+    return type and the name as a qualified name ``decimal_fp<T> :: shorter_interval_case``. Returns ``name``
+    itself when no ``::`` of it is missing."""
+    found, node = name, name
+    while node is not None and node.type == "qualified_identifier":
+        inner = node.child_by_field_name("name")
+        if inner is not None and any(c.type == "::" and c.is_missing for c in node.children):
+            found = inner
+        node = inner
+    return found
 
 
 def _macro_namespace(language: Cpp, node: Any) -> Def | None:
