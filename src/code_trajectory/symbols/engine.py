@@ -179,7 +179,12 @@ class TreeSitterLanguage:
         Raises:
             TrajectoryError: the grammar package is missing or incompatible with the binding.
         """
-        return self._tools()[0].parse(source)
+        return self._tools()[0].parse(self.parsed_text(source))
+
+    def parsed_text(self, source: bytes) -> bytes:
+        """The bytes tree-sitter parses for ``source``: ``source`` itself, or (a language's override) a copy of the
+        same length and lines where what the grammar misreads is blanked; keys and texts still read ``source``."""
+        return source
 
     # ----------------------------------------------------------------- naming hooks
 
@@ -276,8 +281,9 @@ class TreeSitterLanguage:
         if len(source) > MAX_SOURCE_BYTES:
             return _skipped(self.name, source, "too-large")
         parser, def_cursor, _ = self._tools()
-        base = _edited_tree(previous, source, self.name) if previous is not None else None
-        tree = parser.parse(source, base) if base is not None else parser.parse(source)
+        text = self.parsed_text(source)
+        base = _edited_tree(previous, text, self) if previous is not None else None
+        tree = parser.parse(text, base) if base is not None else parser.parse(text)
         root = tree.root_node
         defs = self._definitions(def_cursor.matches(root))
         n = len(defs)
@@ -424,17 +430,18 @@ def _point(source: bytes, offset: int) -> tuple[int, int]:
     return row, offset - (source.rfind(b"\n", 0, offset) + 1)
 
 
-def _edited_tree(previous: FileAnalysis, source: bytes, language: str) -> Any:
-    """A copy of ``previous``'s tree edited into ``source``'s shape, or ``None`` (no tree, other language)."""
+def _edited_tree(previous: FileAnalysis, source: bytes, language: TreeSitterLanguage) -> Any:
+    """A copy of ``previous``'s tree edited into the shape of ``source`` (as parsed: ``language.parsed_text``), or
+    ``None`` (no tree, other language)."""
     keys = previous._keys
-    if keys is None or previous.language != language:
+    if keys is None or previous.language != language.name:
         return None
     with keys._lock:
         tree = keys.tree
         if tree is None:
             return None
         tree = tree.copy()
-    old = keys.source
+    old = language.parsed_text(keys.source)
     limit = min(len(old), len(source))
     start = common_prefix(old, source, limit)
     tail = common_suffix(old, source, limit - start)

@@ -19,6 +19,7 @@ Grammar: ``tree-sitter-c-sharp``.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..engine import Def, TreeSitterLanguage, node_text, squash
@@ -58,6 +59,14 @@ class CSharp(TreeSitterLanguage):
     (using_directive) @import
     """
 
+    def parsed_text(self, source: bytes) -> bytes:
+        """``source`` with each ``#if``/``#elif`` condition made one identifier of its length (``#if X___...``):
+        tree-sitter-c-sharp misreads some (``#if !(DOTNET || PORTABLE)`` in a class's base list ended the class at
+        its ``{``, Newtonsoft.Json's ``JToken``); which branch is taken never names a symbol."""
+        if b"#" not in source:
+            return source
+        return _CONDITION.sub(_blank_condition, source)
+
     def definition(self, kind: str, node: Any, caps: dict[str, list[Any]]) -> Def | None:
         """Names are taken as written, whitespace squashed (``App.Core``); a generic type's with its arity
         (``Wrapper<,>``); operators, finalizers and indexers as C# spells them (``operator==``, ``operator int``,
@@ -86,6 +95,15 @@ class CSharp(TreeSitterLanguage):
             elif params.field_name_for_child(i) == "type":
                 types.append(squash(node_text(child)))
         return f"{d.name}({','.join(types)})"
+
+
+#: A ``#if``/``#elif`` line: its keyword, its condition (to the end of the line, trailing blanks apart).
+_CONDITION = re.compile(rb"(?m)^([ \t]*#[ \t]*(?:if|elif)\b[ \t]*)([^\r\n]*?)([ \t]*)$")
+
+
+def _blank_condition(match: re.Match[bytes]) -> bytes:
+    keyword, condition, blanks = match.groups()
+    return keyword + (b"X" + b"_" * (len(condition) - 1) if condition else b"") + blanks
 
 
 LANGUAGE = CSharp()
