@@ -64,7 +64,8 @@ class Ruby(TreeSitterLanguage):
             receiver = "self" if obj is None or obj.type == "self" else node_text(obj)
         elif kind == "method" and _in_singleton_class(node):
             receiver = "self"
-        return self.make_def(node, "method" if kind == "singleton" else kind, local, extra=receiver)
+        return self.make_def(node, "method" if kind == "singleton" else kind, local, span=_modifier_call(node),
+                             extra=receiver)
 
     def refine(self, d: Def) -> None:
         """A ``def`` outside classes and modules is a ``function``."""
@@ -95,6 +96,19 @@ def _names_scope(receiver: str, parent: Def | None) -> bool:
         return False
     receiver = receiver.removeprefix("::")
     return parent.prefix == receiver or parent.prefix.endswith("::" + receiver)
+
+
+def _modifier_call(node: Any) -> Any:
+    """The call a ``def`` is the only argument of (``private def helper``, ``private_class_method def self.x``,
+    ``memoize def total``), which the method's span takes in: the word is the method's, not its class's; else
+    ``None`` (the ``def`` itself)."""
+    args = node.parent
+    call = args.parent if args is not None and args.type == "argument_list" else None
+    if call is None or call.type != "call" or call.child_by_field_name("receiver") is not None:
+        return None
+    if args.named_child_count != 1 or call.child_by_field_name("block") is not None:
+        return None
+    return call
 
 
 #: Where a ``def`` stops being one of the ``class << self`` around it: another scope, a method, a block.
