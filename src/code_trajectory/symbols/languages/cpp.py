@@ -7,7 +7,7 @@
   are ``method`` (``constructor`` when the name repeats the class's: ``Server::Server``);
   destructors and operators keep their spelling (``Server::~Server``, ``Server::operator==``), a
   conversion operator its name up to its parameters (``Server::operator bool``);
-* ``template <...>`` belongs to the span of what it declares; in-class declarations without
+* ``template <...>`` and ``friend`` belong to the span of what they declare; in-class declarations without
   a body are part of the class's text.
 
 Overloads: when one qualified name is defined more than once, each gets its parameter types
@@ -36,7 +36,7 @@ class Cpp(TreeSitterLanguage):
     grammar_module = "tree_sitter_cpp"
     doc_prefixes = ("/**", "///", "/*!", "//!")  # Doxygen
     separator = "::"
-    wrappers = frozenset({"template_declaration"})
+    wrappers = frozenset({"template_declaration", "friend_declaration"})
     definitions = """
     (function_definition) @def.function
     (namespace_definition name: (_) @name) @def.namespace
