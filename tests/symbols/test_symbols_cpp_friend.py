@@ -37,3 +37,24 @@ def test_a_friend_function_spans_its_friend_keyword() -> None:
     assert spans == [("uint128", 1, 10), ("uint128::operator&", 6, 9)]
     dropped = UINT128.replace(b"  friend FMT_CONSTEXPR auto", b"  FMT_CONSTEXPR auto")
     assert compare("include/fmt/format.h", UINT128, dropped).modified == ("uint128::operator&",)
+
+
+#: fmt's detail::allocator before "Minor cleanup": a macro before ``friend``.
+ALLOCATOR = b'''template <typename T> struct allocator {
+  void deallocate(T* p, size_t) { std::free(p); }
+
+  FMT_CONSTEXPR20 friend bool operator==(allocator, allocator) noexcept {
+    return true;
+  }
+};
+'''
+
+
+def test_a_macro_before_friend_is_the_function_s() -> None:
+    """tree-sitter reads ``FMT_CONSTEXPR20 friend`` as a field declaration missing its ``;``, then the function:
+    "Minor cleanup" (``constexpr friend auto operator==(...) -> bool``) was told as ``allocator`` modified too."""
+    spans = [(s.name, s.start_line, s.end_line) for s in language_for("format.h").analyze(ALLOCATOR).symbols]
+    assert spans[2] == ("allocator::operator==", 4, 6)
+    new = ALLOCATOR.replace(b"  FMT_CONSTEXPR20 friend bool operator==(allocator, allocator) noexcept {",
+                            b"  constexpr friend auto operator==(allocator, allocator) noexcept -> bool {")
+    assert compare("include/fmt/format.h", ALLOCATOR, new).modified == ("allocator::operator==",)

@@ -64,7 +64,7 @@ class Cpp(TreeSitterLanguage):
             local = squash(code_text(name))
             if "::" in local:
                 kind = "method"
-            return self.make_def(node, kind, local, extra=declarator)
+            return self.make_def(node, kind, local, extra=declarator, first=_macro_prefix(self.span_node(node)))
         return self.make_def(node, kind, squash(code_text(caps["name"][0])))
 
     def refine(self, d: Def) -> None:
@@ -93,6 +93,19 @@ _NAMESPACE_NAME = re.compile(r"[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*")
 
 def _strip_template(name: str) -> str:
     return name.split("<", 1)[0]
+
+
+def _macro_prefix(span: Any) -> Any:
+    """The words before a function on its first line that tree-sitter made a declaration of its own, missing its
+    ``;`` (fmt's ``FMT_CONSTEXPR20 friend bool operator==(...) {``: a field ``FMT_CONSTEXPR20 friend``, then the
+    function): the function's span starts there. ``None`` when there are none."""
+    before = span.prev_sibling
+    if before is None or before.type not in ("field_declaration", "declaration"):
+        return None
+    last = before.children[-1] if before.child_count else None
+    if last is None or not last.is_missing or before.end_point[0] != span.start_point[0]:
+        return None
+    return before
 
 
 def _past_missing_scope(name: Any) -> Any:
