@@ -97,13 +97,15 @@ class CSharp(TreeSitterLanguage):
         return f"{d.name}({','.join(types)})"
 
 
-#: A ``#if``/``#elif`` line: its keyword, its condition (to the end of the line, trailing blanks apart).
-_CONDITION = re.compile(rb"(?m)^([ \t]*#[ \t]*(?:if|elif)\b[ \t]*)([^\r\n]*?)([ \t]*)$")
+#: A ``#if``/``#elif`` line: its keyword, its condition to the end of the line (linear: no lazy part before a
+#: trailing one, which a line of blanks would make quadratic; trailing blanks are split off in Python).
+_CONDITION = re.compile(rb"(?m)^([ \t]*#[ \t]*(?:if|elif)\b[ \t]*)([^\r\n]*)")
 
 
 def _blank_condition(match: re.Match[bytes]) -> bytes:
-    keyword, condition, blanks = match.groups()
-    return keyword + (b"X" + b"_" * (len(condition) - 1) if condition else b"") + blanks
+    keyword, rest = match.groups()
+    condition = rest.rstrip(b" \t")
+    return keyword + (b"X" + b"_" * (len(condition) - 1) if condition else b"") + rest[len(condition):]
 
 
 LANGUAGE = CSharp()
