@@ -194,3 +194,29 @@ def test_a_listing_naming_a_parent_or_an_empty_name_is_not_loaded(tree: Path, na
     assert ("pkg/sub1" in listings) is kept and "pkg/sub2" in listings
     if kept:
         assert listings["pkg/sub1"].packed_files == names
+
+
+def test_a_planted_cache_with_views_or_triggers_is_replaced_not_run(tree: Path) -> None:
+    """A copied .trajectory's statcache.sqlite is a program SQLite runs: a ``files`` view over an endless recursive
+    query froze every opening of the cache (checkpoint, the server's start-up) at full CPU, and a trigger runs on our
+    writes. A cache holding any view, trigger or virtual table is not ours: it is replaced, and the edit recorded.
+    (The view here ends, so that the code before the fix fails instead of hanging in SQLite, out of pytest-timeout's
+    reach.)"""
+    settle(tree)
+    cache = tree / ".trajectory/state/statcache.sqlite"
+    db = sqlite3.connect(cache)
+    with db:
+        db.execute("DROP TABLE files")
+        db.execute("CREATE VIEW files AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 50) "
+                   "SELECT x AS dir, x AS names, '' AS modes, '' AS oids, x AS facts FROM c")
+        db.execute("CREATE TRIGGER grow AFTER INSERT ON meta BEGIN INSERT INTO dirs (path) VALUES (randomblob(8)); END")
+    db.close()
+    write(tree, "pkg/sub0/mod.py", "x = 'edited under a planted cache'\n")
+    snap = restart(tree)
+    assert snap is not None and [c.path for c in snap.changes] == ["pkg/sub0/mod.py"]
+    db = sqlite3.connect(cache)
+    try:
+        assert db.execute("SELECT type, name FROM sqlite_master WHERE type IN ('view', 'trigger')").fetchall() == []
+    finally:
+        db.close()
+    assert restart(tree) is None

@@ -66,6 +66,11 @@ PAGE_SIZE = 16_384
 #: SQLite's default ``wal_autocheckpoint`` (pages), set again after an import's save (:meth:`StatCache.save`).
 _AUTOCHECKPOINT_PAGES = 1000
 
+#: Finds what a cache of ours never holds and SQLite would run for us: a view (a ``files`` view over an endless
+#: recursive query froze every opening), a trigger, a virtual table.
+_NOT_OURS = ("SELECT 1 FROM sqlite_master WHERE type IN ('view', 'trigger') "
+             "OR (type = 'table' AND sql LIKE 'CREATE VIRTUAL%') LIMIT 1")
+
 #: A stat index's token, as written by :meth:`StatCache.save_index`: a random name, then the file's SHA-1 checksum.
 _TOKEN = re.compile(r"[0-9a-f]{32}-[0-9a-f]{40}")
 
@@ -156,6 +161,9 @@ class StatCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         drop_planted_cache(self.path)  # a symlink or a FIFO in a copied .trajectory: SQLite would follow or block
         db = sqlite3.connect(self.path, check_same_thread=False, timeout=30, isolation_level=None)
+        if db.execute(_NOT_OURS).fetchone() is not None:  # a planted cache's code, run by our reads and writes
+            db.close()
+            raise sqlite3.DatabaseError("it holds a view, a trigger or a virtual table, which a cache of ours never does")
         db.execute(f"PRAGMA page_size = {PAGE_SIZE}")  # a new database's only: an existing one keeps its own
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
