@@ -13,8 +13,10 @@ from pathlib import Path
 import filelock
 import pytest
 
+from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.recording import checkpoint_requests, edit_worker, handoff
 from code_trajectory.recording.liveness import recording_now
+from code_trajectory.recording.recorder import Recorder
 from support import git, server_command, shadow_count, subprocess_env, wait_for, wait_hooks_done, watching, write
 
 
@@ -313,3 +315,41 @@ def test_an_edit_saved_through_a_linked_directory_records_the_file_it_changed_an
         assert any(line.startswith("120000 ") and line.endswith("\tsrc_link") for line in lines)  # still the link
         assert "src_link/a.py" not in tree
         assert "a = 2" in git(project, "--git-dir=.trajectory", "show", "refs/heads/shadow/main:lib/a.py")
+
+
+@pytest.mark.parametrize("after", ["deleted", "rewritten", "kept"])
+def test_a_file_a_hand_over_pinned_then_deleted_or_rewritten_is_seen_by_the_next_full_scan(project: Path,
+                                                                                          after: str) -> None:
+    """A hand-over's content is recorded with no stat cache row vouching for it; the cache still claimed its rows
+    described the new tip, so a full scan compared the work tree with rows lacking that file: an agent's new file,
+    deleted before its hand-over was recorded, stayed in every later snapshot (a restore of the last one brought it
+    back) and the next checkpoint said 'Nothing changed'."""
+    def checkpoint():  # a full scan that records the waiting hand-overs first, as code-trajectory checkpoint does
+        recorder = Recorder.open(project, TrajectorySettings.load(project))
+        checkpoint_requests.attach_handovers(recorder)
+        try:
+            return recorder.reconcile()
+        finally:
+            recorder.close()
+
+    write(project, "a.py", "A = 1\n")
+    checkpoint()
+    write(project, "made.py", "TEMP = 1\n")
+    assert hand_over(project, ["made.py"], "claude-code", "Write", "s1")
+    if after == "deleted":
+        os.unlink(project / "made.py")
+    elif after == "rewritten":
+        write(project, "made.py", "TEMP = 2\n")
+    snap = checkpoint()  # records the hand-over first, then scans the work tree
+    assert "Trajectory-Origin: claude-code; tool=Write; session=s1" in git(
+        project, "--git-dir=.trajectory", "log", "--format=%B")
+    files = git(project, "--git-dir=.trajectory", "ls-tree", "-r", "--name-only", "HEAD").split()
+    if after == "deleted":
+        assert snap is not None and [(c.path, c.status) for c in snap.changes] == [("made.py", "D")]
+        assert "made.py" not in files
+    elif after == "rewritten":
+        assert snap is not None and [(c.path, c.status) for c in snap.changes] == [("made.py", "M")]
+        assert git(project, "--git-dir=.trajectory", "show", "HEAD:made.py") == "TEMP = 2\n"
+    else:
+        assert snap is None and "made.py" in files
+    assert checkpoint() is None

@@ -108,6 +108,8 @@ def import_tree(recorder: _Recorder, tree: str) -> str:
         changes.update(write_pinned(recorder.repo, to_write))
         new = trees.apply_changes(recorder.repo, tree, changes)
     if new != tree:
-        recorder.stat_cache.note_recorded(hashed=[], removed=list(changes), base=tree, tree=new, scanned_ns=looked_ns)
+        recorder.stat_cache.note_recorded(hashed=[], removed=[rel for rel, entry in changes.items() if entry is None],
+                                          base=tree, tree=new, scanned_ns=looked_ns,
+                                          pinned={rel: entry for rel, entry in changes.items() if entry is not None})
         log.info("import: %d file(s) recorded as before the edits handed over meanwhile", len(changes))
     return new

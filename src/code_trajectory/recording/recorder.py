@@ -285,8 +285,10 @@ class Recorder(PendingMixin, ReconcileMixin, RecoveryMixin):
             # the work tree may hold a newer state of a pinned file: its stat data must not vouch for this content
             self.stat_cache.note_recorded(
                 hashed=[(by_rel[rel], entry.oid) for rel, entry in entries.items() if entry is not None],
-                removed=removed + [rel for rel, entry in entries.items() if entry is None] + list(to_write),
-                base=base, tree=tree, scanned_ns=looked_ns)
+                removed=removed + [rel for rel, entry in entries.items() if entry is None]
+                + [rel for rel, entry in written.items() if entry is None],
+                base=base, tree=tree, scanned_ns=looked_ns,
+                pinned={rel: entry for rel, entry in written.items() if entry is not None})
             # a deleted path may be a whole directory: then let the diff count the files first
             expected = None if any(v is None for v in changes.values()) else len(changes)
             return self._commit(tree, kind=kind, note=note, oversize=oversize, started=started,

@@ -335,7 +335,7 @@ class StatCache:
         self._checkpointing.start()
 
     def note_recorded(self, *, hashed: list[tuple[FileInfo, str]], removed: list[str], base: str | None,
-                      tree: str, scanned_ns: int) -> None:
+                      tree: str, scanned_ns: int, pinned: Mapping[str, TreeEntry] | None = None) -> None:
         """Write what a snapshot of changed paths learned (the watcher's, a hook's), so later full scans trust it.
 
         Args:
@@ -343,6 +343,10 @@ class StatCache:
             removed: paths (relative to the project root) no longer recorded, each with everything below it.
             base: the tree the snapshot was built on; tree: the tree it built (``base`` plus these changes).
             scanned_ns: ``time.time_ns()`` before the files were looked at (the racy check compares with it).
+            pinned: entries recorded from content read earlier, not from the work tree (a hand-over's): their rows
+                name that blob with facts no file has and a scan time of 0, never trusted, so that the rows still
+                describe ``tree`` and a full scan reads each such file again (or sees it gone). Without a row, a
+                file deleted after its hand-over stayed in every later snapshot.
 
         When the rows described ``base``, they now describe ``tree``; otherwise no tree is claimed. Errors are
         logged, never raised.
@@ -361,9 +365,12 @@ class StatCache:
                         db.execute("UPDATE dirs SET stats = NULL WHERE path = ? OR (path > ? AND path < ?)",
                                    (key, key + b"/", key + b"0"))
                     statrows.write(db, hashed, removed, scanned_ns)
+                    statrows.write(db, [(FileInfo(rel, entry.mode, 0, 0, 0, 0), entry.oid)
+                                        for rel, entry in (pinned or {}).items()], [], 0)
                     # the rows of these directories changed: their listings' packed facts no longer vouch for them
                     db.executemany("UPDATE dirs SET stats = NULL WHERE path = ?", {
-                        (os.fsencode(rel.rpartition("/")[0]),) for rel in [*removed, *(f.rel for f, _ in hashed)]})
+                        (os.fsencode(rel.rpartition("/")[0]),)
+                        for rel in [*removed, *(f.rel for f, _ in hashed), *(pinned or ())]})
                     row = db.execute("SELECT value FROM meta WHERE key = 'tree'").fetchone()
                     claimed = tree if base is not None and row is not None and row[0] == base else ""
                     db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
