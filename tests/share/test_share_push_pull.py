@@ -296,3 +296,26 @@ def test_errors_say_what_to_do(team, tmp_path: Path) -> None:
     record(plain, [("a.txt", "a\n")])
     with pytest.raises(InvalidArgumentError, match="not a git repository"):
         push(plain)
+
+
+@pytest.mark.parametrize("entry", ["str", 5, ["a"], None])
+def test_a_planted_share_state_of_the_wrong_shape_is_read_as_nothing_shared(team, entry) -> None:
+    """share.json is untrusted (it comes with a copied .trajectory): an entry of a remote that is no object made
+    push and push --dry-run fail with AttributeError ('str' object has no attribute 'get'), and pulled refs that
+    are a list of mixed values made status fail with TypeError; such entries are read as nothing shared."""
+    import json
+
+    record(team.alice, [("src/app.py", "v = 1\n")])
+    state = team.alice / ".trajectory" / "state"
+    (state / "share.json").write_text(json.dumps({"pushed": {"origin": entry},
+                                                  "pulled": {"origin": {"refs": [1, "a"]}, "x": entry}}))
+    lines = share_status_lines(team.alice)
+    assert "nothing pushed yet" in lines[0] and any(line.startswith("- Pulled from `origin`") for line in lines)
+    assert push(team.alice, dry_run=True).refs[0].status == "new"
+    assert push(team.alice).refs[0].status == "new"
+    assert load_state(state)["pushed"]["origin"]["refs"]
+    repo = ShadowRepo(team.alice)
+    try:
+        assert [s.name for s in list_sources(repo)] == ["main"]
+    finally:
+        repo.close()

@@ -10,8 +10,9 @@ Layout (version 1)::
      "pulled": {"origin": {"url": "...", "time": "...", "refs": {"refs/remotes-trajectory/bob@example.com/main":
                                                                  "<40 hex>"}}}}
 
-Written atomically (:func:`code_trajectory.core.atomic.replace_file`); an unreadable file reads as empty, so a
-damaged state never blocks a push (the remote's refs are read again anyway).
+Written atomically (:func:`code_trajectory.core.atomic.replace_file`); an unreadable file reads as empty, and a
+remote's entry of another shape as absent, so a damaged or planted state never blocks a push (the remote's refs are
+read again anyway).
 """
 
 from __future__ import annotations
@@ -59,8 +60,10 @@ def load_state(state_dir: Path) -> dict[str, Any]:
                         state_path(state_dir), STATE_FILE_LIMIT)
         return empty
     for key in ("pushed", "pulled"):
-        if not isinstance(data.get(key), dict):
-            data[key] = {}
+        entries = data.get(key)
+        # a remote's entry that is no object, or whose refs are no object, is read as nothing shared there
+        data[key] = {remote: entry if isinstance(entry.get("refs", {}), dict) else {**entry, "refs": {}}
+                     for remote, entry in entries.items() if isinstance(entry, dict)} if isinstance(entries, dict) else {}
     data["version"] = 1
     return data
 
