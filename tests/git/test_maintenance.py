@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from code_trajectory.core.config import TrajectorySettings
 from code_trajectory.git.maintenance import enforce_size_cap, last_report, repository_bytes, run_maintenance
 from code_trajectory.git.shadow import ShadowRepo
 from code_trajectory.recording.recorder import Recorder
+from code_trajectory.recording.status import project_status
 from support import git, shadow, write
 
 
@@ -90,3 +94,22 @@ def test_maintenance_as_the_watcher_runs_it_keeps_a_long_history_near_git_gc_agg
 
     assert not list((root / ".trajectory" / "objects").glob("[0-9a-f][0-9a-f]/*"))  # nothing left loose
     assert pack_bytes(root / ".trajectory") <= 1.5 * pack_bytes(copy)
+
+
+@pytest.mark.parametrize("planted", [
+    {"seconds": "x", "loose_before": 1, "loose_after": 0, "finished_at": "2026-01-01T00:00:00+00:00"},
+    {"seconds": 1.5, "loose_before": [1], "loose_after": {}, "finished_at": "2026-01-01T00:00:00+00:00"},
+    {"seconds": 1.5, "loose_before": 1, "loose_after": 0, "finished_at": 5},
+    {"seconds": True, "loose_before": 1, "loose_after": 0, "finished_at": "2026-01-01T00:00:00+00:00"},
+])
+def test_a_planted_maintenance_report_of_the_wrong_types_is_no_report(project: Path, planted: dict) -> None:
+    """maintenance.json is untrusted: a text where the seconds are made `code-trajectory status` fail with a
+    traceback (ValueError: Unknown format code 'f' for object of type 'str')."""
+    recorder = Recorder.open(project, TrajectorySettings.load(project))
+    try:
+        recorder.reconcile()
+        (recorder.repo.state_dir / "maintenance.json").write_text(json.dumps(planted))
+        assert last_report(recorder.repo) is None
+        assert "Last maintenance: never" in project_status(project)
+    finally:
+        recorder.close()

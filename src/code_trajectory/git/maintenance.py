@@ -173,11 +173,18 @@ def enforce_size_cap(repo: ShadowRepo, cap_bytes: int, retention_days: float) ->
 
 
 def last_report(repo: ShadowRepo) -> MaintenanceReport | None:
-    """The last maintenance run recorded in ``.trajectory/state/maintenance.json``, if any."""
+    """The last maintenance run recorded in ``.trajectory/state/maintenance.json``, if any: None when there is none
+    or the file holds anything else (it is untrusted: a number where a text is, a text where a number is)."""
     try:
-        return MaintenanceReport(**(read_json_object(repo.state_dir / "maintenance.json") or {}))
+        report = MaintenanceReport(**(read_json_object(repo.state_dir / "maintenance.json") or {}))
     except (OSError, ValueError, TypeError):
         return None
+    numbers = (report.seconds, report.loose_before, report.loose_after)
+    if (not isinstance(report.finished_at, str) or any(isinstance(n, bool) for n in numbers)
+            or not isinstance(report.seconds, (int, float))
+            or not all(isinstance(n, int) for n in (report.loose_before, report.loose_after))):
+        return None
+    return report
 
 
 class BackgroundMaintenance:
