@@ -103,6 +103,17 @@ def test_a_partial_temp_dir_of_a_dead_process_is_removed_and_never_recorded(proj
     assert ".trajectory" not in names
 
 
+@pytest.mark.parametrize("pid", [2 ** 31, 10 ** 20])
+def test_a_temp_dir_naming_a_pid_no_process_can_have_is_removed(project: Path, pid: int) -> None:
+    """A directory .trajectory.tmp-99999999999999999999-ab in a cloned or unpacked project made every start fail
+    with a traceback (OverflowError from os.kill: the number fits no pid): no process has it, so it is stale."""
+    stale = project / f".trajectory.tmp-{pid}-0badc0de"
+    write(stale, "HEAD", "ref: refs/heads/shadow/-init-\n")
+    assert not create.pid_running(pid)
+    start_and_record(project)
+    assert not stale.exists()
+
+
 def test_a_temp_dir_being_built_by_a_live_process_is_kept_and_not_recorded(project: Path) -> None:
     live = project / f".trajectory.tmp-{os.getpid()}-00c0ffee"
     write(live, "HEAD", "ref: refs/heads/shadow/-init-\n")

@@ -61,13 +61,17 @@ def is_temp_dir_name(name: str, git_dir_name: str = SHADOW_DIR_NAME) -> bool:
     return name.startswith(prefix) and _TEMP_RE.match(name[len(prefix):]) is not None
 
 
+#: The largest process id there can be (``pid_t`` is a signed 32-bit integer; Linux's ``pid_max`` is at most 2**22).
+_MAX_PID = 2 ** 31 - 1
+
+
 def pid_running(pid: int) -> bool:
     """True when a process with this pid exists on this machine (``kill(pid, 0)``; EPERM means it exists).
 
     On Windows, where ``os.kill(pid, 0)`` would send CTRL_C_EVENT, it cannot tell and answers True (callers
     then rely on the age alone).
     """
-    if pid <= 0:
+    if pid <= 0 or pid > _MAX_PID:  # a number read from a name or a file: os.kill would raise OverflowError
         return False
     if os.name == "nt":
         return True
