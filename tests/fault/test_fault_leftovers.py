@@ -308,3 +308,20 @@ def test_the_commit_graph_comes_back_once_the_size_cap_boundaries_are_gone(proje
                             capture_output=True, text=True)
     assert verify.returncode == 0, verify.stderr
 
+
+
+@pytest.mark.parametrize("safety", [5, {"a": 1}, ["x"], "not a commit id"])
+def test_a_restore_journal_whose_safety_snapshot_is_no_commit_id_is_ignored(project: Path, safety: object) -> None:
+    """A planted restore-journal/<token>.json of a dead process whose safety_snapshot is no text made every opening
+    (checkpoint, the server's start-up: the client saw 'Connection closed') fail with a traceback (TypeError: 'int'
+    object is not subscriptable); its notice, shown to the agent, would name what the file says as our snapshot."""
+    import json
+
+    git_dir = recorded(project)
+    (git_dir / "restore-journal").mkdir(exist_ok=True)
+    planted = git_dir / "restore-journal" / "abcdef12.json"
+    planted.write_text(json.dumps({"token": "abcdef12", "dirs": [""], "safety_snapshot": safety, "source": "x",
+                                   "pid": dead_pid()}))
+    (project / ".ct-abcdef120").write_text("a leftover of that restore, if the journal were real\n")
+    start_and_record(project)
+    assert planted.exists() and (project / ".ct-abcdef120").exists()  # not ours: nothing acted on

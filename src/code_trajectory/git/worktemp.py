@@ -36,6 +36,7 @@ PREFIX = ".ct-"
 JOURNAL_DIR = "restore-journal"
 _TEMP_NAME = re.compile(r"\.ct-[0-9a-f]{9,16}")
 _TOKEN = re.compile(r"[0-9a-f]{8}")
+_COMMIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
 
 
@@ -102,6 +103,9 @@ def _read(path: Path) -> Journal | None:
         journal = Journal(str(raw["token"]), [str(d) for d in raw["dirs"]], raw.get("safety_snapshot"),
                           str(raw.get("source", "")), int(raw["pid"]))
     except (OSError, ValueError, KeyError, TypeError):
+        return None
+    safety = journal.safety_snapshot  # named in the notice as the snapshot that undoes the restore: a commit id
+    if safety is not None and not (isinstance(safety, str) and _COMMIT_ID.fullmatch(safety)):
         return None
     return journal if _TOKEN.fullmatch(journal.token) and journal.pid > 0 else None
 
