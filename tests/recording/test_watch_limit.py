@@ -154,7 +154,10 @@ def test_a_directory_gone_before_its_watch_is_dropped_not_polled(tmp_path: Path)
 
 @pytest.mark.parametrize("planted", ["[1, 2]", '{"pid": "x", "polled": 1, "total": 2, "poll_seconds": 2}',
                                      '{"pid": 4242, "polled": "1e400", "total": 2, "poll_seconds": 2}',
-                                     '{"pid": 4242, "polled": 1}', "\udcff not json", "symlink", "fifo", None])
+                                     '{"pid": 4242, "polled": 1}', "\udcff not json", "symlink", "fifo", None,
+                                     # Python's json reads these: int() of them raised OverflowError, a traceback
+                                     '{"pid": Infinity, "polled": 1, "total": 2, "poll_seconds": 2}',
+                                     '{"pid": 4242, "polled": 1, "total": -Infinity, "poll_seconds": 2}'])
 def test_a_hostile_watch_limit_file_gives_no_status_line(tmp_path: Path, planted: str | None) -> None:
     """``state/watch-limit.json`` is untrusted: garbage, a link to ``/dev/zero`` or a FIFO is no line, at once,
     while the same process's sound note (``None`` here) is one; only a sysctl of the module's list is named."""

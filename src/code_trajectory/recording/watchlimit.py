@@ -152,7 +152,7 @@ def status_line(state_dir: Path) -> str | None:
             return None
         pid, polled, total = (int(data[key]) for key in ("pid", "polled", "total"))
         every = float(data["poll_seconds"])
-    except (OSError, ValueError, TypeError, KeyError):
+    except (OSError, ValueError, TypeError, KeyError, OverflowError):  # OverflowError: int() of Infinity
         return None
     if polled <= 0 or pid != read_recorder_state(state_dir).get("pid") or not recording_now(state_dir.parent):
         return None
