@@ -325,3 +325,13 @@ def test_a_restore_journal_whose_safety_snapshot_is_no_commit_id_is_ignored(proj
     (project / ".ct-abcdef120").write_text("a leftover of that restore, if the journal were real\n")
     start_and_record(project)
     assert planted.exists() and (project / ".ct-abcdef120").exists()  # not ours: nothing acted on
+
+
+def test_a_restore_journal_whose_pid_is_infinity_is_ignored(project: Path) -> None:
+    """Python's json reads Infinity: int() of it raised OverflowError, and every opening failed with a traceback."""
+    git_dir = recorded(project)
+    (git_dir / "restore-journal").mkdir(exist_ok=True)
+    planted = git_dir / "restore-journal" / "abcdef12.json"
+    planted.write_text('{"token": "abcdef12", "dirs": [""], "safety_snapshot": null, "source": "x", "pid": Infinity}')
+    start_and_record(project)
+    assert planted.exists()

@@ -102,7 +102,7 @@ def _read(path: Path) -> Journal | None:
             return None
         journal = Journal(str(raw["token"]), [str(d) for d in raw["dirs"]], raw.get("safety_snapshot"),
                           str(raw.get("source", "")), int(raw["pid"]))
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, OverflowError):  # OverflowError: int() of Infinity
         return None
     safety = journal.safety_snapshot  # named in the notice as the snapshot that undoes the restore: a commit id
     if safety is not None and not (isinstance(safety, str) and _COMMIT_ID.fullmatch(safety)):
