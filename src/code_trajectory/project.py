@@ -32,6 +32,19 @@ def has_shadow_repo(directory: Path) -> bool:
     return (directory / SHADOW_DIR_NAME / "HEAD").is_file()
 
 
+def nothing_recorded(root: Path) -> ProjectError:
+    """The error of a command that reads the history of ``root`` (a project root) where there is none: what to run
+    to start recording, or, when ``.trajectory`` is there but no directory (a file, a dangling link), that it is in
+    the way (a start would refuse it the same way)."""
+    shadow = root / SHADOW_DIR_NAME
+    if os.path.lexists(shadow) and not shadow.is_dir():
+        return ProjectError(f"nothing is recorded for {root}: {shadow} exists and is not a directory, where the "
+                            "history is kept; move it away, then start recording")
+    return ProjectError(f"nothing is recorded for {root} yet (it has no .trajectory/): start recording with "
+                        f"`code-trajectory watch {root}`, or an MCP client running `code-trajectory serve "
+                        f"--project {root}` (see `code-trajectory install`)")
+
+
 def find_project_root(start: str | os.PathLike[str], *,
                       marker: Callable[[Path], bool] | None = None) -> Path:
     """Return the project that ``start`` (a directory) belongs to, by the rule in the module docstring.

@@ -40,6 +40,21 @@ def test_commands_find_the_project_upward_and_never_start_one_in_a_subdirectory(
     assert git(project, "status", "--porcelain") == "?? src/pkg/\n"  # and git sees nothing of ours
 
 
+def test_read_commands_say_the_same_thing_when_nothing_is_recorded(project: Path) -> None:
+    """``status`` said "has no shadow repository yet", ``log`` "nothing is recorded ... it has no .trajectory/" (three
+    wordings of one fact, in three places); with a file named ``.trajectory`` in the way, ``status`` said it had no
+    shadow repository "yet", where ``checkpoint`` said the file is in the way. Each read command now says the same,
+    and names the file in the way."""
+    said = {command: cli(command, cwd=project) for command in ("status", "log", "session")}
+    assert {r.returncode for r in said.values()} == {2}
+    assert len({r.stderr for r in said.values()}) == 1 and "nothing is recorded for" in said["status"].stderr
+    (project / ".trajectory").write_text("junk\n")
+    for command in ("status", "log"):
+        out = cli(command, cwd=project)
+        assert out.returncode == 2 and ".trajectory exists and is not a directory" in out.stderr, out.stderr
+        assert "move it away" in out.stderr
+
+
 def test_a_virtualenv_in_the_project_is_not_recorded_and_summaries_show_the_edits_first(project: Path) -> None:
     """18.7: ``python -m venv .venv`` recorded 763 files under the agent's intent and hid the real edits."""
     assert cli("checkpoint", cwd=project).returncode == 0

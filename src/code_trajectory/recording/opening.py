@@ -11,11 +11,11 @@ from pathlib import Path
 
 import filelock
 
-from code_trajectory.core.errors import DamagedHistoryError, LockContentionError, ProjectError
+from code_trajectory.core.errors import DamagedHistoryError, LockContentionError
 from code_trajectory.git import health, nested, worktemp
 from code_trajectory.git.project import ProjectRepo
 from code_trajectory.git.shadow import ShadowRepo
-from code_trajectory.project import check_recordable
+from code_trajectory.project import check_recordable, nothing_recorded
 from code_trajectory.recording.ignore import RecordingPolicy
 from code_trajectory.recording.liveness import read_recorder_state, recording_now
 
@@ -58,9 +58,7 @@ def open_shadow_repository(root: Path, *, create: bool = True, project: ProjectR
     exists = repo.exists()
     check_recordable(root, creating=not exists)
     if not exists and (read_only or not create):
-        raise ProjectError(f"nothing is recorded for {root} yet (it has no .trajectory/): start recording with "
-                           f"`code-trajectory watch {root}`, or an MCP client running `code-trajectory serve "
-                           f"--project {root}` (see `code-trajectory install`)")
+        raise nothing_recorded(root)
     if read_only:
         problem = health.verify(repo)
         if problem is not None:
@@ -181,7 +179,7 @@ def attach_shadow_repository(root: Path) -> ShadowRepo:
     """
     repo = ShadowRepo(root)
     if not repo.exists():
-        raise ProjectError(f"nothing is recorded for {root} (it has no .trajectory/)")
+        raise nothing_recorded(root)
     return repo
 
 

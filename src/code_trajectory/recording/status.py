@@ -7,10 +7,11 @@ import os
 from pathlib import Path
 
 from code_trajectory.core.config import TrajectorySettings
-from code_trajectory.core.errors import DamagedHistoryError, ProjectError
+from code_trajectory.core.errors import DamagedHistoryError
 from code_trajectory.core.text import format_size
 from code_trajectory.git import health
 from code_trajectory.git.shadow import ShadowRepo, branch_of_ref
+from code_trajectory.project import nothing_recorded
 from code_trajectory.recording import secretfiles
 
 
@@ -82,8 +83,7 @@ def project_status(project: Path, settings: TrajectorySettings | None = None) ->
     root = Path(project)
     repo = ShadowRepo(root)
     if not repo.exists():
-        raise ProjectError(f"{root} has no shadow repository yet; run `code-trajectory watch {root}` or "
-                           "`code-trajectory checkpoint`")
+        raise nothing_recorded(root)
     settings = settings if settings is not None else TrajectorySettings.load(root)
     try:
         problem = health.verify(repo)  # git skips a broken ref: the status would say "No snapshots yet"

@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 
 from code_trajectory.core.config import TrajectorySettings
-from code_trajectory.core.errors import InvalidArgumentError, ProjectError
-from code_trajectory.project import has_shadow_repo
+from code_trajectory.core.errors import InvalidArgumentError
+from code_trajectory.project import has_shadow_repo, nothing_recorded
 from code_trajectory.ui.app import create_app
 from code_trajectory.ui.security import TOKEN_PARAM, new_token
 
@@ -71,9 +71,7 @@ class UIServer:
 
         root = Path(root).resolve()
         if not has_shadow_repo(root):
-            raise ProjectError(f"nothing is recorded for {root} yet (it has no .trajectory/): start recording with "
-                               f"`code-trajectory watch {root}`, or an MCP client running `code-trajectory serve "
-                               f"--project {root}`")
+            raise nothing_recorded(root)
         self.root = root
         self.token = token or new_token()
         settings = TrajectorySettings.load(root)
