@@ -336,6 +336,9 @@ def test_legacy_runs_without_a_scope_still_load_and_prove_nothing(suite: Path) -
     (["pytest", "../elsewhere"], ".", Scope.unknown("none of ../elsewhere exists")),
     (["npm", "test"], ".", Scope.full()),
     (["go", "test", "-v", "./..."], ".", Scope.full()),
+    (["cargo", "test", "--offline", "-q"], ".", Scope.full()),  # dependency resolution flags select no test
+    (["cargo", "test", "--locked"], ".", Scope.full()),
+    (["cargo", "test", "--frozen", "--", "--nocapture"], ".", Scope.unknown(UNREAD)),  # after --: the harness's own
     (["go", "test", "-run", "TestX", "./..."], ".", Scope.unknown(UNREAD)),
     (["make", "test"], ".", Scope.unknown(UNREAD)),  # a target can run anything: declared with --full-suite
     (["./mvnw", "test"], ".", Scope.full()),

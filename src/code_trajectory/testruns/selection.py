@@ -59,9 +59,9 @@ WHOLE_SUITE = frozenset({
     ("gradlew", "test"), ("dotnet", "test"), ("ctest",), ("mix", "test"), ("rspec",), ("bundle", "exec", "rspec"),
     ("phpunit",),
 })
-#: Flags that change how a whole-suite command reports, not what it runs.
+#: Flags that change how a whole-suite command reports or resolves its dependencies, not what it runs.
 HARMLESS_FLAGS = frozenset({"-v", "-q", "--verbose", "--quiet", "--silent", "-race", "--ci", "--workspace",
-                            "-count=1", "--no-color", "--color"})
+                            "-count=1", "--no-color", "--color", "--offline", "--locked", "--frozen"})
 
 
 def pytest_selection(args: Sequence[str]) -> tuple[list[str], list[str], str | None]:
