@@ -176,6 +176,28 @@ def test_the_session_summary_gives_the_columns_of_net_rows_only_when_it_has_some
         session.close()
 
 
+def test_the_session_summarys_final_state_does_not_repeat_the_time_and_branch_it_has_already(project: Path) -> None:
+    """``final`` (the last snapshot) gave its time and branch again: its time is always the last session's ``to``
+    and its branch the first of ``branches`` (42 of 1318 characters of a Claude Code session's summary on itoa)."""
+    from code_trajectory.core.answer import structured
+    from code_trajectory.core.config import TrajectorySettings
+
+    write(project, "m.py", "def f():\n    return 1\n")
+    session = ProjectSession(project, TrajectorySettings.load(project))
+    session.start()
+    try:
+        write(project, "m.py", "def f():\n    return 2\n")
+        session.checkpoint("work")
+        answer = last_session.session_summary(session)
+        data = structured(str(answer), answer.data)
+        assert data is not None
+        final, last = data["final"], data["last"]
+        assert set(final) == {"id", "msg"} and final["id"] in str(answer), data
+        assert last["to"] in str(answer).replace(" ", "T") and last["branches"][0]["branch"] == "main", data
+    finally:
+        session.close()
+
+
 def test_a_restore_and_its_undo_are_not_counted_as_work_in_the_summary(session: ProjectSession) -> None:
     from code_trajectory.restore.service import restore
 

@@ -227,7 +227,7 @@ async def test_a_restore_says_its_intent_once_and_the_summarys_fields_list_it(pr
     assert summary.count("[RESTORE] from ") == 1, summary
     final = next(x for x in summary.splitlines() if x.startswith("Final state: "))
     assert final.endswith(f"Intent: {intent} · the restore listed above"), final
-    assert fields["final"]["msg"] == f"[RESTORE] {intent}" and fields["final"]["t"] == restores[0][0], fields
+    assert fields["final"]["msg"] == f"[RESTORE] {intent}" and fields["last"]["to"] == restores[0][0], fields
 
 
 def test_a_file_recorded_on_another_branch_only_is_said_to_be_there(project: Path) -> None:

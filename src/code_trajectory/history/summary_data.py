@@ -93,7 +93,7 @@ def summary_data(*, now: datetime, gap_seconds: float, sessions: list[list[Commi
     ids), and the ``net`` change (rows of ``cols``; past :data:`NET_FILES`, ``net_files`` counts them all and
     ``net_more`` says where the rest are, ``[directory, files]`` as the text groups them, with
     ``net_more_top_level`` and ``net_more_elsewhere`` the files of the groups that are no path);
-    ``final``: the last snapshot (a restore's message without where from, which its ``restores`` row says); the other ``sections`` (tests, recap: ``{title: lines}``, as shown); ``earlier``:
+    ``final``: the last snapshot, ``id`` and ``msg`` (a restore's message without where from, which its ``restores`` row says; its time is ``last``'s ``to``, its branch the first of ``branches``); the other ``sections`` (tests, recap: ``{title: lines}``, as shown); ``earlier``:
     how many older sessions and the previous one's span."""
     data: dict = {"now": when(now), "branch": current_branch, "intent": current_intent, "notices": notices}
     if sessions:
@@ -108,9 +108,10 @@ def summary_data(*, now: datetime, gap_seconds: float, sessions: list[list[Commi
         data["last"] = {"from": when(oldest.time), "to": when(newest.time), "snapshots": len(last),
                         "cols": fields.FILE_COLUMNS[:longest], "branches": branches}
         msg = fields.message_of(newest)
-        if newest.kind == "restore":  # where from is in its branch's ``restores`` (same ``t``): said once
+        if newest.kind == "restore":  # where from is in its branch's ``restores`` (at ``last``'s ``to``): said once
             msg = msg.removesuffix(" - " + operation_label(newest).partition("] ")[2])
-        data["final"] = {"id": short(newest.oid), "t": when(newest.time), "branch": newest.branch, "msg": msg}
+        # its time is ``last``'s ``to`` and its branch the first of ``branches``: not said twice
+        data["final"] = {"id": short(newest.oid), "msg": msg}
     for section in sections:
         found = section_lines(section)
         if found:
