@@ -198,6 +198,33 @@ def test_the_session_summarys_final_state_does_not_repeat_the_time_and_branch_it
         session.close()
 
 
+def test_the_session_summary_names_the_columns_of_its_most_changed_files(project: Path) -> None:
+    """The rows of the files most changed (``[path, snapshots, +, -]``) came without their columns, beside the net
+    rows' ``cols`` (status, path, +, -, symbols): a Claude Code session on dtolnay/itoa read ``["src/lib.rs",4,12,7]``
+    with nothing saying 4 was snapshots, where the text says ``(4 snapshot(s), +12 -7)``."""
+    from code_trajectory.core.answer import structured
+    from code_trajectory.core.config import TrajectorySettings
+
+    write(project, "m.py", "def f():\n    return 1\n")
+    session = ProjectSession(project, TrajectorySettings.load(project))
+    session.start()
+    try:
+        answer = last_session.session_summary(session)
+        data = structured(str(answer), answer.data)
+        assert data is not None and "files_cols" not in data["last"], data  # no edit yet: no rows, no columns
+        for value in (2, 3):
+            write(project, "m.py", f"def f():\n    return {value}\n")
+            session.checkpoint(f"v{value}")
+        answer = last_session.session_summary(session)
+        data = structured(str(answer), answer.data)
+        assert data is not None
+        (branch,) = data["last"]["branches"]
+        assert branch["files"] == [["m.py", 2, 2, 2]] and "`m.py` (2 snapshot(s), +2 -2)" in str(answer), data
+        assert data["last"]["files_cols"] == ["path", "snapshots", "+", "-"], data
+    finally:
+        session.close()
+
+
 def test_a_restore_and_its_undo_are_not_counted_as_work_in_the_summary(session: ProjectSession) -> None:
     from code_trajectory.restore.service import restore
 

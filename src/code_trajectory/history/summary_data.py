@@ -24,6 +24,8 @@ from code_trajectory.history.summary import (
 
 #: Net changed files listed per branch (as the text lists them).
 NET_FILES = NET_FILES_LISTED
+#: The columns of a branch's ``files`` rows (the files most changed).
+FILES_COLUMNS = ["path", "snapshots", "+", "-"]
 #: Intents, git operations, restores and consolidations listed per branch (as the text lists them).
 INTENTS, OPERATIONS, RESTORES, CONSOLIDATIONS = 12, 8, 5, 5
 
@@ -89,7 +91,7 @@ def summary_data(*, now: datetime, gap_seconds: float, sessions: list[list[Commi
     ``intents`` (``[intent, from, to]`` as the text says the times, ``HH:MM``, and ``[intent, from]`` when they
     are one, in order: the newest :data:`INTENTS`, ``earlier_intents`` counting those
     before them, as the text says them), ``files`` most changed (``[path, snapshots, +, -]``, most
-    relevant first), ``git`` operations, ``restores`` and ``consolidations`` (``[time, message]``, as the text lists them: without
+    relevant first; their columns in ``files_cols``), ``git`` operations, ``restores`` and ``consolidations`` (``[time, message]``, as the text lists them: without
     ids), and the ``net`` change (rows of ``cols``; past :data:`NET_FILES`, ``net_files`` counts them all and
     ``net_more`` says where the rest are, ``[directory, files]`` as the text groups them, with
     ``net_more_top_level`` and ``net_more_elsewhere`` the files of the groups that are no path);
@@ -106,7 +108,9 @@ def summary_data(*, now: datetime, gap_seconds: float, sessions: list[list[Commi
         # the columns of the net rows, when there are any (a session that is the start of recording has none)
         longest = max((len(prune(row)) for branch in branches for row in branch["net"] or ()), default=0)
         data["last"] = {"from": when(oldest.time), "to": when(newest.time), "snapshots": len(last),
-                        "cols": fields.FILE_COLUMNS[:longest], "branches": branches}
+                        "cols": fields.FILE_COLUMNS[:longest],
+                        "files_cols": FILES_COLUMNS if any(branch["files"] for branch in branches) else None,
+                        "branches": branches}
         msg = fields.message_of(newest)
         if newest.kind == "restore":  # where from is in its branch's ``restores`` (at ``last``'s ``to``): said once
             msg = msg.removesuffix(" - " + operation_label(newest).partition("] ")[2])
