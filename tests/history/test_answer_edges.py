@@ -408,3 +408,24 @@ def test_the_names_a_history_followed_across_a_rename_show_invisible_characters_
     assert "renamed to `new\\u200b.py`" in went and "new\u200b" not in went.split("get_file_trajectory")[0], went
     symbol = str(history.symbol_trajectory(session, "new\u200b.py", "f", 5))
     assert "(in `old\\x09.py`)" in symbol and "old\t" not in symbol, symbol
+
+
+def test_a_compares_columns_reach_as_far_as_its_rows(session: ProjectSession) -> None:
+    """compare (and diff_since_green, which shares its fields) declared the rename column ``from`` with no rename
+    among its rows: 7 characters of each answer a Claude Code session on dtolnay/itoa read for nothing."""
+    from code_trajectory.core.answer import structured
+
+    root = session.root
+    write(root, "a.py", "def f():\n    return 1\n")
+    write(root, "big.py", "".join(f"X{i} = {i}\n" for i in range(20)))
+    session.checkpoint("one")
+    write(root, "a.py", "def f():\n    return 2\n")
+    answer = history.compare(session, "one", "now")
+    data = structured(str(answer), answer.data)
+    assert data is not None and data["files"][0][:2] == ["M", "a.py"], data
+    assert data["cols"] == ["status", "path", "+", "-", "symbols"], data
+    (root / "big.py").rename(root / "b.py")
+    answer = history.compare(session, "one", "now")
+    data = structured(str(answer), answer.data)
+    assert data is not None and data["cols"] == fields.FILE_COLUMNS, data  # a rename: its old path under `from`
+    assert ["R", "b.py", 0, 0, None, "big.py"] in data["files"], data

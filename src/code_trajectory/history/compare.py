@@ -20,6 +20,7 @@ from code_trajectory.git.diffs import tree_changes
 from code_trajectory.git.log import literal
 from code_trajectory.git.messages import FileChange, display_path
 from code_trajectory.git.shadow import ShadowRepo
+from code_trajectory.history import fields
 from code_trajectory.history.change_lines import change_set_lines
 from code_trajectory.history.narrative import CHARS_PER_TOKEN, cut_diff, fit, lean_hunk_headers
 from code_trajectory.history.summary import relevance_tier
@@ -156,17 +157,14 @@ def _whole_diff_how(old_commit: str | None, new_label: str, path: str, *, alone:
     return f"the whole diff: `git --git-dir=.trajectory diff {old} {new_label} -- {shlex.quote(path)}`"
 
 
-#: Columns of a file row of :func:`net_change_data`: status letter, path, lines added, lines deleted, changed
-#: symbols, old path of a rename.
-FILE_COLUMNS = ["status", "path", "+", "-", "symbols", "from"]
-
-
 def net_change_data(text: str, files: list[dict]) -> dict:
     """The structured content of a net change (see :mod:`code_trajectory.core.answer`): ``files``, rows of ``cols``
-    in the text's order (most relevant first), and ``diffs``: path -> the diff as shown, for the files whose diff
+    (:data:`~code_trajectory.history.fields.FILE_COLUMNS` as far as a row reaches) in the text's order (most
+    relevant first), and ``diffs``: path -> the diff as shown, for the files whose diff
     the text shows, in its order."""
     shown_files = [f for f in files if f["diff_shown"]]
-    diffs = {path_field(f["path"]): fenced(part) for f, part in zip(shown_files, sections(text, [f["mark"] for f in shown_files]))}
-    return {"cols": FILE_COLUMNS, "files": [[f["status"], path_field(f["path"]), f["added"], f["deleted"],
-                                             f["symbols"], f["old_path"] and path_field(f["old_path"])]
-                                            for f in files], "diffs": diffs}
+    diffs = {path_field(f["path"]): fenced(part)
+             for f, part in zip(shown_files, sections(text, [f["mark"] for f in shown_files]))}
+    rows = [[f["status"], path_field(f["path"]), f["added"], f["deleted"], f["symbols"],
+             f["old_path"] and path_field(f["old_path"])] for f in files]
+    return {"cols": fields.file_columns(rows), "files": rows, "diffs": diffs}

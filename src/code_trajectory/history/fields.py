@@ -24,6 +24,13 @@ def file_rows(changes: list[FileChange], symbols: dict[str, str] | None = None,
              c.old_path and path_field(c.old_path)] for c in changes[:limit]]
 
 
+def file_columns(rows: list) -> list[str]:
+    """The columns of file ``rows`` (of :data:`FILE_COLUMNS`) as far as the longest reaches once its trailing empty
+    values are pruned: ``from`` only when a row is a rename, ``symbols`` only when a row names some; none without
+    rows."""
+    return FILE_COLUMNS[:max((len(prune(row)) for row in rows), default=0)]
+
+
 #: The automatic tag and the time that open a snapshot's message (``[AUTO-TRJ] 14:02:11 - ``): ``t`` says the time.
 _MESSAGE_PREFIX = re.compile(r"^(?:\[AUTO-TRJ\] )?(\[[A-Z-]+\] )?\d\d:\d\d:\d\d - ")
 

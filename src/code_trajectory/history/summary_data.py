@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from code_trajectory.core.answer import prune, short, when
+from code_trajectory.core.answer import short, when
 from code_trajectory.core.dirgroups import ELSEWHERE, PATH, TOP_LEVEL, Group, group_by_directory
 from code_trajectory.core.text import path_field
 from code_trajectory.git.log import CommitRecord
@@ -105,10 +105,9 @@ def summary_data(*, now: datetime, gap_seconds: float, sessions: list[list[Commi
         data.update(new_session=idle > gap_seconds, idle_s=int(idle), pending=pending or None)
         branches = [_branch(work, net_by_branch.get(work.branch), (net_symbols or {}).get(work.branch, {}))
                     for work in split_by_branch(last)]
-        # the columns of the net rows, when there are any (a session that is the start of recording has none)
-        longest = max((len(prune(row)) for branch in branches for row in branch["net"] or ()), default=0)
         data["last"] = {"from": when(oldest.time), "to": when(newest.time), "snapshots": len(last),
-                        "cols": fields.FILE_COLUMNS[:longest],
+                        # the columns of the net rows, when there are any (the start of recording has none)
+                        "cols": fields.file_columns([row for branch in branches for row in branch["net"] or ()]),
                         "files_cols": FILES_COLUMNS if any(branch["files"] for branch in branches) else None,
                         "branches": branches}
         msg = fields.message_of(newest)
