@@ -26,6 +26,7 @@ from typing import Any
 from ..base import CLASS_LIKE_KINDS
 from ..engine import Def, TreeSitterLanguage, squash
 from ._clike import code_text, function_declarator, parameter_types
+from ._preprocessor import blank_conditions
 
 
 class Cpp(TreeSitterLanguage):
@@ -52,6 +53,12 @@ class Cpp(TreeSitterLanguage):
     [(string_literal) (raw_string_literal) (char_literal) (system_lib_string)] @string
     [(preproc_include) (using_declaration)] @import
     """
+
+    def parsed_text(self, source: bytes) -> bytes:
+        """``source`` with ``#if``/``#elif`` conditions blanked (:func:`._preprocessor.blank_conditions`):
+        tree-sitter-cpp misread fmt's ``#if FMT_CLANG_VERSION >= 307 && !FMT_ICC_VERSION`` between a template's
+        header and its function, and the function lost its header."""
+        return blank_conditions(source)
 
     def definition(self, kind: str, node: Any, caps: dict[str, list[Any]]) -> Def | None:
         """Functions are named by their (possibly qualified) declarator."""

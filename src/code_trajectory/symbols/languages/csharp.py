@@ -19,10 +19,10 @@ Grammar: ``tree-sitter-c-sharp``.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ..engine import Def, TreeSitterLanguage, node_text, squash
+from ._preprocessor import blank_conditions
 
 
 class CSharp(TreeSitterLanguage):
@@ -63,9 +63,7 @@ class CSharp(TreeSitterLanguage):
         """``source`` with each ``#if``/``#elif`` condition made one identifier of its length (``#if X___...``):
         tree-sitter-c-sharp misreads some (``#if !(DOTNET || PORTABLE)`` in a class's base list ended the class at
         its ``{``, Newtonsoft.Json's ``JToken``); which branch is taken never names a symbol."""
-        if b"#" not in source:
-            return source
-        return _CONDITION.sub(_blank_condition, source)
+        return blank_conditions(source)
 
     def definition(self, kind: str, node: Any, caps: dict[str, list[Any]]) -> Def | None:
         """Names are taken as written, whitespace squashed (``App.Core``); a generic type's with its arity
@@ -95,17 +93,6 @@ class CSharp(TreeSitterLanguage):
             elif params.field_name_for_child(i) == "type":
                 types.append(squash(node_text(child)))
         return f"{d.name}({','.join(types)})"
-
-
-#: A ``#if``/``#elif`` line: its keyword, its condition to the end of the line (linear: no lazy part before a
-#: trailing one, which a line of blanks would make quadratic; trailing blanks are split off in Python).
-_CONDITION = re.compile(rb"(?m)^([ \t]*#[ \t]*(?:if|elif)\b[ \t]*)([^\r\n]*)")
-
-
-def _blank_condition(match: re.Match[bytes]) -> bytes:
-    keyword, rest = match.groups()
-    condition = rest.rstrip(b" \t")
-    return keyword + (b"X" + b"_" * (len(condition) - 1) if condition else b"") + rest[len(condition):]
 
 
 LANGUAGE = CSharp()
