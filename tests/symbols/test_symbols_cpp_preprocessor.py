@@ -4,7 +4,7 @@ and the symbols keep their names and spans."""
 
 from __future__ import annotations
 
-from code_trajectory.symbols import language_for
+from code_trajectory.symbols import compare, language_for
 
 #: fmt's ``reserve`` (format.h, 2024): a ``#if`` between a template's header and its function.
 RESERVE = b'''namespace detail {
@@ -56,3 +56,148 @@ def test_a_long_condition_line_is_read_in_one_pass() -> None:
     parsed = language_for("src/format.cc").parsed_text(source)
     assert len(parsed) == len(source) and parsed.count(b"\n") == source.count(b"\n")
     assert symbols(source, "src/format.cc") == [("f", "function", 100_002, 100_002)]
+
+
+#: A Chromium-style header (base/): export macros before and inside declarations, build flags in conditions.
+CHROMIUM = b'''// Copyright 2024 The Chromium Authors
+#ifndef BASE_FILES_FILE_PATH_WATCHER_H_
+#define BASE_FILES_FILE_PATH_WATCHER_H_
+
+#include "base/base_export.h"
+#include "build/build_config.h"
+
+#if BUILDFLAG(IS_WIN)
+#include <windows.h>
+#endif
+
+namespace base {
+
+class BASE_EXPORT FilePathWatcher : public Watcher {
+ public:
+  FilePathWatcher();
+  ~FilePathWatcher() override;
+
+  bool Watch(const FilePath& path) {
+    return path_ == path;
+  }
+
+ private:
+  FilePath path_;
+  DISALLOW_COPY_AND_ASSIGN(FilePathWatcher);
+};
+
+class COMPONENT_EXPORT(NETWORK_CPP) ResourceRequest {
+ public:
+  ALWAYS_INLINE int priority() const { return priority_; }
+
+ private:
+  int priority_;
+};
+
+BASE_EXPORT bool IsValid(const std::string& name) {
+  return !name.empty();
+}
+
+#if BUILDFLAG(IS_WIN) && !defined(ARCH_CPU_X86)
+NOINLINE void Crash() {
+  *static_cast<volatile int*>(nullptr) = 0;
+}
+#elif BUILDFLAG(IS_POSIX) || BUILDFLAG(IS_FUCHSIA)
+void Crash() {}
+#endif
+
+}  // namespace base
+
+#endif  // BASE_FILES_FILE_PATH_WATCHER_H_
+'''
+
+
+def test_export_macros_leave_classes_and_members_named() -> None:
+    """``class BASE_EXPORT FilePathWatcher`` and ``class COMPONENT_EXPORT(NETWORK_CPP) ResourceRequest`` were
+    errors: the classes were lost and ``Watch`` was ``base::Watch``, a function of the namespace."""
+    assert symbols(CHROMIUM, "base/files/file_path_watcher.h") == [
+        ("base", "namespace", 12, 48),
+        ("base::FilePathWatcher", "class", 14, 26),
+        ("base::FilePathWatcher::Watch", "method", 19, 21),
+        ("base::ResourceRequest", "class", 28, 34),
+        ("base::ResourceRequest::priority", "method", 30, 30),
+        ("base::IsValid", "function", 36, 38),
+        ("base::Crash()", "function", 41, 43),
+        ("base::Crash()@2", "function", 45, 45),
+    ]
+
+
+#: fmt's format.h (2024), the three constructs that together put most of the file in one error (bisected: with any
+#: two of them read right, the third still does): a macro before a constructor with an initializer list, then a
+#: macro alone on its line (``FMT_BEGIN_EXPORT``), after a ``#if`` in a template header.
+SIZE_PADDING = b'''namespace detail {
+struct size_padding {
+  unsigned size;
+
+  FMT_CONSTEXPR size_padding(int num_digits, unsigned prefix)
+      : size((prefix >> 24) + to_unsigned(num_digits)) {
+    if (num_digits > 0) size = 1;
+  }
+};
+
+template <typename Char, typename OutputIt, typename T>
+FMT_CONSTEXPR FMT_INLINE auto write_int(OutputIt out, T value) -> OutputIt {
+  return out;
+}
+}  // namespace detail
+
+FMT_BEGIN_EXPORT
+
+template <typename T, size_t SIZE = inline_buffer_size>
+class basic_memory_buffer : public detail::buffer<T> {
+ private:
+  FMT_NO_UNIQUE_ADDRESS Allocator alloc_;
+
+  static FMT_CONSTEXPR20 void grow(detail::buffer<T>& buf, size_t size) {
+    buf.set(nullptr, size);
+  }
+
+ public:
+  FMT_CONSTEXPR20 ~basic_memory_buffer() { deallocate(); }
+};
+FMT_END_EXPORT
+'''
+
+
+def test_macros_before_declarations_name_nothing() -> None:
+    """``FMT_CONSTEXPR size_padding(...) : size(...)`` was a function ``FMT_CONSTEXPR`` could not end: the struct
+    took in the functions after it (``size_padding::write_int``), and ``FMT_BEGIN_EXPORT`` made the class's
+    methods ``operator=::basic_memory_buffer::grow`` in the whole file."""
+    assert symbols(SIZE_PADDING) == [
+        ("detail", "namespace", 1, 15),
+        ("detail::size_padding", "struct", 2, 9),
+        ("detail::size_padding::size_padding", "constructor", 5, 8),
+        ("detail::write_int", "function", 11, 14),
+        ("basic_memory_buffer", "class", 19, 30),
+        ("basic_memory_buffer::grow", "method", 24, 26),
+        ("basic_memory_buffer::~basic_memory_buffer", "method", 29, 29),
+    ]
+
+
+def test_a_macro_before_a_function_is_its_text() -> None:
+    """Dropping a macro before a member changes the member, not its class (the macro is in the member's span)."""
+    new = SIZE_PADDING.replace(b"  FMT_CONSTEXPR20 ~basic_memory_buffer()", b"  ~basic_memory_buffer()")
+    changes = compare("include/fmt/format.h", SIZE_PADDING, new)
+    assert (changes.modified, changes.added, changes.removed) == (("basic_memory_buffer::~basic_memory_buffer",), (), ())
+
+
+def test_a_macro_call_in_a_statement_or_a_test_is_kept() -> None:
+    """A macro followed by ``;``, an operator or a definition's body is not blanked into something else: gtest's
+    ``TEST(Suite, Name)`` with its body on the next line stays a definition, ``CHECK(x) << ...`` an expression."""
+    source = b"TEST(Suite, Name)\n{\n  CHECK(x) << \"m\";\n  X = Y;\n}\n"
+    assert language_for("a_test.cc").parsed_text(source) == source
+
+
+def test_long_macro_lines_are_read_in_one_pass() -> None:
+    """A hostile file: a line of 150,000 macros, one call with an argument of 300,000 characters, a template header
+    with 300,000 characters of arguments (no timing: a pattern that backtracks would not finish)."""
+    source = (b"A_ " * 150_000 + b"\nFOO(" + b"x" * 300_000 + b"\nclass B_ " + b"C_(" * 100_000
+              + b"\ntemplate <T, BAR(" + b"(x" * 150_000 + b">\nint f() { return 1; }\n")
+    parsed = language_for("src/format.cc").parsed_text(source)
+    assert len(parsed) == len(source) and parsed.count(b"\n") == source.count(b"\n")
+    assert parsed.startswith(b" " * 450_000 + b"\nFOO(xxx") and parsed.endswith(b">\nint f() { return 1; }\n")

@@ -26,7 +26,7 @@ from typing import Any
 from ..base import CLASS_LIKE_KINDS
 from ..engine import Def, TreeSitterLanguage, squash
 from ._clike import code_text, function_declarator, parameter_types
-from ._preprocessor import blank_conditions
+from ._preprocessor import blank_conditions, blank_macros
 
 
 class Cpp(TreeSitterLanguage):
@@ -55,10 +55,11 @@ class Cpp(TreeSitterLanguage):
     """
 
     def parsed_text(self, source: bytes) -> bytes:
-        """``source`` with ``#if``/``#elif`` conditions blanked (:func:`._preprocessor.blank_conditions`):
-        tree-sitter-cpp misread fmt's ``#if FMT_CLANG_VERSION >= 307 && !FMT_ICC_VERSION`` between a template's
-        header and its function, and the function lost its header."""
-        return blank_conditions(source)
+        """``source`` with ``#if``/``#elif`` conditions and upper-case macros where a declaration is expected blanked
+        (:mod:`._preprocessor`): tree-sitter-cpp read fmt's ``FMT_CONSTEXPR size_padding(...) : size(...)`` and a
+        ``FMT_BEGIN_EXPORT`` line as errors it recovered from with most of ``format.h`` in one error, its symbols
+        named ``operator=::basic_memory_buffer``; Chromium's ``class BASE_EXPORT Watcher`` lost its class."""
+        return blank_macros(blank_conditions(source))
 
     def definition(self, kind: str, node: Any, caps: dict[str, list[Any]]) -> Def | None:
         """Functions are named by their (possibly qualified) declarator."""
