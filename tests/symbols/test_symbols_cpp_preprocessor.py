@@ -201,3 +201,32 @@ def test_long_macro_lines_are_read_in_one_pass() -> None:
     parsed = language_for("src/format.cc").parsed_text(source)
     assert len(parsed) == len(source) and parsed.count(b"\n") == source.count(b"\n")
     assert parsed.startswith(b" " * 450_000 + b"\nFOO(xxx") and parsed.endswith(b">\nint f() { return 1; }\n")
+
+
+#: fmt's format-inl.h (2024): ``try``/``catch`` spelled with macros (``-fno-exceptions`` builds).
+SYSTEM_ERROR = b'''FMT_FUNC void format_system_error(detail::buffer<char>& out, int error_code,
+                                  const char* message) noexcept {
+  FMT_TRY {
+    auto ec = std::error_code(error_code, std::generic_category());
+    detail::write(appender(out), std::system_error(ec, message).what());
+    return;
+  }
+  FMT_CATCH(...) {}
+  format_error_code(out, error_code, message);
+}
+
+FMT_FUNC void report_system_error(int error_code, const char* message) noexcept {
+  do_report_error(format_system_error, error_code, message);
+}
+'''
+
+
+def test_try_and_catch_macros_are_statements_of_their_function() -> None:
+    """``FMT_TRY {`` ended ``format_system_error`` at its block's ``}`` and ``FMT_CATCH(...) {}`` was a function
+    ``FMT_CATCH``; a macro call before a block inside a body is the body's statement, not a definition."""
+    assert symbols(SYSTEM_ERROR, "src/format.cc") == [
+        ("format_system_error", "function", 1, 10),
+        ("report_system_error", "function", 12, 14),
+    ]
+    new = SYSTEM_ERROR.replace(b"FMT_CATCH(...) {}", b"FMT_CATCH(...) { format_error_code(out, 0, message); }")
+    assert compare("src/format.cc", SYSTEM_ERROR, new).modified == ("format_system_error",)

@@ -64,6 +64,8 @@ class Cpp(TreeSitterLanguage):
     def definition(self, kind: str, node: Any, caps: dict[str, list[Any]]) -> Def | None:
         """Functions are named by their (possibly qualified) declarator."""
         if kind == "function":
+            if _in_function_body(node):
+                return None
             declarator = function_declarator(node)
             name = declarator.child_by_field_name("declarator") if declarator is not None else None
             if name is None:
@@ -101,6 +103,20 @@ _NAMESPACE_NAME = re.compile(r"[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*")
 
 def _strip_template(name: str) -> str:
     return name.split("<", 1)[0]
+
+
+def _in_function_body(node: Any) -> bool:
+    """Whether a function definition is a statement of a function's body (preprocessor blocks between them
+    aside), which C++ has not: a macro call before a block (fmt's ``FMT_CATCH(...) {}`` after ``FMT_TRY {...}``)
+    that tree-sitter reads as a definition, whose text is the enclosing function's."""
+    parent = node.parent
+    while parent is not None and parent.type.startswith("preproc_"):
+        parent = parent.parent
+    if parent is None or parent.type != "compound_statement":
+        return False
+    while parent is not None and parent.type not in ("function_definition", "lambda_expression"):
+        parent = parent.parent
+    return parent is not None
 
 
 def _macro_prefix(span: Any) -> Any:
