@@ -203,6 +203,32 @@ def test_long_macro_lines_are_read_in_one_pass() -> None:
     assert parsed.startswith(b" " * 450_000 + b"\nFOO(xxx") and parsed.endswith(b">\nint f() { return 1; }\n")
 
 
+def test_a_name_starting_in_capitals_is_no_macro() -> None:
+    """leveldb's ``class DBImpl : public DB`` was read as the macro ``DBI`` before a class ``mpl``; a type first on
+    its line (``DBImpl* impl = ...``, ``HANDLE h;``) is no macro either."""
+    source = b"class DBImpl : public DB {\n  DBImpl* self;\n  HANDLE handle;\n  void Get() {}\n};\n"
+    assert language_for("db/db_impl.cc").parsed_text(source) == source
+    assert symbols(source, "db/db_impl.cc") == [("DBImpl", "class", 1, 5), ("DBImpl::Get", "method", 4, 4)]
+
+
+def test_a_type_named_in_capitals_after_an_export_macro_keeps_its_name() -> None:
+    """leveldb's ``class LEVELDB_EXPORT DB {`` was left as written (two upper-case words, then ``{``), an error:
+    ``DB()`` and ``DB(const DB&)`` became functions of the namespace."""
+    source = b"class LEVELDB_EXPORT DB {\n public:\n  DB() = default;\n  virtual ~DB();\n  void Get() {}\n};\n"
+    source += b"class FOO {\n  void Put() {}\n};\nclass A_EXPORT B_C : public X {\n};\n"
+    assert symbols(source, "db/db.cc") == [("DB", "class", 1, 6), ("DB::DB", "constructor", 3, 3),
+                                           ("DB::Get", "method", 5, 5),
+                                           ("FOO", "class", 7, 9), ("FOO::Put", "method", 8, 8),
+                                           ("B_C", "class", 10, 11)]
+
+
+def test_the_body_of_a_define_is_left_as_written() -> None:
+    """leveldb's ``#define EXPECT_LEVELDB_OK(e) \\`` then ``EXPECT_TRUE(IsOK(e))``: a blanked continuation line made
+    the next ``#define`` part of the first (one macro ``EXPECT_LEVELDB_OK`` over both)."""
+    source = b"#define EXPECT_OK(e) \\\n  EXPECT_TRUE(IsOK(e))\n#define ASSERT_OK(e) \\\r\n  ASSERT_TRUE(IsOK(e))\n"
+    assert language_for("util/testutil.cc").parsed_text(source) == source
+
+
 #: fmt's format-inl.h (2024): ``try``/``catch`` spelled with macros (``-fno-exceptions`` builds).
 SYSTEM_ERROR = b'''FMT_FUNC void format_system_error(detail::buffer<char>& out, int error_code,
                                   const char* message) noexcept {

@@ -19,10 +19,10 @@ import re
 #: quadratic; trailing blanks are split off in Python).
 _CONDITION = re.compile(rb"(?m)^([ \t]*#[ \t]*(?:if|elif)\b[ \t]*)((?:[^\r\n\\]|\\\r?\n|\\)*+)")
 
-#: One macro: an upper-case word of two characters or more, with its arguments when they are on its line without
+#: One macro: an upper-case word of two characters or more (a whole word: not the ``DBI`` of ``DBImpl``), with its arguments when they are on its line without
 #: parentheses nested more than once (strings in them whole: ``PRAGMA(diagnostic ignored "-Wx")``), then blanks.
 _ARGUMENT = rb"(?:[^()\"'\r\n]|\"[^\"\\\r\n]*+\")"
-_MACRO = rb"[A-Z][A-Z0-9_]++(?:\((?:" + _ARGUMENT + rb"|\(" + _ARGUMENT + rb"*+\))*+\))?+[ \t]*+"
+_MACRO = rb"[A-Z][A-Z0-9_]++(?![a-z])(?:\((?:" + _ARGUMENT + rb"|\(" + _ARGUMENT + rb"*+\))*+\))?+[ \t]*+"
 
 #: Macros at the start of a line (after declaration keywords or a one-line template header), then what follows them
 #: (a word and what comes after it, ``~``, ``{``, ``;``, a comment or the end of the line).
@@ -30,8 +30,9 @@ _LEADING = re.compile(rb"(?m)^[ \t]*+(?:(?:constexpr|inline|static|extern|friend
                       rb"|template[ \t]*+<[^<>\r\n]*+>[ \t]*+)*+((?:" + _MACRO + rb")++)"
                       rb"(~|\{|//|;|[A-Za-z_]\w*+[ \t*&<(:]|\r?$)")
 
-#: Macros between ``class``/``struct``/``union`` and the type's name (``class BASE_EXPORT Watcher``).
-_TYPE_KEYWORD = re.compile(rb"\b(?:class|struct|union)[ \t]++((?:" + _MACRO + rb")++)(?=[A-Za-z_])(?!final\b)")
+#: Macros between ``class``/``struct``/``union`` and the type's name (``class BASE_EXPORT Watcher``; the last of them
+#: when the name is in capitals too: ``class LEVELDB_EXPORT DB {``).
+_TYPE_KEYWORD = re.compile(rb"\b(?:class|struct|union)[ \t]++((?:" + _MACRO + rb")++)(?=[A-Za-z_{:])(?!final\b)")
 
 #: A function-like macro as the last template parameter (``template <typename T, FMT_ENABLE_IF(N > 1)>``), its
 #: arguments over lines and one level of parentheses deep: ``<``, ``>`` and ``<=`` in them end the parameter list for
@@ -43,6 +44,8 @@ _TEMPLATE_PARAMETER = re.compile(rb"([<,][ \t]*+(?:\r?\n[ \t]*+)?)([A-Z][A-Z0-9_
 _IF_MACRO = re.compile(rb"\bif[ \t]++([A-Z][A-Z0-9_]++)(?=[ \t]*+\()")
 
 _NOT_BREAK = re.compile(rb"(?:[^\r\n\\]|\\(?![\r\n]))++")
+
+_CONTINUED = re.compile(rb"\\\r?\n\Z")
 
 _BRACE_NEXT = re.compile(rb"[ \t]*+\r?\n[ \t]*+\{")
 
@@ -71,7 +74,7 @@ def blank_macros(source: bytes) -> bytes:
     * as the last template parameter (``FMT_ENABLE_IF(N > 1)>``, made ``typename X___``).
 
     A macro followed by an operator, ``,`` or ``=`` (``CHECK(x) << m``, an enumerator) is kept."""
-    text = _TYPE_KEYWORD.sub(_blank_group, _LEADING.sub(_blank_leading, source))
+    text = _TYPE_KEYWORD.sub(_blank_type_macros, _LEADING.sub(_blank_leading, source))
     text = _IF_MACRO.sub(_blank_group, text)
     return _TEMPLATE_PARAMETER.sub(_type_parameter, text)
 
@@ -92,6 +95,8 @@ def _blank_condition(match: re.Match[bytes]) -> bytes:
 
 def _blank_leading(match: re.Match[bytes]) -> bytes:
     macros, after = match.group(1), match.group(2)
+    if _CONTINUED.search(match.string, max(0, match.start() - 3), match.start()):  # a #define's body
+        return match.group(0)
     if after == b"{" and b"(" in macros:  # TEST(Suite, Name) {: a definition, not a statement
         return match.group(0)
     if (not after or after == b"\r") and b"(" in macros and _BRACE_NEXT.match(match.string, match.end()):
@@ -127,3 +132,18 @@ def _type_parameter(match: re.Match[bytes]) -> bytes:
     if width < len(b"typename X"):
         return match.group(0)
     return before + b"typename X" + b"_" * (width - 10) + _NOT_BREAK.sub(lambda m: b" " * len(m.group(0)), call[width:])
+
+
+def _blank_type_macros(match: re.Match[bytes]) -> bytes:
+    """Macros after ``class``: all blanked before a name; before ``{`` or ``:`` the last is the name (kept) and
+    those before it blanked; one alone (``class FOO {``) is the name."""
+    if match.string[match.end():match.end() + 1] not in (b"{", b":"):
+        return _blank_group(match)
+    macros = match.group(1)
+    words = macros.rstrip(b" \t")
+    cut = max(words.rfind(b" "), words.rfind(b"\t")) + 1
+    if cut == 0 or b"(" in words[cut:]:
+        return match.group(0)
+    start = match.start(1) - match.start(0)
+    text = match.group(0)
+    return text[:start] + b" " * cut + text[start + cut:]
