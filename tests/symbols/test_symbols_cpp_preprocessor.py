@@ -229,6 +229,40 @@ def test_the_body_of_a_define_is_left_as_written() -> None:
     assert language_for("util/testutil.cc").parsed_text(source) == source
 
 
+#: leveldb's port/port_stdcxx.h and util/mutexlock.h: thread-safety annotations after the parameter lists.
+MUTEX = b'''class LOCKABLE Mutex {
+ public:
+  void Lock() EXCLUSIVE_LOCK_FUNCTION() { mu_.lock(); }
+  void AssertHeld() const ASSERT_EXCLUSIVE_LOCK() {}
+};
+
+class SCOPED_LOCKABLE MutexLock {
+ public:
+  explicit MutexLock(port::Mutex* mu) EXCLUSIVE_LOCK_FUNCTION(mu) : mu_(mu) {
+    this->mu_->Lock();
+  }
+  void Wait() EXCLUSIVE_LOCKS_REQUIRED(lock_);
+  int count_ GUARDED_BY(lock_);
+  void DeleteFileInternal(const std::string& fname)
+      EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
+    count_ = 0;
+  }
+};
+'''
+
+
+def test_annotations_after_a_parameter_list_are_no_names() -> None:
+    """``void Lock() EXCLUSIVE_LOCK_FUNCTION() { ... }`` was a method ``Mutex::EXCLUSIVE_LOCK_FUNCTION``."""
+    assert symbols(MUTEX, "port/port_stdcxx.cc") == [
+        ("Mutex", "class", 1, 5),
+        ("Mutex::Lock", "method", 3, 3),
+        ("Mutex::AssertHeld", "method", 4, 4),
+        ("MutexLock", "class", 7, 18),
+        ("MutexLock::MutexLock", "constructor", 9, 11),
+        ("MutexLock::DeleteFileInternal", "method", 14, 17),
+    ]
+
+
 #: fmt's format-inl.h (2024): ``try``/``catch`` spelled with macros (``-fno-exceptions`` builds).
 SYSTEM_ERROR = b'''FMT_FUNC void format_system_error(detail::buffer<char>& out, int error_code,
                                   const char* message) noexcept {

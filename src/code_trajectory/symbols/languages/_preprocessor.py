@@ -4,7 +4,8 @@ see :meth:`~code_trajectory.symbols.engine.TreeSitterLanguage.parsed_text`). No 
 * :func:`blank_conditions`: each ``#if``/``#elif`` condition made one identifier of its length (C#, C++);
 * :func:`blank_macros`: object- and function-like macros in upper case where the grammar expects a declaration
   (C++: ``FMT_CONSTEXPR inline void f()``, ``class BASE_EXPORT Watcher``, ``class COMPONENT_EXPORT(NET) Request``,
-  ``FMT_BEGIN_NAMESPACE`` on its own line, ``FMT_TRY {``, ``FMT_ENABLE_IF(N > 1)`` as a template parameter).
+  ``FMT_BEGIN_NAMESPACE`` on its own line, ``FMT_TRY {``, ``FMT_ENABLE_IF(N > 1)`` as a template parameter,
+  ``void Lock() EXCLUSIVE_LOCK_FUNCTION() {``).
 
 Every pattern here is linear in its input: possessive quantifiers and no lazy part before a trailing one (a hostile
 file with a 300 KB line must not freeze the analysis).
@@ -43,6 +44,11 @@ _TEMPLATE_PARAMETER = re.compile(rb"([<,][ \t]*+(?:\r?\n[ \t]*+)?)([A-Z][A-Z0-9_
 #: A macro between ``if`` and its condition (``if FMT_CONSTEXPR20 (x)``, which stands for ``if constexpr``).
 _IF_MACRO = re.compile(rb"\bif[ \t]++([A-Z][A-Z0-9_]++)(?=[ \t]*+\()")
 
+#: Macros after a parameter list (and its qualifiers; on its line or the next) before a body, an initializer list, ``;`` or ``=``: thread-safety
+#: annotations (``void Lock() EXCLUSIVE_LOCK_FUNCTION() {``, ``void F() const EXCLUSIVE_LOCKS_REQUIRED(lock_);``).
+_TRAILING = re.compile(rb"\)[ \t]*+(?:\r?\n[ \t]*+)?(?:(?:const|volatile|noexcept|override|final)[ \t]*+)*+((?:" + _MACRO + rb")++)"
+                       rb"(?=[{;=:])")
+
 _NOT_BREAK = re.compile(rb"(?:[^\r\n\\]|\\(?![\r\n]))++")
 
 _CONTINUED = re.compile(rb"\\\r?\n\Z")
@@ -71,11 +77,12 @@ def blank_macros(source: bytes) -> bytes:
     * before a ``{`` when they take no arguments (``FMT_TRY {``; ``TEST(Suite, Name) {`` is a definition);
     * between ``class``/``struct``/``union`` and a type's name (``class BASE_EXPORT Watcher``,
       ``class COMPONENT_EXPORT(NET) Request``), between ``if`` and its condition (``if FMT_CONSTEXPR20 (x)``);
+    * after a parameter list before a body, ``:``, ``;`` or ``=`` (``void Lock() EXCLUSIVE_LOCK_FUNCTION() {``);
     * as the last template parameter (``FMT_ENABLE_IF(N > 1)>``, made ``typename X___``).
 
     A macro followed by an operator, ``,`` or ``=`` (``CHECK(x) << m``, an enumerator) is kept."""
     text = _TYPE_KEYWORD.sub(_blank_type_macros, _LEADING.sub(_blank_leading, source))
-    text = _IF_MACRO.sub(_blank_group, text)
+    text = _TRAILING.sub(_blank_group, _IF_MACRO.sub(_blank_group, text))
     return _TEMPLATE_PARAMETER.sub(_type_parameter, text)
 
 
