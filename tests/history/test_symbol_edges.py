@@ -1,7 +1,8 @@
 """A symbol's history at the edges a real history's replay found (Go and Python, the CLI as a subprocess): a symbol
 asked by its old name ends with its rename, a second definition of one name is told apart in the log and the first
-one's answer says there are others, and a whitespace-only change of a function is in its history as the log says.
-Real git in temp dirs."""
+one's answer says there are others, and a whitespace-only change of a function is in its history as the log says,
+also in the history of the class or struct around it (leveldb's ``DBImpl::CompactionStats`` when clang-format made
+its constructor's ``{ }`` ``{}``). Real git in temp dirs."""
 
 from __future__ import annotations
 
@@ -53,6 +54,46 @@ def test_a_whitespace_only_change_is_in_the_symbols_history(project: Path) -> No
     shown = headings(cli_stdout(project, "symbol", "a.py", "f"))
     assert len(shown) == 2 and "reformatted (whitespace only) · checkpoint: v2" in shown[-1], shown
     assert len(headings(cli_stdout(project, "symbol", "a.py", "g"))) == 1
+
+
+STATS = """namespace leveldb {
+
+class DBImpl {
+ public:
+  int Get();
+
+ private:
+  struct CompactionStats {
+    int64_t micros;
+
+    CompactionStats() : micros(0) { }
+
+    void Add(const CompactionStats& c) {
+      this->micros += c.micros;
+    }
+  };
+
+  CompactionStats stats_[7];
+};
+
+}  // namespace leveldb
+"""
+
+
+def test_a_member_reformatted_alone_is_in_its_containers_history(project: Path) -> None:
+    write(project, "db_impl.h", STATS)
+    cli_stdout(project, "checkpoint", "-m", "v1")
+    write(project, "db_impl.h", STATS.replace("micros(0) { }", "micros(0) {}"))
+    cli_stdout(project, "checkpoint", "-m", "Format all files")
+    assert "reformatted leveldb::DBImpl::CompactionStats::CompactionStats" in cli_stdout(project, "log")
+    inner = headings(cli_stdout(project, "symbol", "db_impl.h", "leveldb::DBImpl::CompactionStats::CompactionStats"))
+    assert "reformatted (whitespace only) · checkpoint: Format all files" in inner[-1], inner
+    for container in ("leveldb::DBImpl::CompactionStats", "leveldb::DBImpl"):  # git log -L lists it for both
+        shown = headings(cli_stdout(project, "symbol", "db_impl.h", container))
+        assert len(shown) == 2, (container, shown)
+        assert ("reformatted (whitespace only) in leveldb::DBImpl::CompactionStats::CompactionStats · checkpoint: "
+                "Format all files") in shown[-1], shown
+    assert len(headings(cli_stdout(project, "symbol", "db_impl.h", "leveldb::DBImpl::CompactionStats::Add"))) == 1
 
 
 def test_a_function_moved_unchanged_to_another_file_is_said_so_on_both_sides(project: Path) -> None:

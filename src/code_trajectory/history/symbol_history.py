@@ -214,6 +214,9 @@ def trace(repo: ShadowRepo, tip: str, path: str, symbol: str, depth: int,
             result.append(SymbolVersion(entry, current, what or "comments changed", diff(current, current)))
         elif current in changes.reformatted:  # whitespace only, as the log says it (git log -L lists it too)
             result.append(SymbolVersion(entry, current, "reformatted (whitespace only)", diff(current, current)))
+        elif respaced := _inner(changes, current, changes.reformatted):  # a member's, inside its text: the same
+            result.append(SymbolVersion(entry, current, _nested("reformatted (whitespace only)", " in ", changes,
+                                                                respaced), diff(current, current)))
         elif current in changes.moved:  # its order among its siblings changed, nothing else (git log -L lists it)
             result.append(SymbolVersion(entry, current, "moved within the file", "", note="body unchanged"))
         elif current in changes.removed:
