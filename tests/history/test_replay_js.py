@@ -57,3 +57,67 @@ def test_a_prototype_method_moved_into_its_class_keeps_its_history(project: Path
     heading = cli_stdout(project, "file", "index.js", "--depth", "1")
     assert "renamed Command.prototype.* -> Command.* (option, parse)" in heading, heading
     assert "removed" not in heading and "added Command.option" not in heading, heading
+
+
+ASSIGNED = """function AxiosHeaders(headers) {
+  headers && this.set(headers);
+}
+
+Object.assign(AxiosHeaders.prototype, {
+  set: function(header, valueOrRewrite, rewrite) {
+    const self = this;
+    return setHeader(self, header, valueOrRewrite, rewrite);
+  },
+
+  get: function(header, parser) {
+    return findKey(this, header, parser);
+  }
+});
+
+Object.assign(AxiosHeaders, {
+  from: function(thing) {
+    return thing instanceof this ? thing : new this(thing);
+  }
+});
+"""
+
+ASSIGNED_CLASS = """class AxiosHeaders {
+  constructor(headers) {
+    headers && this.set(headers);
+  }
+
+  set(header, valueOrRewrite, rewrite) {
+    return setHeader(this, header, valueOrRewrite, rewrite);
+  }
+
+  get(header, parser) {
+    return findKey(this, header, parser);
+  }
+
+  static from(thing) {
+    return thing instanceof this ? thing : new this(thing);
+  }
+}
+"""
+
+
+def test_methods_object_assigned_to_a_prototype_are_its_methods(project: Path) -> None:
+    """axios's lib/core/AxiosHeaders.js (ab77a40e): ``Object.assign(AxiosHeaders.prototype, {set: function})`` made
+    ``class AxiosHeaders { set() {} }``; the members were named ``Object.assign.set`` and ``Object.assign.from`` (the
+    call, not what it assigns to), so the class's methods were "added" and their history lost."""
+    write(project, "AxiosHeaders.js", ASSIGNED)
+    cli_stdout(project, "checkpoint", "-m", "first")
+    write(project, "AxiosHeaders.js", ASSIGNED.replace("const self = this;\n    return setHeader(self", "return setHeader(this"))
+    cli_stdout(project, "checkpoint", "-m", "no self")
+    first = cli_stdout(project, "file", "AxiosHeaders.js", "--depth", "1")
+    assert "- Symbols: modified AxiosHeaders.prototype.set\n" in first, first
+    write(project, "AxiosHeaders.js", ASSIGNED_CLASS)
+    cli_stdout(project, "checkpoint", "-m", "Fixed & Improved AxiosHeaders class")
+
+    text = cli_stdout(project, "symbol", "AxiosHeaders.js", "AxiosHeaders.set")
+    assert "renamed from AxiosHeaders.prototype.set · checkpoint: Fixed & Improved AxiosHeaders class" in text, text
+    assert "modified · checkpoint: no self" in text, text
+    static = cli_stdout(project, "symbol", "AxiosHeaders.js", "AxiosHeaders.from")
+    assert "added" not in static and "checkpoint: first" in static, static  # the same name in both forms
+    heading = cli_stdout(project, "file", "AxiosHeaders.js", "--depth", "1")
+    assert "renamed AxiosHeaders.prototype.* -> AxiosHeaders.* (set, get)" in heading, heading

@@ -17,6 +17,8 @@ Names, qualified with ``.``:
   ``ky(url, {retry: {delay: () => 0}})``, ``new Vue({methods: {save() {}}})``) -> qualified by what is called:
   ``withPerformanceObserver.test``, ``ky.delay``, ``Vue.save`` (the object has no name of its own; a bare ``test``
   read as a top-level function). A callee that is no name (``make()({...})``) leaves the member's own name.
+  ``Object.assign(A.prototype, {get() {}})`` (``_.extend``, ``_.assign``) is qualified by what it assigns to, as
+  ``A.prototype.get = function`` is: ``A.prototype.get`` (``class A``'s method ``A.get`` once moved there).
   A property descriptor's accessors (``Object.defineProperty(inst, "x", { get() {...} })``, ``Reflect.``'s, and
   ``Object.defineProperties(inst, { x: { get() {...} } })``) are named by the property as a class's are:
   ``x(get)``, ``x(set)``, ``x`` for a function ``value`` (in a function: ``ZodType.x(get)``). A descriptor of a
@@ -152,6 +154,9 @@ _THROUGH = frozenset({"object", "pair", "array", "parenthesized_expression", "as
                       "satisfies_expression", "non_null_expression"})
 
 
+#: The calls that copy the members of their later object arguments onto the first: ``Object.assign(A.prototype,
+#: {get() {}})`` defines ``A.prototype.get`` as ``A.prototype.get = function`` does (Backbone's ``_.extend``).
+_ASSIGNING = frozenset({"Object.assign", "_.extend", "_.assign"})
 #: The members of a property descriptor that may be functions: ``get``, ``set`` and ``value``.
 _ACCESSORS = frozenset({"get", "set", "value"})
 #: The calls given a property descriptor after the object and the property's name.
@@ -214,4 +219,9 @@ def _callee_of_argument(container: Any) -> str | None:
     holder = node.parent
     if holder is None or holder.type != "arguments":
         return None
-    return _callee_of_argument_list(holder)
+    callee = _callee_of_argument_list(holder)
+    target = holder.named_children[0] if callee in _ASSIGNING and holder.named_child_count > 1 else None
+    if target is not None and target is not node:  # what the members are assigned to names them
+        text = squash(target.text.decode("utf-8", "replace"))
+        return text if _NAME_PATH.fullmatch(text) else callee
+    return callee
