@@ -39,3 +39,14 @@ def test_unknown_names_get_the_closest_declared_one_or_the_list() -> None:
 
 def test_a_name_with_control_characters_is_escaped() -> None:
     assert "\x1b" not in tool_arguments.unknown_tool("\x1b[31mred", ["restore"])
+
+
+def test_a_huge_or_numerous_unknown_name_is_shown_short() -> None:
+    """A 5 MB tool name or argument name was repeated whole in the error (and the SDK's log line), after difflib
+    compared it with every name; 20,000 unknown arguments made a 189,000-character error."""
+    big = "z" * 5_000_000
+    assert len(tool_arguments.unknown_tool(big, ["restore", "get_recap"])) < 500
+    assert len(tool_arguments.unknown_arguments("t", [big], SCHEMA)) < 500
+    text = tool_arguments.unknown_arguments("t", [f"k{i}" for i in range(20_000)], SCHEMA)
+    assert len(text) < 500 and "and 19995 more" in text
+    assert "(did you mean `depth`?)" in tool_arguments.unknown_arguments("t", ["dpth"], SCHEMA)

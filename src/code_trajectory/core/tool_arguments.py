@@ -21,11 +21,13 @@ from code_trajectory.core.terminal import visible
 
 #: Characters of a rejected value repeated in the error (the caller's own data: enough to see which value it was).
 SHOWN_VALUE_CHARS = 60
+#: Unknown argument names listed at most (the rest counted).
+LISTED_NAMES = 5
 
 
 def unknown_tool(name: str, tools: Sequence[str]) -> str:
     """The error for a call of ``name``, which is not among ``tools`` (the names ``tools/list`` lists)."""
-    close = difflib.get_close_matches(name, list(tools), n=3, cutoff=0.6)
+    close = difflib.get_close_matches(name, list(tools), n=3, cutoff=0.6) if len(name) <= SHOWN_VALUE_CHARS else []
     hint = f" Did you mean {_names(close)}?" if close else f" The tools are: {', '.join(sorted(tools))}."
     return _clean(f"There is no tool {_quoted(name)}.{hint}")
 
@@ -35,10 +37,13 @@ def unknown_arguments(tool: str, unknown: Iterable[str], schema: Mapping[str, An
 
     Each unknown name gets its closest declared name when there is one (difflib's ratio >= 0.6)."""
     declared = list(_properties(schema))
+    keys = list(unknown)
     parts = []
-    for key in unknown:
-        close = difflib.get_close_matches(key, declared, n=1, cutoff=0.6)
+    for key in keys[:LISTED_NAMES]:
+        close = difflib.get_close_matches(key, declared, n=1, cutoff=0.6) if len(key) <= SHOWN_VALUE_CHARS else []
         parts.append(f"{_quoted(key)} (did you mean {_quoted(close[0])}?)" if close else _quoted(key))
+    if len(keys) > LISTED_NAMES:
+        parts.append(f"and {len(keys) - LISTED_NAMES} more")
     return _clean(f"{tool} has no argument {', '.join(parts)}; nothing was done. {signature(tool, schema)}")
 
 
@@ -119,7 +124,8 @@ def _shown(value: Any) -> str:
 
 
 def _quoted(name: str) -> str:
-    return f"`{name}`"
+    """``name`` in backquotes, cut to :data:`SHOWN_VALUE_CHARS` (a caller's name may be megabytes long)."""
+    return f"`{name if len(name) <= SHOWN_VALUE_CHARS else name[:SHOWN_VALUE_CHARS - 1] + '…'}`"
 
 
 def _names(names: Iterable[str]) -> str:
