@@ -416,13 +416,7 @@ def test_a_dry_runs_diff_headers_show_names_escaped(session: ProjectSession) -> 
     ``evil\\u202etxt.py`` into what reads as ``evilyp.txt``, a zero-width space hid; it is shown as every other
     line of the answer shows names (``display_path``)."""
     names = {"evil\u202etxt.py": "evil\\u202etxt.py", "zw\u200b.py": "zw\\u200b.py"}
-    for name in names:
-        write(session.root, name, "x = 1\n")
-    session.checkpoint("one")
-    for name in names:
-        write(session.root, name, "x = 2\n")
-    session.checkpoint("two")
-    dry = restore(session, "one", dry_run=True)
+    dry = _dry_run_of_one_line_edits(session, names)
     for name, shown in names.items():
         assert f"--- {shown}\n" in dry.text and name not in dry.text, dry.text
 
@@ -433,12 +427,15 @@ def test_a_dry_run_shows_the_diff_of_names_git_quotes(session: ProjectSession) -
     answer said the file would be written."""
     names = {"t\tb.py": "t\\x09b.py", "esc\x1b[2J.py": "esc\\x1b[2J.py", os.fsdecode(b"bad\xff.py"): "bad\\xff.py",
              'q"uote.py': 'q"uote.py', "x b/y.py": "x b/y.py"}
-    for name in names:
-        write(session.root, name, "x = 1\n")
-    session.checkpoint("one")
-    for name in names:
-        write(session.root, name, "x = 2\n")
-    session.checkpoint("two")
-    dry = restore(session, "one", dry_run=True)
+    dry = _dry_run_of_one_line_edits(session, names)
     for shown in names.values():
         assert f"--- {shown}\n@@ -1 +1 @@\n-x = 2\n+x = 1" in dry.text, dry.text
+
+
+def _dry_run_of_one_line_edits(session: ProjectSession, names: dict[str, str]):
+    """Each of ``names`` written ``x = 1`` (checkpoint "one"), then ``x = 2`` ("two"); the dry run back to "one"."""
+    for text, point in (("x = 1\n", "one"), ("x = 2\n", "two")):
+        for name in names:
+            write(session.root, name, text)
+        session.checkpoint(point)
+    return restore(session, "one", dry_run=True)
