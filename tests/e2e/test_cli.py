@@ -48,7 +48,7 @@ def test_errors_are_one_line_on_stderr_with_status_2(project: Path, tmp_path: Pa
     proc = cli("log", "--project", str(tmp_path / "missing"), cwd=project, check=False)
     assert proc.returncode == 2 and "does not exist" in proc.stderr
     proc = cli("status", "--project", str(tmp_path), cwd=project, check=False)
-    assert proc.returncode == 2 and "no shadow repository" in proc.stderr
+    assert proc.returncode == 2 and "nothing is recorded for" in proc.stderr
     assert "Traceback" not in proc.stderr
 
 
