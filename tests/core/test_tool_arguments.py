@@ -50,3 +50,12 @@ def test_a_huge_or_numerous_unknown_name_is_shown_short() -> None:
     text = tool_arguments.unknown_arguments("t", [f"k{i}" for i in range(20_000)], SCHEMA)
     assert len(text) < 500 and "and 19995 more" in text
     assert "(did you mean `depth`?)" in tool_arguments.unknown_arguments("t", ["dpth"], SCHEMA)
+
+
+def test_a_list_of_many_rejected_items_is_said_in_a_few_lines() -> None:
+    """``restore(paths=[1, 2, ... 100000])`` gives pydantic one error an item: each was a part of the message."""
+    errors = [{"type": "string_type", "loc": ("paths", i), "msg": "Input should be a valid string", "input": i}
+              for i in range(100_000)]
+    text = tool_arguments.invalid_arguments("restore", errors, SCHEMA)
+    assert "`paths.0`: Input should be a valid string (got 0)" in text and "and 99995 more" in text
+    assert len(text) < 600

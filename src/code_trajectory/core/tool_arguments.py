@@ -21,7 +21,7 @@ from code_trajectory.core.terminal import visible
 
 #: Characters of a rejected value repeated in the error (the caller's own data: enough to see which value it was).
 SHOWN_VALUE_CHARS = 60
-#: Unknown argument names listed at most (the rest counted).
+#: Unknown argument names, or rejected values, listed at most (the rest counted).
 LISTED_NAMES = 5
 
 
@@ -56,13 +56,15 @@ def invalid_arguments(tool: str, errors: Sequence[Mapping[str, Any]], schema: Ma
         schema: the tool's input schema (a JSON Schema object), for the line listing its arguments.
     """
     lines = []
-    for error in errors:
+    for error in errors[:LISTED_NAMES]:
         where = ".".join(str(part) for part in error.get("loc", ())) or "arguments"
         if error.get("type") == "missing":
             lines.append(f"{_quoted(where)} is required")
         else:
             message = str(error.get("msg", "is not valid"))
             lines.append(f"{_quoted(where)}: {message} (got {_shown(error.get('input'))})")
+    if len(errors) > LISTED_NAMES:
+        lines.append(f"and {len(errors) - LISTED_NAMES} more")
     return _clean(f"{tool} was not run: {'; '.join(lines)}. {signature(tool, schema)}")
 
 
