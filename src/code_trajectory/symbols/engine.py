@@ -292,7 +292,7 @@ class TreeSitterLanguage:
         parents = [-1] * n
         bases = [""] * n
         namespaces = [False] * n
-        keys = LazyKeys(self, source, tree, starts, ends, parents, bases, namespaces)
+        keys = LazyKeys(self, source, tree, starts, ends, parents, bases, namespaces, parsed=text)
         symbols = []
         for i, d in enumerate(defs):
             d.index = i
@@ -441,7 +441,7 @@ def _edited_tree(previous: FileAnalysis, source: bytes, language: TreeSitterLang
         if tree is None:
             return None
         tree = tree.copy()
-    old = language.parsed_text(keys.source)
+        old = keys.parsed  # the previous version as its tree was parsed: not blanked a second time
     limit = min(len(old), len(source))
     start = common_prefix(old, source, limit)
     tail = common_suffix(old, source, limit - start)

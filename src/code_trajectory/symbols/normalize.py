@@ -113,13 +113,16 @@ class LazyKeys:
     the syntax tree, which tree-sitter does not allow two threads to query at once).
     """
 
-    __slots__ = ("language", "source", "tree", "starts", "ends", "parents", "bases", "namespaces", "_lock",
+    __slots__ = ("language", "source", "parsed", "tree", "starts", "ends", "parents", "bases", "namespaces", "_lock",
                  "_model", "_chunks", "_own", "_body", "_file", "_queries", "_words")
 
     def __init__(self, language: Any, source: bytes, tree: Any, starts: list[int], ends: list[int],
-                 parents: list[int], bases: list[str], namespaces: list[bool]) -> None:
+                 parents: list[int], bases: list[str], namespaces: list[bool], *, parsed: bytes | None = None) -> None:
         self.language = language
         self.source = source
+        #: The bytes ``tree`` was parsed from (``language.parsed_text(source)``: ``source`` itself but for a language
+        #: that blanks what its grammar misreads), kept with the tree for the next version's incremental parse.
+        self.parsed = source if parsed is None else parsed
         self.tree = tree
         self.starts = starts
         self.ends = ends
@@ -140,6 +143,7 @@ class LazyKeys:
         about a tenth of a millisecond; chunks not yet normalised then need a new parse)."""
         with self._lock:
             self.tree = None
+            self.parsed = self.source
             self._model = None
 
     # ------------------------------------------------------------------------------------ raw bytes
@@ -218,7 +222,7 @@ class LazyKeys:
             o = owner[k]
             self._chunks[k] = normalise_chunk(src, bounds[k], bounds[k + 1], specials, o < 0 or namespaces[o])
         if len(self._chunks) == len(bounds) - 1:
-            self.tree = None  # every chunk is done: the tree is no longer needed
+            self.tree, self.parsed = None, self.source  # every chunk is done: the tree is no longer needed
 
     # ------------------------------------------------------------------------------------ symbol keys
 
