@@ -3,8 +3,8 @@
 Every file is written to a temporary file beside it (a short fixed-length name of the restore's journal,
 :mod:`code_trajectory.git.worktemp`: never past the 255-byte name limit, cleared after a kill), created exclusively (``O_EXCL``, ``O_NOFOLLOW``: never
 through a link) with the recorded executable bit (less the umask, as ``git checkout``; a file replaced keeps its
-own read and write bits), and renamed over the old one (``os.replace``), so a reader or a crash never sees half a file; as ``git checkout``, there is no fsync
-per file. Blobs are streamed from one ``git cat-file --batch`` and files written by a few threads. A recorded
+own read and write bits), and renamed over the old one (``os.replace``), so a reader or a crash never sees half a
+file; as ``git checkout``, there is no fsync per file. Blobs are streamed from one ``git cat-file --batch`` and files written by a few threads. A recorded
 symlink is recreated as a link (its target string, never followed). A path whose existing parent directory is
 a symlink is refused: writing through it could land outside the project. A write that fails part-way raises
 :class:`PartialWriteError` naming what was written, for the caller to put it back (:func:`put_back`).
